@@ -1,0 +1,439 @@
+//! The streaming chat-completions client.
+//!
+//! One call to [`LlmClient::stream_chat`] is one model reply: it POSTs the history and the
+//! tool schemas with `stream: true`, retries what is worth retrying (connect failures,
+//! 408/429/5xx, a stream that broke before anything arrived) with exponential backoff or the
+//! server's `Retry-After`, and feeds the SSE chunks to the [`Assembler`]. Text and reasoning
+//! pieces and retry notices go out through a callback as they happen. Dropping the future
+//! cancels the request at once (the connection is dropped with it).
+
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde::Serialize;
+
+use super::events::Usage;
+use super::messages::{estimate_tokens, Message};
+use super::stream::{body_error_message, AssembledReply, Assembler, ChunkError, StreamDelta};
+
+/// Where and how to reach the model.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    pub api_key: String,
+    pub model: String,
+    /// A stream that sends nothing for this long is given up.
+    pub idle_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Attempts per request, the first included.
+    pub max_tries: u32,
+    /// The first retry's delay; each later one doubles, up to `max_backoff`.
+    pub base_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl ClientConfig {
+    pub fn new(
+        base_url: impl Into<String>,
+        api_key: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Self {
+        ClientConfig {
+            base_url: base_url.into(),
+            api_key: api_key.into(),
+            model: model.into(),
+            idle_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+            max_tries: 5,
+            base_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What the client reports while a reply streams in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientEvent<'a> {
+    Delta(StreamDelta<'a>),
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay: Duration,
+        reason: String,
+    },
+}
+
+/// Why a reply could not be had. Each message tells the user what happened in one line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClientError {
+    #[error("the model server answered {status}: {message}")]
+    Http { status: u16, message: String },
+    #[error("cannot reach the model server at {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("the model server reported an error: {0}")]
+    Server(String),
+    #[error("the reply stream broke off: {0}")]
+    StreamCut(String),
+    #[error(
+        "the model server sent nothing for {0} s and was given up on (client.idle_timeout_secs)"
+    )]
+    Stalled(u64),
+    #[error("{0}")]
+    BadResponse(String),
+    #[error("cannot build the HTTP client: {0}")]
+    Setup(String),
+}
+
+impl ClientError {
+    /// Failures worth another try. A stream that already showed text is not retried (the
+    /// user would see it twice); the caller only asks for failures before the first delta.
+    fn retryable(&self) -> bool {
+        match self {
+            ClientError::Http { status, .. } => matches!(status, 408 | 409 | 425 | 429 | 500..=599),
+            ClientError::Connect { .. } | ClientError::StreamCut(_) | ClientError::Stalled(_) => {
+                true
+            }
+            ClientError::Server(_) | ClientError::BadResponse(_) | ClientError::Setup(_) => false,
+        }
+    }
+}
+
+/// A client for one endpoint and model.
+#[derive(Debug, Clone)]
+pub struct LlmClient {
+    http: reqwest::Client,
+    config: ClientConfig,
+    url: String,
+}
+
+#[derive(Serialize)]
+struct RequestBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    #[serde(skip_serializing_if = "is_empty_array")]
+    tools: &'a serde_json::Value,
+    stream: bool,
+    stream_options: StreamOptions,
+}
+
+fn is_empty_array(v: &serde_json::Value) -> bool {
+    v.as_array().is_none_or(|a| a.is_empty())
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// One failed attempt: the error, and a delay the server asked for.
+struct Failure {
+    error: ClientError,
+    retry_after: Option<Duration>,
+}
+
+impl From<ClientError> for Failure {
+    fn from(error: ClientError) -> Self {
+        Failure {
+            error,
+            retry_after: None,
+        }
+    }
+}
+
+impl LlmClient {
+    pub fn new(config: ClientConfig) -> Result<Self, ClientError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::Setup(e.to_string()))?;
+        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        Ok(LlmClient { http, config, url })
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Stream one reply to `messages`. `tools` is the JSON array of tool schemas (may be
+    /// empty). Cancel by dropping the future.
+    pub async fn stream_chat(
+        &self,
+        messages: &[Message],
+        tools: &serde_json::Value,
+        on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
+    ) -> Result<AssembledReply, ClientError> {
+        let body = RequestBody {
+            model: &self.config.model,
+            messages,
+            tools,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+        };
+        let body =
+            serde_json::to_vec(&body).map_err(|e| ClientError::BadResponse(e.to_string()))?;
+        let max = self.config.max_tries.max(1);
+        let mut attempt = 1;
+        loop {
+            let mut assembler = Assembler::new();
+            match self.attempt(&body, &mut assembler, on_event).await {
+                Ok(()) => {
+                    let reasoning_chars = assembler.reasoning_len();
+                    let mut reply = assembler.finish();
+                    if reply.usage.is_none() {
+                        reply.usage =
+                            Some(estimate_usage(messages, tools, &reply, reasoning_chars));
+                    }
+                    return Ok(reply);
+                }
+                Err(failure) => {
+                    if attempt >= max || assembler.started() || !failure.error.retryable() {
+                        return Err(failure.error);
+                    }
+                    let delay = failure
+                        .retry_after
+                        .unwrap_or_else(|| backoff(&self.config, attempt))
+                        .min(Duration::from_secs(120));
+                    attempt += 1;
+                    on_event(ClientEvent::Retrying {
+                        attempt,
+                        max_attempts: max,
+                        delay,
+                        reason: failure.error.to_string(),
+                    });
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &[u8],
+        assembler: &mut Assembler,
+        on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
+    ) -> Result<(), Failure> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(body.to_vec());
+        if !self.config.api_key.is_empty() {
+            request = request.bearer_auth(&self.config.api_key);
+        }
+        let idle = self.config.idle_timeout;
+        let response = match tokio::time::timeout(idle, request.send()).await {
+            Err(_) => return Err(ClientError::Stalled(idle.as_secs()).into()),
+            Ok(Err(e)) => return Err(self.transport_error(e).into()),
+            Ok(Ok(r)) => r,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = retry_after(response.headers());
+            let text = tokio::time::timeout(idle, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            let reason = status.canonical_reason().unwrap_or("");
+            return Err(Failure {
+                error: ClientError::Http {
+                    status: status.as_u16(),
+                    message: format!("{reason}: {}", body_error_message(&text))
+                        .trim_start_matches(": ")
+                        .to_string(),
+                },
+                retry_after,
+            });
+        }
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|ct| ct.contains("event-stream"));
+        if !is_sse {
+            // A server that ignored `stream: true`: one JSON body with the whole message.
+            let text = match tokio::time::timeout(idle, response.text()).await {
+                Err(_) => return Err(ClientError::Stalled(idle.as_secs()).into()),
+                Ok(Err(e)) => return Err(ClientError::StreamCut(e.to_string()).into()),
+                Ok(Ok(t)) => t,
+            };
+            return assembler
+                .push(&text, &mut |d| on_event(ClientEvent::Delta(d)))
+                .map_err(|e| chunk_failure(e).into());
+        }
+        let mut events = response.bytes_stream().eventsource();
+        let mut done = false;
+        loop {
+            let next = match tokio::time::timeout(idle, events.next()).await {
+                Err(_) => return Err(ClientError::Stalled(idle.as_secs()).into()),
+                Ok(next) => next,
+            };
+            match next {
+                None => break,
+                Some(Err(e)) => {
+                    return Err(ClientError::StreamCut(e.to_string()).into());
+                }
+                Some(Ok(event)) => {
+                    let data = event.data.trim();
+                    if data.is_empty() {
+                        continue;
+                    }
+                    if data == "[DONE]" {
+                        done = true;
+                        break;
+                    }
+                    assembler
+                        .push(data, &mut |d| on_event(ClientEvent::Delta(d)))
+                        .map_err(chunk_failure)?;
+                }
+            }
+        }
+        let finished = done || assembler.finish_reason().is_some();
+        if !finished {
+            return Err(ClientError::StreamCut(
+                "the connection closed before the reply was complete".to_string(),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    fn transport_error(&self, e: reqwest::Error) -> ClientError {
+        let mut detail = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            let s_text = s.to_string();
+            if !detail.contains(&s_text) {
+                detail.push_str(": ");
+                detail.push_str(&s_text);
+            }
+            source = s.source();
+        }
+        if e.is_timeout() && e.is_connect() {
+            detail = format!(
+                "connect timed out after {} s",
+                self.config.connect_timeout.as_secs()
+            );
+        }
+        ClientError::Connect {
+            url: self.url.clone(),
+            detail,
+        }
+    }
+}
+
+fn chunk_failure(e: ChunkError) -> ClientError {
+    match e {
+        ChunkError::Server(m) => ClientError::Server(m),
+        other @ ChunkError::Malformed { .. } => ClientError::BadResponse(other.to_string()),
+    }
+}
+
+/// The delay before attempt `attempt + 1`: base × 2^(attempt-1), capped.
+fn backoff(config: &ClientConfig, attempt: u32) -> Duration {
+    let factor = 1u32 << (attempt.saturating_sub(1)).min(16);
+    config
+        .base_backoff
+        .saturating_mul(factor)
+        .min(config.max_backoff)
+}
+
+/// `Retry-After` in seconds (or `retry-after-ms`); HTTP dates are ignored.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    headers
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 86_400.0)
+        .map(Duration::from_secs_f64)
+}
+
+/// Usage estimated from the request and the reply when the server sent none.
+fn estimate_usage(
+    messages: &[Message],
+    tools: &serde_json::Value,
+    reply: &AssembledReply,
+    reasoning_chars: usize,
+) -> Usage {
+    let tools_chars = if is_empty_array(tools) {
+        0
+    } else {
+        tools.to_string().len()
+    };
+    let prompt_chars: usize =
+        messages.iter().map(|m| m.approx_chars() + 8).sum::<usize>() + tools_chars;
+    let completion_chars = reply.text.len()
+        + reasoning_chars
+        + reply
+            .tool_calls
+            .iter()
+            .map(|c| c.function.name.len() + c.function.arguments.len())
+            .sum::<usize>();
+    let prompt = estimate_tokens(prompt_chars);
+    let completion = estimate_tokens(completion_chars);
+    Usage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        total_tokens: prompt + completion,
+        estimated: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let mut c = ClientConfig::new("http://x", "", "m");
+        c.base_backoff = Duration::from_millis(500);
+        c.max_backoff = Duration::from_secs(3);
+        assert_eq!(backoff(&c, 1), Duration::from_millis(500));
+        assert_eq!(backoff(&c, 2), Duration::from_secs(1));
+        assert_eq!(backoff(&c, 3), Duration::from_secs(2));
+        assert_eq!(backoff(&c, 4), Duration::from_secs(3));
+        assert_eq!(backoff(&c, 40), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn retry_after_header_forms() {
+        let mut h = reqwest::header::HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after-ms", "250".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn what_is_retried() {
+        let http = |status| ClientError::Http {
+            status,
+            message: String::new(),
+        };
+        assert!(http(429).retryable());
+        assert!(http(503).retryable());
+        assert!(!http(401).retryable());
+        assert!(!http(400).retryable());
+        assert!(!ClientError::Server("x".into()).retryable());
+    }
+}

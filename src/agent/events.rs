@@ -1,0 +1,151 @@
+//! What flows out of the agent ([`AgentEvent`]) and into it ([`AgentCommand`]).
+//!
+//! Front ends (headless, dashboard) see the agent only through these two types. Every event
+//! serialises to one JSON object with a `type` field; that is the headless `jsonl` format.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+/// Something that happened inside the agent, in order.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A user turn began (the message is now part of the history).
+    TurnStarted { text: String },
+    /// A model request is about to be sent (step counts from 1 within the turn).
+    RequestStarted { step: u32 },
+    /// A piece of the assistant's visible reply.
+    TextDelta { text: String },
+    /// A piece of the model's reasoning: shown to the user, never sent back.
+    ReasoningDelta { text: String },
+    /// The model's reply is complete; its text, if any, and the finish reason.
+    AssistantMessage {
+        text: String,
+        finish_reason: Option<String>,
+    },
+    /// A tool call is about to be judged and run. `args` is the parsed argument object, or
+    /// the raw text as a string when it was not valid JSON.
+    ToolCallStarted {
+        id: String,
+        name: String,
+        args: serde_json::Value,
+    },
+    /// The permission check said `ask`: a front end must answer through `reply`.
+    ApprovalNeeded {
+        id: String,
+        name: String,
+        /// One line describing the action ("bash: rm -rf build").
+        summary: String,
+        /// Why approval is needed (which rule).
+        reason: String,
+        #[serde(skip)]
+        reply: ApprovalReply,
+    },
+    /// A tool call finished (or was refused or failed): exactly one per started call.
+    ToolFinished {
+        id: String,
+        name: String,
+        result: String,
+        is_error: bool,
+        #[serde(rename = "duration_ms", serialize_with = "as_millis")]
+        duration: Duration,
+    },
+    /// Token usage of the last model call.
+    Usage(Usage),
+    /// A request failed in a way worth another try; the agent waits `delay` first.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        #[serde(rename = "delay_ms", serialize_with = "as_millis")]
+        delay: Duration,
+        reason: String,
+    },
+    /// Something the user should know that is not an error.
+    Notice { message: String },
+    /// Something went wrong; the session stays usable.
+    Error { message: String },
+    /// The turn is over; the agent waits for the next command.
+    TurnFinished { outcome: TurnOutcome },
+}
+
+fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis().min(u128::from(u64::MAX)) as u64)
+}
+
+/// Token usage of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// True when the server sent no usage and these are rein's own estimate.
+    pub estimated: bool,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model replied without tool calls.
+    Completed,
+    /// The user interrupted; every started tool call has its result.
+    Interrupted,
+    /// A request failed for good (the error event says why).
+    Failed,
+    /// The turn used `agent.max_steps` model calls.
+    StepLimit,
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run it this once.
+    Approve,
+    /// Run it, and do not ask again for the same action in this session.
+    ApproveForSession,
+    /// Do not run it; the model is told it was refused, with the user's words if any.
+    Deny { feedback: Option<String> },
+}
+
+/// What a front end asks of the agent.
+#[derive(Debug)]
+pub enum AgentCommand {
+    /// A user message: starts a turn, or is queued until the running turn ends.
+    UserMessage(String),
+    /// Stop the running turn now: drop the request, kill running commands.
+    Interrupt,
+    /// The answer to `ApprovalNeeded { id, .. }`.
+    Approval {
+        id: String,
+        decision: ApprovalDecision,
+    },
+    /// End the agent task.
+    Shutdown,
+}
+
+/// The reply channel that comes with [`AgentEvent::ApprovalNeeded`]: it sends an
+/// [`AgentCommand::Approval`] for the right call id on the agent's command channel.
+#[derive(Debug, Clone)]
+pub struct ApprovalReply {
+    id: String,
+    commands: mpsc::UnboundedSender<AgentCommand>,
+}
+
+impl ApprovalReply {
+    pub(crate) fn new(id: String, commands: mpsc::UnboundedSender<AgentCommand>) -> Self {
+        ApprovalReply { id, commands }
+    }
+
+    /// Answer the request. Returns false when the agent is gone.
+    pub fn send(&self, decision: ApprovalDecision) -> bool {
+        self.commands
+            .send(AgentCommand::Approval {
+                id: self.id.clone(),
+                decision,
+            })
+            .is_ok()
+    }
+}

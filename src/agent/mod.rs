@@ -1,0 +1,88 @@
+//! The agent runtime: a background task that loops the model and its tools.
+//!
+//! [`spawn`] starts the task and returns an [`AgentHandle`]: commands ([`AgentCommand`]) go
+//! in, events ([`AgentEvent`]) come out. The outer loop waits for a user message; the inner
+//! loop (one turn) calls the model, runs every tool call it asked for, appends the results
+//! and calls it again until a reply asks for no tools. Nothing here knows about terminals.
+
+pub mod client;
+pub mod events;
+pub mod messages;
+mod runloop;
+pub mod stream;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+pub use client::{ClientConfig, ClientError, LlmClient};
+pub use events::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome, Usage};
+pub use messages::{Message, ToolCall};
+
+use crate::permissions::PermissionPolicy;
+use crate::tools::ToolContext;
+
+/// Everything the agent task needs to run.
+#[derive(Clone)]
+pub struct AgentConfig {
+    pub client: ClientConfig,
+    /// The project root: tools run here.
+    pub root: PathBuf,
+    pub bash_timeout: Duration,
+    /// Model calls per user turn before the agent stops and hands back to the user.
+    pub max_steps: u32,
+    /// The permission policy every tool call goes through.
+    pub policy: Arc<dyn PermissionPolicy>,
+}
+
+impl AgentConfig {
+    pub(crate) fn tool_context(&self) -> ToolContext {
+        ToolContext {
+            root: self.root.clone(),
+            bash_timeout: self.bash_timeout,
+            secrets: vec![self.client.api_key.clone()]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect(),
+        }
+    }
+}
+
+/// The system prompt for a project, from `assets/system_prompt.md`.
+pub fn system_prompt(root: &std::path::Path) -> String {
+    include_str!("../../assets/system_prompt.md")
+        .replace("{{root}}", &root.display().to_string())
+        .replace("{{os}}", std::env::consts::OS)
+}
+
+/// The running agent: send commands, receive events. Dropping the handle's command sender
+/// (or sending [`AgentCommand::Shutdown`]) ends the task.
+pub struct AgentHandle {
+    pub commands: mpsc::UnboundedSender<AgentCommand>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub task: JoinHandle<()>,
+}
+
+impl AgentHandle {
+    /// Send a command; false when the agent task has ended.
+    pub fn send(&self, command: AgentCommand) -> bool {
+        self.commands.send(command).is_ok()
+    }
+}
+
+/// Start the agent task on the current tokio runtime.
+pub fn spawn(config: AgentConfig) -> Result<AgentHandle, ClientError> {
+    let client = LlmClient::new(config.client.clone())?;
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+    let agent = runloop::Agent::new(config, client, cmd_rx, cmd_tx.clone(), event_tx);
+    let task = tokio::spawn(agent.run());
+    Ok(AgentHandle {
+        commands: cmd_tx,
+        events: event_rx,
+        task,
+    })
+}

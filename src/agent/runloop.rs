@@ -1,0 +1,354 @@
+//! The agent task itself: the outer loop over user messages and the inner loop of a turn.
+//!
+//! Every await that may take long (a model reply, a running tool, an approval) goes through
+//! the [`Inbox`], which watches the command channel meanwhile: an interrupt drops the
+//! awaited future at once (which drops the HTTP request or kills the command's process
+//! group), user messages are queued for after the turn. Whatever happens, each tool call of
+//! an assistant message gets exactly one tool message, so the next request is valid.
+
+use std::collections::{HashSet, VecDeque};
+use std::future::Future;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+
+use super::client::{ClientEvent, LlmClient};
+use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome};
+use super::messages::{Message, ToolCall};
+use super::stream::StreamDelta;
+use super::{system_prompt, AgentConfig};
+use crate::permissions::{ToolRequest, Verdict};
+use crate::tools::{self, ToolContext, ToolSpec};
+
+const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
+const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
+
+/// The command channel, watched while the agent awaits something else.
+struct Inbox {
+    rx: mpsc::UnboundedReceiver<AgentCommand>,
+    /// User messages sent during a turn, delivered when it ends.
+    queued: VecDeque<String>,
+    /// Set once a shutdown was asked for or every sender is gone.
+    shutdown: bool,
+}
+
+impl Inbox {
+    /// Await `fut` unless the user interrupts first (`None`; the future is dropped).
+    async fn run_until<F: Future>(&mut self, fut: F) -> Option<F::Output> {
+        let mut fut = std::pin::pin!(fut);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut fut => return Some(out),
+                cmd = self.rx.recv() => {
+                    if self.take(cmd) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Wait for the answer to approval request `id`; `None` on interrupt.
+    async fn wait_approval(&mut self, id: &str) -> Option<ApprovalDecision> {
+        loop {
+            match self.rx.recv().await {
+                Some(AgentCommand::Approval { id: got, decision }) if got == id => {
+                    return Some(decision)
+                }
+                cmd => {
+                    if self.take(cmd) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handle a command that arrived mid-turn; true when the turn must stop.
+    fn take(&mut self, cmd: Option<AgentCommand>) -> bool {
+        match cmd {
+            None | Some(AgentCommand::Shutdown) => {
+                self.shutdown = true;
+                true
+            }
+            Some(AgentCommand::Interrupt) => true,
+            Some(AgentCommand::UserMessage(text)) => {
+                self.queued.push_back(text);
+                false
+            }
+            // An answer to a request that is no longer open.
+            Some(AgentCommand::Approval { .. }) => false,
+        }
+    }
+}
+
+pub(crate) struct Agent {
+    config: AgentConfig,
+    client: LlmClient,
+    specs: Vec<ToolSpec>,
+    tools_json: serde_json::Value,
+    ctx: ToolContext,
+    history: Vec<Message>,
+    inbox: Inbox,
+    /// A sender on our own command channel, handed out with approval requests.
+    approvals: mpsc::UnboundedSender<AgentCommand>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    /// Actions the user approved for the rest of the session.
+    session_approved: HashSet<String>,
+}
+
+impl Agent {
+    pub(crate) fn new(
+        config: AgentConfig,
+        client: LlmClient,
+        rx: mpsc::UnboundedReceiver<AgentCommand>,
+        approvals: mpsc::UnboundedSender<AgentCommand>,
+        events: mpsc::UnboundedSender<AgentEvent>,
+    ) -> Self {
+        let specs = tools::all_specs();
+        let tools_json = tools::specs_json(&specs);
+        let ctx = config.tool_context();
+        let history = vec![Message::system(system_prompt(&config.root))];
+        Agent {
+            config,
+            client,
+            specs,
+            tools_json,
+            ctx,
+            history,
+            inbox: Inbox {
+                rx,
+                queued: VecDeque::new(),
+                shutdown: false,
+            },
+            approvals,
+            events,
+            session_approved: HashSet::new(),
+        }
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        // A front end that went away is not the agent's problem.
+        let _ = self.events.send(event);
+    }
+
+    /// The outer loop: wait for a user message, run the turn, repeat.
+    pub(crate) async fn run(mut self) {
+        loop {
+            let text = match self.inbox.queued.pop_front() {
+                Some(text) => text,
+                None => match self.inbox.rx.recv().await {
+                    None | Some(AgentCommand::Shutdown) => break,
+                    Some(AgentCommand::UserMessage(text)) => text,
+                    Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
+                },
+            };
+            let outcome = self.run_turn(text).await;
+            self.emit(AgentEvent::TurnFinished { outcome });
+            if self.inbox.shutdown {
+                break;
+            }
+        }
+    }
+
+    /// One user turn: model calls and tool runs until a reply asks for no tools.
+    async fn run_turn(&mut self, text: String) -> TurnOutcome {
+        self.history.push(Message::user(text.clone()));
+        self.emit(AgentEvent::TurnStarted { text });
+        for step in 1..=self.config.max_steps.max(1) {
+            self.emit(AgentEvent::RequestStarted { step });
+            let mut partial = String::new();
+            let events = self.events.clone();
+            let mut on_event = |event: ClientEvent<'_>| {
+                let out = match event {
+                    ClientEvent::Delta(StreamDelta::Text(t)) => {
+                        partial.push_str(t);
+                        AgentEvent::TextDelta {
+                            text: t.to_string(),
+                        }
+                    }
+                    ClientEvent::Delta(StreamDelta::Reasoning(r)) => AgentEvent::ReasoningDelta {
+                        text: r.to_string(),
+                    },
+                    ClientEvent::Retrying {
+                        attempt,
+                        max_attempts,
+                        delay,
+                        reason,
+                    } => AgentEvent::Retrying {
+                        attempt,
+                        max_attempts,
+                        delay,
+                        reason,
+                    },
+                };
+                let _ = events.send(out);
+            };
+            let result = self
+                .inbox
+                .run_until(
+                    self.client
+                        .stream_chat(&self.history, &self.tools_json, &mut on_event),
+                )
+                .await;
+            let reply = match result {
+                None => {
+                    // Keep what the user already saw, so the history matches the screen.
+                    self.keep_partial(partial);
+                    return TurnOutcome::Interrupted;
+                }
+                Some(Err(error)) => {
+                    self.keep_partial(partial);
+                    self.emit(AgentEvent::Error {
+                        message: error.to_string(),
+                    });
+                    return TurnOutcome::Failed;
+                }
+                Some(Ok(reply)) => reply,
+            };
+            if let Some(usage) = reply.usage {
+                self.emit(AgentEvent::Usage(usage));
+            }
+            self.emit(AgentEvent::AssistantMessage {
+                text: reply.text.clone(),
+                finish_reason: reply.finish_reason.clone(),
+            });
+            let calls = reply.tool_calls;
+            self.history
+                .push(Message::assistant(reply.text, calls.clone()));
+            if calls.is_empty() {
+                if reply.finish_reason.as_deref() == Some("length") {
+                    self.emit(AgentEvent::Notice {
+                        message: "the reply was cut off by the model's output token limit"
+                            .to_string(),
+                    });
+                }
+                return TurnOutcome::Completed;
+            }
+            for (i, call) in calls.iter().enumerate() {
+                if !self.run_tool(call).await {
+                    for rest in &calls[i + 1..] {
+                        self.emit(AgentEvent::ToolCallStarted {
+                            id: rest.id.clone(),
+                            name: rest.function.name.clone(),
+                            args: display_args(&rest.function.arguments),
+                        });
+                        self.finish_tool(rest, Err(NOT_RUN.to_string()), Instant::now());
+                    }
+                    return TurnOutcome::Interrupted;
+                }
+            }
+        }
+        self.emit(AgentEvent::Notice {
+            message: format!(
+                "stopped after {} model calls in one turn (agent.max_steps); send a message to go on",
+                self.config.max_steps
+            ),
+        });
+        TurnOutcome::StepLimit
+    }
+
+    fn keep_partial(&mut self, partial: String) {
+        if !partial.is_empty() {
+            self.history.push(Message::assistant(partial, Vec::new()));
+        }
+    }
+
+    /// Judge and run one tool call and append its result. False when the user interrupted.
+    async fn run_tool(&mut self, call: &ToolCall) -> bool {
+        let started = Instant::now();
+        let name = call.function.name.as_str();
+        self.emit(AgentEvent::ToolCallStarted {
+            id: call.id.clone(),
+            name: name.to_string(),
+            args: display_args(&call.function.arguments),
+        });
+        let prepared = match tools::prepare(&self.specs, name, &call.function.arguments) {
+            Ok(p) => p,
+            Err(text) => {
+                self.finish_tool(call, Err(text), started);
+                return true;
+            }
+        };
+        let verdict = self.config.policy.check(&ToolRequest {
+            tool: prepared.name,
+            args: &prepared.args,
+            root: &self.config.root,
+        });
+        match verdict {
+            Verdict::Allow => {}
+            Verdict::Deny { reason } => {
+                let text = format!(
+                    "Error: {name} was denied by the permission rules ({reason}). Do not retry it; choose another way or ask the user."
+                );
+                self.finish_tool(call, Err(text), started);
+                return true;
+            }
+            Verdict::Ask { reason } => {
+                let summary = prepared.summary();
+                if !self.session_approved.contains(&summary) {
+                    self.emit(AgentEvent::ApprovalNeeded {
+                        id: call.id.clone(),
+                        name: name.to_string(),
+                        summary: summary.clone(),
+                        reason,
+                        reply: ApprovalReply::new(call.id.clone(), self.approvals.clone()),
+                    });
+                    match self.inbox.wait_approval(&call.id).await {
+                        None => {
+                            self.finish_tool(call, Err(INTERRUPTED.to_string()), started);
+                            return false;
+                        }
+                        Some(ApprovalDecision::Approve) => {}
+                        Some(ApprovalDecision::ApproveForSession) => {
+                            self.session_approved.insert(summary);
+                        }
+                        Some(ApprovalDecision::Deny { feedback }) => {
+                            let mut text =
+                                format!("Error: {name} was not run: approval was refused");
+                            match feedback.filter(|f| !f.trim().is_empty()) {
+                                Some(f) => text.push_str(&format!(" ({})", f.trim())),
+                                None => text.push_str(" by the user"),
+                            }
+                            text.push_str(". Do not retry the same action; choose another way or explain what you need.");
+                            self.finish_tool(call, Err(text), started);
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        match self.inbox.run_until(prepared.execute(&self.ctx)).await {
+            Some(result) => {
+                self.finish_tool(call, result, started);
+                true
+            }
+            None => {
+                self.finish_tool(call, Err(INTERRUPTED.to_string()), started);
+                false
+            }
+        }
+    }
+
+    fn finish_tool(&mut self, call: &ToolCall, result: Result<String, String>, started: Instant) {
+        let (content, is_error) = match result {
+            Ok(text) => (text, false),
+            Err(text) => (text, true),
+        };
+        self.history
+            .push(Message::tool(call.id.clone(), content.clone()));
+        self.emit(AgentEvent::ToolFinished {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            result: content,
+            is_error,
+            duration: started.elapsed(),
+        });
+    }
+}
+
+/// A call's arguments for display: the parsed object, or the raw text when it is not JSON.
+fn display_args(raw: &str) -> serde_json::Value {
+    tools::parse_arguments(raw).unwrap_or_else(|_| serde_json::Value::String(raw.to_string()))
+}

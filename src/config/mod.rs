@@ -1,0 +1,416 @@
+//! rein's settings, resolved from several sources, each value remembering where it came from.
+//!
+//! In: the project root, the command-line [`Overrides`] and an [`Environment`] (the process's
+//! variables and home directory, injectable so tests never touch the real ones). Out: a
+//! [`Config`] whose every setting is a [`Sourced`] value, or a one-line [`ConfigError`] that
+//! names the file, variable or flag at fault and the key.
+//!
+//! Precedence, highest first:
+//! 1. command-line flags;
+//! 2. the environment: `REIN_BASE_URL`, `REIN_API_KEY`, `REIN_MODEL`, `REIN_CONTEXT_WINDOW`,
+//!    with `OPENAI_BASE_URL` and `OPENAI_API_KEY` as fallbacks (an empty variable is unset);
+//! 3. the project's `<root>/.rein/config.toml`;
+//! 4. the user's `config.toml`, in `$REIN_HOME` when set, else in the platform config dir;
+//! 5. the reference harness's `~/.agents/env`;
+//! 6. the defaults.
+//!
+//! Each source is read into a [`Layer`] of optional values, the layers are stacked and the
+//! highest value present wins. A missing file is skipped; a file that is present must be
+//! valid. Loading never prints and never panics.
+
+mod agents_env;
+mod error;
+mod file;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use error::ConfigError;
+
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
+const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
+const DEFAULT_MAX_TRIES: u32 = 5;
+const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
+const DEFAULT_MAX_STEPS: u32 = 200;
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    /// The reference harness's `~/.agents/env`.
+    AgentsEnv(PathBuf),
+    /// The user's `config.toml`.
+    UserFile(PathBuf),
+    /// The project's `.rein/config.toml`.
+    ProjectFile(PathBuf),
+    /// An environment variable, by name.
+    Env(String),
+    /// A command-line flag, e.g. `--model`.
+    Flag(String),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::AgentsEnv(path) | Source::UserFile(path) | Source::ProjectFile(path) => {
+                write!(f, "{}", path.display())
+            }
+            Source::Env(var) => write!(f, "env {var}"),
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+/// A setting's value and where it came from.
+#[derive(Debug, Clone)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+impl<T> Sourced<T> {
+    pub fn new(value: T, source: Source) -> Self {
+        Sourced { value, source }
+    }
+}
+
+/// The resolved settings.
+#[derive(Clone)]
+pub struct Config {
+    /// The chat-completions endpoint's base, without a trailing `/`.
+    pub base_url: Sourced<String>,
+    /// Empty when none is configured.
+    pub api_key: Sourced<String>,
+    /// Empty when none is configured; the caller reports "no model configured".
+    pub model: Sourced<String>,
+    /// The model's context window in tokens, > 0.
+    pub context_window: Sourced<u64>,
+    /// `[client]`: a stream that sends nothing for this long is an error, > 0.
+    pub idle_timeout_secs: Sourced<u64>,
+    /// `[client]`: how long to wait for a connection, > 0.
+    pub connect_timeout_secs: Sourced<u64>,
+    /// `[client]`: attempts per request, the first included, 1..=10.
+    pub max_tries: Sourced<u32>,
+    /// `[tools]`: how long a `bash` command may run, > 0.
+    pub bash_timeout_secs: Sourced<u64>,
+    /// `[agent]`: model calls per user turn before the agent stops, > 0.
+    pub max_steps: Sourced<u32>,
+    /// Where rein keeps its own files: `$REIN_HOME` when set, else the platform data dir.
+    pub data_dir: PathBuf,
+    /// Where the user's `config.toml` is looked for.
+    pub user_config_path: PathBuf,
+    /// `<root>/.rein/config.toml`.
+    pub project_config_path: PathBuf,
+}
+
+/// Settings given on the command line; `None` leaves the lower layers to decide.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub context_window: Option<u64>,
+}
+
+/// Everything the loader reads from the process, injectable for tests.
+#[derive(Debug, Clone)]
+pub struct Environment {
+    pub vars: HashMap<String, String>,
+    pub home: Option<PathBuf>,
+}
+
+impl Environment {
+    /// The current process's variables (those that are valid UTF-8) and home directory.
+    pub fn from_process() -> Self {
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        let home = directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf());
+        Environment { vars, home }
+    }
+
+    /// A variable's value, `None` when unset or empty.
+    fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// The values one source provides; `None` where it says nothing.
+#[derive(Debug, Default)]
+struct Layer {
+    base_url: Option<Sourced<String>>,
+    api_key: Option<Sourced<String>>,
+    model: Option<Sourced<String>>,
+    context_window: Option<Sourced<u64>>,
+    idle_timeout_secs: Option<Sourced<u64>>,
+    connect_timeout_secs: Option<Sourced<u64>>,
+    max_tries: Option<Sourced<u32>>,
+    bash_timeout_secs: Option<Sourced<u64>>,
+    max_steps: Option<Sourced<u32>>,
+}
+
+impl Layer {
+    /// This layer's values, with `lower`'s filling the gaps.
+    fn over(self, lower: Layer) -> Layer {
+        Layer {
+            base_url: self.base_url.or(lower.base_url),
+            api_key: self.api_key.or(lower.api_key),
+            model: self.model.or(lower.model),
+            context_window: self.context_window.or(lower.context_window),
+            idle_timeout_secs: self.idle_timeout_secs.or(lower.idle_timeout_secs),
+            connect_timeout_secs: self.connect_timeout_secs.or(lower.connect_timeout_secs),
+            max_tries: self.max_tries.or(lower.max_tries),
+            bash_timeout_secs: self.bash_timeout_secs.or(lower.bash_timeout_secs),
+            max_steps: self.max_steps.or(lower.max_steps),
+        }
+    }
+}
+
+impl Config {
+    /// Resolve the settings for the project at `project_root`.
+    pub fn load(
+        project_root: &Path,
+        overrides: &Overrides,
+        env: &Environment,
+    ) -> Result<Config, ConfigError> {
+        let (user_config_path, data_dir) = user_paths(env)?;
+        let project_config_path = project_root.join(".rein").join("config.toml");
+
+        let agents = match &env.home {
+            Some(home) => agents_env::read(&home.join(".agents").join("env"))?,
+            None => Layer::default(),
+        };
+        let user = file::read(
+            &user_config_path,
+            &Source::UserFile(user_config_path.clone()),
+        )?;
+        let project = file::read(
+            &project_config_path,
+            &Source::ProjectFile(project_config_path.clone()),
+        )?;
+        let layer = flag_layer(overrides)?
+            .over(env_layer(env)?)
+            .over(project)
+            .over(user)
+            .over(agents);
+
+        let mut base_url = or_default(layer.base_url, DEFAULT_BASE_URL.to_string());
+        base_url.value = base_url.value.trim().trim_end_matches('/').to_string();
+        let mut api_key = or_default(layer.api_key, String::new());
+        api_key.value = api_key.value.trim().to_string();
+        let mut model = or_default(layer.model, String::new());
+        model.value = model.value.trim().to_string();
+        Ok(Config {
+            base_url,
+            api_key,
+            model,
+            context_window: or_default(layer.context_window, DEFAULT_CONTEXT_WINDOW),
+            idle_timeout_secs: or_default(layer.idle_timeout_secs, DEFAULT_IDLE_TIMEOUT_SECS),
+            connect_timeout_secs: or_default(
+                layer.connect_timeout_secs,
+                DEFAULT_CONNECT_TIMEOUT_SECS,
+            ),
+            max_tries: or_default(layer.max_tries, DEFAULT_MAX_TRIES),
+            bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),
+            max_steps: or_default(layer.max_steps, DEFAULT_MAX_STEPS),
+            data_dir,
+            user_config_path,
+            project_config_path,
+        })
+    }
+
+    /// Lines for `rein config`: each setting with its value and source (the API key
+    /// masked), then the files looked at. No trailing newline.
+    pub fn describe(&self) -> String {
+        fn shown<T: ToString>(s: &Sourced<T>) -> (String, &Source) {
+            (s.value.to_string(), &s.source)
+        }
+        let text = |s: &Sourced<String>| match s.value.as_str() {
+            "" => "(not set)".to_string(),
+            v => v.to_string(),
+        };
+        let settings = [
+            ("base_url", (text(&self.base_url), &self.base_url.source)),
+            (
+                "api_key",
+                (mask_secret(&self.api_key.value), &self.api_key.source),
+            ),
+            ("model", (text(&self.model), &self.model.source)),
+            ("context_window", shown(&self.context_window)),
+            ("client.idle_timeout_secs", shown(&self.idle_timeout_secs)),
+            (
+                "client.connect_timeout_secs",
+                shown(&self.connect_timeout_secs),
+            ),
+            ("client.max_tries", shown(&self.max_tries)),
+            ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
+            ("agent.max_steps", shown(&self.max_steps)),
+        ];
+        let located = |path: &Path| {
+            let missing = if path.is_file() { "" } else { "  (not found)" };
+            format!("{}{missing}", path.display())
+        };
+        let paths = [
+            ("user config", located(&self.user_config_path)),
+            ("project config", located(&self.project_config_path)),
+            ("data dir", self.data_dir.display().to_string()),
+        ];
+
+        let name_width = settings
+            .iter()
+            .map(|(name, _)| name.len())
+            .chain(paths.iter().map(|(name, _)| name.len()))
+            .max()
+            .unwrap_or(0);
+        let value_width = settings
+            .iter()
+            .map(|(_, (value, _))| value.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut lines: Vec<String> = settings
+            .iter()
+            .map(|(name, (value, source))| {
+                format!("{name:<name_width$}  {value:<value_width$}  ({source})")
+            })
+            .collect();
+        lines.extend(
+            paths
+                .iter()
+                .map(|(name, path)| format!("{name:<name_width$}  {path}")),
+        );
+        lines.join("\n")
+    }
+}
+
+/// Like the derived `Debug`, but with the API key masked so it never reaches a log.
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let api_key = Sourced::new(
+            mask_secret(&self.api_key.value),
+            self.api_key.source.clone(),
+        );
+        f.debug_struct("Config")
+            .field("base_url", &self.base_url)
+            .field("api_key", &api_key)
+            .field("model", &self.model)
+            .field("context_window", &self.context_window)
+            .field("idle_timeout_secs", &self.idle_timeout_secs)
+            .field("connect_timeout_secs", &self.connect_timeout_secs)
+            .field("max_tries", &self.max_tries)
+            .field("bash_timeout_secs", &self.bash_timeout_secs)
+            .field("max_steps", &self.max_steps)
+            .field("data_dir", &self.data_dir)
+            .field("user_config_path", &self.user_config_path)
+            .field("project_config_path", &self.project_config_path)
+            .finish()
+    }
+}
+
+/// A secret for display: `"(not set)"` when empty, else an ellipsis with at most the last 4
+/// characters (fewer for short secrets) and a short `sk-`-style prefix on long ones.
+pub fn mask_secret(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return "(not set)".to_string();
+    }
+    let long = chars.len() >= 16;
+    let tail = if long { 4 } else { chars.len() / 4 };
+    let prefix = match chars.iter().position(|&c| c == '-') {
+        Some(dash) if long && dash <= 3 => dash + 1,
+        _ => 0,
+    };
+    let head: String = chars[..prefix].iter().collect();
+    let end: String = chars[chars.len() - tail..].iter().collect();
+    format!("{head}…{end}")
+}
+
+/// The user's config file and rein's data dir: both in `$REIN_HOME` when set, else the
+/// platform's config and data dirs.
+fn user_paths(env: &Environment) -> Result<(PathBuf, PathBuf), ConfigError> {
+    if let Some(home) = env.var("REIN_HOME") {
+        let home = PathBuf::from(home);
+        return Ok((home.join("config.toml"), home));
+    }
+    let dirs = directories::ProjectDirs::from("", "", "rein").ok_or(ConfigError::NoHome)?;
+    Ok((
+        dirs.config_dir().join("config.toml"),
+        dirs.data_dir().to_path_buf(),
+    ))
+}
+
+/// The environment's layer. An empty variable counts as unset.
+fn env_layer(env: &Environment) -> Result<Layer, ConfigError> {
+    let first = |names: &[&str]| {
+        names.iter().find_map(|&name| {
+            env.var(name)
+                .map(|v| Sourced::new(v.to_string(), Source::Env(name.to_string())))
+        })
+    };
+    let var = "REIN_CONTEXT_WINDOW";
+    let context_window = match env.var(var) {
+        Some(text) => {
+            let n = positive_int(text).map_err(|problem| ConfigError::Env {
+                var: var.to_string(),
+                problem,
+            })?;
+            Some(Sourced::new(n, Source::Env(var.to_string())))
+        }
+        None => None,
+    };
+    Ok(Layer {
+        base_url: first(&["REIN_BASE_URL", "OPENAI_BASE_URL"]),
+        api_key: first(&["REIN_API_KEY", "OPENAI_API_KEY"]),
+        model: first(&["REIN_MODEL"]),
+        context_window,
+        ..Layer::default()
+    })
+}
+
+/// The command line's layer. A flag given with an empty string still wins.
+fn flag_layer(overrides: &Overrides) -> Result<Layer, ConfigError> {
+    let flag = |name: &str| Source::Flag(name.to_string());
+    let text = |value: &Option<String>, name: &str| {
+        value.as_ref().map(|v| Sourced::new(v.clone(), flag(name)))
+    };
+    let context_window = match overrides.context_window {
+        Some(0) => {
+            return Err(ConfigError::Flag {
+                flag: "--context-window".to_string(),
+                problem: "expected a positive integer, got 0".to_string(),
+            })
+        }
+        Some(n) => Some(Sourced::new(n, flag("--context-window"))),
+        None => None,
+    };
+    Ok(Layer {
+        base_url: text(&overrides.base_url, "--base-url"),
+        api_key: text(&overrides.api_key, "--api-key"),
+        model: text(&overrides.model, "--model"),
+        context_window,
+        ..Layer::default()
+    })
+}
+
+/// A positive integer from text (surrounding whitespace allowed), or the problem in words.
+fn positive_int(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "expected {}, got {text:?}",
+            file::expected_int(1, u64::MAX)
+        )),
+    }
+}
+
+fn or_default<T>(value: Option<Sourced<T>>, default: T) -> Sourced<T> {
+    value.unwrap_or(Sourced::new(default, Source::Default))
+}

@@ -1,0 +1,642 @@
+//! Unit tests for the loader: precedence, sources, parsing and the one-line errors.
+//! Every test injects its own `Environment` with temp dirs; none reads the real process
+//! environment or home.
+
+use std::fs;
+
+use tempfile::TempDir;
+
+use super::*;
+
+/// A project root, a `REIN_HOME` and a home dir, all empty temp dirs.
+struct Fixture {
+    root: TempDir,
+    rein_home: TempDir,
+    home: TempDir,
+    env: Environment,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let root = TempDir::new().unwrap();
+        let rein_home = TempDir::new().unwrap();
+        let home = TempDir::new().unwrap();
+        let mut vars = HashMap::new();
+        vars.insert(
+            "REIN_HOME".to_string(),
+            rein_home.path().display().to_string(),
+        );
+        let env = Environment {
+            vars,
+            home: Some(home.path().to_path_buf()),
+        };
+        Fixture {
+            root,
+            rein_home,
+            home,
+            env,
+        }
+    }
+
+    fn set(&mut self, var: &str, value: &str) -> &mut Self {
+        self.env.vars.insert(var.to_string(), value.to_string());
+        self
+    }
+
+    fn project_file(&self) -> PathBuf {
+        self.root.path().join(".rein").join("config.toml")
+    }
+
+    fn user_file(&self) -> PathBuf {
+        self.rein_home.path().join("config.toml")
+    }
+
+    fn agents_file(&self) -> PathBuf {
+        self.home.path().join(".agents").join("env")
+    }
+
+    fn write_project(&self, text: &str) -> &Self {
+        write(&self.project_file(), text);
+        self
+    }
+
+    fn write_user(&self, text: &str) -> &Self {
+        write(&self.user_file(), text);
+        self
+    }
+
+    fn write_agents(&self, text: &str) -> &Self {
+        write(&self.agents_file(), text);
+        self
+    }
+
+    fn load(&self) -> Result<Config, ConfigError> {
+        self.load_with(&Overrides::default())
+    }
+
+    fn load_with(&self, overrides: &Overrides) -> Result<Config, ConfigError> {
+        Config::load(self.root.path(), overrides, &self.env)
+    }
+
+    /// The error text of a load that must fail, checked to be one line.
+    fn error(&self) -> String {
+        let message = self.load().unwrap_err().to_string();
+        assert!(!message.contains('\n'), "not one line: {message}");
+        message
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+fn model(model: &str) -> Overrides {
+    Overrides {
+        model: Some(model.to_string()),
+        ..Overrides::default()
+    }
+}
+
+// ---- defaults and precedence ----
+
+#[test]
+fn defaults_when_nothing_is_configured() {
+    let f = Fixture::new();
+    let c = f.load().unwrap();
+    assert_eq!(c.base_url.value, "https://api.openai.com/v1");
+    assert_eq!(c.api_key.value, "");
+    assert_eq!(c.model.value, "");
+    assert_eq!(c.context_window.value, 128_000);
+    assert_eq!(c.idle_timeout_secs.value, 120);
+    assert_eq!(c.connect_timeout_secs.value, 10);
+    assert_eq!(c.max_tries.value, 5);
+    assert_eq!(c.bash_timeout_secs.value, 60);
+    assert_eq!(c.max_steps.value, 200);
+    for source in [
+        &c.base_url.source,
+        &c.api_key.source,
+        &c.model.source,
+        &c.context_window.source,
+        &c.idle_timeout_secs.source,
+        &c.connect_timeout_secs.source,
+        &c.bash_timeout_secs.source,
+    ] {
+        assert_eq!(source, &Source::Default);
+    }
+    assert_eq!(c.max_tries.source, Source::Default);
+    assert_eq!(c.max_steps.source, Source::Default);
+    assert_eq!(c.project_config_path, f.project_file());
+}
+
+#[test]
+fn agents_env_beats_defaults() {
+    let f = Fixture::new();
+    f.write_agents(
+        "BASE_URL=http://agents/v1\nAPI_KEY=ak\nMODEL=agents-model\nCONTEXT_WINDOW=32000\n",
+    );
+    let c = f.load().unwrap();
+    let source = Source::AgentsEnv(f.agents_file());
+    assert_eq!(c.base_url.value, "http://agents/v1");
+    assert_eq!(c.api_key.value, "ak");
+    assert_eq!(c.model.value, "agents-model");
+    assert_eq!(c.context_window.value, 32_000);
+    assert_eq!(c.base_url.source, source);
+    assert_eq!(c.api_key.source, source);
+    assert_eq!(c.model.source, source);
+    assert_eq!(c.context_window.source, source);
+}
+
+#[test]
+fn user_file_beats_agents_env() {
+    let f = Fixture::new();
+    f.write_agents("MODEL=agents-model\nCONTEXT_WINDOW=32000\n");
+    f.write_user("model = \"user-model\"\ncontext_window = 64000\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.model.value, "user-model");
+    assert_eq!(c.model.source, Source::UserFile(f.user_file()));
+    assert_eq!(c.context_window.value, 64_000);
+    assert_eq!(c.context_window.source, Source::UserFile(f.user_file()));
+}
+
+#[test]
+fn project_file_beats_user_file() {
+    let f = Fixture::new();
+    f.write_user(
+        "model = \"user-model\"\n[client]\nmax_tries = 2\n[tools]\nbash_timeout_secs = 5\n",
+    );
+    f.write_project("model = \"project-model\"\n[client]\nmax_tries = 3\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.model.value, "project-model");
+    assert_eq!(c.model.source, Source::ProjectFile(f.project_file()));
+    assert_eq!(c.max_tries.value, 3);
+    assert_eq!(c.max_tries.source, Source::ProjectFile(f.project_file()));
+    // A key only the user file sets still comes from it.
+    assert_eq!(c.bash_timeout_secs.value, 5);
+    assert_eq!(c.bash_timeout_secs.source, Source::UserFile(f.user_file()));
+}
+
+#[test]
+fn env_beats_project_file() {
+    let mut f = Fixture::new();
+    f.write_project(
+        "base_url = \"http://project\"\napi_key = \"pk\"\nmodel = \"project-model\"\ncontext_window = 1000\n",
+    );
+    f.set("REIN_BASE_URL", "http://env/v1")
+        .set("REIN_API_KEY", "ek")
+        .set("REIN_MODEL", "env-model")
+        .set("REIN_CONTEXT_WINDOW", "2000");
+    let c = f.load().unwrap();
+    assert_eq!(c.base_url.value, "http://env/v1");
+    assert_eq!(c.base_url.source, Source::Env("REIN_BASE_URL".into()));
+    assert_eq!(c.api_key.value, "ek");
+    assert_eq!(c.api_key.source, Source::Env("REIN_API_KEY".into()));
+    assert_eq!(c.model.value, "env-model");
+    assert_eq!(c.model.source, Source::Env("REIN_MODEL".into()));
+    assert_eq!(c.context_window.value, 2000);
+    assert_eq!(
+        c.context_window.source,
+        Source::Env("REIN_CONTEXT_WINDOW".into())
+    );
+}
+
+#[test]
+fn flag_beats_env() {
+    let mut f = Fixture::new();
+    f.set("REIN_BASE_URL", "http://env")
+        .set("REIN_API_KEY", "ek")
+        .set("REIN_MODEL", "env-model")
+        .set("REIN_CONTEXT_WINDOW", "2000");
+    let overrides = Overrides {
+        base_url: Some("http://flag/v1/".into()),
+        model: Some("flag-model".into()),
+        api_key: Some("fk".into()),
+        context_window: Some(3000),
+    };
+    let c = f.load_with(&overrides).unwrap();
+    assert_eq!(c.base_url.value, "http://flag/v1");
+    assert_eq!(c.base_url.source, Source::Flag("--base-url".into()));
+    assert_eq!(c.api_key.value, "fk");
+    assert_eq!(c.api_key.source, Source::Flag("--api-key".into()));
+    assert_eq!(c.model.value, "flag-model");
+    assert_eq!(c.model.source, Source::Flag("--model".into()));
+    assert_eq!(c.context_window.value, 3000);
+    assert_eq!(
+        c.context_window.source,
+        Source::Flag("--context-window".into())
+    );
+}
+
+#[test]
+fn openai_variables_are_fallbacks_for_rein_ones() {
+    let mut f = Fixture::new();
+    f.write_project("base_url = \"http://project\"\napi_key = \"pk\"\n");
+    f.set("OPENAI_BASE_URL", "http://openai/v1")
+        .set("OPENAI_API_KEY", "ok");
+    let c = f.load().unwrap();
+    assert_eq!(c.base_url.value, "http://openai/v1");
+    assert_eq!(c.base_url.source, Source::Env("OPENAI_BASE_URL".into()));
+    assert_eq!(c.api_key.value, "ok");
+    assert_eq!(c.api_key.source, Source::Env("OPENAI_API_KEY".into()));
+
+    // An empty REIN_ variable is unset, so the OPENAI_ one still applies ...
+    f.set("REIN_API_KEY", "");
+    assert_eq!(f.load().unwrap().api_key.value, "ok");
+    // ... and a non-empty one wins.
+    f.set("REIN_API_KEY", "rk")
+        .set("REIN_BASE_URL", "http://rein");
+    let c = f.load().unwrap();
+    assert_eq!(c.api_key.source, Source::Env("REIN_API_KEY".into()));
+    assert_eq!(c.base_url.source, Source::Env("REIN_BASE_URL".into()));
+}
+
+#[test]
+fn empty_env_variables_count_as_unset() {
+    let mut f = Fixture::new();
+    f.write_project("model = \"project-model\"\ncontext_window = 1000\n");
+    f.set("REIN_MODEL", "")
+        .set("REIN_CONTEXT_WINDOW", "")
+        .set("OPENAI_API_KEY", "");
+    let c = f.load().unwrap();
+    assert_eq!(c.model.value, "project-model");
+    assert_eq!(c.context_window.value, 1000);
+    assert_eq!(c.api_key.source, Source::Default);
+}
+
+#[test]
+fn explicit_empty_values_in_files_and_flags_win() {
+    let f = Fixture::new();
+    f.write_user("model = \"user-model\"\n");
+    f.write_project("model = \"\"\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.model.value, "");
+    assert_eq!(c.model.source, Source::ProjectFile(f.project_file()));
+
+    let c = f.load_with(&model("")).unwrap();
+    assert_eq!(c.model.source, Source::Flag("--model".into()));
+}
+
+#[test]
+fn base_url_is_stored_without_trailing_slash() {
+    let f = Fixture::new();
+    f.write_project("base_url = \"http://localhost:8080/v1//\"\n");
+    assert_eq!(f.load().unwrap().base_url.value, "http://localhost:8080/v1");
+}
+
+#[test]
+fn every_file_key_is_read_from_its_section() {
+    let f = Fixture::new();
+    f.write_project(
+        "[client]\nidle_timeout_secs = 7\nconnect_timeout_secs = 8\nmax_tries = 10\n\
+         [tools]\nbash_timeout_secs = 9\n[agent]\nmax_steps = 11\n",
+    );
+    let c = f.load().unwrap();
+    let source = Source::ProjectFile(f.project_file());
+    assert_eq!(c.idle_timeout_secs.value, 7);
+    assert_eq!(c.connect_timeout_secs.value, 8);
+    assert_eq!(c.max_tries.value, 10);
+    assert_eq!(c.bash_timeout_secs.value, 9);
+    assert_eq!(c.max_steps.value, 11);
+    assert_eq!(c.idle_timeout_secs.source, source);
+    assert_eq!(c.connect_timeout_secs.source, source);
+    assert_eq!(c.max_tries.source, source);
+    assert_eq!(c.bash_timeout_secs.source, source);
+    assert_eq!(c.max_steps.source, source);
+}
+
+// ---- where the files are ----
+
+#[test]
+fn rein_home_locates_the_user_file_and_data_dir() {
+    let f = Fixture::new();
+    f.write_user("model = \"from-rein-home\"\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.user_config_path, f.user_file());
+    assert_eq!(c.data_dir, f.rein_home.path());
+    assert_eq!(c.model.value, "from-rein-home");
+    assert_eq!(c.model.source, Source::UserFile(f.user_file()));
+}
+
+#[test]
+fn without_rein_home_the_platform_dirs_are_used() {
+    let env = Environment {
+        vars: HashMap::from([("REIN_HOME".to_string(), String::new())]),
+        home: None,
+    };
+    // Only the path computation is checked: loading would read the real user file.
+    match user_paths(&env) {
+        Ok((config, data)) => {
+            assert!(config.ends_with("config.toml"), "{}", config.display());
+            let dir = config.parent().unwrap().display().to_string();
+            assert!(dir.to_lowercase().contains("rein"), "{dir}");
+            assert!(data.display().to_string().to_lowercase().contains("rein"));
+        }
+        Err(e) => assert!(matches!(e, ConfigError::NoHome), "{e}"),
+    }
+}
+
+#[test]
+fn missing_home_skips_the_agents_file() {
+    let mut f = Fixture::new();
+    f.write_agents("MODEL=agents-model\n");
+    f.env.home = None;
+    assert_eq!(f.load().unwrap().model.source, Source::Default);
+}
+
+// ---- ~/.agents/env ----
+
+#[test]
+fn agents_env_tolerates_export_quotes_comments_and_other_keys() {
+    let f = Fixture::new();
+    f.write_agents(
+        "# the reference harness's settings\n\
+         \n\
+         export BASE_URL=\"http://agents/v1/\"\n\
+         API_KEY='sk-agents'  # keep secret\n\
+         OTHER_KEY=ignored\n\
+         just some words\n\
+         export MODEL = qwen-coder\n\
+         CONTEXT_WINDOW=\"65536\"\n",
+    );
+    let c = f.load().unwrap();
+    assert_eq!(c.base_url.value, "http://agents/v1");
+    assert_eq!(c.api_key.value, "sk-agents");
+    assert_eq!(c.model.value, "qwen-coder");
+    assert_eq!(c.context_window.value, 65_536);
+}
+
+#[test]
+fn agents_env_empty_value_is_unset_and_last_assignment_wins() {
+    let f = Fixture::new();
+    f.write_agents("MODEL=first\nMODEL=second\nBASE_URL=\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.model.value, "second");
+    assert_eq!(c.base_url.source, Source::Default);
+}
+
+#[test]
+fn agents_env_bad_context_window_names_file_and_key() {
+    let f = Fixture::new();
+    f.write_agents("CONTEXT_WINDOW=x\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{}: CONTEXT_WINDOW: expected a positive integer, got \"x\"",
+            f.agents_file().display()
+        )
+    );
+}
+
+// ---- errors ----
+
+#[test]
+fn wrong_type_names_file_and_key() {
+    let f = Fixture::new();
+    f.write_project("[tools]\nbash_timeout_secs = \"abc\"\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{}: key `tools.bash_timeout_secs`: expected a positive integer, got string \"abc\"",
+            f.project_file().display()
+        )
+    );
+    f.write_project("model = 3\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{}: key `model`: expected a string, got integer 3",
+            f.project_file().display()
+        )
+    );
+    f.write_project("[client]\nidle_timeout_secs = 1.5\n");
+    assert!(f
+        .error()
+        .ends_with("key `client.idle_timeout_secs`: expected a positive integer, got float 1.5"));
+}
+
+#[test]
+fn out_of_range_names_file_and_key() {
+    let f = Fixture::new();
+    let path = f.project_file().display().to_string();
+    f.write_project("[client]\nmax_tries = 11\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `client.max_tries`: expected an integer from 1 to 10, got 11")
+    );
+    f.write_project("[client]\nmax_tries = 0\n");
+    assert!(f
+        .error()
+        .ends_with("expected an integer from 1 to 10, got 0"));
+    f.write_project("context_window = 0\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `context_window`: expected a positive integer, got 0")
+    );
+    f.write_project("[tools]\nbash_timeout_secs = -5\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `tools.bash_timeout_secs`: expected a positive integer, got -5")
+    );
+    f.write_project("[agent]\nmax_steps = 5000000000\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{path}: key `agent.max_steps`: expected an integer from 1 to 4294967295, got 5000000000"
+        )
+    );
+}
+
+#[test]
+fn unknown_key_names_file_and_key_and_lists_known_ones() {
+    let f = Fixture::new();
+    let path = f.project_file().display().to_string();
+    f.write_project("[tools]\nbash_timout_secs = 5\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{path}: unknown key `tools.bash_timout_secs` (known keys in [tools]: bash_timeout_secs)"
+        )
+    );
+    f.write_project("modle = \"x\"\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
+             context_window; sections: [client], [tools], [agent])"
+        )
+    );
+}
+
+#[test]
+fn unknown_section_names_file_and_section() {
+    let f = Fixture::new();
+    f.write_user("[tols]\nbash_timeout_secs = 5\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent])",
+            f.user_file().display()
+        )
+    );
+}
+
+#[test]
+fn section_that_is_not_a_table_is_an_error() {
+    let f = Fixture::new();
+    f.write_project("client = 3\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{}: key `client`: expected a table [client], got integer 3",
+            f.project_file().display()
+        )
+    );
+}
+
+#[test]
+fn reserved_sections_are_accepted_and_ignored() {
+    let f = Fixture::new();
+    f.write_project(
+        "[permissions]\nallow = [\"bash:ls\"]\n[sandbox]\nmode = \"bwrap\"\n\
+         [context]\nreserve = 1\n[subagent]\nmax = 2\n[ui]\ntheme = \"dark\"\n",
+    );
+    let c = f.load().unwrap();
+    assert_eq!(c.model.source, Source::Default);
+}
+
+#[test]
+fn invalid_toml_is_one_line_with_file_and_line_number() {
+    let f = Fixture::new();
+    f.write_project("model = \"a\"\n\n[client\nmax_tries = 2\n");
+    let message = f.error();
+    let prefix = format!("{}: not valid TOML: ", f.project_file().display());
+    assert!(message.starts_with(&prefix), "{message}");
+    assert!(message.ends_with(" (line 3)"), "{message}");
+    assert!(
+        message.contains("invalid table header; expected"),
+        "{message}"
+    );
+
+    f.write_project("model = \"a\"\nmodel = \"b\"\n");
+    let message = f.error();
+    assert!(message.starts_with(&prefix), "{message}");
+    assert!(message.ends_with(" (line 2)"), "{message}");
+}
+
+#[test]
+fn unreadable_file_is_an_error_and_missing_one_is_not() {
+    let f = Fixture::new();
+    assert!(f.load().is_ok());
+    fs::create_dir_all(f.project_file()).unwrap();
+    let message = f.error();
+    assert!(
+        message.starts_with(&format!("{}: cannot read: ", f.project_file().display())),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_env_variable_names_the_variable() {
+    let mut f = Fixture::new();
+    f.set("REIN_CONTEXT_WINDOW", "lots");
+    assert_eq!(
+        f.error(),
+        "env REIN_CONTEXT_WINDOW: expected a positive integer, got \"lots\""
+    );
+    f.set("REIN_CONTEXT_WINDOW", "0");
+    assert_eq!(
+        f.error(),
+        "env REIN_CONTEXT_WINDOW: expected a positive integer, got \"0\""
+    );
+}
+
+#[test]
+fn zero_context_window_flag_names_the_flag() {
+    let f = Fixture::new();
+    let overrides = Overrides {
+        context_window: Some(0),
+        ..Overrides::default()
+    };
+    assert_eq!(
+        f.load_with(&overrides).unwrap_err().to_string(),
+        "flag --context-window: expected a positive integer, got 0"
+    );
+}
+
+// ---- display ----
+
+#[test]
+fn source_display() {
+    assert_eq!(Source::Default.to_string(), "default");
+    assert_eq!(
+        Source::Env("REIN_MODEL".into()).to_string(),
+        "env REIN_MODEL"
+    );
+    assert_eq!(Source::Flag("--model".into()).to_string(), "flag --model");
+    assert_eq!(
+        Source::ProjectFile(PathBuf::from("/p/.rein/config.toml")).to_string(),
+        "/p/.rein/config.toml"
+    );
+}
+
+#[test]
+fn mask_secret_shows_at_most_the_last_four_characters() {
+    assert_eq!(mask_secret(""), "(not set)");
+    assert_eq!(mask_secret("sk-abcdefghijklmnopwxyz"), "sk-…wxyz");
+    assert_eq!(mask_secret("abcdefghijklmnopwxyz"), "…wxyz");
+    assert_eq!(mask_secret("abcdefgh"), "…gh");
+    assert_eq!(mask_secret("abc"), "…");
+    assert_eq!(mask_secret("sk-short"), "…rt");
+}
+
+#[test]
+fn describe_lists_every_setting_with_its_source_and_masks_the_key() {
+    let mut f = Fixture::new();
+    f.set("REIN_API_KEY", "sk-abcdefghijklmnopwxyz");
+    f.write_project("[agent]\nmax_steps = 42\n");
+    let c = f.load_with(&model("gpt-test")).unwrap();
+    let text = c.describe();
+    assert!(!text.contains("abcdefghijklmnop"), "{text}");
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
+            .to_string()
+    };
+    assert!(line("api_key").contains("sk-…wxyz"));
+    assert!(line("api_key").ends_with("(env REIN_API_KEY)"));
+    assert!(line("model").contains("gpt-test"));
+    assert!(line("model").ends_with("(flag --model)"));
+    assert!(line("base_url").ends_with("(default)"));
+    assert!(line("agent.max_steps").contains("42"));
+    assert!(line("agent.max_steps").ends_with(&format!("({})", f.project_file().display())));
+    for name in [
+        "context_window",
+        "client.idle_timeout_secs",
+        "client.connect_timeout_secs",
+        "client.max_tries",
+        "tools.bash_timeout_secs",
+    ] {
+        assert!(line(name).ends_with("(default)"), "{}", line(name));
+    }
+    assert!(line("user config").contains(&f.user_file().display().to_string()));
+    assert!(line("user config").ends_with("(not found)"));
+    assert!(line("project config").ends_with(&f.project_file().display().to_string()));
+    assert!(line("data dir").ends_with(&f.rein_home.path().display().to_string()));
+    // Values line up in one column.
+    let column = |l: String| l.find("sk-…").or_else(|| l.find("gpt-test")).unwrap();
+    assert_eq!(column(line("api_key")), column(line("model")));
+
+    f.env.vars.remove("REIN_API_KEY");
+    let c = f.load().unwrap();
+    assert!(c.describe().contains("(not set)"));
+}
+
+#[test]
+fn debug_output_masks_the_api_key() {
+    let mut f = Fixture::new();
+    f.set("REIN_API_KEY", "sk-abcdefghijklmnopwxyz");
+    let debug = format!("{:?}", f.load().unwrap());
+    assert!(!debug.contains("abcdefghijklmnop"), "{debug}");
+    assert!(debug.contains("sk-…wxyz"));
+}

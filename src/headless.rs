@@ -1,0 +1,286 @@
+//! The headless front end (`rein -p PROMPT`): one user turn, printed as it happens.
+//!
+//! It drives the agent through the same command and event channels as the dashboard. In
+//! `text` format the reply streams to stdout and tool activity goes to stderr; in `jsonl`
+//! format every agent event is one JSON object on stdout. Approval requests are answered
+//! at once: approved with `--yes`, refused otherwise (the model is told why).
+
+use std::io::Write;
+
+use crate::agent::{self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, TurnOutcome};
+
+/// How events are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Jsonl,
+}
+
+/// What to run and how to answer approvals.
+#[derive(Debug, Clone)]
+pub struct HeadlessOptions {
+    pub prompt: String,
+    pub format: OutputFormat,
+    /// Approve every `ask` verdict.
+    pub yes: bool,
+}
+
+/// The refusal the model reads when an action needs approval and nobody can give it.
+const HEADLESS_REFUSAL: &str = "rein is running headless without --yes, so nobody can approve it; it needs approval in an interactive session";
+
+/// Run one turn to completion; returns the process exit code (0 when the turn completed).
+pub async fn run(config: AgentConfig, options: HeadlessOptions) -> i32 {
+    let mut handle = match agent::spawn(config) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("rein: {e}");
+            return 1;
+        }
+    };
+    handle.send(AgentCommand::UserMessage(options.prompt.clone()));
+    let mut printer = Printer::new(options.format);
+    let mut interrupted = false;
+    let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+    loop {
+        let event = tokio::select! {
+            event = handle.events.recv() => event,
+            _ = &mut ctrl_c, if !interrupted => {
+                interrupted = true;
+                handle.send(AgentCommand::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            eprintln!("rein: the agent stopped unexpectedly");
+            return 1;
+        };
+        if let AgentEvent::ApprovalNeeded { reply, .. } = &event {
+            let decision = if options.yes {
+                ApprovalDecision::Approve
+            } else {
+                ApprovalDecision::Deny {
+                    feedback: Some(HEADLESS_REFUSAL.to_string()),
+                }
+            };
+            reply.send(decision);
+        }
+        printer.print(&event, options.yes);
+        if let AgentEvent::TurnFinished { outcome } = event {
+            handle.send(AgentCommand::Shutdown);
+            return match outcome {
+                TurnOutcome::Completed | TurnOutcome::StepLimit => 0,
+                TurnOutcome::Failed => 1,
+                TurnOutcome::Interrupted => 130,
+            };
+        }
+    }
+}
+
+/// Prints events in the chosen format.
+struct Printer {
+    format: OutputFormat,
+    /// Whether stdout's last character was a newline (text format).
+    at_line_start: bool,
+    in_reasoning: bool,
+}
+
+impl Printer {
+    fn new(format: OutputFormat) -> Self {
+        Printer {
+            format,
+            at_line_start: true,
+            in_reasoning: false,
+        }
+    }
+
+    fn print(&mut self, event: &AgentEvent, yes: bool) {
+        match self.format {
+            OutputFormat::Jsonl => {
+                if let Ok(line) = serde_json::to_string(event) {
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                }
+            }
+            OutputFormat::Text => self.print_text(event, yes),
+        }
+    }
+
+    fn print_text(&mut self, event: &AgentEvent, yes: bool) {
+        match event {
+            AgentEvent::TextDelta { text } => {
+                self.end_reasoning();
+                let clean = sanitize(text);
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(clean.as_bytes());
+                let _ = out.flush();
+                if let Some(last) = clean.chars().last() {
+                    self.at_line_start = last == '\n';
+                }
+            }
+            AgentEvent::ReasoningDelta { text } => {
+                if !self.in_reasoning {
+                    self.in_reasoning = true;
+                    eprint!("\x1b[2mthinking: ");
+                }
+                eprint!("{}", sanitize(text));
+            }
+            AgentEvent::ToolCallStarted { name, args, .. } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                eprintln!(
+                    "▸ {} {}",
+                    sanitize(name),
+                    one_line(&key_argument(args), 160)
+                );
+            }
+            AgentEvent::ApprovalNeeded {
+                summary, reason, ..
+            } => {
+                if yes {
+                    eprintln!(
+                        "  approved by --yes: {} ({})",
+                        one_line(summary, 160),
+                        reason
+                    );
+                } else {
+                    eprintln!(
+                        "  refused (needs approval; run with --yes or use the dashboard): {} ({})",
+                        one_line(summary, 160),
+                        reason
+                    );
+                }
+            }
+            AgentEvent::ToolFinished {
+                result,
+                is_error,
+                duration,
+                ..
+            } => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                let first = result.lines().next().unwrap_or("");
+                eprintln!(
+                    "  {mark} {:.1}s {}",
+                    duration.as_secs_f64(),
+                    one_line(first, 160)
+                );
+            }
+            AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } => {
+                self.newline_stdout();
+                eprintln!(
+                    "rein: retrying in {:.1}s (attempt {attempt}/{max_attempts}): {}",
+                    delay.as_secs_f64(),
+                    one_line(reason, 300)
+                );
+            }
+            AgentEvent::Notice { message } => {
+                self.newline_stdout();
+                eprintln!("rein: {}", one_line(message, 300));
+            }
+            AgentEvent::Error { message } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                eprintln!("rein: error: {}", one_line(message, 500));
+            }
+            AgentEvent::TurnFinished { outcome } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                if *outcome == TurnOutcome::Interrupted {
+                    eprintln!("rein: interrupted");
+                }
+            }
+            AgentEvent::AssistantMessage { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::RequestStarted { .. }
+            | AgentEvent::Usage(_) => {}
+        }
+    }
+
+    fn end_reasoning(&mut self) {
+        if self.in_reasoning {
+            self.in_reasoning = false;
+            eprintln!("\x1b[0m");
+        }
+    }
+
+    fn newline_stdout(&mut self) {
+        if !self.at_line_start {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out);
+            let _ = out.flush();
+            self.at_line_start = true;
+        }
+    }
+}
+
+/// The argument worth showing for a tool call: the command or path, else the JSON.
+fn key_argument(args: &serde_json::Value) -> String {
+    for key in ["command", "path"] {
+        if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
+            return v.to_string();
+        }
+    }
+    match args {
+        serde_json::Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Text from the model or a tool made safe for a terminal: escape sequences and other
+/// control characters are shown as `^[`-style marks instead of being obeyed; newlines and
+/// tabs stay.
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(b'@' + c as u8));
+            }
+            '\u{7f}' => out.push_str("^?"),
+            c if ('\u{80}'..='\u{9f}').contains(&c) => {
+                out.push_str(&c.escape_unicode().to_string())
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The first line, sanitised and cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let mut s: String = sanitize(first).chars().take(max).collect();
+    if first.chars().count() > max || text.lines().nth(1).is_some() {
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_neutralises_escapes() {
+        assert_eq!(sanitize("a\x1b[2Jb\r\n\tc\x07"), "a^[[2Jb^M\n\tc^G");
+        assert_eq!(sanitize("\u{9b}31m"), "\\u{9b}31m");
+    }
+
+    #[test]
+    fn key_argument_prefers_command_and_path() {
+        assert_eq!(key_argument(&serde_json::json!({"command": "ls"})), "ls");
+        assert_eq!(
+            key_argument(&serde_json::json!({"path": "a.rs", "offset": 2})),
+            "a.rs"
+        );
+        assert_eq!(key_argument(&serde_json::json!("{broken")), "{broken");
+    }
+}

@@ -1,0 +1,12 @@
+//! rein: a terminal coding agent around any OpenAI-compatible chat-completions model.
+//!
+//! The library holds everything the front ends share: the agent runtime (`agent`), the tools
+//! (`tools`), the permission checker (`permissions`) and configuration (`config`). The
+//! headless front end (`headless`) talks to the agent only through its command and event
+//! channels, as the dashboard will.
+
+pub mod agent;
+pub mod config;
+pub mod headless;
+pub mod permissions;
+pub mod tools;

@@ -1,0 +1,167 @@
+//! The `rein` command line: parse flags, resolve configuration, start a front end.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use rein::agent::{AgentConfig, ClientConfig};
+use rein::config::{Config, Environment, Overrides};
+use rein::headless::{self, HeadlessOptions, OutputFormat};
+use rein::permissions::AllowAll;
+
+/// rein: a terminal coding agent for any OpenAI-compatible model.
+#[derive(Debug, Parser)]
+#[command(name = "rein", version, about, long_about = None)]
+struct Cli {
+    /// Run one prompt headless and exit ("-" reads the prompt from stdin).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    prompt: Option<String>,
+
+    /// The project directory (default: the current directory).
+    #[arg(long, value_name = "DIR", global = true)]
+    cwd: Option<PathBuf>,
+
+    /// Headless output: the reply as text, or one JSON object per agent event.
+    #[arg(long, value_enum, default_value = "text")]
+    output_format: Format,
+
+    /// Headless: approve every action that would ask for approval.
+    #[arg(long)]
+    yes: bool,
+
+    /// The chat-completions endpoint, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL", global = true)]
+    base_url: Option<String>,
+
+    /// The model name to request.
+    #[arg(long, value_name = "NAME", global = true)]
+    model: Option<String>,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the resolved settings and where each came from.
+    Config,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Jsonl,
+}
+
+fn main() -> ExitCode {
+    if let Err(e) = color_eyre::install() {
+        eprintln!("rein: {e}");
+    }
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("rein: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    let root = project_root(cli.cwd.as_deref())?;
+    let overrides = Overrides {
+        base_url: cli.base_url.clone(),
+        model: cli.model.clone(),
+        ..Overrides::default()
+    };
+    let config =
+        Config::load(&root, &overrides, &Environment::from_process()).map_err(|e| e.to_string())?;
+
+    if let Some(Command::Config) = cli.command {
+        println!("project    {}", root.display());
+        print!("{}", config.describe());
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let Some(prompt) = cli.prompt else {
+        return Err(
+            "the dashboard is not built yet; run a prompt headless with `rein -p \"PROMPT\"` (see `rein --help`)"
+                .to_string(),
+        );
+    };
+    let prompt = if prompt == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+        text
+    } else {
+        prompt
+    };
+    if prompt.trim().is_empty() {
+        return Err("the prompt is empty".to_string());
+    }
+    let agent_config = agent_config(&config, root)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let options = HeadlessOptions {
+        prompt,
+        format: match cli.output_format {
+            Format::Text => OutputFormat::Text,
+            Format::Jsonl => OutputFormat::Jsonl,
+        },
+        yes: cli.yes,
+    };
+    let code = runtime.block_on(headless::run(agent_config, options));
+    // Do not wait for stray blocking work (a stuck read) on the way out.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = match cwd {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    let root = dir
+        .canonicalize()
+        .map_err(|e| format!("project directory {}: {e}", dir.display()))?;
+    if !root.is_dir() {
+        return Err(format!(
+            "project directory {} is not a directory",
+            root.display()
+        ));
+    }
+    Ok(root)
+}
+
+fn agent_config(config: &Config, root: PathBuf) -> Result<AgentConfig, String> {
+    if config.model.value.trim().is_empty() {
+        return Err(
+            "no model configured: pass --model NAME, set REIN_MODEL, or set `model` in config.toml (`rein config` shows where settings come from)"
+                .to_string(),
+        );
+    }
+    let mut client = ClientConfig::new(
+        config.base_url.value.clone(),
+        config.api_key.value.clone(),
+        config.model.value.clone(),
+    );
+    client.idle_timeout = Duration::from_secs(config.idle_timeout_secs.value);
+    client.connect_timeout = Duration::from_secs(config.connect_timeout_secs.value);
+    client.max_tries = config.max_tries.value;
+    Ok(AgentConfig {
+        client,
+        root,
+        bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
+        max_steps: config.max_steps.value,
+        policy: Arc::new(AllowAll),
+    })
+}

@@ -1,0 +1,39 @@
+//! Deciding whether a tool call may run: allow, ask the user, or deny.
+//!
+//! This is the seam the permissions work plugs into. The agent calls
+//! [`PermissionPolicy::check`] for every well-formed tool call, after its arguments were
+//! validated and before it runs; `Ask` makes the agent send an approval request to the front
+//! end. Until the rule engine lands, [`AllowAll`] allows everything.
+
+use std::path::Path;
+
+/// A tool call as the policy sees it: validated arguments, and the project it runs in.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolRequest<'a> {
+    pub tool: &'a str,
+    pub args: &'a serde_json::Value,
+    pub root: &'a Path,
+}
+
+/// The policy's answer, with the reason shown to the user and the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Ask { reason: String },
+    Deny { reason: String },
+}
+
+/// Judges tool calls. Pure: no I/O beyond resolving paths, no user interaction.
+pub trait PermissionPolicy: Send + Sync {
+    fn check(&self, request: &ToolRequest<'_>) -> Verdict;
+}
+
+/// The stand-in policy until the rule engine lands: every call is allowed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+impl PermissionPolicy for AllowAll {
+    fn check(&self, _request: &ToolRequest<'_>) -> Verdict {
+        Verdict::Allow
+    }
+}

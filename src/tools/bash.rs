@@ -1,0 +1,582 @@
+//! `bash`: run a shell command in the project and return what it printed.
+//!
+//! A command string flows in; it runs as `sh -c COMMAND` in the project root, with stdin from
+//! /dev/null, in a process group of its own, and with an environment scrubbed of `REIN_*`,
+//! `OPENAI_*` and any variable holding a secret. stdout and stderr share one pipe, so the
+//! output reads in the order it was written; at most 1 MiB is kept (head and tail, with the
+//! dropped middle counted). Out comes the output with a line for a non-zero exit code or a
+//! killing signal.
+//!
+//! The states of a run: running (reading output, waiting for the shell, watching the
+//! deadline) -> the shell exited (read what is left for a short grace, then kill the group so
+//! background children neither hold the pipe nor outlive the call) or the deadline passed
+//! (kill the group, return an error with the output so far). Whatever happens, including the
+//! future being dropped mid-run because the user interrupted, [`ProcessGroup`]'s `Drop` kills
+//! the whole group and reaps the shell, so nothing is left running.
+
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe::Receiver;
+use tokio::time::Instant;
+
+use super::{ToolContext, ToolSpec};
+
+pub const NAME: &str = "bash";
+
+/// Most output kept in memory: the first and last half of it when a command prints more.
+const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// How long output is still read after the shell exits, or after a timeout kill.
+const GRACE: Duration = Duration::from_millis(100);
+/// How long to wait for the shell to die after SIGKILL before giving up on it.
+const KILL_WAIT: Duration = Duration::from_secs(1);
+const READ_CHUNK: usize = 64 * 1024;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: NAME,
+        description: include_str!("../../assets/tools/bash.md"),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "description": "The shell command to run with `sh -c` in the project root."
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct Args {
+    pub command: String,
+}
+
+pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
+    if args.command.trim().is_empty() {
+        return Err("`command` is empty; give the shell command to run".to_string());
+    }
+    let (reader, writer) = std::io::pipe()
+        .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
+    let stdout_writer = writer
+        .try_clone()
+        .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
+
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&args.command)
+        .current_dir(&ctx.root)
+        .stdin(Stdio::null())
+        .stdout(stdout_writer)
+        .stderr(writer)
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in scrubbed_names(std::env::vars_os(), &ctx.secrets) {
+        cmd.env_remove(name);
+    }
+    let spawned = cmd.spawn();
+    // The command holds the parent's copies of the write end; close them, or the pipe never
+    // reaches end-of-file.
+    drop(cmd);
+    let child =
+        spawned.map_err(|e| format!("could not start `sh` in {}: {e}", ctx.root.display()))?;
+    let mut group = ProcessGroup::new(child)?;
+    let mut pipe = Receiver::from_owned_fd(OwnedFd::from(reader))
+        .map_err(|e| format!("could not read the command's output: {e}"))?;
+
+    let mut output = Output::default();
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut eof = false;
+    let deadline = Instant::now() + ctx.bash_timeout;
+    let finished = loop {
+        tokio::select! {
+            read = pipe.read(&mut buf), if !eof => match read {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => output.push(&buf[..n]),
+            },
+            status = group.child.wait() => break Some(status),
+            _ = tokio::time::sleep_until(deadline) => break None,
+        }
+    };
+
+    match finished {
+        Some(Ok(status)) => {
+            // Background children may still hold the pipe: read for a moment, then stop them.
+            read_until_eof(&mut pipe, &mut output, &mut buf, eof, GRACE).await;
+            group.kill();
+            read_ready(&pipe, &mut output, &mut buf);
+            Ok(result_text(&output, status))
+        }
+        Some(Err(e)) => Err(format!("could not wait for the command to finish: {e}")),
+        None => {
+            group.kill();
+            // SIGKILL cannot be ignored; the wait is bounded only against a stuck kernel.
+            let _ = tokio::time::timeout(KILL_WAIT, group.child.wait()).await;
+            read_until_eof(&mut pipe, &mut output, &mut buf, eof, GRACE).await;
+            let so_far = output.render();
+            let so_far = so_far.trim_end();
+            Err(format!(
+                "command timed out after {} and was stopped (whole process group killed). \
+                 If it was searching, narrow the search to the project directory rather than `/`, \
+                 or add a limit. Output before the timeout:\n{}",
+                describe_duration(ctx.bash_timeout),
+                if so_far.is_empty() { "(none)" } else { so_far },
+            ))
+        }
+    }
+}
+
+/// The shell and its process group. Dropping it kills the whole group and reaps the shell,
+/// whether the run finished, failed or was cancelled.
+struct ProcessGroup {
+    pgid: libc::pid_t,
+    child: tokio::process::Child,
+}
+
+impl ProcessGroup {
+    fn new(child: tokio::process::Child) -> Result<Self, String> {
+        // With `process_group(0)` the shell leads a new group whose id is its pid.
+        let pgid = child
+            .id()
+            .and_then(|pid| libc::pid_t::try_from(pid).ok())
+            .filter(|&pid| pid > 1)
+            .ok_or_else(|| "the command's process id is unknown".to_string())?;
+        Ok(ProcessGroup { pgid, child })
+    }
+
+    /// SIGKILL every process in the group (the shell and whatever it started).
+    fn kill(&self) {
+        // SAFETY: killpg only sends a signal. `pgid` is > 1 (checked in `new`), so it can
+        // never mean our own group (0) or init's.
+        unsafe {
+            libc::killpg(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+        // Reap the shell: after SIGKILL it dies within moments. If it has not yet, tokio's
+        // `kill_on_drop` hands it to the runtime's orphan reaper when `child` drops.
+        for _ in 0..20 {
+            match self.child.try_wait() {
+                Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+                Ok(Some(_)) | Err(_) => break,
+            }
+        }
+    }
+}
+
+/// Read until end-of-file or until `grace` has passed, whichever is first.
+async fn read_until_eof(
+    pipe: &mut Receiver,
+    output: &mut Output,
+    buf: &mut [u8],
+    eof: bool,
+    grace: Duration,
+) {
+    if eof {
+        return;
+    }
+    let stop = Instant::now() + grace;
+    loop {
+        tokio::select! {
+            read = pipe.read(buf) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => output.push(&buf[..n]),
+            },
+            _ = tokio::time::sleep_until(stop) => return,
+        }
+    }
+}
+
+/// Take whatever is already in the pipe without waiting.
+fn read_ready(pipe: &Receiver, output: &mut Output, buf: &mut [u8]) {
+    while let Ok(n) = pipe.try_read(buf) {
+        if n == 0 {
+            break;
+        }
+        output.push(&buf[..n]);
+    }
+}
+
+/// The environment variables to remove: `REIN_*`, `OPENAI_*` and any whose value is a secret.
+fn scrubbed_names(
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+    secrets: &[String],
+) -> Vec<OsString> {
+    vars.into_iter()
+        .filter(|(name, value)| is_scrubbed(name, value, secrets))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+fn is_scrubbed(name: &OsStr, value: &OsStr, secrets: &[String]) -> bool {
+    let name = name.as_bytes();
+    name.starts_with(b"REIN_")
+        || name.starts_with(b"OPENAI_")
+        || secrets
+            .iter()
+            .any(|s| !s.is_empty() && s.as_bytes() == value.as_bytes())
+}
+
+/// The tool result: output (trailing whitespace trimmed) and how the command ended.
+fn result_text(output: &Output, status: ExitStatus) -> String {
+    let text = output.render();
+    let text = text.trim_end();
+    let mut result = if text.is_empty() {
+        "(no output)".to_string()
+    } else {
+        text.to_string()
+    };
+    match (status.code(), status.signal()) {
+        (Some(0), _) => {}
+        (Some(code), _) => result.push_str(&format!("\nexit code {code}")),
+        (None, Some(signal)) => result.push_str(&format!("\nkilled by signal {signal}")),
+        (None, None) => {}
+    }
+    result
+}
+
+fn describe_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{} s", d.as_secs())
+    } else if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// A command's output, bounded: the first half of the budget is kept from the start, the
+/// second half is a window over the latest bytes, and everything between is only counted.
+#[derive(Default)]
+struct Output {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    dropped: u64,
+}
+
+impl Output {
+    fn push(&mut self, mut data: &[u8]) {
+        let half = MAX_OUTPUT_BYTES / 2;
+        if self.head.len() < half {
+            let take = (half - self.head.len()).min(data.len());
+            self.head.extend_from_slice(&data[..take]);
+            data = &data[take..];
+        }
+        if data.len() >= half {
+            self.dropped += (self.tail.len() + data.len() - half) as u64;
+            self.tail.clear();
+            self.tail.extend(&data[data.len() - half..]);
+        } else {
+            self.tail.extend(data);
+            let excess = self.tail.len().saturating_sub(half);
+            if excess > 0 {
+                self.tail.drain(..excess);
+                self.dropped += excess as u64;
+            }
+        }
+    }
+
+    /// The kept bytes as text (invalid UTF-8 replaced), with a marker where bytes were dropped.
+    fn render(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "\n… [{} bytes of output dropped here] …\n",
+                self.dropped
+            ));
+        }
+        let (a, b) = self.tail.as_slices();
+        text.push_str(&String::from_utf8_lossy(&[a, b].concat()));
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx_with(dir: &tempfile::TempDir, timeout: Duration, secrets: &[&str]) -> ToolContext {
+        ToolContext {
+            root: dir.path().to_path_buf(),
+            bash_timeout: timeout,
+            secrets: secrets.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn ctx(dir: &tempfile::TempDir) -> ToolContext {
+        ctx_with(dir, Duration::from_secs(10), &[])
+    }
+
+    fn cmd(command: &str) -> Args {
+        Args {
+            command: command.to_string(),
+        }
+    }
+
+    /// Whether a process is running (a zombie waiting to be reaped does not count).
+    fn alive(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => {
+                let state = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.trim_start().chars().next());
+                !matches!(state, None | Some('Z') | Some('X'))
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Wait up to two seconds for a killed process to go away.
+    async fn gone(pid: i32) -> bool {
+        for _ in 0..200 {
+            if !alive(pid) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    }
+
+    /// The pids written one per line to `file`, once there are `want` of them.
+    fn read_pids(file: &std::path::Path, want: usize) -> Option<Vec<i32>> {
+        let text = std::fs::read_to_string(file).ok()?;
+        let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        (pids.len() >= want).then_some(pids)
+    }
+
+    #[tokio::test]
+    async fn stdout_and_stderr_interleave_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run(
+            cmd("echo one; echo two >&2; echo three; echo four >&2; printf five"),
+            &ctx(&dir),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out, "one\ntwo\nthree\nfour\nfive");
+    }
+
+    #[tokio::test]
+    async fn reports_exit_codes_and_signals() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(&dir);
+        assert_eq!(
+            run(cmd("echo x; exit 3"), &c).await.unwrap(),
+            "x\nexit code 3"
+        );
+        assert_eq!(
+            run(cmd("false"), &c).await.unwrap(),
+            "(no output)\nexit code 1"
+        );
+        assert_eq!(
+            run(cmd("kill -9 $$"), &c).await.unwrap(),
+            "(no output)\nkilled by signal 9"
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_output_and_trailing_whitespace() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(&dir);
+        assert_eq!(run(cmd("true"), &c).await.unwrap(), "(no output)");
+        assert_eq!(
+            run(cmd("printf '  \\n\\n'"), &c).await.unwrap(),
+            "(no output)"
+        );
+        assert_eq!(run(cmd("printf ' a \\n\\n'"), &c).await.unwrap(), " a");
+    }
+
+    #[tokio::test]
+    async fn runs_in_the_root_with_stdin_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(&dir);
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(
+            run(cmd("pwd -P"), &c).await.unwrap(),
+            root.display().to_string()
+        );
+        // `cat` would wait forever on a terminal or an open pipe; /dev/null ends at once.
+        assert_eq!(run(cmd("cat"), &c).await.unwrap(), "(no output)");
+    }
+
+    #[tokio::test]
+    async fn scrubs_rein_openai_and_secret_variables() {
+        // Names unique to this test, so parallel tests are unaffected.
+        std::env::set_var("REIN_BASH_TOOL_TEST_KEY", "rein-value");
+        std::env::set_var("OPENAI_BASH_TOOL_TEST_KEY", "openai-value");
+        std::env::set_var("BASH_TOOL_TEST_HOLDS_SECRET", "sk-bash-tool-test-secret");
+        std::env::set_var("BASH_TOOL_TEST_KEEP", "kept-value");
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx_with(
+            &dir,
+            Duration::from_secs(10),
+            &["", "sk-bash-tool-test-secret"],
+        );
+        let out = run(cmd("env"), &c).await.unwrap();
+        assert!(out.contains("BASH_TOOL_TEST_KEEP=kept-value"), "{out}");
+        assert!(!out.contains("rein-value"), "{out}");
+        assert!(!out.contains("openai-value"), "{out}");
+        assert!(!out.contains("sk-bash-tool-test-secret"), "{out}");
+    }
+
+    #[test]
+    fn scrub_rules() {
+        let secrets = vec![String::new(), "hunter2".to_string()];
+        let vars = [
+            ("REIN_API_KEY", "x"),
+            ("OPENAI_API_KEY", "y"),
+            ("MY_TOKEN", "hunter2"),
+            ("PATH", "/bin"),
+            ("EMPTY", ""),
+            ("XREIN_NOT_PREFIX", "z"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let removed = scrubbed_names(vars, &secrets);
+        assert_eq!(removed, ["REIN_API_KEY", "OPENAI_API_KEY", "MY_TOKEN"]);
+    }
+
+    #[tokio::test]
+    async fn background_children_do_not_block_and_are_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = std::time::Instant::now();
+        let out = run(cmd("sleep 100 & echo $! > bg.pid; echo hi"), &ctx(&dir))
+            .await
+            .unwrap();
+        assert_eq!(out, "hi");
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        let pids = read_pids(&dir.path().join("bg.pid"), 1).unwrap();
+        assert!(gone(pids[0]).await, "background sleep {} survived", pids[0]);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group_and_keeps_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx_with(&dir, Duration::from_millis(300), &[]);
+        let start = std::time::Instant::now();
+        let err = run(
+            cmd("echo started; echo $$ > pids; sleep 1000 & echo $! >> pids; sleep 1000"),
+            &c,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(
+            err.starts_with(
+                "command timed out after 300 ms and was stopped (whole process group killed)"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("Output before the timeout:\nstarted"),
+            "{err}"
+        );
+        for pid in read_pids(&dir.path().join("pids"), 2).unwrap() {
+            assert!(gone(pid).await, "process {pid} survived the timeout");
+        }
+    }
+
+    #[tokio::test]
+    async fn dropping_the_future_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(&dir);
+        let pid_file = dir.path().join("pids");
+        let mut fut = Box::pin(run(
+            cmd("echo $$ > pids.tmp; sleep 1000 & echo $! >> pids.tmp; mv pids.tmp pids; sleep 1000"),
+            &c,
+        ));
+        // Drive the command until it has written its pids, then cancel it by dropping it.
+        let pids = loop {
+            tokio::select! {
+                r = &mut fut => panic!("the command finished early: {r:?}"),
+                _ = tokio::time::sleep(Duration::from_millis(10)) => {
+                    if let Some(pids) = read_pids(&pid_file, 2) {
+                        break pids;
+                    }
+                }
+            }
+        };
+        assert!(pids.iter().all(|&pid| alive(pid)));
+        drop(fut);
+        for pid in pids {
+            assert!(gone(pid).await, "process {pid} survived the cancelled run");
+        }
+    }
+
+    #[tokio::test]
+    async fn huge_output_keeps_head_and_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run(
+            cmd("echo first; head -c 3000000 /dev/zero | tr '\\0' a; echo; echo last"),
+            &ctx(&dir),
+        )
+        .await
+        .unwrap();
+        assert!(out.starts_with("first\naaa"), "{}", &out[..20]);
+        assert!(out.ends_with("aaa\nlast"));
+        assert!(out.len() <= MAX_OUTPUT_BYTES + 100, "{}", out.len());
+        // 6 + 3_000_000 + 1 + 5 bytes printed, 1 MiB kept.
+        let dropped = 3_000_012 - MAX_OUTPUT_BYTES;
+        assert!(out.contains(&format!("[{dropped} bytes of output dropped here]")));
+    }
+
+    #[test]
+    fn output_buffer_counts_what_it_drops() {
+        let mut o = Output::default();
+        let half = MAX_OUTPUT_BYTES / 2;
+        o.push(&vec![b'h'; half]);
+        o.push(b"middle");
+        assert_eq!(o.dropped, 0);
+        for _ in 0..3 {
+            o.push(&vec![b't'; half / 2]);
+        }
+        assert_eq!(o.dropped, (6 + half / 2) as u64);
+        o.push(&vec![b'z'; half + 10]);
+        assert_eq!(o.dropped, (6 + half / 2 + half + 10) as u64);
+        assert_eq!(o.tail.len(), half);
+        assert!(o.tail.iter().all(|&b| b == b'z'));
+    }
+
+    #[tokio::test]
+    async fn spawn_failure_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = ctx(&dir);
+        c.root = dir.path().join("no-such-dir");
+        let err = run(cmd("echo hi"), &c).await.unwrap_err();
+        assert!(err.starts_with("could not start `sh` in"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn empty_command_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = run(cmd("  "), &ctx(&dir)).await.unwrap_err();
+        assert!(err.starts_with("`command` is empty"), "{err}");
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(describe_duration(Duration::from_secs(60)), "60 s");
+        assert_eq!(describe_duration(Duration::from_millis(300)), "300 ms");
+        assert_eq!(describe_duration(Duration::from_millis(1500)), "1.5 s");
+    }
+}

@@ -1,0 +1,297 @@
+//! The tools the model can call, and the defensive dispatcher in front of them.
+//!
+//! A tool call from the model is untrusted input. [`dispatch`] turns it into exactly one
+//! result string, whatever arrives: broken JSON, an invented tool name, wrong or missing
+//! fields, a refused permission or a failing tool all become `Error: ...` text the model can
+//! act on. Nothing here panics on model input.
+
+pub mod bash;
+pub mod read_file;
+pub mod str_replace;
+pub mod write_file;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What every tool gets to run: where the project is and the limits that apply.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The project root; relative paths resolve against it and `bash` runs in it.
+    pub root: PathBuf,
+    /// How long a `bash` command may run before its whole process group is killed.
+    pub bash_timeout: Duration,
+    /// Secret values (the API key) that must not reach a command's environment, in
+    /// addition to every `REIN_*` and `OPENAI_*` variable.
+    pub secrets: Vec<String>,
+}
+
+impl ToolContext {
+    /// Resolve a path argument against the project root (absolute paths stay as they are).
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.root.join(p)
+        }
+    }
+}
+
+/// A tool's description for the model: name, what it does, and a JSON Schema of its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: serde_json::Value,
+}
+
+/// Every tool of the main agent, in the order the model sees them.
+pub fn all_specs() -> Vec<ToolSpec> {
+    vec![
+        bash::spec(),
+        read_file::spec(),
+        write_file::spec(),
+        str_replace::spec(),
+    ]
+}
+
+/// The `tools` array of a chat-completions request.
+pub fn specs_json(specs: &[ToolSpec]) -> serde_json::Value {
+    serde_json::Value::Array(
+        specs
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "type": "function",
+                    "function": {
+                        "name": s.name,
+                        "description": s.description,
+                        "parameters": s.parameters,
+                    }
+                })
+            })
+            .collect(),
+    )
+}
+
+/// A tool call whose arguments passed every check, ready to be judged and run.
+#[derive(Debug)]
+pub struct PreparedCall {
+    pub name: &'static str,
+    /// The validated argument object (what the permission policy sees).
+    pub args: serde_json::Value,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Bash(bash::Args),
+    ReadFile(read_file::Args),
+    WriteFile(write_file::Args),
+    StrReplace(str_replace::Args),
+}
+
+/// Parse a call's raw argument text. An empty string means no arguments (`{}`).
+pub fn parse_arguments(raw: &str) -> Result<serde_json::Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    serde_json::from_str(raw).map_err(|e| {
+        format!(
+            "Error: arguments were not valid JSON ({e}). Send the arguments as one JSON object matching the tool's schema."
+        )
+    })
+}
+
+/// Check a tool call in the dispatcher's order: valid JSON, a real tool, the right fields.
+/// The error is the complete text of the tool result.
+pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<PreparedCall, String> {
+    let args = parse_arguments(raw_args)?;
+    let Some(spec) = specs.iter().find(|s| s.name == name) else {
+        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        return Err(format!(
+            "Error: unknown tool \"{}\". The available tools are: {}.",
+            printable(name),
+            names.join(", ")
+        ));
+    };
+    let wrong = |detail: String| format!("Error: wrong arguments for {} ({detail})", spec.name);
+    validate(&spec.parameters, &args).map_err(wrong)?;
+    let kind = match spec.name {
+        bash::NAME => serde_json::from_value(args.clone()).map(Kind::Bash),
+        read_file::NAME => serde_json::from_value(args.clone()).map(Kind::ReadFile),
+        write_file::NAME => serde_json::from_value(args.clone()).map(Kind::WriteFile),
+        str_replace::NAME => serde_json::from_value(args.clone()).map(Kind::StrReplace),
+        other => {
+            return Err(format!("Error: {other} failed - this tool cannot run here"));
+        }
+    }
+    .map_err(|e| wrong(e.to_string()))?;
+    Ok(PreparedCall {
+        name: spec.name,
+        args,
+        kind,
+    })
+}
+
+impl PreparedCall {
+    /// One line for approval prompts and logs: the tool and its key argument.
+    pub fn summary(&self) -> String {
+        match &self.kind {
+            Kind::Bash(a) => format!("bash: {}", a.command),
+            Kind::ReadFile(a) => format!("read_file: {}", a.path),
+            Kind::WriteFile(a) => format!("write_file: {}", a.path),
+            Kind::StrReplace(a) => format!("str_replace: {}", a.path),
+        }
+    }
+
+    /// Run the tool. `Err` is the complete error text of the tool result
+    /// (`Error: NAME failed - ...`). Cancel by dropping the future: a running command's
+    /// whole process group is killed.
+    pub async fn execute(self, ctx: &ToolContext) -> Result<String, String> {
+        let result = match self.kind {
+            Kind::Bash(a) => bash::run(a, ctx).await,
+            Kind::ReadFile(a) => read_file::run(a, ctx).await,
+            Kind::WriteFile(a) => write_file::run(a, ctx).await,
+            Kind::StrReplace(a) => str_replace::run(a, ctx).await,
+        };
+        result.map_err(|e| format!("Error: {} failed - {e}", self.name))
+    }
+}
+
+/// Check `args` against a tool's JSON Schema (the subset the tools use: an object with
+/// typed properties and required names), naming the field that is wrong.
+fn validate(schema: &serde_json::Value, args: &serde_json::Value) -> Result<(), String> {
+    let Some(obj) = args.as_object() else {
+        return Err(format!(
+            "expected a JSON object of named arguments, got {}",
+            json_kind(args)
+        ));
+    };
+    let props = schema.get("properties").and_then(|p| p.as_object());
+    if let Some(required) = schema.get("required").and_then(|r| r.as_array()) {
+        for name in required.iter().filter_map(|n| n.as_str()) {
+            if obj.get(name).is_none_or(|v| v.is_null()) {
+                let mut msg = format!("missing required field \"{name}\"");
+                if !obj.is_empty() {
+                    let got: Vec<String> = obj.keys().map(|k| printable(k)).collect();
+                    msg.push_str(&format!("; got: {}", got.join(", ")));
+                }
+                return Err(msg);
+            }
+        }
+    }
+    for (name, value) in obj {
+        let Some(expected) = props
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.get("type"))
+            .and_then(|t| t.as_str())
+        else {
+            continue; // extra fields are ignored
+        };
+        if value.is_null() {
+            continue; // an optional field sent as null is as good as absent
+        }
+        let ok = match expected {
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!(
+                "field \"{name}\" must be {}, got {}",
+                with_article(expected),
+                json_kind(value)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn with_article(kind: &str) -> String {
+    match kind {
+        "integer" | "array" | "object" => format!("an {kind}"),
+        other => format!("a {other}"),
+    }
+}
+
+fn json_kind(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "null".into(),
+        serde_json::Value::Bool(_) => "a boolean".into(),
+        serde_json::Value::Number(n) if n.is_f64() => format!("the number {n}"),
+        serde_json::Value::Number(n) => format!("the integer {n}"),
+        serde_json::Value::String(_) => "a string".into(),
+        serde_json::Value::Array(_) => "an array".into(),
+        serde_json::Value::Object(_) => "an object".into(),
+    }
+}
+
+/// A model-supplied name made safe to echo: control characters escaped, length capped.
+fn printable(s: &str) -> String {
+    let escaped: String = s.chars().flat_map(char::escape_debug).take(80).collect();
+    escaped
+}
+
+#[cfg(test)]
+mod dispatch_tests {
+    use super::*;
+
+    fn prep(name: &str, args: &str) -> Result<PreparedCall, String> {
+        prepare(&all_specs(), name, args)
+    }
+
+    #[test]
+    fn bad_json_comes_first() {
+        let e = prep("nonexistent", "{\"command\": ").unwrap_err();
+        assert!(
+            e.starts_with("Error: arguments were not valid JSON ("),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_tool_lists_the_real_ones() {
+        let e = prep("run_shell", "{}").unwrap_err();
+        assert_eq!(
+            e,
+            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace."
+        );
+    }
+
+    #[test]
+    fn wrong_arguments_name_the_field() {
+        let e = prep("bash", "[1]").unwrap_err();
+        assert_eq!(e, "Error: wrong arguments for bash (expected a JSON object of named arguments, got an array)");
+        let e = prep("bash", "{\"command\": 5}").unwrap_err();
+        assert_eq!(e, "Error: wrong arguments for bash (field \"command\" must be a string, got the integer 5)");
+        let e = prep("read_file", "{\"file\": \"x\"}").unwrap_err();
+        assert_eq!(
+            e,
+            "Error: wrong arguments for read_file (missing required field \"path\"; got: file)"
+        );
+        let e = prep("read_file", "{\"path\": \"x\", \"offset\": \"3\"}").unwrap_err();
+        assert_eq!(e, "Error: wrong arguments for read_file (field \"offset\" must be an integer, got a string)");
+    }
+
+    #[test]
+    fn good_calls_prepare_and_summarise() {
+        let c = prep("bash", "{\"command\": \"ls -la\", \"extra\": 1}").unwrap();
+        assert_eq!(c.summary(), "bash: ls -la");
+        let c = prep("read_file", "{\"path\": \"a.txt\", \"offset\": null}").unwrap();
+        assert_eq!(c.name, "read_file");
+    }
+
+    #[test]
+    fn schemas_are_objects_with_required_fields() {
+        for spec in all_specs() {
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert!(spec.parameters["properties"].is_object(), "{}", spec.name);
+            assert!(!spec.description.trim().is_empty(), "{}", spec.name);
+        }
+    }
+}

@@ -1,0 +1,817 @@
+//! The agent loop end to end: the real client against the scripted server, real tools in a
+//! temporary project, events observed as a front end sees them.
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rein::agent::{
+    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, ClientConfig,
+    TurnOutcome,
+};
+use rein::permissions::{AllowAll, PermissionPolicy, ToolRequest, Verdict};
+use serde_json::{json, Value};
+use support::{chunk, Reply, ScriptedServer, Step};
+
+fn config(server: &ScriptedServer, root: &Path) -> AgentConfig {
+    let mut client = ClientConfig::new(server.base_url(), "sk-test-secret-123", "scripted");
+    client.base_backoff = Duration::from_millis(20);
+    client.idle_timeout = Duration::from_secs(10);
+    AgentConfig {
+        client,
+        root: root.to_path_buf(),
+        bash_timeout: Duration::from_secs(20),
+        max_steps: 20,
+        policy: Arc::new(AllowAll),
+    }
+}
+
+/// Send `text` and collect events until the turn ends, answering approvals with `decide`.
+async fn turn_with(
+    handle: &mut AgentHandle,
+    text: &str,
+    mut decide: impl FnMut(&str) -> ApprovalDecision,
+) -> Vec<AgentEvent> {
+    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
+    let mut events = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
+            .await
+            .expect("turn did not finish in 30 s")
+            .expect("agent task ended");
+        if let AgentEvent::ApprovalNeeded { summary, reply, .. } = &event {
+            reply.send(decide(summary));
+        }
+        let done = matches!(event, AgentEvent::TurnFinished { .. });
+        events.push(event);
+        if done {
+            return events;
+        }
+    }
+}
+
+async fn turn(handle: &mut AgentHandle, text: &str) -> Vec<AgentEvent> {
+    turn_with(handle, text, |_| ApprovalDecision::Approve).await
+}
+
+fn outcome(events: &[AgentEvent]) -> TurnOutcome {
+    match events.last() {
+        Some(AgentEvent::TurnFinished { outcome }) => *outcome,
+        other => panic!("last event is not TurnFinished: {other:?}"),
+    }
+}
+
+fn tool_results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished {
+                name,
+                result,
+                is_error,
+                ..
+            } => Some((name.clone(), result.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn text_of(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every assistant tool call in a request is answered by exactly one tool message, right
+/// after it, and no assistant message carries provider extras.
+fn assert_history_valid(request: &Value) {
+    let messages = request["messages"].as_array().expect("messages array");
+    assert_eq!(messages[0]["role"], "system");
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        if m["role"] == "assistant" {
+            let keys: Vec<&String> = m.as_object().unwrap().keys().collect();
+            for k in &keys {
+                assert!(
+                    ["role", "content", "tool_calls"].contains(&k.as_str()),
+                    "assistant message carries {k}: {m}"
+                );
+            }
+            let calls = m["tool_calls"].as_array().cloned().unwrap_or_default();
+            for (j, call) in calls.iter().enumerate() {
+                let answer = &messages[i + 1 + j];
+                assert_eq!(
+                    answer["role"], "tool",
+                    "call {call} not answered: {request}"
+                );
+                assert_eq!(answer["tool_call_id"], call["id"]);
+            }
+            i += 1 + calls.len();
+        } else {
+            assert_ne!(m["role"], "tool", "tool message without a call: {m}");
+            i += 1;
+        }
+    }
+}
+
+fn args(v: Value) -> String {
+    v.to_string()
+}
+
+#[tokio::test]
+async fn multi_step_fix_reads_runs_edits_and_reruns() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("calc.sh"), "add() {\n  echo $(( $1 - $2 ))\n}\n").unwrap();
+    std::fs::write(
+        root.join("test_calc.sh"),
+        ". ./calc.sh\nif [ \"$(add 2 3)\" = 5 ]; then echo PASS; else echo \"FAIL: add 2 3 = $(add 2 3)\"; exit 1; fi\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text_then_tool_calls(
+            "Let me look at the test.",
+            &[("read_file", &args(json!({"path": "test_calc.sh"})))],
+        ),
+        Reply::tool_calls(&[("bash", &args(json!({"command": "sh test_calc.sh"})))]),
+        Reply::tool_calls(&[("read_file", &args(json!({"path": "calc.sh"})))]),
+        Reply::tool_calls(&[(
+            "str_replace",
+            &args(json!({"path": "calc.sh", "old": "$(( $1 - $2 ))", "new": "$(( $1 + $2 ))"})),
+        )]),
+        Reply::tool_calls(&[("bash", &args(json!({"command": "sh test_calc.sh"})))]),
+        Reply::text("Fixed: `add` subtracted instead of adding. The test passes now."),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, root)).unwrap();
+    let events = turn(&mut handle, "The calc test fails. Fix it.").await;
+
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert!(results[0].1.contains("test_calc.sh") || results[0].1.contains(". ./calc.sh"));
+    assert!(
+        results[1].1.contains("FAIL: add 2 3 = -1"),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[1].1.contains("exit code 1"), "{:?}", results[1]);
+    assert!(results[2].1.contains("$(( $1 - $2 ))"));
+    assert!(!results[3].2, "str_replace failed: {:?}", results[3]);
+    assert!(results[4].1.contains("PASS"), "{:?}", results[4]);
+    assert!(!results[4].1.contains("exit code"), "{:?}", results[4]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("calc.sh")).unwrap(),
+        "add() {\n  echo $(( $1 + $2 ))\n}\n"
+    );
+    assert!(text_of(&events).ends_with("The test passes now."));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6);
+    for r in &requests {
+        assert_eq!(r["stream"], true);
+        assert_eq!(r["stream_options"]["include_usage"], true);
+        assert_eq!(r["model"], "scripted");
+        let tools: Vec<&str> = r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["bash", "read_file", "write_file", "str_replace"]);
+        assert_history_valid(r);
+    }
+    // The last request carries the whole story: user, 5 calls with their results.
+    let last = requests[5]["messages"].as_array().unwrap();
+    assert_eq!(last[1]["content"], "The calc test fails. Fix it.");
+    assert_eq!(last.iter().filter(|m| m["role"] == "tool").count(), 5);
+    let auth = &server.request_headers()[0];
+    assert!(auth
+        .iter()
+        .any(|(k, v)| k == "authorization" && v == "Bearer sk-test-secret-123"));
+}
+
+#[tokio::test]
+async fn malformed_calls_become_errors_and_the_model_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("read_file", "{\"path\": \"notes.txt\"")]),
+        Reply::tool_calls(&[("open_file", &args(json!({"path": "notes.txt"})))]),
+        Reply::tool_calls(&[("read_file", &args(json!({"path": 42})))]),
+        Reply::tool_calls(&[("bash", &args(json!({"cmd": "ls"})))]),
+        Reply::tool_calls(&[("str_replace", "[\"notes.txt\"]")]),
+        Reply::tool_calls(&[("read_file", &args(json!({"path": "notes.txt"})))]),
+        Reply::text("The file says hello."),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "What does notes.txt say?").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 6);
+    assert!(
+        results[0]
+            .1
+            .starts_with("Error: arguments were not valid JSON ("),
+        "{}",
+        results[0].1
+    );
+    assert_eq!(
+        results[1].1,
+        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace."
+    );
+    assert_eq!(
+        results[2].1,
+        "Error: wrong arguments for read_file (field \"path\" must be a string, got the integer 42)"
+    );
+    assert_eq!(
+        results[3].1,
+        "Error: wrong arguments for bash (missing required field \"command\"; got: cmd)"
+    );
+    assert!(results[4]
+        .1
+        .starts_with("Error: wrong arguments for str_replace (expected a JSON object"));
+    assert!(results[..5].iter().all(|r| r.2), "all five are errors");
+    assert!(
+        !results[5].2 && results[5].1.contains("hello"),
+        "{:?}",
+        results[5]
+    );
+    // The malformed call went back to the model exactly as it was made.
+    let requests = server.requests();
+    let second = requests[1]["messages"].as_array().unwrap();
+    let call = &second[second.len() - 2]["tool_calls"][0];
+    assert_eq!(call["function"]["arguments"], "{\"path\": \"notes.txt\"");
+    for r in &requests {
+        assert_history_valid(r);
+    }
+    assert!(events
+        .iter()
+        .all(|e| !matches!(e, AgentEvent::Error { .. })));
+}
+
+#[tokio::test]
+async fn two_tool_calls_in_one_reply_run_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            (
+                "write_file",
+                &args(json!({"path": "a/b.txt", "content": "one\ntwo\n"})),
+            ),
+            (
+                "bash",
+                &args(json!({"command": "cat a/b.txt; echo err >&2"})),
+            ),
+        ]),
+        Reply::text("Done."),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "write and show").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].0, "write_file");
+    assert_eq!(results[1].1, "one\ntwo\nerr");
+    let requests = server.requests();
+    assert_history_valid(&requests[1]);
+    let msgs = requests[1]["messages"].as_array().unwrap();
+    let n = msgs.len();
+    assert_eq!(msgs[n - 3]["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(msgs[n - 1]["content"], "one\ntwo\nerr");
+}
+
+#[tokio::test]
+async fn server_error_500_is_retried_then_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::error(500, "upstream hiccup"),
+        Reply::error(503, "still warming up"),
+        Reply::text("Hello after retries."),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let retries: Vec<(u32, u32, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                reason,
+                ..
+            } => Some((*attempt, *max_attempts, reason.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert_eq!((retries[0].0, retries[0].1), (2, 5));
+    assert!(retries[0].2.contains("500") && retries[0].2.contains("upstream hiccup"));
+    assert_eq!(retries[1].0, 3);
+    assert_eq!(text_of(&events), "Hello after retries.");
+    assert_eq!(server.served(), 3);
+}
+
+#[tokio::test]
+async fn rate_limit_429_waits_for_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::error(429, "Rate limit reached").with_header("Retry-After", "1"),
+        Reply::text("ok"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let start = Instant::now();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let delay = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Retrying { delay, reason, .. } => Some((*delay, reason.clone())),
+            _ => None,
+        })
+        .expect("a retry event");
+    assert_eq!(
+        delay.0,
+        Duration::from_secs(1),
+        "Retry-After, not the 20 ms backoff"
+    );
+    assert!(delay.1.contains("429") && delay.1.contains("Rate limit reached"));
+    assert!(start.elapsed() >= Duration::from_millis(950));
+}
+
+#[tokio::test]
+async fn gives_up_after_max_tries_and_shows_the_server_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(
+        (0..5)
+            .map(|_| Reply::error(502, "bad gateway today"))
+            .collect(),
+    )
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    assert_eq!(server.served(), 5);
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        error.contains("502") && error.contains("bad gateway today"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn unauthorized_is_not_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::error(
+        401,
+        "Incorrect API key provided: sk-te***",
+    )])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    assert_eq!(server.served(), 1);
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("401") && message.contains("Incorrect API key"))));
+}
+
+#[tokio::test]
+async fn stream_cut_mid_reply_is_an_error_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::sse(vec![
+            Step::Data(chunk(
+                json!({"role": "assistant", "content": "Partial ans"}),
+                None,
+            )),
+            Step::Data(chunk(json!({"content": "wer"}), None)),
+            Step::Cut,
+        ]),
+        Reply::text("Second try works."),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "first").await;
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    assert_eq!(text_of(&events), "Partial answer");
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(error.contains("broke off"), "{error}");
+    assert_eq!(server.served(), 1, "text was shown, so no silent retry");
+
+    let events = turn(&mut handle, "again").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let req = &server.requests()[1];
+    assert_history_valid(req);
+    let msgs = req["messages"].as_array().unwrap();
+    assert_eq!(msgs[2]["content"], "Partial answer");
+    assert_eq!(msgs[3]["content"], "again");
+}
+
+#[tokio::test]
+async fn stream_cut_before_any_text_is_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::sse(vec![Step::Raw(": keepalive\n\n".into()), Step::Cut]),
+        Reply::text("fine"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Retrying { .. })));
+}
+
+#[tokio::test]
+async fn no_usage_from_the_server_is_estimated_and_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("An answer of a few words.")
+            .without_usage()
+            .without_done(),
+        Reply::text("with usage").with_usage(1234, 56),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let usage = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Usage(u) => Some(*u),
+            _ => None,
+        })
+        .expect("a usage event");
+    assert!(usage.estimated);
+    assert!(
+        usage.prompt_tokens > 100,
+        "system prompt and tools count: {usage:?}"
+    );
+    assert!(
+        usage.completion_tokens >= 5 && usage.completion_tokens < 20,
+        "{usage:?}"
+    );
+    assert_eq!(
+        usage.total_tokens,
+        usage.prompt_tokens + usage.completion_tokens
+    );
+
+    let events = turn(&mut handle, "again").await;
+    let usage = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Usage(u) => Some(*u),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!usage.estimated);
+    assert_eq!(
+        (
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.total_tokens
+        ),
+        (1234, 56, 1290)
+    );
+}
+
+#[tokio::test]
+async fn reasoning_is_shown_but_never_sent_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::reasoning_then_text("The user greets me. I should greet back.", "Hello!"),
+        Reply::sse(vec![
+            Step::Data(chunk(
+                json!({"role": "assistant", "reasoning": "OpenRouter style"}),
+                None,
+            )),
+            Step::Data(chunk(json!({"content": "Again."}), Some("stop"))),
+            Step::Done,
+        ]),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    let reasoning: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReasoningDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasoning, "The user greets me. I should greet back.");
+    assert_eq!(text_of(&events), "Hello!");
+    let events = turn(&mut handle, "again").await;
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::ReasoningDelta { text } if text == "OpenRouter style")));
+    let req = &server.requests()[1];
+    assert_history_valid(req);
+    let body = req.to_string();
+    assert!(
+        !body.contains("greet back"),
+        "reasoning leaked into the request"
+    );
+    assert_eq!(
+        req["messages"][2],
+        json!({"role": "assistant", "content": "Hello!"})
+    );
+}
+
+#[tokio::test]
+async fn stalled_stream_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::sse(vec![
+        Step::Data(chunk(
+            json!({"role": "assistant", "content": "thinking about it"}),
+            None,
+        )),
+        Step::Sleep(Duration::from_secs(5)),
+        Step::Done,
+    ])])
+    .await;
+    let mut cfg = config(&server, dir.path());
+    cfg.client.idle_timeout = Duration::from_millis(300);
+    let mut handle = agent::spawn(cfg).unwrap();
+    let start = Instant::now();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    assert!(start.elapsed() < Duration::from_secs(4));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("sent nothing"))));
+}
+
+fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        // A zombie has already died; only its parent's bookkeeping is left.
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test]
+async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            (
+                "bash",
+                &args(json!({"command": "sleep 86421 & echo $! > child.pid; echo $$ > shell.pid; wait"})),
+            ),
+            ("read_file", &args(json!({"path": "child.pid"}))),
+        ]),
+        Reply::text("ok, stopped"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, root)).unwrap();
+    handle.send(AgentCommand::UserMessage("sleep a while".into()));
+    let mut events = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut interrupted_at = None;
+    loop {
+        let next = tokio::time::timeout(Duration::from_millis(50), handle.events.recv()).await;
+        if let Ok(Some(event)) = next {
+            let done = matches!(event, AgentEvent::TurnFinished { .. });
+            events.push(event);
+            if done {
+                break;
+            }
+        }
+        if interrupted_at.is_none()
+            && root.join("child.pid").exists()
+            && root.join("shell.pid").exists()
+        {
+            interrupted_at = Some(Instant::now());
+            handle.send(AgentCommand::Interrupt);
+        }
+        assert!(Instant::now() < deadline, "no TurnFinished: {events:?}");
+    }
+    let took = interrupted_at.expect("the command started").elapsed();
+    assert!(took < Duration::from_secs(2), "interrupt took {took:?}");
+    assert_eq!(outcome(&events), TurnOutcome::Interrupted);
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].1.contains("interrupted by the user"));
+    assert!(results[1].1.contains("interrupted"));
+
+    let read_pid = |f: &str| -> u32 {
+        std::fs::read_to_string(root.join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (child, shell) = (read_pid("child.pid"), read_pid("shell.pid"));
+    let gone = Instant::now() + Duration::from_secs(3);
+    while (process_alive(child) || process_alive(shell)) && Instant::now() < gone {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !process_alive(child),
+        "sleep {child} survived the interrupt"
+    );
+    assert!(!process_alive(shell), "sh {shell} survived the interrupt");
+
+    // The session goes on, and the next request answers both calls.
+    let events = turn(&mut handle, "what happened?").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let req = &server.requests()[1];
+    assert_history_valid(req);
+    assert!(req.to_string().contains("interrupted by the user"));
+}
+
+#[tokio::test]
+async fn interrupt_while_streaming_drops_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::sse(vec![
+            Step::Data(chunk(
+                json!({"role": "assistant", "content": "Start"}),
+                None,
+            )),
+            Step::Sleep(Duration::from_secs(30)),
+            Step::Done,
+        ]),
+        Reply::text("next"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    handle.send(AgentCommand::UserMessage("go".into()));
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(5), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(e, AgentEvent::TextDelta { .. }) {
+            break;
+        }
+    }
+    let start = Instant::now();
+    handle.send(AgentCommand::Interrupt);
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(5), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::TurnFinished { outcome } = e {
+            assert_eq!(outcome, TurnOutcome::Interrupted);
+            break;
+        }
+    }
+    assert!(start.elapsed() < Duration::from_millis(500));
+    let events = turn(&mut handle, "and now?").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let req = &server.requests()[1];
+    assert_eq!(req["messages"][2]["content"], "Start");
+}
+
+struct AskForBash;
+
+impl PermissionPolicy for AskForBash {
+    fn check(&self, request: &ToolRequest<'_>) -> Verdict {
+        match request.tool {
+            "bash" => Verdict::Ask {
+                reason: "test rule: bash asks".into(),
+            },
+            "write_file" => Verdict::Deny {
+                reason: "test rule: no writes".into(),
+            },
+            _ => Verdict::Allow,
+        }
+    }
+}
+
+#[tokio::test]
+async fn approvals_run_refuse_and_remember_for_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("bash", &args(json!({"command": "echo approved-once"}))),
+            ("bash", &args(json!({"command": "echo refused"}))),
+            ("write_file", &args(json!({"path": "x", "content": "y"}))),
+            ("bash", &args(json!({"command": "echo always"}))),
+            ("bash", &args(json!({"command": "echo always"}))),
+        ]),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut cfg = config(&server, dir.path());
+    cfg.policy = Arc::new(AskForBash);
+    let mut handle = agent::spawn(cfg).unwrap();
+    let mut asked = Vec::new();
+    let events = turn_with(&mut handle, "go", |summary| {
+        asked.push(summary.to_string());
+        match summary {
+            "bash: echo approved-once" => ApprovalDecision::Approve,
+            "bash: echo refused" => ApprovalDecision::Deny {
+                feedback: Some("use printf".into()),
+            },
+            _ => ApprovalDecision::ApproveForSession,
+        }
+    })
+    .await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    assert_eq!(
+        asked,
+        [
+            "bash: echo approved-once",
+            "bash: echo refused",
+            "bash: echo always"
+        ],
+        "the second `echo always` is remembered"
+    );
+    let results = tool_results(&events);
+    assert_eq!(results[0].1, "approved-once");
+    assert!(results[1]
+        .1
+        .starts_with("Error: bash was not run: approval was refused (use printf)"));
+    assert!(results[2]
+        .1
+        .contains("denied by the permission rules (test rule: no writes)"));
+    assert!(!dir.path().join("x").exists());
+    assert_eq!(results[3].1, "always");
+    assert_eq!(results[4].1, "always");
+}
+
+#[tokio::test]
+async fn messages_sent_during_a_turn_are_queued_for_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::sse(vec![
+            Step::Data(chunk(
+                json!({"role": "assistant", "content": "first "}),
+                None,
+            )),
+            Step::Sleep(Duration::from_millis(300)),
+            Step::Data(chunk(json!({"content": "answer"}), Some("stop"))),
+            Step::Done,
+        ]),
+        Reply::text("second answer"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    handle.send(AgentCommand::UserMessage("one".into()));
+    handle.send(AgentCommand::UserMessage("two".into()));
+    let mut finished = 0;
+    while finished < 2 {
+        let e = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let AgentEvent::TurnFinished { outcome } = e {
+            assert_eq!(outcome, TurnOutcome::Completed);
+            finished += 1;
+        }
+    }
+    let req = &server.requests()[1];
+    let msgs = req["messages"].as_array().unwrap();
+    assert_eq!(msgs[1]["content"], "one");
+    assert_eq!(msgs[2]["content"], "first answer");
+    assert_eq!(msgs[3]["content"], "two");
+}
+
+#[tokio::test]
+async fn bash_never_sees_the_api_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &args(json!({"command": "env"})))]),
+        Reply::text("ok"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "print env").await;
+    let results = tool_results(&events);
+    assert!(results[0].1.contains("PATH="));
+    assert!(!results[0].1.contains("sk-test-secret-123"));
+    assert!(!results[0].1.contains("REIN_"));
+    assert!(!results[0].1.contains("OPENAI_"));
+}

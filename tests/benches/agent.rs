@@ -1,0 +1,172 @@
+//! Benchmarks of the harness itself: `cargo bench --bench agent`.
+//!
+//! 1. SSE ingestion: a local scripted server streams a long reply of one-token content
+//!    deltas; the real client parses and assembles it. Reported in tokens (deltas) per second.
+//! 2. Delta assembly alone: the same chunks fed to the assembler without a network.
+//! 3. Agent step overhead: a zero-latency model (the scripted server answers at once) asks
+//!    for a cheap tool call at every step; the time per step is rein's own cost: request
+//!    serialisation, HTTP on loopback, parsing, dispatch, the tool, and the events.
+//!
+//! Each figure is the median of several runs, printed as a Markdown table row.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rein::agent::stream::Assembler;
+use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig, LlmClient, Message};
+use rein::permissions::AllowAll;
+use serde_json::json;
+use support::{chunk, Reply, ScriptedServer, Step};
+
+const TOKENS: usize = 50_000;
+const RUNS: usize = 5;
+const STEPS: usize = 200;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn token_chunks() -> Vec<serde_json::Value> {
+    (0..TOKENS)
+        .map(|i| chunk(json!({ "content": format!("tok{} ", i % 100) }), None))
+        .collect()
+}
+
+fn long_reply(chunks: &[serde_json::Value]) -> Reply {
+    let mut steps: Vec<Step> = chunks.iter().cloned().map(Step::Data).collect();
+    steps.push(Step::Data(chunk(json!({}), Some("stop"))));
+    steps.push(Step::Done);
+    Reply::sse(steps)
+}
+
+async fn bench_ingestion(chunks: &[serde_json::Value]) -> (f64, f64) {
+    let server = ScriptedServer::start((0..RUNS).map(|_| long_reply(chunks)).collect()).await;
+    let client = LlmClient::new(ClientConfig::new(server.base_url(), "", "bench")).unwrap();
+    let messages = vec![Message::user("go")];
+    let tools = json!([]);
+    let bytes: usize = chunks.iter().map(|c| c.to_string().len() + 8).sum();
+    let mut rates = Vec::new();
+    let mut mbs = Vec::new();
+    for _ in 0..RUNS {
+        let mut deltas = 0usize;
+        let start = Instant::now();
+        let reply = client
+            .stream_chat(&messages, &tools, &mut |_| deltas += 1)
+            .await
+            .unwrap();
+        let secs = start.elapsed().as_secs_f64();
+        assert_eq!(deltas, TOKENS);
+        assert!(reply.text.len() > TOKENS * 4);
+        rates.push(TOKENS as f64 / secs);
+        mbs.push(bytes as f64 / secs / 1e6);
+    }
+    (median(rates), median(mbs))
+}
+
+fn bench_assembly(chunks: &[serde_json::Value]) -> f64 {
+    let data: Vec<String> = chunks.iter().map(|c| c.to_string()).collect();
+    let mut rates = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let mut a = Assembler::new();
+        let mut n = 0usize;
+        for d in &data {
+            a.push(d, &mut |_| n += 1).unwrap();
+        }
+        let reply = a.finish();
+        let secs = start.elapsed().as_secs_f64();
+        assert_eq!(n, TOKENS);
+        assert!(!reply.text.is_empty());
+        rates.push(TOKENS as f64 / secs);
+    }
+    median(rates)
+}
+
+async fn bench_steps() -> (f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.txt"), "one\ntwo\nthree\n").unwrap();
+    let args = json!({"path": "small.txt"}).to_string();
+    let mut per_step = Vec::new();
+    let mut per_turn_text = Vec::new();
+    for _ in 0..RUNS {
+        let mut replies: Vec<Reply> = (0..STEPS)
+            .map(|_| Reply::tool_calls(&[("read_file", args.as_str())]))
+            .collect();
+        replies.push(Reply::text("done"));
+        let server = ScriptedServer::start(replies).await;
+        let mut cfg = ClientConfig::new(server.base_url(), "", "bench");
+        cfg.max_tries = 1;
+        let mut handle = agent::spawn(AgentConfig {
+            client: cfg,
+            root: dir.path().to_path_buf(),
+            bash_timeout: Duration::from_secs(10),
+            max_steps: STEPS as u32 + 1,
+            policy: Arc::new(AllowAll),
+        })
+        .unwrap();
+        let start = Instant::now();
+        handle.send(AgentCommand::UserMessage("go".into()));
+        let mut tools = 0;
+        while let Some(e) = handle.events.recv().await {
+            match e {
+                AgentEvent::ToolFinished { is_error, .. } => {
+                    assert!(!is_error);
+                    tools += 1;
+                }
+                AgentEvent::TurnFinished { .. } => break,
+                _ => {}
+            }
+        }
+        assert_eq!(tools, STEPS);
+        per_step.push(start.elapsed().as_secs_f64() * 1e6 / (STEPS + 1) as f64);
+
+        // Text-only turns: one model call each, no tools.
+        let turns = 50;
+        for _ in 0..turns {
+            server.push(Reply::text("short answer"));
+        }
+        let start = Instant::now();
+        for _ in 0..turns {
+            handle.send(AgentCommand::UserMessage("again".into()));
+            while let Some(e) = handle.events.recv().await {
+                if matches!(e, AgentEvent::TurnFinished { .. }) {
+                    break;
+                }
+            }
+        }
+        per_turn_text.push(start.elapsed().as_secs_f64() * 1e6 / turns as f64);
+    }
+    (median(per_step), median(per_turn_text))
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let chunks = token_chunks();
+    let (tps, mbs) = runtime.block_on(bench_ingestion(&chunks));
+    let assembly = bench_assembly(&chunks);
+    let (step_us, text_turn_us) = runtime.block_on(bench_steps());
+    println!("| benchmark | result |");
+    println!("|---|---|");
+    println!(
+        "| SSE ingestion through the client, {TOKENS} one-token deltas (median of {RUNS}) | {:.0} tokens/s ({mbs:.1} MB/s of SSE) |",
+        tps
+    );
+    println!(
+        "| delta assembly alone, no network (median of {RUNS}) | {:.0} tokens/s |",
+        assembly
+    );
+    println!(
+        "| agent step with a zero-latency model: request + read_file + events, {STEPS} steps (median of {RUNS}) | {step_us:.0} µs/step |"
+    );
+    println!(
+        "| text-only turn with a zero-latency model, 50 turns (median of {RUNS}) | {text_turn_us:.0} µs/turn |"
+    );
+}

@@ -83,7 +83,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 
     if let Some(Command::Config) = cli.command {
         println!("project    {}", root.display());
-        print!("{}", config.describe());
+        println!("{}", config.describe());
         return Ok(ExitCode::SUCCESS);
     }
 

@@ -116,6 +116,8 @@ async fn accept_loop(listener: TcpListener, state: Arc<Mutex<State>>) {
     loop {
         while connections.try_join_next().is_some() {}
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors or similar: let the connections finish first.
+            tokio::task::yield_now().await;
             continue;
         };
         connections.spawn(serve_connection(stream, state.clone()));

@@ -1,0 +1,354 @@
+//! The headless front end: the real `rein` binary against the scripted server, and
+//! `headless::run` with a policy that asks.
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rein::agent::{AgentConfig, ClientConfig};
+use rein::headless::{self, HeadlessOptions, OutputFormat};
+use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+/// Run the binary with an isolated home, config dir and environment.
+async fn rein(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("rein finished within 60 s")
+        .expect("rein ran")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn text_output_streams_the_reply_and_tool_activity() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("README"), "project readme\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "cat README"}).to_string())]),
+        Reply::text("The readme says: project readme."),
+    ])
+    .await;
+    let url = server.base_url();
+    let cwd = project.path().to_str().unwrap();
+    let out = rein(
+        home.path(),
+        &[
+            "-p",
+            "what is in README?",
+            "--base-url",
+            &url,
+            "--model",
+            "scripted",
+            "--cwd",
+            cwd,
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out), "The readme says: project readme.\n");
+    let err = stderr(&out);
+    assert!(err.contains("▸ bash cat README"), "{err}");
+    assert!(err.contains("✓"), "{err}");
+    let req = &server.requests()[0];
+    assert_eq!(req["model"], "scripted");
+    assert!(req["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains(project.path().canonicalize().unwrap().to_str().unwrap()));
+}
+
+#[tokio::test]
+async fn jsonl_output_is_one_event_per_line() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", "{\"command\": \"echo hi\"}")]),
+        Reply::text("bye"),
+    ])
+    .await;
+    let url = server.base_url();
+    let out = rein(
+        home.path(),
+        &[
+            "-p",
+            "say hi",
+            "--output-format",
+            "jsonl",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--cwd",
+            project.path().to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"turn_started"));
+    assert_eq!(types.last(), Some(&"turn_finished"));
+    for t in [
+        "request_started",
+        "tool_call_started",
+        "tool_finished",
+        "usage",
+        "text_delta",
+        "assistant_message",
+    ] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_started")
+        .unwrap();
+    assert_eq!(started["name"], "bash");
+    assert_eq!(started["args"], json!({"command": "echo hi"}));
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_finished")
+        .unwrap();
+    assert_eq!(finished["result"], "hi");
+    assert_eq!(finished["is_error"], false);
+    assert!(finished["duration_ms"].is_u64());
+    let usage = events.iter().find(|e| e["type"] == "usage").unwrap();
+    assert_eq!(usage["prompt_tokens"], 100);
+    assert_eq!(usage["estimated"], false);
+    assert_eq!(events.last().unwrap()["outcome"], "completed");
+}
+
+#[tokio::test]
+async fn unreachable_endpoint_exits_non_zero_with_a_clear_message() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        "[client]\nmax_tries = 2\n",
+    )
+    .unwrap();
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = rein(
+        home.path(),
+        &[
+            "-p",
+            "hi",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--cwd",
+            project.path().to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("retrying"), "{err}");
+    assert!(err.contains("cannot reach the model server"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("Backtrace"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn refused_key_exits_non_zero_with_the_servers_words() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::error(401, "Incorrect API key provided")]).await;
+    let url = server.base_url();
+    let out = rein(
+        home.path(),
+        &[
+            "-p",
+            "hi",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--cwd",
+            project.path().to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("401"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Incorrect API key provided"));
+}
+
+#[tokio::test]
+async fn missing_model_and_bad_config_are_one_line_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_str().unwrap();
+    let out = rein(
+        home.path(),
+        &[
+            "-p",
+            "hi",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--cwd",
+            cwd,
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no model configured"),
+        "{}",
+        stderr(&out)
+    );
+
+    std::fs::create_dir(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        "[tools]\nbash_timeout_secs = \"soon\"\n",
+    )
+    .unwrap();
+    let out = rein(home.path(), &["-p", "hi", "--model", "m", "--cwd", cwd]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("config.toml") && err.contains("bash_timeout_secs"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn config_command_shows_sources_and_masks_the_key() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
+    let out = cmd
+        .args([
+            "config",
+            "--cwd",
+            project.path().to_str().unwrap(),
+            "--model",
+            "from-flag",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("REIN_HOME", home.path().join("rein-home"))
+        .env("REIN_API_KEY", "sk-abcdefghijklmnopwxyz")
+        .env("OPENAI_BASE_URL", "http://example.invalid/v1")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains("sk-abcdefghijklmnopwxyz"), "{text}");
+    assert!(text.contains("wxyz"), "{text}");
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key} in {text}"))
+            .to_string()
+    };
+    assert!(
+        line("model").contains("from-flag") && line("model").contains("--model"),
+        "{text}"
+    );
+    assert!(line("api_key").contains("REIN_API_KEY"), "{text}");
+    assert!(line("base_url").contains("OPENAI_BASE_URL"), "{text}");
+    assert!(
+        line("context_window").contains("128000") && line("context_window").contains("default"),
+        "{text}"
+    );
+}
+
+struct AskForBash;
+
+impl PermissionPolicy for AskForBash {
+    fn check(&self, request: &ToolRequest<'_>) -> Verdict {
+        if request.tool == "bash" {
+            Verdict::Ask {
+                reason: "bash asks in this test".into(),
+            }
+        } else {
+            Verdict::Allow
+        }
+    }
+}
+
+async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", "{\"command\": \"touch made-it\"}")]),
+        Reply::text("done"),
+    ])
+    .await;
+    let config = AgentConfig {
+        client: ClientConfig::new(server.base_url(), "", "m"),
+        root: project.path().to_path_buf(),
+        bash_timeout: Duration::from_secs(10),
+        max_steps: 5,
+        policy: Arc::new(AskForBash),
+    };
+    let code = headless::run(
+        config,
+        HeadlessOptions {
+            prompt: "make it".into(),
+            format: OutputFormat::Text,
+            yes,
+        },
+    )
+    .await;
+    (code, server.requests(), project)
+}
+
+#[tokio::test]
+async fn without_yes_an_ask_is_refused_and_the_model_told_why() {
+    let (code, requests, project) = headless_with_ask(false).await;
+    assert_eq!(code, 0);
+    assert!(!project.path().join("made-it").exists());
+    let msgs = requests[1]["messages"].as_array().unwrap();
+    let result = msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        result.starts_with("Error: bash was not run: approval was refused"),
+        "{result}"
+    );
+    assert!(result.contains("interactive session"), "{result}");
+}
+
+#[tokio::test]
+async fn with_yes_an_ask_is_approved() {
+    let (code, requests, project) = headless_with_ask(true).await;
+    assert_eq!(code, 0);
+    assert!(project.path().join("made-it").exists());
+    let msgs = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["content"], "(no output)");
+}

@@ -83,6 +83,16 @@ struct Printer {
     /// Whether stdout's last character was a newline (text format).
     at_line_start: bool,
     in_reasoning: bool,
+    /// Token usage summed over the turn's model calls.
+    usage: UsageTotals,
+}
+
+#[derive(Debug, Default)]
+struct UsageTotals {
+    calls: u32,
+    prompt: u64,
+    completion: u64,
+    estimated: bool,
 }
 
 impl Printer {
@@ -91,6 +101,7 @@ impl Printer {
             format,
             at_line_start: true,
             in_reasoning: false,
+            usage: UsageTotals::default(),
         }
     }
 
@@ -194,11 +205,31 @@ impl Printer {
                 if *outcome == TurnOutcome::Interrupted {
                     eprintln!("rein: interrupted");
                 }
+                let u = &self.usage;
+                if u.calls > 0 {
+                    eprintln!(
+                        "rein: {} model call{}, {} prompt + {} completion tokens{}",
+                        u.calls,
+                        if u.calls == 1 { "" } else { "s" },
+                        u.prompt,
+                        u.completion,
+                        if u.estimated {
+                            " (estimated: the server sent no usage)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            AgentEvent::Usage(usage) => {
+                self.usage.calls += 1;
+                self.usage.prompt += usage.prompt_tokens;
+                self.usage.completion += usage.completion_tokens;
+                self.usage.estimated |= usage.estimated;
             }
             AgentEvent::AssistantMessage { .. }
             | AgentEvent::TurnStarted { .. }
-            | AgentEvent::RequestStarted { .. }
-            | AgentEvent::Usage(_) => {}
+            | AgentEvent::RequestStarted { .. } => {}
         }
     }
 

@@ -41,6 +41,10 @@ struct Cli {
     #[arg(long, value_name = "NAME", global = true)]
     model: Option<String>,
 
+    /// The model's context window in tokens.
+    #[arg(long, value_name = "TOKENS", global = true)]
+    context_window: Option<u64>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -76,6 +80,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let overrides = Overrides {
         base_url: cli.base_url.clone(),
         model: cli.model.clone(),
+        context_window: cli.context_window,
         ..Overrides::default()
     };
     let config =

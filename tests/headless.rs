@@ -69,6 +69,10 @@ async fn text_output_streams_the_reply_and_tool_activity() {
     let err = stderr(&out);
     assert!(err.contains("▸ bash cat README"), "{err}");
     assert!(err.contains("✓"), "{err}");
+    assert!(
+        err.contains("2 model calls, 200 prompt + 20 completion tokens\n"),
+        "{err}"
+    );
     let req = &server.requests()[0];
     assert_eq!(req["model"], "scripted");
     assert!(req["messages"][0]["content"]
@@ -351,4 +355,75 @@ async fn with_yes_an_ask_is_approved() {
     assert!(project.path().join("made-it").exists());
     let msgs = requests[1]["messages"].as_array().unwrap();
     assert_eq!(msgs.last().unwrap()["content"], "(no output)");
+}
+
+#[tokio::test]
+async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[(
+        "bash",
+        &json!({"command": "sleep 86399 & echo $! > child.pid; wait"}).to_string(),
+    )])
+    .without_usage()])
+    .await;
+    let url = server.base_url();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["-p", "wait", "--base-url", &url, "--model", "m", "--cwd"])
+        .arg(project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("REIN_HOME", home.path().join("rein-home"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid_file = project.path().join("child.pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let sleeper: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let rein_pid = child.id().unwrap() as i32;
+    // SAFETY: kill(2) on a pid we spawned; no memory is involved.
+    unsafe { libc::kill(rein_pid, libc::SIGINT) };
+    let out = tokio::time::timeout(Duration::from_secs(5), child.wait_with_output())
+        .await
+        .expect("rein exits promptly after Ctrl-C")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(estimated: the server sent no usage)"),
+        "{}",
+        stderr(&out)
+    );
+    // SIGKILL was sent before rein exited; the kernel finishes it off asynchronously.
+    let alive = || {
+        let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .to_string();
+        !(stat.is_empty() || state.starts_with('Z'))
+    };
+    let gone = std::time::Instant::now() + Duration::from_secs(2);
+    while alive() && std::time::Instant::now() < gone {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(), "sleep {sleeper} survived Ctrl-C");
 }

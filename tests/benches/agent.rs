@@ -124,11 +124,19 @@ async fn bench_steps() -> (f64, f64) {
         assert_eq!(tools, STEPS);
         per_step.push(start.elapsed().as_secs_f64() * 1e6 / (STEPS + 1) as f64);
 
-        // Text-only turns: one model call each, no tools.
+        // Text-only turns on a fresh agent: one model call each, no tools.
+        drop(handle);
         let turns = 50;
-        for _ in 0..turns {
-            server.push(Reply::text("short answer"));
-        }
+        let server =
+            ScriptedServer::start((0..turns).map(|_| Reply::text("short answer")).collect()).await;
+        let mut handle = agent::spawn(AgentConfig {
+            client: ClientConfig::new(server.base_url(), "", "bench"),
+            root: dir.path().to_path_buf(),
+            bash_timeout: Duration::from_secs(10),
+            max_steps: 2,
+            policy: Arc::new(AllowAll),
+        })
+        .unwrap();
         let start = Instant::now();
         for _ in 0..turns {
             handle.send(AgentCommand::UserMessage("again".into()));

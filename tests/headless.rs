@@ -368,7 +368,7 @@ async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
     .without_usage()])
     .await;
     let url = server.base_url();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
         .args(["-p", "wait", "--base-url", &url, "--model", "m", "--cwd"])
         .arg(project.path())
         .env_clear()

@@ -5,7 +5,7 @@
 //! format every agent event is one JSON object on stdout. Approval requests are answered
 //! at once: approved with `--yes`, refused otherwise (the model is told why).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use crate::agent::{self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, TurnOutcome};
 
@@ -45,9 +45,15 @@ pub async fn run(config: AgentConfig, options: HeadlessOptions) -> i32 {
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
-            _ = &mut ctrl_c, if !interrupted => {
+            _ = &mut ctrl_c => {
+                if interrupted {
+                    // A second Ctrl-C: stop waiting for the agent to wind down.
+                    eprintln!("rein: interrupted");
+                    return 130;
+                }
                 interrupted = true;
                 handle.send(AgentCommand::Interrupt);
+                ctrl_c.set(tokio::signal::ctrl_c());
                 continue;
             }
         };
@@ -83,6 +89,8 @@ struct Printer {
     /// Whether stdout's last character was a newline (text format).
     at_line_start: bool,
     in_reasoning: bool,
+    /// Whether stderr is a terminal (reasoning is dimmed only there).
+    styled: bool,
     /// Token usage summed over the turn's model calls.
     usage: UsageTotals,
 }
@@ -101,6 +109,7 @@ impl Printer {
             format,
             at_line_start: true,
             in_reasoning: false,
+            styled: std::io::stderr().is_terminal(),
             usage: UsageTotals::default(),
         }
     }
@@ -133,7 +142,7 @@ impl Printer {
             AgentEvent::ReasoningDelta { text } => {
                 if !self.in_reasoning {
                     self.in_reasoning = true;
-                    eprint!("\x1b[2mthinking: ");
+                    eprint!("{}thinking: ", if self.styled { "\x1b[2m" } else { "" });
                 }
                 eprint!("{}", sanitize(text));
             }
@@ -223,8 +232,11 @@ impl Printer {
             }
             AgentEvent::Usage(usage) => {
                 self.usage.calls += 1;
-                self.usage.prompt += usage.prompt_tokens;
-                self.usage.completion += usage.completion_tokens;
+                self.usage.prompt = self.usage.prompt.saturating_add(usage.prompt_tokens);
+                self.usage.completion = self
+                    .usage
+                    .completion
+                    .saturating_add(usage.completion_tokens);
                 self.usage.estimated |= usage.estimated;
             }
             AgentEvent::AssistantMessage { .. }
@@ -236,7 +248,7 @@ impl Printer {
     fn end_reasoning(&mut self) {
         if self.in_reasoning {
             self.in_reasoning = false;
-            eprintln!("\x1b[0m");
+            eprintln!("{}", if self.styled { "\x1b[0m" } else { "" });
         }
     }
 

@@ -86,6 +86,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let config =
         Config::load(&root, &overrides, &Environment::from_process()).map_err(|e| e.to_string())?;
 
+    for warning in config.warnings() {
+        eprintln!("rein: warning: {warning}");
+    }
+
     if let Some(Command::Config) = cli.command {
         println!("project    {}", root.display());
         println!("{}", config.describe());

@@ -561,6 +561,7 @@ async fn stalled_stream_times_out() {
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
     assert!(start.elapsed() < Duration::from_secs(4));
+    assert_eq!(server.served(), 1, "a stall is not retried");
     assert!(events
         .iter()
         .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("sent nothing"))));
@@ -800,18 +801,203 @@ async fn messages_sent_during_a_turn_are_queued_for_the_next() {
 }
 
 #[tokio::test]
-async fn bash_never_sees_the_api_key() {
+async fn keepalive_comments_keep_a_slow_stream_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut steps = vec![Step::Data(chunk(
+        json!({"role": "assistant", "content": "slow "}),
+        None,
+    ))];
+    for _ in 0..8 {
+        steps.push(Step::Raw(": OPENROUTER PROCESSING\n\n".into()));
+        steps.push(Step::Sleep(Duration::from_millis(100)));
+    }
+    steps.push(Step::Data(chunk(
+        json!({"content": "but alive"}),
+        Some("stop"),
+    )));
+    steps.push(Step::Done);
+    let server = ScriptedServer::start(vec![Reply::sse(steps)]).await;
+    let mut cfg = config(&server, dir.path());
+    cfg.client.idle_timeout = Duration::from_millis(300);
+    let mut handle = agent::spawn(cfg).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:?}");
+    assert_eq!(text_of(&events), "slow but alive");
+}
+
+#[tokio::test]
+async fn error_object_inside_the_stream_is_shown_and_not_retried() {
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("bash", &args(json!({"command": "env"})))]),
+        Reply::sse(vec![
+            Step::Data(chunk(json!({"role": "assistant", "content": ""}), None)),
+            Step::Data(json!({"error": {"message": "Provider returned error", "code": 502, "metadata": {"raw": "upstream model crashed"}}})),
+        ]),
+        Reply::text("recovered"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        error.contains("Provider returned error") && error.contains("upstream model crashed"),
+        "{error}"
+    );
+    assert_eq!(server.served(), 1);
+    // The next turn is valid: user and assistant messages still alternate.
+    let events = turn(&mut handle, "again").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert!(msgs[2]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("(no reply: the request failed"));
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_true_still_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::json(200, json!({
+            "id": "x", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": [{"id": "abc", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"echo whole\"}"}}]
+            }}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+        })),
         Reply::text("ok"),
     ])
     .await;
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
-    let events = turn(&mut handle, "print env").await;
-    let results = tool_results(&events);
-    assert!(results[0].1.contains("PATH="));
-    assert!(!results[0].1.contains("sk-test-secret-123"));
-    assert!(!results[0].1.contains("REIN_"));
-    assert!(!results[0].1.contains("OPENAI_"));
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:?}");
+    assert_eq!(tool_results(&events)[0].1, "whole");
+}
+
+#[tokio::test]
+async fn an_empty_reply_keeps_the_history_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::sse(vec![
+            Step::Data(chunk(json!({"role": "assistant", "content": null}), None)),
+            Step::Data(chunk(json!({}), Some("stop"))),
+            Step::Done,
+        ]),
+        Reply::text("now with words"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let events = turn(&mut handle, "say something").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let req = &server.requests()[1];
+    assert_history_valid(req);
+    assert_eq!(
+        req["messages"][2],
+        json!({"role": "assistant", "content": ""})
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_handle_mid_command_ends_the_task_and_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[(
+        "bash",
+        &args(json!({"command": "sleep 86423 & echo $! > child.pid; wait"})),
+    )])])
+    .await;
+    let handle = agent::spawn(config(&server, root)).unwrap();
+    handle.send(AgentCommand::UserMessage("go".into()));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let child: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(root.join("child.pid"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let AgentHandle {
+        commands,
+        events,
+        task,
+    } = handle;
+    drop(commands);
+    drop(events);
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the agent task ends when its handle is dropped")
+        .unwrap();
+    let gone = Instant::now() + Duration::from_secs(3);
+    while process_alive(child) && Instant::now() < gone {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!process_alive(child), "sleep {child} outlived the agent");
+}
+
+#[tokio::test]
+async fn stale_interrupts_do_not_hit_the_next_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("first"), Reply::text("second")]).await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "one").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    // Pressed while nothing runs: there is nothing to interrupt.
+    handle.send(AgentCommand::Interrupt);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let events = turn(&mut handle, "two").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    assert_eq!(text_of(&events), "second");
+}
+
+#[tokio::test]
+async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &args(json!({"command": "echo by-command"})))]),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut cfg = config(&server, dir.path());
+    cfg.policy = Arc::new(AskForBash);
+    let mut handle = agent::spawn(cfg).unwrap();
+    handle.send(AgentCommand::UserMessage("go".into()));
+    let mut results = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match event {
+            AgentEvent::ApprovalNeeded { id, reply, .. } => {
+                drop(reply);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                handle.send(AgentCommand::Approval {
+                    id,
+                    decision: ApprovalDecision::Approve,
+                });
+            }
+            AgentEvent::ToolFinished { result, .. } => results.push(result),
+            AgentEvent::TurnFinished { outcome } => {
+                assert_eq!(outcome, TurnOutcome::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(results, ["by-command"]);
 }

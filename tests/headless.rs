@@ -427,3 +427,64 @@ async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
     }
     assert!(!alive(), "sleep {sleeper} survived Ctrl-C");
 }
+
+#[tokio::test]
+async fn commands_never_see_the_api_key_or_rein_variables() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "env"}).to_string())]),
+        Reply::text("ok"),
+    ])
+    .await;
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args([
+            "-p",
+            "print env",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--cwd",
+        ])
+        .arg(project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("REIN_HOME", home.path().join("rein-home"))
+        .env("REIN_API_KEY", "sk-secret-from-rein-env-1234")
+        .env("OPENAI_API_KEY", "sk-secret-from-openai-env-5678")
+        .env("OPENAI_ORG_ID", "org-visible-nowhere")
+        .env("COPY_OF_THE_KEY", "sk-secret-from-rein-env-1234")
+        .env("HARMLESS_VARIABLE", "still-here")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The key did reach the server, as a bearer token.
+    assert!(server.request_headers()[0]
+        .iter()
+        .any(|(k, v)| k == "authorization" && v == "Bearer sk-secret-from-rein-env-1234"));
+    let requests = server.requests();
+    let env_output = requests[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        env_output.contains("HARMLESS_VARIABLE=still-here"),
+        "{env_output}"
+    );
+    for leaked in [
+        "sk-secret",
+        "org-visible-nowhere",
+        "REIN_",
+        "OPENAI_",
+        "COPY_OF_THE_KEY",
+    ] {
+        assert!(
+            !env_output.contains(leaked),
+            "{leaked} reached the command: {env_output}"
+        );
+    }
+}

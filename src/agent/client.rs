@@ -7,6 +7,8 @@
 //! pieces and retry notices go out through a callback as they happen. Dropping the future
 //! cancels the request at once (the connection is dropped with it).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use eventsource_stream::Eventsource;
@@ -77,9 +79,10 @@ pub enum ClientError {
     #[error("the reply stream broke off: {0}")]
     StreamCut(String),
     #[error(
-        "the model server sent nothing for {0} s and was given up on (client.idle_timeout_secs)"
+        "the model server sent nothing for {} and was given up on (client.idle_timeout_secs)",
+        seconds(*.0)
     )]
-    Stalled(u64),
+    Stalled(Duration),
     #[error("{0}")]
     BadResponse(String),
     #[error("cannot build the HTTP client: {0}")]
@@ -92,10 +95,13 @@ impl ClientError {
     fn retryable(&self) -> bool {
         match self {
             ClientError::Http { status, .. } => matches!(status, 408 | 409 | 425 | 429 | 500..=599),
-            ClientError::Connect { .. } | ClientError::StreamCut(_) | ClientError::Stalled(_) => {
-                true
-            }
-            ClientError::Server(_) | ClientError::BadResponse(_) | ClientError::Setup(_) => false,
+            ClientError::Connect { .. } | ClientError::StreamCut(_) => true,
+            // A server that went quiet for the whole idle timeout would most likely do it
+            // again; retrying would multiply a two-minute wait.
+            ClientError::Stalled(_)
+            | ClientError::Server(_)
+            | ClientError::BadResponse(_)
+            | ClientError::Setup(_) => false,
         }
     }
 }
@@ -228,7 +234,7 @@ impl LlmClient {
         }
         let idle = self.config.idle_timeout;
         let response = match tokio::time::timeout(idle, request.send()).await {
-            Err(_) => return Err(ClientError::Stalled(idle.as_secs()).into()),
+            Err(_) => return Err(ClientError::Stalled(idle).into()),
             Ok(Err(e)) => return Err(self.transport_error(e).into()),
             Ok(Ok(r)) => r,
         };
@@ -259,7 +265,7 @@ impl LlmClient {
         if !is_sse {
             // A server that ignored `stream: true`: one JSON body with the whole message.
             let text = match tokio::time::timeout(idle, response.text()).await {
-                Err(_) => return Err(ClientError::Stalled(idle.as_secs()).into()),
+                Err(_) => return Err(ClientError::Stalled(idle).into()),
                 Ok(Err(e)) => return Err(ClientError::StreamCut(e.to_string()).into()),
                 Ok(Ok(t)) => t,
             };
@@ -267,12 +273,28 @@ impl LlmClient {
                 .push(&text, &mut |d| on_event(ClientEvent::Delta(d)))
                 .map_err(|e| chunk_failure(e).into());
         }
-        let mut events = response.bytes_stream().eventsource();
+        // The idle clock restarts on every byte, so SSE comments (`: ping`, OpenRouter's
+        // `: OPENROUTER PROCESSING`) keep a slow stream alive though they carry no event.
+        let start = tokio::time::Instant::now();
+        let last_byte = Arc::new(AtomicU64::new(0));
+        let stamp = last_byte.clone();
+        let mut events = response
+            .bytes_stream()
+            .inspect(move |_| stamp.store(millis_since(start), Ordering::Relaxed))
+            .eventsource();
         let mut done = false;
         loop {
-            let next = match tokio::time::timeout(idle, events.next()).await {
-                Err(_) => return Err(ClientError::Stalled(idle.as_secs()).into()),
-                Ok(next) => next,
+            let next = loop {
+                let seen = last_byte.load(Ordering::Relaxed);
+                let deadline = start + Duration::from_millis(seen) + idle;
+                tokio::select! {
+                    next = events.next() => break next,
+                    _ = tokio::time::sleep_until(deadline) => {
+                        if last_byte.load(Ordering::Relaxed) == seen {
+                            return Err(ClientError::Stalled(idle).into());
+                        }
+                    }
+                }
             };
             match next {
                 None => break,
@@ -344,22 +366,35 @@ fn backoff(config: &ClientConfig, attempt: u32) -> Duration {
         .min(config.max_backoff)
 }
 
-/// `Retry-After` in seconds (or `retry-after-ms`); HTTP dates are ignored.
+/// `Retry-After` in seconds (or `retry-after-ms`); HTTP dates and absurd values are ignored.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    if let Some(ms) = headers
-        .get("retry-after-ms")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+    let number = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    let seconds = number("retry-after-ms")
+        .map(|ms| ms / 1000.0)
+        .or_else(|| number("retry-after"))?;
+    if (0.0..86_400.0).contains(&seconds) {
+        Duration::try_from_secs_f64(seconds).ok()
+    } else {
+        None
     }
-    headers
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 86_400.0)
-        .map(Duration::from_secs_f64)
+}
+
+fn millis_since(start: tokio::time::Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A duration in words for messages: "120 s", "300 ms".
+fn seconds(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{} s", d.as_secs())
+    }
 }
 
 /// Usage estimated from the request and the reply when the server sent none.
@@ -422,6 +457,16 @@ mod tests {
         assert_eq!(retry_after(&h), None);
         h.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        h.insert("retry-after-ms", "1e30".parse().unwrap());
+        assert_eq!(
+            retry_after(&h),
+            None,
+            "absurd values are ignored, not a panic"
+        );
+        h.insert("retry-after-ms", "NaN".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after-ms", "-5".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
     }
 
     #[test]

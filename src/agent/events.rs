@@ -5,8 +5,10 @@
 
 use std::time::Duration;
 
+use std::sync::{Arc, Mutex};
+
 use serde::Serialize;
-use tokio::sync::mpsc;
+use tokio::sync::oneshot;
 
 /// Something that happened inside the agent, in order.
 #[derive(Debug, Clone, Serialize)]
@@ -126,26 +128,28 @@ pub enum AgentCommand {
     Shutdown,
 }
 
-/// The reply channel that comes with [`AgentEvent::ApprovalNeeded`]: it sends an
-/// [`AgentCommand::Approval`] for the right call id on the agent's command channel.
+/// The reply channel that comes with [`AgentEvent::ApprovalNeeded`]: a one-shot answer.
+/// Clones share the channel; the first answer counts. A front end may instead send
+/// [`AgentCommand::Approval`] with the call id.
 #[derive(Debug, Clone)]
 pub struct ApprovalReply {
-    id: String,
-    commands: mpsc::UnboundedSender<AgentCommand>,
+    tx: Arc<Mutex<Option<oneshot::Sender<ApprovalDecision>>>>,
 }
 
 impl ApprovalReply {
-    pub(crate) fn new(id: String, commands: mpsc::UnboundedSender<AgentCommand>) -> Self {
-        ApprovalReply { id, commands }
+    pub(crate) fn channel() -> (Self, oneshot::Receiver<ApprovalDecision>) {
+        let (tx, rx) = oneshot::channel();
+        (
+            ApprovalReply {
+                tx: Arc::new(Mutex::new(Some(tx))),
+            },
+            rx,
+        )
     }
 
-    /// Answer the request. Returns false when the agent is gone.
+    /// Answer the request. Returns false when it was already answered or the agent is gone.
     pub fn send(&self, decision: ApprovalDecision) -> bool {
-        self.commands
-            .send(AgentCommand::Approval {
-                id: self.id.clone(),
-                decision,
-            })
-            .is_ok()
+        let sender = self.tx.lock().ok().and_then(|mut slot| slot.take());
+        sender.is_some_and(|tx| tx.send(decision).is_ok())
     }
 }

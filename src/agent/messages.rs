@@ -47,10 +47,15 @@ impl Message {
         }
     }
 
-    /// An assistant message; empty text becomes `None` so tool-only replies send `null`.
+    /// An assistant message. A tool-only reply sends `content: null`; a reply with neither
+    /// text nor calls keeps `""`, since some servers reject a null content without calls.
     pub fn assistant(text: String, tool_calls: Vec<ToolCall>) -> Self {
         Message::Assistant {
-            content: if text.is_empty() { None } else { Some(text) },
+            content: if text.is_empty() && !tool_calls.is_empty() {
+                None
+            } else {
+                Some(text)
+            },
             tool_calls,
         }
     }

@@ -58,8 +58,8 @@ pub fn system_prompt(root: &std::path::Path) -> String {
         .replace("{{os}}", std::env::consts::OS)
 }
 
-/// The running agent: send commands, receive events. Dropping the handle's command sender
-/// (or sending [`AgentCommand::Shutdown`]) ends the task.
+/// The running agent: send commands, receive events. Dropping the handle (its command
+/// sender) or sending [`AgentCommand::Shutdown`] ends the task, interrupting a running turn.
 pub struct AgentHandle {
     pub commands: mpsc::UnboundedSender<AgentCommand>,
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
@@ -78,7 +78,7 @@ pub fn spawn(config: AgentConfig) -> Result<AgentHandle, ClientError> {
     let client = LlmClient::new(config.client.clone())?;
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let agent = runloop::Agent::new(config, client, cmd_rx, cmd_tx.clone(), event_tx);
+    let agent = runloop::Agent::new(config, client, cmd_rx, event_tx);
     let task = tokio::spawn(agent.run());
     Ok(AgentHandle {
         commands: cmd_tx,

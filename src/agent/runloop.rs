@@ -10,7 +10,7 @@ use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::time::Instant;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::client::{ClientEvent, LlmClient};
 use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome};
@@ -49,18 +49,49 @@ impl Inbox {
         }
     }
 
-    /// Wait for the answer to approval request `id`; `None` on interrupt.
-    async fn wait_approval(&mut self, id: &str) -> Option<ApprovalDecision> {
+    /// Wait for the answer to approval request `id`, from its reply channel or as a
+    /// command; `None` on interrupt.
+    async fn wait_approval(
+        &mut self,
+        id: &str,
+        mut reply: oneshot::Receiver<ApprovalDecision>,
+    ) -> Option<ApprovalDecision> {
+        // Once every copy of the reply channel is dropped unanswered, only a command can
+        // answer (a front end may answer that way and drop the channel).
+        let mut reply_open = true;
         loop {
-            match self.rx.recv().await {
-                Some(AgentCommand::Approval { id: got, decision }) if got == id => {
-                    return Some(decision)
-                }
-                cmd => {
-                    if self.take(cmd) {
-                        return None;
+            tokio::select! {
+                answer = &mut reply, if reply_open => match answer {
+                    Ok(decision) => return Some(decision),
+                    Err(_) => reply_open = false,
+                },
+                cmd = self.rx.recv() => match cmd {
+                    Some(AgentCommand::Approval { id: got, decision }) if got == id => {
+                        return Some(decision)
                     }
+                    cmd => {
+                        if self.take(cmd) {
+                            return None;
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// Between turns: take in what arrived while no turn ran. Interrupts and answers
+    /// that arrive then have nothing to act on and are dropped, so they cannot hit the
+    /// next turn.
+    fn settle(&mut self) {
+        loop {
+            match self.rx.try_recv() {
+                Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(text),
+                Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
+                    self.shutdown = true;
+                    return;
                 }
+                Ok(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => {}
+                Err(mpsc::error::TryRecvError::Empty) => return,
             }
         }
     }
@@ -91,8 +122,6 @@ pub(crate) struct Agent {
     ctx: ToolContext,
     history: Vec<Message>,
     inbox: Inbox,
-    /// A sender on our own command channel, handed out with approval requests.
-    approvals: mpsc::UnboundedSender<AgentCommand>,
     events: mpsc::UnboundedSender<AgentEvent>,
     /// Actions the user approved for the rest of the session.
     session_approved: HashSet<String>,
@@ -103,7 +132,6 @@ impl Agent {
         config: AgentConfig,
         client: LlmClient,
         rx: mpsc::UnboundedReceiver<AgentCommand>,
-        approvals: mpsc::UnboundedSender<AgentCommand>,
         events: mpsc::UnboundedSender<AgentEvent>,
     ) -> Self {
         let specs = tools::all_specs();
@@ -122,7 +150,6 @@ impl Agent {
                 queued: VecDeque::new(),
                 shutdown: false,
             },
-            approvals,
             events,
             session_approved: HashSet::new(),
         }
@@ -136,6 +163,10 @@ impl Agent {
     /// The outer loop: wait for a user message, run the turn, repeat.
     pub(crate) async fn run(mut self) {
         loop {
+            self.inbox.settle();
+            if self.inbox.shutdown {
+                break;
+            }
             let text = match self.inbox.queued.pop_front() {
                 Some(text) => text,
                 None => match self.inbox.rx.recv().await {
@@ -194,15 +225,13 @@ impl Agent {
                 .await;
             let reply = match result {
                 None => {
-                    // Keep what the user already saw, so the history matches the screen.
-                    self.keep_partial(partial);
+                    self.keep_partial(partial, "interrupted by the user");
                     return TurnOutcome::Interrupted;
                 }
                 Some(Err(error)) => {
-                    self.keep_partial(partial);
-                    self.emit(AgentEvent::Error {
-                        message: error.to_string(),
-                    });
+                    let message = error.to_string();
+                    self.keep_partial(partial, &format!("the request failed: {message}"));
+                    self.emit(AgentEvent::Error { message });
                     return TurnOutcome::Failed;
                 }
                 Some(Ok(reply)) => reply,
@@ -249,10 +278,16 @@ impl Agent {
         TurnOutcome::StepLimit
     }
 
-    fn keep_partial(&mut self, partial: String) {
-        if !partial.is_empty() {
-            self.history.push(Message::assistant(partial, Vec::new()));
-        }
+    /// Close a reply that did not complete. The text the user already saw is kept, so the
+    /// history matches the screen; with none, a short note stands in, so user and assistant
+    /// messages still alternate (strict chat templates insist).
+    fn keep_partial(&mut self, partial: String, why: &str) {
+        let text = if partial.is_empty() {
+            format!("(no reply: {why})")
+        } else {
+            partial
+        };
+        self.history.push(Message::assistant(text, Vec::new()));
     }
 
     /// Judge and run one tool call and append its result. False when the user interrupted.
@@ -288,14 +323,15 @@ impl Agent {
             Verdict::Ask { reason } => {
                 let summary = prepared.summary();
                 if !self.session_approved.contains(&summary) {
+                    let (reply, answer) = ApprovalReply::channel();
                     self.emit(AgentEvent::ApprovalNeeded {
                         id: call.id.clone(),
                         name: name.to_string(),
                         summary: summary.clone(),
                         reason,
-                        reply: ApprovalReply::new(call.id.clone(), self.approvals.clone()),
+                        reply,
                     });
-                    match self.inbox.wait_approval(&call.id).await {
+                    match self.inbox.wait_approval(&call.id, answer).await {
                         None => {
                             self.finish_tool(call, Err(INTERRUPTED.to_string()), started);
                             return false;

@@ -8,7 +8,12 @@
 //! an object instead of a string, usage in a final chunk with empty `choices`, and `null`
 //! wherever a field may be absent.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde::Deserialize;
+
+/// Source of ids for tool calls that arrived without one.
+static GENERATED_IDS: AtomicU64 = AtomicU64::new(1);
 
 use super::events::Usage;
 use super::messages::ToolCall;
@@ -112,7 +117,9 @@ impl WireUsage {
         Usage {
             prompt_tokens: prompt,
             completion_tokens: completion,
-            total_tokens: self.total_tokens.unwrap_or(prompt + completion),
+            total_tokens: self
+                .total_tokens
+                .unwrap_or(prompt.saturating_add(completion)),
             estimated: false,
         }
     }
@@ -271,11 +278,13 @@ impl Assembler {
         self.reply.tool_calls = self
             .calls
             .into_iter()
-            .enumerate()
-            .filter(|(_, c)| !c.name.is_empty() || !c.arguments.is_empty())
-            .map(|(i, c)| {
+            .filter(|c| !c.name.is_empty() || !c.arguments.is_empty())
+            .map(|c| {
                 let id = if c.id.is_empty() {
-                    format!("call_rein_{i}")
+                    // Unique for the whole process, so an answer meant for one call can
+                    // never match a later one.
+                    let n = GENERATED_IDS.fetch_add(1, Ordering::Relaxed);
+                    format!("call_rein_{n}")
                 } else {
                     c.id
                 };

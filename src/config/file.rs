@@ -31,6 +31,11 @@ struct Key {
 
 /// The largest value an integer setting stored as `u32` may take.
 const U32_MAX: u64 = u32::MAX as u64;
+/// The longest timeout a setting may ask for: one day (longer ones overflow clocks and
+/// are never meant).
+pub(super) const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// The largest context window accepted: far beyond any model, small enough for arithmetic.
+pub(super) const MAX_CONTEXT_WINDOW: u64 = 1_000_000_000;
 
 /// Every key the config files may hold. Adding a setting to the files is one row here.
 const KEYS: &[Key] = &[
@@ -54,7 +59,7 @@ const KEYS: &[Key] = &[
         name: "context_window",
         kind: Kind::Int {
             min: 1,
-            max: u64::MAX,
+            max: MAX_CONTEXT_WINDOW,
             store: |l, v| l.context_window = Some(v),
         },
     },
@@ -63,7 +68,7 @@ const KEYS: &[Key] = &[
         name: "idle_timeout_secs",
         kind: Kind::Int {
             min: 1,
-            max: u64::MAX,
+            max: MAX_TIMEOUT_SECS,
             store: |l, v| l.idle_timeout_secs = Some(v),
         },
     },
@@ -72,7 +77,7 @@ const KEYS: &[Key] = &[
         name: "connect_timeout_secs",
         kind: Kind::Int {
             min: 1,
-            max: u64::MAX,
+            max: MAX_TIMEOUT_SECS,
             store: |l, v| l.connect_timeout_secs = Some(v),
         },
     },
@@ -90,7 +95,7 @@ const KEYS: &[Key] = &[
         name: "bash_timeout_secs",
         kind: Kind::Int {
             min: 1,
-            max: u64::MAX,
+            max: MAX_TIMEOUT_SECS,
             store: |l, v| l.bash_timeout_secs = Some(v),
         },
     },

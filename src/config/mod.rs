@@ -228,6 +228,24 @@ impl Config {
         })
     }
 
+    /// Things about the resolved settings a user should know before rein sends anything.
+    /// Today one: a project file that points the endpoint elsewhere while the API key
+    /// comes from the user (a cloned repository could collect the key that way).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Source::ProjectFile(path) = &self.base_url.source {
+            if !self.api_key.value.is_empty() && self.api_key.source != self.base_url.source {
+                warnings.push(format!(
+                    "base_url {} comes from the project file {}, and your API key (from {}) will be sent there; check the URL if you did not write that file",
+                    self.base_url.value,
+                    path.display(),
+                    self.api_key.source
+                ));
+            }
+        }
+        warnings
+    }
+
     /// Lines for `rein config`: each setting with its value and source (the API key
     /// masked), then the files looked at. No trailing newline.
     pub fn describe(&self) -> String {
@@ -382,10 +400,13 @@ fn flag_layer(overrides: &Overrides) -> Result<Layer, ConfigError> {
         value.as_ref().map(|v| Sourced::new(v.clone(), flag(name)))
     };
     let context_window = match overrides.context_window {
-        Some(0) => {
+        Some(n) if n == 0 || n > file::MAX_CONTEXT_WINDOW => {
             return Err(ConfigError::Flag {
                 flag: "--context-window".to_string(),
-                problem: "expected a positive integer, got 0".to_string(),
+                problem: format!(
+                    "expected {}, got {n}",
+                    file::expected_int(1, file::MAX_CONTEXT_WINDOW)
+                ),
             })
         }
         Some(n) => Some(Sourced::new(n, flag("--context-window"))),
@@ -400,13 +421,13 @@ fn flag_layer(overrides: &Overrides) -> Result<Layer, ConfigError> {
     })
 }
 
-/// A positive integer from text (surrounding whitespace allowed), or the problem in words.
+/// A context window from text (surrounding whitespace allowed), or the problem in words.
 fn positive_int(text: &str) -> Result<u64, String> {
     match text.trim().parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n),
+        Ok(n) if n > 0 && n <= file::MAX_CONTEXT_WINDOW => Ok(n),
         _ => Err(format!(
             "expected {}, got {text:?}",
-            file::expected_int(1, u64::MAX)
+            file::expected_int(1, file::MAX_CONTEXT_WINDOW)
         )),
     }
 }

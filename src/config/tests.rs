@@ -381,7 +381,7 @@ fn agents_env_bad_context_window_names_file_and_key() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: CONTEXT_WINDOW: expected a positive integer, got \"x\"",
+            "{}: CONTEXT_WINDOW: expected an integer from 1 to 1000000000, got \"x\"",
             f.agents_file().display()
         )
     );
@@ -396,7 +396,7 @@ fn wrong_type_names_file_and_key() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: key `tools.bash_timeout_secs`: expected a positive integer, got string \"abc\"",
+            "{}: key `tools.bash_timeout_secs`: expected an integer from 1 to 86400, got string \"abc\"",
             f.project_file().display()
         )
     );
@@ -409,9 +409,9 @@ fn wrong_type_names_file_and_key() {
         )
     );
     f.write_project("[client]\nidle_timeout_secs = 1.5\n");
-    assert!(f
-        .error()
-        .ends_with("key `client.idle_timeout_secs`: expected a positive integer, got float 1.5"));
+    assert!(f.error().ends_with(
+        "key `client.idle_timeout_secs`: expected an integer from 1 to 86400, got float 1.5"
+    ));
 }
 
 #[test]
@@ -430,12 +430,19 @@ fn out_of_range_names_file_and_key() {
     f.write_project("context_window = 0\n");
     assert_eq!(
         f.error(),
-        format!("{path}: key `context_window`: expected a positive integer, got 0")
+        format!("{path}: key `context_window`: expected an integer from 1 to 1000000000, got 0")
     );
     f.write_project("[tools]\nbash_timeout_secs = -5\n");
     assert_eq!(
         f.error(),
-        format!("{path}: key `tools.bash_timeout_secs`: expected a positive integer, got -5")
+        format!(
+            "{path}: key `tools.bash_timeout_secs`: expected an integer from 1 to 86400, got -5"
+        )
+    );
+    f.write_project("[tools]\nbash_timeout_secs = 9223372036854775807\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `tools.bash_timeout_secs`: expected an integer from 1 to 86400, got 9223372036854775807")
     );
     f.write_project("[agent]\nmax_steps = 5000000000\n");
     assert_eq!(
@@ -541,12 +548,12 @@ fn bad_env_variable_names_the_variable() {
     f.set("REIN_CONTEXT_WINDOW", "lots");
     assert_eq!(
         f.error(),
-        "env REIN_CONTEXT_WINDOW: expected a positive integer, got \"lots\""
+        "env REIN_CONTEXT_WINDOW: expected an integer from 1 to 1000000000, got \"lots\""
     );
     f.set("REIN_CONTEXT_WINDOW", "0");
     assert_eq!(
         f.error(),
-        "env REIN_CONTEXT_WINDOW: expected a positive integer, got \"0\""
+        "env REIN_CONTEXT_WINDOW: expected an integer from 1 to 1000000000, got \"0\""
     );
 }
 
@@ -559,7 +566,7 @@ fn zero_context_window_flag_names_the_flag() {
     };
     assert_eq!(
         f.load_with(&overrides).unwrap_err().to_string(),
-        "flag --context-window: expected a positive integer, got 0"
+        "flag --context-window: expected an integer from 1 to 1000000000, got 0"
     );
 }
 
@@ -639,4 +646,24 @@ fn debug_output_masks_the_api_key() {
     let debug = format!("{:?}", f.load().unwrap());
     assert!(!debug.contains("abcdefghijklmnop"), "{debug}");
     assert!(debug.contains("sk-…wxyz"));
+}
+
+#[test]
+fn a_project_endpoint_with_the_users_key_is_warned_about() {
+    let mut f = Fixture::new();
+    f.write_project("base_url = \"http://collector.example/v1\"\n");
+    assert!(
+        f.load().unwrap().warnings().is_empty(),
+        "no key, nothing to leak"
+    );
+    f.set("REIN_API_KEY", "sk-user-key-1234567890");
+    let warnings = f.load().unwrap().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("http://collector.example/v1"));
+    assert!(warnings[0].contains("env REIN_API_KEY"));
+    assert!(!warnings[0].contains("sk-user-key"));
+    // The key from the same file: the file's author chose both.
+    f.env.vars.remove("REIN_API_KEY");
+    f.write_project("base_url = \"http://collector.example/v1\"\napi_key = \"k\"\n");
+    assert!(f.load().unwrap().warnings().is_empty());
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rein::agent::{
     self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, ClientConfig,
-    TurnOutcome,
+    TurnOutcome, Usage,
 };
 use rein::permissions::{AllowAll, PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
@@ -87,6 +87,36 @@ fn text_of(events: &[AgentEvent]) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// The message of the first `Error` event.
+fn first_error(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("an error event")
+}
+
+/// The figures of the first `Usage` event.
+fn first_usage(events: &[AgentEvent]) -> Usage {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Usage(u) => Some(*u),
+            _ => None,
+        })
+        .expect("a usage event")
+}
+
+/// The next event from the agent, which must come within `within`.
+async fn next_event(handle: &mut AgentHandle, within: Duration) -> AgentEvent {
+    tokio::time::timeout(within, handle.events.recv())
+        .await
+        .expect("an event in time")
+        .expect("agent task ended")
 }
 
 /// Every assistant tool call in a request is answered by exactly one tool message, right
@@ -364,13 +394,7 @@ async fn gives_up_after_max_tries_and_shows_the_server_message() {
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
     assert_eq!(server.served(), 5);
-    let error = events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::Error { message } => Some(message.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let error = first_error(&events);
     assert!(
         error.contains("502") && error.contains("bad gateway today"),
         "{error}"
@@ -411,13 +435,7 @@ async fn stream_cut_mid_reply_is_an_error_and_the_session_goes_on() {
     let events = turn(&mut handle, "first").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
     assert_eq!(text_of(&events), "Partial answer");
-    let error = events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::Error { message } => Some(message.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let error = first_error(&events);
     assert!(error.contains("broke off"), "{error}");
     assert_eq!(server.served(), 1, "text was shown, so no silent retry");
 
@@ -459,13 +477,7 @@ async fn no_usage_from_the_server_is_estimated_and_marked() {
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
-    let usage = events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::Usage(u) => Some(*u),
-            _ => None,
-        })
-        .expect("a usage event");
+    let usage = first_usage(&events);
     assert!(usage.estimated);
     assert!(
         usage.prompt_tokens > 100,
@@ -481,13 +493,7 @@ async fn no_usage_from_the_server_is_estimated_and_marked() {
     );
 
     let events = turn(&mut handle, "again").await;
-    let usage = events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::Usage(u) => Some(*u),
-            _ => None,
-        })
-        .unwrap();
+    let usage = first_usage(&events);
     assert!(!usage.estimated);
     assert_eq!(
         (
@@ -578,6 +584,31 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// Poll for up to 3 s until none of `pids` is alive; the caller asserts.
+async fn wait_until_gone(pids: &[u32]) {
+    let gone = Instant::now() + Duration::from_secs(3);
+    while pids.iter().any(|&pid| process_alive(pid)) && Instant::now() < gone {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The pid a command wrote to `path`, if the file holds one yet.
+fn read_pid(path: &Path) -> Option<u32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Wait up to 20 s for a command to write its pid to `path`.
+async fn wait_for_pid_file(path: &Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(pid) = read_pid(path) {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
 async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
     let dir = tempfile::tempdir().unwrap();
@@ -624,18 +655,9 @@ async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
     assert!(results[0].1.contains("interrupted by the user"));
     assert!(results[1].1.contains("interrupted"));
 
-    let read_pid = |f: &str| -> u32 {
-        std::fs::read_to_string(root.join(f))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
-    let (child, shell) = (read_pid("child.pid"), read_pid("shell.pid"));
-    let gone = Instant::now() + Duration::from_secs(3);
-    while (process_alive(child) || process_alive(shell)) && Instant::now() < gone {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let child = read_pid(&root.join("child.pid")).expect("a pid in child.pid");
+    let shell = read_pid(&root.join("shell.pid")).expect("a pid in shell.pid");
+    wait_until_gone(&[child, shell]).await;
     assert!(
         !process_alive(child),
         "sleep {child} survived the interrupt"
@@ -668,10 +690,7 @@ async fn interrupt_while_streaming_drops_the_request() {
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     handle.send(AgentCommand::UserMessage("go".into()));
     loop {
-        let e = tokio::time::timeout(Duration::from_secs(5), handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let e = next_event(&mut handle, Duration::from_secs(5)).await;
         if matches!(e, AgentEvent::TextDelta { .. }) {
             break;
         }
@@ -679,10 +698,7 @@ async fn interrupt_while_streaming_drops_the_request() {
     let start = Instant::now();
     handle.send(AgentCommand::Interrupt);
     loop {
-        let e = tokio::time::timeout(Duration::from_secs(5), handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let e = next_event(&mut handle, Duration::from_secs(5)).await;
         if let AgentEvent::TurnFinished { outcome } = e {
             assert_eq!(outcome, TurnOutcome::Interrupted);
             break;
@@ -784,10 +800,7 @@ async fn messages_sent_during_a_turn_are_queued_for_the_next() {
     handle.send(AgentCommand::UserMessage("two".into()));
     let mut finished = 0;
     while finished < 2 {
-        let e = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let e = next_event(&mut handle, Duration::from_secs(10)).await;
         if let AgentEvent::TurnFinished { outcome } = e {
             assert_eq!(outcome, TurnOutcome::Completed);
             finished += 1;
@@ -839,13 +852,7 @@ async fn error_object_inside_the_stream_is_shown_and_not_retried() {
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
-    let error = events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::Error { message } => Some(message.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let error = first_error(&events);
     assert!(
         error.contains("Provider returned error") && error.contains("upstream model crashed"),
         "{error}"
@@ -920,17 +927,7 @@ async fn dropping_the_handle_mid_command_ends_the_task_and_the_command() {
     .await;
     let handle = agent::spawn(config(&server, root)).unwrap();
     handle.send(AgentCommand::UserMessage("go".into()));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let child: u32 = loop {
-        if let Some(pid) = std::fs::read_to_string(root.join("child.pid"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "the command never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let child = wait_for_pid_file(&root.join("child.pid")).await;
     let AgentHandle {
         commands,
         events,
@@ -942,10 +939,7 @@ async fn dropping_the_handle_mid_command_ends_the_task_and_the_command() {
         .await
         .expect("the agent task ends when its handle is dropped")
         .unwrap();
-    let gone = Instant::now() + Duration::from_secs(3);
-    while process_alive(child) && Instant::now() < gone {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until_gone(&[child]).await;
     assert!(!process_alive(child), "sleep {child} outlived the agent");
 }
 
@@ -978,10 +972,7 @@ async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
     handle.send(AgentCommand::UserMessage("go".into()));
     let mut results = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let event = next_event(&mut handle, Duration::from_secs(10)).await;
         match event {
             AgentEvent::ApprovalNeeded { id, reply, .. } => {
                 drop(reply);

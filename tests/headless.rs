@@ -3,8 +3,9 @@
 
 mod support;
 
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
-use std::process::Output;
+use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,21 +14,50 @@ use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
 use support::{Reply, ScriptedServer};
+use tokio::process::Command;
 
-/// Run the binary with an isolated home, config dir and environment.
-async fn rein(home: &Path, args: &[&str]) -> Output {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
-    cmd.args(args)
-        .env_clear()
+/// The binary with an isolated home, config dir and environment, ready for more
+/// arguments and variables.
+fn rein_command(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rein"));
+    cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("REIN_HOME", home.join("rein-home"))
-        .stdin(std::process::Stdio::null())
+        .stdin(Stdio::null())
         .kill_on_drop(true);
+    cmd
+}
+
+/// Run a command to the end and collect its output.
+async fn output_of(cmd: &mut Command) -> Output {
     tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await
         .expect("rein finished within 60 s")
         .expect("rein ran")
+}
+
+/// Run the binary with `args` in an isolated home.
+async fn rein<I, S>(home: &Path, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    output_of(rein_command(home).args(args)).await
+}
+
+/// The arguments of one print-mode turn: `-p PROMPT --base-url URL --model MODEL --cwd DIR`.
+fn print_args(prompt: &str, base_url: &str, model: &str, cwd: &Path) -> Vec<OsString> {
+    vec![
+        "-p".into(),
+        prompt.into(),
+        "--base-url".into(),
+        base_url.into(),
+        "--model".into(),
+        model.into(),
+        "--cwd".into(),
+        cwd.into(),
+    ]
 }
 
 fn stdout(o: &Output) -> String {
@@ -48,20 +78,14 @@ async fn text_output_streams_the_reply_and_tool_activity() {
         Reply::text("The readme says: project readme."),
     ])
     .await;
-    let url = server.base_url();
-    let cwd = project.path().to_str().unwrap();
     let out = rein(
         home.path(),
-        &[
-            "-p",
+        print_args(
             "what is in README?",
-            "--base-url",
-            &url,
-            "--model",
+            &server.base_url(),
             "scripted",
-            "--cwd",
-            cwd,
-        ],
+            project.path(),
+        ),
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
@@ -90,21 +114,15 @@ async fn jsonl_output_is_one_event_per_line() {
         Reply::text("bye"),
     ])
     .await;
-    let url = server.base_url();
-    let out = rein(
-        home.path(),
-        &[
-            "-p",
-            "say hi",
-            "--output-format",
-            "jsonl",
-            "--base-url",
-            &url,
-            "--model",
-            "m",
-            "--cwd",
-            project.path().to_str().unwrap(),
-        ],
+    let out = output_of(
+        rein_command(home.path())
+            .args(print_args(
+                "say hi",
+                &server.base_url(),
+                "m",
+                project.path(),
+            ))
+            .args(["--output-format", "jsonl"]),
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
@@ -161,20 +179,7 @@ async fn unreachable_endpoint_exits_non_zero_with_a_clear_message() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/v1");
-    let out = rein(
-        home.path(),
-        &[
-            "-p",
-            "hi",
-            "--base-url",
-            &url,
-            "--model",
-            "m",
-            "--cwd",
-            project.path().to_str().unwrap(),
-        ],
-    )
-    .await;
+    let out = rein(home.path(), print_args("hi", &url, "m", project.path())).await;
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("retrying"), "{err}");
@@ -190,19 +195,9 @@ async fn refused_key_exits_non_zero_with_the_servers_words() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![Reply::error(401, "Incorrect API key provided")]).await;
-    let url = server.base_url();
     let out = rein(
         home.path(),
-        &[
-            "-p",
-            "hi",
-            "--base-url",
-            &url,
-            "--model",
-            "m",
-            "--cwd",
-            project.path().to_str().unwrap(),
-        ],
+        print_args("hi", &server.base_url(), "m", project.path()),
     )
     .await;
     assert_eq!(out.status.code(), Some(1));
@@ -217,7 +212,7 @@ async fn missing_model_and_bad_config_are_one_line_errors() {
     let cwd = project.path().to_str().unwrap();
     let out = rein(
         home.path(),
-        &[
+        [
             "-p",
             "hi",
             "--base-url",
@@ -240,7 +235,7 @@ async fn missing_model_and_bad_config_are_one_line_errors() {
         "[tools]\nbash_timeout_secs = \"soon\"\n",
     )
     .unwrap();
-    let out = rein(home.path(), &["-p", "hi", "--model", "m", "--cwd", cwd]).await;
+    let out = rein(home.path(), ["-p", "hi", "--model", "m", "--cwd", cwd]).await;
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -254,24 +249,19 @@ async fn missing_model_and_bad_config_are_one_line_errors() {
 async fn config_command_shows_sources_and_masks_the_key() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
-    let out = cmd
-        .args([
-            "config",
-            "--cwd",
-            project.path().to_str().unwrap(),
-            "--model",
-            "from-flag",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("REIN_HOME", home.path().join("rein-home"))
-        .env("REIN_API_KEY", "sk-abcdefghijklmnopwxyz")
-        .env("OPENAI_BASE_URL", "http://example.invalid/v1")
-        .output()
-        .await
-        .unwrap();
+    let out = output_of(
+        rein_command(home.path())
+            .args([
+                "config",
+                "--cwd",
+                project.path().to_str().unwrap(),
+                "--model",
+                "from-flag",
+            ])
+            .env("REIN_API_KEY", "sk-abcdefghijklmnopwxyz")
+            .env("OPENAI_BASE_URL", "http://example.invalid/v1"),
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(!text.contains("sk-abcdefghijklmnopwxyz"), "{text}");
@@ -367,18 +357,10 @@ async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
     )])
     .without_usage()])
     .await;
-    let url = server.base_url();
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args(["-p", "wait", "--base-url", &url, "--model", "m", "--cwd"])
-        .arg(project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("REIN_HOME", home.path().join("rein-home"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
+    let child = rein_command(home.path())
+        .args(print_args("wait", &server.base_url(), "m", project.path()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid_file = project.path().join("child.pid");
@@ -437,30 +419,21 @@ async fn commands_never_see_the_api_key_or_rein_variables() {
         Reply::text("ok"),
     ])
     .await;
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
-        .args([
-            "-p",
-            "print env",
-            "--base-url",
-            &server.base_url(),
-            "--model",
-            "m",
-            "--cwd",
-        ])
-        .arg(project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("REIN_HOME", home.path().join("rein-home"))
-        .env("REIN_API_KEY", "sk-secret-from-rein-env-1234")
-        .env("OPENAI_API_KEY", "sk-secret-from-openai-env-5678")
-        .env("OPENAI_ORG_ID", "org-visible-nowhere")
-        .env("COPY_OF_THE_KEY", "sk-secret-from-rein-env-1234")
-        .env("HARMLESS_VARIABLE", "still-here")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
+    let out = output_of(
+        rein_command(home.path())
+            .args(print_args(
+                "print env",
+                &server.base_url(),
+                "m",
+                project.path(),
+            ))
+            .env("REIN_API_KEY", "sk-secret-from-rein-env-1234")
+            .env("OPENAI_API_KEY", "sk-secret-from-openai-env-5678")
+            .env("OPENAI_ORG_ID", "org-visible-nowhere")
+            .env("COPY_OF_THE_KEY", "sk-secret-from-rein-env-1234")
+            .env("HARMLESS_VARIABLE", "still-here"),
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // The key did reach the server, as a bearer token.
     assert!(server.request_headers()[0]

@@ -310,12 +310,12 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::test_context;
 
     fn ctx_with(dir: &tempfile::TempDir, timeout: Duration, secrets: &[&str]) -> ToolContext {
         ToolContext {
-            root: dir.path().to_path_buf(),
-            bash_timeout: timeout,
             secrets: secrets.iter().map(|s| s.to_string()).collect(),
+            ..test_context(dir.path(), timeout)
         }
     }
 

@@ -237,6 +237,16 @@ fn printable(s: &str) -> String {
     escaped
 }
 
+/// A context for the tools' unit tests: `root` as the project, no secrets.
+#[cfg(test)]
+pub(crate) fn test_context(root: &Path, bash_timeout: Duration) -> ToolContext {
+    ToolContext {
+        root: root.to_path_buf(),
+        bash_timeout,
+        secrets: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod dispatch_tests {
     use super::*;

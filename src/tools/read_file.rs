@@ -409,14 +409,11 @@ pub(super) fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::test_context;
     use std::time::Duration;
 
     fn ctx(dir: &tempfile::TempDir) -> ToolContext {
-        ToolContext {
-            root: dir.path().to_path_buf(),
-            bash_timeout: Duration::from_secs(5),
-            secrets: Vec::new(),
-        }
+        test_context(dir.path(), Duration::from_secs(5))
     }
 
     fn args(path: &str, offset: Option<i64>, limit: Option<i64>) -> Args {

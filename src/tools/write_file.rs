@@ -84,14 +84,11 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::test_context;
     use std::time::Duration;
 
     fn ctx(dir: &tempfile::TempDir) -> ToolContext {
-        ToolContext {
-            root: dir.path().to_path_buf(),
-            bash_timeout: Duration::from_secs(5),
-            secrets: Vec::new(),
-        }
+        test_context(dir.path(), Duration::from_secs(5))
     }
 
     fn args(path: &str, content: &str) -> Args {

@@ -9,4 +9,5 @@ pub mod agent;
 pub mod config;
 pub mod headless;
 pub mod permissions;
+pub mod sandbox;
 pub mod tools;

@@ -12,6 +12,7 @@ use rein::agent::{AgentConfig, ClientConfig};
 use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::AllowAll;
+use rein::sandbox::Sandbox;
 
 /// rein: a terminal coding agent for any OpenAI-compatible model.
 #[derive(Debug, Parser)]
@@ -168,6 +169,7 @@ fn agent_config(config: &Config, root: PathBuf) -> Result<AgentConfig, String> {
     client.max_tries = config.max_tries.value;
     Ok(AgentConfig {
         client,
+        sandbox: Arc::new(Sandbox::off(&root)),
         root,
         bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
         max_steps: config.max_steps.value,

@@ -12,6 +12,7 @@ use rein::agent::{
     TurnOutcome, Usage,
 };
 use rein::permissions::{AllowAll, PermissionPolicy, ToolRequest, Verdict};
+use rein::sandbox::Sandbox;
 use serde_json::{json, Value};
 use support::{chunk, Reply, ScriptedServer, Step};
 
@@ -25,6 +26,7 @@ fn config(server: &ScriptedServer, root: &Path) -> AgentConfig {
         bash_timeout: Duration::from_secs(20),
         max_steps: 20,
         policy: Arc::new(AllowAll),
+        sandbox: Arc::new(Sandbox::off(root)),
     }
 }
 

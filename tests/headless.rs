@@ -12,6 +12,7 @@ use std::time::Duration;
 use rein::agent::{AgentConfig, ClientConfig};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
+use rein::sandbox::Sandbox;
 use serde_json::{json, Value};
 use support::{Reply, ScriptedServer};
 use tokio::process::Command;
@@ -311,6 +312,7 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
         bash_timeout: Duration::from_secs(10),
         max_steps: 5,
         policy: Arc::new(AskForBash),
+        sandbox: Arc::new(Sandbox::off(project.path())),
     };
     let code = headless::run(
         config,

@@ -23,6 +23,7 @@ pub use events::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, Turn
 pub use messages::{Message, ToolCall};
 
 use crate::permissions::PermissionPolicy;
+use crate::sandbox::Sandbox;
 use crate::tools::ToolContext;
 
 /// Everything the agent task needs to run.
@@ -36,6 +37,8 @@ pub struct AgentConfig {
     pub max_steps: u32,
     /// The permission policy every tool call goes through.
     pub policy: Arc<dyn PermissionPolicy>,
+    /// The sandbox `bash` commands run in.
+    pub sandbox: Arc<Sandbox>,
 }
 
 impl AgentConfig {
@@ -47,6 +50,7 @@ impl AgentConfig {
                 .into_iter()
                 .filter(|s| !s.is_empty())
                 .collect(),
+            sandbox: self.sandbox.clone(),
         }
     }
 }

@@ -11,7 +11,10 @@ pub mod str_replace;
 pub mod write_file;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::sandbox::Sandbox;
 
 /// What every tool gets to run: where the project is and the limits that apply.
 #[derive(Debug, Clone)]
@@ -23,6 +26,8 @@ pub struct ToolContext {
     /// Secret values (the API key) that must not reach a command's environment, in
     /// addition to every `REIN_*` and `OPENAI_*` variable.
     pub secrets: Vec<String>,
+    /// The sandbox `bash` commands run in.
+    pub sandbox: Arc<Sandbox>,
 }
 
 impl ToolContext {
@@ -244,6 +249,7 @@ pub(crate) fn test_context(root: &Path, bash_timeout: Duration) -> ToolContext {
         root: root.to_path_buf(),
         bash_timeout,
         secrets: Vec::new(),
+        sandbox: Arc::new(Sandbox::off(root)),
     }
 }
 

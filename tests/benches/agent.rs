@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use rein::agent::stream::Assembler;
 use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig, LlmClient, Message};
 use rein::permissions::AllowAll;
+use rein::sandbox::Sandbox;
 use serde_json::json;
 use support::{chunk, Reply, ScriptedServer, Step};
 
@@ -106,6 +107,7 @@ async fn bench_steps() -> (f64, f64) {
             bash_timeout: Duration::from_secs(10),
             max_steps: STEPS as u32 + 1,
             policy: Arc::new(AllowAll),
+            sandbox: Arc::new(Sandbox::off(dir.path())),
         })
         .unwrap();
         let start = Instant::now();
@@ -135,6 +137,7 @@ async fn bench_steps() -> (f64, f64) {
             bash_timeout: Duration::from_secs(10),
             max_steps: 2,
             policy: Arc::new(AllowAll),
+            sandbox: Arc::new(Sandbox::off(dir.path())),
         })
         .unwrap();
         let start = Instant::now();

@@ -13,15 +13,35 @@ fn example_text() -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// The example with every commented-out `# key = value` line switched on.
+/// The example with every commented-out `# key = value` line (and `# [[table]]` header)
+/// switched on.
 fn uncommented(text: &str) -> String {
     text.lines()
         .map(|line| match line.strip_prefix("# ") {
-            Some(rest) if is_assignment(rest) => rest,
+            Some(rest) if is_assignment(rest) || is_array_table(rest) => rest,
             _ => line,
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+fn is_array_table(line: &str) -> bool {
+    line.starts_with("[[") && line.ends_with("]]")
+}
+
+/// The example without its `[sandbox]` section, which only the user's own file may hold.
+fn without_sandbox(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        if line.starts_with('[') {
+            skipping = line == "[sandbox]";
+        }
+        if !skipping {
+            out.push(line);
+        }
+    }
+    out.join("\n")
 }
 
 fn is_assignment(line: &str) -> bool {
@@ -92,6 +112,20 @@ fn assert_same_values(example: &Config, defaults: &Config) {
         defaults.bash_timeout_secs.value
     );
     assert_eq!(example.max_steps.value, defaults.max_steps.value);
+    assert_eq!(example.bash_rules, defaults.bash_rules);
+    assert_eq!(
+        example.sensitive_reads.value,
+        defaults.sensitive_reads.value
+    );
+    assert_eq!(example.sandbox_mode.value, defaults.sandbox_mode.value);
+    assert_eq!(
+        example.sandbox_network.value,
+        defaults.sandbox_network.value
+    );
+    assert_eq!(
+        example.sandbox_writable.value,
+        defaults.sandbox_writable.value
+    );
 }
 
 #[test]
@@ -116,6 +150,10 @@ fn example_as_user_file_holds_the_defaults() {
     }
     assert_eq!(example.max_tries.source, file);
     assert_eq!(example.max_steps.source, file);
+    assert_eq!(example.sensitive_reads.source, file);
+    assert_eq!(example.sandbox_mode.source, file);
+    assert_eq!(example.sandbox_network.source, file);
+    assert_eq!(example.sandbox_writable.source, file);
     assert_eq!(example.api_key.source, Source::Default);
 }
 
@@ -123,7 +161,7 @@ fn example_as_user_file_holds_the_defaults() {
 fn example_as_project_file_holds_the_defaults() {
     let defaults = Dirs::new().load();
     let dirs = Dirs::new();
-    write(&dirs.project_file(), &example_text());
+    write(&dirs.project_file(), &without_sandbox(&example_text()));
     let example = dirs.load();
     assert_same_values(&example, &defaults);
     assert_eq!(

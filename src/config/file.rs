@@ -7,7 +7,9 @@
 
 use std::path::Path;
 
-use super::{ConfigError, Layer, Source, Sourced};
+use super::{BashRuleEntry, ConfigError, Layer, Source, Sourced};
+use crate::permissions::Action;
+use crate::sandbox::SandboxMode;
 
 /// How a key's value is checked, and where it goes once it passes.
 #[derive(Clone, Copy)]
@@ -20,6 +22,14 @@ enum Kind {
         max: u64,
         store: fn(&mut Layer, Sourced<u64>),
     },
+    /// `true` or `false`.
+    Bool(fn(&mut Layer, Sourced<bool>)),
+    /// An array of strings.
+    List(fn(&mut Layer, Sourced<Vec<String>>)),
+    /// `sandbox.mode`: one of `auto`, `required`, `off`.
+    SandboxMode,
+    /// `[[permissions.bash]]`: an array of `{ pattern, action }` tables.
+    BashRules,
 }
 
 /// One key a config file may hold; `section` is `""` for a top-level key.
@@ -108,11 +118,39 @@ const KEYS: &[Key] = &[
             store: |l, v| l.max_steps = Some(narrow(v)),
         },
     },
+    Key {
+        section: "permissions",
+        name: "bash",
+        kind: Kind::BashRules,
+    },
+    Key {
+        section: "permissions",
+        name: "sensitive_reads",
+        kind: Kind::List(|l, v| l.sensitive_reads = Some(v)),
+    },
+    Key {
+        section: "sandbox",
+        name: "mode",
+        kind: Kind::SandboxMode,
+    },
+    Key {
+        section: "sandbox",
+        name: "network",
+        kind: Kind::Bool(|l, v| l.sandbox_network = Some(v)),
+    },
+    Key {
+        section: "sandbox",
+        name: "writable",
+        kind: Kind::List(|l, v| l.sandbox_writable = Some(v)),
+    },
 ];
 
 /// Sections a later rein reads. Their contents are accepted and ignored, so a config
 /// written for a newer version still loads.
-const RESERVED_SECTIONS: &[&str] = &["permissions", "sandbox", "context", "subagent", "ui"];
+const RESERVED_SECTIONS: &[&str] = &["context", "subagent", "ui"];
+
+/// Sections only the user's own file may set: a project must not loosen its own sandbox.
+const USER_ONLY_SECTIONS: &[&str] = &["sandbox"];
 
 /// Read one config file into a layer whose values carry `source`. A missing file is an
 /// empty layer.
@@ -154,6 +192,17 @@ fn walk(table: &toml::Table, path: &Path, source: &Source) -> Result<Layer, Conf
         };
         if !is_section {
             continue;
+        }
+        if USER_ONLY_SECTIONS.contains(&name.as_str()) {
+            if let Source::ProjectFile(_) = source {
+                return Err(ConfigError::Value {
+                    path: path.to_path_buf(),
+                    key: format!("[{name}]"),
+                    problem: format!(
+                        "[{name}] may only be set in your own config.toml, not in a project's (a project must not loosen its own sandbox)"
+                    ),
+                });
+            }
         }
         for (entry, value) in entries {
             let key = find(name, entry).ok_or_else(|| ConfigError::UnknownKey {
@@ -197,6 +246,57 @@ fn store(
                 describe(value)
             )
         }
+        (Kind::Bool(store), toml::Value::Boolean(b)) => {
+            store(layer, Sourced::new(*b, source.clone()));
+            return Ok(());
+        }
+        (Kind::Bool(_), _) => format!("expected true or false, got {}", describe(value)),
+        (Kind::List(store), toml::Value::Array(items)) => {
+            match items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect()
+            {
+                Some(list) => {
+                    store(layer, Sourced::new(list, source.clone()));
+                    return Ok(());
+                }
+                None => format!("expected an array of strings, got {}", describe(value)),
+            }
+        }
+        (Kind::List(_), _) => format!("expected an array of strings, got {}", describe(value)),
+        (Kind::SandboxMode, toml::Value::String(s)) => match s.as_str() {
+            "auto" | "required" | "off" => {
+                let mode = match s.as_str() {
+                    "required" => SandboxMode::Required,
+                    "off" => SandboxMode::Off,
+                    _ => SandboxMode::Auto,
+                };
+                layer.sandbox_mode = Some(Sourced::new(mode, source.clone()));
+                return Ok(());
+            }
+            other => format!("expected \"auto\", \"required\" or \"off\", got {other:?}"),
+        },
+        (Kind::SandboxMode, _) => format!(
+            "expected \"auto\", \"required\" or \"off\", got {}",
+            describe(value)
+        ),
+        (Kind::BashRules, toml::Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let rule =
+                    bash_rule(item, path).map_err(|(field, problem)| ConfigError::Value {
+                        path: path.to_path_buf(),
+                        key: format!("permissions.bash[{i}]{field}"),
+                        problem,
+                    })?;
+                layer.bash_rules.push(rule);
+            }
+            return Ok(());
+        }
+        (Kind::BashRules, _) => format!(
+            "expected [[permissions.bash]] tables with `pattern` and `action`, got {}",
+            describe(value)
+        ),
     };
     let key = match key.section {
         "" => key.name.to_string(),
@@ -206,6 +306,65 @@ fn store(
         path: path.to_path_buf(),
         key,
         problem,
+    })
+}
+
+/// One `[[permissions.bash]]` table; the error names the field (`.pattern`) and the problem.
+fn bash_rule(item: &toml::Value, path: &Path) -> Result<BashRuleEntry, (String, String)> {
+    let Some(table) = item.as_table() else {
+        return Err((
+            String::new(),
+            format!(
+                "expected a table with `pattern` and `action`, got {}",
+                describe(item)
+            ),
+        ));
+    };
+    for key in table.keys() {
+        if key != "pattern" && key != "action" {
+            return Err((
+                format!(".{key}"),
+                "unknown key (a rule has `pattern` and `action`)".to_string(),
+            ));
+        }
+    }
+    let pattern = match table.get("pattern") {
+        Some(toml::Value::String(p)) if !p.trim().is_empty() => p.clone(),
+        Some(toml::Value::String(_)) => {
+            return Err((".pattern".into(), "the pattern is empty".into()));
+        }
+        Some(other) => {
+            return Err((
+                ".pattern".into(),
+                format!("expected a string, got {}", describe(other)),
+            ));
+        }
+        None => return Err((".pattern".into(), "missing".into())),
+    };
+    let action = match table.get("action") {
+        Some(toml::Value::String(a)) => match a.as_str() {
+            "allow" => Action::Allow,
+            "ask" => Action::Ask,
+            "deny" => Action::Deny,
+            other => {
+                return Err((
+                    ".action".into(),
+                    format!("expected \"allow\", \"ask\" or \"deny\", got {other:?}"),
+                ))
+            }
+        },
+        Some(other) => {
+            return Err((
+                ".action".into(),
+                format!("expected a string, got {}", describe(other)),
+            ));
+        }
+        None => return Err((".action".into(), "missing".into())),
+    };
+    Ok(BashRuleEntry {
+        pattern,
+        action,
+        file: path.to_path_buf(),
     })
 }
 

@@ -30,6 +30,9 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 
+use crate::permissions::Action;
+use crate::sandbox::SandboxMode;
+
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
@@ -37,6 +40,8 @@ const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
 const DEFAULT_MAX_TRIES: u32 = 5;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
 const DEFAULT_MAX_STEPS: u32 = 200;
+/// Files whose reading asks first unless the config says otherwise.
+pub const DEFAULT_SENSITIVE_READS: &[&str] = &["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env"];
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,12 +106,33 @@ pub struct Config {
     pub bash_timeout_secs: Sourced<u64>,
     /// `[agent]`: model calls per user turn before the agent stops, > 0.
     pub max_steps: Sourced<u32>,
+    /// `[[permissions.bash]]` rules: the user file's, then the project file's (appended
+    /// after the defaults, so they win).
+    pub bash_rules: Vec<BashRuleEntry>,
+    /// `permissions.sensitive_reads`: globs of files whose reading asks first (`~` is the
+    /// home directory).
+    pub sensitive_reads: Sourced<Vec<String>>,
+    /// `sandbox.mode`.
+    pub sandbox_mode: Sourced<SandboxMode>,
+    /// `sandbox.network`: allow commands network access.
+    pub sandbox_network: Sourced<bool>,
+    /// `sandbox.writable`: extra paths commands may write (`~` expanded, relative paths
+    /// against the project).
+    pub sandbox_writable: Sourced<Vec<PathBuf>>,
     /// Where rein keeps its own files: `$REIN_HOME` when set, else the platform data dir.
     pub data_dir: PathBuf,
     /// Where the user's `config.toml` is looked for.
     pub user_config_path: PathBuf,
     /// `<root>/.rein/config.toml`.
     pub project_config_path: PathBuf,
+}
+
+/// One `[[permissions.bash]]` rule and the file it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashRuleEntry {
+    pub pattern: String,
+    pub action: Action,
+    pub file: PathBuf,
 }
 
 /// Settings given on the command line; `None` leaves the lower layers to decide.
@@ -156,6 +182,12 @@ struct Layer {
     max_tries: Option<Sourced<u32>>,
     bash_timeout_secs: Option<Sourced<u64>>,
     max_steps: Option<Sourced<u32>>,
+    /// Rules add up across layers instead of replacing each other.
+    bash_rules: Vec<BashRuleEntry>,
+    sensitive_reads: Option<Sourced<Vec<String>>>,
+    sandbox_mode: Option<Sourced<SandboxMode>>,
+    sandbox_network: Option<Sourced<bool>>,
+    sandbox_writable: Option<Sourced<Vec<String>>>,
 }
 
 impl Layer {
@@ -171,6 +203,15 @@ impl Layer {
             max_tries: self.max_tries.or(lower.max_tries),
             bash_timeout_secs: self.bash_timeout_secs.or(lower.bash_timeout_secs),
             max_steps: self.max_steps.or(lower.max_steps),
+            bash_rules: {
+                let mut rules = lower.bash_rules;
+                rules.extend(self.bash_rules);
+                rules
+            },
+            sensitive_reads: self.sensitive_reads.or(lower.sensitive_reads),
+            sandbox_mode: self.sandbox_mode.or(lower.sandbox_mode),
+            sandbox_network: self.sandbox_network.or(lower.sandbox_network),
+            sandbox_writable: self.sandbox_writable.or(lower.sandbox_writable),
         }
     }
 }
@@ -222,6 +263,25 @@ impl Config {
             max_tries: or_default(layer.max_tries, DEFAULT_MAX_TRIES),
             bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),
             max_steps: or_default(layer.max_steps, DEFAULT_MAX_STEPS),
+            bash_rules: layer.bash_rules,
+            sensitive_reads: or_default(
+                layer.sensitive_reads,
+                DEFAULT_SENSITIVE_READS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            ),
+            sandbox_mode: or_default(layer.sandbox_mode, SandboxMode::Auto),
+            sandbox_network: or_default(layer.sandbox_network, false),
+            sandbox_writable: {
+                let w = or_default(layer.sandbox_writable, Vec::new());
+                let paths = w
+                    .value
+                    .iter()
+                    .map(|p| expand_path(p, env.home.as_deref(), project_root))
+                    .collect();
+                Sourced::new(paths, w.source)
+            },
             data_dir,
             user_config_path,
             project_config_path,
@@ -242,6 +302,21 @@ impl Config {
                     self.api_key.source
                 ));
             }
+        }
+        for rule in &self.bash_rules {
+            if rule.action == Action::Allow && rule.file == self.project_config_path {
+                warnings.push(format!(
+                    "the project file {} allows `{}` without asking; remove the rule if you did not write it",
+                    rule.file.display(),
+                    rule.pattern
+                ));
+            }
+        }
+        if let Source::ProjectFile(path) = &self.sensitive_reads.source {
+            warnings.push(format!(
+                "the project file {} sets permissions.sensitive_reads; files it leaves out are read without asking",
+                path.display()
+            ));
         }
         warnings
     }
@@ -272,6 +347,40 @@ impl Config {
             ("client.max_tries", shown(&self.max_tries)),
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
             ("agent.max_steps", shown(&self.max_steps)),
+            (
+                "permissions.sensitive_reads",
+                (
+                    self.sensitive_reads.value.join(", "),
+                    &self.sensitive_reads.source,
+                ),
+            ),
+            (
+                "sandbox.mode",
+                (
+                    match self.sandbox_mode.value {
+                        SandboxMode::Auto => "auto",
+                        SandboxMode::Required => "required",
+                        SandboxMode::Off => "off",
+                    }
+                    .to_string(),
+                    &self.sandbox_mode.source,
+                ),
+            ),
+            ("sandbox.network", shown(&self.sandbox_network)),
+            (
+                "sandbox.writable",
+                (
+                    match self.sandbox_writable.value.as_slice() {
+                        [] => "(none)".to_string(),
+                        paths => paths
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                    &self.sandbox_writable.source,
+                ),
+            ),
         ];
         let located = |path: &Path| {
             let missing = if path.is_file() { "" } else { "  (not found)" };
@@ -300,6 +409,19 @@ impl Config {
                 format!("{name:<name_width$}  {value:<value_width$}  ({source})")
             })
             .collect();
+        for rule in &self.bash_rules {
+            let action = match rule.action {
+                Action::Allow => "allow",
+                Action::Ask => "ask",
+                Action::Deny => "deny",
+            };
+            lines.push(format!(
+                "{:<name_width$}  {action} `{}`  ({})",
+                "permissions.bash",
+                rule.pattern,
+                rule.file.display()
+            ));
+        }
         lines.extend(
             paths
                 .iter()
@@ -326,6 +448,11 @@ impl fmt::Debug for Config {
             .field("max_tries", &self.max_tries)
             .field("bash_timeout_secs", &self.bash_timeout_secs)
             .field("max_steps", &self.max_steps)
+            .field("bash_rules", &self.bash_rules)
+            .field("sensitive_reads", &self.sensitive_reads)
+            .field("sandbox_mode", &self.sandbox_mode)
+            .field("sandbox_network", &self.sandbox_network)
+            .field("sandbox_writable", &self.sandbox_writable)
             .field("data_dir", &self.data_dir)
             .field("user_config_path", &self.user_config_path)
             .field("project_config_path", &self.project_config_path)
@@ -429,6 +556,24 @@ fn positive_int(text: &str) -> Result<u64, String> {
             "expected {}, got {text:?}",
             file::expected_int(1, file::MAX_CONTEXT_WINDOW)
         )),
+    }
+}
+
+/// `~/x` against the home directory, a relative path against the project.
+pub fn expand_path(path: &str, home: Option<&Path>, project_root: &Path) -> PathBuf {
+    if let (Some(rest), Some(home)) = (path.strip_prefix("~/"), home) {
+        return home.join(rest);
+    }
+    if path == "~" {
+        if let Some(home) = home {
+            return home.to_path_buf();
+        }
+    }
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        project_root.join(p)
     }
 }
 

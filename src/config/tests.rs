@@ -469,7 +469,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
         f.error(),
         format!(
             "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
-             context_window; sections: [client], [tools], [agent])"
+             context_window; sections: [client], [tools], [agent], [permissions], [sandbox])"
         )
     );
 }
@@ -481,7 +481,7 @@ fn unknown_section_names_file_and_section() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent])",
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [permissions], [sandbox])",
             f.user_file().display()
         )
     );
@@ -503,10 +503,7 @@ fn section_that_is_not_a_table_is_an_error() {
 #[test]
 fn reserved_sections_are_accepted_and_ignored() {
     let f = Fixture::new();
-    f.write_project(
-        "[permissions]\nallow = [\"bash:ls\"]\n[sandbox]\nmode = \"bwrap\"\n\
-         [context]\nreserve = 1\n[subagent]\nmax = 2\n[ui]\ntheme = \"dark\"\n",
-    );
+    f.write_project("[context]\nreserve = 1\n[subagent]\nmax = 2\n[ui]\ntheme = \"dark\"\n");
     let c = f.load().unwrap();
     assert_eq!(c.model.source, Source::Default);
 }
@@ -666,4 +663,128 @@ fn a_project_endpoint_with_the_users_key_is_warned_about() {
     f.env.vars.remove("REIN_API_KEY");
     f.write_project("base_url = \"http://collector.example/v1\"\napi_key = \"k\"\n");
     assert!(f.load().unwrap().warnings().is_empty());
+}
+
+// ---- permissions and sandbox ----
+
+#[test]
+fn bash_rules_add_up_user_file_first_then_project_file() {
+    let f = Fixture::new();
+    f.write_user(
+        "[[permissions.bash]]\npattern = \"make *\"\naction = \"allow\"\n\
+         [[permissions.bash]]\npattern = \"git push*\"\naction = \"ask\"\n",
+    );
+    f.write_project("[[permissions.bash]]\npattern = \"make deploy*\"\naction = \"deny\"\n");
+    let c = f.load().unwrap();
+    let rules: Vec<(&str, Action, &Path)> = c
+        .bash_rules
+        .iter()
+        .map(|r| (r.pattern.as_str(), r.action, r.file.as_path()))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("make *", Action::Allow, f.user_file().as_path()),
+            ("git push*", Action::Ask, f.user_file().as_path()),
+            ("make deploy*", Action::Deny, f.project_file().as_path()),
+        ]
+    );
+    assert!(c.describe().contains("permissions.bash"));
+    assert!(c.describe().contains("deny `make deploy*`"));
+}
+
+#[test]
+fn bad_bash_rules_name_the_rule_and_field() {
+    let f = Fixture::new();
+    let path = f.project_file().display().to_string();
+    f.write_project("[[permissions.bash]]\npattern = \"ls\"\naction = \"maybe\"\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `permissions.bash[0].action`: expected \"allow\", \"ask\" or \"deny\", got \"maybe\"")
+    );
+    f.write_project(
+        "[[permissions.bash]]\npattern = \"ls\"\naction = \"allow\"\n[[permissions.bash]]\naction = \"deny\"\n",
+    );
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `permissions.bash[1].pattern`: missing")
+    );
+    f.write_project("[[permissions.bash]]\npattern = \"ls\"\naction = \"allow\"\nwhen = 1\n");
+    assert!(
+        f.error()
+            .contains("`permissions.bash[0].when`: unknown key"),
+        "{}",
+        f.error()
+    );
+    f.write_project("[permissions]\nbash = \"ls\"\n");
+    assert!(f
+        .error()
+        .contains("key `permissions.bash`: expected [[permissions.bash]] tables"));
+    f.write_project("[permissions]\nsensitive_reads = [\"a\", 3]\n");
+    assert!(f.error().ends_with(
+        "key `permissions.sensitive_reads`: expected an array of strings, got an array"
+    ));
+}
+
+#[test]
+fn sandbox_settings_come_from_the_user_file_only() {
+    let f = Fixture::new();
+    let c = f.load().unwrap();
+    assert_eq!(c.sandbox_mode.value, SandboxMode::Auto);
+    assert!(!c.sandbox_network.value);
+    assert!(c.sandbox_writable.value.is_empty());
+    assert_eq!(
+        c.sensitive_reads.value,
+        ["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env"]
+    );
+
+    f.write_user("[sandbox]\nmode = \"required\"\nnetwork = true\nwritable = [\"~/.cache/x\", \"build\", \"/opt/y\"]\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.sandbox_mode.value, SandboxMode::Required);
+    assert_eq!(c.sandbox_mode.source, Source::UserFile(f.user_file()));
+    assert!(c.sandbox_network.value);
+    assert_eq!(
+        c.sandbox_writable.value,
+        [
+            f.home.path().join(".cache/x"),
+            f.root.path().join("build"),
+            PathBuf::from("/opt/y")
+        ]
+    );
+
+    f.write_user("[sandbox]\nmode = \"bwrap\"\n");
+    assert!(f.error().ends_with(
+        "key `sandbox.mode`: expected \"auto\", \"required\" or \"off\", got \"bwrap\""
+    ));
+    f.write_user("[sandbox]\nnetwork = \"yes\"\n");
+    assert!(f
+        .error()
+        .ends_with("key `sandbox.network`: expected true or false, got string \"yes\""));
+
+    f.write_user("");
+    f.write_project("[sandbox]\nmode = \"off\"\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{}: key `[sandbox]`: [sandbox] may only be set in your own config.toml, not in a project's (a project must not loosen its own sandbox)",
+            f.project_file().display()
+        )
+    );
+}
+
+#[test]
+fn project_rules_that_allow_are_warned_about() {
+    let f = Fixture::new();
+    f.write_user("[[permissions.bash]]\npattern = \"make *\"\naction = \"allow\"\n");
+    assert!(
+        f.load().unwrap().warnings().is_empty(),
+        "the user's own rules are trusted"
+    );
+    f.write_project(
+        "[permissions]\nsensitive_reads = []\n[[permissions.bash]]\npattern = \"*\"\naction = \"allow\"\n",
+    );
+    let warnings = f.load().unwrap().warnings();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("allows `*` without asking"));
+    assert!(warnings[1].contains("sensitive_reads"));
 }

@@ -37,3 +37,14 @@ impl PermissionPolicy for AllowAll {
         Verdict::Allow
     }
 }
+
+/// A rule's action (placeholder until rules.rs lands; then re-exported from there).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Allow,
+    Ask,
+    Deny,
+}

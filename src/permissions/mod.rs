@@ -5,6 +5,8 @@
 //! validated and before it runs; `Ask` makes the agent send an approval request to the front
 //! end. Until the rule engine lands, [`AllowAll`] allows everything.
 
+pub mod paths;
+
 use std::path::Path;
 
 /// A tool call as the policy sees it: validated arguments, and the project it runs in.

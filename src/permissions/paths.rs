@@ -1,0 +1,329 @@
+//! Rules for the file tools: where `read_file` may read and `write_file`/`str_replace` may
+//! write without asking.
+//!
+//! A path is judged where it really leads: relative paths against the project root, `..`
+//! and symbolic links resolved through every existing component, so neither
+//! `src/../../etc/passwd` nor a link inside the project that points outside gets a
+//! project-local verdict. Writes inside the project are allowed, outside it ask, and into
+//! the project's `.git/` or `.rein/` (or the directory a `.git` file points to) are denied:
+//! the agent must never edit its own permission rules or the repository's history.
+//! Reads are allowed anywhere except files matching the sensitive globs, which ask.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::Action;
+
+/// The file-tool rules for one project.
+#[derive(Debug, Clone)]
+pub struct PathRules {
+    /// The project root, resolved.
+    root: PathBuf,
+    /// Resolved directories no file tool may write into.
+    protected: Vec<PathBuf>,
+    sensitive: GlobSet,
+    /// The sensitive patterns as configured, for reasons.
+    patterns: Vec<String>,
+}
+
+/// A path rule's verdict with its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathVerdict {
+    pub action: Action,
+    pub reason: String,
+    /// The path as judged (resolved).
+    pub resolved: PathBuf,
+}
+
+/// A sensitive-read glob that does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("permissions.sensitive_reads: `{pattern}` is not a valid glob: {problem}")]
+pub struct PathRuleError {
+    pub pattern: String,
+    pub problem: String,
+}
+
+impl PathRules {
+    /// `sensitive` globs may start with `~/` (the home directory).
+    pub fn new(
+        root: &Path,
+        sensitive: &[String],
+        home: Option<&Path>,
+    ) -> Result<PathRules, PathRuleError> {
+        let root = resolve(root, Path::new("/"));
+        let mut protected = vec![root.join(".git"), root.join(".rein")];
+        if let Some(target) = git_pointer_target(&root) {
+            protected.push(target);
+        }
+        let mut builder = GlobSetBuilder::new();
+        for pattern in sensitive {
+            let expanded = match (pattern.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
+                _ => pattern.clone(),
+            };
+            let glob = GlobBuilder::new(&expanded)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| PathRuleError {
+                    pattern: pattern.clone(),
+                    problem: e.kind().to_string(),
+                })?;
+            builder.add(glob);
+        }
+        let sensitive_set = builder.build().map_err(|e| PathRuleError {
+            pattern: sensitive.join(", "),
+            problem: e.to_string(),
+        })?;
+        Ok(PathRules {
+            root,
+            protected,
+            sensitive: sensitive_set,
+            patterns: sensitive.to_vec(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Judge reading `path` (as the model gave it).
+    pub fn read(&self, path: &str) -> PathVerdict {
+        let lexical = absolute(&self.root, path);
+        let resolved = resolve(&lexical, &self.root);
+        // Match the name as given and where it leads: a `.env` symlink is still `.env`.
+        let hit = self
+            .sensitive
+            .matches(&lexical)
+            .into_iter()
+            .chain(self.sensitive.matches(&resolved))
+            .next();
+        match hit {
+            Some(i) => PathVerdict {
+                action: Action::Ask,
+                reason: format!(
+                    "reading {} matches the sensitive pattern `{}`",
+                    resolved.display(),
+                    self.patterns.get(i).map_or("?", String::as_str)
+                ),
+                resolved,
+            },
+            None => PathVerdict {
+                action: Action::Allow,
+                reason: format!("reading {} is allowed", resolved.display()),
+                resolved,
+            },
+        }
+    }
+
+    /// Judge writing `path` (as the model gave it).
+    pub fn write(&self, path: &str) -> PathVerdict {
+        let resolved = resolve(&absolute(&self.root, path), &self.root);
+        if let Some(dir) = self.protected.iter().find(|p| resolved.starts_with(p)) {
+            return PathVerdict {
+                action: Action::Deny,
+                reason: format!(
+                    "{} is inside {}, which rein never writes (the repository's history and rein's own settings)",
+                    resolved.display(),
+                    dir.display()
+                ),
+                resolved,
+            };
+        }
+        if resolved.starts_with(&self.root) {
+            PathVerdict {
+                action: Action::Allow,
+                reason: format!("{} is inside the project", resolved.display()),
+                resolved,
+            }
+        } else {
+            PathVerdict {
+                action: Action::Ask,
+                reason: format!("{} is outside the project", resolved.display()),
+                resolved,
+            }
+        }
+    }
+
+    /// Whether `path` (absolute or relative to the project) is a sensitive file to read.
+    pub fn is_sensitive(&self, path: &str) -> Option<String> {
+        let v = self.read(path);
+        (v.action == Action::Ask).then_some(v.reason)
+    }
+}
+
+/// `path` made absolute against `root`.
+fn absolute(root: &Path, path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    }
+}
+
+/// Resolve `path` (relative ones against `base`): every existing component through its
+/// symbolic links, `.` dropped, `..` applied to what was resolved so far. A component that
+/// does not exist yet (a file about to be created) is kept as written.
+pub fn resolve(path: &Path, base: &Path) -> PathBuf {
+    let mut current = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    };
+    // Links resolved at most this many times, against link loops.
+    let mut budget = 64;
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => current = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                current.pop();
+            }
+            Component::Normal(name) => {
+                current.push(name);
+                if budget > 0 {
+                    if let Ok(real) = std::fs::canonicalize(&current) {
+                        current = real;
+                        budget -= 1;
+                    }
+                }
+            }
+        }
+    }
+    current
+}
+
+/// The directory a `.git` file (`gitdir: PATH`, as in worktrees and submodules) points to.
+fn git_pointer_target(root: &Path) -> Option<PathBuf> {
+    let git = root.join(".git");
+    if !git.is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&git).ok()?;
+    let target = text
+        .lines()
+        .find_map(|l| l.strip_prefix("gitdir:"))?
+        .trim();
+    if target.is_empty() {
+        return None;
+    }
+    Some(resolve(Path::new(target), root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(root: &Path, home: &Path) -> PathRules {
+        let sensitive: Vec<String> = crate::config::DEFAULT_SENSITIVE_READS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        PathRules::new(root, &sensitive, Some(home)).unwrap()
+    }
+
+    struct Dirs {
+        project: tempfile::TempDir,
+        home: tempfile::TempDir,
+        outside: tempfile::TempDir,
+    }
+
+    fn dirs() -> Dirs {
+        Dirs {
+            project: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+            outside: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    #[test]
+    fn writes_inside_allow_outside_ask_git_and_rein_deny() {
+        let d = dirs();
+        std::fs::create_dir(d.project.path().join(".git")).unwrap();
+        let r = rules(d.project.path(), d.home.path());
+        assert_eq!(r.write("src/main.rs").action, Action::Allow);
+        assert_eq!(r.write("new/dir/file.txt").action, Action::Allow);
+        let outside = d.outside.path().join("x").display().to_string();
+        assert_eq!(r.write(&outside).action, Action::Ask);
+        assert_eq!(r.write("../escape.txt").action, Action::Ask);
+        assert_eq!(r.write("src/../../escape.txt").action, Action::Ask);
+        assert_eq!(r.write(".git/config").action, Action::Deny);
+        assert_eq!(r.write("./.git/hooks/pre-commit").action, Action::Deny);
+        assert_eq!(r.write(".rein/config.toml").action, Action::Deny);
+        assert_eq!(r.write("src/../.rein/config.toml").action, Action::Deny);
+        let abs = d.project.path().join(".rein/x").display().to_string();
+        assert_eq!(r.write(&abs).action, Action::Deny);
+        // A name that only starts like a protected one is fine.
+        assert_eq!(r.write(".github/workflows/ci.yml").action, Action::Allow);
+        assert_eq!(r.write(".reinrc").action, Action::Allow);
+    }
+
+    #[test]
+    fn symlinks_are_judged_where_they_lead() {
+        let d = dirs();
+        let p = d.project.path();
+        std::os::unix::fs::symlink(d.outside.path(), p.join("out")).unwrap();
+        std::fs::create_dir(p.join(".rein")).unwrap();
+        std::os::unix::fs::symlink(p.join(".rein"), p.join("settings")).unwrap();
+        let r = rules(p, d.home.path());
+        assert_eq!(r.write("out/file").action, Action::Ask, "a link out of the project");
+        assert_eq!(r.write("settings/config.toml").action, Action::Deny);
+        // A link from outside into the project is inside.
+        let back = d.outside.path().join("back");
+        std::os::unix::fs::symlink(p, &back).unwrap();
+        assert_eq!(
+            r.write(&back.join("ok.txt").display().to_string()).action,
+            Action::Allow
+        );
+    }
+
+    #[test]
+    fn a_git_pointer_file_protects_its_target() {
+        let d = dirs();
+        let p = d.project.path();
+        let gitdir = d.outside.path().join("worktrees/feature");
+        std::fs::create_dir_all(&gitdir).unwrap();
+        std::fs::write(p.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+        let r = rules(p, d.home.path());
+        let target = gitdir.join("HEAD").display().to_string();
+        assert_eq!(r.write(&target).action, Action::Deny);
+    }
+
+    #[test]
+    fn sensitive_reads_ask_and_others_allow() {
+        let d = dirs();
+        let p = d.project.path();
+        let home = d.home.path();
+        let r = rules(p, home);
+        assert_eq!(r.read("src/main.rs").action, Action::Allow);
+        assert_eq!(r.read("/etc/hostname").action, Action::Allow);
+        let key = home.join(".ssh/id_ed25519").display().to_string();
+        assert_eq!(r.read(&key).action, Action::Ask);
+        let aws = home.join(".aws/credentials").display().to_string();
+        assert_eq!(r.read(&aws).action, Action::Ask);
+        assert_eq!(r.read(".env").action, Action::Ask);
+        assert_eq!(r.read("deploy/.env").action, Action::Ask);
+        assert_eq!(r.read(".env.example").action, Action::Allow);
+        // Through `..` from the project, and through a link with an innocent name.
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "secret").unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh/id_rsa"), p.join("notes.txt")).unwrap();
+        assert_eq!(r.read("notes.txt").action, Action::Ask);
+        assert!(r.read("notes.txt").reason.contains("~/.ssh/**"));
+    }
+
+    #[test]
+    fn bad_globs_name_the_pattern() {
+        let e = PathRules::new(Path::new("/"), &["a[".to_string()], None).unwrap_err();
+        assert_eq!(e.pattern, "a[");
+    }
+
+    #[test]
+    fn resolve_handles_dots_and_missing_tails() {
+        let d = dirs();
+        let base = resolve(d.project.path(), Path::new("/"));
+        assert_eq!(resolve(Path::new("a/./b/../c"), &base), base.join("a/c"));
+        assert_eq!(resolve(Path::new("../../.."), &base).parent(), None);
+    }
+}

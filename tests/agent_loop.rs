@@ -11,7 +11,7 @@ use rein::agent::{
     self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, ClientConfig,
     TurnOutcome, Usage,
 };
-use rein::permissions::{AllowAll, PermissionPolicy, ToolRequest, Verdict};
+use rein::permissions::{AllowAll, Grant, PermissionPolicy, ToolRequest, Verdict};
 use rein::sandbox::Sandbox;
 use serde_json::{json, Value};
 use support::{chunk, Reply, ScriptedServer, Step};
@@ -713,19 +713,34 @@ async fn interrupt_while_streaming_drops_the_request() {
     assert_eq!(req["messages"][2]["content"], "Start");
 }
 
-struct AskForBash;
+/// Asks for every bash command not granted yet, denies writes: a stand-in for the rules.
+#[derive(Default)]
+struct AskForBash {
+    granted: std::sync::Mutex<Vec<Grant>>,
+}
 
 impl PermissionPolicy for AskForBash {
     fn check(&self, request: &ToolRequest<'_>) -> Verdict {
         match request.tool {
-            "bash" => Verdict::Ask {
-                reason: "test rule: bash asks".into(),
-            },
+            "bash" => {
+                let grant = Grant::Bash(request.args["command"].as_str().unwrap().to_string());
+                if self.granted.lock().unwrap().contains(&grant) {
+                    return Verdict::Allow;
+                }
+                Verdict::Ask {
+                    reason: "test rule: bash asks".into(),
+                    grants: vec![grant],
+                }
+            }
             "write_file" => Verdict::Deny {
                 reason: "test rule: no writes".into(),
             },
             _ => Verdict::Allow,
         }
+    }
+
+    fn grant(&self, grants: &[Grant]) {
+        self.granted.lock().unwrap().extend_from_slice(grants);
     }
 }
 
@@ -744,7 +759,7 @@ async fn approvals_run_refuse_and_remember_for_the_session() {
     ])
     .await;
     let mut cfg = config(&server, dir.path());
-    cfg.policy = Arc::new(AskForBash);
+    cfg.policy = Arc::new(AskForBash::default());
     let mut handle = agent::spawn(cfg).unwrap();
     let mut asked = Vec::new();
     let events = turn_with(&mut handle, "go", |summary| {
@@ -969,7 +984,7 @@ async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
     ])
     .await;
     let mut cfg = config(&server, dir.path());
-    cfg.policy = Arc::new(AskForBash);
+    cfg.policy = Arc::new(AskForBash::default());
     let mut handle = agent::spawn(cfg).unwrap();
     handle.send(AgentCommand::UserMessage("go".into()));
     let mut results = Vec::new();

@@ -292,6 +292,7 @@ impl PermissionPolicy for AskForBash {
         if request.tool == "bash" {
             Verdict::Ask {
                 reason: "bash asks in this test".into(),
+                grants: Vec::new(),
             }
         } else {
             Verdict::Allow

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
+use crate::permissions::Grant;
+
 /// Something that happened inside the agent, in order.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -42,6 +44,8 @@ pub enum AgentEvent {
         summary: String,
         /// Why approval is needed (which rule).
         reason: String,
+        /// What approving for the session would allow from now on.
+        grants: Vec<Grant>,
         #[serde(skip)]
         reply: ApprovalReply,
     },

@@ -6,7 +6,7 @@
 //! group), user messages are queued for after the turn. Whatever happens, each tool call of
 //! an assistant message gets exactly one tool message, so the next request is valid.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::time::Instant;
 
@@ -123,8 +123,6 @@ pub(crate) struct Agent {
     history: Vec<Message>,
     inbox: Inbox,
     events: mpsc::UnboundedSender<AgentEvent>,
-    /// Actions the user approved for the rest of the session.
-    session_approved: HashSet<String>,
 }
 
 impl Agent {
@@ -151,7 +149,6 @@ impl Agent {
                 shutdown: false,
             },
             events,
-            session_approved: HashSet::new(),
         }
     }
 
@@ -320,37 +317,34 @@ impl Agent {
                 self.finish_tool(call, Err(text), started);
                 return true;
             }
-            Verdict::Ask { reason } => {
-                let summary = prepared.summary();
-                if !self.session_approved.contains(&summary) {
-                    let (reply, answer) = ApprovalReply::channel();
-                    self.emit(AgentEvent::ApprovalNeeded {
-                        id: call.id.clone(),
-                        name: name.to_string(),
-                        summary: summary.clone(),
-                        reason,
-                        reply,
-                    });
-                    match self.inbox.wait_approval(&call.id, answer).await {
-                        None => {
-                            self.finish_tool(call, Err(INTERRUPTED.to_string()), started);
-                            return false;
+            Verdict::Ask { reason, grants } => {
+                let (reply, answer) = ApprovalReply::channel();
+                self.emit(AgentEvent::ApprovalNeeded {
+                    id: call.id.clone(),
+                    name: name.to_string(),
+                    summary: prepared.summary(),
+                    reason,
+                    grants: grants.clone(),
+                    reply,
+                });
+                match self.inbox.wait_approval(&call.id, answer).await {
+                    None => {
+                        self.finish_tool(call, Err(INTERRUPTED.to_string()), started);
+                        return false;
+                    }
+                    Some(ApprovalDecision::Approve) => {}
+                    Some(ApprovalDecision::ApproveForSession) => {
+                        self.config.policy.grant(&grants);
+                    }
+                    Some(ApprovalDecision::Deny { feedback }) => {
+                        let mut text = format!("Error: {name} was not run: approval was refused");
+                        match feedback.filter(|f| !f.trim().is_empty()) {
+                            Some(f) => text.push_str(&format!(" ({})", f.trim())),
+                            None => text.push_str(" by the user"),
                         }
-                        Some(ApprovalDecision::Approve) => {}
-                        Some(ApprovalDecision::ApproveForSession) => {
-                            self.session_approved.insert(summary);
-                        }
-                        Some(ApprovalDecision::Deny { feedback }) => {
-                            let mut text =
-                                format!("Error: {name} was not run: approval was refused");
-                            match feedback.filter(|f| !f.trim().is_empty()) {
-                                Some(f) => text.push_str(&format!(" ({})", f.trim())),
-                                None => text.push_str(" by the user"),
-                            }
-                            text.push_str(". Do not retry the same action; choose another way or explain what you need.");
-                            self.finish_tool(call, Err(text), started);
-                            return true;
-                        }
+                        text.push_str(". Do not retry the same action; choose another way or explain what you need.");
+                        self.finish_tool(call, Err(text), started);
+                        return true;
                     }
                 }
             }

@@ -21,13 +21,45 @@ pub struct ToolRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     Allow,
-    Ask { reason: String },
-    Deny { reason: String },
+    /// Ask the user. `grants` are what "allow for the rest of the session" would add.
+    Ask {
+        reason: String,
+        grants: Vec<Grant>,
+    },
+    Deny {
+        reason: String,
+    },
 }
 
-/// Judges tool calls. Pure: no I/O beyond resolving paths, no user interaction.
+/// Something the user may allow for the rest of the session from an approval prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Grant {
+    /// Bash commands matching this rule pattern are allowed.
+    Bash(String),
+    /// Writes to this (resolved) path are allowed.
+    Write(std::path::PathBuf),
+    /// Reads of this (resolved) path are allowed.
+    Read(std::path::PathBuf),
+}
+
+impl Grant {
+    /// In words, for the approval prompt: "allow `cargo build` for this session".
+    pub fn describe(&self) -> String {
+        match self {
+            Grant::Bash(pattern) => format!("commands matching `{pattern}`"),
+            Grant::Write(path) => format!("writes to {}", path.display()),
+            Grant::Read(path) => format!("reads of {}", path.display()),
+        }
+    }
+}
+
+/// Judges tool calls. Pure apart from resolving paths: no user interaction.
 pub trait PermissionPolicy: Send + Sync {
     fn check(&self, request: &ToolRequest<'_>) -> Verdict;
+
+    /// The user allowed these for the rest of the session ("always allow this").
+    fn grant(&self, _grants: &[Grant]) {}
 }
 
 /// The stand-in policy until the rule engine lands: every call is allowed.

@@ -201,10 +201,7 @@ fn git_pointer_target(root: &Path) -> Option<PathBuf> {
         return None;
     }
     let text = std::fs::read_to_string(&git).ok()?;
-    let target = text
-        .lines()
-        .find_map(|l| l.strip_prefix("gitdir:"))?
-        .trim();
+    let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
     if target.is_empty() {
         return None;
     }
@@ -267,7 +264,11 @@ mod tests {
         std::fs::create_dir(p.join(".rein")).unwrap();
         std::os::unix::fs::symlink(p.join(".rein"), p.join("settings")).unwrap();
         let r = rules(p, d.home.path());
-        assert_eq!(r.write("out/file").action, Action::Ask, "a link out of the project");
+        assert_eq!(
+            r.write("out/file").action,
+            Action::Ask,
+            "a link out of the project"
+        );
         assert_eq!(r.write("settings/config.toml").action, Action::Deny);
         // A link from outside into the project is inside.
         let back = d.outside.path().join("back");

@@ -1,8 +1,9 @@
 //! `bash`: run a shell command in the project and return what it printed.
 //!
-//! A command string flows in; it runs as `sh -c COMMAND` in the project root, with stdin from
-//! /dev/null, in a process group of its own, and with an environment scrubbed of `REIN_*`,
-//! `OPENAI_*` and any variable holding a secret. stdout and stderr share one pipe, so the
+//! A command string flows in; it runs as `sh -c COMMAND` in the project root, inside the OS
+//! sandbox when it is on (see `crate::sandbox`), with stdin from /dev/null, in a session and
+//! process group of its own (no controlling terminal), and with an environment scrubbed of
+//! `REIN_*`, `OPENAI_*` and any variable holding a secret. stdout and stderr share one pipe, so the
 //! output reads in the order it was written; at most 1 MiB is kept (head and tail, with the
 //! dropped middle counted). Out comes the output with a line for a non-zero exit code or a
 //! killing signal.
@@ -18,6 +19,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -71,24 +73,36 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         .try_clone()
         .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
 
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(&args.command)
-        .current_dir(&ctx.root)
-        .stdin(Stdio::null())
+    // `sh -c COMMAND` in the project root, wrapped in the sandbox when it is on.
+    let mut cmd = ctx.sandbox.command(&args.command)?;
+    cmd.stdin(Stdio::null())
         .stdout(stdout_writer)
         .stderr(writer)
-        .process_group(0)
         .kill_on_drop(true);
+    // SAFETY: the closure runs in the child between fork and exec and only calls setsid,
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(new_session);
+    }
     for name in scrubbed_names(std::env::vars_os(), &ctx.secrets) {
         cmd.env_remove(name);
     }
+    let program = Path::new(cmd.as_std().get_program())
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let dir = cmd
+        .as_std()
+        .get_current_dir()
+        .unwrap_or(&ctx.root)
+        .display()
+        .to_string();
     let spawned = cmd.spawn();
     // The command holds the parent's copies of the write end; close them, or the pipe never
     // reaches end-of-file.
     drop(cmd);
-    let child =
-        spawned.map_err(|e| format!("could not start `sh` in {}: {e}", ctx.root.display()))?;
+    let child = spawned.map_err(|e| format!("could not start `{program}` in {dir}: {e}"))?;
     let mut group = ProcessGroup::new(child)?;
     let mut pipe = Receiver::from_owned_fd(OwnedFd::from(reader))
         .map_err(|e| format!("could not read the command's output: {e}"))?;
@@ -138,6 +152,17 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     }
 }
 
+/// In the child before exec: start a new session. The command then leads a process group of
+/// its own (pgid = pid, for [`ProcessGroup`]) and has no controlling terminal, so it can
+/// neither prompt on the user's terminal nor push keystrokes into it (TIOCSTI via /dev/tty).
+fn new_session() -> std::io::Result<()> {
+    // SAFETY: setsid takes no pointers and only changes this (child) process.
+    if unsafe { libc::setsid() } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The shell and its process group. Dropping it kills the whole group and reaps the shell,
 /// whether the run finished, failed or was cancelled.
 struct ProcessGroup {
@@ -147,7 +172,8 @@ struct ProcessGroup {
 
 impl ProcessGroup {
     fn new(child: tokio::process::Child) -> Result<Self, String> {
-        // With `process_group(0)` the shell leads a new group whose id is its pid.
+        // After `setsid` the shell (or the sandbox wrapping it) leads a new session and a new
+        // group whose id is its pid.
         let pgid = child
             .id()
             .and_then(|pid| libc::pid_t::try_from(pid).ok())
@@ -310,6 +336,7 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::Sandbox;
     use crate::tools::test_context;
 
     fn ctx_with(dir: &tempfile::TempDir, timeout: Duration, secrets: &[&str]) -> ToolContext {
@@ -545,8 +572,48 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut c = ctx(&dir);
         c.root = dir.path().join("no-such-dir");
+        c.sandbox = std::sync::Arc::new(Sandbox::off(&c.root));
         let err = run(cmd("echo hi"), &c).await.unwrap_err();
         assert!(err.starts_with("could not start `sh` in"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn commands_lead_a_new_session_without_a_terminal() {
+        let dir = tempfile::tempdir().unwrap();
+        // Fields 5-7 of /proc/PID/stat: process group, session, controlling terminal.
+        let out = run(
+            cmd("echo $$; cut -d' ' -f5-7 /proc/$$/stat; \
+                 sh -c 'exec 3</dev/tty' 2>/dev/null && echo opened || echo no tty"),
+            &ctx(&dir),
+        )
+        .await
+        .unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        let pid = lines[0];
+        assert_eq!(lines[1], format!("{pid} {pid} 0"), "{out}");
+        assert_eq!(lines[2], "no tty", "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_required_sandbox_that_cannot_run_refuses_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = crate::sandbox::SandboxSettings {
+            mode: crate::sandbox::SandboxMode::Required,
+            ..Default::default()
+        };
+        let c = ToolContext {
+            sandbox: std::sync::Arc::new(Sandbox::detect_with(settings, dir.path(), vec![], None)),
+            ..ctx(&dir)
+        };
+        let err = run(cmd("touch ran"), &c).await.unwrap_err();
+        assert!(
+            err.starts_with(
+                "the sandbox is required (sandbox.mode = \"required\") but cannot run: \
+                 bwrap was not found"
+            ),
+            "{err}"
+        );
+        assert!(!dir.path().join("ran").exists());
     }
 
     #[tokio::test]

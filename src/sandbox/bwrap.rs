@@ -1,0 +1,224 @@
+//! bubblewrap (Linux): the argument list that wraps a command, and the check that bwrap can
+//! create its namespaces here.
+//!
+//! The mounts are applied in order, each over the ones before: the whole filesystem
+//! read-only, a fresh `/dev` and `/proc`, a private `/tmp`, the readable paths shown again
+//! (the private `/tmp` hides any under it), the project and the extra writable paths
+//! read-write, then the protected paths (`.git`, `.rein`) read-only on top. Then new user,
+//! PID, IPC, UTS and cgroup namespaces, no network unless allowed, and no capabilities.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::{ProbeFailure, SandboxSettings};
+
+/// Namespaces and process settings, shared by every command and the probe.
+fn isolation_args(network: bool) -> Vec<&'static str> {
+    let mut args = vec![
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ];
+    if !network {
+        args.push("--unshare-net");
+    }
+    // When rein runs as root, bwrap would otherwise keep every capability inside, enough to
+    // remount `/` read-write and undo the sandbox.
+    args.extend(["--die-with-parent", "--cap-drop", "ALL"]);
+    args
+}
+
+/// The read-only base every command starts from.
+const BASE_MOUNTS: [&str; 9] = [
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+];
+
+/// bwrap's options (everything before `-- sh -c COMMAND`) for a command in `root`.
+/// Paths are resolved (symlinks followed), and readable, writable and protected paths that do
+/// not exist are left out. `protected` comes from [`super::protected_paths`].
+pub fn bwrap_args(
+    root: &Path,
+    settings: &SandboxSettings,
+    readable: &[PathBuf],
+    protected: &[PathBuf],
+) -> Vec<OsString> {
+    let root = super::real_path(root);
+    let mut args: Vec<OsString> = BASE_MOUNTS.iter().map(OsString::from).collect();
+    let mut bind = |option: &str, path: &Path| {
+        args.push(option.into());
+        args.push(path.into());
+        args.push(path.into());
+    };
+    for path in readable.iter().filter_map(|p| p.canonicalize().ok()) {
+        bind("--ro-bind", &path);
+    }
+    bind("--bind", &root);
+    for path in settings
+        .writable
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+    {
+        bind("--bind", &path);
+    }
+    for path in protected.iter().filter_map(|p| p.canonicalize().ok()) {
+        bind("--ro-bind", &path);
+    }
+    args.extend(
+        isolation_args(settings.network)
+            .into_iter()
+            .map(OsString::from),
+    );
+    args.push("--chdir".into());
+    args.push(root.into());
+    args
+}
+
+/// The first executable `bwrap` on PATH.
+pub(super) fn find_on_path() -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Run `bwrap` once on `true` with the namespaces and base mounts of a real command.
+pub(super) fn probe(bwrap: &Path, network: bool) -> Result<(), String> {
+    let mut cmd = std::process::Command::new(bwrap);
+    cmd.args(BASE_MOUNTS)
+        .args(isolation_args(network))
+        .args(["--", "true"]);
+    super::run_probe(cmd).map_err(|failure| match failure {
+        ProbeFailure::Start(e) => format!(
+            "bwrap ({}) could not be started: {e}; reinstall bubblewrap",
+            bwrap.display()
+        ),
+        ProbeFailure::Failed(line) => format!("bwrap cannot create namespaces here: {line}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// A project with `.git/` and `.rein/`, an existing and a missing readable path, an
+    /// existing and a missing writable path.
+    #[test]
+    fn mounts_come_in_order_and_missing_paths_are_left_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("proj");
+        let data = base.join("data");
+        let cache = base.join("cache");
+        for dir in [&root.join(".git"), &root.join(".rein"), &data, &cache] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let settings = SandboxSettings {
+            writable: vec![cache.clone(), base.join("no-such-cache")],
+            ..SandboxSettings::default()
+        };
+        let readable = [data.clone(), base.join("no-such-data")];
+        let protected = super::super::protected_paths(&root);
+        let args = strings(&bwrap_args(&root, &settings, &readable, &protected));
+        let (r, d, c) = (
+            root.display().to_string(),
+            data.display().to_string(),
+            cache.display().to_string(),
+        );
+        let git = format!("{r}/.git");
+        let rein = format!("{r}/.rein");
+        #[rustfmt::skip]
+        let expected: Vec<&str> = vec![
+            "--ro-bind", "/", "/",
+            "--dev", "/dev",
+            "--proc", "/proc",
+            "--tmpfs", "/tmp",
+            "--ro-bind", &d, &d,
+            "--bind", &r, &r,
+            "--bind", &c, &c,
+            "--ro-bind", &git, &git,
+            "--ro-bind", &rein, &rein,
+            "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--unshare-net",
+            "--die-with-parent", "--cap-drop", "ALL",
+            "--chdir", &r,
+        ];
+        assert_eq!(args, expected);
+        assert!(!args.iter().any(|a| a == "--new-session"));
+    }
+
+    #[test]
+    fn network_keeps_the_network_namespace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let settings = SandboxSettings {
+            network: true,
+            ..SandboxSettings::default()
+        };
+        let args = strings(&bwrap_args(tmp.path(), &settings, &[], &[]));
+        assert!(!args.iter().any(|a| a == "--unshare-net"));
+        assert!(args.iter().any(|a| a == "--unshare-user"));
+    }
+
+    #[test]
+    fn symlinked_paths_are_resolved() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        let args = strings(&bwrap_args(
+            &base.join("link"),
+            &SandboxSettings::default(),
+            &[],
+            &[],
+        ));
+        let real = base.join("real").display().to_string();
+        let at = args.iter().position(|a| a == "--bind").unwrap();
+        assert_eq!(args[at + 1..at + 3], [real.clone(), real.clone()]);
+        assert_eq!(args[args.len() - 2..], ["--chdir".to_string(), real]);
+    }
+
+    #[test]
+    fn a_gitdir_target_is_protected_after_the_writable_paths() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("proj");
+        let gitdir = base.join("elsewhere/gitdir");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&gitdir).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: ../elsewhere/gitdir\n").unwrap();
+        let settings = SandboxSettings {
+            writable: vec![base.join("elsewhere")],
+            ..SandboxSettings::default()
+        };
+        let protected = super::super::protected_paths(&root);
+        let args = strings(&bwrap_args(&root, &settings, &[], &protected));
+        let pos = |value: &Path| {
+            let value = value.display().to_string();
+            args.iter().position(|a| *a == value).unwrap()
+        };
+        assert_eq!(args[pos(&gitdir) - 1], "--ro-bind");
+        assert!(pos(&gitdir) > pos(&base.join("elsewhere")));
+        assert_eq!(args[pos(&root.join(".git")) - 1], "--ro-bind");
+        // `.rein` does not exist here (the command builder creates it), so it is left out.
+        assert!(!args.iter().any(|a| a.ends_with("/.rein")));
+    }
+}

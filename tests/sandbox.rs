@@ -1,0 +1,541 @@
+//! The bubblewrap sandbox, for real: commands go through the `bash` tool exactly as the agent
+//! runs them, and every effect is checked on the host.
+//!
+//! A test needs bwrap to work here. When it does not (not installed, or no user namespaces in
+//! this container) the test prints `SKIPPED: <reason>` and returns, except under CI (`CI` set,
+//! as `.ci/run` runs it, with bubblewrap installed), where a missing or broken bwrap fails.
+#![cfg(target_os = "linux")]
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rein::sandbox::{Sandbox, SandboxMode, SandboxSettings, SandboxState};
+use rein::tools::bash::{run, Args};
+use rein::tools::ToolContext;
+
+/// The detected sandbox for `root`, if it is on; otherwise `None` after saying why (or a
+/// failure under CI).
+fn sandboxed(root: &Path, settings: SandboxSettings, readable: Vec<PathBuf>) -> Option<Sandbox> {
+    let settings = SandboxSettings {
+        mode: SandboxMode::Auto,
+        ..settings
+    };
+    let sandbox = Sandbox::detect(settings, root, readable);
+    if let SandboxState::On { .. } = sandbox.state() {
+        return Some(sandbox);
+    }
+    let reason = sandbox.describe();
+    if std::env::var_os("CI").is_some() {
+        panic!("bubblewrap must work under CI (.ci/run installs it), but the sandbox is {reason}");
+    }
+    // Straight to the process's stderr: the test harness would swallow `eprintln!` of a
+    // passing test, and a skip must be seen.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: {}: the sandbox is {reason}",
+        std::thread::current().name().unwrap_or("a sandbox test")
+    );
+    None
+}
+
+fn context(sandbox: Sandbox, timeout: Duration) -> ToolContext {
+    ToolContext {
+        root: sandbox.root().to_path_buf(),
+        bash_timeout: timeout,
+        secrets: Vec::new(),
+        sandbox: Arc::new(sandbox),
+    }
+}
+
+/// Run `command` through the real `bash` tool.
+async fn sh(ctx: &ToolContext, command: &str) -> Result<String, String> {
+    run(
+        Args {
+            command: command.to_string(),
+        },
+        ctx,
+    )
+    .await
+}
+
+/// A directory on the host that is neither in the project nor under `/tmp` (which the
+/// sandbox replaces), so commands see it, read-only.
+fn outside_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn in_host_tmp() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("rein-sandbox-test")
+        .tempdir_in("/tmp")
+        .unwrap()
+}
+
+fn q(path: &Path) -> String {
+    shlex::try_quote(&path.to_string_lossy())
+        .unwrap()
+        .into_owned()
+}
+
+#[tokio::test]
+async fn writes_land_in_the_project_and_nowhere_else() {
+    let project = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+
+    let out = sh(
+        &ctx,
+        &format!(
+            "test -d {o} && echo visible; touch {o}/x && echo wrote",
+            o = q(outside.path())
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("visible\n"), "{out}");
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert!(!out.contains("wrote"), "{out}");
+    assert!(!outside.path().join("x").exists());
+
+    let out = sh(
+        &ctx,
+        "echo hello > inside.txt && mkdir -p sub && touch sub/y && pwd -P",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out,
+        project.path().canonicalize().unwrap().display().to_string()
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("inside.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(project.path().join("sub/y").exists());
+}
+
+#[tokio::test]
+async fn output_exit_codes_and_the_environment_pass_through() {
+    let project = tempfile::tempdir().unwrap();
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), vec![]) else {
+        return;
+    };
+    let mut ctx = context(sandbox, Duration::from_secs(10));
+    assert_eq!(
+        sh(&ctx, "echo out; echo err >&2; exit 3").await.unwrap(),
+        "out\nerr\nexit code 3"
+    );
+    // Scrubbing still applies: a variable whose value is a secret does not get in.
+    let Some(home) = std::env::var("HOME").ok().filter(|h| !h.is_empty()) else {
+        return;
+    };
+    assert_eq!(sh(&ctx, "echo \"${HOME-unset}\"").await.unwrap(), home);
+    ctx.secrets = vec![home];
+    assert_eq!(sh(&ctx, "echo \"${HOME-unset}\"").await.unwrap(), "unset");
+}
+
+#[tokio::test]
+async fn git_is_read_only() {
+    let project = tempfile::tempdir().unwrap();
+    let git = project.path().join(".git");
+    std::fs::create_dir_all(git.join("hooks")).unwrap();
+    std::fs::write(git.join("config"), "[core]\n").unwrap();
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "echo '[core] fsmonitor = evil' >> .git/config; touch .git/hooks/pre-commit; \
+         mv .git .git-old; rm -rf .git; echo still-runs > ok",
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(git.join("config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!git.join("hooks/pre-commit").exists());
+    assert!(!project.path().join(".git-old").exists());
+    assert!(project.path().join("ok").exists());
+}
+
+#[tokio::test]
+async fn a_gitdir_pointer_and_its_target_are_read_only() {
+    let project = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let gitdir = outside.path().join("gitdir");
+    std::fs::create_dir(&gitdir).unwrap();
+    std::fs::create_dir(outside.path().join("other")).unwrap();
+    let pointer = format!("gitdir: {}\n", gitdir.display());
+    std::fs::write(project.path().join(".git"), &pointer).unwrap();
+    // The target lies inside a writable path: only the protection keeps it read-only.
+    let settings = SandboxSettings {
+        writable: vec![outside.path().to_path_buf()],
+        ..SandboxSettings::default()
+    };
+    let Some(sandbox) = sandboxed(project.path(), settings, vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let o = q(outside.path());
+    let out = sh(
+        &ctx,
+        &format!(
+            "touch {o}/other/ok && echo other-ok; touch {o}/gitdir/HEAD && echo gitdir-written; \
+             echo 'gitdir: /elsewhere' > .git && echo pointer-written"
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("other-ok\n"), "{out}");
+    assert!(!out.contains("written"), "{out}");
+    assert!(outside.path().join("other/ok").exists());
+    assert!(!gitdir.join("HEAD").exists());
+    assert_eq!(
+        std::fs::read_to_string(project.path().join(".git")).unwrap(),
+        pointer
+    );
+
+    // A relative pointer to a git directory inside the (writable) project.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".realgit")).unwrap();
+    std::fs::write(project.path().join(".git"), "gitdir: .realgit\n").unwrap();
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "touch .realgit/HEAD && echo written; touch x && echo x-ok",
+    )
+    .await
+    .unwrap();
+    assert!(!out.contains("written"), "{out}");
+    assert!(out.ends_with("x-ok"), "{out}");
+    assert!(!project.path().join(".realgit/HEAD").exists());
+}
+
+#[tokio::test]
+async fn rein_config_cannot_be_written_even_when_rein_did_not_exist() {
+    let project = tempfile::tempdir().unwrap();
+    let rein = project.path().join(".rein");
+    assert!(!rein.exists());
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "mkdir -p .rein; echo 'allow = [\"bash:*\"]' > .rein/config.toml; \
+         mv .rein .rein-old && mkdir .rein && echo x > .rein/config.toml; \
+         rm -rf .rein; test -e .rein/config.toml && echo written || echo refused",
+    )
+    .await
+    .unwrap();
+    assert!(out.ends_with("refused"), "{out}");
+    assert!(rein.is_dir());
+    assert!(!rein.join("config.toml").exists());
+    assert!(!project.path().join(".rein-old").exists());
+}
+
+/// Try to connect from the sandbox to a listener on the host's 127.0.0.1. Returns the
+/// command's output and whether the listener saw a connection.
+async fn connect_to_host(network: bool) -> Option<(String, bool)> {
+    let project = tempfile::tempdir().unwrap();
+    let settings = SandboxSettings {
+        network,
+        ..SandboxSettings::default()
+    };
+    let sandbox = sandboxed(project.path(), settings, vec![])?;
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let out = sh(
+        &ctx,
+        &format!(
+            "bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' 2>/dev/null \
+             && echo connected || echo refused"
+        ),
+    )
+    .await
+    .unwrap();
+    let seen = listener.accept().is_ok();
+    Some((out, seen))
+}
+
+#[tokio::test]
+async fn the_network_is_off_unless_allowed() {
+    let Some((out, seen)) = connect_to_host(false).await else {
+        return;
+    };
+    assert_eq!(out, "refused");
+    assert!(!seen, "the listener saw a connection from the sandbox");
+
+    let Some((out, seen)) = connect_to_host(true).await else {
+        return;
+    };
+    assert_eq!(out, "connected");
+    assert!(seen, "with network = true the listener saw nothing");
+}
+
+#[tokio::test]
+async fn tmp_is_private_and_readable_paths_show_through() {
+    let project = tempfile::tempdir().unwrap();
+    let host_file = tempfile::Builder::new()
+        .prefix("rein-sandbox-host")
+        .tempfile_in("/tmp")
+        .unwrap();
+    let data = in_host_tmp();
+    std::fs::write(data.path().join("spill.txt"), "spilled output\n").unwrap();
+    let Some(sandbox) = sandboxed(
+        project.path(),
+        SandboxSettings::default(),
+        vec![
+            data.path().to_path_buf(),
+            PathBuf::from("/tmp/rein-no-such-dir"),
+        ],
+    ) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let name = format!("rein-sandbox-own-{}", std::process::id());
+    let d = q(data.path());
+    let out = sh(
+        &ctx,
+        &format!(
+            "echo x > /tmp/{name} && cat /tmp/{name}; \
+             test -e {h} && echo host-tmp-visible || echo host-tmp-hidden; \
+             cat {d}/spill.txt; touch {d}/new && echo data-written",
+            h = q(host_file.path()),
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with("x\nhost-tmp-hidden\nspilled output\n"),
+        "{out}"
+    );
+    assert!(!out.contains("data-written"), "{out}");
+    assert!(!Path::new("/tmp").join(&name).exists());
+    assert!(!data.path().join("new").exists());
+}
+
+#[tokio::test]
+async fn extra_writable_paths_are_writable() {
+    let project = tempfile::tempdir().unwrap();
+    let cache = outside_dir();
+    let tmp_cache = in_host_tmp();
+    let settings = SandboxSettings {
+        writable: vec![cache.path().to_path_buf(), tmp_cache.path().to_path_buf()],
+        ..SandboxSettings::default()
+    };
+    let Some(sandbox) = sandboxed(project.path(), settings, vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        &format!(
+            "touch {}/a && touch {}/b && echo ok",
+            q(cache.path()),
+            q(tmp_cache.path())
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, "ok");
+    assert!(cache.path().join("a").exists());
+    assert!(tmp_cache.path().join("b").exists());
+}
+
+#[tokio::test]
+async fn no_controlling_terminal_inside() {
+    let project = tempfile::tempdir().unwrap();
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "sh -c 'exec 3</dev/tty' 2>/dev/null && echo opened || echo no-tty",
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, "no-tty");
+}
+
+/// Host pids of processes whose command line is exactly `argv`.
+fn host_pids(argv: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+/// Whether a process is running (a zombie waiting to be reaped counts as dead).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next());
+        !matches!(state, None | Some('Z') | Some('X'))
+    })
+}
+
+#[tokio::test]
+async fn the_timeout_kills_everything_in_the_sandbox() {
+    let project = tempfile::tempdir().unwrap();
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), vec![]) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(1));
+    // Durations unique to this run, so the sleeps can be found in the host's /proc (pids
+    // inside the sandbox are those of its own PID namespace). One escapes the process group
+    // with setsid; the PID namespace still takes it down.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let durations: Vec<String> = (1..=3)
+        .map(|i| format!("{}.{nanos:09}", 1000 * i + std::process::id() % 1000))
+        .collect();
+    let command = format!(
+        "echo $$ > pid; sleep {} & setsid sleep {} & echo started; sleep {}",
+        durations[0], durations[1], durations[2]
+    );
+    let watch = async {
+        let mut found = Vec::new();
+        for _ in 0..90 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            found = durations
+                .iter()
+                .flat_map(|d| host_pids(&["sleep", d]))
+                .collect();
+            if found.len() == 3 {
+                break;
+            }
+        }
+        found
+    };
+    let start = std::time::Instant::now();
+    let (result, pids) = tokio::join!(sh(&ctx, &command), watch);
+    let err = result.unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(err.starts_with("command timed out after 1 s"), "{err}");
+    assert!(
+        err.ends_with("Output before the timeout:\nstarted"),
+        "{err}"
+    );
+    assert_eq!(
+        pids.len(),
+        3,
+        "the sleeps were not all seen running: {pids:?}"
+    );
+    let sandbox_pid = std::fs::read_to_string(project.path().join("pid")).unwrap();
+    assert!(!sandbox_pid.trim().is_empty());
+    for pid in pids {
+        let mut dead = false;
+        for _ in 0..200 {
+            if !alive(pid) {
+                dead = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(dead, "sleep {pid} survived the timeout");
+    }
+}
+
+#[tokio::test]
+async fn required_without_bwrap_refuses_and_runs_nothing() {
+    let project = tempfile::tempdir().unwrap();
+    let settings = SandboxSettings {
+        mode: SandboxMode::Required,
+        ..SandboxSettings::default()
+    };
+    let sandbox = Sandbox::detect_with(settings.clone(), project.path(), vec![], None);
+    assert_eq!(
+        sandbox.state(),
+        &SandboxState::Unavailable {
+            reason: "bwrap was not found; install bubblewrap (Debian/Ubuntu: apt install \
+                     bubblewrap)"
+                .to_string()
+        }
+    );
+    assert!(sandbox.warning().is_some());
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let err = sh(&ctx, "touch ran").await.unwrap_err();
+    assert_eq!(
+        err,
+        "the sandbox is required (sandbox.mode = \"required\") but cannot run: bwrap was not \
+         found; install bubblewrap (Debian/Ubuntu: apt install bubblewrap)"
+    );
+    assert!(!project.path().join("ran").exists());
+
+    // A bwrap that cannot create its namespaces is as good as none.
+    let broken = Sandbox::detect_with(
+        settings,
+        project.path(),
+        vec![],
+        Some(PathBuf::from("/bin/false")),
+    );
+    let SandboxState::Unavailable { reason } = broken.state() else {
+        panic!("{:?}", broken.state());
+    };
+    assert!(
+        reason.starts_with("bwrap cannot create namespaces here: "),
+        "{reason}"
+    );
+    let ctx = context(broken, Duration::from_secs(10));
+    assert!(sh(&ctx, "touch ran").await.is_err());
+    assert!(!project.path().join("ran").exists());
+}
+
+#[tokio::test]
+async fn auto_without_bwrap_runs_unsandboxed_with_a_warning() {
+    let project = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let sandbox = Sandbox::detect_with(SandboxSettings::default(), project.path(), vec![], None);
+    assert!(matches!(
+        sandbox.state(),
+        SandboxState::Off {
+            by_choice: false,
+            ..
+        }
+    ));
+    let warning = sandbox.warning().unwrap();
+    assert!(
+        warning.starts_with("commands run without a sandbox: bwrap was not found"),
+        "{warning}"
+    );
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        &format!("touch {}/x && echo wrote", q(outside.path())),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, "wrote");
+    assert!(outside.path().join("x").exists());
+    assert!(!project.path().join(".rein").exists());
+}

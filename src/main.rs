@@ -12,7 +12,7 @@ use rein::agent::{AgentConfig, ClientConfig};
 use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::AllowAll;
-use rein::sandbox::Sandbox;
+use rein::sandbox::{Sandbox, SandboxSettings};
 
 /// rein: a terminal coding agent for any OpenAI-compatible model.
 #[derive(Debug, Parser)]
@@ -90,9 +90,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     for warning in config.warnings() {
         eprintln!("rein: warning: {warning}");
     }
+    let sandbox = Arc::new(Sandbox::detect(
+        SandboxSettings {
+            mode: config.sandbox_mode.value,
+            network: config.sandbox_network.value,
+            writable: config.sandbox_writable.value.clone(),
+        },
+        &root,
+        vec![config.data_dir.clone()],
+    ));
 
     if let Some(Command::Config) = cli.command {
         println!("project    {}", root.display());
+        println!("sandbox    {}", sandbox.describe());
         println!("{}", config.describe());
         return Ok(ExitCode::SUCCESS);
     }
@@ -115,7 +125,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if prompt.trim().is_empty() {
         return Err("the prompt is empty".to_string());
     }
-    let agent_config = agent_config(&config, root)?;
+    if let Some(warning) = sandbox.warning() {
+        eprintln!("rein: warning: {warning}");
+    }
+    let agent_config = agent_config(&config, root, sandbox)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -152,7 +165,11 @@ fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
     Ok(root)
 }
 
-fn agent_config(config: &Config, root: PathBuf) -> Result<AgentConfig, String> {
+fn agent_config(
+    config: &Config,
+    root: PathBuf,
+    sandbox: Arc<Sandbox>,
+) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
             "no model configured: pass --model NAME, set REIN_MODEL, or set `model` in config.toml (`rein config` shows where settings come from)"
@@ -169,7 +186,7 @@ fn agent_config(config: &Config, root: PathBuf) -> Result<AgentConfig, String> {
     client.max_tries = config.max_tries.value;
     Ok(AgentConfig {
         client,
-        sandbox: Arc::new(Sandbox::off(&root)),
+        sandbox,
         root,
         bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
         max_steps: config.max_steps.value,

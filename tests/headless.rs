@@ -368,19 +368,18 @@ async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
         .unwrap();
     let pid_file = project.path().join("child.pid");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let sleeper: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            break pid;
+    // The pid in the file is the sandbox's own (a PID namespace); find the host's by its
+    // unique command line instead.
+    loop {
+        if pid_file.exists() && !running_with_args(&["sleep", "86399"]).is_empty() {
+            break;
         }
         assert!(
             std::time::Instant::now() < deadline,
             "the command never started"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    }
     let rein_pid = child.id().unwrap() as i32;
     // SAFETY: kill(2) on a pid we spawned; no memory is involved.
     unsafe { libc::kill(rein_pid, libc::SIGINT) };
@@ -396,21 +395,37 @@ async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
         stderr(&out)
     );
     // SIGKILL was sent before rein exited; the kernel finishes it off asynchronously.
-    let alive = || {
-        let stat = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap_or_default();
-        let state = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .to_string();
-        !(stat.is_empty() || state.starts_with('Z'))
-    };
     let gone = std::time::Instant::now() + Duration::from_secs(2);
-    while alive() && std::time::Instant::now() < gone {
+    while !running_with_args(&["sleep", "86399"]).is_empty() && std::time::Instant::now() < gone {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(!alive(), "sleep {sleeper} survived Ctrl-C");
+    let left = running_with_args(&["sleep", "86399"]);
+    assert!(
+        left.is_empty(),
+        "sleep 86399 survived Ctrl-C: pids {left:?}"
+    );
+}
+
+/// Host pids of live (not zombie) processes whose command line is exactly `args`.
+fn running_with_args(args: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = args.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .to_string();
+            !stat.is_empty() && !state.starts_with('Z')
+        })
+        .collect()
 }
 
 #[tokio::test]

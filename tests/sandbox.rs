@@ -539,3 +539,33 @@ async fn auto_without_bwrap_runs_unsandboxed_with_a_warning() {
     assert!(outside.path().join("x").exists());
     assert!(!project.path().join(".rein").exists());
 }
+
+#[tokio::test]
+async fn host_service_sockets_under_run_user_are_hidden() {
+    let run_user = Path::new("/run/user");
+    if !run_user.is_dir() {
+        let _ = writeln!(std::io::stderr(), "SKIPPED: /run/user does not exist here");
+        return;
+    }
+    let project = tempfile::tempdir().unwrap();
+    let Some(sandbox) = sandboxed(project.path(), SandboxSettings::default(), Vec::new()) else {
+        return;
+    };
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let dir = tempfile::Builder::new()
+        .prefix("rein-sandbox-test")
+        .tempdir_in(run_user)
+        .unwrap();
+    let socket = dir.path().join("service.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    // The socket is there on the host; `test -S` inside must not find it.
+    let out = sh(
+        &ctx,
+        &format!("test -S {} && echo VISIBLE || echo hidden", q(&socket)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out, "hidden");
+    assert!(listener.accept().is_err(), "nothing connected");
+}

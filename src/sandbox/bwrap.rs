@@ -43,6 +43,48 @@ const BASE_MOUNTS: [&str; 9] = [
     "/tmp",
 ];
 
+/// Directories of per-user service sockets, replaced by an empty tmpfs inside.
+const HIDDEN_DIRS: &[&str] = &["/run/user"];
+
+/// Service sockets covered by `/dev/null` inside: reaching them would mean running
+/// commands outside the sandbox.
+const HIDDEN_SOCKETS: &[&str] = &[
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+];
+
+/// Mounts that hide host services reachable through Unix sockets: `--unshare-net` does not
+/// cover those (the user's session bus and agents under /run/user, container engines, the
+/// system bus). Only paths that exist on this host.
+fn hidden_service_args() -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    for dir in HIDDEN_DIRS
+        .iter()
+        .filter_map(|d| Path::new(d).canonicalize().ok())
+    {
+        if dir.is_dir() {
+            args.push("--tmpfs".into());
+            args.push(dir.into());
+        }
+    }
+    let mut sockets: Vec<PathBuf> = HIDDEN_SOCKETS
+        .iter()
+        .filter_map(|s| Path::new(s).canonicalize().ok())
+        .collect();
+    sockets.sort();
+    sockets.dedup();
+    for socket in sockets {
+        args.push("--ro-bind".into());
+        args.push("/dev/null".into());
+        args.push(socket.into());
+    }
+    args
+}
+
 /// bwrap's options (everything before `-- sh -c COMMAND`) for a command in `root`.
 /// Paths are resolved (symlinks followed), and readable, writable and protected paths that do
 /// not exist are left out. `protected` comes from [`super::protected_paths`].
@@ -54,6 +96,7 @@ pub fn bwrap_args(
 ) -> Vec<OsString> {
     let root = super::real_path(root);
     let mut args: Vec<OsString> = BASE_MOUNTS.iter().map(OsString::from).collect();
+    args.extend(hidden_service_args());
     let mut bind = |option: &str, path: &Path| {
         args.push(option.into());
         args.push(path.into());
@@ -146,12 +189,17 @@ mod tests {
         );
         let git = format!("{r}/.git");
         let rein = format!("{r}/.rein");
+        let hidden = strings(&hidden_service_args());
         #[rustfmt::skip]
-        let expected: Vec<&str> = vec![
+        let mut expected: Vec<&str> = vec![
             "--ro-bind", "/", "/",
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", "/tmp",
+        ];
+        expected.extend(hidden.iter().map(String::as_str));
+        #[rustfmt::skip]
+        expected.extend([
             "--ro-bind", &d, &d,
             "--bind", &r, &r,
             "--bind", &c, &c,
@@ -161,9 +209,20 @@ mod tests {
             "--unshare-cgroup-try", "--unshare-net",
             "--die-with-parent", "--cap-drop", "ALL",
             "--chdir", &r,
-        ];
+        ]);
         assert_eq!(args, expected);
         assert!(!args.iter().any(|a| a == "--new-session"));
+    }
+
+    #[test]
+    fn host_service_sockets_are_hidden() {
+        let hidden = strings(&hidden_service_args());
+        if Path::new("/run/user").is_dir() {
+            assert_eq!(hidden[..2], ["--tmpfs", "/run/user"]);
+        }
+        for pair in hidden.windows(3).filter(|w| w[0] == "--ro-bind") {
+            assert_eq!(pair[1], "/dev/null");
+        }
     }
 
     #[test]

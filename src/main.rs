@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use rein::agent::{AgentConfig, ClientConfig};
 use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
-use rein::permissions::AllowAll;
+use rein::permissions::policy::RulePolicy;
 use rein::sandbox::{Sandbox, SandboxSettings};
 
 /// rein: a terminal coding agent for any OpenAI-compatible model.
@@ -54,6 +54,23 @@ struct Cli {
 enum Command {
     /// Print the resolved settings and where each came from.
     Config,
+    /// Inspect the permission rules.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Judge a bash command as the agent would: prints `allow`, `ask` or `deny` and why.
+    Check {
+        /// The command line, as the model would send it.
+        command: String,
+        /// Print the verdict, the reason and every part as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -84,11 +101,27 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         context_window: cli.context_window,
         ..Overrides::default()
     };
-    let config =
-        Config::load(&root, &overrides, &Environment::from_process()).map_err(|e| e.to_string())?;
+    let env = Environment::from_process();
+    let config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
 
     for warning in config.warnings() {
         eprintln!("rein: warning: {warning}");
+    }
+    let policy = Arc::new(
+        RulePolicy::from_config(&config, &root, env.home.as_deref()).map_err(|e| e.to_string())?,
+    );
+    if let Some(Command::Policy {
+        command: PolicyCommand::Check { command, json },
+    }) = &cli.command
+    {
+        let judgement = policy.judge_bash(command);
+        if *json {
+            let text = serde_json::to_string(&judgement).map_err(|e| e.to_string())?;
+            println!("{text}");
+        } else {
+            println!("{} {}", judgement.action, judgement.reason);
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let sandbox = Arc::new(Sandbox::detect(
         SandboxSettings {
@@ -100,7 +133,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         vec![config.data_dir.clone()],
     ));
 
-    if let Some(Command::Config) = cli.command {
+    if let Some(Command::Config) = &cli.command {
         println!("project    {}", root.display());
         println!("sandbox    {}", sandbox.describe());
         println!("{}", config.describe());
@@ -128,7 +161,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(warning) = sandbox.warning() {
         eprintln!("rein: warning: {warning}");
     }
-    let agent_config = agent_config(&config, root, sandbox)?;
+    let agent_config = agent_config(&config, root, sandbox, policy)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -169,6 +202,7 @@ fn agent_config(
     config: &Config,
     root: PathBuf,
     sandbox: Arc<Sandbox>,
+    policy: Arc<RulePolicy>,
 ) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
@@ -190,6 +224,6 @@ fn agent_config(
         root,
         bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
         max_steps: config.max_steps.value,
-        policy: Arc::new(AllowAll),
+        policy,
     })
 }

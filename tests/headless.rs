@@ -362,6 +362,7 @@ async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
     .await;
     let child = rein_command(home.path())
         .args(print_args("wait", &server.base_url(), "m", project.path()))
+        .arg("--yes") // `sleep` asks under the default rules
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -445,6 +446,7 @@ async fn commands_never_see_the_api_key_or_rein_variables() {
                 "m",
                 project.path(),
             ))
+            .arg("--yes") // `env` asks under the default rules
             .env("REIN_API_KEY", "sk-secret-from-rein-env-1234")
             .env("OPENAI_API_KEY", "sk-secret-from-openai-env-5678")
             .env("OPENAI_ORG_ID", "org-visible-nowhere")
@@ -478,4 +480,58 @@ async fn commands_never_see_the_api_key_or_rein_variables() {
             "{leaked} reached the command: {env_output}"
         );
     }
+}
+
+#[tokio::test]
+async fn default_rules_deny_refuse_and_allow_through_the_real_binary() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join("data")).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("bash", &json!({"command": "ls && rm -rf data"}).to_string()),
+            ("bash", &json!({"command": "touch made-by-touch"}).to_string()),
+            ("bash", &json!({"command": "ls"}).to_string()),
+            (
+                "write_file",
+                &json!({"path": ".rein/config.toml", "content": "[[permissions.bash]]\npattern = \"*\"\naction = \"allow\"\n"}).to_string(),
+            ),
+        ]),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = rein(
+        home.path(),
+        print_args("clean up", &server.base_url(), "m", project.path()),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    let results: Vec<String> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        results[0].starts_with("Error: bash was denied by the permission rules (`rm -rf data` matches deny rule `rm *`"),
+        "{}",
+        results[0]
+    );
+    assert!(project.path().join("data").is_dir(), "nothing ran");
+    assert!(results[1].contains("interactive session"), "{}", results[1]);
+    assert!(!project.path().join("made-by-touch").exists());
+    assert!(results[2].contains("data"), "ls ran: {}", results[2]);
+    assert!(
+        results[3].starts_with("Error: write_file was denied"),
+        "{}",
+        results[3]
+    );
+    assert!(!project.path().join(".rein/config.toml").exists());
+    assert!(
+        stderr(&out).contains("refused (needs approval"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -1,11 +1,19 @@
 //! Deciding whether a tool call may run: allow, ask the user, or deny.
 //!
-//! This is the seam the permissions work plugs into. The agent calls
-//! [`PermissionPolicy::check`] for every well-formed tool call, after its arguments were
-//! validated and before it runs; `Ask` makes the agent send an approval request to the front
-//! end. Until the rule engine lands, [`AllowAll`] allows everything.
+//! The agent calls [`PermissionPolicy::check`] for every well-formed tool call, after its
+//! arguments were validated and before it runs; `Ask` makes the agent send an approval
+//! request to the front end. The policy rein runs with is [`policy::RulePolicy`]: bash
+//! command lines are parsed ([`shell`]) and judged part by part against ordered glob rules
+//! ([`rules`], [`bash`]); file tools go through path rules ([`paths`]). Permissions are
+//! experience, not security: the sandbox (`crate::sandbox`) is what confines a command.
 
+pub mod bash;
 pub mod paths;
+pub mod policy;
+pub mod rules;
+pub mod shell;
+
+pub use rules::Action;
 
 use std::path::Path;
 
@@ -62,7 +70,8 @@ pub trait PermissionPolicy: Send + Sync {
     fn grant(&self, _grants: &[Grant]) {}
 }
 
-/// The stand-in policy until the rule engine lands: every call is allowed.
+/// A policy that allows everything: for tests and benchmarks that are not about
+/// permissions.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AllowAll;
 
@@ -70,15 +79,4 @@ impl PermissionPolicy for AllowAll {
     fn check(&self, _request: &ToolRequest<'_>) -> Verdict {
         Verdict::Allow
     }
-}
-
-/// A rule's action (placeholder until rules.rs lands; then re-exported from there).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    Allow,
-    Ask,
-    Deny,
 }

@@ -1,0 +1,448 @@
+//! The rule-based policy the agent runs with: bash rules, path rules, and what the user
+//! allowed for the session.
+//!
+//! In: the config's rules and sensitive-read globs, the project root and home directory.
+//! Out: a [`Verdict`] per tool call. Bash commands are judged part by part by
+//! [`super::bash::judge`]; an otherwise allowed part whose arguments name a sensitive file
+//! (`cat ~/.ssh/id_rsa`) asks as well. The file tools go through [`PathRules`]. "Allow for
+//! the session" appends allow rules (bash) or remembers paths (file tools); a deny is never
+//! lifted that way.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use super::bash::{judge, Judgement};
+use super::paths::{PathRuleError, PathRules};
+use super::rules::{Action, BashRule, BashRules, RuleOrigin};
+use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
+use crate::config::{BashRuleEntry, Config};
+
+/// The config could not be turned into rules.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{}: [[permissions.bash]] pattern `{pattern}` is not a valid glob: {problem}", file.display())]
+    BadRule {
+        file: PathBuf,
+        pattern: String,
+        problem: String,
+    },
+    #[error(transparent)]
+    Path(#[from] PathRuleError),
+}
+
+/// The policy for one project and session.
+#[derive(Debug)]
+pub struct RulePolicy {
+    bash: RwLock<BashRules>,
+    paths: PathRules,
+    home: Option<PathBuf>,
+    /// Paths the user allowed for the session: (is a write, resolved path).
+    granted_paths: RwLock<HashSet<(bool, PathBuf)>>,
+}
+
+impl RulePolicy {
+    /// The default bash rules, then `rules` (user file first, then project file).
+    pub fn new(
+        root: &Path,
+        rules: &[BashRuleEntry],
+        sensitive_reads: &[String],
+        home: Option<&Path>,
+    ) -> Result<RulePolicy, PolicyError> {
+        let mut all = BashRules::defaults();
+        all.extend(rules.iter().map(|r| {
+            BashRule::new(
+                r.pattern.clone(),
+                r.action,
+                RuleOrigin::Config(r.file.clone()),
+            )
+        }));
+        let bash = BashRules::new(all).map_err(|e| PolicyError::BadRule {
+            file: match &e.origin {
+                RuleOrigin::Config(path) => path.clone(),
+                _ => PathBuf::from("(built-in rules)"),
+            },
+            pattern: e.pattern.clone(),
+            problem: e.problem.clone(),
+        })?;
+        Ok(RulePolicy {
+            bash: RwLock::new(bash),
+            paths: PathRules::new(root, sensitive_reads, home)?,
+            home: home.map(Path::to_path_buf),
+            granted_paths: RwLock::new(HashSet::new()),
+        })
+    }
+
+    pub fn from_config(
+        config: &Config,
+        root: &Path,
+        home: Option<&Path>,
+    ) -> Result<RulePolicy, PolicyError> {
+        RulePolicy::new(
+            root,
+            &config.bash_rules,
+            &config.sensitive_reads.value,
+            home,
+        )
+    }
+
+    /// Judge a bash command line: the rules, part by part, then sensitive files named in
+    /// the arguments of the parts that were allowed.
+    pub fn judge_bash(&self, command: &str) -> Judgement {
+        let rules = self.bash.read().unwrap_or_else(|e| e.into_inner());
+        let mut judgement = judge(command, &rules);
+        let mut changed = false;
+        for part in judgement.parts.iter_mut() {
+            let allowed_this_session = rules
+                .matching(&part.command)
+                .is_some_and(|r| r.origin == RuleOrigin::Session);
+            if part.action != Action::Allow || allowed_this_session {
+                continue;
+            }
+            let sensitive = part
+                .command
+                .split_whitespace()
+                .skip(1)
+                .find_map(|arg| self.sensitive_argument(arg));
+            if let Some(reason) = sensitive {
+                part.action = Action::Ask;
+                part.reason = format!("`{}` reads a sensitive file: {reason}", part.command);
+                changed = true;
+            }
+        }
+        if changed {
+            if let Some(strictest) = judgement.parts.iter().max_by_key(|p| p.action) {
+                if strictest.action > judgement.action {
+                    judgement.action = strictest.action;
+                    judgement.reason = strictest.reason.clone();
+                }
+            }
+            judgement.grants = judgement
+                .parts
+                .iter()
+                .filter(|p| p.action == Action::Ask)
+                .map(|p| super::rules::escape_glob(&p.command))
+                .collect();
+        }
+        judgement
+    }
+
+    /// Whether a command argument names a sensitive file (`~`, `$HOME` and `${HOME}`
+    /// expanded; `--flag=PATH` looked into).
+    fn sensitive_argument(&self, arg: &str) -> Option<String> {
+        let value = arg.split_once('=').map_or(arg, |(_, v)| v);
+        let value = value.trim_matches(|c| c == '"' || c == '\'');
+        let home = self.home.as_deref().map(|h| h.display().to_string());
+        let expanded = match &home {
+            Some(home) => {
+                if let Some(rest) = value.strip_prefix("~/") {
+                    format!("{home}/{rest}")
+                } else {
+                    value
+                        .replacen("${HOME}", home, 1)
+                        .replacen("$HOME", home, 1)
+                }
+            }
+            None => value.to_string(),
+        };
+        if expanded.is_empty() || expanded.starts_with('-') {
+            return None;
+        }
+        self.paths.is_sensitive(&expanded)
+    }
+
+    fn path_verdict(&self, write: bool, path: &str) -> Verdict {
+        let v = if write {
+            self.paths.write(path)
+        } else {
+            self.paths.read(path)
+        };
+        match v.action {
+            Action::Allow => Verdict::Allow,
+            Action::Deny => Verdict::Deny { reason: v.reason },
+            Action::Ask => {
+                let granted = self
+                    .granted_paths
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&(write, v.resolved.clone()));
+                if granted {
+                    return Verdict::Allow;
+                }
+                let grant = if write {
+                    Grant::Write(v.resolved)
+                } else {
+                    Grant::Read(v.resolved)
+                };
+                Verdict::Ask {
+                    reason: v.reason,
+                    grants: vec![grant],
+                }
+            }
+        }
+    }
+}
+
+impl PermissionPolicy for RulePolicy {
+    fn check(&self, request: &ToolRequest<'_>) -> Verdict {
+        let text = |key: &str| request.args.get(key).and_then(|v| v.as_str());
+        match request.tool {
+            "bash" => {
+                let j = self.judge_bash(text("command").unwrap_or(""));
+                match j.action {
+                    Action::Allow => Verdict::Allow,
+                    Action::Ask => Verdict::Ask {
+                        reason: j.reason,
+                        grants: j.grants.into_iter().map(Grant::Bash).collect(),
+                    },
+                    Action::Deny => Verdict::Deny { reason: j.reason },
+                }
+            }
+            "read_file" => self.path_verdict(false, text("path").unwrap_or("")),
+            "write_file" | "str_replace" => self.path_verdict(true, text("path").unwrap_or("")),
+            other => Verdict::Ask {
+                reason: format!("no permission rule covers the tool `{other}`"),
+                grants: Vec::new(),
+            },
+        }
+    }
+
+    fn grant(&self, grants: &[Grant]) {
+        for grant in grants {
+            match grant {
+                Grant::Bash(pattern) => {
+                    let mut rules = self.bash.write().unwrap_or_else(|e| e.into_inner());
+                    // Approval lifts an `ask`, never a `deny`.
+                    let denied = rules
+                        .matching(&unescape_glob(pattern))
+                        .is_some_and(|r| r.action == Action::Deny);
+                    if denied {
+                        continue;
+                    }
+                    // A pattern that does not compile is simply not remembered.
+                    let _ = rules.push(BashRule::new(
+                        pattern.clone(),
+                        Action::Allow,
+                        RuleOrigin::Session,
+                    ));
+                }
+                Grant::Write(path) | Grant::Read(path) => {
+                    let write = matches!(grant, Grant::Write(_));
+                    self.granted_paths
+                        .write()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert((write, path.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// The text an [`escape_glob`](super::rules::escape_glob)d pattern matches.
+fn unescape_glob(pattern: &str) -> String {
+    let mut text = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => text.extend(chars.next()),
+            c => text.push(c),
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Fixture {
+        project: tempfile::TempDir,
+        home: tempfile::TempDir,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            Fixture {
+                project: tempfile::tempdir().unwrap(),
+                home: tempfile::tempdir().unwrap(),
+            }
+        }
+
+        fn policy(&self, rules: &[(&str, Action)]) -> RulePolicy {
+            let entries: Vec<BashRuleEntry> = rules
+                .iter()
+                .map(|(pattern, action)| BashRuleEntry {
+                    pattern: pattern.to_string(),
+                    action: *action,
+                    file: self.project.path().join(".rein/config.toml"),
+                })
+                .collect();
+            let sensitive: Vec<String> = crate::config::DEFAULT_SENSITIVE_READS
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            RulePolicy::new(
+                self.project.path(),
+                &entries,
+                &sensitive,
+                Some(self.home.path()),
+            )
+            .unwrap()
+        }
+
+        fn check(&self, policy: &RulePolicy, tool: &str, args: serde_json::Value) -> Verdict {
+            policy.check(&ToolRequest {
+                tool,
+                args: &args,
+                root: self.project.path(),
+            })
+        }
+    }
+
+    fn bash(command: &str) -> serde_json::Value {
+        json!({ "command": command })
+    }
+
+    #[test]
+    fn config_rules_come_after_the_defaults_and_win() {
+        let f = Fixture::new();
+        let p = f.policy(&[("make *", Action::Allow), ("cat secret*", Action::Deny)]);
+        assert_eq!(f.check(&p, "bash", bash("make build")), Verdict::Allow);
+        assert!(
+            matches!(f.check(&p, "bash", bash("cat secret.txt")), Verdict::Deny { reason } if reason.contains("cat secret*"))
+        );
+        assert_eq!(f.check(&p, "bash", bash("cat notes.txt")), Verdict::Allow);
+        assert!(matches!(
+            f.check(&p, "bash", bash("python3 x.py")),
+            Verdict::Ask { .. }
+        ));
+    }
+
+    #[test]
+    fn bad_config_patterns_name_file_and_pattern() {
+        let f = Fixture::new();
+        let entries = [BashRuleEntry {
+            pattern: "ls [".into(),
+            action: Action::Allow,
+            file: PathBuf::from("/p/.rein/config.toml"),
+        }];
+        let e = RulePolicy::new(f.project.path(), &entries, &[], None).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("/p/.rein/config.toml: [[permissions.bash]] pattern `ls [`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn allowed_commands_that_name_sensitive_files_ask() {
+        let f = Fixture::new();
+        let p = f.policy(&[]);
+        for command in [
+            "cat ~/.ssh/id_rsa",
+            "head -n 3 $HOME/.aws/credentials",
+            "grep KEY .env",
+            "ls && cat config/.env",
+            "diff --from-file=~/.gnupg/x y",
+        ] {
+            match f.check(&p, "bash", bash(command)) {
+                Verdict::Ask { reason, grants } => {
+                    assert!(reason.contains("sensitive"), "{command}: {reason}");
+                    assert_eq!(grants.len(), 1, "{command}");
+                }
+                other => panic!("{command}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            f.check(&p, "bash", bash("cat .env.example")),
+            Verdict::Allow
+        );
+        assert_eq!(f.check(&p, "bash", bash("grep -r env src")), Verdict::Allow);
+    }
+
+    #[test]
+    fn session_grants_let_exactly_the_approved_command_through() {
+        let f = Fixture::new();
+        let p = f.policy(&[]);
+        let Verdict::Ask { grants, .. } = f.check(&p, "bash", bash("npm run build && ls")) else {
+            panic!("npm asks");
+        };
+        assert_eq!(grants, [Grant::Bash("npm run build".into())]);
+        p.grant(&grants);
+        assert_eq!(
+            f.check(&p, "bash", bash("npm run build && ls")),
+            Verdict::Allow
+        );
+        assert!(matches!(
+            f.check(&p, "bash", bash("npm run deploy")),
+            Verdict::Ask { .. }
+        ));
+        // A grant never lifts a deny.
+        p.grant(&[Grant::Bash("rm -rf build".into())]);
+        assert!(matches!(
+            f.check(&p, "bash", bash("npm run build; rm -rf build")),
+            Verdict::Allow | Verdict::Deny { .. }
+        ));
+
+        let Verdict::Ask { grants, .. } = f.check(&p, "bash", bash("cat ~/.ssh/config")) else {
+            panic!("sensitive read asks");
+        };
+        p.grant(&grants);
+        assert_eq!(
+            f.check(&p, "bash", bash("cat ~/.ssh/config")),
+            Verdict::Allow
+        );
+        assert!(matches!(
+            f.check(&p, "bash", bash("cat ~/.ssh/id_rsa")),
+            Verdict::Ask { .. }
+        ));
+    }
+
+    #[test]
+    fn file_tools_follow_the_path_rules_and_grants() {
+        let f = Fixture::new();
+        let p = f.policy(&[]);
+        let write = |path: &str| json!({"path": path, "content": "x"});
+        assert_eq!(f.check(&p, "write_file", write("src/a.rs")), Verdict::Allow);
+        assert!(matches!(
+            f.check(&p, "str_replace", write(".git/config")),
+            Verdict::Deny { .. }
+        ));
+        assert!(matches!(
+            f.check(&p, "write_file", write(".rein/config.toml")),
+            Verdict::Deny { .. }
+        ));
+        let outside = f.home.path().join("notes.txt").display().to_string();
+        let Verdict::Ask { grants, .. } = f.check(&p, "write_file", write(&outside)) else {
+            panic!("outside asks");
+        };
+        p.grant(&grants);
+        assert_eq!(f.check(&p, "write_file", write(&outside)), Verdict::Allow);
+        // The write grant is not a read grant of a sensitive file, nor another path.
+        let other = f.home.path().join("other.txt").display().to_string();
+        assert!(matches!(
+            f.check(&p, "write_file", write(&other)),
+            Verdict::Ask { .. }
+        ));
+        let key = f.home.path().join(".ssh/id_rsa").display().to_string();
+        assert!(matches!(
+            f.check(&p, "read_file", json!({"path": key})),
+            Verdict::Ask { .. }
+        ));
+        assert_eq!(
+            f.check(&p, "read_file", json!({"path": "/etc/hostname"})),
+            Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn tools_without_rules_ask() {
+        let f = Fixture::new();
+        let p = f.policy(&[]);
+        assert!(matches!(
+            f.check(&p, "launch_rockets", json!({})),
+            Verdict::Ask { .. }
+        ));
+    }
+}

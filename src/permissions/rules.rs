@@ -1,0 +1,267 @@
+//! Bash rules: a glob pattern and an action, matched against one normalised simple command.
+//!
+//! Rules come from three places, in this order: the defaults compiled in from
+//! `assets/default_rules.toml`, the config files, and the session (what the user allowed from
+//! an approval prompt). The last rule whose glob matches the whole command wins, so later
+//! sources override earlier ones. Globs are compiled once, with `*` matching anything —
+//! spaces and slashes included — and `\` escaping the next character.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use globset::{GlobBuilder, GlobMatcher};
+
+/// What a rule does with a matching command. Ordered by strictness: `Allow < Ask < Deny`, so
+/// "the strictest wins" is `max`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Ask => "ask",
+            Action::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a rule came from, for reasons and error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleOrigin {
+    Default,
+    Config(PathBuf),
+    Session,
+}
+
+/// One bash rule: commands matching `pattern` get `action`.
+#[derive(Debug, Clone)]
+pub struct BashRule {
+    pub pattern: String,
+    pub action: Action,
+    pub origin: RuleOrigin,
+}
+
+impl BashRule {
+    pub fn new(pattern: impl Into<String>, action: Action, origin: RuleOrigin) -> BashRule {
+        BashRule {
+            pattern: pattern.into(),
+            action,
+            origin,
+        }
+    }
+}
+
+/// A rule pattern that is not a valid glob.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "bash rule `{pattern}`{}: not a valid pattern: {problem}",
+    origin_suffix(origin)
+)]
+pub struct RuleError {
+    pub pattern: String,
+    pub origin: RuleOrigin,
+    /// globset's explanation, e.g. "unclosed character class; missing ']'".
+    pub problem: String,
+}
+
+fn origin_suffix(origin: &RuleOrigin) -> String {
+    match origin {
+        RuleOrigin::Default => " (a default rule)".to_string(),
+        RuleOrigin::Config(path) => format!(" in {}", path.display()),
+        RuleOrigin::Session => " (allowed this session)".to_string(),
+    }
+}
+
+/// The bash rules in force, each with its compiled glob.
+#[derive(Debug, Clone)]
+pub struct BashRules {
+    rules: Vec<BashRule>,
+    matchers: Vec<GlobMatcher>,
+}
+
+/// The default rules, as compiled in.
+const DEFAULT_RULES: &str = include_str!("../../assets/default_rules.toml");
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    bash: Vec<RuleEntry>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleEntry {
+    pattern: String,
+    action: Action,
+}
+
+impl BashRules {
+    /// Compile `rules`; the first pattern that is not a valid glob is an error.
+    pub fn new(rules: Vec<BashRule>) -> Result<BashRules, RuleError> {
+        let mut compiled = BashRules {
+            rules: Vec::with_capacity(rules.len()),
+            matchers: Vec::with_capacity(rules.len()),
+        };
+        for rule in rules {
+            compiled.push(rule)?;
+        }
+        Ok(compiled)
+    }
+
+    /// The default rules from `assets/default_rules.toml`. Should that ever fail to parse, a
+    /// single catch-all `ask` rule stands in, so nothing is allowed by accident.
+    pub fn defaults() -> Vec<BashRule> {
+        parse_rules_file(DEFAULT_RULES)
+            .unwrap_or_else(|_| vec![BashRule::new("*", Action::Ask, RuleOrigin::Default)])
+    }
+
+    /// Append a rule; it overrides every earlier rule that matches the same command.
+    pub fn push(&mut self, rule: BashRule) -> Result<(), RuleError> {
+        let matcher = compile(&rule.pattern).map_err(|problem| RuleError {
+            pattern: rule.pattern.clone(),
+            origin: rule.origin.clone(),
+            problem,
+        })?;
+        self.rules.push(rule);
+        self.matchers.push(matcher);
+        Ok(())
+    }
+
+    pub fn rules(&self) -> &[BashRule] {
+        &self.rules
+    }
+
+    /// The last rule whose glob matches the whole normalised simple command.
+    pub fn matching(&self, command: &str) -> Option<&BashRule> {
+        self.matchers
+            .iter()
+            .rposition(|m| m.is_match(command))
+            .and_then(|i| self.rules.get(i))
+    }
+}
+
+fn compile(pattern: &str) -> Result<GlobMatcher, String> {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .map_err(|e| e.kind().to_string())
+}
+
+fn parse_rules_file(text: &str) -> Result<Vec<BashRule>, toml::de::Error> {
+    let file: RulesFile = toml::from_str(text)?;
+    Ok(file
+        .bash
+        .into_iter()
+        .map(|entry| BashRule::new(entry.pattern, entry.action, RuleOrigin::Default))
+        .collect())
+}
+
+/// Escape glob metacharacters so a literal command becomes a pattern that matches exactly it.
+pub fn escape_glob(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '{' | '}') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(list: &[(&str, Action)]) -> BashRules {
+        BashRules::new(
+            list.iter()
+                .map(|(p, a)| BashRule::new(*p, *a, RuleOrigin::Session))
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_default_rules_file_parses_and_starts_with_the_catch_all() {
+        let parsed = parse_rules_file(DEFAULT_RULES).unwrap();
+        assert_eq!(parsed[0].pattern, "*");
+        assert_eq!(parsed[0].action, Action::Ask);
+        assert!(parsed.len() > 40);
+        assert_eq!(BashRules::defaults().len(), parsed.len());
+        BashRules::new(parsed).unwrap();
+    }
+
+    #[test]
+    fn star_matches_spaces_and_slashes_and_the_last_match_wins() {
+        let r = rules(&[
+            ("*", Action::Ask),
+            ("ls *", Action::Allow),
+            ("ls /etc*", Action::Deny),
+        ]);
+        assert_eq!(r.matching("ls -la src/a b").unwrap().action, Action::Allow);
+        assert_eq!(r.matching("ls /etc/passwd").unwrap().action, Action::Deny);
+        assert_eq!(r.matching("ls").unwrap().action, Action::Ask);
+        assert_eq!(r.matching("echo a\nb").unwrap().pattern, "*");
+        assert!(rules(&[("ls *", Action::Allow)]).matching("ls").is_none());
+    }
+
+    #[test]
+    fn escaped_patterns_match_exactly_their_text() {
+        for text in [
+            "python3 x.py",
+            "grep -r 'a*b' [x] {y,z} \\n ?",
+            "echo *",
+            "ls ]",
+            "",
+        ] {
+            let r = rules(&[(&escape_glob(text), Action::Allow)]);
+            assert!(r.matching(text).is_some(), "{text}");
+            assert!(r.matching(&format!("{text} more")).is_none(), "{text}");
+            assert!(r.matching(&format!("x{text}")).is_none(), "{text}");
+        }
+        let r = rules(&[(&escape_glob("echo *"), Action::Allow)]);
+        assert!(r.matching("echo hi").is_none());
+    }
+
+    #[test]
+    fn a_bad_pattern_names_itself_and_why() {
+        let err = BashRules::new(vec![BashRule::new(
+            "ls [",
+            Action::Allow,
+            RuleOrigin::Config(PathBuf::from("/p/config.toml")),
+        )])
+        .unwrap_err();
+        assert_eq!(err.pattern, "ls [");
+        let text = err.to_string();
+        assert!(
+            text.contains("`ls [`") && text.contains("/p/config.toml"),
+            "{text}"
+        );
+        assert!(text.contains("character class"), "{text}");
+    }
+
+    #[test]
+    fn actions_order_by_strictness() {
+        assert!(Action::Allow < Action::Ask && Action::Ask < Action::Deny);
+        assert_eq!(
+            [Action::Ask, Action::Deny, Action::Allow].iter().max(),
+            Some(&Action::Deny)
+        );
+    }
+}

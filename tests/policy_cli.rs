@@ -1,0 +1,107 @@
+//! `rein policy check` through the real binary: the same policy code path the agent uses,
+//! with the user's and the project's rules.
+
+use std::path::Path;
+use std::process::Output;
+
+fn policy_check(home: &Path, project: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["policy", "check"])
+        .args(args)
+        .arg("--cwd")
+        .arg(project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .output()
+        .unwrap()
+}
+
+fn line(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(text.lines().count(), 1, "one line: {text}");
+    text.trim_end().to_string()
+}
+
+#[test]
+fn prints_the_verdict_word_then_the_reason() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let check = |cmd: &str| line(&policy_check(home.path(), project.path(), &[cmd]));
+    assert_eq!(
+        check("ls -la; rm -rf /"),
+        "deny `rm -rf /` matches deny rule `rm *`"
+    );
+    assert!(check("grep \"a; rm -rf /\" x").starts_with("allow "));
+    assert!(check("python3 script.py")
+        .starts_with("ask `python3 script.py` matches the default rule `*`"));
+    assert!(check("ls > listing.txt").starts_with("ask "));
+    assert!(check("echo 'unterminated").starts_with("ask "));
+    assert!(check("timeout 5 sudo ls").starts_with("deny "));
+}
+
+#[test]
+fn json_has_verdict_reason_and_parts() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let out = policy_check(
+        home.path(),
+        project.path(),
+        &["--json", "cargo test && curl x"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&line(&out)).unwrap();
+    assert_eq!(v["action"], "deny");
+    assert_eq!(v["parts"][0]["command"], "cargo test");
+    assert_eq!(v["parts"][0]["action"], "allow");
+    assert_eq!(v["parts"][1]["command"], "curl x");
+    assert_eq!(v["parts"][1]["action"], "deny");
+}
+
+#[test]
+fn user_and_project_rules_are_appended_and_win() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        "[[permissions.bash]]\npattern = \"make *\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        "[[permissions.bash]]\npattern = \"make deploy*\"\naction = \"deny\"\n",
+    )
+    .unwrap();
+    let check = |cmd: &str| line(&policy_check(home.path(), project.path(), &[cmd]));
+    assert!(check("make build").starts_with("allow `make build` matches allow rule `make *`"));
+    assert!(check("make deploy prod")
+        .starts_with("deny `make deploy prod` matches deny rule `make deploy*`"));
+}
+
+#[test]
+fn a_bad_rule_is_a_one_line_error() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        "[[permissions.bash]]\npattern = \"ls [\"\naction = \"deny\"\n",
+    )
+    .unwrap();
+    let out = policy_check(home.path(), project.path(), &["ls"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(".rein/config.toml") && err.contains("`ls [`"),
+        "{err}"
+    );
+}

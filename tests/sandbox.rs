@@ -8,12 +8,12 @@
 //! The output follows libtest's format, closing line included.
 
 use std::future::Future;
-use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -504,10 +504,6 @@ async fn auto_without_bwrap_runs_unsandboxed_with_a_warning() {
 
 async fn host_service_sockets_under_run_user_are_hidden() {
     let run_user = Path::new("/run/user");
-    if !run_user.is_dir() {
-        let _ = writeln!(std::io::stderr(), "SKIPPED: /run/user does not exist here");
-        return;
-    }
     let project = tempfile::tempdir().unwrap();
     let sandbox = sandboxed(project.path(), SandboxSettings::default(), Vec::new());
     let ctx = context(sandbox, Duration::from_secs(10));
@@ -533,40 +529,63 @@ async fn host_service_sockets_under_run_user_are_hidden() {
 
 type TestFn = fn() -> Pin<Box<dyn Future<Output = ()>>>;
 
-/// A test: its name, whether it needs a working bwrap, and its body.
+/// A test: its name, what it needs (a reason to skip it, or `None`), and its body.
 struct Case {
     name: &'static str,
-    needs_bwrap: bool,
+    requires: fn() -> Option<String>,
     run: TestFn,
 }
 
 macro_rules! test {
-    ($name:ident, $needs_bwrap:expr) => {
+    ($name:ident, $requires:expr) => {
         Case {
             name: stringify!($name),
-            needs_bwrap: $needs_bwrap,
+            requires: $requires,
             run: || Box::pin($name()),
         }
     };
 }
 
+/// Nothing beyond the machine itself.
+fn nothing() -> Option<String> {
+    None
+}
+
+/// A working bubblewrap.
+fn bwrap() -> Option<String> {
+    static UNAVAILABLE: OnceLock<Option<String>> = OnceLock::new();
+    UNAVAILABLE.get_or_init(sandbox_unavailable).clone()
+}
+
+/// A working bubblewrap and a `/run/user` to hide (created when missing, as root can).
+fn bwrap_and_run_user() -> Option<String> {
+    let run_user = Path::new("/run/user");
+    if !run_user.is_dir() && std::fs::create_dir_all(run_user).is_err() {
+        return Some("/run/user does not exist here and cannot be created".to_string());
+    }
+    bwrap()
+}
+
 const CASES: &[Case] = &[
-    test!(writes_land_in_the_project_and_nowhere_else, true),
-    test!(output_exit_codes_and_the_environment_pass_through, true),
-    test!(git_is_read_only, true),
-    test!(a_gitdir_pointer_and_its_target_are_read_only, true),
+    test!(writes_land_in_the_project_and_nowhere_else, bwrap),
+    test!(output_exit_codes_and_the_environment_pass_through, bwrap),
+    test!(git_is_read_only, bwrap),
+    test!(a_gitdir_pointer_and_its_target_are_read_only, bwrap),
     test!(
         rein_config_cannot_be_written_even_when_rein_did_not_exist,
-        true
+        bwrap
     ),
-    test!(the_network_is_off_unless_allowed, true),
-    test!(tmp_is_private_and_readable_paths_show_through, true),
-    test!(extra_writable_paths_are_writable, true),
-    test!(no_controlling_terminal_inside, true),
-    test!(the_timeout_kills_everything_in_the_sandbox, true),
-    test!(required_without_bwrap_refuses_and_runs_nothing, false),
-    test!(auto_without_bwrap_runs_unsandboxed_with_a_warning, false),
-    test!(host_service_sockets_under_run_user_are_hidden, true),
+    test!(the_network_is_off_unless_allowed, bwrap),
+    test!(tmp_is_private_and_readable_paths_show_through, bwrap),
+    test!(extra_writable_paths_are_writable, bwrap),
+    test!(no_controlling_terminal_inside, bwrap),
+    test!(the_timeout_kills_everything_in_the_sandbox, bwrap),
+    test!(required_without_bwrap_refuses_and_runs_nothing, nothing),
+    test!(auto_without_bwrap_runs_unsandboxed_with_a_warning, nothing),
+    test!(
+        host_service_sockets_under_run_user_are_hidden,
+        bwrap_and_run_user
+    ),
 ];
 
 /// Why bwrap-backed tests cannot run here, or `None` when the sandbox works.
@@ -599,8 +618,7 @@ fn main() -> ExitCode {
                 }
             })
     };
-    let unavailable = sandbox_unavailable();
-    if let (Some(reason), Some(_)) = (&unavailable, std::env::var_os("CI")) {
+    if let (Some(reason), Some(_)) = (bwrap(), std::env::var_os("CI")) {
         println!("error: bubblewrap must work under CI (.ci/run installs it), but {reason}");
         return ExitCode::from(101);
     }
@@ -616,7 +634,7 @@ fn main() -> ExitCode {
             filtered += 1;
             continue;
         }
-        if let (true, Some(reason)) = (case.needs_bwrap, &unavailable) {
+        if let Some(reason) = (case.requires)() {
             println!("test {} ... ignored, {reason}", case.name);
             ignored += 1;
             continue;

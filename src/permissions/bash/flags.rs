@@ -1,0 +1,193 @@
+//! Arguments that make an otherwise harmless program act.
+//!
+//! `find -delete`, `sort -o FILE`, `tree -o`, `uniq IN OUT`, `git diff --output`/
+//! `--ext-diff`, `git difftool`, `rg --pre`, `file -C` write files or run programs;
+//! long options are recognised by their unambiguous abbreviations too, and an argument rein
+//! cannot read could be any of them. In `test`, `[` and `[[`, `-v 'a[$i]'` and the
+//! arithmetic comparisons of `[[` evaluate their operands, which can run commands.
+
+use crate::permissions::shell::{self, Word};
+
+/// Flags through which an otherwise read-only program writes files or runs programs.
+pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<String> {
+    if !matches!(
+        program,
+        "find" | "sort" | "tree" | "uniq" | "git" | "rg" | "file"
+    ) {
+        return None;
+    }
+    let git_reader = matches!(
+        args.first().and_then(|w| w.literal.as_deref()),
+        Some("diff" | "log" | "show" | "status")
+    );
+    let unreadable = args.iter().find(|w| w.literal.is_none());
+    if let Some(word) = unreadable.filter(|_| program != "git" || git_reader) {
+        return Some(format!(
+            "`{text}` has an argument rein cannot read (`{}`), which could be an option that writes files or runs programs",
+            word.raw
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(Word::text).collect();
+    let why = match program {
+        "find" => args
+            .iter()
+            .find(|a| {
+                matches!(
+                    **a,
+                    "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+                )
+            })
+            .map(|a| format!("deletes or writes files (`{a}`)")),
+        "sort" => sort_hazard(&args),
+        "tree" => args
+            .iter()
+            .find(|a| a.starts_with("-o"))
+            .map(|a| format!("writes its output to a file (`{a}`)")),
+        "uniq" => uniq_output(&args).map(|file| format!("writes its output to a file (`{file}`)")),
+        "git" => git_hazard(&args),
+        "rg" => args
+            .iter()
+            .find(|a| {
+                let name = a.split('=').next().unwrap_or_default();
+                matches!(name, "--pre" | "--hostname-bin")
+            })
+            .map(|a| format!("runs a program (`{a}`)")),
+        _ => args
+            .iter()
+            .find(|a| {
+                **a == "--compile"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('C'))
+            })
+            .map(|a| format!("writes a compiled magic file (`{a}`)")),
+    };
+    why.map(|why| format!("`{text}` {why}"))
+}
+
+/// A long option's name, when `arg` is one: `--output=x` -> `output`.
+fn long_name(arg: &str) -> Option<&str> {
+    let long = arg.strip_prefix("--")?;
+    Some(long.split('=').next().unwrap_or_default())
+}
+
+/// Whether `name` is `full` or an abbreviation of it at least `min` characters long (GNU
+/// and git accept unambiguous abbreviations of long options).
+fn abbreviates(name: &str, full: &str, min: usize) -> bool {
+    name.len() >= min && full.starts_with(name)
+}
+
+fn sort_hazard(args: &[&str]) -> Option<String> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if *arg == "--" {
+            return None;
+        }
+        if let Some(name) = long_name(arg) {
+            if abbreviates(name, "output", 1) {
+                return Some(format!("writes its output to a file (`{arg}`)"));
+            }
+            if abbreviates(name, "compress-program", 2) {
+                return Some(format!("runs a program (`{arg}`)"));
+            }
+        } else if arg.len() > 1 && arg.starts_with('-') {
+            let cluster: Vec<char> = arg.chars().skip(1).collect();
+            for (k, c) in cluster.iter().enumerate() {
+                if *c == 'o' {
+                    return Some(format!("writes its output to a file (`{arg}`)"));
+                }
+                if matches!(c, 'k' | 't' | 'S' | 'T') {
+                    if k + 1 == cluster.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `uniq [OPTION]... [INPUT [OUTPUT]]`: the OUTPUT operand, if given.
+fn uniq_output<'a>(args: &[&'a str]) -> Option<&'a str> {
+    let mut operands = Vec::new();
+    let mut options = true;
+    let mut i = 0;
+    while let Some(&arg) = args.get(i) {
+        if options && arg == "--" {
+            options = false;
+        } else if options && arg.starts_with("--") {
+            let valued = ["skip-fields", "skip-chars", "check-chars"];
+            let name = long_name(arg).unwrap_or_default();
+            if !arg.contains('=') && valued.iter().any(|v| abbreviates(name, v, 2)) {
+                i += 1;
+            }
+        } else if options && arg.len() > 1 && arg.starts_with('-') {
+            let cluster: Vec<char> = arg.chars().skip(1).collect();
+            if let Some(k) = cluster.iter().position(|c| matches!(c, 'f' | 's' | 'w')) {
+                if k + 1 == cluster.len() {
+                    i += 1;
+                }
+            }
+        } else {
+            operands.push(arg);
+        }
+        i += 1;
+    }
+    operands.get(1).copied()
+}
+
+fn git_hazard(args: &[&str]) -> Option<String> {
+    if let Some(sub @ ("difftool" | "mergetool")) = args.first().copied() {
+        return Some(format!("runs an external tool (`{sub}`)"));
+    }
+    for arg in args {
+        if let Some(name) = long_name(arg) {
+            if abbreviates(name, "output", 3) {
+                return Some(format!("writes its output to a file (`{arg}`)"));
+            }
+            if abbreviates(name, "ext-diff", 3) {
+                return Some(format!("runs an external diff program (`{arg}`)"));
+            }
+        }
+    }
+    None
+}
+
+/// `[[ $x -eq 1 ]]` and `-v 'a[$i]'` evaluate their operands as arithmetic.
+pub(super) fn test_hazard(program: &str, words: &[Word], text: &str) -> Option<String> {
+    if !matches!(program, "[[" | "test" | "[") {
+        return None;
+    }
+    for (i, word) in words.iter().enumerate() {
+        match word.literal.as_deref() {
+            Some("-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge") if program == "[[" => {
+                let operands = [
+                    i.checked_sub(1).and_then(|j| words.get(j)),
+                    words.get(i + 1),
+                ];
+                if let Some(operand) = operands
+                    .into_iter()
+                    .flatten()
+                    .find(|o| !shell::is_plain_arithmetic(&o.raw))
+                {
+                    return Some(format!(
+                        "`{text}` compares `{}` as arithmetic, which runs any command hidden in its value",
+                        operand.raw
+                    ));
+                }
+            }
+            Some("-v") => {
+                let name = words.get(i + 1).map(Word::text).unwrap_or_default();
+                if let Some((_, subscript)) = name.split_once('[') {
+                    if !shell::is_plain_arithmetic(subscript.trim_end_matches(']')) {
+                        return Some(format!(
+                            "`{text}` evaluates the subscript of `{name}`, which can run commands"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}

@@ -1,0 +1,354 @@
+//! Judging one simple command, or one command a wrapper runs.
+//!
+//! An [`Invocation`] (its words, the variables set for it, the simple command it belongs
+//! to) flows in; parts flow out into the [`Judge`]. A non-literal program name asks; a
+//! function defined in the command asks; a builtin that cannot act by itself is allowed
+//! unless its setup says otherwise; a wrapper is seen through. What remains is matched
+//! against the rules by its normalised text, and an allow is raised to ask by what the
+//! rules cannot see: a program run by path, a written file, a sensitive variable, a flag
+//! that writes or runs, an interpreter fed on stdin.
+
+use std::borrow::Cow;
+
+use super::flags::{flag_hazard, test_hazard};
+use super::interpreters::stdin_script;
+use super::variables::sensitive_env;
+use super::wrappers::{unwrap, Unwrap};
+use super::{Inherited, Judge};
+use crate::permissions::rules::{Action, BashRule, RuleOrigin};
+use crate::permissions::shell::{Redirect, RedirectOp, SimpleCommand, Word};
+
+/// Where a program may live and still ride on its basename's rule.
+const SYSTEM_DIRS: [&str; 7] = [
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/sbin",
+    "/usr/sbin",
+    "/usr/local/sbin",
+    "/opt/homebrew/bin",
+];
+
+/// Builtins that cannot act by themselves: only their substitutions and redirections count.
+const NEUTRAL: [&str; 10] = [
+    "true", "false", ":", "test", "[", "[[", "((", "cd", "pushd", "popd",
+];
+
+/// Wrappers inside wrappers beyond this ask.
+const MAX_WRAPPERS: usize = 32;
+
+/// Stands for the arguments `xargs` appends, when checking whether they would be denied.
+const MORE_ARGS: &str = "ARG";
+
+/// A command to judge: the whole simple command, or what a wrapper runs.
+pub(super) struct Invocation<'c> {
+    pub(super) words: Cow<'c, [Word]>,
+    /// Variables set for it (leading assignments, `env NAME=value`).
+    env: Vec<String>,
+    pub(super) command: &'c SimpleCommand,
+    /// Run by `xargs`, which appends arguments.
+    more_args: bool,
+}
+
+impl Judge<'_> {
+    pub(super) fn simple(&mut self, command: &SimpleCommand, inherited_env: &[String]) {
+        let mut env = inherited_env.to_vec();
+        env.extend(command.assignments.iter().map(|(name, _)| name.clone()));
+        if command.words.is_empty() {
+            let text = command
+                .assignments
+                .iter()
+                .map(|(name, value)| format!("{name}={}", value.raw))
+                .chain(command.redirects.iter().map(render_redirect))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let hazard = sensitive_env(&text, &env).or_else(|| {
+                written_file(&command.redirects)
+                    .map(|(_, file)| format!("`{text}` writes to a file (`{file}`)"))
+            });
+            match hazard {
+                Some(reason) => self.push(text, Action::Ask, reason, false),
+                None => {
+                    let reason = format!("`{text}` only sets variables or opens files to read");
+                    self.push(text, Action::Allow, reason, false);
+                }
+            }
+            return;
+        }
+        let invocation = Invocation {
+            words: Cow::Borrowed(&command.words),
+            env,
+            command,
+            more_args: false,
+        };
+        self.invocation(&invocation, 0);
+    }
+
+    fn invocation(&mut self, inv: &Invocation<'_>, nest: usize) {
+        let Some(first) = inv.words.first() else {
+            return;
+        };
+        let Some(written) = first.literal_program() else {
+            let reason = format!("the program name `{}` is not a literal word", first.raw);
+            self.push(join_words(&inv.words), Action::Ask, reason, false);
+            return;
+        };
+        if nest > MAX_WRAPPERS {
+            let reason = "too many wrapper commands inside each other".to_string();
+            self.push(join_words(&inv.words), Action::Ask, reason, false);
+            return;
+        }
+        let (program, by_path) = resolve_program(written);
+        if !by_path {
+            if self.functions.iter().any(|f| f == written) {
+                let text = normalised(program, inv);
+                let reason = format!(
+                    "`{text}` calls the shell function `{written}` defined in this command"
+                );
+                self.push(text, Action::Ask, reason, false);
+                return;
+            }
+            if NEUTRAL.contains(&program) {
+                self.neutral(inv, program, None);
+                return;
+            }
+            match unwrap(program, &inv.words, inv.more_args) {
+                Unwrap::Itself => {}
+                Unwrap::Inner {
+                    at,
+                    env,
+                    more_args,
+                    placeholder,
+                } => {
+                    let words = inv.words.get(at..).unwrap_or_default();
+                    let inner = Invocation {
+                        words: substituted(words, placeholder.as_deref()),
+                        env: [inv.env.clone(), env].concat(),
+                        command: inv.command,
+                        more_args: inv.more_args || more_args,
+                    };
+                    self.invocation(&inner, nest + 1);
+                    return;
+                }
+                Unwrap::Script(mut text) => {
+                    let inherited = Inherited {
+                        piped: inv.command.context.piped_input,
+                        redirects: inv.command.redirects.clone(),
+                        env: inv.env.clone(),
+                    };
+                    // `xargs eval ...` joins what xargs appends into the command string.
+                    let appended = inv.more_args && matches!(program, "eval" | "watch");
+                    if appended {
+                        text = format!("{text} {MORE_ARGS}");
+                    }
+                    self.script(&text, inv.command.context.depth + 1, &inherited);
+                    if appended {
+                        let text = normalised(program, inv);
+                        let reason =
+                            format!("`{text}` also runs the arguments xargs appends as a command");
+                        self.push(text, Action::Ask, reason, false);
+                    }
+                    return;
+                }
+                Unwrap::Neutral(why) => {
+                    self.neutral(inv, program, Some(why));
+                    return;
+                }
+                Unwrap::Opaque(why) => {
+                    let text = normalised(program, inv);
+                    let reason = format!("`{text}`: {why}");
+                    self.push(text, Action::Ask, reason, false);
+                    return;
+                }
+                Unwrap::Execs(ranges) => {
+                    for (from, to) in ranges {
+                        let words = inv.words.get(from..to).unwrap_or_default();
+                        let inner = Invocation {
+                            words: substituted(words, Some("{}")),
+                            env: inv.env.clone(),
+                            command: inv.command,
+                            more_args: false,
+                        };
+                        self.invocation(&inner, nest + 1);
+                    }
+                }
+            }
+        }
+        self.ruled(inv, written, program, by_path);
+    }
+
+    /// A builtin that cannot act by itself: allowed unless its redirections or variables
+    /// say otherwise.
+    fn neutral(&mut self, inv: &Invocation<'_>, program: &str, why: Option<String>) {
+        let text = normalised(program, inv);
+        let hazard = self
+            .hazard_of_setup(&text, inv)
+            .or_else(|| test_hazard(program, &inv.words, &text));
+        match hazard {
+            Some(reason) => self.push(text, Action::Ask, reason, false),
+            None => {
+                let reason = format!(
+                    "`{text}` {}",
+                    why.unwrap_or_else(|| "cannot act by itself".to_string())
+                );
+                self.push(text, Action::Allow, reason, false);
+            }
+        }
+    }
+
+    /// Judge a command by the rules, then by the hazards the rules cannot see.
+    fn ruled(&mut self, inv: &Invocation<'_>, written: &str, program: &str, by_path: bool) {
+        let base_text = normalised(program, inv);
+        let text = if by_path {
+            normalised(written, inv)
+        } else {
+            base_text.clone()
+        };
+        let (mut action, mut reason) = self.rule(&base_text);
+        if inv.more_args && action != Action::Deny {
+            let more = format!("{base_text} {MORE_ARGS}");
+            if let Some(rule) = self
+                .rules
+                .matching(&more)
+                .filter(|r| r.action == Action::Deny)
+            {
+                action = Action::Deny;
+                reason = format!(
+                    "`{base_text}` with the arguments xargs appends matches deny rule `{}`",
+                    rule.pattern
+                );
+            }
+        }
+        if by_path && action != Action::Deny {
+            let (path_action, path_reason) = self.rule(&text);
+            if path_action == Action::Ask && action == Action::Allow {
+                reason = format!("`{text}` runs a program by path, outside the system directories");
+            } else {
+                reason = path_reason;
+            }
+            action = path_action;
+        }
+        if action == Action::Deny {
+            self.push(text, action, reason, false);
+            return;
+        }
+        let hazard = self
+            .hazard_of_setup(&text, inv)
+            .or_else(|| flag_hazard(program, inv.words.get(1..).unwrap_or_default(), &text))
+            .or_else(|| stdin_script(program, inv, &text));
+        match hazard {
+            Some(why) => self.push(text, Action::Ask, why, false),
+            None => self.push(text, action, reason, true),
+        }
+    }
+
+    fn rule(&self, text: &str) -> (Action, String) {
+        match self.rules.matching(text) {
+            Some(rule) => (rule.action, describe_rule(text, rule)),
+            None => (Action::Ask, format!("`{text}` matches no rule")),
+        }
+    }
+
+    /// Variables that change what runs, and redirections that write files.
+    fn hazard_of_setup(&self, text: &str, inv: &Invocation<'_>) -> Option<String> {
+        sensitive_env(text, &inv.env).or_else(|| {
+            written_file(&inv.command.redirects).map(|(redirect, file)| {
+                format!(
+                    "`{text} {}` writes to a file (`{file}`)",
+                    render_redirect(redirect)
+                )
+            })
+        })
+    }
+}
+
+fn describe_rule(text: &str, rule: &BashRule) -> String {
+    let action = rule.action;
+    let pattern = &rule.pattern;
+    match &rule.origin {
+        RuleOrigin::Default if pattern == "*" => {
+            format!("`{text}` matches the default rule `*` ({action})")
+        }
+        RuleOrigin::Default => format!("`{text}` matches {action} rule `{pattern}`"),
+        RuleOrigin::Config(path) => format!(
+            "`{text}` matches {action} rule `{pattern}` from {}",
+            path.display()
+        ),
+        RuleOrigin::Session => {
+            format!("`{text}` matches {action} rule `{pattern}` (a session rule)")
+        }
+    }
+}
+
+/// The program's basename, and whether it is run by a path outside the system directories.
+fn resolve_program(written: &str) -> (&str, bool) {
+    match written.rsplit_once('/') {
+        None => (written, false),
+        Some((dir, base)) => (base, !SYSTEM_DIRS.contains(&dir)),
+    }
+}
+
+/// `program arg... [< input]`: the arguments' values (raw text where not literal), then the
+/// redirections that feed stdin (`cat <<'EOF'` is `cat` with an input), single spaces.
+fn normalised(program: &str, inv: &Invocation<'_>) -> String {
+    let inputs = inv.command.redirects.iter().filter(|r| {
+        r.fd.is_none()
+            && matches!(
+                r.op,
+                RedirectOp::Read
+                    | RedirectOp::Heredoc
+                    | RedirectOp::HeredocTabs
+                    | RedirectOp::HereString
+            )
+    });
+    std::iter::once(program.to_string())
+        .chain(inv.words.iter().skip(1).map(|w| w.text().to_string()))
+        .chain(inputs.map(render_redirect))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The words, with every word holding `placeholder` made non-literal: a wrapper puts its
+/// input there (`xargs -I{} sh -c 'echo {}'` runs whatever the input says).
+fn substituted<'w>(words: &'w [Word], placeholder: Option<&str>) -> Cow<'w, [Word]> {
+    let Some(placeholder) = placeholder else {
+        return Cow::Borrowed(words);
+    };
+    if !words.iter().any(|w| w.raw.contains(placeholder)) {
+        return Cow::Borrowed(words);
+    }
+    Cow::Owned(
+        words
+            .iter()
+            .map(|w| Word {
+                literal: w.literal.clone().filter(|_| !w.raw.contains(placeholder)),
+                ..w.clone()
+            })
+            .collect(),
+    )
+}
+
+fn join_words(words: &[Word]) -> String {
+    words.iter().map(Word::text).collect::<Vec<_>>().join(" ")
+}
+
+fn render_redirect(redirect: &Redirect) -> String {
+    format!(
+        "{}{} {}",
+        redirect.fd.as_deref().unwrap_or(""),
+        redirect.op.as_str(),
+        redirect.target.raw
+    )
+}
+
+/// The first redirection that writes a real file (not /dev/null and friends).
+fn written_file(redirects: &[Redirect]) -> Option<(&Redirect, &str)> {
+    redirects.iter().find_map(|r| {
+        let file = r.written_file()?;
+        let harmless = matches!(
+            file.literal_program(),
+            Some("/dev/null" | "/dev/stdout" | "/dev/stderr")
+        );
+        (!harmless).then(|| (r, file.text()))
+    })
+}

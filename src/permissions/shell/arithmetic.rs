@@ -1,0 +1,148 @@
+//! Arithmetic: `$((...))`, `((...))` and the obsolete `$[...]`.
+//!
+//! `$((` and `((` may also open `$( (...) )` and `( (...) )`: the expression is tried first,
+//! and when it does not close with `))` the parser goes back to a snapshot and remembers the
+//! position, so it never tries there again. Arithmetic that reads a variable or command
+//! output is listed as a hazard: bash evaluates array subscripts inside such values.
+
+use super::parser::Parser;
+use super::words::WordState;
+use super::ParseError;
+
+/// Whether arithmetic text reads no variable and no command output: only numbers,
+/// operators, parentheses, and the special parameters `$#`, `$?`, `$$`, `$!`.
+pub fn is_plain_arithmetic(text: &str) -> bool {
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        if c.is_ascii_digit() {
+            while chars
+                .get(i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '#' | '_' | '@'))
+            {
+                i += 1;
+            }
+            continue;
+        }
+        if c.is_alphabetic() || matches!(c, '_' | '`' | '[' | ']' | '\\') {
+            return false;
+        }
+        if c == '$' {
+            if matches!(chars.get(i + 1), Some('#' | '?' | '$' | '!')) {
+                i += 2;
+                continue;
+            }
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+impl Parser<'_> {
+    /// At `$((` (prefix 3) or `((` (prefix 2): the expression's span when it closes with
+    /// `))`, else `None` with nothing consumed (it is then `$( (...) )` or `( (...) )`).
+    pub(super) fn try_arithmetic(
+        &mut self,
+        prefix: usize,
+    ) -> Result<Option<(usize, usize)>, ParseError> {
+        let at = self.pos;
+        if self.not_arithmetic.contains(&at) {
+            return Ok(None);
+        }
+        let snapshot = self.snapshot();
+        self.pos += prefix;
+        match self.scan_arithmetic() {
+            Ok(Some(end)) => {
+                let from = at + prefix;
+                if !is_plain_arithmetic(&self.text(from, end)) {
+                    let whole = self.text(at, self.pos);
+                    self.out.hazards.push(whole);
+                }
+                Ok(Some((from, end)))
+            }
+            Ok(None) | Err(_) => {
+                self.restore(snapshot);
+                self.not_arithmetic.insert(at);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Scans an arithmetic expression up to `))`; returns where the expression ends.
+    fn scan_arithmetic(&mut self) -> Result<Option<usize>, ParseError> {
+        self.enter()?;
+        let mut parens = 0usize;
+        let mut st = WordState::default();
+        loop {
+            let Some(c) = self.peek() else {
+                return Ok(None);
+            };
+            match c {
+                '(' => {
+                    parens += 1;
+                    self.pos += 1;
+                }
+                ')' if parens > 0 => {
+                    parens -= 1;
+                    self.pos += 1;
+                }
+                ')' if self.peek_at(1) == Some(')') => {
+                    let end = self.pos;
+                    self.pos += 2;
+                    self.leave();
+                    return Ok(Some(end));
+                }
+                ')' => return Ok(None),
+                '\\' => self.advance(2),
+                '\'' => {
+                    self.pos += 1;
+                    self.read_single_quoted()?;
+                }
+                '"' => self.read_double_quoted(&mut st)?,
+                '$' => self.read_dollar(&mut st, false)?,
+                '`' => self.read_backquote(&mut st, false)?,
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// At `$[`: the obsolete arithmetic form, up to the matching `]`.
+    pub(super) fn read_old_arithmetic(&mut self) -> Result<(), ParseError> {
+        self.enter()?;
+        let at = self.pos;
+        self.pos += 2;
+        let mut brackets = 0usize;
+        let mut st = WordState::default();
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(ParseError::new("unterminated `$[`"));
+            };
+            match c {
+                '[' => {
+                    brackets += 1;
+                    self.pos += 1;
+                }
+                ']' if brackets > 0 => {
+                    brackets -= 1;
+                    self.pos += 1;
+                }
+                ']' => {
+                    if !is_plain_arithmetic(&self.text(at + 2, self.pos)) {
+                        let whole = self.text(at, self.pos + 1);
+                        self.out.hazards.push(whole);
+                    }
+                    self.pos += 1;
+                    break;
+                }
+                '\\' => self.advance(2),
+                '"' => self.read_double_quoted(&mut st)?,
+                '$' => self.read_dollar(&mut st, false)?,
+                '`' => self.read_backquote(&mut st, false)?,
+                _ => self.pos += 1,
+            }
+        }
+        self.leave();
+        Ok(())
+    }
+}

@@ -1,0 +1,211 @@
+//! Dollar expansions: `$NAME`, `$1`, `${...}`, `$(...)` (and the body of `<(...)`), and
+//! the `$'...'` and `$"..."` quotes.
+//!
+//! Nothing is expanded: each expansion is found, skipped and counted, so its word is known
+//! not to be literal. Commands inside `$(...)` and inside a parameter expansion's words
+//! (`${X:-$(cmd)}`) join the script. A parameter expansion that evaluates a value as
+//! arithmetic — a non-numeric subscript or offset, `${!ref}`, `${x@P}` — is a hazard.
+
+use super::arithmetic::is_plain_arithmetic;
+use super::parser::{is_name_char, is_name_start, Parser};
+use super::words::WordState;
+use super::ParseError;
+
+impl Parser<'_> {
+    /// At a `$`: an expansion, a `$'...'` or `$"..."` quote, or a plain dollar sign.
+    pub(super) fn read_dollar(
+        &mut self,
+        st: &mut WordState,
+        quoted: bool,
+    ) -> Result<(), ParseError> {
+        match self.peek_at(1) {
+            Some('\'') if !quoted => {
+                self.pos += 2;
+                let decoded = self.read_ansi_c()?;
+                st.literal.push_str(&decoded);
+            }
+            Some('"') if !quoted => {
+                self.pos += 1;
+                self.read_double_quoted(st)?;
+            }
+            Some('(') => {
+                st.expansions += 1;
+                if self.peek_at(2) == Some('(') && self.try_arithmetic(3)?.is_some() {
+                    return Ok(());
+                }
+                self.pos += 2;
+                self.parse_substitution()?;
+            }
+            Some('[') => {
+                st.expansions += 1;
+                self.read_old_arithmetic()?;
+            }
+            Some('{') => {
+                st.expansions += 1;
+                self.read_parameter(quoted)?;
+            }
+            Some(c) if is_name_start(c) => {
+                st.expansions += 1;
+                self.pos += 1;
+                while self.peek().is_some_and(is_name_char) {
+                    self.pos += 1;
+                }
+            }
+            Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
+                st.expansions += 1;
+                self.pos += 2;
+            }
+            _ => {
+                st.literal.push('$');
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// After `$(` or `<(`: a command list up to the closing `)`.
+    pub(super) fn parse_substitution(&mut self) -> Result<(), ParseError> {
+        self.enter()?;
+        self.parse_list()?;
+        self.skip_blanks();
+        if self.peek() != Some(')') {
+            return Err(if self.eof() {
+                ParseError::new("unterminated `$(`")
+            } else {
+                self.unexpected()
+            });
+        }
+        self.pos += 1;
+        self.leave();
+        Ok(())
+    }
+
+    /// At `${`: a parameter expansion up to its matching `}`; words inside it (defaults,
+    /// patterns) may hold substitutions.
+    fn read_parameter(&mut self, quoted: bool) -> Result<(), ParseError> {
+        self.enter()?;
+        let at = self.pos;
+        self.pos += 2;
+        let mut braces = 0usize;
+        let mut st = WordState::default();
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(ParseError::new("unterminated `${`"));
+            };
+            match c {
+                '}' if braces == 0 => {
+                    let content = self.text(at + 2, self.pos);
+                    self.pos += 1;
+                    if parameter_hazard(&content) {
+                        let whole = self.text(at, self.pos);
+                        self.out.hazards.push(whole);
+                    }
+                    break;
+                }
+                '}' => {
+                    braces -= 1;
+                    self.pos += 1;
+                }
+                '{' => {
+                    braces += 1;
+                    self.pos += 1;
+                }
+                '\\' => self.advance(2),
+                '\'' if !quoted => {
+                    self.pos += 1;
+                    self.read_single_quoted()?;
+                }
+                '"' => self.read_double_quoted(&mut st)?,
+                '$' => self.read_dollar(&mut st, quoted)?,
+                '`' => self.read_backquote(&mut st, quoted)?,
+                _ => self.pos += 1,
+            }
+        }
+        self.leave();
+        Ok(())
+    }
+}
+
+/// Whether a parameter expansion's inside (between `${` and `}`) evaluates something that
+/// a variable's value could turn into a command: a non-numeric array subscript or
+/// substring offset, an indirect reference, or prompt expansion (`@P`).
+fn parameter_hazard(content: &str) -> bool {
+    if content.ends_with("@P") {
+        return true;
+    }
+    let body = content
+        .strip_prefix('#')
+        .filter(|b| !b.is_empty())
+        .unwrap_or(content);
+    if let Some(reference) = body.strip_prefix('!') {
+        let list = reference.ends_with('*')
+            || reference.ends_with('@')
+            || reference.ends_with("[@]")
+            || reference.ends_with("[*]");
+        return !reference.is_empty() && !list;
+    }
+    let chars: Vec<char> = body.chars().collect();
+    let mut i = 0;
+    if chars.first().copied().is_some_and(is_name_start) {
+        while chars.get(i).copied().is_some_and(is_name_char) {
+            i += 1;
+        }
+    } else {
+        i = 1;
+    }
+    let rest: String = chars
+        .get(i..)
+        .map(|s| s.iter().collect())
+        .unwrap_or_default();
+    if let Some(after) = rest.strip_prefix('[') {
+        let Some(close) = after.find(']') else {
+            return true;
+        };
+        let subscript = &after[..close];
+        if !matches!(subscript, "@" | "*") && !is_plain_arithmetic(subscript) {
+            return true;
+        }
+        return offset_hazard(&after[close + 1..]);
+    }
+    offset_hazard(&rest)
+}
+
+/// `:offset` or `:offset:length` after a parameter name is arithmetic.
+fn offset_hazard(rest: &str) -> bool {
+    match rest.strip_prefix(':') {
+        Some(after) if !after.starts_with(['-', '=', '?', '+']) => !is_plain_arithmetic(after),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::permissions::shell::parse_script;
+
+    #[test]
+    fn functions_and_hazards_are_listed() {
+        let script = parse_script("ls() { :; }; function g { :; }", 0).unwrap();
+        assert_eq!(script.functions, ["ls", "g"]);
+        for input in [
+            "echo $((x + 1))",
+            "(( y ))",
+            "echo ${a[$i]}",
+            "echo ${s:$n}",
+            "echo ${!ref}",
+            "echo ${p@P}",
+            "echo $[n]",
+            "a[$i]=1",
+        ] {
+            let script = parse_script(input, 0).unwrap();
+            assert_eq!(script.hazards.len(), 1, "{input}");
+        }
+        for input in [
+            "echo $((1 + 2 * 0x10))",
+            "echo ${a[1]} ${s:1:2} ${!p*} ${#x} ${x:-y}",
+            "(( $# > 0 ))",
+        ] {
+            let script = parse_script(input, 0).unwrap();
+            assert!(script.hazards.is_empty(), "{input}: {:?}", script.hazards);
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! A shell parser for permission checks: it finds every simple command a command string
+//! would run, at any depth.
+//!
+//! A command string (POSIX sh plus the common bash syntax) flows in; out comes a flat
+//! [`Script`]: every simple command — its words, leading `NAME=value` assignments,
+//! redirections, and whether its stdin is a pipe — wherever it sits: in a list or pipeline,
+//! inside `$(...)`, backquotes (also within double quotes), `<(...)`/`>(...)`, subshells,
+//! `{ ...; }` groups, `if`/`while`/`until`/`for`/`select`/`case` conditions and bodies,
+//! function bodies, parameter expansions such as `${X:-$(cmd)}`, arithmetic, and unquoted
+//! here-document bodies. Redirections on a compound command are copied onto every command
+//! inside it. The script also lists the functions it defines and the arithmetic that reads
+//! variables (bash evaluates array subscripts in such values, which can run commands).
+//!
+//! It recognises, it does not interpret: nothing is expanded. A word keeps its raw text, and
+//! its value after quote removal when no expansion is involved. Malformed input (an
+//! unterminated quote, unbalanced parentheses, a missing `fi`/`done`/`esac`) is an error,
+//! never a guess, and nesting deeper than [`MAX_DEPTH`] is an error too, so no input can
+//! overflow the stack.
+//!
+//! This file holds the public types and the entry points. The parser itself is one
+//! recursive descent over the characters, its methods grouped by what they read: `parser`
+//! (the cursor, tokens, errors and the depth bound), `grammar` (lists, pipelines, simple
+//! commands, redirections), `compound` (`if`, loops, `case`, `[[ ]]`, subshells, functions),
+//! `words` and `quotes` (one word and its quoting), `expansion` (`$NAME`, `${...}`,
+//! `$(...)`), `arithmetic` (`$((...))`, `((...))`, `$[...]`) and `heredoc`.
+
+mod arithmetic;
+mod compound;
+mod expansion;
+mod grammar;
+mod heredoc;
+mod parser;
+mod quotes;
+mod words;
+
+pub use arithmetic::is_plain_arithmetic;
+
+use parser::Parser;
+
+/// How deeply constructs may nest (substitutions, compound commands, quotes in expansions).
+pub const MAX_DEPTH: usize = 64;
+
+/// Why a command string does not parse, in a few words ("unterminated single quote").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ParseError {
+    pub message: String,
+}
+
+impl ParseError {
+    fn new(message: impl Into<String>) -> ParseError {
+        ParseError {
+            message: message.into(),
+        }
+    }
+}
+
+/// One shell word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// The text as written, quotes and all.
+    pub raw: String,
+    /// The value after quote removal, when the word has no expansion (`$VAR`, `${...}`,
+    /// `$(...)`, backquotes, `$((...))`, `<(...)`); otherwise `None`.
+    pub literal: Option<String>,
+    /// The word holds an unquoted `*`, `?`, `[...]` or `{a,b}`/`{1..3}`, so the shell may turn
+    /// it into other words (pathname or brace expansion).
+    pub glob: bool,
+}
+
+impl Word {
+    /// The word's value when the shell will use it exactly as written: literal and no glob.
+    pub fn literal_program(&self) -> Option<&str> {
+        if self.glob {
+            None
+        } else {
+            self.literal.as_deref()
+        }
+    }
+
+    /// The literal value, or the raw text when the word has expansions.
+    pub fn text(&self) -> &str {
+        self.literal.as_deref().unwrap_or(&self.raw)
+    }
+
+    fn token(text: &str) -> Word {
+        Word {
+            raw: text.to_string(),
+            literal: Some(text.to_string()),
+            glob: false,
+        }
+    }
+}
+
+/// A redirection operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectOp {
+    /// `<`
+    Read,
+    /// `>`
+    Write,
+    /// `>>`
+    Append,
+    /// `>|`
+    Clobber,
+    /// `<>`
+    ReadWrite,
+    /// `&>`
+    WriteAll,
+    /// `&>>`
+    AppendAll,
+    /// `<&`
+    DupIn,
+    /// `>&`
+    DupOut,
+    /// `<<`
+    Heredoc,
+    /// `<<-`
+    HeredocTabs,
+    /// `<<<`
+    HereString,
+}
+
+impl RedirectOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RedirectOp::Read => "<",
+            RedirectOp::Write => ">",
+            RedirectOp::Append => ">>",
+            RedirectOp::Clobber => ">|",
+            RedirectOp::ReadWrite => "<>",
+            RedirectOp::WriteAll => "&>",
+            RedirectOp::AppendAll => "&>>",
+            RedirectOp::DupIn => "<&",
+            RedirectOp::DupOut => ">&",
+            RedirectOp::Heredoc => "<<",
+            RedirectOp::HeredocTabs => "<<-",
+            RedirectOp::HereString => "<<<",
+        }
+    }
+}
+
+/// A redirection: `2>err.log`, `>&2`, `<<EOF`, `{fd}>out`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// The file descriptor written before the operator (`2`, `{fd}`), if any.
+    pub fd: Option<String>,
+    pub op: RedirectOp,
+    /// The file, the descriptor, the here-string, or the here-document's delimiter.
+    pub target: Word,
+}
+
+impl Redirect {
+    /// The file this redirection opens for writing, if it opens one (`2>&1` does not).
+    pub fn written_file(&self) -> Option<&Word> {
+        match self.op {
+            RedirectOp::Write
+            | RedirectOp::Append
+            | RedirectOp::Clobber
+            | RedirectOp::ReadWrite
+            | RedirectOp::WriteAll
+            | RedirectOp::AppendAll => Some(&self.target),
+            RedirectOp::DupOut if !is_descriptor(&self.target) => Some(&self.target),
+            _ => None,
+        }
+    }
+
+    /// Whether this redirection gives the command's stdin something to read.
+    pub fn feeds_stdin(&self) -> bool {
+        let stdin = matches!(self.fd.as_deref(), None | Some("0"));
+        let closes = self.op == RedirectOp::DupIn && self.target.literal.as_deref() == Some("-");
+        stdin
+            && !closes
+            && matches!(
+                self.op,
+                RedirectOp::Read
+                    | RedirectOp::ReadWrite
+                    | RedirectOp::DupIn
+                    | RedirectOp::Heredoc
+                    | RedirectOp::HeredocTabs
+                    | RedirectOp::HereString
+            )
+    }
+}
+
+/// `1`, `2-`, `-`: a descriptor to duplicate, move or close rather than a file.
+fn is_descriptor(word: &Word) -> bool {
+    match word.literal.as_deref() {
+        Some("-") => true,
+        Some(text) => {
+            let digits = text.strip_suffix('-').unwrap_or(text);
+            !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// Where a simple command sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Context {
+    /// Its stdin is a pipe from a previous command: it is not first in its pipeline, or it
+    /// sits inside a compound command (or substitution) that is not.
+    pub piped_input: bool,
+    /// How deeply it is nested (1 at the top level).
+    pub depth: usize,
+}
+
+/// One simple command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// The program and its arguments, after the leading assignments.
+    pub words: Vec<Word>,
+    /// Leading `NAME=value` assignments (the name without any `[subscript]` or `+`).
+    pub assignments: Vec<(String, Word)>,
+    /// Its own redirections, then those of every compound command around it.
+    pub redirects: Vec<Redirect>,
+    pub context: Context,
+}
+
+/// Everything a command string would run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Script {
+    pub commands: Vec<SimpleCommand>,
+    /// Names of the shell functions it defines.
+    pub functions: Vec<String>,
+    /// Arithmetic that reads variables or command output (`$((x+1))`, `${a[$i]}`,
+    /// `${x:$n}`, `${!ref}`, `${x@P}`): a value like `a[$(cmd)]` would run `cmd` there.
+    pub hazards: Vec<String>,
+}
+
+/// Every simple command `command` would run, flattened.
+pub fn parse(command: &str) -> Result<Vec<SimpleCommand>, ParseError> {
+    parse_script(command, 0).map(|script| script.commands)
+}
+
+/// Parse `command` as if it were nested `depth` levels deep already (a string handed to
+/// `sh -c` or `eval` continues its command's depth, so the bound holds across them).
+pub fn parse_script(command: &str, depth: usize) -> Result<Script, ParseError> {
+    let mut script = Script::default();
+    {
+        let mut parser = Parser::new(command, depth, false, &mut script);
+        if depth > MAX_DEPTH {
+            return Err(ParseError::new("nested too deeply"));
+        }
+        parser.parse_list()?;
+        parser.skip_blanks();
+        if !parser.eof() {
+            return Err(parser.unexpected());
+        }
+    }
+    Ok(script)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Helpers for the tests of every file of the parser.
+
+    pub(super) fn words(command: &SimpleCommand) -> Vec<&str> {
+        command.words.iter().map(Word::text).collect()
+    }
+
+    pub(super) fn programs(input: &str) -> Vec<String> {
+        parse(input)
+            .unwrap_or_else(|e| panic!("{input:?}: {e}"))
+            .iter()
+            .map(|c| {
+                c.words
+                    .first()
+                    .map(|w| w.text().to_string())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    pub(super) fn sorted(mut list: Vec<String>) -> Vec<String> {
+        list.sort();
+        list
+    }
+
+    #[test]
+    fn malformed_input_is_an_error() {
+        for (input, message) in [
+            ("echo 'a", "unterminated single quote"),
+            ("echo \"a", "unterminated double quote"),
+            ("echo $(ls", "unterminated `$(`"),
+            ("echo `ls", "unterminated backquote"),
+            ("echo ${x", "unterminated `${`"),
+            ("ls )", "unexpected `)`"),
+            ("(ls", "missing `)`"),
+            ("{ ls; ", "missing `}`"),
+            ("if a; then b", "missing `fi`"),
+            ("while a; do b", "missing `done`"),
+            ("case a in b) c", "missing `esac`"),
+            ("ls |", "unexpected end of input"),
+            ("; ls", "unexpected `;`"),
+            ("ls >", "redirection `>` without a target"),
+            ("then", "unexpected `then`"),
+            (
+                "f() ls",
+                "a function body must be a compound command like `{ ...; }`",
+            ),
+            ("echo $'a", "unterminated `$'` quote"),
+        ] {
+            assert_eq!(parse(input).unwrap_err().message, message, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = format!("{}ls{}", "$(".repeat(200), ")".repeat(200));
+        assert_eq!(parse(&deep).unwrap_err().message, "nested too deeply");
+        let ok = format!("{}ls{}", "$(".repeat(20), ")".repeat(20));
+        assert_eq!(parse(&ok).unwrap().len(), 21);
+        for opener in ["(", "{ ", "\"${x:-", "$((", "((", "a=(", "if ", "<("] {
+            let input = opener.repeat(5000);
+            assert!(parse(&input).is_err(), "{opener}");
+        }
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let alphabet: Vec<char> =
+            "ab $'\"`\\(){}[]<>|&;#=*?!~-\n\t0123456789:+%/@^,.é😀\u{0}\u{202e}"
+                .chars()
+                .collect();
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..4000 {
+            let len = (next() % 40) as usize;
+            let input: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let _ = parse(&input);
+        }
+        let tokens = [
+            "$(",
+            ")",
+            "`",
+            "'",
+            "\"",
+            "${",
+            "}",
+            "$((",
+            "))",
+            "<<EOF\n",
+            "EOF\n",
+            "case x in ",
+            "esac",
+            ";;",
+            "if ",
+            "then ",
+            "fi",
+            "[[ ",
+            " ]]",
+            "a=(",
+            "((",
+            "\n",
+            " | ",
+            "{ ",
+            "; ",
+        ];
+        for _ in 0..4000 {
+            let len = (next() % 12) as usize;
+            let input: String = (0..len)
+                .map(|_| tokens[(next() % tokens.len() as u64) as usize])
+                .collect();
+            let _ = parse(&input);
+        }
+    }
+}

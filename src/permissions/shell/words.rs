@@ -1,0 +1,202 @@
+//! Reading one word: its raw text, its value after quote removal, and what it may hide.
+//!
+//! A word runs to the next unquoted metacharacter. On the way the reader collects the
+//! literal value, counts expansions (any one makes the word non-literal), notes unquoted
+//! glob and brace patterns, and remembers the first `=` so the grammar can tell an
+//! assignment. `NAME=(...)` reads a bash array; the right side of `=~` in `[[ ]]` keeps its
+//! parentheses and `|`.
+
+use super::parser::{is_meta, is_name, Parser};
+use super::{ParseError, Word};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WordMode {
+    Normal,
+    /// The right side of `=~` in `[[ ]]`: parentheses and `|` belong to the word.
+    Regex,
+}
+
+/// What a word reader accumulates.
+#[derive(Default)]
+pub(super) struct WordState {
+    pub(super) literal: String,
+    pub(super) expansions: usize,
+    glob: bool,
+    /// An unquoted `{` was seen, and since then an unquoted `,` or `..`.
+    brace_open: bool,
+    brace_list: bool,
+    /// An unquoted `[` was seen: a later `]` makes a bracket expression.
+    bracket_open: bool,
+    /// The first unquoted `=`: its position, the literal length and expansions before it.
+    eq: Option<(usize, usize, usize)>,
+}
+
+/// A word with what assignment detection needs.
+pub(super) struct RawWord {
+    pub(super) word: Word,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) literal: String,
+    pub(super) expansions: usize,
+    pub(super) eq: Option<(usize, usize, usize)>,
+}
+
+impl Parser<'_> {
+    pub(super) fn read_word(&mut self, mode: WordMode) -> Result<Option<Word>, ParseError> {
+        Ok(self.read_raw_word(mode)?.map(|raw| raw.word))
+    }
+
+    pub(super) fn read_raw_word(&mut self, mode: WordMode) -> Result<Option<RawWord>, ParseError> {
+        let start = self.pos;
+        let mut st = WordState::default();
+        let mut parens = 0usize;
+        while let Some(c) = self.peek() {
+            let next = self.peek_at(1);
+            match c {
+                '<' | '>' if next == Some('(') => {
+                    st.expansions += 1;
+                    self.pos += 2;
+                    self.parse_substitution()?;
+                }
+                '(' | ')' | '|' | '<' | '>' if mode == WordMode::Regex => {
+                    if c == '(' {
+                        parens += 1;
+                    } else if c == ')' {
+                        if parens == 0 {
+                            break;
+                        }
+                        parens -= 1;
+                    }
+                    st.literal.push(c);
+                    self.pos += 1;
+                }
+                '(' if self.array_assignment_here(start, &st) => {
+                    st.expansions += 1;
+                    self.read_array()?;
+                }
+                c if is_meta(c) => break,
+                '\\' => match next {
+                    Some('\n') => self.pos += 2,
+                    Some(n) => {
+                        st.literal.push(n);
+                        self.pos += 2;
+                    }
+                    None => {
+                        st.literal.push('\\');
+                        self.pos += 1;
+                    }
+                },
+                '\'' => {
+                    self.pos += 1;
+                    let quoted = self.read_single_quoted()?;
+                    st.literal.push_str(&quoted);
+                }
+                '"' => self.read_double_quoted(&mut st)?,
+                '$' => self.read_dollar(&mut st, false)?,
+                '`' => self.read_backquote(&mut st, false)?,
+                _ => {
+                    match c {
+                        '*' | '?' => st.glob = true,
+                        '[' => st.bracket_open = true,
+                        ']' if st.bracket_open => st.glob = true,
+                        '{' => {
+                            st.brace_open = true;
+                            st.brace_list = false;
+                        }
+                        ',' if st.brace_open => st.brace_list = true,
+                        '.' if st.brace_open && st.literal.ends_with('.') => st.brace_list = true,
+                        '}' if st.brace_list => st.glob = true,
+                        '=' if st.eq.is_none() => {
+                            st.eq = Some((self.pos, st.literal.len(), st.expansions))
+                        }
+                        _ => {}
+                    }
+                    st.literal.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        if self.pos == start {
+            return Ok(None);
+        }
+        let raw = self.text(start, self.pos);
+        let literal = (st.expansions == 0).then(|| st.literal.clone());
+        Ok(Some(RawWord {
+            word: Word {
+                raw,
+                literal,
+                glob: st.glob,
+            },
+            start,
+            end: self.pos,
+            literal: st.literal,
+            expansions: st.expansions,
+            eq: st.eq,
+        }))
+    }
+
+    /// `NAME=(` or `NAME+=(`: a bash array assignment.
+    fn array_assignment_here(&self, start: usize, st: &WordState) -> bool {
+        match st.eq {
+            Some((eq, _, _)) if eq + 1 == self.pos => {
+                let lhs = self.text(start, eq);
+                is_name(lhs.strip_suffix('+').unwrap_or(&lhs))
+            }
+            _ => false,
+        }
+    }
+
+    fn read_array(&mut self) -> Result<(), ParseError> {
+        self.enter()?;
+        self.pos += 1;
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                Some('\n') => self.consume_newline()?,
+                Some(')') => {
+                    self.pos += 1;
+                    break;
+                }
+                None => return Err(ParseError::new("unterminated array assignment")),
+                _ => {
+                    if self.read_word(WordMode::Normal)?.is_none() {
+                        return Err(self.unexpected());
+                    }
+                }
+            }
+        }
+        self.leave();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::permissions::shell::parse;
+    use crate::permissions::shell::tests::{programs, words};
+
+    #[test]
+    fn words_have_raw_text_and_literal_values() {
+        let commands = parse(r#"grep -r "a; b" 'c d' e\ f $'\x72m' r""m"#).unwrap();
+        assert_eq!(commands.len(), 1);
+        assert_eq!(
+            words(&commands[0]),
+            ["grep", "-r", "a; b", "c d", "e f", "rm", "rm"]
+        );
+        assert_eq!(commands[0].words[3].raw, "'c d'");
+        let commands = parse("echo $HOME ${X:-y} \"$(pwd)\" '$(no)' *.rs").unwrap();
+        let echo = commands.iter().find(|c| c.words[0].raw == "echo").unwrap();
+        assert_eq!(echo.words[1].literal, None);
+        assert_eq!(echo.words[2].literal, None);
+        assert_eq!(echo.words[3].literal, None);
+        assert_eq!(echo.words[4].literal.as_deref(), Some("$(no)"));
+        assert!(echo.words[5].glob && echo.words[5].literal_program().is_none());
+        assert_eq!(echo.words[5].literal.as_deref(), Some("*.rs"));
+    }
+
+    #[test]
+    fn line_continuations_join_words() {
+        assert_eq!(programs("r\\\nm x"), ["rm"]);
+        assert_eq!(programs("ls \\\n -la"), ["ls"]);
+    }
+}

@@ -58,7 +58,17 @@ async fn sh(ctx: &ToolContext, command: &str) -> Result<String, String> {
 /// A directory on the host that is neither in the project nor under `/tmp` (which the
 /// sandbox replaces), so commands see it, read-only.
 fn outside_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    // The target dir may itself lie under /tmp (a checkout there); /var/tmp never does.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let base = if target.starts_with("/tmp") && Path::new("/var/tmp").is_dir() {
+        Path::new("/var/tmp")
+    } else {
+        target
+    };
+    tempfile::Builder::new()
+        .prefix("rein-sandbox-test")
+        .tempdir_in(base)
+        .unwrap()
 }
 
 fn in_host_tmp() -> tempfile::TempDir {

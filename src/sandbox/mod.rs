@@ -18,6 +18,7 @@ mod seatbelt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub use bwrap::bwrap_args;
@@ -244,17 +245,19 @@ impl Sandbox {
         }
     }
 
-    /// The process to spawn for `sh -c shell_command` in the project root: wrapped in the
-    /// sandbox when it is on, plain when it is off, and an error when it is required but
-    /// cannot run. The caller sets stdio, the environment and the session.
+    /// The process to spawn for `bash -c shell_command` (see [`shell_program`]) in the
+    /// project root: wrapped in the sandbox when it is on, plain when it is off, and an
+    /// error when it is required but cannot run. The caller sets stdio, the environment and
+    /// the session.
     pub fn command(&self, shell_command: &str) -> Result<tokio::process::Command, String> {
+        let shell = shell_program();
         let mut cmd = match &self.backend {
             Some(Backend::Bubblewrap(bwrap)) => {
                 ensure_rein_dir(&self.root)?;
                 let protected = protected_paths(&self.root);
                 let args = bwrap_args(&self.root, &self.settings, &self.readable, &protected);
                 let mut cmd = tokio::process::Command::new(bwrap);
-                cmd.args(args).args(["--", "sh"]);
+                cmd.args(args).arg("--").arg(shell);
                 cmd
             }
             Some(Backend::Seatbelt) => {
@@ -262,7 +265,7 @@ impl Sandbox {
                 let protected = protected_paths(&self.root);
                 let profile = seatbelt_profile(&self.root, &self.settings, &protected);
                 let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
-                cmd.arg("-p").arg(profile).arg("sh");
+                cmd.arg("-p").arg(profile).arg(shell);
                 cmd
             }
             None => match &self.state {
@@ -272,12 +275,30 @@ impl Sandbox {
                          {reason}"
                     ));
                 }
-                _ => tokio::process::Command::new("sh"),
+                _ => tokio::process::Command::new(shell),
             },
         };
         cmd.arg("-c").arg(shell_command).current_dir(&self.root);
         Ok(cmd)
     }
+}
+
+/// The shell commands run in: bash, whose syntax the permission checker parses (the tool is
+/// called `bash`, and models write bash), or `sh` where no bash is installed.
+pub fn shell_program() -> &'static Path {
+    static SHELL: OnceLock<PathBuf> = OnceLock::new();
+    SHELL.get_or_init(|| {
+        [
+            "/bin/bash",
+            "/usr/bin/bash",
+            "/usr/local/bin/bash",
+            "/opt/homebrew/bin/bash",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("sh"))
+    })
 }
 
 /// The `detail` of the `On` state.
@@ -563,7 +584,7 @@ mod tests {
     fn off_runs_plain_sh_in_the_root() {
         let cmd = Sandbox::off(Path::new("/p")).command("echo hi").unwrap();
         let std = cmd.as_std();
-        assert_eq!(std.get_program(), "sh");
+        assert_eq!(std.get_program(), shell_program());
         let args: Vec<_> = std.get_args().collect();
         assert_eq!(args, ["-c", "echo hi"]);
         assert_eq!(std.get_current_dir(), Some(Path::new("/p")));
@@ -579,7 +600,13 @@ mod tests {
         let std = cmd.as_std();
         assert_eq!(std.get_program(), "/usr/bin/bwrap");
         let args: Vec<_> = std.get_args().collect();
-        assert_eq!(args[args.len() - 4..], ["--", "sh", "-c", "echo hi"]);
+        let tail: Vec<&std::ffi::OsStr> = vec![
+            "--".as_ref(),
+            shell_program().as_os_str(),
+            "-c".as_ref(),
+            "echo hi".as_ref(),
+        ];
+        assert_eq!(args[args.len() - 4..], tail[..]);
         assert!(dir.path().join(".rein").is_dir());
         let rein = dir.path().canonicalize().unwrap().join(".rein");
         assert!(args
@@ -599,7 +626,12 @@ mod tests {
         let args: Vec<_> = std.get_args().collect();
         assert_eq!(args[0], "-p");
         assert!(args[1].to_string_lossy().starts_with("(version 1)"));
-        assert_eq!(args[2..], ["sh", "-c", "echo hi"]);
+        let tail: Vec<&std::ffi::OsStr> = vec![
+            shell_program().as_os_str(),
+            "-c".as_ref(),
+            "echo hi".as_ref(),
+        ];
+        assert_eq!(args[2..], tail[..]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `bash`: run a shell command in the project and return what it printed.
 //!
-//! A command string flows in; it runs as `sh -c COMMAND` in the project root, inside the OS
+//! A command string flows in; it runs as `bash -c COMMAND` in the project root, inside the OS
 //! sandbox when it is on (see `crate::sandbox`), with stdin from /dev/null, in a session and
 //! process group of its own (no controlling terminal), and with an environment scrubbed of
 //! `REIN_*`, `OPENAI_*` and any variable holding a secret. stdout and stderr share one pipe, so the
@@ -49,7 +49,7 @@ pub fn spec() -> ToolSpec {
             "properties": {
                 "command": {
                     "type": "string",
-                    "description": "The shell command to run with `sh -c` in the project root."
+                    "description": "The command line to run with `bash -c` in the project root."
                 }
             },
             "required": ["command"],
@@ -73,7 +73,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         .try_clone()
         .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
 
-    // `sh -c COMMAND` in the project root, wrapped in the sandbox when it is on.
+    // `bash -c COMMAND` in the project root, wrapped in the sandbox when it is on.
     let mut cmd = ctx.sandbox.command(&args.command)?;
     cmd.stdin(Stdio::null())
         .stdout(stdout_writer)
@@ -254,6 +254,10 @@ fn is_scrubbed(name: &OsStr, value: &OsStr, secrets: &[String]) -> bool {
     let name = name.as_bytes();
     name.starts_with(b"REIN_")
         || name.starts_with(b"OPENAI_")
+        // Files a non-interactive shell would source before the command: code the
+        // permission check never saw.
+        || name == b"BASH_ENV"
+        || name == b"ENV"
         || secrets
             .iter()
             .any(|s| !s.is_empty() && s.as_bytes() == value.as_bytes())
@@ -452,10 +456,14 @@ mod tests {
             ("PATH", "/bin"),
             ("EMPTY", ""),
             ("XREIN_NOT_PREFIX", "z"),
+            ("BASH_ENV", "/home/u/.bashrc"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
         let removed = scrubbed_names(vars, &secrets);
-        assert_eq!(removed, ["REIN_API_KEY", "OPENAI_API_KEY", "MY_TOKEN"]);
+        assert_eq!(
+            removed,
+            ["REIN_API_KEY", "OPENAI_API_KEY", "MY_TOKEN", "BASH_ENV"]
+        );
     }
 
     #[tokio::test]
@@ -574,7 +582,11 @@ mod tests {
         c.root = dir.path().join("no-such-dir");
         c.sandbox = std::sync::Arc::new(Sandbox::off(&c.root));
         let err = run(cmd("echo hi"), &c).await.unwrap_err();
-        assert!(err.starts_with("could not start `sh` in"), "{err}");
+        assert!(
+            err.starts_with("could not start `bash` in")
+                || err.starts_with("could not start `sh` in"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

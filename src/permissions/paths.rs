@@ -5,8 +5,9 @@
 //! and symbolic links resolved through every existing component, so neither
 //! `src/../../etc/passwd` nor a link inside the project that points outside gets a
 //! project-local verdict. Writes inside the project are allowed, outside it ask, and into
-//! the project's `.git/` or `.rein/` (or the directory a `.git` file points to) are denied:
-//! the agent must never edit its own permission rules or the repository's history.
+//! any `.git/` directory, the project's `.rein/`, or the directory a `.git` file points to
+//! are denied: the agent must never edit its own permission rules, a repository's history,
+//! or git config and hooks that run commands later.
 //! Reads are allowed anywhere except files matching the sensitive globs, which ask.
 
 use std::path::{Component, Path, PathBuf};
@@ -119,6 +120,18 @@ impl PathRules {
     /// Judge writing `path` (as the model gave it).
     pub fn write(&self, path: &str) -> PathVerdict {
         let resolved = resolve(&absolute(&self.root, path), &self.root);
+        // Any git directory, not just the project's: a `sub/.git/config` written now is
+        // a `core.fsmonitor` command run later by an innocent `git status` in `sub`.
+        if resolved.components().any(|c| c.as_os_str() == ".git") {
+            return PathVerdict {
+                action: Action::Deny,
+                reason: format!(
+                    "{} is inside a .git directory, which rein never writes (its config and hooks run commands)",
+                    resolved.display()
+                ),
+                resolved,
+            };
+        }
         if let Some(dir) = self.protected.iter().find(|p| resolved.starts_with(p)) {
             return PathVerdict {
                 action: Action::Deny,
@@ -251,6 +264,16 @@ mod tests {
         assert_eq!(r.write("src/../.rein/config.toml").action, Action::Deny);
         let abs = d.project.path().join(".rein/x").display().to_string();
         assert_eq!(r.write(&abs).action, Action::Deny);
+        // Nested repositories and other repositories are protected too.
+        assert_eq!(r.write("vendor/lib/.git/config").action, Action::Deny);
+        assert_eq!(r.write("sub/.git/hooks/pre-commit").action, Action::Deny);
+        let other_repo = d
+            .outside
+            .path()
+            .join("repo/.git/config")
+            .display()
+            .to_string();
+        assert_eq!(r.write(&other_repo).action, Action::Deny);
         // A name that only starts like a protected one is fine.
         assert_eq!(r.write(".github/workflows/ci.yml").action, Action::Allow);
         assert_eq!(r.write(".reinrc").action, Action::Allow);

@@ -8,6 +8,7 @@
 use std::io::{IsTerminal, Write};
 
 use crate::agent::{self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, TurnOutcome};
+use crate::tools::write_todos::TodoStatus;
 
 /// How events are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -238,6 +239,25 @@ impl Printer {
                     .completion
                     .saturating_add(usage.completion_tokens);
                 self.usage.estimated |= usage.estimated;
+            }
+            AgentEvent::TodosUpdated { todos } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                let done = todos
+                    .iter()
+                    .filter(|t| t.status == TodoStatus::Completed)
+                    .count();
+                eprintln!("▸ todos {done}/{}", todos.len());
+                for todo in todos {
+                    let (mark, text) = match todo.status {
+                        TodoStatus::Completed => ("[x]", &todo.content),
+                        TodoStatus::InProgress => {
+                            ("[>]", todo.active_form.as_ref().unwrap_or(&todo.content))
+                        }
+                        TodoStatus::Pending => ("[ ]", &todo.content),
+                    };
+                    eprintln!("  {mark} {}", one_line(text, 160));
+                }
             }
             AgentEvent::AssistantMessage { .. }
             | AgentEvent::TurnStarted { .. }

@@ -218,7 +218,16 @@ async fn multi_step_fix_reads_runs_edits_and_reruns() {
             .iter()
             .map(|t| t["function"]["name"].as_str().unwrap())
             .collect();
-        assert_eq!(tools, ["bash", "read_file", "write_file", "str_replace"]);
+        assert_eq!(
+            tools,
+            [
+                "bash",
+                "read_file",
+                "write_file",
+                "str_replace",
+                "write_todos"
+            ]
+        );
         assert_history_valid(r);
     }
     // The last request carries the whole story: user, 5 calls with their results.
@@ -259,7 +268,7 @@ async fn malformed_calls_become_errors_and_the_model_recovers() {
     );
     assert_eq!(
         results[1].1,
-        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace."
+        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace, write_todos."
     );
     assert_eq!(
         results[2].1,
@@ -1008,4 +1017,48 @@ async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
         }
     }
     assert_eq!(results, ["by-command"]);
+}
+
+#[tokio::test]
+async fn write_todos_updates_the_list_and_a_bad_list_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = json!({"todos": [
+        {"content": "Read the code", "status": "completed"},
+        {"content": "Run the tests", "status": "in_progress", "active_form": "Running the tests"},
+        {"content": "Fix it", "status": "pending"}
+    ]});
+    let bad = json!({"todos": [
+        {"content": "A", "status": "in_progress"},
+        {"content": "B", "status": "in_progress"}
+    ]});
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("write_todos", &args(good))]),
+        Reply::tool_calls(&[("write_todos", &args(bad))]),
+        Reply::text("planned"),
+    ])
+    .await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "plan it").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let updates: Vec<&Vec<rein::tools::write_todos::Todo>> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TodosUpdated { todos } => Some(todos),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updates.len(), 1, "only the good list is announced");
+    assert_eq!(updates[0].len(), 3);
+    assert_eq!(
+        updates[0][1].active_form.as_deref(),
+        Some("Running the tests")
+    );
+    let results = tool_results(&events);
+    assert_eq!(
+        results[0].1,
+        "Todo list updated: 1/3 completed; in progress: Running the tests."
+    );
+    assert!(results[1]
+        .1
+        .starts_with("Error: write_todos failed - 2 items are in_progress"));
 }

@@ -41,6 +41,7 @@ fn context(sandbox: Sandbox, timeout: Duration) -> ToolContext {
         bash_timeout: timeout,
         secrets: Vec::new(),
         sandbox: Arc::new(sandbox),
+        todos: Default::default(),
     }
 }
 

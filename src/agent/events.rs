@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 use crate::permissions::Grant;
+use crate::tools::write_todos::Todo;
 
 /// Something that happened inside the agent, in order.
 #[derive(Debug, Clone, Serialize)]
@@ -58,6 +59,8 @@ pub enum AgentEvent {
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
     },
+    /// The todo list changed (a `write_todos` call was accepted): the whole new list.
+    TodosUpdated { todos: Vec<Todo> },
     /// Token usage of the last model call.
     Usage(Usage),
     /// A request failed in a way worth another try; the agent waits `delay` first.

@@ -51,6 +51,7 @@ impl AgentConfig {
                 .filter(|s| !s.is_empty())
                 .collect(),
             sandbox: self.sandbox.clone(),
+            todos: Default::default(),
         }
     }
 }

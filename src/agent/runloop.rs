@@ -349,9 +349,18 @@ impl Agent {
                 }
             }
         }
+        let updates_todos = prepared.name == tools::write_todos::NAME;
         match self.inbox.run_until(prepared.execute(&self.ctx)).await {
             Some(result) => {
+                let accepted = result.is_ok();
                 self.finish_tool(call, result, started);
+                if updates_todos && accepted {
+                    let todos = match self.ctx.todos.lock() {
+                        Ok(list) => list.clone(),
+                        Err(poisoned) => poisoned.into_inner().clone(),
+                    };
+                    self.emit(AgentEvent::TodosUpdated { todos });
+                }
                 true
             }
             None => {

@@ -199,6 +199,8 @@ impl PermissionPolicy for RulePolicy {
                 }
             }
             "read_file" => self.path_verdict(false, text("path").unwrap_or("")),
+            // The plan lives in rein's memory; nothing on disk changes.
+            "write_todos" => Verdict::Allow,
             "write_file" | "str_replace" => self.path_verdict(true, text("path").unwrap_or("")),
             other => Verdict::Ask {
                 reason: format!("no permission rule covers the tool `{other}`"),

@@ -9,6 +9,7 @@ pub mod bash;
 pub mod read_file;
 pub mod str_replace;
 pub mod write_file;
+pub mod write_todos;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +29,8 @@ pub struct ToolContext {
     pub secrets: Vec<String>,
     /// The sandbox `bash` commands run in.
     pub sandbox: Arc<Sandbox>,
+    /// The session's todo list, which `write_todos` replaces.
+    pub todos: write_todos::TodoList,
 }
 
 impl ToolContext {
@@ -57,6 +60,7 @@ pub fn all_specs() -> Vec<ToolSpec> {
         read_file::spec(),
         write_file::spec(),
         str_replace::spec(),
+        write_todos::spec(),
     ]
 }
 
@@ -94,6 +98,7 @@ enum Kind {
     ReadFile(read_file::Args),
     WriteFile(write_file::Args),
     StrReplace(str_replace::Args),
+    WriteTodos(write_todos::Args),
 }
 
 /// Parse a call's raw argument text. An empty string means no arguments (`{}`).
@@ -127,6 +132,7 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
         read_file::NAME => serde_json::from_value(args.clone()).map(Kind::ReadFile),
         write_file::NAME => serde_json::from_value(args.clone()).map(Kind::WriteFile),
         str_replace::NAME => serde_json::from_value(args.clone()).map(Kind::StrReplace),
+        write_todos::NAME => serde_json::from_value(args.clone()).map(Kind::WriteTodos),
         other => {
             return Err(format!("Error: {other} failed - this tool cannot run here"));
         }
@@ -147,6 +153,7 @@ impl PreparedCall {
             Kind::ReadFile(a) => format!("read_file: {}", a.path),
             Kind::WriteFile(a) => format!("write_file: {}", a.path),
             Kind::StrReplace(a) => format!("str_replace: {}", a.path),
+            Kind::WriteTodos(a) => format!("write_todos: {} items", a.todos.len()),
         }
     }
 
@@ -159,6 +166,7 @@ impl PreparedCall {
             Kind::ReadFile(a) => read_file::run(a, ctx).await,
             Kind::WriteFile(a) => write_file::run(a, ctx).await,
             Kind::StrReplace(a) => str_replace::run(a, ctx).await,
+            Kind::WriteTodos(a) => write_todos::run(a, ctx).await,
         };
         result.map_err(|e| format!("Error: {} failed - {e}", self.name))
     }
@@ -250,6 +258,7 @@ pub(crate) fn test_context(root: &Path, bash_timeout: Duration) -> ToolContext {
         bash_timeout,
         secrets: Vec::new(),
         sandbox: Arc::new(Sandbox::off(root)),
+        todos: Default::default(),
     }
 }
 
@@ -275,7 +284,7 @@ mod dispatch_tests {
         let e = prep("run_shell", "{}").unwrap_err();
         assert_eq!(
             e,
-            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace."
+            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace, write_todos."
         );
     }
 

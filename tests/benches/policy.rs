@@ -87,6 +87,7 @@ fn context(root: &Path, sandbox: Sandbox) -> ToolContext {
         bash_timeout: Duration::from_secs(10),
         secrets: Vec::new(),
         sandbox: Arc::new(sandbox),
+        todos: Default::default(),
     }
 }
 

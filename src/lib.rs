@@ -6,6 +6,7 @@
 //! channels, as the dashboard will.
 
 pub mod agent;
+pub mod app;
 pub mod config;
 pub mod headless;
 pub mod permissions;

@@ -47,6 +47,8 @@ pub enum AgentEvent {
         reason: String,
         /// What approving for the session would allow from now on.
         grants: Vec<Grant>,
+        /// For file writes: a unified diff of the change.
+        preview: Option<String>,
         #[serde(skip)]
         reply: ApprovalReply,
     },
@@ -115,6 +117,9 @@ pub enum ApprovalDecision {
     Approve,
     /// Run it, and do not ask again for the same action in this session.
     ApproveForSession,
+    /// Run it, and write the rule to the project's `.rein/config.toml` so it is allowed
+    /// from now on.
+    ApproveForProject,
     /// Do not run it; the model is told it was refused, with the user's words if any.
     Deny { feedback: Option<String> },
 }

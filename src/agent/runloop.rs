@@ -325,6 +325,7 @@ impl Agent {
                     summary: prepared.summary(),
                     reason,
                     grants: grants.clone(),
+                    preview: None,
                     reply,
                 });
                 match self.inbox.wait_approval(&call.id, answer).await {
@@ -335,6 +336,15 @@ impl Agent {
                     Some(ApprovalDecision::Approve) => {}
                     Some(ApprovalDecision::ApproveForSession) => {
                         self.config.policy.grant(&grants);
+                    }
+                    Some(ApprovalDecision::ApproveForProject) => {
+                        self.config.policy.grant(&grants);
+                        match self.config.policy.persist(&grants) {
+                            Ok(saved) => self.emit(AgentEvent::Notice { message: saved }),
+                            Err(e) => self.emit(AgentEvent::Error {
+                                message: format!("the rule was not saved: {e}"),
+                            }),
+                        }
                     }
                     Some(ApprovalDecision::Deny { feedback }) => {
                         let mut text = format!("Error: {name} was not run: approval was refused");

@@ -68,6 +68,12 @@ pub trait PermissionPolicy: Send + Sync {
 
     /// The user allowed these for the rest of the session ("always allow this").
     fn grant(&self, _grants: &[Grant]) {}
+
+    /// The user allowed these for good in this project: write them where the next session
+    /// reads them. Returns what was written, for the user.
+    fn persist(&self, _grants: &[Grant]) -> Result<String, String> {
+        Err("this policy cannot save rules".to_string())
+    }
 }
 
 /// A policy that allows everything: for tests and benchmarks that are not about

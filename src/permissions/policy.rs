@@ -209,6 +209,40 @@ impl PermissionPolicy for RulePolicy {
         }
     }
 
+    fn persist(&self, grants: &[Grant]) -> Result<String, String> {
+        let patterns: Vec<&String> = grants
+            .iter()
+            .filter_map(|g| match g {
+                Grant::Bash(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        if patterns.is_empty() {
+            return Err("only command rules can be saved to the project".to_string());
+        }
+        let dir = self.paths.root().join(".rein");
+        let file = dir.join("config.toml");
+        let mut text = std::fs::read_to_string(&file).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        for pattern in &patterns {
+            text.push_str(&format!(
+                "\n# Allowed from the approval prompt.\n[[permissions.bash]]\npattern = {}\naction = \"allow\"\n",
+                toml::Value::String(pattern.to_string())
+            ));
+        }
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&file, text))
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let shown: Vec<String> = patterns.iter().map(|p| format!("`{p}`")).collect();
+        Ok(format!(
+            "allowed {} in this project from now on ({})",
+            shown.join(", "),
+            file.display()
+        ))
+    }
+
     fn grant(&self, grants: &[Grant]) {
         for grant in grants {
             match grant {
@@ -434,6 +468,48 @@ mod tests {
         ));
         assert_eq!(
             f.check(&p, "read_file", json!({"path": "/etc/hostname"})),
+            Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn project_rules_are_saved_to_the_project_config_and_read_back() {
+        let f = Fixture::new();
+        let p = f.policy(&[]);
+        std::fs::create_dir_all(f.project.path().join(".rein")).unwrap();
+        std::fs::write(
+            f.project.path().join(".rein/config.toml"),
+            "[permissions]\nsensitive_reads = []",
+        )
+        .unwrap();
+        let Verdict::Ask { grants, .. } = f.check(&p, "bash", bash("npm run [x] \"quoted\""))
+        else {
+            panic!("npm asks");
+        };
+        let saved = p.persist(&grants).unwrap();
+        assert!(saved.contains(".rein/config.toml"), "{saved}");
+        assert!(p.persist(&[Grant::Write("/x".into())]).is_err());
+        let env = crate::config::Environment {
+            vars: [(
+                "REIN_HOME".to_string(),
+                f.home.path().join("rein").display().to_string(),
+            )]
+            .into(),
+            home: Some(f.home.path().to_path_buf()),
+        };
+        let config = crate::config::Config::load(
+            f.project.path(),
+            &crate::config::Overrides::default(),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(config.bash_rules.len(), 1);
+        assert_eq!(config.bash_rules[0].pattern, "npm run \\[x\\] quoted");
+        assert_eq!(config.bash_rules[0].action, Action::Allow);
+        let reread =
+            RulePolicy::from_config(&config, f.project.path(), Some(f.home.path())).unwrap();
+        assert_eq!(
+            f.check(&reread, "bash", bash("npm run [x] \"quoted\"")),
             Verdict::Allow
         );
     }

@@ -1,0 +1,307 @@
+//! The dashboard's state: one struct the update step changes and the UI draws.
+//!
+//! The transcript is a list of cells. Finished cells never change, so their wrapped lines
+//! are cached per width ([`RenderCache`]); only the live cell (the streaming reply, the
+//! running tool) changes, and bumps its `version` when it does. Approval requests wait in a
+//! queue and are answered in the order the model asked; the modal shows the front one.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui::text::Line;
+use tui_textarea::TextArea;
+
+use crate::agent::ApprovalReply;
+use crate::permissions::Grant;
+use crate::tools::write_todos::Todo;
+
+/// The whole dashboard.
+pub struct App {
+    pub info: SessionInfo,
+    pub transcript: Transcript,
+    pub composer: Composer,
+    pub todos: Vec<Todo>,
+    /// Whether the todo pane is shown (`/todos` toggles it).
+    pub show_todos: bool,
+    pub gauge: Gauge,
+    pub activity: Activity,
+    pub approvals: Approvals,
+    /// Whether the terminal reports the mouse (off by default, so text selection works).
+    pub mouse_capture: bool,
+    /// When Ctrl-C was last pressed: a second one within a second quits.
+    pub last_ctrl_c: Option<Instant>,
+    /// A one-line hint under the input (unknown command, "press Ctrl-C again to quit").
+    pub hint: Option<String>,
+    /// The terminal size, from the last resize.
+    pub size: (u16, u16),
+}
+
+/// What the status line says about the session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionInfo {
+    pub model: String,
+    pub project: PathBuf,
+    pub branch: Option<String>,
+    /// The sandbox in force, in words ("on (bubblewrap; ...)", "off: bwrap was not found").
+    pub sandbox: String,
+    /// False when commands run without the sandbox not by the user's choice (a warning).
+    pub sandbox_ok: bool,
+    /// Set when no model is configured: how to set one, shown in place of the transcript.
+    pub setup: Option<String>,
+}
+
+/// The conversation as the user sees it.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    pub cells: Vec<Cell>,
+    pub scroll: Scroll,
+}
+
+/// Where the transcript view is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scroll {
+    /// Lines between the bottom of the view and the end of the transcript.
+    pub from_bottom: usize,
+    /// Whether the view sticks to the bottom as new lines arrive. Scrolling up turns it
+    /// off; returning to the bottom turns it on again.
+    pub follow: bool,
+}
+
+impl Default for Scroll {
+    fn default() -> Self {
+        Scroll {
+            from_bottom: 0,
+            follow: true,
+        }
+    }
+}
+
+/// One entry of the transcript.
+#[derive(Debug)]
+pub enum Cell {
+    User(UserCell),
+    Assistant(AssistantCell),
+    Reasoning(ReasoningCell),
+    Tool(ToolCell),
+    Notice(NoticeCell),
+}
+
+#[derive(Debug)]
+pub struct UserCell {
+    pub text: String,
+    pub cache: RenderCache,
+}
+
+/// The assistant's reply, streamed in as Markdown.
+#[derive(Debug)]
+pub struct AssistantCell {
+    pub text: String,
+    /// False while it streams.
+    pub finished: bool,
+    /// Bumped on every change, so a cached render knows it is stale.
+    pub version: u64,
+    pub cache: RenderCache,
+}
+
+/// The model's reasoning: dimmed, collapsed to a line unless expanded.
+#[derive(Debug)]
+pub struct ReasoningCell {
+    pub text: String,
+    pub finished: bool,
+    pub expanded: bool,
+    pub version: u64,
+    pub cache: RenderCache,
+}
+
+/// A tool call: one compact line, its result folded below it.
+#[derive(Debug)]
+pub struct ToolCell {
+    pub id: String,
+    pub name: String,
+    /// The argument worth showing (command or path), one line.
+    pub key_arg: String,
+    pub status: ToolStatus,
+    pub started: Instant,
+    pub duration: Option<Duration>,
+    /// The result text exactly as the model read it.
+    pub result: Option<String>,
+    /// Show the whole result instead of the first few lines.
+    pub expanded: bool,
+    pub version: u64,
+    pub cache: RenderCache,
+}
+
+/// Where a tool call stands, with the permission verdict when there was one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolStatus {
+    Running,
+    WaitingApproval,
+    /// Finished; `approved` says the user allowed it from the modal.
+    Done { approved: bool },
+    Failed,
+    /// The user refused it, or the rules denied it.
+    Refused,
+    Interrupted,
+}
+
+/// An error, a retry, a notice ("context compacted"), an interruption mark.
+#[derive(Debug)]
+pub struct NoticeCell {
+    pub kind: NoticeKind,
+    pub text: String,
+    pub cache: RenderCache,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Retry,
+    Error,
+    Interrupted,
+}
+
+/// A cell's rendered lines for one width, kept until the width or the cell changes.
+#[derive(Debug, Default)]
+pub struct RenderCache(pub RefCell<Option<CachedRender>>);
+
+#[derive(Debug, Clone)]
+pub struct CachedRender {
+    pub width: u16,
+    /// The cell's `version` the lines were made from.
+    pub version: u64,
+    pub lines: Vec<Line<'static>>,
+    /// For streaming Markdown: how many bytes of the text are rendered for good (complete
+    /// blocks), and how many of `lines` they produced; only the rest is re-rendered.
+    pub stable_bytes: usize,
+    pub stable_lines: usize,
+}
+
+/// The input box and what it remembers.
+pub struct Composer {
+    pub textarea: TextArea<'static>,
+    /// Earlier inputs, oldest first (Up/Down recall them).
+    pub history: Vec<String>,
+    /// The history entry being shown, when recalling.
+    pub history_pos: Option<usize>,
+    /// What was typed before recalling started, restored past the newest entry.
+    pub draft: String,
+    /// Messages sent while the agent worked, delivered when its turn ends (shown as
+    /// queued until then).
+    pub queued: Vec<String>,
+}
+
+/// The context gauge: tokens in the window over the model's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gauge {
+    pub limit: u64,
+    /// Prompt + completion tokens the server reported after the last reply.
+    pub reported: u64,
+    /// Characters added since that report (deltas, tool results, user messages): about
+    /// four to a token.
+    pub added_chars: u64,
+    /// Whether the last report was rein's estimate (the server sent no usage).
+    pub estimated: bool,
+}
+
+impl Gauge {
+    /// The compaction threshold, as a fraction of the limit.
+    pub const COMPACT_AT: f64 = 0.85;
+
+    pub fn new(limit: u64) -> Self {
+        Gauge {
+            limit: limit.max(1),
+            reported: 0,
+            added_chars: 0,
+            estimated: false,
+        }
+    }
+
+    /// Tokens in the window now: the last report plus an estimate of what came since.
+    pub fn used(&self) -> u64 {
+        self.reported.saturating_add(self.added_chars.div_ceil(4))
+    }
+
+    /// `used / limit`, capped at 1.
+    pub fn ratio(&self) -> f64 {
+        (self.used() as f64 / self.limit as f64).min(1.0)
+    }
+}
+
+/// What the agent is doing, for the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activity {
+    Idle,
+    /// Waiting for the first token of a reply.
+    Thinking { since: Instant },
+    Streaming { since: Instant },
+    /// Running a tool: its name and key argument, or the todo item's `active_form`.
+    Tool {
+        name: String,
+        detail: String,
+        since: Instant,
+    },
+    WaitingApproval { since: Instant },
+}
+
+/// Approval requests, answered in the order the model asked.
+#[derive(Default)]
+pub struct Approvals {
+    pub queue: VecDeque<PendingApproval>,
+    /// How many requests the current batch had (for "1 of 3"), and how many are answered.
+    pub batch_total: usize,
+    pub answered: usize,
+    /// The one-line "deny and tell the agent why" field, while it is open.
+    pub feedback: Option<TextArea<'static>>,
+    /// Lines the modal's command or diff is scrolled by.
+    pub scroll: u16,
+}
+
+/// One approval request waiting for the user.
+#[derive(Debug)]
+pub struct PendingApproval {
+    pub id: String,
+    pub tool: String,
+    /// The full command, or the path for file writes.
+    pub summary: String,
+    /// Which part of the command, which rule.
+    pub reason: String,
+    /// What "allow for the session" (and "always in this project") would add.
+    pub grants: Vec<Grant>,
+    /// A unified diff of the change, for file writes.
+    pub preview: Option<String>,
+    pub reply: ApprovalReply,
+}
+
+impl App {
+    pub fn new(info: SessionInfo, context_window: u64) -> App {
+        let mut textarea = TextArea::default();
+        textarea.set_placeholder_text("Ask rein to do something…  (Enter sends, Shift+Enter or Ctrl+J for a new line, /help)");
+        App {
+            info,
+            transcript: Transcript::default(),
+            composer: Composer {
+                textarea,
+                history: Vec::new(),
+                history_pos: None,
+                draft: String::new(),
+                queued: Vec::new(),
+            },
+            todos: Vec::new(),
+            show_todos: true,
+            gauge: Gauge::new(context_window),
+            activity: Activity::Idle,
+            approvals: Approvals::default(),
+            mouse_capture: false,
+            last_ctrl_c: None,
+            hint: None,
+            size: (80, 24),
+        }
+    }
+
+    /// Whether a turn is running (input is queued instead of sent).
+    pub fn busy(&self) -> bool {
+        self.activity != Activity::Idle
+    }
+}

@@ -305,3 +305,61 @@ impl App {
         self.activity != Activity::Idle
     }
 }
+
+impl Cell {
+    pub fn user(text: impl Into<String>) -> Cell {
+        Cell::User(UserCell {
+            text: text.into(),
+            cache: RenderCache::default(),
+        })
+    }
+
+    /// A reply; `finished` false while it streams.
+    pub fn assistant(text: impl Into<String>, finished: bool) -> Cell {
+        Cell::Assistant(AssistantCell {
+            text: text.into(),
+            finished,
+            version: 0,
+            cache: RenderCache::default(),
+        })
+    }
+
+    pub fn reasoning(text: impl Into<String>, finished: bool) -> Cell {
+        Cell::Reasoning(ReasoningCell {
+            text: text.into(),
+            finished,
+            expanded: false,
+            version: 0,
+            cache: RenderCache::default(),
+        })
+    }
+
+    /// A tool call that just started.
+    pub fn tool(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        key_arg: impl Into<String>,
+        started: Instant,
+    ) -> Cell {
+        Cell::Tool(ToolCell {
+            id: id.into(),
+            name: name.into(),
+            key_arg: key_arg.into(),
+            status: ToolStatus::Running,
+            started,
+            duration: None,
+            result: None,
+            expanded: false,
+            version: 0,
+            cache: RenderCache::default(),
+        })
+    }
+
+    pub fn notice(kind: NoticeKind, text: impl Into<String>) -> Cell {
+        Cell::Notice(NoticeCell {
+            kind,
+            text: text.into(),
+            cache: RenderCache::default(),
+        })
+    }
+}

@@ -8,7 +8,9 @@
 pub mod agent;
 pub mod app;
 pub mod config;
+pub mod dashboard;
 pub mod headless;
 pub mod permissions;
 pub mod sandbox;
 pub mod tools;
+pub mod ui;

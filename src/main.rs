@@ -9,6 +9,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use rein::agent::{AgentConfig, ClientConfig};
+use rein::app::state::SessionInfo;
+use rein::app::App;
 use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::policy::RulePolicy;
@@ -141,10 +143,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 
     let Some(prompt) = cli.prompt else {
-        return Err(
-            "the dashboard is not built yet; run a prompt headless with `rein -p \"PROMPT\"` (see `rein --help`)"
-                .to_string(),
-        );
+        return run_dashboard(&config, root, sandbox, policy);
     };
     let prompt = if prompt == "-" {
         let mut text = String::new();
@@ -178,6 +177,61 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     // Do not wait for stray blocking work (a stuck read) on the way out.
     runtime.shutdown_timeout(Duration::from_millis(200));
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The full-screen dashboard. Without a model it still opens, and explains how to set one.
+fn run_dashboard(
+    config: &Config,
+    root: PathBuf,
+    sandbox: Arc<Sandbox>,
+    policy: Arc<RulePolicy>,
+) -> Result<ExitCode, String> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return Err(
+            "the dashboard needs a terminal; run a prompt headless with `rein -p \"PROMPT\"`"
+                .to_string(),
+        );
+    }
+    let info = SessionInfo {
+        model: config.model.value.clone(),
+        project: root.clone(),
+        branch: rein::dashboard::git_branch(&root),
+        sandbox: sandbox.describe(),
+        sandbox_ok: sandbox.warning().is_none(),
+        setup: config.model.value.trim().is_empty().then(|| setup_text(config)),
+    };
+    let app = App::new(info, config.context_window.value);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let result = runtime.block_on(async {
+        let agent = match agent_config(config, root, sandbox, policy) {
+            Ok(agent_config) => Some(rein::agent::spawn(agent_config).map_err(|e| e.to_string())?),
+            Err(_) => None,
+        };
+        rein::dashboard::run(app, agent)
+            .await
+            .map_err(|e| format!("terminal error: {e}"))
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The first-run explanation shown when no model is configured.
+fn setup_text(config: &Config) -> String {
+    format!(
+        "No model is configured yet.\n\n\
+         rein talks to any OpenAI-compatible chat-completions endpoint. Tell it which one:\n\n\
+         • for this shell:   export REIN_BASE_URL=http://127.0.0.1:8080/v1 REIN_MODEL=my-model\n\
+         \x20                   (and REIN_API_KEY=... for hosted APIs)\n\
+         • for good: put `model = \"...\"` and `base_url = \"...\"` in {}\n\
+         • once:      rein --model NAME --base-url URL\n\n\
+         Then start rein again. `rein config` shows what is set and where it came from.\n\
+         Ctrl-C quits.",
+        config.user_config_path.display()
+    )
 }
 
 fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {

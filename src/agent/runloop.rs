@@ -325,7 +325,7 @@ impl Agent {
                     summary: prepared.summary(),
                     reason,
                     grants: grants.clone(),
-                    preview: None,
+                    preview: prepared.preview(&self.ctx),
                     reply,
                 });
                 match self.inbox.wait_approval(&call.id, answer).await {

@@ -6,6 +6,7 @@
 //! act on. Nothing here panics on model input.
 
 pub mod bash;
+pub mod diff;
 pub mod read_file;
 pub mod str_replace;
 pub mod write_file;
@@ -154,6 +155,15 @@ impl PreparedCall {
             Kind::WriteFile(a) => format!("write_file: {}", a.path),
             Kind::StrReplace(a) => format!("str_replace: {}", a.path),
             Kind::WriteTodos(a) => format!("write_todos: {} items", a.todos.len()),
+        }
+    }
+
+    /// What the call would change, for the approval prompt: a unified diff for file edits.
+    pub fn preview(&self, ctx: &ToolContext) -> Option<String> {
+        match &self.kind {
+            Kind::WriteFile(a) => diff::write_file_preview(a, ctx),
+            Kind::StrReplace(a) => diff::str_replace_preview(a, ctx),
+            _ => None,
         }
     }
 

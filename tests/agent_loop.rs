@@ -182,7 +182,8 @@ async fn multi_step_fix_reads_runs_edits_and_reruns() {
         Reply::tool_calls(&[("bash", &args(json!({"command": "sh test_calc.sh"})))]),
         Reply::text("Fixed: `add` subtracted instead of adding. The test passes now."),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, root)).unwrap();
     let events = turn(&mut handle, "The calc test fails. Fix it.").await;
 
@@ -253,7 +254,8 @@ async fn malformed_calls_become_errors_and_the_model_recovers() {
         Reply::tool_calls(&[("read_file", &args(json!({"path": "notes.txt"})))]),
         Reply::text("The file says hello."),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "What does notes.txt say?").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
@@ -316,7 +318,8 @@ async fn two_tool_calls_in_one_reply_run_in_order() {
         ]),
         Reply::text("Done."),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "write and show").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
@@ -340,7 +343,8 @@ async fn server_error_500_is_retried_then_succeeds() {
         Reply::error(503, "still warming up"),
         Reply::text("Hello after retries."),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
@@ -371,7 +375,8 @@ async fn rate_limit_429_waits_for_retry_after() {
         Reply::error(429, "Rate limit reached").with_header("Retry-After", "1"),
         Reply::text("ok"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let start = Instant::now();
     let events = turn(&mut handle, "hi").await;
@@ -400,7 +405,8 @@ async fn gives_up_after_max_tries_and_shows_the_server_message() {
             .map(|_| Reply::error(502, "bad gateway today"))
             .collect(),
     )
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
@@ -419,7 +425,8 @@ async fn unauthorized_is_not_retried() {
         401,
         "Incorrect API key provided: sk-te***",
     )])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
@@ -441,7 +448,8 @@ async fn stream_cut_mid_reply_is_an_error_and_the_session_goes_on() {
         ]),
         Reply::text("Second try works."),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "first").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
@@ -466,7 +474,8 @@ async fn stream_cut_before_any_text_is_retried() {
         Reply::sse(vec![Step::Raw(": keepalive\n\n".into()), Step::Cut]),
         Reply::text("fine"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
@@ -484,7 +493,8 @@ async fn no_usage_from_the_server_is_estimated_and_marked() {
             .without_done(),
         Reply::text("with usage").with_usage(1234, 56),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
@@ -530,7 +540,8 @@ async fn reasoning_is_shown_but_never_sent_back() {
             Step::Done,
         ]),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     let reasoning: String = events
@@ -570,7 +581,8 @@ async fn stalled_stream_times_out() {
         Step::Sleep(Duration::from_secs(5)),
         Step::Done,
     ])])
-    .await;
+    .await
+    .unwrap();
     let mut cfg = config(&server, dir.path());
     cfg.client.idle_timeout = Duration::from_millis(300);
     let mut handle = agent::spawn(cfg).unwrap();
@@ -634,7 +646,7 @@ async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
         ]),
         Reply::text("ok, stopped"),
     ])
-    .await;
+    .await.unwrap();
     let mut handle = agent::spawn(config(&server, root)).unwrap();
     handle.send(AgentCommand::UserMessage("sleep a while".into()));
     let mut events = Vec::new();
@@ -697,7 +709,8 @@ async fn interrupt_while_streaming_drops_the_request() {
         ]),
         Reply::text("next"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     handle.send(AgentCommand::UserMessage("go".into()));
     loop {
@@ -766,7 +779,8 @@ async fn approvals_run_refuse_and_remember_for_the_session() {
         ]),
         Reply::text("done"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut cfg = config(&server, dir.path());
     cfg.policy = Arc::new(AskForBash::default());
     let mut handle = agent::spawn(cfg).unwrap();
@@ -820,7 +834,8 @@ async fn messages_sent_during_a_turn_are_queued_for_the_next() {
         ]),
         Reply::text("second answer"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     handle.send(AgentCommand::UserMessage("one".into()));
     handle.send(AgentCommand::UserMessage("two".into()));
@@ -855,7 +870,9 @@ async fn keepalive_comments_keep_a_slow_stream_alive() {
         Some("stop"),
     )));
     steps.push(Step::Done);
-    let server = ScriptedServer::start(vec![Reply::sse(steps)]).await;
+    let server = ScriptedServer::start(vec![Reply::sse(steps)])
+        .await
+        .unwrap();
     let mut cfg = config(&server, dir.path());
     cfg.client.idle_timeout = Duration::from_millis(300);
     let mut handle = agent::spawn(cfg).unwrap();
@@ -874,7 +891,7 @@ async fn error_object_inside_the_stream_is_shown_and_not_retried() {
         ]),
         Reply::text("recovered"),
     ])
-    .await;
+    .await.unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
@@ -910,7 +927,7 @@ async fn a_server_that_ignores_stream_true_still_works() {
         })),
         Reply::text("ok"),
     ])
-    .await;
+    .await.unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:?}");
@@ -928,7 +945,8 @@ async fn an_empty_reply_keeps_the_history_valid() {
         ]),
         Reply::text("now with words"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
@@ -950,7 +968,8 @@ async fn dropping_the_handle_mid_command_ends_the_task_and_the_command() {
         "bash",
         &args(json!({"command": "sleep 86423 & echo $! > child.pid; wait"})),
     )])])
-    .await;
+    .await
+    .unwrap();
     let handle = agent::spawn(config(&server, root)).unwrap();
     handle.send(AgentCommand::UserMessage("go".into()));
     let child = wait_for_pid_file(&root.join("child.pid")).await;
@@ -972,7 +991,9 @@ async fn dropping_the_handle_mid_command_ends_the_task_and_the_command() {
 #[tokio::test]
 async fn stale_interrupts_do_not_hit_the_next_turn() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ScriptedServer::start(vec![Reply::text("first"), Reply::text("second")]).await;
+    let server = ScriptedServer::start(vec![Reply::text("first"), Reply::text("second")])
+        .await
+        .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "one").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
@@ -991,7 +1012,8 @@ async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
         Reply::tool_calls(&[("bash", &args(json!({"command": "echo by-command"})))]),
         Reply::text("done"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut cfg = config(&server, dir.path());
     cfg.policy = Arc::new(AskForBash::default());
     let mut handle = agent::spawn(cfg).unwrap();
@@ -1036,7 +1058,8 @@ async fn write_todos_updates_the_list_and_a_bad_list_keeps_it() {
         Reply::tool_calls(&[("write_todos", &args(bad))]),
         Reply::text("planned"),
     ])
-    .await;
+    .await
+    .unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn(&mut handle, "plan it").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);

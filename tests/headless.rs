@@ -78,7 +78,8 @@ async fn text_output_streams_the_reply_and_tool_activity() {
         Reply::tool_calls(&[("bash", &json!({"command": "cat README"}).to_string())]),
         Reply::text("The readme says: project readme."),
     ])
-    .await;
+    .await
+    .unwrap();
     let out = rein(
         home.path(),
         print_args(
@@ -114,7 +115,8 @@ async fn jsonl_output_is_one_event_per_line() {
         Reply::tool_calls(&[("bash", "{\"command\": \"echo hi\"}")]),
         Reply::text("bye"),
     ])
-    .await;
+    .await
+    .unwrap();
     let out = output_of(
         rein_command(home.path())
             .args(print_args(
@@ -195,7 +197,9 @@ async fn unreachable_endpoint_exits_non_zero_with_a_clear_message() {
 async fn refused_key_exits_non_zero_with_the_servers_words() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let server = ScriptedServer::start(vec![Reply::error(401, "Incorrect API key provided")]).await;
+    let server = ScriptedServer::start(vec![Reply::error(401, "Incorrect API key provided")])
+        .await
+        .unwrap();
     let out = rein(
         home.path(),
         print_args("hi", &server.base_url(), "m", project.path()),
@@ -306,7 +310,8 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
         Reply::tool_calls(&[("bash", "{\"command\": \"touch made-it\"}")]),
         Reply::text("done"),
     ])
-    .await;
+    .await
+    .unwrap();
     let config = AgentConfig {
         client: ClientConfig::new(server.base_url(), "", "m"),
         root: project.path().to_path_buf(),
@@ -359,7 +364,8 @@ async fn ctrl_c_interrupts_the_turn_and_leaves_nothing_running() {
         &json!({"command": "sleep 86399 & echo $! > child.pid; wait"}).to_string(),
     )])
     .without_usage()])
-    .await;
+    .await
+    .unwrap();
     let child = rein_command(home.path())
         .args(print_args("wait", &server.base_url(), "m", project.path()))
         .arg("--yes") // `sleep` asks under the default rules
@@ -437,7 +443,8 @@ async fn commands_never_see_the_api_key_or_rein_variables() {
         Reply::tool_calls(&[("bash", &json!({"command": "env"}).to_string())]),
         Reply::text("ok"),
     ])
-    .await;
+    .await
+    .unwrap();
     let out = output_of(
         rein_command(home.path())
             .args(print_args(
@@ -499,7 +506,7 @@ async fn default_rules_deny_refuse_and_allow_through_the_real_binary() {
         ]),
         Reply::text("done"),
     ])
-    .await;
+    .await.unwrap();
     let out = rein(
         home.path(),
         print_args("clean up", &server.base_url(), "m", project.path()),

@@ -76,7 +76,9 @@ fn finish_reasons(events: &[Value]) -> Vec<&str> {
 
 #[tokio::test]
 async fn replies_are_served_in_order_and_requests_recorded() {
-    let server = ScriptedServer::start(vec![Reply::text("first"), Reply::text("second")]).await;
+    let server = ScriptedServer::start(vec![Reply::text("first"), Reply::text("second")])
+        .await
+        .unwrap();
     assert!(server.base_url().starts_with("http://127.0.0.1:"));
     assert!(server.base_url().ends_with("/v1"));
 
@@ -113,7 +115,9 @@ async fn replies_are_served_in_order_and_requests_recorded() {
 
 #[tokio::test]
 async fn non_json_body_is_recorded_as_a_string() {
-    let server = ScriptedServer::start(vec![Reply::text("ok")]).await;
+    let server = ScriptedServer::start(vec![Reply::text("ok")])
+        .await
+        .unwrap();
     reqwest::Client::new()
         .post(completions(&server))
         .body("not json {")
@@ -126,7 +130,9 @@ async fn non_json_body_is_recorded_as_a_string() {
 #[tokio::test]
 async fn text_reply_streams_openai_chunks_that_rebuild_the_text() {
     let text = "Hello there,  world!\nSecond line ünïcode ";
-    let server = ScriptedServer::start(vec![Reply::text(text)]).await;
+    let server = ScriptedServer::start(vec![Reply::text(text)])
+        .await
+        .unwrap();
     let events = events(&server, &json!({})).await;
 
     assert_eq!(concat(&events, "content"), text);
@@ -161,7 +167,8 @@ async fn usage_and_done_can_be_changed_or_dropped() {
         Reply::text("a b").without_usage().without_done(),
         Reply::text("a b").without_usage().with_usage(1, 2),
     ])
-    .await;
+    .await
+    .unwrap();
 
     let custom = events(&server, &json!({})).await;
     let usage: Vec<&Value> = custom.iter().filter_map(|e| e.get("usage")).collect();
@@ -215,7 +222,8 @@ async fn tool_calls_reassemble_with_unique_ids() {
         ]),
         Reply::text_then_tool_calls("Let me look.", &[("read_file", "{}")]),
     ])
-    .await;
+    .await
+    .unwrap();
 
     let events1 = events(&server, &json!({})).await;
     let calls = reassemble(&events1);
@@ -255,8 +263,9 @@ async fn tool_calls_reassemble_with_unique_ids() {
 
 #[tokio::test]
 async fn reasoning_comes_before_text() {
-    let server =
-        ScriptedServer::start(vec![Reply::reasoning_then_text("Think hard.", "Answer.")]).await;
+    let server = ScriptedServer::start(vec![Reply::reasoning_then_text("Think hard.", "Answer.")])
+        .await
+        .unwrap();
     let events = events(&server, &json!({})).await;
     assert_eq!(concat(&events, "reasoning_content"), "Think hard.");
     assert_eq!(concat(&events, "content"), "Answer.");
@@ -278,7 +287,8 @@ async fn error_reply_has_status_message_and_headers() {
         Reply::error(429, "slow down").with_header("Retry-After", "2"),
         Reply::plain(502, "<html>bad gateway</html>"),
     ])
-    .await;
+    .await
+    .unwrap();
 
     let response = post(&server, &json!({})).await;
     assert_eq!(response.status(), 429);
@@ -304,7 +314,8 @@ async fn raw_steps_and_custom_chunks_are_written_verbatim() {
         Step::Data(usage_chunk(5, 6)),
         Step::Done,
     ])])
-    .await;
+    .await
+    .unwrap();
     let text = post(&server, &json!({})).await.text().await.unwrap();
     assert!(text.starts_with(": ping\n\ndata: {"));
     let data = data_events(&text);
@@ -321,7 +332,8 @@ async fn cut_closes_the_connection_before_done() {
         Step::Cut,
         Step::Done,
     ])])
-    .await;
+    .await
+    .unwrap();
     let response = post(&server, &json!({})).await;
     assert_eq!(response.status(), 200);
     let mut stream = response.bytes_stream();
@@ -353,7 +365,8 @@ async fn sleep_delays_the_data_after_it() {
         Step::Data(chunk(json!({ "content": "after" }), None)),
         Step::Done,
     ])])
-    .await;
+    .await
+    .unwrap();
     let started = Instant::now();
     let response = post(&server, &json!({})).await;
     let mut stream = response.bytes_stream();
@@ -376,7 +389,9 @@ async fn sleep_delays_the_data_after_it() {
 
 #[tokio::test]
 async fn exhausted_script_answers_500_and_push_refills_it() {
-    let server = ScriptedServer::start(vec![Reply::text("only")]).await;
+    let server = ScriptedServer::start(vec![Reply::text("only")])
+        .await
+        .unwrap();
     post(&server, &json!({})).await.text().await.unwrap();
 
     let response = post(&server, &json!({ "again": true })).await;
@@ -401,7 +416,7 @@ async fn exhausted_script_answers_500_and_push_refills_it() {
 
 #[tokio::test]
 async fn models_and_unknown_paths() {
-    let server = ScriptedServer::start(vec![]).await;
+    let server = ScriptedServer::start(vec![]).await.unwrap();
     let client = reqwest::Client::new();
     let models: Value = client
         .get(format!("{}/models", server.base_url()))
@@ -432,7 +447,7 @@ async fn concurrent_requests_each_get_one_reply() {
     let replies = (0..20)
         .map(|i| Reply::text(&format!("reply {i}")))
         .collect();
-    let server = ScriptedServer::start(replies).await;
+    let server = ScriptedServer::start(replies).await.unwrap();
     let client = reqwest::Client::new();
     let url = completions(&server);
     let tasks: Vec<_> = (0..20)
@@ -481,7 +496,8 @@ async fn client_disconnect_mid_stream_leaves_the_server_working() {
         ]),
         Reply::text("still here"),
     ])
-    .await;
+    .await
+    .unwrap();
     let response = post(&server, &json!({})).await;
     let mut stream = response.bytes_stream();
     stream.next().await.unwrap().unwrap();
@@ -497,7 +513,9 @@ async fn many_small_chunks_stream_through() {
         .map(|_| Step::Data(chunk(json!({ "content": "x" }), None)))
         .chain([Step::Done])
         .collect();
-    let server = ScriptedServer::start(vec![Reply::sse(steps)]).await;
+    let server = ScriptedServer::start(vec![Reply::sse(steps)])
+        .await
+        .unwrap();
     let events = events(&server, &json!({})).await;
     assert_eq!(concat(&events, "content").len(), 20_000);
 }

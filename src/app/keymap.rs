@@ -1,2 +1,678 @@
-//! Key bindings as data: `assets/keymap.toml`, per mode, with descriptions for the footer
-//! and `/help`.
+//! Key bindings as data: `assets/keymap.toml`, compiled in, per mode, with descriptions for
+//! the footer and `/help`.
+//!
+//! The file lists, for each [`Mode`], entries `{ on, action, when?, desc }`. [`Keymap::parse`]
+//! turns it into [`Binding`]s; the update step asks [`Keymap::lookup`] which bindings a key
+//! press matches and runs the first whose condition ([`Condition`]) holds. A file that does
+//! not parse is a bug (a unit test parses it); at run time [`keymap`] then falls back to a
+//! small built-in set instead of panicking.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::LazyLock;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::Deserialize;
+
+use super::state::App;
+
+/// The compiled-in key bindings.
+pub const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
+
+/// Where keys go. The main screen consults [`Mode::Global`] then [`Mode::Composer`]; the
+/// approval modal takes every key ([`Mode::Approval`], or [`Mode::Feedback`] while its text
+/// field is open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Global,
+    Composer,
+    Approval,
+    Feedback,
+}
+
+impl Mode {
+    /// The modes that take keys in this state, in lookup order.
+    pub fn active(app: &App) -> &'static [Mode] {
+        if app.approvals.queue.is_empty() {
+            &[Mode::Global, Mode::Composer]
+        } else if app.approvals.feedback.is_some() {
+            &[Mode::Feedback]
+        } else {
+            &[Mode::Approval]
+        }
+    }
+
+    /// The mode's name in the keymap file and in `/help`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Global => "global",
+            Mode::Composer => "composer",
+            Mode::Approval => "approval",
+            Mode::Feedback => "feedback",
+        }
+    }
+}
+
+/// What a key does. Its meaning depends on the mode it is bound in: `page_up` scrolls the
+/// transcript on the main screen and the modal's text in the approval modal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Busy: interrupt (a second press within a second quits). Idle: clear the input, or
+    /// quit when it is empty.
+    Cancel,
+    /// Interrupt the running turn.
+    Interrupt,
+    Quit,
+    Help,
+    Send,
+    Newline,
+    HistoryPrev,
+    HistoryNext,
+    ScrollUp,
+    ScrollDown,
+    PageUp,
+    PageDown,
+    ScrollTop,
+    ScrollBottom,
+    ToggleToolOutput,
+    ToggleReasoning,
+    ToggleTodos,
+    ToggleMouse,
+    Approve,
+    ApproveSession,
+    ApproveProject,
+    Deny,
+    DenyWithFeedback,
+    SubmitFeedback,
+    CloseFeedback,
+}
+
+/// When a binding applies; otherwise the key goes on to the next binding or the input box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// The input box holds no text.
+    InputEmpty,
+    /// The input's cursor is on its first line.
+    FirstLine,
+    /// The input's cursor is on its last line.
+    LastLine,
+}
+
+impl Condition {
+    pub fn holds(self, app: &App) -> bool {
+        let textarea = &app.composer.textarea;
+        match self {
+            Condition::InputEmpty => textarea.is_empty(),
+            Condition::FirstLine => textarea.cursor().0 == 0,
+            Condition::LastLine => textarea.cursor().0 + 1 >= textarea.lines().len(),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Condition::InputEmpty => "input empty",
+            Condition::FirstLine => "on the first line",
+            Condition::LastLine => "on the last line",
+        }
+    }
+}
+
+/// One key with its modifiers, normalised so that a press and a keymap entry compare equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    pub code: KeyCode,
+    pub modifiers: KeyModifiers,
+}
+
+impl KeySpec {
+    /// The key of a press. A character carries its own case, so Shift is dropped from
+    /// characters; with Ctrl or Alt the letter is lower-cased (Ctrl-C with Caps Lock on is
+    /// still Ctrl-C). Only Ctrl, Alt and Shift count.
+    pub fn from_event(key: &KeyEvent) -> KeySpec {
+        let mut modifiers =
+            key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
+        let code = match key.code {
+            KeyCode::Char(c) => {
+                modifiers.remove(KeyModifiers::SHIFT);
+                if modifiers.is_empty() {
+                    KeyCode::Char(c)
+                } else {
+                    KeyCode::Char(c.to_ascii_lowercase())
+                }
+            }
+            other => other,
+        };
+        KeySpec { code, modifiers }
+    }
+}
+
+/// A key name the keymap file cannot mean.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown key \"{0}\" (examples: \"ctrl-c\", \"shift-enter\", \"pgup\", \"f2\", \"y\")")]
+pub struct UnknownKey(pub String);
+
+impl FromStr for KeySpec {
+    type Err = UnknownKey;
+
+    fn from_str(text: &str) -> Result<KeySpec, UnknownKey> {
+        let unknown = || UnknownKey(text.to_string());
+        let mut modifiers = KeyModifiers::NONE;
+        let mut rest = text;
+        loop {
+            let lower = rest.to_ascii_lowercase();
+            let (modifier, len) = if lower.starts_with("ctrl-") {
+                (KeyModifiers::CONTROL, 5)
+            } else if lower.starts_with("alt-") {
+                (KeyModifiers::ALT, 4)
+            } else if lower.starts_with("shift-") {
+                (KeyModifiers::SHIFT, 6)
+            } else {
+                break;
+            };
+            if rest.len() == len {
+                return Err(unknown());
+            }
+            modifiers |= modifier;
+            rest = &rest[len..];
+        }
+        let mut chars = rest.chars();
+        let code = match (chars.next(), chars.next()) {
+            (Some(c), None) => KeyCode::Char(c),
+            _ => match rest.to_ascii_lowercase().as_str() {
+                "enter" | "return" => KeyCode::Enter,
+                "esc" | "escape" => KeyCode::Esc,
+                "tab" => KeyCode::Tab,
+                "backtab" => KeyCode::BackTab,
+                "backspace" => KeyCode::Backspace,
+                "delete" | "del" => KeyCode::Delete,
+                "insert" | "ins" => KeyCode::Insert,
+                "up" => KeyCode::Up,
+                "down" => KeyCode::Down,
+                "left" => KeyCode::Left,
+                "right" => KeyCode::Right,
+                "home" => KeyCode::Home,
+                "end" => KeyCode::End,
+                "pgup" | "pageup" => KeyCode::PageUp,
+                "pgdn" | "pagedown" => KeyCode::PageDown,
+                "space" => KeyCode::Char(' '),
+                name => match name.strip_prefix('f').and_then(|n| n.parse::<u8>().ok()) {
+                    Some(n @ 1..=24) => KeyCode::F(n),
+                    _ => return Err(unknown()),
+                },
+            },
+        };
+        // Normalise the way a press is normalised, so the two compare equal.
+        let spec = KeySpec::from_event(&KeyEvent::new(code, modifiers));
+        if matches!(code, KeyCode::Char(_)) && modifiers.contains(KeyModifiers::SHIFT) {
+            // "shift-y" never arrives as such: the terminal sends "Y".
+            return Err(unknown());
+        }
+        Ok(spec)
+    }
+}
+
+impl fmt::Display for KeySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (modifier, name) in [
+            (KeyModifiers::CONTROL, "Ctrl-"),
+            (KeyModifiers::ALT, "Alt-"),
+            (KeyModifiers::SHIFT, "Shift-"),
+        ] {
+            if self.modifiers.contains(modifier) {
+                f.write_str(name)?;
+            }
+        }
+        match self.code {
+            KeyCode::Char(' ') => f.write_str("Space"),
+            KeyCode::Char(c) if self.modifiers.is_empty() => write!(f, "{c}"),
+            KeyCode::Char(c) => write!(f, "{}", c.to_ascii_uppercase()),
+            KeyCode::Enter => f.write_str("Enter"),
+            KeyCode::Esc => f.write_str("Esc"),
+            KeyCode::Tab => f.write_str("Tab"),
+            KeyCode::BackTab => f.write_str("Shift-Tab"),
+            KeyCode::Backspace => f.write_str("Backspace"),
+            KeyCode::Delete => f.write_str("Del"),
+            KeyCode::Insert => f.write_str("Ins"),
+            KeyCode::Up => f.write_str("Up"),
+            KeyCode::Down => f.write_str("Down"),
+            KeyCode::Left => f.write_str("Left"),
+            KeyCode::Right => f.write_str("Right"),
+            KeyCode::Home => f.write_str("Home"),
+            KeyCode::End => f.write_str("End"),
+            KeyCode::PageUp => f.write_str("PgUp"),
+            KeyCode::PageDown => f.write_str("PgDn"),
+            KeyCode::F(n) => write!(f, "F{n}"),
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for KeySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One entry of the keymap: these keys do this, when the condition holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub keys: Vec<KeySpec>,
+    pub action: Action,
+    pub when: Option<Condition>,
+    pub desc: String,
+}
+
+impl Binding {
+    /// Whether the binding applies in this state.
+    pub fn applies(&self, app: &App) -> bool {
+        self.when.is_none_or(|c| c.holds(app))
+    }
+
+    /// The keys as the footer shows them: "Shift-Enter/Alt-Enter/Ctrl-J", with the
+    /// condition when there is one ("Home (input empty)").
+    pub fn keys_label(&self) -> String {
+        let keys = self
+            .keys
+            .iter()
+            .map(KeySpec::to_string)
+            .collect::<Vec<_>>()
+            .join("/");
+        match self.when {
+            Some(c) => format!("{keys} ({})", c.describe()),
+            None => keys,
+        }
+    }
+}
+
+/// Why the keymap file did not load.
+#[derive(Debug, thiserror::Error)]
+pub enum KeymapError {
+    #[error("the keymap does not parse: {0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("the keymap binds {key} twice in the {mode} mode")]
+    Duplicate { mode: &'static str, key: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKeymap {
+    #[serde(default)]
+    global: Vec<RawBinding>,
+    #[serde(default)]
+    composer: Vec<RawBinding>,
+    #[serde(default)]
+    approval: Vec<RawBinding>,
+    #[serde(default)]
+    feedback: Vec<RawBinding>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBinding {
+    on: OneOrMany,
+    action: Action,
+    #[serde(default)]
+    when: Option<Condition>,
+    desc: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(KeySpec),
+    Many(Vec<KeySpec>),
+}
+
+/// The bindings of every mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keymap {
+    global: Vec<Binding>,
+    composer: Vec<Binding>,
+    approval: Vec<Binding>,
+    feedback: Vec<Binding>,
+}
+
+impl Keymap {
+    /// Parse a keymap file. Unknown modes, actions, conditions or key names are errors, and
+    /// so is a key bound twice without a condition in one mode.
+    pub fn parse(text: &str) -> Result<Keymap, KeymapError> {
+        let raw: RawKeymap = toml::from_str(text)?;
+        let convert = |list: Vec<RawBinding>| -> Vec<Binding> {
+            list.into_iter()
+                .map(|b| Binding {
+                    keys: match b.on {
+                        OneOrMany::One(k) => vec![k],
+                        OneOrMany::Many(ks) => ks,
+                    },
+                    action: b.action,
+                    when: b.when,
+                    desc: b.desc,
+                })
+                .collect()
+        };
+        let keymap = Keymap {
+            global: convert(raw.global),
+            composer: convert(raw.composer),
+            approval: convert(raw.approval),
+            feedback: convert(raw.feedback),
+        };
+        keymap.check_duplicates()?;
+        Ok(keymap)
+    }
+
+    /// The minimal set used when the compiled-in file does not parse (a bug a unit test
+    /// catches): enough to send, answer approvals and quit.
+    pub fn builtin() -> Keymap {
+        use Action::*;
+        const FALLBACK: &[(Mode, &str, Action, &str)] = &[
+            (Mode::Global, "ctrl-c", Cancel, "interrupt, or quit"),
+            (Mode::Global, "esc", Interrupt, "interrupt the agent"),
+            (Mode::Global, "pgup", PageUp, "scroll up"),
+            (Mode::Global, "pgdn", PageDown, "scroll down"),
+            (Mode::Composer, "enter", Send, "send"),
+            (Mode::Composer, "ctrl-j", Newline, "new line"),
+            (Mode::Composer, "alt-enter", Newline, "new line"),
+            (Mode::Approval, "y", Approve, "allow once"),
+            (Mode::Approval, "n", Deny, "deny"),
+            (Mode::Approval, "esc", Deny, "deny"),
+            (Mode::Approval, "ctrl-c", Deny, "deny"),
+            (Mode::Approval, "e", DenyWithFeedback, "deny and say why"),
+            (
+                Mode::Feedback,
+                "enter",
+                SubmitFeedback,
+                "deny with this reason",
+            ),
+            (Mode::Feedback, "esc", CloseFeedback, "back to the choices"),
+            (Mode::Feedback, "ctrl-c", Deny, "deny"),
+        ];
+        let mut keymap = Keymap::default();
+        for &(mode, key, action, desc) in FALLBACK {
+            if let Ok(key) = key.parse() {
+                keymap.list_mut(mode).push(Binding {
+                    keys: vec![key],
+                    action,
+                    when: None,
+                    desc: desc.to_string(),
+                });
+            }
+        }
+        keymap
+    }
+
+    /// The bindings of one mode, in file order.
+    pub fn bindings(&self, mode: Mode) -> &[Binding] {
+        match mode {
+            Mode::Global => &self.global,
+            Mode::Composer => &self.composer,
+            Mode::Approval => &self.approval,
+            Mode::Feedback => &self.feedback,
+        }
+    }
+
+    fn list_mut(&mut self, mode: Mode) -> &mut Vec<Binding> {
+        match mode {
+            Mode::Global => &mut self.global,
+            Mode::Composer => &mut self.composer,
+            Mode::Approval => &mut self.approval,
+            Mode::Feedback => &mut self.feedback,
+        }
+    }
+
+    /// The bindings of these modes that this press matches, in lookup order (conditions
+    /// not yet checked).
+    pub fn lookup<'a>(
+        &'a self,
+        modes: &'a [Mode],
+        key: &KeyEvent,
+    ) -> impl Iterator<Item = &'a Binding> + 'a {
+        let spec = KeySpec::from_event(key);
+        modes
+            .iter()
+            .flat_map(move |&m| self.bindings(m).iter())
+            .filter(move |b| b.keys.contains(&spec))
+    }
+
+    /// The first action this press triggers in this state, if any.
+    pub fn action(&self, app: &App, key: &KeyEvent) -> Option<Action> {
+        self.lookup(Mode::active(app), key)
+            .find(|b| b.applies(app))
+            .map(|b| b.action)
+    }
+
+    /// (keys, description) pairs of a mode, for the footer and `/help`.
+    pub fn hints(&self, mode: Mode) -> Vec<(String, &str)> {
+        self.bindings(mode)
+            .iter()
+            .map(|b| (b.keys_label(), b.desc.as_str()))
+            .collect()
+    }
+
+    /// The first binding of an action in a mode, as (keys, description).
+    pub fn hint(&self, mode: Mode, action: Action) -> Option<(String, &str)> {
+        self.bindings(mode)
+            .iter()
+            .find(|b| b.action == action)
+            .map(|b| (b.keys_label(), b.desc.as_str()))
+    }
+
+    /// The keys bound to an action in a mode, as the footer shows them ("F2/Ctrl-G").
+    pub fn keys_for(&self, mode: Mode, action: Action) -> Option<String> {
+        let keys: Vec<String> = self
+            .bindings(mode)
+            .iter()
+            .filter(|b| b.action == action)
+            .flat_map(|b| b.keys.iter().map(KeySpec::to_string))
+            .collect();
+        (!keys.is_empty()).then(|| keys.join("/"))
+    }
+
+    fn check_duplicates(&self) -> Result<(), KeymapError> {
+        for mode in [Mode::Global, Mode::Composer, Mode::Approval, Mode::Feedback] {
+            let mut seen = Vec::new();
+            for binding in self.bindings(mode).iter().filter(|b| b.when.is_none()) {
+                for key in &binding.keys {
+                    if seen.contains(key) {
+                        return Err(KeymapError::Duplicate {
+                            mode: mode.name(),
+                            key: key.to_string(),
+                        });
+                    }
+                    seen.push(*key);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The footer's key hints for this state, most useful first (the footer drops what does
+/// not fit): every choice in the modal; on the main screen the keys that matter now.
+pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
+    let keymap = keymap();
+    let modes = Mode::active(app);
+    if modes.contains(&Mode::Global) {
+        let actions: &[Action] = if app.busy() {
+            &[
+                Action::Cancel,
+                Action::PageUp,
+                Action::ToggleToolOutput,
+                Action::ToggleTodos,
+                Action::Help,
+            ]
+        } else {
+            &[
+                Action::Send,
+                Action::Newline,
+                Action::PageUp,
+                Action::Cancel,
+                Action::ToggleMouse,
+                Action::Help,
+            ]
+        };
+        actions
+            .iter()
+            .filter_map(|&a| {
+                keymap
+                    .hint(Mode::Global, a)
+                    .or_else(|| keymap.hint(Mode::Composer, a))
+            })
+            .collect()
+    } else {
+        modes.iter().flat_map(|&m| keymap.hints(m)).collect()
+    }
+}
+
+static KEYMAP: LazyLock<Keymap> =
+    LazyLock::new(|| Keymap::parse(DEFAULT_KEYMAP).unwrap_or_else(|_| Keymap::builtin()));
+
+/// The key bindings in force: the compiled-in file, or the built-in fallback.
+pub fn keymap() -> &'static Keymap {
+    &KEYMAP
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiled_in_keymap_parses() {
+        let keymap = Keymap::parse(DEFAULT_KEYMAP).unwrap_or_else(|e| panic!("{e}"));
+        for mode in [Mode::Global, Mode::Composer, Mode::Approval, Mode::Feedback] {
+            assert!(
+                !keymap.bindings(mode).is_empty(),
+                "{} is empty",
+                mode.name()
+            );
+            for b in keymap.bindings(mode) {
+                assert!(
+                    !b.desc.trim().is_empty(),
+                    "{:?} has no description",
+                    b.action
+                );
+                assert!(!b.keys.is_empty(), "{:?} has no keys", b.action);
+            }
+        }
+        assert_eq!(super::keymap(), &keymap);
+    }
+
+    #[test]
+    fn the_fallback_keeps_every_entry() {
+        let fallback = Keymap::builtin();
+        let count: usize = [Mode::Global, Mode::Composer, Mode::Approval, Mode::Feedback]
+            .iter()
+            .map(|&m| fallback.bindings(m).len())
+            .sum();
+        assert_eq!(count, 15);
+    }
+
+    #[test]
+    fn unknown_key_names_and_actions_are_errors() {
+        for bad in [
+            r#"global = [{ on = "ctrl-cc", action = "cancel", desc = "x" }]"#,
+            r#"global = [{ on = "hyper-x", action = "cancel", desc = "x" }]"#,
+            r#"global = [{ on = "f99", action = "cancel", desc = "x" }]"#,
+            r#"global = [{ on = "ctrl-", action = "cancel", desc = "x" }]"#,
+            r#"global = [{ on = "shift-y", action = "cancel", desc = "x" }]"#,
+            r#"global = [{ on = "ctrl-c", action = "explode", desc = "x" }]"#,
+            r#"global = [{ on = "ctrl-c", action = "cancel", when = "sometimes", desc = "x" }]"#,
+            r#"global = [{ on = "ctrl-c", action = "cancel" }]"#,
+            r#"globl = [{ on = "ctrl-c", action = "cancel", desc = "x" }]"#,
+            r#"global = [{ on = "ctrl-c", action = "cancel", desc = "x" }, { on = "ctrl-c", action = "quit", desc = "y" }]"#,
+        ] {
+            assert!(Keymap::parse(bad).is_err(), "accepted: {bad}");
+        }
+    }
+
+    #[test]
+    fn key_names_parse_and_print() {
+        let cases = [
+            (
+                "ctrl-c",
+                KeyCode::Char('c'),
+                KeyModifiers::CONTROL,
+                "Ctrl-C",
+            ),
+            (
+                "Ctrl-C",
+                KeyCode::Char('c'),
+                KeyModifiers::CONTROL,
+                "Ctrl-C",
+            ),
+            (
+                "shift-enter",
+                KeyCode::Enter,
+                KeyModifiers::SHIFT,
+                "Shift-Enter",
+            ),
+            ("alt-enter", KeyCode::Enter, KeyModifiers::ALT, "Alt-Enter"),
+            ("pgup", KeyCode::PageUp, KeyModifiers::NONE, "PgUp"),
+            ("pagedown", KeyCode::PageDown, KeyModifiers::NONE, "PgDn"),
+            ("f2", KeyCode::F(2), KeyModifiers::NONE, "F2"),
+            ("y", KeyCode::Char('y'), KeyModifiers::NONE, "y"),
+            ("Y", KeyCode::Char('Y'), KeyModifiers::NONE, "Y"),
+            ("-", KeyCode::Char('-'), KeyModifiers::NONE, "-"),
+            ("space", KeyCode::Char(' '), KeyModifiers::NONE, "Space"),
+            (
+                "ctrl-home",
+                KeyCode::Home,
+                KeyModifiers::CONTROL,
+                "Ctrl-Home",
+            ),
+        ];
+        for (name, code, modifiers, shown) in cases {
+            let spec: KeySpec = name.parse().unwrap();
+            assert_eq!(spec, KeySpec { code, modifiers }, "{name}");
+            assert_eq!(spec.to_string(), shown);
+        }
+    }
+
+    #[test]
+    fn presses_are_normalised() {
+        let shifted = KeyEvent::new(KeyCode::Char('Y'), KeyModifiers::SHIFT);
+        assert_eq!(KeySpec::from_event(&shifted), "Y".parse().unwrap());
+        assert_ne!(KeySpec::from_event(&shifted), "y".parse().unwrap());
+        let caps_ctrl = KeyEvent::new(KeyCode::Char('C'), KeyModifiers::CONTROL);
+        assert_eq!(KeySpec::from_event(&caps_ctrl), "ctrl-c".parse().unwrap());
+        let with_super = KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT | KeyModifiers::SUPER);
+        assert_eq!(
+            KeySpec::from_event(&with_super),
+            "shift-enter".parse().unwrap()
+        );
+    }
+
+    #[test]
+    fn the_footer_shows_what_matters_now() {
+        let mut app = App::new(Default::default(), 1000);
+        let idle = footer_hints(&app);
+        assert_eq!(idle[0], ("Enter".to_string(), "send"));
+        assert!(idle.iter().any(|(k, _)| k == "Ctrl-C"));
+        app.activity = crate::app::state::Activity::Thinking {
+            since: std::time::Instant::now(),
+        };
+        let busy = footer_hints(&app);
+        assert_eq!(busy[0].0, "Ctrl-C");
+        assert!(!busy.iter().any(|(k, _)| k == "Enter"));
+    }
+
+    #[test]
+    fn hints_come_from_the_descriptions() {
+        let keymap = keymap();
+        let hints = keymap.hints(Mode::Composer);
+        assert!(hints.contains(&("Shift-Enter/Alt-Enter/Ctrl-J".to_string(), "new line")));
+        assert!(hints.contains(&("Home (input empty)".to_string(), "top of the transcript")));
+        assert_eq!(
+            keymap
+                .keys_for(Mode::Global, Action::ToggleMouse)
+                .as_deref(),
+            Some("F2/Ctrl-G")
+        );
+        assert_eq!(
+            keymap.keys_for(Mode::Approval, Action::Deny).as_deref(),
+            Some("n/Esc/Ctrl-C")
+        );
+    }
+}

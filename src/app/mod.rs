@@ -6,6 +6,10 @@
 //! loop in [`run`] carries out. The update step never blocks and does no I/O; rendering
 //! (`crate::ui`) is a pure function of the state.
 
+pub mod agent_events;
+pub mod approval;
+pub mod commands;
+pub mod composer;
 pub mod event;
 pub mod keymap;
 pub mod state;

@@ -129,6 +129,8 @@ pub struct ToolCell {
     pub result: Option<String>,
     /// Show the whole result instead of the first few lines.
     pub expanded: bool,
+    /// The user allowed it from the approval modal.
+    pub approved: bool,
     pub version: u64,
     pub cache: RenderCache,
 }
@@ -350,6 +352,7 @@ impl Cell {
             duration: None,
             result: None,
             expanded: false,
+            approved: false,
             version: 0,
             cache: RenderCache::default(),
         })

@@ -1,9 +1,267 @@
-//! The update step: state + event in, new state + effects out. Pure: no I/O, no waiting.
+//! The update step: state + event in, new state + effects out. Pure: no I/O, no waiting,
+//! no clock: [`update_at`] takes the instant it runs at (tests pass fixed ones), and
+//! [`update`] reads the clock once for it.
+//!
+//! Keys go to the top layer: the approval modal while requests wait ([`super::approval`]),
+//! else the main screen, where the keymap's `global` and `composer` bindings come first and
+//! every other key edits the input. Agent events are applied in [`super::agent_events`];
+//! slash commands in [`super::commands`].
 
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+
+use super::agent_events;
+use super::approval;
+use super::composer;
 use super::event::{AppEvent, Effect};
-use super::state::App;
+use super::keymap::{keymap, Action};
+use super::state::{App, Cell, Scroll};
+use crate::agent::AgentCommand;
+
+/// A second Ctrl-C within this long quits.
+pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+/// Shown after a Ctrl-C that did not quit.
+pub const CTRL_C_HINT: &str = "press Ctrl-C again to quit";
+/// Lines the mouse wheel scrolls by.
+pub const WHEEL_LINES: usize = 3;
+/// Lines of the screen that are not transcript (status, gauge, input, footer): a page is
+/// the rest.
+const CHROME_LINES: u16 = 8;
+/// Where Home puts the view: past any real top (the UI clamps it when drawing).
+pub const TOP: usize = usize::MAX / 2;
 
 /// Apply one event to the state; what must happen outside comes back as effects.
-pub fn update(_app: &mut App, _event: AppEvent) -> Vec<Effect> {
-    Vec::new()
+pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
+    update_at(app, event, Instant::now())
 }
+
+/// [`update`] at a given instant: the time stamps of new cells, activities and Ctrl-C
+/// presses. A tick carries its own instant.
+pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match event {
+        AppEvent::Key(key) => handle_key(app, key, now, &mut effects),
+        AppEvent::Paste(text) => {
+            if app.approvals.queue.is_empty() {
+                composer::paste(app, &text);
+            } else {
+                approval::paste(app, &text);
+            }
+        }
+        AppEvent::Resize { width, height } => app.size = (width, height),
+        AppEvent::Mouse(mouse) => handle_mouse(app, mouse),
+        AppEvent::Agent(event) => agent_events::handle(app, event, now, &mut effects),
+        AppEvent::Tick(at) => {
+            let expired = app
+                .last_ctrl_c
+                .is_none_or(|t| at.saturating_duration_since(t) > DOUBLE_CTRL_C);
+            if expired && app.hint.as_deref() == Some(CTRL_C_HINT) {
+                app.hint = None;
+            }
+        }
+    }
+    effects
+}
+
+fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
+    if key.kind == KeyEventKind::Release {
+        return;
+    }
+    if !app.approvals.queue.is_empty() {
+        approval::handle_key(app, key, now, effects);
+        return;
+    }
+    match keymap().action(app, &key) {
+        Some(action) => run_action(app, action, now, effects),
+        None => {
+            if app.composer.textarea.input(key) {
+                app.hint = None;
+            }
+        }
+    }
+}
+
+/// A main-screen action. Actions of the modal do nothing here.
+fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Effect>) {
+    match action {
+        Action::Cancel => cancel(app, now, effects),
+        Action::Interrupt => {
+            if app.busy() {
+                effects.push(Effect::Agent(AgentCommand::Interrupt));
+            } else {
+                app.hint = None;
+            }
+        }
+        Action::Quit => effects.push(Effect::Quit),
+        Action::Help => super::commands::run(app, super::commands::Command::Help, effects),
+        Action::Send => composer::submit(app, now, effects),
+        Action::Newline => app.composer.textarea.insert_newline(),
+        Action::HistoryPrev => composer::history_prev(app),
+        Action::HistoryNext => composer::history_next(app),
+        Action::ScrollUp => scroll_up(app, 1),
+        Action::ScrollDown => scroll_down(app, 1),
+        Action::PageUp => scroll_up(app, page(app)),
+        Action::PageDown => scroll_down(app, page(app)),
+        Action::ScrollTop => {
+            app.transcript.scroll = Scroll {
+                from_bottom: TOP,
+                follow: false,
+            }
+        }
+        Action::ScrollBottom => app.transcript.scroll = Scroll::default(),
+        Action::ToggleToolOutput => {
+            let last = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+                Cell::Tool(t) if t.result.is_some() => Some(t),
+                _ => None,
+            });
+            if let Some(tool) = last {
+                tool.expanded = !tool.expanded;
+                tool.version += 1;
+            }
+        }
+        Action::ToggleReasoning => {
+            let last = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+                Cell::Reasoning(r) => Some(r),
+                _ => None,
+            });
+            if let Some(reasoning) = last {
+                reasoning.expanded = !reasoning.expanded;
+                reasoning.version += 1;
+            }
+        }
+        Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::ToggleMouse => {
+            app.mouse_capture = !app.mouse_capture;
+            app.hint = Some(if app.mouse_capture {
+                "mouse scrolling on (hold Shift to select text)".to_string()
+            } else {
+                "mouse scrolling off: the terminal selects text".to_string()
+            });
+            effects.push(Effect::MouseCapture(app.mouse_capture));
+        }
+        Action::Approve
+        | Action::ApproveSession
+        | Action::ApproveProject
+        | Action::Deny
+        | Action::DenyWithFeedback
+        | Action::SubmitFeedback
+        | Action::CloseFeedback => {}
+    }
+}
+
+/// Ctrl-C: a second press within a second quits; busy, it interrupts; idle, it clears the
+/// input, or quits when there is nothing to clear.
+fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
+    let again = app
+        .last_ctrl_c
+        .is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_CTRL_C);
+    if again {
+        effects.push(Effect::Quit);
+        return;
+    }
+    if app.busy() {
+        effects.push(Effect::Agent(AgentCommand::Interrupt));
+    } else if !app.composer.textarea.is_empty() {
+        composer::clear(&mut app.composer.textarea);
+        app.composer.history_pos = None;
+    } else {
+        effects.push(Effect::Quit);
+        return;
+    }
+    app.last_ctrl_c = Some(now);
+    app.hint = Some(CTRL_C_HINT.to_string());
+}
+
+fn handle_mouse(app: &mut App, mouse: MouseEvent) {
+    if !app.approvals.queue.is_empty() {
+        approval::mouse(app, mouse);
+        return;
+    }
+    match mouse.kind {
+        MouseEventKind::ScrollUp => scroll_up(app, WHEEL_LINES),
+        MouseEventKind::ScrollDown => scroll_down(app, WHEEL_LINES),
+        _ => {}
+    }
+}
+
+/// A page of the transcript: the terminal's height less the other panes.
+fn page(app: &App) -> usize {
+    usize::from(app.size.1.saturating_sub(CHROME_LINES).max(1))
+}
+
+/// Away from the bottom: stop following.
+fn scroll_up(app: &mut App, lines: usize) {
+    let scroll = &mut app.transcript.scroll;
+    scroll.from_bottom = scroll.from_bottom.saturating_add(lines).min(TOP);
+    scroll.follow = scroll.from_bottom == 0;
+}
+
+/// Toward the bottom; reaching it follows again. Past the top (after Home, or many pages
+/// up) the view first comes back to an estimate of the transcript's height, so the first
+/// step down moves the view.
+fn scroll_down(app: &mut App, lines: usize) {
+    let current = app.transcript.scroll.from_bottom;
+    let start = if current > page(app) {
+        current.min(estimate_lines(app))
+    } else {
+        current
+    };
+    let scroll = &mut app.transcript.scroll;
+    scroll.from_bottom = start.saturating_sub(lines);
+    scroll.follow = scroll.from_bottom == 0;
+}
+
+/// About how many lines the transcript is high: a cell's rendered lines when the UI has
+/// cached them, else its text wrapped at the terminal's width.
+fn estimate_lines(app: &App) -> usize {
+    let width = usize::from(app.size.0.max(20));
+    let wrapped = |text: &str| -> usize {
+        text.lines()
+            .map(|l| l.chars().count().div_ceil(width).max(1))
+            .sum::<usize>()
+            .max(1)
+    };
+    app.transcript
+        .cells
+        .iter()
+        .map(|cell| {
+            let cache = match cell {
+                Cell::User(c) => &c.cache,
+                Cell::Assistant(c) => &c.cache,
+                Cell::Reasoning(c) => &c.cache,
+                Cell::Tool(c) => &c.cache,
+                Cell::Notice(c) => &c.cache,
+            };
+            if let Some(lines) = cache
+                .0
+                .try_borrow()
+                .ok()
+                .and_then(|c| c.as_ref().map(|r| r.lines.len()))
+            {
+                return lines;
+            }
+            1 + match cell {
+                Cell::User(c) => wrapped(&c.text),
+                Cell::Assistant(c) => wrapped(&c.text),
+                Cell::Reasoning(c) if c.expanded => wrapped(&c.text),
+                Cell::Reasoning(_) => 1,
+                Cell::Tool(c) => {
+                    let result = c.result.as_deref().map_or(0, |r| {
+                        let n = wrapped(r);
+                        if c.expanded {
+                            n
+                        } else {
+                            n.min(5)
+                        }
+                    });
+                    1 + result
+                }
+                Cell::Notice(c) => wrapped(&c.text),
+            }
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests;

@@ -189,8 +189,10 @@ mod tests {
 
     #[test]
     fn far_apart_changes_make_two_hunks() {
-        let old: String = (1..=30).map(|i| format!("{i}\n")).collect();
-        let new = old.replace("3\n", "three\n").replace("28\n", "twenty-eight\n");
+        let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 3\n", "line three\n")
+            .replace("line 28\n", "line twenty-eight\n");
         let diff = unified("f", &old, &new);
         assert_eq!(diff.matches("\n@@ ").count(), 2, "{diff}");
     }

@@ -45,7 +45,9 @@ fn long_reply(chunks: &[serde_json::Value]) -> Reply {
 }
 
 async fn bench_ingestion(chunks: &[serde_json::Value]) -> (f64, f64) {
-    let server = ScriptedServer::start((0..RUNS).map(|_| long_reply(chunks)).collect()).await;
+    let server = ScriptedServer::start((0..RUNS).map(|_| long_reply(chunks)).collect())
+        .await
+        .unwrap();
     let client = LlmClient::new(ClientConfig::new(server.base_url(), "", "bench")).unwrap();
     let messages = vec![Message::user("go")];
     let tools = json!([]);
@@ -98,7 +100,7 @@ async fn bench_steps() -> (f64, f64) {
             .map(|_| Reply::tool_calls(&[("read_file", args.as_str())]))
             .collect();
         replies.push(Reply::text("done"));
-        let server = ScriptedServer::start(replies).await;
+        let server = ScriptedServer::start(replies).await.unwrap();
         let mut cfg = ClientConfig::new(server.base_url(), "", "bench");
         cfg.max_tries = 1;
         let mut handle = agent::spawn(AgentConfig {
@@ -130,7 +132,9 @@ async fn bench_steps() -> (f64, f64) {
         drop(handle);
         let turns = 50;
         let server =
-            ScriptedServer::start((0..turns).map(|_| Reply::text("short answer")).collect()).await;
+            ScriptedServer::start((0..turns).map(|_| Reply::text("short answer")).collect())
+                .await
+                .unwrap();
         let mut handle = agent::spawn(AgentConfig {
             client: ClientConfig::new(server.base_url(), "", "bench"),
             root: dir.path().to_path_buf(),

@@ -2,7 +2,8 @@
 //!
 //! A reply is a status, extra headers and a body. Streaming bodies are a list of
 //! `Step`s written in order (data events, raw bytes, pauses, an abrupt cut), so a
-//! test can reproduce anything a real provider does, including the broken parts.
+//! test can reproduce anything a real provider does, including the broken parts, and the
+//! demo can replay a whole session at a readable pace.
 //! The builders (`Reply::text`, `Reply::tool_calls`, ...) produce chunks shaped
 //! exactly like OpenAI's streaming chunks, ending with a usage chunk and `[DONE]`.
 

@@ -1,0 +1,299 @@
+//! Agent events into the transcript, the status line, the gauge and the approval queue.
+//!
+//! A turn adds a user cell; deltas grow the live assistant (or reasoning) cell until the
+//! reply is complete; each tool call is a cell that goes Running → (WaitingApproval →)
+//! Done / Failed / Refused / Interrupted. The end of a turn closes whatever is still live.
+//! Everything the model will read again (user text, deltas, tool results) adds to the
+//! gauge's estimate until the server reports usage.
+
+use std::time::Instant;
+
+use super::event::Effect;
+use super::state::{Activity, App, Cell, NoticeKind, PendingApproval, ToolCell, ToolStatus};
+use crate::agent::{AgentEvent, TurnOutcome};
+use crate::tools::write_todos::TodoStatus;
+
+/// Apply one agent event.
+pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
+    match event {
+        AgentEvent::TurnStarted { text } => {
+            if let Some(i) = app.composer.queued.iter().position(|q| *q == text) {
+                app.composer.queued.remove(i);
+            }
+            add_chars(app, &text);
+            app.transcript.cells.push(Cell::user(text));
+            app.activity = Activity::Thinking { since: now };
+        }
+        AgentEvent::RequestStarted { .. } => app.activity = Activity::Thinking { since: now },
+        AgentEvent::TextDelta { text } => {
+            add_chars(app, &text);
+            append_live(app, Live::Assistant, &text);
+            streaming(app, now);
+        }
+        AgentEvent::ReasoningDelta { text } => {
+            add_chars(app, &text);
+            append_live(app, Live::Reasoning, &text);
+            streaming(app, now);
+        }
+        AgentEvent::AssistantMessage { text, .. } => {
+            let streamed = finish_live(app);
+            if !streamed && !text.is_empty() {
+                // The reply came whole, without deltas.
+                add_chars(app, &text);
+                app.transcript.cells.push(Cell::assistant(text, true));
+            }
+        }
+        AgentEvent::ToolCallStarted { id, name, args } => {
+            let key_arg = key_arg(&args);
+            app.activity = Activity::Tool {
+                detail: tool_detail(app, &name, &key_arg),
+                name: name.clone(),
+                since: now,
+            };
+            app.transcript
+                .cells
+                .push(Cell::tool(id, name, key_arg, now));
+        }
+        AgentEvent::ApprovalNeeded {
+            id,
+            name,
+            summary,
+            reason,
+            grants,
+            preview,
+            reply,
+        } => {
+            if let Some(cell) = tool_cell_mut(app, &id) {
+                cell.status = ToolStatus::WaitingApproval;
+                cell.version += 1;
+            }
+            let approvals = &mut app.approvals;
+            let opens = approvals.queue.is_empty();
+            if opens {
+                approvals.batch_total = 1;
+                approvals.answered = 0;
+                approvals.scroll = 0;
+                approvals.feedback = None;
+                app.activity = Activity::WaitingApproval { since: now };
+                effects.push(Effect::Notify {
+                    message: notification(&summary),
+                });
+            } else {
+                approvals.batch_total += 1;
+            }
+            approvals.queue.push_back(PendingApproval {
+                id,
+                tool: name,
+                summary,
+                reason,
+                grants,
+                preview,
+                reply,
+            });
+        }
+        AgentEvent::ToolFinished {
+            id,
+            name,
+            result,
+            is_error,
+            duration,
+        } => {
+            add_chars(app, &result);
+            if let Some(cell) = tool_cell_mut(app, &id) {
+                let approved = cell.approved || cell.status == ToolStatus::WaitingApproval;
+                cell.status = finished_status(&name, &result, is_error, approved);
+                cell.duration = Some(duration);
+                cell.result = Some(result);
+                cell.version += 1;
+            }
+        }
+        AgentEvent::TodosUpdated { todos } => app.todos = todos,
+        AgentEvent::Usage(usage) => {
+            app.gauge.reported = usage.prompt_tokens.saturating_add(usage.completion_tokens);
+            app.gauge.added_chars = 0;
+            app.gauge.estimated = usage.estimated;
+        }
+        AgentEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        } => notice(
+            app,
+            NoticeKind::Retry,
+            format!(
+                "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {reason}",
+                delay.as_secs_f64()
+            ),
+        ),
+        AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
+        AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
+        AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),
+    }
+}
+
+fn notice(app: &mut App, kind: NoticeKind, text: String) {
+    app.transcript.cells.push(Cell::notice(kind, text));
+}
+
+fn add_chars(app: &mut App, text: &str) {
+    let chars = text.chars().count() as u64;
+    app.gauge.added_chars = app.gauge.added_chars.saturating_add(chars);
+}
+
+fn streaming(app: &mut App, now: Instant) {
+    if !matches!(app.activity, Activity::Streaming { .. }) {
+        app.activity = Activity::Streaming { since: now };
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Live {
+    Assistant,
+    Reasoning,
+}
+
+/// Append to the live cell of this kind when it is the last cell; otherwise start one.
+fn append_live(app: &mut App, kind: Live, text: &str) {
+    let cells = &mut app.transcript.cells;
+    match (kind, cells.last_mut()) {
+        (Live::Assistant, Some(Cell::Assistant(cell))) if !cell.finished => {
+            cell.text.push_str(text);
+            cell.version += 1;
+        }
+        (Live::Reasoning, Some(Cell::Reasoning(cell))) if !cell.finished => {
+            cell.text.push_str(text);
+            cell.version += 1;
+        }
+        (Live::Assistant, _) => cells.push(Cell::assistant(text, false)),
+        (Live::Reasoning, _) => cells.push(Cell::reasoning(text, false)),
+    }
+}
+
+/// The cells of the running turn, newest first: back to its user message.
+fn current_turn(app: &mut App) -> impl Iterator<Item = &mut Cell> {
+    app.transcript
+        .cells
+        .iter_mut()
+        .rev()
+        .take_while(|c| !matches!(c, Cell::User(_)))
+}
+
+/// Mark the live assistant and reasoning cells finished. True when there was a live
+/// assistant cell (the reply was streamed).
+fn finish_live(app: &mut App) -> bool {
+    let mut assistant = false;
+    for cell in current_turn(app) {
+        match cell {
+            Cell::Assistant(c) if !c.finished => {
+                c.finished = true;
+                c.version += 1;
+                assistant = true;
+            }
+            Cell::Reasoning(c) if !c.finished => {
+                c.finished = true;
+                c.version += 1;
+            }
+            _ => {}
+        }
+    }
+    assistant
+}
+
+fn turn_finished(app: &mut App, outcome: TurnOutcome, now: Instant) {
+    // A message queued during the turn starts the next one at once.
+    app.activity = if app.composer.queued.is_empty() {
+        Activity::Idle
+    } else {
+        Activity::Thinking { since: now }
+    };
+    finish_live(app);
+    for cell in current_turn(app) {
+        if let Cell::Tool(tool) = cell {
+            if matches!(
+                tool.status,
+                ToolStatus::Running | ToolStatus::WaitingApproval
+            ) {
+                tool.status = ToolStatus::Interrupted;
+                tool.version += 1;
+            }
+        }
+    }
+    if outcome == TurnOutcome::Interrupted {
+        notice(app, NoticeKind::Interrupted, "interrupted".to_string());
+    }
+    // Requests of a finished turn can no longer be answered.
+    let approvals = &mut app.approvals;
+    approvals.queue.clear();
+    approvals.feedback = None;
+    approvals.scroll = 0;
+}
+
+/// The tool cell of a call, newest first.
+pub fn tool_cell_mut<'a>(app: &'a mut App, id: &str) -> Option<&'a mut ToolCell> {
+    app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+        Cell::Tool(t) if t.id == id => Some(t),
+        _ => None,
+    })
+}
+
+/// How a call ended, from its result. The agent words refusals and interruptions in
+/// fixed ways (`agent/runloop.rs`).
+fn finished_status(name: &str, result: &str, is_error: bool, approved: bool) -> ToolStatus {
+    if !is_error {
+        return ToolStatus::Done { approved };
+    }
+    if result.starts_with(&format!("Error: {name} was not run"))
+        || result.starts_with(&format!("Error: {name} was denied"))
+    {
+        ToolStatus::Refused
+    } else if result.contains("interrupted by the user") || result.starts_with("Error: not run:") {
+        ToolStatus::Interrupted
+    } else {
+        ToolStatus::Failed
+    }
+}
+
+/// The argument worth showing: `command` or `path` when the call has one, else the
+/// arguments as compact JSON; one line.
+pub fn key_arg(args: &serde_json::Value) -> String {
+    let text = ["command", "path"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(|v| v.as_str()))
+        .map(str::to_string)
+        .unwrap_or_else(|| match args {
+            serde_json::Value::String(raw) => raw.clone(),
+            other => other.to_string(),
+        });
+    one_line(&text)
+}
+
+/// Line breaks shown as ↵, so the text stays on one line.
+pub fn one_line(text: &str) -> String {
+    text.trim()
+        .replace("\r\n", "\n")
+        .replace(['\n', '\r'], " ↵ ")
+}
+
+/// What the status line says a running tool does: the plan's in-progress step when there
+/// is one, else the tool and its argument.
+pub fn tool_detail(app: &App, name: &str, key_arg: &str) -> String {
+    app.todos
+        .iter()
+        .find(|t| t.status == TodoStatus::InProgress)
+        .and_then(|t| t.active_form.clone())
+        .unwrap_or_else(|| format!("{name} {key_arg}"))
+}
+
+/// The desktop notification when the approval modal opens.
+fn notification(summary: &str) -> String {
+    const MAX: usize = 120;
+    let line = one_line(summary);
+    let short: String = line.chars().take(MAX).collect();
+    let ellipsis = if line.chars().count() > MAX {
+        "…"
+    } else {
+        ""
+    };
+    format!("rein asks for approval: {short}{ellipsis}")
+}

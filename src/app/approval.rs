@@ -1,0 +1,195 @@
+//! The approval modal as a layer: while requests wait it takes every key, and answers go
+//! out as [`Effect::Answer`] (the loop sends them; the modal never runs anything itself).
+//!
+//! States: the choices (`y` once, `a` for the session, `p` always in this project, `n`,
+//! Esc or Ctrl-C deny, `e` opens the feedback field), and the one-line feedback field (Enter
+//! denies with its text, Esc goes back to the choices). Nothing but an explicit choice
+//! approves: unbound keys, key repeats and pastes do nothing. An answer pops the front
+//! request; the next one in the queue shows as "2 of 3".
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use tui_textarea::TextArea;
+
+use super::agent_events::{tool_cell_mut, tool_detail};
+use super::event::Effect;
+use super::keymap::{keymap, Action, Mode};
+use super::state::{Activity, App, ToolStatus};
+use crate::agent::ApprovalDecision;
+use crate::permissions::Grant;
+
+/// Lines the mouse wheel scrolls the modal by.
+const WHEEL_LINES: u16 = 3;
+
+/// A key while the modal is up.
+pub fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
+    let Some(front) = app.approvals.queue.front() else {
+        return;
+    };
+    let feedback_open = app.approvals.feedback.is_some();
+    // A held key repeats; a repeat is not a choice.
+    if key.kind == KeyEventKind::Release || (key.kind == KeyEventKind::Repeat && !feedback_open) {
+        return;
+    }
+    let mode = if feedback_open {
+        Mode::Feedback
+    } else {
+        Mode::Approval
+    };
+    let action = keymap()
+        .lookup(&[mode], &key)
+        .find(|b| b.applies(app))
+        .map(|b| b.action);
+    let page = page(app);
+    match action {
+        Some(Action::Deny) => answer(app, ApprovalDecision::Deny { feedback: None }, now, effects),
+        Some(Action::PageUp) => scroll_up(app, page),
+        Some(Action::PageDown) => scroll_down(app, page),
+        Some(Action::ScrollUp) => scroll_up(app, 1),
+        Some(Action::ScrollDown) => scroll_down(app, 1),
+        _ if feedback_open => match action {
+            Some(Action::SubmitFeedback) => {
+                let text = app
+                    .approvals
+                    .feedback
+                    .as_ref()
+                    .map(|f| f.lines().join(" ").trim().to_string())
+                    .unwrap_or_default();
+                let feedback = (!text.is_empty()).then_some(text);
+                answer(app, ApprovalDecision::Deny { feedback }, now, effects);
+            }
+            Some(Action::CloseFeedback) => app.approvals.feedback = None,
+            Some(_) => {}
+            None => {
+                if !inserts_newline(&key) {
+                    if let Some(field) = app.approvals.feedback.as_mut() {
+                        field.input(key);
+                    }
+                }
+            }
+        },
+        Some(Action::Approve) => answer(app, ApprovalDecision::Approve, now, effects),
+        Some(Action::ApproveSession) => {
+            if front.grants.is_empty() {
+                app.hint =
+                    Some("this request cannot be allowed for the session: y allows it once".into());
+            } else {
+                answer(app, ApprovalDecision::ApproveForSession, now, effects);
+            }
+        }
+        Some(Action::ApproveProject) => {
+            if front.grants.iter().any(|g| matches!(g, Grant::Bash(_))) {
+                answer(app, ApprovalDecision::ApproveForProject, now, effects);
+            } else {
+                let instead = if front.grants.is_empty() {
+                    "y allows this once"
+                } else {
+                    "a allows this for the session, y once"
+                };
+                app.hint = Some(format!(
+                    "only commands can be allowed for the project: {instead}"
+                ));
+            }
+        }
+        Some(Action::DenyWithFeedback) => {
+            let mut field = TextArea::default();
+            field.set_placeholder_text("why not? Enter denies with this, Esc goes back");
+            app.approvals.feedback = Some(field);
+            app.hint = None;
+        }
+        _ => {}
+    }
+}
+
+/// Keys that mean a line break (the text area's Ctrl-M, and Ctrl-J, which breaks lines in
+/// the input box): the feedback field is one line, so they do nothing there.
+fn inserts_newline(key: &KeyEvent) -> bool {
+    match key.code {
+        KeyCode::Enter | KeyCode::Char('\n' | '\r') => true,
+        KeyCode::Char('m' | 'j') => key.modifiers.contains(KeyModifiers::CONTROL),
+        _ => false,
+    }
+}
+
+/// A paste while the modal is up: into the feedback field (as one line), else ignored.
+pub fn paste(app: &mut App, text: &str) {
+    if let Some(field) = app.approvals.feedback.as_mut() {
+        let line = text.replace("\r\n", " ").replace(['\n', '\r'], " ");
+        field.insert_str(line);
+    }
+}
+
+/// The mouse wheel scrolls the modal's text.
+pub fn mouse(app: &mut App, mouse: MouseEvent) {
+    match mouse.kind {
+        MouseEventKind::ScrollUp => scroll_up(app, WHEEL_LINES),
+        MouseEventKind::ScrollDown => scroll_down(app, WHEEL_LINES),
+        _ => {}
+    }
+}
+
+/// Answer the front request: pop it, count it, note the decision on its tool cell.
+pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: &mut Vec<Effect>) {
+    let Some(request) = app.approvals.queue.pop_front() else {
+        return;
+    };
+    let approvals = &mut app.approvals;
+    approvals.answered += 1;
+    approvals.scroll = 0;
+    approvals.feedback = None;
+    app.hint = None;
+    let approved = !matches!(decision, ApprovalDecision::Deny { .. });
+    let mut detail = None;
+    if let Some(cell) = tool_cell_mut(app, &request.id) {
+        // The agent's result settles the status; until then the call runs or was refused.
+        cell.status = if approved {
+            ToolStatus::Running
+        } else {
+            ToolStatus::Refused
+        };
+        cell.approved = approved;
+        cell.version += 1;
+        detail = Some((cell.name.clone(), cell.key_arg.clone()));
+    }
+    app.activity = if !app.approvals.queue.is_empty() {
+        Activity::WaitingApproval { since: now }
+    } else if approved {
+        let (name, key_arg) = detail.unwrap_or_else(|| (request.tool.clone(), String::new()));
+        Activity::Tool {
+            detail: tool_detail(app, &name, &key_arg),
+            name,
+            since: now,
+        }
+    } else {
+        Activity::Thinking { since: now }
+    };
+    effects.push(Effect::Answer {
+        reply: request.reply,
+        decision,
+    });
+}
+
+/// A page of the modal: about half the terminal.
+fn page(app: &App) -> u16 {
+    (app.size.1 / 2).saturating_sub(4).max(1)
+}
+
+/// The lines the modal's text has (summary and diff), a bound for scrolling.
+fn content_lines(app: &App) -> u16 {
+    app.approvals.queue.front().map_or(0, |r| {
+        let lines = r.summary.lines().count()
+            + r.reason.lines().count()
+            + r.preview.as_deref().map_or(0, |p| p.lines().count());
+        u16::try_from(lines).unwrap_or(u16::MAX)
+    })
+}
+
+fn scroll_up(app: &mut App, lines: u16) {
+    app.approvals.scroll = app.approvals.scroll.saturating_sub(lines);
+}
+
+fn scroll_down(app: &mut App, lines: u16) {
+    let max = content_lines(app);
+    app.approvals.scroll = app.approvals.scroll.saturating_add(lines).min(max);
+}

@@ -1,0 +1,143 @@
+//! Slash commands typed in the input: `/help`, `/clear`, `/todos`, `/quit`.
+//!
+//! A command is `/` and letters only, as the first word; anything else that starts with
+//! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
+//! hint and never reach the model. `/help` is generated from the keymap's descriptions.
+
+use super::event::Effect;
+use super::keymap::{keymap, Action, Mode};
+use super::state::{App, Cell, NoticeKind, Scroll, Transcript};
+
+/// The commands, with what `/help` says about them.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "this list"),
+    ("/clear", "clear the transcript and the todo list"),
+    ("/todos", "show or hide the todo pane"),
+    ("/quit", "leave rein (also /exit)"),
+];
+
+/// A slash command as typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Clear,
+    Todos,
+    Quit,
+    /// Not a command rein knows: the name as typed, with its slash.
+    Unknown(String),
+}
+
+/// The command this input is, or `None` when it is a message.
+pub fn parse(input: &str) -> Option<Command> {
+    let first = input.split_whitespace().next()?;
+    let name = first.strip_prefix('/')?;
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    Some(match name.to_ascii_lowercase().as_str() {
+        "help" => Command::Help,
+        "clear" => Command::Clear,
+        "todos" => Command::Todos,
+        "quit" | "exit" => Command::Quit,
+        _ => Command::Unknown(first.to_string()),
+    })
+}
+
+/// Carry out a command.
+pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
+    match command {
+        Command::Help => {
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, help_text()));
+            app.transcript.scroll = Scroll::default();
+        }
+        Command::Clear => {
+            if app.busy() {
+                let esc = keymap()
+                    .keys_for(Mode::Global, Action::Interrupt)
+                    .unwrap_or_else(|| "Esc".to_string());
+                app.hint = Some(format!(
+                    "/clear waits for the turn to end ({esc} interrupts it)"
+                ));
+                return;
+            }
+            // Only the screen is cleared: the agent keeps its conversation. Starting a new
+            // one (a command to the agent) belongs here once sessions exist.
+            app.transcript = Transcript::default();
+            app.todos.clear();
+        }
+        Command::Todos => app.show_todos = !app.show_todos,
+        Command::Quit => effects.push(Effect::Quit),
+        Command::Unknown(name) => {
+            app.hint = Some(format!("unknown command {name}; /help lists them"));
+        }
+    }
+}
+
+/// The `/help` text: the commands, then every mode's keys from the keymap.
+pub fn help_text() -> String {
+    let keymap = keymap();
+    let mut out = String::from("Commands\n");
+    for (name, desc) in COMMANDS {
+        out.push_str(&format!("  {name:<8} {desc}\n"));
+    }
+    for (title, modes) in [
+        ("Keys", &[Mode::Global, Mode::Composer][..]),
+        ("Approval", &[Mode::Approval][..]),
+        ("Approval, deny and say why", &[Mode::Feedback][..]),
+    ] {
+        out.push_str(title);
+        out.push('\n');
+        let hints: Vec<(String, &str)> = modes.iter().flat_map(|&m| keymap.hints(m)).collect();
+        let width = hints
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (keys, desc) in hints {
+            out.push_str(&format!("  {keys:<width$}  {desc}\n"));
+        }
+    }
+    match keymap.keys_for(Mode::Global, Action::ToggleMouse) {
+        Some(keys) => out.push_str(&format!(
+            "The mouse is not captured at start, so the terminal selects text; {keys} turns mouse scrolling on and off."
+        )),
+        None => out.push_str("The mouse is not captured, so the terminal selects text."),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_slash_and_letters_as_the_first_word() {
+        assert_eq!(parse("/help"), Some(Command::Help));
+        assert_eq!(parse("/HELP me"), Some(Command::Help));
+        assert_eq!(parse("/exit"), Some(Command::Quit));
+        assert_eq!(parse("/xyz"), Some(Command::Unknown("/xyz".into())));
+        assert_eq!(parse("/etc/hosts is broken"), None);
+        assert_eq!(parse("/tmp"), Some(Command::Unknown("/tmp".into())));
+        assert_eq!(parse("/ something"), None);
+        assert_eq!(parse("/"), None);
+        assert_eq!(parse("/v2"), None);
+        assert_eq!(parse("please /help"), None);
+    }
+
+    #[test]
+    fn help_lists_commands_and_keys() {
+        let help = help_text();
+        for needle in [
+            "/clear",
+            "/todos",
+            "Ctrl-C",
+            "Shift-Enter",
+            "allow once",
+            "F2",
+        ] {
+            assert!(help.contains(needle), "{needle} missing from:\n{help}");
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The input box: sending, new lines, pasting, and recalling earlier inputs.
+//!
+//! Enter hands the trimmed text to [`submit`]: a slash command runs here (see
+//! [`super::commands`]), anything else goes to the agent as a user message and into the
+//! history. While a turn runs the message is also kept in `composer.queued` (the agent
+//! queues it; the transcript shows it when its turn starts). Up on the first line and Down
+//! on the last walk the history; the text typed before is kept as the draft.
+
+use std::time::Instant;
+
+use tui_textarea::{CursorMove, TextArea};
+
+use super::commands;
+use super::event::Effect;
+use super::state::{Activity, App};
+use crate::agent::AgentCommand;
+
+/// Shown instead of sending while no model is configured.
+pub const SETUP_HINT: &str =
+    "no model is configured yet: set one as described above, then start rein again (/quit leaves)";
+
+/// The input's text, lines joined with `\n`.
+pub fn text(textarea: &TextArea<'_>) -> String {
+    textarea.lines().join("\n")
+}
+
+/// Empty the input, keeping its styles and placeholder (the undo history keeps the text).
+pub fn clear(textarea: &mut TextArea<'_>) {
+    textarea.select_all();
+    textarea.delete_char();
+}
+
+/// Where the cursor goes after the text is replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CursorAt {
+    /// End of the first line: Up again recalls the entry before.
+    FirstLine,
+    /// End of the text: Down again recalls the entry after.
+    End,
+}
+
+fn replace_text(textarea: &mut TextArea<'_>, text: &str, at: CursorAt) {
+    clear(textarea);
+    textarea.insert_str(text);
+    match at {
+        CursorAt::FirstLine => {
+            textarea.move_cursor(CursorMove::Top);
+            textarea.move_cursor(CursorMove::End);
+        }
+        CursorAt::End => {
+            textarea.move_cursor(CursorMove::Bottom);
+            textarea.move_cursor(CursorMove::End);
+        }
+    }
+}
+
+/// Enter: run a slash command, or send the text to the agent.
+pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
+    let raw = text(&app.composer.textarea);
+    let text = raw.trim();
+    if text.is_empty() {
+        return;
+    }
+    if let Some(command) = commands::parse(text) {
+        let text = text.to_string();
+        remember(app, &text);
+        clear(&mut app.composer.textarea);
+        app.hint = None;
+        commands::run(app, command, effects);
+        return;
+    }
+    if app.info.setup.is_some() {
+        app.hint = Some(SETUP_HINT.to_string());
+        return;
+    }
+    let text = text.to_string();
+    remember(app, &text);
+    clear(&mut app.composer.textarea);
+    app.hint = None;
+    if app.busy() {
+        app.composer.queued.push(text.clone());
+    } else {
+        // The turn starts as soon as the agent reads the message: say so now, so a second
+        // message sent before its TurnStarted arrives shows as queued too.
+        app.activity = Activity::Thinking { since: now };
+    }
+    app.transcript.scroll = Default::default();
+    effects.push(Effect::Agent(AgentCommand::UserMessage(text)));
+}
+
+/// Add a sent input to the history (not twice in a row) and stop recalling.
+fn remember(app: &mut App, text: &str) {
+    let composer = &mut app.composer;
+    if composer.history.last().map(String::as_str) != Some(text) {
+        composer.history.push(text.to_string());
+    }
+    composer.history_pos = None;
+    composer.draft.clear();
+}
+
+/// Up on the first line: show the entry before the one shown (the newest at first).
+pub fn history_prev(app: &mut App) {
+    let composer = &mut app.composer;
+    let pos = match composer.history_pos {
+        _ if composer.history.is_empty() => return,
+        None => {
+            composer.draft = text(&composer.textarea);
+            composer.history.len() - 1
+        }
+        Some(0) => return,
+        Some(i) => i - 1,
+    };
+    composer.history_pos = Some(pos);
+    replace_text(
+        &mut composer.textarea,
+        &composer.history[pos],
+        CursorAt::FirstLine,
+    );
+}
+
+/// Down on the last line: show the entry after the one shown, and past the newest the
+/// draft typed before recalling started.
+pub fn history_next(app: &mut App) {
+    let composer = &mut app.composer;
+    let Some(pos) = composer.history_pos else {
+        return;
+    };
+    if pos + 1 < composer.history.len() {
+        composer.history_pos = Some(pos + 1);
+        replace_text(
+            &mut composer.textarea,
+            &composer.history[pos + 1],
+            CursorAt::End,
+        );
+    } else {
+        composer.history_pos = None;
+        let draft = std::mem::take(&mut composer.draft);
+        replace_text(&mut composer.textarea, &draft, CursorAt::End);
+    }
+}
+
+/// Terminals send pasted line breaks as `\r`, `\r\n` or `\n`; the input wants `\n`.
+pub fn normalize_newlines(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
+}
+
+/// Bracketed paste: inserted at the cursor, line breaks kept; never sends.
+pub fn paste(app: &mut App, text: &str) {
+    app.composer.textarea.insert_str(normalize_newlines(text));
+    app.hint = None;
+}

@@ -1,0 +1,504 @@
+//! The approval modal through the update step. Unit tests, because an approval needs an
+//! [`ApprovalReply`], whose constructor is private to the crate.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::agent::{AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome};
+use crate::app::state::{Activity, SessionInfo, ToolStatus};
+use crate::permissions::Grant;
+
+fn app() -> App {
+    App::new(SessionInfo::default(), 128_000)
+}
+
+fn press(code: KeyCode, modifiers: KeyModifiers) -> AppEvent {
+    AppEvent::Key(KeyEvent::new(code, modifiers))
+}
+
+fn ch(c: char) -> AppEvent {
+    press(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> AppEvent {
+    press(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn code(code: KeyCode) -> AppEvent {
+    press(code, KeyModifiers::NONE)
+}
+
+struct Ask {
+    rx: oneshot::Receiver<ApprovalDecision>,
+}
+
+/// A bash call that needs approval, as the agent announces it.
+fn ask(app: &mut App, now: Instant, id: &str, grants: Vec<Grant>) -> (Vec<Effect>, Ask) {
+    update_at(
+        app,
+        AppEvent::Agent(AgentEvent::ToolCallStarted {
+            id: id.into(),
+            name: "bash".into(),
+            args: serde_json::json!({ "command": format!("rm -rf {id}") }),
+        }),
+        now,
+    );
+    let (reply, rx) = ApprovalReply::channel();
+    let effects = update_at(
+        app,
+        AppEvent::Agent(AgentEvent::ApprovalNeeded {
+            id: id.into(),
+            name: "bash".into(),
+            summary: format!("rm -rf {id}"),
+            reason: "rm is not allowed by the rules".into(),
+            grants,
+            preview: None,
+            reply,
+        }),
+        now,
+    );
+    (effects, Ask { rx })
+}
+
+fn bash_grant(id: &str) -> Vec<Grant> {
+    vec![Grant::Bash(format!("rm -rf {id}"))]
+}
+
+/// The decisions in these effects, sent through their replies as the loop would; each is
+/// checked to arrive at the agent's end.
+fn answers(effects: Vec<Effect>) -> Vec<ApprovalDecision> {
+    effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Answer { reply, decision } => {
+                assert!(reply.send(decision.clone()), "the reply did not go through");
+                Some(decision)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn received(ask: &mut Ask) -> Option<ApprovalDecision> {
+    ask.rx.try_recv().ok()
+}
+
+fn tool_status(app: &App, id: &str) -> ToolStatus {
+    app.transcript
+        .cells
+        .iter()
+        .find_map(|c| match c {
+            Cell::Tool(t) if t.id == id => Some(t.status.clone()),
+            _ => None,
+        })
+        .expect("no such tool cell")
+}
+
+fn busy_app(now: Instant) -> App {
+    let mut app = app();
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::TurnStarted {
+            text: "clean up".into(),
+        }),
+        now,
+    );
+    app
+}
+
+#[test]
+fn an_ask_opens_the_modal_notifies_and_y_approves_once() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (effects, mut ask) = ask(&mut app, now, "c1", bash_grant("c1"));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Notify { message }] if message.contains("rm -rf c1"))
+    );
+    assert_eq!(tool_status(&app, "c1"), ToolStatus::WaitingApproval);
+    assert!(matches!(app.activity, Activity::WaitingApproval { .. }));
+    assert_eq!((app.approvals.batch_total, app.approvals.answered), (1, 0));
+
+    let later = now + Duration::from_secs(3);
+    let decisions = answers(update_at(&mut app, ch('y'), later));
+    assert_eq!(decisions, vec![ApprovalDecision::Approve]);
+    assert_eq!(received(&mut ask), Some(ApprovalDecision::Approve));
+    assert!(app.approvals.queue.is_empty());
+    assert_eq!(app.approvals.answered, 1);
+    assert_eq!(tool_status(&app, "c1"), ToolStatus::Running);
+    assert!(
+        matches!(&app.activity, Activity::Tool { name, detail, since } if name == "bash" && detail == "bash rm -rf c1" && *since == later)
+    );
+
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::ToolFinished {
+            id: "c1".into(),
+            name: "bash".into(),
+            result: "exit code 0".into(),
+            is_error: false,
+            duration: Duration::from_millis(40),
+        }),
+        later,
+    );
+    assert!(matches!(tool_status(&app, "c1"), ToolStatus::Done { .. }));
+}
+
+#[test]
+fn a_approves_for_the_session_only_when_there_are_grants() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (_, mut without) = ask(&mut app, now, "c1", Vec::new());
+    assert!(answers(update_at(&mut app, ch('a'), now)).is_empty());
+    assert_eq!(app.approvals.queue.len(), 1);
+    assert!(app.hint.as_deref().is_some_and(|h| h.contains("y allows")));
+    assert_eq!(received(&mut without), None);
+    assert_eq!(
+        answers(update_at(&mut app, ch('y'), now)),
+        vec![ApprovalDecision::Approve]
+    );
+
+    let (_, mut with) = ask(&mut app, now, "c2", bash_grant("c2"));
+    assert_eq!(
+        answers(update_at(&mut app, ch('a'), now)),
+        vec![ApprovalDecision::ApproveForSession]
+    );
+    assert_eq!(
+        received(&mut with),
+        Some(ApprovalDecision::ApproveForSession)
+    );
+}
+
+#[test]
+fn p_approves_for_the_project_only_with_a_command_rule() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let write = vec![Grant::Write(PathBuf::from("/project/src/main.rs"))];
+    let (_, _write_ask) = ask(&mut app, now, "c1", write);
+    assert!(answers(update_at(&mut app, ch('p'), now)).is_empty());
+    assert_eq!(app.approvals.queue.len(), 1);
+    assert!(app.hint.is_some());
+    // `a` still works for a write grant.
+    assert_eq!(
+        answers(update_at(&mut app, ch('a'), now)),
+        vec![ApprovalDecision::ApproveForSession]
+    );
+
+    let (_, mut bash) = ask(&mut app, now, "c2", bash_grant("c2"));
+    assert_eq!(
+        answers(update_at(&mut app, ch('p'), now)),
+        vec![ApprovalDecision::ApproveForProject]
+    );
+    assert_eq!(
+        received(&mut bash),
+        Some(ApprovalDecision::ApproveForProject)
+    );
+}
+
+#[test]
+fn n_esc_and_ctrl_c_deny_without_feedback() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    for (i, event) in [ch('n'), code(KeyCode::Esc), ctrl('c')]
+        .into_iter()
+        .enumerate()
+    {
+        let id = format!("c{i}");
+        let (_, mut asked) = ask(&mut app, now, &id, bash_grant(&id));
+        let deny = ApprovalDecision::Deny { feedback: None };
+        assert_eq!(answers(update_at(&mut app, event, now)), vec![deny.clone()]);
+        assert_eq!(received(&mut asked), Some(deny));
+        assert_eq!(tool_status(&app, &id), ToolStatus::Refused);
+        assert!(matches!(app.activity, Activity::Thinking { .. }));
+    }
+    // Ctrl-C in the modal is an answer, not the first half of a quit.
+    assert_eq!(app.last_ctrl_c, None);
+    let effects = update_at(&mut app, ctrl('c'), now);
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Agent(crate::agent::AgentCommand::Interrupt)]
+    ));
+
+    // The agent's refusal result keeps the cell refused.
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::ToolFinished {
+            id: "c0".into(),
+            name: "bash".into(),
+            result: "Error: bash was not run: approval was refused by the user. Do not retry the same action; choose another way or explain what you need.".into(),
+            is_error: true,
+            duration: Duration::from_millis(1),
+        }),
+        now,
+    );
+    assert_eq!(tool_status(&app, "c0"), ToolStatus::Refused);
+}
+
+#[test]
+fn e_opens_a_field_and_enter_denies_with_its_text() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (_, mut asked) = ask(&mut app, now, "c1", bash_grant("c1"));
+    assert!(answers(update_at(&mut app, ch('e'), now)).is_empty());
+    assert!(app.approvals.feedback.is_some());
+    // While the field is open, y, a, p and n are text.
+    for c in "  use git clean, not rm".chars() {
+        assert!(answers(update_at(&mut app, ch(c), now)).is_empty());
+    }
+    // Line breaks do not go into a one-line field.
+    update_at(&mut app, ctrl('j'), now);
+    update_at(&mut app, ctrl('m'), now);
+    update_at(&mut app, AppEvent::Paste(" -n\nfirst ".into()), now);
+    assert_eq!(
+        app.approvals.feedback.as_ref().map(|f| f.lines().len()),
+        Some(1)
+    );
+    let decisions = answers(update_at(&mut app, code(KeyCode::Enter), now));
+    let expected = ApprovalDecision::Deny {
+        feedback: Some("use git clean, not rm -n first".into()),
+    };
+    assert_eq!(decisions, vec![expected.clone()]);
+    assert_eq!(received(&mut asked), Some(expected));
+    assert!(app.approvals.feedback.is_none());
+    assert!(app.approvals.queue.is_empty());
+    // Nothing leaked into the input box.
+    assert!(app.composer.textarea.is_empty());
+}
+
+#[test]
+fn esc_in_the_field_goes_back_to_the_choices_and_an_empty_reason_is_none() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (_, _asked) = ask(&mut app, now, "c1", bash_grant("c1"));
+    update_at(&mut app, ch('e'), now);
+    update_at(&mut app, ch('x'), now);
+    assert!(answers(update_at(&mut app, code(KeyCode::Esc), now)).is_empty());
+    assert!(app.approvals.feedback.is_none());
+    assert_eq!(app.approvals.queue.len(), 1);
+    // Reopened, the field starts empty; Enter with nothing typed denies without feedback.
+    update_at(&mut app, ch('e'), now);
+    assert_eq!(
+        app.approvals.feedback.as_ref().map(|f| f.is_empty()),
+        Some(true)
+    );
+    update_at(&mut app, ch(' '), now);
+    assert_eq!(
+        answers(update_at(&mut app, code(KeyCode::Enter), now)),
+        vec![ApprovalDecision::Deny { feedback: None }]
+    );
+}
+
+#[test]
+fn ctrl_c_in_the_field_denies() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (_, _asked) = ask(&mut app, now, "c1", bash_grant("c1"));
+    update_at(&mut app, ch('e'), now);
+    update_at(&mut app, ch('z'), now);
+    assert_eq!(
+        answers(update_at(&mut app, ctrl('c'), now)),
+        vec![ApprovalDecision::Deny { feedback: None }]
+    );
+}
+
+#[test]
+fn three_asks_queue_as_a_batch_and_are_answered_in_order() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let mut notifications = 0;
+    let mut asks = Vec::new();
+    for id in ["c1", "c2", "c3"] {
+        let (effects, asked) = ask(&mut app, now, id, bash_grant(id));
+        notifications += effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Notify { .. }))
+            .count();
+        asks.push(asked);
+    }
+    assert_eq!(notifications, 1, "one notification when the modal opens");
+    assert_eq!(app.approvals.batch_total, 3);
+    let front = |app: &App| app.approvals.queue.front().map(|p| p.id.clone());
+
+    assert_eq!(
+        (front(&app).as_deref(), app.approvals.answered),
+        (Some("c1"), 0)
+    );
+    update_at(&mut app, code(KeyCode::Down), now);
+    assert_eq!(app.approvals.scroll, 1, "the modal scrolls");
+    assert_eq!(
+        answers(update_at(&mut app, ch('y'), now)),
+        vec![ApprovalDecision::Approve]
+    );
+    assert_eq!(
+        app.approvals.scroll, 0,
+        "the next request starts at the top"
+    );
+    assert_eq!(
+        (front(&app).as_deref(), app.approvals.answered),
+        (Some("c2"), 1)
+    );
+    assert!(matches!(app.activity, Activity::WaitingApproval { .. }));
+
+    assert_eq!(
+        answers(update_at(&mut app, ch('n'), now)),
+        vec![ApprovalDecision::Deny { feedback: None }]
+    );
+    assert_eq!(
+        (front(&app).as_deref(), app.approvals.answered),
+        (Some("c3"), 2)
+    );
+    assert_eq!(
+        answers(update_at(&mut app, ch('a'), now)),
+        vec![ApprovalDecision::ApproveForSession]
+    );
+    assert_eq!((front(&app), app.approvals.answered), (None, 3));
+
+    let got: Vec<_> = asks.iter_mut().map(received).collect();
+    assert_eq!(
+        got,
+        vec![
+            Some(ApprovalDecision::Approve),
+            Some(ApprovalDecision::Deny { feedback: None }),
+            Some(ApprovalDecision::ApproveForSession)
+        ]
+    );
+    assert_eq!(tool_status(&app, "c1"), ToolStatus::Running);
+    assert_eq!(tool_status(&app, "c2"), ToolStatus::Refused);
+    assert_eq!(tool_status(&app, "c3"), ToolStatus::Running);
+
+    // The next ask starts a new batch.
+    let (_, _c4) = ask(&mut app, now, "c4", bash_grant("c4"));
+    assert_eq!((app.approvals.batch_total, app.approvals.answered), (1, 0));
+}
+
+#[test]
+fn no_other_key_approves() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (_, mut asked) = ask(&mut app, now, "c1", bash_grant("c1"));
+    let repeat = |c: char| {
+        AppEvent::Key(KeyEvent {
+            code: KeyCode::Char(c),
+            modifiers: KeyModifiers::NONE,
+            kind: KeyEventKind::Repeat,
+            state: KeyEventState::NONE,
+        })
+    };
+    let release = |c: char| {
+        AppEvent::Key(KeyEvent {
+            code: KeyCode::Char(c),
+            modifiers: KeyModifiers::NONE,
+            kind: KeyEventKind::Release,
+            state: KeyEventState::NONE,
+        })
+    };
+    let events = vec![
+        code(KeyCode::Enter),
+        ch(' '),
+        code(KeyCode::Tab),
+        code(KeyCode::Backspace),
+        press(KeyCode::Char('Y'), KeyModifiers::SHIFT),
+        press(KeyCode::Char('A'), KeyModifiers::SHIFT),
+        press(KeyCode::Enter, KeyModifiers::SHIFT),
+        ctrl('y'),
+        press(KeyCode::Char('y'), KeyModifiers::ALT),
+        ctrl('j'),
+        ch('x'),
+        ch('q'),
+        ch('1'),
+        code(KeyCode::F(2)),
+        code(KeyCode::Home),
+        code(KeyCode::End),
+        code(KeyCode::Up),
+        code(KeyCode::PageDown),
+        repeat('y'),
+        release('y'),
+        AppEvent::Paste("y\n".into()),
+        AppEvent::Resize {
+            width: 100,
+            height: 30,
+        },
+        AppEvent::Tick(now),
+    ];
+    let count = events.len();
+    for event in events {
+        let effects = update_at(&mut app, event, now);
+        assert!(
+            !effects.iter().any(|e| matches!(e, Effect::Answer { .. })),
+            "answered: {effects:?}"
+        );
+    }
+    assert!(count >= 12);
+    assert_eq!(app.approvals.queue.len(), 1);
+    assert_eq!(app.approvals.answered, 0);
+    assert_eq!(received(&mut asked), None);
+    assert!(
+        app.composer.textarea.is_empty(),
+        "keys leaked into the input"
+    );
+    assert_eq!(tool_status(&app, "c1"), ToolStatus::WaitingApproval);
+}
+
+#[test]
+fn the_end_of_a_turn_drops_requests_it_can_no_longer_take() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (_, mut asked) = ask(&mut app, now, "c1", bash_grant("c1"));
+    update_at(&mut app, ch('e'), now);
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::TurnFinished {
+            outcome: TurnOutcome::Interrupted,
+        }),
+        now,
+    );
+    assert!(app.approvals.queue.is_empty());
+    assert!(app.approvals.feedback.is_none());
+    assert_eq!(tool_status(&app, "c1"), ToolStatus::Interrupted);
+    assert_eq!(app.activity, Activity::Idle);
+    // The reply was dropped unanswered: the agent's end sees the channel close.
+    assert!(matches!(
+        asked.rx.try_recv(),
+        Err(oneshot::error::TryRecvError::Closed)
+    ));
+    // Keys go to the input again.
+    update_at(&mut app, ch('y'), now);
+    assert_eq!(app.composer.textarea.lines(), ["y"]);
+}
+
+#[test]
+fn the_modal_scrolls_within_its_text() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (reply, _rx) = ApprovalReply::channel();
+    let preview: String = (0..50).map(|i| format!("+line {i}\n")).collect();
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::ApprovalNeeded {
+            id: "w1".into(),
+            name: "write_file".into(),
+            summary: "src/lib.rs".into(),
+            reason: "writes need approval".into(),
+            grants: vec![Grant::Write(PathBuf::from("src/lib.rs"))],
+            preview: Some(preview),
+            reply,
+        }),
+        now,
+    );
+    update_at(&mut app, code(KeyCode::PageDown), now);
+    let page = app.approvals.scroll;
+    assert!(page > 1);
+    for _ in 0..20 {
+        update_at(&mut app, code(KeyCode::PageDown), now);
+    }
+    assert_eq!(app.approvals.scroll, 52, "bounded by the text");
+    update_at(&mut app, code(KeyCode::Up), now);
+    assert_eq!(app.approvals.scroll, 51);
+    for _ in 0..20 {
+        update_at(&mut app, code(KeyCode::PageUp), now);
+    }
+    assert_eq!(app.approvals.scroll, 0);
+}

@@ -1,0 +1,310 @@
+//! A scripted OpenAI-compatible chat-completions server: the model of the tests, the
+//! benchmarks and `rein --demo`.
+//!
+//! `ScriptedServer::start(replies)` binds 127.0.0.1 on a free port and serves plain
+//! HTTP/1.1, one request per connection (`Connection: close`). Each
+//! `POST /v1/chat/completions` is recorded (JSON body and headers) and answered with
+//! the next `Reply` of the script; when the script runs out the answer is a loud 500.
+//! `GET /v1/models` lists one model, anything else is a 404. Streaming bodies are
+//! close-delimited SSE, written step by step so pauses and cuts happen where the
+//! script puts them. Dropping the server stops it and every open connection.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::reply::{Body, Reply, Step};
+
+/// Largest request head (request line + headers) the server accepts.
+const MAX_HEAD: usize = 64 * 1024;
+/// SSE bytes buffered before they are written out when no pause or cut asks sooner.
+const WRITE_CHUNK: usize = 64 * 1024;
+
+/// A running server; dropping it stops it.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    task: JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct State {
+    script: VecDeque<Reply>,
+    requests: Vec<Value>,
+    headers: Vec<Vec<(String, String)>>,
+    served: usize,
+}
+
+impl ScriptedServer {
+    /// Binds 127.0.0.1:0 and starts serving `replies` in order; fails only if no local
+    /// port can be bound. Must be called inside a tokio runtime.
+    pub async fn start(replies: Vec<Reply>) -> std::io::Result<ScriptedServer> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(Mutex::new(State {
+            script: replies.into(),
+            ..State::default()
+        }));
+        let task = tokio::spawn(accept_loop(listener, state.clone()));
+        Ok(ScriptedServer { addr, state, task })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Bodies of the chat-completions requests so far, parsed as JSON (or a JSON string if not JSON).
+    pub fn requests(&self) -> Vec<Value> {
+        self.lock().requests.clone()
+    }
+
+    /// Headers of each chat-completions request, names lower-cased, in arrival order.
+    pub fn request_headers(&self) -> Vec<Vec<(String, String)>> {
+        self.lock().headers.clone()
+    }
+
+    /// Appends a reply to the script.
+    pub fn push(&self, reply: Reply) {
+        self.lock().script.push_back(reply);
+    }
+
+    /// Replies consumed so far.
+    pub fn served(&self) -> usize {
+        self.lock().served
+    }
+
+    /// Replies still waiting in the script.
+    pub fn remaining(&self) -> usize {
+        self.lock().script.len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        // Aborting the accept loop drops its JoinSet, which aborts every connection task.
+        self.task.abort();
+    }
+}
+
+/// A panicking thread must not turn every later lock into a second panic.
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+async fn accept_loop(listener: TcpListener, state: Arc<Mutex<State>>) {
+    let mut connections = JoinSet::new();
+    loop {
+        while connections.try_join_next().is_some() {}
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors or similar: let the connections finish first.
+            tokio::task::yield_now().await;
+            continue;
+        };
+        connections.spawn(serve_connection(stream, state.clone()));
+    }
+}
+
+/// A parsed request: method, path without query, lower-cased headers, raw body.
+struct Request {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) {
+    // Every write goes out at once, so a cut never discards data still held back by Nagle.
+    let _ = stream.set_nodelay(true);
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
+    let reply = route(&request, &state);
+    // Write errors mean the client went away (an interrupt): that reply simply stops.
+    let _ = write_reply(&mut stream, reply).await;
+}
+
+/// Reads one request; `None` if the client closed early or sent something unreadable.
+async fn read_request(stream: &mut TcpStream) -> Option<Request> {
+    let mut buf = Vec::with_capacity(4096);
+    let head_end = loop {
+        if let Some(pos) = find(&buf, b"\r\n\r\n") {
+            break pos;
+        }
+        if buf.len() > MAX_HEAD || read_more(stream, &mut buf).await? == 0 {
+            return None;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split_whitespace();
+    let method = request_line.next()?.to_string();
+    let target = request_line.next()?;
+    let path = target.split('?').next().unwrap_or(target).to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let body_start = head_end + 4;
+    while buf.len() < body_start + length {
+        if read_more(stream, &mut buf).await? == 0 {
+            return None;
+        }
+    }
+    let body = buf[body_start..body_start + length].to_vec();
+    Some(Request {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<usize> {
+    let mut chunk = [0u8; 8192];
+    let n = stream.read(&mut chunk).await.ok()?;
+    buf.extend_from_slice(&chunk[..n]);
+    Some(n)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Picks the reply; a chat request is recorded and consumes the script under one lock,
+/// so `requests()[i]` is always the request that got reply `i`.
+fn route(request: &Request, state: &Mutex<State>) -> Reply {
+    match (request.method.as_str(), request.path.as_str()) {
+        ("POST", "/v1/chat/completions") => {
+            let body = serde_json::from_slice(&request.body).unwrap_or_else(|_| {
+                Value::String(String::from_utf8_lossy(&request.body).into_owned())
+            });
+            let mut state = lock(state);
+            state.requests.push(body);
+            state.headers.push(request.headers.clone());
+            let number = state.requests.len();
+            match state.script.pop_front() {
+                Some(reply) => {
+                    state.served += 1;
+                    reply
+                }
+                None => Reply::error(
+                    500,
+                    &format!("scripted server: no reply left for request {number}"),
+                ),
+            }
+        }
+        ("GET", "/v1/models") => Reply::json(
+            200,
+            json!({ "object": "list", "data": [{ "id": "scripted", "object": "model" }] }),
+        ),
+        (method, path) => Reply::error(
+            404,
+            &format!("scripted server: no route for {method} {path}"),
+        ),
+    }
+}
+
+async fn write_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
+    let (content_type, fixed_body) = match &reply.body {
+        Body::Sse(_) => ("text/event-stream", None),
+        Body::Json(v) => ("application/json", Some(v.to_string().into_bytes())),
+        Body::Text(t) => ("text/plain; charset=utf-8", Some(t.clone().into_bytes())),
+    };
+    let mut out = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
+    let has = |name: &str| {
+        reply
+            .headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case(name))
+    };
+    if !has("content-type") {
+        out.push_str(&format!("content-type: {content_type}\r\n"));
+    }
+    match &fixed_body {
+        Some(body) => out.push_str(&format!("content-length: {}\r\n", body.len())),
+        None if !has("cache-control") => out.push_str("cache-control: no-cache\r\n"),
+        None => {}
+    }
+    out.push_str("connection: close\r\n");
+    for (k, v) in &reply.headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    let mut buf = out.into_bytes();
+
+    if let Some(body) = fixed_body {
+        buf.extend_from_slice(&body);
+        stream.write_all(&buf).await?;
+        return stream.shutdown().await;
+    }
+    let Body::Sse(steps) = reply.body else {
+        return Ok(());
+    };
+    for step in steps {
+        match step {
+            Step::Data(v) => {
+                buf.extend_from_slice(b"data: ");
+                serde_json::to_writer(&mut buf, &v)?;
+                buf.extend_from_slice(b"\n\n");
+            }
+            Step::Raw(s) => buf.extend_from_slice(s.as_bytes()),
+            Step::Done => buf.extend_from_slice(b"data: [DONE]\n\n"),
+            Step::Sleep(d) => {
+                stream.write_all(&buf).await?;
+                buf.clear();
+                tokio::time::sleep(d).await;
+            }
+            Step::Cut => {
+                stream.write_all(&buf).await?;
+                // Zero linger turns the close into a reset: the client sees an error, not a clean end.
+                stream.set_zero_linger()?;
+                return Ok(());
+            }
+        }
+        if buf.len() >= WRITE_CHUNK {
+            stream.write_all(&buf).await?;
+            buf.clear();
+        }
+    }
+    stream.write_all(&buf).await?;
+    stream.shutdown().await
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        413 => "Payload Too Large",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}

@@ -1,0 +1,871 @@
+//! The dashboard's update step through its public API: scripted agent events and key
+//! presses in, state and effects out. (The approval modal's tests live next to the code,
+//! in `src/app/update/tests.rs`: an approval reply can only be made inside the crate.)
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use rein::agent::{AgentCommand, AgentEvent, TurnOutcome, Usage};
+use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo, ToolStatus};
+use rein::app::update::{update_at, TOP};
+use rein::app::{AppEvent, Effect};
+use rein::tools::write_todos::{Todo, TodoStatus};
+
+// ---- helpers ----------------------------------------------------------------------------
+
+fn app() -> App {
+    App::new(SessionInfo::default(), 128_000)
+}
+
+struct Script {
+    app: App,
+    now: Instant,
+}
+
+impl Script {
+    fn new() -> Script {
+        Script {
+            app: app(),
+            now: Instant::now(),
+        }
+    }
+
+    fn at(&mut self, event: AppEvent) -> Vec<Effect> {
+        update_at(&mut self.app, event, self.now)
+    }
+
+    fn agent(&mut self, event: AgentEvent) -> Vec<Effect> {
+        self.at(AppEvent::Agent(event))
+    }
+
+    fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Effect> {
+        self.at(AppEvent::Key(KeyEvent::new(code, modifiers)))
+    }
+
+    fn plain(&mut self, code: KeyCode) -> Vec<Effect> {
+        self.key(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(&mut self, c: char) -> Vec<Effect> {
+        self.key(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            let effects = self.plain(KeyCode::Char(c));
+            assert!(effects.is_empty(), "typing {c:?} did {effects:?}");
+        }
+    }
+
+    /// Type a line and press Enter.
+    fn send(&mut self, text: &str) -> Vec<Effect> {
+        self.type_text(text);
+        self.plain(KeyCode::Enter)
+    }
+
+    fn advance(&mut self, by: Duration) {
+        self.now += by;
+    }
+
+    fn input(&self) -> Vec<String> {
+        self.app.composer.textarea.lines().to_vec()
+    }
+
+    fn turn(&mut self, text: &str) {
+        self.agent(AgentEvent::TurnStarted { text: text.into() });
+        self.agent(AgentEvent::RequestStarted { step: 1 });
+    }
+
+    fn tool(&mut self, id: &str, name: &str, args: serde_json::Value) {
+        self.agent(AgentEvent::ToolCallStarted {
+            id: id.into(),
+            name: name.into(),
+            args,
+        });
+    }
+
+    fn finish_tool(&mut self, id: &str, name: &str, result: &str, is_error: bool) {
+        self.agent(AgentEvent::ToolFinished {
+            id: id.into(),
+            name: name.into(),
+            result: result.into(),
+            is_error,
+            duration: Duration::from_millis(120),
+        });
+    }
+
+    fn end_turn(&mut self, outcome: TurnOutcome) {
+        self.agent(AgentEvent::TurnFinished { outcome });
+    }
+
+    fn cells(&self) -> &[Cell] {
+        &self.app.transcript.cells
+    }
+
+    fn tool_cell(&self, id: &str) -> &rein::app::state::ToolCell {
+        self.cells()
+            .iter()
+            .find_map(|c| match c {
+                Cell::Tool(t) if t.id == id => Some(t),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no tool cell {id}"))
+    }
+
+    fn notices(&self) -> Vec<(NoticeKind, String)> {
+        self.cells()
+            .iter()
+            .filter_map(|c| match c {
+                Cell::Notice(n) => Some((n.kind, n.text.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn sent(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Agent(AgentCommand::UserMessage(text)) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn is_quit(effects: &[Effect]) -> bool {
+    matches!(effects, [Effect::Quit])
+}
+
+fn is_interrupt(effects: &[Effect]) -> bool {
+    matches!(effects, [Effect::Agent(AgentCommand::Interrupt)])
+}
+
+fn wheel(kind: MouseEventKind) -> AppEvent {
+    AppEvent::Mouse(MouseEvent {
+        kind,
+        column: 10,
+        row: 5,
+        modifiers: KeyModifiers::NONE,
+    })
+}
+
+// ---- transcript -------------------------------------------------------------------------
+
+#[test]
+fn streamed_deltas_build_one_assistant_cell_and_finish_it() {
+    let mut s = Script::new();
+    s.turn("hello");
+    assert!(matches!(s.app.activity, Activity::Thinking { .. }));
+    let started = s.now;
+    for piece in ["Hel", "lo, ", "world"] {
+        s.advance(Duration::from_millis(10));
+        assert!(s
+            .agent(AgentEvent::TextDelta { text: piece.into() })
+            .is_empty());
+    }
+    assert_eq!(
+        s.app.activity,
+        Activity::Streaming {
+            since: started + Duration::from_millis(10)
+        },
+        "streaming since the first delta"
+    );
+    match s.cells() {
+        [Cell::User(u), Cell::Assistant(a)] => {
+            assert_eq!(u.text, "hello");
+            assert_eq!(a.text, "Hello, world");
+            assert!(!a.finished);
+            assert_eq!(a.version, 2, "bumped by each delta after the first");
+        }
+        other => panic!("{other:?}"),
+    }
+    s.agent(AgentEvent::AssistantMessage {
+        text: "Hello, world".into(),
+        finish_reason: Some("stop".into()),
+    });
+    match s.cells() {
+        [_, Cell::Assistant(a)] => {
+            assert!(a.finished);
+            assert_eq!(a.version, 3);
+        }
+        other => panic!("{other:?}"),
+    }
+    s.end_turn(TurnOutcome::Completed);
+    assert_eq!(s.app.activity, Activity::Idle);
+    assert_eq!(s.cells().len(), 2);
+    assert!(s.notices().is_empty());
+}
+
+#[test]
+fn reasoning_and_text_are_separate_cells() {
+    let mut s = Script::new();
+    s.turn("why?");
+    s.agent(AgentEvent::ReasoningDelta {
+        text: "Let me ".into(),
+    });
+    s.agent(AgentEvent::ReasoningDelta {
+        text: "think.".into(),
+    });
+    s.agent(AgentEvent::TextDelta {
+        text: "Because.".into(),
+    });
+    s.agent(AgentEvent::AssistantMessage {
+        text: "Because.".into(),
+        finish_reason: None,
+    });
+    match s.cells() {
+        [Cell::User(_), Cell::Reasoning(r), Cell::Assistant(a)] => {
+            assert_eq!(r.text, "Let me think.");
+            assert!(r.finished && !r.expanded);
+            assert_eq!(a.text, "Because.");
+            assert!(a.finished);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Ctrl-R expands the latest reasoning, and again folds it.
+    s.ctrl('r');
+    assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if r.expanded && r.version == 3));
+    s.ctrl('r');
+    assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if !r.expanded));
+}
+
+#[test]
+fn a_reply_without_deltas_still_shows() {
+    let mut s = Script::new();
+    s.turn("hi");
+    s.agent(AgentEvent::AssistantMessage {
+        text: "whole reply".into(),
+        finish_reason: Some("stop".into()),
+    });
+    assert!(matches!(s.cells(), [_, Cell::Assistant(a)] if a.text == "whole reply" && a.finished));
+    // An empty reply (tool calls only) adds nothing.
+    s.agent(AgentEvent::AssistantMessage {
+        text: String::new(),
+        finish_reason: Some("tool_calls".into()),
+    });
+    assert_eq!(s.cells().len(), 2);
+}
+
+#[test]
+fn a_new_step_starts_a_new_assistant_cell() {
+    let mut s = Script::new();
+    s.turn("go");
+    s.agent(AgentEvent::TextDelta {
+        text: "first".into(),
+    });
+    s.agent(AgentEvent::AssistantMessage {
+        text: "first".into(),
+        finish_reason: None,
+    });
+    s.agent(AgentEvent::RequestStarted { step: 2 });
+    s.agent(AgentEvent::TextDelta {
+        text: "second".into(),
+    });
+    let texts: Vec<_> = s
+        .cells()
+        .iter()
+        .filter_map(|c| match c {
+            Cell::Assistant(a) => Some((a.text.as_str(), a.finished)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, vec![("first", true), ("second", false)]);
+    // Interrupted mid-stream: the live cell is closed and the turn marked.
+    s.end_turn(TurnOutcome::Interrupted);
+    assert!(matches!(s.cells().last(), Some(Cell::Notice(n)) if n.kind == NoticeKind::Interrupted));
+    assert!(matches!(&s.cells()[2], Cell::Assistant(a) if a.finished));
+}
+
+// ---- tools ------------------------------------------------------------------------------
+
+#[test]
+fn a_tool_call_runs_and_finishes() {
+    let mut s = Script::new();
+    s.turn("test it");
+    s.advance(Duration::from_secs(1));
+    s.tool(
+        "t1",
+        "bash",
+        serde_json::json!({ "command": "cargo test", "timeout": 60 }),
+    );
+    let tool = s.tool_cell("t1");
+    assert_eq!(
+        (tool.name.as_str(), tool.key_arg.as_str()),
+        ("bash", "cargo test")
+    );
+    assert_eq!(tool.status, ToolStatus::Running);
+    assert_eq!(tool.started, s.now);
+    assert_eq!(
+        s.app.activity,
+        Activity::Tool {
+            name: "bash".into(),
+            detail: "bash cargo test".into(),
+            since: s.now
+        }
+    );
+    s.finish_tool("t1", "bash", "test result: ok", false);
+    let tool = s.tool_cell("t1");
+    assert_eq!(tool.status, ToolStatus::Done { approved: false });
+    assert_eq!(tool.result.as_deref(), Some("test result: ok"));
+    assert_eq!(tool.duration, Some(Duration::from_millis(120)));
+    assert_eq!(tool.version, 1);
+}
+
+#[test]
+fn the_status_line_says_the_plan_step_in_progress() {
+    let mut s = Script::new();
+    s.turn("plan");
+    s.agent(AgentEvent::TodosUpdated {
+        todos: vec![
+            Todo {
+                content: "Write the parser".into(),
+                status: TodoStatus::Completed,
+                active_form: None,
+            },
+            Todo {
+                content: "Run the tests".into(),
+                status: TodoStatus::InProgress,
+                active_form: Some("Running the tests".into()),
+            },
+        ],
+    });
+    assert_eq!(s.app.todos.len(), 2);
+    s.tool("t1", "bash", serde_json::json!({ "command": "cargo test" }));
+    assert!(
+        matches!(&s.app.activity, Activity::Tool { detail, .. } if detail == "Running the tests")
+    );
+}
+
+#[test]
+fn key_arguments_are_one_line() {
+    let mut s = Script::new();
+    s.turn("files");
+    s.tool(
+        "r",
+        "read_file",
+        serde_json::json!({ "path": "src/main.rs", "offset": 10 }),
+    );
+    s.tool(
+        "h",
+        "bash",
+        serde_json::json!({ "command": "cat <<EOF\nhi\nEOF" }),
+    );
+    s.tool(
+        "j",
+        "write_todos",
+        serde_json::json!({ "todos": [{ "content": "a", "status": "pending" }] }),
+    );
+    s.tool("x", "bash", serde_json::json!("{not json"));
+    assert_eq!(s.tool_cell("r").key_arg, "src/main.rs");
+    assert_eq!(s.tool_cell("h").key_arg, "cat <<EOF ↵ hi ↵ EOF");
+    assert_eq!(
+        s.tool_cell("j").key_arg,
+        r#"{"todos":[{"content":"a","status":"pending"}]}"#
+    );
+    assert_eq!(s.tool_cell("x").key_arg, "{not json");
+}
+
+#[test]
+fn refused_failed_and_interrupted_calls() {
+    let mut s = Script::new();
+    s.turn("do things");
+    for id in ["denied", "failed", "ok-text", "cut", "notrun", "running"] {
+        s.tool(id, "bash", serde_json::json!({ "command": id }));
+    }
+    s.finish_tool(
+        "denied",
+        "bash",
+        "Error: bash was denied by the permission rules (rm). Do not retry it; choose another way or ask the user.",
+        true,
+    );
+    s.finish_tool("failed", "bash", "Error: exit code 1\nno such file", true);
+    // Output that merely mentions an interruption is a success when it is not an error.
+    s.finish_tool(
+        "ok-text",
+        "bash",
+        "was interrupted by the user at 3pm",
+        false,
+    );
+    s.finish_tool(
+        "cut",
+        "bash",
+        "Error: interrupted by the user before this tool finished.",
+        true,
+    );
+    s.finish_tool(
+        "notrun",
+        "bash",
+        "Error: not run: the user interrupted the turn before this call started.",
+        true,
+    );
+    s.end_turn(TurnOutcome::Interrupted);
+    assert_eq!(s.tool_cell("denied").status, ToolStatus::Refused);
+    assert_eq!(s.tool_cell("failed").status, ToolStatus::Failed);
+    assert_eq!(
+        s.tool_cell("ok-text").status,
+        ToolStatus::Done { approved: false }
+    );
+    assert_eq!(s.tool_cell("cut").status, ToolStatus::Interrupted);
+    assert_eq!(s.tool_cell("notrun").status, ToolStatus::Interrupted);
+    assert_eq!(
+        s.tool_cell("running").status,
+        ToolStatus::Interrupted,
+        "still running when the turn ended"
+    );
+    assert_eq!(
+        s.notices(),
+        vec![(NoticeKind::Interrupted, "interrupted".to_string())]
+    );
+    assert_eq!(s.app.activity, Activity::Idle);
+}
+
+#[test]
+fn ctrl_o_expands_the_last_tool_output() {
+    let mut s = Script::new();
+    s.turn("x");
+    s.tool("a", "bash", serde_json::json!({ "command": "ls" }));
+    s.finish_tool("a", "bash", "one\ntwo", false);
+    s.tool("b", "bash", serde_json::json!({ "command": "sleep 9" }));
+    s.ctrl('o');
+    assert!(s.tool_cell("a").expanded, "the last one with a result");
+    assert!(!s.tool_cell("b").expanded);
+    s.ctrl('o');
+    assert!(!s.tool_cell("a").expanded);
+}
+
+#[test]
+fn notices_errors_and_retries() {
+    let mut s = Script::new();
+    s.turn("x");
+    s.agent(AgentEvent::Retrying {
+        attempt: 2,
+        max_attempts: 5,
+        delay: Duration::from_millis(2000),
+        reason: "HTTP 503".into(),
+    });
+    s.agent(AgentEvent::Notice {
+        message: "context compacted".into(),
+    });
+    s.agent(AgentEvent::Error {
+        message: "the server said no".into(),
+    });
+    s.end_turn(TurnOutcome::Failed);
+    assert_eq!(
+        s.notices(),
+        vec![
+            (
+                NoticeKind::Retry,
+                "retrying in 2.0 s (attempt 2 of 5): HTTP 503".to_string()
+            ),
+            (NoticeKind::Info, "context compacted".to_string()),
+            (NoticeKind::Error, "the server said no".to_string()),
+        ]
+    );
+}
+
+// ---- gauge ------------------------------------------------------------------------------
+
+#[test]
+fn the_gauge_adds_what_came_since_the_last_usage_report() {
+    let mut s = Script::new();
+    s.turn("12345678"); // 8 characters
+    assert_eq!(s.app.gauge.added_chars, 8);
+    s.agent(AgentEvent::ReasoningDelta {
+        text: "abcd".into(),
+    });
+    s.agent(AgentEvent::TextDelta {
+        text: "héllo".into(),
+    });
+    assert_eq!(s.app.gauge.added_chars, 17, "characters, not bytes");
+    s.agent(AgentEvent::Usage(Usage {
+        prompt_tokens: 1000,
+        completion_tokens: 50,
+        total_tokens: 1050,
+        estimated: true,
+    }));
+    assert_eq!(s.app.gauge.reported, 1050);
+    assert_eq!(s.app.gauge.added_chars, 0);
+    assert!(s.app.gauge.estimated);
+    s.tool("t", "bash", serde_json::json!({ "command": "ls" }));
+    s.finish_tool("t", "bash", &"x".repeat(400), false);
+    assert_eq!(s.app.gauge.added_chars, 400);
+    assert_eq!(s.app.gauge.used(), 1150);
+    s.agent(AgentEvent::Usage(Usage {
+        prompt_tokens: 1500,
+        completion_tokens: 0,
+        total_tokens: 1500,
+        estimated: false,
+    }));
+    assert_eq!(s.app.gauge.used(), 1500);
+    assert!(!s.app.gauge.estimated);
+}
+
+// ---- composer ---------------------------------------------------------------------------
+
+#[test]
+fn enter_sends_the_trimmed_text_and_remembers_it() {
+    let mut s = Script::new();
+    let effects = s.send("  fix the bug  ");
+    assert_eq!(sent(&effects), vec!["fix the bug"]);
+    assert_eq!(s.input(), [""]);
+    assert_eq!(s.app.composer.history, ["fix the bug"]);
+    assert!(s.app.composer.queued.is_empty(), "idle: not queued");
+    assert!(s.app.busy(), "the turn is under way");
+    // Blank input sends nothing.
+    s.agent(AgentEvent::TurnStarted {
+        text: "fix the bug".into(),
+    });
+    s.end_turn(TurnOutcome::Completed);
+    assert!(s.send("   ").is_empty());
+    assert_eq!(s.input(), ["   "]);
+}
+
+#[test]
+fn messages_sent_while_busy_are_queued_until_their_turn_starts() {
+    let mut s = Script::new();
+    s.send("first");
+    s.turn("first");
+    s.agent(AgentEvent::TextDelta {
+        text: "working".into(),
+    });
+    let effects = s.send("second");
+    assert_eq!(sent(&effects), vec!["second"], "the agent queues it");
+    s.send("third");
+    assert_eq!(s.app.composer.queued, ["second", "third"]);
+    let users = |s: &Script| -> Vec<String> {
+        s.cells()
+            .iter()
+            .filter_map(|c| match c {
+                Cell::User(u) => Some(u.text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(users(&s), ["first"]);
+    s.end_turn(TurnOutcome::Completed);
+    assert!(
+        s.app.busy(),
+        "the queued message starts the next turn at once"
+    );
+    s.send("fourth");
+    assert_eq!(s.app.composer.queued, ["second", "third", "fourth"]);
+    s.turn("second");
+    assert_eq!(users(&s), ["first", "second"]);
+    assert_eq!(s.app.composer.queued, ["third", "fourth"]);
+    s.end_turn(TurnOutcome::Completed);
+    s.turn("third");
+    s.end_turn(TurnOutcome::Completed);
+    s.turn("fourth");
+    assert!(s.app.composer.queued.is_empty());
+    assert_eq!(users(&s), ["first", "second", "third", "fourth"]);
+    s.end_turn(TurnOutcome::Completed);
+    assert!(!s.app.busy());
+}
+
+#[test]
+fn a_second_message_before_the_turn_starts_is_queued_too() {
+    let mut s = Script::new();
+    s.send("one");
+    s.send("two");
+    assert_eq!(s.app.composer.queued, ["two"]);
+}
+
+#[test]
+fn shift_enter_alt_enter_and_ctrl_j_insert_a_newline() {
+    let mut s = Script::new();
+    s.type_text("a");
+    assert!(s.key(KeyCode::Enter, KeyModifiers::SHIFT).is_empty());
+    s.type_text("b");
+    assert!(s.key(KeyCode::Enter, KeyModifiers::ALT).is_empty());
+    s.type_text("c");
+    assert!(s.ctrl('j').is_empty());
+    s.type_text("d");
+    assert_eq!(s.input(), ["a", "b", "c", "d"]);
+    assert_eq!(sent(&s.plain(KeyCode::Enter)), vec!["a\nb\nc\nd"]);
+}
+
+#[test]
+fn a_paste_of_many_lines_never_sends() {
+    let mut s = Script::new();
+    let effects = s.at(AppEvent::Paste(
+        "line one\r\nline two\rline three\nline four\n".into(),
+    ));
+    assert!(effects.is_empty());
+    assert_eq!(
+        s.input(),
+        ["line one", "line two", "line three", "line four", ""]
+    );
+    assert!(s.app.transcript.cells.is_empty());
+    assert_eq!(
+        sent(&s.plain(KeyCode::Enter)),
+        vec!["line one\nline two\nline three\nline four"]
+    );
+}
+
+#[test]
+fn up_and_down_recall_earlier_inputs() {
+    let mut s = Script::new();
+    for text in ["alpha", "beta\ngamma"] {
+        s.at(AppEvent::Paste(text.into()));
+        s.plain(KeyCode::Enter);
+        s.end_turn(TurnOutcome::Completed);
+    }
+    s.type_text("draft");
+    s.plain(KeyCode::Up);
+    assert_eq!(s.input(), ["beta", "gamma"]);
+    assert_eq!(s.app.composer.history_pos, Some(1));
+    assert_eq!(s.app.composer.draft, "draft");
+    // The cursor is on the first line, so Up recalls further.
+    s.plain(KeyCode::Up);
+    assert_eq!(s.input(), ["alpha"]);
+    s.plain(KeyCode::Up);
+    assert_eq!(s.input(), ["alpha"], "the oldest stays");
+    s.plain(KeyCode::Down);
+    assert_eq!(s.input(), ["beta", "gamma"]);
+    s.plain(KeyCode::Down);
+    assert_eq!(s.input(), ["draft"], "past the newest: the draft");
+    assert_eq!(s.app.composer.history_pos, None);
+    s.plain(KeyCode::Down);
+    assert_eq!(s.input(), ["draft"]);
+}
+
+#[test]
+fn up_inside_a_multi_line_input_moves_the_cursor() {
+    let mut s = Script::new();
+    s.send("old");
+    s.end_turn(TurnOutcome::Completed);
+    s.at(AppEvent::Paste("one\ntwo".into()));
+    s.plain(KeyCode::Up);
+    assert_eq!(s.input(), ["one", "two"], "moved up a line, no recall");
+    assert_eq!(s.app.composer.textarea.cursor().0, 0);
+    s.plain(KeyCode::Up);
+    assert_eq!(s.input(), ["old"]);
+}
+
+#[test]
+fn without_a_model_sending_shows_how_to_set_one() {
+    let mut s = Script::new();
+    s.app.info.setup = Some("set model in ~/.config/rein/config.toml".into());
+    let effects = s.send("hello");
+    assert!(effects.is_empty());
+    assert!(s
+        .app
+        .hint
+        .as_deref()
+        .is_some_and(|h| h.contains("no model")));
+    assert_eq!(s.input(), ["hello"], "the text is kept");
+    assert!(!s.app.busy());
+    s.ctrl('c');
+    assert!(is_quit(&s.send("/quit")));
+}
+
+// ---- slash commands ---------------------------------------------------------------------
+
+#[test]
+fn slash_commands_run_and_unknown_ones_only_hint() {
+    let mut s = Script::new();
+    let effects = s.send("/help");
+    assert!(effects.is_empty());
+    let help = match s.cells() {
+        [Cell::Notice(n)] if n.kind == NoticeKind::Info => n.text.clone(),
+        other => panic!("{other:?}"),
+    };
+    for needle in [
+        "/clear",
+        "/todos",
+        "/quit",
+        "Ctrl-C",
+        "PgUp",
+        "allow once",
+        "F2",
+    ] {
+        assert!(help.contains(needle), "{needle} not in {help}");
+    }
+    assert_eq!(s.app.composer.history, ["/help"]);
+
+    assert!(s.app.show_todos);
+    assert!(s.send("/todos").is_empty());
+    assert!(!s.app.show_todos);
+    s.ctrl('t');
+    assert!(s.app.show_todos);
+
+    let effects = s.send("/xyz now");
+    assert!(effects.is_empty(), "never sent to the model");
+    assert_eq!(
+        s.app.hint.as_deref(),
+        Some("unknown command /xyz; /help lists them")
+    );
+    assert_eq!(s.input(), [""]);
+    // Typing clears the hint.
+    s.type_text("a");
+    assert_eq!(s.app.hint, None);
+    s.ctrl('c');
+
+    assert_eq!(
+        sent(&s.send("/etc/hosts is broken")),
+        vec!["/etc/hosts is broken"]
+    );
+    s.end_turn(TurnOutcome::Completed);
+
+    assert!(is_quit(&s.send("/quit")));
+}
+
+#[test]
+fn clear_empties_the_transcript_and_todos_but_not_mid_turn() {
+    let mut s = Script::new();
+    s.turn("x");
+    s.agent(AgentEvent::TodosUpdated {
+        todos: vec![Todo {
+            content: "a".into(),
+            status: TodoStatus::Pending,
+            active_form: None,
+        }],
+    });
+    assert!(s.send("/clear").is_empty());
+    assert!(s.app.hint.as_deref().is_some_and(|h| h.contains("Esc")));
+    assert_eq!(s.cells().len(), 1);
+    s.end_turn(TurnOutcome::Completed);
+    s.plain(KeyCode::PageUp);
+    assert!(s.send("/clear").is_empty(), "nothing goes to the agent");
+    assert!(s.cells().is_empty());
+    assert!(s.app.todos.is_empty());
+    assert!(s.app.transcript.scroll.follow);
+}
+
+// ---- keys -------------------------------------------------------------------------------
+
+#[test]
+fn ctrl_c_and_esc_interrupt_a_running_turn() {
+    let mut s = Script::new();
+    s.turn("long job");
+    assert!(is_interrupt(&s.ctrl('c')));
+    assert_eq!(s.app.last_ctrl_c, Some(s.now));
+    s.advance(Duration::from_secs(2));
+    assert!(
+        is_interrupt(&s.ctrl('c')),
+        "a second later it interrupts again"
+    );
+    s.advance(Duration::from_secs(2));
+    assert!(is_interrupt(&s.plain(KeyCode::Esc)));
+    assert!(is_interrupt(&s.plain(KeyCode::Esc)), "Esc never quits");
+    s.end_turn(TurnOutcome::Interrupted);
+    assert!(s.plain(KeyCode::Esc).is_empty(), "idle: Esc does nothing");
+}
+
+#[test]
+fn a_second_ctrl_c_within_a_second_quits() {
+    let mut s = Script::new();
+    s.turn("long job");
+    assert!(is_interrupt(&s.ctrl('c')));
+    assert_eq!(s.app.hint.as_deref(), Some("press Ctrl-C again to quit"));
+    s.advance(Duration::from_millis(900));
+    assert!(is_quit(&s.ctrl('c')));
+}
+
+#[test]
+fn ctrl_c_when_idle_clears_the_input_then_quits() {
+    let mut s = Script::new();
+    assert!(is_quit(&s.ctrl('c')), "empty input: quit at once");
+
+    let mut s = Script::new();
+    s.type_text("half a thought");
+    assert!(s.ctrl('c').is_empty());
+    assert_eq!(s.input(), [""]);
+    s.advance(Duration::from_millis(500));
+    assert!(is_quit(&s.ctrl('c')));
+
+    let mut s = Script::new();
+    s.type_text("again");
+    s.ctrl('c');
+    s.advance(Duration::from_secs(5));
+    s.at(AppEvent::Tick(s.now));
+    assert_eq!(s.app.hint, None, "the hint expires");
+    assert!(is_quit(&s.ctrl('c')), "still quits: the input is empty");
+}
+
+#[test]
+fn scrolling_up_stops_following_and_the_bottom_follows_again() {
+    let mut s = Script::new();
+    s.at(AppEvent::Resize {
+        width: 100,
+        height: 30,
+    });
+    assert_eq!(s.app.size, (100, 30));
+    s.turn("x");
+    let long: String = (0..300).map(|i| format!("line {i}\n")).collect();
+    s.agent(AgentEvent::TextDelta { text: long });
+    let scroll = |s: &Script| {
+        (
+            s.app.transcript.scroll.from_bottom,
+            s.app.transcript.scroll.follow,
+        )
+    };
+    assert_eq!(scroll(&s), (0, true));
+
+    s.plain(KeyCode::PageUp);
+    assert_eq!(scroll(&s), (22, false), "a page is the height less 8");
+    s.at(wheel(MouseEventKind::ScrollUp));
+    assert_eq!(scroll(&s), (25, false));
+    s.at(wheel(MouseEventKind::ScrollDown));
+    s.plain(KeyCode::PageDown);
+    assert_eq!(scroll(&s), (0, true));
+    s.plain(KeyCode::PageDown);
+    assert_eq!(scroll(&s), (0, true));
+
+    // Home and End when the input is empty.
+    s.plain(KeyCode::Home);
+    assert_eq!(scroll(&s), (TOP, false));
+    // The first page down from the top moves the view: it starts from about the height.
+    s.plain(KeyCode::PageDown);
+    let (from_bottom, follow) = scroll(&s);
+    assert!((250..=320).contains(&from_bottom), "{from_bottom}");
+    assert!(!follow);
+    s.plain(KeyCode::End);
+    assert_eq!(scroll(&s), (0, true));
+
+    // With text in the input, Home and End edit it; Ctrl-Home and Ctrl-End still scroll.
+    s.type_text("abc");
+    s.plain(KeyCode::Home);
+    assert_eq!(scroll(&s), (0, true));
+    assert_eq!(s.app.composer.textarea.cursor(), (0, 0));
+    s.key(KeyCode::Home, KeyModifiers::CONTROL);
+    assert_eq!(scroll(&s), (TOP, false));
+    s.key(KeyCode::End, KeyModifiers::CONTROL);
+    assert_eq!(scroll(&s), (0, true));
+    assert_eq!(s.input(), ["abc"]);
+
+    // Sending returns to the bottom.
+    s.plain(KeyCode::PageUp);
+    s.end_turn(TurnOutcome::Completed);
+    s.plain(KeyCode::Enter);
+    assert_eq!(scroll(&s), (0, true));
+}
+
+#[test]
+fn f2_and_ctrl_g_toggle_mouse_capture() {
+    let mut s = Script::new();
+    assert!(!s.app.mouse_capture);
+    assert!(matches!(
+        s.plain(KeyCode::F(2)).as_slice(),
+        [Effect::MouseCapture(true)]
+    ));
+    assert!(s.app.mouse_capture);
+    assert!(matches!(
+        s.ctrl('g').as_slice(),
+        [Effect::MouseCapture(false)]
+    ));
+    assert!(!s.app.mouse_capture);
+}
+
+#[test]
+fn unbound_keys_edit_the_input() {
+    let mut s = Script::new();
+    s.type_text("helo");
+    s.plain(KeyCode::Left);
+    s.type_text("l");
+    s.plain(KeyCode::End);
+    s.plain(KeyCode::Backspace);
+    s.type_text("o!");
+    assert_eq!(s.input(), ["hello!"]);
+}

@@ -12,7 +12,10 @@ pub enum AppEvent {
     Key(KeyEvent),
     /// Bracketed paste: inserted as text, never sent by itself.
     Paste(String),
-    Resize { width: u16, height: u16 },
+    Resize {
+        width: u16,
+        height: u16,
+    },
     Mouse(MouseEvent),
     Agent(AgentEvent),
     /// A timer tick while something is running (status line clocks); `now` is when it fired.

@@ -141,7 +141,9 @@ pub enum ToolStatus {
     Running,
     WaitingApproval,
     /// Finished; `approved` says the user allowed it from the modal.
-    Done { approved: bool },
+    Done {
+        approved: bool,
+    },
     Failed,
     /// The user refused it, or the rules denied it.
     Refused,
@@ -178,6 +180,9 @@ pub struct CachedRender {
     /// blocks), and how many of `lines` they produced; only the rest is re-rendered.
     pub stable_bytes: usize,
     pub stable_lines: usize,
+    /// For streaming Markdown: when `stable_bytes` falls inside a fenced code block (long
+    /// code is made stable line by line), the byte range of the fence's opening line.
+    pub open_fence: Option<std::ops::Range<usize>>,
 }
 
 /// The input box and what it remembers.
@@ -236,15 +241,21 @@ impl Gauge {
 pub enum Activity {
     Idle,
     /// Waiting for the first token of a reply.
-    Thinking { since: Instant },
-    Streaming { since: Instant },
+    Thinking {
+        since: Instant,
+    },
+    Streaming {
+        since: Instant,
+    },
     /// Running a tool: its name and key argument, or the todo item's `active_form`.
     Tool {
         name: String,
         detail: String,
         since: Instant,
     },
-    WaitingApproval { since: Instant },
+    WaitingApproval {
+        since: Instant,
+    },
 }
 
 /// Approval requests, answered in the order the model asked.
@@ -279,7 +290,9 @@ pub struct PendingApproval {
 impl App {
     pub fn new(info: SessionInfo, context_window: u64) -> App {
         let mut textarea = TextArea::default();
-        textarea.set_placeholder_text("Ask rein to do something…  (Enter sends, Shift+Enter or Ctrl+J for a new line, /help)");
+        textarea.set_placeholder_text(
+            "Ask rein to do something…  (Enter sends, Shift+Enter or Ctrl+J for a new line, /help)",
+        );
         App {
             info,
             transcript: Transcript::default(),

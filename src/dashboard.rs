@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
-    EventStream, KeyEventKind,
+    EventStream, KeyEventKind, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -57,7 +58,14 @@ fn enter() -> io::Result<Term> {
     }));
     enable_raw_mode()?;
     let mut stdout = io::stdout();
-    if let Err(e) = execute!(stdout, EnterAlternateScreen, EnableBracketedPaste) {
+    // The keyboard protocol lets Shift+Enter differ from Enter; terminals without it ignore
+    // the request (asking first would cost a round trip at startup).
+    if let Err(e) = execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    ) {
         leave();
         return Err(e);
     }
@@ -74,6 +82,7 @@ fn enter() -> io::Result<Term> {
 fn leave() {
     let _ = execute!(
         io::stdout(),
+        PopKeyboardEnhancementFlags,
         DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,

@@ -36,6 +36,11 @@ struct Cli {
     #[arg(long)]
     yes: bool,
 
+    /// Open the dashboard on a built-in scripted model and a small example project: see
+    /// every part of rein without an API key.
+    #[arg(long, conflicts_with_all = ["prompt", "base_url", "model"])]
+    demo: bool,
+
     /// The chat-completions endpoint, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL", global = true)]
     base_url: Option<String>,
@@ -96,6 +101,9 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
+    if cli.demo {
+        return run_demo();
+    }
     let root = project_root(cli.cwd.as_deref())?;
     let overrides = Overrides {
         base_url: cli.base_url.clone(),
@@ -214,6 +222,67 @@ fn run_dashboard(
         rein::dashboard::run(app, agent)
             .await
             .map_err(|e| format!("terminal error: {e}"))
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+/// `rein --demo`: the dashboard against the built-in scripted model, in a temporary copy
+/// of the example project, with the first prompt already sent.
+fn run_demo() -> Result<ExitCode, String> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return Err("the demo needs a terminal".to_string());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let result = runtime.block_on(async {
+        let demo = rein::demo::Demo::start()
+            .await
+            .map_err(|e| format!("cannot start the demo: {e}"))?;
+        let root = demo.project_dir().to_path_buf();
+        let overrides = Overrides {
+            base_url: Some(demo.base_url()),
+            model: Some(demo.model().to_string()),
+            api_key: Some(String::new()),
+            context_window: Some(demo.context_window()),
+        };
+        let env = Environment::from_process();
+        let config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+        let policy = Arc::new(
+            RulePolicy::from_config(&config, &root, env.home.as_deref())
+                .map_err(|e| e.to_string())?,
+        );
+        let sandbox = Arc::new(Sandbox::detect(
+            SandboxSettings {
+                mode: config.sandbox_mode.value,
+                network: config.sandbox_network.value,
+                writable: config.sandbox_writable.value.clone(),
+            },
+            &root,
+            vec![config.data_dir.clone()],
+        ));
+        let info = SessionInfo {
+            model: format!("{} (demo)", demo.model()),
+            project: root.clone(),
+            branch: None,
+            sandbox: sandbox.describe(),
+            sandbox_ok: sandbox.warning().is_none(),
+            setup: None,
+        };
+        let app = App::new(info, demo.context_window());
+        let agent = rein::agent::spawn(agent_config(&config, root, sandbox, policy)?)
+            .map_err(|e| e.to_string())?;
+        agent.send(rein::agent::AgentCommand::UserMessage(
+            demo.first_prompt().to_string(),
+        ));
+        let result = rein::dashboard::run(app, Some(agent))
+            .await
+            .map_err(|e| format!("terminal error: {e}"));
+        drop(demo);
+        result
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result.map(|()| ExitCode::SUCCESS)

@@ -153,7 +153,9 @@ async fn event_loop(
     }
 }
 
-async fn next_agent_event(agent: &mut Option<&mut AgentHandle>) -> Option<crate::agent::AgentEvent> {
+async fn next_agent_event(
+    agent: &mut Option<&mut AgentHandle>,
+) -> Option<crate::agent::AgentEvent> {
     match agent {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,

@@ -3,8 +3,11 @@
 //! Its options are skipped, its assignments become variables set for the command, and the
 //! command after them is judged. `env -S STRING` (`--split-string`) splits the string like a
 //! command line, so it is judged as a command string, with the arguments after it appended.
+//! Its own escapes (`\_` is a space, `\c` ends the string) and `${VAR}` are not modelled:
+//! a string holding `\` or `$` is opaque.
 
-use super::wrappers::Unwrap;
+use super::variables::EnvVar;
+use super::wrappers::{Reader, Unwrap};
 use crate::permissions::shell::Word;
 
 /// `env [OPTION]... [NAME=VALUE]... [COMMAND [ARG]...]`.
@@ -87,8 +90,9 @@ pub(super) fn env_inner(words: &[Word]) -> Unwrap {
     let mut env = Vec::new();
     while let Some(word) = words.get(i) {
         match word.text().split_once('=') {
-            Some((name, _)) if !name.is_empty() => {
-                env.push(name.to_string());
+            Some((name, value)) if !name.is_empty() => {
+                let value = word.literal.is_some().then_some(value);
+                env.push(EnvVar::new(name, value));
                 i += 1;
             }
             _ => break,
@@ -121,6 +125,11 @@ fn split_word(string: Option<&Word>, rest: Option<&[Word]>) -> Unwrap {
 
 /// `env -S STRING ARGS...`: the string split like a command line, then the arguments.
 fn split_string(string: &str, rest: Option<&[Word]>) -> Unwrap {
+    if string.contains(['\\', '$']) {
+        return Unwrap::Opaque(format!(
+            "`env -S` resolves its own escapes and variables in `{string}`, which rein does not model"
+        ));
+    }
     let rest = rest.unwrap_or_default();
     let mut args = Vec::with_capacity(rest.len());
     for word in rest {
@@ -135,8 +144,8 @@ fn split_string(string: &str, rest: Option<&[Word]>) -> Unwrap {
         }
     }
     match shlex::try_join(args) {
-        Ok(joined) if joined.is_empty() => Unwrap::Script(string.to_string()),
-        Ok(joined) => Unwrap::Script(format!("{string} {joined}")),
+        Ok(joined) if joined.is_empty() => Unwrap::Script(string.to_string(), Reader::Bash),
+        Ok(joined) => Unwrap::Script(format!("{string} {joined}"), Reader::Bash),
         Err(_) => Unwrap::Opaque("cannot quote the arguments of `env -S`".to_string()),
     }
 }

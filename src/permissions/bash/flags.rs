@@ -1,19 +1,25 @@
 //! Arguments that make an otherwise harmless program act.
 //!
-//! `find -delete`, `sort -o FILE`, `tree -o`, `uniq IN OUT`, `git diff --output`/
-//! `--ext-diff`, `git difftool`, `rg --pre`, `file -C` write files or run programs;
-//! long options are recognised by their unambiguous abbreviations too, and an argument rein
-//! cannot read could be any of them. In `test`, `[` and `[[`, `-v 'a[$i]'` and the
-//! arithmetic comparisons of `[[` evaluate their operands, which can run commands.
+//! `find -delete`, `sort -o FILE`, `tree -o` and `tree -R -H`, `uniq IN OUT`,
+//! `git diff --output`/`--ext-diff`, `git difftool`, `rg --pre`, `file -C` write files or
+//! run programs, and so do some flags of the test runners (`runners`); long options are
+//! recognised by their unambiguous abbreviations too (`file --comp`, `git diff --out`), and
+//! an argument rein cannot read could be any of them. In `test`, `[` and `[[`,
+//! `-v 'a[$i]'` and the arithmetic comparisons of `[[` evaluate their operands, which can
+//! run commands.
 
+use super::runners::{cargo_hazard, pytest_hazard};
 use crate::permissions::shell::{self, Word};
 
 /// Flags through which an otherwise read-only program writes files or runs programs.
 pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<String> {
-    if !matches!(
-        program,
-        "find" | "sort" | "tree" | "uniq" | "git" | "rg" | "file"
-    ) {
+    let pytest = program.starts_with("pytest") || program == "py.test";
+    if !pytest
+        && !matches!(
+            program,
+            "find" | "sort" | "tree" | "uniq" | "git" | "rg" | "file" | "cargo"
+        )
+    {
         return None;
     }
     let git_reader = matches!(
@@ -39,10 +45,7 @@ pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<St
             })
             .map(|a| format!("deletes or writes files (`{a}`)")),
         "sort" => sort_hazard(&args),
-        "tree" => args
-            .iter()
-            .find(|a| a.starts_with("-o"))
-            .map(|a| format!("writes its output to a file (`{a}`)")),
+        "tree" => tree_hazard(&args),
         "uniq" => uniq_output(&args).map(|file| format!("writes its output to a file (`{file}`)")),
         "git" => git_hazard(&args),
         "rg" => args
@@ -52,26 +55,28 @@ pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<St
                 matches!(name, "--pre" | "--hostname-bin")
             })
             .map(|a| format!("runs a program (`{a}`)")),
-        _ => args
+        "file" => args
             .iter()
-            .find(|a| {
-                **a == "--compile"
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('C'))
+            .find(|a| match long_name(a) {
+                Some(name) => abbreviates(name, "compile", 2),
+                None => a.starts_with('-') && a.contains('C'),
             })
             .map(|a| format!("writes a compiled magic file (`{a}`)")),
+        "cargo" => cargo_hazard(&args),
+        _ => pytest_hazard(&args),
     };
     why.map(|why| format!("`{text}` {why}"))
 }
 
 /// A long option's name, when `arg` is one: `--output=x` -> `output`.
-fn long_name(arg: &str) -> Option<&str> {
+pub(super) fn long_name(arg: &str) -> Option<&str> {
     let long = arg.strip_prefix("--")?;
     Some(long.split('=').next().unwrap_or_default())
 }
 
 /// Whether `name` is `full` or an abbreviation of it at least `min` characters long (GNU
 /// and git accept unambiguous abbreviations of long options).
-fn abbreviates(name: &str, full: &str, min: usize) -> bool {
+pub(super) fn abbreviates(name: &str, full: &str, min: usize) -> bool {
     name.len() >= min && full.starts_with(name)
 }
 
@@ -103,6 +108,26 @@ fn sort_hazard(args: &[&str]) -> Option<String> {
             }
         }
         i += 1;
+    }
+    None
+}
+
+/// `tree -o FILE` (anywhere in a cluster: `-fo out`) writes its output to a file; `-R`
+/// reruns it in every directory, writing `00Tree.html` there with `-H`.
+fn tree_hazard(args: &[&str]) -> Option<String> {
+    for arg in args {
+        if *arg == "--" {
+            return None;
+        }
+        if arg.starts_with("--") || !arg.starts_with('-') {
+            continue;
+        }
+        if arg.contains('o') {
+            return Some(format!("writes its output to a file (`{arg}`)"));
+        }
+        if arg.contains('R') {
+            return Some(format!("writes a file into every directory (`{arg}`)"));
+        }
     }
     None
 }

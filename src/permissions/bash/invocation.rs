@@ -1,18 +1,22 @@
 //! Judging one simple command, or one command a wrapper runs.
 //!
 //! An [`Invocation`] (its words, the variables set for it, the simple command it belongs
-//! to) flows in; parts flow out into the [`Judge`]. A non-literal program name asks; a
-//! function defined in the command asks; a builtin that cannot act by itself is allowed
-//! unless its setup says otherwise; a wrapper is seen through. What remains is matched
-//! against the rules by its normalised text, and an allow is raised to ask by what the
-//! rules cannot see: a program run by path, a written file, a sensitive variable, a flag
-//! that writes or runs, an interpreter fed on stdin.
+//! to) flows in; parts flow out into the [`Judge`]. A redirection to `/dev/tcp/...` or
+//! `/dev/udp/...` denies: bash opens a network connection there. A non-literal program
+//! name asks; a function defined in the command asks; a builtin that cannot act by itself
+//! is allowed unless its setup says otherwise; a wrapper is seen through (`setsid` asks as
+//! well: its command leaves the process group). git's global options are set aside. What
+//! remains is matched against the rules by its normalised text, and an allow is raised to
+//! ask by what the rules cannot see: a program run by path, a written file or an input rein
+//! cannot name, a variable other than a few harmless ones, a flag that writes or runs, an
+//! interpreter fed on stdin.
 
 use std::borrow::Cow;
 
 use super::flags::{flag_hazard, test_hazard};
+use super::git::git_globals;
 use super::interpreters::stdin_script;
-use super::variables::sensitive_env;
+use super::variables::{env_on_allowed, sensitive_env, EnvVar};
 use super::wrappers::{unwrap, Unwrap};
 use super::{Inherited, Judge};
 use crate::permissions::rules::{Action, BashRule, RuleOrigin};
@@ -44,16 +48,26 @@ const MORE_ARGS: &str = "ARG";
 pub(super) struct Invocation<'c> {
     pub(super) words: Cow<'c, [Word]>,
     /// Variables set for it (leading assignments, `env NAME=value`).
-    env: Vec<String>,
+    env: Vec<EnvVar>,
     pub(super) command: &'c SimpleCommand,
     /// Run by `xargs`, which appends arguments.
     more_args: bool,
 }
 
 impl Judge<'_> {
-    pub(super) fn simple(&mut self, command: &SimpleCommand, inherited_env: &[String]) {
+    pub(super) fn simple(&mut self, command: &SimpleCommand, inherited_env: &[EnvVar]) {
         let mut env = inherited_env.to_vec();
-        env.extend(command.assignments.iter().map(|(name, _)| name.clone()));
+        env.extend(
+            command
+                .assignments
+                .iter()
+                .map(|(name, value)| EnvVar::new(name, value.literal.as_deref())),
+        );
+        if let Some(redirect) = command.redirects.iter().find(|r| opens_network(r)) {
+            let text = render_redirect(redirect);
+            let reason = format!("`{text}` opens a network connection");
+            self.push(text, Action::Deny, reason, false);
+        }
         if command.words.is_empty() {
             let text = command
                 .assignments
@@ -62,10 +76,12 @@ impl Judge<'_> {
                 .chain(command.redirects.iter().map(render_redirect))
                 .collect::<Vec<_>>()
                 .join(" ");
-            let hazard = sensitive_env(&text, &env).or_else(|| {
-                written_file(&command.redirects)
-                    .map(|(_, file)| format!("`{text}` writes to a file (`{file}`)"))
-            });
+            let hazard = sensitive_env(&text, &env)
+                .or_else(|| {
+                    written_file(&command.redirects)
+                        .map(|(_, file)| format!("`{text}` writes to a file (`{file}`)"))
+                })
+                .or_else(|| unnamed_input(&text, &command.redirects));
             match hazard {
                 Some(reason) => self.push(text, Action::Ask, reason, false),
                 None => {
@@ -112,6 +128,13 @@ impl Judge<'_> {
                 self.neutral(inv, program, None);
                 return;
             }
+            if program == "setsid" {
+                let text = normalised(program, inv);
+                let reason = format!(
+                    "`{text}` leaves the process group, so its command can outlive an interrupt"
+                );
+                self.push(text, Action::Ask, reason, false);
+            }
             match unwrap(program, &inv.words, inv.more_args) {
                 Unwrap::Itself => {}
                 Unwrap::Inner {
@@ -130,7 +153,7 @@ impl Judge<'_> {
                     self.invocation(&inner, nest + 1);
                     return;
                 }
-                Unwrap::Script(mut text) => {
+                Unwrap::Script(mut text, reader) => {
                     let inherited = Inherited {
                         piped: inv.command.context.piped_input,
                         redirects: inv.command.redirects.clone(),
@@ -141,7 +164,8 @@ impl Judge<'_> {
                     if appended {
                         text = format!("{text} {MORE_ARGS}");
                     }
-                    self.script(&text, inv.command.context.depth + 1, &inherited);
+                    let depth = inv.command.context.depth + 1;
+                    self.command_string(&text, depth, &inherited, reader);
                     if appended {
                         let text = normalised(program, inv);
                         let reason =
@@ -174,6 +198,35 @@ impl Judge<'_> {
                 }
             }
         }
+        if program == "git" {
+            match git_globals(&inv.words) {
+                Ok(globals) if globals.at > 1 => {
+                    if let Some(why) = globals.concern {
+                        let text = normalised(program, inv);
+                        let reason = format!("`{text}` {why}");
+                        self.push(text, Action::Ask, reason, false);
+                    }
+                    let words = std::iter::once(first.clone())
+                        .chain(inv.words.iter().skip(globals.at).cloned())
+                        .collect();
+                    let inner = Invocation {
+                        words: Cow::Owned(words),
+                        env: inv.env.clone(),
+                        command: inv.command,
+                        more_args: inv.more_args,
+                    };
+                    self.invocation(&inner, nest + 1);
+                    return;
+                }
+                Ok(_) => {}
+                Err(why) => {
+                    let text = normalised(program, inv);
+                    let reason = format!("`{text}`: {why}");
+                    self.push(text, Action::Ask, reason, false);
+                    return;
+                }
+            }
+        }
         self.ruled(inv, written, program, by_path);
     }
 
@@ -181,8 +234,8 @@ impl Judge<'_> {
     /// say otherwise.
     fn neutral(&mut self, inv: &Invocation<'_>, program: &str, why: Option<String>) {
         let text = normalised(program, inv);
-        let hazard = self
-            .hazard_of_setup(&text, inv)
+        let hazard = sensitive_env(&text, &inv.env)
+            .or_else(|| self.hazard_of_setup(&text, inv))
             .or_else(|| test_hazard(program, &inv.words, &text));
         match hazard {
             Some(reason) => self.push(text, Action::Ask, reason, false),
@@ -232,8 +285,15 @@ impl Judge<'_> {
             self.push(text, action, reason, false);
             return;
         }
-        let hazard = self
-            .hazard_of_setup(&text, inv)
+        // Only a few variables ride on what the rules allow; on an ask, those that change
+        // what runs still keep a session grant from covering the command.
+        let env_hazard = if action == Action::Allow {
+            env_on_allowed(&text, &inv.env)
+        } else {
+            sensitive_env(&text, &inv.env)
+        };
+        let hazard = env_hazard
+            .or_else(|| self.hazard_of_setup(&text, inv))
             .or_else(|| flag_hazard(program, inv.words.get(1..).unwrap_or_default(), &text))
             .or_else(|| stdin_script(program, inv, &text));
         match hazard {
@@ -249,16 +309,16 @@ impl Judge<'_> {
         }
     }
 
-    /// Variables that change what runs, and redirections that write files.
+    /// Redirections that write files, or read from a file rein cannot name.
     fn hazard_of_setup(&self, text: &str, inv: &Invocation<'_>) -> Option<String> {
-        sensitive_env(text, &inv.env).or_else(|| {
-            written_file(&inv.command.redirects).map(|(redirect, file)| {
+        written_file(&inv.command.redirects)
+            .map(|(redirect, file)| {
                 format!(
                     "`{text} {}` writes to a file (`{file}`)",
                     render_redirect(redirect)
                 )
             })
-        })
+            .or_else(|| unnamed_input(text, &inv.command.redirects))
     }
 }
 
@@ -339,6 +399,46 @@ fn render_redirect(redirect: &Redirect) -> String {
         redirect.op.as_str(),
         redirect.target.raw
     )
+}
+
+/// A redirection bash turns into a network connection: `/dev/tcp/HOST/PORT`,
+/// `/dev/udp/HOST/PORT` (whatever the quoting, and even with expansions in the host).
+fn opens_network(redirect: &Redirect) -> bool {
+    if matches!(
+        redirect.op,
+        RedirectOp::Heredoc | RedirectOp::HeredocTabs | RedirectOp::HereString
+    ) {
+        return false;
+    }
+    let target = match &redirect.target.literal {
+        Some(value) => value.clone(),
+        None => redirect.target.raw.replace(['"', '\'', '\\'], ""),
+    };
+    target.starts_with("/dev/tcp/") || target.starts_with("/dev/udp/")
+}
+
+/// An input redirection whose file is not a literal word: it could be `/dev/tcp/...`.
+fn unnamed_input(text: &str, redirects: &[Redirect]) -> Option<String> {
+    let redirect = redirects.iter().find(|r| {
+        let input = match r.op {
+            RedirectOp::Read => true,
+            RedirectOp::DupIn => !is_descriptor_word(&r.target),
+            _ => false,
+        };
+        input && r.target.literal.is_none() && !r.target.raw.starts_with("<(")
+    })?;
+    Some(format!(
+        "`{text} {}` reads from a file rein cannot name, which could be a network connection (`/dev/tcp/...`)",
+        render_redirect(redirect)
+    ))
+}
+
+/// `0`, `3-`, `-`: a descriptor, not a file.
+fn is_descriptor_word(word: &Word) -> bool {
+    word.literal.as_deref().is_some_and(|text| {
+        let digits = text.strip_suffix('-').unwrap_or(text);
+        digits.chars().all(|c| c.is_ascii_digit())
+    })
 }
 
 /// The first redirection that writes a real file (not /dev/null and friends).

@@ -6,30 +6,43 @@
 //! any depth and each is judged on its own; the strictest part wins.
 //!
 //! Per simple command: wrappers (`env`, `timeout`, `nice`, `xargs`, `find -exec`, `sh -c`,
-//! `eval`, `watch`, ...) are seen through and the command they run is judged instead. The
-//! normalised text — program basename, then the arguments' values — is matched against the
-//! rules, last match winning. Then hazards the rules cannot see raise an allow to ask: a
-//! program run by path from outside the system directories, a redirection that writes a
-//! file, a variable that changes what runs, a flag that writes files or runs a program, an
-//! interpreter fed a script on stdin, a call to a function defined in the command, arithmetic
-//! on variables. A non-literal program name asks, and so does anything that does not parse.
+//! `eval`, `watch`, `busybox`, ...) are seen through and the command they run is judged
+//! instead; git's global options (`git -C dir push`) are set aside. The normalised text —
+//! program basename, then the arguments' values — is matched against the rules, last match
+//! winning. Then hazards the rules cannot see raise an allow to ask: a program run by path
+//! from outside the system directories, a redirection that writes a file, a variable other
+//! than a few harmless ones, a flag that writes files or runs a program, an interpreter fed
+//! a script on stdin, a call to a function defined in the command, arithmetic on variables.
+//! A redirection to `/dev/tcp/...` denies. A non-literal program name asks, and so does
+//! anything that does not parse.
+//!
+//! The command line is read as bash. A string for `sh -c` (dash on Debian, bash elsewhere)
+//! is read both as bash and as a POSIX shell: any bash-only construct in it asks, since dash
+//! reads it differently (`[[ x || rm -rf ~ ]]` runs `rm` there).
 //!
 //! This file holds the verdict types and the walk over a parsed script; `invocation` judges
-//! one command; `wrappers` and `env_wrapper` tell what a wrapper runs; `variables`, `flags`
-//! and `interpreters` find the hazards.
+//! one command; `wrappers` and `env_wrapper` tell what a wrapper runs; `git` sets git's
+//! global options aside; `variables`, `flags`, `runners` and `interpreters` find the
+//! hazards.
 
 mod env_wrapper;
 mod flags;
+mod git;
 mod interpreters;
 mod invocation;
+mod runners;
 mod variables;
 mod wrappers;
 
+use std::collections::HashSet;
+
 use super::rules::{escape_glob, Action, BashRules};
-use super::shell::{self, Redirect};
+use super::shell::{self, Dialect, Redirect};
+use variables::EnvVar;
+use wrappers::Reader;
 
 /// One judged command of a command string.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Part {
     /// The normalised text the rules saw (the program's path is kept when it is not in a
     /// system directory).
@@ -52,16 +65,27 @@ pub struct Judgement {
     pub grants: Vec<String>,
 }
 
-/// Judge `command` against `rules`.
+/// Judge `command`, as bash runs it, against `rules`.
 pub fn judge(command: &str, rules: &BashRules) -> Judgement {
-    let mut judge = Judge {
-        rules,
-        found: Vec::new(),
-        functions: Vec::new(),
+    judge_as(command, rules, Dialect::Bash)
+}
+
+/// Judge `command` as the shell of `dialect` runs it. [`Dialect::Posix`] is a `sh` that may be
+/// dash or bash: the command is read both ways, and bash-only syntax asks.
+pub fn judge_as(command: &str, rules: &BashRules, dialect: Dialect) -> Judgement {
+    let mut judge = Judge::new(rules, Vec::new());
+    let reader = match dialect {
+        Dialect::Bash => Reader::Bash,
+        Dialect::Posix => Reader::Posix,
+        Dialect::Zsh => Reader::Zsh,
     };
-    judge.script(command, 0, &Inherited::default());
+    judge.command_string(command, 0, &Inherited::default(), reader);
     judge.finish()
 }
+
+/// How many command strings (`sh -c`, `eval`, ...) one judgement parses at most: a string
+/// for `sh` is parsed twice, so nesting must not multiply without bound.
+const MAX_STRINGS: usize = 256;
 
 /// A part with whether a session rule for its text would let it through.
 struct Found {
@@ -74,7 +98,7 @@ struct Found {
 struct Inherited {
     piped: bool,
     redirects: Vec<Redirect>,
-    env: Vec<String>,
+    env: Vec<EnvVar>,
 }
 
 struct Judge<'r> {
@@ -82,9 +106,23 @@ struct Judge<'r> {
     found: Vec<Found>,
     /// Functions defined anywhere in the command.
     functions: Vec<String>,
+    /// The dialect of the command string being judged (what `eval` inside it reads).
+    dialect: Dialect,
+    /// Command strings parsed so far.
+    strings: usize,
 }
 
-impl Judge<'_> {
+impl<'r> Judge<'r> {
+    fn new(rules: &'r BashRules, functions: Vec<String>) -> Judge<'r> {
+        Judge {
+            rules,
+            found: Vec::new(),
+            functions,
+            dialect: Dialect::Bash,
+            strings: 0,
+        }
+    }
+
     fn push(&mut self, command: String, action: Action, reason: String, grantable: bool) {
         self.found.push(Found {
             part: Part {
@@ -96,16 +134,56 @@ impl Judge<'_> {
         });
     }
 
-    fn script(&mut self, text: &str, depth: usize, inherited: &Inherited) {
-        let script = match shell::parse_script(text, depth) {
+    /// A command string read by `reader`: a POSIX shell's is judged as bash and as dash.
+    fn command_string(&mut self, text: &str, depth: usize, inherited: &Inherited, reader: Reader) {
+        self.strings += 1;
+        if self.strings > MAX_STRINGS {
+            let reason = "too many command strings (`sh -c`, `eval`, ...) to judge".to_string();
+            self.push(text.trim().to_string(), Action::Ask, reason, false);
+            return;
+        }
+        match reader {
+            Reader::Caller => self.script(text, depth, inherited, self.dialect),
+            Reader::Bash => self.script(text, depth, inherited, Dialect::Bash),
+            Reader::Zsh => self.script(text, depth, inherited, Dialect::Zsh),
+            Reader::Posix => {
+                let start = self.found.len();
+                self.script(text, depth, inherited, Dialect::Bash);
+                let as_bash: HashSet<Part> =
+                    self.found[start..].iter().map(|f| f.part.clone()).collect();
+                let seen = self.found.len();
+                self.script(text, depth, inherited, Dialect::Posix);
+                // What both readings found is listed once.
+                let as_posix = self.found.split_off(seen);
+                self.found
+                    .extend(as_posix.into_iter().filter(|f| !as_bash.contains(&f.part)));
+            }
+        }
+    }
+
+    fn script(&mut self, text: &str, depth: usize, inherited: &Inherited, dialect: Dialect) {
+        let outer = std::mem::replace(&mut self.dialect, dialect);
+        self.script_in_dialect(text, depth, inherited);
+        self.dialect = outer;
+    }
+
+    fn script_in_dialect(&mut self, text: &str, depth: usize, inherited: &Inherited) {
+        let script = match shell::parse_script_as(text, depth, self.dialect) {
             Ok(script) => script,
             Err(e) => {
-                let reason = format!("the command does not parse ({e})");
+                let reason = match self.dialect {
+                    Dialect::Bash => format!("the command does not parse ({e})"),
+                    Dialect::Posix => format!("the command does not parse as sh (dash) ({e})"),
+                    Dialect::Zsh => format!("the command does not parse as zsh ({e})"),
+                };
                 self.push(text.trim().to_string(), Action::Ask, reason, false);
                 self.salvage(text, depth, inherited);
                 return;
             }
         };
+        for reason in script.divergences {
+            self.push(text.trim().to_string(), Action::Ask, reason, false);
+        }
         self.functions.extend(script.functions);
         for hazard in script.hazards {
             let reason = format!(
@@ -129,12 +207,10 @@ impl Judge<'_> {
             return;
         }
         for line in lines {
-            let mut sub = Judge {
-                rules: self.rules,
-                found: Vec::new(),
-                functions: self.functions.clone(),
-            };
-            sub.script(line, depth, inherited);
+            let mut sub = Judge::new(self.rules, self.functions.clone());
+            sub.strings = self.strings;
+            sub.script(line, depth, inherited, self.dialect);
+            self.strings = sub.strings;
             self.found.extend(
                 sub.found
                     .into_iter()

@@ -1,19 +1,32 @@
 //! What a wrapper command runs: `command`, `exec`, `nice`, `time`, `timeout`, `stdbuf`,
-//! `ionice`, `setsid`, `nohup`, `xargs`, `watch`, `eval`, `sh -c`, `find -exec` (and `env`,
-//! in `env_wrapper`).
+//! `ionice`, `setsid`, `nohup`, `xargs`, `watch`, `eval`, `sh -c`, `find -exec`,
+//! `busybox APPLET` (and `env`, in `env_wrapper`).
 //!
 //! A program and its words flow in; out comes an [`Unwrap`]: the inner command's position
 //! (with what it inherits: variables, `xargs`'s appended arguments and replace string), a
-//! command string to parse, a verdict that it runs nothing that matters, or a reason rein
-//! cannot see past it. A wrapper's options are skipped by a table of its flags and valued
-//! options; an option rein does not know makes the wrapper opaque, since it might take a
-//! value.
+//! command string to parse and which shell reads it, a verdict that it runs nothing that
+//! matters, or a reason rein cannot see past it. A wrapper's options are skipped by a table
+//! of its flags and valued options; an option rein does not know makes the wrapper opaque,
+//! since it might take a value.
 
 use super::env_wrapper::env_inner;
+use super::variables::EnvVar;
 use crate::permissions::shell::Word;
 
-/// Shells whose `-c STRING` is parsed as a command of its own.
-const SHELLS: [&str; 5] = ["sh", "bash", "zsh", "dash", "ksh"];
+/// POSIX shells whose `-c STRING` is parsed as a command of its own. `sh` is dash on
+/// Debian, bash elsewhere: their strings are read both ways.
+const POSIX_SHELLS: [&str; 7] = ["sh", "dash", "ksh", "mksh", "ash", "yash", "posh"];
+
+/// Which shell reads a command string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reader {
+    /// The shell running the command that holds it (`eval`).
+    Caller,
+    Bash,
+    /// A POSIX shell that may be dash or bash.
+    Posix,
+    Zsh,
+}
 
 /// What a wrapper runs.
 pub(super) enum Unwrap {
@@ -21,13 +34,13 @@ pub(super) enum Unwrap {
     Itself,
     Inner {
         at: usize,
-        env: Vec<String>,
+        env: Vec<EnvVar>,
         more_args: bool,
         /// The text `xargs -I` replaces with its input, inside any argument.
         placeholder: Option<String>,
     },
-    /// A command string (`sh -c`, `eval`, `watch`, `env -S`).
-    Script(String),
+    /// A command string (`sh -c`, `eval`, `watch`, `env -S`) and the shell that reads it.
+    Script(String, Reader),
     /// Runs nothing that matters (`command -v`, `xargs` without a command).
     Neutral(String),
     /// Something rein cannot see past.
@@ -75,11 +88,20 @@ pub(super) fn unwrap(program: &str, words: &[Word], more_args: bool) -> Unwrap {
         "find" => return find_execs(words),
         "eval" => {
             return match words.get(1..) {
-                Some(args) if !args.is_empty() => script_of(program, args),
+                Some(args) if !args.is_empty() => script_of(program, args, Reader::Caller),
                 _ => Unwrap::Itself,
             }
         }
-        p if SHELLS.contains(&p) => return shell_script(program, words),
+        "bash" => return shell_script(program, words, Reader::Bash),
+        "zsh" => return shell_script(program, words, Reader::Zsh),
+        p if POSIX_SHELLS.contains(&p) => return shell_script(program, words, Reader::Posix),
+        // A multi-call binary: `busybox rm -rf x` is `rm -rf x`.
+        "busybox" | "toybox" => {
+            return match words.get(1).and_then(Word::literal_program) {
+                Some(applet) if !applet.starts_with('-') => inner(1),
+                _ => Unwrap::Itself,
+            }
+        }
         "command" => Options {
             flags: "pvV",
             ..NO_OPTIONS
@@ -205,7 +227,7 @@ pub(super) fn unwrap(program: &str, words: &[Word], more_args: bool) -> Unwrap {
         },
         "watch" if short_has('x') || seen.contains(&"--exec") => inner(at),
         "watch" => match words.get(at..) {
-            Some(args) if !args.is_empty() => script_of(program, args),
+            Some(args) if !args.is_empty() => script_of(program, args, Reader::Posix),
             _ => Unwrap::Itself,
         },
         _ => inner(at),
@@ -301,7 +323,7 @@ fn xargs_placeholder(options: &[Word]) -> Option<String> {
 }
 
 /// Literal arguments joined by spaces, as `eval` and `watch` do, to parse as a command.
-fn script_of(program: &str, args: &[Word]) -> Unwrap {
+fn script_of(program: &str, args: &[Word], reader: Reader) -> Unwrap {
     let mut parts = Vec::with_capacity(args.len());
     for arg in args {
         match arg.literal_program() {
@@ -314,11 +336,11 @@ fn script_of(program: &str, args: &[Word]) -> Unwrap {
             }
         }
     }
-    Unwrap::Script(parts.join(" "))
+    Unwrap::Script(parts.join(" "), reader)
 }
 
 /// `sh -c STRING`: the string; a script file or stdin: the shell is judged itself.
-fn shell_script(program: &str, words: &[Word]) -> Unwrap {
+fn shell_script(program: &str, words: &[Word], reader: Reader) -> Unwrap {
     let mut command_string = false;
     let mut i = 1;
     while let Some(word) = words.get(i) {
@@ -358,7 +380,7 @@ fn shell_script(program: &str, words: &[Word]) -> Unwrap {
     }
     match words.get(i) {
         Some(word) => match word.literal_program() {
-            Some(text) => Unwrap::Script(text.to_string()),
+            Some(text) => Unwrap::Script(text.to_string(), reader),
             None => Unwrap::Opaque(format!(
                 "runs the command string `{}`, which is not a literal word",
                 word.raw

@@ -136,6 +136,10 @@ impl Parser<'_> {
                     break;
                 }
                 '\\' => self.advance(2),
+                '\'' => {
+                    self.pos += 1;
+                    self.read_single_quoted()?;
+                }
                 '"' => self.read_double_quoted(&mut st)?,
                 '$' => self.read_dollar(&mut st, false)?,
                 '`' => self.read_backquote(&mut st, false)?,

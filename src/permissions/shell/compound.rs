@@ -5,6 +5,8 @@
 //! Their conditions and bodies are lists, so every command inside is emitted like any other.
 //! `(( ))` and `[[ ]]` are emitted as simple commands of their own, named `((` and `[[`, so
 //! the judge sees them. A missing `fi`, `done`, `esac` or `)` is an error that names it.
+//! (In the POSIX dialect `grammar` reads `[[`, `select`, `coproc` and `function` as plain
+//! words and `((` as two subshells, as dash does.)
 
 use super::parser::{Op, Parser};
 use super::words::WordMode;
@@ -124,6 +126,7 @@ impl Parser<'_> {
     pub(super) fn parse_for(&mut self) -> Result<(), ParseError> {
         self.skip_blanks();
         if self.at("((") {
+            self.bashism("for ((");
             if self.try_arithmetic(2)?.is_none() {
                 return Err(ParseError::new("unterminated `for ((`"));
             }
@@ -194,7 +197,13 @@ impl Parser<'_> {
             self.parse_list()?;
             self.skip_blanks();
             match self.peek_op() {
-                Some((Op::DoubleSemi | Op::SemiAmp | Op::DoubleSemiAmp, n)) => self.pos += n,
+                Some((op @ (Op::DoubleSemi | Op::SemiAmp | Op::DoubleSemiAmp), n)) => {
+                    if op != Op::DoubleSemi {
+                        let construct = self.text(self.pos, self.pos + n);
+                        self.bashism(&construct);
+                    }
+                    self.pos += n;
+                }
                 _ if self.at_keyword("esac") => {}
                 _ => return Err(self.missing("esac")),
             }

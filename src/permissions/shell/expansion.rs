@@ -5,11 +5,14 @@
 //! not to be literal. Commands inside `$(...)` and inside a parameter expansion's words
 //! (`${X:-$(cmd)}`) join the script. A parameter expansion that evaluates a value as
 //! arithmetic — a non-numeric subscript or offset, `${!ref}`, `${x@P}` — is a hazard.
+//! `${...}` ends at the first `}` that is not quoted or inside a nested expansion: a bare
+//! `{` does not nest (`${x:-{}` is `${x:-{}`). In the POSIX dialect `$'`, `$"` and `$[`
+//! are a plain dollar sign, as in dash; in zsh, `${(flags)...}` is a divergence.
 
 use super::arithmetic::is_plain_arithmetic;
 use super::parser::{is_name_char, is_name_start, Parser};
 use super::words::WordState;
-use super::ParseError;
+use super::{Dialect, ParseError};
 
 impl Parser<'_> {
     /// At a `$`: an expansion, a `$'...'` or `$"..."` quote, or a plain dollar sign.
@@ -19,10 +22,18 @@ impl Parser<'_> {
         quoted: bool,
     ) -> Result<(), ParseError> {
         match self.peek_at(1) {
+            Some(c @ ('\'' | '"' | '[')) if self.posix() && (c == '[' || !quoted) => {
+                let construct = format!("${c}");
+                self.bashism(&construct);
+                st.literal.push('$');
+                self.pos += 1;
+            }
             Some('\'') if !quoted => {
                 self.pos += 2;
-                let decoded = self.read_ansi_c()?;
-                st.literal.push_str(&decoded);
+                match self.read_ansi_c()? {
+                    Some(decoded) => st.literal.push_str(&decoded),
+                    None => st.expansions += 1,
+                }
             }
             Some('"') if !quoted => {
                 self.pos += 1;
@@ -63,9 +74,11 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// After `$(` or `<(`: a command list up to the closing `)`.
+    /// After `$(` or `<(`: a command list up to the closing `)`. A here-document opened
+    /// inside still waits for the next newline in bash; dash ends it at the `)`.
     pub(super) fn parse_substitution(&mut self) -> Result<(), ParseError> {
         self.enter()?;
+        let pending = self.pending.len();
         self.parse_list()?;
         self.skip_blanks();
         if self.peek() != Some(')') {
@@ -76,6 +89,11 @@ impl Parser<'_> {
             });
         }
         self.pos += 1;
+        if self.posix() && self.pending.len() > pending {
+            self.pending.truncate(pending);
+            let reason = "a here-document inside `$(...)` whose body starts after the `)`, which sh (dash) ends at the `)`".to_string();
+            self.diverge(reason);
+        }
         self.leave();
         Ok(())
     }
@@ -86,14 +104,19 @@ impl Parser<'_> {
         self.enter()?;
         let at = self.pos;
         self.pos += 2;
-        let mut braces = 0usize;
         let mut st = WordState::default();
+        if self.dialect == Dialect::Zsh && self.peek() == Some('(') {
+            self.diverge(
+                "`${(...)...}` uses zsh parameter flags, which can evaluate a value as a command"
+                    .to_string(),
+            );
+        }
         loop {
             let Some(c) = self.peek() else {
                 return Err(ParseError::new("unterminated `${`"));
             };
             match c {
-                '}' if braces == 0 => {
+                '}' => {
                     let content = self.text(at + 2, self.pos);
                     self.pos += 1;
                     if parameter_hazard(&content) {
@@ -101,14 +124,6 @@ impl Parser<'_> {
                         self.out.hazards.push(whole);
                     }
                     break;
-                }
-                '}' => {
-                    braces -= 1;
-                    self.pos += 1;
-                }
-                '{' => {
-                    braces += 1;
-                    self.pos += 1;
                 }
                 '\\' => self.advance(2),
                 '\'' if !quoted => {
@@ -181,6 +196,20 @@ fn offset_hazard(rest: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::permissions::shell::parse_script;
+    use crate::permissions::shell::tests::programs;
+
+    #[test]
+    fn a_bare_brace_does_not_nest_in_a_parameter_expansion() {
+        for input in [
+            "echo ${x:-{}; rm -rf x; echo }",
+            "echo ${x#{}; rm -rf x; echo }",
+            "echo \"${x:-{}\"; rm -rf x; echo \"}\"",
+        ] {
+            assert_eq!(programs(input), ["echo", "rm", "echo"], "{input}");
+        }
+        assert_eq!(programs("echo ${x:-${y:-a}}; rm x"), ["echo", "rm"]);
+        assert_eq!(programs("echo ${x:-'}'}; rm x"), ["echo", "rm"]);
+    }
 
     #[test]
     fn functions_and_hazards_are_listed() {

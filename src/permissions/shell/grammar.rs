@@ -4,11 +4,14 @@
 //! (pipelines joined by `&&`/`||`); in a pipeline every command after the first has its
 //! stdin piped. A simple command is split into leading assignments, words and redirections
 //! and emitted into the script with where it sits. A compound command (see `compound`) has
-//! its trailing redirections copied onto every command emitted inside it.
+//! its trailing redirections copied onto every command emitted inside it. In the POSIX
+//! dialect `&>`, `|&`, `<<<`, `{fd}>`, `NAME[i]=`/`NAME+=` and the bash-only keywords are
+//! listed as divergences, and read as dash reads them where that differs.
 
 use super::arithmetic::is_plain_arithmetic;
+use super::delimiter::heredoc_delimiter;
 use super::heredoc::PendingHeredoc;
-use super::parser::{is_name, Op, Parser};
+use super::parser::{is_name, is_name_char, is_name_start, Op, Parser};
 use super::words::{RawWord, WordMode};
 use super::{Context, ParseError, Redirect, RedirectOp, SimpleCommand, Word};
 
@@ -32,7 +35,12 @@ impl Parser<'_> {
             count += 1;
             self.skip_blanks();
             match self.peek_op() {
-                Some((Op::Semi | Op::Amp, n)) => self.pos += n,
+                Some((Op::Semi | Op::Amp, n)) => {
+                    if self.posix() && self.at("&>") {
+                        self.bashism("&>");
+                    }
+                    self.pos += n;
+                }
                 Some((Op::Newline, _)) => self.consume_newline()?,
                 _ if self.at_list_end() => break,
                 _ => return Err(self.unexpected()),
@@ -110,7 +118,10 @@ impl Parser<'_> {
         loop {
             self.skip_blanks();
             match self.peek_op() {
-                Some((Op::Pipe | Op::PipeAmp, n)) => {
+                Some((op @ (Op::Pipe | Op::PipeAmp), n)) => {
+                    if op == Op::PipeAmp {
+                        self.bashism("|&");
+                    }
                     self.pos += n;
                     self.skip_linebreaks()?;
                     self.piped = true;
@@ -125,24 +136,34 @@ impl Parser<'_> {
 
     pub(super) fn at_compound(&self) -> bool {
         self.peek() == Some('(')
-            || ["{", "if", "while", "until", "for", "select", "case", "[["]
+            || ["{", "if", "while", "until", "for", "case"]
                 .iter()
                 .any(|k| self.at_keyword(k))
+            || (!self.posix() && (self.at_keyword("select") || self.at_keyword("[[")))
     }
 
     pub(super) fn parse_command(&mut self) -> Result<(), ParseError> {
         self.skip_blanks();
-        if self.at_keyword("coproc") {
+        for keyword in ["coproc", "function", "select", "[["] {
+            if self.at_keyword(keyword) {
+                self.bashism(keyword);
+            }
+        }
+        if self.at_keyword("coproc") && !self.posix() {
             return self.parse_coproc();
         }
-        if self.at_keyword("function") {
+        if self.at_keyword("function") && !self.posix() {
             return self.parse_function_keyword();
         }
         if !self.at_compound() {
             return self.parse_simple();
         }
         let first = self.out.commands.len();
-        if self.at("((") {
+        if self.at("((") && self.posix() {
+            // dash reads two nested subshells: `((. ./x))` runs `. ./x`.
+            self.bashism("((");
+            self.parse_subshell()?;
+        } else if self.at("((") {
             self.parse_arith_command()?;
         } else if self.peek() == Some('(') {
             self.parse_subshell()?;
@@ -205,6 +226,9 @@ impl Parser<'_> {
                 redirects.push(self.parse_redirect(found)?);
                 continue;
             }
+            if self.posix() && self.at_named_descriptor() {
+                self.bashism("{fd}>");
+            }
             let Some(raw) = self.read_raw_word(WordMode::Normal)? else {
                 break;
             };
@@ -253,16 +277,34 @@ impl Parser<'_> {
         });
     }
 
-    /// `NAME=value`, `NAME+=value`, `NAME[sub]=value` at the start of a simple command.
+    /// `{name}` right before `<` or `>`: a bash named descriptor (`{fd}>file`).
+    fn at_named_descriptor(&self) -> bool {
+        if self.peek() != Some('{') || !self.peek_at(1).is_some_and(is_name_start) {
+            return false;
+        }
+        let mut n = 2;
+        while self.peek_at(n).is_some_and(is_name_char) {
+            n += 1;
+        }
+        self.peek_at(n) == Some('}') && matches!(self.peek_at(n + 1), Some('<' | '>'))
+    }
+
+    /// `NAME=value`, `NAME+=value`, `NAME[sub]=value` at the start of a simple command. In
+    /// the POSIX dialect only `NAME=value` assigns: the others are a command's name there.
     fn split_assignment(&mut self, raw: &RawWord) -> Option<(String, Word)> {
         let (eq, literal_len, expansions_before) = raw.eq?;
-        let lhs = self.text(raw.start, eq);
-        let lhs = lhs.strip_suffix('+').unwrap_or(&lhs);
+        let whole = self.text(raw.start, eq);
+        let lhs = whole.strip_suffix('+').unwrap_or(&whole);
         let (name, subscript) = match lhs.split_once('[') {
             Some((name, rest)) => (name, Some(rest.strip_suffix(']')?)),
             None => (lhs, None),
         };
         if !is_name(name) {
+            return None;
+        }
+        if self.posix() && (subscript.is_some() || lhs.len() < whole.len()) {
+            let construct = format!("{whole}=");
+            self.bashism(&construct);
             return None;
         }
         if let Some(subscript) = subscript {
@@ -296,11 +338,15 @@ impl Parser<'_> {
             )));
         };
         if matches!(op, RedirectOp::Heredoc | RedirectOp::HeredocTabs) {
+            let (delimiter, expand) = heredoc_delimiter(&target.raw, self.dialect)?;
             self.pending.push(PendingHeredoc {
-                delimiter: target.text().to_string(),
+                delimiter,
                 strip_tabs: op == RedirectOp::HeredocTabs,
-                expand: !target.raw.contains(['\'', '"', '\\']),
+                expand,
             });
+        }
+        if op == RedirectOp::HereString {
+            self.bashism("<<<");
         }
         Ok(Redirect { fd, op, target })
     }

@@ -11,21 +11,32 @@
 //! inside it. The script also lists the functions it defines and the arithmetic that reads
 //! variables (bash evaluates array subscripts in such values, which can run commands).
 //!
+//! The syntax is bash's by default. A string handed to `sh -c` runs in a POSIX shell (dash
+//! on Debian), which reads bash-only syntax differently: in [`Dialect::Posix`] the parser
+//! reads such text the way dash does (`[[` is a plain word, `((` two subshells, `$'` a
+//! dollar sign and a quote, `&>` a background operator and a redirection) and lists every
+//! bash-only construct it met as a divergence. [`Dialect::Zsh`] reads bash syntax and lists
+//! zsh's parameter flags (`${(e)x}` evaluates a value).
+//!
 //! It recognises, it does not interpret: nothing is expanded. A word keeps its raw text, and
-//! its value after quote removal when no expansion is involved. Malformed input (an
-//! unterminated quote, unbalanced parentheses, a missing `fi`/`done`/`esac`) is an error,
-//! never a guess, and nesting deeper than [`MAX_DEPTH`] is an error too, so no input can
-//! overflow the stack.
+//! its value after quote removal when no expansion is involved (and no `$'...'` escape
+//! whose value rein cannot be sure of). Malformed input (an unterminated quote, unbalanced
+//! parentheses, a missing `fi`/`done`/`esac`, a here-document without its delimiter line) is
+//! an error, never a guess, and nesting deeper than [`MAX_DEPTH`] is an error too, so no
+//! input can overflow the stack.
 //!
 //! This file holds the public types and the entry points. The parser itself is one
 //! recursive descent over the characters, its methods grouped by what they read: `parser`
 //! (the cursor, tokens, errors and the depth bound), `grammar` (lists, pipelines, simple
 //! commands, redirections), `compound` (`if`, loops, `case`, `[[ ]]`, subshells, functions),
-//! `words` and `quotes` (one word and its quoting), `expansion` (`$NAME`, `${...}`,
-//! `$(...)`), `arithmetic` (`$((...))`, `((...))`, `$[...]`) and `heredoc`.
+//! `words` and `quotes` (one word and its quoting), `ansi_c` (the escapes of `$'...'`),
+//! `expansion` (`$NAME`, `${...}`, `$(...)`), `arithmetic` (`$((...))`, `((...))`, `$[...]`),
+//! `heredoc` and `delimiter` (here-documents and how their delimiter word is read).
 
+mod ansi_c;
 mod arithmetic;
 mod compound;
+mod delimiter;
 mod expansion;
 mod grammar;
 mod heredoc;
@@ -36,6 +47,19 @@ mod words;
 pub use arithmetic::is_plain_arithmetic;
 
 use parser::Parser;
+
+/// Which shell reads the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// bash (the `bash` tool's shell, and `bash -c`).
+    #[default]
+    Bash,
+    /// A POSIX shell such as dash (`sh -c`, `dash -c`): bash-only syntax is read the way
+    /// dash reads it and listed as a divergence.
+    Posix,
+    /// zsh: bash syntax, with zsh's parameter flags listed as divergences.
+    Zsh,
+}
 
 /// How deeply constructs may nest (substitutions, compound commands, quotes in expansions).
 pub const MAX_DEPTH: usize = 64;
@@ -224,8 +248,12 @@ pub struct Script {
     /// Names of the shell functions it defines.
     pub functions: Vec<String>,
     /// Arithmetic that reads variables or command output (`$((x+1))`, `${a[$i]}`,
-    /// `${x:$n}`, `${!ref}`, `${x@P}`): a value like `a[$(cmd)]` would run `cmd` there.
+    /// `${x:$n}`, `${!ref}`, `${x@P}`, `a=([$k]=1)`): a value like `a[$(cmd)]` would run
+    /// `cmd` there.
     pub hazards: Vec<String>,
+    /// Constructs the dialect's shell reads differently from how bash does, each as a reason
+    /// ("`[[` is bash-only syntax that sh (dash) reads differently"). Always empty for bash.
+    pub divergences: Vec<String>,
 }
 
 /// Every simple command `command` would run, flattened.
@@ -233,12 +261,22 @@ pub fn parse(command: &str) -> Result<Vec<SimpleCommand>, ParseError> {
     parse_script(command, 0).map(|script| script.commands)
 }
 
-/// Parse `command` as if it were nested `depth` levels deep already (a string handed to
-/// `sh -c` or `eval` continues its command's depth, so the bound holds across them).
+/// Parse `command` as bash, as if it were nested `depth` levels deep already (a string
+/// handed to `sh -c` or `eval` continues its command's depth, so the bound holds across
+/// them).
 pub fn parse_script(command: &str, depth: usize) -> Result<Script, ParseError> {
+    parse_script_as(command, depth, Dialect::Bash)
+}
+
+/// [`parse_script`] in the given dialect.
+pub fn parse_script_as(
+    command: &str,
+    depth: usize,
+    dialect: Dialect,
+) -> Result<Script, ParseError> {
     let mut script = Script::default();
     {
-        let mut parser = Parser::new(command, depth, false, &mut script);
+        let mut parser = Parser::new(command, depth, false, dialect, &mut script);
         if depth > MAX_DEPTH {
             return Err(ParseError::new("nested too deeply"));
         }
@@ -247,6 +285,7 @@ pub fn parse_script(command: &str, depth: usize) -> Result<Script, ParseError> {
         if !parser.eof() {
             return Err(parser.unexpected());
         }
+        parser.no_pending_heredoc()?;
     }
     Ok(script)
 }
@@ -305,6 +344,87 @@ mod tests {
         ] {
             assert_eq!(parse(input).unwrap_err().message, message, "{input:?}");
         }
+    }
+
+    #[test]
+    fn the_posix_dialect_reads_bash_only_syntax_as_dash_does() {
+        for (input, expected, construct) in [
+            ("[[ x || rm -rf y ]]", vec!["[[", "rm"], "`[[`"),
+            ("[[ x =~ a|rm y ]]", vec!["[[", "rm"], "`[[`"),
+            ("((. ./x))", vec!["."], "`((`"),
+            ("echo $'\\'; rm x; # '", vec!["echo", "rm"], "`$'`"),
+            ("echo $\"a\"; rm x", vec!["echo", "rm"], "`$\"`"),
+            ("echo $[ '] ' ]\nrm x\n# '", vec!["echo", "rm"], "`$[`"),
+            ("ls &>/dev/null rm x", vec!["ls", "rm"], "`&>`"),
+            ("{fd}>x rm y", vec!["{fd}"], "`{fd}>`"),
+            ("a[1]=x rm y", vec!["a[1]=x"], "`a[1]=`"),
+            ("a+=x", vec!["a+=x"], "`a+=`"),
+            ("function f {\nrm x", vec!["function", "rm"], "`function`"),
+            ("coproc rm x", vec!["coproc"], "`coproc`"),
+            ("cat <<< x", vec!["cat"], "`<<<`"),
+            ("cat <(rm x)", vec!["cat", "rm"], "`<(...)`"),
+            ("ls |& rm x", vec!["ls", "rm"], "`|&`"),
+            ("a=(1 2)", vec![""], "`NAME=(...)`"),
+            (
+                "cat <<$'EOF'\n$EOF\nrm x\nEOF\n",
+                vec!["cat", "rm", "EOF"],
+                "`$'`",
+            ),
+            (
+                "echo $(cat <<EOF)\nrm x\nEOF\n",
+                vec!["echo", "cat", "rm", "EOF"],
+                "here-document",
+            ),
+            (
+                "cat <<EOF\nx\\\nEOF\nrm x\nEOF\n",
+                vec!["cat"],
+                "backslash-newline",
+            ),
+        ] {
+            let script = parse_script_as(input, 0, Dialect::Posix)
+                .unwrap_or_else(|e| panic!("{input:?}: {e}"));
+            let found: Vec<&str> = script
+                .commands
+                .iter()
+                .map(|c| c.words.first().map(Word::text).unwrap_or_default())
+                .collect();
+            assert_eq!(sorted_strs(found), sorted_strs(expected), "{input:?}");
+            assert!(
+                script.divergences.iter().any(|d| d.contains(construct)),
+                "{input:?}: {:?}",
+                script.divergences
+            );
+            let bash = parse_script(input, 0).map(|s| s.divergences);
+            assert!(bash.is_err() || bash == Ok(Vec::new()), "{input:?}");
+        }
+        for input in [
+            "ls -la | grep x && echo \"$(pwd)\" > /dev/null",
+            "case x in a) ls;; esac; for f in a b; do cat $f; done",
+            "cat <<'EOF'\n$x\nEOF\n",
+            "echo $((1 + 2)) ${x:-y} `pwd`",
+        ] {
+            let script = parse_script_as(input, 0, Dialect::Posix).unwrap();
+            assert!(
+                script.divergences.is_empty(),
+                "{input:?}: {:?}",
+                script.divergences
+            );
+        }
+    }
+
+    #[test]
+    fn zsh_parameter_flags_are_divergences() {
+        let script = parse_script_as("echo ${(e)x}", 0, Dialect::Zsh).unwrap();
+        assert_eq!(script.divergences.len(), 1);
+        assert!(parse_script("echo ${(e)x}", 0)
+            .unwrap()
+            .divergences
+            .is_empty());
+    }
+
+    fn sorted_strs(mut list: Vec<&str>) -> Vec<&str> {
+        list.sort();
+        list
     }
 
     #[test]

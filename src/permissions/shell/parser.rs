@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 
 use super::heredoc::PendingHeredoc;
-use super::{ParseError, RedirectOp, Script, MAX_DEPTH};
+use super::{Dialect, ParseError, RedirectOp, Script, MAX_DEPTH};
 
 /// A control operator token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,7 @@ pub(super) struct Snapshot {
     commands: usize,
     functions: usize,
     hazards: usize,
+    divergences: usize,
     pending: usize,
 }
 
@@ -69,6 +70,7 @@ pub(super) struct Parser<'o> {
     pub(super) pos: usize,
     pub(super) depth: usize,
     pub(super) piped: bool,
+    pub(super) dialect: Dialect,
     pub(super) pending: Vec<PendingHeredoc>,
     /// Positions where `$((`/`((` was tried as arithmetic and failed: never retried, so
     /// nested failures cannot make parsing exponential.
@@ -77,12 +79,19 @@ pub(super) struct Parser<'o> {
 }
 
 impl<'o> Parser<'o> {
-    pub(super) fn new(text: &str, depth: usize, piped: bool, out: &'o mut Script) -> Parser<'o> {
+    pub(super) fn new(
+        text: &str,
+        depth: usize,
+        piped: bool,
+        dialect: Dialect,
+        out: &'o mut Script,
+    ) -> Parser<'o> {
         Parser {
             chars: text.chars().collect(),
             pos: 0,
             depth,
             piped,
+            dialect,
             pending: Vec::new(),
             not_arithmetic: HashSet::new(),
             out,
@@ -95,6 +104,26 @@ impl<'o> Parser<'o> {
 
     pub(super) fn peek_at(&self, n: usize) -> Option<char> {
         self.chars.get(self.pos + n).copied()
+    }
+
+    pub(super) fn posix(&self) -> bool {
+        self.dialect == Dialect::Posix
+    }
+
+    /// In the POSIX dialect, note that `construct` is bash-only syntax.
+    pub(super) fn bashism(&mut self, construct: &str) {
+        if self.posix() {
+            let reason =
+                format!("`{construct}` is bash-only syntax that sh (dash) reads differently");
+            self.diverge(reason);
+        }
+    }
+
+    /// Note a construct this dialect's shell reads differently from bash (once each).
+    pub(super) fn diverge(&mut self, reason: String) {
+        if !self.out.divergences.contains(&reason) {
+            self.out.divergences.push(reason);
+        }
     }
 
     pub(super) fn eof(&self) -> bool {
@@ -205,7 +234,7 @@ impl<'o> Parser<'o> {
             },
             '&' => match next {
                 Some('&') => (Op::AndIf, 2),
-                Some('>') => return None,
+                Some('>') if !self.posix() => return None,
                 _ => (Op::Amp, 1),
             },
             '|' => match next {
@@ -228,7 +257,7 @@ impl<'o> Parser<'o> {
         }
         if i > self.pos {
             fd = Some(self.text(self.pos, i));
-        } else if self.peek() == Some('{') {
+        } else if self.peek() == Some('{') && !self.posix() {
             let mut j = i + 1;
             while self.chars.get(j).copied().is_some_and(is_name_char) {
                 j += 1;
@@ -252,8 +281,10 @@ impl<'o> Parser<'o> {
             (Some('>'), Some('&'), _) => (RedirectOp::DupOut, 2),
             (Some('>'), Some('|'), _) => (RedirectOp::Clobber, 2),
             (Some('>'), _, _) => (RedirectOp::Write, 1),
-            (Some('&'), Some('>'), Some('>')) if fd.is_none() => (RedirectOp::AppendAll, 3),
-            (Some('&'), Some('>'), _) if fd.is_none() => (RedirectOp::WriteAll, 2),
+            (Some('&'), Some('>'), Some('>')) if fd.is_none() && !self.posix() => {
+                (RedirectOp::AppendAll, 3)
+            }
+            (Some('&'), Some('>'), _) if fd.is_none() && !self.posix() => (RedirectOp::WriteAll, 2),
             _ => return None,
         };
         Some((fd, op, i + len - self.pos))
@@ -266,6 +297,7 @@ impl<'o> Parser<'o> {
             commands: self.out.commands.len(),
             functions: self.out.functions.len(),
             hazards: self.out.hazards.len(),
+            divergences: self.out.divergences.len(),
             pending: self.pending.len(),
         }
     }
@@ -276,6 +308,7 @@ impl<'o> Parser<'o> {
         self.out.commands.truncate(s.commands);
         self.out.functions.truncate(s.functions);
         self.out.hazards.truncate(s.hazards);
+        self.out.divergences.truncate(s.divergences);
         self.pending.truncate(s.pending);
     }
 
@@ -283,8 +316,8 @@ impl<'o> Parser<'o> {
     /// here-document body.
     pub(super) fn sub_parse(&mut self, text: &str, kind: Nested) -> Result<(), ParseError> {
         self.enter()?;
-        let (depth, piped) = (self.depth, self.piped);
-        let mut sub = Parser::new(text, depth, piped, &mut *self.out);
+        let (depth, piped, dialect) = (self.depth, self.piped, self.dialect);
+        let mut sub = Parser::new(text, depth, piped, dialect, &mut *self.out);
         match kind {
             Nested::Commands => {
                 sub.parse_list()?;
@@ -292,6 +325,7 @@ impl<'o> Parser<'o> {
                 if !sub.eof() {
                     return Err(sub.unexpected());
                 }
+                sub.no_pending_heredoc()?;
             }
             Nested::Heredoc => sub.scan_heredoc_body()?,
         }

@@ -1,9 +1,10 @@
 //! Quoting: `'...'`, `"..."`, `$'...'` and backquotes.
 //!
 //! Single quotes keep their text as it is; double quotes keep it too, but for `\` escapes
-//! and the expansions inside; `$'...'` resolves its ANSI-C escapes (a `\0` ends the value,
-//! as in bash). A backquoted command is unescaped and parsed as a command list of its own.
+//! and the expansions inside; `$'...'` is found first and then resolves its ANSI-C escapes
+//! (`ansi_c`). A backquoted command is unescaped and parsed as a command list of its own.
 
+use super::ansi_c::decode_ansi_c;
 use super::parser::{Nested, Parser};
 use super::words::WordState;
 use super::ParseError;
@@ -99,105 +100,29 @@ impl Parser<'_> {
         self.sub_parse(&inner, Nested::Commands)
     }
 
-    /// After `$'`: the ANSI-C quoted text, escapes resolved, up to the closing `'`.
-    pub(super) fn read_ansi_c(&mut self) -> Result<String, ParseError> {
-        let mut out = String::new();
-        let mut truncated = false;
+    /// After `$'`: the quote's text up to the closing `'` (a backslash skips exactly one
+    /// character, so `$'\c'` ends at its second quote, as in bash), then its value; `None`
+    /// when rein cannot be sure of the value (see `ansi_c`).
+    pub(super) fn read_ansi_c(&mut self) -> Result<Option<String>, ParseError> {
+        let start = self.pos;
         loop {
-            let Some(c) = self.peek() else {
-                return Err(ParseError::new("unterminated `$'` quote"));
-            };
-            self.pos += 1;
-            let decoded = match c {
-                '\'' => return Ok(out),
-                '\\' => {
-                    let Some(e) = self.peek() else {
-                        return Err(ParseError::new("unterminated `$'` quote"));
-                    };
-                    self.pos += 1;
-                    match e {
-                        'a' => '\x07',
-                        'b' => '\x08',
-                        'e' | 'E' => '\x1b',
-                        'f' => '\x0c',
-                        'n' => '\n',
-                        'r' => '\r',
-                        't' => '\t',
-                        'v' => '\x0b',
-                        '\\' | '\'' | '"' | '?' => e,
-                        '0'..='7' => {
-                            self.pos -= 1;
-                            let value = self.read_digits(8, 3).unwrap_or(0);
-                            char::from_u32(value & 0xff).unwrap_or('\u{fffd}')
-                        }
-                        'x' | 'u' | 'U' => {
-                            let max = match e {
-                                'x' => 2,
-                                'u' => 4,
-                                _ => 8,
-                            };
-                            match self.read_digits(16, max) {
-                                Some(value) => char::from_u32(value).unwrap_or('\u{fffd}'),
-                                None => {
-                                    if !truncated {
-                                        out.push('\\');
-                                    }
-                                    e
-                                }
-                            }
-                        }
-                        'c' => match self.peek() {
-                            Some(k) => {
-                                self.pos += 1;
-                                if k == '?' {
-                                    '\x7f'
-                                } else {
-                                    char::from_u32(u32::from(k) & 0x1f).unwrap_or('\u{fffd}')
-                                }
-                            }
-                            None => return Err(ParseError::new("unterminated `$'` quote")),
-                        },
-                        other => {
-                            if !truncated {
-                                out.push('\\');
-                            }
-                            other
-                        }
-                    }
-                }
-                other => other,
-            };
-            if decoded == '\0' {
-                truncated = true;
-            } else if !truncated {
-                out.push(decoded);
+            match self.peek() {
+                None => return Err(ParseError::new("unterminated `$'` quote")),
+                Some('\'') => break,
+                Some('\\') => self.advance(2),
+                Some(_) => self.pos += 1,
             }
         }
-    }
-
-    /// Up to `max` digits in `radix`; `None` when there is none.
-    fn read_digits(&mut self, radix: u32, max: usize) -> Option<u32> {
-        let mut value: Option<u32> = None;
-        for _ in 0..max {
-            let Some(digit) = self.peek().and_then(|c| c.to_digit(radix)) else {
-                break;
-            };
-            value = Some(
-                value
-                    .unwrap_or(0)
-                    .saturating_mul(radix)
-                    .saturating_add(digit),
-            );
-            self.pos += 1;
-        }
-        value
+        let text = self.text(start, self.pos);
+        self.pos += 1;
+        Ok(decode_ansi_c(&text))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::permissions::shell::parse;
-    use crate::permissions::shell::tests::words;
+    use crate::permissions::shell::tests::{programs, words};
 
     #[test]
     fn ansi_c_quotes_resolve_their_escapes() {
@@ -207,5 +132,20 @@ mod tests {
             words(&commands[0])[1..],
             ["rm", "rm", "rm", "a'b", "a\nb", "r", "\\q"]
         );
+        let commands = parse("x $'\\u00e9' $'\\x{72}m'").unwrap();
+        assert!(commands[0].words[1..].iter().all(|w| w.literal.is_none()));
+    }
+
+    #[test]
+    fn a_backslash_in_ansi_c_quotes_skips_one_character() {
+        assert_eq!(
+            programs("echo $'\\c'; rm -rf x; echo ' # '"),
+            ["echo", "rm", "echo"]
+        );
+        assert_eq!(
+            programs("echo $'\\c\\\\'; rm x; echo ' # '"),
+            ["echo", "rm", "echo"]
+        );
+        assert_eq!(words(&parse("echo $'\\c'").unwrap()[0]), ["echo", "\\c"]);
     }
 }

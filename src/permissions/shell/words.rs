@@ -6,6 +6,7 @@
 //! assignment. `NAME=(...)` reads a bash array; the right side of `=~` in `[[ ]]` keeps its
 //! parentheses and `|`.
 
+use super::arithmetic::is_plain_arithmetic;
 use super::parser::{is_meta, is_name, Parser};
 use super::{ParseError, Word};
 
@@ -54,6 +55,8 @@ impl Parser<'_> {
             let next = self.peek_at(1);
             match c {
                 '<' | '>' if next == Some('(') => {
+                    let construct = format!("{c}(...)");
+                    self.bashism(&construct);
                     st.expansions += 1;
                     self.pos += 2;
                     self.parse_substitution()?;
@@ -71,6 +74,7 @@ impl Parser<'_> {
                     self.pos += 1;
                 }
                 '(' if self.array_assignment_here(start, &st) => {
+                    self.bashism("NAME=(...)");
                     st.expansions += 1;
                     self.read_array()?;
                 }
@@ -146,6 +150,9 @@ impl Parser<'_> {
         }
     }
 
+    /// After `NAME=`: the elements up to `)`. A `[subscript]=value` element whose subscript
+    /// is not plain arithmetic is a hazard: bash evaluates it (`a=([x]=1)` with
+    /// `x='y[$(cmd)]'` runs `cmd`).
     fn read_array(&mut self) -> Result<(), ParseError> {
         self.enter()?;
         self.pos += 1;
@@ -159,8 +166,13 @@ impl Parser<'_> {
                 }
                 None => return Err(ParseError::new("unterminated array assignment")),
                 _ => {
-                    if self.read_word(WordMode::Normal)?.is_none() {
+                    let Some(word) = self.read_word(WordMode::Normal)? else {
                         return Err(self.unexpected());
+                    };
+                    if let Some(subscript) = element_subscript(&word.raw) {
+                        if !is_plain_arithmetic(subscript) {
+                            self.out.hazards.push(word.raw.clone());
+                        }
                     }
                 }
             }
@@ -170,10 +182,17 @@ impl Parser<'_> {
     }
 }
 
+/// The subscript of an array element written `[subscript]=value` or `[subscript]+=value`.
+fn element_subscript(raw: &str) -> Option<&str> {
+    let rest = raw.strip_prefix('[')?;
+    let close = rest.find("]=").or_else(|| rest.find("]+="))?;
+    Some(&rest[..close])
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::permissions::shell::parse;
     use crate::permissions::shell::tests::{programs, words};
+    use crate::permissions::shell::{parse, parse_script};
 
     #[test]
     fn words_have_raw_text_and_literal_values() {
@@ -192,6 +211,25 @@ mod tests {
         assert_eq!(echo.words[4].literal.as_deref(), Some("$(no)"));
         assert!(echo.words[5].glob && echo.words[5].literal_program().is_none());
         assert_eq!(echo.words[5].literal.as_deref(), Some("*.rs"));
+    }
+
+    #[test]
+    fn array_subscripts_that_are_not_plain_arithmetic_are_hazards() {
+        for (input, hazards) in [
+            ("a=([x]=1)", 1),
+            ("a=([$i]=1 [2]=3)", 1),
+            ("BASH_CMDS+=([ls]=/bin/rm)", 1),
+            ("a=([0]=x [1+1]=y z)", 0),
+            ("a=('[x]=1' \\[y]=2)", 0),
+        ] {
+            let script = parse_script(input, 0).unwrap();
+            assert_eq!(
+                script.hazards.len(),
+                hazards,
+                "{input}: {:?}",
+                script.hazards
+            );
+        }
     }
 
     #[test]

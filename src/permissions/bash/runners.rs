@@ -1,0 +1,215 @@
+//! Flags of the test runners the default rules allow (`pytest`, `cargo test`, `cargo check`)
+//! that write or delete outside the project, load other code, change the configuration or
+//! upload.
+//!
+//! The runners run the project's own code anyway (the sandbox confines that); these flags
+//! reach further than the project: `pytest --basetemp=DIR` empties DIR, `--pastebin` uploads,
+//! `-p` loads a plugin; `cargo --config 'target.X.runner=...'` runs any program,
+//! `--target-dir`/`--manifest-path` build elsewhere, `cargo test -- --logfile=PATH` writes
+//! there. pytest's parser accepts unambiguous abbreviations of long options, so any prefix
+//! of three letters or more of a listed option counts; cargo's does not.
+
+use super::flags::{abbreviates, long_name};
+
+/// pytest's long options that reach beyond the project, and what they do.
+const PYTEST_LONG: [(&str, &str); 20] = [
+    ("basetemp", "deletes and recreates the directory it names"),
+    ("pastebin", "uploads test output to a paste service"),
+    ("junitxml", "writes a report to the file it names"),
+    ("junit-xml", "writes a report to the file it names"),
+    ("result-log", "writes a log to the file it names"),
+    ("report-log", "writes a log to the file it names"),
+    ("log-file", "writes a log to the file it names"),
+    ("debug", "writes a debug log to a file"),
+    (
+        "override-ini",
+        "overrides the configuration (plugins, paths, options)",
+    ),
+    ("config-file", "reads another configuration file"),
+    ("rootdir", "sets another root directory"),
+    (
+        "confcutdir",
+        "loads `conftest.py` files from other directories",
+    ),
+    ("pdbcls", "imports a debugger class to run"),
+    ("cov-report", "writes a coverage report where it says"),
+    ("html", "writes a report to the file it names"),
+    ("json-report-file", "writes a report to the file it names"),
+    ("alluredir", "writes reports to the directory it names"),
+    ("benchmark-json", "writes a report to the file it names"),
+    ("benchmark-save", "writes benchmark results"),
+    (
+        "benchmark-storage",
+        "writes benchmark results where it says",
+    ),
+];
+
+/// pytest's own long options that a listed one starts with: they are not abbreviations.
+const PYTEST_EXACT: [&str; 2] = ["cov", "pdb"];
+
+/// Why pytest's arguments reach beyond the project, if they do.
+pub(super) fn pytest_hazard(args: &[&str]) -> Option<String> {
+    let mut i = 0;
+    while let Some(&arg) = args.get(i) {
+        if arg == "--" {
+            return None;
+        }
+        if let Some(name) = long_name(arg) {
+            if PYTEST_EXACT.contains(&name) {
+                i += 1;
+                continue;
+            }
+            if let Some((_, what)) = PYTEST_LONG
+                .iter()
+                .find(|(full, _)| abbreviates(name, full, 3))
+            {
+                return Some(format!("{what} (`{arg}`)"));
+            }
+        } else if arg.len() > 1 && arg.starts_with('-') {
+            let cluster: Vec<char> = arg.chars().skip(1).collect();
+            for (k, c) in cluster.iter().enumerate() {
+                let what = match c {
+                    'p' => "loads a plugin",
+                    'c' => "reads another configuration file",
+                    'o' => "overrides the configuration (plugins, paths, options)",
+                    _ => "",
+                };
+                if !what.is_empty() {
+                    return Some(format!("{what} (`{arg}`)"));
+                }
+                if matches!(c, 'k' | 'm' | 'r' | 'W' | 'n') {
+                    if k + 1 == cluster.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// cargo's options that reach beyond the project, and what they do.
+const CARGO_LONG: [(&str, &str); 6] = [
+    (
+        "config",
+        "sets configuration, which can name a program to run (`target.<triple>.runner`)",
+    ),
+    ("target-dir", "builds into another directory"),
+    ("manifest-path", "builds another package"),
+    ("artifact-dir", "copies artifacts to another directory"),
+    ("out-dir", "copies artifacts to another directory"),
+    ("lockfile-path", "uses another lock file"),
+];
+
+/// Why cargo's arguments (after `cargo`) reach beyond the project, if they do. After `--`
+/// come the test harness's arguments, of which `--logfile` writes a file.
+pub(super) fn cargo_hazard(args: &[&str]) -> Option<String> {
+    let mut harness = false;
+    for &arg in args {
+        if arg == "--" && !harness {
+            harness = true;
+            continue;
+        }
+        if arg.starts_with("-Z") {
+            return Some(format!("enables unstable options (`{arg}`)"));
+        }
+        if harness {
+            if long_name(arg) == Some("logfile") {
+                return Some(format!("writes a log to the file it names (`{arg}`)"));
+            }
+            continue;
+        }
+        if arg.starts_with("-C") {
+            return Some(format!("works in another directory (`{arg}`)"));
+        }
+        if let Some(name) = long_name(arg) {
+            if let Some((_, what)) = CARGO_LONG.iter().find(|(full, _)| *full == name) {
+                return Some(format!("{what} (`{arg}`)"));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(args: &str) -> Vec<&str> {
+        args.split(' ').filter(|a| !a.is_empty()).collect()
+    }
+
+    #[test]
+    fn pytest_flags_that_reach_beyond_the_project() {
+        for args in [
+            "--basetemp=/home",
+            "--basetemp /home",
+            "--bas=/x",
+            "--pastebin=all",
+            "--junitxml=/etc/x.xml",
+            "--junit-xml x",
+            "--result-log=x",
+            "-p evil",
+            "-pevil",
+            "-vp evil",
+            "-c other.ini",
+            "-o addopts=-pevil",
+            "--override-ini=x=y",
+            "--rootdir=/",
+            "--confcutdir=/",
+            "--log-file=/x",
+            "--debug",
+            "--debug=/x",
+            "--pdbcls=mod:Cls",
+            "--cov-report=html:/x",
+        ] {
+            assert!(pytest_hazard(&split(args)).is_some(), "{args}");
+        }
+        for args in [
+            "",
+            "-x -q tests",
+            "-k test_p",
+            "-k 'p or c'",
+            "-vv -rA",
+            "--cov=src",
+            "--pdb",
+            "--cache-clear",
+            "-n 4",
+            "-- -p",
+        ] {
+            assert_eq!(pytest_hazard(&split(args)), None, "{args}");
+        }
+    }
+
+    #[test]
+    fn cargo_flags_that_reach_beyond_the_project() {
+        for args in [
+            "test --config target.x.runner=\"touch\"",
+            "test --config=x",
+            "check --target-dir=/elsewhere",
+            "check --target-dir /elsewhere",
+            "check --manifest-path=/other/Cargo.toml",
+            "test -Zunstable-options",
+            "test -Z x",
+            "test --artifact-dir=/x",
+            "test --out-dir /x",
+            "test --lockfile-path /x",
+            "test -- --logfile=/x",
+            "test -- --logfile /x",
+            "test -C /x",
+        ] {
+            assert!(cargo_hazard(&split(args)).is_some(), "{args}");
+        }
+        for args in [
+            "test",
+            "test --all --release",
+            "test -p foo -- --nocapture --test-threads 1",
+            "check --all-targets --features x",
+            "test -- --config",
+        ] {
+            assert_eq!(cargo_hazard(&split(args)), None, "{args}");
+        }
+    }
+}

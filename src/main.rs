@@ -207,7 +207,12 @@ fn run_dashboard(
         branch: rein::dashboard::git_branch(&root),
         sandbox: sandbox.describe(),
         sandbox_ok: sandbox.warning().is_none(),
-        setup: config.model.value.trim().is_empty().then(|| setup_text(config)),
+        setup: config
+            .model
+            .value
+            .trim()
+            .is_empty()
+            .then(|| setup_text(config)),
     };
     let app = App::new(info, config.context_window.value);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -289,7 +289,7 @@ impl Agent {
 
     /// Judge and run one tool call and append its result. False when the user interrupted.
     async fn run_tool(&mut self, call: &ToolCall) -> bool {
-        let started = Instant::now();
+        let mut started = Instant::now();
         let name = call.function.name.as_str();
         self.emit(AgentEvent::ToolCallStarted {
             id: call.id.clone(),
@@ -359,6 +359,8 @@ impl Agent {
                 }
             }
         }
+        // The duration shown is the tool's own, not the time the user took to decide.
+        started = Instant::now();
         let updates_todos = prepared.name == tools::write_todos::NAME;
         match self.inbox.run_until(prepared.execute(&self.ctx)).await {
             Some(result) => {

@@ -215,10 +215,16 @@ mod tests {
                 "2 items are in_progress",
             ),
             (vec![item("a", "doing")], "item 1: status \"doing\""),
-            (vec![item("", "pending")], "item 1: `content` is missing or empty"),
+            (
+                vec![item("", "pending")],
+                "item 1: `content` is missing or empty",
+            ),
             (vec![json!({"content": "x"})], "item 1: `status` is missing"),
             (vec![json!("just text")], "item 1 is not an object"),
-            (vec![json!({"content": 5, "status": "pending"})], "`content` must be a string"),
+            (
+                vec![json!({"content": 5, "status": "pending"})],
+                "`content` must be a string",
+            ),
         ] {
             let err = run(Args { todos }, &ctx).await.unwrap_err();
             assert!(err.contains(problem), "{err}");

@@ -1,11 +1,118 @@
-//! Drawing the dashboard (placeholder until the renderer lands): a pure function of the
-//! state.
+//! Drawing the dashboard: a pure function of the state (and the clock, for "running
+//! `bash` for 12 s").
+//!
+//! [`render`] lays the frame out ([`layout`]) and draws each pane from `&App`: the
+//! transcript ([`transcript`], Markdown by [`markdown`], wrapping by [`wrap`]) or the
+//! first-run explanation ([`setup`]), the todo pane or its one-line summary ([`todo`](mod@todo)),
+//! the input box ([`input`]), the hint, the status line and key hints ([`status`]), the
+//! context gauge ([`gauge`]), and last, over everything, the approval modal
+//! ([`approval_modal`]). Colours come from [`theme`]; everything from the model or a tool
+//! passes [`sanitize`] before it becomes a span. Nothing here writes to the state except
+//! the transcript cells' render caches, which sit behind `RefCell`s for that purpose.
+
+pub mod approval_modal;
+pub mod gauge;
+pub mod input;
+pub mod layout;
+pub mod markdown;
+pub mod sanitize;
+pub mod setup;
+pub mod status;
+pub mod theme;
+pub mod todo;
+pub mod transcript;
+pub mod wrap;
 
 use std::time::Instant;
 
+use ratatui::text::{Line, Span};
 use ratatui::Frame;
 
 use crate::app::App;
 
 /// Draw the whole dashboard for `app` as of `now`.
-pub fn render(_app: &App, _frame: &mut Frame, _now: Instant) {}
+pub fn render(app: &App, frame: &mut Frame, now: Instant) {
+    let area = frame.area();
+    if area.is_empty() {
+        return;
+    }
+    let areas = layout::areas(app, area);
+    let buf = frame.buffer_mut();
+
+    match &app.info.setup {
+        Some(text) => buf_render(setup::SetupScreen { text }, areas.transcript, buf),
+        None => buf_render(&app.transcript, areas.transcript, buf),
+    }
+    if let Some(pane) = areas.todo_pane {
+        buf_render(todo::TodoPane { todos: &app.todos }, pane, buf);
+    }
+    if let Some(line) = areas.todo_summary.filter(|r| !r.is_empty()) {
+        buf.set_line(
+            line.x,
+            line.y,
+            &todo::summary_line(&app.todos, line.width),
+            line.width,
+        );
+    }
+    buf_render(
+        input::InputBox {
+            composer: &app.composer,
+            busy: app.busy(),
+        },
+        areas.input,
+        buf,
+    );
+    if let (Some(rect), Some(hint)) = (areas.hint.filter(|r| !r.is_empty()), &app.hint) {
+        let text = sanitize::sanitize(hint).replace('\n', " ");
+        let line = Line::from(Span::styled(
+            wrap::truncate(&text, usize::from(rect.width)),
+            theme::HINT,
+        ));
+        buf.set_line(rect.x, rect.y, &line, rect.width);
+    }
+    buf_render(status::StatusLine { app, now }, areas.status, buf);
+    if !areas.hints.is_empty() {
+        let hints = status::hints_line(app, usize::from(areas.hints.width));
+        buf.set_line(areas.hints.x, areas.hints.y, &hints, areas.hints.width);
+    }
+    buf_render(&app.gauge, areas.gauge, buf);
+    // The modal last, over everything.
+    buf_render(&app.approvals, area, buf);
+}
+
+/// Draw `widget` unless its area is empty (a pane squeezed out of a tiny terminal).
+fn buf_render(
+    widget: impl ratatui::widgets::Widget,
+    area: ratatui::layout::Rect,
+    buf: &mut ratatui::buffer::Buffer,
+) {
+    if !area.is_empty() {
+        widget.render(area, buf);
+    }
+}
+
+/// The text of a buffer, one line per row with trailing spaces cut; the cell hidden
+/// behind a wide character is skipped. For snapshot tests and terminal checks.
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let area = buf.area;
+    let mut out = String::new();
+    for y in area.top()..area.bottom() {
+        let mut line = String::new();
+        let mut hidden = 0usize;
+        for x in area.left()..area.right() {
+            if hidden > 0 {
+                hidden -= 1;
+                continue;
+            }
+            let symbol = buf[(x, y)].symbol();
+            line.push_str(symbol);
+            hidden = wrap::width(symbol).saturating_sub(1);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod snapshot_tests;

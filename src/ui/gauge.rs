@@ -1,0 +1,109 @@
+//! The context gauge: tokens in the window over the model's limit, always visible.
+//!
+//! A ratatui [`Gauge`] coloured by band (green below 60 %, yellow below 85 %, red beyond),
+//! with the compaction threshold (85 %) marked by a `│` in the bar, and a label such as
+//! `42% · 53.7k/128k` (`~` in front when the count is rein's estimate).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Span;
+use ratatui::widgets::{Gauge as GaugeWidget, Widget};
+
+use super::theme;
+use super::wrap::width;
+use crate::app::state::Gauge;
+
+/// A token count in a few characters: `950`, `53.7k`, `128k`, `1.2M`.
+pub fn tokens(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        if n.is_multiple_of(1000) || n >= 100_000 {
+            format!("{}k", (n as f64 / 1000.0).round())
+        } else {
+            format!("{:.1}k", n as f64 / 1000.0)
+        }
+    } else {
+        format!("{:.1}M", n as f64 / 1e6)
+    }
+}
+
+/// `42% · 53.7k/128k`, with `~` in front when estimated.
+pub fn label(g: &Gauge) -> String {
+    let pct = (g.used() as f64 * 100.0 / g.limit as f64).round();
+    let approx = if g.estimated { "~" } else { "" };
+    format!("{approx}{pct}% · {}/{}", tokens(g.used()), tokens(g.limit))
+}
+
+impl Widget for &Gauge {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.is_empty() {
+            return;
+        }
+        let ratio = self.ratio();
+        let style = theme::gauge(ratio);
+        let text = label(self);
+        let label_w = width(&text) as u16;
+        let prefix = "ctx ";
+        let prefix_w = width(prefix) as u16;
+        // The bar gets what is left, if that is enough to read.
+        let bar_w = area.width.saturating_sub(label_w + prefix_w + 1);
+        let mut x = area.x;
+        if bar_w >= 5 {
+            buf.set_string(x, area.y, prefix, theme::DIM);
+            x += prefix_w;
+            let bar = Rect::new(x, area.y, bar_w, 1);
+            GaugeWidget::default()
+                .gauge_style(style)
+                .ratio(ratio)
+                .use_unicode(true)
+                .label(Span::raw(""))
+                .render(bar, buf);
+            // ratatui leaves a gap in the fill where its (here empty) label would go.
+            let end = bar.x + (f64::from(bar_w) * ratio).floor() as u16;
+            let label_col = bar.x + bar_w / 2;
+            if label_col < end {
+                buf[(label_col, area.y)]
+                    .set_symbol(ratatui::symbols::block::FULL)
+                    .set_style(style);
+            }
+            // The empty part as a dim track, so the bar's length shows on any background.
+            for cx in end..bar.right() {
+                let cell = &mut buf[(cx, area.y)];
+                if cx > end || cell.symbol() == " " {
+                    cell.set_symbol("░").set_style(theme::DIM);
+                }
+            }
+            let mark = bar.x + (f64::from(bar_w) * Gauge::COMPACT_AT).round() as u16;
+            if mark < bar.right() {
+                buf[(mark, area.y)]
+                    .set_symbol("│")
+                    .set_style(theme::WARNING);
+            }
+            x += bar_w + 1;
+        }
+        buf.set_string(x, area.y, text, style);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_are_short() {
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(53_700), "53.7k");
+        assert_eq!(tokens(128_000), "128k");
+        assert_eq!(tokens(1_200_000), "1.2M");
+    }
+
+    #[test]
+    fn label_says_percent_and_counts() {
+        let mut g = Gauge::new(128_000);
+        g.reported = 53_760;
+        assert_eq!(label(&g), "42% · 53.8k/128k");
+        g.estimated = true;
+        assert_eq!(label(&g), "~42% · 53.8k/128k");
+    }
+}

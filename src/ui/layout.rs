@@ -1,0 +1,78 @@
+//! Where each pane goes for a terminal size.
+//!
+//! ```text
+//! ┌ transcript ─────────────────────────┬ todo pane (≥ 90 columns) ┐
+//! │                                     │                          │
+//! ├ todo summary (narrower terminals) ──┴──────────────────────────┤
+//! ├ input (grows to 8 lines) ──────────────────────────────────────┤
+//! ├ hint (when set) ───────────────────────────────────────────────┤
+//! ├ status: activity │ model │ project (branch) │ sandbox ─────────┤
+//! └ key hints ··························· ctx ████░░░│░ 42% · 54k/128k┘
+//! ```
+
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use super::input;
+use crate::app::App;
+
+/// The narrowest terminal that gets the todo pane beside the transcript.
+pub const TODO_PANE_MIN_COLUMNS: u16 = 90;
+
+/// The rectangles of one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub transcript: Rect,
+    pub todo_pane: Option<Rect>,
+    pub todo_summary: Option<Rect>,
+    pub input: Rect,
+    pub hint: Option<Rect>,
+    pub status: Rect,
+    pub hints: Rect,
+    pub gauge: Rect,
+}
+
+/// Lay out `area` for `app`.
+pub fn areas(app: &App, area: Rect) -> Areas {
+    let todos = app.show_todos && !app.todos.is_empty();
+    let wide = area.width >= TODO_PANE_MIN_COLUMNS;
+    let summary_h = u16::from(todos && !wide);
+    let hint_h = u16::from(app.hint.is_some());
+    let [main, summary, input, hint, status, footer] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(summary_h),
+        Constraint::Length(input::height(&app.composer)),
+        Constraint::Length(hint_h),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let (transcript, todo_pane) = if todos && wide {
+        let pane_w = (area.width * 3 / 10).clamp(28, 44);
+        let [t, _, p] = Layout::horizontal([
+            Constraint::Min(1),
+            Constraint::Length(1),
+            Constraint::Length(pane_w),
+        ])
+        .areas(main);
+        (t, Some(p))
+    } else {
+        (main, None)
+    };
+    let gauge_w = (footer.width / 2).clamp(24.min(footer.width), 48);
+    let [hints, _, gauge] = Layout::horizontal([
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(gauge_w),
+    ])
+    .areas(footer);
+    Areas {
+        transcript,
+        todo_pane,
+        todo_summary: (summary_h > 0).then_some(summary),
+        input,
+        hint: (hint_h > 0).then_some(hint),
+        status,
+        hints,
+        gauge,
+    }
+}

@@ -1,0 +1,220 @@
+//! Snapshots of the approval modal, made here because an approval request (its reply
+//! channel) can only be built inside the crate. Same files and switch as
+//! `tests/ui_render.rs`: `tests/snapshots/NAME.txt`, `UPDATE_SNAPSHOTS=1` rewrites them.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use tui_textarea::TextArea;
+
+use super::{buffer_text, render};
+use crate::agent::ApprovalReply;
+use crate::app::state::{Activity, App, Cell, PendingApproval, SessionInfo, ToolStatus};
+use crate::permissions::Grant;
+
+fn assert_snapshot(name: &str, screen: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, screen).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("no snapshot {}:\n{screen}", path.display()));
+    assert!(
+        expected == screen,
+        "snapshot {name} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- expected\n{expected}\n--- got\n{screen}"
+    );
+}
+
+fn draw(app: &App, width: u16, height: u16, now: Instant) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| render(app, frame, now)).unwrap();
+    buffer_text(terminal.backend().buffer())
+}
+
+fn request(
+    tool: &str,
+    summary: &str,
+    reason: &str,
+    grants: Vec<Grant>,
+    preview: Option<&str>,
+) -> PendingApproval {
+    PendingApproval {
+        id: format!("call-{tool}"),
+        tool: tool.into(),
+        summary: summary.into(),
+        reason: reason.into(),
+        grants,
+        preview: preview.map(str::to_string),
+        reply: ApprovalReply::channel().0,
+    }
+}
+
+fn app_waiting(now: Instant) -> App {
+    let info = SessionInfo {
+        model: "qwen3-coder".into(),
+        project: PathBuf::from("/projects/parser"),
+        branch: Some("fix-tabs".into()),
+        sandbox: "on (bubblewrap)".into(),
+        sandbox_ok: true,
+        setup: None,
+    };
+    let mut app = App::new(info, 128_000);
+    let mut waiting = Cell::tool("c1", "bash", "cargo test --all-features", now);
+    if let Cell::Tool(t) = &mut waiting {
+        t.status = ToolStatus::WaitingApproval;
+    }
+    app.transcript.cells = vec![
+        Cell::user("Run the whole suite and save a summary."),
+        Cell::assistant("I'll run the tests, then write the summary.", true),
+        waiting,
+    ];
+    app.activity = Activity::WaitingApproval {
+        since: now - Duration::from_secs(7),
+    };
+    app.gauge.reported = 40_000;
+    app
+}
+
+const COMMAND: &str = "cargo test --all-features -- --include-ignored parse::tabs parse::spaces 2>&1 | tee /tmp/rein-test-summary.txt";
+
+fn command_request() -> PendingApproval {
+    request(
+        "bash",
+        COMMAND,
+        "`tee /tmp/rein-test-summary.txt` writes outside the project (ask rule `tee *`)",
+        vec![
+            Grant::Bash(
+                "cargo test --all-features -- --include-ignored parse::tabs parse::spaces".into(),
+            ),
+            Grant::Bash("tee /tmp/rein-test-summary.txt".into()),
+        ],
+        None,
+    )
+}
+
+const DIFF: &str = "--- a/src/parse.rs\n+++ b/src/parse.rs\n@@ -1,3 +1,5 @@\n fn parse_line(s: &str) -> Vec<&str> {\n-    s.split_whitespace().collect()\n+    s.split(' ')\n+        .filter(|w| !w.is_empty())\n+        .collect()\n }\n@@ -20,2 +22,6 @@\n #[test]\n+fn tabs_stay_inside_words() {\n+    assert_eq!(parse_line(\"a\\tb c\"), [\"a\\tb\", \"c\"]);\n+}\n";
+
+fn diff_request() -> PendingApproval {
+    request(
+        "write_file",
+        "src/parse.rs",
+        "writes to files in the project ask first (default rule)",
+        vec![Grant::Write(PathBuf::from("/projects/parser/src/parse.rs"))],
+        Some(DIFF),
+    )
+}
+
+#[test]
+fn approval_modal_for_a_command() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(command_request());
+    app.approvals.queue.push_back(command_request());
+    app.approvals.batch_total = 3;
+    app.approvals.answered = 1;
+    let screen = draw(&app, 80, 30, now);
+    assert_snapshot("approval_command_80x30", &screen);
+    assert!(screen.contains("Allow `bash`?"));
+    assert!(screen.contains("2 of 3"));
+    assert!(screen.contains("commands matching `tee /tmp/rein-test-summary.txt`"));
+    assert!(screen.contains("p  always allow in this project"));
+    assert!(screen.contains("e  deny and tell rein why"));
+}
+
+#[test]
+fn approval_modal_for_a_diff() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(diff_request());
+    app.approvals.batch_total = 1;
+    let screen = draw(&app, 80, 30, now);
+    assert_snapshot("approval_diff_80x30", &screen);
+    assert!(screen.contains("Allow `write_file`?"));
+    assert!(!screen.contains("of 1"));
+    // Only bash rules can be saved to the project.
+    assert!(!screen.contains("always allow in this project"));
+    // The diff is coloured by line kind.
+    let mut terminal = Terminal::new(TestBackend::new(80, 30)).unwrap();
+    terminal.draw(|f| render(&app, f, now)).unwrap();
+    let buf = terminal.backend().buffer();
+    let find = |needle: &str| {
+        let text = buffer_text(buf);
+        let y = text.lines().position(|l| l.contains(needle)).unwrap();
+        let x = (0..80)
+            .find(|&x| buf[(x, y as u16)].symbol() == &needle[..1])
+            .unwrap();
+        buf[(x, y as u16)].fg
+    };
+    use ratatui::style::Color;
+    assert_eq!(find("+        .filter"), Color::Green);
+    assert_eq!(find("-    s.split_whitespace"), Color::Red);
+    assert_eq!(find("@@ -1,3"), Color::Cyan);
+}
+
+#[test]
+fn approval_modal_scrolls_a_long_diff() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(diff_request());
+    app.approvals.scroll = 4;
+    let screen = draw(&app, 70, 20, now);
+    assert_snapshot("approval_diff_scrolled_70x20", &screen);
+    assert!(screen.contains("PgUp/PgDn · lines 5–"));
+    assert!(!screen.contains("+++ b/src/parse.rs"));
+}
+
+#[test]
+fn approval_modal_with_the_feedback_field() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(command_request());
+    app.approvals.batch_total = 1;
+    let mut field = TextArea::default();
+    field.insert_str("use cargo nextest, and no tee");
+    app.approvals.feedback = Some(field);
+    let screen = draw(&app, 80, 30, now);
+    assert_snapshot("approval_feedback_80x30", &screen);
+    assert!(screen.contains("use cargo nextest, and no tee"));
+}
+
+#[test]
+fn approval_modal_fits_a_narrow_terminal() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(command_request());
+    app.approvals.batch_total = 3;
+    let screen = draw(&app, 60, 20, now);
+    assert_snapshot("approval_command_60x20", &screen);
+    assert!(screen.contains("y  allow once"));
+    assert!(screen.contains("e  deny and tell rein why"));
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.todos = vec![crate::tools::write_todos::Todo {
+        content: "a step".into(),
+        status: crate::tools::write_todos::TodoStatus::InProgress,
+        active_form: Some("Stepping".into()),
+    }];
+    app.hint = Some("a hint".into());
+    app.composer.queued = vec!["queued".into()];
+    for with_modal in [false, true] {
+        if with_modal {
+            app.approvals.queue.push_back(command_request());
+            app.approvals.batch_total = 2;
+            app.approvals.feedback = Some(TextArea::default());
+        }
+        for width in [0u16, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144] {
+            for height in [0u16, 1, 2, 3, 4, 5, 6, 8, 13, 21] {
+                draw(&app, width, height, now);
+            }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The status line and the key hints: what the agent is doing now and for how long,
+//! which model, which project and branch, whether the sandbox is on; and the keys that
+//! matter at the moment. The clock is a parameter (`now`), so the line is a pure function
+//! of the state and the time.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::sanitize::sanitize;
+use super::theme;
+use super::wrap::{truncate, width};
+use crate::app::keymap::{keymap, Action, Mode};
+use crate::app::state::Activity;
+use crate::app::App;
+
+/// The bindings the footer names in each state, most useful first; keys and words come
+/// from the keymap (`assets/keymap.toml`), so the footer says what the keys really do.
+fn footer_actions(app: &App) -> &'static [(Mode, Action)] {
+    if app.approvals.feedback.is_some() && !app.approvals.queue.is_empty() {
+        &[
+            (Mode::Feedback, Action::SubmitFeedback),
+            (Mode::Feedback, Action::CloseFeedback),
+        ]
+    } else if !app.approvals.queue.is_empty() {
+        &[
+            (Mode::Approval, Action::Deny),
+            (Mode::Approval, Action::PageDown),
+        ]
+    } else if app.busy() {
+        &[
+            (Mode::Global, Action::Cancel),
+            (Mode::Global, Action::Help),
+            (Mode::Global, Action::PageUp),
+            (Mode::Global, Action::ToggleToolOutput),
+        ]
+    } else {
+        &[
+            (Mode::Composer, Action::Send),
+            (Mode::Global, Action::Help),
+            (Mode::Composer, Action::Newline),
+            (Mode::Global, Action::PageUp),
+        ]
+    }
+}
+
+/// The key hints for this state: (first key, what it does).
+pub fn hints(app: &App) -> Vec<(String, String)> {
+    let keys = keymap();
+    footer_actions(app)
+        .iter()
+        .filter_map(|&(mode, action)| {
+            let (label, desc) = keys.hint(mode, action)?;
+            let first = label
+                .split(['/', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            Some((first, desc.to_string()))
+        })
+        .collect()
+}
+
+/// The hints as a line that fits `width`: whole hints only.
+pub fn hints_line(app: &App, width_avail: usize) -> Line<'static> {
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (i, (key, what)) in hints(app).into_iter().enumerate() {
+        let sep = if i == 0 { "" } else { " · " };
+        let w = width(sep) + width(&key) + 1 + width(&what);
+        if used + w > width_avail {
+            break;
+        }
+        used += w;
+        spans.push(Span::styled(sep, theme::DIM));
+        spans.push(Span::styled(key, theme::HINT));
+        spans.push(Span::styled(format!(" {what}"), theme::DIM));
+    }
+    Line::from(spans)
+}
+
+/// "3s", "12s", "2m 05s".
+pub fn elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
+
+/// `path` with the home directory shown as `~`.
+pub fn shorten_home(path: &Path, home: Option<&Path>) -> String {
+    if let Some(home) = home {
+        if home.parent().is_some() {
+            if let Ok(rest) = path.strip_prefix(home) {
+                return if rest.as_os_str().is_empty() {
+                    "~".to_string()
+                } else {
+                    format!("~/{}", rest.display())
+                };
+            }
+        }
+    }
+    path.display().to_string()
+}
+
+/// What the agent is doing, as spans: a mark, the words, the time so far.
+fn activity(a: &Activity, now: Instant) -> Vec<Span<'static>> {
+    let since = |t: &Instant| elapsed(now.saturating_duration_since(*t));
+    match a {
+        Activity::Idle => vec![Span::styled("● ready", theme::DIM)],
+        Activity::Thinking { since: t } => {
+            vec![Span::styled(
+                format!("◆ thinking {}", since(t)),
+                theme::AGENT,
+            )]
+        }
+        Activity::Streaming { since: t } => {
+            vec![Span::styled(
+                format!("◆ streaming {}", since(t)),
+                theme::AGENT,
+            )]
+        }
+        Activity::Tool {
+            name,
+            detail,
+            since: t,
+        } => {
+            let mut spans = vec![Span::styled(
+                format!("▸ running {} for {}", sanitize(name), since(t)),
+                theme::AGENT,
+            )];
+            let detail = sanitize(detail.trim()).replace('\n', " ");
+            if !detail.is_empty() {
+                spans.push(Span::styled(
+                    format!(" · {}", truncate(&detail, 40)),
+                    theme::DIM,
+                ));
+            }
+            spans
+        }
+        Activity::WaitingApproval { since: t } => vec![Span::styled(
+            format!("? waiting for approval {}", since(t)),
+            theme::WARNING,
+        )],
+    }
+}
+
+/// The status line: activity, model, project (branch), sandbox.
+pub struct StatusLine<'a> {
+    pub app: &'a App,
+    pub now: Instant,
+}
+
+impl StatusLine<'_> {
+    pub fn line(&self) -> Line<'static> {
+        let info = &self.app.info;
+        let sep = || Span::styled(" │ ", theme::DIM);
+        let mut spans = activity(&self.app.activity, self.now);
+        spans.push(sep());
+        let model = if info.model.trim().is_empty() {
+            "no model".to_string()
+        } else {
+            sanitize(&info.model).into_owned()
+        };
+        spans.push(Span::styled(model, theme::TEXT));
+        spans.push(sep());
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        spans.push(Span::styled(
+            shorten_home(&info.project, home.as_deref()),
+            theme::TEXT,
+        ));
+        if let Some(branch) = &info.branch {
+            spans.push(Span::styled(format!(" ({})", sanitize(branch)), theme::DIM));
+        }
+        spans.push(sep());
+        let style = if info.sandbox_ok {
+            theme::DIM
+        } else {
+            theme::WARNING
+        };
+        spans.push(Span::styled(format!("sandbox {}", info.sandbox), style));
+        Line::from(spans)
+    }
+}
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let line = self.line();
+        let w = usize::from(area.width);
+        // Too long: cut the end and show that it was cut.
+        if line.width() > w && w > 0 {
+            buf.set_line(area.x, area.y, &line, area.width.saturating_sub(1));
+            buf.set_string(area.right() - 1, area.y, "…", theme::DIM);
+        } else {
+            buf.set_line(area.x, area.y, &line, area.width);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_becomes_tilde() {
+        let home = Path::new("/home/ann");
+        assert_eq!(
+            shorten_home(Path::new("/home/ann/src/x"), Some(home)),
+            "~/src/x"
+        );
+        assert_eq!(shorten_home(Path::new("/home/ann"), Some(home)), "~");
+        assert_eq!(shorten_home(Path::new("/srv/x"), Some(home)), "/srv/x");
+        assert_eq!(
+            shorten_home(Path::new("/srv/x"), Some(Path::new("/"))),
+            "/srv/x"
+        );
+    }
+
+    #[test]
+    fn elapsed_is_short() {
+        assert_eq!(elapsed(Duration::from_secs(12)), "12s");
+        assert_eq!(elapsed(Duration::from_secs(125)), "2m 05s");
+    }
+}

@@ -1,0 +1,526 @@
+//! The transcript pane: cells laid out into lines, only as many as the screen shows.
+//!
+//! Each cell renders to wrapped lines once per width and version and keeps them in its
+//! [`RenderCache`] (finished user and notice cells have no version: 0; the `expanded`
+//! flag and a tool's status are folded into the key, so toggling them never shows stale
+//! lines). Drawing walks up from the last cell, using each cell's cached height, until
+//! the window `scroll.from_bottom` lines above the end is covered ([`window`]); the cells
+//! above are never touched, so a frame costs the same with 20 cells or 20 000.
+//! `from_bottom` is clamped to the real top here, locally, since rendering cannot write to
+//! the state.
+
+use std::cell::Ref;
+use std::time::Duration;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::markdown;
+use super::sanitize::sanitize;
+use super::theme;
+use super::wrap::{spans_width, truncate, wrap_into, Mode};
+use crate::app::state::{
+    AssistantCell, CachedRender, Cell, NoticeCell, NoticeKind, ReasoningCell, RenderCache,
+    ToolCell, ToolStatus, Transcript, UserCell,
+};
+
+/// Result lines shown under a folded tool call.
+pub const FOLDED_RESULT_LINES: usize = 3;
+/// The indent of a cell's text under its mark.
+const INDENT: &str = "  ";
+/// The gutter of a tool's result lines.
+const RESULT_GUTTER: &str = "  │ ";
+
+/// The lines of `cell` at `width`, from its cache (filled first when stale).
+pub fn cell_lines(cell: &Cell, width: u16) -> Ref<'_, [Line<'static>]> {
+    match cell {
+        Cell::User(c) => cached(&c.cache, width, 0, |out| user_lines(c, width, out)),
+        Cell::Assistant(c) => assistant_lines(c, width),
+        Cell::Reasoning(c) => {
+            let key = c.version.wrapping_mul(2) | u64::from(c.expanded);
+            cached(&c.cache, width, key, |out| reasoning_lines(c, width, out))
+        }
+        Cell::Tool(c) => cached(&c.cache, width, tool_key(c), |out| {
+            tool_lines(c, width, out)
+        }),
+        Cell::Notice(c) => cached(&c.cache, width, 0, |out| notice_lines(c, width, out)),
+    }
+}
+
+/// Blank lines between two neighbouring cells: none between tool calls, so a run of them
+/// reads as a list.
+pub fn gap(above: &Cell, below: &Cell) -> usize {
+    match (above, below) {
+        (Cell::Tool(_), Cell::Tool(_)) => 0,
+        _ => 1,
+    }
+}
+
+fn cached<'c>(
+    cache: &'c RenderCache,
+    width: u16,
+    key: u64,
+    build: impl FnOnce(&mut Vec<Line<'static>>),
+) -> Ref<'c, [Line<'static>]> {
+    let fresh = matches!(&*cache.0.borrow(), Some(c) if c.width == width && c.version == key);
+    if !fresh {
+        let mut lines = Vec::new();
+        build(&mut lines);
+        *cache.0.borrow_mut() = Some(CachedRender {
+            width,
+            version: key,
+            lines,
+            stable_bytes: 0,
+            stable_lines: 0,
+            open_fence: None,
+        });
+    }
+    Ref::map(cache.0.borrow(), |c| {
+        c.as_ref().map_or(&[][..], |c| &c.lines[..])
+    })
+}
+
+fn assistant_lines(c: &AssistantCell, width: u16) -> Ref<'_, [Line<'static>]> {
+    markdown::render_cached(&c.text, width, c.version, &mut c.cache.0.borrow_mut());
+    Ref::map(c.cache.0.borrow(), |c| {
+        c.as_ref().map_or(&[][..], |c| &c.lines[..])
+    })
+}
+
+/// Wrap `text` line by line: `first` before the first screen line, `rest` before the
+/// others.
+fn wrap_text(
+    text: &str,
+    style: Style,
+    width: u16,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+    mode: Mode,
+    out: &mut Vec<Line<'static>>,
+) {
+    let clean = sanitize(text);
+    let mut prefix = first;
+    for line in clean.split('\n') {
+        wrap_into(
+            &[Span::styled(line, style)],
+            usize::from(width),
+            prefix,
+            rest,
+            mode,
+            out,
+        );
+        prefix = rest;
+    }
+}
+
+fn user_lines(c: &UserCell, width: u16, out: &mut Vec<Line<'static>>) {
+    let first = [Span::styled("› ", theme::USER_MARKER)];
+    let rest = [Span::raw(INDENT)];
+    wrap_text(
+        c.text.trim_end(),
+        theme::USER,
+        width,
+        &first,
+        &rest,
+        Mode::Words,
+        out,
+    );
+}
+
+fn reasoning_lines(c: &ReasoningCell, width: u16, out: &mut Vec<Line<'static>>) {
+    let text = c.text.trim();
+    if c.expanded {
+        let first = [Span::styled("∴ ", theme::REASONING)];
+        let rest = [Span::raw(INDENT)];
+        wrap_text(
+            text,
+            theme::REASONING,
+            width,
+            &first,
+            &rest,
+            Mode::Words,
+            out,
+        );
+        return;
+    }
+    let n = text.lines().count();
+    let plural = if n == 1 { "" } else { "s" };
+    let summary = format!("∴ thinking… ({n} line{plural}, Ctrl-R)");
+    out.push(Line::styled(
+        truncate(&summary, usize::from(width)),
+        theme::REASONING,
+    ));
+}
+
+fn notice_lines(c: &NoticeCell, width: u16, out: &mut Vec<Line<'static>>) {
+    let (mark, style) = match c.kind {
+        NoticeKind::Info => ("• ", theme::DIM),
+        NoticeKind::Retry => ("↻ ", theme::WARNING),
+        NoticeKind::Error => ("✗ ", theme::ERROR),
+        NoticeKind::Interrupted => ("⏹ ", theme::WARNING),
+    };
+    let first = [Span::styled(mark, style)];
+    let rest = [Span::raw(INDENT)];
+    wrap_text(
+        c.text.trim_end(),
+        style,
+        width,
+        &first,
+        &rest,
+        Mode::Words,
+        out,
+    );
+}
+
+/// The mark and style of a tool call's status.
+pub fn status_mark(status: &ToolStatus) -> (&'static str, Style) {
+    match status {
+        ToolStatus::Running => ("▸", theme::AGENT),
+        ToolStatus::WaitingApproval => ("?", theme::WARNING),
+        ToolStatus::Done { .. } => ("✓", theme::SUCCESS),
+        ToolStatus::Failed => ("✗", theme::ERROR),
+        ToolStatus::Refused => ("⊘", theme::ERROR),
+        ToolStatus::Interrupted => ("⏹", theme::WARNING),
+    }
+}
+
+/// The cache key of a tool cell: its version, plus what the update step might change
+/// without bumping it (status, result, duration, folding).
+fn tool_key(c: &ToolCell) -> u64 {
+    let status = match c.status {
+        ToolStatus::Running => 0u64,
+        ToolStatus::WaitingApproval => 1,
+        ToolStatus::Done { approved: false } => 2,
+        ToolStatus::Done { approved: true } => 3,
+        ToolStatus::Failed => 4,
+        ToolStatus::Refused => 5,
+        ToolStatus::Interrupted => 6,
+    };
+    let result = c.result.as_ref().map_or(0, |r| r.len() as u64 + 1);
+    let duration = c.duration.map_or(0, |d| d.as_millis() as u64 + 1);
+    let mut key = c.version;
+    for part in [status, u64::from(c.expanded), result, duration] {
+        key = key.wrapping_mul(0x100_0000_01b3).wrapping_add(part);
+    }
+    key
+}
+
+/// "0.4s", "12.3s", "2m 05s".
+pub fn format_duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        let s = d.as_secs();
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
+
+/// A tool call: one line (mark, name, key argument, verdict, duration), then its result
+/// folded to [`FOLDED_RESULT_LINES`] lines unless expanded.
+fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
+    let w = usize::from(width);
+    let (mark, mark_style) = status_mark(&c.status);
+    let mut tail: Vec<Span<'static>> = Vec::new();
+    if matches!(c.status, ToolStatus::Done { approved: true }) {
+        tail.push(Span::styled(" · approved", theme::DIM));
+    }
+    match c.status {
+        ToolStatus::WaitingApproval => {
+            tail.push(Span::styled(" · waiting for approval", theme::WARNING))
+        }
+        ToolStatus::Refused => tail.push(Span::styled(" · refused", theme::ERROR)),
+        ToolStatus::Interrupted => tail.push(Span::styled(" · interrupted", theme::WARNING)),
+        _ => {}
+    }
+    if let Some(d) = c.duration {
+        tail.push(Span::styled(
+            format!(" · {}", format_duration(d)),
+            theme::DIM,
+        ));
+    }
+    let name = sanitize(&c.name).into_owned();
+    let head_width = 2 + super::wrap::width(&name);
+    let room = w.saturating_sub(head_width + spans_width(&tail) + 1);
+    let arg = sanitize(c.key_arg.trim()).replace('\n', "↵");
+    let mut spans = vec![
+        Span::styled(mark, mark_style),
+        Span::raw(" "),
+        Span::styled(name, theme::STRONG),
+    ];
+    if !arg.is_empty() && room > 0 {
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(truncate(&arg, room), theme::TEXT));
+    }
+    spans.extend(tail);
+    out.push(Line::from(spans));
+
+    let Some(result) = c.result.as_deref() else {
+        return;
+    };
+    let result = result.trim_end_matches(['\n', '\r', ' ', '\t']);
+    if result.is_empty() {
+        return;
+    }
+    let style = if c.status == ToolStatus::Failed {
+        theme::ERROR
+    } else {
+        theme::DIM
+    };
+    let gutter = [Span::styled(RESULT_GUTTER, theme::DIM)];
+    if c.expanded {
+        wrap_text(result, style, width, &gutter, &gutter, Mode::Chars, out);
+        return;
+    }
+    let room = w.saturating_sub(super::wrap::width(RESULT_GUTTER)).max(1);
+    let mut lines = result.split('\n');
+    for line in lines.by_ref().take(FOLDED_RESULT_LINES) {
+        let clean = sanitize(line.strip_suffix('\r').unwrap_or(line));
+        out.push(Line::from(vec![
+            gutter[0].clone(),
+            Span::styled(truncate(&clean, room), style),
+        ]));
+    }
+    let more = lines.count();
+    if more > 0 {
+        let plural = if more == 1 { "" } else { "s" };
+        let text = format!("… {more} more line{plural} (Ctrl-O)");
+        out.push(Line::from(vec![
+            Span::raw(INDENT),
+            Span::styled(truncate(&text, w.saturating_sub(2)), theme::HINT),
+        ]));
+    }
+}
+
+/// Which part of the transcript a view shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// The topmost cell drawn.
+    pub first: usize,
+    /// Lines of that cell's block (its gap above, then its lines) above the view.
+    pub skip: usize,
+    /// `from_bottom`, clamped to what the transcript holds.
+    pub from_bottom: usize,
+}
+
+/// The window of `height` lines ending `from_bottom` lines above the end of `count`
+/// blocks, walking up from the last block and asking `block_height(i)` only for the
+/// blocks it needs. A transcript shorter than the view starts at its top.
+pub fn window(
+    count: usize,
+    height: usize,
+    from_bottom: usize,
+    mut block_height: impl FnMut(usize) -> usize,
+) -> Window {
+    let needed = from_bottom.saturating_add(height);
+    let mut acc = 0usize;
+    let mut first = count;
+    while first > 0 && acc < needed {
+        first -= 1;
+        acc += block_height(first);
+    }
+    let from_bottom = if acc < needed {
+        from_bottom.min(acc.saturating_sub(height))
+    } else {
+        from_bottom
+    };
+    Window {
+        first,
+        skip: acc.saturating_sub(from_bottom + height),
+        from_bottom,
+    }
+}
+
+/// The block of cell `i`: the gap above it, then its lines.
+fn block_height(cells: &[Cell], i: usize, width: u16) -> usize {
+    let gap = if i > 0 {
+        gap(&cells[i - 1], &cells[i])
+    } else {
+        0
+    };
+    gap + cell_lines(&cells[i], width).len()
+}
+
+impl Widget for &Transcript {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.is_empty() {
+            return;
+        }
+        let cells = &self.cells;
+        let width = area.width;
+        let height = usize::from(area.height);
+        let win = window(cells.len(), height, self.scroll.from_bottom, |i| {
+            block_height(cells, i, width)
+        });
+        let mut skip = win.skip;
+        let mut y = area.top();
+        for i in win.first..cells.len() {
+            let gap = if i > 0 {
+                gap(&cells[i - 1], &cells[i])
+            } else {
+                0
+            };
+            for _ in 0..gap {
+                if skip > 0 {
+                    skip -= 1;
+                } else {
+                    y += 1;
+                }
+            }
+            if y >= area.bottom() {
+                break;
+            }
+            let lines = cell_lines(&cells[i], width);
+            // Skipping into a slice is free, however long the cell.
+            let from = skip.min(lines.len());
+            skip -= from;
+            let room = usize::from(area.bottom() - y);
+            for line in lines[from..].iter().take(room) {
+                buf.set_line(area.left(), y, line, width);
+                y += 1;
+            }
+        }
+        if win.from_bottom > 0 {
+            let label = format!(" ↓ {} more lines (End) ", win.from_bottom);
+            let w = super::wrap::width(&label) as u16;
+            if w <= area.width {
+                buf.set_string(
+                    area.right() - w,
+                    area.bottom() - 1,
+                    label,
+                    theme::HINT.add_modifier(ratatui::style::Modifier::REVERSED),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn texts(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn window_at_the_bottom_touches_only_visible_blocks() {
+        let mut asked = Vec::new();
+        let win = window(20_000, 10, 0, |i| {
+            asked.push(i);
+            3
+        });
+        assert_eq!(asked, [19_999, 19_998, 19_997, 19_996]);
+        assert_eq!(
+            win,
+            Window {
+                first: 19_996,
+                skip: 2,
+                from_bottom: 0
+            }
+        );
+    }
+
+    #[test]
+    fn window_scrolled_up() {
+        // Blocks of 5 lines; a view of 4 ending 12 lines above the end needs the last 16
+        // lines: blocks 16..20 (20 lines), the first 4 of them above the view.
+        let win = window(20, 4, 12, |_| 5);
+        assert_eq!(
+            win,
+            Window {
+                first: 16,
+                skip: 4,
+                from_bottom: 12
+            }
+        );
+    }
+
+    #[test]
+    fn window_clamps_past_the_top() {
+        let win = window(3, 4, 1_000, |_| 2);
+        assert_eq!(
+            win,
+            Window {
+                first: 0,
+                skip: 0,
+                from_bottom: 2
+            }
+        );
+        // Shorter than the view: starts at the top.
+        let win = window(2, 10, 0, |_| 2);
+        assert_eq!(
+            win,
+            Window {
+                first: 0,
+                skip: 0,
+                from_bottom: 0
+            }
+        );
+    }
+
+    #[test]
+    fn tool_cell_folds_its_result() {
+        let mut cell = Cell::tool("1", "bash", "cargo test", Instant::now());
+        if let Cell::Tool(t) = &mut cell {
+            t.status = ToolStatus::Done { approved: true };
+            t.duration = Some(Duration::from_millis(1234));
+            t.result = Some("a\nb\nc\nd\ne\n".into());
+        }
+        assert_eq!(
+            texts(&cell_lines(&cell, 40)),
+            [
+                "✓ bash cargo test · approved · 1.2s",
+                "  │ a",
+                "  │ b",
+                "  │ c",
+                "  … 2 more lines (Ctrl-O)"
+            ]
+        );
+        // Expanding changes the key, so the cache is not reused.
+        if let Cell::Tool(t) = &mut cell {
+            t.expanded = true;
+        }
+        assert_eq!(cell_lines(&cell, 40).len(), 6);
+    }
+
+    #[test]
+    fn long_key_argument_is_cut_to_the_line() {
+        let cell = Cell::tool("1", "bash", "x".repeat(100), Instant::now());
+        let lines = cell_lines(&cell, 30);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].width(), 30);
+        assert!(texts(&lines)[0].ends_with('…'));
+    }
+
+    #[test]
+    fn reasoning_collapses_to_one_line() {
+        let mut cell = Cell::reasoning("one\ntwo\nthree", true);
+        assert_eq!(
+            texts(&cell_lines(&cell, 60)),
+            ["∴ thinking… (3 lines, Ctrl-R)"]
+        );
+        if let Cell::Reasoning(r) = &mut cell {
+            r.expanded = true;
+        }
+        assert_eq!(texts(&cell_lines(&cell, 60)), ["∴ one", "  two", "  three"]);
+    }
+
+    #[test]
+    fn caches_are_kept_per_width() {
+        let cell = Cell::user("hello there, this wraps at a small width");
+        let a = cell_lines(&cell, 12).len();
+        let b = cell_lines(&cell, 80).len();
+        assert!(a > b);
+        if let Cell::User(u) = &cell {
+            assert_eq!(u.cache.0.borrow().as_ref().unwrap().width, 80);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The dashboard as a person uses it: the real binary in a real terminal (tmux), against the
+//! scripted model server. Keys go in with `send-keys`, the screen comes back with
+//! `capture-pane`. `.ci/run` installs tmux.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{Reply, ScriptedServer};
+
+/// A tmux session running one command; killed on drop.
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(command: &[String], width: u16, height: u16) -> Tmux {
+        let name = format!("rein-e2e-{}-{}", std::process::id(), rand_suffix());
+        let status = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .arg("--")
+            .args(command)
+            .status()
+            .expect("tmux runs (install it: apt install tmux)");
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { name }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Type text literally, then press the named keys (tmux key names: Enter, C-c, ...).
+    fn send(&self, text: &str, keys: &[&str]) {
+        if !text.is_empty() {
+            let status = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, "-l", text])
+                .status()
+                .expect("tmux send-keys");
+            assert!(status.success());
+        }
+        for key in keys {
+            let status = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, key])
+                .status()
+                .expect("tmux send-keys");
+            assert!(status.success());
+        }
+    }
+
+    /// Wait until the screen satisfies `check`; fail with the screen otherwise.
+    async fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; the screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn alive(&self) -> bool {
+        Command::new("tmux")
+            .args(["has-session", "-t", &self.name])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() % 1_000_000_000)
+        .unwrap_or(0)
+}
+
+fn rein_command(home: &Path, project: &Path, base_url: &str) -> Vec<String> {
+    vec![
+        "env".into(),
+        "-i".into(),
+        format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
+        format!("HOME={}", home.display()),
+        format!("REIN_HOME={}", home.join("rein-home").display()),
+        "TERM=xterm-256color".into(),
+        "LANG=C.UTF-8".into(),
+        env!("CARGO_BIN_EXE_rein").into(),
+        "--base-url".into(),
+        base_url.into(),
+        "--model".into(),
+        "scripted-model".into(),
+        "--cwd".into(),
+        project.display().to_string(),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_a_command_from_the_keyboard() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text_then_tool_calls(
+            "I will create the file.",
+            &[(
+                "bash",
+                &json!({"command": "touch approved.txt"}).to_string(),
+            )],
+        ),
+        Reply::text("Created **approved.txt**."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("please create approved.txt", &["Enter"]);
+    let screen = tmux
+        .wait_for("the approval modal", |s| {
+            s.contains("touch approved.txt") && s.contains("allow once")
+        })
+        .await;
+    assert!(
+        !project.path().join("approved.txt").exists(),
+        "not before approval:\n{screen}"
+    );
+    tmux.send("y", &[]);
+    tmux.wait_for("the final reply", |s| s.contains("Created approved.txt"))
+        .await;
+    assert!(project.path().join("approved.txt").exists());
+    let screen = tmux.screen();
+    assert!(screen.contains("please create approved.txt"), "{screen}");
+    // Ctrl-C when idle with an empty input quits and restores the terminal.
+    tmux.send("", &["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tmux.alive() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!tmux.alive(), "rein did not quit on Ctrl-C");
+}

@@ -1,0 +1,386 @@
+//! Snapshots of the dashboard: ratatui's `TestBackend` draws the real `rein::ui::render`
+//! for a given state, and the screen's text is compared with `tests/snapshots/NAME.txt`.
+//! `UPDATE_SNAPSHOTS=1 cargo test --test ui_render` writes the files instead; review them
+//! before committing. (The approval modal's snapshots are made next to the code, in
+//! `src/ui/snapshot_tests.rs`: an approval request can only be built inside the crate.)
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo, ToolStatus};
+use rein::tools::write_todos::{Todo, TodoStatus};
+use rein::ui::{buffer_text, render};
+
+// ---- helpers ----------------------------------------------------------------------------
+
+fn draw(app: &App, width: u16, height: u16, now: Instant) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| render(app, frame, now)).unwrap();
+    buffer_text(terminal.backend().buffer())
+}
+
+fn assert_snapshot(name: &str, screen: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, screen).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no snapshot {}; run with UPDATE_SNAPSHOTS=1 to write it:\n{screen}",
+            path.display()
+        )
+    });
+    if expected != screen {
+        panic!(
+            "snapshot {name} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- expected\n{expected}\n--- got\n{screen}"
+        );
+    }
+}
+
+fn snapshot(name: &str, app: &App, width: u16, height: u16, now: Instant) -> String {
+    let screen = draw(app, width, height, now);
+    assert_snapshot(name, &screen);
+    screen
+}
+
+struct Clock {
+    t0: Instant,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        Clock { t0: Instant::now() }
+    }
+    /// A fixed "now", far enough from `t0` to subtract from.
+    fn now(&self) -> Instant {
+        self.t0 + Duration::from_secs(600)
+    }
+    fn ago(&self, secs: u64) -> Instant {
+        self.now() - Duration::from_secs(secs)
+    }
+}
+
+fn info() -> SessionInfo {
+    SessionInfo {
+        model: "qwen3-coder".into(),
+        project: PathBuf::from("/projects/parser"),
+        branch: Some("fix-tabs".into()),
+        sandbox: "on (bubblewrap)".into(),
+        sandbox_ok: true,
+        setup: None,
+    }
+}
+
+fn tool(clock: &Clock, name: &str, arg: &str, status: ToolStatus, result: Option<&str>) -> Cell {
+    let mut cell = Cell::tool(format!("call-{name}-{arg}"), name, arg, clock.ago(30));
+    if let Cell::Tool(t) = &mut cell {
+        let finished = !matches!(status, ToolStatus::Running | ToolStatus::WaitingApproval);
+        t.status = status;
+        t.duration = finished.then(|| Duration::from_millis(2_430));
+        t.result = result.map(str::to_string);
+    }
+    cell
+}
+
+const REPLY: &str = "The test failed because `parse_line` split on **every** whitespace \
+character, so a tab inside a word broke it in two. The fix:\n\n\
+```rust\nfn parse_line(s: &str) -> Vec<&str> {\n    s.split(' ').filter(|w| !w.is_empty()).collect()\n}\n```\n\n\
+What changed:\n\n\
+- tabs stay inside words\n\
+- the test now covers\n  1. tabs\n  2. runs of spaces\n\n\
+Running the whole suite n";
+
+fn todos() -> Vec<Todo> {
+    let todo = |content: &str, status, active: Option<&str>| Todo {
+        content: content.into(),
+        status,
+        active_form: active.map(str::to_string),
+    };
+    vec![
+        todo("Reproduce the failure", TodoStatus::Completed, None),
+        todo("Read parse_line", TodoStatus::Completed, None),
+        todo("Fix the tab handling", TodoStatus::Completed, None),
+        todo(
+            "Run the full test suite",
+            TodoStatus::InProgress,
+            Some("Running the full test suite"),
+        ),
+        todo(
+            "Add a regression test for runs of spaces",
+            TodoStatus::Pending,
+            None,
+        ),
+        todo("Update the changelog", TodoStatus::Pending, None),
+        todo("Open a pull request", TodoStatus::Pending, None),
+    ]
+}
+
+/// A session in the middle of a turn: every kind of cell, every tool status.
+fn busy_app(clock: &Clock) -> App {
+    let mut app = App::new(info(), 128_000);
+    let folded = "running 12 tests\ntest parse::words ... ok\ntest parse::tabs ... FAILED\n\
+                  test parse::empty ... ok\ntest parse::unicode ... ok\n\nfailures:\n    parse::tabs\n";
+    app.transcript.cells = vec![
+        Cell::user("The parser test fails on tabs. Fix it and explain the fix."),
+        Cell::reasoning(
+            "The user wants the failing test fixed.\nLet me read the parser first.\nThen run the test.",
+            true,
+        ),
+        tool(clock, "read_file", "src/parse.rs", ToolStatus::Done { approved: false }, Some("fn parse_line(s: &str) -> Vec<&str> {\n    s.split_whitespace().collect()\n}\n")),
+        tool(clock, "bash", "cargo test parse", ToolStatus::Done { approved: true }, Some(folded)),
+        tool(clock, "str_replace", "src/parse.rs", ToolStatus::Failed, Some("old_string was not found in src/parse.rs")),
+        tool(clock, "bash", "rm -rf target/ && cargo clean", ToolStatus::Refused, Some("The user denied this command.")),
+        tool(clock, "bash", "sleep 100", ToolStatus::Interrupted, None),
+        Cell::notice(NoticeKind::Interrupted, "Interrupted by the user."),
+        Cell::user("Go on, but don't delete anything."),
+        Cell::notice(NoticeKind::Retry, "The server is busy (429); retrying in 2 s (attempt 2 of 5)."),
+        tool(clock, "bash", "cargo test --all-features -- --include-ignored parse::tabs parse::spaces", ToolStatus::WaitingApproval, None),
+        tool(clock, "bash", "cargo build", ToolStatus::Running, None),
+        Cell::notice(NoticeKind::Error, "The model sent a tool call with invalid JSON; it was told so."),
+        Cell::assistant(REPLY, false),
+    ];
+    app.todos = todos();
+    app.gauge.reported = 53_700;
+    app.activity = Activity::Streaming {
+        since: clock.ago(3),
+    };
+    app
+}
+
+// ---- the dashboard ----------------------------------------------------------------------
+
+#[test]
+fn dashboard_with_a_transcript() {
+    let clock = Clock::new();
+    let mut app = busy_app(&clock);
+    app.show_todos = false;
+    let screen = snapshot("dashboard_100x50", &app, 100, 50, clock.now());
+    // Every status mark is on screen, and the folded result says how much is hidden.
+    for mark in [
+        "✓ read_file",
+        "✓ bash",
+        "✗ str_replace",
+        "⊘ bash",
+        "⏹ bash",
+        "? bash",
+        "▸ bash",
+    ] {
+        assert!(screen.contains(mark), "{mark} missing");
+    }
+    assert!(screen.contains("… 5 more lines (Ctrl-O)"));
+    assert!(screen.contains("thinking… (3 lines, Ctrl-R)"));
+    assert!(screen.contains("◆ streaming 3s"));
+}
+
+#[test]
+fn todo_pane_beside_the_transcript() {
+    let clock = Clock::new();
+    let app = busy_app(&clock);
+    let screen = snapshot("todo_pane_120x30", &app, 120, 30, clock.now());
+    assert!(screen.contains("Plan 3/7"));
+    assert!(screen.contains("▶ Running the full test suite"));
+}
+
+#[test]
+fn wide_terminal() {
+    let clock = Clock::new();
+    let mut app = busy_app(&clock);
+    app.activity = Activity::Tool {
+        name: "bash".into(),
+        detail: "cargo build".into(),
+        since: clock.ago(12),
+    };
+    let screen = snapshot("wide_140x40", &app, 140, 40, clock.now());
+    assert!(screen.contains("▸ running bash for 12s · cargo build"));
+}
+
+#[test]
+fn narrow_terminal() {
+    let clock = Clock::new();
+    let app = busy_app(&clock);
+    let screen = snapshot("narrow_60x20", &app, 60, 20, clock.now());
+    // No pane at 60 columns: a one-line summary above the input instead.
+    assert!(screen.contains("Plan 3/7 · ▶ Running the full test suite"));
+    for line in screen.lines() {
+        assert!(rein::ui::wrap::width(line) <= 60);
+    }
+}
+
+#[test]
+fn scrolled_up_and_clamped_at_the_top() {
+    let clock = Clock::new();
+    let mut app = busy_app(&clock);
+    app.show_todos = false;
+    app.transcript.scroll.follow = false;
+    app.transcript.scroll.from_bottom = 6;
+    let screen = snapshot("scrolled_80x24", &app, 80, 24, clock.now());
+    assert!(screen.contains("↓ 6 more lines (End)"));
+    // Far past the top: the view stops at the first line.
+    app.transcript.scroll.from_bottom = usize::MAX / 2;
+    let top = draw(&app, 80, 24, clock.now());
+    assert!(top.starts_with("› The parser test fails on tabs."));
+}
+
+#[test]
+fn input_with_queued_messages_and_a_hint() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    app.transcript.cells = vec![
+        Cell::user("hello"),
+        Cell::assistant("Hi! What shall we do?", true),
+    ];
+    app.composer
+        .textarea
+        .insert_str("also check the\nbenchmarks");
+    app.composer.queued = vec!["first".into(), "second".into()];
+    app.hint = Some("Unknown command /foo; /help lists the commands.".into());
+    app.activity = Activity::Thinking {
+        since: clock.ago(4),
+    };
+    let screen = snapshot("input_queued_hint_80x16", &app, 80, 16, clock.now());
+    assert!(screen.contains("2 messages queued"));
+    assert!(screen.contains("Unknown command /foo"));
+}
+
+// ---- the gauge --------------------------------------------------------------------------
+
+fn gauge_app(reported: u64, estimated: bool) -> App {
+    let mut app = App::new(info(), 128_000);
+    app.gauge.reported = reported;
+    app.gauge.estimated = estimated;
+    app.transcript.cells = vec![Cell::user("hello")];
+    app
+}
+
+#[test]
+fn gauge_levels() {
+    let clock = Clock::new();
+    let low = snapshot(
+        "gauge_10_80x8",
+        &gauge_app(12_800, false),
+        80,
+        8,
+        clock.now(),
+    );
+    assert!(low.contains("10% · 12.8k/128k"));
+    let mid = snapshot(
+        "gauge_70_80x8",
+        &gauge_app(89_600, true),
+        80,
+        8,
+        clock.now(),
+    );
+    assert!(mid.contains("~70% · 89.6k/128k"));
+    let high = snapshot(
+        "gauge_95_80x8",
+        &gauge_app(121_600, false),
+        80,
+        8,
+        clock.now(),
+    );
+    assert!(high.contains("95% · 122k/128k"));
+}
+
+#[test]
+fn gauge_colours_follow_the_bands() {
+    use ratatui::style::Color;
+    let clock = Clock::new();
+    for (reported, colour) in [
+        (12_800, Color::Green),
+        (89_600, Color::Yellow),
+        (121_600, Color::Red),
+    ] {
+        let app = gauge_app(reported, false);
+        let mut terminal = Terminal::new(TestBackend::new(80, 8)).unwrap();
+        terminal.draw(|f| render(&app, f, clock.now())).unwrap();
+        let buf = terminal.backend().buffer();
+        let row = 7;
+        let filled = (0..80).find(|&x| buf[(x, row)].symbol() == "█").unwrap();
+        assert_eq!(buf[(filled, row)].fg, colour);
+        // The compaction threshold is marked in the bar.
+        assert!((0..80).any(|x| buf[(x, row)].symbol() == "│"));
+    }
+}
+
+// ---- first run and safety ---------------------------------------------------------------
+
+#[test]
+fn first_run_explains_how_to_set_a_model() {
+    let clock = Clock::new();
+    let mut info = info();
+    info.model = String::new();
+    info.setup = Some(
+        "No model is configured yet.\n\n\
+         rein talks to any OpenAI-compatible chat-completions endpoint. Tell it which one:\n\n\
+         • for this shell:   export REIN_BASE_URL=http://127.0.0.1:8080/v1 REIN_MODEL=my-model\n\
+         \x20                   (and REIN_API_KEY=... for hosted APIs)\n\
+         • for good: put `model = \"...\"` and `base_url = \"...\"` in ~/.config/rein/config.toml\n\
+         • once:      rein --model NAME --base-url URL\n\n\
+         Then start rein again. `rein config` shows what is set and where it came from.\n\
+         Ctrl-C quits."
+            .into(),
+    );
+    let app = App::new(info, 128_000);
+    let screen = snapshot("setup_80x24", &app, 80, 24, clock.now());
+    assert!(screen.contains("Welcome to rein"));
+    assert!(screen.contains("No model is configured yet."));
+}
+
+#[test]
+fn escape_sequences_in_output_are_shown_as_text() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    app.transcript.cells = vec![
+        Cell::user("cat the log"),
+        tool(
+            &clock,
+            "bash",
+            "cat log\x1b[2J",
+            ToolStatus::Done { approved: false },
+            Some("\x1b[2J\x1b[Hcleared?\n\x1b]0;pwned\x07title?\n\x1b]52;c;SGVsbG8=\x07clipboard?\tcol\r\n"),
+        ),
+        Cell::assistant("Done: \x1b[31mred\x1b[0m and \u{9b}2J.", true),
+    ];
+    let mut terminal = Terminal::new(TestBackend::new(80, 14)).unwrap();
+    terminal.draw(|f| render(&app, f, clock.now())).unwrap();
+    let buf = terminal.backend().buffer();
+    for cell in buf.content() {
+        assert!(
+            !cell.symbol().contains(|c: char| c.is_control()),
+            "control character drawn"
+        );
+    }
+    let screen = snapshot("sanitized_80x14", &app, 80, 14, clock.now());
+    assert!(screen.contains("✓ bash cat log^[[2J"));
+    assert!(screen.contains("^[[2J^[[Hcleared?"));
+    assert!(screen.contains("^[]0;pwned^Gtitle?"));
+    assert!(screen.contains("^[]52;c;SGVsbG8=^Gclipboard?    col"));
+    assert!(screen.contains("Done: ^[[31mred^[[0m and \\u{9b}2J."));
+}
+
+#[test]
+fn a_huge_transcript_draws_only_its_end() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    for i in 0..20_000 {
+        app.transcript
+            .cells
+            .push(Cell::user(format!("message {i}")));
+    }
+    let screen = draw(&app, 80, 24, clock.now());
+    assert!(screen.contains("message 19999"));
+    // Only the cells on screen were laid out.
+    let laid_out = app
+        .transcript
+        .cells
+        .iter()
+        .filter(|c| matches!(c, Cell::User(u) if u.cache.0.borrow().is_some()))
+        .count();
+    assert!(laid_out < 20, "{laid_out} cells laid out");
+}

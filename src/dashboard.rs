@@ -36,11 +36,24 @@ const TICK: Duration = Duration::from_secs(1);
 
 type Term = Terminal<CrosstermBackend<io::Stdout>>;
 
+/// How the dashboard gets the user's attention when an approval is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attention {
+    /// Ring the terminal bell.
+    pub bell: bool,
+    /// Post a desktop notification (OSC 9).
+    pub notifications: bool,
+}
+
 /// Run the dashboard until the user quits. `agent` is `None` when no model is configured
 /// (the first-run screen explains how to set one).
-pub async fn run(mut app: App, mut agent: Option<AgentHandle>) -> io::Result<()> {
+pub async fn run(
+    mut app: App,
+    mut agent: Option<AgentHandle>,
+    attention: Attention,
+) -> io::Result<()> {
     let mut terminal = enter()?;
-    let result = event_loop(&mut terminal, &mut app, agent.as_mut()).await;
+    let result = event_loop(&mut terminal, &mut app, agent.as_mut(), attention).await;
     if let Some(agent) = &agent {
         agent.send(AgentCommand::Shutdown);
     }
@@ -95,6 +108,7 @@ async fn event_loop(
     terminal: &mut Term,
     app: &mut App,
     mut agent: Option<&mut AgentHandle>,
+    attention: Attention,
 ) -> io::Result<()> {
     let mut events = EventStream::new();
     if let Ok(size) = terminal.size() {
@@ -135,7 +149,7 @@ async fn event_loop(
             }
         };
         dirty = true;
-        if handle(app, event, agent.as_deref_mut())? {
+        if handle(app, event, agent.as_deref_mut(), attention)? {
             return Ok(());
         }
         // Take every agent event already waiting before drawing: a burst of deltas
@@ -143,7 +157,7 @@ async fn event_loop(
         while let Some(handle_ref) = agent.as_deref_mut() {
             match handle_ref.events.try_recv() {
                 Ok(event) => {
-                    if handle(app, AppEvent::Agent(event), agent.as_deref_mut())? {
+                    if handle(app, AppEvent::Agent(event), agent.as_deref_mut(), attention)? {
                         return Ok(());
                     }
                 }
@@ -163,7 +177,12 @@ async fn next_agent_event(
 }
 
 /// Apply one event and carry out its effects; true when the dashboard should close.
-fn handle(app: &mut App, event: AppEvent, agent: Option<&mut AgentHandle>) -> io::Result<bool> {
+fn handle(
+    app: &mut App,
+    event: AppEvent,
+    agent: Option<&mut AgentHandle>,
+    attention: Attention,
+) -> io::Result<bool> {
     let mut quit = false;
     for effect in update(app, event) {
         match effect {
@@ -175,7 +194,7 @@ fn handle(app: &mut App, event: AppEvent, agent: Option<&mut AgentHandle>) -> io
             Effect::Answer { reply, decision } => {
                 reply.send(decision);
             }
-            Effect::Notify { message } => notify(&message),
+            Effect::Notify { message } => notify(&message, attention),
             Effect::MouseCapture(on) => {
                 let mut stdout = io::stdout();
                 if on {
@@ -192,15 +211,24 @@ fn handle(app: &mut App, event: AppEvent, agent: Option<&mut AgentHandle>) -> io
 
 /// The terminal bell and a desktop notification (OSC 9, understood by iTerm2, kitty,
 /// WezTerm, foot and others; ignored elsewhere).
-fn notify(message: &str) {
-    let clean: String = message
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(200)
-        .collect();
-    let mut stdout = io::stdout();
-    let _ = write!(stdout, "\x07\x1b]9;{clean}\x07");
-    let _ = stdout.flush();
+fn notify(message: &str, attention: Attention) {
+    let mut out = String::new();
+    if attention.bell {
+        out.push('\x07');
+    }
+    if attention.notifications {
+        let clean: String = message
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(200)
+            .collect();
+        out.push_str(&format!("\x1b]9;{clean}\x07"));
+    }
+    if !out.is_empty() {
+        let mut stdout = io::stdout();
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
 }
 
 fn draw(terminal: &mut Term, app: &App) -> io::Result<()> {

@@ -224,7 +224,7 @@ fn run_dashboard(
             Ok(agent_config) => Some(rein::agent::spawn(agent_config).map_err(|e| e.to_string())?),
             Err(_) => None,
         };
-        rein::dashboard::run(app, agent)
+        rein::dashboard::run(app, agent, attention(config))
             .await
             .map_err(|e| format!("terminal error: {e}"))
     });
@@ -283,7 +283,7 @@ fn run_demo() -> Result<ExitCode, String> {
         agent.send(rein::agent::AgentCommand::UserMessage(
             demo.first_prompt().to_string(),
         ));
-        let result = rein::dashboard::run(app, Some(agent))
+        let result = rein::dashboard::run(app, Some(agent), attention(&config))
             .await
             .map_err(|e| format!("terminal error: {e}"));
         drop(demo);
@@ -291,6 +291,13 @@ fn run_demo() -> Result<ExitCode, String> {
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+fn attention(config: &Config) -> rein::dashboard::Attention {
+    rein::dashboard::Attention {
+        bell: config.ui_bell.value,
+        notifications: config.ui_notifications.value,
+    }
 }
 
 /// The first-run explanation shown when no model is configured.

@@ -1085,3 +1085,21 @@ async fn write_todos_updates_the_list_and_a_bad_list_keeps_it() {
         .1
         .starts_with("Error: write_todos failed - 2 items are in_progress"));
 }
+
+#[tokio::test]
+async fn a_new_conversation_forgets_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("first"), Reply::text("second")])
+        .await
+        .unwrap();
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "remember the number 42").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    handle.send(AgentCommand::NewConversation);
+    let events = turn(&mut handle, "what was the number?").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user"]);
+    assert_eq!(msgs[1]["content"], "what was the number?");
+}

@@ -724,7 +724,14 @@ fn clear_empties_the_transcript_and_todos_but_not_mid_turn() {
     assert_eq!(s.cells().len(), 1);
     s.end_turn(TurnOutcome::Completed);
     s.plain(KeyCode::PageUp);
-    assert!(s.send("/clear").is_empty(), "nothing goes to the agent");
+    let effects = s.send("/clear");
+    assert!(
+        matches!(
+            effects.as_slice(),
+            [Effect::Agent(AgentCommand::NewConversation)]
+        ),
+        "the agent starts over too: {effects:?}"
+    );
     assert!(s.cells().is_empty());
     assert!(s.app.todos.is_empty());
     assert!(s.app.transcript.scroll.follow);

@@ -136,6 +136,8 @@ pub enum AgentCommand {
         id: String,
         decision: ApprovalDecision,
     },
+    /// Forget the conversation (and the todo list) and start a new one.
+    NewConversation,
     /// End the agent task.
     Shutdown,
 }

@@ -23,11 +23,18 @@ use crate::tools::{self, ToolContext, ToolSpec};
 const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
 const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
 
+/// What waits for the running turn to end.
+enum Queued {
+    Message(String),
+    NewConversation,
+}
+
 /// The command channel, watched while the agent awaits something else.
 struct Inbox {
     rx: mpsc::UnboundedReceiver<AgentCommand>,
-    /// User messages sent during a turn, delivered when it ends.
-    queued: VecDeque<String>,
+    /// User messages (and new-conversation requests) sent during a turn, carried out in
+    /// order when it ends.
+    queued: VecDeque<Queued>,
     /// Set once a shutdown was asked for or every sender is gone.
     shutdown: bool,
 }
@@ -85,7 +92,8 @@ impl Inbox {
     fn settle(&mut self) {
         loop {
             match self.rx.try_recv() {
-                Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(text),
+                Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(Queued::Message(text)),
+                Ok(AgentCommand::NewConversation) => self.queued.push_back(Queued::NewConversation),
                 Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
                     self.shutdown = true;
                     return;
@@ -105,7 +113,11 @@ impl Inbox {
             }
             Some(AgentCommand::Interrupt) => true,
             Some(AgentCommand::UserMessage(text)) => {
-                self.queued.push_back(text);
+                self.queued.push_back(Queued::Message(text));
+                false
+            }
+            Some(AgentCommand::NewConversation) => {
+                self.queued.push_back(Queued::NewConversation);
                 false
             }
             // An answer to a request that is no longer open.
@@ -165,10 +177,18 @@ impl Agent {
                 break;
             }
             let text = match self.inbox.queued.pop_front() {
-                Some(text) => text,
+                Some(Queued::Message(text)) => text,
+                Some(Queued::NewConversation) => {
+                    self.new_conversation();
+                    continue;
+                }
                 None => match self.inbox.rx.recv().await {
                     None | Some(AgentCommand::Shutdown) => break,
                     Some(AgentCommand::UserMessage(text)) => text,
+                    Some(AgentCommand::NewConversation) => {
+                        self.new_conversation();
+                        continue;
+                    }
                     Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
                 },
             };
@@ -177,6 +197,15 @@ impl Agent {
             if self.inbox.shutdown {
                 break;
             }
+        }
+    }
+
+    /// Start over: only the (fresh) system prompt remains, and the plan is empty.
+    fn new_conversation(&mut self) {
+        self.history = vec![Message::system(system_prompt(&self.config.root))];
+        match self.ctx.todos.lock() {
+            Ok(mut list) => list.clear(),
+            Err(poisoned) => poisoned.into_inner().clear(),
         }
     }
 

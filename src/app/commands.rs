@@ -7,11 +7,16 @@
 use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
 use super::state::{App, Cell, NoticeKind, Scroll, Transcript};
+use crate::agent::AgentCommand;
+use crate::app::state::Gauge;
 
 /// The commands, with what `/help` says about them.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
-    ("/clear", "clear the transcript and the todo list"),
+    (
+        "/clear",
+        "start a new conversation (clears the transcript and the todo list)",
+    ),
     ("/todos", "show or hide the todo pane"),
     ("/quit", "leave rein (also /exit)"),
 ];
@@ -62,10 +67,12 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
                 ));
                 return;
             }
-            // Only the screen is cleared: the agent keeps its conversation. Starting a new
-            // one (a command to the agent) belongs here once sessions exist.
+            // A new conversation: the screen, the plan and the gauge start over, and so does
+            // the agent's history.
             app.transcript = Transcript::default();
             app.todos.clear();
+            app.gauge = Gauge::new(app.gauge.limit);
+            effects.push(Effect::Agent(AgentCommand::NewConversation));
         }
         Command::Todos => app.show_todos = !app.show_todos,
         Command::Quit => effects.push(Effect::Quit),

@@ -143,11 +143,21 @@ const KEYS: &[Key] = &[
         name: "writable",
         kind: Kind::List(|l, v| l.sandbox_writable = Some(v)),
     },
+    Key {
+        section: "ui",
+        name: "bell",
+        kind: Kind::Bool(|l, v| l.ui_bell = Some(v)),
+    },
+    Key {
+        section: "ui",
+        name: "notifications",
+        kind: Kind::Bool(|l, v| l.ui_notifications = Some(v)),
+    },
 ];
 
 /// Sections a later rein reads. Their contents are accepted and ignored, so a config
 /// written for a newer version still loads.
-const RESERVED_SECTIONS: &[&str] = &["context", "subagent", "ui"];
+const RESERVED_SECTIONS: &[&str] = &["context", "subagent"];
 
 /// Sections only the user's own file may set: a project must not loosen its own sandbox.
 const USER_ONLY_SECTIONS: &[&str] = &["sandbox"];

@@ -119,6 +119,10 @@ pub struct Config {
     /// `sandbox.writable`: extra paths commands may write (`~` expanded, relative paths
     /// against the project).
     pub sandbox_writable: Sourced<Vec<PathBuf>>,
+    /// `ui.bell`: ring the terminal bell when an approval is needed.
+    pub ui_bell: Sourced<bool>,
+    /// `ui.notifications`: post a desktop notification (OSC 9) when an approval is needed.
+    pub ui_notifications: Sourced<bool>,
     /// Where rein keeps its own files: `$REIN_HOME` when set, else the platform data dir.
     pub data_dir: PathBuf,
     /// Where the user's `config.toml` is looked for.
@@ -188,6 +192,8 @@ struct Layer {
     sandbox_mode: Option<Sourced<SandboxMode>>,
     sandbox_network: Option<Sourced<bool>>,
     sandbox_writable: Option<Sourced<Vec<String>>>,
+    ui_bell: Option<Sourced<bool>>,
+    ui_notifications: Option<Sourced<bool>>,
 }
 
 impl Layer {
@@ -212,6 +218,8 @@ impl Layer {
             sandbox_mode: self.sandbox_mode.or(lower.sandbox_mode),
             sandbox_network: self.sandbox_network.or(lower.sandbox_network),
             sandbox_writable: self.sandbox_writable.or(lower.sandbox_writable),
+            ui_bell: self.ui_bell.or(lower.ui_bell),
+            ui_notifications: self.ui_notifications.or(lower.ui_notifications),
         }
     }
 }
@@ -282,6 +290,8 @@ impl Config {
                     .collect();
                 Sourced::new(paths, w.source)
             },
+            ui_bell: or_default(layer.ui_bell, true),
+            ui_notifications: or_default(layer.ui_notifications, true),
             data_dir,
             user_config_path,
             project_config_path,
@@ -381,6 +391,8 @@ impl Config {
                     &self.sandbox_writable.source,
                 ),
             ),
+            ("ui.bell", shown(&self.ui_bell)),
+            ("ui.notifications", shown(&self.ui_notifications)),
         ];
         let located = |path: &Path| {
             let missing = if path.is_file() { "" } else { "  (not found)" };
@@ -453,6 +465,8 @@ impl fmt::Debug for Config {
             .field("sandbox_mode", &self.sandbox_mode)
             .field("sandbox_network", &self.sandbox_network)
             .field("sandbox_writable", &self.sandbox_writable)
+            .field("ui_bell", &self.ui_bell)
+            .field("ui_notifications", &self.ui_notifications)
             .field("data_dir", &self.data_dir)
             .field("user_config_path", &self.user_config_path)
             .field("project_config_path", &self.project_config_path)

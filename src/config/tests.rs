@@ -469,7 +469,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
         f.error(),
         format!(
             "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
-             context_window; sections: [client], [tools], [agent], [permissions], [sandbox])"
+             context_window; sections: [client], [tools], [agent], [permissions], [sandbox], [ui])"
         )
     );
 }
@@ -481,7 +481,7 @@ fn unknown_section_names_file_and_section() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [permissions], [sandbox])",
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [permissions], [sandbox], [ui])",
             f.user_file().display()
         )
     );
@@ -503,7 +503,7 @@ fn section_that_is_not_a_table_is_an_error() {
 #[test]
 fn reserved_sections_are_accepted_and_ignored() {
     let f = Fixture::new();
-    f.write_project("[context]\nreserve = 1\n[subagent]\nmax = 2\n[ui]\ntheme = \"dark\"\n");
+    f.write_project("[context]\nreserve = 1\n[subagent]\nmax = 2\n");
     let c = f.load().unwrap();
     assert_eq!(c.model.source, Source::Default);
 }
@@ -787,4 +787,18 @@ fn project_rules_that_allow_are_warned_about() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("allows `*` without asking"));
     assert!(warnings[1].contains("sensitive_reads"));
+}
+
+#[test]
+fn ui_keys_turn_the_bell_and_notifications_off() {
+    let f = Fixture::new();
+    let c = f.load().unwrap();
+    assert!(c.ui_bell.value && c.ui_notifications.value);
+    f.write_user("[ui]\nbell = false\nnotifications = false\n");
+    let c = f.load().unwrap();
+    assert!(!c.ui_bell.value && !c.ui_notifications.value);
+    f.write_user("[ui]\nbell = \"off\"\n");
+    assert!(f
+        .error()
+        .ends_with("key `ui.bell`: expected true or false, got string \"off\""));
 }

@@ -133,15 +133,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let sandbox = Arc::new(Sandbox::detect(
-        SandboxSettings {
-            mode: config.sandbox_mode.value,
-            network: config.sandbox_network.value,
-            writable: config.sandbox_writable.value.clone(),
-        },
-        &root,
-        vec![config.data_dir.clone()],
-    ));
+    let sandbox = detect_sandbox(&config, &root);
 
     if let Some(Command::Config) = &cli.command {
         println!("project    {}", root.display());
@@ -260,15 +252,7 @@ fn run_demo() -> Result<ExitCode, String> {
             RulePolicy::from_config(&config, &root, env.home.as_deref())
                 .map_err(|e| e.to_string())?,
         );
-        let sandbox = Arc::new(Sandbox::detect(
-            SandboxSettings {
-                mode: config.sandbox_mode.value,
-                network: config.sandbox_network.value,
-                writable: config.sandbox_writable.value.clone(),
-            },
-            &root,
-            vec![config.data_dir.clone()],
-        ));
+        let sandbox = detect_sandbox(&config, &root);
         let info = SessionInfo {
             model: format!("{} (demo)", demo.model()),
             project: root.clone(),
@@ -291,6 +275,19 @@ fn run_demo() -> Result<ExitCode, String> {
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The sandbox for `root` as the config asks, with rein's data dir kept readable inside.
+fn detect_sandbox(config: &Config, root: &Path) -> Arc<Sandbox> {
+    Arc::new(Sandbox::detect(
+        SandboxSettings {
+            mode: config.sandbox_mode.value,
+            network: config.sandbox_network.value,
+            writable: config.sandbox_writable.value.clone(),
+        },
+        root,
+        vec![config.data_dir.clone()],
+    ))
 }
 
 fn attention(config: &Config) -> rein::dashboard::Attention {

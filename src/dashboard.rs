@@ -4,8 +4,9 @@
 //! One loop `select!`s over the terminal's events, the agent's events and a frame timer.
 //! Every event goes through [`update`] (pure); the effects it returns are carried out here
 //! (send to the agent, answer an approval, ring the bell, quit). Redraws are coalesced: an
-//! event marks the screen dirty and a frame is drawn at most every [`FRAME`]; with nothing
-//! happening there is no timer at all, so an idle dashboard uses no CPU. The terminal is
+//! event marks the screen dirty and a frame is drawn at most every [`FRAME`] after a key, or
+//! every [`STREAM_FRAME`] while only the agent's output changes it; with nothing happening
+//! there is no timer at all, so an idle dashboard uses no CPU. The terminal is
 //! restored on every way out: normal exit, error, and panic (the hook restores it before
 //! the report is printed).
 
@@ -29,12 +30,17 @@ use crate::agent::{AgentCommand, AgentHandle};
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
 
-/// The shortest time between two frames (about 60 a second).
+/// The shortest time between two frames after a key (about 60 a second: typing feels
+/// immediate).
 const FRAME: Duration = Duration::from_millis(16);
+/// The shortest time between two frames while only the agent changes the screen (about 30
+/// a second: a stream reads smoothly, and a long one costs half the drawing).
+const STREAM_FRAME: Duration = Duration::from_millis(33);
 /// How often the status line's clocks advance while the agent works.
 const TICK: Duration = Duration::from_secs(1);
 
-type Term = Terminal<CrosstermBackend<io::Stdout>>;
+/// Output is buffered: a frame goes to the terminal in one write, not one per escape.
+type Term = Terminal<CrosstermBackend<io::BufWriter<io::Stdout>>>;
 
 /// How the dashboard gets the user's attention when an approval is needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +88,10 @@ fn enter() -> io::Result<Term> {
         leave();
         return Err(e);
     }
-    match Terminal::new(CrosstermBackend::new(stdout)) {
+    match Terminal::new(CrosstermBackend::new(io::BufWriter::with_capacity(
+        64 * 1024,
+        stdout,
+    ))) {
         Ok(t) => Ok(t),
         Err(e) => {
             leave();
@@ -115,15 +124,19 @@ async fn event_loop(
         app.size = (size.width, size.height);
     }
     let mut dirty = true;
+    // A key asks for the next frame sooner than agent output does.
+    let mut urgent = true;
     let mut last_frame = Instant::now() - FRAME;
     let mut next_tick = Instant::now() + TICK;
     loop {
-        if dirty && last_frame.elapsed() >= FRAME {
+        let interval = if urgent { FRAME } else { STREAM_FRAME };
+        if dirty && last_frame.elapsed() >= interval {
             draw(terminal, app)?;
             last_frame = Instant::now();
             dirty = false;
+            urgent = false;
         }
-        let frame_due = last_frame + FRAME;
+        let frame_due = last_frame + interval;
         let busy = app.busy();
         let event = tokio::select! {
             term = events.next() => match term {
@@ -149,6 +162,7 @@ async fn event_loop(
             }
         };
         dirty = true;
+        urgent |= !matches!(event, AppEvent::Agent(_) | AppEvent::Tick(_));
         if handle(app, event, agent.as_deref_mut(), attention)? {
             return Ok(());
         }

@@ -1,0 +1,568 @@
+//! The dashboard as a person runs it, measured from outside: `cargo bench --bench dashboard`.
+//!
+//! The release binary runs in tmux at 120×40 (a private tmux server, no config file)
+//! against the scripted model server, as in `tests/tmux_e2e.rs`. The figures are the
+//! issue's speed targets:
+//!
+//! 1. Startup to first frame: from starting `tmux new-session` until `capture-pane` shows
+//!    the model name in the status line, polled every 2 ms; median of several runs. tmux's
+//!    own startup is in that figure, so a baseline (the same for `sh -c 'echo ready'`) is
+//!    measured too and subtracted.
+//! 2. Memory: VmRSS of the rein process right after its first frame, and VmHWM (the peak)
+//!    once the long reply below is on screen. The pane runs `env`, which execs rein, so the
+//!    pane's pid is rein's (checked against `/proc/PID/comm`).
+//! 3. Streaming: one reply of 300 000 characters of Markdown in 4-character content chunks
+//!    (75 000 SSE events), ending in a unique marker. rein's CPU time (utime + stime of all
+//!    its threads, from `/proc/PID/stat`) from just before the prompt is typed until the
+//!    marker is on screen. Once as fast as rein reads, once paced at 5 000 chunks a second.
+//! 4. Idle: rein's CPU time over 5 s of doing nothing after the reply.
+//!
+//! Results are printed as a Markdown table, with the machine they ran on.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{chunk, usage_chunk, Reply, ScriptedServer, Step};
+use tempfile::TempDir;
+
+const WIDTH: u16 = 120;
+const HEIGHT: u16 = 40;
+const RUNS: usize = 5;
+/// Distinctive, so finding it on screen means the status line was drawn.
+const MODEL: &str = "bench-model-7731";
+const MARKER: &str = "END-OF-REPLY-7731";
+const REPLY_CHARS: usize = 300_000;
+const CHUNK_CHARS: usize = 4;
+/// The paced variant: a pause of `PACE_SLEEP` after every `PACE_EVERY` chunks.
+const PACE_EVERY: usize = 50;
+const PACE_SLEEP: Duration = Duration::from_millis(10);
+const STARTUP_POLL: Duration = Duration::from_millis(2);
+/// Coarser while streaming, so the bench's own `capture-pane` calls take less CPU from rein.
+const STREAM_POLL: Duration = Duration::from_millis(20);
+const IDLE: Duration = Duration::from_secs(5);
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A private tmux server (own socket in a temporary directory, no config file) holding a
+/// keeper session, so every measured session starts on a warm server. Killed with all its
+/// sessions on drop; the directory, socket included, goes with it.
+struct TmuxServer {
+    socket: PathBuf,
+    _dir: TempDir,
+}
+
+impl TmuxServer {
+    fn start() -> TmuxServer {
+        let dir = tempfile::tempdir().expect("a directory for the tmux socket");
+        let server = TmuxServer {
+            socket: dir.path().join("tmux.sock"),
+            _dir: dir,
+        };
+        let status = server
+            .tmux()
+            .args(["new-session", "-d", "-s", "keeper", "sleep", "600"])
+            .status()
+            .expect("tmux runs (install it: apt install tmux)");
+        assert!(status.success(), "tmux new-session failed");
+        server
+    }
+
+    fn tmux(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["-f", "/dev/null"]);
+        command
+    }
+
+    fn output(&self, args: &[&str]) -> Output {
+        self.tmux().args(args).output().expect("tmux runs")
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self
+            .tmux()
+            .arg("kill-server")
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// One session running one command at 120×40; killed on drop.
+struct Session<'a> {
+    server: &'a TmuxServer,
+    name: String,
+}
+
+impl<'a> Session<'a> {
+    fn start(server: &'a TmuxServer, name: &str, command: &[String]) -> Session<'a> {
+        let (w, h) = (WIDTH.to_string(), HEIGHT.to_string());
+        let status = server
+            .tmux()
+            .args(["new-session", "-d", "-s", name, "-x", &w, "-y", &h, "--"])
+            .args(command)
+            .status()
+            .expect("tmux new-session");
+        assert!(status.success(), "tmux new-session failed");
+        Session {
+            server,
+            name: name.to_string(),
+        }
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .server
+            .output(&["capture-pane", "-p", "-t", &self.name]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Polls every `poll` until the screen contains `needle`; the moment it was seen.
+    fn wait_for(&self, needle: &str, poll: Duration) -> Instant {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return Instant::now();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?}; the screen:\n{screen}"
+            );
+            std::thread::sleep(poll);
+        }
+    }
+
+    fn pane_pid(&self) -> u32 {
+        let out = self
+            .server
+            .output(&["list-panes", "-t", &self.name, "-F", "#{pane_pid}"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.trim().parse().expect("a pane pid")
+    }
+
+    fn pane_size(&self) -> String {
+        let out = self.server.output(&[
+            "display-message",
+            "-p",
+            "-t",
+            &self.name,
+            "#{pane_width}x#{pane_height}",
+        ]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Types `text` literally, then presses Enter.
+    fn send_line(&self, text: &str) {
+        let out = self
+            .server
+            .output(&["send-keys", "-t", &self.name, "-l", text]);
+        assert!(out.status.success(), "tmux send-keys");
+        let out = self
+            .server
+            .output(&["send-keys", "-t", &self.name, "Enter"]);
+        assert!(out.status.success(), "tmux send-keys");
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        let _ = self
+            .server
+            .tmux()
+            .args(["kill-session", "-t", &self.name])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// The release binary: cargo points benches at the bench profile's build (target/release).
+fn rein_binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_rein"));
+    if built.components().any(|c| c.as_os_str() == "release") {
+        return built;
+    }
+    let release = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/rein");
+    assert!(
+        release.exists(),
+        "{} is not a release build and target/release/rein is missing: run `cargo bench`",
+        built.display()
+    );
+    release
+}
+
+/// A fresh home and project for one rein process.
+struct Dirs {
+    home: TempDir,
+    project: TempDir,
+}
+
+impl Dirs {
+    fn new() -> Dirs {
+        Dirs {
+            home: tempfile::tempdir().expect("a temporary home"),
+            project: tempfile::tempdir().expect("a temporary project"),
+        }
+    }
+
+    fn rein_command(&self, binary: &Path, base_url: &str) -> Vec<String> {
+        let home = self.home.path();
+        vec![
+            "env".into(),
+            "-i".into(),
+            format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
+            format!("HOME={}", home.display()),
+            format!("REIN_HOME={}", home.join("rein-home").display()),
+            "TERM=xterm-256color".into(),
+            "LANG=C.UTF-8".into(),
+            binary.display().to_string(),
+            "--base-url".into(),
+            base_url.into(),
+            "--model".into(),
+            MODEL.into(),
+            "--cwd".into(),
+            self.project.path().display().to_string(),
+        ]
+    }
+}
+
+/// CPU time of the whole process (every thread, live or exited), in clock ticks' resolution.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    // The command name may hold spaces; the fields after its closing ')' start at field 3.
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("a stat line") + 2..]
+        .split(' ')
+        .collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    Duration::from_nanos(ticks * 1_000_000_000 / per_second)
+}
+
+/// CPU time of the live threads to the nanosecond (`/proc/PID/task/*/schedstat`); `None`
+/// where the kernel does not keep it.
+fn cpu_time_ns(pid: u32) -> Option<Duration> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let text = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += text.split(' ').next()?.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_nanos(total))
+}
+
+/// A `/proc/PID/status` field in kB, e.g. `VmRSS`.
+fn status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// Bytes the process has written (terminal output, mostly); `None` if unreadable.
+fn written_bytes(pid: u32) -> Option<u64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("wchar: "))?
+        .parse()
+        .ok()
+}
+
+fn rein_pid(session: &Session) -> u32 {
+    let pid = session.pane_pid();
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    assert_eq!(comm.trim(), "rein", "pane pid {pid} is not rein");
+    pid
+}
+
+fn mib(kb: u64) -> String {
+    format!("{:.1} MiB", kb as f64 / 1024.0)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Markdown with paragraphs, emphasis, lists, code blocks and quotes, exactly `REPLY_CHARS`
+/// characters long and ending in its own paragraph with `MARKER`.
+fn reply_text() -> String {
+    const UNIT: &str = "Here is what I found in `src/parse.rs`: the tokenizer treats **every** \
+whitespace character as a separator, so tabs inside quoted words split them.\n\n\
+- the first case is a tab inside quotes\n- the second is a run of spaces\n  1. leading\n  2. trailing\n\n\
+```rust\nfn parse(s: &str) -> Vec<&str> {\n    s.split(' ').filter(|w| !w.is_empty()).collect()\n}\n```\n\n\
+> Note: the old behaviour is documented in the README, see [the guide](https://example.com/guide).\n\n";
+    let tail = format!("\n\n{MARKER}");
+    let mut text = String::with_capacity(REPLY_CHARS);
+    while text.len() + UNIT.len() + tail.len() <= REPLY_CHARS {
+        text.push_str(UNIT);
+    }
+    const FILLER: &[&str] = &["the ", "parser ", "splits ", "words "];
+    let mut i = 0;
+    while text.len() + tail.len() < REPLY_CHARS {
+        let word = FILLER[i % FILLER.len()];
+        let room = REPLY_CHARS - tail.len() - text.len();
+        text.push_str(&word[..word.len().min(room)]);
+        i += 1;
+    }
+    text.push_str(&tail);
+    assert_eq!(text.chars().count(), REPLY_CHARS);
+    text
+}
+
+/// The reply in `CHUNK_CHARS`-character content deltas, optionally paced.
+fn long_reply(text: &str, paced: bool) -> (Reply, usize) {
+    let mut steps = vec![Step::Data(chunk(
+        json!({ "role": "assistant", "content": "" }),
+        None,
+    ))];
+    let pieces: Vec<&str> = text
+        .as_bytes()
+        .chunks(CHUNK_CHARS)
+        .map(|b| std::str::from_utf8(b).expect("the reply is ASCII"))
+        .collect();
+    for (i, piece) in pieces.iter().enumerate() {
+        steps.push(Step::Data(chunk(json!({ "content": piece }), None)));
+        if paced && (i + 1) % PACE_EVERY == 0 {
+            steps.push(Step::Sleep(PACE_SLEEP));
+        }
+    }
+    steps.push(Step::Data(chunk(json!({}), Some("stop"))));
+    steps.push(Step::Data(usage_chunk(100, pieces.len() as u64)));
+    steps.push(Step::Done);
+    (Reply::sse(steps), pieces.len())
+}
+
+/// Median time for tmux to show `sh -c 'echo ready'`.
+fn baseline(tmux: &TmuxServer) -> (f64, Vec<f64>) {
+    let command: Vec<String> = ["sh", "-c", "echo ready; sleep 5"]
+        .map(String::from)
+        .to_vec();
+    let runs: Vec<f64> = (0..RUNS)
+        .map(|i| {
+            let start = Instant::now();
+            let session = Session::start(tmux, &format!("baseline-{i}"), &command);
+            ms(session.wait_for("ready", STARTUP_POLL) - start)
+        })
+        .collect();
+    (median(runs.clone()), runs)
+}
+
+struct Startup {
+    median_ms: f64,
+    runs_ms: Vec<f64>,
+    rss_kb: u64,
+    pane: String,
+}
+
+/// Median time to the first frame, and the median VmRSS right after it.
+fn startup(tmux: &TmuxServer, binary: &Path, base_url: &str) -> Startup {
+    let mut runs = Vec::new();
+    let mut rss = Vec::new();
+    let mut pane = String::new();
+    for i in 0..RUNS {
+        let dirs = Dirs::new();
+        let command = dirs.rein_command(binary, base_url);
+        let start = Instant::now();
+        let session = Session::start(tmux, &format!("startup-{i}"), &command);
+        let seen = session.wait_for(MODEL, STARTUP_POLL);
+        let pid = rein_pid(&session);
+        rss.push(status_kb(pid, "VmRSS") as f64);
+        runs.push(ms(seen - start));
+        pane = session.pane_size();
+    }
+    Startup {
+        median_ms: median(runs.clone()),
+        runs_ms: runs,
+        rss_kb: median(rss) as u64,
+        pane,
+    }
+}
+
+struct Stream {
+    chunks: usize,
+    cpu: Duration,
+    wall: Duration,
+    written: Option<u64>,
+    hwm_kb: u64,
+    rss_kb: u64,
+    idle_cpu: Option<Duration>,
+    idle_cpu_ns: Option<Duration>,
+}
+
+/// One fresh rein, one prompt, the long reply; with `idle`, then 5 s of nothing.
+fn stream(
+    tmux: &TmuxServer,
+    binary: &Path,
+    runtime: &tokio::runtime::Runtime,
+    text: &str,
+    paced: bool,
+    idle: bool,
+) -> Stream {
+    let (reply, chunks) = long_reply(text, paced);
+    let server = runtime
+        .block_on(ScriptedServer::start(vec![reply]))
+        .expect("the scripted server starts");
+    let dirs = Dirs::new();
+    let name = if paced { "stream-paced" } else { "stream" };
+    let session = Session::start(tmux, name, &dirs.rein_command(binary, &server.base_url()));
+    session.wait_for(MODEL, STARTUP_POLL);
+    let pid = rein_pid(&session);
+    // Let the startup settle, so its work is not counted as streaming.
+    std::thread::sleep(Duration::from_millis(300));
+
+    let (cpu0, wrote0, start) = (cpu_time(pid), written_bytes(pid), Instant::now());
+    session.send_line("please write the long reply");
+    let seen = session.wait_for(MARKER, STREAM_POLL);
+    let (cpu1, wrote1) = (cpu_time(pid), written_bytes(pid));
+    let hwm_kb = status_kb(pid, "VmHWM");
+    let rss_kb = status_kb(pid, "VmRSS");
+
+    let (mut idle_cpu, mut idle_cpu_ns) = (None, None);
+    if idle {
+        std::thread::sleep(Duration::from_secs(1));
+        let (a, a_ns) = (cpu_time(pid), cpu_time_ns(pid));
+        std::thread::sleep(IDLE);
+        let (b, b_ns) = (cpu_time(pid), cpu_time_ns(pid));
+        idle_cpu = Some(b - a);
+        idle_cpu_ns = a_ns.zip(b_ns).map(|(a, b)| b.saturating_sub(a));
+    }
+    Stream {
+        chunks,
+        cpu: cpu1 - cpu0,
+        wall: seen - start,
+        written: wrote0.zip(wrote1).map(|(a, b)| b - a),
+        hwm_kb,
+        rss_kb,
+        idle_cpu,
+        idle_cpu_ns,
+    }
+}
+
+fn stream_row(label: &str, s: &Stream) {
+    let written = s
+        .written
+        .map(|b| format!(", {:.1} MB written", b as f64 / 1e6))
+        .unwrap_or_default();
+    println!(
+        "| {label} | {:.2} s CPU, {:.2} s wall ({:.0} chunks/s{written}) | ≤ 0.5 s CPU |",
+        s.cpu.as_secs_f64(),
+        s.wall.as_secs_f64(),
+        s.chunks as f64 / s.wall.as_secs_f64(),
+    );
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
+        .map(|(_, m)| m.trim().to_string())
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let tmux = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    format!("{cpus} CPUs ({model}), {tmux}")
+}
+
+fn main() {
+    let binary = rein_binary();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let text = reply_text();
+    let tmux = TmuxServer::start();
+
+    // Startup needs no model reply: the dashboard draws before any request.
+    let idle_server = runtime
+        .block_on(ScriptedServer::start(Vec::new()))
+        .expect("the scripted server starts");
+    let (base_ms, base_runs) = baseline(&tmux);
+    let start = startup(&tmux, &binary, &idle_server.base_url());
+    let fast = stream(&tmux, &binary, &runtime, &text, false, true);
+    let paced = stream(&tmux, &binary, &runtime, &text, true, false);
+
+    println!(
+        "rein dashboard, release binary {}, tmux pane {}",
+        binary.display(),
+        start.pane
+    );
+    println!();
+    println!("| benchmark | result | target |");
+    println!("|---|---|---|");
+    println!(
+        "| startup to first frame (median of {RUNS}) | {:.1} ms; {:.1} ms over the tmux baseline of {:.1} ms | ≤ 50 ms |",
+        start.median_ms,
+        start.median_ms - base_ms,
+        base_ms
+    );
+    println!(
+        "| resident memory at first frame (VmRSS, median of {RUNS}) | {} | ≤ 20 MB |",
+        mib(start.rss_kb)
+    );
+    println!(
+        "| peak resident memory after the 300 000-character reply (VmHWM) | {} (VmRSS {}) | ≤ 30 MB |",
+        mib(fast.hwm_kb),
+        mib(fast.rss_kb)
+    );
+    stream_row(
+        &format!(
+            "stream {REPLY_CHARS} characters in {CHUNK_CHARS}-character chunks ({} events), unpaced",
+            fast.chunks
+        ),
+        &fast,
+    );
+    stream_row(
+        &format!(
+            "the same, paced at {} chunks/s",
+            PACE_EVERY as u128 * 1000 / PACE_SLEEP.as_millis()
+        ),
+        &paced,
+    );
+    let idle = fast.idle_cpu.unwrap_or_default();
+    let precise = fast
+        .idle_cpu_ns
+        .map(|d| {
+            format!(
+                " ({:.3} % from per-thread schedstat)",
+                d.as_secs_f64() / IDLE.as_secs_f64() * 100.0
+            )
+        })
+        .unwrap_or_default();
+    println!(
+        "| idle CPU over {} s after the reply | {:.2} %{precise} | ≤ 0.2 % |",
+        IDLE.as_secs(),
+        idle.as_secs_f64() / IDLE.as_secs_f64() * 100.0
+    );
+    println!();
+    let list = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.1}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "Runs (ms): startup {}; tmux baseline {}. Paced peak memory {} (VmHWM).",
+        list(&start.runs_ms),
+        list(&base_runs),
+        mib(paced.hwm_kb)
+    );
+    println!("Machine: {}.", machine());
+}

@@ -282,9 +282,10 @@ impl Printer {
     }
 }
 
-/// The argument worth showing for a tool call: the command or path, else the JSON.
+/// The argument worth showing for a tool call: the command, path or skill name, else the
+/// JSON.
 fn key_argument(args: &serde_json::Value) -> String {
-    for key in ["command", "path"] {
+    for key in ["command", "path", "name"] {
         if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
             return v.to_string();
         }
@@ -345,5 +346,9 @@ mod tests {
             "a.rs"
         );
         assert_eq!(key_argument(&serde_json::json!("{broken")), "{broken");
+        assert_eq!(
+            key_argument(&serde_json::json!({"name": "review"})),
+            "review"
+        );
     }
 }

@@ -13,5 +13,6 @@ pub mod demo;
 pub mod headless;
 pub mod permissions;
 pub mod sandbox;
+pub mod skills;
 pub mod tools;
 pub mod ui;

@@ -15,6 +15,7 @@ use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::policy::RulePolicy;
 use rein::sandbox::{Sandbox, SandboxSettings};
+use rein::skills::SkillSet;
 
 /// rein: a terminal coding agent for any OpenAI-compatible model.
 #[derive(Debug, Parser)]
@@ -142,8 +143,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
 
+    let skills = discover_skills(&config, &env, &root);
     let Some(prompt) = cli.prompt else {
-        return run_dashboard(&config, root, sandbox, policy);
+        return run_dashboard(&config, root, sandbox, policy, skills);
     };
     let prompt = if prompt == "-" {
         let mut text = String::new();
@@ -160,7 +162,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(warning) = sandbox.warning() {
         eprintln!("rein: warning: {warning}");
     }
-    let agent_config = agent_config(&config, root, sandbox, policy)?;
+    let agent_config = agent_config(&config, root, sandbox, policy, skills)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -185,6 +187,7 @@ fn run_dashboard(
     root: PathBuf,
     sandbox: Arc<Sandbox>,
     policy: Arc<RulePolicy>,
+    skills: Arc<SkillSet>,
 ) -> Result<ExitCode, String> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
@@ -205,6 +208,8 @@ fn run_dashboard(
             .trim()
             .is_empty()
             .then(|| setup_text(config)),
+        skills: skill_list(&skills),
+        skill_notices: skills.notices.clone(),
     };
     let app = App::new(info, config.context_window.value);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -212,7 +217,7 @@ fn run_dashboard(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let result = runtime.block_on(async {
-        let agent = match agent_config(config, root, sandbox, policy) {
+        let agent = match agent_config(config, root, sandbox, policy, skills) {
             Ok(agent_config) => Some(rein::agent::spawn(agent_config).map_err(|e| e.to_string())?),
             Err(_) => None,
         };
@@ -253,6 +258,7 @@ fn run_demo() -> Result<ExitCode, String> {
                 .map_err(|e| e.to_string())?,
         );
         let sandbox = detect_sandbox(&config, &root);
+        let skills = discover_skills(&config, &env, &root);
         let info = SessionInfo {
             model: format!("{} (demo)", demo.model()),
             project: root.clone(),
@@ -260,9 +266,11 @@ fn run_demo() -> Result<ExitCode, String> {
             sandbox: sandbox.describe(),
             sandbox_ok: sandbox.warning().is_none(),
             setup: None,
+            skills: skill_list(&skills),
+            skill_notices: skills.notices.clone(),
         };
         let app = App::new(info, demo.context_window());
-        let agent = rein::agent::spawn(agent_config(&config, root, sandbox, policy)?)
+        let agent = rein::agent::spawn(agent_config(&config, root, sandbox, policy, skills)?)
             .map_err(|e| e.to_string())?;
         agent.send(rein::agent::AgentCommand::UserMessage(
             demo.first_prompt().to_string(),
@@ -288,6 +296,23 @@ fn detect_sandbox(config: &Config, root: &Path) -> Arc<Sandbox> {
         root,
         vec![config.data_dir.clone()],
     ))
+}
+
+/// The skills of the user, of rein and of the project; each one skipped is a warning.
+fn discover_skills(config: &Config, env: &Environment, root: &Path) -> Arc<SkillSet> {
+    let skills = SkillSet::discover(env.home.as_deref(), &config.data_dir, root);
+    for notice in &skills.notices {
+        eprintln!("rein: warning: {notice}");
+    }
+    Arc::new(skills)
+}
+
+/// (name, description) per skill, for `/skills`.
+fn skill_list(skills: &SkillSet) -> Vec<(String, String)> {
+    skills
+        .iter()
+        .map(|s| (s.name.clone(), s.description.clone()))
+        .collect()
 }
 
 fn attention(config: &Config) -> rein::dashboard::Attention {
@@ -335,6 +360,7 @@ fn agent_config(
     root: PathBuf,
     sandbox: Arc<Sandbox>,
     policy: Arc<RulePolicy>,
+    skills: Arc<SkillSet>,
 ) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
@@ -357,5 +383,6 @@ fn agent_config(
         bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
         max_steps: config.max_steps.value,
         policy,
+        skills,
     })
 }

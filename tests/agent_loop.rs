@@ -13,6 +13,7 @@ use rein::agent::{
 };
 use rein::permissions::{AllowAll, Grant, PermissionPolicy, ToolRequest, Verdict};
 use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
 use serde_json::{json, Value};
 use support::{chunk, Reply, ScriptedServer, Step};
 
@@ -27,6 +28,7 @@ fn config(server: &ScriptedServer, root: &Path) -> AgentConfig {
         max_steps: 20,
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(root)),
+        skills: Arc::new(SkillSet::empty()),
     }
 }
 
@@ -226,7 +228,8 @@ async fn multi_step_fix_reads_runs_edits_and_reruns() {
                 "read_file",
                 "write_file",
                 "str_replace",
-                "write_todos"
+                "write_todos",
+                "read_skill"
             ]
         );
         assert_history_valid(r);
@@ -270,7 +273,7 @@ async fn malformed_calls_become_errors_and_the_model_recovers() {
     );
     assert_eq!(
         results[1].1,
-        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace, write_todos."
+        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill."
     );
     assert_eq!(
         results[2].1,

@@ -357,7 +357,9 @@ fn key_arguments_are_one_line() {
         serde_json::json!({ "todos": [{ "content": "a", "status": "pending" }] }),
     );
     s.tool("x", "bash", serde_json::json!("{not json"));
+    s.tool("k", "read_skill", serde_json::json!({ "name": "review" }));
     assert_eq!(s.tool_cell("r").key_arg, "src/main.rs");
+    assert_eq!(s.tool_cell("k").key_arg, "review");
     assert_eq!(s.tool_cell("h").key_arg, "cat <<EOF ↵ hi ↵ EOF");
     assert_eq!(s.tool_cell("j").key_arg, "1 item");
     assert_eq!(s.tool_cell("x").key_arg, "{not json");

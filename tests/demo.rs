@@ -12,6 +12,7 @@ use rein::demo::Demo;
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::policy::RulePolicy;
 use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
 use rein::tools::write_todos::TodoStatus;
 
 /// The agent as `rein --demo` runs it: the demo's model and project, the default rules.
@@ -27,6 +28,7 @@ fn config(demo: &Demo) -> AgentConfig {
         max_steps: 20,
         policy: Arc::new(RulePolicy::new(root, &[], &[], None).unwrap()),
         sandbox: Arc::new(Sandbox::off(root)),
+        skills: Arc::new(SkillSet::empty()),
     }
 }
 

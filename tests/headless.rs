@@ -13,6 +13,7 @@ use rein::agent::{AgentConfig, ClientConfig};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
 use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
 use serde_json::{json, Value};
 use support::{Reply, ScriptedServer};
 use tokio::process::Command;
@@ -319,6 +320,7 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
         max_steps: 5,
         policy: Arc::new(AskForBash),
         sandbox: Arc::new(Sandbox::off(project.path())),
+        skills: Arc::new(SkillSet::empty()),
     };
     let code = headless::run(
         config,

@@ -18,6 +18,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use rein::sandbox::{Sandbox, SandboxMode, SandboxSettings, SandboxState};
+use rein::skills::SkillSet;
 use rein::tools::bash::{run, Args};
 use rein::tools::ToolContext;
 
@@ -42,6 +43,7 @@ fn context(sandbox: Sandbox, timeout: Duration) -> ToolContext {
         secrets: Vec::new(),
         sandbox: Arc::new(sandbox),
         todos: Default::default(),
+        skills: Arc::new(SkillSet::empty()),
     }
 }
 

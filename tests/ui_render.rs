@@ -74,6 +74,8 @@ fn info() -> SessionInfo {
         sandbox: "on (bubblewrap)".into(),
         sandbox_ok: true,
         setup: None,
+        skills: Vec::new(),
+        skill_notices: Vec::new(),
     }
 }
 

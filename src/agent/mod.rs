@@ -24,6 +24,7 @@ pub use messages::{Message, ToolCall};
 
 use crate::permissions::PermissionPolicy;
 use crate::sandbox::Sandbox;
+use crate::skills::SkillSet;
 use crate::tools::ToolContext;
 
 /// Everything the agent task needs to run.
@@ -39,6 +40,8 @@ pub struct AgentConfig {
     pub policy: Arc<dyn PermissionPolicy>,
     /// The sandbox `bash` commands run in.
     pub sandbox: Arc<Sandbox>,
+    /// The skills the system prompt lists and `read_skill` reads.
+    pub skills: Arc<SkillSet>,
 }
 
 impl AgentConfig {
@@ -52,15 +55,22 @@ impl AgentConfig {
                 .collect(),
             sandbox: self.sandbox.clone(),
             todos: Default::default(),
+            skills: self.skills.clone(),
         }
     }
 }
 
-/// The system prompt for a project, from `assets/system_prompt.md`.
-pub fn system_prompt(root: &std::path::Path) -> String {
-    include_str!("../../assets/system_prompt.md")
+/// The system prompt for a project and its skills, from `assets/system_prompt.md`. Build it
+/// once per conversation: the same bytes every request keep the provider's prompt cache.
+/// Without skills their section is left out, blank line and all.
+pub fn system_prompt(root: &std::path::Path, skills: &SkillSet) -> String {
+    let mut prompt = include_str!("../../assets/system_prompt.md")
         .replace("{{root}}", &root.display().to_string())
         .replace("{{os}}", std::env::consts::OS)
+        .replace("{{skills}}", skills.prompt_section().trim_end());
+    prompt.truncate(prompt.trim_end().len());
+    prompt.push('\n');
+    prompt
 }
 
 /// The running agent: send commands, receive events. Dropping the handle (its command

@@ -132,6 +132,8 @@ pub(crate) struct Agent {
     specs: Vec<ToolSpec>,
     tools_json: serde_json::Value,
     ctx: ToolContext,
+    /// Built once: every request of the session sends the same bytes (prompt caching).
+    system_prompt: String,
     history: Vec<Message>,
     inbox: Inbox,
     events: mpsc::UnboundedSender<AgentEvent>,
@@ -147,13 +149,15 @@ impl Agent {
         let specs = tools::all_specs();
         let tools_json = tools::specs_json(&specs);
         let ctx = config.tool_context();
-        let history = vec![Message::system(system_prompt(&config.root))];
+        let system_prompt = system_prompt(&config.root, &config.skills);
+        let history = vec![Message::system(system_prompt.clone())];
         Agent {
             config,
             client,
             specs,
             tools_json,
             ctx,
+            system_prompt,
             history,
             inbox: Inbox {
                 rx,
@@ -200,9 +204,9 @@ impl Agent {
         }
     }
 
-    /// Start over: only the (fresh) system prompt remains, and the plan is empty.
+    /// Start over: only the system prompt remains, and the plan is empty.
     fn new_conversation(&mut self) {
-        self.history = vec![Message::system(system_prompt(&self.config.root))];
+        self.history = vec![Message::system(self.system_prompt.clone())];
         match self.ctx.todos.lock() {
             Ok(mut list) => list.clear(),
             Err(poisoned) => poisoned.into_inner().clear(),

@@ -254,8 +254,8 @@ fn finished_status(name: &str, result: &str, is_error: bool, approved: bool) -> 
     }
 }
 
-/// The argument worth showing: `command` or `path` when the call has one, else the
-/// arguments as compact JSON; one line.
+/// The argument worth showing: `command`, `path` or (a skill's) `name` when the call has
+/// one, else the arguments as compact JSON; one line.
 pub fn key_arg(args: &serde_json::Value) -> String {
     // A plan is summed up by its size; its items show in the todo pane.
     if let Some(todos) = args.get("todos").and_then(|t| t.as_array()) {
@@ -265,7 +265,7 @@ pub fn key_arg(args: &serde_json::Value) -> String {
             if todos.len() == 1 { "" } else { "s" }
         );
     }
-    let text = ["command", "path"]
+    let text = ["command", "path", "name"]
         .iter()
         .find_map(|k| args.get(k).and_then(|v| v.as_str()))
         .map(str::to_string)

@@ -1,4 +1,4 @@
-//! Slash commands typed in the input: `/help`, `/clear`, `/todos`, `/quit`.
+//! Slash commands typed in the input: `/help`, `/clear`, `/todos`, `/skills`, `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
@@ -18,6 +18,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "start a new conversation (clears the transcript and the todo list)",
     ),
     ("/todos", "show or hide the todo pane"),
+    ("/skills", "list the skills the model can load"),
     ("/quit", "leave rein (also /exit)"),
 ];
 
@@ -27,6 +28,7 @@ pub enum Command {
     Help,
     Clear,
     Todos,
+    Skills,
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -43,6 +45,7 @@ pub fn parse(input: &str) -> Option<Command> {
         "help" => Command::Help,
         "clear" => Command::Clear,
         "todos" => Command::Todos,
+        "skills" => Command::Skills,
         "quit" | "exit" => Command::Quit,
         _ => Command::Unknown(first.to_string()),
     })
@@ -75,11 +78,45 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
             effects.push(Effect::Agent(AgentCommand::NewConversation));
         }
         Command::Todos => app.show_todos = !app.show_todos,
+        Command::Skills => {
+            let text = skills_text(&app.info.skills, &app.info.skill_notices);
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, text));
+            app.transcript.scroll = Scroll::default();
+        }
         Command::Quit => effects.push(Effect::Quit),
         Command::Unknown(name) => {
             app.hint = Some(format!("unknown command {name}; /help lists them"));
         }
     }
+}
+
+/// The `/skills` text: each skill as `name: description`, then the skills left out and why.
+pub fn skills_text(skills: &[(String, String)], notices: &[String]) -> String {
+    let mut out = if skills.is_empty() {
+        String::from(
+            "No skills. A skill is a folder with a SKILL.md whose front matter has a name and a \
+             description, in ~/.agents/skills/, in rein's data dir under skills/ ($REIN_HOME/skills/) \
+             or in the project's .agents/skills/.",
+        )
+    } else {
+        let mut out = format!(
+            "Skills ({}): the model loads one with read_skill when the task fits",
+            skills.len()
+        );
+        for (name, description) in skills {
+            out.push_str(&format!("\n  {name}: {description}"));
+        }
+        out
+    };
+    if !notices.is_empty() {
+        out.push_str("\nSkipped");
+        for notice in notices {
+            out.push_str(&format!("\n  {notice}"));
+        }
+    }
+    out
 }
 
 /// The `/help` text: the commands, then every mode's keys from the keymap.
@@ -124,6 +161,7 @@ mod tests {
         assert_eq!(parse("/help"), Some(Command::Help));
         assert_eq!(parse("/HELP me"), Some(Command::Help));
         assert_eq!(parse("/exit"), Some(Command::Quit));
+        assert_eq!(parse("/skills"), Some(Command::Skills));
         assert_eq!(parse("/xyz"), Some(Command::Unknown("/xyz".into())));
         assert_eq!(parse("/etc/hosts is broken"), None);
         assert_eq!(parse("/tmp"), Some(Command::Unknown("/tmp".into())));
@@ -139,6 +177,7 @@ mod tests {
         for needle in [
             "/clear",
             "/todos",
+            "/skills",
             "Ctrl-C",
             "Shift-Enter",
             "allow once",

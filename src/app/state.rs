@@ -50,6 +50,10 @@ pub struct SessionInfo {
     pub sandbox_ok: bool,
     /// Set when no model is configured: how to set one, shown in place of the transcript.
     pub setup: Option<String>,
+    /// The skills the model can load: (name, description), by name. `/skills` lists them.
+    pub skills: Vec<(String, String)>,
+    /// The skills left out at startup, one sentence each naming the file and the problem.
+    pub skill_notices: Vec<String>,
 }
 
 /// The conversation as the user sees it.

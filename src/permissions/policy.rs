@@ -201,6 +201,8 @@ impl PermissionPolicy for RulePolicy {
             "read_file" => self.path_verdict(false, text("path").unwrap_or("")),
             // The plan lives in rein's memory; nothing on disk changes.
             "write_todos" => Verdict::Allow,
+            // Skills are files rein found at startup and lists to the model itself.
+            "read_skill" => Verdict::Allow,
             "write_file" | "str_replace" => self.path_verdict(true, text("path").unwrap_or("")),
             other => Verdict::Ask {
                 reason: format!("no permission rule covers the tool `{other}`"),
@@ -522,5 +524,19 @@ mod tests {
             f.check(&p, "launch_rockets", json!({})),
             Verdict::Ask { .. }
         ));
+    }
+
+    #[test]
+    fn rein_own_tools_are_allowed() {
+        let f = Fixture::new();
+        let p = f.policy(&[]);
+        assert_eq!(
+            f.check(&p, "write_todos", json!({"todos": []})),
+            Verdict::Allow
+        );
+        assert_eq!(
+            f.check(&p, "read_skill", json!({"name": "review"})),
+            Verdict::Allow
+        );
     }
 }

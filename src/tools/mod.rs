@@ -8,6 +8,7 @@
 pub mod bash;
 pub mod diff;
 pub mod read_file;
+pub mod read_skill;
 pub mod str_replace;
 pub mod write_file;
 pub mod write_todos;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::sandbox::Sandbox;
+use crate::skills::SkillSet;
 
 /// What every tool gets to run: where the project is and the limits that apply.
 #[derive(Debug, Clone)]
@@ -32,6 +34,8 @@ pub struct ToolContext {
     pub sandbox: Arc<Sandbox>,
     /// The session's todo list, which `write_todos` replaces.
     pub todos: write_todos::TodoList,
+    /// The session's skills, which `read_skill` reads.
+    pub skills: Arc<SkillSet>,
 }
 
 impl ToolContext {
@@ -62,6 +66,7 @@ pub fn all_specs() -> Vec<ToolSpec> {
         write_file::spec(),
         str_replace::spec(),
         write_todos::spec(),
+        read_skill::spec(),
     ]
 }
 
@@ -100,6 +105,7 @@ enum Kind {
     WriteFile(write_file::Args),
     StrReplace(str_replace::Args),
     WriteTodos(write_todos::Args),
+    ReadSkill(read_skill::Args),
 }
 
 /// Parse a call's raw argument text. An empty string means no arguments (`{}`).
@@ -134,6 +140,7 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
         write_file::NAME => serde_json::from_value(args.clone()).map(Kind::WriteFile),
         str_replace::NAME => serde_json::from_value(args.clone()).map(Kind::StrReplace),
         write_todos::NAME => serde_json::from_value(args.clone()).map(Kind::WriteTodos),
+        read_skill::NAME => serde_json::from_value(args.clone()).map(Kind::ReadSkill),
         other => {
             return Err(format!("Error: {other} failed - this tool cannot run here"));
         }
@@ -155,6 +162,7 @@ impl PreparedCall {
             Kind::WriteFile(a) => format!("write_file: {}", a.path),
             Kind::StrReplace(a) => format!("str_replace: {}", a.path),
             Kind::WriteTodos(a) => format!("write_todos: {} items", a.todos.len()),
+            Kind::ReadSkill(a) => format!("read_skill: {}", printable(&a.name)),
         }
     }
 
@@ -177,6 +185,7 @@ impl PreparedCall {
             Kind::WriteFile(a) => write_file::run(a, ctx).await,
             Kind::StrReplace(a) => str_replace::run(a, ctx).await,
             Kind::WriteTodos(a) => write_todos::run(a, ctx).await,
+            Kind::ReadSkill(a) => read_skill::run(a, ctx).await,
         };
         result.map_err(|e| format!("Error: {} failed - {e}", self.name))
     }
@@ -269,6 +278,7 @@ pub(crate) fn test_context(root: &Path, bash_timeout: Duration) -> ToolContext {
         secrets: Vec::new(),
         sandbox: Arc::new(Sandbox::off(root)),
         todos: Default::default(),
+        skills: Arc::new(SkillSet::empty()),
     }
 }
 
@@ -294,7 +304,7 @@ mod dispatch_tests {
         let e = prep("run_shell", "{}").unwrap_err();
         assert_eq!(
             e,
-            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace, write_todos."
+            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill."
         );
     }
 

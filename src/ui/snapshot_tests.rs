@@ -62,6 +62,8 @@ fn app_waiting(now: Instant) -> App {
         sandbox: "on (bubblewrap)".into(),
         sandbox_ok: true,
         setup: None,
+        skills: Vec::new(),
+        skill_notices: Vec::new(),
     };
     let mut app = App::new(info, 128_000);
     let mut waiting = Cell::tool("c1", "bash", "cargo test --all-features", now);

@@ -19,6 +19,7 @@ use rein::agent::stream::Assembler;
 use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig, LlmClient, Message};
 use rein::permissions::AllowAll;
 use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
 use serde_json::json;
 use support::{chunk, Reply, ScriptedServer, Step};
 
@@ -110,6 +111,7 @@ async fn bench_steps() -> (f64, f64) {
             max_steps: STEPS as u32 + 1,
             policy: Arc::new(AllowAll),
             sandbox: Arc::new(Sandbox::off(dir.path())),
+            skills: Arc::new(SkillSet::empty()),
         })
         .unwrap();
         let start = Instant::now();
@@ -142,6 +144,7 @@ async fn bench_steps() -> (f64, f64) {
             max_steps: 2,
             policy: Arc::new(AllowAll),
             sandbox: Arc::new(Sandbox::off(dir.path())),
+            skills: Arc::new(SkillSet::empty()),
         })
         .unwrap();
         let start = Instant::now();

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use rein::permissions::bash::judge;
 use rein::permissions::rules::BashRules;
 use rein::sandbox::{Sandbox, SandboxSettings, SandboxState};
+use rein::skills::SkillSet;
 use rein::tools::bash::{run, Args};
 use rein::tools::ToolContext;
 
@@ -88,6 +89,7 @@ fn context(root: &Path, sandbox: Sandbox) -> ToolContext {
         secrets: Vec::new(),
         sandbox: Arc::new(sandbox),
         todos: Default::default(),
+        skills: Arc::new(SkillSet::empty()),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod demo;
 pub mod headless;
 pub mod permissions;
 pub mod sandbox;
+pub mod session;
 pub mod skills;
 pub mod tools;
 pub mod ui;

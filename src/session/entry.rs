@@ -1,0 +1,181 @@
+//! The lines of a session file.
+//!
+//! Each line is one [`Record`]: a `ts` (RFC 3339, UTC) and an [`Entry`] tagged by `type`.
+//! Messages reuse the chat wire format of [`Message`], so an assistant message holds role,
+//! content and tool calls only. Session rules are stored through [`StoredGrant`], a mirror
+//! of [`Grant`] that can be read back.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::stamp;
+use crate::agent::Message;
+use crate::permissions::Grant;
+use crate::tools::write_todos::Todo;
+
+/// One line of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// When the entry was written, RFC 3339 in UTC.
+    pub ts: String,
+    #[serde(flatten)]
+    pub entry: Entry,
+}
+
+/// What a line records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// The first line: who, where and when.
+    Meta(SessionMeta),
+    /// A committed message of the conversation (never the system prompt).
+    Message { message: Message },
+    /// The whole todo list after a change.
+    Todos { todos: Vec<Todo> },
+    /// The history that replaces everything before it (the system prompt left out).
+    Compaction { history: Vec<Message> },
+    /// The user allowed something for the rest of the session.
+    Rule { grant: StoredGrant },
+    /// A name for the session: automatic from the first user message, or a rename.
+    Title {
+        title: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        auto: bool,
+    },
+}
+
+impl Entry {
+    pub fn message(message: Message) -> Entry {
+        Entry::Message { message }
+    }
+
+    pub fn todos(todos: Vec<Todo>) -> Entry {
+        Entry::Todos { todos }
+    }
+
+    pub fn compaction(history: Vec<Message>) -> Entry {
+        Entry::Compaction { history }
+    }
+
+    pub fn rule(grant: &Grant) -> Entry {
+        Entry::Rule {
+            grant: grant.into(),
+        }
+    }
+
+    /// A rename by the user.
+    pub fn title(title: impl Into<String>) -> Entry {
+        Entry::Title {
+            title: title.into(),
+            auto: false,
+        }
+    }
+
+    /// The `type` tag, for messages about a line.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Entry::Meta(_) => "meta",
+            Entry::Message { .. } => "message",
+            Entry::Todos { .. } => "todos",
+            Entry::Compaction { .. } => "compaction",
+            Entry::Rule { .. } => "rule",
+            Entry::Title { .. } => "title",
+        }
+    }
+}
+
+/// Who, where and when: the first line of every session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: String,
+    /// The project directory the session ran in.
+    pub project: PathBuf,
+    pub model: String,
+    /// RFC 3339, UTC.
+    pub started: String,
+    /// The rein version that started the session.
+    pub rein_version: String,
+}
+
+impl SessionMeta {
+    /// A new session of `model` in `project`, starting now, with a fresh id.
+    pub fn new(project: impl Into<PathBuf>, model: impl Into<String>) -> SessionMeta {
+        SessionMeta {
+            id: stamp::new_session_id(),
+            project: project.into(),
+            model: model.into(),
+            started: stamp::now_rfc3339(),
+            rein_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// A session rule as stored: the same `{kind, value}` shape [`Grant`] serialises to, but
+/// readable back.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum StoredGrant {
+    Bash(String),
+    Write(PathBuf),
+    Read(PathBuf),
+}
+
+impl From<&Grant> for StoredGrant {
+    fn from(grant: &Grant) -> StoredGrant {
+        match grant {
+            Grant::Bash(pattern) => StoredGrant::Bash(pattern.clone()),
+            Grant::Write(path) => StoredGrant::Write(path.clone()),
+            Grant::Read(path) => StoredGrant::Read(path.clone()),
+        }
+    }
+}
+
+impl From<StoredGrant> for Grant {
+    fn from(grant: StoredGrant) -> Grant {
+        match grant {
+            StoredGrant::Bash(pattern) => Grant::Bash(pattern),
+            StoredGrant::Write(path) => Grant::Write(path),
+            StoredGrant::Read(path) => Grant::Read(path),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stored_grant_has_the_shape_grant_serialises_to() {
+        for grant in [
+            Grant::Bash("cargo test *".into()),
+            Grant::Write("/p/src".into()),
+            Grant::Read("/etc/hosts".into()),
+        ] {
+            let stored = StoredGrant::from(&grant);
+            assert_eq!(
+                serde_json::to_value(&stored).unwrap(),
+                serde_json::to_value(&grant).unwrap()
+            );
+            assert_eq!(Grant::from(stored), grant);
+        }
+    }
+
+    #[test]
+    fn a_record_is_one_flat_object_tagged_by_type() {
+        let r = Record {
+            ts: "2026-11-30T03:15:00.000Z".into(),
+            entry: Entry::message(Message::user("hi")),
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            v,
+            json!({"ts":"2026-11-30T03:15:00.000Z","type":"message",
+                   "message":{"role":"user","content":"hi"}})
+        );
+        assert_eq!(serde_json::from_value::<Record>(v).unwrap(), r);
+        let t = serde_json::to_value(Entry::title("x")).unwrap();
+        assert_eq!(t, json!({"type":"title","title":"x"}));
+    }
+}

@@ -1,0 +1,331 @@
+//! Listing sessions without reading them.
+//!
+//! Beside every `<id>.jsonl` the writer keeps `<id>.summary.json`: id, title, project,
+//! model, start time, message count, and the file length the count belongs to. [`list`]
+//! reads only that (and the file's mtime). When the sidecar is missing or unreadable it
+//! reads the session file's first line (the meta entry) and nothing more, and the message
+//! count is unknown; when the file has grown since the sidecar was written (a crash before
+//! the next rewrite), the count is approximate. Every read goes through one counter, so
+//! tests can check how little is read ([`list_with_stats`]).
+
+use std::cell::Cell;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::entry::{Entry, Record};
+use super::{session_path, sessions_dir, summary_path};
+
+/// Longest sidecar or meta line read; anything bigger is not what rein wrote.
+const MAX_READ: u64 = 64 * 1024;
+/// Read buffer for the meta line: one small read covers it.
+const META_BUFFER: usize = 1024;
+
+/// The summary sidecar's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Sidecar {
+    pub id: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    pub project: PathBuf,
+    pub model: String,
+    pub started: String,
+    pub messages: usize,
+    /// The session file's length when `messages` was counted.
+    pub bytes: u64,
+}
+
+/// Replace the sidecar at `path` atomically: write a temporary file, then rename it.
+pub(crate) fn write_sidecar(path: &Path, sidecar: &Sidecar) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let json = serde_json::to_vec(sidecar).map_err(io::Error::other)?;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&json))
+        .and_then(|()| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written.map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot write session summary {}: {e}", path.display()),
+        )
+    })
+}
+
+/// How many messages a listed session holds, as far as listing can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageCount {
+    Exact(usize),
+    /// The file changed after this count was taken (rein stopped before updating it).
+    Approx(usize),
+    /// Only the first line could be read.
+    Unknown,
+}
+
+impl MessageCount {
+    pub fn value(self) -> Option<usize> {
+        match self {
+            MessageCount::Exact(n) | MessageCount::Approx(n) => Some(n),
+            MessageCount::Unknown => None,
+        }
+    }
+}
+
+impl fmt::Display for MessageCount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MessageCount::Exact(n) => write!(f, "{n}"),
+            MessageCount::Approx(n) => write!(f, "~{n}"),
+            MessageCount::Unknown => f.write_str("?"),
+        }
+    }
+}
+
+/// One line of a session list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub path: PathBuf,
+    pub title: Option<String>,
+    pub project: PathBuf,
+    pub model: String,
+    /// RFC 3339, UTC.
+    pub started: String,
+    /// The session file's modification time.
+    pub updated: SystemTime,
+    pub messages: MessageCount,
+}
+
+/// What listing read, for tests and benchmarks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ListStats {
+    pub files_opened: usize,
+    pub bytes_read: u64,
+}
+
+/// Every session under `data_dir`, most recently updated first. A missing folder is an
+/// empty list; a session whose summary and first line are both unreadable is left out.
+pub fn list(data_dir: &Path) -> Vec<SessionSummary> {
+    list_with_stats(data_dir).0
+}
+
+/// [`list`], and how much it read.
+pub fn list_with_stats(data_dir: &Path) -> (Vec<SessionSummary>, ListStats) {
+    let counter = Counter::default();
+    let mut sessions = Vec::new();
+    if let Ok(entries) = fs::read_dir(sessions_dir(data_dir)) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+                continue;
+            }
+            let Ok(meta) = fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let updated = meta.modified().unwrap_or(UNIX_EPOCH);
+            let summary = from_sidecar(&path, meta.len(), updated, &counter)
+                .or_else(|| from_meta_line(&path, updated, &counter));
+            sessions.extend(summary);
+        }
+    }
+    sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| b.id.cmp(&a.id)));
+    let stats = ListStats {
+        files_opened: counter.files.get(),
+        bytes_read: counter.bytes.get(),
+    };
+    (sessions, stats)
+}
+
+/// The most recently updated session of `project` (`rein --continue`).
+pub fn latest_for_project(data_dir: &Path, project: &Path) -> Option<SessionSummary> {
+    let canonical = fs::canonicalize(project).ok();
+    list(data_dir)
+        .into_iter()
+        .find(|s| s.project == project || Some(&s.project) == canonical.as_ref())
+}
+
+/// The file of session `id`, or of the one session whose id starts with `id`.
+pub fn find(data_dir: &Path, id: &str) -> io::Result<PathBuf> {
+    let dir = sessions_dir(data_dir);
+    if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("\"{id}\" is not a session id; `rein sessions` lists them"),
+        ));
+    }
+    let exact = session_path(data_dir, id);
+    if exact.is_file() {
+        return Ok(exact);
+    }
+    let mut matches: Vec<String> = fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".jsonl")?;
+            stem.starts_with(id).then(|| stem.to_string())
+        })
+        .collect();
+    matches.sort();
+    match matches.len() {
+        0 => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "no session \"{id}\" in {}; `rein sessions` lists them",
+                dir.display()
+            ),
+        )),
+        1 => Ok(session_path(data_dir, &matches[0])),
+        n => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "\"{id}\" matches {n} sessions ({}); give more of the id",
+                matches.join(", ")
+            ),
+        )),
+    }
+}
+
+fn from_sidecar(
+    session: &Path,
+    len: u64,
+    updated: SystemTime,
+    counter: &Counter,
+) -> Option<SessionSummary> {
+    let mut bytes = Vec::new();
+    counter
+        .open(&summary_path(session))
+        .ok()?
+        .take(MAX_READ)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let s: Sidecar = serde_json::from_slice(&bytes).ok()?;
+    if Some(s.id.as_str()) != session.file_stem().and_then(|s| s.to_str()) {
+        return None;
+    }
+    Some(SessionSummary {
+        messages: if s.bytes == len {
+            MessageCount::Exact(s.messages)
+        } else {
+            MessageCount::Approx(s.messages)
+        },
+        id: s.id,
+        path: session.to_path_buf(),
+        title: s.title,
+        project: s.project,
+        model: s.model,
+        started: s.started,
+        updated,
+    })
+}
+
+fn from_meta_line(
+    session: &Path,
+    updated: SystemTime,
+    counter: &Counter,
+) -> Option<SessionSummary> {
+    let file = counter.open(session).ok()?;
+    let mut reader = BufReader::with_capacity(META_BUFFER, file.take(MAX_READ));
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line).ok()?;
+    let Record {
+        entry: Entry::Meta(meta),
+        ..
+    } = serde_json::from_slice(&line).ok()?
+    else {
+        return None;
+    };
+    Some(SessionSummary {
+        id: meta.id,
+        path: session.to_path_buf(),
+        title: None,
+        project: meta.project,
+        model: meta.model,
+        started: meta.started,
+        updated,
+        messages: MessageCount::Unknown,
+    })
+}
+
+/// Counts the files listing opens and the bytes it reads from them.
+#[derive(Default)]
+struct Counter {
+    files: Cell<usize>,
+    bytes: Cell<u64>,
+}
+
+impl Counter {
+    fn open(&self, path: &Path) -> io::Result<Counted<'_>> {
+        let file = File::open(path)?;
+        self.files.set(self.files.get() + 1);
+        Ok(Counted {
+            file,
+            bytes: &self.bytes,
+        })
+    }
+}
+
+struct Counted<'a> {
+    file: File,
+    bytes: &'a Cell<u64>,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.bytes.set(self.bytes.get() + n as u64);
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_print_how_sure_they_are() {
+        assert_eq!(MessageCount::Exact(3).to_string(), "3");
+        assert_eq!(MessageCount::Approx(3).to_string(), "~3");
+        assert_eq!(MessageCount::Unknown.to_string(), "?");
+        assert_eq!(MessageCount::Unknown.value(), None);
+    }
+
+    #[test]
+    fn a_sidecar_for_another_id_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("a.jsonl");
+        fs::write(&session, "").unwrap();
+        let sidecar = Sidecar {
+            id: "b".into(),
+            title: None,
+            project: "/p".into(),
+            model: "m".into(),
+            started: "t".into(),
+            messages: 1,
+            bytes: 0,
+        };
+        write_sidecar(&summary_path(&session), &sidecar).unwrap();
+        let counter = Counter::default();
+        assert!(from_sidecar(&session, 0, UNIX_EPOCH, &counter).is_none());
+        assert_eq!(counter.files.get(), 1);
+    }
+}

@@ -1,0 +1,239 @@
+//! Reading a session file back.
+//!
+//! Every line is parsed on its own. A line that does not parse is skipped with a notice: the
+//! last one is a write cut off by a crash, one in the middle names its line number. Then the
+//! entries are replayed in order: messages append to the history, a compaction replaces it,
+//! the latest todo list and title win, rules accumulate. Finally the history is repaired so
+//! it is a valid next request (see [`super::repair`]).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::entry::{Entry, Record, SessionMeta};
+use super::repair::repair;
+use crate::agent::Message;
+use crate::permissions::Grant;
+use crate::tools::write_todos::Todo;
+
+/// A session as read from its file, ready to resume.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedSession {
+    pub path: PathBuf,
+    pub meta: SessionMeta,
+    /// The latest title, automatic or chosen.
+    pub title: Option<String>,
+    /// What the model sees next, after the system prompt: compactions applied, cut-off tool
+    /// calls answered, no system message.
+    pub history: Vec<Message>,
+    /// Every message as the user saw it, compactions ignored (cut-off calls answered too).
+    pub transcript: Vec<Message>,
+    /// Positions in `transcript` where a compaction replaced the history.
+    pub compactions: Vec<usize>,
+    /// The latest todo list.
+    pub todos: Vec<Todo>,
+    /// The rules the user allowed for the session, in order, without repeats.
+    pub rules: Vec<Grant>,
+    /// How many message entries the file holds.
+    pub message_count: usize,
+    /// Synthetic results added to `history` for calls the session never finished.
+    pub synthetic_results: usize,
+    /// What was skipped or repaired, in words for the user.
+    pub notices: Vec<String>,
+}
+
+impl LoadedSession {
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+}
+
+/// Read a session file. Bad lines are skipped with a notice; only an unreadable file or one
+/// without a single valid entry is an error.
+pub fn load(path: &Path) -> io::Result<LoadedSession> {
+    let (records, mut notices) = read_records(path)?;
+    if records.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} holds no session entries", path.display()),
+        ));
+    }
+    let mut meta = None;
+    let mut title = None;
+    let mut history = Vec::new();
+    let mut transcript = Vec::new();
+    let mut compactions = Vec::new();
+    let mut todos = Vec::new();
+    let mut rules: Vec<Grant> = Vec::new();
+    let mut message_count = 0;
+    let first_ts = records[0].ts.clone();
+    for record in records {
+        match record.entry {
+            Entry::Meta(m) => {
+                meta.get_or_insert(m);
+            }
+            Entry::Message { message } => {
+                if matches!(message, Message::System { .. }) {
+                    continue;
+                }
+                message_count += 1;
+                history.push(message.clone());
+                transcript.push(message);
+            }
+            Entry::Todos { todos: list } => todos = list,
+            Entry::Compaction {
+                history: replacement,
+            } => {
+                history = replacement;
+                compactions.push(transcript.len());
+            }
+            Entry::Rule { grant } => {
+                let grant = Grant::from(grant);
+                if !rules.contains(&grant) {
+                    rules.push(grant);
+                }
+            }
+            Entry::Title { title: t, .. } => title = Some(t),
+        }
+    }
+    let meta = meta.unwrap_or_else(|| {
+        notices.push(format!(
+            "{} has no meta entry; its project and model are unknown",
+            path.display()
+        ));
+        SessionMeta {
+            id: file_id(path),
+            project: PathBuf::new(),
+            model: String::new(),
+            started: first_ts,
+            rein_version: String::new(),
+        }
+    });
+    let fixed = repair(&mut history);
+    repair(&mut transcript);
+    if fixed.synthetic > 0 {
+        notices.push(format!(
+            "the session ended before {} tool call{} finished; {} answered with an error so \
+             the conversation can go on",
+            fixed.synthetic,
+            plural(fixed.synthetic),
+            if fixed.synthetic == 1 {
+                "it is"
+            } else {
+                "they are"
+            }
+        ));
+    }
+    if fixed.orphans > 0 {
+        notices.push(format!(
+            "{} tool result{} without a matching call {} dropped from the history",
+            fixed.orphans,
+            plural(fixed.orphans),
+            if fixed.orphans == 1 { "was" } else { "were" }
+        ));
+    }
+    Ok(LoadedSession {
+        path: path.to_path_buf(),
+        meta,
+        title,
+        history,
+        transcript,
+        compactions,
+        todos,
+        rules,
+        message_count,
+        synthetic_results: fixed.synthetic,
+        notices,
+    })
+}
+
+/// Every valid line of a session file in order, and a notice for each skipped line.
+pub fn read_records(path: &Path) -> io::Result<(Vec<Record>, Vec<String>)> {
+    let bytes = fs::read(path).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot read session file {}: {e}", path.display()),
+        )
+    })?;
+    Ok(parse_records(&bytes, path))
+}
+
+fn parse_records(bytes: &[u8], path: &Path) -> (Vec<Record>, Vec<String>) {
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let last = lines.iter().rposition(|l| !is_blank(l));
+    let mut records = Vec::with_capacity(lines.len());
+    let mut notices = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if is_blank(line) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(record) => records.push(record),
+            Err(_) if Some(i) == last => notices.push(format!(
+                "the last entry of {} was cut off and was skipped",
+                path.display()
+            )),
+            Err(e) => notices.push(format!(
+                "line {} of {} is not a valid session entry and was skipped ({e})",
+                i + 1,
+                path.display()
+            )),
+        }
+    }
+    (records, notices)
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+fn file_id(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_lines_are_ignored_and_bad_ones_are_named() {
+        let text = b"\n{\"ts\":\"t\",\"type\":\"title\",\"title\":\"a\"}\n\nnot json\n\
+                     {\"ts\":\"t\",\"type\":\"title\",\"title\":\"b\"}\n{\"ts\":\"t\",\"ty";
+        let (records, notices) = parse_records(text, Path::new("s.jsonl"));
+        assert_eq!(records.len(), 2);
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(notices[0].starts_with("line 4 of s.jsonl"), "{notices:?}");
+        assert_eq!(
+            notices[1],
+            "the last entry of s.jsonl was cut off and was skipped"
+        );
+    }
+
+    #[test]
+    fn a_file_without_meta_still_loads_with_a_notice() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("20260101-000000-abcdef.jsonl");
+        fs::write(
+            &path,
+            "{\"ts\":\"2026-01-01T00:00:00.000Z\",\"type\":\"message\",\
+             \"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        )
+        .unwrap();
+        let s = load(&path).unwrap();
+        assert_eq!(s.meta.id, "20260101-000000-abcdef");
+        assert_eq!(s.history, vec![Message::user("hi")]);
+        assert!(s.notices[0].contains("no meta entry"), "{:?}", s.notices);
+        fs::write(&path, "garbage").unwrap();
+        assert_eq!(load(&path).unwrap_err().kind(), io::ErrorKind::InvalidData);
+    }
+}

@@ -1,0 +1,130 @@
+//! Making a restored history a valid next request.
+//!
+//! A session cut off mid-tool ends with an assistant message whose calls were never all
+//! answered; chat-completions servers reject such a history. Every assistant message with
+//! tool calls gets, right after the results it has, a synthetic error result for each call
+//! that has none. A tool result that answers no call before it (nothing should produce one)
+//! is dropped, and a leading system message is dropped since the system prompt is always
+//! rebuilt fresh.
+
+use crate::agent::Message;
+
+/// The result given to a call that never finished.
+pub const NOT_RUN: &str = "Error: not run: the session ended before this call finished.";
+
+/// What [`repair`] changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Repair {
+    /// Synthetic results added for unanswered calls.
+    pub synthetic: usize,
+    /// Tool results dropped because no call before them has their id.
+    pub orphans: usize,
+}
+
+/// Fix `history` in place; see the module notes.
+pub(crate) fn repair(history: &mut Vec<Message>) -> Repair {
+    if matches!(history.first(), Some(Message::System { .. })) {
+        history.remove(0);
+    }
+    let mut report = Repair::default();
+    let mut out = Vec::with_capacity(history.len());
+    // Calls of the latest assistant message still waiting for their result.
+    let mut pending: Vec<String> = Vec::new();
+    for message in history.drain(..) {
+        match &message {
+            Message::Tool { tool_call_id, .. } => {
+                if let Some(i) = pending.iter().position(|id| id == tool_call_id) {
+                    pending.remove(i);
+                    out.push(message);
+                } else {
+                    report.orphans += 1;
+                }
+            }
+            _ => {
+                answer(&mut pending, &mut out, &mut report);
+                if let Message::Assistant { tool_calls, .. } = &message {
+                    pending = tool_calls.iter().map(|c| c.id.clone()).collect();
+                }
+                out.push(message);
+            }
+        }
+    }
+    answer(&mut pending, &mut out, &mut report);
+    *history = out;
+    report
+}
+
+fn answer(pending: &mut Vec<String>, out: &mut Vec<Message>, report: &mut Repair) {
+    for id in pending.drain(..) {
+        out.push(Message::tool(id, NOT_RUN));
+        report.synthetic += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::ToolCall;
+
+    fn calls(ids: &[&str]) -> Message {
+        Message::assistant(
+            String::new(),
+            ids.iter()
+                .map(|id| ToolCall::new(*id, "bash", "{}"))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_complete_history_is_left_alone() {
+        let mut h = vec![
+            Message::user("go"),
+            calls(&["a", "b"]),
+            Message::tool("b", "2"),
+            Message::tool("a", "1"),
+            Message::assistant("done".into(), vec![]),
+        ];
+        let before = h.clone();
+        assert_eq!(repair(&mut h), Repair::default());
+        assert_eq!(h, before);
+    }
+
+    #[test]
+    fn unanswered_calls_get_results_where_they_belong() {
+        let mut h = vec![
+            Message::system("old prompt"),
+            Message::user("go"),
+            calls(&["a", "b"]),
+            Message::tool("a", "1"),
+            Message::user("and then"),
+            calls(&["c"]),
+        ];
+        let r = repair(&mut h);
+        assert_eq!(
+            r,
+            Repair {
+                synthetic: 2,
+                orphans: 0
+            }
+        );
+        assert_eq!(
+            h,
+            vec![
+                Message::user("go"),
+                calls(&["a", "b"]),
+                Message::tool("a", "1"),
+                Message::tool("b", NOT_RUN),
+                Message::user("and then"),
+                calls(&["c"]),
+                Message::tool("c", NOT_RUN),
+            ]
+        );
+    }
+
+    #[test]
+    fn orphan_results_are_dropped() {
+        let mut h = vec![Message::tool("x", "?"), Message::user("hi")];
+        assert_eq!(repair(&mut h).orphans, 1);
+        assert_eq!(h, vec![Message::user("hi")]);
+    }
+}

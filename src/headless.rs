@@ -32,7 +32,16 @@ const HEADLESS_REFUSAL: &str = "rein is running headless without --yes, so nobod
 
 /// Run one turn to completion; returns the process exit code (0 when the turn completed).
 pub async fn run(config: AgentConfig, options: HeadlessOptions) -> i32 {
-    let mut handle = match agent::spawn(config) {
+    run_with_session(config, options, None).await
+}
+
+/// [`run`], recording the turn in a session (and continuing the one it was resumed from).
+pub async fn run_with_session(
+    config: AgentConfig,
+    options: HeadlessOptions,
+    session: Option<agent::SessionSetup>,
+) -> i32 {
+    let mut handle = match agent::spawn_with_session(config, session) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("rein: {e}");

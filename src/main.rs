@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use rein::agent::{AgentConfig, ClientConfig};
+use rein::agent::{AgentConfig, ClientConfig, SessionSetup};
 use rein::app::state::SessionInfo;
 use rein::app::App;
 use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::policy::RulePolicy;
 use rein::sandbox::{Sandbox, SandboxSettings};
+use rein::session::{SessionMeta, SessionWriter};
 use rein::skills::SkillSet;
 
 /// rein: a terminal coding agent for any OpenAI-compatible model.
@@ -42,6 +43,14 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["prompt", "base_url", "model"])]
     demo: bool,
 
+    /// Continue the latest session of this project.
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    continue_session: bool,
+
+    /// Continue session ID (an id or a unique prefix of one; `rein sessions` lists them).
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+
     /// The chat-completions endpoint, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL", global = true)]
     base_url: Option<String>,
@@ -66,6 +75,20 @@ enum Command {
     Policy {
         #[command(subcommand)]
         command: PolicyCommand,
+    },
+    /// List the recorded sessions, newest first (or export one).
+    Sessions {
+        #[command(subcommand)]
+        command: Option<SessionsCommand>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// Print session ID as Markdown.
+    Export {
+        /// A session id or a unique prefix of one.
+        id: String,
     },
 }
 
@@ -134,6 +157,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(Command::Sessions { command }) = &cli.command {
+        return sessions_command(&config, command.as_ref());
+    }
     let sandbox = detect_sandbox(&config, &root);
 
     if let Some(Command::Config) = &cli.command {
@@ -144,8 +170,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 
     let skills = discover_skills(&config, &env, &root);
-    let Some(prompt) = cli.prompt else {
-        return run_dashboard(&config, root, sandbox, policy, skills);
+    let Some(prompt) = cli.prompt.clone() else {
+        return run_dashboard(&config, root, sandbox, policy, skills, &cli);
     };
     let prompt = if prompt == "-" {
         let mut text = String::new();
@@ -162,7 +188,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(warning) = sandbox.warning() {
         eprintln!("rein: warning: {warning}");
     }
-    let agent_config = agent_config(&config, root, sandbox, policy, skills)?;
+    let agent_config = agent_config(&config, root.clone(), sandbox, policy, skills)?;
+    let session = open_session(&config, &root, &cli)?;
+    if let Some(resumed) = &session.resumed {
+        eprintln!(
+            "rein: continuing session {} ({} messages)",
+            resumed.id(),
+            resumed.message_count
+        );
+        for notice in &resumed.notices {
+            eprintln!("rein: {notice}");
+        }
+    }
+    let session_id = session.writer.id().to_string();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -175,7 +213,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         },
         yes: cli.yes,
     };
-    let code = runtime.block_on(headless::run(agent_config, options));
+    let code = runtime.block_on(headless::run_with_session(
+        agent_config,
+        options,
+        Some(session),
+    ));
+    eprintln!("rein: session {session_id} (continue it with --resume {session_id})");
     // Do not wait for stray blocking work (a stuck read) on the way out.
     runtime.shutdown_timeout(Duration::from_millis(200));
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
@@ -188,6 +231,7 @@ fn run_dashboard(
     sandbox: Arc<Sandbox>,
     policy: Arc<RulePolicy>,
     skills: Arc<SkillSet>,
+    cli: &Cli,
 ) -> Result<ExitCode, String> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
@@ -211,14 +255,23 @@ fn run_dashboard(
         skills: skill_list(&skills),
         skill_notices: skills.notices.clone(),
     };
-    let app = App::new(info, config.context_window.value);
+    let mut app = App::new(info, config.context_window.value);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let result = runtime.block_on(async {
-        let agent = match agent_config(config, root, sandbox, policy, skills) {
-            Ok(agent_config) => Some(rein::agent::spawn(agent_config).map_err(|e| e.to_string())?),
+        let agent = match agent_config(config, root.clone(), sandbox, policy, skills) {
+            Ok(agent_config) => {
+                let session = open_session(config, &root, cli)?;
+                if let Some(resumed) = &session.resumed {
+                    rein::app::resume::restore(&mut app, resumed);
+                }
+                Some(
+                    rein::agent::spawn_with_session(agent_config, Some(session))
+                        .map_err(|e| e.to_string())?,
+                )
+            }
             Err(_) => None,
         };
         rein::dashboard::run(app, agent, attention(config))
@@ -283,6 +336,86 @@ fn run_demo() -> Result<ExitCode, String> {
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The session this run records into: a new one, or the one `--continue`/`--resume` names.
+fn open_session(config: &Config, root: &Path, cli: &Cli) -> Result<SessionSetup, String> {
+    let data_dir = config.data_dir.clone();
+    let path = if cli.continue_session {
+        match rein::session::latest_for_project(&data_dir, root) {
+            Some(summary) => Some(summary.path),
+            None => {
+                return Err(format!(
+                    "no earlier session for {} to continue (`rein sessions` lists them)",
+                    root.display()
+                ))
+            }
+        }
+    } else if let Some(id) = &cli.resume {
+        Some(rein::session::find(&data_dir, id).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    match path {
+        Some(path) => {
+            let (writer, loaded) = SessionWriter::resume(&path)
+                .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
+            Ok(SessionSetup {
+                writer,
+                resumed: Some(loaded),
+                data_dir,
+            })
+        }
+        None => {
+            let meta = SessionMeta::new(root.to_path_buf(), config.model.value.clone());
+            let writer = SessionWriter::create(&data_dir, meta).map_err(|e| {
+                format!(
+                    "cannot create a session file under {}: {e}",
+                    data_dir.display()
+                )
+            })?;
+            Ok(SessionSetup {
+                writer,
+                resumed: None,
+                data_dir,
+            })
+        }
+    }
+}
+
+/// `rein sessions` and `rein sessions export ID`.
+fn sessions_command(
+    config: &Config,
+    command: Option<&SessionsCommand>,
+) -> Result<ExitCode, String> {
+    match command {
+        Some(SessionsCommand::Export { id }) => {
+            let path = rein::session::find(&config.data_dir, id).map_err(|e| e.to_string())?;
+            let loaded = rein::session::load(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            print!("{}", rein::session::export_markdown(&loaded));
+        }
+        None => {
+            let sessions = rein::session::list(&config.data_dir);
+            if sessions.is_empty() {
+                println!(
+                    "no sessions yet (they are kept in {})",
+                    rein::session::sessions_dir(&config.data_dir).display()
+                );
+            }
+            for s in sessions {
+                println!(
+                    "{}  {:>5} msgs  {}  {}  {}",
+                    s.id,
+                    s.messages.to_string(),
+                    s.started.get(..16).unwrap_or(&s.started).replace('T', " "),
+                    s.project.display(),
+                    s.title.as_deref().unwrap_or("(untitled)")
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The sandbox for `root` as the config asks, with rein's data dir kept readable inside.

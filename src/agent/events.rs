@@ -138,6 +138,8 @@ pub enum AgentCommand {
     },
     /// Forget the conversation (and the todo list) and start a new one.
     NewConversation,
+    /// Give the session a title.
+    Rename(String),
     /// End the agent task.
     Shutdown,
 }

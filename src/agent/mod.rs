@@ -24,6 +24,7 @@ pub use messages::{Message, ToolCall};
 
 use crate::permissions::PermissionPolicy;
 use crate::sandbox::Sandbox;
+use crate::session::{LoadedSession, SessionWriter};
 use crate::skills::SkillSet;
 use crate::tools::ToolContext;
 
@@ -88,12 +89,30 @@ impl AgentHandle {
     }
 }
 
-/// Start the agent task on the current tokio runtime.
+/// Where the agent records the conversation: the session file it appends to, and the
+/// session it continues (its history, todos and rules), if any.
+pub struct SessionSetup {
+    pub writer: SessionWriter,
+    pub resumed: Option<LoadedSession>,
+    /// Where a new session file goes when the user starts a new conversation.
+    pub data_dir: PathBuf,
+}
+
+/// Start the agent task on the current tokio runtime, recording nothing.
 pub fn spawn(config: AgentConfig) -> Result<AgentHandle, ClientError> {
+    spawn_with_session(config, None)
+}
+
+/// Start the agent task, recording the conversation in `session` (and continuing the
+/// session it was resumed from).
+pub fn spawn_with_session(
+    config: AgentConfig,
+    session: Option<SessionSetup>,
+) -> Result<AgentHandle, ClientError> {
     let client = LlmClient::new(config.client.clone())?;
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let agent = runloop::Agent::new(config, client, cmd_rx, event_tx);
+    let agent = runloop::Agent::new(config, client, cmd_rx, event_tx, session);
     let task = tokio::spawn(agent.run());
     Ok(AgentHandle {
         commands: cmd_tx,

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
@@ -16,8 +17,9 @@ use super::client::{ClientEvent, LlmClient};
 use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome};
 use super::messages::{Message, ToolCall};
 use super::stream::StreamDelta;
-use super::{system_prompt, AgentConfig};
+use super::{system_prompt, AgentConfig, SessionSetup};
 use crate::permissions::{ToolRequest, Verdict};
+use crate::session::{Entry, SessionMeta, SessionWriter};
 use crate::tools::{self, ToolContext, ToolSpec};
 
 const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
@@ -27,6 +29,7 @@ const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this
 enum Queued {
     Message(String),
     NewConversation,
+    Rename(String),
 }
 
 /// The command channel, watched while the agent awaits something else.
@@ -94,6 +97,7 @@ impl Inbox {
             match self.rx.try_recv() {
                 Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(Queued::Message(text)),
                 Ok(AgentCommand::NewConversation) => self.queued.push_back(Queued::NewConversation),
+                Ok(AgentCommand::Rename(title)) => self.queued.push_back(Queued::Rename(title)),
                 Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
                     self.shutdown = true;
                     return;
@@ -120,6 +124,10 @@ impl Inbox {
                 self.queued.push_back(Queued::NewConversation);
                 false
             }
+            Some(AgentCommand::Rename(title)) => {
+                self.queued.push_back(Queued::Rename(title));
+                false
+            }
             // An answer to a request that is no longer open.
             Some(AgentCommand::Approval { .. }) => false,
         }
@@ -137,6 +145,12 @@ pub(crate) struct Agent {
     history: Vec<Message>,
     inbox: Inbox,
     events: mpsc::UnboundedSender<AgentEvent>,
+    /// The session file every committed message, todo list and rule goes to.
+    recorder: Option<SessionWriter>,
+    /// Where a new conversation's session file goes.
+    session_dir: Option<PathBuf>,
+    /// Set once a write failed: the user hears about it once, not per entry.
+    recorder_failed: bool,
 }
 
 impl Agent {
@@ -145,12 +159,27 @@ impl Agent {
         client: LlmClient,
         rx: mpsc::UnboundedReceiver<AgentCommand>,
         events: mpsc::UnboundedSender<AgentEvent>,
+        session: Option<SessionSetup>,
     ) -> Self {
         let specs = tools::all_specs();
         let tools_json = tools::specs_json(&specs);
         let ctx = config.tool_context();
         let system_prompt = system_prompt(&config.root, &config.skills);
-        let history = vec![Message::system(system_prompt.clone())];
+        let mut history = vec![Message::system(system_prompt.clone())];
+        let (recorder, session_dir, resumed) = match session {
+            Some(s) => (Some(s.writer), Some(s.data_dir), s.resumed),
+            None => (None, None, None),
+        };
+        if let Some(resumed) = resumed {
+            // The system prompt is always fresh (this directory, these skills); the rest is
+            // the session as it was.
+            history.extend(resumed.history);
+            match ctx.todos.lock() {
+                Ok(mut list) => *list = resumed.todos,
+                Err(poisoned) => *poisoned.into_inner() = resumed.todos,
+            }
+            config.policy.grant(&resumed.rules);
+        }
         Agent {
             config,
             client,
@@ -165,6 +194,33 @@ impl Agent {
                 shutdown: false,
             },
             events,
+            recorder,
+            session_dir,
+            recorder_failed: false,
+        }
+    }
+
+    /// Append `message` to the history and to the session file.
+    fn push(&mut self, message: Message) {
+        self.record(Entry::message(message.clone()));
+        self.history.push(message);
+    }
+
+    /// Write one entry to the session file; a failure is reported once and the session
+    /// goes on unrecorded rather than stopping the work.
+    fn record(&mut self, entry: Entry) {
+        let Some(writer) = self.recorder.as_mut() else {
+            return;
+        };
+        if let Err(e) = writer.append(&entry) {
+            if !self.recorder_failed {
+                self.recorder_failed = true;
+                let message = format!(
+                    "the session file {} cannot be written ({e}); this conversation will not be resumable",
+                    writer.path().display()
+                );
+                self.emit(AgentEvent::Error { message });
+            }
         }
     }
 
@@ -186,11 +242,19 @@ impl Agent {
                     self.new_conversation();
                     continue;
                 }
+                Some(Queued::Rename(title)) => {
+                    self.rename(&title);
+                    continue;
+                }
                 None => match self.inbox.rx.recv().await {
                     None | Some(AgentCommand::Shutdown) => break,
                     Some(AgentCommand::UserMessage(text)) => text,
                     Some(AgentCommand::NewConversation) => {
                         self.new_conversation();
+                        continue;
+                    }
+                    Some(AgentCommand::Rename(title)) => {
+                        self.rename(&title);
                         continue;
                     }
                     Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
@@ -204,8 +268,42 @@ impl Agent {
         }
     }
 
-    /// Start over: only the system prompt remains, and the plan is empty.
+    /// Title the session file.
+    fn rename(&mut self, title: &str) {
+        let result = match self.recorder.as_mut() {
+            Some(writer) => writer.rename(title).map(|()| writer.id().to_string()),
+            None => {
+                self.emit(AgentEvent::Notice {
+                    message: "this conversation is not recorded, so it has no name".to_string(),
+                });
+                return;
+            }
+        };
+        match result {
+            Ok(id) => self.emit(AgentEvent::Notice {
+                message: format!("session {id} is now called \"{}\"", title.trim()),
+            }),
+            Err(e) => self.emit(AgentEvent::Error {
+                message: format!("the session could not be renamed: {e}"),
+            }),
+        }
+    }
+
+    /// Start over: only the system prompt remains, the plan is empty, and a recorded
+    /// conversation continues in a new session file.
     fn new_conversation(&mut self) {
+        if let (Some(dir), Some(old)) = (self.session_dir.clone(), self.recorder.take()) {
+            let meta = SessionMeta::new(self.config.root.clone(), self.config.client.model.clone());
+            let _ = old.close();
+            match SessionWriter::create(&dir, meta) {
+                Ok(writer) => self.recorder = Some(writer),
+                Err(e) => self.emit(AgentEvent::Error {
+                    message: format!(
+                        "a new session file cannot be created ({e}); this conversation will not be resumable"
+                    ),
+                }),
+            }
+        }
         self.history = vec![Message::system(self.system_prompt.clone())];
         match self.ctx.todos.lock() {
             Ok(mut list) => list.clear(),
@@ -215,7 +313,7 @@ impl Agent {
 
     /// One user turn: model calls and tool runs until a reply asks for no tools.
     async fn run_turn(&mut self, text: String) -> TurnOutcome {
-        self.history.push(Message::user(text.clone()));
+        self.push(Message::user(text.clone()));
         self.emit(AgentEvent::TurnStarted { text });
         for step in 1..=self.config.max_steps.max(1) {
             self.emit(AgentEvent::RequestStarted { step });
@@ -274,8 +372,7 @@ impl Agent {
                 finish_reason: reply.finish_reason.clone(),
             });
             let calls = reply.tool_calls;
-            self.history
-                .push(Message::assistant(reply.text, calls.clone()));
+            self.push(Message::assistant(reply.text, calls.clone()));
             if calls.is_empty() {
                 if reply.finish_reason.as_deref() == Some("length") {
                     self.emit(AgentEvent::Notice {
@@ -317,7 +414,7 @@ impl Agent {
         } else {
             partial
         };
-        self.history.push(Message::assistant(text, Vec::new()));
+        self.push(Message::assistant(text, Vec::new()));
     }
 
     /// Judge and run one tool call and append its result. False when the user interrupted.
@@ -369,9 +466,15 @@ impl Agent {
                     Some(ApprovalDecision::Approve) => {}
                     Some(ApprovalDecision::ApproveForSession) => {
                         self.config.policy.grant(&grants);
+                        for grant in &grants {
+                            self.record(Entry::rule(grant));
+                        }
                     }
                     Some(ApprovalDecision::ApproveForProject) => {
                         self.config.policy.grant(&grants);
+                        for grant in &grants {
+                            self.record(Entry::rule(grant));
+                        }
                         match self.config.policy.persist(&grants) {
                             Ok(saved) => self.emit(AgentEvent::Notice { message: saved }),
                             Err(e) => self.emit(AgentEvent::Error {
@@ -404,6 +507,7 @@ impl Agent {
                         Ok(list) => list.clone(),
                         Err(poisoned) => poisoned.into_inner().clone(),
                     };
+                    self.record(Entry::todos(todos.clone()));
                     self.emit(AgentEvent::TodosUpdated { todos });
                 }
                 true
@@ -420,8 +524,7 @@ impl Agent {
             Ok(text) => (text, false),
             Err(text) => (text, true),
         };
-        self.history
-            .push(Message::tool(call.id.clone(), content.clone()));
+        self.push(Message::tool(call.id.clone(), content.clone()));
         self.emit(AgentEvent::ToolFinished {
             id: call.id.clone(),
             name: call.function.name.clone(),

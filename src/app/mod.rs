@@ -12,6 +12,7 @@ pub mod commands;
 pub mod composer;
 pub mod event;
 pub mod keymap;
+pub mod resume;
 pub mod state;
 pub mod update;
 

@@ -1,0 +1,94 @@
+//! Showing a resumed session: its messages become transcript cells again, and its todo
+//! list, input history and context estimate come back.
+
+use std::time::{Duration, Instant};
+
+use super::agent_events::key_arg;
+use super::state::{App, Cell, NoticeKind, ToolStatus};
+use crate::agent::Message;
+use crate::session::LoadedSession;
+use crate::tools::parse_arguments;
+
+/// Fill `app` from `session` (before the dashboard's first frame).
+pub fn restore(app: &mut App, session: &LoadedSession) {
+    let now = Instant::now();
+    let title = session.title.as_deref().unwrap_or("untitled");
+    app.transcript.cells.push(Cell::notice(
+        NoticeKind::Info,
+        format!(
+            "continuing session {} \u{2014} {title} ({} messages)",
+            session.id(),
+            session.message_count
+        ),
+    ));
+    for notice in &session.notices {
+        app.transcript
+            .cells
+            .push(Cell::notice(NoticeKind::Error, notice.clone()));
+    }
+    for (i, message) in session.transcript.iter().enumerate() {
+        if session.compactions.contains(&i) {
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, "context compacted here"));
+        }
+        match message {
+            Message::System { .. } => {}
+            Message::User { content } => {
+                app.composer.history.push(content.clone());
+                app.transcript.cells.push(Cell::user(content.clone()));
+            }
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                if let Some(text) = content.as_deref().filter(|t| !t.is_empty()) {
+                    app.transcript.cells.push(Cell::assistant(text, true));
+                }
+                for call in tool_calls {
+                    let args = parse_arguments(&call.function.arguments).unwrap_or_else(|_| {
+                        serde_json::Value::String(call.function.arguments.clone())
+                    });
+                    app.transcript.cells.push(Cell::tool(
+                        call.id.clone(),
+                        call.function.name.clone(),
+                        key_arg(&args),
+                        now,
+                    ));
+                }
+            }
+            Message::Tool {
+                tool_call_id,
+                content,
+            } => {
+                let cell = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+                    Cell::Tool(t) if &t.id == tool_call_id => Some(t),
+                    _ => None,
+                });
+                if let Some(cell) = cell {
+                    cell.status = if content.starts_with("Error:") {
+                        ToolStatus::Failed
+                    } else {
+                        ToolStatus::Done { approved: false }
+                    };
+                    cell.duration = Some(Duration::ZERO);
+                    cell.result = Some(content.clone());
+                    cell.version += 1;
+                }
+            }
+        }
+    }
+    // Calls that never got a result (the session ended mid-tool) are not running now.
+    for cell in app.transcript.cells.iter_mut() {
+        if let Cell::Tool(t) = cell {
+            if t.status == ToolStatus::Running {
+                t.status = ToolStatus::Interrupted;
+            }
+        }
+    }
+    app.todos = session.todos.clone();
+    let chars: usize = session.history.iter().map(Message::approx_chars).sum();
+    app.gauge.reported = 0;
+    app.gauge.added_chars = u64::try_from(chars).unwrap_or(u64::MAX);
+    app.gauge.estimated = true;
+}

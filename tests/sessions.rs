@@ -1,0 +1,265 @@
+//! Sessions through the real agent and the real binary: recorded as they happen, resumed
+//! after a clean end and after SIGKILL mid-turn.
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rein::agent::{
+    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, ClientConfig,
+    SessionSetup, TurnOutcome,
+};
+use rein::permissions::policy::RulePolicy;
+use rein::sandbox::Sandbox;
+use rein::session::{SessionMeta, SessionWriter};
+use rein::skills::SkillSet;
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+fn config(server: &ScriptedServer, root: &Path, home: &Path) -> AgentConfig {
+    let mut client = ClientConfig::new(server.base_url(), "", "scripted");
+    client.base_backoff = Duration::from_millis(20);
+    AgentConfig {
+        client,
+        root: root.to_path_buf(),
+        bash_timeout: Duration::from_secs(20),
+        max_steps: 20,
+        policy: Arc::new(RulePolicy::new(root, &[], &[], Some(home)).unwrap()),
+        sandbox: Arc::new(Sandbox::off(root)),
+        skills: Arc::new(SkillSet::empty()),
+    }
+}
+
+async fn turn(handle: &mut AgentHandle, text: &str, decision: ApprovalDecision) -> Vec<AgentEvent> {
+    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
+    let mut events = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .expect("the turn ends")
+            .expect("the agent runs");
+        if let AgentEvent::ApprovalNeeded { reply, .. } = &event {
+            reply.send(decision.clone());
+        }
+        let done = matches!(event, AgentEvent::TurnFinished { .. });
+        events.push(event);
+        if done {
+            return events;
+        }
+    }
+}
+
+/// Every tool call answered right after it, roles valid.
+fn assert_valid(request: &Value) {
+    let messages = request["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    let mut i = 1;
+    while i < messages.len() {
+        let calls = messages[i]["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for (j, call) in calls.iter().enumerate() {
+            assert_eq!(messages[i + 1 + j]["tool_call_id"], call["id"], "{request}");
+        }
+        i += 1 + calls.len();
+    }
+}
+
+#[tokio::test]
+async fn a_session_records_and_resumes_history_todos_and_rules() {
+    let home = tempfile::tempdir().unwrap();
+    let first = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let todos = json!({"todos": [{"content": "Build it", "status": "in_progress", "active_form": "Building it"}]});
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("write_todos", &todos.to_string()),
+            (
+                "bash",
+                &json!({"command": "make --version >/dev/null; echo built"}).to_string(),
+            ),
+        ]),
+        Reply::text("Built."),
+    ])
+    .await
+    .unwrap();
+    let writer =
+        SessionWriter::create(data.path(), SessionMeta::new(first.path(), "scripted")).unwrap();
+    let path = writer.path().to_path_buf();
+    let mut handle = agent::spawn_with_session(
+        config(&server, first.path(), home.path()),
+        Some(SessionSetup {
+            writer,
+            resumed: None,
+            data_dir: data.path().to_path_buf(),
+        }),
+    )
+    .unwrap();
+    let events = turn(
+        &mut handle,
+        "build the project",
+        ApprovalDecision::ApproveForSession,
+    )
+    .await;
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::TurnFinished {
+            outcome: TurnOutcome::Completed
+        })
+    ));
+    handle.send(AgentCommand::Rename("Build work".into()));
+    handle.send(AgentCommand::Shutdown);
+    tokio::time::timeout(Duration::from_secs(5), handle.task)
+        .await
+        .unwrap()
+        .unwrap();
+
+    // Resume from another directory: the system prompt is fresh, the rest comes back.
+    let second = tempfile::tempdir().unwrap();
+    let (writer, loaded) = SessionWriter::resume(&path).unwrap();
+    assert_eq!(loaded.title.as_deref(), Some("Build work"));
+    assert_eq!(loaded.todos.len(), 1);
+    assert_eq!(
+        loaded.rules.len(),
+        1,
+        "the session rule: {:?}",
+        loaded.rules
+    );
+    let server2 = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "bash",
+            &json!({"command": "make --version >/dev/null; echo built"}).to_string(),
+        )]),
+        Reply::text("Again."),
+    ])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn_with_session(
+        config(&server2, second.path(), home.path()),
+        Some(SessionSetup {
+            writer,
+            resumed: Some(loaded),
+            data_dir: data.path().to_path_buf(),
+        }),
+    )
+    .unwrap();
+    // The rule came back: the same command runs without asking (a refusal would show).
+    let events = turn(
+        &mut handle,
+        "once more",
+        ApprovalDecision::Deny { feedback: None },
+    )
+    .await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ApprovalNeeded { .. })),
+        "{events:?}"
+    );
+    let request = &server2.requests()[0];
+    assert_valid(request);
+    let messages = request["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains(&second.path().display().to_string()),
+        "fresh system prompt"
+    );
+    assert!(!system.contains(&first.path().display().to_string()));
+    assert_eq!(messages[1]["content"], "build the project");
+    assert_eq!(messages.last().unwrap()["content"], "once more");
+    assert_eq!(
+        messages.len(),
+        1 + 5 + 1,
+        "user, assistant, 2 tool results, reply, user"
+    );
+    handle.send(AgentCommand::Shutdown);
+}
+
+fn rein(home: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rein"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_turn_then_continue_gives_a_valid_next_request() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let step = |n: usize| {
+        Reply::tool_calls(&[(
+            "bash",
+            &json!({"command": format!("echo step {n} >> steps.txt; sleep 0.2")}).to_string(),
+        )])
+    };
+    let mut replies: Vec<Reply> = (1..=40).map(step).collect();
+    replies.push(Reply::text("never reached"));
+    let server = ScriptedServer::start(replies).await.unwrap();
+    let mut child = rein(home.path())
+        .args([
+            "-p",
+            "do many steps",
+            "--yes",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--cwd",
+        ])
+        .arg(project.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let steps = project.path().join("steps.txt");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&steps)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+        < 4
+    {
+        assert!(Instant::now() < deadline, "the turn never got going");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let done = std::fs::read_to_string(&steps).unwrap().lines().count();
+
+    let server2 = ScriptedServer::start(vec![Reply::text("picked up")])
+        .await
+        .unwrap();
+    let out = rein(home.path())
+        .args([
+            "-p",
+            "where were we?",
+            "--continue",
+            "--base-url",
+            &server2.base_url(),
+            "--model",
+            "m",
+            "--cwd",
+        ])
+        .arg(project.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("continuing session"), "{err}");
+    let request = &server2.requests()[0];
+    assert_valid(request);
+    let messages = request["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"], "do many steps");
+    assert_eq!(messages.last().unwrap()["content"], "where were we?");
+    // Every step that ran is in the history, each call answered (synthetically at most once).
+    let results = messages.iter().filter(|m| m["role"] == "tool").count();
+    assert!(
+        results >= done - 1 && results <= done + 1,
+        "{results} results for {done} steps"
+    );
+}

@@ -875,3 +875,15 @@ fn unbound_keys_edit_the_input() {
     s.type_text("o!");
     assert_eq!(s.input(), ["hello!"]);
 }
+
+#[test]
+fn rename_names_the_session_and_needs_a_name() {
+    let mut s = Script::new();
+    let effects = s.send("/rename  Fix the flaky test ");
+    assert!(
+        matches!(effects.as_slice(), [Effect::Agent(AgentCommand::Rename(t))] if t == "Fix the flaky test"),
+        "{effects:?}"
+    );
+    assert!(s.send("/rename").is_empty());
+    assert!(s.app.hint.as_deref().is_some_and(|h| h.contains("/rename needs a name")));
+}

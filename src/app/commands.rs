@@ -1,4 +1,5 @@
-//! Slash commands typed in the input: `/help`, `/clear`, `/todos`, `/skills`, `/quit`.
+//! Slash commands typed in the input: `/help`, `/clear`, `/todos`, `/skills`, `/rename`,
+//! `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
@@ -19,6 +20,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/todos", "show or hide the todo pane"),
     ("/skills", "list the skills the model can load"),
+    ("/rename NAME", "give this session a name (`rein sessions` lists them)"),
     ("/quit", "leave rein (also /exit)"),
 ];
 
@@ -29,6 +31,8 @@ pub enum Command {
     Clear,
     Todos,
     Skills,
+    /// `/rename NAME`: the new title (empty when none was given).
+    Rename(String),
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -46,6 +50,14 @@ pub fn parse(input: &str) -> Option<Command> {
         "clear" => Command::Clear,
         "todos" => Command::Todos,
         "skills" => Command::Skills,
+        "rename" => Command::Rename(
+            input
+                .trim_start()
+                .get(first.len()..)
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+        ),
         "quit" | "exit" => Command::Quit,
         _ => Command::Unknown(first.to_string()),
     })
@@ -78,6 +90,13 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
             effects.push(Effect::Agent(AgentCommand::NewConversation));
         }
         Command::Todos => app.show_todos = !app.show_todos,
+        Command::Rename(title) => {
+            if title.is_empty() {
+                app.hint = Some("/rename needs a name: /rename fix the flaky test".to_string());
+            } else {
+                effects.push(Effect::Agent(AgentCommand::Rename(title)));
+            }
+        }
         Command::Skills => {
             let text = skills_text(&app.info.skills, &app.info.skill_notices);
             app.transcript

@@ -7,7 +7,9 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::agent::{self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, TurnOutcome};
+use crate::agent::{
+    self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, SubagentEvent, TurnOutcome,
+};
 use crate::tools::write_todos::TodoStatus;
 
 /// How events are printed.
@@ -166,22 +168,63 @@ impl Printer {
                 );
             }
             AgentEvent::ApprovalNeeded {
-                summary, reason, ..
+                summary,
+                reason,
+                subagent,
+                ..
             } => {
+                let from = if subagent.is_some() {
+                    " (from a subagent)"
+                } else {
+                    ""
+                };
                 if yes {
                     eprintln!(
-                        "  approved by --yes: {} ({})",
+                        "  approved by --yes{from}: {} ({})",
                         one_line(summary, 160),
                         reason
                     );
                 } else {
                     eprintln!(
-                        "  refused (needs approval; run with --yes or use the dashboard): {} ({})",
+                        "  refused (needs approval; run with --yes or use the dashboard){from}: {} ({})",
                         one_line(summary, 160),
                         reason
                     );
                 }
             }
+            AgentEvent::Subagent { event, .. } => match event {
+                SubagentEvent::ToolCallStarted { name, args, .. } => eprintln!(
+                    "  ↳ {} {}",
+                    sanitize(name),
+                    one_line(&key_argument(args), 160)
+                ),
+                SubagentEvent::ToolFinished {
+                    is_error: true,
+                    result,
+                    ..
+                } => {
+                    eprintln!("    ✗ {}", one_line(result, 160))
+                }
+                SubagentEvent::Finished {
+                    steps,
+                    usage,
+                    stopped_early,
+                } => eprintln!(
+                    "  ↳ subagent: {steps} model call{}, {} prompt + {} completion tokens{}{}",
+                    if *steps == 1 { "" } else { "s" },
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    if usage.estimated { " (estimated)" } else { "" },
+                    if *stopped_early {
+                        "; stopped early (subagent.max_steps)"
+                    } else {
+                        ""
+                    }
+                ),
+                SubagentEvent::RequestStarted { .. }
+                | SubagentEvent::ToolFinished { .. }
+                | SubagentEvent::Usage(_) => {}
+            },
             AgentEvent::ToolFinished {
                 result,
                 is_error,

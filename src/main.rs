@@ -515,6 +515,7 @@ fn agent_config(
         root,
         bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
         max_steps: config.max_steps.value,
+        subagent_max_steps: config.subagent_max_steps.value,
         policy,
         skills,
     })

@@ -26,6 +26,7 @@ fn config(server: &ScriptedServer, root: &Path) -> AgentConfig {
         root: root.to_path_buf(),
         bash_timeout: Duration::from_secs(20),
         max_steps: 20,
+        subagent_max_steps: 12,
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),
@@ -229,7 +230,8 @@ async fn multi_step_fix_reads_runs_edits_and_reruns() {
                 "write_file",
                 "str_replace",
                 "write_todos",
-                "read_skill"
+                "read_skill",
+                "task"
             ]
         );
         assert_history_valid(r);
@@ -273,7 +275,7 @@ async fn malformed_calls_become_errors_and_the_model_recovers() {
     );
     assert_eq!(
         results[1].1,
-        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill."
+        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill, task."
     );
     assert_eq!(
         results[2].1,

@@ -885,5 +885,9 @@ fn rename_names_the_session_and_needs_a_name() {
         "{effects:?}"
     );
     assert!(s.send("/rename").is_empty());
-    assert!(s.app.hint.as_deref().is_some_and(|h| h.contains("/rename needs a name")));
+    assert!(s
+        .app
+        .hint
+        .as_deref()
+        .is_some_and(|h| h.contains("/rename needs a name")));
 }

@@ -112,6 +112,10 @@ fn assert_same_values(example: &Config, defaults: &Config) {
         defaults.bash_timeout_secs.value
     );
     assert_eq!(example.max_steps.value, defaults.max_steps.value);
+    assert_eq!(
+        example.subagent_max_steps.value,
+        defaults.subagent_max_steps.value
+    );
     assert_eq!(example.bash_rules, defaults.bash_rules);
     assert_eq!(
         example.sensitive_reads.value,
@@ -150,6 +154,7 @@ fn example_as_user_file_holds_the_defaults() {
     }
     assert_eq!(example.max_tries.source, file);
     assert_eq!(example.max_steps.source, file);
+    assert_eq!(example.subagent_max_steps.source, file);
     assert_eq!(example.sensitive_reads.source, file);
     assert_eq!(example.sandbox_mode.source, file);
     assert_eq!(example.sandbox_network.source, file);

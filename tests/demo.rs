@@ -26,6 +26,7 @@ fn config(demo: &Demo) -> AgentConfig {
         root: root.to_path_buf(),
         bash_timeout: Duration::from_secs(20),
         max_steps: 20,
+        subagent_max_steps: 12,
         policy: Arc::new(RulePolicy::new(root, &[], &[], None).unwrap()),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),

@@ -318,6 +318,7 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
         root: project.path().to_path_buf(),
         bash_timeout: Duration::from_secs(10),
         max_steps: 5,
+        subagent_max_steps: 12,
         policy: Arc::new(AskForBash),
         sandbox: Arc::new(Sandbox::off(project.path())),
         skills: Arc::new(SkillSet::empty()),

@@ -82,6 +82,7 @@ fn config(server: &ScriptedServer, root: &Path, skills: SkillSet) -> AgentConfig
         root: root.to_path_buf(),
         bash_timeout: Duration::from_secs(20),
         max_steps: 10,
+        subagent_max_steps: 12,
         // The real policy: read_skill must pass without asking.
         policy: Arc::new(RulePolicy::new(root, &[], &[], None).unwrap()),
         sandbox: Arc::new(Sandbox::off(root)),

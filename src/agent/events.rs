@@ -49,6 +49,8 @@ pub enum AgentEvent {
         grants: Vec<Grant>,
         /// For file writes: a unified diff of the change.
         preview: Option<String>,
+        /// Set when a subagent asks: the id of its `task` call.
+        subagent: Option<String>,
         #[serde(skip)]
         reply: ApprovalReply,
     },
@@ -60,6 +62,12 @@ pub enum AgentEvent {
         is_error: bool,
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
+    },
+    /// A subagent (the running `task` call `task_id`) did something. Its text is not
+    /// streamed: only its steps, its tool calls and its usage are.
+    Subagent {
+        task_id: String,
+        event: SubagentEvent,
     },
     /// The todo list changed (a `write_todos` call was accepted): the whole new list.
     TodosUpdated { todos: Vec<Todo> },
@@ -85,6 +93,39 @@ fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error
     s.serialize_u64(d.as_millis().min(u128::from(u64::MAX)) as u64)
 }
 
+/// What a subagent reports while it works. Its approval requests are ordinary
+/// [`AgentEvent::ApprovalNeeded`] events marked with the task's id.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SubagentEvent {
+    /// A model request is about to be sent (step counts from 1 up to `subagent.max_steps`).
+    RequestStarted { step: u32 },
+    /// One of its tool calls is about to be judged and run.
+    ToolCallStarted {
+        id: String,
+        name: String,
+        args: serde_json::Value,
+    },
+    /// One of its tool calls finished (or was refused or failed).
+    ToolFinished {
+        id: String,
+        name: String,
+        result: String,
+        is_error: bool,
+        #[serde(rename = "duration_ms", serialize_with = "as_millis")]
+        duration: Duration,
+    },
+    /// Token usage of one of its model calls; not part of the main conversation's window.
+    Usage(Usage),
+    /// It is done (its answer is the `task` call's result): model calls made, tokens used
+    /// over all of them, and whether it hit `subagent.max_steps`.
+    Finished {
+        steps: u32,
+        usage: Usage,
+        stopped_early: bool,
+    },
+}
+
 /// Token usage of one model call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
@@ -93,6 +134,18 @@ pub struct Usage {
     pub total_tokens: u64,
     /// True when the server sent no usage and these are rein's own estimate.
     pub estimated: bool,
+}
+
+impl Usage {
+    /// Add another call's usage to a running total.
+    pub fn add(&mut self, other: &Usage) {
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        self.estimated |= other.estimated;
+    }
 }
 
 /// How a turn ended.

@@ -3,13 +3,17 @@
 //! [`spawn`] starts the task and returns an [`AgentHandle`]: commands ([`AgentCommand`]) go
 //! in, events ([`AgentEvent`]) come out. The outer loop waits for a user message; the inner
 //! loop (one turn) calls the model, runs every tool call it asked for, appends the results
-//! and calls it again until a reply asks for no tools. Nothing here knows about terminals.
+//! and calls it again until a reply asks for no tools; a `task` call runs a subagent
+//! ([`subagent`]) with its own history. Nothing here knows about terminals.
 
 pub mod client;
 pub mod events;
+mod inbox;
 pub mod messages;
 mod runloop;
 pub mod stream;
+pub mod subagent;
+mod toolrun;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,7 +23,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 pub use client::{ClientConfig, ClientError, LlmClient};
-pub use events::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome, Usage};
+pub use events::{
+    AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, SubagentEvent, TurnOutcome, Usage,
+};
 pub use messages::{Message, ToolCall};
 
 use crate::permissions::PermissionPolicy;
@@ -37,6 +43,8 @@ pub struct AgentConfig {
     pub bash_timeout: Duration,
     /// Model calls per user turn before the agent stops and hands back to the user.
     pub max_steps: u32,
+    /// Model calls a subagent (one `task` call) may make before it returns what it has.
+    pub subagent_max_steps: u32,
     /// The permission policy every tool call goes through.
     pub policy: Arc<dyn PermissionPolicy>,
     /// The sandbox `bash` commands run in.

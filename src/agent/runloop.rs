@@ -1,147 +1,41 @@
 //! The agent task itself: the outer loop over user messages and the inner loop of a turn.
 //!
-//! Every await that may take long (a model reply, a running tool, an approval) goes through
-//! the [`Inbox`], which watches the command channel meanwhile: an interrupt drops the
-//! awaited future at once (which drops the HTTP request or kills the command's process
-//! group), user messages are queued for after the turn. Whatever happens, each tool call of
+//! Every await that may take long (a model reply, a running tool or subagent, an approval)
+//! goes through the [`Inbox`], which watches the command channel meanwhile: an interrupt
+//! drops the awaited future at once (which drops the HTTP request or kills the command's
+//! process group), user messages are queued for after the turn. Consecutive `task` calls of
+//! one reply run at the same time, each a [`Subagent`]. Whatever happens, each tool call of
 //! an assistant message gets exactly one tool message, so the next request is valid.
 
 use std::collections::VecDeque;
-use std::future::Future;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, oneshot};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use tokio::sync::mpsc;
 
 use super::client::{ClientEvent, LlmClient};
-use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome};
+use super::events::{AgentCommand, AgentEvent, TurnOutcome};
+use super::inbox::{Inbox, OpenApprovals, Queued};
 use super::messages::{Message, ToolCall};
 use super::stream::StreamDelta;
+use super::subagent::{self, Subagent};
+use super::toolrun::{ToolEnv, INTERRUPTED};
 use super::{system_prompt, AgentConfig, SessionSetup};
-use crate::permissions::{ToolRequest, Verdict};
 use crate::session::{Entry, SessionMeta, SessionWriter};
-use crate::tools::{self, ToolContext, ToolSpec};
+use crate::tools::{self, ToolContext, Toolset};
 
-const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
 const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
-
-/// What waits for the running turn to end.
-enum Queued {
-    Message(String),
-    NewConversation,
-    Rename(String),
-}
-
-/// The command channel, watched while the agent awaits something else.
-struct Inbox {
-    rx: mpsc::UnboundedReceiver<AgentCommand>,
-    /// User messages (and new-conversation requests) sent during a turn, carried out in
-    /// order when it ends.
-    queued: VecDeque<Queued>,
-    /// Set once a shutdown was asked for or every sender is gone.
-    shutdown: bool,
-}
-
-impl Inbox {
-    /// Await `fut` unless the user interrupts first (`None`; the future is dropped).
-    async fn run_until<F: Future>(&mut self, fut: F) -> Option<F::Output> {
-        let mut fut = std::pin::pin!(fut);
-        loop {
-            tokio::select! {
-                biased;
-                out = &mut fut => return Some(out),
-                cmd = self.rx.recv() => {
-                    if self.take(cmd) {
-                        return None;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Wait for the answer to approval request `id`, from its reply channel or as a
-    /// command; `None` on interrupt.
-    async fn wait_approval(
-        &mut self,
-        id: &str,
-        mut reply: oneshot::Receiver<ApprovalDecision>,
-    ) -> Option<ApprovalDecision> {
-        // Once every copy of the reply channel is dropped unanswered, only a command can
-        // answer (a front end may answer that way and drop the channel).
-        let mut reply_open = true;
-        loop {
-            tokio::select! {
-                answer = &mut reply, if reply_open => match answer {
-                    Ok(decision) => return Some(decision),
-                    Err(_) => reply_open = false,
-                },
-                cmd = self.rx.recv() => match cmd {
-                    Some(AgentCommand::Approval { id: got, decision }) if got == id => {
-                        return Some(decision)
-                    }
-                    cmd => {
-                        if self.take(cmd) {
-                            return None;
-                        }
-                    }
-                },
-            }
-        }
-    }
-
-    /// Between turns: take in what arrived while no turn ran. Interrupts and answers
-    /// that arrive then have nothing to act on and are dropped, so they cannot hit the
-    /// next turn.
-    fn settle(&mut self) {
-        loop {
-            match self.rx.try_recv() {
-                Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(Queued::Message(text)),
-                Ok(AgentCommand::NewConversation) => self.queued.push_back(Queued::NewConversation),
-                Ok(AgentCommand::Rename(title)) => self.queued.push_back(Queued::Rename(title)),
-                Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
-                    self.shutdown = true;
-                    return;
-                }
-                Ok(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => {}
-                Err(mpsc::error::TryRecvError::Empty) => return,
-            }
-        }
-    }
-
-    /// Handle a command that arrived mid-turn; true when the turn must stop.
-    fn take(&mut self, cmd: Option<AgentCommand>) -> bool {
-        match cmd {
-            None | Some(AgentCommand::Shutdown) => {
-                self.shutdown = true;
-                true
-            }
-            Some(AgentCommand::Interrupt) => true,
-            Some(AgentCommand::UserMessage(text)) => {
-                self.queued.push_back(Queued::Message(text));
-                false
-            }
-            Some(AgentCommand::NewConversation) => {
-                self.queued.push_back(Queued::NewConversation);
-                false
-            }
-            Some(AgentCommand::Rename(title)) => {
-                self.queued.push_back(Queued::Rename(title));
-                false
-            }
-            // An answer to a request that is no longer open.
-            Some(AgentCommand::Approval { .. }) => false,
-        }
-    }
-}
 
 pub(crate) struct Agent {
     config: AgentConfig,
     client: LlmClient,
-    specs: Vec<ToolSpec>,
     tools_json: serde_json::Value,
     ctx: ToolContext,
     /// Built once: every request of the session sends the same bytes (prompt caching).
     system_prompt: String,
+    /// The subagents' system prompt, built once too.
+    subagent_prompt: String,
     history: Vec<Message>,
     inbox: Inbox,
     events: mpsc::UnboundedSender<AgentEvent>,
@@ -161,10 +55,10 @@ impl Agent {
         events: mpsc::UnboundedSender<AgentEvent>,
         session: Option<SessionSetup>,
     ) -> Self {
-        let specs = tools::all_specs();
-        let tools_json = tools::specs_json(&specs);
+        let tools_json = tools::specs_json(&Toolset::Main.specs());
         let ctx = config.tool_context();
         let system_prompt = system_prompt(&config.root, &config.skills);
+        let subagent_prompt = subagent::system_prompt(&config.root, &config.skills);
         let mut history = vec![Message::system(system_prompt.clone())];
         let (recorder, session_dir, resumed) = match session {
             Some(s) => (Some(s.writer), Some(s.data_dir), s.resumed),
@@ -183,15 +77,16 @@ impl Agent {
         Agent {
             config,
             client,
-            specs,
             tools_json,
             ctx,
             system_prompt,
+            subagent_prompt,
             history,
             inbox: Inbox {
                 rx,
                 queued: VecDeque::new(),
                 shutdown: false,
+                open: OpenApprovals::default(),
             },
             events,
             recorder,
@@ -382,9 +277,21 @@ impl Agent {
                 }
                 return TurnOutcome::Completed;
             }
-            for (i, call) in calls.iter().enumerate() {
-                if !self.run_tool(call).await {
-                    for rest in &calls[i + 1..] {
+            let mut i = 0;
+            while i < calls.len() {
+                // A run of `task` calls goes at once; anything else one by one.
+                let tasks = calls[i..]
+                    .iter()
+                    .take_while(|c| c.function.name == tools::task::NAME)
+                    .count();
+                let completed = if tasks > 0 {
+                    self.run_tasks(&calls[i..i + tasks]).await
+                } else {
+                    self.run_tool(&calls[i]).await
+                };
+                i += tasks.max(1);
+                if !completed {
+                    for rest in &calls[i..] {
                         self.emit(AgentEvent::ToolCallStarted {
                             id: rest.id.clone(),
                             name: rest.function.name.clone(),
@@ -419,103 +326,121 @@ impl Agent {
 
     /// Judge and run one tool call and append its result. False when the user interrupted.
     async fn run_tool(&mut self, call: &ToolCall) -> bool {
-        let mut started = Instant::now();
-        let name = call.function.name.as_str();
         self.emit(AgentEvent::ToolCallStarted {
             id: call.id.clone(),
-            name: name.to_string(),
+            name: call.function.name.clone(),
             args: display_args(&call.function.arguments),
         });
-        let prepared = match tools::prepare(&self.specs, name, &call.function.arguments) {
-            Ok(p) => p,
-            Err(text) => {
-                self.finish_tool(call, Err(text), started);
-                return true;
-            }
-        };
-        let verdict = self.config.policy.check(&ToolRequest {
-            tool: prepared.name,
-            args: &prepared.args,
+        let open = self.inbox.open.clone();
+        let env = ToolEnv {
+            toolset: Toolset::Main,
+            policy: &*self.config.policy,
             root: &self.config.root,
-        });
-        match verdict {
-            Verdict::Allow => {}
-            Verdict::Deny { reason } => {
-                let text = format!(
-                    "Error: {name} was denied by the permission rules ({reason}). Do not retry it; choose another way or ask the user."
-                );
-                self.finish_tool(call, Err(text), started);
-                return true;
-            }
-            Verdict::Ask { reason, grants } => {
-                let (reply, answer) = ApprovalReply::channel();
-                self.emit(AgentEvent::ApprovalNeeded {
-                    id: call.id.clone(),
-                    name: name.to_string(),
-                    summary: prepared.summary(),
-                    reason,
-                    grants: grants.clone(),
-                    preview: prepared.preview(&self.ctx),
-                    reply,
-                });
-                match self.inbox.wait_approval(&call.id, answer).await {
-                    None => {
-                        self.finish_tool(call, Err(INTERRUPTED.to_string()), started);
-                        return false;
-                    }
-                    Some(ApprovalDecision::Approve) => {}
-                    Some(ApprovalDecision::ApproveForSession) => {
-                        self.config.policy.grant(&grants);
-                        for grant in &grants {
-                            self.record(Entry::rule(grant));
-                        }
-                    }
-                    Some(ApprovalDecision::ApproveForProject) => {
-                        self.config.policy.grant(&grants);
-                        for grant in &grants {
-                            self.record(Entry::rule(grant));
-                        }
-                        match self.config.policy.persist(&grants) {
-                            Ok(saved) => self.emit(AgentEvent::Notice { message: saved }),
-                            Err(e) => self.emit(AgentEvent::Error {
-                                message: format!("the rule was not saved: {e}"),
-                            }),
-                        }
-                    }
-                    Some(ApprovalDecision::Deny { feedback }) => {
-                        let mut text = format!("Error: {name} was not run: approval was refused");
-                        match feedback.filter(|f| !f.trim().is_empty()) {
-                            Some(f) => text.push_str(&format!(" ({})", f.trim())),
-                            None => text.push_str(" by the user"),
-                        }
-                        text.push_str(". Do not retry the same action; choose another way or explain what you need.");
-                        self.finish_tool(call, Err(text), started);
-                        return true;
-                    }
+            ctx: &self.ctx,
+            events: &self.events,
+            subagent: None,
+            open: &open,
+        };
+        let run = env.judge_and_run(Some(&mut self.inbox), call).await;
+        for grant in &run.granted {
+            self.record(Entry::rule(grant));
+        }
+        let accepted = run.result.is_ok();
+        self.finish_tool(call, run.result, run.started);
+        if call.function.name == tools::write_todos::NAME && accepted {
+            let todos = match self.ctx.todos.lock() {
+                Ok(list) => list.clone(),
+                Err(poisoned) => poisoned.into_inner().clone(),
+            };
+            self.record(Entry::todos(todos.clone()));
+            self.emit(AgentEvent::TodosUpdated { todos });
+        }
+        !run.interrupted
+    }
+
+    /// Run `task` calls (consecutive ones of one reply) at the same time, each a subagent,
+    /// and append their results in call order. Each call's `ToolFinished` goes out as soon
+    /// as its subagent is done. False when the user interrupted (which drops every running
+    /// subagent, its request and its commands).
+    async fn run_tasks(&mut self, calls: &[ToolCall]) -> bool {
+        let mut results: Vec<Option<subagent::Outcome>> = Vec::new();
+        let mut starts = Vec::new();
+        let mut running = FuturesUnordered::new();
+        for (i, call) in calls.iter().enumerate() {
+            self.emit(AgentEvent::ToolCallStarted {
+                id: call.id.clone(),
+                name: call.function.name.clone(),
+                args: display_args(&call.function.arguments),
+            });
+            starts.push(Instant::now());
+            // A task only reads, and each of its subagent's calls is judged on its own,
+            // so the task itself needs no permission.
+            match Toolset::Main.prepare(&call.function.name, &call.function.arguments) {
+                Ok(prepared) => {
+                    let description = prepared.task_description().unwrap_or_default();
+                    let run = self
+                        .subagent()
+                        .run(call.id.clone(), description.to_string());
+                    running.push(async move { (i, run.await) });
+                    results.push(None);
+                }
+                Err(text) => {
+                    self.emit(AgentEvent::ToolFinished {
+                        id: call.id.clone(),
+                        name: call.function.name.clone(),
+                        result: text.clone(),
+                        is_error: true,
+                        duration: starts[i].elapsed(),
+                    });
+                    results.push(Some(subagent::Outcome::error(text)));
                 }
             }
         }
-        // The duration shown is the tool's own, not the time the user took to decide.
-        started = Instant::now();
-        let updates_todos = prepared.name == tools::write_todos::NAME;
-        match self.inbox.run_until(prepared.execute(&self.ctx)).await {
-            Some(result) => {
-                let accepted = result.is_ok();
-                self.finish_tool(call, result, started);
-                if updates_todos && accepted {
-                    let todos = match self.ctx.todos.lock() {
-                        Ok(list) => list.clone(),
-                        Err(poisoned) => poisoned.into_inner().clone(),
-                    };
-                    self.record(Entry::todos(todos.clone()));
-                    self.emit(AgentEvent::TodosUpdated { todos });
+        let events = self.events.clone();
+        let slots = &mut results;
+        let all = async {
+            while let Some((i, outcome)) = running.next().await {
+                let _ = events.send(AgentEvent::ToolFinished {
+                    id: calls[i].id.clone(),
+                    name: calls[i].function.name.clone(),
+                    result: outcome.text.clone(),
+                    is_error: outcome.is_error,
+                    duration: starts[i].elapsed(),
+                });
+                slots[i] = Some(outcome);
+            }
+        };
+        let completed = self.inbox.run_until(all).await.is_some();
+        // No subagent runs now: requests an interrupt left unanswered are void.
+        if let Ok(mut open) = self.inbox.open.lock() {
+            open.clear();
+        }
+        for (i, call) in calls.iter().enumerate() {
+            match results[i].take() {
+                // Its result event is out already.
+                Some(outcome) => {
+                    for grant in &outcome.granted {
+                        self.record(Entry::rule(grant));
+                    }
+                    self.push(Message::tool(call.id.clone(), outcome.text));
                 }
-                true
+                None => self.finish_tool(call, Err(INTERRUPTED.to_string()), starts[i]),
             }
-            None => {
-                self.finish_tool(call, Err(INTERRUPTED.to_string()), started);
-                false
-            }
+        }
+        completed
+    }
+
+    /// A subagent that shares this agent's client, rules, sandbox and approvals.
+    fn subagent(&self) -> Subagent {
+        Subagent {
+            client: self.client.clone(),
+            policy: self.config.policy.clone(),
+            root: self.config.root.clone(),
+            ctx: self.ctx.clone(),
+            events: self.events.clone(),
+            open: self.inbox.open.clone(),
+            max_steps: self.config.subagent_max_steps,
+            system_prompt: self.subagent_prompt.clone(),
         }
     }
 

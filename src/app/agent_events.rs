@@ -4,13 +4,19 @@
 //! reply is complete; each tool call is a cell that goes Running → (WaitingApproval →)
 //! Done / Failed / Refused / Interrupted. The end of a turn closes whatever is still live.
 //! Everything the model will read again (user text, deltas, tool results) adds to the
-//! gauge's estimate until the server reports usage.
+//! gauge's estimate until the server reports usage. A `task` call's cell carries its
+//! subagent's progress (steps, its own calls, its usage); none of that reaches the gauge,
+//! since only the task's result enters the main conversation.
 
 use std::time::Instant;
 
 use super::event::Effect;
-use super::state::{Activity, App, Cell, NoticeKind, PendingApproval, ToolCell, ToolStatus};
-use crate::agent::{AgentEvent, TurnOutcome};
+use super::state::{
+    Activity, App, Cell, NoticeKind, PendingApproval, SubagentCall, SubagentView, ToolCell,
+    ToolStatus,
+};
+use crate::agent::{AgentEvent, SubagentEvent, TurnOutcome};
+use crate::tools::task;
 use crate::tools::write_todos::TodoStatus;
 
 /// Apply one agent event.
@@ -50,10 +56,14 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 name: name.clone(),
                 since: now,
             };
-            app.transcript
-                .cells
-                .push(Cell::tool(id, name, key_arg, now));
+            let is_task = name == task::NAME;
+            let mut cell = Cell::tool(id, name, key_arg, now);
+            if let (Cell::Tool(tool), true) = (&mut cell, is_task) {
+                tool.subagent = Some(SubagentView::default());
+            }
+            app.transcript.cells.push(cell);
         }
+        AgentEvent::Subagent { task_id, event } => subagent_event(app, &task_id, event, now),
         AgentEvent::ApprovalNeeded {
             id,
             name,
@@ -61,11 +71,21 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             reason,
             grants,
             preview,
+            subagent,
             reply,
         } => {
-            if let Some(cell) = tool_cell_mut(app, &id) {
-                cell.status = ToolStatus::WaitingApproval;
-                cell.version += 1;
+            let waiting = match &subagent {
+                Some(task_id) => subagent_call_mut(app, task_id, &id).map(|(call, version)| {
+                    call.status = ToolStatus::WaitingApproval;
+                    version
+                }),
+                None => tool_cell_mut(app, &id).map(|cell| {
+                    cell.status = ToolStatus::WaitingApproval;
+                    &mut cell.version
+                }),
+            };
+            if let Some(version) = waiting {
+                *version += 1;
             }
             let approvals = &mut app.approvals;
             let opens = approvals.queue.is_empty();
@@ -88,6 +108,7 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 reason,
                 grants,
                 preview,
+                subagent,
                 reply,
             });
         }
@@ -217,6 +238,15 @@ fn turn_finished(app: &mut App, outcome: TurnOutcome, now: Instant) {
                 tool.status = ToolStatus::Interrupted;
                 tool.version += 1;
             }
+            for call in tool.subagent.iter_mut().flat_map(|v| v.calls.iter_mut()) {
+                if matches!(
+                    call.status,
+                    ToolStatus::Running | ToolStatus::WaitingApproval
+                ) {
+                    call.status = ToolStatus::Interrupted;
+                    tool.version += 1;
+                }
+            }
         }
     }
     if outcome == TurnOutcome::Interrupted {
@@ -235,6 +265,71 @@ pub fn tool_cell_mut<'a>(app: &'a mut App, id: &str) -> Option<&'a mut ToolCell>
         Cell::Tool(t) if t.id == id => Some(t),
         _ => None,
     })
+}
+
+/// A subagent's progress, onto its `task` cell.
+fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Instant) {
+    if let SubagentEvent::ToolCallStarted { name, args, .. } = &event {
+        app.activity = Activity::Tool {
+            detail: format!("subagent: {name} {}", key_arg(args)),
+            name: task::NAME.to_string(),
+            since: now,
+        };
+    }
+    let Some(cell) = tool_cell_mut(app, task_id) else {
+        return;
+    };
+    let view = cell.subagent.get_or_insert_with(SubagentView::default);
+    match event {
+        SubagentEvent::RequestStarted { step } => view.steps = step,
+        SubagentEvent::ToolCallStarted { id, name, args } => view.calls.push(SubagentCall {
+            id,
+            key_arg: key_arg(&args),
+            name,
+            status: ToolStatus::Running,
+        }),
+        SubagentEvent::ToolFinished {
+            id,
+            name,
+            result,
+            is_error,
+            ..
+        } => {
+            if let Some(call) = view.calls.iter_mut().rev().find(|c| c.id == id) {
+                let approved = call.status == ToolStatus::WaitingApproval;
+                call.status = finished_status(&name, &result, is_error, approved);
+            }
+        }
+        SubagentEvent::Usage(usage) => view.usage.add(&usage),
+        SubagentEvent::Finished {
+            steps,
+            usage,
+            stopped_early,
+        } => {
+            view.steps = steps;
+            view.usage = usage;
+            view.stopped_early = stopped_early;
+            view.finished = true;
+        }
+    }
+    cell.version += 1;
+}
+
+/// The subagent call an approval request `approval_id` is about (the agent names it
+/// `TASK/CALL`), and the `task` cell it shows in.
+pub fn subagent_call_mut<'a>(
+    app: &'a mut App,
+    task_id: &str,
+    approval_id: &str,
+) -> Option<(&'a mut SubagentCall, &'a mut u64)> {
+    let call_id = approval_id
+        .strip_prefix(task_id)
+        .and_then(|rest| rest.strip_prefix('/'))?;
+    let cell = tool_cell_mut(app, task_id)?;
+    let version = &mut cell.version;
+    let view = cell.subagent.as_mut()?;
+    let call = view.calls.iter_mut().rev().find(|c| c.id == call_id)?;
+    Some((call, version))
 }
 
 /// How a call ended, from its result. The agent words refusals and interruptions in
@@ -265,7 +360,7 @@ pub fn key_arg(args: &serde_json::Value) -> String {
             if todos.len() == 1 { "" } else { "s" }
         );
     }
-    let text = ["command", "path", "name"]
+    let text = ["command", "path", "name", "description"]
         .iter()
         .find_map(|k| args.get(k).and_then(|v| v.as_str()))
         .map(str::to_string)

@@ -12,7 +12,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
-use super::agent_events::{tool_cell_mut, tool_detail};
+use super::agent_events::{subagent_call_mut, tool_cell_mut, tool_detail};
 use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
 use super::state::{Activity, App, ToolStatus};
@@ -141,7 +141,16 @@ pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: 
     app.hint = None;
     let approved = !matches!(decision, ApprovalDecision::Deny { .. });
     let mut detail = None;
-    if let Some(cell) = tool_cell_mut(app, &request.id) {
+    if let Some(task_id) = &request.subagent {
+        if let Some((call, version)) = subagent_call_mut(app, task_id, &request.id) {
+            call.status = if approved {
+                ToolStatus::Running
+            } else {
+                ToolStatus::Refused
+            };
+            *version += 1;
+        }
+    } else if let Some(cell) = tool_cell_mut(app, &request.id) {
         // The agent's result settles the status; until then the call runs or was refused.
         cell.status = if approved {
             ToolStatus::Running

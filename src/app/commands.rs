@@ -20,7 +20,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/todos", "show or hide the todo pane"),
     ("/skills", "list the skills the model can load"),
-    ("/rename NAME", "give this session a name (`rein sessions` lists them)"),
+    (
+        "/rename NAME",
+        "give this session a name (`rein sessions` lists them)",
+    ),
     ("/quit", "leave rein (also /exit)"),
 ];
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ratatui::text::Line;
 use tui_textarea::TextArea;
 
-use crate::agent::ApprovalReply;
+use crate::agent::{ApprovalReply, Usage};
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -135,8 +135,35 @@ pub struct ToolCell {
     pub expanded: bool,
     /// The user allowed it from the approval modal.
     pub approved: bool,
+    /// For a `task` call: what its subagent is doing and has done.
+    pub subagent: Option<SubagentView>,
     pub version: u64,
     pub cache: RenderCache,
+}
+
+/// A running (or finished) subagent as its `task` cell shows it: the current step, and
+/// its own calls when expanded.
+#[derive(Debug, Default)]
+pub struct SubagentView {
+    /// Model calls made so far.
+    pub steps: u32,
+    /// Its tool calls, oldest first.
+    pub calls: Vec<SubagentCall>,
+    /// Tokens over its model calls: its own, not the main conversation's.
+    pub usage: Usage,
+    /// Set when it is done.
+    pub finished: bool,
+    /// It used all of `subagent.max_steps`.
+    pub stopped_early: bool,
+}
+
+/// One tool call of a subagent.
+#[derive(Debug)]
+pub struct SubagentCall {
+    pub id: String,
+    pub name: String,
+    pub key_arg: String,
+    pub status: ToolStatus,
 }
 
 /// Where a tool call stands, with the permission verdict when there was one.
@@ -288,6 +315,8 @@ pub struct PendingApproval {
     pub grants: Vec<Grant>,
     /// A unified diff of the change, for file writes.
     pub preview: Option<String>,
+    /// Set when a subagent asks: the id of its `task` call.
+    pub subagent: Option<String>,
     pub reply: ApprovalReply,
 }
 
@@ -370,6 +399,7 @@ impl Cell {
             result: None,
             expanded: false,
             approved: false,
+            subagent: None,
             version: 0,
             cache: RenderCache::default(),
         })

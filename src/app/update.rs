@@ -112,7 +112,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         Action::ScrollBottom => app.transcript.scroll = Scroll::default(),
         Action::ToggleToolOutput => {
             let last = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
-                Cell::Tool(t) if t.result.is_some() => Some(t),
+                Cell::Tool(t) if t.result.is_some() || t.subagent.is_some() => Some(t),
                 _ => None,
             });
             if let Some(tool) = last {

@@ -119,6 +119,15 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        section: "subagent",
+        name: "max_steps",
+        kind: Kind::Int {
+            min: 1,
+            max: U32_MAX,
+            store: |l, v| l.subagent_max_steps = Some(narrow(v)),
+        },
+    },
+    Key {
         section: "permissions",
         name: "bash",
         kind: Kind::BashRules,
@@ -157,7 +166,7 @@ const KEYS: &[Key] = &[
 
 /// Sections a later rein reads. Their contents are accepted and ignored, so a config
 /// written for a newer version still loads.
-const RESERVED_SECTIONS: &[&str] = &["context", "subagent"];
+const RESERVED_SECTIONS: &[&str] = &["context"];
 
 /// Sections only the user's own file may set: a project must not loosen its own sandbox.
 const USER_ONLY_SECTIONS: &[&str] = &["sandbox"];

@@ -40,6 +40,7 @@ const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
 const DEFAULT_MAX_TRIES: u32 = 5;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
 const DEFAULT_MAX_STEPS: u32 = 200;
+const DEFAULT_SUBAGENT_MAX_STEPS: u32 = 12;
 /// Files whose reading asks first unless the config says otherwise.
 pub const DEFAULT_SENSITIVE_READS: &[&str] = &["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env"];
 
@@ -106,6 +107,8 @@ pub struct Config {
     pub bash_timeout_secs: Sourced<u64>,
     /// `[agent]`: model calls per user turn before the agent stops, > 0.
     pub max_steps: Sourced<u32>,
+    /// `[subagent]`: model calls one subagent (a `task` call) may make, > 0.
+    pub subagent_max_steps: Sourced<u32>,
     /// `[[permissions.bash]]` rules: the user file's, then the project file's (appended
     /// after the defaults, so they win).
     pub bash_rules: Vec<BashRuleEntry>,
@@ -186,6 +189,7 @@ struct Layer {
     max_tries: Option<Sourced<u32>>,
     bash_timeout_secs: Option<Sourced<u64>>,
     max_steps: Option<Sourced<u32>>,
+    subagent_max_steps: Option<Sourced<u32>>,
     /// Rules add up across layers instead of replacing each other.
     bash_rules: Vec<BashRuleEntry>,
     sensitive_reads: Option<Sourced<Vec<String>>>,
@@ -209,6 +213,7 @@ impl Layer {
             max_tries: self.max_tries.or(lower.max_tries),
             bash_timeout_secs: self.bash_timeout_secs.or(lower.bash_timeout_secs),
             max_steps: self.max_steps.or(lower.max_steps),
+            subagent_max_steps: self.subagent_max_steps.or(lower.subagent_max_steps),
             bash_rules: {
                 let mut rules = lower.bash_rules;
                 rules.extend(self.bash_rules);
@@ -271,6 +276,7 @@ impl Config {
             max_tries: or_default(layer.max_tries, DEFAULT_MAX_TRIES),
             bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),
             max_steps: or_default(layer.max_steps, DEFAULT_MAX_STEPS),
+            subagent_max_steps: or_default(layer.subagent_max_steps, DEFAULT_SUBAGENT_MAX_STEPS),
             bash_rules: layer.bash_rules,
             sensitive_reads: or_default(
                 layer.sensitive_reads,
@@ -357,6 +363,7 @@ impl Config {
             ("client.max_tries", shown(&self.max_tries)),
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
             ("agent.max_steps", shown(&self.max_steps)),
+            ("subagent.max_steps", shown(&self.subagent_max_steps)),
             (
                 "permissions.sensitive_reads",
                 (
@@ -460,6 +467,7 @@ impl fmt::Debug for Config {
             .field("max_tries", &self.max_tries)
             .field("bash_timeout_secs", &self.bash_timeout_secs)
             .field("max_steps", &self.max_steps)
+            .field("subagent_max_steps", &self.subagent_max_steps)
             .field("bash_rules", &self.bash_rules)
             .field("sensitive_reads", &self.sensitive_reads)
             .field("sandbox_mode", &self.sandbox_mode)

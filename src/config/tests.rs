@@ -469,7 +469,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
         f.error(),
         format!(
             "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
-             context_window; sections: [client], [tools], [agent], [permissions], [sandbox], [ui])"
+             context_window; sections: [client], [tools], [agent], [subagent], [permissions], [sandbox], [ui])"
         )
     );
 }
@@ -481,7 +481,7 @@ fn unknown_section_names_file_and_section() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [permissions], [sandbox], [ui])",
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [permissions], [sandbox], [ui])",
             f.user_file().display()
         )
     );
@@ -503,9 +503,24 @@ fn section_that_is_not_a_table_is_an_error() {
 #[test]
 fn reserved_sections_are_accepted_and_ignored() {
     let f = Fixture::new();
-    f.write_project("[context]\nreserve = 1\n[subagent]\nmax = 2\n");
+    f.write_project("[context]\nreserve = 1\n");
     let c = f.load().unwrap();
     assert_eq!(c.model.source, Source::Default);
+}
+
+#[test]
+fn subagent_max_steps_is_read_and_checked() {
+    let f = Fixture::new();
+    assert_eq!(f.load().unwrap().subagent_max_steps.value, 12);
+    f.write_project("[subagent]\nmax_steps = 3\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.subagent_max_steps.value, 3);
+    assert_eq!(
+        c.subagent_max_steps.source,
+        Source::ProjectFile(f.project_file())
+    );
+    f.write_project("[subagent]\nmax = 2\n");
+    assert!(f.error().contains("subagent.max"), "{}", f.error());
 }
 
 #[test]

@@ -3,13 +3,16 @@
 //! A tool call from the model is untrusted input. [`dispatch`] turns it into exactly one
 //! result string, whatever arrives: broken JSON, an invented tool name, wrong or missing
 //! fields, a refused permission or a failing tool all become `Error: ...` text the model can
-//! act on. Nothing here panics on model input.
+//! act on. Nothing here panics on model input. A [`Toolset`] says which tools a caller may
+//! use: a subagent's call to any other tool is refused here, where calls are prepared, not
+//! only left out of its schema list.
 
 pub mod bash;
 pub mod diff;
 pub mod read_file;
 pub mod read_skill;
 pub mod str_replace;
+pub mod task;
 pub mod write_file;
 pub mod write_todos;
 
@@ -67,7 +70,47 @@ pub fn all_specs() -> Vec<ToolSpec> {
         str_replace::spec(),
         write_todos::spec(),
         read_skill::spec(),
+        task::spec(),
     ]
+}
+
+/// The tools one agent may call: the main agent has them all; a subagent only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toolset {
+    Main,
+    Subagent,
+}
+
+/// What a subagent may call.
+const SUBAGENT_TOOLS: &[&str] = &[bash::NAME, read_file::NAME, read_skill::NAME];
+
+impl Toolset {
+    /// The schemas this agent's requests carry, in the order the model sees them.
+    pub fn specs(self) -> Vec<ToolSpec> {
+        let all = all_specs();
+        match self {
+            Toolset::Main => all,
+            Toolset::Subagent => all
+                .into_iter()
+                .filter(|s| SUBAGENT_TOOLS.contains(&s.name))
+                .collect(),
+        }
+    }
+
+    /// Check a call as [`prepare`] does, and refuse a real tool this agent may not use.
+    pub fn prepare(self, name: &str, raw_args: &str) -> Result<PreparedCall, String> {
+        let specs = self.specs();
+        if self == Toolset::Subagent
+            && !specs.iter().any(|s| s.name == name)
+            && all_specs().iter().any(|s| s.name == name)
+        {
+            return Err(format!(
+                "Error: {name} is not available to a subagent; it can use {}.",
+                SUBAGENT_TOOLS.join(", ")
+            ));
+        }
+        prepare(&specs, name, raw_args)
+    }
 }
 
 /// The `tools` array of a chat-completions request.
@@ -106,6 +149,7 @@ enum Kind {
     StrReplace(str_replace::Args),
     WriteTodos(write_todos::Args),
     ReadSkill(read_skill::Args),
+    Task(task::Args),
 }
 
 /// Parse a call's raw argument text. An empty string means no arguments (`{}`).
@@ -141,6 +185,7 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
         str_replace::NAME => serde_json::from_value(args.clone()).map(Kind::StrReplace),
         write_todos::NAME => serde_json::from_value(args.clone()).map(Kind::WriteTodos),
         read_skill::NAME => serde_json::from_value(args.clone()).map(Kind::ReadSkill),
+        task::NAME => serde_json::from_value(args.clone()).map(Kind::Task),
         other => {
             return Err(format!("Error: {other} failed - this tool cannot run here"));
         }
@@ -163,6 +208,15 @@ impl PreparedCall {
             Kind::StrReplace(a) => format!("str_replace: {}", a.path),
             Kind::WriteTodos(a) => format!("write_todos: {} items", a.todos.len()),
             Kind::ReadSkill(a) => format!("read_skill: {}", printable(&a.name)),
+            Kind::Task(a) => format!("task: {}", a.description),
+        }
+    }
+
+    /// The question of a `task` call, which the agent loop runs itself.
+    pub fn task_description(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Task(a) => Some(&a.description),
+            _ => None,
         }
     }
 
@@ -186,6 +240,8 @@ impl PreparedCall {
             Kind::StrReplace(a) => str_replace::run(a, ctx).await,
             Kind::WriteTodos(a) => write_todos::run(a, ctx).await,
             Kind::ReadSkill(a) => read_skill::run(a, ctx).await,
+            // The agent loop runs subagents; nothing else may.
+            Kind::Task(_) => Err("a task cannot run here".to_string()),
         };
         result.map_err(|e| format!("Error: {} failed - {e}", self.name))
     }
@@ -304,7 +360,7 @@ mod dispatch_tests {
         let e = prep("run_shell", "{}").unwrap_err();
         assert_eq!(
             e,
-            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill."
+            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill, task."
         );
     }
 
@@ -329,6 +385,33 @@ mod dispatch_tests {
         assert_eq!(c.summary(), "bash: ls -la");
         let c = prep("read_file", "{\"path\": \"a.txt\", \"offset\": null}").unwrap();
         assert_eq!(c.name, "read_file");
+    }
+
+    #[test]
+    fn a_subagent_cannot_call_what_it_does_not_have() {
+        let names: Vec<&str> = Toolset::Subagent.specs().iter().map(|s| s.name).collect();
+        assert_eq!(names, ["bash", "read_file", "read_skill"]);
+        for tool in ["write_file", "str_replace", "write_todos", "task"] {
+            let e = Toolset::Subagent.prepare(tool, "{}").unwrap_err();
+            assert_eq!(
+                e,
+                format!("Error: {tool} is not available to a subagent; it can use bash, read_file, read_skill.")
+            );
+        }
+        let e = Toolset::Subagent.prepare("rm", "{}").unwrap_err();
+        assert!(
+            e.starts_with(
+                "Error: unknown tool \"rm\". The available tools are: bash, read_file, read_skill."
+            ),
+            "{e}"
+        );
+        assert!(Toolset::Subagent
+            .prepare("bash", "{\"command\": \"ls\"}")
+            .is_ok());
+        let task = Toolset::Main
+            .prepare("task", "{\"description\": \"where?\"}")
+            .unwrap();
+        assert_eq!(task.task_description(), Some("where?"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The approval modal: a centred layer over the dashboard for the request at the front of
 //! the queue.
 //!
-//! Top to bottom: the title ("Allow `bash`?", "1 of 3" when the reply asked several), the
+//! Top to bottom: the title ("Allow `bash`?", "(from a subagent)" when a subagent asks, "1
+//! of 3" when the reply asked several), the
 //! full command wrapped (or, for a file write, the path and a coloured unified diff),
 //! scrolled by `approvals.scroll`; the reason; the choices, each saying how far it
 //! reaches (the exact session rules from the grants, the project file for "always"); and
@@ -177,15 +178,19 @@ impl Widget for &Approvals {
         let rect = centred(area, modal_w, modal_h);
 
         let tool = sanitize(&p.tool).into_owned();
+        let mut title = vec![
+            Span::styled(" Allow ", theme::TITLE),
+            Span::styled(format!("`{tool}`"), theme::TITLE.patch(theme::AGENT)),
+            Span::styled("? ", theme::TITLE),
+        ];
+        if p.subagent.is_some() {
+            title.push(Span::styled("(from a subagent) ", theme::DIM));
+        }
         let mut block = Block::default()
             .borders(Borders::ALL)
             .border_type(BorderType::Rounded)
             .border_style(theme::MODAL_BORDER)
-            .title(Line::from(vec![
-                Span::styled(" Allow ", theme::TITLE),
-                Span::styled(format!("`{tool}`"), theme::TITLE.patch(theme::AGENT)),
-                Span::styled("? ", theme::TITLE),
-            ]));
+            .title(Line::from(title));
         if self.batch_total > 1 {
             block = block.title(
                 Line::from(Span::styled(

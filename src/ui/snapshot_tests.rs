@@ -50,6 +50,7 @@ fn request(
         reason: reason.into(),
         grants,
         preview: preview.map(str::to_string),
+        subagent: None,
         reply: ApprovalReply::channel().0,
     }
 }
@@ -219,4 +220,154 @@ fn tiny_terminals_do_not_panic() {
             }
         }
     }
+}
+
+/// A dashboard with one `task` call whose subagent has made two model calls and now runs
+/// `rg`, fed through the update step as the agent reports it.
+fn app_with_a_running_task(now: Instant) -> App {
+    use crate::agent::{AgentEvent, SubagentEvent, Usage};
+    use crate::app::update::update_at;
+    use crate::app::AppEvent;
+    let mut app = app_waiting(now);
+    app.transcript.cells.truncate(2);
+    app.activity = Activity::Idle;
+    let sub = |event| {
+        AppEvent::Agent(AgentEvent::Subagent {
+            task_id: "t1".into(),
+            event,
+        })
+    };
+    let events = [
+        AppEvent::Agent(AgentEvent::ToolCallStarted {
+            id: "t1".into(),
+            name: "task".into(),
+            args: serde_json::json!({"description": "Where is the tab width decided?"}),
+        }),
+        sub(SubagentEvent::RequestStarted { step: 1 }),
+        sub(SubagentEvent::Usage(Usage {
+            prompt_tokens: 900,
+            completion_tokens: 100,
+            total_tokens: 1000,
+            estimated: false,
+        })),
+        sub(SubagentEvent::ToolCallStarted {
+            id: "s1".into(),
+            name: "read_file".into(),
+            args: serde_json::json!({"path": "src/parse.rs"}),
+        }),
+        sub(SubagentEvent::ToolFinished {
+            id: "s1".into(),
+            name: "read_file".into(),
+            result: "fn parse_line".into(),
+            is_error: false,
+            duration: Duration::from_millis(3),
+        }),
+        sub(SubagentEvent::RequestStarted { step: 2 }),
+        sub(SubagentEvent::ToolCallStarted {
+            id: "s2".into(),
+            name: "bash".into(),
+            args: serde_json::json!({"command": "rg -n tab_width src"}),
+        }),
+    ];
+    for event in events {
+        update_at(&mut app, event, now);
+    }
+    app
+}
+
+#[test]
+fn a_running_subagent_is_one_entry_with_its_current_step() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_with_a_running_task(now);
+    assert_eq!(app.transcript.cells.len(), 3, "one cell for the task");
+    let screen = draw(&app, 80, 16, now);
+    assert_snapshot("subagent_running_80x16", &screen);
+    assert!(
+        screen.contains("▸ task Where is the tab width decided?"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("↳ ▸ bash rg -n tab_width src · step 2"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("read_file"),
+        "folded: only the current step\n{screen}"
+    );
+    // Expanded (Ctrl-O), its own calls show.
+    crate::app::update::update_at(
+        &mut app,
+        crate::app::AppEvent::Key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('o'),
+            crossterm::event::KeyModifiers::CONTROL,
+        )),
+        now,
+    );
+    let screen = draw(&app, 80, 16, now);
+    assert!(screen.contains("↳ ✓ read_file src/parse.rs"), "{screen}");
+    assert!(screen.contains("↳ ▸ bash rg -n tab_width src"), "{screen}");
+    // The gauge did not count the subagent's tokens.
+    assert_eq!(app.gauge.reported, 40_000);
+}
+
+#[test]
+fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
+    use crate::agent::{AgentEvent, SubagentEvent, Usage};
+    use crate::app::update::update_at;
+    use crate::app::AppEvent;
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_with_a_running_task(now);
+    let usage = Usage {
+        prompt_tokens: 2_000,
+        completion_tokens: 400,
+        total_tokens: 2_400,
+        estimated: false,
+    };
+    for event in [
+        AppEvent::Agent(AgentEvent::Subagent {
+            task_id: "t1".into(),
+            event: SubagentEvent::Finished {
+                steps: 3,
+                usage,
+                stopped_early: false,
+            },
+        }),
+        AppEvent::Agent(AgentEvent::ToolFinished {
+            id: "t1".into(),
+            name: "task".into(),
+            result: "src/parse.rs:12 sets TAB_WIDTH = 4".into(),
+            is_error: false,
+            duration: Duration::from_millis(2500),
+        }),
+    ] {
+        update_at(&mut app, event, now);
+    }
+    let screen = draw(&app, 80, 16, now);
+    assert!(
+        screen.contains(
+            "✓ task Where is the tab width decided? · 3 model calls · 2.4k tokens · 2.5s"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│ src/parse.rs:12 sets TAB_WIDTH = 4"),
+        "{screen}"
+    );
+    assert!(!screen.contains("step 2"), "{screen}");
+    assert_eq!(app.gauge.reported, 40_000);
+}
+
+#[test]
+fn approval_modal_says_when_a_subagent_asks() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_with_a_running_task(now);
+    let mut request = command_request();
+    request.subagent = Some("t1".into());
+    app.approvals.queue.push_back(request);
+    app.approvals.batch_total = 1;
+    let screen = draw(&app, 80, 30, now);
+    assert!(
+        screen.contains("Allow `bash`? (from a subagent)"),
+        "{screen}"
+    );
 }

@@ -24,7 +24,7 @@ use super::theme;
 use super::wrap::{spans_width, truncate, wrap_into, Mode};
 use crate::app::state::{
     AssistantCell, CachedRender, Cell, NoticeCell, NoticeKind, ReasoningCell, RenderCache,
-    ToolCell, ToolStatus, Transcript, UserCell,
+    SubagentView, ToolCell, ToolStatus, Transcript, UserCell,
 };
 
 /// Result lines shown under a folded tool call.
@@ -236,6 +236,11 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
         ToolStatus::Interrupted => tail.push(Span::styled(" · interrupted", theme::WARNING)),
         _ => {}
     }
+    if let Some(view) = &c.subagent {
+        if view.finished {
+            tail.push(Span::styled(subagent_summary(view), theme::DIM));
+        }
+    }
     if let Some(d) = c.duration {
         tail.push(Span::styled(
             format!(" · {}", format_duration(d)),
@@ -257,6 +262,9 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     }
     spans.extend(tail);
     out.push(Line::from(spans));
+    if let Some(view) = &c.subagent {
+        subagent_lines(view, c, w, out);
+    }
 
     let Some(result) = c.result.as_deref() else {
         return;
@@ -292,6 +300,99 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
             Span::raw(INDENT),
             Span::styled(truncate(&text, w.saturating_sub(2)), theme::HINT),
         ]));
+    }
+}
+
+/// " · 3 model calls · 1.2k tokens · stopped early": what a finished subagent spent.
+fn subagent_summary(view: &SubagentView) -> String {
+    let plural = if view.steps == 1 { "" } else { "s" };
+    let mut text = format!(" · {} model call{plural}", view.steps);
+    let used = view.usage.prompt_tokens + view.usage.completion_tokens;
+    if used > 0 {
+        let about = if view.usage.estimated { "~" } else { "" };
+        text.push_str(&format!(" · {about}{} tokens", super::gauge::tokens(used)));
+    }
+    if view.stopped_early {
+        text.push_str(" · stopped early");
+    }
+    text
+}
+
+/// Under a `task` call: its subagent's calls when expanded, and while it runs, its
+/// current step (the running call, or the model call it waits for).
+fn subagent_lines(view: &SubagentView, c: &ToolCell, w: usize, out: &mut Vec<Line<'static>>) {
+    let running =
+        matches!(c.status, ToolStatus::Running | ToolStatus::WaitingApproval) && !view.finished;
+    let call_line = |mark: Span<'static>, name: &str, arg: &str, tail: &str| {
+        let name = sanitize(name).into_owned();
+        let arg = sanitize(arg.trim()).replace('\n', "↵");
+        let used = 6 + super::wrap::width(&name) + super::wrap::width(tail);
+        let mut spans = vec![
+            Span::styled("  ↳ ", theme::DIM),
+            mark,
+            Span::raw(" "),
+            Span::styled(name, theme::STRONG),
+        ];
+        let room = w.saturating_sub(used + 1);
+        if !arg.is_empty() && room > 0 {
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(truncate(&arg, room), theme::TEXT));
+        }
+        if !tail.is_empty() {
+            spans.push(Span::styled(tail.to_string(), theme::DIM));
+        }
+        Line::from(spans)
+    };
+    if c.expanded {
+        for call in &view.calls {
+            let (mark, style) = status_mark(&call.status);
+            let tail = match call.status {
+                ToolStatus::WaitingApproval => " · waiting for approval",
+                ToolStatus::Refused => " · refused",
+                ToolStatus::Interrupted => " · interrupted",
+                _ => "",
+            };
+            out.push(call_line(
+                Span::styled(mark, style),
+                &call.name,
+                &call.key_arg,
+                tail,
+            ));
+        }
+    }
+    if !running {
+        return;
+    }
+    let step = format!("step {}", view.steps.max(1));
+    match view.calls.last() {
+        Some(call)
+            if matches!(
+                call.status,
+                ToolStatus::Running | ToolStatus::WaitingApproval
+            ) =>
+        {
+            if !c.expanded {
+                let (mark, style) = status_mark(&call.status);
+                let tail = if call.status == ToolStatus::WaitingApproval {
+                    format!(" · {step} · waiting for approval")
+                } else {
+                    format!(" · {step}")
+                };
+                out.push(call_line(
+                    Span::styled(mark, style),
+                    &call.name,
+                    &call.key_arg,
+                    &tail,
+                ));
+            }
+        }
+        _ => out.push(Line::from(vec![
+            Span::styled("  ↳ ", theme::DIM),
+            Span::styled(
+                truncate(&format!("thinking… ({step})"), w.saturating_sub(4)),
+                theme::DIM,
+            ),
+        ])),
     }
 }
 

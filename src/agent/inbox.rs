@@ -1,0 +1,136 @@
+//! The command channel, watched while the agent awaits something else.
+//!
+//! Every await that may take long (a model reply, a running tool or subagent, an approval)
+//! goes through the [`Inbox`]: an interrupt drops the awaited future at once (which drops
+//! the HTTP request or kills the command's process group), user messages and other
+//! requests are queued for after the turn, and an approval answer sent as a command reaches
+//! the request it names, the main agent's or a running subagent's.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::events::{AgentCommand, ApprovalDecision, ApprovalReply};
+
+/// The approval requests of running subagents, by request id.
+pub(crate) type OpenApprovals = Arc<Mutex<HashMap<String, ApprovalReply>>>;
+
+/// What waits for the running turn to end.
+pub(crate) enum Queued {
+    Message(String),
+    NewConversation,
+    Rename(String),
+}
+
+/// The command channel, watched while the agent awaits something else.
+pub(crate) struct Inbox {
+    pub(crate) rx: mpsc::UnboundedReceiver<AgentCommand>,
+    /// User messages (and new-conversation requests) sent during a turn, carried out in
+    /// order when it ends.
+    pub(crate) queued: VecDeque<Queued>,
+    /// Set once a shutdown was asked for or every sender is gone.
+    pub(crate) shutdown: bool,
+    /// Approval requests of running subagents, by id: an answer that arrives as a command
+    /// is passed on to the subagent that waits for it.
+    pub(crate) open: OpenApprovals,
+}
+
+impl Inbox {
+    /// Await `fut` unless the user interrupts first (`None`; the future is dropped).
+    pub(crate) async fn run_until<F: Future>(&mut self, fut: F) -> Option<F::Output> {
+        let mut fut = std::pin::pin!(fut);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut fut => return Some(out),
+                cmd = self.rx.recv() => {
+                    if self.take(cmd) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Wait for the answer to approval request `id`, from its reply channel or as a
+    /// command; `None` on interrupt.
+    pub(crate) async fn wait_approval(
+        &mut self,
+        id: &str,
+        mut reply: oneshot::Receiver<ApprovalDecision>,
+    ) -> Option<ApprovalDecision> {
+        // Once every copy of the reply channel is dropped unanswered, only a command can
+        // answer (a front end may answer that way and drop the channel).
+        let mut reply_open = true;
+        loop {
+            tokio::select! {
+                answer = &mut reply, if reply_open => match answer {
+                    Ok(decision) => return Some(decision),
+                    Err(_) => reply_open = false,
+                },
+                cmd = self.rx.recv() => match cmd {
+                    Some(AgentCommand::Approval { id: got, decision }) if got == id => {
+                        return Some(decision)
+                    }
+                    cmd => {
+                        if self.take(cmd) {
+                            return None;
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// Between turns: take in what arrived while no turn ran. Interrupts and answers
+    /// that arrive then have nothing to act on and are dropped, so they cannot hit the
+    /// next turn.
+    pub(crate) fn settle(&mut self) {
+        loop {
+            match self.rx.try_recv() {
+                Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(Queued::Message(text)),
+                Ok(AgentCommand::NewConversation) => self.queued.push_back(Queued::NewConversation),
+                Ok(AgentCommand::Rename(title)) => self.queued.push_back(Queued::Rename(title)),
+                Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
+                    self.shutdown = true;
+                    return;
+                }
+                Ok(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => {}
+                Err(mpsc::error::TryRecvError::Empty) => return,
+            }
+        }
+    }
+
+    /// Handle a command that arrived mid-turn; true when the turn must stop.
+    fn take(&mut self, cmd: Option<AgentCommand>) -> bool {
+        match cmd {
+            None | Some(AgentCommand::Shutdown) => {
+                self.shutdown = true;
+                true
+            }
+            Some(AgentCommand::Interrupt) => true,
+            Some(AgentCommand::UserMessage(text)) => {
+                self.queued.push_back(Queued::Message(text));
+                false
+            }
+            Some(AgentCommand::NewConversation) => {
+                self.queued.push_back(Queued::NewConversation);
+                false
+            }
+            Some(AgentCommand::Rename(title)) => {
+                self.queued.push_back(Queued::Rename(title));
+                false
+            }
+            Some(AgentCommand::Approval { id, decision }) => {
+                // A subagent's request; any other is no longer open.
+                let reply = self.open.lock().ok().and_then(|mut open| open.remove(&id));
+                if let Some(reply) = reply {
+                    reply.send(decision);
+                }
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! A subagent: one `task` call answered in a throwaway context.
+//!
+//! In: the task's description, and what the main agent shares with it (the model client,
+//! the permission policy, the project and its sandbox, the approval flow). It starts a
+//! fresh history (its own system prompt from `assets/subagent_prompt.md`, the description
+//! as the only user message) and loops like a turn of the main agent: call the model, run
+//! the tool calls through the same judging path ([`ToolEnv`]) with the read-only
+//! [`Toolset::Subagent`], append the results, until a reply asks for no tools or
+//! `subagent.max_steps` model calls are spent. Out: an [`Outcome`] whose text is its final
+//! answer (or what it had, with a note, when it stopped early), the only thing the main
+//! history gets. On the way it reports its steps, calls and usage as
+//! [`AgentEvent::Subagent`]; its text is not streamed, and its history is not recorded.
+//! An interrupt drops the whole future (its request and its running command with it).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::client::{ClientEvent, LlmClient};
+use super::events::{AgentEvent, SubagentEvent, Usage};
+use super::inbox::OpenApprovals;
+use super::messages::Message;
+use super::toolrun::ToolEnv;
+use crate::permissions::{Grant, PermissionPolicy};
+use crate::skills::SkillSet;
+use crate::tools::{self, ToolContext, Toolset};
+
+/// The subagents' system prompt for a project and its skills. Built once per
+/// conversation, like the main one.
+pub fn system_prompt(root: &Path, skills: &SkillSet) -> String {
+    let mut prompt = include_str!("../../assets/subagent_prompt.md")
+        .replace("{{root}}", &root.display().to_string())
+        .replace("{{os}}", std::env::consts::OS)
+        .replace("{{skills}}", skills.prompt_section().trim_end());
+    prompt.truncate(prompt.trim_end().len());
+    prompt.push('\n');
+    prompt
+}
+
+/// Everything a subagent shares with the agent that started it.
+pub(crate) struct Subagent {
+    pub client: LlmClient,
+    pub policy: Arc<dyn PermissionPolicy>,
+    pub root: PathBuf,
+    pub ctx: ToolContext,
+    pub events: mpsc::UnboundedSender<AgentEvent>,
+    pub open: OpenApprovals,
+    pub max_steps: u32,
+    pub system_prompt: String,
+}
+
+/// How a task ended: the `task` call's result.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub text: String,
+    pub is_error: bool,
+    /// What the user allowed for the session from the subagent's approval requests.
+    pub granted: Vec<Grant>,
+}
+
+impl Outcome {
+    pub(crate) fn error(text: String) -> Outcome {
+        Outcome {
+            text,
+            is_error: true,
+            granted: Vec::new(),
+        }
+    }
+}
+
+impl Subagent {
+    fn report(&self, task_id: &str, event: SubagentEvent) {
+        let _ = self.events.send(AgentEvent::Subagent {
+            task_id: task_id.to_string(),
+            event,
+        });
+    }
+
+    /// Answer `description`, as the `task` call `task_id`.
+    pub(crate) async fn run(self, task_id: String, description: String) -> Outcome {
+        let tools_json = tools::specs_json(&Toolset::Subagent.specs());
+        let mut history = vec![
+            Message::system(self.system_prompt.clone()),
+            Message::user(description),
+        ];
+        let mut usage = Usage::default();
+        let mut granted = Vec::new();
+        // What it said along the way: what it has when it stops early.
+        let mut said: Vec<String> = Vec::new();
+        let max_steps = self.max_steps.max(1);
+        let mut steps = 0;
+        let finished = |steps, usage, stopped_early| SubagentEvent::Finished {
+            steps,
+            usage,
+            stopped_early,
+        };
+        while steps < max_steps {
+            steps += 1;
+            self.report(&task_id, SubagentEvent::RequestStarted { step: steps });
+            let events = self.events.clone();
+            let mut on_event = |event: ClientEvent<'_>| {
+                // Its text is its own business; a retry is worth knowing about.
+                if let ClientEvent::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay,
+                    reason,
+                } = event
+                {
+                    let _ = events.send(AgentEvent::Retrying {
+                        attempt,
+                        max_attempts,
+                        delay,
+                        reason: format!("subagent: {reason}"),
+                    });
+                }
+            };
+            let reply = match self
+                .client
+                .stream_chat(&history, &tools_json, &mut on_event)
+                .await
+            {
+                Ok(reply) => reply,
+                Err(e) => {
+                    self.report(&task_id, finished(steps, usage, false));
+                    return Outcome {
+                        text: format!("Error: task failed - the subagent's request failed: {e}"),
+                        is_error: true,
+                        granted,
+                    };
+                }
+            };
+            if let Some(u) = reply.usage {
+                usage.add(&u);
+                self.report(&task_id, SubagentEvent::Usage(u));
+            }
+            let calls = reply.tool_calls;
+            if !reply.text.trim().is_empty() {
+                said.push(reply.text.trim().to_string());
+            }
+            if calls.is_empty() {
+                self.report(&task_id, finished(steps, usage, false));
+                let text = if reply.text.trim().is_empty() {
+                    "(the subagent finished without an answer)".to_string()
+                } else {
+                    reply.text
+                };
+                return Outcome {
+                    text,
+                    is_error: false,
+                    granted,
+                };
+            }
+            if steps == max_steps {
+                // Its calls would never be read: no model call is left.
+                break;
+            }
+            history.push(Message::assistant(reply.text, calls.clone()));
+            let env = ToolEnv {
+                toolset: Toolset::Subagent,
+                policy: &*self.policy,
+                root: &self.root,
+                ctx: &self.ctx,
+                events: &self.events,
+                subagent: Some(&task_id),
+                open: &self.open,
+            };
+            for call in &calls {
+                self.report(
+                    &task_id,
+                    SubagentEvent::ToolCallStarted {
+                        id: call.id.clone(),
+                        name: call.function.name.clone(),
+                        args: tools::parse_arguments(&call.function.arguments).unwrap_or_else(
+                            |_| serde_json::Value::String(call.function.arguments.clone()),
+                        ),
+                    },
+                );
+                let run = env.judge_and_run(None, call).await;
+                granted.extend(run.granted);
+                let (result, is_error) = match run.result {
+                    Ok(text) => (text, false),
+                    Err(text) => (text, true),
+                };
+                let duration = run.started.elapsed();
+                history.push(Message::tool(call.id.clone(), result.clone()));
+                self.report(
+                    &task_id,
+                    SubagentEvent::ToolFinished {
+                        id: call.id.clone(),
+                        name: call.function.name.clone(),
+                        result,
+                        is_error,
+                        duration,
+                    },
+                );
+            }
+        }
+        self.report(&task_id, finished(steps, usage, true));
+        let mut text = format!(
+            "Note: the subagent stopped early: it used all {max_steps} of its model calls (subagent.max_steps) before it had an answer."
+        );
+        if said.is_empty() {
+            text.push_str(
+                " It reported nothing before it stopped; ask a narrower question or look yourself.",
+            );
+        } else {
+            text.push_str(" What it had said so far:\n\n");
+            text.push_str(&said.join("\n\n"));
+        }
+        Outcome {
+            text,
+            is_error: false,
+            granted,
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Judging and running one tool call: the path every call takes, the main agent's and a
+//! subagent's alike.
+//!
+//! In: a call from the model and the [`ToolEnv`] of the agent that made it (which tools it
+//! may use, the permission policy, the project, where events go). The call is prepared
+//! (valid JSON, a tool this agent has, the right fields), judged by the policy, put to the
+//! user when the policy asks, and run. Out: a [`ToolRun`] with the result text, and what
+//! the user allowed for the session on the way (the caller records it). Starting and
+//! finishing events are the caller's, since a subagent reports its calls differently.
+
+use std::path::Path;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+
+use super::events::{AgentEvent, ApprovalDecision, ApprovalReply};
+use super::inbox::{Inbox, OpenApprovals};
+use super::messages::ToolCall;
+use crate::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
+use crate::tools::{ToolContext, Toolset};
+
+pub(crate) const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
+
+/// What a call runs with.
+pub(crate) struct ToolEnv<'a> {
+    pub toolset: Toolset,
+    pub policy: &'a dyn PermissionPolicy,
+    pub root: &'a Path,
+    pub ctx: &'a ToolContext,
+    pub events: &'a mpsc::UnboundedSender<AgentEvent>,
+    /// For a subagent: the id of its `task` call. Its approval requests say so, and are
+    /// registered in `open` so an answer sent as a command finds them.
+    pub subagent: Option<&'a str>,
+    pub open: &'a OpenApprovals,
+}
+
+/// How a call went.
+pub(crate) struct ToolRun {
+    /// The result text the model reads; `Err` for errors, refusals and interruptions.
+    pub result: Result<String, String>,
+    /// When the tool itself started (not counting the time the user took to decide).
+    pub started: Instant,
+    /// The user interrupted: the turn stops.
+    pub interrupted: bool,
+    /// What the user allowed for the session while approving this call.
+    pub granted: Vec<Grant>,
+}
+
+impl ToolEnv<'_> {
+    fn emit(&self, event: AgentEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Prepare, judge, ask and run `call`. With an inbox, the waits watch it (an interrupt
+    /// ends them); a subagent has none: its whole run is dropped on an interrupt.
+    pub(crate) async fn judge_and_run(
+        &self,
+        mut inbox: Option<&mut Inbox>,
+        call: &ToolCall,
+    ) -> ToolRun {
+        let mut run = ToolRun {
+            result: Ok(String::new()),
+            started: Instant::now(),
+            interrupted: false,
+            granted: Vec::new(),
+        };
+        let name = call.function.name.as_str();
+        let prepared = match self.toolset.prepare(name, &call.function.arguments) {
+            Ok(p) => p,
+            Err(text) => {
+                run.result = Err(text);
+                return run;
+            }
+        };
+        let verdict = self.policy.check(&ToolRequest {
+            tool: prepared.name,
+            args: &prepared.args,
+            root: self.root,
+        });
+        match verdict {
+            Verdict::Allow => {}
+            Verdict::Deny { reason } => {
+                run.result = Err(format!(
+                    "Error: {name} was denied by the permission rules ({reason}). Do not retry it; choose another way or ask the user."
+                ));
+                return run;
+            }
+            Verdict::Ask { reason, grants } => {
+                // A subagent's call ids come from its own replies; its task's id keeps them
+                // apart from the main agent's.
+                let id = match self.subagent {
+                    Some(task) => format!("{task}/{}", call.id),
+                    None => call.id.clone(),
+                };
+                let (reply, answer) = ApprovalReply::channel();
+                if self.subagent.is_some() {
+                    if let Ok(mut open) = self.open.lock() {
+                        open.insert(id.clone(), reply.clone());
+                    }
+                }
+                self.emit(AgentEvent::ApprovalNeeded {
+                    id: id.clone(),
+                    name: name.to_string(),
+                    summary: prepared.summary(),
+                    reason,
+                    grants: grants.clone(),
+                    preview: prepared.preview(self.ctx),
+                    subagent: self.subagent.map(str::to_string),
+                    reply,
+                });
+                let decision = match inbox.as_deref_mut() {
+                    Some(inbox) => inbox.wait_approval(&id, answer).await,
+                    None => answer.await.ok(),
+                };
+                if let Ok(mut open) = self.open.lock() {
+                    open.remove(&id);
+                }
+                match decision {
+                    None => {
+                        run.result = Err(INTERRUPTED.to_string());
+                        run.interrupted = true;
+                        return run;
+                    }
+                    Some(ApprovalDecision::Approve) => {}
+                    Some(ApprovalDecision::ApproveForSession) => {
+                        self.policy.grant(&grants);
+                        run.granted = grants;
+                    }
+                    Some(ApprovalDecision::ApproveForProject) => {
+                        self.policy.grant(&grants);
+                        match self.policy.persist(&grants) {
+                            Ok(saved) => self.emit(AgentEvent::Notice { message: saved }),
+                            Err(e) => self.emit(AgentEvent::Error {
+                                message: format!("the rule was not saved: {e}"),
+                            }),
+                        }
+                        run.granted = grants;
+                    }
+                    Some(ApprovalDecision::Deny { feedback }) => {
+                        let mut text = format!("Error: {name} was not run: approval was refused");
+                        match feedback.filter(|f| !f.trim().is_empty()) {
+                            Some(f) => text.push_str(&format!(" ({})", f.trim())),
+                            None => text.push_str(" by the user"),
+                        }
+                        text.push_str(". Do not retry the same action; choose another way or explain what you need.");
+                        run.result = Err(text);
+                        return run;
+                    }
+                }
+            }
+        }
+        run.started = Instant::now();
+        let result = match inbox {
+            Some(inbox) => inbox.run_until(prepared.execute(self.ctx)).await,
+            None => Some(prepared.execute(self.ctx).await),
+        };
+        match result {
+            Some(result) => run.result = result,
+            None => {
+                run.result = Err(INTERRUPTED.to_string());
+                run.interrupted = true;
+            }
+        }
+        run
+    }
+}

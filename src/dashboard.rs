@@ -3,15 +3,19 @@
 //!
 //! One loop `select!`s over the terminal's events, the agent's events and a frame timer.
 //! Every event goes through [`update`] (pure); the effects it returns are carried out here
-//! (send to the agent, answer an approval, ring the bell, quit). Redraws are coalesced: an
+//! (send to the agent, answer an approval, ring the bell, list the sessions for the picker,
+//! switch to a resumed session by starting a new agent on it, quit); what they find comes
+//! back as events. Redraws are coalesced: an
 //! event marks the screen dirty and a frame is drawn at most every [`FRAME`] after a key, or
 //! every [`STREAM_FRAME`] while only the agent's output changes it; with nothing happening
 //! there is no timer at all, so an idle dashboard uses no CPU. The terminal is
 //! restored on every way out: normal exit, error, and panic (the hook restores it before
 //! the report is printed).
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
@@ -26,9 +30,11 @@ use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
-use crate::agent::{AgentCommand, AgentHandle};
+use crate::agent::{AgentCommand, AgentConfig, AgentHandle, SessionSetup};
+use crate::app::picker::SessionList;
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
+use crate::session::{LoadedSession, SessionWriter};
 
 /// The shortest time between two frames after a key (about 60 a second: typing feels
 /// immediate).
@@ -51,20 +57,49 @@ pub struct Attention {
     pub notifications: bool,
 }
 
+/// What the dashboard needs to list sessions and switch between them (`/resume`).
+#[derive(Clone)]
+pub struct Sessions {
+    /// Where the session files are.
+    pub data_dir: PathBuf,
+    /// How to start an agent on a resumed session.
+    pub agent_config: AgentConfig,
+    /// The session file the agent records into now, left out of the picker. Unknown after
+    /// `/clear` (the agent starts a new file itself).
+    pub current: Option<PathBuf>,
+    /// Open the picker before the first frame (`rein --resume` without an id).
+    pub pick_at_start: bool,
+}
+
 /// Run the dashboard until the user quits. `agent` is `None` when no model is configured
-/// (the first-run screen explains how to set one).
+/// (the first-run screen explains how to set one); `sessions` is `None` when this dashboard
+/// does not record sessions (the demo, no model), and `/resume` then says so.
 pub async fn run(
     mut app: App,
     mut agent: Option<AgentHandle>,
     attention: Attention,
+    mut sessions: Option<Sessions>,
 ) -> io::Result<()> {
     let mut terminal = enter()?;
-    let result = event_loop(&mut terminal, &mut app, agent.as_mut(), attention).await;
+    let mut ctx = Loop {
+        agent: &mut agent,
+        sessions: sessions.as_mut(),
+        attention,
+    };
+    let result = event_loop(&mut terminal, &mut app, &mut ctx).await;
     if let Some(agent) = &agent {
         agent.send(AgentCommand::Shutdown);
     }
     leave();
     result
+}
+
+/// What carrying out effects needs besides the state.
+struct Loop<'a> {
+    /// The running agent; replaced when the user resumes another session.
+    agent: &'a mut Option<AgentHandle>,
+    sessions: Option<&'a mut Sessions>,
+    attention: Attention,
 }
 
 /// Raw mode, the alternate screen, bracketed paste; and a panic hook that undoes them
@@ -113,15 +148,16 @@ fn leave() {
     let _ = disable_raw_mode();
 }
 
-async fn event_loop(
-    terminal: &mut Term,
-    app: &mut App,
-    mut agent: Option<&mut AgentHandle>,
-    attention: Attention,
-) -> io::Result<()> {
+async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> io::Result<()> {
     let mut events = EventStream::new();
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
+    }
+    if let Some(sessions) = ctx.sessions.as_deref_mut() {
+        if std::mem::take(&mut sessions.pick_at_start) {
+            let listed = list_sessions(sessions);
+            handle(app, listed, ctx)?;
+        }
     }
     let mut dirty = true;
     // A key asks for the next frame sooner than agent output does.
@@ -147,11 +183,11 @@ async fn event_loop(
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
             },
-            agent_event = next_agent_event(&mut agent) => match agent_event {
+            agent_event = next_agent_event(ctx.agent) => match agent_event {
                 Some(event) => AppEvent::Agent(event),
                 None => {
                     // The agent task ended; keep the dashboard up so the user can read it.
-                    agent = None;
+                    *ctx.agent = None;
                     continue;
                 }
             },
@@ -163,15 +199,15 @@ async fn event_loop(
         };
         dirty = true;
         urgent |= !matches!(event, AppEvent::Agent(_) | AppEvent::Tick(_));
-        if handle(app, event, agent.as_deref_mut(), attention)? {
+        if handle(app, event, ctx)? {
             return Ok(());
         }
         // Take every agent event already waiting before drawing: a burst of deltas
         // costs one frame, not one frame each.
-        while let Some(handle_ref) = agent.as_deref_mut() {
+        while let Some(handle_ref) = ctx.agent.as_mut() {
             match handle_ref.events.try_recv() {
                 Ok(event) => {
-                    if handle(app, AppEvent::Agent(event), agent.as_deref_mut(), attention)? {
+                    if handle(app, AppEvent::Agent(event), ctx)? {
                         return Ok(());
                     }
                 }
@@ -181,46 +217,96 @@ async fn event_loop(
     }
 }
 
-async fn next_agent_event(
-    agent: &mut Option<&mut AgentHandle>,
-) -> Option<crate::agent::AgentEvent> {
+async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<crate::agent::AgentEvent> {
     match agent {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,
     }
 }
 
-/// Apply one event and carry out its effects; true when the dashboard should close.
-fn handle(
-    app: &mut App,
-    event: AppEvent,
-    agent: Option<&mut AgentHandle>,
-    attention: Attention,
-) -> io::Result<bool> {
+/// Apply one event and carry out its effects (and those of the events they lead to); true
+/// when the dashboard should close.
+fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool> {
     let mut quit = false;
-    for effect in update(app, event) {
-        match effect {
-            Effect::Agent(command) => {
-                if let Some(agent) = &agent {
-                    agent.send(command);
+    let mut pending = VecDeque::from([event]);
+    while let Some(event) = pending.pop_front() {
+        for effect in update(app, event) {
+            match effect {
+                Effect::Agent(command) => {
+                    if matches!(command, AgentCommand::NewConversation) {
+                        if let Some(sessions) = ctx.sessions.as_deref_mut() {
+                            sessions.current = None;
+                        }
+                    }
+                    if let Some(agent) = ctx.agent.as_ref() {
+                        agent.send(command);
+                    }
                 }
-            }
-            Effect::Answer { reply, decision } => {
-                reply.send(decision);
-            }
-            Effect::Notify { message } => notify(&message, attention),
-            Effect::MouseCapture(on) => {
-                let mut stdout = io::stdout();
-                if on {
-                    execute!(stdout, EnableMouseCapture)?;
-                } else {
-                    execute!(stdout, DisableMouseCapture)?;
+                Effect::Answer { reply, decision } => {
+                    reply.send(decision);
                 }
+                Effect::Notify { message } => notify(&message, ctx.attention),
+                Effect::MouseCapture(on) => {
+                    let mut stdout = io::stdout();
+                    if on {
+                        execute!(stdout, EnableMouseCapture)?;
+                    } else {
+                        execute!(stdout, DisableMouseCapture)?;
+                    }
+                }
+                Effect::OpenPicker => {
+                    match ctx.sessions.as_deref() {
+                        Some(sessions) => pending.push_back(list_sessions(sessions)),
+                        None => app.hint = Some(
+                            "this dashboard does not record sessions, so there is none to resume"
+                                .to_string(),
+                        ),
+                    }
+                }
+                Effect::ResumeSession(path) => {
+                    pending.push_back(AppEvent::Resumed(switch_session(&path, ctx)))
+                }
+                Effect::Quit => quit = true,
             }
-            Effect::Quit => quit = true,
         }
     }
     Ok(quit)
+}
+
+/// The sessions on disk, for the picker.
+fn list_sessions(sessions: &Sessions) -> AppEvent {
+    AppEvent::Sessions(SessionList {
+        sessions: crate::session::list(&sessions.data_dir),
+        now: SystemTime::now(),
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        current: sessions.current.clone(),
+    })
+}
+
+/// Load the session at `path` and put a new agent on it in place of the running one. On
+/// failure the running agent and its session go on, and the reason comes back.
+fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>, String> {
+    let Some(sessions) = ctx.sessions.as_deref_mut() else {
+        return Err("this dashboard does not record sessions".to_string());
+    };
+    let (writer, loaded) = SessionWriter::resume(path).map_err(|e| {
+        format!(
+            "cannot resume {}: {e}; still in the current session",
+            path.display()
+        )
+    })?;
+    let setup = SessionSetup {
+        writer,
+        resumed: Some(loaded.clone()),
+        data_dir: sessions.data_dir.clone(),
+    };
+    let agent = crate::agent::spawn_with_session(sessions.agent_config.clone(), Some(setup))
+        .map_err(|e| format!("cannot start the agent on {}: {e}", path.display()))?;
+    if let Some(old) = ctx.agent.replace(agent) {
+        old.send(AgentCommand::Shutdown);
+    }
+    sessions.current = Some(path.to_path_buf());
+    Ok(Box::new(loaded))
 }
 
 /// The terminal bell and a desktop notification (OSC 9, understood by iTerm2, kitty,

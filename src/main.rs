@@ -48,7 +48,8 @@ struct Cli {
     continue_session: bool,
 
     /// Continue session ID (an id or a unique prefix of one; `rein sessions` lists them).
-    #[arg(long, value_name = "ID")]
+    /// Without an ID the dashboard opens with a session picker.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
 
     /// The chat-completions endpoint, e.g. http://127.0.0.1:8080/v1.
@@ -173,6 +174,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let Some(prompt) = cli.prompt.clone() else {
         return run_dashboard(&config, root, sandbox, policy, skills, &cli);
     };
+    if cli.resume.as_deref() == Some("") {
+        return Err("headless --resume needs an ID; `rein sessions` lists them".to_string());
+    }
     let prompt = if prompt == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -261,20 +265,25 @@ fn run_dashboard(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let result = runtime.block_on(async {
-        let agent = match agent_config(config, root.clone(), sandbox, policy, skills) {
+        let (agent, sessions) = match agent_config(config, root.clone(), sandbox, policy, skills) {
             Ok(agent_config) => {
                 let session = open_session(config, &root, cli)?;
                 if let Some(resumed) = &session.resumed {
                     rein::app::resume::restore(&mut app, resumed);
                 }
-                Some(
-                    rein::agent::spawn_with_session(agent_config, Some(session))
-                        .map_err(|e| e.to_string())?,
-                )
+                let sessions = rein::dashboard::Sessions {
+                    data_dir: config.data_dir.clone(),
+                    agent_config: agent_config.clone(),
+                    current: Some(session.writer.path().to_path_buf()),
+                    pick_at_start: cli.resume.as_deref() == Some(""),
+                };
+                let agent = rein::agent::spawn_with_session(agent_config, Some(session))
+                    .map_err(|e| e.to_string())?;
+                (Some(agent), Some(sessions))
             }
-            Err(_) => None,
+            Err(_) => (None, None),
         };
-        rein::dashboard::run(app, agent, attention(config))
+        rein::dashboard::run(app, agent, attention(config), sessions)
             .await
             .map_err(|e| format!("terminal error: {e}"))
     });
@@ -328,7 +337,7 @@ fn run_demo() -> Result<ExitCode, String> {
         agent.send(rein::agent::AgentCommand::UserMessage(
             demo.first_prompt().to_string(),
         ));
-        let result = rein::dashboard::run(app, Some(agent), attention(&config))
+        let result = rein::dashboard::run(app, Some(agent), attention(&config), None)
             .await
             .map_err(|e| format!("terminal error: {e}"));
         drop(demo);
@@ -338,7 +347,8 @@ fn run_demo() -> Result<ExitCode, String> {
     result.map(|()| ExitCode::SUCCESS)
 }
 
-/// The session this run records into: a new one, or the one `--continue`/`--resume` names.
+/// The session this run records into: a new one, or the one `--continue`/`--resume ID`
+/// names. (`--resume` without an ID starts a new one; the dashboard opens its picker.)
 fn open_session(config: &Config, root: &Path, cli: &Cli) -> Result<SessionSetup, String> {
     let data_dir = config.data_dir.clone();
     let path = if cli.continue_session {
@@ -351,7 +361,7 @@ fn open_session(config: &Config, root: &Path, cli: &Cli) -> Result<SessionSetup,
                 ))
             }
         }
-    } else if let Some(id) = &cli.resume {
+    } else if let Some(id) = cli.resume.as_deref().filter(|id| !id.is_empty()) {
         Some(rein::session::find(&data_dir, id).map_err(|e| e.to_string())?)
     } else {
         None

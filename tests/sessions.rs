@@ -264,3 +264,33 @@ async fn sigkill_mid_turn_then_continue_gives_a_valid_next_request() {
         "{results} results for {done} steps"
     );
 }
+
+#[test]
+fn headless_resume_without_an_id_is_refused_before_anything_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let out = rein(home.path())
+        .args([
+            "-p",
+            "hello",
+            "--resume",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--cwd",
+        ])
+        .arg(project.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("headless --resume needs an ID; `rein sessions` lists them"),
+        "{err}"
+    );
+    assert!(
+        !home.path().join("rein-home/sessions").exists(),
+        "no session file was created"
+    );
+}

@@ -165,3 +165,52 @@ async fn approve_a_command_from_the_keyboard() {
     }
     assert!(!tmux.alive(), "rein did not quit on Ctrl-C");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_a_headless_session_from_the_picker() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("The tokenizer splits on **spaces**.")])
+        .await
+        .unwrap();
+    // Record a session headlessly.
+    let mut headless = rein_command(home.path(), project.path(), &server.base_url());
+    headless.extend(["-p".into(), "explain the tokenizer please".into()]);
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(&headless[0])
+            .args(&headless[1..])
+            .output()
+            .expect("rein -p runs")
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "rein -p failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // `--resume` without an id opens the dashboard with the picker.
+    let mut command = rein_command(home.path(), project.path(), &server.base_url());
+    command.push("--resume".into());
+    let tmux = Tmux::start(&command, 100, 30);
+    let screen = tmux
+        .wait_for("the picker", |s| s.contains("Resume a session (1)"))
+        .await;
+    assert!(screen.contains("explain the tokenizer please"), "{screen}");
+    assert!(
+        !screen.contains("The tokenizer splits"),
+        "not resumed yet:\n{screen}"
+    );
+    tmux.send("tokeni", &[]);
+    tmux.wait_for("the filter", |s| s.contains("filter tokeni"))
+        .await;
+    tmux.send("", &["Enter"]);
+    let screen = tmux
+        .wait_for("the old transcript", |s| {
+            s.contains("The tokenizer splits on spaces.") && !s.contains("Resume a session")
+        })
+        .await;
+    assert!(screen.contains("continuing session"), "{screen}");
+    tmux.send("", &["C-c"]);
+}

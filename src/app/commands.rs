@@ -1,5 +1,5 @@
-//! Slash commands typed in the input: `/help`, `/clear`, `/todos`, `/skills`, `/rename`,
-//! `/quit`.
+//! Slash commands typed in the input: `/help`, `/clear`, `/resume`, `/todos`, `/skills`,
+//! `/rename`, `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
@@ -18,6 +18,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/clear",
         "start a new conversation (clears the transcript and the todo list)",
     ),
+    (
+        "/resume",
+        "pick an earlier session and continue it (type to filter)",
+    ),
     ("/todos", "show or hide the todo pane"),
     ("/skills", "list the skills the model can load"),
     (
@@ -32,6 +36,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum Command {
     Help,
     Clear,
+    Resume,
     Todos,
     Skills,
     /// `/rename NAME`: the new title (empty when none was given).
@@ -51,6 +56,7 @@ pub fn parse(input: &str) -> Option<Command> {
     Some(match name.to_ascii_lowercase().as_str() {
         "help" => Command::Help,
         "clear" => Command::Clear,
+        "resume" => Command::Resume,
         "todos" => Command::Todos,
         "skills" => Command::Skills,
         "rename" => Command::Rename(
@@ -91,6 +97,13 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
             app.todos.clear();
             app.gauge = Gauge::new(app.gauge.limit);
             effects.push(Effect::Agent(AgentCommand::NewConversation));
+        }
+        Command::Resume => {
+            if app.busy() {
+                app.hint = Some(super::picker::busy_hint());
+            } else {
+                effects.push(Effect::OpenPicker);
+            }
         }
         Command::Todos => app.show_todos = !app.show_todos,
         Command::Rename(title) => {
@@ -184,6 +197,7 @@ mod tests {
         assert_eq!(parse("/HELP me"), Some(Command::Help));
         assert_eq!(parse("/exit"), Some(Command::Quit));
         assert_eq!(parse("/skills"), Some(Command::Skills));
+        assert_eq!(parse("/resume"), Some(Command::Resume));
         assert_eq!(parse("/xyz"), Some(Command::Unknown("/xyz".into())));
         assert_eq!(parse("/etc/hosts is broken"), None);
         assert_eq!(parse("/tmp"), Some(Command::Unknown("/tmp".into())));

@@ -1,10 +1,13 @@
 //! What flows into the update step ([`AppEvent`]) and out of it ([`Effect`]).
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
+use super::picker::SessionList;
 use crate::agent::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply};
+use crate::session::LoadedSession;
 
 /// Everything the dashboard reacts to, in one stream.
 #[derive(Debug)]
@@ -20,6 +23,11 @@ pub enum AppEvent {
     Agent(AgentEvent),
     /// A timer tick while something is running (status line clocks); `now` is when it fired.
     Tick(Instant),
+    /// The sessions the loop listed for `/resume`: opens the picker.
+    Sessions(SessionList),
+    /// The loop switched to a chosen session (the agent runs on it now), or could not: the
+    /// reason, and the current session goes on.
+    Resumed(Result<Box<LoadedSession>, String>),
 }
 
 /// What the update step asks the loop to do.
@@ -36,6 +44,11 @@ pub enum Effect {
     Notify { message: String },
     /// Turn mouse capture on or off.
     MouseCapture(bool),
+    /// List the sessions on disk and come back with [`AppEvent::Sessions`].
+    OpenPicker,
+    /// Load the session file, restart the agent on it, and come back with
+    /// [`AppEvent::Resumed`].
+    ResumeSession(PathBuf),
     /// Leave the dashboard.
     Quit,
 }

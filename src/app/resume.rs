@@ -1,15 +1,33 @@
 //! Showing a resumed session: its messages become transcript cells again, and its todo
-//! list, input history and context estimate come back.
+//! list, input history and context estimate come back. [`reset`] clears what belonged to
+//! the session shown before (when `/resume` switches sessions).
 
 use std::time::{Duration, Instant};
 
 use super::agent_events::key_arg;
-use super::state::{App, Cell, NoticeKind, ToolStatus};
+use super::state::{Activity, App, Approvals, Cell, Gauge, NoticeKind, ToolStatus, Transcript};
 use crate::agent::Message;
 use crate::session::LoadedSession;
 use crate::tools::parse_arguments;
 
-/// Fill `app` from `session` (before the dashboard's first frame).
+/// Forget the conversation shown: transcript, todo list, gauge, input history and queued
+/// messages. The input's text, the panes shown and the session info stay.
+pub fn reset(app: &mut App) {
+    app.transcript = Transcript::default();
+    app.todos.clear();
+    app.gauge = Gauge::new(app.gauge.limit);
+    app.activity = Activity::Idle;
+    app.approvals = Approvals::default();
+    app.picker = None;
+    app.hint = None;
+    let composer = &mut app.composer;
+    composer.history.clear();
+    composer.history_pos = None;
+    composer.draft.clear();
+    composer.queued.clear();
+}
+
+/// Fill `app` from `session` (before the dashboard's first frame, or after [`reset`]).
 pub fn restore(app: &mut App, session: &LoadedSession) {
     let now = Instant::now();
     let title = session.title.as_deref().unwrap_or("untitled");

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use ratatui::text::Line;
 use tui_textarea::TextArea;
 
+use super::picker::Picker;
 use crate::agent::{ApprovalReply, Usage};
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
@@ -28,6 +29,8 @@ pub struct App {
     pub gauge: Gauge,
     pub activity: Activity,
     pub approvals: Approvals,
+    /// The session picker (`/resume`), while it is open.
+    pub picker: Option<Picker>,
     /// Whether the terminal reports the mouse (off by default, so text selection works).
     pub mouse_capture: bool,
     /// When Ctrl-C was last pressed: a second one within a second quits.
@@ -341,6 +344,7 @@ impl App {
             gauge: Gauge::new(context_window),
             activity: Activity::Idle,
             approvals: Approvals::default(),
+            picker: None,
             mouse_capture: false,
             last_ctrl_c: None,
             hint: None,

@@ -3,7 +3,7 @@
 //! [`update`] reads the clock once for it.
 //!
 //! Keys go to the top layer: the approval modal while requests wait ([`super::approval`]),
-//! else the main screen, where the keymap's `global` and `composer` bindings come first and
+//! else the session picker while it is open ([`super::picker`]), else the main screen, where the keymap's `global` and `composer` bindings come first and
 //! every other key edits the input. Agent events are applied in [`super::agent_events`];
 //! slash commands in [`super::commands`].
 
@@ -16,7 +16,9 @@ use super::approval;
 use super::composer;
 use super::event::{AppEvent, Effect};
 use super::keymap::{keymap, Action};
-use super::state::{App, Cell, Scroll};
+use super::picker;
+use super::resume;
+use super::state::{App, Cell, NoticeKind, Scroll};
 use crate::agent::AgentCommand;
 
 /// A second Ctrl-C within this long quits.
@@ -43,10 +45,12 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
     match event {
         AppEvent::Key(key) => handle_key(app, key, now, &mut effects),
         AppEvent::Paste(text) => {
-            if app.approvals.queue.is_empty() {
-                composer::paste(app, &text);
-            } else {
+            if !app.approvals.queue.is_empty() {
                 approval::paste(app, &text);
+            } else if app.picker.is_some() {
+                picker::paste(app, &text);
+            } else {
+                composer::paste(app, &text);
             }
         }
         AppEvent::Resize { width, height } => app.size = (width, height),
@@ -60,6 +64,17 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
                 app.hint = None;
             }
         }
+        AppEvent::Sessions(list) => picker::open(app, list),
+        AppEvent::Resumed(Ok(session)) => {
+            resume::reset(app);
+            resume::restore(app, &session);
+        }
+        AppEvent::Resumed(Err(message)) => {
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Error, message));
+            app.transcript.scroll = Scroll::default();
+        }
     }
     effects
 }
@@ -70,6 +85,10 @@ fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effe
     }
     if !app.approvals.queue.is_empty() {
         approval::handle_key(app, key, now, effects);
+        return;
+    }
+    if app.picker.is_some() {
+        picker::handle_key(app, key, effects);
         return;
     }
     match keymap().action(app, &key) {
@@ -176,6 +195,10 @@ fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
 fn handle_mouse(app: &mut App, mouse: MouseEvent) {
     if !app.approvals.queue.is_empty() {
         approval::mouse(app, mouse);
+        return;
+    }
+    if app.picker.is_some() {
+        picker::mouse(app, mouse);
         return;
     }
     match mouse.kind {

@@ -5,8 +5,8 @@
 //! transcript ([`transcript`], Markdown by [`markdown`], wrapping by [`wrap`]) or the
 //! first-run explanation ([`setup`]), the todo pane or its one-line summary ([`todo`](mod@todo)),
 //! the input box ([`input`]), the hint, the status line and key hints ([`status`]), the
-//! context gauge ([`gauge`]), and last, over everything, the approval modal
-//! ([`approval_modal`]). Colours come from [`theme`]; everything from the model or a tool
+//! context gauge ([`gauge`]), and last, over everything, the session picker ([`picker`])
+//! and the approval modal ([`approval_modal`]). Colours come from [`theme`]; everything from the model or a tool
 //! passes [`sanitize`] before it becomes a span. Nothing here writes to the state except
 //! the transcript cells' render caches, which sit behind `RefCell`s for that purpose.
 
@@ -15,6 +15,7 @@ pub mod gauge;
 pub mod input;
 pub mod layout;
 pub mod markdown;
+pub mod picker;
 pub mod sanitize;
 pub mod setup;
 pub mod status;
@@ -76,7 +77,17 @@ pub fn render(app: &App, frame: &mut Frame, now: Instant) {
         buf.set_line(areas.hints.x, areas.hints.y, &hints, areas.hints.width);
     }
     buf_render(&app.gauge, areas.gauge, buf);
-    // The modal last, over everything.
+    // The modals last, over everything: the picker, and an approval over even that.
+    if let Some(picker) = &app.picker {
+        buf_render(
+            picker::PickerModal {
+                picker,
+                project: &app.info.project,
+            },
+            area,
+            buf,
+        );
+    }
     buf_render(&app.approvals, area, buf);
 }
 

@@ -50,6 +50,11 @@ fn footer_actions(app: &App) -> &'static [(Mode, Action)] {
 
 /// The key hints for this state: (first key, what it does).
 pub fn hints(app: &App) -> Vec<(String, String)> {
+    if app.picker.is_some() && app.approvals.queue.is_empty() {
+        return [("Enter", "resume"), ("Esc", "close"), ("↑↓", "move")]
+            .map(|(k, d)| (k.to_string(), d.to_string()))
+            .to_vec();
+    }
     let keys = keymap();
     footer_actions(app)
         .iter()

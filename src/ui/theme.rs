@@ -59,6 +59,9 @@ pub const MODAL_BORDER: Style = Style::new().fg(Color::Yellow);
 /// A key in a list of choices (`y`, `a`, `n`).
 pub const KEY: Style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
 
+/// The selected row of a list (the session picker).
+pub const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
+
 /// The todo list.
 pub const TODO_DONE: Style = Style::new()
     .add_modifier(Modifier::DIM)

@@ -72,6 +72,7 @@ impl Agent {
                 Ok(mut list) => *list = resumed.todos,
                 Err(poisoned) => *poisoned.into_inner() = resumed.todos,
             }
+            config.policy.forget_session_grants();
             config.policy.grant(&resumed.rules);
         }
         Agent {
@@ -187,6 +188,7 @@ impl Agent {
     /// Start over: only the system prompt remains, the plan is empty, and a recorded
     /// conversation continues in a new session file.
     fn new_conversation(&mut self) {
+        self.config.policy.forget_session_grants();
         if let (Some(dir), Some(old)) = (self.session_dir.clone(), self.recorder.take()) {
             let meta = SessionMeta::new(self.config.root.clone(), self.config.client.model.clone());
             let _ = old.close();

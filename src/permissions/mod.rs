@@ -69,6 +69,10 @@ pub trait PermissionPolicy: Send + Sync {
     /// The user allowed these for the rest of the session ("always allow this").
     fn grant(&self, _grants: &[Grant]) {}
 
+    /// A new session starts (or another one is resumed): forget what was allowed for the
+    /// old one.
+    fn forget_session_grants(&self) {}
+
     /// The user allowed these for good in this project: write them where the next session
     /// reads them. Returns what was written, for the user.
     fn persist(&self, _grants: &[Grant]) -> Result<String, String> {

@@ -245,6 +245,17 @@ impl PermissionPolicy for RulePolicy {
         ))
     }
 
+    fn forget_session_grants(&self) {
+        self.bash
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .forget_session_rules();
+        self.granted_paths
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
     fn grant(&self, grants: &[Grant]) {
         for grant in grants {
             match grant {
@@ -513,6 +524,31 @@ mod tests {
         assert_eq!(
             f.check(&reread, "bash", bash("npm run [x] \"quoted\"")),
             Verdict::Allow
+        );
+    }
+
+    #[test]
+    fn a_new_session_forgets_the_old_sessions_grants() {
+        let f = Fixture::new();
+        let p = f.policy(&[("make *", Action::Allow)]);
+        p.grant(&[Grant::Bash("npm test".into())]);
+        let outside = f.home.path().join("n.txt");
+        p.grant(&[Grant::Write(outside.clone())]);
+        assert_eq!(f.check(&p, "bash", bash("npm test")), Verdict::Allow);
+        p.forget_session_grants();
+        assert!(matches!(
+            f.check(&p, "bash", bash("npm test")),
+            Verdict::Ask { .. }
+        ));
+        let write = json!({"path": outside.display().to_string(), "content": "x"});
+        assert!(matches!(
+            f.check(&p, "write_file", write),
+            Verdict::Ask { .. }
+        ));
+        assert_eq!(
+            f.check(&p, "bash", bash("make all")),
+            Verdict::Allow,
+            "config rules stay"
         );
     }
 

@@ -141,6 +141,19 @@ impl BashRules {
         Ok(())
     }
 
+    /// Drop every rule the user allowed for the session (a new or another session starts).
+    pub fn forget_session_rules(&mut self) {
+        let mut i = 0;
+        while i < self.rules.len() {
+            if self.rules[i].origin == RuleOrigin::Session {
+                self.rules.remove(i);
+                self.matchers.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     pub fn rules(&self) -> &[BashRule] {
         &self.rules
     }

@@ -30,7 +30,7 @@ use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
-use crate::agent::{AgentCommand, AgentConfig, AgentHandle, SessionSetup};
+use crate::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle, SessionSetup};
 use crate::app::picker::SessionList;
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
@@ -64,8 +64,8 @@ pub struct Sessions {
     pub data_dir: PathBuf,
     /// How to start an agent on a resumed session.
     pub agent_config: AgentConfig,
-    /// The session file the agent records into now, left out of the picker. Unknown after
-    /// `/clear` (the agent starts a new file itself).
+    /// The session file the agent records into now, left out of the picker (after `/clear`
+    /// the agent announces its new file with `SessionStarted`).
     pub current: Option<PathBuf>,
     /// Open the picker before the first frame (`rein --resume` without an id).
     pub pick_at_start: bool,
@@ -228,6 +228,11 @@ async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<crate::agen
 /// when the dashboard should close.
 fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool> {
     let mut quit = false;
+    if let AppEvent::Agent(AgentEvent::SessionStarted { path, .. }) = &event {
+        if let Some(sessions) = ctx.sessions.as_deref_mut() {
+            sessions.current = Some(path.clone());
+        }
+    }
     let mut pending = VecDeque::from([event]);
     while let Some(event) = pending.pop_front() {
         for effect in update(app, event) {

@@ -311,7 +311,8 @@ impl Printer {
                     eprintln!("  {mark} {}", one_line(text, 160));
                 }
             }
-            AgentEvent::AssistantMessage { .. }
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::AssistantMessage { .. }
             | AgentEvent::TurnStarted { .. }
             | AgentEvent::RequestStarted { .. } => {}
         }

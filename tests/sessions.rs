@@ -294,3 +294,53 @@ fn headless_resume_without_an_id_is_refused_before_anything_runs() {
         "no session file was created"
     );
 }
+
+#[tokio::test]
+async fn a_new_conversation_starts_a_new_session_file_and_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")])
+        .await
+        .unwrap();
+    let writer =
+        SessionWriter::create(data.path(), SessionMeta::new(project.path(), "scripted")).unwrap();
+    let first = writer.path().to_path_buf();
+    let mut handle = agent::spawn_with_session(
+        config(&server, project.path(), home.path()),
+        Some(SessionSetup {
+            writer,
+            resumed: None,
+            data_dir: data.path().to_path_buf(),
+        }),
+    )
+    .unwrap();
+    turn(&mut handle, "first topic", ApprovalDecision::Approve).await;
+    handle.send(AgentCommand::NewConversation);
+    let events = turn(&mut handle, "second topic", ApprovalDecision::Approve).await;
+    let second = rein::session::list(data.path())
+        .into_iter()
+        .map(|s| s.path)
+        .find(|p| *p != first)
+        .expect("a second session file");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::SessionStarted { path, .. } if *path == second)),
+        "the new file is announced: {events:?}"
+    );
+    let loaded = rein::session::load(&second).unwrap();
+    assert_eq!(
+        loaded.history.len(),
+        2,
+        "only the new conversation: {:?}",
+        loaded.history
+    );
+    assert_eq!(
+        loaded.history[0],
+        rein::agent::Message::user("second topic")
+    );
+    let old = rein::session::load(&first).unwrap();
+    assert_eq!(old.history[0], rein::agent::Message::user("first topic"));
+    assert_eq!(old.history.len(), 2);
+}

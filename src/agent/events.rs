@@ -71,6 +71,11 @@ pub enum AgentEvent {
     },
     /// The todo list changed (a `write_todos` call was accepted): the whole new list.
     TodosUpdated { todos: Vec<Todo> },
+    /// The conversation is now recorded in a new session file (after a new conversation).
+    SessionStarted {
+        id: String,
+        path: std::path::PathBuf,
+    },
     /// Token usage of the last model call.
     Usage(Usage),
     /// A request failed in a way worth another try; the agent waits `delay` first.

@@ -193,7 +193,13 @@ impl Agent {
             let meta = SessionMeta::new(self.config.root.clone(), self.config.client.model.clone());
             let _ = old.close();
             match SessionWriter::create(&dir, meta) {
-                Ok(writer) => self.recorder = Some(writer),
+                Ok(writer) => {
+                    self.emit(AgentEvent::SessionStarted {
+                        id: writer.id().to_string(),
+                        path: writer.path().to_path_buf(),
+                    });
+                    self.recorder = Some(writer);
+                }
                 Err(e) => self.emit(AgentEvent::Error {
                     message: format!(
                         "a new session file cannot be created ({e}); this conversation will not be resumable"

@@ -22,6 +22,8 @@ use crate::tools::write_todos::TodoStatus;
 /// Apply one agent event.
 pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
     match event {
+        // The dashboard loop keeps track of the session file; nothing on screen changes.
+        AgentEvent::SessionStarted { .. } => {}
         AgentEvent::TurnStarted { text } => {
             if let Some(i) = app.composer.queued.iter().position(|q| *q == text) {
                 app.composer.queued.remove(i);

@@ -165,6 +165,10 @@ pub fn help_text() -> String {
         ("Keys", &[Mode::Global, Mode::Composer][..]),
         ("Approval", &[Mode::Approval][..]),
         ("Approval, deny and say why", &[Mode::Feedback][..]),
+        (
+            "Session picker (/resume; type to filter)",
+            &[Mode::Picker][..],
+        ),
     ] {
         out.push_str(title);
         out.push('\n');

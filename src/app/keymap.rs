@@ -28,13 +28,19 @@ pub enum Mode {
     Composer,
     Approval,
     Feedback,
+    /// The session picker (`/resume`).
+    Picker,
 }
 
 impl Mode {
     /// The modes that take keys in this state, in lookup order.
     pub fn active(app: &App) -> &'static [Mode] {
         if app.approvals.queue.is_empty() {
-            &[Mode::Global, Mode::Composer]
+            if app.picker.is_some() {
+                &[Mode::Picker]
+            } else {
+                &[Mode::Global, Mode::Composer]
+            }
         } else if app.approvals.feedback.is_some() {
             &[Mode::Feedback]
         } else {
@@ -49,6 +55,7 @@ impl Mode {
             Mode::Composer => "composer",
             Mode::Approval => "approval",
             Mode::Feedback => "feedback",
+            Mode::Picker => "picker",
         }
     }
 }
@@ -86,6 +93,12 @@ pub enum Action {
     DenyWithFeedback,
     SubmitFeedback,
     CloseFeedback,
+    /// Picker: continue the selected session.
+    Resume,
+    /// Picker: close it and stay in the current session.
+    ClosePicker,
+    /// Picker: empty the filter.
+    ClearFilter,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -307,6 +320,8 @@ struct RawKeymap {
     approval: Vec<RawBinding>,
     #[serde(default)]
     feedback: Vec<RawBinding>,
+    #[serde(default)]
+    picker: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -333,6 +348,7 @@ pub struct Keymap {
     composer: Vec<Binding>,
     approval: Vec<Binding>,
     feedback: Vec<Binding>,
+    picker: Vec<Binding>,
 }
 
 impl Keymap {
@@ -358,6 +374,7 @@ impl Keymap {
             composer: convert(raw.composer),
             approval: convert(raw.approval),
             feedback: convert(raw.feedback),
+            picker: convert(raw.picker),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -388,6 +405,10 @@ impl Keymap {
             ),
             (Mode::Feedback, "esc", CloseFeedback, "back to the choices"),
             (Mode::Feedback, "ctrl-c", Deny, "deny"),
+            (Mode::Picker, "enter", Resume, "resume"),
+            (Mode::Picker, "esc", ClosePicker, "close"),
+            (Mode::Picker, "up", ScrollUp, "up"),
+            (Mode::Picker, "down", ScrollDown, "down"),
         ];
         let mut keymap = Keymap::default();
         for &(mode, key, action, desc) in FALLBACK {
@@ -410,6 +431,7 @@ impl Keymap {
             Mode::Composer => &self.composer,
             Mode::Approval => &self.approval,
             Mode::Feedback => &self.feedback,
+            Mode::Picker => &self.picker,
         }
     }
 
@@ -419,6 +441,7 @@ impl Keymap {
             Mode::Composer => &mut self.composer,
             Mode::Approval => &mut self.approval,
             Mode::Feedback => &mut self.feedback,
+            Mode::Picker => &mut self.picker,
         }
     }
 
@@ -471,7 +494,13 @@ impl Keymap {
     }
 
     fn check_duplicates(&self) -> Result<(), KeymapError> {
-        for mode in [Mode::Global, Mode::Composer, Mode::Approval, Mode::Feedback] {
+        for mode in [
+            Mode::Global,
+            Mode::Composer,
+            Mode::Approval,
+            Mode::Feedback,
+            Mode::Picker,
+        ] {
             let mut seen = Vec::new();
             for binding in self.bindings(mode).iter().filter(|b| b.when.is_none()) {
                 for key in &binding.keys {
@@ -541,7 +570,13 @@ mod tests {
     #[test]
     fn the_compiled_in_keymap_parses() {
         let keymap = Keymap::parse(DEFAULT_KEYMAP).unwrap_or_else(|e| panic!("{e}"));
-        for mode in [Mode::Global, Mode::Composer, Mode::Approval, Mode::Feedback] {
+        for mode in [
+            Mode::Global,
+            Mode::Composer,
+            Mode::Approval,
+            Mode::Feedback,
+            Mode::Picker,
+        ] {
             assert!(
                 !keymap.bindings(mode).is_empty(),
                 "{} is empty",
@@ -562,11 +597,17 @@ mod tests {
     #[test]
     fn the_fallback_keeps_every_entry() {
         let fallback = Keymap::builtin();
-        let count: usize = [Mode::Global, Mode::Composer, Mode::Approval, Mode::Feedback]
-            .iter()
-            .map(|&m| fallback.bindings(m).len())
-            .sum();
-        assert_eq!(count, 15);
+        let count: usize = [
+            Mode::Global,
+            Mode::Composer,
+            Mode::Approval,
+            Mode::Feedback,
+            Mode::Picker,
+        ]
+        .iter()
+        .map(|&m| fallback.bindings(m).len())
+        .sum();
+        assert_eq!(count, 19);
     }
 
     #[test]

@@ -158,26 +158,33 @@ pub fn handle_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
     let Some(picker) = app.picker.as_mut() else {
         return;
     };
+    let action = keymap()
+        .lookup(&[Mode::Picker], &key)
+        .next()
+        .map(|b| b.action);
+    if let Some(action) = action {
+        match action {
+            Action::ClosePicker => app.picker = None,
+            Action::Resume => choose(app, effects),
+            Action::ScrollUp => picker.move_by(-1),
+            Action::ScrollDown => picker.move_by(1),
+            Action::PageUp => picker.move_by(-(page as isize)),
+            Action::PageDown => picker.move_by(page as isize),
+            Action::ScrollTop => picker.selected = 0,
+            Action::ScrollBottom => picker.move_by(isize::MAX),
+            Action::ClearFilter => {
+                picker.filter.clear();
+                picker.selected = 0;
+            }
+            _ => {}
+        }
+        return;
+    }
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let alt = key.modifiers.contains(KeyModifiers::ALT);
     match key.code {
-        KeyCode::Esc => app.picker = None,
-        KeyCode::Char('c') if ctrl => app.picker = None,
-        KeyCode::Enter => choose(app, effects),
-        KeyCode::Up => picker.move_by(-1),
-        KeyCode::Down => picker.move_by(1),
-        KeyCode::Char('p') if ctrl => picker.move_by(-1),
-        KeyCode::Char('n') if ctrl => picker.move_by(1),
-        KeyCode::PageUp => picker.move_by(-(page as isize)),
-        KeyCode::PageDown => picker.move_by(page as isize),
-        KeyCode::Home => picker.selected = 0,
-        KeyCode::End => picker.move_by(isize::MAX),
         KeyCode::Backspace => {
             picker.filter.pop();
-            picker.selected = 0;
-        }
-        KeyCode::Char('u') if ctrl => {
-            picker.filter.clear();
             picker.selected = 0;
         }
         KeyCode::Char(c) if !ctrl && !alt && !c.is_control() => {

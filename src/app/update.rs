@@ -165,7 +165,10 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::Deny
         | Action::DenyWithFeedback
         | Action::SubmitFeedback
-        | Action::CloseFeedback => {}
+        | Action::CloseFeedback
+        | Action::Resume
+        | Action::ClosePicker
+        | Action::ClearFilter => {}
     }
 }
 

@@ -21,7 +21,13 @@ use crate::app::App;
 /// The bindings the footer names in each state, most useful first; keys and words come
 /// from the keymap (`assets/keymap.toml`), so the footer says what the keys really do.
 fn footer_actions(app: &App) -> &'static [(Mode, Action)] {
-    if app.approvals.feedback.is_some() && !app.approvals.queue.is_empty() {
+    if app.picker.is_some() && app.approvals.queue.is_empty() {
+        &[
+            (Mode::Picker, Action::Resume),
+            (Mode::Picker, Action::ClosePicker),
+            (Mode::Picker, Action::ClearFilter),
+        ]
+    } else if app.approvals.feedback.is_some() && !app.approvals.queue.is_empty() {
         &[
             (Mode::Feedback, Action::SubmitFeedback),
             (Mode::Feedback, Action::CloseFeedback),
@@ -50,11 +56,6 @@ fn footer_actions(app: &App) -> &'static [(Mode, Action)] {
 
 /// The key hints for this state: (first key, what it does).
 pub fn hints(app: &App) -> Vec<(String, String)> {
-    if app.picker.is_some() && app.approvals.queue.is_empty() {
-        return [("Enter", "resume"), ("Esc", "close"), ("↑↓", "move")]
-            .map(|(k, d)| (k.to_string(), d.to_string()))
-            .to_vec();
-    }
     let keys = keymap();
     footer_actions(app)
         .iter()

@@ -252,6 +252,17 @@ impl Printer {
                     one_line(reason, 300)
                 );
             }
+            AgentEvent::ContextTrimmed {
+                stubbed,
+                before_chars,
+                after_chars,
+            } => {
+                self.newline_stdout();
+                eprintln!(
+                    "rein: {}",
+                    crate::context::stubs::summary(*stubbed, *before_chars, *after_chars)
+                );
+            }
             AgentEvent::Notice { message } => {
                 self.newline_stdout();
                 eprintln!("rein: {}", one_line(message, 300));

@@ -528,5 +528,6 @@ fn agent_config(
         subagent_max_steps: config.subagent_max_steps.value,
         policy,
         skills,
+        context: config.context(),
     })
 }

@@ -30,6 +30,7 @@ fn config(server: &ScriptedServer, root: &Path) -> AgentConfig {
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),
+        context: Default::default(),
     }
 }
 

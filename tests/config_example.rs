@@ -116,6 +116,9 @@ fn assert_same_values(example: &Config, defaults: &Config) {
         example.subagent_max_steps.value,
         defaults.subagent_max_steps.value
     );
+    assert_eq!(example.cap_chars.value, defaults.cap_chars.value);
+    assert_eq!(example.stub_chars.value, defaults.stub_chars.value);
+    assert_eq!(example.keep_recent.value, defaults.keep_recent.value);
     assert_eq!(example.bash_rules, defaults.bash_rules);
     assert_eq!(
         example.sensitive_reads.value,
@@ -155,6 +158,9 @@ fn example_as_user_file_holds_the_defaults() {
     assert_eq!(example.max_tries.source, file);
     assert_eq!(example.max_steps.source, file);
     assert_eq!(example.subagent_max_steps.source, file);
+    assert_eq!(example.cap_chars.source, file);
+    assert_eq!(example.stub_chars.source, file);
+    assert_eq!(example.keep_recent.source, file);
     assert_eq!(example.sensitive_reads.source, file);
     assert_eq!(example.sandbox_mode.source, file);
     assert_eq!(example.sandbox_network.source, file);

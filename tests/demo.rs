@@ -30,6 +30,7 @@ fn config(demo: &Demo) -> AgentConfig {
         policy: Arc::new(RulePolicy::new(root, &[], &[], None).unwrap()),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),
+        context: Default::default(),
     }
 }
 

@@ -322,6 +322,7 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
         policy: Arc::new(AskForBash),
         sandbox: Arc::new(Sandbox::off(project.path())),
         skills: Arc::new(SkillSet::empty()),
+        context: Default::default(),
     };
     let code = headless::run(
         config,

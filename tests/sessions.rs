@@ -30,6 +30,7 @@ fn config(server: &ScriptedServer, root: &Path, home: &Path) -> AgentConfig {
         policy: Arc::new(RulePolicy::new(root, &[], &[], Some(home)).unwrap()),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),
+        context: Default::default(),
     }
 }
 

@@ -87,6 +87,7 @@ fn config(server: &ScriptedServer, root: &Path, skills: SkillSet) -> AgentConfig
         policy: Arc::new(RulePolicy::new(root, &[], &[], None).unwrap()),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(skills),
+        context: Default::default(),
     }
 }
 

@@ -33,6 +33,7 @@ fn config(server: &ScriptedServer, root: &Path, policy: Arc<dyn PermissionPolicy
         policy,
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),
+        context: Default::default(),
     }
 }
 

@@ -86,6 +86,13 @@ pub enum AgentEvent {
         delay: Duration,
         reason: String,
     },
+    /// At a turn's end, old tool results were cut to short stubs: how many, and the
+    /// history's size in characters before and after.
+    ContextTrimmed {
+        stubbed: usize,
+        before_chars: usize,
+        after_chars: usize,
+    },
     /// Something the user should know that is not an error.
     Notice { message: String },
     /// Something went wrong; the session stays usable.

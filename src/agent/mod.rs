@@ -28,6 +28,7 @@ pub use events::{
 };
 pub use messages::{Message, ToolCall};
 
+use crate::context::ContextConfig;
 use crate::permissions::PermissionPolicy;
 use crate::sandbox::Sandbox;
 use crate::session::{LoadedSession, SessionWriter};
@@ -51,6 +52,8 @@ pub struct AgentConfig {
     pub sandbox: Arc<Sandbox>,
     /// The skills the system prompt lists and `read_skill` reads.
     pub skills: Arc<SkillSet>,
+    /// `[context]`: capping tool results, spill files, stubbing old results.
+    pub context: ContextConfig,
 }
 
 impl AgentConfig {

@@ -22,6 +22,8 @@ use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
 use super::toolrun::{ToolEnv, INTERRUPTED};
 use super::{system_prompt, AgentConfig, SessionSetup};
+use crate::context::spill::TurnSpill;
+use crate::context::stubs;
 use crate::session::{Entry, SessionMeta, SessionWriter};
 use crate::tools::{self, ToolContext, Toolset};
 
@@ -45,6 +47,10 @@ pub(crate) struct Agent {
     session_dir: Option<PathBuf>,
     /// Set once a write failed: the user hears about it once, not per entry.
     recorder_failed: bool,
+    /// User turns started by this agent: names each turn's spill folder.
+    turns: u64,
+    /// The running (or last) turn's spill files.
+    spill: TurnSpill,
 }
 
 impl Agent {
@@ -93,6 +99,8 @@ impl Agent {
             recorder,
             session_dir,
             recorder_failed: false,
+            turns: 0,
+            spill: TurnSpill::unlimited(),
         }
     }
 
@@ -156,11 +164,39 @@ impl Agent {
                     Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
                 },
             };
+            self.turns += 1;
+            self.spill = TurnSpill::new(&self.config.context, self.turns);
             let outcome = self.run_turn(text).await;
+            self.end_turn();
             self.emit(AgentEvent::TurnFinished { outcome });
             if self.inbox.shutdown {
                 break;
             }
+        }
+    }
+
+    /// The work between turns: stub old tool results (recording the history the model
+    /// will see next, so a resumed session continues from it) and remove the turn's spill
+    /// files. Never between the requests of one turn: those extend each other byte for byte.
+    fn end_turn(&mut self) {
+        let context = &self.config.context;
+        let (stub_chars, keep_recent) = (context.stub_chars, context.keep_recent);
+        if let Some(trimmed) = stubs::stub_old_results(&mut self.history, stub_chars, keep_recent) {
+            self.record(Entry::compaction(self.history[1..].to_vec()));
+            self.emit(AgentEvent::ContextTrimmed {
+                stubbed: trimmed.stubbed,
+                before_chars: trimmed.before_chars,
+                after_chars: trimmed.after_chars,
+            });
+        }
+        if let Err(e) = self.spill.remove() {
+            let dir = self.spill.dir().map(|d| d.display().to_string());
+            self.emit(AgentEvent::Notice {
+                message: format!(
+                    "the spill folder {} could not be removed: {e}",
+                    dir.unwrap_or_default()
+                ),
+            });
         }
     }
 
@@ -348,6 +384,7 @@ impl Agent {
             events: &self.events,
             subagent: None,
             open: &open,
+            spill: &self.spill,
         };
         let run = env.judge_and_run(Some(&mut self.inbox), call).await;
         for grant in &run.granted {
@@ -405,9 +442,11 @@ impl Agent {
             }
         }
         let events = self.events.clone();
+        let spill = self.spill.clone();
         let slots = &mut results;
         let all = async {
-            while let Some((i, outcome)) = running.next().await {
+            while let Some((i, mut outcome)) = running.next().await {
+                outcome.text = spill.cap(&calls[i].id, outcome.text);
                 let _ = events.send(AgentEvent::ToolFinished {
                     id: calls[i].id.clone(),
                     name: calls[i].function.name.clone(),
@@ -449,6 +488,7 @@ impl Agent {
             open: self.inbox.open.clone(),
             max_steps: self.config.subagent_max_steps,
             system_prompt: self.subagent_prompt.clone(),
+            spill: self.spill.clone(),
         }
     }
 

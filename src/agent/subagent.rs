@@ -22,6 +22,7 @@ use super::events::{AgentEvent, SubagentEvent, Usage};
 use super::inbox::OpenApprovals;
 use super::messages::Message;
 use super::toolrun::ToolEnv;
+use crate::context::spill::TurnSpill;
 use crate::permissions::{Grant, PermissionPolicy};
 use crate::skills::SkillSet;
 use crate::tools::{self, ToolContext, Toolset};
@@ -48,6 +49,8 @@ pub(crate) struct Subagent {
     pub open: OpenApprovals,
     pub max_steps: u32,
     pub system_prompt: String,
+    /// The main agent's turn spill: its long results are capped like the main agent's.
+    pub spill: TurnSpill,
 }
 
 /// How a task ended: the `task` call's result.
@@ -165,6 +168,7 @@ impl Subagent {
                 events: &self.events,
                 subagent: Some(&task_id),
                 open: &self.open,
+                spill: &self.spill,
             };
             for call in &calls {
                 self.report(

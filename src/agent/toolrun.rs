@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use super::events::{AgentEvent, ApprovalDecision, ApprovalReply};
 use super::inbox::{Inbox, OpenApprovals};
 use super::messages::ToolCall;
+use crate::context::spill::TurnSpill;
 use crate::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
 use crate::tools::{ToolContext, Toolset};
 
@@ -32,6 +33,8 @@ pub(crate) struct ToolEnv<'a> {
     /// registered in `open` so an answer sent as a command finds them.
     pub subagent: Option<&'a str>,
     pub open: &'a OpenApprovals,
+    /// Where a result longer than the cap is spilled (this user turn's folder).
+    pub spill: &'a TurnSpill,
 }
 
 /// How a call went.
@@ -53,11 +56,25 @@ impl ToolEnv<'_> {
 
     /// Prepare, judge, ask and run `call`. With an inbox, the waits watch it (an interrupt
     /// ends them); a subagent has none: its whole run is dropped on an interrupt.
+    /// A result longer than the cap is cut here, as it arrives (layer 1 of [`crate::context`]).
     pub(crate) async fn judge_and_run(
         &self,
-        mut inbox: Option<&mut Inbox>,
+        inbox: Option<&mut Inbox>,
         call: &ToolCall,
     ) -> ToolRun {
+        let mut run = self.judge_and_run_whole(inbox, call).await;
+        let name = match self.subagent {
+            Some(task) => format!("{task}-{}", call.id),
+            None => call.id.clone(),
+        };
+        run.result = match run.result {
+            Ok(text) => Ok(self.spill.cap(&name, text)),
+            Err(text) => Err(self.spill.cap(&name, text)),
+        };
+        run
+    }
+
+    async fn judge_and_run_whole(&self, mut inbox: Option<&mut Inbox>, call: &ToolCall) -> ToolRun {
         let mut run = ToolRun {
             result: Ok(String::new()),
             started: Instant::now(),

@@ -149,6 +149,15 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 delay.as_secs_f64()
             ),
         ),
+        AgentEvent::ContextTrimmed {
+            stubbed,
+            before_chars,
+            after_chars,
+        } => notice(
+            app,
+            NoticeKind::Info,
+            crate::context::stubs::summary(stubbed, before_chars, after_chars),
+        ),
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
         AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),

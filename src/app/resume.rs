@@ -46,9 +46,10 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
     }
     for (i, message) in session.transcript.iter().enumerate() {
         if session.compactions.contains(&i) {
-            app.transcript
-                .cells
-                .push(Cell::notice(NoticeKind::Info, "context compacted here"));
+            app.transcript.cells.push(Cell::notice(
+                NoticeKind::Info,
+                "the history was trimmed or compacted here",
+            ));
         }
         match message {
             Message::System { .. } => {}

@@ -128,6 +128,33 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        section: "context",
+        name: "cap_chars",
+        kind: Kind::Int {
+            min: 1_000,
+            max: MAX_CONTEXT_WINDOW,
+            store: |l, v| l.cap_chars = Some(v),
+        },
+    },
+    Key {
+        section: "context",
+        name: "stub_chars",
+        kind: Kind::Int {
+            min: 0,
+            max: MAX_CONTEXT_WINDOW,
+            store: |l, v| l.stub_chars = Some(v),
+        },
+    },
+    Key {
+        section: "context",
+        name: "keep_recent",
+        kind: Kind::Int {
+            min: 0,
+            max: U32_MAX,
+            store: |l, v| l.keep_recent = Some(v),
+        },
+    },
+    Key {
         section: "permissions",
         name: "bash",
         kind: Kind::BashRules,
@@ -166,7 +193,7 @@ const KEYS: &[Key] = &[
 
 /// Sections a later rein reads. Their contents are accepted and ignored, so a config
 /// written for a newer version still loads.
-const RESERVED_SECTIONS: &[&str] = &["context"];
+const RESERVED_SECTIONS: &[&str] = &[];
 
 /// Sections only the user's own file may set: a project must not loosen its own sandbox.
 const USER_ONLY_SECTIONS: &[&str] = &["sandbox"];

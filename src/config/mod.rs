@@ -41,6 +41,9 @@ const DEFAULT_MAX_TRIES: u32 = 5;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
 const DEFAULT_MAX_STEPS: u32 = 200;
 const DEFAULT_SUBAGENT_MAX_STEPS: u32 = 12;
+const DEFAULT_CAP_CHARS: u64 = crate::context::DEFAULT_CAP_CHARS as u64;
+const DEFAULT_STUB_CHARS: u64 = crate::context::DEFAULT_STUB_CHARS as u64;
+const DEFAULT_KEEP_RECENT: u64 = crate::context::DEFAULT_KEEP_RECENT as u64;
 /// Files whose reading asks first unless the config says otherwise.
 pub const DEFAULT_SENSITIVE_READS: &[&str] = &["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env"];
 
@@ -109,6 +112,13 @@ pub struct Config {
     pub max_steps: Sourced<u32>,
     /// `[subagent]`: model calls one subagent (a `task` call) may make, > 0.
     pub subagent_max_steps: Sourced<u32>,
+    /// `[context]`: a tool result longer than this many characters is cut on arrival
+    /// (head and tail kept, the whole in a spill file), >= 1000.
+    pub cap_chars: Sourced<u64>,
+    /// `[context]`: at a turn's end, old tool results are cut to this many characters.
+    pub stub_chars: Sourced<u64>,
+    /// `[context]`: the most recent messages stubbing leaves whole.
+    pub keep_recent: Sourced<u64>,
     /// `[[permissions.bash]]` rules: the user file's, then the project file's (appended
     /// after the defaults, so they win).
     pub bash_rules: Vec<BashRuleEntry>,
@@ -190,6 +200,9 @@ struct Layer {
     bash_timeout_secs: Option<Sourced<u64>>,
     max_steps: Option<Sourced<u32>>,
     subagent_max_steps: Option<Sourced<u32>>,
+    cap_chars: Option<Sourced<u64>>,
+    stub_chars: Option<Sourced<u64>>,
+    keep_recent: Option<Sourced<u64>>,
     /// Rules add up across layers instead of replacing each other.
     bash_rules: Vec<BashRuleEntry>,
     sensitive_reads: Option<Sourced<Vec<String>>>,
@@ -214,6 +227,9 @@ impl Layer {
             bash_timeout_secs: self.bash_timeout_secs.or(lower.bash_timeout_secs),
             max_steps: self.max_steps.or(lower.max_steps),
             subagent_max_steps: self.subagent_max_steps.or(lower.subagent_max_steps),
+            cap_chars: self.cap_chars.or(lower.cap_chars),
+            stub_chars: self.stub_chars.or(lower.stub_chars),
+            keep_recent: self.keep_recent.or(lower.keep_recent),
             bash_rules: {
                 let mut rules = lower.bash_rules;
                 rules.extend(self.bash_rules);
@@ -277,6 +293,9 @@ impl Config {
             bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),
             max_steps: or_default(layer.max_steps, DEFAULT_MAX_STEPS),
             subagent_max_steps: or_default(layer.subagent_max_steps, DEFAULT_SUBAGENT_MAX_STEPS),
+            cap_chars: or_default(layer.cap_chars, DEFAULT_CAP_CHARS),
+            stub_chars: or_default(layer.stub_chars, DEFAULT_STUB_CHARS),
+            keep_recent: or_default(layer.keep_recent, DEFAULT_KEEP_RECENT),
             bash_rules: layer.bash_rules,
             sensitive_reads: or_default(
                 layer.sensitive_reads,
@@ -337,6 +356,18 @@ impl Config {
         warnings
     }
 
+    /// The `[context]` settings as the agent takes them; spill files go to
+    /// `<data dir>/spill`, which the sandbox keeps readable.
+    pub fn context(&self) -> crate::context::ContextConfig {
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        crate::context::ContextConfig {
+            cap_chars: size(self.cap_chars.value),
+            stub_chars: size(self.stub_chars.value),
+            keep_recent: size(self.keep_recent.value),
+            spill_dir: Some(self.data_dir.join("spill")),
+        }
+    }
+
     /// Lines for `rein config`: each setting with its value and source (the API key
     /// masked), then the files looked at. No trailing newline.
     pub fn describe(&self) -> String {
@@ -364,6 +395,9 @@ impl Config {
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
             ("agent.max_steps", shown(&self.max_steps)),
             ("subagent.max_steps", shown(&self.subagent_max_steps)),
+            ("context.cap_chars", shown(&self.cap_chars)),
+            ("context.stub_chars", shown(&self.stub_chars)),
+            ("context.keep_recent", shown(&self.keep_recent)),
             (
                 "permissions.sensitive_reads",
                 (
@@ -468,6 +502,9 @@ impl fmt::Debug for Config {
             .field("bash_timeout_secs", &self.bash_timeout_secs)
             .field("max_steps", &self.max_steps)
             .field("subagent_max_steps", &self.subagent_max_steps)
+            .field("cap_chars", &self.cap_chars)
+            .field("stub_chars", &self.stub_chars)
+            .field("keep_recent", &self.keep_recent)
             .field("bash_rules", &self.bash_rules)
             .field("sensitive_reads", &self.sensitive_reads)
             .field("sandbox_mode", &self.sandbox_mode)

@@ -469,7 +469,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
         f.error(),
         format!(
             "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
-             context_window; sections: [client], [tools], [agent], [subagent], [permissions], [sandbox], [ui])"
+             context_window; sections: [client], [tools], [agent], [subagent], [context], [permissions], [sandbox], [ui])"
         )
     );
 }
@@ -481,7 +481,7 @@ fn unknown_section_names_file_and_section() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [permissions], [sandbox], [ui])",
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [context], [permissions], [sandbox], [ui])",
             f.user_file().display()
         )
     );
@@ -501,11 +501,24 @@ fn section_that_is_not_a_table_is_an_error() {
 }
 
 #[test]
-fn reserved_sections_are_accepted_and_ignored() {
+fn context_settings_are_read_and_checked() {
     let f = Fixture::new();
-    f.write_project("[context]\nreserve = 1\n");
     let c = f.load().unwrap();
-    assert_eq!(c.model.source, Source::Default);
+    assert_eq!(
+        (c.cap_chars.value, c.stub_chars.value, c.keep_recent.value),
+        (10_000, 300, 10)
+    );
+    assert_eq!(c.context().spill_dir, Some(c.data_dir.join("spill")));
+    f.write_project("[context]\ncap_chars = 20000\nstub_chars = 0\nkeep_recent = 4\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.context().cap_chars, 20_000);
+    assert_eq!(c.context().stub_chars, 0);
+    assert_eq!(c.context().keep_recent, 4);
+    assert_eq!(c.cap_chars.source, Source::ProjectFile(f.project_file()));
+    f.write_project("[context]\ncap_chars = 10\n");
+    assert!(f.error().contains("context.cap_chars"), "{}", f.error());
+    f.write_project("[context]\nreserve = 1\n");
+    assert!(f.error().contains("context.reserve"), "{}", f.error());
 }
 
 #[test]

@@ -120,7 +120,7 @@ pub fn export_markdown(session: &LoadedSession) -> String {
 }
 
 fn compaction_marker(out: &mut String) {
-    out.push_str("---\n\n*The history was compacted here: from this point the model worked from a summary of what came before.*\n\n");
+    out.push_str("---\n\n*The history was trimmed or compacted here: from this point the model worked from a shortened history.*\n\n");
 }
 
 /// Arguments as indented JSON when they parse, as the model sent them otherwise.

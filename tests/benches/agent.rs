@@ -113,6 +113,7 @@ async fn bench_steps() -> (f64, f64) {
             policy: Arc::new(AllowAll),
             sandbox: Arc::new(Sandbox::off(dir.path())),
             skills: Arc::new(SkillSet::empty()),
+            context: Default::default(),
         })
         .unwrap();
         let start = Instant::now();
@@ -147,6 +148,7 @@ async fn bench_steps() -> (f64, f64) {
             policy: Arc::new(AllowAll),
             sandbox: Arc::new(Sandbox::off(dir.path())),
             skills: Arc::new(SkillSet::empty()),
+            context: Default::default(),
         })
         .unwrap();
         let start = Instant::now();

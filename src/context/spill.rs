@@ -1,0 +1,249 @@
+//! Layer 1, cap on arrival: a tool result longer than `context.cap_chars` is cut the
+//! moment it returns, before the history or the session file sees it.
+//!
+//! In: a call's result text. Out: the text itself when it fits; otherwise its head (about
+//! 40 %) and its tail (about 60 %: errors and summaries usually come last), cut at line
+//! ends where one is near and always on character boundaries, with a note in the gap
+//! saying how much was cut and where the whole output is. The whole output goes to a spill
+//! file in the turn's folder, `<spill dir>/<pid>-<turn>/<call id>.txt`, which the model can
+//! page with `head`, `tail`, `sed -n` or `grep`; the folder is removed when the user's turn
+//! ends ([`TurnSpill::remove`]). When the file cannot be written the result is still cut,
+//! and the note says the whole output was not kept. Old messages are never rewritten here.
+
+use std::path::{Path, PathBuf};
+
+use super::ContextConfig;
+
+/// The share of the kept characters that comes from the head, in percent.
+const HEAD_PERCENT: usize = 40;
+
+/// Where one user turn's spill files go, and how long a result may be.
+#[derive(Debug, Clone)]
+pub struct TurnSpill {
+    cap_chars: usize,
+    /// This turn's folder; `None` when results are capped without keeping the whole.
+    dir: Option<PathBuf>,
+}
+
+impl TurnSpill {
+    /// The spill of turn number `turn` of this process.
+    pub fn new(config: &ContextConfig, turn: u64) -> TurnSpill {
+        TurnSpill {
+            cap_chars: config.cap_chars.max(1),
+            dir: config
+                .spill_dir
+                .as_ref()
+                .map(|d| d.join(format!("{}-{turn}", std::process::id()))),
+        }
+    }
+
+    /// A spill that caps nothing (a result of any size passes whole).
+    pub fn unlimited() -> TurnSpill {
+        TurnSpill {
+            cap_chars: usize::MAX,
+            dir: None,
+        }
+    }
+
+    /// This turn's folder, if results are kept.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// `text`, or its head and tail with a note when it is longer than the cap. `name`
+    /// names the spill file (a call id; anything but letters, digits, `-` and `_` becomes
+    /// `_`).
+    pub fn cap(&self, name: &str, text: String) -> String {
+        let Some((head, tail)) = cut(&text, self.cap_chars) else {
+            return text;
+        };
+        let total = text.chars().count();
+        let cut_chars = total - head.chars().count() - tail.chars().count();
+        let kept = match self.write(name, &text) {
+            Ok(path) => format!(
+                "[… {cut_chars} of {total} characters cut from the middle of this output. The whole output is in {}: page it with `head`, `tail`, `sed -n 'A,Bp'` or `grep` (it is removed when this user turn ends).]",
+                path.display()
+            ),
+            Err(why) => format!(
+                "[… {cut_chars} of {total} characters cut from the middle of this output; the whole output could not be kept ({why}).]"
+            ),
+        };
+        let mut out = String::with_capacity(head.len() + kept.len() + tail.len() + 2);
+        out.push_str(head);
+        if !head.is_empty() && !head.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&kept);
+        out.push('\n');
+        out.push_str(tail);
+        out
+    }
+
+    /// Write the whole `text` to a new file in this turn's folder.
+    fn write(&self, name: &str, text: &str) -> Result<PathBuf, String> {
+        let dir = self
+            .dir
+            .as_ref()
+            .ok_or_else(|| "no spill folder is configured".to_string())?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let stem: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(100)
+            .collect();
+        let stem = if stem.is_empty() {
+            "result".into()
+        } else {
+            stem
+        };
+        // Call ids repeat across subagents; never overwrite an earlier spill.
+        let mut path = dir.join(format!("{stem}.txt"));
+        let mut n = 1;
+        while path.exists() {
+            n += 1;
+            path = dir.join(format!("{stem}-{n}.txt"));
+        }
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Remove this turn's folder and every spill file in it (nothing when none was made).
+    pub fn remove(&self) -> std::io::Result<()> {
+        match &self.dir {
+            Some(dir) => match std::fs::remove_dir_all(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+}
+
+/// The head and tail of `text` to keep, about `keep` characters in all, or `None` when the
+/// whole text is at most `keep` characters. The head ends after a newline and the tail
+/// starts after one when such a line end lies in the outer half of each part; otherwise
+/// they are cut mid-line, always on a character boundary.
+pub fn cut(text: &str, keep: usize) -> Option<(&str, &str)> {
+    let total = text.chars().count();
+    if total <= keep {
+        return None;
+    }
+    let head_chars = keep * HEAD_PERCENT / 100;
+    let tail_chars = keep - head_chars;
+    let mut head = &text[..byte_at(text, head_chars)];
+    if let Some(nl) = head.rfind('\n') {
+        if nl + 1 >= head.len() / 2 {
+            head = &head[..nl + 1];
+        }
+    }
+    let mut tail = &text[byte_at(text, total - tail_chars)..];
+    if let Some(nl) = tail.find('\n') {
+        if nl < tail.len() / 2 {
+            tail = &tail[nl + 1..];
+        }
+    }
+    Some((head, tail))
+}
+
+/// The byte offset of character number `n` of `text` (its length when it has fewer).
+fn byte_at(text: &str, n: usize) -> usize {
+    text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_not_cut() {
+        assert_eq!(cut("hello", 5), None);
+        assert_eq!(cut("", 0), None);
+        assert_eq!(
+            TurnSpill::unlimited().cap("c", "x".repeat(50)),
+            "x".repeat(50)
+        );
+    }
+
+    #[test]
+    fn keeps_forty_percent_head_and_sixty_percent_tail() {
+        let text = "a".repeat(500) + &"b".repeat(500);
+        let (head, tail) = cut(&text, 100).unwrap();
+        assert_eq!(head, "a".repeat(40));
+        assert_eq!(tail, "b".repeat(60));
+    }
+
+    #[test]
+    fn prefers_line_boundaries() {
+        let text: String = (0..200).map(|i| format!("line {i:03}\n")).collect();
+        let (head, tail) = cut(&text, 100).unwrap();
+        assert!(head.ends_with('\n'), "{head:?}");
+        assert!(head.starts_with("line 000\n"));
+        assert!(tail.starts_with("line "), "{tail:?}");
+        assert!(tail.ends_with("line 199\n"));
+        assert!(head.chars().count() <= 40 && head.chars().count() >= 20);
+        assert!(tail.chars().count() <= 60 && tail.chars().count() >= 30);
+    }
+
+    #[test]
+    fn one_long_line_is_cut_mid_line() {
+        let text = format!("{}\n{}", "x".repeat(5), "y".repeat(1000));
+        let (head, tail) = cut(&text, 100).unwrap();
+        // The only newline is too early to end a 40-character head.
+        assert_eq!(head.chars().count(), 40);
+        assert_eq!(tail, "y".repeat(60));
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_char_boundaries() {
+        let text = "é🦀ß".repeat(300);
+        let (head, tail) = cut(&text, 101).unwrap();
+        assert_eq!(head.chars().count(), 40);
+        assert_eq!(tail.chars().count(), 61);
+        assert!(text.starts_with(head) && text.ends_with(tail));
+    }
+
+    #[test]
+    fn spills_the_whole_output_and_notes_where() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = ContextConfig {
+            cap_chars: 100,
+            spill_dir: Some(tmp.path().to_path_buf()),
+            ..ContextConfig::default()
+        };
+        let spill = TurnSpill::new(&config, 7);
+        let text: String = (0..100).map(|i| format!("row {i}\n")).collect();
+        let capped = spill.cap("call/1", text.clone());
+        let path = spill.dir().unwrap().join("call_1.txt");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert!(capped.contains(&path.display().to_string()), "{capped}");
+        assert!(capped.starts_with("row 0\n") && capped.ends_with("row 99\n"));
+        assert!(capped.contains("sed -n"));
+        // The same id again gets its own file.
+        spill.cap("call/1", text.clone());
+        assert!(spill.dir().unwrap().join("call_1-2.txt").is_file());
+        spill.remove().unwrap();
+        assert!(!spill.dir().unwrap().exists());
+        spill.remove().unwrap();
+    }
+
+    #[test]
+    fn caps_even_when_the_spill_cannot_be_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let blocker = tmp.path().join("file");
+        std::fs::write(&blocker, "").unwrap();
+        let config = ContextConfig {
+            cap_chars: 10,
+            spill_dir: Some(blocker),
+            ..ContextConfig::default()
+        };
+        let capped = TurnSpill::new(&config, 1).cap("c", "z".repeat(1000));
+        assert!(capped.contains("could not be kept"), "{capped}");
+        assert!(capped.len() < 400);
+    }
+}

@@ -1,0 +1,218 @@
+//! Context engineering end to end (issue 6, layers 1 and 2): the real agent loop against the
+//! scripted server, reading the request bodies it sent. A long tool result arrives capped
+//! with a spill file the model can read during the turn; the spill is gone when the turn
+//! ends; old results are stubbed once per turn end, never between the requests of a turn.
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ClientConfig};
+use rein::context::ContextConfig;
+use rein::permissions::AllowAll;
+use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+fn config(server: &ScriptedServer, root: &Path, spill: &Path) -> AgentConfig {
+    let mut client = ClientConfig::new(server.base_url(), "sk-test", "scripted");
+    client.base_backoff = Duration::from_millis(20);
+    AgentConfig {
+        client,
+        root: root.to_path_buf(),
+        bash_timeout: Duration::from_secs(20),
+        max_steps: 20,
+        subagent_max_steps: 12,
+        policy: Arc::new(AllowAll),
+        sandbox: Arc::new(Sandbox::off(root)),
+        skills: Arc::new(SkillSet::empty()),
+        context: ContextConfig {
+            keep_recent: 3,
+            spill_dir: Some(spill.to_path_buf()),
+            ..ContextConfig::default()
+        },
+    }
+}
+
+async fn turn(handle: &mut AgentHandle, text: &str) -> Vec<AgentEvent> {
+    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
+    let mut events = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
+            .await
+            .expect("turn did not finish in 30 s")
+            .expect("agent task ended");
+        let done = matches!(event, AgentEvent::TurnFinished { .. });
+        events.push(event);
+        if done {
+            return events;
+        }
+    }
+}
+
+fn bash(command: &str) -> Reply {
+    Reply::tool_calls(&[("bash", &json!({ "command": command }).to_string())])
+}
+
+fn messages(request: &Value) -> &Vec<Value> {
+    request["messages"].as_array().unwrap()
+}
+
+fn tool_contents(request: &Value) -> Vec<String> {
+    messages(request)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let s = spill.path().display();
+    // 5000 lines of 10 characters: 50 000 in all, first r00000001, last r00005000.
+    let server = ScriptedServer::start(vec![
+        bash("seq -f 'r%08g' 1 5000"),
+        bash(&format!(
+            "cat {s}/*/*.txt | wc -c; ls -d {s}/*; head -c 1000 /dev/zero | tr '\\0' q"
+        )),
+        Reply::text("Looked at it."),
+        Reply::text("Still here."),
+    ])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn(config(&server, project.path(), spill.path())).unwrap();
+    let first = turn(&mut handle, "Print a lot.").await;
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // Within the turn every request extends the one before, unchanged.
+    for pair in requests.windows(2) {
+        let (before, after) = (messages(&pair[0]), messages(&pair[1]));
+        assert!(after.len() > before.len());
+        assert_eq!(&after[..before.len()], &before[..]);
+    }
+
+    // The big result arrived capped: head and tail kept, the note says where the rest is.
+    let capped = &tool_contents(&requests[1])[0];
+    assert!(capped.chars().count() < 10_600, "{}", capped.len());
+    assert!(
+        capped.starts_with("r00000001\nr00000002\n"),
+        "{capped:.200}"
+    );
+    assert!(capped.trim_end().ends_with("r00004999\nr00005000"));
+    let turn_dir = spill.path().join(format!("{}-1", std::process::id()));
+    assert!(capped.contains(&turn_dir.display().to_string()), "{capped}");
+    assert!(capped.contains("characters cut") && capped.contains("sed -n"));
+
+    // During the turn the model read the whole output back from the spill file.
+    let read_back = &tool_contents(&requests[2])[1];
+    // (the bash tool drops the output's last newline: 49 999 characters reached the cap)
+    assert!(read_back.starts_with("49999\n"), "{read_back:.300}");
+    assert!(read_back.contains(&turn_dir.display().to_string()));
+    assert!(read_back.contains(&"q".repeat(1000)));
+
+    // The turn is over: its spill folder is gone, the old result was stubbed (once).
+    assert!(!turn_dir.exists(), "spill folder left behind");
+    let trimmed: Vec<_> = first
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ContextTrimmed {
+                stubbed,
+                before_chars,
+                after_chars,
+            } => Some((*stubbed, *before_chars, *after_chars)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(trimmed.len(), 1, "{trimmed:?}");
+    assert_eq!(trimmed[0].0, 1);
+    assert!(trimmed[0].2 + 9_000 < trimmed[0].1, "{trimmed:?}");
+    let finished = first
+        .iter()
+        .position(|e| matches!(e, AgentEvent::TurnFinished { .. }))
+        .unwrap();
+    let trimmed_at = first
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ContextTrimmed { .. }))
+        .unwrap();
+    assert!(trimmed_at < finished);
+
+    // The next turn's request carries the old result stubbed, the recent one whole.
+    turn(&mut handle, "And now?").await;
+    let requests = server.requests();
+    let results = tool_contents(&requests[3]);
+    assert!(results[0].starts_with("r00000001\n"));
+    assert!(
+        results[0].ends_with("characters trimmed from this old tool result]"),
+        "{}",
+        results[0]
+    );
+    assert!(results[0].chars().count() < 400, "{}", results[0]);
+    assert_eq!(results[1], *read_back, "a recent result was stubbed");
+    // Everything else of the history is as it was.
+    let (before, after) = (messages(&requests[2]), messages(&requests[3]));
+    assert_eq!(after[0], before[0]);
+    assert_eq!(after[1], before[1]);
+}
+
+#[tokio::test]
+async fn stubbing_is_recorded_so_a_resumed_session_continues_from_it() {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        bash("seq 1 200"),
+        Reply::text("counted"),
+        bash("echo recent"),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let writer = rein::session::SessionWriter::create(
+        data.path(),
+        rein::session::SessionMeta::new(project.path(), "scripted"),
+    )
+    .unwrap();
+    let path = writer.path().to_path_buf();
+    let mut handle = agent::spawn_with_session(
+        config(&server, project.path(), spill.path()),
+        Some(agent::SessionSetup {
+            writer,
+            resumed: None,
+            data_dir: data.path().to_path_buf(),
+        }),
+    )
+    .unwrap();
+    turn(&mut handle, "count").await;
+    let events = turn(&mut handle, "and now").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ContextTrimmed { .. })),
+        "the 200-line result is old after the second turn: {events:?}"
+    );
+    let loaded = rein::session::load(&path).unwrap();
+    let old = loaded
+        .history
+        .iter()
+        .find_map(|m| match m {
+            rein::agent::Message::Tool { content, .. } if content.starts_with("1\n2\n") => {
+                Some(content.clone())
+            }
+            _ => None,
+        })
+        .expect("the seq result");
+    assert!(old.len() < 400, "stubbed on disk: {old}");
+    assert!(old.contains("characters trimmed from this old tool result"));
+    // The transcript the user saw keeps everything.
+    assert!(loaded.transcript.iter().any(|m| matches!(
+        m,
+        rein::agent::Message::Tool { content, .. } if content.ends_with("200")
+    )));
+}

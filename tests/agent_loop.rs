@@ -125,10 +125,28 @@ async fn next_event(handle: &mut AgentHandle, within: Duration) -> AgentEvent {
         .expect("agent task ended")
 }
 
+/// A request's stored history: its messages without the reminder the agent appends last
+/// to every request (and never stores).
+fn history(request: &Value) -> Vec<Value> {
+    let mut messages = request["messages"]
+        .as_array()
+        .expect("messages array")
+        .clone();
+    let reminder = messages.pop().expect("a reminder");
+    assert_eq!(reminder["role"], "user");
+    assert!(
+        reminder["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("<system-reminder>")),
+        "the last message is not the reminder: {reminder}"
+    );
+    messages
+}
+
 /// Every assistant tool call in a request is answered by exactly one tool message, right
 /// after it, and no assistant message carries provider extras.
 fn assert_history_valid(request: &Value) {
-    let messages = request["messages"].as_array().expect("messages array");
+    let messages = &history(request);
     assert_eq!(messages[0]["role"], "system");
     let mut i = 0;
     while i < messages.len() {
@@ -238,7 +256,7 @@ async fn multi_step_fix_reads_runs_edits_and_reruns() {
         assert_history_valid(r);
     }
     // The last request carries the whole story: user, 5 calls with their results.
-    let last = requests[5]["messages"].as_array().unwrap();
+    let last = history(&requests[5]);
     assert_eq!(last[1]["content"], "The calc test fails. Fix it.");
     assert_eq!(last.iter().filter(|m| m["role"] == "tool").count(), 5);
     let auth = &server.request_headers()[0];
@@ -297,7 +315,7 @@ async fn malformed_calls_become_errors_and_the_model_recovers() {
     );
     // The malformed call went back to the model exactly as it was made.
     let requests = server.requests();
-    let second = requests[1]["messages"].as_array().unwrap();
+    let second = history(&requests[1]);
     let call = &second[second.len() - 2]["tool_calls"][0];
     assert_eq!(call["function"]["arguments"], "{\"path\": \"notes.txt\"");
     for r in &requests {
@@ -335,7 +353,7 @@ async fn two_tool_calls_in_one_reply_run_in_order() {
     assert_eq!(results[1].1, "one\ntwo\nerr");
     let requests = server.requests();
     assert_history_valid(&requests[1]);
-    let msgs = requests[1]["messages"].as_array().unwrap();
+    let msgs = history(&requests[1]);
     let n = msgs.len();
     assert_eq!(msgs[n - 3]["tool_calls"].as_array().unwrap().len(), 2);
     assert_eq!(msgs[n - 1]["content"], "one\ntwo\nerr");
@@ -468,7 +486,7 @@ async fn stream_cut_mid_reply_is_an_error_and_the_session_goes_on() {
     assert_eq!(outcome(&events), TurnOutcome::Completed);
     let req = &server.requests()[1];
     assert_history_valid(req);
-    let msgs = req["messages"].as_array().unwrap();
+    let msgs = history(req);
     assert_eq!(msgs[2]["content"], "Partial answer");
     assert_eq!(msgs[3]["content"], "again");
 }
@@ -854,7 +872,7 @@ async fn messages_sent_during_a_turn_are_queued_for_the_next() {
         }
     }
     let req = &server.requests()[1];
-    let msgs = req["messages"].as_array().unwrap();
+    let msgs = history(req);
     assert_eq!(msgs[1]["content"], "one");
     assert_eq!(msgs[2]["content"], "first answer");
     assert_eq!(msgs[3]["content"], "two");
@@ -910,7 +928,7 @@ async fn error_object_inside_the_stream_is_shown_and_not_retried() {
     // The next turn is valid: user and assistant messages still alternate.
     let events = turn(&mut handle, "again").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
-    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    let msgs = history(&server.requests()[1]);
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert!(msgs[2]["content"]
@@ -1104,7 +1122,7 @@ async fn a_new_conversation_forgets_the_old_one() {
     handle.send(AgentCommand::NewConversation);
     let events = turn(&mut handle, "what was the number?").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
-    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    let msgs = history(&server.requests()[1]);
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user"]);
     assert_eq!(msgs[1]["content"], "what was the number?");

@@ -2,6 +2,7 @@
 //! scripted server, reading the request bodies it sent. A long tool result arrives capped
 //! with a spill file the model can read during the turn; the spill is gone when the turn
 //! ends; old results are stubbed once per turn end, never between the requests of a turn.
+//! Every request ends with a reminder (time, branch, plan) that is never stored.
 
 mod support;
 
@@ -58,8 +59,24 @@ fn bash(command: &str) -> Reply {
     Reply::tool_calls(&[("bash", &json!({ "command": command }).to_string())])
 }
 
-fn messages(request: &Value) -> &Vec<Value> {
-    request["messages"].as_array().unwrap()
+/// The reminder a request ends with.
+fn reminder(request: &Value) -> String {
+    let all = request["messages"].as_array().unwrap();
+    let last = all.last().expect("a message");
+    assert_eq!(last["role"], "user", "{last}");
+    let text = last["content"].as_str().unwrap().to_string();
+    assert!(
+        text.starts_with("<system-reminder>") && text.ends_with("</system-reminder>"),
+        "the last message is not the reminder: {text}"
+    );
+    text
+}
+
+/// A request's stored history: its messages without the reminder at the end.
+fn messages(request: &Value) -> Vec<Value> {
+    reminder(request);
+    let all = request["messages"].as_array().unwrap();
+    all[..all.len() - 1].to_vec()
 }
 
 fn tool_contents(request: &Value) -> Vec<String> {
@@ -215,4 +232,100 @@ async fn stubbing_is_recorded_so_a_resumed_session_continues_from_it() {
         m,
         rein::agent::Message::Tool { content, .. } if content.ends_with("200")
     )));
+}
+
+#[tokio::test]
+async fn every_request_ends_with_a_reminder_that_is_never_stored() {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    std::fs::write(
+        project.path().join(".git/HEAD"),
+        "ref: refs/heads/feature/reminders\n",
+    )
+    .unwrap();
+    let plan = json!({ "todos": [
+        { "content": "look around", "status": "in_progress" },
+        { "content": "report back", "status": "pending" },
+    ]});
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("write_todos", &plan.to_string())]),
+        bash("echo hi > mine.txt"),
+        Reply::text("done"),
+        Reply::text("again"),
+    ])
+    .await
+    .unwrap();
+    let writer = rein::session::SessionWriter::create(
+        data.path(),
+        rein::session::SessionMeta::new(project.path(), "scripted"),
+    )
+    .unwrap();
+    let path = writer.path().to_path_buf();
+    let mut handle = agent::spawn_with_session(
+        config(&server, project.path(), spill.path()),
+        Some(agent::SessionSetup {
+            writer,
+            resumed: None,
+            data_dir: data.path().to_path_buf(),
+        }),
+    )
+    .unwrap();
+    std::fs::write(project.path().join("theirs.txt"), "one").unwrap();
+    turn(&mut handle, "plan it").await;
+    // Between the turns someone else edits a file and adds one.
+    std::fs::write(project.path().join("theirs.txt"), "one and two").unwrap();
+    std::fs::write(project.path().join("new.txt"), "fresh").unwrap();
+    turn(&mut handle, "and again").await;
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    for (i, request) in requests.iter().enumerate() {
+        let text = reminder(request);
+        assert!(text.contains("git branch: feature/reminders\n"), "{text}");
+        assert!(text.contains("time: ") && text.contains(" UTC\n"), "{text}");
+        // Before the plan exists nothing is said about it; after, the list and statuses.
+        if i == 0 {
+            assert!(!text.contains("todo list"), "{text}");
+        } else {
+            assert!(text.contains("[~] look around (in progress)\n"), "{text}");
+            assert!(text.contains("[ ] report back (pending)\n"), "{text}");
+        }
+        // Only the second turn hears of files changed, and only of the others' changes.
+        let changed = "changed by someone else";
+        if i < 3 {
+            assert!(!text.contains(changed), "{text}");
+        } else {
+            assert!(text.contains(changed) && text.contains("read them again"));
+            assert!(text.contains("modified: theirs.txt\n"), "{text}");
+            assert!(text.contains("added: new.txt\n"), "{text}");
+            assert!(!text.contains("mine.txt"), "the agent's own write: {text}");
+        }
+        // The earlier requests' reminders were not stored.
+        for m in messages(request) {
+            assert!(
+                !m["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("system-reminder"),
+                "a reminder was stored: {m}"
+            );
+        }
+    }
+    // Within the turn, each request minus its reminder extends the one before, unchanged.
+    for pair in requests[..3].windows(2) {
+        let (before, after) = (messages(&pair[0]), messages(&pair[1]));
+        assert!(after.len() > before.len());
+        assert_eq!(&after[..before.len()], &before[..]);
+    }
+    // The next turn's history starts with the whole of the last one's.
+    let (before, after) = (messages(&requests[2]), messages(&requests[3]));
+    assert_eq!(&after[..before.len()], &before[..]);
+
+    // Nor is any reminder in the session file.
+    let raw = std::fs::read_to_string(&path).unwrap();
+    assert!(!raw.contains("system-reminder"), "{raw}");
+    let loaded = rein::session::load(&path).unwrap();
+    assert_eq!(loaded.todos.len(), 2);
 }

@@ -336,13 +336,21 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
     (code, server.requests(), project)
 }
 
+/// The last message of a request's stored history: the one before the reminder the agent
+/// appends to every request.
+fn last_stored(request: &Value) -> &Value {
+    let msgs = request["messages"].as_array().unwrap();
+    let reminder = msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(reminder.starts_with("<system-reminder>"), "{reminder}");
+    &msgs[msgs.len() - 2]
+}
+
 #[tokio::test]
 async fn without_yes_an_ask_is_refused_and_the_model_told_why() {
     let (code, requests, project) = headless_with_ask(false).await;
     assert_eq!(code, 0);
     assert!(!project.path().join("made-it").exists());
-    let msgs = requests[1]["messages"].as_array().unwrap();
-    let result = msgs.last().unwrap()["content"].as_str().unwrap();
+    let result = last_stored(&requests[1])["content"].as_str().unwrap();
     assert!(
         result.starts_with("Error: bash was not run: approval was refused"),
         "{result}"
@@ -355,8 +363,7 @@ async fn with_yes_an_ask_is_approved() {
     let (code, requests, project) = headless_with_ask(true).await;
     assert_eq!(code, 0);
     assert!(project.path().join("made-it").exists());
-    let msgs = requests[1]["messages"].as_array().unwrap();
-    assert_eq!(msgs.last().unwrap()["content"], "(no output)");
+    assert_eq!(last_stored(&requests[1])["content"], "(no output)");
 }
 
 #[tokio::test]
@@ -471,7 +478,7 @@ async fn commands_never_see_the_api_key_or_rein_variables() {
         .iter()
         .any(|(k, v)| k == "authorization" && v == "Bearer sk-secret-from-rein-env-1234"));
     let requests = server.requests();
-    let env_output = requests[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+    let env_output = last_stored(&requests[1])["content"]
         .as_str()
         .unwrap()
         .to_string();

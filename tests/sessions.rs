@@ -53,9 +53,22 @@ async fn turn(handle: &mut AgentHandle, text: &str, decision: ApprovalDecision) 
     }
 }
 
+/// A request's stored history: its messages without the reminder appended last.
+fn history(request: &Value) -> Vec<Value> {
+    let mut messages = request["messages"].as_array().unwrap().clone();
+    let reminder = messages.pop().unwrap();
+    assert!(
+        reminder["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("<system-reminder>")),
+        "{reminder}"
+    );
+    messages
+}
+
 /// Every tool call answered right after it, roles valid.
 fn assert_valid(request: &Value) {
-    let messages = request["messages"].as_array().unwrap();
+    let messages = &history(request);
     assert_eq!(messages[0]["role"], "system");
     let mut i = 1;
     while i < messages.len() {
@@ -163,7 +176,7 @@ async fn a_session_records_and_resumes_history_todos_and_rules() {
     );
     let request = &server2.requests()[0];
     assert_valid(request);
-    let messages = request["messages"].as_array().unwrap();
+    let messages = &history(request);
     let system = messages[0]["content"].as_str().unwrap();
     assert!(
         system.contains(&second.path().display().to_string()),
@@ -255,7 +268,7 @@ async fn sigkill_mid_turn_then_continue_gives_a_valid_next_request() {
     assert!(err.contains("continuing session"), "{err}");
     let request = &server2.requests()[0];
     assert_valid(request);
-    let messages = request["messages"].as_array().unwrap();
+    let messages = &history(request);
     assert_eq!(messages[1]["content"], "do many steps");
     assert_eq!(messages.last().unwrap()["content"], "where were we?");
     // Every step that ran is in the history, each call answered (synthetically at most once).

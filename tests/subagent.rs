@@ -124,8 +124,18 @@ fn tool_names(request: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn messages(request: &Value) -> &Vec<Value> {
-    request["messages"].as_array().expect("messages")
+/// A request's stored history: without the reminder the main agent appends to each of its
+/// requests (a subagent's requests have none).
+fn messages(request: &Value) -> Vec<Value> {
+    let mut all = request["messages"].as_array().expect("messages").clone();
+    let is_reminder = all
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .is_some_and(|c| c.starts_with("<system-reminder>"));
+    if is_reminder {
+        all.pop();
+    }
+    all
 }
 
 fn outcome(events: &[AgentEvent]) -> TurnOutcome {
@@ -188,6 +198,9 @@ async fn a_task_runs_in_its_own_context_and_only_its_answer_returns() {
         tool_names(&requests[1]),
         ["bash", "read_file", "read_skill"]
     );
+    // The subagent gets no reminder; the main agent's requests end with one.
+    assert!(!requests[1].to_string().contains("system-reminder"));
+    assert!(requests[0].to_string().contains("system-reminder"));
     // Its second request carries its own read.
     assert!(requests[2].to_string().contains("SECRET-DETAIL"));
 

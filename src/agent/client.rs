@@ -117,11 +117,31 @@ pub struct LlmClient {
 #[derive(Serialize)]
 struct RequestBody<'a> {
     model: &'a str,
-    messages: &'a [Message],
+    messages: Messages<'a>,
     #[serde(skip_serializing_if = "is_empty_array")]
     tools: &'a serde_json::Value,
     stream: bool,
     stream_options: StreamOptions,
+}
+
+/// The request's messages: the stored history, then the per-request extra (the reminder),
+/// serialised as one array without copying the history.
+#[derive(Clone, Copy)]
+struct Messages<'a> {
+    history: &'a [Message],
+    extra: Option<&'a Message>,
+}
+
+impl<'a> Messages<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a Message> {
+        self.history.iter().chain(self.extra)
+    }
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 fn is_empty_array(v: &serde_json::Value) -> bool {
@@ -171,6 +191,19 @@ impl LlmClient {
         tools: &serde_json::Value,
         on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
     ) -> Result<AssembledReply, ClientError> {
+        self.stream_chat_with(messages, None, tools, on_event).await
+    }
+
+    /// [`stream_chat`](Self::stream_chat) with `extra` sent after `history`, for this
+    /// request only (the late-injected reminder). The usage estimate counts it.
+    pub async fn stream_chat_with(
+        &self,
+        history: &[Message],
+        extra: Option<&Message>,
+        tools: &serde_json::Value,
+        on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
+    ) -> Result<AssembledReply, ClientError> {
+        let messages = Messages { history, extra };
         let body = RequestBody {
             model: &self.config.model,
             messages,
@@ -399,7 +432,7 @@ fn seconds(d: Duration) -> String {
 
 /// Usage estimated from the request and the reply when the server sent none.
 fn estimate_usage(
-    messages: &[Message],
+    messages: Messages<'_>,
     tools: &serde_json::Value,
     reply: &AssembledReply,
     reasoning_chars: usize,

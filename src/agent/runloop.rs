@@ -5,11 +5,15 @@
 //! drops the awaited future at once (which drops the HTTP request or kills the command's
 //! process group), user messages are queued for after the turn. Consecutive `task` calls of
 //! one reply run at the same time, each a [`Subagent`]. Whatever happens, each tool call of
-//! an assistant message gets exactly one tool message, so the next request is valid.
+//! an assistant message gets exactly one tool message, so the next request is valid. Each
+//! request carries a fresh reminder (time, branch, plan, and the files someone else changed
+//! between the previous turn's end and this turn's start) after the history; it is never
+//! stored, so the history stays a strict prefix across the requests of a turn. Subagents
+//! get no reminder: their runs are short and their task says what they need.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc;
@@ -22,6 +26,9 @@ use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
 use super::toolrun::{ToolEnv, INTERRUPTED};
 use super::{system_prompt, AgentConfig, SessionSetup};
+use crate::context::changes::{Change, Snapshot};
+use crate::context::git;
+use crate::context::reminder::{self, ReminderInput};
 use crate::context::spill::TurnSpill;
 use crate::context::stubs;
 use crate::session::{Entry, SessionMeta, SessionWriter};
@@ -51,6 +58,10 @@ pub(crate) struct Agent {
     turns: u64,
     /// The running (or last) turn's spill files.
     spill: TurnSpill,
+    /// The project's files as the last turn left them (none before the first turn).
+    after_last_turn: Option<Snapshot>,
+    /// What someone else changed between the last turn and this one (the reminder says).
+    changed: Vec<Change>,
 }
 
 impl Agent {
@@ -101,6 +112,8 @@ impl Agent {
             recorder_failed: false,
             turns: 0,
             spill: TurnSpill::unlimited(),
+            after_last_turn: None,
+            changed: Vec::new(),
         }
     }
 
@@ -166,7 +179,13 @@ impl Agent {
             };
             self.turns += 1;
             self.spill = TurnSpill::new(&self.config.context, self.turns);
+            self.changed = match &self.after_last_turn {
+                Some(before) => before.changes_to(&Snapshot::take(&self.config.root)),
+                None => Vec::new(),
+            };
             let outcome = self.run_turn(text).await;
+            // Whatever changed during the turn is the agent's own doing.
+            self.after_last_turn = Some(Snapshot::take(&self.config.root));
             self.end_turn();
             self.emit(AgentEvent::TurnFinished { outcome });
             if self.inbox.shutdown {
@@ -244,6 +263,8 @@ impl Agent {
             }
         }
         self.history = vec![Message::system(self.system_prompt.clone())];
+        // A new conversation remembers no file, so none is reported as changed.
+        self.after_last_turn = None;
         match self.ctx.todos.lock() {
             Ok(mut list) => list.clear(),
             Err(poisoned) => poisoned.into_inner().clear(),
@@ -283,12 +304,16 @@ impl Agent {
                 };
                 let _ = events.send(out);
             };
+            // Built per request, sent after the history, never stored (the prefix cache).
+            let reminder = self.reminder();
             let result = self
                 .inbox
-                .run_until(
-                    self.client
-                        .stream_chat(&self.history, &self.tools_json, &mut on_event),
-                )
+                .run_until(self.client.stream_chat_with(
+                    &self.history,
+                    Some(&reminder),
+                    &self.tools_json,
+                    &mut on_event,
+                ))
                 .await;
             let reply = match result {
                 None => {
@@ -354,6 +379,21 @@ impl Agent {
             ),
         });
         TurnOutcome::StepLimit
+    }
+
+    /// The reminder for the next request: time, branch and plan as they are now.
+    fn reminder(&self) -> Message {
+        let branch = git::git_branch(&self.config.root);
+        let todos = match self.ctx.todos.lock() {
+            Ok(list) => list.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        reminder::build(ReminderInput {
+            now: SystemTime::now(),
+            branch: branch.as_deref(),
+            todos: &todos,
+            changed: &self.changed,
+        })
     }
 
     /// Close a reply that did not complete. The text the user already saw is kept, so the

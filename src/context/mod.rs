@@ -5,8 +5,13 @@
 //! through until the user's turn ends. [`stubs`] shortens old tool results once per turn
 //! end, so within a turn every request extends the previous one byte for byte (the
 //! provider's prefix cache stays intact). Both are plain functions over text and
-//! messages; the agent loop decides when they run.
+//! messages; the agent loop decides when they run. What changes within a session (time,
+//! branch, plan, files [`changes`] by others) goes into a [`reminder`] appended to each
+//! request only, never stored.
 
+pub mod changes;
+pub mod git;
+pub mod reminder;
 pub mod spill;
 pub mod stubs;
 

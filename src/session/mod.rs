@@ -25,7 +25,7 @@ mod export;
 mod list;
 mod reader;
 mod repair;
-mod stamp;
+pub(crate) mod stamp;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,9 @@
 //! └ key hints ··························· ctx ████░░░│░ 42% · 54k/128k┘
 //! ```
 
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::{Block, Clear, Widget};
 
 use super::input;
 use crate::app::App;
@@ -74,5 +76,20 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         status,
         hints,
         gauge,
+    }
+}
+
+/// Draw `block` over `area` (cleared first when it is a modal over other panes) and return
+/// its inside with one column of padding on each side.
+pub fn framed(block: Block<'_>, area: Rect, buf: &mut Buffer, modal: bool) -> Rect {
+    if modal {
+        Clear.render(area, buf);
+    }
+    let inner = block.inner(area);
+    block.render(area, buf);
+    Rect {
+        x: inner.x + 1,
+        width: inner.width.saturating_sub(2),
+        ..inner
     }
 }

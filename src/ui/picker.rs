@@ -13,8 +13,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
+use super::layout::framed;
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
@@ -176,14 +177,7 @@ impl Widget for PickerModal<'_> {
                 Span::styled(" Resume a session ", theme::TITLE),
                 Span::styled(format!("{count} "), theme::DIM),
             ]));
-        Clear.render(rect, buf);
-        let inner = block.inner(rect);
-        block.render(rect, buf);
-        let inner = Rect {
-            x: inner.x + 1,
-            width: inner.width.saturating_sub(2),
-            ..inner
-        };
+        let inner = framed(block, rect, buf, true);
         if inner.is_empty() {
             return;
         }

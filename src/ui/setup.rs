@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
+use super::layout::framed;
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{wrap_into, Mode};
@@ -23,13 +24,7 @@ impl Widget for SetupScreen<'_> {
             .border_type(BorderType::Rounded)
             .border_style(theme::HINT)
             .title(Span::styled(" Welcome to rein ", theme::HEADING));
-        let inner = block.inner(area);
-        block.render(area, buf);
-        let inner = Rect {
-            x: inner.x + 1,
-            width: inner.width.saturating_sub(2),
-            ..inner
-        };
+        let inner = framed(block, area, buf, false);
         if inner.is_empty() {
             return;
         }

@@ -76,7 +76,13 @@ impl AgentConfig {
 /// once per conversation: the same bytes every request keep the provider's prompt cache.
 /// Without skills their section is left out, blank line and all.
 pub fn system_prompt(root: &std::path::Path, skills: &SkillSet) -> String {
-    let mut prompt = include_str!("../../assets/system_prompt.md")
+    fill_prompt(include_str!("../../assets/system_prompt.md"), root, skills)
+}
+
+/// A prompt template with its `{{root}}`, `{{os}}` and `{{skills}}` filled in, ending in
+/// exactly one newline.
+pub(crate) fn fill_prompt(template: &str, root: &std::path::Path, skills: &SkillSet) -> String {
+    let mut prompt = template
         .replace("{{root}}", &root.display().to_string())
         .replace("{{os}}", std::env::consts::OS)
         .replace("{{skills}}", skills.prompt_section().trim_end());

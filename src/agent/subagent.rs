@@ -30,13 +30,11 @@ use crate::tools::{self, ToolContext, Toolset};
 /// The subagents' system prompt for a project and its skills. Built once per
 /// conversation, like the main one.
 pub fn system_prompt(root: &Path, skills: &SkillSet) -> String {
-    let mut prompt = include_str!("../../assets/subagent_prompt.md")
-        .replace("{{root}}", &root.display().to_string())
-        .replace("{{os}}", std::env::consts::OS)
-        .replace("{{skills}}", skills.prompt_section().trim_end());
-    prompt.truncate(prompt.trim_end().len());
-    prompt.push('\n');
-    prompt
+    super::fill_prompt(
+        include_str!("../../assets/subagent_prompt.md"),
+        root,
+        skills,
+    )
 }
 
 /// Everything a subagent shares with the agent that started it.

@@ -570,8 +570,15 @@ fn listing_two_thousand_large_sessions_reads_only_a_little_of_each() {
             path
         } else {
             // No sidecar: listing reads the meta line.
-            let meta = SessionMeta::new("/big", "test-model");
-            let path = dir.join(format!("{}.jsonl", meta.id));
+            // Ids made in one second share their prefix; like the writer, draw again
+            // on a clash so no file overwrites another.
+            let (meta, path) = loop {
+                let meta = SessionMeta::new("/big", "test-model");
+                let path = dir.join(format!("{}.jsonl", meta.id));
+                if !path.exists() {
+                    break (meta, path);
+                }
+            };
             let line = serde_json::to_string(&Record {
                 ts: meta.started.clone(),
                 entry: Entry::Meta(meta),

@@ -365,6 +365,8 @@ impl Config {
             stub_chars: size(self.stub_chars.value),
             keep_recent: size(self.keep_recent.value),
             spill_dir: Some(self.data_dir.join("spill")),
+            window: self.context_window.value,
+            ..crate::context::ContextConfig::default()
         }
     }
 

@@ -263,6 +263,61 @@ impl Printer {
                     crate::context::stubs::summary(*stubbed, *before_chars, *after_chars)
                 );
             }
+            AgentEvent::ResultsDropped {
+                dropped,
+                before_tokens,
+                after_tokens,
+            } => {
+                self.newline_stdout();
+                eprintln!(
+                    "rein: {}",
+                    crate::context::drop::summary(*dropped, *before_tokens, *after_tokens)
+                );
+            }
+            AgentEvent::CompactionStarted {
+                auto,
+                messages,
+                pieces,
+            } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                eprintln!(
+                    "rein: compacting {messages} message{}{}{}…",
+                    if *messages == 1 { "" } else { "s" },
+                    if *pieces > 1 {
+                        format!(" in {pieces} pieces")
+                    } else {
+                        String::new()
+                    },
+                    if *auto {
+                        " (the context is nearly full)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                summarised,
+                kept,
+                ..
+            } => {
+                eprintln!(
+                    "rein: {}",
+                    crate::context::compact::summary(
+                        *before_tokens,
+                        *after_tokens,
+                        *summarised,
+                        *kept
+                    )
+                );
+            }
+            AgentEvent::CompactionFailed { message } => {
+                self.newline_stdout();
+                eprintln!("rein: {}", one_line(message, 500));
+            }
+            AgentEvent::Context(_) => {}
             AgentEvent::Notice { message } => {
                 self.newline_stdout();
                 eprintln!("rein: {}", one_line(message, 300));

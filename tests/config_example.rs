@@ -119,6 +119,9 @@ fn assert_same_values(example: &Config, defaults: &Config) {
     assert_eq!(example.cap_chars.value, defaults.cap_chars.value);
     assert_eq!(example.stub_chars.value, defaults.stub_chars.value);
     assert_eq!(example.keep_recent.value, defaults.keep_recent.value);
+    assert_eq!(example.compact_at.value, defaults.compact_at.value);
+    assert_eq!(example.compact_to.value, defaults.compact_to.value);
+    assert_eq!(example.compact_model.value, defaults.compact_model.value);
     assert_eq!(example.bash_rules, defaults.bash_rules);
     assert_eq!(
         example.sensitive_reads.value,
@@ -161,6 +164,9 @@ fn example_as_user_file_holds_the_defaults() {
     assert_eq!(example.cap_chars.source, file);
     assert_eq!(example.stub_chars.source, file);
     assert_eq!(example.keep_recent.source, file);
+    assert_eq!(example.compact_at.source, file);
+    assert_eq!(example.compact_to.source, file);
+    assert_eq!(example.compact_model.source, file);
     assert_eq!(example.sensitive_reads.source, file);
     assert_eq!(example.sandbox_mode.source, file);
     assert_eq!(example.sandbox_network.source, file);

@@ -135,9 +135,12 @@ async fn jsonl_output_is_one_event_per_line() {
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(types.first(), Some(&"turn_started"));
+    // The context's size comes first (the agent reports it as it starts), then the turn.
+    assert_eq!(types.first(), Some(&"context"));
+    assert_eq!(types.get(1), Some(&"turn_started"));
     assert_eq!(types.last(), Some(&"turn_finished"));
     for t in [
+        "context",
         "request_started",
         "tool_call_started",
         "tool_finished",

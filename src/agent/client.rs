@@ -183,6 +183,13 @@ impl LlmClient {
         &self.config
     }
 
+    /// The same endpoint and settings with another model (a separate summariser).
+    pub fn with_model(&self, model: &str) -> LlmClient {
+        let mut client = self.clone();
+        client.config.model = model.to_string();
+        client
+    }
+
     /// Stream one reply to `messages`. `tools` is the JSON array of tool schemas (may be
     /// empty). Cancel by dropping the future.
     pub async fn stream_chat(

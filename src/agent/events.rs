@@ -93,6 +93,38 @@ pub enum AgentEvent {
         before_chars: usize,
         after_chars: usize,
     },
+    /// Before a request the estimate was still over budget after stubbing: the oldest
+    /// tool results were replaced by a one-line note. Tokens before and after.
+    ResultsDropped {
+        dropped: usize,
+        before_tokens: u64,
+        after_tokens: u64,
+    },
+    /// A compaction began: `auto` when the budget called for it, false for `/compact`.
+    /// `messages` will be summarised in `pieces` model calls.
+    CompactionStarted {
+        auto: bool,
+        messages: usize,
+        pieces: usize,
+    },
+    /// The history was compacted: `summarised` messages became the handoff `note`, `kept`
+    /// recent messages follow it. Tokens before and after; `usage` is the summariser's
+    /// own (never part of the main window).
+    Compacted {
+        auto: bool,
+        before_tokens: u64,
+        after_tokens: u64,
+        summarised: usize,
+        kept: usize,
+        pieces: usize,
+        note: String,
+        usage: Usage,
+    },
+    /// A compaction failed or was interrupted; the history is as it was.
+    CompactionFailed { message: String },
+    /// The context's size now: sent after every reply, every rewrite of the history, and
+    /// when a session starts or resumes.
+    Context(ContextStats),
     /// Something the user should know that is not an error.
     Notice { message: String },
     /// Something went wrong; the session stays usable.
@@ -160,6 +192,27 @@ impl Usage {
     }
 }
 
+/// The one token count the gauge and the thresholds use, and where it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ContextStats {
+    /// Tokens the next request holds: the server's last report plus an estimate of what
+    /// was appended since (or an estimate of the whole after a rewrite).
+    pub tokens: u64,
+    /// The model's context window.
+    pub window: u64,
+    /// The share of the window at which results are dropped and the history compacted.
+    pub compact_at: f64,
+    /// True until the server has reported usage in this session: every figure is then
+    /// rein's guess at 4 characters a token.
+    pub estimated: bool,
+    /// The characters per token learnt from the server's reports.
+    pub chars_per_token: f64,
+    /// Messages in the history, the system prompt included.
+    pub messages: usize,
+    /// The request's parts, each estimated at `chars_per_token`.
+    pub breakdown: crate::context::budget::Breakdown,
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -205,6 +258,9 @@ pub enum AgentCommand {
     NewConversation,
     /// Give the session a title.
     Rename(String),
+    /// Compact the conversation now (`/compact [focus]`): the whole history becomes a
+    /// handoff note, written with the focus text in mind. Queued while a turn runs.
+    Compact { focus: Option<String> },
     /// End the agent task.
     Shutdown,
 }

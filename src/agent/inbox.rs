@@ -22,6 +22,7 @@ pub(crate) enum Queued {
     Message(String),
     NewConversation,
     Rename(String),
+    Compact(Option<String>),
 }
 
 /// The command channel, watched while the agent awaits something else.
@@ -93,6 +94,9 @@ impl Inbox {
                 Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(Queued::Message(text)),
                 Ok(AgentCommand::NewConversation) => self.queued.push_back(Queued::NewConversation),
                 Ok(AgentCommand::Rename(title)) => self.queued.push_back(Queued::Rename(title)),
+                Ok(AgentCommand::Compact { focus }) => {
+                    self.queued.push_back(Queued::Compact(focus))
+                }
                 Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
                     self.shutdown = true;
                     return;
@@ -121,6 +125,10 @@ impl Inbox {
             }
             Some(AgentCommand::Rename(title)) => {
                 self.queued.push_back(Queued::Rename(title));
+                false
+            }
+            Some(AgentCommand::Compact { focus }) => {
+                self.queued.push_back(Queued::Compact(focus));
                 false
             }
             Some(AgentCommand::Approval { id, decision }) => {

@@ -24,7 +24,8 @@ use tokio::task::JoinHandle;
 
 pub use client::{ClientConfig, ClientError, LlmClient};
 pub use events::{
-    AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, SubagentEvent, TurnOutcome, Usage,
+    AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ContextStats, SubagentEvent,
+    TurnOutcome, Usage,
 };
 pub use messages::{Message, ToolCall};
 

@@ -26,13 +26,16 @@ use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
 use super::toolrun::{ToolEnv, INTERRUPTED};
 use super::{system_prompt, AgentConfig, SessionSetup};
+use crate::context::budget::{self, TokenMeter};
 use crate::context::changes::{Change, Snapshot};
 use crate::context::git;
+use crate::context::history::History;
 use crate::context::reminder::{self, ReminderInput};
 use crate::context::spill::TurnSpill;
-use crate::context::stubs;
 use crate::session::{Entry, SessionMeta, SessionWriter};
 use crate::tools::{self, ToolContext, Toolset};
+
+mod fit;
 
 const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
 
@@ -41,11 +44,18 @@ pub(crate) struct Agent {
     client: LlmClient,
     tools_json: serde_json::Value,
     ctx: ToolContext,
-    /// Built once: every request of the session sends the same bytes (prompt caching).
-    system_prompt: String,
     /// The subagents' system prompt, built once too.
     subagent_prompt: String,
-    history: Vec<Message>,
+    /// The system prompt, the stored messages, and where a handoff note is.
+    history: History,
+    /// The token accounting behind the gauge and every threshold.
+    meter: TokenMeter,
+    /// The tool schemas' size in characters (part of every request).
+    tools_chars: usize,
+    /// The size of the last reminder sent (the next one is about the same).
+    reminder_chars: usize,
+    /// The turn in which an automatic compaction failed: not tried again until it ends.
+    compaction_failed: Option<u64>,
     inbox: Inbox,
     events: mpsc::UnboundedSender<AgentEvent>,
     /// The session file every committed message, todo list and rule goes to.
@@ -76,7 +86,8 @@ impl Agent {
         let ctx = config.tool_context();
         let system_prompt = system_prompt(&config.root, &config.skills);
         let subagent_prompt = subagent::system_prompt(&config.root, &config.skills);
-        let mut history = vec![Message::system(system_prompt.clone())];
+        // Built once: every request of the session sends the same bytes (prompt caching).
+        let mut history = History::new(system_prompt.clone());
         let (recorder, session_dir, resumed) = match session {
             Some(s) => (Some(s.writer), Some(s.data_dir), s.resumed),
             None => (None, None, None),
@@ -84,7 +95,7 @@ impl Agent {
         if let Some(resumed) = resumed {
             // The system prompt is always fresh (this directory, these skills); the rest is
             // the session as it was.
-            history.extend(resumed.history);
+            history = History::restore(system_prompt.clone(), resumed.history, resumed.summary);
             match ctx.todos.lock() {
                 Ok(mut list) => *list = resumed.todos,
                 Err(poisoned) => *poisoned.into_inner() = resumed.todos,
@@ -92,12 +103,16 @@ impl Agent {
             config.policy.forget_session_grants();
             config.policy.grant(&resumed.rules);
         }
+        let tools_chars = tools_json.to_string().len();
         Agent {
             config,
             client,
             tools_json,
+            meter: TokenMeter::new(),
+            tools_chars,
+            reminder_chars: 0,
+            compaction_failed: None,
             ctx,
-            system_prompt,
             subagent_prompt,
             history,
             inbox: Inbox {
@@ -148,6 +163,8 @@ impl Agent {
 
     /// The outer loop: wait for a user message, run the turn, repeat.
     pub(crate) async fn run(mut self) {
+        self.reminder_chars = budget::message_chars(&self.reminder());
+        self.emit_context();
         loop {
             self.inbox.settle();
             if self.inbox.shutdown {
@@ -163,6 +180,10 @@ impl Agent {
                     self.rename(&title);
                     continue;
                 }
+                Some(Queued::Compact(focus)) => {
+                    self.compact_on_demand(focus).await;
+                    continue;
+                }
                 None => match self.inbox.rx.recv().await {
                     None | Some(AgentCommand::Shutdown) => break,
                     Some(AgentCommand::UserMessage(text)) => text,
@@ -172,6 +193,10 @@ impl Agent {
                     }
                     Some(AgentCommand::Rename(title)) => {
                         self.rename(&title);
+                        continue;
+                    }
+                    Some(AgentCommand::Compact { focus }) => {
+                        self.compact_on_demand(focus).await;
                         continue;
                     }
                     Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
@@ -187,6 +212,7 @@ impl Agent {
             // Whatever changed during the turn is the agent's own doing.
             self.after_last_turn = Some(Snapshot::take(&self.config.root));
             self.end_turn();
+            self.emit_context();
             self.emit(AgentEvent::TurnFinished { outcome });
             if self.inbox.shutdown {
                 break;
@@ -198,16 +224,7 @@ impl Agent {
     /// will see next, so a resumed session continues from it) and remove the turn's spill
     /// files. Never between the requests of one turn: those extend each other byte for byte.
     fn end_turn(&mut self) {
-        let context = &self.config.context;
-        let (stub_chars, keep_recent) = (context.stub_chars, context.keep_recent);
-        if let Some(trimmed) = stubs::stub_old_results(&mut self.history, stub_chars, keep_recent) {
-            self.record(Entry::compaction(self.history[1..].to_vec()));
-            self.emit(AgentEvent::ContextTrimmed {
-                stubbed: trimmed.stubbed,
-                before_chars: trimmed.before_chars,
-                after_chars: trimmed.after_chars,
-            });
-        }
+        self.stub_old_results();
         if let Err(e) = self.spill.remove() {
             let dir = self.spill.dir().map(|d| d.display().to_string());
             self.emit(AgentEvent::Notice {
@@ -262,7 +279,9 @@ impl Agent {
                 }),
             }
         }
-        self.history = vec![Message::system(self.system_prompt.clone())];
+        self.history.clear();
+        self.meter.history_rewritten();
+        self.emit_context();
         // A new conversation remembers no file, so none is reported as changed.
         self.after_last_turn = None;
         match self.ctx.todos.lock() {
@@ -306,10 +325,18 @@ impl Agent {
             };
             // Built per request, sent after the history, never stored (the prefix cache).
             let reminder = self.reminder();
+            self.reminder_chars = budget::message_chars(&reminder);
+            if !self.fit_context().await {
+                self.keep_partial(String::new(), "interrupted by the user");
+                return TurnOutcome::Interrupted;
+            }
+            let request_chars =
+                budget::request_chars(self.history.messages(), Some(&reminder), self.tools_chars);
+            let request_messages = self.history.len();
             let result = self
                 .inbox
                 .run_until(self.client.stream_chat_with(
-                    &self.history,
+                    self.history.messages(),
                     Some(&reminder),
                     &self.tools_json,
                     &mut on_event,
@@ -329,6 +356,10 @@ impl Agent {
                 Some(Ok(reply)) => reply,
             };
             if let Some(usage) = reply.usage {
+                if !usage.estimated {
+                    self.meter
+                        .observe(request_chars, usage.prompt_tokens, request_messages);
+                }
                 self.emit(AgentEvent::Usage(usage));
             }
             self.emit(AgentEvent::AssistantMessage {
@@ -337,6 +368,7 @@ impl Agent {
             });
             let calls = reply.tool_calls;
             self.push(Message::assistant(reply.text, calls.clone()));
+            self.emit_context();
             if calls.is_empty() {
                 if reply.finish_reason.as_deref() == Some("length") {
                     self.emit(AgentEvent::Notice {
@@ -529,6 +561,12 @@ impl Agent {
             max_steps: self.config.subagent_max_steps,
             system_prompt: self.subagent_prompt.clone(),
             spill: self.spill.clone(),
+            context: self.config.context.clone(),
+            meter: {
+                let mut meter = self.meter.clone();
+                meter.history_rewritten();
+                meter
+            },
         }
     }
 

@@ -22,7 +22,9 @@ use super::events::{AgentEvent, SubagentEvent, Usage};
 use super::inbox::OpenApprovals;
 use super::messages::Message;
 use super::toolrun::ToolEnv;
+use crate::context::budget::TokenMeter;
 use crate::context::spill::TurnSpill;
+use crate::context::{drop, stubs, ContextConfig};
 use crate::permissions::{Grant, PermissionPolicy};
 use crate::skills::SkillSet;
 use crate::tools::{self, ToolContext, Toolset};
@@ -49,6 +51,11 @@ pub(crate) struct Subagent {
     pub system_prompt: String,
     /// The main agent's turn spill: its long results are capped like the main agent's.
     pub spill: TurnSpill,
+    /// The main agent's `[context]` settings: its history is stubbed and trimmed like the
+    /// main agent's when it outgrows the budget (it is never compacted: it is short-lived).
+    pub context: ContextConfig,
+    /// The main agent's token accounting (its learnt characters per token).
+    pub meter: TokenMeter,
 }
 
 /// How a task ended: the `task` call's result.
@@ -71,6 +78,21 @@ impl Outcome {
 }
 
 impl Subagent {
+    /// Layers 2 and 3 for the subagent's own history, when it is over the budget: stub old
+    /// results, then drop the oldest down to the drop target.
+    fn fit(&self, history: &mut [Message], tools_chars: usize) {
+        let tokens = |h: &[Message]| self.meter.used(h, 0, tools_chars);
+        if tokens(history) <= self.context.budget() {
+            return;
+        }
+        let keep_recent = self.context.keep_recent;
+        stubs::stub_old_results(history, self.context.stub_chars, keep_recent);
+        if tokens(history) > self.context.budget() {
+            let target = self.context.drop_target();
+            drop::drop_old_results(history, keep_recent, |h| tokens(h) <= target);
+        }
+    }
+
     fn report(&self, task_id: &str, event: SubagentEvent) {
         let _ = self.events.send(AgentEvent::Subagent {
             task_id: task_id.to_string(),
@@ -81,6 +103,7 @@ impl Subagent {
     /// Answer `description`, as the `task` call `task_id`.
     pub(crate) async fn run(self, task_id: String, description: String) -> Outcome {
         let tools_json = tools::specs_json(&Toolset::Subagent.specs());
+        let tools_chars = tools_json.to_string().len();
         let mut history = vec![
             Message::system(self.system_prompt.clone()),
             Message::user(description),
@@ -99,6 +122,7 @@ impl Subagent {
         while steps < max_steps {
             steps += 1;
             self.report(&task_id, SubagentEvent::RequestStarted { step: steps });
+            self.fit(&mut history, tools_chars);
             let events = self.events.clone();
             let mut on_event = |event: ClientEvent<'_>| {
                 // Its text is its own business; a retry is worth knowing about.

@@ -158,6 +158,33 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             NoticeKind::Info,
             crate::context::stubs::summary(stubbed, before_chars, after_chars),
         ),
+        AgentEvent::ResultsDropped {
+            dropped,
+            before_tokens,
+            after_tokens,
+        } => notice(
+            app,
+            NoticeKind::Info,
+            crate::context::drop::summary(dropped, before_tokens, after_tokens),
+        ),
+        AgentEvent::CompactionStarted { .. } => {}
+        AgentEvent::Compacted {
+            before_tokens,
+            after_tokens,
+            summarised,
+            kept,
+            ..
+        } => notice(
+            app,
+            NoticeKind::Info,
+            crate::context::compact::summary(before_tokens, after_tokens, summarised, kept),
+        ),
+        AgentEvent::CompactionFailed { message } => notice(app, NoticeKind::Error, message),
+        AgentEvent::Context(stats) => {
+            app.gauge.reported = stats.tokens;
+            app.gauge.added_chars = 0;
+            app.gauge.estimated = stats.estimated;
+        }
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
         AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),

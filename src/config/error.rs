@@ -64,6 +64,12 @@ pub enum ConfigError {
     #[error("flag {flag}: {problem}")]
     Flag { flag: String, problem: String },
 
+    /// Two settings, each valid alone, do not fit together. `origin` is where the value
+    /// that wins the precedence came from; `problem` names both keys, their values and
+    /// where the other one came from.
+    #[error("{origin}: {problem}")]
+    Conflict { origin: String, problem: String },
+
     /// Neither `REIN_HOME` nor a home directory is available to hold the user's files.
     #[error(
         "cannot find a home directory for the user config and data; \

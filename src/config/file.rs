@@ -22,6 +22,13 @@ enum Kind {
         max: u64,
         store: fn(&mut Layer, Sourced<u64>),
     },
+    /// A TOML float strictly between `min` and `max` (an integer is refused, so `1` for
+    /// `1.0` never passes silently).
+    Float {
+        min: f64,
+        max: f64,
+        store: fn(&mut Layer, Sourced<f64>),
+    },
     /// `true` or `false`.
     Bool(fn(&mut Layer, Sourced<bool>)),
     /// An array of strings.
@@ -153,6 +160,29 @@ const KEYS: &[Key] = &[
             max: U32_MAX,
             store: |l, v| l.keep_recent = Some(v),
         },
+    },
+    Key {
+        section: "context",
+        name: "compact_at",
+        kind: Kind::Float {
+            min: 0.0,
+            max: 1.0,
+            store: |l, v| l.compact_at = Some(v),
+        },
+    },
+    Key {
+        section: "context",
+        name: "compact_to",
+        kind: Kind::Float {
+            min: 0.0,
+            max: 1.0,
+            store: |l, v| l.compact_to = Some(v),
+        },
+    },
+    Key {
+        section: "context",
+        name: "compact_model",
+        kind: Kind::Text(|l, v| l.compact_model = Some(v)),
     },
     Key {
         section: "permissions",
@@ -292,6 +322,17 @@ fn store(
                 describe(value)
             )
         }
+        (Kind::Float { min, max, store }, toml::Value::Float(x)) if *x > min && *x < max => {
+            store(layer, Sourced::new(*x, source.clone()));
+            return Ok(());
+        }
+        (Kind::Float { min, max, .. }, _) => {
+            format!(
+                "expected {}, got {}",
+                expected_float(min, max),
+                describe(value)
+            )
+        }
         (Kind::Bool(store), toml::Value::Boolean(b)) => {
             store(layer, Sourced::new(*b, source.clone()));
             return Ok(());
@@ -421,6 +462,11 @@ pub(super) fn expected_int(min: u64, max: u64) -> String {
     } else {
         format!("an integer from {min} to {max}")
     }
+}
+
+/// What a float key accepts, in words: "a number between 0 and 1 (exclusive)".
+fn expected_float(min: f64, max: f64) -> String {
+    format!("a number between {min} and {max} (exclusive)")
 }
 
 fn find(section: &str, name: &str) -> Option<&'static Key> {

@@ -44,6 +44,8 @@ const DEFAULT_SUBAGENT_MAX_STEPS: u32 = 12;
 const DEFAULT_CAP_CHARS: u64 = crate::context::DEFAULT_CAP_CHARS as u64;
 const DEFAULT_STUB_CHARS: u64 = crate::context::DEFAULT_STUB_CHARS as u64;
 const DEFAULT_KEEP_RECENT: u64 = crate::context::DEFAULT_KEEP_RECENT as u64;
+const DEFAULT_COMPACT_AT: f64 = crate::context::DEFAULT_COMPACT_AT;
+const DEFAULT_COMPACT_TO: f64 = crate::context::DEFAULT_COMPACT_TO;
 /// Files whose reading asks first unless the config says otherwise.
 pub const DEFAULT_SENSITIVE_READS: &[&str] = &["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env"];
 
@@ -119,6 +121,14 @@ pub struct Config {
     pub stub_chars: Sourced<u64>,
     /// `[context]`: the most recent messages stubbing leaves whole.
     pub keep_recent: Sourced<u64>,
+    /// `[context]`: the share of the context window (0 to 1, exclusive) over which old
+    /// tool results are dropped and, when that is not enough, the history is compacted.
+    pub compact_at: Sourced<f64>,
+    /// `[context]`: the share of the window (0 to 1, exclusive) a compacted history may
+    /// fill at most; smaller than `compact_at`.
+    pub compact_to: Sourced<f64>,
+    /// `[context]`: the model that writes handoff notes, trimmed; empty: `model`.
+    pub compact_model: Sourced<String>,
     /// `[[permissions.bash]]` rules: the user file's, then the project file's (appended
     /// after the defaults, so they win).
     pub bash_rules: Vec<BashRuleEntry>,
@@ -203,6 +213,9 @@ struct Layer {
     cap_chars: Option<Sourced<u64>>,
     stub_chars: Option<Sourced<u64>>,
     keep_recent: Option<Sourced<u64>>,
+    compact_at: Option<Sourced<f64>>,
+    compact_to: Option<Sourced<f64>>,
+    compact_model: Option<Sourced<String>>,
     /// Rules add up across layers instead of replacing each other.
     bash_rules: Vec<BashRuleEntry>,
     sensitive_reads: Option<Sourced<Vec<String>>>,
@@ -230,6 +243,9 @@ impl Layer {
             cap_chars: self.cap_chars.or(lower.cap_chars),
             stub_chars: self.stub_chars.or(lower.stub_chars),
             keep_recent: self.keep_recent.or(lower.keep_recent),
+            compact_at: self.compact_at.or(lower.compact_at),
+            compact_to: self.compact_to.or(lower.compact_to),
+            compact_model: self.compact_model.or(lower.compact_model),
             bash_rules: {
                 let mut rules = lower.bash_rules;
                 rules.extend(self.bash_rules);
@@ -279,6 +295,11 @@ impl Config {
         api_key.value = api_key.value.trim().to_string();
         let mut model = or_default(layer.model, String::new());
         model.value = model.value.trim().to_string();
+        let compact_at = or_default(layer.compact_at, DEFAULT_COMPACT_AT);
+        let compact_to = or_default(layer.compact_to, DEFAULT_COMPACT_TO);
+        check_compaction(&compact_at, &compact_to)?;
+        let mut compact_model = or_default(layer.compact_model, String::new());
+        compact_model.value = compact_model.value.trim().to_string();
         Ok(Config {
             base_url,
             api_key,
@@ -296,6 +317,9 @@ impl Config {
             cap_chars: or_default(layer.cap_chars, DEFAULT_CAP_CHARS),
             stub_chars: or_default(layer.stub_chars, DEFAULT_STUB_CHARS),
             keep_recent: or_default(layer.keep_recent, DEFAULT_KEEP_RECENT),
+            compact_at,
+            compact_to,
+            compact_model,
             bash_rules: layer.bash_rules,
             sensitive_reads: or_default(
                 layer.sensitive_reads,
@@ -366,7 +390,9 @@ impl Config {
             keep_recent: size(self.keep_recent.value),
             spill_dir: Some(self.data_dir.join("spill")),
             window: self.context_window.value,
-            ..crate::context::ContextConfig::default()
+            compact_at: self.compact_at.value,
+            compact_to: self.compact_to.value,
+            compact_model: self.compact_model.value.clone(),
         }
     }
 
@@ -400,6 +426,18 @@ impl Config {
             ("context.cap_chars", shown(&self.cap_chars)),
             ("context.stub_chars", shown(&self.stub_chars)),
             ("context.keep_recent", shown(&self.keep_recent)),
+            ("context.compact_at", shown(&self.compact_at)),
+            ("context.compact_to", shown(&self.compact_to)),
+            (
+                "context.compact_model",
+                (
+                    match self.compact_model.value.as_str() {
+                        "" => "(same as model)".to_string(),
+                        m => m.to_string(),
+                    },
+                    &self.compact_model.source,
+                ),
+            ),
             (
                 "permissions.sensitive_reads",
                 (
@@ -507,6 +545,9 @@ impl fmt::Debug for Config {
             .field("cap_chars", &self.cap_chars)
             .field("stub_chars", &self.stub_chars)
             .field("keep_recent", &self.keep_recent)
+            .field("compact_at", &self.compact_at)
+            .field("compact_to", &self.compact_to)
+            .field("compact_model", &self.compact_model)
             .field("bash_rules", &self.bash_rules)
             .field("sensitive_reads", &self.sensitive_reads)
             .field("sandbox_mode", &self.sandbox_mode)
@@ -635,6 +676,56 @@ pub fn expand_path(path: &str, home: Option<&Path>, project_root: &Path) -> Path
         p.to_path_buf()
     } else {
         project_root.join(p)
+    }
+}
+
+/// `context.compact_to` must stay below `context.compact_at` once the layers are stacked.
+/// The error leads with the source that wins the precedence (the one most likely just
+/// edited) and names both keys, their values and where each came from.
+fn check_compaction(at: &Sourced<f64>, to: &Sourced<f64>) -> Result<(), ConfigError> {
+    if to.value < at.value {
+        return Ok(());
+    }
+    let from = |source: &Source| match source {
+        Source::Default => "the default".to_string(),
+        other => format!("from {other}"),
+    };
+    let (origin, problem) = if precedence(&at.source) > precedence(&to.source) {
+        (
+            &at.source,
+            format!(
+                "key `context.compact_at` = {} must be larger than `context.compact_to` = {} ({})",
+                at.value,
+                to.value,
+                from(&to.source)
+            ),
+        )
+    } else {
+        (
+            &to.source,
+            format!(
+                "key `context.compact_to` = {} must be smaller than `context.compact_at` = {} ({})",
+                to.value,
+                at.value,
+                from(&at.source)
+            ),
+        )
+    };
+    Err(ConfigError::Conflict {
+        origin: origin.to_string(),
+        problem,
+    })
+}
+
+/// A source's rank in the precedence list, higher winning.
+fn precedence(source: &Source) -> u8 {
+    match source {
+        Source::Default => 0,
+        Source::AgentsEnv(_) => 1,
+        Source::UserFile(_) => 2,
+        Source::ProjectFile(_) => 3,
+        Source::Env(_) => 4,
+        Source::Flag(_) => 5,
     }
 }
 

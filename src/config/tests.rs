@@ -522,6 +522,170 @@ fn context_settings_are_read_and_checked() {
 }
 
 #[test]
+fn compaction_settings_default_to_the_context_defaults() {
+    let f = Fixture::new();
+    let c = f.load().unwrap();
+    assert_eq!(c.compact_at.value, crate::context::DEFAULT_COMPACT_AT);
+    assert_eq!(c.compact_to.value, crate::context::DEFAULT_COMPACT_TO);
+    assert_eq!(c.compact_model.value, "");
+    assert_eq!(c.compact_at.source, Source::Default);
+    assert_eq!(c.compact_to.source, Source::Default);
+    assert_eq!(c.compact_model.source, Source::Default);
+    let context = c.context();
+    assert_eq!(context.compact_at, 0.85);
+    assert_eq!(context.compact_to, 0.35);
+    assert_eq!(context.compact_model, "");
+    let text = c.describe();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
+            .to_string()
+    };
+    assert!(line("context.compact_at").contains("0.85"));
+    assert!(line("context.compact_model").contains("(same as model)"));
+    for name in [
+        "context.compact_at",
+        "context.compact_to",
+        "context.compact_model",
+    ] {
+        assert!(line(name).ends_with("(default)"), "{}", line(name));
+    }
+}
+
+#[test]
+fn compaction_settings_are_read_shown_and_passed_on() {
+    let f = Fixture::new();
+    f.write_user(
+        "[context]\ncompact_at = 0.9\ncompact_to = 0.5\ncompact_model = \"  small-model \"\n",
+    );
+    let c = f.load().unwrap();
+    let user = Source::UserFile(f.user_file());
+    assert_eq!(c.compact_at.value, 0.9);
+    assert_eq!(c.compact_to.value, 0.5);
+    assert_eq!(c.compact_model.value, "small-model");
+    assert_eq!(c.compact_at.source, user);
+    assert_eq!(c.compact_to.source, user);
+    assert_eq!(c.compact_model.source, user);
+    let context = c.context();
+    assert_eq!(
+        (context.compact_at, context.compact_to),
+        (0.9, 0.5),
+        "{context:?}"
+    );
+    assert_eq!(context.compact_model, "small-model");
+    assert_eq!(context.window, c.context_window.value);
+
+    let text = c.describe();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
+            .to_string()
+    };
+    let from_user = format!("({})", f.user_file().display());
+    assert!(line("context.compact_at").contains(" 0.9 "), "{text}");
+    assert!(line("context.compact_to").contains(" 0.5 "), "{text}");
+    assert!(
+        line("context.compact_model").contains("small-model"),
+        "{text}"
+    );
+    for name in [
+        "context.compact_at",
+        "context.compact_to",
+        "context.compact_model",
+    ] {
+        assert!(line(name).ends_with(&from_user), "{}", line(name));
+    }
+
+    // The project file wins key by key.
+    f.write_project("[context]\ncompact_at = 0.7\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.compact_at.value, 0.7);
+    assert_eq!(c.compact_at.source, Source::ProjectFile(f.project_file()));
+    assert_eq!(c.compact_to.value, 0.5);
+    assert_eq!(c.compact_to.source, user);
+}
+
+#[test]
+fn compaction_shares_out_of_range_or_not_floats_name_file_and_key() {
+    let f = Fixture::new();
+    let path = f.user_file().display().to_string();
+    for (key, value, got) in [
+        ("compact_at", "0.0", "float 0.0"),
+        ("compact_at", "1.0", "float 1.0"),
+        ("compact_at", "1.5", "float 1.5"),
+        ("compact_at", "-0.1", "float -0.1"),
+        ("compact_at", "nan", "float nan"),
+        ("compact_to", "\"0.5\"", "string \"0.5\""),
+        ("compact_to", "0", "integer 0"),
+        ("compact_to", "1", "integer 1"),
+        ("compact_at", "true", "boolean true"),
+    ] {
+        f.write_user(&format!("[context]\n{key} = {value}\n"));
+        assert_eq!(
+            f.error(),
+            format!(
+                "{path}: key `context.{key}`: expected a number between 0 and 1 (exclusive), got {got}"
+            )
+        );
+    }
+    f.write_user("[context]\ncompact_model = 3\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `context.compact_model`: expected a string, got integer 3")
+    );
+}
+
+#[test]
+fn compact_to_must_stay_below_compact_at_after_layering() {
+    let f = Fixture::new();
+    let user = f.user_file().display().to_string();
+    let project = f.project_file().display().to_string();
+
+    f.write_user("[context]\ncompact_to = 0.9\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{user}: key `context.compact_to` = 0.9 must be smaller than `context.compact_at` = 0.85 (the default)"
+        )
+    );
+
+    f.write_user("[context]\ncompact_at = 0.5\ncompact_to = 0.5\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{user}: key `context.compact_to` = 0.5 must be smaller than `context.compact_at` = 0.5 (from {user})"
+        )
+    );
+
+    // The error leads with the source that wins the precedence.
+    f.write_user("[context]\ncompact_to = 0.6\n");
+    f.write_project("[context]\ncompact_at = 0.5\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{project}: key `context.compact_at` = 0.5 must be larger than `context.compact_to` = 0.6 (from {user})"
+        )
+    );
+    fs::remove_file(f.user_file()).unwrap();
+    f.write_project("[context]\ncompact_at = 0.3\n");
+    assert_eq!(
+        f.error(),
+        format!(
+            "{project}: key `context.compact_at` = 0.3 must be larger than `context.compact_to` = 0.35 (the default)"
+        )
+    );
+
+    // Only the resolved pair counts: a user compact_to above the default compact_at is
+    // fine once the project raises compact_at.
+    f.write_user("[context]\ncompact_to = 0.9\n");
+    f.write_project("[context]\ncompact_at = 0.95\n");
+    let c = f.load().unwrap();
+    assert_eq!((c.compact_at.value, c.compact_to.value), (0.95, 0.9));
+}
+
+#[test]
 fn subagent_max_steps_is_read_and_checked() {
     let f = Fixture::new();
     assert_eq!(f.load().unwrap().subagent_max_steps.value, 12);

@@ -26,6 +26,16 @@ const PROMPT_TEMPLATE: &str = include_str!("../../assets/handoff_prompt.md");
 /// templates insist), and the next user message follows naturally.
 pub const ACKNOWLEDGEMENT: &str = "Understood. I have the handoff note and continue from it.";
 
+/// One line for the user: "compacted: 109k → 38k tokens (58 messages summarised, 6 kept)".
+pub fn summary(before_tokens: u64, after_tokens: u64, summarised: usize, kept: usize) -> String {
+    format!(
+        "compacted: {} → {} tokens ({summarised} message{} summarised, {kept} kept)",
+        super::short_count(before_tokens),
+        super::short_count(after_tokens),
+        if summarised == 1 { "" } else { "s" },
+    )
+}
+
 /// The handoff prompt, asking for a note of at most about `words` words.
 pub fn prompt(words: usize) -> String {
     PROMPT_TEMPLATE.replace("{{words}}", &words.to_string())

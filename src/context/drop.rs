@@ -13,6 +13,17 @@ use crate::agent::Message;
 pub const NOTE: &str = "[dropped to fit the context window: this old tool result is gone; \
                         run the tool again if you need it]";
 
+/// One line for the user: "4 old tool results dropped to fit the context window, 96k → 61k
+/// tokens".
+pub fn summary(dropped: usize, before_tokens: u64, after_tokens: u64) -> String {
+    let plural = if dropped == 1 { "" } else { "s" };
+    format!(
+        "{dropped} old tool result{plural} dropped to fit the context window, {} → {} tokens",
+        super::short_count(before_tokens),
+        super::short_count(after_tokens)
+    )
+}
+
 /// What one drop pass did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {

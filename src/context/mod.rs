@@ -101,3 +101,13 @@ impl ContextConfig {
 fn share(window: u64, fraction: f64) -> u64 {
     (window as f64 * fraction.clamp(0.0, 1.0)) as u64
 }
+
+/// A count in a few characters for notices: 950 → "950", 41_234 → "41k", 1_250_000 →
+/// "1.2M".
+pub fn short_count(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{}k", n / 1000),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}

@@ -8,13 +8,16 @@
 //! prefix cache holds). A result already stubbed is recognised by its exact shape (its
 //! first `stub_chars` characters, then the note), so stubbing twice changes nothing.
 
+use super::short_count;
 use crate::agent::Message;
 
-/// What one stubbing pass did: how many results it cut, and the history's size in
-/// characters (as [`Message::approx_chars`] counts them) before and after.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What one stubbing pass did: how many results it cut (and their positions in the
+/// history), and the history's size in characters (as [`Message::approx_chars`] counts
+/// them) before and after.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trimmed {
     pub stubbed: usize,
+    pub indices: Vec<usize>,
     pub before_chars: usize,
     pub after_chars: usize,
 }
@@ -24,18 +27,9 @@ pub fn summary(stubbed: usize, before_chars: usize, after_chars: usize) -> Strin
     let plural = if stubbed == 1 { "" } else { "s" };
     format!(
         "{stubbed} old tool result{plural} stubbed, {} → {} chars",
-        short_count(before_chars),
-        short_count(after_chars)
+        short_count(before_chars as u64),
+        short_count(after_chars as u64)
     )
-}
-
-/// 950 → "950", 41_234 → "41k", 1_250_000 → "1.2M".
-fn short_count(n: usize) -> String {
-    match n {
-        0..=999 => n.to_string(),
-        1_000..=999_999 => format!("{}k", n / 1000),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
 }
 
 /// The note that ends a stub.
@@ -77,17 +71,18 @@ pub fn stub_old_results(
     let size = |h: &[Message]| h.iter().map(Message::approx_chars).sum::<usize>();
     let before_chars = size(history);
     let old = history.len().saturating_sub(keep_recent);
-    let mut stubbed = 0;
-    for message in &mut history[..old] {
+    let mut indices = Vec::new();
+    for (i, message) in history[..old].iter_mut().enumerate() {
         if let Message::Tool { content, .. } = message {
             if let Some(short) = stub(content, stub_chars) {
                 *content = short;
-                stubbed += 1;
+                indices.push(i);
             }
         }
     }
-    (stubbed > 0).then(|| Trimmed {
-        stubbed,
+    (!indices.is_empty()).then(|| Trimmed {
+        stubbed: indices.len(),
+        indices,
         before_chars,
         after_chars: size(history),
     })
@@ -137,6 +132,7 @@ mod tests {
         ];
         let trimmed = stub_old_results(&mut history, 300, 1).unwrap();
         assert_eq!(trimmed.stubbed, 2);
+        assert_eq!(trimmed.indices, vec![2, 4]);
         assert!(trimmed.after_chars < trimmed.before_chars);
         assert_eq!(
             history[1],

@@ -6,6 +6,8 @@
 //! demo can replay a whole session at a readable pace.
 //! The builders (`Reply::text`, `Reply::tool_calls`, ...) produce chunks shaped
 //! exactly like OpenAI's streaming chunks, ending with a usage chunk and `[DONE]`.
+//! The usage numbers are fixed (`with_usage`) or computed by the server from the request
+//! being answered (`with_usage_from_request`, counting as [`request_chars`] does).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -25,6 +27,9 @@ pub struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Body,
+    /// Chars per token for a prompt-token count computed from the request when the reply
+    /// is served (see [`Reply::with_usage_from_request`]); `None`: the usage is as scripted.
+    pub usage_from_request: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -127,6 +132,7 @@ impl Reply {
             status: 200,
             headers: Vec::new(),
             body: Body::Sse(steps),
+            usage_from_request: None,
         }
     }
 
@@ -136,6 +142,7 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: Body::Json(body),
+            usage_from_request: None,
         }
     }
 
@@ -145,6 +152,7 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: Body::Text(body.to_string()),
+            usage_from_request: None,
         }
     }
 
@@ -176,7 +184,9 @@ impl Reply {
     }
 
     /// Sets the usage numbers, adding a usage chunk (before `[DONE]`) if there is none.
+    /// Replaces an earlier `with_usage_from_request`: the prompt figure is fixed again.
     pub fn with_usage(mut self, prompt: u64, completion: u64) -> Reply {
+        self.usage_from_request = None;
         if let Body::Sse(steps) = &mut self.body {
             let mut found = false;
             for step in steps.iter_mut() {
@@ -197,6 +207,105 @@ impl Reply {
         }
         self
     }
+}
+
+impl Reply {
+    /// When served, the usage chunk reports `prompt_tokens` =
+    /// `ceil(request_chars(body) / chars_per_token)` for the body of the request it answers
+    /// (see [`request_chars`]); `completion_tokens` stays what the reply had (the builders'
+    /// default unless `with_usage` set it before) and `total_tokens` is their sum. Only
+    /// existing usage chunks of a streamed body are rewritten: after `without_usage` nothing
+    /// is added. A later `with_usage` fixes the numbers again.
+    ///
+    /// # Panics
+    /// If `chars_per_token` is not a positive finite number.
+    pub fn with_usage_from_request(mut self, chars_per_token: f64) -> Reply {
+        assert!(
+            chars_per_token.is_finite() && chars_per_token > 0.0,
+            "chars_per_token must be positive and finite, got {chars_per_token}"
+        );
+        self.usage_from_request = Some(chars_per_token);
+        self
+    }
+
+    /// The reply as served for a request with this `body`: the usage computed from it if
+    /// `with_usage_from_request` asked for that, otherwise unchanged. The server calls this
+    /// with each chat-completions request's parsed body.
+    pub fn for_request(mut self, body: &Value) -> Reply {
+        let Some(chars_per_token) = self.usage_from_request.take() else {
+            return self;
+        };
+        let prompt = (request_chars(body) as f64 / chars_per_token).ceil() as u64;
+        if let Body::Sse(steps) = &mut self.body {
+            for step in steps.iter_mut() {
+                if let Step::Data(v) = step {
+                    if has_usage(v) {
+                        let completion = v["usage"]
+                            .get("completion_tokens")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(DEFAULT_COMPLETION_TOKENS);
+                        v["usage"] = usage_chunk(prompt, completion)["usage"].clone();
+                    }
+                }
+            }
+        }
+        self
+    }
+}
+
+/// Per-message overhead in [`request_chars`].
+const MESSAGE_OVERHEAD: usize = 8;
+/// Per-tool-call overhead (id, type, separators) in [`request_chars`].
+const TOOL_CALL_OVERHEAD: usize = 24;
+/// Extra for a `tool` message (its `tool_call_id`) in [`request_chars`].
+const TOOL_MESSAGE_OVERHEAD: usize = 16;
+
+/// The size in characters of a chat-completions request body, counted the way rein
+/// estimates its own requests, so a reply's computed usage calibrates rein to exactly the
+/// chars-per-token it was given. The sum of:
+/// - for each message of `messages`: the byte length of its `content` when that is a string
+///   (0 if null, absent or not a string), plus 8;
+/// - for an `assistant` message, per entry of `tool_calls`: the byte lengths of
+///   `function.name` and `function.arguments`, plus 24;
+/// - for a `tool` message: 16;
+/// - the length of `tools` serialised with `serde_json::to_string` (0 if absent, null or an
+///   empty array).
+///
+/// A body that is not a JSON object (or has no `messages`) counts only its `tools`, if any.
+pub fn request_chars(body: &Value) -> usize {
+    let str_len = |v: Option<&Value>| v.and_then(Value::as_str).map_or(0, str::len);
+    let messages: usize = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|message| {
+            let role = message.get("role").and_then(Value::as_str);
+            let extra = match role {
+                Some("assistant") => message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .map(|call| {
+                        let function = call.get("function");
+                        str_len(function.and_then(|f| f.get("name")))
+                            + str_len(function.and_then(|f| f.get("arguments")))
+                            + TOOL_CALL_OVERHEAD
+                    })
+                    .sum(),
+                Some("tool") => TOOL_MESSAGE_OVERHEAD,
+                _ => 0,
+            };
+            str_len(message.get("content")) + extra + MESSAGE_OVERHEAD
+        })
+        .sum();
+    let tools = match body.get("tools") {
+        None | Some(Value::Null) => 0,
+        Some(Value::Array(a)) if a.is_empty() => 0,
+        Some(tools) => serde_json::to_string(tools).map_or(0, |s| s.len()),
+    };
+    messages + tools
 }
 
 fn has_usage(v: &Value) -> bool {
@@ -279,4 +388,137 @@ fn split_in_three(text: &str) -> Vec<&str> {
         .map(|w| &text[w[0]..w[1]])
         .filter(|piece| !piece.is_empty())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usages(reply: &Reply) -> Vec<Value> {
+        match &reply.body {
+            Body::Sse(steps) => steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Data(v) if has_usage(v) => Some(v["usage"].clone()),
+                    _ => None,
+                })
+                .collect(),
+            other => panic!("not a stream: {other:?}"),
+        }
+    }
+
+    fn usage(prompt: u64, completion: u64) -> Value {
+        json!({
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        })
+    }
+
+    #[test]
+    fn request_chars_counts_content_tool_calls_tool_messages_overheads_and_tools() {
+        let tools =
+            json!([{ "type": "function", "function": { "name": "bash", "parameters": {} } }]);
+        let body = json!({
+            "model": "m",
+            "stream": true,
+            "messages": [
+                { "role": "system", "content": "sys" },
+                { "role": "user", "content": "héllo" },
+                { "role": "assistant", "content": null, "tool_calls": [
+                    { "id": "call_1", "type": "function",
+                      "function": { "name": "bash", "arguments": "{\"command\":\"ls\"}" } },
+                    { "id": "call_2", "type": "function",
+                      "function": { "name": "read", "arguments": "" } },
+                ] },
+                { "role": "tool", "tool_call_id": "call_1", "content": "out" },
+                { "role": "assistant", "content": "done" },
+            ],
+            "tools": tools,
+        });
+        let expected = (3 + 8)                         // system
+            + ("héllo".len() + 8)                      // user: bytes, not chars
+            + (4 + 16 + 24) + (4 + 24) + 8            // assistant with two calls
+            + (3 + 16 + 8)                             // tool
+            + (4 + 8)                                  // assistant text
+            + serde_json::to_string(&tools).unwrap().len();
+        assert_eq!("héllo".len(), 6);
+        assert_eq!(request_chars(&body), expected);
+    }
+
+    #[test]
+    fn request_chars_ignores_what_rein_does_not_count() {
+        assert_eq!(request_chars(&json!({})), 0);
+        assert_eq!(request_chars(&json!("not json")), 0);
+        assert_eq!(
+            request_chars(&json!({ "messages": [], "tools": [] })),
+            0,
+            "an empty tools array counts nothing"
+        );
+        // No content: just the overhead; tool calls only count on assistant messages.
+        assert_eq!(
+            request_chars(&json!({ "messages": [
+                { "role": "user" },
+                { "role": "user", "content": null,
+                  "tool_calls": [{ "function": { "name": "x", "arguments": "y" } }] },
+            ] })),
+            16
+        );
+    }
+
+    #[test]
+    fn usage_from_request_sets_prompt_keeps_completion() {
+        let body = json!({ "messages": [{ "role": "user", "content": "0123456789" }] });
+        // 10 + 8 = 18 chars; at 4 chars per token that is ceil(4.5) = 5 tokens.
+        assert_eq!(request_chars(&body), 18);
+        let reply = Reply::text("hi").with_usage_from_request(4.0);
+        assert_eq!(
+            usages(&reply),
+            vec![usage(100, 10)],
+            "resolved only when served"
+        );
+        let served = reply.for_request(&body);
+        assert_eq!(usages(&served), vec![usage(5, 10)]);
+        assert_eq!(served.usage_from_request, None);
+
+        let served = Reply::tool_calls(&[("bash", "{}")])
+            .with_usage(1, 7)
+            .with_usage_from_request(2.0)
+            .for_request(&body);
+        assert_eq!(usages(&served), vec![usage(9, 7)]);
+    }
+
+    #[test]
+    fn usage_from_request_adds_nothing_without_a_usage_chunk_and_yields_to_later_with_usage() {
+        let body = json!({ "messages": [{ "role": "user", "content": "0123456789" }] });
+        let served = Reply::text("hi")
+            .without_usage()
+            .with_usage_from_request(4.0)
+            .for_request(&body);
+        assert!(usages(&served).is_empty());
+        let served = Reply::text("hi")
+            .with_usage_from_request(4.0)
+            .without_usage()
+            .for_request(&body);
+        assert!(usages(&served).is_empty());
+
+        let served = Reply::text("hi")
+            .with_usage_from_request(4.0)
+            .with_usage(3, 4)
+            .for_request(&body);
+        assert_eq!(usages(&served), vec![usage(3, 4)]);
+    }
+
+    #[test]
+    fn replies_without_the_option_are_served_unchanged() {
+        let body = json!({ "messages": [{ "role": "user", "content": "0123456789" }] });
+        let served = Reply::text("hi").with_usage(3, 4).for_request(&body);
+        assert_eq!(usages(&served), vec![usage(3, 4)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "chars_per_token must be positive")]
+    fn usage_from_request_rejects_a_zero_ratio() {
+        let _ = Reply::text("hi").with_usage_from_request(0.0);
+    }
 }

@@ -5,6 +5,8 @@
 //! HTTP/1.1, one request per connection (`Connection: close`). Each
 //! `POST /v1/chat/completions` is recorded (JSON body and headers) and answered with
 //! the next `Reply` of the script; when the script runs out the answer is a loud 500.
+//! A reply built `with_usage_from_request` gets its usage computed from the body of the
+//! request it answers (`Reply::for_request`).
 //! `GET /v1/models` lists one model, anything else is a 404. Streaming bodies are
 //! close-delimited SSE, written step by step so pauses and cuts happen where the
 //! script puts them. Dropping the server stops it and every open connection.
@@ -32,9 +34,14 @@ pub struct ScriptedServer {
     task: JoinHandle<()>,
 }
 
+/// Answers some requests by their body instead of the script: `Some(reply)` takes the
+/// request, `None` leaves it to the next scripted reply.
+pub type Router = Arc<dyn Fn(&Value) -> Option<Reply> + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     script: VecDeque<Reply>,
+    router: Option<Router>,
     requests: Vec<Value>,
     headers: Vec<Vec<(String, String)>>,
     served: usize,
@@ -44,10 +51,25 @@ impl ScriptedServer {
     /// Binds 127.0.0.1:0 and starts serving `replies` in order; fails only if no local
     /// port can be bound. Must be called inside a tokio runtime.
     pub async fn start(replies: Vec<Reply>) -> std::io::Result<ScriptedServer> {
+        Self::serve(replies, None).await
+    }
+
+    /// Like [`start`](Self::start), but `router` sees each chat request first and may
+    /// answer it itself (say, every compaction request, wherever it falls in the script);
+    /// the requests it answers do not use up the script.
+    pub async fn start_routed(
+        replies: Vec<Reply>,
+        router: Router,
+    ) -> std::io::Result<ScriptedServer> {
+        Self::serve(replies, Some(router)).await
+    }
+
+    async fn serve(replies: Vec<Reply>, router: Option<Router>) -> std::io::Result<ScriptedServer> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State {
             script: replies.into(),
+            router,
             ..State::default()
         }));
         let task = tokio::spawn(accept_loop(listener, state.clone()));
@@ -192,7 +214,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Picks the reply; a chat request is recorded and consumes the script under one lock,
-/// so `requests()[i]` is always the request that got reply `i`.
+/// so `requests()[i]` is always the request that got reply `i`, and the reply is fitted
+/// to that request (`Reply::for_request`).
 fn route(request: &Request, state: &Mutex<State>) -> Reply {
     match (request.method.as_str(), request.path.as_str()) {
         ("POST", "/v1/chat/completions") => {
@@ -200,19 +223,21 @@ fn route(request: &Request, state: &Mutex<State>) -> Reply {
                 Value::String(String::from_utf8_lossy(&request.body).into_owned())
             });
             let mut state = lock(state);
-            state.requests.push(body);
-            state.headers.push(request.headers.clone());
-            let number = state.requests.len();
-            match state.script.pop_front() {
+            let number = state.requests.len() + 1;
+            let routed = state.router.as_ref().and_then(|router| router(&body));
+            let reply = match routed.or_else(|| state.script.pop_front()) {
                 Some(reply) => {
                     state.served += 1;
-                    reply
+                    reply.for_request(&body)
                 }
                 None => Reply::error(
                     500,
                     &format!("scripted server: no reply left for request {number}"),
                 ),
-            }
+            };
+            state.requests.push(body);
+            state.headers.push(request.headers.clone());
+            reply
         }
         ("GET", "/v1/models") => Reply::json(
             200,
@@ -306,5 +331,85 @@ fn reason(status: u16) -> &'static str {
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
         _ => "Status",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reply::request_chars;
+    use super::*;
+
+    /// POSTs `body` and returns the `usage` of every data event that has one.
+    async fn usages(server: &ScriptedServer, body: &Value) -> Vec<Value> {
+        let text = reqwest::Client::new()
+            .post(format!("{}/chat/completions", server.base_url()))
+            .json(body)
+            .send()
+            .await
+            .expect("request reaches the scripted server")
+            .text()
+            .await
+            .expect("whole SSE body");
+        assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+        text.split("\n\n")
+            .filter_map(|event| event.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .filter_map(|event| event.get("usage").filter(|u| !u.is_null()).cloned())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn usage_from_request_is_computed_from_the_body_being_answered() {
+        let first = json!({
+            "model": "m",
+            "messages": [
+                { "role": "system", "content": "You are terse." },
+                { "role": "user", "content": "Fix the test, please." },
+            ],
+            "tools": [{ "type": "function", "function": { "name": "bash" } }],
+        });
+        let second = json!({
+            "model": "m",
+            "messages": [
+                { "role": "user", "content": "hi" },
+                { "role": "assistant", "content": null, "tool_calls": [
+                    { "id": "c", "type": "function",
+                      "function": { "name": "bash", "arguments": "{\"command\":\"ls\"}" } },
+                ] },
+                { "role": "tool", "tool_call_id": "c", "content": "a.txt" },
+            ],
+        });
+        let server = ScriptedServer::start(vec![
+            Reply::text("ok").with_usage_from_request(3.0),
+            Reply::text("ok")
+                .with_usage(0, 42)
+                .with_usage_from_request(2.5),
+            Reply::text("fixed").with_usage(7, 8),
+        ])
+        .await
+        .unwrap();
+
+        let chars = request_chars(&first);
+        let prompt = (chars as f64 / 3.0).ceil() as u64;
+        assert_eq!(
+            usages(&server, &first).await,
+            vec![json!({ "prompt_tokens": prompt, "completion_tokens": 10,
+                         "total_tokens": prompt + 10 })]
+        );
+
+        // 2+8 + (4+16+24+8) + (5+16+8) = 91 chars; at 2.5 per token, ceil(36.4) = 37.
+        assert_eq!(request_chars(&second), 91);
+        assert_eq!(
+            usages(&server, &second).await,
+            vec![json!({ "prompt_tokens": 37, "completion_tokens": 42, "total_tokens": 79 })]
+        );
+
+        // A reply with fixed usage ignores the request.
+        assert_eq!(
+            usages(&server, &second).await,
+            vec![json!({ "prompt_tokens": 7, "completion_tokens": 8, "total_tokens": 15 })]
+        );
+        assert_eq!(server.requests(), vec![first, second.clone(), second]);
+        assert_eq!(server.served(), 3);
     }
 }

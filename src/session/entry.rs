@@ -33,8 +33,22 @@ pub enum Entry {
     Message { message: Message },
     /// The whole todo list after a change.
     Todos { todos: Vec<Todo> },
-    /// The history that replaces everything before it (the system prompt left out).
-    Compaction { history: Vec<Message> },
+    /// The history that replaces everything before it (the system prompt left out), and
+    /// the position in it of the compaction's handoff note, if it has one.
+    Compaction {
+        history: Vec<Message>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<usize>,
+    },
+    /// Old tool results cut to `stub_chars` characters (layer 2): their positions in the
+    /// history as it stands (the system prompt left out).
+    Stubbed {
+        stub_chars: usize,
+        indices: Vec<usize>,
+    },
+    /// Old tool results replaced by the "dropped" note (layer 3): their positions in the
+    /// history as it stands (the system prompt left out).
+    Dropped { indices: Vec<usize> },
     /// The user allowed something for the rest of the session.
     Rule { grant: StoredGrant },
     /// A name for the session: automatic from the first user message, or a rename.
@@ -54,8 +68,20 @@ impl Entry {
         Entry::Todos { todos }
     }
 
+    /// A history that replaces everything before it, without a handoff note.
     pub fn compaction(history: Vec<Message>) -> Entry {
-        Entry::Compaction { history }
+        Entry::Compaction {
+            history,
+            summary: None,
+        }
+    }
+
+    /// A compacted history whose handoff note is at `summary`.
+    pub fn compacted(history: Vec<Message>, summary: usize) -> Entry {
+        Entry::Compaction {
+            history,
+            summary: Some(summary),
+        }
     }
 
     pub fn rule(grant: &Grant) -> Entry {
@@ -79,6 +105,8 @@ impl Entry {
             Entry::Message { .. } => "message",
             Entry::Todos { .. } => "todos",
             Entry::Compaction { .. } => "compaction",
+            Entry::Stubbed { .. } => "stubbed",
+            Entry::Dropped { .. } => "dropped",
             Entry::Rule { .. } => "rule",
             Entry::Title { .. } => "title",
         }

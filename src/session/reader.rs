@@ -30,6 +30,8 @@ pub struct LoadedSession {
     pub transcript: Vec<Message>,
     /// Positions in `transcript` where a compaction replaced the history.
     pub compactions: Vec<usize>,
+    /// The position in `history` of the last compaction's handoff note, if it has one.
+    pub summary: Option<usize>,
     /// The latest todo list.
     pub todos: Vec<Todo>,
     /// The rules the user allowed for the session, in order, without repeats.
@@ -63,6 +65,8 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     let mut history = Vec::new();
     let mut transcript = Vec::new();
     let mut compactions = Vec::new();
+    let mut summary = None;
+    let mut misplaced = 0;
     let mut todos = Vec::new();
     let mut rules: Vec<Grant> = Vec::new();
     let mut message_count = 0;
@@ -83,9 +87,35 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
             Entry::Todos { todos: list } => todos = list,
             Entry::Compaction {
                 history: replacement,
+                summary: note,
             } => {
+                summary = note.filter(|&i| i < replacement.len());
                 history = replacement;
                 compactions.push(transcript.len());
+            }
+            Entry::Stubbed {
+                stub_chars,
+                indices,
+            } => {
+                for i in indices {
+                    match history.get_mut(i) {
+                        Some(Message::Tool { content, .. }) => {
+                            if let Some(short) = crate::context::stubs::stub(content, stub_chars) {
+                                *content = short;
+                            }
+                        }
+                        _ => misplaced += 1,
+                    }
+                }
+            }
+            Entry::Dropped { indices } => {
+                for i in indices {
+                    if !crate::context::drop::drop_at(&mut history, i)
+                        && !matches!(history.get(i), Some(Message::Tool { .. }))
+                    {
+                        misplaced += 1;
+                    }
+                }
             }
             Entry::Rule { grant } => {
                 let grant = Grant::from(grant);
@@ -109,7 +139,16 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
             rein_version: String::new(),
         }
     });
+    if misplaced > 0 {
+        notices.push(format!(
+            "{misplaced} trimmed tool result{} did not match the history and {} left whole",
+            plural(misplaced),
+            if misplaced == 1 { "was" } else { "were" }
+        ));
+    }
     let fixed = repair(&mut history);
+    // Repairs never touch a user message, but a note must be one to count.
+    let summary = summary.filter(|&i| matches!(history.get(i), Some(Message::User { .. })));
     repair(&mut transcript);
     if fixed.synthetic > 0 {
         notices.push(format!(
@@ -139,6 +178,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
         history,
         transcript,
         compactions,
+        summary,
         todos,
         rules,
         message_count,

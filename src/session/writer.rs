@@ -154,11 +154,12 @@ impl SessionWriter {
                     "the meta entry is written once, when the session is created",
                 ))
             }
-            Entry::Compaction { history }
+            Entry::Compaction { history, summary }
                 if matches!(history.first(), Some(Message::System { .. })) =>
             {
                 return self.write_entry(&Entry::Compaction {
                     history: history[1..].to_vec(),
+                    summary: summary.and_then(|i| i.checked_sub(1)),
                 })
             }
             _ => {}

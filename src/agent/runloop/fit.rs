@@ -1,0 +1,298 @@
+//! Keeping the history inside the window: the token count, and layers 2 to 4 as the agent
+//! runs them (the text work is in [`crate::context`]).
+//!
+//! Before each request [`Agent::fit_context`] compares the count with the budget
+//! (`compact_at` of the window). Under it, nothing changes, so the requests of a turn extend
+//! each other byte for byte. Over it, the layers run in order until one is enough: stubs
+//! (which otherwise run only when a turn ends), then drops (down to halfway between
+//! `compact_to` and `compact_at`, so the next requests extend the dropped history for a
+//! while), then a compaction (down to `compact_to`). Each rewrite is recorded in the
+//! session file and reported as an event, followed by the new count.
+
+use super::Agent;
+use crate::agent::events::{AgentEvent, ContextStats, Usage};
+use crate::agent::Message;
+use crate::context::budget::{self, Breakdown};
+use crate::context::{compact, drop, stubs};
+use crate::session::Entry;
+
+/// Characters of the note's wrapper and the acknowledgement after it.
+const NOTE_WRAPPER_CHARS: usize = 400;
+
+/// How a compaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Compaction {
+    Done,
+    /// Nothing could be summarised; nothing changed.
+    Nothing,
+    /// The model call failed (the history is unchanged), or the result is still over budget.
+    Failed,
+    /// The user interrupted; the history is unchanged.
+    Interrupted,
+}
+
+impl Agent {
+    /// Tokens the next request holds (the one number the gauge and thresholds use).
+    pub(super) fn used(&self) -> u64 {
+        self.meter.used(
+            self.history.messages(),
+            self.reminder_chars,
+            self.tools_chars,
+        )
+    }
+
+    /// Tell the front end the context's size now.
+    pub(super) fn emit_context(&self) {
+        let messages = self.history.messages();
+        self.emit(AgentEvent::Context(ContextStats {
+            tokens: self.used(),
+            window: self.config.context.window,
+            compact_at: self.config.context.compact_at,
+            estimated: self.meter.estimated(),
+            chars_per_token: self.meter.chars_per_token(),
+            messages: messages.len(),
+            breakdown: Breakdown::of(
+                &self.meter,
+                messages,
+                self.history.summary(),
+                self.reminder_chars,
+                self.tools_chars,
+            ),
+        }));
+    }
+
+    /// Make the next request fit the budget, cheapest layer first. False when the user
+    /// interrupted a compaction.
+    pub(super) async fn fit_context(&mut self) -> bool {
+        let budget = self.config.context.budget();
+        if self.used() <= budget {
+            return true;
+        }
+        self.stub_old_results();
+        if self.used() <= budget {
+            return true;
+        }
+        self.drop_old_results();
+        if self.used() <= budget {
+            return true;
+        }
+        if self.compaction_failed == Some(self.turns) {
+            // Tried and failed in this turn: the request goes as it is.
+            return true;
+        }
+        match self.compact(None, true).await {
+            Compaction::Interrupted => false,
+            Compaction::Failed | Compaction::Nothing => {
+                self.compaction_failed = Some(self.turns);
+                true
+            }
+            Compaction::Done => true,
+        }
+    }
+
+    /// Layer 2: stub old tool results (at a turn's end, or when the window calls for it).
+    pub(super) fn stub_old_results(&mut self) {
+        let (stub_chars, keep_recent) = (
+            self.config.context.stub_chars,
+            self.config.context.keep_recent,
+        );
+        let Some(trimmed) =
+            stubs::stub_old_results(self.history.messages_mut(), stub_chars, keep_recent)
+        else {
+            return;
+        };
+        self.meter.history_rewritten();
+        self.record(Entry::Stubbed {
+            stub_chars,
+            indices: stored_positions(&trimmed.indices),
+        });
+        self.emit(AgentEvent::ContextTrimmed {
+            stubbed: trimmed.stubbed,
+            before_chars: trimmed.before_chars,
+            after_chars: trimmed.after_chars,
+        });
+    }
+
+    /// Layer 3: replace the oldest tool results by a note until the estimate is down to
+    /// the drop target, never within the most recent messages.
+    fn drop_old_results(&mut self) {
+        let target = self.config.context.drop_target();
+        let keep_recent = self.config.context.keep_recent;
+        let before = self.used();
+        let meter = self.meter.clone();
+        let extra = self.reminder_chars + self.tools_chars;
+        let fits = |h: &[Message]| meter.tokens_for(budget::messages_chars(h) + extra) <= target;
+        let Some(dropped) = drop::drop_old_results(self.history.messages_mut(), keep_recent, fits)
+        else {
+            return;
+        };
+        self.meter.history_rewritten();
+        self.record(Entry::Dropped {
+            indices: stored_positions(&dropped.indices),
+        });
+        self.emit(AgentEvent::ResultsDropped {
+            dropped: dropped.indices.len(),
+            before_tokens: before,
+            after_tokens: self.used(),
+        });
+    }
+
+    /// `/compact [focus]`: the whole conversation becomes a handoff note.
+    pub(super) async fn compact_on_demand(&mut self, focus: Option<String>) {
+        if self.history.stored().is_empty() {
+            self.emit(AgentEvent::Notice {
+                message: "nothing to compact yet: the conversation is empty".to_string(),
+            });
+            return;
+        }
+        self.compact(focus, false).await;
+        self.emit_context();
+    }
+
+    /// Layer 4: have the model write a handoff note for the older part of the history and
+    /// keep only the note and the most recent messages (none when `auto` is false). On
+    /// any failure the history stays as it was.
+    pub(super) async fn compact(&mut self, focus: Option<String>, auto: bool) -> Compaction {
+        let context = self.config.context.clone();
+        let messages = self.history.messages();
+        // Room for the note: a twentieth of the window, within reason.
+        let note_tokens = (context.window / 20).clamp(200, 4000);
+        let start = if auto {
+            let fixed = self.meter.tokens_for(
+                budget::message_chars(&messages[0])
+                    + self.tools_chars
+                    + self.reminder_chars
+                    + NOTE_WRAPPER_CHARS,
+            );
+            let tail = context
+                .compact_target()
+                .saturating_sub(fixed.saturating_add(note_tokens));
+            compact::tail_start(messages, 1, self.meter.chars_for(tail))
+        } else {
+            messages.len()
+        };
+        if start <= 1 {
+            self.emit(AgentEvent::CompactionFailed {
+                message: "nothing to compact: the most recent messages alone fill the budget"
+                    .to_string(),
+            });
+            return Compaction::Nothing;
+        }
+        let part = &messages[1..start];
+        let earlier_note = self.history.summary().filter(|&i| i < start).map(|i| i - 1);
+        let prompt = compact::prompt(compact::words_for(note_tokens));
+        // Each piece, with the prompt and the note so far, must fit the summariser's window
+        // (taken to be the agent's) with room for the new note.
+        let piece_tokens = context
+            .budget()
+            .saturating_sub(self.meter.tokens_for(prompt.len()) + 2 * note_tokens)
+            .max(500);
+        let pieces = compact::pieces(part, earlier_note, self.meter.chars_for(piece_tokens));
+        let summarised = part.len();
+        let before = self.used();
+        self.emit(AgentEvent::CompactionStarted {
+            auto,
+            messages: summarised,
+            pieces: pieces.len(),
+        });
+        let client = if context.compact_model.is_empty() {
+            self.client.clone()
+        } else {
+            self.client.with_model(&context.compact_model)
+        };
+        let no_tools = serde_json::Value::Array(Vec::new());
+        let events = self.events.clone();
+        let mut on_event = |event: crate::agent::client::ClientEvent<'_>| {
+            if let crate::agent::client::ClientEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } = event
+            {
+                let _ = events.send(AgentEvent::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay,
+                    reason,
+                });
+            }
+        };
+        let mut note: Option<String> = None;
+        let mut usage = Usage::default();
+        let count = pieces.len();
+        for (i, piece) in pieces.iter().enumerate() {
+            let request =
+                compact::request(&prompt, piece, i, count, note.as_deref(), focus.as_deref());
+            let result = self
+                .inbox
+                .run_until(client.stream_chat(&request, &no_tools, &mut on_event))
+                .await;
+            let reply = match result {
+                None => {
+                    self.emit(AgentEvent::CompactionFailed {
+                        message: "compaction interrupted; the conversation is unchanged"
+                            .to_string(),
+                    });
+                    return Compaction::Interrupted;
+                }
+                Some(Err(e)) => {
+                    self.emit(AgentEvent::CompactionFailed {
+                        message: format!("compaction failed: {e}; the conversation is unchanged"),
+                    });
+                    return Compaction::Failed;
+                }
+                Some(Ok(reply)) => reply,
+            };
+            if let Some(u) = reply.usage {
+                usage.add(&u);
+            }
+            if reply.text.trim().is_empty() {
+                self.emit(AgentEvent::CompactionFailed {
+                    message: "compaction failed: the model wrote an empty handoff note; the \
+                              conversation is unchanged"
+                        .to_string(),
+                });
+                return Compaction::Failed;
+            }
+            if reply.finish_reason.as_deref() == Some("length") {
+                self.emit(AgentEvent::Notice {
+                    message: "the handoff note was cut off by the model's output token limit"
+                        .to_string(),
+                });
+            }
+            note = Some(reply.text);
+        }
+        let note = note.unwrap_or_default();
+        let tail = self.history.messages()[start..].to_vec();
+        let kept = tail.len();
+        self.history
+            .replace(compact::compacted(&note, &tail), Some(0));
+        self.meter.history_rewritten();
+        self.record(Entry::compacted(self.history.stored().to_vec(), 0));
+        let after = self.used();
+        self.emit(AgentEvent::Compacted {
+            auto,
+            before_tokens: before,
+            after_tokens: after,
+            summarised,
+            kept,
+            pieces: count,
+            note,
+            usage,
+        });
+        self.emit_context();
+        if auto && after > context.budget() {
+            self.emit(AgentEvent::Notice {
+                message: "the compacted conversation is still over the context budget".to_string(),
+            });
+            return Compaction::Failed;
+        }
+        Compaction::Done
+    }
+}
+
+/// Positions in the agent's history (system prompt at 0) as positions in the stored part.
+fn stored_positions(indices: &[usize]) -> Vec<usize> {
+    indices.iter().filter_map(|i| i.checked_sub(1)).collect()
+}

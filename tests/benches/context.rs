@@ -1,0 +1,210 @@
+//! The context layers over a long session: `cargo bench --bench context`.
+//!
+//! A scripted session of 200 model calls (20 user turns of 10 calls: 9 `bash` calls whose
+//! outputs range from 600 to 42 000 characters, then a 1 500-character answer) runs
+//! through the real agent loop against the scripted server twice: with the layers (cap,
+//! stubs, drop, compaction in a 32 000-token window) and without them (nothing capped,
+//! stubbed, dropped or compacted; the window never fills). The server reports usage at 4
+//! characters a token and answers compaction requests with a 1 200-character note.
+//!
+//! Reported from the request bodies the server received: total prompt tokens sent (main
+//! and compaction requests), peak context use (the largest main request, and its share of
+//! the window), the share of each main request that repeats the previous one's leading
+//! messages unchanged (what a provider's prefix cache can reuse; mean over requests, and
+//! over all tokens), and how often each layer fired.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig};
+use rein::context::ContextConfig;
+use rein::permissions::AllowAll;
+use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
+use serde_json::{json, Value};
+use support::{request_chars, Reply, ScriptedServer};
+
+const TURNS: usize = 20;
+const CALLS_PER_TURN: usize = 9;
+const WINDOW: u64 = 32_000;
+/// Lines of output of the calls, in turn (about 60 characters a line).
+const LINES: [usize; 9] = [10, 50, 200, 700, 30, 120, 400, 15, 80];
+
+fn command(i: usize) -> String {
+    let lines = LINES[i % LINES.len()];
+    format!("seq -f 'build log line %g: compiling a module of the project, all fine' 1 {lines}")
+}
+
+fn prose(words: usize, seed: usize) -> String {
+    (0..words)
+        .map(|i| {
+            [
+                "the", "parser", "now", "reads", "each", "token", "once", "and",
+            ][(i + seed) % 8]
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn script() -> Vec<Reply> {
+    let mut replies = Vec::new();
+    for turn in 0..TURNS {
+        for call in 0..CALLS_PER_TURN {
+            let i = turn * CALLS_PER_TURN + call;
+            let args = json!({ "command": command(i) }).to_string();
+            replies.push(
+                Reply::text_then_tool_calls(&prose(35, i), &[("bash", &args)])
+                    .with_usage_from_request(4.0),
+            );
+        }
+        replies.push(Reply::text(&prose(260, turn)).with_usage_from_request(4.0));
+    }
+    replies
+}
+
+fn is_compaction(request: &Value) -> bool {
+    request["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains("handoff note for a coding agent"))
+}
+
+#[derive(Default)]
+struct Stats {
+    main_requests: usize,
+    compaction_requests: usize,
+    total_tokens: u64,
+    peak_tokens: u64,
+    mean_prefix_share: f64,
+    token_prefix_share: f64,
+    stubbed: usize,
+    dropped: usize,
+    compactions: usize,
+    wall: Duration,
+}
+
+fn tokens(chars: usize) -> u64 {
+    (chars as u64).div_ceil(4)
+}
+
+fn message_chars(message: &Value) -> usize {
+    request_chars(&json!({ "messages": [message] }))
+}
+
+async fn session(layers: bool) -> Stats {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let note = prose(170, 3);
+    let server = ScriptedServer::start_routed(
+        script(),
+        Arc::new(move |request: &Value| {
+            is_compaction(request).then(|| Reply::text(&note).with_usage_from_request(4.0))
+        }),
+    )
+    .await
+    .unwrap();
+    let context = if layers {
+        ContextConfig {
+            window: WINDOW,
+            spill_dir: Some(spill.path().to_path_buf()),
+            ..ContextConfig::default()
+        }
+    } else {
+        ContextConfig {
+            cap_chars: usize::MAX,
+            stub_chars: usize::MAX,
+            window: u64::MAX / 2,
+            spill_dir: None,
+            ..ContextConfig::default()
+        }
+    };
+    let config = AgentConfig {
+        client: ClientConfig::new(server.base_url(), "", "bench"),
+        root: project.path().to_path_buf(),
+        bash_timeout: Duration::from_secs(20),
+        max_steps: 50,
+        subagent_max_steps: 12,
+        policy: Arc::new(AllowAll),
+        sandbox: Arc::new(Sandbox::off(project.path())),
+        skills: Arc::new(SkillSet::empty()),
+        context,
+    };
+    let mut handle = agent::spawn(config).unwrap();
+    let mut stats = Stats::default();
+    let start = Instant::now();
+    for turn in 0..TURNS {
+        handle.send(AgentCommand::UserMessage(format!(
+            "turn {turn}: build the project and tell me what you see"
+        )));
+        loop {
+            match handle.events.recv().await.expect("agent alive") {
+                AgentEvent::ContextTrimmed { .. } => stats.stubbed += 1,
+                AgentEvent::ResultsDropped { .. } => stats.dropped += 1,
+                AgentEvent::Compacted { .. } => stats.compactions += 1,
+                AgentEvent::Error { message } => panic!("{message}"),
+                AgentEvent::TurnFinished { .. } => break,
+                _ => {}
+            }
+        }
+    }
+    stats.wall = start.elapsed();
+    let requests = server.requests();
+    let mut previous: Option<&Vec<Value>> = None;
+    let (mut share_sum, mut prefix_chars, mut all_chars) = (0.0, 0usize, 0usize);
+    for request in &requests {
+        let size = request_chars(request);
+        stats.total_tokens += tokens(size);
+        if is_compaction(request) {
+            stats.compaction_requests += 1;
+            continue;
+        }
+        stats.main_requests += 1;
+        stats.peak_tokens = stats.peak_tokens.max(tokens(size));
+        let messages = request["messages"].as_array().unwrap();
+        if let Some(before) = previous {
+            let same: usize = messages
+                .iter()
+                .zip(before.iter())
+                .take_while(|(a, b)| a == b)
+                .map(|(m, _)| message_chars(m))
+                .sum();
+            share_sum += same as f64 / size as f64;
+            prefix_chars += same;
+            all_chars += size;
+        }
+        previous = Some(messages);
+    }
+    let pairs = stats.main_requests.saturating_sub(1).max(1) as f64;
+    stats.mean_prefix_share = share_sum / pairs;
+    stats.token_prefix_share = prefix_chars as f64 / all_chars.max(1) as f64;
+    stats
+}
+
+fn row(label: &str, s: &Stats) -> String {
+    format!(
+        "| {label} | {} + {} | {:.2} M | {:.1}k ({:.0} % of 32k) | {:.1} % | {:.1} % | {} / {} / {} | {:.1} s |",
+        s.main_requests,
+        s.compaction_requests,
+        s.total_tokens as f64 / 1e6,
+        s.peak_tokens as f64 / 1000.0,
+        s.peak_tokens as f64 * 100.0 / WINDOW as f64,
+        s.mean_prefix_share * 100.0,
+        s.token_prefix_share * 100.0,
+        s.stubbed,
+        s.dropped,
+        s.compactions,
+        s.wall.as_secs_f64(),
+    )
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let with = runtime.block_on(session(true));
+    let without = runtime.block_on(session(false));
+    println!("| layers | requests (main + compaction) | prompt tokens sent | peak context | prefix repeated (mean) | prefix repeated (all tokens) | stubs / drops / compactions | wall |");
+    println!("|---|---|---|---|---|---|---|---|");
+    println!("{}", row("with", &with));
+    println!("{}", row("without", &without));
+}

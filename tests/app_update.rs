@@ -5,10 +5,11 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
-use rein::agent::{AgentCommand, AgentEvent, TurnOutcome, Usage};
+use rein::agent::{AgentCommand, AgentEvent, ContextStats, TurnOutcome, Usage};
 use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo, ToolStatus};
 use rein::app::update::{update_at, TOP};
 use rein::app::{AppEvent, Effect};
+use rein::context::budget::Breakdown;
 use rein::tools::write_todos::{Todo, TodoStatus};
 
 // ---- helpers ----------------------------------------------------------------------------
@@ -465,39 +466,278 @@ fn notices_errors_and_retries() {
 
 // ---- gauge ------------------------------------------------------------------------------
 
+/// The agent's count, as it sends it after a reply or a rewrite of the history.
+fn stats(tokens: u64, chars_per_token: f64, estimated: bool) -> ContextStats {
+    ContextStats {
+        tokens,
+        window: 100_000,
+        compact_at: 0.8,
+        estimated,
+        chars_per_token,
+        messages: 12,
+        breakdown: Breakdown {
+            system: 2_000,
+            tools: 3_000,
+            user: 500,
+            assistant: 1_500,
+            tool_results: tokens.saturating_sub(7_000),
+            summary: 0,
+            reminder: 0,
+        },
+    }
+}
+
 #[test]
-fn the_gauge_adds_what_came_since_the_last_usage_report() {
+fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
     let mut s = Script::new();
     s.turn("12345678"); // 8 characters
     assert_eq!(s.app.gauge.added_chars, 8);
     s.agent(AgentEvent::ReasoningDelta {
-        text: "abcd".into(),
+        text: "never sent back".into(),
     });
     s.agent(AgentEvent::TextDelta {
         text: "héllo".into(),
     });
-    assert_eq!(s.app.gauge.added_chars, 17, "characters, not bytes");
-    s.agent(AgentEvent::Usage(Usage {
-        prompt_tokens: 1000,
-        completion_tokens: 50,
-        total_tokens: 1050,
-        estimated: true,
-    }));
-    assert_eq!(s.app.gauge.reported, 1050);
+    assert_eq!(
+        s.app.gauge.added_chars, 13,
+        "characters, not bytes; no reasoning"
+    );
+    assert_eq!(s.app.gauge.used(), 4, "four characters a token until told");
+
+    // The count after the reply replaces the estimate; the window and threshold come with it.
+    s.agent(AgentEvent::Context(stats(20_000, 2.5, false)));
+    assert_eq!(s.app.gauge.reported, 20_000);
     assert_eq!(s.app.gauge.added_chars, 0);
-    assert!(s.app.gauge.estimated);
+    assert_eq!(s.app.gauge.limit, 100_000);
+    assert_eq!(s.app.gauge.compact_at, 0.8);
+    assert!(!s.app.gauge.estimated);
+    assert_eq!(s.app.context.map(|c| c.messages), Some(12));
+
+    // What streams in afterwards counts at 2.5 characters a token, not 4.
     s.tool("t", "bash", serde_json::json!({ "command": "ls" }));
     s.finish_tool("t", "bash", &"x".repeat(400), false);
     assert_eq!(s.app.gauge.added_chars, 400);
-    assert_eq!(s.app.gauge.used(), 1150);
+    assert_eq!(s.app.gauge.used(), 20_160);
+
+    // Usage no longer moves the gauge: the agent's count is the one number.
     s.agent(AgentEvent::Usage(Usage {
-        prompt_tokens: 1500,
-        completion_tokens: 0,
-        total_tokens: 1500,
+        prompt_tokens: 90_000,
+        completion_tokens: 10,
+        total_tokens: 90_010,
         estimated: false,
     }));
-    assert_eq!(s.app.gauge.used(), 1500);
-    assert!(!s.app.gauge.estimated);
+    assert_eq!(s.app.gauge.used(), 20_160);
+
+    s.agent(AgentEvent::Context(stats(21_000, 2.5, false)));
+    assert_eq!(s.app.gauge.used(), 21_000);
+}
+
+#[test]
+fn the_gauge_drops_at_once_after_a_compaction() {
+    let mut s = Script::new();
+    s.agent(AgentEvent::Context(stats(85_000, 3.0, false)));
+    s.turn("go on");
+    s.agent(AgentEvent::CompactionStarted {
+        auto: true,
+        messages: 58,
+        pieces: 1,
+    });
+    s.agent(compacted(85_000, 30_000));
+    s.agent(AgentEvent::Context(stats(30_000, 3.0, false)));
+    assert_eq!(s.app.gauge.used(), 30_000);
+}
+
+// ---- context and compaction -------------------------------------------------------------
+
+fn compacted(before_tokens: u64, after_tokens: u64) -> AgentEvent {
+    AgentEvent::Compacted {
+        auto: false,
+        before_tokens,
+        after_tokens,
+        summarised: 58,
+        kept: 6,
+        pieces: 1,
+        note: "## Goal\nFix the tab handling.\n## Done\nparse_line splits on spaces.".into(),
+        usage: Usage::default(),
+    }
+}
+
+fn compact_commands(effects: &[Effect]) -> Vec<Option<String>> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Agent(AgentCommand::Compact { focus }) => Some(focus.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn compact_sends_the_command_with_and_without_a_focus() {
+    let mut s = Script::new();
+    assert_eq!(compact_commands(&s.send("/compact")), vec![None]);
+    assert_eq!(
+        compact_commands(&s.send("/compact   keep the parser plan  ")),
+        vec![Some("keep the parser plan".to_string())]
+    );
+    assert_eq!(compact_commands(&s.send("/COMPACT  ")), vec![None]);
+    assert!(s.notices().is_empty(), "idle: it runs now, nothing to say");
+    assert_eq!(
+        s.app.activity,
+        Activity::Idle,
+        "the agent says when it starts"
+    );
+}
+
+#[test]
+fn compact_during_a_turn_says_it_is_queued() {
+    let mut s = Script::new();
+    s.turn("a long job");
+    let effects = s.send("/compact");
+    assert_eq!(
+        compact_commands(&effects),
+        vec![None],
+        "the agent queues it"
+    );
+    assert_eq!(
+        s.notices(),
+        vec![(
+            NoticeKind::Info,
+            "compaction queued: it runs when this turn ends".to_string()
+        )]
+    );
+    assert!(s.app.composer.queued.is_empty(), "not a message");
+}
+
+#[test]
+fn a_compaction_shows_while_it_runs_then_as_a_folded_cell() {
+    let mut s = Script::new();
+    s.send("/compact");
+    s.advance(Duration::from_secs(1));
+    s.agent(AgentEvent::CompactionStarted {
+        auto: false,
+        messages: 58,
+        pieces: 1,
+    });
+    assert!(
+        matches!(s.app.activity, Activity::Compacting { messages: 58, in_turn: false, since } if since == s.now),
+        "{:?}",
+        s.app.activity
+    );
+    assert!(s.app.busy(), "Esc interrupts it; messages wait for it");
+    s.agent(compacted(109_000, 38_000));
+    assert_eq!(s.app.activity, Activity::Idle, "nothing was running before");
+    let cell = match s.cells() {
+        [Cell::Compaction(c)] => c,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        cell.summary,
+        "compacted: 109k → 38k tokens (58 messages summarised, 6 kept)"
+    );
+    assert!(cell.note.contains("Fix the tab handling."));
+    assert!(!cell.expanded, "folded by default");
+    // Ctrl-O unfolds the last thing with something folded: here the note.
+    s.ctrl('o');
+    assert!(matches!(s.cells(), [Cell::Compaction(c)] if c.expanded));
+    s.ctrl('o');
+    assert!(matches!(s.cells(), [Cell::Compaction(c)] if !c.expanded));
+}
+
+#[test]
+fn an_automatic_compaction_mid_turn_goes_back_to_thinking() {
+    let mut s = Script::new();
+    s.turn("go on");
+    s.tool("t", "bash", serde_json::json!({ "command": "ls" }));
+    s.finish_tool("t", "bash", "a\nb", false);
+    s.agent(AgentEvent::CompactionStarted {
+        auto: true,
+        messages: 30,
+        pieces: 2,
+    });
+    assert!(matches!(
+        s.app.activity,
+        Activity::Compacting { in_turn: true, .. }
+    ));
+    s.advance(Duration::from_secs(5));
+    s.agent(compacted(90_000, 30_000));
+    assert_eq!(s.app.activity, Activity::Thinking { since: s.now });
+    // The newest folded thing is the note now.
+    s.ctrl('o');
+    assert!(!s.tool_cell("t").expanded);
+}
+
+#[test]
+fn a_failed_compaction_is_an_error_and_the_activity_goes_back() {
+    let mut s = Script::new();
+    s.send("/compact");
+    s.agent(AgentEvent::CompactionStarted {
+        auto: false,
+        messages: 10,
+        pieces: 1,
+    });
+    s.agent(AgentEvent::CompactionFailed {
+        message: "compaction failed: HTTP 500; the conversation is unchanged".into(),
+    });
+    assert_eq!(
+        s.notices(),
+        vec![(
+            NoticeKind::Error,
+            "compaction failed: HTTP 500; the conversation is unchanged".to_string()
+        )]
+    );
+    assert_eq!(s.app.activity, Activity::Idle);
+
+    s.turn("x");
+    s.agent(AgentEvent::CompactionStarted {
+        auto: true,
+        messages: 10,
+        pieces: 1,
+    });
+    s.agent(AgentEvent::CompactionFailed {
+        message: "compaction interrupted; the conversation is unchanged".into(),
+    });
+    assert!(matches!(s.app.activity, Activity::Thinking { .. }));
+}
+
+#[test]
+fn dropped_results_are_a_notice() {
+    let mut s = Script::new();
+    s.agent(AgentEvent::ResultsDropped {
+        dropped: 3,
+        before_tokens: 110_000,
+        after_tokens: 70_000,
+    });
+    assert_eq!(
+        s.notices(),
+        vec![(
+            NoticeKind::Info,
+            "3 old tool results dropped to fit the context window, 110k → 70k tokens".to_string()
+        )]
+    );
+}
+
+#[test]
+fn context_opens_a_layer_that_follows_the_count_and_closes_with_esc_or_q() {
+    let mut s = Script::new();
+    assert!(s.send("/context").is_empty());
+    assert!(s.app.context_open);
+    // Keys go to the layer: typing does not reach the input.
+    s.plain(KeyCode::Char('x'));
+    assert_eq!(s.input(), [""]);
+    s.agent(AgentEvent::Context(stats(40_000, 3.5, false)));
+    assert_eq!(s.app.context.map(|c| c.tokens), Some(40_000));
+    assert!(s.app.context_open, "a new count keeps it open");
+    s.plain(KeyCode::Char('q'));
+    assert!(!s.app.context_open);
+    s.send("/context");
+    assert!(
+        s.plain(KeyCode::Esc).is_empty(),
+        "Esc closes, interrupts nothing"
+    );
+    assert!(!s.app.context_open);
+    s.type_text("q");
+    assert_eq!(s.input(), ["q"], "closed: keys edit the input again");
 }
 
 // ---- composer ---------------------------------------------------------------------------
@@ -673,6 +913,9 @@ fn slash_commands_run_and_unknown_ones_only_hint() {
     for needle in [
         "/clear",
         "/todos",
+        "/context",
+        "/compact [FOCUS]",
+        "Context (/context)",
         "/quit",
         "Ctrl-C",
         "PgUp",

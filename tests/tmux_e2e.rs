@@ -214,3 +214,61 @@ async fn resume_a_headless_session_from_the_picker() {
     assert!(screen.contains("continuing session"), "{screen}");
     tmux.send("", &["C-c"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_and_compact_from_the_dashboard() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        // No usage: every count stays rein's estimate.
+        Reply::text("The parser lives in **src/parse.rs**.").without_usage(),
+        // The handoff note `/compact` asks for.
+        Reply::text("The user asked where the parser is: src/parse.rs.").without_usage(),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("where is the parser?", &["Enter"]);
+    tmux.wait_for("the reply, and the status line's note", |s| {
+        s.contains("The parser lives in src/parse.rs.") && s.contains("ctx estimated")
+    })
+    .await;
+
+    tmux.send("/context", &["Enter"]);
+    let screen = tmux
+        .wait_for("the context layer", |s| s.contains("Context window"))
+        .await;
+    for needle in [
+        "tool schemas",
+        "assistant messages",
+        "at 4 characters a token",
+    ] {
+        assert!(screen.contains(needle), "{needle} missing:\n{screen}");
+    }
+    tmux.send("q", &[]);
+    tmux.wait_for("the layer to close", |s| !s.contains("Context window"))
+        .await;
+
+    tmux.send("/compact keep the file names", &["Enter"]);
+    tmux.wait_for("the compaction cell", |s| {
+        s.contains("⇊ compacted:") && s.contains("handoff note (1 line")
+    })
+    .await;
+    let summariser = server.requests().last().cloned().unwrap_or_default();
+    assert!(
+        summariser.to_string().contains("keep the file names"),
+        "the focus reaches the summariser: {summariser}"
+    );
+    tmux.send("", &["C-o"]);
+    tmux.wait_for("the note, expanded", |s| {
+        s.contains("│ The user asked where the parser is: src/parse.rs.")
+    })
+    .await;
+    tmux.send("", &["C-c"]);
+}

@@ -3,10 +3,15 @@
 //! A turn adds a user cell; deltas grow the live assistant (or reasoning) cell until the
 //! reply is complete; each tool call is a cell that goes Running → (WaitingApproval →)
 //! Done / Failed / Refused / Interrupted. The end of a turn closes whatever is still live.
-//! Everything the model will read again (user text, deltas, tool results) adds to the
-//! gauge's estimate until the server reports usage. A `task` call's cell carries its
-//! subagent's progress (steps, its own calls, its usage); none of that reaches the gauge,
-//! since only the task's result enters the main conversation.
+//! The gauge starts from the agent's count (`Context`, sent after every reply and every
+//! rewrite of the history); what the model will read again and arrives in between (user
+//! text, reply deltas, tool results) is added at the rate the agent learnt. A `task` call's
+//! cell carries its subagent's progress (steps, its own calls, its usage); none of that
+//! reaches the gauge, since only the task's result enters the main conversation.
+//!
+//! A compaction shows as the `Compacting` activity while the model writes the handoff note,
+//! then as a compaction cell (its summary line, the note folded), or an error when it
+//! failed; the activity then goes back to what was running before.
 
 use std::time::Instant;
 
@@ -38,8 +43,8 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             append_live(app, Live::Assistant, &text);
             streaming(app, now);
         }
+        // Reasoning is shown, never sent back: it does not count.
         AgentEvent::ReasoningDelta { text } => {
-            add_chars(app, &text);
             append_live(app, Live::Reasoning, &text);
             streaming(app, now);
         }
@@ -131,11 +136,9 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             }
         }
         AgentEvent::TodosUpdated { todos } => app.todos = todos,
-        AgentEvent::Usage(usage) => {
-            app.gauge.reported = usage.prompt_tokens.saturating_add(usage.completion_tokens);
-            app.gauge.added_chars = 0;
-            app.gauge.estimated = usage.estimated;
-        }
+        // The gauge follows the agent's count (`Context`); usage only says whether the
+        // server reports it at all.
+        AgentEvent::Usage(usage) => app.gauge.no_server_usage = usage.estimated,
         AgentEvent::Retrying {
             attempt,
             max_attempts,
@@ -167,23 +170,41 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             NoticeKind::Info,
             crate::context::drop::summary(dropped, before_tokens, after_tokens),
         ),
-        AgentEvent::CompactionStarted { .. } => {}
+        AgentEvent::CompactionStarted { messages, .. } => {
+            let in_turn = match app.activity {
+                Activity::Idle => false,
+                Activity::Compacting { in_turn, .. } => in_turn,
+                _ => true,
+            };
+            app.activity = Activity::Compacting {
+                messages,
+                in_turn,
+                since: now,
+            };
+        }
         AgentEvent::Compacted {
+            auto,
             before_tokens,
             after_tokens,
             summarised,
             kept,
+            note,
             ..
-        } => notice(
-            app,
-            NoticeKind::Info,
-            crate::context::compact::summary(before_tokens, after_tokens, summarised, kept),
-        ),
-        AgentEvent::CompactionFailed { message } => notice(app, NoticeKind::Error, message),
+        } => {
+            let summary =
+                crate::context::compact::summary(before_tokens, after_tokens, summarised, kept);
+            app.transcript
+                .cells
+                .push(Cell::compaction(auto, summary, note));
+            compaction_over(app, now);
+        }
+        AgentEvent::CompactionFailed { message } => {
+            notice(app, NoticeKind::Error, message);
+            compaction_over(app, now);
+        }
         AgentEvent::Context(stats) => {
-            app.gauge.reported = stats.tokens;
-            app.gauge.added_chars = 0;
-            app.gauge.estimated = stats.estimated;
+            app.gauge.apply(&stats);
+            app.context = Some(stats);
         }
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
@@ -193,6 +214,18 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
 
 fn notice(app: &mut App, kind: NoticeKind, text: String) {
     app.transcript.cells.push(Cell::notice(kind, text));
+}
+
+/// After a compaction: back to thinking when a turn (or a queued message) waits for it,
+/// else idle.
+fn compaction_over(app: &mut App, now: Instant) {
+    if let Activity::Compacting { in_turn, .. } = app.activity {
+        app.activity = if in_turn || !app.composer.queued.is_empty() {
+            Activity::Thinking { since: now }
+        } else {
+            Activity::Idle
+        };
+    }
 }
 
 fn add_chars(app: &mut App, text: &str) {

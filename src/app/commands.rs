@@ -1,5 +1,5 @@
 //! Slash commands typed in the input: `/help`, `/clear`, `/resume`, `/todos`, `/skills`,
-//! `/rename`, `/quit`.
+//! `/rename`, `/context`, `/compact`, `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
@@ -7,9 +7,8 @@
 
 use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
-use super::state::{App, Cell, NoticeKind, Scroll, Transcript};
+use super::state::{Activity, App, Cell, NoticeKind, Scroll, Transcript};
 use crate::agent::AgentCommand;
-use crate::app::state::Gauge;
 
 /// The commands, with what `/help` says about them.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -28,6 +27,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/rename NAME",
         "give this session a name (`rein sessions` lists them)",
     ),
+    ("/context", "show where the context window's tokens go"),
+    (
+        "/compact [FOCUS]",
+        "compact now: the conversation becomes a handoff note (FOCUS: what it should keep)",
+    ),
     ("/quit", "leave rein (also /exit)"),
 ];
 
@@ -41,6 +45,9 @@ pub enum Command {
     Skills,
     /// `/rename NAME`: the new title (empty when none was given).
     Rename(String),
+    Context,
+    /// `/compact [FOCUS]`: what the handoff note should keep, when given.
+    Compact(Option<String>),
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -53,20 +60,23 @@ pub fn parse(input: &str) -> Option<Command> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
         return None;
     }
+    let rest = || {
+        input
+            .trim_start()
+            .get(first.len()..)
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
     Some(match name.to_ascii_lowercase().as_str() {
         "help" => Command::Help,
         "clear" => Command::Clear,
         "resume" => Command::Resume,
         "todos" => Command::Todos,
         "skills" => Command::Skills,
-        "rename" => Command::Rename(
-            input
-                .trim_start()
-                .get(first.len()..)
-                .unwrap_or("")
-                .trim()
-                .to_string(),
-        ),
+        "rename" => Command::Rename(rest()),
+        "context" => Command::Context,
+        "compact" => Command::Compact(Some(rest()).filter(|f| !f.is_empty())),
         "quit" | "exit" => Command::Quit,
         _ => Command::Unknown(first.to_string()),
     })
@@ -95,7 +105,7 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
             // the agent's history.
             app.transcript = Transcript::default();
             app.todos.clear();
-            app.gauge = Gauge::new(app.gauge.limit);
+            app.gauge = app.gauge.cleared();
             effects.push(Effect::Agent(AgentCommand::NewConversation));
         }
         Command::Resume => {
@@ -112,6 +122,24 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
             } else {
                 effects.push(Effect::Agent(AgentCommand::Rename(title)));
             }
+        }
+        Command::Context => super::context_view::open(app),
+        Command::Compact(focus) => {
+            // The agent queues it while it works; say when it will run.
+            let queued = match app.activity {
+                Activity::Idle => None,
+                Activity::Compacting { .. } => {
+                    Some("compaction queued: it runs when this one ends")
+                }
+                _ => Some("compaction queued: it runs when this turn ends"),
+            };
+            if let Some(text) = queued {
+                app.transcript
+                    .cells
+                    .push(Cell::notice(NoticeKind::Info, text));
+                app.transcript.scroll = Scroll::default();
+            }
+            effects.push(Effect::Agent(AgentCommand::Compact { focus }));
         }
         Command::Skills => {
             let text = skills_text(&app.info.skills, &app.info.skill_notices);
@@ -169,6 +197,7 @@ pub fn help_text() -> String {
             "Session picker (/resume; type to filter)",
             &[Mode::Picker][..],
         ),
+        ("Context (/context)", &[Mode::Context][..]),
     ] {
         out.push_str(title);
         out.push('\n');
@@ -202,6 +231,13 @@ mod tests {
         assert_eq!(parse("/exit"), Some(Command::Quit));
         assert_eq!(parse("/skills"), Some(Command::Skills));
         assert_eq!(parse("/resume"), Some(Command::Resume));
+        assert_eq!(parse("/context"), Some(Command::Context));
+        assert_eq!(parse("/compact"), Some(Command::Compact(None)));
+        assert_eq!(parse("/compact   "), Some(Command::Compact(None)));
+        assert_eq!(
+            parse("/compact  keep the parser plan "),
+            Some(Command::Compact(Some("keep the parser plan".into())))
+        );
         assert_eq!(parse("/xyz"), Some(Command::Unknown("/xyz".into())));
         assert_eq!(parse("/etc/hosts is broken"), None);
         assert_eq!(parse("/tmp"), Some(Command::Unknown("/tmp".into())));
@@ -218,6 +254,8 @@ mod tests {
             "/clear",
             "/todos",
             "/skills",
+            "/context",
+            "/compact [FOCUS]",
             "Ctrl-C",
             "Shift-Enter",
             "allow once",

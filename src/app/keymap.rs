@@ -21,7 +21,7 @@ pub const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
 
 /// Where keys go. The main screen consults [`Mode::Global`] then [`Mode::Composer`]; the
 /// approval modal takes every key ([`Mode::Approval`], or [`Mode::Feedback`] while its text
-/// field is open).
+/// field is open), and so do the session picker and the `/context` layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     Global,
@@ -30,6 +30,8 @@ pub enum Mode {
     Feedback,
     /// The session picker (`/resume`).
     Picker,
+    /// The context layer (`/context`).
+    Context,
 }
 
 impl Mode {
@@ -38,6 +40,8 @@ impl Mode {
         if app.approvals.queue.is_empty() {
             if app.picker.is_some() {
                 &[Mode::Picker]
+            } else if app.context_open {
+                &[Mode::Context]
             } else {
                 &[Mode::Global, Mode::Composer]
             }
@@ -56,6 +60,7 @@ impl Mode {
             Mode::Approval => "approval",
             Mode::Feedback => "feedback",
             Mode::Picker => "picker",
+            Mode::Context => "context",
         }
     }
 }
@@ -99,6 +104,8 @@ pub enum Action {
     ClosePicker,
     /// Picker: empty the filter.
     ClearFilter,
+    /// Context layer: close it.
+    CloseContext,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -322,6 +329,8 @@ struct RawKeymap {
     feedback: Vec<RawBinding>,
     #[serde(default)]
     picker: Vec<RawBinding>,
+    #[serde(default)]
+    context: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -349,6 +358,7 @@ pub struct Keymap {
     approval: Vec<Binding>,
     feedback: Vec<Binding>,
     picker: Vec<Binding>,
+    context: Vec<Binding>,
 }
 
 impl Keymap {
@@ -375,6 +385,7 @@ impl Keymap {
             approval: convert(raw.approval),
             feedback: convert(raw.feedback),
             picker: convert(raw.picker),
+            context: convert(raw.context),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -409,6 +420,8 @@ impl Keymap {
             (Mode::Picker, "esc", ClosePicker, "close"),
             (Mode::Picker, "up", ScrollUp, "up"),
             (Mode::Picker, "down", ScrollDown, "down"),
+            (Mode::Context, "esc", CloseContext, "close"),
+            (Mode::Context, "q", CloseContext, "close"),
         ];
         let mut keymap = Keymap::default();
         for &(mode, key, action, desc) in FALLBACK {
@@ -432,6 +445,7 @@ impl Keymap {
             Mode::Approval => &self.approval,
             Mode::Feedback => &self.feedback,
             Mode::Picker => &self.picker,
+            Mode::Context => &self.context,
         }
     }
 
@@ -442,6 +456,7 @@ impl Keymap {
             Mode::Approval => &mut self.approval,
             Mode::Feedback => &mut self.feedback,
             Mode::Picker => &mut self.picker,
+            Mode::Context => &mut self.context,
         }
     }
 
@@ -500,6 +515,7 @@ impl Keymap {
             Mode::Approval,
             Mode::Feedback,
             Mode::Picker,
+            Mode::Context,
         ] {
             let mut seen = Vec::new();
             for binding in self.bindings(mode).iter().filter(|b| b.when.is_none()) {
@@ -576,6 +592,7 @@ mod tests {
             Mode::Approval,
             Mode::Feedback,
             Mode::Picker,
+            Mode::Context,
         ] {
             assert!(
                 !keymap.bindings(mode).is_empty(),
@@ -603,11 +620,12 @@ mod tests {
             Mode::Approval,
             Mode::Feedback,
             Mode::Picker,
+            Mode::Context,
         ]
         .iter()
         .map(|&m| fallback.bindings(m).len())
         .sum();
-        assert_eq!(count, 19);
+        assert_eq!(count, 21);
     }
 
     #[test]

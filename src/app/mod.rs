@@ -3,13 +3,14 @@
 //! Everything that happens arrives as one [`AppEvent`] (a key, a paste, a resize, an agent
 //! event, a tick, the sessions listed for the picker); [`update::update`] turns the [`App`] state and the event into a new state
 //! and a list of [`Effect`]s (commands to the agent, answers to approvals, quit) that the
-//! loop in [`run`] carries out. The update step never blocks and does no I/O; rendering
+//! loop in [`crate::dashboard::run`] carries out. The update step never blocks and does no I/O; rendering
 //! (`crate::ui`) is a pure function of the state.
 
 pub mod agent_events;
 pub mod approval;
 pub mod commands;
 pub mod composer;
+pub mod context_view;
 pub mod event;
 pub mod keymap;
 pub mod picker;

@@ -10,12 +10,19 @@ use crate::agent::Message;
 use crate::session::LoadedSession;
 use crate::tools::parse_arguments;
 
-/// Forget the conversation shown: transcript, todo list, gauge, input history and queued
-/// messages. The input's text, the panes shown and the session info stay.
+/// Forget the conversation shown: transcript, todo list, gauge and context figures, input
+/// history and queued messages. The input's text, the panes shown and the session info stay.
 pub fn reset(app: &mut App) {
     app.transcript = Transcript::default();
     app.todos.clear();
-    app.gauge = Gauge::new(app.gauge.limit);
+    // The agent of the resumed session counts afresh (and says so with its first
+    // `Context`): until then, four characters a token.
+    app.gauge = Gauge {
+        chars_per_token: crate::context::budget::DEFAULT_CHARS_PER_TOKEN,
+        ..app.gauge.cleared()
+    };
+    app.context = None;
+    app.context_open = false;
     app.activity = Activity::Idle;
     app.approvals = Approvals::default();
     app.picker = None;

@@ -4,6 +4,9 @@
 //! are cached per width ([`RenderCache`]); only the live cell (the streaming reply, the
 //! running tool) changes, and bumps its `version` when it does. Approval requests wait in a
 //! queue and are answered in the order the model asked; the modal shows the front one.
+//! The context gauge starts from the agent's last count ([`ContextStats`]) and adds what
+//! streamed in since, at the rate the agent learnt; `/context` opens a layer that shows
+//! where those tokens go.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -14,7 +17,7 @@ use ratatui::text::Line;
 use tui_textarea::TextArea;
 
 use super::picker::Picker;
-use crate::agent::{ApprovalReply, Usage};
+use crate::agent::{ApprovalReply, ContextStats, Usage};
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -31,6 +34,11 @@ pub struct App {
     pub approvals: Approvals,
     /// The session picker (`/resume`), while it is open.
     pub picker: Option<Picker>,
+    /// The agent's last count of the context and where it goes (`AgentEvent::Context`);
+    /// `None` until the first one arrives.
+    pub context: Option<ContextStats>,
+    /// Whether the `/context` layer is open (it shows `context`, live).
+    pub context_open: bool,
     /// Whether the terminal reports the mouse (off by default, so text selection works).
     pub mouse_capture: bool,
     /// When Ctrl-C was last pressed: a second one within a second quits.
@@ -93,6 +101,7 @@ pub enum Cell {
     Reasoning(ReasoningCell),
     Tool(ToolCell),
     Notice(NoticeCell),
+    Compaction(CompactionCell),
 }
 
 #[derive(Debug)]
@@ -192,6 +201,21 @@ pub struct NoticeCell {
     pub cache: RenderCache,
 }
 
+/// A finished compaction: its one-line summary, and the handoff note that replaced the
+/// older messages, folded unless expanded.
+#[derive(Debug)]
+pub struct CompactionCell {
+    /// Whether the budget called for it (false for `/compact`).
+    pub auto: bool,
+    /// "compacted: 109k → 38k tokens (58 messages summarised, 6 kept)".
+    pub summary: String,
+    /// The handoff note the model wrote.
+    pub note: String,
+    pub expanded: bool,
+    pub version: u64,
+    pub cache: RenderCache,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoticeKind {
     Info,
@@ -234,34 +258,69 @@ pub struct Composer {
 }
 
 /// The context gauge: tokens in the window over the model's limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// `reported` is the agent's last count ([`ContextStats::tokens`], the one number its
+/// thresholds use); what streamed in since (deltas, tool results, user messages) is added
+/// at the characters per token the agent learnt, until the next count replaces it all.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gauge {
     pub limit: u64,
-    /// Prompt + completion tokens the server reported after the last reply.
+    /// Tokens in the window at the agent's last count.
     pub reported: u64,
-    /// Characters added since that report (deltas, tool results, user messages): about
-    /// four to a token.
+    /// Characters added since that count.
     pub added_chars: u64,
-    /// Whether the last report was rein's estimate (the server sent no usage).
+    /// The rate `added_chars` are counted at: learnt from the server's usage reports,
+    /// four until the agent says otherwise.
+    pub chars_per_token: f64,
+    /// The share of the window at which the agent compacts (marked in the bar).
+    pub compact_at: f64,
+    /// Whether the last count was rein's estimate (the server has not reported usage).
     pub estimated: bool,
+    /// The server sent no usage with the last reply (the agent had to estimate it).
+    pub no_server_usage: bool,
 }
 
 impl Gauge {
-    /// The compaction threshold, as a fraction of the limit.
-    pub const COMPACT_AT: f64 = 0.85;
-
     pub fn new(limit: u64) -> Self {
         Gauge {
             limit: limit.max(1),
             reported: 0,
             added_chars: 0,
+            chars_per_token: crate::context::budget::DEFAULT_CHARS_PER_TOKEN,
+            compact_at: crate::context::DEFAULT_COMPACT_AT,
             estimated: false,
+            no_server_usage: false,
         }
     }
 
-    /// Tokens in the window now: the last report plus an estimate of what came since.
+    /// Start from the agent's count: the window, the threshold and the learnt rate with it.
+    pub fn apply(&mut self, stats: &ContextStats) {
+        self.limit = stats.window.max(1);
+        self.reported = stats.tokens;
+        self.added_chars = 0;
+        if stats.chars_per_token.is_finite() && stats.chars_per_token > 0.0 {
+            self.chars_per_token = stats.chars_per_token;
+        }
+        if stats.compact_at.is_finite() {
+            self.compact_at = stats.compact_at.clamp(0.0, 1.0);
+        }
+        self.estimated = stats.estimated;
+    }
+
+    /// An empty conversation with the same window, threshold and rate (`/clear`).
+    pub fn cleared(&self) -> Self {
+        Gauge {
+            reported: 0,
+            added_chars: 0,
+            ..*self
+        }
+    }
+
+    /// Tokens in the window now: the last count plus an estimate of what came since.
     pub fn used(&self) -> u64 {
-        self.reported.saturating_add(self.added_chars.div_ceil(4))
+        let rate = self.chars_per_token.max(0.1);
+        let added = (self.added_chars as f64 / rate).ceil() as u64;
+        self.reported.saturating_add(added)
     }
 
     /// `used / limit`, capped at 1.
@@ -288,6 +347,14 @@ pub enum Activity {
         since: Instant,
     },
     WaitingApproval {
+        since: Instant,
+    },
+    /// The history is being summarised into a handoff note: `messages` of them. `in_turn`
+    /// says whether something was running when it began (a turn, or a queued message),
+    /// so the end of the compaction goes back to thinking rather than idle.
+    Compacting {
+        messages: usize,
+        in_turn: bool,
         since: Instant,
     },
 }
@@ -345,6 +412,8 @@ impl App {
             activity: Activity::Idle,
             approvals: Approvals::default(),
             picker: None,
+            context: None,
+            context_open: false,
             mouse_capture: false,
             last_ctrl_c: None,
             hint: None,
@@ -404,6 +473,18 @@ impl Cell {
             expanded: false,
             approved: false,
             subagent: None,
+            version: 0,
+            cache: RenderCache::default(),
+        })
+    }
+
+    /// A finished compaction, its note folded.
+    pub fn compaction(auto: bool, summary: impl Into<String>, note: impl Into<String>) -> Cell {
+        Cell::Compaction(CompactionCell {
+            auto,
+            summary: summary.into(),
+            note: note.into(),
+            expanded: false,
             version: 0,
             cache: RenderCache::default(),
         })

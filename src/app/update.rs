@@ -3,8 +3,9 @@
 //! [`update`] reads the clock once for it.
 //!
 //! Keys go to the top layer: the approval modal while requests wait ([`super::approval`]),
-//! else the session picker while it is open ([`super::picker`]), else the main screen, where the keymap's `global` and `composer` bindings come first and
-//! every other key edits the input. Agent events are applied in [`super::agent_events`];
+//! else the session picker while it is open ([`super::picker`]), else the `/context` layer
+//! while it is open ([`super::context_view`]), else the main screen, where the keymap's
+//! `global` and `composer` bindings come first and every other key edits the input. Agent events are applied in [`super::agent_events`];
 //! slash commands in [`super::commands`].
 
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 use super::agent_events;
 use super::approval;
 use super::composer;
+use super::context_view;
 use super::event::{AppEvent, Effect};
 use super::keymap::{keymap, Action};
 use super::picker;
@@ -49,6 +51,8 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
                 approval::paste(app, &text);
             } else if app.picker.is_some() {
                 picker::paste(app, &text);
+            } else if app.context_open {
+                // The layer has no text field.
             } else {
                 composer::paste(app, &text);
             }
@@ -91,6 +95,10 @@ fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effe
         picker::handle_key(app, key, effects);
         return;
     }
+    if app.context_open {
+        context_view::handle_key(app, key);
+        return;
+    }
     match keymap().action(app, &key) {
         Some(action) => run_action(app, action, now, effects),
         None => {
@@ -130,13 +138,23 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         }
         Action::ScrollBottom => app.transcript.scroll = Scroll::default(),
         Action::ToggleToolOutput => {
-            let last = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
-                Cell::Tool(t) if t.result.is_some() || t.subagent.is_some() => Some(t),
-                _ => None,
+            // The last cell with something folded: a tool's output (or its subagent's
+            // calls), or a compaction's handoff note.
+            let last = app.transcript.cells.iter_mut().rev().find(|c| match c {
+                Cell::Tool(t) => t.result.is_some() || t.subagent.is_some(),
+                Cell::Compaction(c) => !c.note.trim().is_empty(),
+                _ => false,
             });
-            if let Some(tool) = last {
-                tool.expanded = !tool.expanded;
-                tool.version += 1;
+            match last {
+                Some(Cell::Tool(tool)) => {
+                    tool.expanded = !tool.expanded;
+                    tool.version += 1;
+                }
+                Some(Cell::Compaction(cell)) => {
+                    cell.expanded = !cell.expanded;
+                    cell.version += 1;
+                }
+                _ => {}
             }
         }
         Action::ToggleReasoning => {
@@ -168,7 +186,8 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::CloseFeedback
         | Action::Resume
         | Action::ClosePicker
-        | Action::ClearFilter => {}
+        | Action::ClearFilter
+        | Action::CloseContext => {}
     }
 }
 
@@ -202,6 +221,9 @@ fn handle_mouse(app: &mut App, mouse: MouseEvent) {
     }
     if app.picker.is_some() {
         picker::mouse(app, mouse);
+        return;
+    }
+    if app.context_open {
         return;
     }
     match mouse.kind {
@@ -258,6 +280,7 @@ fn estimate_lines(app: &App) -> usize {
                 Cell::Reasoning(c) => &c.cache,
                 Cell::Tool(c) => &c.cache,
                 Cell::Notice(c) => &c.cache,
+                Cell::Compaction(c) => &c.cache,
             };
             if let Some(lines) = cache
                 .0
@@ -284,6 +307,8 @@ fn estimate_lines(app: &App) -> usize {
                     1 + result
                 }
                 Cell::Notice(c) => wrapped(&c.text),
+                Cell::Compaction(c) if c.expanded => 1 + wrapped(&c.note),
+                Cell::Compaction(_) => 2,
             }
         })
         .sum()

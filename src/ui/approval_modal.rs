@@ -15,7 +15,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::layout::framed;
+use super::layout::{centred, framed};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{wrap_into, Mode};
@@ -129,18 +129,6 @@ pub fn choice_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
     choice(&mut out, "n", "deny".into(), theme::TEXT);
     choice(&mut out, "e", "deny and tell rein why".into(), theme::TEXT);
     out
-}
-
-/// The modal's rectangle in `area`: centred, as tall as its content allows.
-fn centred(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width);
-    let h = height.min(area.height);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
 }
 
 impl Widget for &Approvals {

@@ -1,8 +1,9 @@
 //! The context gauge: tokens in the window over the model's limit, always visible.
 //!
-//! A ratatui [`Gauge`] coloured by band (green below 60 %, yellow below 85 %, red beyond),
-//! with the compaction threshold (85 %) marked by a `│` in the bar, and a label such as
-//! `42% · 53.7k/128k` (`~` in front when the count is rein's estimate).
+//! A ratatui [`Gauge`] coloured by band (green below 60 %, yellow below the compaction
+//! threshold, red beyond), with that threshold (the agent's `compact_at`, 85 % unless
+//! configured) marked by a `│` in the bar, and a label such as `42% · 53.7k/128k` (`~` in
+//! front when the count is rein's estimate).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -41,7 +42,7 @@ impl Widget for &Gauge {
             return;
         }
         let ratio = self.ratio();
-        let style = theme::gauge(ratio);
+        let style = theme::gauge(ratio, self.compact_at);
         let text = label(self);
         let label_w = width(&text) as u16;
         let prefix = "ctx ";
@@ -74,7 +75,7 @@ impl Widget for &Gauge {
                     cell.set_symbol("░").set_style(theme::DIM);
                 }
             }
-            let mark = bar.x + (f64::from(bar_w) * Gauge::COMPACT_AT).round() as u16;
+            let mark = bar.x + (f64::from(bar_w) * self.compact_at).round() as u16;
             if mark < bar.right() {
                 buf[(mark, area.y)]
                     .set_symbol("│")
@@ -96,6 +97,20 @@ mod tests {
         assert_eq!(tokens(53_700), "53.7k");
         assert_eq!(tokens(128_000), "128k");
         assert_eq!(tokens(1_200_000), "1.2M");
+    }
+
+    #[test]
+    fn the_mark_follows_the_agents_threshold() {
+        let mark_at = |compact_at: f64| {
+            let mut g = Gauge::new(100_000);
+            g.compact_at = compact_at;
+            let area = Rect::new(0, 0, 40, 1);
+            let mut buf = Buffer::empty(area);
+            (&g).render(area, &mut buf);
+            (0..40).find(|&x| buf[(x, 0)].symbol() == "│")
+        };
+        let (low, high) = (mark_at(0.5).unwrap(), mark_at(0.85).unwrap());
+        assert!(low < high, "{low} {high}");
     }
 
     #[test]

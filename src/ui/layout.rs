@@ -6,7 +6,7 @@
 //! ├ todo summary (narrower terminals) ──┴──────────────────────────┤
 //! ├ input (grows to 8 lines) ──────────────────────────────────────┤
 //! ├ hint (when set) ───────────────────────────────────────────────┤
-//! ├ status: activity │ model │ project (branch) │ sandbox ─────────┤
+//! ├ status: activity │ model │ project (branch) │ [ctx] │ sandbox ─┤
 //! └ key hints ··························· ctx ████░░░│░ 42% · 54k/128k┘
 //! ```
 
@@ -76,6 +76,18 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         status,
         hints,
         gauge,
+    }
+}
+
+/// A modal's rectangle in `area`: `width` by `height` (at most the area), centred.
+pub fn centred(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
     }
 }
 

@@ -5,12 +5,13 @@
 //! transcript ([`transcript`], Markdown by [`markdown`], wrapping by [`wrap`]) or the
 //! first-run explanation ([`setup`]), the todo pane or its one-line summary ([`todo`](mod@todo)),
 //! the input box ([`input`]), the hint, the status line and key hints ([`status`]), the
-//! context gauge ([`gauge`]), and last, over everything, the session picker ([`picker`])
-//! and the approval modal ([`approval_modal`]). Colours come from [`theme`]; everything from the model or a tool
+//! context gauge ([`gauge`]), and last, over everything, the session picker ([`picker`]),
+//! the `/context` layer ([`context_modal`]) and the approval modal ([`approval_modal`]). Colours come from [`theme`]; everything from the model or a tool
 //! passes [`sanitize`] before it becomes a span. Nothing here writes to the state except
 //! the transcript cells' render caches, which sit behind `RefCell`s for that purpose.
 
 pub mod approval_modal;
+pub mod context_modal;
 pub mod gauge;
 pub mod input;
 pub mod layout;
@@ -77,7 +78,17 @@ pub fn render(app: &App, frame: &mut Frame, now: Instant) {
         buf.set_line(areas.hints.x, areas.hints.y, &hints, areas.hints.width);
     }
     buf_render(&app.gauge, areas.gauge, buf);
-    // The modals last, over everything: the picker, and an approval over even that.
+    // The modals last, over everything: the context layer, the picker, and an approval
+    // over even that.
+    if app.context_open {
+        buf_render(
+            context_modal::ContextModal {
+                stats: app.context.as_ref(),
+            },
+            area,
+            buf,
+        );
+    }
     if let Some(picker) = &app.picker {
         buf_render(
             picker::PickerModal {

@@ -15,7 +15,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::layout::framed;
+use super::layout::{centred, framed};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
@@ -35,18 +35,6 @@ const HERE_MARK: &str = "● ";
 pub struct PickerModal<'a> {
     pub picker: &'a Picker,
     pub project: &'a Path,
-}
-
-/// The modal's rectangle in `area`: centred.
-fn centred(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width);
-    let h = height.min(area.height);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
 }
 
 /// `text` padded (or cut) to exactly `w` columns, on the left or the right.

@@ -197,6 +197,26 @@ fn approval_modal_fits_a_narrow_terminal() {
     assert!(screen.contains("e  deny and tell rein why"));
 }
 
+fn stats() -> crate::agent::ContextStats {
+    crate::agent::ContextStats {
+        tokens: 50_000,
+        window: 128_000,
+        compact_at: 0.85,
+        estimated: false,
+        chars_per_token: 3.6,
+        messages: 20,
+        breakdown: crate::context::budget::Breakdown {
+            system: 3_000,
+            tools: 4_000,
+            user: 1_000,
+            assistant: 9_000,
+            tool_results: 33_000,
+            summary: 0,
+            reminder: 100,
+        },
+    }
+}
+
 #[test]
 fn tiny_terminals_do_not_panic() {
     let now = Instant::now() + Duration::from_secs(600);
@@ -208,15 +228,19 @@ fn tiny_terminals_do_not_panic() {
     }];
     app.hint = Some("a hint".into());
     app.composer.queued = vec!["queued".into()];
+    app.context_open = true;
     for with_modal in [false, true] {
         if with_modal {
             app.approvals.queue.push_back(command_request());
             app.approvals.batch_total = 2;
             app.approvals.feedback = Some(TextArea::default());
         }
-        for width in [0u16, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144] {
-            for height in [0u16, 1, 2, 3, 4, 5, 6, 8, 13, 21] {
-                draw(&app, width, height, now);
+        for stats in [None, Some(stats())] {
+            app.context = stats;
+            for width in [0u16, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144] {
+                for height in [0u16, 1, 2, 3, 4, 5, 6, 8, 13, 21] {
+                    draw(&app, width, height, now);
+                }
             }
         }
     }

@@ -1,6 +1,7 @@
 //! The status line and the key hints: what the agent is doing now and for how long,
-//! which model, which project and branch, whether the sandbox is on; and the keys that
-//! matter at the moment. The clock is a parameter (`now`), so the line is a pure function
+//! which model, which project and branch, whether the sandbox is on, and when the context
+//! count is only estimated because the server sends no usage; and the keys that matter at
+//! the moment. The clock is a parameter (`now`), so the line is a pure function
 //! of the state and the time.
 
 use std::path::Path;
@@ -27,6 +28,8 @@ fn footer_actions(app: &App) -> &'static [(Mode, Action)] {
             (Mode::Picker, Action::ClosePicker),
             (Mode::Picker, Action::ClearFilter),
         ]
+    } else if app.context_open && app.approvals.queue.is_empty() {
+        &[(Mode::Context, Action::CloseContext)]
     } else if app.approvals.feedback.is_some() && !app.approvals.queue.is_empty() {
         &[
             (Mode::Feedback, Action::SubmitFeedback),
@@ -154,17 +157,50 @@ fn activity(a: &Activity, now: Instant) -> Vec<Span<'static>> {
             format!("? waiting for approval {}", since(t)),
             theme::WARNING,
         )],
+        Activity::Compacting {
+            messages, since: t, ..
+        } => {
+            let plural = if *messages == 1 { "" } else { "s" };
+            vec![Span::styled(
+                format!("◆ compacting {messages} message{plural}… {}", since(t)),
+                theme::AGENT,
+            )]
+        }
     }
 }
 
-/// The status line: activity, model, project (branch), sandbox.
+/// Said when the context count is rein's estimate because the server sends no usage; the
+/// short form when the whole does not fit.
+pub const CTX_ESTIMATED: &str = "ctx estimated: the server sends no usage";
+const CTX_ESTIMATED_SHORT: &str = "ctx estimated";
+
+/// The status line: activity, model, project (branch), sandbox, and whether the context
+/// count is estimated.
 pub struct StatusLine<'a> {
     pub app: &'a App,
     pub now: Instant,
 }
 
 impl StatusLine<'_> {
-    pub fn line(&self) -> Line<'static> {
+    /// The line for `width` columns. The note on the context count goes before the
+    /// sandbox (after it when the sandbox is a warning, which matters more); it shortens,
+    /// then goes, when it would be cut, and what follows it is cut as usual.
+    pub fn line(&self, width: usize) -> Line<'static> {
+        let gauge = &self.app.gauge;
+        // Before the first reply every count is a guess (the gauge's `~` says so); the
+        // note is for a server that never reports usage.
+        if !(gauge.estimated && gauge.no_server_usage) {
+            return self.spans(None).0;
+        }
+        [Some(CTX_ESTIMATED), Some(CTX_ESTIMATED_SHORT)]
+            .into_iter()
+            .map(|note| self.spans(note))
+            .find(|(_, needed)| *needed <= width)
+            .map_or_else(|| self.spans(None).0, |(line, _)| line)
+    }
+
+    /// The line with `ctx_note`, and the columns it takes up to the end of the note.
+    fn spans(&self, ctx_note: Option<&str>) -> (Line<'static>, usize) {
         let info = &self.app.info;
         let sep = || Span::styled(" │ ", theme::DIM);
         let mut spans = activity(&self.app.activity, self.now);
@@ -184,21 +220,35 @@ impl StatusLine<'_> {
         if let Some(branch) = &info.branch {
             spans.push(Span::styled(format!(" ({})", sanitize(branch)), theme::DIM));
         }
-        spans.push(sep());
-        let style = if info.sandbox_ok {
-            theme::DIM
+        let note = ctx_note.map(|n| [sep(), Span::styled(n.to_string(), theme::DIM)]);
+        let mut needed = 0;
+        if info.sandbox_ok {
+            if let Some(note) = note.clone() {
+                spans.extend(note);
+                needed = Line::from(spans.clone()).width();
+            }
+            spans.push(sep());
+            spans.push(Span::styled(
+                format!("sandbox {}", info.sandbox),
+                theme::DIM,
+            ));
         } else {
-            theme::WARNING
-        };
-        spans.push(Span::styled(format!("sandbox {}", info.sandbox), style));
-        Line::from(spans)
+            spans.push(sep());
+            let sandbox = format!("sandbox {}", info.sandbox);
+            spans.push(Span::styled(sandbox, theme::WARNING));
+            if let Some(note) = note {
+                spans.extend(note);
+                needed = Line::from(spans.clone()).width();
+            }
+        }
+        (Line::from(spans), needed)
     }
 }
 
 impl Widget for StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let line = self.line();
         let w = usize::from(area.width);
+        let line = self.line(w);
         // Too long: cut the end and show that it was cut.
         if line.width() > w && w > 0 {
             buf.set_line(area.x, area.y, &line, area.width.saturating_sub(1));

@@ -59,6 +59,9 @@ pub const MODAL_BORDER: Style = Style::new().fg(Color::Yellow);
 /// A key in a list of choices (`y`, `a`, `n`).
 pub const KEY: Style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
 
+/// A part's share of the context (the `/context` layer's bars).
+pub const SHARE_BAR: Style = Style::new().fg(Color::Blue);
+
 /// The selected row of a list (the session picker).
 pub const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
 
@@ -69,11 +72,12 @@ pub const TODO_DONE: Style = Style::new()
 pub const TODO_ACTIVE: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
 pub const TODO_PENDING: Style = TEXT;
 
-/// The gauge's colour for a fill ratio: green, then yellow from 60 %, red from 85 %.
-pub fn gauge(ratio: f64) -> Style {
-    if ratio < 0.60 {
+/// The gauge's colour for a fill ratio: green, then yellow from 60 % (or the threshold if
+/// lower), red from the compaction threshold `compact_at` (85 % by default).
+pub fn gauge(ratio: f64, compact_at: f64) -> Style {
+    if ratio < 0.60_f64.min(compact_at) {
         SUCCESS
-    } else if ratio < 0.85 {
+    } else if ratio < compact_at {
         WARNING
     } else {
         ERROR

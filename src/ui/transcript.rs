@@ -3,7 +3,8 @@
 //! Each cell renders to wrapped lines once per width and version and keeps them in its
 //! [`RenderCache`] (finished user and notice cells have no version: 0; the `expanded`
 //! flag and a tool's status are folded into the key, so toggling them never shows stale
-//! lines). Drawing walks up from the last cell, using each cell's cached height, until
+//! lines). A compaction shows its summary line and, folded, the size of its handoff note;
+//! expanded, the note itself. Drawing walks up from the last cell, using each cell's cached height, until
 //! the window `scroll.from_bottom` lines above the end is covered ([`window`]); the cells
 //! above are never touched, so a frame costs the same with 20 cells or 20 000.
 //! `from_bottom` is clamped to the real top here, locally, since rendering cannot write to
@@ -22,9 +23,10 @@ use super::markdown;
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{spans_width, truncate, wrap_into, Mode};
+use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 use crate::app::state::{
-    AssistantCell, CachedRender, Cell, NoticeCell, NoticeKind, ReasoningCell, RenderCache,
-    SubagentView, ToolCell, ToolStatus, Transcript, UserCell,
+    AssistantCell, CachedRender, Cell, CompactionCell, NoticeCell, NoticeKind, ReasoningCell,
+    RenderCache, SubagentView, ToolCell, ToolStatus, Transcript, UserCell,
 };
 
 /// Result lines shown under a folded tool call.
@@ -47,6 +49,10 @@ pub fn cell_lines(cell: &Cell, width: u16) -> Ref<'_, [Line<'static>]> {
             tool_lines(c, width, out)
         }),
         Cell::Notice(c) => cached(&c.cache, width, 0, |out| notice_lines(c, width, out)),
+        Cell::Compaction(c) => {
+            let key = c.version.wrapping_mul(2) | u64::from(c.expanded);
+            cached(&c.cache, width, key, |out| compaction_lines(c, width, out))
+        }
     }
 }
 
@@ -173,6 +179,52 @@ fn notice_lines(c: &NoticeCell, width: u16, out: &mut Vec<Line<'static>>) {
         Mode::Words,
         out,
     );
+}
+
+/// A compaction: its summary, then its handoff note folded to one line ("▸ handoff note
+/// (24 lines, Ctrl-O)"), or the whole note under a gutter when expanded.
+fn compaction_lines(c: &CompactionCell, width: u16, out: &mut Vec<Line<'static>>) {
+    let w = usize::from(width);
+    let summary = if c.auto {
+        format!("{} · automatic", c.summary.trim())
+    } else {
+        c.summary.trim().to_string()
+    };
+    let first = [Span::styled("⇊ ", theme::AGENT)];
+    let rest = [Span::raw(INDENT)];
+    wrap_text(
+        &summary,
+        theme::TEXT,
+        width,
+        &first,
+        &rest,
+        Mode::Words,
+        out,
+    );
+    let note = c.note.trim();
+    if note.is_empty() {
+        return;
+    }
+    if c.expanded {
+        out.push(Line::from(vec![
+            Span::raw(INDENT),
+            Span::styled(truncate("▾ handoff note", w.saturating_sub(2)), theme::DIM),
+        ]));
+        let gutter = [Span::styled(RESULT_GUTTER, theme::DIM)];
+        wrap_text(note, theme::TEXT, width, &gutter, &gutter, Mode::Words, out);
+        return;
+    }
+    let n = note.lines().count();
+    let plural = if n == 1 { "" } else { "s" };
+    let key = keymap()
+        .keys_for(KeyMode::Global, Action::ToggleToolOutput)
+        .and_then(|keys| keys.split('/').next().map(str::to_string))
+        .unwrap_or_else(|| "Ctrl-O".to_string());
+    let text = format!("▸ handoff note ({n} line{plural}, {key})");
+    out.push(Line::from(vec![
+        Span::raw(INDENT),
+        Span::styled(truncate(&text, w.saturating_sub(2)), theme::HINT),
+    ]));
 }
 
 /// The mark and style of a tool call's status.

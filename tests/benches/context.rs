@@ -2,9 +2,11 @@
 //!
 //! A scripted session of 200 model calls (20 user turns of 10 calls: 9 `bash` calls whose
 //! outputs range from 600 to 42 000 characters, then a 1 500-character answer) runs
-//! through the real agent loop against the scripted server twice: with the layers (cap,
-//! stubs, drop, compaction in a 32 000-token window) and without them (nothing capped,
-//! stubbed, dropped or compacted; the window never fills). The server reports usage at 4
+//! through the real agent loop against the scripted server three times: with the layers
+//! in a 32 000-token window (cap, stubs, drop and compaction all fire), with them in the
+//! default 128 000-token window (cap and stubs are enough), and without them (nothing
+//! capped, stubbed, dropped or compacted; the window never fills). Peak context is given
+//! as a share of 32k for all three. The server reports usage at 4
 //! characters a token and answers compaction requests with a 1 200-character note.
 //!
 //! Reported from the request bodies the server received: total prompt tokens sent (main
@@ -93,7 +95,8 @@ fn message_chars(message: &Value) -> usize {
     request_chars(&json!({ "messages": [message] }))
 }
 
-async fn session(layers: bool) -> Stats {
+/// The session with the layers in a `window`-token window, or without any (`None`).
+async fn session(layers: Option<u64>) -> Stats {
     let project = tempfile::tempdir().unwrap();
     let spill = tempfile::tempdir().unwrap();
     let note = prose(170, 3);
@@ -105,9 +108,9 @@ async fn session(layers: bool) -> Stats {
     )
     .await
     .unwrap();
-    let context = if layers {
+    let context = if let Some(window) = layers {
         ContextConfig {
-            window: WINDOW,
+            window,
             spill_dir: Some(spill.path().to_path_buf()),
             ..ContextConfig::default()
         }
@@ -201,10 +204,12 @@ fn row(label: &str, s: &Stats) -> String {
 
 fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let with = runtime.block_on(session(true));
-    let without = runtime.block_on(session(false));
+    let with = runtime.block_on(session(Some(WINDOW)));
+    let roomy = runtime.block_on(session(Some(128_000)));
+    let without = runtime.block_on(session(None));
     println!("| layers | requests (main + compaction) | prompt tokens sent | peak context | prefix repeated (mean) | prefix repeated (all tokens) | stubs / drops / compactions | wall |");
     println!("|---|---|---|---|---|---|---|---|");
-    println!("{}", row("with", &with));
+    println!("{}", row("with, 32k window", &with));
+    println!("{}", row("with, 128k window", &roomy));
     println!("{}", row("without", &without));
 }

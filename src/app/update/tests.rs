@@ -504,3 +504,18 @@ fn the_modal_scrolls_within_its_text() {
     }
     assert_eq!(app.approvals.scroll, 0);
 }
+
+#[test]
+fn an_ask_goes_over_the_context_layer_and_takes_the_keys() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    app.context_open = true;
+    let (_, mut ask) = ask(&mut app, now, "c1", bash_grant("c1"));
+    // Esc answers the request (deny), not the layer under it.
+    let decisions = answers(update_at(&mut app, code(KeyCode::Esc), now));
+    assert_eq!(decisions, vec![ApprovalDecision::Deny { feedback: None }]);
+    assert!(received(&mut ask).is_some());
+    assert!(app.context_open, "the layer is still there");
+    update_at(&mut app, code(KeyCode::Esc), now);
+    assert!(!app.context_open);
+}

@@ -54,6 +54,8 @@ pub(crate) struct Agent {
     tools_chars: usize,
     /// The size of the last reminder sent (the next one is about the same).
     reminder_chars: usize,
+    /// The calibration last written to the session file.
+    recorded_rate: Option<(u64, u64)>,
     /// The turn in which an automatic compaction failed: not tried again until it ends.
     compaction_failed: Option<u64>,
     inbox: Inbox,
@@ -88,6 +90,7 @@ impl Agent {
         let subagent_prompt = subagent::system_prompt(&config.root, &config.skills);
         // Built once: every request of the session sends the same bytes (prompt caching).
         let mut history = History::new(system_prompt.clone());
+        let mut meter = TokenMeter::new();
         let (recorder, session_dir, resumed) = match session {
             Some(s) => (Some(s.writer), Some(s.data_dir), s.resumed),
             None => (None, None, None),
@@ -96,6 +99,9 @@ impl Agent {
             // The system prompt is always fresh (this directory, these skills); the rest is
             // the session as it was.
             history = History::restore(system_prompt.clone(), resumed.history, resumed.summary);
+            if let Some((chars, tokens)) = resumed.calibration {
+                meter = TokenMeter::with_rate(chars, tokens);
+            }
             match ctx.todos.lock() {
                 Ok(mut list) => *list = resumed.todos,
                 Err(poisoned) => *poisoned.into_inner() = resumed.todos,
@@ -108,7 +114,8 @@ impl Agent {
             config,
             client,
             tools_json,
-            meter: TokenMeter::new(),
+            recorded_rate: meter.rate(),
+            meter,
             tools_chars,
             reminder_chars: 0,
             compaction_failed: None,
@@ -225,6 +232,13 @@ impl Agent {
     /// files. Never between the requests of one turn: those extend each other byte for byte.
     fn end_turn(&mut self) {
         self.stub_old_results();
+        // What the server taught the token count, so a resumed session starts calibrated.
+        if let Some((chars, tokens)) = self.meter.rate() {
+            if self.recorded_rate != Some((chars, tokens)) {
+                self.recorded_rate = Some((chars, tokens));
+                self.record(Entry::Calibration { chars, tokens });
+            }
+        }
         if let Err(e) = self.spill.remove() {
             let dir = self.spill.dir().map(|d| d.display().to_string());
             self.emit(AgentEvent::Notice {
@@ -281,6 +295,8 @@ impl Agent {
         }
         self.history.clear();
         self.meter.history_rewritten();
+        // The new session file learns the rate again at this turn's end.
+        self.recorded_rate = None;
         self.emit_context();
         // A new conversation remembers no file, so none is reported as changed.
         self.after_last_turn = None;
@@ -295,7 +311,6 @@ impl Agent {
         self.push(Message::user(text.clone()));
         self.emit(AgentEvent::TurnStarted { text });
         for step in 1..=self.config.max_steps.max(1) {
-            self.emit(AgentEvent::RequestStarted { step });
             let mut partial = String::new();
             let events = self.events.clone();
             let mut on_event = |event: ClientEvent<'_>| {
@@ -330,6 +345,8 @@ impl Agent {
                 self.keep_partial(String::new(), "interrupted by the user");
                 return TurnOutcome::Interrupted;
             }
+            // After any fitting, so a front end sees the compaction before the request.
+            self.emit(AgentEvent::RequestStarted { step });
             let request_chars =
                 budget::request_chars(self.history.messages(), Some(&reminder), self.tools_chars);
             let request_messages = self.history.len();

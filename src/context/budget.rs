@@ -68,6 +68,22 @@ impl TokenMeter {
         }
     }
 
+    /// A meter that already learnt `chars` request characters in `tokens` tokens (a
+    /// resumed session's figures), with no report to anchor on yet.
+    pub fn with_rate(chars: u64, tokens: u64) -> TokenMeter {
+        TokenMeter {
+            chars,
+            tokens,
+            last: None,
+        }
+    }
+
+    /// What the meter learnt: request characters and the tokens the server counted for
+    /// them, summed; `None` before the first report.
+    pub fn rate(&self) -> Option<(u64, u64)> {
+        (self.tokens > 0).then_some((self.chars, self.tokens))
+    }
+
     /// Characters per token: learnt from this session's reports, 4 before the first.
     pub fn chars_per_token(&self) -> f64 {
         if self.tokens == 0 {

@@ -51,11 +51,12 @@ pub fn drop_old_results(
     (!indices.is_empty()).then_some(Dropped { indices })
 }
 
-/// Replace the tool result at `i` by the note; false when it is not a tool result or is
-/// dropped already.
+/// Replace the tool result at `i` by the note; false when it is not a tool result, is
+/// dropped already, or is no longer than the note.
 pub fn drop_at(history: &mut [Message], i: usize) -> bool {
     match history.get_mut(i) {
-        Some(Message::Tool { content, .. }) if content != NOTE => {
+        // A result no longer than the note would only grow.
+        Some(Message::Tool { content, .. }) if content.len() > NOTE.len() => {
             *content = NOTE.to_string();
             true
         }
@@ -97,6 +98,11 @@ mod tests {
     fn a_fitting_history_is_left_alone() {
         let mut h = vec![Message::system("s"), Message::tool("a", "x".repeat(10))];
         assert_eq!(drop_old_results(&mut h, 0, |_| true), None);
+        assert_eq!(
+            drop_old_results(&mut h, 0, |_| false),
+            None,
+            "a result shorter than the note stays"
+        );
         assert!(!drop_at(&mut h, 0), "only tool results are dropped");
         assert!(!drop_at(&mut h, 7), "out of range is no drop");
     }

@@ -46,6 +46,9 @@ pub enum Entry {
         stub_chars: usize,
         indices: Vec<usize>,
     },
+    /// What the token count learnt from the server so far: request characters and the
+    /// prompt tokens counted for them, summed (a resumed session starts calibrated).
+    Calibration { chars: u64, tokens: u64 },
     /// Old tool results replaced by the "dropped" note (layer 3): their positions in the
     /// history as it stands (the system prompt left out).
     Dropped { indices: Vec<usize> },
@@ -107,6 +110,7 @@ impl Entry {
             Entry::Compaction { .. } => "compaction",
             Entry::Stubbed { .. } => "stubbed",
             Entry::Dropped { .. } => "dropped",
+            Entry::Calibration { .. } => "calibration",
             Entry::Rule { .. } => "rule",
             Entry::Title { .. } => "title",
         }

@@ -32,6 +32,8 @@ pub struct LoadedSession {
     pub compactions: Vec<usize>,
     /// The position in `history` of the last compaction's handoff note, if it has one.
     pub summary: Option<usize>,
+    /// The latest token calibration: request characters and prompt tokens, summed.
+    pub calibration: Option<(u64, u64)>,
     /// The latest todo list.
     pub todos: Vec<Todo>,
     /// The rules the user allowed for the session, in order, without repeats.
@@ -66,6 +68,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     let mut transcript = Vec::new();
     let mut compactions = Vec::new();
     let mut summary = None;
+    let mut calibration = None;
     let mut misplaced = 0;
     let mut todos = Vec::new();
     let mut rules: Vec<Grant> = Vec::new();
@@ -108,6 +111,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                     }
                 }
             }
+            Entry::Calibration { chars, tokens } => calibration = Some((chars, tokens)),
             Entry::Dropped { indices } => {
                 for i in indices {
                     if !crate::context::drop::drop_at(&mut history, i)
@@ -179,6 +183,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
         transcript,
         compactions,
         summary,
+        calibration,
         todos,
         rules,
         message_count,

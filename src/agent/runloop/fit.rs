@@ -266,11 +266,31 @@ impl Agent {
         let note = note.unwrap_or_default();
         let tail = self.history.messages()[start..].to_vec();
         let kept = tail.len();
-        self.history
-            .replace(compact::compacted(&note, &tail), Some(0));
+        let rest = compact::compacted(&note, &tail);
+        // What the compacted conversation would hold. A note that leaves it over the budget
+        // (or, when the budget called for it, no smaller) is no use and is thrown away;
+        // `/compact` on a short conversation may grow it a little, as asked.
+        let after = self.meter.tokens_for(
+            budget::message_chars(&self.history.messages()[0])
+                + budget::messages_chars(&rest)
+                + self.reminder_chars
+                + self.tools_chars,
+        );
+        if after > context.budget() || (auto && after >= before) {
+            self.emit(AgentEvent::CompactionFailed {
+                message: format!(
+                    "compaction failed: the handoff note came out too long ({} tokens; the \
+                     conversation would hold {after} of {} tokens); the conversation is \
+                     unchanged",
+                    self.meter.tokens_for(note.len()),
+                    context.window
+                ),
+            });
+            return Compaction::Failed;
+        }
+        self.history.replace(rest, Some(0));
         self.meter.history_rewritten();
         self.record(Entry::compacted(self.history.stored().to_vec(), 0));
-        let after = self.used();
         self.emit(AgentEvent::Compacted {
             auto,
             before_tokens: before,
@@ -282,12 +302,6 @@ impl Agent {
             usage,
         });
         self.emit_context();
-        if auto && after > context.budget() {
-            self.emit(AgentEvent::Notice {
-                message: "the compacted conversation is still over the context budget".to_string(),
-            });
-            return Compaction::Failed;
-        }
         Compaction::Done
     }
 }

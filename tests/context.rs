@@ -126,6 +126,28 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
     let turn_dir = spill.path().join(format!("{}-1", std::process::id()));
     assert!(capped.contains(&turn_dir.display().to_string()), "{capped}");
     assert!(capped.contains("characters cut") && capped.contains("sed -n"));
+    // And the user heard about it: one event for the one capped result.
+    let reports: Vec<_> = first
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ResultCapped {
+                name,
+                total_chars,
+                kept_chars,
+                spill,
+                ..
+            } => Some((name.clone(), *total_chars, *kept_chars, spill.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let (name, total, kept, path) = &reports[0];
+    assert_eq!((name.as_str(), *total), ("bash", 49_999));
+    assert!(*kept <= 10_000 && *kept > 9_000, "{kept}");
+    assert!(
+        path.as_ref().is_some_and(|p| p.starts_with(&turn_dir)),
+        "{path:?}"
+    );
 
     // During the turn the model read the whole output back from the spill file.
     let read_back = &tool_contents(&requests[2])[1];

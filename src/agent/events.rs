@@ -86,6 +86,15 @@ pub enum AgentEvent {
         delay: Duration,
         reason: String,
     },
+    /// A tool result (call `id`) was longer than `context.cap_chars` and was cut to its
+    /// head and tail as it arrived; `spill` holds the whole until the turn ends.
+    ResultCapped {
+        id: String,
+        name: String,
+        total_chars: usize,
+        kept_chars: usize,
+        spill: Option<std::path::PathBuf>,
+    },
     /// At a turn's end, old tool results were cut to short stubs: how many, and the
     /// history's size in characters before and after.
     ContextTrimmed {

@@ -535,7 +535,17 @@ impl Agent {
         let slots = &mut results;
         let all = async {
             while let Some((i, mut outcome)) = running.next().await {
-                outcome.text = spill.cap(&calls[i].id, outcome.text);
+                let (text, capped) = spill.cap_reporting(&calls[i].id, outcome.text);
+                outcome.text = text;
+                if let Some(capped) = capped {
+                    let _ = events.send(AgentEvent::ResultCapped {
+                        id: calls[i].id.clone(),
+                        name: calls[i].function.name.clone(),
+                        total_chars: capped.total_chars,
+                        kept_chars: capped.kept_chars,
+                        spill: capped.spill,
+                    });
+                }
                 let _ = events.send(AgentEvent::ToolFinished {
                     id: calls[i].id.clone(),
                     name: calls[i].function.name.clone(),

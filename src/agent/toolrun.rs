@@ -67,10 +67,27 @@ impl ToolEnv<'_> {
             Some(task) => format!("{task}-{}", call.id),
             None => call.id.clone(),
         };
-        run.result = match run.result {
-            Ok(text) => Ok(self.spill.cap(&name, text)),
-            Err(text) => Err(self.spill.cap(&name, text)),
+        let (result, capped) = match run.result {
+            Ok(text) => {
+                let (text, capped) = self.spill.cap_reporting(&name, text);
+                (Ok(text), capped)
+            }
+            Err(text) => {
+                let (text, capped) = self.spill.cap_reporting(&name, text);
+                (Err(text), capped)
+            }
         };
+        run.result = result;
+        // The main agent's results: a subagent's history is its own business.
+        if let (Some(capped), None) = (capped, self.subagent) {
+            let _ = self.events.send(AgentEvent::ResultCapped {
+                id: call.id.clone(),
+                name: call.function.name.clone(),
+                total_chars: capped.total_chars,
+                kept_chars: capped.kept_chars,
+                spill: capped.spill,
+            });
+        }
         run
     }
 

@@ -54,12 +54,18 @@ impl TurnSpill {
     /// names the spill file (a call id; anything but letters, digits, `-` and `_` becomes
     /// `_`).
     pub fn cap(&self, name: &str, text: String) -> String {
+        self.cap_reporting(name, text).0
+    }
+
+    /// [`cap`](Self::cap), and what it did when it cut.
+    pub fn cap_reporting(&self, name: &str, text: String) -> (String, Option<Capped>) {
         let Some((head, tail)) = cut(&text, self.cap_chars) else {
-            return text;
+            return (text, None);
         };
         let total = text.chars().count();
         let cut_chars = total - head.chars().count() - tail.chars().count();
-        let kept = match self.write(name, &text) {
+        let written = self.write(name, &text);
+        let kept = match &written {
             Ok(path) => format!(
                 "[… {cut_chars} of {total} characters cut from the middle of this output. The whole output is in {}: page it with `head`, `tail`, `sed -n 'A,Bp'` or `grep` (it is removed when this user turn ends).]",
                 path.display()
@@ -76,7 +82,12 @@ impl TurnSpill {
         out.push_str(&kept);
         out.push('\n');
         out.push_str(tail);
-        out
+        let capped = Capped {
+            total_chars: total,
+            kept_chars: total - cut_chars,
+            spill: written.ok(),
+        };
+        (out, Some(capped))
     }
 
     /// Write the whole `text` to a new file in this turn's folder.
@@ -123,6 +134,28 @@ impl TurnSpill {
             None => Ok(()),
         }
     }
+}
+
+/// What capping one result did: its size, what the model keeps of it, and the spill file
+/// holding the whole (none when it could not be written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capped {
+    pub total_chars: usize,
+    pub kept_chars: usize,
+    pub spill: Option<PathBuf>,
+}
+
+/// One line for the user: "output capped: 42k → 10k chars, the whole in /…/call_1.txt".
+pub fn summary(name: &str, capped: &Capped) -> String {
+    let whole = match &capped.spill {
+        Some(path) => format!("; the whole is in {} until your turn ends", path.display()),
+        None => String::new(),
+    };
+    format!(
+        "{name} output capped on arrival: {} → {} chars{whole}",
+        super::short_count(capped.total_chars as u64),
+        super::short_count(capped.kept_chars as u64)
+    )
 }
 
 /// The head and tail of `text` to keep, about `keep` characters in all, or `None` when the

@@ -1547,3 +1547,48 @@ async fn a_resumed_session_starts_with_the_learnt_token_rate() {
     assert!(!stats.estimated, "{stats:?}");
     assert!((stats.chars_per_token - 3.0).abs() < 0.1, "{stats:?}");
 }
+
+/// A session whose process died while the model was answering ends with the user's
+/// message; the next turn puts a short assistant note between it and the new message,
+/// so the roles keep alternating (strict chat templates refuse two user messages).
+#[tokio::test]
+async fn a_resumed_session_ending_with_a_user_message_gets_a_note_before_the_next() {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut writer =
+        SessionWriter::create(data.path(), SessionMeta::new(project.path(), "scripted")).unwrap();
+    writer
+        .append(&rein::session::Entry::message(rein::agent::Message::user(
+            "first question",
+        )))
+        .unwrap();
+    let path = writer.path().to_path_buf();
+    drop(writer);
+    let loaded = rein::session::load(&path).unwrap();
+    let server = ScriptedServer::start(vec![say("answered")]).await.unwrap();
+    let mut resumed = agent::spawn_with_session(
+        config(
+            &server,
+            project.path(),
+            spill.path(),
+            ContextConfig::default(),
+        ),
+        Some(agent::SessionSetup {
+            writer: SessionWriter::append_to(&loaded).unwrap(),
+            resumed: Some(loaded),
+            data_dir: data.path().to_path_buf(),
+        }),
+    )
+    .unwrap();
+    turn(&mut resumed, "second question").await;
+    let sent = messages(&server.requests()[0]);
+    let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"], "{sent:?}");
+    assert!(
+        content(&sent[2]).contains("no reply"),
+        "{}",
+        content(&sent[2])
+    );
+    assert_eq!(content(&sent[3]), "second question");
+}

@@ -308,6 +308,11 @@ impl Agent {
 
     /// One user turn: model calls and tool runs until a reply asks for no tools.
     async fn run_turn(&mut self, text: String) -> TurnOutcome {
+        // A resumed session whose process died before the model answered ends with the
+        // user's message: a short note keeps user and assistant messages alternating.
+        if matches!(self.history.messages().last(), Some(Message::User { .. })) {
+            self.keep_partial(String::new(), "the session ended before the model answered");
+        }
         self.push(Message::user(text.clone()));
         self.emit(AgentEvent::TurnStarted { text });
         for step in 1..=self.config.max_steps.max(1) {

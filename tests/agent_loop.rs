@@ -8,81 +8,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rein::agent::{
-    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, ClientConfig,
-    TurnOutcome, Usage,
+    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, TurnOutcome, Usage,
 };
-use rein::permissions::{AllowAll, Grant, PermissionPolicy, ToolRequest, Verdict};
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
+use rein::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
+use support::agent::{
+    agent_config, outcome, test_client, tool_names, tool_results, turn, turn_with, MODEL,
+};
 use support::{chunk, Reply, ScriptedServer, Step};
 
 fn config(server: &ScriptedServer, root: &Path) -> AgentConfig {
-    let mut client = ClientConfig::new(server.base_url(), "sk-test-secret-123", "scripted");
-    client.base_backoff = Duration::from_millis(20);
-    client.idle_timeout = Duration::from_secs(10);
-    AgentConfig {
-        client,
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 20,
-        subagent_max_steps: 12,
-        policy: Arc::new(AllowAll),
-        sandbox: Arc::new(Sandbox::off(root)),
-        skills: Arc::new(SkillSet::empty()),
-        context: Default::default(),
-    }
-}
-
-/// Send `text` and collect events until the turn ends, answering approvals with `decide`.
-async fn turn_with(
-    handle: &mut AgentHandle,
-    text: &str,
-    mut decide: impl FnMut(&str) -> ApprovalDecision,
-) -> Vec<AgentEvent> {
-    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
-    let mut events = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
-            .await
-            .expect("turn did not finish in 30 s")
-            .expect("agent task ended");
-        if let AgentEvent::ApprovalNeeded { summary, reply, .. } = &event {
-            reply.send(decide(summary));
-        }
-        let done = matches!(event, AgentEvent::TurnFinished { .. });
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
-}
-
-async fn turn(handle: &mut AgentHandle, text: &str) -> Vec<AgentEvent> {
-    turn_with(handle, text, |_| ApprovalDecision::Approve).await
-}
-
-fn outcome(events: &[AgentEvent]) -> TurnOutcome {
-    match events.last() {
-        Some(AgentEvent::TurnFinished { outcome }) => *outcome,
-        other => panic!("last event is not TurnFinished: {other:?}"),
-    }
-}
-
-fn tool_results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolFinished {
-                name,
-                result,
-                is_error,
-                ..
-            } => Some((name.clone(), result.clone(), *is_error)),
-            _ => None,
-        })
-        .collect()
+    let mut config = agent_config(
+        test_client(server.base_url(), "sk-test-secret-123", MODEL),
+        root,
+    );
+    config.client.idle_timeout = Duration::from_secs(10);
+    config
 }
 
 fn text_of(events: &[AgentEvent]) -> String {
@@ -235,14 +176,8 @@ async fn multi_step_fix_reads_runs_edits_and_reruns() {
         assert_eq!(r["stream"], true);
         assert_eq!(r["stream_options"]["include_usage"], true);
         assert_eq!(r["model"], "scripted");
-        let tools: Vec<&str> = r["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap())
-            .collect();
         assert_eq!(
-            tools,
+            tool_names(r),
             [
                 "bash",
                 "read_file",

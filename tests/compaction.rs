@@ -14,19 +14,18 @@
 mod support;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rein::agent::{
-    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ClientConfig, ContextStats,
-    TurnOutcome,
+    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ContextStats, TurnOutcome,
 };
 use rein::context::{compact, drop, ContextConfig};
-use rein::permissions::AllowAll;
-use rein::sandbox::Sandbox;
 use rein::session::{SessionMeta, SessionWriter};
-use rein::skills::SkillSet;
 use serde_json::{json, Value};
+use support::agent::{
+    content, events_until, reminder, scripted_config, spawn_recorded, spawn_resumed,
+    stored_messages, tool_contents, turn,
+};
 use support::{chunk, request_chars, Reply, ScriptedServer, Step};
 
 // ---------------------------------------------------------------------------------------
@@ -39,66 +38,16 @@ fn config(
     spill: &Path,
     context: ContextConfig,
 ) -> AgentConfig {
-    let mut client = ClientConfig::new(server.base_url(), "sk-test", "scripted");
-    client.base_backoff = Duration::from_millis(20);
     AgentConfig {
-        client,
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 20,
-        subagent_max_steps: 12,
-        policy: Arc::new(AllowAll),
-        sandbox: Arc::new(Sandbox::off(root)),
-        skills: Arc::new(SkillSet::empty()),
         context: ContextConfig {
             spill_dir: Some(spill.to_path_buf()),
             ..context
         },
+        ..scripted_config(server, root)
     }
 }
 
-/// A recorded agent: its handle and its session file.
-fn spawn_recorded(config: AgentConfig, data: &Path) -> (AgentHandle, std::path::PathBuf) {
-    let writer =
-        SessionWriter::create(data, SessionMeta::new(config.root.clone(), "scripted")).unwrap();
-    let path = writer.path().to_path_buf();
-    let handle = agent::spawn_with_session(
-        config,
-        Some(agent::SessionSetup {
-            writer,
-            resumed: None,
-            data_dir: data.to_path_buf(),
-        }),
-    )
-    .unwrap();
-    (handle, path)
-}
-
-/// Events until (and including) the first that `done` accepts.
-async fn events_until(
-    handle: &mut AgentHandle,
-    mut done: impl FnMut(&AgentEvent) -> bool,
-) -> Vec<AgentEvent> {
-    let mut events = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
-            .await
-            .expect("no such event in 30 s")
-            .expect("agent task ended");
-        let stop = done(&event);
-        events.push(event);
-        if stop {
-            return events;
-        }
-    }
-}
-
-async fn turn(handle: &mut AgentHandle, text: &str) -> Vec<AgentEvent> {
-    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
-    events_until(handle, |e| matches!(e, AgentEvent::TurnFinished { .. })).await
-}
-
+/// The outcome of the first turn that finished among `events`.
 fn outcome(events: &[AgentEvent]) -> TurnOutcome {
     events
         .iter()
@@ -134,30 +83,6 @@ fn prose(tag: &str, chars: usize) -> String {
     s.trim_end().to_string()
 }
 
-/// The reminder a request ends with.
-fn reminder(request: &Value) -> String {
-    let all = request["messages"].as_array().unwrap();
-    let last = all.last().expect("a message");
-    assert_eq!(last["role"], "user", "{last}");
-    let text = last["content"].as_str().unwrap().to_string();
-    assert!(
-        text.starts_with("<system-reminder>") && text.ends_with("</system-reminder>"),
-        "the last message is not the reminder: {text:.300}"
-    );
-    text
-}
-
-/// A main request's stored history: its messages without the reminder at the end.
-fn messages(request: &Value) -> Vec<Value> {
-    reminder(request);
-    let all = request["messages"].as_array().unwrap();
-    all[..all.len() - 1].to_vec()
-}
-
-fn content(message: &Value) -> &str {
-    message["content"].as_str().unwrap_or("")
-}
-
 /// A summariser request: the handoff prompt as system message, no tools.
 fn is_compaction(request: &Value) -> bool {
     let first = &request["messages"][0];
@@ -181,14 +106,6 @@ fn transcript(request: &Value) -> &str {
 /// Tokens of a request body as the agent counts them before any usage report.
 fn tokens(request: &Value) -> u64 {
     (request_chars(request) as u64).div_ceil(4)
-}
-
-fn tool_contents(messages: &[Value]) -> Vec<String> {
-    messages
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| content(m).to_string())
-        .collect()
 }
 
 /// Every assistant's tool calls are answered right after it, in order, and every tool
@@ -318,15 +235,17 @@ async fn results_are_not_dropped_when_the_turn_end_stubs_are_enough() {
     assert_eq!(count(&first, dropped) + count(&second, dropped), 0);
     for r in &requests {
         assert!(
-            !tool_contents(&messages(r)).iter().any(|c| c == drop::NOTE),
+            !tool_contents(&stored_messages(r))
+                .iter()
+                .any(|c| c == drop::NOTE),
             "a dropped result was sent"
         );
         assert!(tokens(r) <= budget, "{} > {budget}", tokens(r));
     }
     // The test means something: without the stubs turn 2's request would not fit.
     let (whole, now) = (
-        tool_contents(&messages(&requests[1])),
-        tool_contents(&messages(&requests[2])),
+        tool_contents(&stored_messages(&requests[1])),
+        tool_contents(&stored_messages(&requests[2])),
     );
     let saved: usize = whole.iter().zip(&now).map(|(w, n)| w.len() - n.len()).sum();
     assert!(saved > 0);
@@ -397,7 +316,7 @@ async fn the_oldest_results_are_dropped_when_stubs_are_not_enough() {
     );
 
     // The request: exactly the oldest `dropped` results are the note, nothing else changed.
-    let (old, new) = (messages(&requests[1]), messages(&requests[2]));
+    let (old, new) = (stored_messages(&requests[1]), stored_messages(&requests[2]));
     let mut expected = old.clone();
     expected.push(assistant("gathered"));
     expected.push(user(&big_message()));
@@ -473,7 +392,7 @@ async fn the_most_recent_results_are_never_dropped_even_when_the_target_is_misse
         after > target && after <= budget,
         "setup: {after} not between {target} and {budget}"
     );
-    let (old, new) = (messages(&requests[1]), messages(&requests[2]));
+    let (old, new) = (stored_messages(&requests[1]), stored_messages(&requests[2]));
     let results = tool_contents(&new);
     assert_eq!(results.len(), 8);
     assert!(results[..7].iter().all(|c| c == drop::NOTE));
@@ -521,7 +440,7 @@ async fn a_result_shorter_than_the_drop_note_is_never_replaced_by_it() {
         "setup: no compaction"
     );
 
-    let tiny = tool_contents(&messages(&requests[1]))[0].clone();
+    let tiny = tool_contents(&stored_messages(&requests[1]))[0].clone();
     assert!(tiny.len() < drop::NOTE.len(), "setup: {tiny}");
     for stats in events.iter().filter_map(|e| match e {
         AgentEvent::ResultsDropped {
@@ -538,7 +457,7 @@ async fn a_result_shorter_than_the_drop_note_is_never_replaced_by_it() {
             stats.1
         );
     }
-    let sent = tool_contents(&messages(&requests[LONG_TURNS + 2]));
+    let sent = tool_contents(&stored_messages(&requests[LONG_TURNS + 2]));
     assert_eq!(
         sent,
         vec![tiny],
@@ -731,8 +650,8 @@ async fn a_long_session_is_compacted_once_into_a_handoff_note() {
     let main = &requests[before.len() + 1];
     assert!(tokens(main) <= target, "{} > {target}", tokens(main));
     assert_eq!(after_tokens, tokens(main), "the event counts what was sent");
-    let new = messages(main);
-    let old = messages(&before[before.len() - 1]);
+    let new = stored_messages(main);
+    let old = stored_messages(&before[before.len() - 1]);
     assert_eq!(new[0], old[0], "the system prompt changed");
     assert_eq!(new[1]["role"], "user");
     assert!(
@@ -769,7 +688,7 @@ async fn a_long_session_is_compacted_once_into_a_handoff_note() {
         "the tail starts at turn 7's answer, after the command and its result"
     );
     assert_calls_answered(&new);
-    assert_calls_answered(&messages(&requests[before.len() + 2]));
+    assert_calls_answered(&stored_messages(&requests[before.len() + 2]));
     // The plan survives the compaction: the reminder still lists it.
     for r in &requests[before.len() + 1..] {
         let text = reminder(r);
@@ -780,7 +699,7 @@ async fn a_long_session_is_compacted_once_into_a_handoff_note() {
         assert!(text.contains("[ ] run the benchmarks (pending)"), "{text}");
     }
     // Turn 9 just extends the compacted history: no second compaction.
-    let next = messages(&requests[before.len() + 2]);
+    let next = stored_messages(&requests[before.len() + 2]);
     assert_eq!(next[..new.len()], new[..]);
     assert!(!ninth
         .iter()
@@ -853,18 +772,18 @@ async fn compaction_fails(summariser: Reply) {
     );
 
     // The main request carries what it would have without the attempt.
-    let old = messages(&requests[LONG_TURNS - 1]);
+    let old = stored_messages(&requests[LONG_TURNS - 1]);
     let mut expected = old.clone();
     expected.push(assistant(&answer(LONG_TURNS)));
     expected.push(user(&question(9)));
-    let first = messages(&requests[LONG_TURNS + 1]);
+    let first = stored_messages(&requests[LONG_TURNS + 1]);
     assert_eq!(first, expected);
     assert!(
         tokens(&requests[LONG_TURNS + 1]) > budget,
         "sent over budget, as it is"
     );
     // The turn went on; its second request, over budget too, extends the first.
-    let second = messages(&requests[LONG_TURNS + 2]);
+    let second = stored_messages(&requests[LONG_TURNS + 2]);
     assert_eq!(second[..first.len()], first[..]);
     assert_eq!(second.len(), first.len() + 2);
     assert_calls_answered(&second);
@@ -984,8 +903,8 @@ async fn an_interrupted_compaction_leaves_the_history_uncompacted() {
         transcript(&requests[LONG_TURNS + 1]).contains(&question(1)),
         "the retry still sees the first question: nothing was compacted"
     );
-    let sent = messages(&requests[LONG_TURNS + 2]);
-    let mut expected = messages(&requests[LONG_TURNS - 1]);
+    let sent = stored_messages(&requests[LONG_TURNS + 2]);
+    let mut expected = stored_messages(&requests[LONG_TURNS - 1]);
     expected.push(assistant(&answer(LONG_TURNS)));
     expected.push(user(&question(9)));
     assert_eq!(sent.len(), expected.len() + 2, "{:.2000}", json!(sent));
@@ -1072,7 +991,7 @@ async fn compact_on_demand_replaces_the_whole_history_and_a_resumed_session_cont
     // The next turn's request: system, note, acknowledgement, the new message, reminder.
     let all = requests[3]["messages"].as_array().unwrap();
     assert_eq!(all.len(), 5, "{:.3000}", requests[3]);
-    assert_eq!(all[0], messages(&before[1])[0]);
+    assert_eq!(all[0], stored_messages(&before[1])[0]);
     assert_eq!(all[1]["role"], "user");
     assert!(content(&all[1]).contains(&format!("<handoff-note>\n{note}\n</handoff-note>")));
     assert_eq!(all[2], assistant(compact::ACKNOWLEDGEMENT));
@@ -1112,23 +1031,18 @@ async fn compact_on_demand_replaces_the_whole_history_and_a_resumed_session_cont
 
     // Resumed (in another directory: the system prompt is built fresh for it).
     let server2 = ScriptedServer::start(vec![say("Resumed.")]).await.unwrap();
-    let writer = SessionWriter::append_to(&loaded).unwrap();
-    let mut resumed = agent::spawn_with_session(
+    let mut resumed = spawn_resumed(
         config(
             &server2,
             elsewhere.path(),
             spill.path(),
             ContextConfig::default(),
         ),
-        Some(agent::SessionSetup {
-            writer,
-            resumed: Some(loaded),
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+        loaded,
+        data.path(),
+    );
     turn(&mut resumed, "and then?").await;
-    let sent = messages(&server2.requests()[0]);
+    let sent = stored_messages(&server2.requests()[0]);
     let system = content(&sent[0]);
     assert_eq!(sent[0]["role"], "system");
     assert!(
@@ -1277,7 +1191,7 @@ async fn a_history_too_big_for_one_summariser_request_is_compacted_in_pieces() {
         })
         .expect("compacted");
     assert_eq!(note, (2, note2.to_string()));
-    let sent = messages(&requests[3]);
+    let sent = stored_messages(&requests[3]);
     assert!(content(&sent[1]).contains(&format!("<handoff-note>\n{note2}\n</handoff-note>")));
     assert!(!content(&sent[1]).contains("FIRST-NOTE"));
     assert!(tokens(&requests[3]) <= budget);
@@ -1344,7 +1258,7 @@ async fn usage_reports_calibrate_the_count_and_without_them_it_is_an_estimate() 
         reported.prompt_tokens,
         (request_chars(&requests[0]) as f64 / 3.0).ceil() as u64
     );
-    let call = &messages(&requests[1])[2];
+    let call = &stored_messages(&requests[1])[2];
     assert_eq!(call["role"], "assistant");
     let call_chars = request_chars(&json!({ "messages": [call] }));
     let gauge = after[0].tokens;
@@ -1446,7 +1360,7 @@ async fn a_session_with_stubs_and_drops_resumes_to_exactly_the_same_history() {
         let output = c.to_string().repeat(RESULT_CHARS);
         assert_eq!(raw.matches(&output).count(), 1, "{c}");
     }
-    let history_chars: usize = messages(&server.requests()[1])
+    let history_chars: usize = stored_messages(&server.requests()[1])
         .iter()
         .map(|m| content(m).len())
         .sum::<usize>()
@@ -1464,24 +1378,19 @@ async fn a_session_with_stubs_and_drops_resumes_to_exactly_the_same_history() {
 
     // The original goes on...
     turn(&mut handle, "go on").await;
-    let original = messages(server.requests().last().unwrap());
+    let original = stored_messages(server.requests().last().unwrap());
     // ... and so does a resumed agent, in the same directory.
     let server2 = ScriptedServer::start(vec![say("resumed goes on")])
         .await
         .unwrap();
-    let writer = SessionWriter::append_to(&loaded).unwrap();
-    let mut resumed = agent::spawn_with_session(
+    let mut resumed = spawn_resumed(
         config(&server2, project.path(), spill.path(), drop_context(40_000)),
-        Some(agent::SessionSetup {
-            writer,
-            resumed: Some(loaded),
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+        loaded,
+        data.path(),
+    );
     let events = turn(&mut resumed, "go on").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
-    let again = messages(&server2.requests()[0]);
+    let again = stored_messages(&server2.requests()[0]);
     assert_eq!(again.len(), original.len());
     for (i, (a, b)) in again.iter().zip(&original).enumerate() {
         assert_eq!(a, b, "message {i} differs after resuming");
@@ -1525,21 +1434,16 @@ async fn a_resumed_session_starts_with_the_learnt_token_rate() {
     assert!((rate - 3.0).abs() < 0.1, "{rate}");
 
     let server2 = ScriptedServer::start(vec![say("again")]).await.unwrap();
-    let writer = SessionWriter::append_to(&loaded).unwrap();
-    let mut resumed = agent::spawn_with_session(
+    let mut resumed = spawn_resumed(
         config(
             &server2,
             project.path(),
             spill.path(),
             ContextConfig::default(),
         ),
-        Some(agent::SessionSetup {
-            writer,
-            resumed: Some(loaded),
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+        loaded,
+        data.path(),
+    );
     let first = events_until(&mut resumed, |e| matches!(e, AgentEvent::Context(_))).await;
     let Some(AgentEvent::Context(stats)) = first.last() else {
         unreachable!()
@@ -1567,22 +1471,18 @@ async fn a_resumed_session_ending_with_a_user_message_gets_a_note_before_the_nex
     drop(writer);
     let loaded = rein::session::load(&path).unwrap();
     let server = ScriptedServer::start(vec![say("answered")]).await.unwrap();
-    let mut resumed = agent::spawn_with_session(
+    let mut resumed = spawn_resumed(
         config(
             &server,
             project.path(),
             spill.path(),
             ContextConfig::default(),
         ),
-        Some(agent::SessionSetup {
-            writer: SessionWriter::append_to(&loaded).unwrap(),
-            resumed: Some(loaded),
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+        loaded,
+        data.path(),
+    );
     turn(&mut resumed, "second question").await;
-    let sent = messages(&server.requests()[0]);
+    let sent = stored_messages(&server.requests()[0]);
     let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"], "{sent:?}");
     assert!(

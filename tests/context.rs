@@ -7,84 +7,28 @@
 mod support;
 
 use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ClientConfig};
+use rein::agent::{self, AgentConfig, AgentEvent};
 use rein::context::ContextConfig;
-use rein::permissions::AllowAll;
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
-use serde_json::{json, Value};
+use serde_json::json;
+use support::agent::{
+    reminder, scripted_config, spawn_recorded, stored_messages, tool_contents, turn,
+};
 use support::{Reply, ScriptedServer};
 
 fn config(server: &ScriptedServer, root: &Path, spill: &Path) -> AgentConfig {
-    let mut client = ClientConfig::new(server.base_url(), "sk-test", "scripted");
-    client.base_backoff = Duration::from_millis(20);
     AgentConfig {
-        client,
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 20,
-        subagent_max_steps: 12,
-        policy: Arc::new(AllowAll),
-        sandbox: Arc::new(Sandbox::off(root)),
-        skills: Arc::new(SkillSet::empty()),
         context: ContextConfig {
             keep_recent: 3,
             spill_dir: Some(spill.to_path_buf()),
             ..ContextConfig::default()
         },
-    }
-}
-
-async fn turn(handle: &mut AgentHandle, text: &str) -> Vec<AgentEvent> {
-    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
-    let mut events = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
-            .await
-            .expect("turn did not finish in 30 s")
-            .expect("agent task ended");
-        let done = matches!(event, AgentEvent::TurnFinished { .. });
-        events.push(event);
-        if done {
-            return events;
-        }
+        ..scripted_config(server, root)
     }
 }
 
 fn bash(command: &str) -> Reply {
     Reply::tool_calls(&[("bash", &json!({ "command": command }).to_string())])
-}
-
-/// The reminder a request ends with.
-fn reminder(request: &Value) -> String {
-    let all = request["messages"].as_array().unwrap();
-    let last = all.last().expect("a message");
-    assert_eq!(last["role"], "user", "{last}");
-    let text = last["content"].as_str().unwrap().to_string();
-    assert!(
-        text.starts_with("<system-reminder>") && text.ends_with("</system-reminder>"),
-        "the last message is not the reminder: {text}"
-    );
-    text
-}
-
-/// A request's stored history: its messages without the reminder at the end.
-fn messages(request: &Value) -> Vec<Value> {
-    reminder(request);
-    let all = request["messages"].as_array().unwrap();
-    all[..all.len() - 1].to_vec()
-}
-
-fn tool_contents(request: &Value) -> Vec<String> {
-    messages(request)
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -110,13 +54,13 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
     assert_eq!(requests.len(), 3);
     // Within the turn every request extends the one before, unchanged.
     for pair in requests.windows(2) {
-        let (before, after) = (messages(&pair[0]), messages(&pair[1]));
+        let (before, after) = (stored_messages(&pair[0]), stored_messages(&pair[1]));
         assert!(after.len() > before.len());
         assert_eq!(&after[..before.len()], &before[..]);
     }
 
     // The big result arrived capped: head and tail kept, the note says where the rest is.
-    let capped = &tool_contents(&requests[1])[0];
+    let capped = &tool_contents(&stored_messages(&requests[1]))[0];
     assert!(capped.chars().count() < 10_600, "{}", capped.len());
     assert!(
         capped.starts_with("r00000001\nr00000002\n"),
@@ -150,7 +94,7 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
     );
 
     // During the turn the model read the whole output back from the spill file.
-    let read_back = &tool_contents(&requests[2])[1];
+    let read_back = &tool_contents(&stored_messages(&requests[2]))[1];
     // (the bash tool drops the output's last newline: 49 999 characters reached the cap)
     assert!(read_back.starts_with("49999\n"), "{read_back:.300}");
     assert!(read_back.contains(&turn_dir.display().to_string()));
@@ -185,7 +129,7 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
     // The next turn's request carries the old result stubbed, the recent one whole.
     turn(&mut handle, "And now?").await;
     let requests = server.requests();
-    let results = tool_contents(&requests[3]);
+    let results = tool_contents(&stored_messages(&requests[3]));
     assert!(results[0].starts_with("r00000001\n"));
     assert!(
         results[0].ends_with("characters trimmed from this old tool result]"),
@@ -195,7 +139,7 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
     assert!(results[0].chars().count() < 400, "{}", results[0]);
     assert_eq!(results[1], *read_back, "a recent result was stubbed");
     // Everything else of the history is as it was.
-    let (before, after) = (messages(&requests[2]), messages(&requests[3]));
+    let (before, after) = (stored_messages(&requests[2]), stored_messages(&requests[3]));
     assert_eq!(after[0], before[0]);
     assert_eq!(after[1], before[1]);
 }
@@ -213,21 +157,8 @@ async fn stubbing_is_recorded_so_a_resumed_session_continues_from_it() {
     ])
     .await
     .unwrap();
-    let writer = rein::session::SessionWriter::create(
-        data.path(),
-        rein::session::SessionMeta::new(project.path(), "scripted"),
-    )
-    .unwrap();
-    let path = writer.path().to_path_buf();
-    let mut handle = agent::spawn_with_session(
-        config(&server, project.path(), spill.path()),
-        Some(agent::SessionSetup {
-            writer,
-            resumed: None,
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+    let (mut handle, path) =
+        spawn_recorded(config(&server, project.path(), spill.path()), data.path());
     turn(&mut handle, "count").await;
     let events = turn(&mut handle, "and now").await;
     assert!(
@@ -279,21 +210,8 @@ async fn every_request_ends_with_a_reminder_that_is_never_stored() {
     ])
     .await
     .unwrap();
-    let writer = rein::session::SessionWriter::create(
-        data.path(),
-        rein::session::SessionMeta::new(project.path(), "scripted"),
-    )
-    .unwrap();
-    let path = writer.path().to_path_buf();
-    let mut handle = agent::spawn_with_session(
-        config(&server, project.path(), spill.path()),
-        Some(agent::SessionSetup {
-            writer,
-            resumed: None,
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+    let (mut handle, path) =
+        spawn_recorded(config(&server, project.path(), spill.path()), data.path());
     std::fs::write(project.path().join("theirs.txt"), "one").unwrap();
     turn(&mut handle, "plan it").await;
     // Between the turns someone else edits a file and adds one.
@@ -325,7 +243,7 @@ async fn every_request_ends_with_a_reminder_that_is_never_stored() {
             assert!(!text.contains("mine.txt"), "the agent's own write: {text}");
         }
         // The earlier requests' reminders were not stored.
-        for m in messages(request) {
+        for m in stored_messages(request) {
             assert!(
                 !m["content"]
                     .as_str()
@@ -337,12 +255,12 @@ async fn every_request_ends_with_a_reminder_that_is_never_stored() {
     }
     // Within the turn, each request minus its reminder extends the one before, unchanged.
     for pair in requests[..3].windows(2) {
-        let (before, after) = (messages(&pair[0]), messages(&pair[1]));
+        let (before, after) = (stored_messages(&pair[0]), stored_messages(&pair[1]));
         assert!(after.len() > before.len());
         assert_eq!(&after[..before.len()], &before[..]);
     }
     // The next turn's history starts with the whole of the last one's.
-    let (before, after) = (messages(&requests[2]), messages(&requests[3]));
+    let (before, after) = (stored_messages(&requests[2]), stored_messages(&requests[3]));
     assert_eq!(&after[..before.len()], &before[..]);
 
     // Nor is any reminder in the session file.

@@ -1,36 +1,27 @@
 //! `rein --demo` end to end: the built-in replay drives the real agent, with the default
 //! permission rules and real tools, in the demo's temporary project.
 
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rein::agent::{
-    self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, ClientConfig, TurnOutcome,
-};
+use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, TurnOutcome};
 use rein::demo::Demo;
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::policy::RulePolicy;
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
 use rein::tools::write_todos::TodoStatus;
+use support::agent::{agent_config, test_client, tool_results, turn_with};
 
 /// The agent as `rein --demo` runs it: the demo's model and project, the default rules.
 fn config(demo: &Demo) -> AgentConfig {
     let root = demo.project_dir();
-    let mut client = ClientConfig::new(demo.base_url(), "", demo.model());
-    client.base_backoff = Duration::from_millis(20);
+    let mut client = test_client(demo.base_url(), "", demo.model());
     client.idle_timeout = Duration::from_secs(10);
     AgentConfig {
-        client,
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 20,
-        subagent_max_steps: 12,
         policy: Arc::new(RulePolicy::new(root, &[], &[], None).unwrap()),
-        sandbox: Arc::new(Sandbox::off(root)),
-        skills: Arc::new(SkillSet::empty()),
-        context: Default::default(),
+        ..agent_config(client, root)
     }
 }
 
@@ -50,25 +41,13 @@ fn run_tests(dir: &Path) -> (bool, String) {
 /// Sends the demo's first prompt and collects the turn's events, approving every ask.
 async fn play(demo: &Demo) -> (Vec<AgentEvent>, Vec<String>) {
     let mut handle = agent::spawn(config(demo)).unwrap();
-    assert!(handle.send(AgentCommand::UserMessage(demo.first_prompt().to_string())));
-    let mut events = Vec::new();
     let mut asked = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
-            .await
-            .expect("the demo turn finished within 30 s")
-            .expect("agent task ended");
-        if let AgentEvent::ApprovalNeeded { summary, reply, .. } = &event {
-            asked.push(summary.clone());
-            reply.send(ApprovalDecision::Approve);
-        }
-        let done = matches!(event, AgentEvent::TurnFinished { .. });
-        events.push(event);
-        if done {
-            return (events, asked);
-        }
-    }
+    let events = turn_with(&mut handle, demo.first_prompt(), |summary| {
+        asked.push(summary.to_string());
+        ApprovalDecision::Approve
+    })
+    .await;
+    (events, asked)
 }
 
 #[tokio::test]
@@ -98,19 +77,8 @@ async fn the_demo_fixes_the_bug_asking_before_each_test_run() {
     );
 
     // Every tool call worked; the first test run failed, the second passed.
-    let results: Vec<(&str, &str, bool)> = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolFinished {
-                name,
-                result,
-                is_error,
-                ..
-            } => Some((name.as_str(), result.as_str(), *is_error)),
-            _ => None,
-        })
-        .collect();
-    let names: Vec<&str> = results.iter().map(|r| r.0).collect();
+    let results = tool_results(&events);
+    let names: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
     for tool in ["write_todos", "read_file", "bash", "str_replace"] {
         assert!(names.contains(&tool), "{tool} never ran: {names:?}");
     }
@@ -121,7 +89,7 @@ async fn the_demo_fixes_the_bug_asking_before_each_test_run() {
     let runs: Vec<&str> = results
         .iter()
         .filter(|r| r.0 == "bash")
-        .map(|r| r.1)
+        .map(|r| r.1.as_str())
         .collect();
     assert_eq!(runs.len(), 2);
     assert!(runs[0].contains("FAIL add 2 3"), "{}", runs[0]);

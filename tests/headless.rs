@@ -12,9 +12,8 @@ use std::time::Duration;
 use rein::agent::{AgentConfig, ClientConfig};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
 use serde_json::{json, Value};
+use support::agent::agent_config;
 use support::{Reply, ScriptedServer};
 use tokio::process::Command;
 
@@ -317,15 +316,13 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
     .await
     .unwrap();
     let config = AgentConfig {
-        client: ClientConfig::new(server.base_url(), "", "m"),
-        root: project.path().to_path_buf(),
         bash_timeout: Duration::from_secs(10),
         max_steps: 5,
-        subagent_max_steps: 12,
         policy: Arc::new(AskForBash),
-        sandbox: Arc::new(Sandbox::off(project.path())),
-        skills: Arc::new(SkillSet::empty()),
-        context: Default::default(),
+        ..agent_config(
+            ClientConfig::new(server.base_url(), "", "m"),
+            project.path(),
+        )
     };
     let code = headless::run(
         config,

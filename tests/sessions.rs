@@ -8,49 +8,26 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rein::agent::{
-    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, ClientConfig,
-    SessionSetup, TurnOutcome,
+    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, SessionSetup,
+    TurnOutcome,
 };
 use rein::permissions::policy::RulePolicy;
-use rein::sandbox::Sandbox;
-use rein::session::{SessionMeta, SessionWriter};
-use rein::skills::SkillSet;
+use rein::session::SessionWriter;
 use serde_json::{json, Value};
+use support::agent::{agent_config, spawn_recorded, test_client, turn_with, MODEL};
 use support::{Reply, ScriptedServer};
 
 fn config(server: &ScriptedServer, root: &Path, home: &Path) -> AgentConfig {
-    let mut client = ClientConfig::new(server.base_url(), "", "scripted");
-    client.base_backoff = Duration::from_millis(20);
     AgentConfig {
-        client,
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 20,
-        subagent_max_steps: 12,
         policy: Arc::new(RulePolicy::new(root, &[], &[], Some(home)).unwrap()),
-        sandbox: Arc::new(Sandbox::off(root)),
-        skills: Arc::new(SkillSet::empty()),
-        context: Default::default(),
+        ..agent_config(test_client(server.base_url(), "", MODEL), root)
     }
 }
 
+/// Send `text` and collect the events of the turn, answering every approval request with
+/// `decision`.
 async fn turn(handle: &mut AgentHandle, text: &str, decision: ApprovalDecision) -> Vec<AgentEvent> {
-    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
-    let mut events = Vec::new();
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
-            .await
-            .expect("the turn ends")
-            .expect("the agent runs");
-        if let AgentEvent::ApprovalNeeded { reply, .. } = &event {
-            reply.send(decision.clone());
-        }
-        let done = matches!(event, AgentEvent::TurnFinished { .. });
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
+    turn_with(handle, text, |_| decision.clone()).await
 }
 
 /// A request's stored history: its messages without the reminder appended last.
@@ -101,18 +78,8 @@ async fn a_session_records_and_resumes_history_todos_and_rules() {
     ])
     .await
     .unwrap();
-    let writer =
-        SessionWriter::create(data.path(), SessionMeta::new(first.path(), "scripted")).unwrap();
-    let path = writer.path().to_path_buf();
-    let mut handle = agent::spawn_with_session(
-        config(&server, first.path(), home.path()),
-        Some(SessionSetup {
-            writer,
-            resumed: None,
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+    let (mut handle, path) =
+        spawn_recorded(config(&server, first.path(), home.path()), data.path());
     let events = turn(
         &mut handle,
         "build the project",
@@ -317,18 +284,8 @@ async fn a_new_conversation_starts_a_new_session_file_and_says_so() {
     let server = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")])
         .await
         .unwrap();
-    let writer =
-        SessionWriter::create(data.path(), SessionMeta::new(project.path(), "scripted")).unwrap();
-    let first = writer.path().to_path_buf();
-    let mut handle = agent::spawn_with_session(
-        config(&server, project.path(), home.path()),
-        Some(SessionSetup {
-            writer,
-            resumed: None,
-            data_dir: data.path().to_path_buf(),
-        }),
-    )
-    .unwrap();
+    let (mut handle, first) =
+        spawn_recorded(config(&server, project.path(), home.path()), data.path());
     turn(&mut handle, "first topic", ApprovalDecision::Approve).await;
     handle.send(AgentCommand::NewConversation);
     let events = turn(&mut handle, "second topic", ApprovalDecision::Approve).await;

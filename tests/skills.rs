@@ -9,15 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ClientConfig};
-use rein::agent::{ApprovalDecision, TurnOutcome};
+use rein::agent::{self, AgentConfig, AgentEvent, AgentHandle, TurnOutcome};
 use rein::app::state::{App, Cell, NoticeKind, SessionInfo};
 use rein::app::update::update_at;
 use rein::app::{AppEvent, Effect};
 use rein::permissions::policy::RulePolicy;
-use rein::sandbox::Sandbox;
 use rein::skills::{SkillSet, SkillSource};
 use serde_json::{json, Value};
+use support::agent::{agent_config, test_client, tool_names, tool_results, turn_with, MODEL};
 use support::{Reply, ScriptedServer};
 
 const REVIEW: &str = "---\nname: review\ndescription: Review a change before it is committed.\n---\n# Review\n\n1. Read the diff.\n2. Run `scripts/check.sh`.\n";
@@ -74,58 +73,23 @@ impl Setup {
 }
 
 fn config(server: &ScriptedServer, root: &Path, skills: SkillSet) -> AgentConfig {
-    let mut client = ClientConfig::new(server.base_url(), "", "scripted");
-    client.base_backoff = Duration::from_millis(20);
+    let mut client = test_client(server.base_url(), "", MODEL);
     client.idle_timeout = Duration::from_secs(10);
     AgentConfig {
-        client,
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
         max_steps: 10,
-        subagent_max_steps: 12,
         // The real policy: read_skill must pass without asking.
         policy: Arc::new(RulePolicy::new(root, &[], &[], None).unwrap()),
-        sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(skills),
-        context: Default::default(),
+        ..agent_config(client, root)
     }
 }
 
 /// Send `text` and collect the events of the turn; an approval request fails the test.
 async fn turn(handle: &mut AgentHandle, text: &str) -> Vec<AgentEvent> {
-    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
-    let mut events = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
-            .await
-            .expect("turn did not finish in 30 s")
-            .expect("agent task ended");
-        if let AgentEvent::ApprovalNeeded { summary, reply, .. } = &event {
-            reply.send(ApprovalDecision::Deny { feedback: None });
-            panic!("read_skill asked for approval: {summary}");
-        }
-        let done = matches!(event, AgentEvent::TurnFinished { .. });
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
-}
-
-fn tool_results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolFinished {
-                name,
-                result,
-                is_error,
-                ..
-            } => Some((name.clone(), result.clone(), *is_error)),
-            _ => None,
-        })
-        .collect()
+    turn_with(handle, text, |summary| {
+        panic!("read_skill asked for approval: {summary}")
+    })
+    .await
 }
 
 fn system_message(request: &Value) -> String {
@@ -222,13 +186,8 @@ async fn the_prompt_lists_the_skills_and_read_skill_loads_one() {
     // The same bytes in every request of the session, whatever changes on disk meanwhile.
     for r in &requests {
         assert_eq!(system_message(r), prompt);
-        let tools: Vec<&str> = r["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap())
-            .collect();
-        assert!(tools.contains(&"read_skill"), "{tools:?}");
+        let tools = tool_names(r);
+        assert!(tools.iter().any(|t| t == "read_skill"), "{tools:?}");
     }
     // The tool result reached the model right after its call.
     let messages = requests[1]["messages"].as_array().unwrap();

@@ -9,61 +9,32 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rein::agent::{
-    self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, ClientConfig,
-    SubagentEvent, TurnOutcome, Usage,
+    self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, SubagentEvent, TurnOutcome,
+    Usage,
 };
 use rein::config::BashRuleEntry;
 use rein::permissions::policy::RulePolicy;
 use rein::permissions::{Action, AllowAll, PermissionPolicy};
-use rein::sandbox::Sandbox;
 use rein::skills::SkillSet;
 use serde_json::{json, Value};
+use support::agent::{outcome, scripted_config, tool_names, tool_results, turn, turn_with};
 use support::{Reply, ScriptedServer, Step};
 
 fn config(server: &ScriptedServer, root: &Path, policy: Arc<dyn PermissionPolicy>) -> AgentConfig {
-    let mut client = ClientConfig::new(server.base_url(), "sk-test", "scripted");
-    client.base_backoff = Duration::from_millis(20);
-    client.idle_timeout = Duration::from_secs(10);
-    AgentConfig {
-        client,
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 20,
-        subagent_max_steps: 12,
-        policy,
-        sandbox: Arc::new(Sandbox::off(root)),
-        skills: Arc::new(SkillSet::empty()),
-        context: Default::default(),
-    }
+    let mut config = scripted_config(server, root);
+    config.client.idle_timeout = Duration::from_secs(10);
+    config.policy = policy;
+    config
 }
 
-/// Send `text`, collect events until the turn ends, answering approvals with `decide`.
-async fn turn_with(
-    handle: &mut AgentHandle,
-    text: &str,
-    mut decide: impl FnMut(&AgentEvent) -> ApprovalDecision,
-) -> Vec<AgentEvent> {
-    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
-    let mut events = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
-            .await
-            .expect("turn did not finish in 30 s")
-            .expect("agent task ended");
-        if let AgentEvent::ApprovalNeeded { reply, .. } = &event {
-            reply.send(decide(&event));
-        }
-        let done = matches!(event, AgentEvent::TurnFinished { .. });
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
-}
-
-async fn turn(handle: &mut AgentHandle, text: &str) -> Vec<AgentEvent> {
-    turn_with(handle, text, |_| ApprovalDecision::Approve).await
+/// The default rules and one more: `touch` asks.
+fn touch_asks(root: &Path) -> Arc<dyn PermissionPolicy> {
+    let rule = BashRuleEntry {
+        pattern: "touch *".into(),
+        action: Action::Ask,
+        file: root.join("config.toml"),
+    };
+    Arc::new(RulePolicy::new(root, &[rule], &[], None).unwrap())
 }
 
 fn args(v: Value) -> String {
@@ -72,22 +43,6 @@ fn args(v: Value) -> String {
 
 fn task(description: &str) -> (&'static str, String) {
     ("task", args(json!({ "description": description })))
-}
-
-/// The main agent's tool results: (name, result, is_error).
-fn results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolFinished {
-                name,
-                result,
-                is_error,
-                ..
-            } => Some((name.clone(), result.clone(), *is_error)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The subagents' events, in order.
@@ -112,18 +67,6 @@ fn task_id(events: &[AgentEvent]) -> String {
         .expect("a task call")
 }
 
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A request's stored history: without the reminder the main agent appends to each of its
 /// requests (a subagent's requests have none).
 fn messages(request: &Value) -> Vec<Value> {
@@ -136,13 +79,6 @@ fn messages(request: &Value) -> Vec<Value> {
         all.pop();
     }
     all
-}
-
-fn outcome(events: &[AgentEvent]) -> TurnOutcome {
-    match events.last() {
-        Some(AgentEvent::TurnFinished { outcome }) => *outcome,
-        other => panic!("last event is not TurnFinished: {other:?}"),
-    }
 }
 
 #[tokio::test]
@@ -220,7 +156,7 @@ async fn a_task_runs_in_its_own_context_and_only_its_answer_returns() {
     );
 
     // The front end saw one task result, and the subagent's steps and call.
-    let r = results(&events);
+    let r = tool_results(&events);
     assert_eq!(r.len(), 1);
     assert_eq!(
         r[0],
@@ -353,7 +289,7 @@ async fn a_subagent_stops_at_its_step_limit_with_a_note() {
             break;
         }
     }
-    let r = results(&events);
+    let r = tool_results(&events);
     assert_eq!(r.len(), 1);
     let (_, text, is_error) = &r[0];
     assert!(!is_error);
@@ -386,17 +322,6 @@ async fn a_subagent_stops_at_its_step_limit_with_a_note() {
 async fn a_subagents_command_goes_through_the_approval_flow() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let policy = RulePolicy::new(
-        root,
-        &[BashRuleEntry {
-            pattern: "touch *".into(),
-            action: Action::Ask,
-            file: root.join("config.toml"),
-        }],
-        &[],
-        None,
-    )
-    .unwrap();
     let (name, task_args) = task("Is the tree writable?");
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[(name, &task_args)]),
@@ -406,7 +331,7 @@ async fn a_subagents_command_goes_through_the_approval_flow() {
     ])
     .await
     .unwrap();
-    let mut handle = agent::spawn(config(&server, root, Arc::new(policy))).unwrap();
+    let mut handle = agent::spawn(config(&server, root, touch_asks(root))).unwrap();
     let events = turn_with(&mut handle, "check", |_| ApprovalDecision::Deny {
         feedback: Some("not now".into()),
     })
@@ -456,17 +381,6 @@ async fn a_subagents_command_goes_through_the_approval_flow() {
 async fn an_approval_answered_as_a_command_reaches_the_subagent() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let policy = RulePolicy::new(
-        root,
-        &[BashRuleEntry {
-            pattern: "touch *".into(),
-            action: Action::Ask,
-            file: root.join("config.toml"),
-        }],
-        &[],
-        None,
-    )
-    .unwrap();
     let (name, task_args) = task("Make a probe.");
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[(name, &task_args)]),
@@ -476,7 +390,7 @@ async fn an_approval_answered_as_a_command_reaches_the_subagent() {
     ])
     .await
     .unwrap();
-    let mut handle = agent::spawn(config(&server, root, Arc::new(policy))).unwrap();
+    let mut handle = agent::spawn(config(&server, root, touch_asks(root))).unwrap();
     assert!(handle.send(AgentCommand::UserMessage("go".into())));
     loop {
         let event = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
@@ -577,7 +491,7 @@ async fn tasks_of_one_reply_run_at_the_same_time() {
     let events = turn(&mut handle, "two things").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
     // Run one after the other, the slow one would finish first.
-    let r = results(&events);
+    let r = tool_results(&events);
     assert_eq!(r.len(), 2);
     assert_eq!(r[0].1, "fast answer", "{r:?}");
     assert_eq!(r[1].1, "slow answer", "{r:?}");
@@ -629,7 +543,7 @@ async fn an_interrupt_stops_a_running_subagent_and_its_command() {
     }
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(outcome(&events), TurnOutcome::Interrupted);
-    let r = results(&events);
+    let r = tool_results(&events);
     assert_eq!(r.len(), 1);
     assert!(r[0].1.contains("interrupted by the user"), "{r:?}");
     assert!(r[0].2);

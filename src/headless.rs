@@ -263,19 +263,8 @@ impl Printer {
                     crate::context::stubs::summary(*stubbed, *before_chars, *after_chars)
                 );
             }
-            AgentEvent::ResultCapped {
-                name,
-                total_chars,
-                kept_chars,
-                spill,
-                ..
-            } => {
-                let capped = crate::context::spill::Capped {
-                    total_chars: *total_chars,
-                    kept_chars: *kept_chars,
-                    spill: spill.clone(),
-                };
-                eprintln!("  rein: {}", crate::context::spill::summary(name, &capped));
+            AgentEvent::ResultCapped { name, capped, .. } => {
+                eprintln!("  rein: {}", crate::context::spill::summary(name, capped));
             }
             AgentEvent::ResultsDropped {
                 dropped,

@@ -74,13 +74,12 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
     let reports: Vec<_> = first
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::ResultCapped {
-                name,
-                total_chars,
-                kept_chars,
-                spill,
-                ..
-            } => Some((name.clone(), *total_chars, *kept_chars, spill.clone())),
+            AgentEvent::ResultCapped { name, capped, .. } => Some((
+                name.clone(),
+                capped.total_chars,
+                capped.kept_chars,
+                capped.spill.clone(),
+            )),
             _ => None,
         })
         .collect();

@@ -67,6 +67,27 @@ pub enum ClientEvent<'a> {
     },
 }
 
+impl ClientEvent<'_> {
+    /// The agent event for a retry, its reason prefixed with `who` (e.g. "subagent: ");
+    /// `None` for a delta.
+    pub(crate) fn retrying(self, who: &str) -> Option<super::events::AgentEvent> {
+        match self {
+            ClientEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } => Some(super::events::AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason: format!("{who}{reason}"),
+            }),
+            ClientEvent::Delta(_) => None,
+        }
+    }
+}
+
 /// Why a reply could not be had. Each message tells the user what happened in one line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClientError {

@@ -91,9 +91,9 @@ pub enum AgentEvent {
     ResultCapped {
         id: String,
         name: String,
-        total_chars: usize,
-        kept_chars: usize,
-        spill: Option<std::path::PathBuf>,
+        /// `total_chars`, `kept_chars` and `spill` (the file with the whole output).
+        #[serde(flatten)]
+        capped: crate::context::spill::Capped,
     },
     /// At a turn's end, old tool results were cut to short stubs: how many, and the
     /// history's size in characters before and after.

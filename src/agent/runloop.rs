@@ -24,7 +24,7 @@ use super::inbox::{Inbox, OpenApprovals, Queued};
 use super::messages::{Message, ToolCall};
 use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
-use super::toolrun::{ToolEnv, INTERRUPTED};
+use super::toolrun::{self, ToolEnv, INTERRUPTED};
 use super::{system_prompt, AgentConfig, SessionSetup};
 use crate::context::budget::{self, TokenMeter};
 use crate::context::changes::{Change, Snapshot};
@@ -329,16 +329,9 @@ impl Agent {
                     ClientEvent::Delta(StreamDelta::Reasoning(r)) => AgentEvent::ReasoningDelta {
                         text: r.to_string(),
                     },
-                    ClientEvent::Retrying {
-                        attempt,
-                        max_attempts,
-                        delay,
-                        reason,
-                    } => AgentEvent::Retrying {
-                        attempt,
-                        max_attempts,
-                        delay,
-                        reason,
+                    retry => match retry.retrying("") {
+                        Some(out) => out,
+                        None => return,
                     },
                 };
                 let _ = events.send(out);
@@ -540,17 +533,13 @@ impl Agent {
         let slots = &mut results;
         let all = async {
             while let Some((i, mut outcome)) = running.next().await {
-                let (text, capped) = spill.cap_reporting(&calls[i].id, outcome.text);
-                outcome.text = text;
-                if let Some(capped) = capped {
-                    let _ = events.send(AgentEvent::ResultCapped {
-                        id: calls[i].id.clone(),
-                        name: calls[i].function.name.clone(),
-                        total_chars: capped.total_chars,
-                        kept_chars: capped.kept_chars,
-                        spill: capped.spill,
-                    });
-                }
+                outcome.text = toolrun::cap_reporting(
+                    &spill,
+                    Some(&events),
+                    &calls[i].id,
+                    &calls[i],
+                    outcome.text,
+                );
                 let _ = events.send(AgentEvent::ToolFinished {
                     id: calls[i].id.clone(),
                     name: calls[i].function.name.clone(),

@@ -126,19 +126,8 @@ impl Subagent {
             let events = self.events.clone();
             let mut on_event = |event: ClientEvent<'_>| {
                 // Its text is its own business; a retry is worth knowing about.
-                if let ClientEvent::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay,
-                    reason,
-                } = event
-                {
-                    let _ = events.send(AgentEvent::Retrying {
-                        attempt,
-                        max_attempts,
-                        delay,
-                        reason: format!("subagent: {reason}"),
-                    });
+                if let Some(retry) = event.retrying("subagent: ") {
+                    let _ = events.send(retry);
                 }
             };
             let reply = match self

@@ -37,6 +37,26 @@ pub(crate) struct ToolEnv<'a> {
     pub spill: &'a TurnSpill,
 }
 
+/// `text` capped on arrival (layer 1), its whole kept in the spill file `file`; when it was
+/// cut and `events` is given, a [`AgentEvent::ResultCapped`] for `call` says so.
+pub(crate) fn cap_reporting(
+    spill: &TurnSpill,
+    events: Option<&mpsc::UnboundedSender<AgentEvent>>,
+    file: &str,
+    call: &ToolCall,
+    text: String,
+) -> String {
+    let (text, capped) = spill.cap_reporting(file, text);
+    if let (Some(capped), Some(events)) = (capped, events) {
+        let _ = events.send(AgentEvent::ResultCapped {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            capped,
+        });
+    }
+    text
+}
+
 /// How a call went.
 pub(crate) struct ToolRun {
     /// The result text the model reads; `Err` for errors, refusals and interruptions.
@@ -67,27 +87,13 @@ impl ToolEnv<'_> {
             Some(task) => format!("{task}-{}", call.id),
             None => call.id.clone(),
         };
-        let (result, capped) = match run.result {
-            Ok(text) => {
-                let (text, capped) = self.spill.cap_reporting(&name, text);
-                (Ok(text), capped)
-            }
-            Err(text) => {
-                let (text, capped) = self.spill.cap_reporting(&name, text);
-                (Err(text), capped)
-            }
+        // Only the main agent's results are reported: a subagent's history is its own.
+        let events = self.subagent.is_none().then_some(self.events);
+        let cap = |text| cap_reporting(self.spill, events, &name, call, text);
+        run.result = match run.result {
+            Ok(text) => Ok(cap(text)),
+            Err(text) => Err(cap(text)),
         };
-        run.result = result;
-        // The main agent's results: a subagent's history is its own business.
-        if let (Some(capped), None) = (capped, self.subagent) {
-            let _ = self.events.send(AgentEvent::ResultCapped {
-                id: call.id.clone(),
-                name: call.function.name.clone(),
-                total_chars: capped.total_chars,
-                kept_chars: capped.kept_chars,
-                spill: capped.spill,
-            });
-        }
         run
     }
 

@@ -161,23 +161,10 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             NoticeKind::Info,
             crate::context::stubs::summary(stubbed, before_chars, after_chars),
         ),
-        AgentEvent::ResultCapped {
-            name,
-            total_chars,
-            kept_chars,
-            spill,
-            ..
-        } => notice(
+        AgentEvent::ResultCapped { name, capped, .. } => notice(
             app,
             NoticeKind::Info,
-            crate::context::spill::summary(
-                &name,
-                &crate::context::spill::Capped {
-                    total_chars,
-                    kept_chars,
-                    spill,
-                },
-            ),
+            crate::context::spill::summary(&name, &capped),
         ),
         AgentEvent::ResultsDropped {
             dropped,

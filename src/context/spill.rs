@@ -138,7 +138,7 @@ impl TurnSpill {
 
 /// What capping one result did: its size, what the model keeps of it, and the spill file
 /// holding the whole (none when it could not be written).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Capped {
     pub total_chars: usize,
     pub kept_chars: usize,

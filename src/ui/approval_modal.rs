@@ -15,7 +15,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::layout::{centred, framed};
+use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{wrap_into, Mode};
@@ -136,13 +136,7 @@ impl Widget for &Approvals {
         let Some(p) = self.queue.front() else {
             return;
         };
-        let modal_w = area
-            .width
-            .saturating_sub(4)
-            .min(MAX_WIDTH)
-            .max(area.width.min(30));
-        // Borders and one column of padding each side.
-        let text_w = usize::from(modal_w.saturating_sub(4)).max(1);
+        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
         let body = body_lines(p, text_w);
         let mut reason = Vec::new();
         let reason_text = sanitize(p.reason.trim()).replace('\n', " ");

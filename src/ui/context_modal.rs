@@ -15,7 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
 use super::gauge::tokens;
-use super::layout::{centred, framed};
+use super::layout::{centred, framed, modal_width};
 use super::theme;
 use super::wrap::{truncate, width, wrap_into, Mode};
 use crate::agent::ContextStats;
@@ -207,13 +207,7 @@ fn keys_line(text_w: usize) -> Line<'static> {
 
 impl Widget for ContextModal<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let modal_w = area
-            .width
-            .saturating_sub(4)
-            .min(MAX_WIDTH)
-            .max(area.width.min(30));
-        // Borders and one column of padding on each side.
-        let text_w = usize::from(modal_w.saturating_sub(4)).max(1);
+        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
         let body = body_lines(self.stats, text_w);
         // Borders 2, a blank line above the body, one above the keys, the keys.
         let wanted = u16::try_from(body.len())

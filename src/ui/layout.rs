@@ -79,6 +79,17 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     }
 }
 
+/// A modal's width in an area `area_width` wide (two columns of margin each side, at most
+/// `max`, at least 30 where the area allows) and the width of its text inside the borders
+/// and padding.
+pub fn modal_width(area_width: u16, max: u16) -> (u16, usize) {
+    let modal_w = area_width
+        .saturating_sub(4)
+        .min(max)
+        .max(area_width.min(30));
+    (modal_w, usize::from(modal_w.saturating_sub(4)).max(1))
+}
+
 /// A modal's rectangle in `area`: `width` by `height` (at most the area), centred.
 pub fn centred(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);

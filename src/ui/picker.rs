@@ -15,7 +15,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::layout::{centred, framed};
+use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
@@ -138,12 +138,7 @@ impl Widget for PickerModal<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let picker = self.picker;
         let matches = picker.matches();
-        let modal_w = area
-            .width
-            .saturating_sub(4)
-            .min(MAX_WIDTH)
-            .max(area.width.min(30));
-        let text_w = usize::from(modal_w.saturating_sub(4)).max(1);
+        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
         // Borders 2, filter 1, blank 1, header 1, blank 1, keys 1.
         let chrome: u16 = 7;
         let max_h = area.height.saturating_sub(2).max(area.height.min(8));

@@ -203,19 +203,8 @@ impl Agent {
         let no_tools = serde_json::Value::Array(Vec::new());
         let events = self.events.clone();
         let mut on_event = |event: crate::agent::client::ClientEvent<'_>| {
-            if let crate::agent::client::ClientEvent::Retrying {
-                attempt,
-                max_attempts,
-                delay,
-                reason,
-            } = event
-            {
-                let _ = events.send(AgentEvent::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay,
-                    reason,
-                });
+            if let Some(retry) = event.retrying("compaction: ") {
+                let _ = events.send(retry);
             }
         };
         let mut note: Option<String> = None;

@@ -817,6 +817,25 @@ async fn a_failed_compaction_note_too_long_leaves_the_history_and_is_not_retried
     compaction_fails(say(&prose("ramble", 80_000))).await;
 }
 
+/// A rambling summariser is not waited for: once its note runs far past the room it was
+/// given, the stream is dropped (here it would otherwise stall for a minute, then be cut).
+#[tokio::test]
+async fn a_runaway_note_is_abandoned_mid_stream() {
+    let started = Instant::now();
+    compaction_fails(Reply::sse(vec![
+        Step::Data(chunk(json!({ "role": "assistant", "content": "" }), None)),
+        Step::Data(chunk(json!({ "content": prose("ramble", 40_000) }), None)),
+        Step::Sleep(Duration::from_secs(60)),
+        Step::Cut,
+    ]))
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn an_interrupted_compaction_leaves_the_history_uncompacted() {
     let project = tempfile::tempdir().unwrap();

@@ -10,11 +10,16 @@
 //! session file and reported as an event, followed by the new count.
 
 use super::Agent;
+use crate::agent::client::ClientEvent;
 use crate::agent::events::{AgentEvent, ContextStats, Usage};
+use crate::agent::stream::StreamDelta;
 use crate::agent::Message;
 use crate::context::budget::{self, Breakdown};
 use crate::context::{compact, drop, stubs};
 use crate::session::Entry;
+
+/// A note this many times longer than the room it was given is abandoned mid-stream.
+const RUNAWAY_FACTOR: u64 = 3;
 
 /// Characters of the note's wrapper and the acknowledgement after it.
 const NOTE_WRAPPER_CHARS: usize = 400;
@@ -202,21 +207,50 @@ impl Agent {
         };
         let no_tools = serde_json::Value::Array(Vec::new());
         let events = self.events.clone();
-        let mut on_event = |event: crate::agent::client::ClientEvent<'_>| {
-            if let Some(retry) = event.retrying("compaction: ") {
-                let _ = events.send(retry);
-            }
-        };
+        // A note this long is a model rambling (a small one may repeat its input until its
+        // output limit): stop reading rather than wait for minutes.
+        let runaway_chars = self.meter.chars_for(note_tokens * RUNAWAY_FACTOR).max(4000);
         let mut note: Option<String> = None;
         let mut usage = Usage::default();
         let count = pieces.len();
         for (i, piece) in pieces.iter().enumerate() {
             let request =
                 compact::request(&prompt, piece, i, count, note.as_deref(), focus.as_deref());
-            let result = self
-                .inbox
-                .run_until(client.stream_chat(&request, &no_tools, &mut on_event))
-                .await;
+            let runaway = tokio::sync::Notify::new();
+            let mut written = 0usize;
+            let mut on_event = |event: ClientEvent<'_>| match event {
+                ClientEvent::Delta(StreamDelta::Text(text)) => {
+                    written += text.len();
+                    if written > runaway_chars {
+                        runaway.notify_one();
+                    }
+                }
+                other => {
+                    if let Some(retry) = other.retrying("compaction: ") {
+                        let _ = events.send(retry);
+                    }
+                }
+            };
+            let bounded = async {
+                tokio::select! {
+                    reply = client.stream_chat(&request, &no_tools, &mut on_event) => Some(reply),
+                    () = runaway.notified() => None,
+                }
+            };
+            let result = match self.inbox.run_until(bounded).await {
+                Some(None) => {
+                    self.emit(AgentEvent::CompactionFailed {
+                        message: format!(
+                            "compaction failed: the handoff note ran past {} tokens, far longer \
+                             than asked; the conversation is unchanged",
+                            self.meter.tokens_for(runaway_chars)
+                        ),
+                    });
+                    return Compaction::Failed;
+                }
+                Some(Some(reply)) => Some(reply),
+                None => None,
+            };
             let reply = match result {
                 None => {
                     self.emit(AgentEvent::CompactionFailed {

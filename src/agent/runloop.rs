@@ -170,6 +170,9 @@ impl Agent {
 
     /// The outer loop: wait for a user message, run the turn, repeat.
     pub(crate) async fn run(mut self) {
+        if let Some(dir) = &self.config.context.spill_dir {
+            crate::context::spill::sweep_stale(dir, SystemTime::now());
+        }
         self.reminder_chars = budget::message_chars(&self.reminder());
         self.emit_context();
         loop {

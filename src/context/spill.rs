@@ -7,10 +7,12 @@
 //! saying how much was cut and where the whole output is. The whole output goes to a spill
 //! file in the turn's folder, `<spill dir>/<pid>-<turn>/<call id>.txt`, which the model can
 //! page with `head`, `tail`, `sed -n` or `grep`; the folder is removed when the user's turn
-//! ends ([`TurnSpill::remove`]). When the file cannot be written the result is still cut,
+//! ends ([`TurnSpill::remove`]); the folders a crashed process left behind are swept when
+//! the next agent starts ([`sweep_stale`]). When the file cannot be written the result is still cut,
 //! and the note says the whole output was not kept. Old messages are never rewritten here.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use super::ContextConfig;
 
@@ -136,6 +138,49 @@ impl TurnSpill {
     }
 }
 
+/// Remove the turn folders of `spill_dir` that no running rein will remove: those of a
+/// process that is gone (where `/proc` tells) and untouched for an hour, and any untouched
+/// for a day. A crash or a kill skips [`TurnSpill::remove`]; this keeps the folder from
+/// growing. The folders of this process are never touched. Returns how many went.
+pub fn sweep_stale(spill_dir: &Path, now: SystemTime) -> usize {
+    let Ok(entries) = std::fs::read_dir(spill_dir) else {
+        return 0;
+    };
+    let own = std::process::id();
+    let can_tell = Path::new("/proc/self").exists();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(pid, turn)| turn.parse::<u64>().ok().and(pid.parse::<u32>().ok()))
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let age = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .unwrap_or_default();
+        let gone = can_tell && !Path::new(&format!("/proc/{pid}")).exists();
+        let stale = age > STALE_AFTER || (gone && age > GONE_STALE_AFTER);
+        if stale && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// A turn folder untouched this long is stale whoever made it.
+const STALE_AFTER: Duration = Duration::from_secs(24 * 3600);
+/// A turn folder of a process that is gone is stale once untouched this long.
+const GONE_STALE_AFTER: Duration = Duration::from_secs(3600);
+
 /// What capping one result did: its size, what the model keeps of it, and the spill file
 /// holding the whole (none when it could not be written).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -192,6 +237,46 @@ fn byte_at(text: &str, n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_turn_folders_of_gone_processes_are_swept() {
+        let root = tempfile::tempdir().unwrap();
+        let make = |name: &str| {
+            let dir = root.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("c.txt"), "x").unwrap();
+            dir
+        };
+        // Pids this large are never handed out (the kernel's maximum is 2^22).
+        let gone_fresh = make("999999991-1");
+        let gone_old = make("999999992-3");
+        let own_ancient = make(&format!("{}-1", std::process::id()));
+        let alive_recent = make("1-2");
+        let other = make("notes");
+        let now = SystemTime::now();
+        let later = |hours: u64| now + Duration::from_secs(hours * 3600);
+        // Nothing is old yet: only what is gone and over an hour old would go.
+        assert_eq!(sweep_stale(root.path(), now), 0);
+        // Two hours on: the gone process's folders go (where /proc tells), others stay.
+        let expected = if Path::new("/proc/self").exists() {
+            2
+        } else {
+            0
+        };
+        assert_eq!(sweep_stale(root.path(), later(2)), expected);
+        assert_eq!(gone_fresh.exists(), expected == 0);
+        assert_eq!(gone_old.exists(), expected == 0);
+        assert!(alive_recent.exists() && own_ancient.exists() && other.exists());
+        // Two days on: anything that is not this process's and looks like a turn folder.
+        sweep_stale(root.path(), later(48));
+        assert!(!alive_recent.exists());
+        assert!(
+            own_ancient.exists(),
+            "this process's folders are its own business"
+        );
+        assert!(other.exists(), "not a turn folder");
+        assert_eq!(sweep_stale(root.path().join("missing").as_path(), now), 0);
+    }
 
     #[test]
     fn short_text_is_not_cut() {

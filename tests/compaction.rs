@@ -1511,3 +1511,68 @@ async fn a_resumed_session_ending_with_a_user_message_gets_a_note_before_the_nex
     );
     assert_eq!(content(&sent[3]), "second question");
 }
+
+/// After an automatic compaction failed, the next turns do not try again until the
+/// conversation has grown by a tenth of the window: a model that cannot write a note
+/// would otherwise cost every message a failed attempt. Then it is tried again.
+#[tokio::test]
+async fn a_failed_compaction_waits_for_the_conversation_to_grow_before_the_next_try() {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let mut script = long_replies();
+    script.push(say("Part 9, uncompacted."));
+    script.push(say("Part 10, still uncompacted."));
+    script.push(say("Part 11, after the compaction."));
+    // The first compaction request fails; any later one (in as many pieces as it takes)
+    // writes the note.
+    let tries = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = ScriptedServer::start_routed(
+        script,
+        std::sync::Arc::new(move |request: &Value| {
+            is_compaction(request).then(|| {
+                match tries.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+                    0 => Reply::error(500, "summariser down"),
+                    _ => say(NOTE_TEXT),
+                }
+            })
+        }),
+    )
+    .await
+    .unwrap();
+    let mut config = config(&server, project.path(), spill.path(), long_context());
+    config.client.max_tries = 1;
+    let mut handle = agent::spawn(config).unwrap();
+    long_turns(&mut handle).await;
+    let ninth = turn(&mut handle, &question(9)).await;
+    assert_eq!(
+        count(&ninth, |e| matches!(e, AgentEvent::CompactionFailed { .. })),
+        1
+    );
+    let tenth = turn(&mut handle, &question(10)).await;
+    assert_eq!(outcome(&tenth), TurnOutcome::Completed);
+    assert_eq!(
+        count(&tenth, |e| matches!(
+            e,
+            AgentEvent::CompactionStarted { .. }
+        )),
+        0,
+        "tried again although the conversation barely grew: {tenth:?}"
+    );
+    let big = format!(
+        "{} {}",
+        question(11),
+        prose("MORE", 4 * LONG_WINDOW as usize / 10)
+    );
+    let eleventh = turn(&mut handle, &big).await;
+    assert_eq!(
+        count(&eleventh, |e| matches!(e, AgentEvent::Compacted { .. })),
+        1,
+        "{eleventh:?}"
+    );
+    let requests = server.requests();
+    assert!(
+        compactions(&requests).len() >= 2,
+        "one failed, then one done"
+    );
+    assert_eq!(outcome(&eleventh), TurnOutcome::Completed);
+}

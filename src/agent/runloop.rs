@@ -56,8 +56,9 @@ pub(crate) struct Agent {
     reminder_chars: usize,
     /// The calibration last written to the session file.
     recorded_rate: Option<(u64, u64)>,
-    /// The turn in which an automatic compaction failed: not tried again until it ends.
-    compaction_failed: Option<u64>,
+    /// The turn in which an automatic compaction failed, and the token count then: not
+    /// tried again in that turn, nor before the count has grown by a tenth of the window.
+    compaction_failed: Option<(u64, u64)>,
     inbox: Inbox,
     events: mpsc::UnboundedSender<AgentEvent>,
     /// The session file every committed message, todo list and rule goes to.
@@ -300,6 +301,7 @@ impl Agent {
         self.meter.history_rewritten();
         // The new session file learns the rate again at this turn's end.
         self.recorded_rate = None;
+        self.compaction_failed = None;
         self.emit_context();
         // A new conversation remembers no file, so none is reported as changed.
         self.after_last_turn = None;

@@ -81,17 +81,25 @@ impl Agent {
         if self.used() <= budget {
             return true;
         }
-        if self.compaction_failed == Some(self.turns) {
-            // Tried and failed in this turn: the request goes as it is.
-            return true;
+        if let Some((turn, tokens)) = self.compaction_failed {
+            // Tried and failed: not again in the same turn, nor before the conversation has
+            // grown by a tenth of the window (a model that cannot write the note would
+            // otherwise cost every message a failed attempt). The request goes as it is.
+            let grown = self.used() >= tokens.saturating_add(self.config.context.window / 10);
+            if turn == self.turns || !grown {
+                return true;
+            }
         }
         match self.compact(None, true).await {
             Compaction::Interrupted => false,
             Compaction::Failed | Compaction::Nothing => {
-                self.compaction_failed = Some(self.turns);
+                self.compaction_failed = Some((self.turns, self.used()));
                 true
             }
-            Compaction::Done => true,
+            Compaction::Done => {
+                self.compaction_failed = None;
+                true
+            }
         }
     }
 
@@ -150,7 +158,10 @@ impl Agent {
             });
             return;
         }
-        self.compact(focus, false).await;
+        if self.compact(focus, false).await == Compaction::Done {
+            // A fresh start for the automatic attempts too.
+            self.compaction_failed = None;
+        }
         self.emit_context();
     }
 

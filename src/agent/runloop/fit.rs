@@ -189,7 +189,8 @@ impl Agent {
         };
         if start <= 1 {
             self.emit(AgentEvent::CompactionFailed {
-                message: "nothing to compact: the most recent messages alone fill the budget"
+                message: "nothing to compact: the conversation is already short, and the system \
+                          prompt and tool schemas take most of the window"
                     .to_string(),
             });
             return Compaction::Nothing;

@@ -9,6 +9,7 @@ pub mod agent;
 pub mod app;
 pub mod config;
 pub mod context;
+pub mod conversation;
 pub mod dashboard;
 pub mod demo;
 pub mod headless;

@@ -13,7 +13,8 @@ use rein::agent::{
 use rein::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
 use support::agent::{
-    agent_config, outcome, test_client, tool_names, tool_results, turn, turn_with, MODEL,
+    agent_config, outcome, stored_messages, test_client, tool_names, tool_results, turn, turn_with,
+    MODEL,
 };
 use support::{chunk, Reply, ScriptedServer, Step};
 
@@ -66,22 +67,10 @@ async fn next_event(handle: &mut AgentHandle, within: Duration) -> AgentEvent {
         .expect("agent task ended")
 }
 
-/// A request's stored history: its messages without the reminder the agent appends last
-/// to every request (and never stores).
+/// A request's stored history: its messages with the reminders taken out of the
+/// contents they ride in.
 fn history(request: &Value) -> Vec<Value> {
-    let mut messages = request["messages"]
-        .as_array()
-        .expect("messages array")
-        .clone();
-    let reminder = messages.pop().expect("a reminder");
-    assert_eq!(reminder["role"], "user");
-    assert!(
-        reminder["content"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("<system-reminder>")),
-        "the last message is not the reminder: {reminder}"
-    );
-    messages
+    stored_messages(request)
 }
 
 /// Every assistant tool call in a request is answered by exactly one tool message, right

@@ -182,6 +182,7 @@ fn streamed_deltas_build_one_assistant_cell_and_finish_it() {
         other => panic!("{other:?}"),
     }
     s.agent(AgentEvent::AssistantMessage {
+        refusal: false,
         text: "Hello, world".into(),
         finish_reason: Some("stop".into()),
     });
@@ -212,6 +213,7 @@ fn reasoning_and_text_are_separate_cells() {
         text: "Because.".into(),
     });
     s.agent(AgentEvent::AssistantMessage {
+        refusal: false,
         text: "Because.".into(),
         finish_reason: None,
     });
@@ -236,12 +238,14 @@ fn a_reply_without_deltas_still_shows() {
     let mut s = Script::new();
     s.turn("hi");
     s.agent(AgentEvent::AssistantMessage {
+        refusal: false,
         text: "whole reply".into(),
         finish_reason: Some("stop".into()),
     });
     assert!(matches!(s.cells(), [_, Cell::Assistant(a)] if a.text == "whole reply" && a.finished));
     // An empty reply (tool calls only) adds nothing.
     s.agent(AgentEvent::AssistantMessage {
+        refusal: false,
         text: String::new(),
         finish_reason: Some("tool_calls".into()),
     });
@@ -256,6 +260,7 @@ fn a_new_step_starts_a_new_assistant_cell() {
         text: "first".into(),
     });
     s.agent(AgentEvent::AssistantMessage {
+        refusal: false,
         text: "first".into(),
         finish_reason: None,
     });
@@ -483,6 +488,7 @@ fn stats(tokens: u64, chars_per_token: f64, estimated: bool) -> ContextStats {
             tool_results: tokens.saturating_sub(7_000),
             summary: 0,
             reminder: 0,
+            reasoning: 0,
         },
     }
 }
@@ -524,6 +530,7 @@ fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
         prompt_tokens: 90_000,
         completion_tokens: 10,
         total_tokens: 90_010,
+        cached_tokens: 0,
         estimated: false,
     }));
     assert_eq!(s.app.gauge.used(), 20_160);

@@ -23,7 +23,7 @@ use rein::context::{compact, drop, ContextConfig};
 use rein::session::{SessionMeta, SessionWriter};
 use serde_json::{json, Value};
 use support::agent::{
-    content, events_until, reminder, scripted_config, spawn_recorded, spawn_resumed,
+    as_sent, content, events_until, reminder, scripted_config, spawn_recorded, spawn_resumed,
     stored_messages, tool_contents, turn,
 };
 use support::{chunk, request_chars, Reply, ScriptedServer, Step};
@@ -711,13 +711,10 @@ async fn a_long_session_is_compacted_once_into_a_handoff_note() {
     assert_eq!(loaded.summary, Some(0));
     let mut expected = next[1..].to_vec();
     expected.push(assistant("Still here."));
-    assert_eq!(
-        serde_json::to_value(&loaded.history).unwrap(),
-        json!(expected)
-    );
+    assert_eq!(json!(as_sent(&loaded.history)), json!(expected));
     assert!(loaded.transcript.iter().any(|m| matches!(
         m,
-        rein::agent::Message::User { content } if content == &question(1)
+        rein::agent::Message::User { content, .. } if content == &question(1)
     )));
 }
 
@@ -1007,9 +1004,10 @@ async fn compact_on_demand_replaces_the_whole_history_and_a_resumed_session_cont
     assert!(text.contains("focus on: the parser"), "{text}");
     assert!(text.contains("fix the parser") && text.contains("parsed-ok"));
     assert!(text.contains("Parser fixed."));
-    // The next turn's request: system, note, acknowledgement, the new message, reminder.
-    let all = requests[3]["messages"].as_array().unwrap();
-    assert_eq!(all.len(), 5, "{:.3000}", requests[3]);
+    // The next turn's request: system, note, acknowledgement, the new message (with the
+    // reminder in it).
+    let all = &stored_messages(&requests[3]);
+    assert_eq!(all.len(), 4, "{:.3000}", requests[3]);
     assert_eq!(all[0], stored_messages(&before[1])[0]);
     assert_eq!(all[1]["role"], "user");
     assert!(content(&all[1]).contains(&format!("<handoff-note>\n{note}\n</handoff-note>")));
@@ -1033,7 +1031,7 @@ async fn compact_on_demand_replaces_the_whole_history_and_a_resumed_session_cont
     assert_eq!(compaction[0]["history"], json!([note_message, ack]));
     let loaded = rein::session::load(&path).unwrap();
     assert_eq!(loaded.summary, Some(0));
-    let history = serde_json::to_value(&loaded.history).unwrap();
+    let history = json!(as_sent(&loaded.history));
     assert_eq!(
         history,
         json!([
@@ -1393,7 +1391,7 @@ async fn a_session_with_stubs_and_drops_resumes_to_exactly_the_same_history() {
     let loaded = rein::session::load(&path).unwrap();
     assert_eq!(loaded.summary, None);
     assert!(loaded.notices.is_empty(), "{:?}", loaded.notices);
-    let resumed_history = serde_json::to_value(&loaded.history).unwrap();
+    let resumed_history = json!(as_sent(&loaded.history));
 
     // The original goes on...
     turn(&mut handle, "go on").await;
@@ -1505,7 +1503,7 @@ async fn a_resumed_session_ending_with_a_user_message_gets_a_note_before_the_nex
     let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"], "{sent:?}");
     assert!(
-        content(&sent[2]).contains("no reply"),
+        content(&sent[2]).to_lowercase().contains("no reply"),
         "{}",
         content(&sent[2])
     );

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use rein::agent::{self, AgentConfig, AgentEvent};
 use rein::context::ContextConfig;
-use serde_json::json;
+use serde_json::{json, Value};
 use support::agent::{
-    reminder, scripted_config, spawn_recorded, stored_messages, tool_contents, turn,
+    content, reminder, scripted_config, spawn_recorded, stored_messages, tool_contents, turn,
 };
 use support::{Reply, ScriptedServer};
 
@@ -187,7 +187,7 @@ async fn stubbing_is_recorded_so_a_resumed_session_continues_from_it() {
 }
 
 #[tokio::test]
-async fn every_request_ends_with_a_reminder_that_is_never_stored() {
+async fn the_reminder_rides_in_the_turns_message_and_in_a_result_when_the_plan_changes() {
     let project = tempfile::tempdir().unwrap();
     let spill = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
@@ -220,16 +220,18 @@ async fn every_request_ends_with_a_reminder_that_is_never_stored() {
 
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
+    let raw = |r: &Value| r["messages"].as_array().unwrap().clone();
     for (i, request) in requests.iter().enumerate() {
+        // `reminder` checks the order and that no reminder is a message of its own.
         let text = reminder(request);
-        assert!(text.contains("git branch: feature/reminders\n"), "{text}");
-        assert!(text.contains("time: ") && text.contains(" UTC\n"), "{text}");
+        assert!(text.contains("; git branch feature/reminders"), "{text}");
+        assert!(text.contains("time ") && text.contains(" UTC;"), "{text}");
         // Before the plan exists nothing is said about it; after, the list and statuses.
         if i == 0 {
             assert!(!text.contains("todo list"), "{text}");
         } else {
-            assert!(text.contains("[~] look around (in progress)\n"), "{text}");
-            assert!(text.contains("[ ] report back (pending)\n"), "{text}");
+            assert!(text.contains("\n[~] look around (in progress)\n"), "{text}");
+            assert!(text.contains("\n[ ] report back (pending)"), "{text}");
         }
         // Only the second turn hears of files changed, and only of the others' changes.
         let changed = "changed by someone else";
@@ -237,34 +239,58 @@ async fn every_request_ends_with_a_reminder_that_is_never_stored() {
             assert!(!text.contains(changed), "{text}");
         } else {
             assert!(text.contains(changed) && text.contains("read them again"));
-            assert!(text.contains("modified: theirs.txt\n"), "{text}");
-            assert!(text.contains("added: new.txt\n"), "{text}");
+            assert!(text.contains("\nmodified: theirs.txt"), "{text}");
+            assert!(text.contains("\nadded: new.txt"), "{text}");
             assert!(!text.contains("mine.txt"), "the agent's own write: {text}");
         }
-        // The earlier requests' reminders were not stored.
-        for m in stored_messages(request) {
-            assert!(
-                !m["content"]
-                    .as_str()
-                    .unwrap_or("")
-                    .contains("system-reminder"),
-                "a reminder was stored: {m}"
-            );
-        }
     }
-    // Within the turn, each request minus its reminder extends the one before, unchanged.
-    for pair in requests[..3].windows(2) {
-        let (before, after) = (stored_messages(&pair[0]), stored_messages(&pair[1]));
-        assert!(after.len() > before.len());
-        assert_eq!(&after[..before.len()], &before[..]);
+    let messages: Vec<Vec<Value>> = requests.iter().map(raw).collect();
+    // Turn 1: the user's message carries the first reminder; the plan changed, so the
+    // write_todos result carries the next; the bash result, with nothing new, none.
+    assert!(content(&messages[0][1]).starts_with("plan it\n\n(rein context"));
+    let last = |m: &Vec<Value>| content(m.last().unwrap()).to_string();
+    assert!(
+        last(&messages[1]).contains("\n\n(rein context"),
+        "{}",
+        last(&messages[1])
+    );
+    assert!(!last(&messages[2]).contains("(rein context"));
+    // Within the turn, each request extends the one before byte for byte; the next turn's
+    // request starts with the whole of the last one's.
+    for pair in messages.windows(2) {
+        assert!(pair[1].len() > pair[0].len());
+        assert_eq!(&pair[1][..pair[0].len()], &pair[0][..]);
     }
-    // The next turn's history starts with the whole of the last one's.
-    let (before, after) = (stored_messages(&requests[2]), stored_messages(&requests[3]));
-    assert_eq!(&after[..before.len()], &before[..]);
-
-    // Nor is any reminder in the session file.
-    let raw = std::fs::read_to_string(&path).unwrap();
-    assert!(!raw.contains("system-reminder"), "{raw}");
+    // The session file keeps each reminder apart from the text it rides with, and the
+    // loaded history is sent as the same bytes.
+    let raw_file = std::fs::read_to_string(&path).unwrap();
+    assert!(raw_file.contains("\"type\":\"reminder\""), "{raw_file}");
+    assert!(
+        raw_file.contains("\"content\":\"plan it\",\"reminder\":"),
+        "{raw_file}"
+    );
     let loaded = rein::session::load(&path).unwrap();
     assert_eq!(loaded.todos.len(), 2);
+    let wire = rein::conversation::wire::WireMessages {
+        history: &loaded.history,
+        extra: None,
+        options: rein::conversation::wire::WireOptions {
+            model: support::agent::MODEL,
+            cache_control: false,
+        },
+    };
+    let sent = raw(&requests[3]);
+    assert_eq!(
+        serde_json::to_value(wire).unwrap(),
+        json!(sent[1..sent.len()]
+            .iter()
+            .cloned()
+            .chain([json!({"role":"assistant","content":"again"})])
+            .collect::<Vec<_>>())
+    );
+    // The transcript shows the user's words alone.
+    assert!(loaded
+        .transcript
+        .iter()
+        .any(|m| matches!(m, rein::agent::Message::User { content, .. } if content == "plan it")));
 }

@@ -371,7 +371,7 @@ fn sigkill_mid_write_loses_at_most_the_entry_being_written() {
         .transcript
         .iter()
         .filter_map(|m| match m {
-            Message::User { content } => Some(content.as_str()),
+            Message::User { content, .. } => Some(content.as_str()),
             _ => None,
         })
         .collect();

@@ -30,17 +30,10 @@ async fn turn(handle: &mut AgentHandle, text: &str, decision: ApprovalDecision) 
     turn_with(handle, text, |_| decision.clone()).await
 }
 
-/// A request's stored history: its messages without the reminder appended last.
+/// A request's stored history: its messages with the reminders taken out of the contents
+/// they ride in.
 fn history(request: &Value) -> Vec<Value> {
-    let mut messages = request["messages"].as_array().unwrap().clone();
-    let reminder = messages.pop().unwrap();
-    assert!(
-        reminder["content"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("<system-reminder>")),
-        "{reminder}"
-    );
-    messages
+    support::agent::stored_messages(request)
 }
 
 /// Every tool call answered right after it, roles valid.
@@ -307,11 +300,12 @@ async fn a_new_conversation_starts_a_new_session_file_and_says_so() {
         "only the new conversation: {:?}",
         loaded.history
     );
-    assert_eq!(
-        loaded.history[0],
-        rein::agent::Message::user("second topic")
+    assert!(
+        matches!(&loaded.history[0], rein::agent::Message::User { content, reminder: Some(_) } if content == "second topic"),
+        "{:?}",
+        loaded.history[0]
     );
     let old = rein::session::load(&first).unwrap();
-    assert_eq!(old.history[0], rein::agent::Message::user("first topic"));
+    assert_eq!(old.history[0].text(), "first topic");
     assert_eq!(old.history.len(), 2);
 }

@@ -70,14 +70,18 @@ fn task_id(events: &[AgentEvent]) -> String {
 /// A request's stored history: without the reminder the main agent appends to each of its
 /// requests (a subagent's requests have none).
 fn messages(request: &Value) -> Vec<Value> {
-    let mut all = request["messages"].as_array().expect("messages").clone();
-    let is_reminder = all
-        .last()
-        .and_then(|m| m["content"].as_str())
-        .is_some_and(|c| c.starts_with("<system-reminder>"));
-    if is_reminder {
-        all.pop();
-    }
+    let all: Vec<Value> = request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            if let Some(c) = m["content"].as_str() {
+                m["content"] = Value::String(support::agent::without_reminder(c).to_string());
+            }
+            m
+        })
+        .collect();
     all
 }
 
@@ -134,9 +138,9 @@ async fn a_task_runs_in_its_own_context_and_only_its_answer_returns() {
         tool_names(&requests[1]),
         ["bash", "read_file", "read_skill"]
     );
-    // The subagent gets no reminder; the main agent's requests end with one.
-    assert!(!requests[1].to_string().contains("system-reminder"));
-    assert!(requests[0].to_string().contains("system-reminder"));
+    // The subagent gets no reminder; the main agent's requests carry one.
+    assert!(!requests[1].to_string().contains("(rein context"));
+    assert!(requests[0].to_string().contains("(rein context"));
     // Its second request carries its own read.
     assert!(requests[2].to_string().contains("SECRET-DETAIL"));
 
@@ -461,6 +465,7 @@ async fn subagent_usage_is_its_own_and_not_the_main_agents() {
                 prompt_tokens: 5000,
                 completion_tokens: 50,
                 total_tokens: 5050,
+                cached_tokens: 0,
                 estimated: false
             },
             2

@@ -411,6 +411,7 @@ fn context_stats(estimated: bool) -> ContextStats {
             tool_results: 31_900,
             summary: 7_600,
             reminder: 120,
+            reasoning: 0,
         },
     }
 }
@@ -437,7 +438,8 @@ fn context_layer_shows_where_the_tokens_go() {
         "compaction at 85% · 109k tokens",
         "tool results         31.9k   52%",
         "handoff note          7.6k   12%",
-        "reminder               120   <1%",
+        "reminders              120   <1%",
+        "reasoning                0    0%",
         "at 3.6 characters a token, learnt from the server's usage reports",
         "48 messages in the history",
         "Esc/q/Ctrl-C close",
@@ -574,6 +576,7 @@ fn estimated_app(clock: &Clock) -> App {
             prompt_tokens: 5_000,
             completion_tokens: 20,
             total_tokens: 5_020,
+            cached_tokens: 0,
             estimated: true,
         }),
         now,

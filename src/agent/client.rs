@@ -16,8 +16,9 @@ use futures_util::StreamExt;
 use serde::Serialize;
 
 use super::events::Usage;
-use super::messages::{estimate_tokens, Message};
 use super::stream::{body_error_message, AssembledReply, Assembler, ChunkError, StreamDelta};
+use crate::conversation::wire::{wants_cache_markers, WireMessages, WireOptions};
+use crate::conversation::{estimate_tokens, Message};
 
 /// Where and how to reach the model.
 #[derive(Debug, Clone)]
@@ -34,6 +35,9 @@ pub struct ClientConfig {
     /// The first retry's delay; each later one doubles, up to `max_backoff`.
     pub base_backoff: Duration,
     pub max_backoff: Duration,
+    /// Extra HTTP headers sent with every request (a provider's, e.g. OpenRouter's
+    /// `HTTP-Referer` and `X-Title`).
+    pub extra_headers: Vec<(String, String)>,
 }
 
 impl ClientConfig {
@@ -51,6 +55,7 @@ impl ClientConfig {
             max_tries: 5,
             base_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
+            extra_headers: Vec::new(),
         }
     }
 }
@@ -138,31 +143,11 @@ pub struct LlmClient {
 #[derive(Serialize)]
 struct RequestBody<'a> {
     model: &'a str,
-    messages: Messages<'a>,
+    messages: WireMessages<'a>,
     #[serde(skip_serializing_if = "is_empty_array")]
     tools: &'a serde_json::Value,
     stream: bool,
     stream_options: StreamOptions,
-}
-
-/// The request's messages: the stored history, then the per-request extra (the reminder),
-/// serialised as one array without copying the history.
-#[derive(Clone, Copy)]
-struct Messages<'a> {
-    history: &'a [Message],
-    extra: Option<&'a Message>,
-}
-
-impl<'a> Messages<'a> {
-    fn iter(self) -> impl Iterator<Item = &'a Message> {
-        self.history.iter().chain(self.extra)
-    }
-}
-
-impl Serialize for Messages<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter())
-    }
 }
 
 fn is_empty_array(v: &serde_json::Value) -> bool {
@@ -211,30 +196,18 @@ impl LlmClient {
         client
     }
 
-    /// Stream one reply to `messages`. `tools` is the JSON array of tool schemas (may be
-    /// empty). Cancel by dropping the future.
+    /// Stream one reply to `messages` (sent as [`crate::conversation::wire`] writes them).
+    /// `tools` is the JSON array of tool schemas (may be empty). Cancel by dropping the
+    /// future.
     pub async fn stream_chat(
         &self,
         messages: &[Message],
         tools: &serde_json::Value,
         on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
     ) -> Result<AssembledReply, ClientError> {
-        self.stream_chat_with(messages, None, tools, on_event).await
-    }
-
-    /// [`stream_chat`](Self::stream_chat) with `extra` sent after `history`, for this
-    /// request only (the late-injected reminder). The usage estimate counts it.
-    pub async fn stream_chat_with(
-        &self,
-        history: &[Message],
-        extra: Option<&Message>,
-        tools: &serde_json::Value,
-        on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
-    ) -> Result<AssembledReply, ClientError> {
-        let messages = Messages { history, extra };
         let body = RequestBody {
             model: &self.config.model,
-            messages,
+            messages: self.wire(messages),
             tools,
             stream: true,
             stream_options: StreamOptions {
@@ -278,6 +251,18 @@ impl LlmClient {
         }
     }
 
+    /// How `messages` go out to this client's model.
+    pub fn wire<'a>(&'a self, messages: &'a [Message]) -> WireMessages<'a> {
+        WireMessages {
+            history: messages,
+            extra: None,
+            options: WireOptions {
+                model: &self.config.model,
+                cache_control: wants_cache_markers(&self.config.model),
+            },
+        }
+    }
+
     async fn attempt(
         &self,
         body: &[u8],
@@ -292,6 +277,9 @@ impl LlmClient {
             .body(body.to_vec());
         if !self.config.api_key.is_empty() {
             request = request.bearer_auth(&self.config.api_key);
+        }
+        for (name, value) in &self.config.extra_headers {
+            request = request.header(name, value);
         }
         let idle = self.config.idle_timeout;
         let response = match tokio::time::timeout(idle, request.send()).await {
@@ -414,7 +402,9 @@ impl LlmClient {
 fn chunk_failure(e: ChunkError) -> ClientError {
     match e {
         ChunkError::Server(m) => ClientError::Server(m),
-        other @ ChunkError::Malformed { .. } => ClientError::BadResponse(other.to_string()),
+        other @ (ChunkError::Malformed { .. } | ChunkError::Unexpected { .. }) => {
+            ClientError::BadResponse(other.to_string())
+        }
     }
 }
 
@@ -460,7 +450,7 @@ fn seconds(d: Duration) -> String {
 
 /// Usage estimated from the request and the reply when the server sent none.
 fn estimate_usage(
-    messages: Messages<'_>,
+    messages: &[Message],
     tools: &serde_json::Value,
     reply: &AssembledReply,
     reasoning_chars: usize,
@@ -485,6 +475,7 @@ fn estimate_usage(
         prompt_tokens: prompt,
         completion_tokens: completion,
         total_tokens: prompt + completion,
+        cached_tokens: 0,
         estimated: true,
     }
 }

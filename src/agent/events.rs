@@ -23,11 +23,16 @@ pub enum AgentEvent {
     RequestStarted { step: u32 },
     /// A piece of the assistant's visible reply.
     TextDelta { text: String },
-    /// A piece of the model's reasoning: shown to the user, never sent back.
+    /// A piece of the model's reasoning: shown to the user; kept with the reply so the
+    /// servers that need it get it back.
     ReasoningDelta { text: String },
-    /// The model's reply is complete; its text, if any, and the finish reason.
+    /// The model's reply is complete; its text, if any, and the finish reason. With
+    /// `refusal` the text is the model's refusal (OpenAI's `refusal` field), streamed as
+    /// text deltas like any reply.
     AssistantMessage {
         text: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refusal: bool,
         finish_reason: Option<String>,
     },
     /// A tool call is about to be judged and run. `args` is the parsed argument object, or
@@ -185,6 +190,10 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub total_tokens: u64,
+    /// Of the prompt tokens, those the server read from its prompt cache (0 when it does
+    /// not say).
+    #[serde(default)]
+    pub cached_tokens: u64,
     /// True when the server sent no usage and these are rein's own estimate.
     pub estimated: bool,
 }
@@ -197,6 +206,7 @@ impl Usage {
             .completion_tokens
             .saturating_add(other.completion_tokens);
         self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
         self.estimated |= other.estimated;
     }
 }

@@ -9,7 +9,6 @@
 pub mod client;
 pub mod events;
 mod inbox;
-pub mod messages;
 mod runloop;
 pub mod stream;
 pub mod subagent;
@@ -22,12 +21,12 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+pub use crate::conversation::{Message, ToolCall};
 pub use client::{ClientConfig, ClientError, LlmClient};
 pub use events::{
     AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ContextStats, SubagentEvent,
     TurnOutcome, Usage,
 };
-pub use messages::{Message, ToolCall};
 
 use crate::context::ContextConfig;
 use crate::permissions::PermissionPolicy;

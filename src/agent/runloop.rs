@@ -5,11 +5,14 @@
 //! drops the awaited future at once (which drops the HTTP request or kills the command's
 //! process group), user messages are queued for after the turn. Consecutive `task` calls of
 //! one reply run at the same time, each a [`Subagent`]. Whatever happens, each tool call of
-//! an assistant message gets exactly one tool message, so the next request is valid. Each
-//! request carries a fresh reminder (time, branch, plan, and the files someone else changed
-//! between the previous turn's end and this turn's start) after the history; it is never
-//! stored, so the history stays a strict prefix across the requests of a turn. Subagents
-//! get no reminder: their runs are short and their task says what they need.
+//! an assistant message gets exactly one tool message, so the next request is valid (and
+//! [`crate::conversation::order`] fills in where a turn ended without a reply). The turn's
+//! user message carries the reminder (time, branch, plan, and the files someone else
+//! changed between the previous turn's end and this turn's start); when the branch or the
+//! plan changes during the turn, the last tool result before the next request carries a
+//! fresh one. Both are stored with their message, so each request of a turn extends the
+//! previous one byte for byte. Subagents get no reminder: their runs are short and their
+//! task says what they need.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -21,7 +24,6 @@ use tokio::sync::mpsc;
 use super::client::{ClientEvent, LlmClient};
 use super::events::{AgentCommand, AgentEvent, TurnOutcome};
 use super::inbox::{Inbox, OpenApprovals, Queued};
-use super::messages::{Message, ToolCall};
 use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
 use super::toolrun::{self, ToolEnv, INTERRUPTED};
@@ -32,7 +34,9 @@ use crate::context::git;
 use crate::context::history::History;
 use crate::context::reminder::{self, ReminderInput};
 use crate::context::spill::TurnSpill;
+use crate::conversation::{Message, ToolCall};
 use crate::session::{Entry, SessionMeta, SessionWriter};
+use crate::tools::write_todos::Todo;
 use crate::tools::{self, ToolContext, Toolset};
 
 mod fit;
@@ -52,8 +56,8 @@ pub(crate) struct Agent {
     meter: TokenMeter,
     /// The tool schemas' size in characters (part of every request).
     tools_chars: usize,
-    /// The size of the last reminder sent (the next one is about the same).
-    reminder_chars: usize,
+    /// The branch and plan the last reminder told the model (none yet this session).
+    reminded: Option<(Option<String>, Vec<Todo>)>,
     /// The calibration last written to the session file.
     recorded_rate: Option<(u64, u64)>,
     /// The turn in which an automatic compaction failed, and the token count then: not
@@ -118,7 +122,7 @@ impl Agent {
             recorded_rate: meter.rate(),
             meter,
             tools_chars,
-            reminder_chars: 0,
+            reminded: None,
             compaction_failed: None,
             ctx,
             subagent_prompt,
@@ -174,7 +178,6 @@ impl Agent {
         if let Some(dir) = &self.config.context.spill_dir {
             crate::context::spill::sweep_stale(dir, SystemTime::now());
         }
-        self.reminder_chars = budget::message_chars(&self.reminder());
         self.emit_context();
         loop {
             self.inbox.settle();
@@ -298,6 +301,7 @@ impl Agent {
             }
         }
         self.history.clear();
+        self.reminded = None;
         self.meter.history_rewritten();
         // The new session file learns the rate again at this turn's end.
         self.recorded_rate = None;
@@ -313,19 +317,19 @@ impl Agent {
 
     /// One user turn: model calls and tool runs until a reply asks for no tools.
     async fn run_turn(&mut self, text: String) -> TurnOutcome {
-        // A resumed session whose process died before the model answered ends with the
-        // user's message: a short note keeps user and assistant messages alternating.
-        if matches!(self.history.messages().last(), Some(Message::User { .. })) {
-            self.keep_partial(String::new(), "the session ended before the model answered");
-        }
-        self.push(Message::user(text.clone()));
+        // The reminder rides in the user's message (a history that ends without a reply,
+        // say a resumed session whose process died, gets a note before it on the wire).
+        let mut message = Message::user(text.clone());
+        message.set_reminder(self.reminder(true));
+        self.push(message);
         self.emit(AgentEvent::TurnStarted { text });
         for step in 1..=self.config.max_steps.max(1) {
             let mut partial = String::new();
             let events = self.events.clone();
             let mut on_event = |event: ClientEvent<'_>| {
                 let out = match event {
-                    ClientEvent::Delta(StreamDelta::Text(t)) => {
+                    // A refusal is the reply: shown as text, recorded as a refusal.
+                    ClientEvent::Delta(StreamDelta::Text(t) | StreamDelta::Refusal(t)) => {
                         partial.push_str(t);
                         AgentEvent::TextDelta {
                             text: t.to_string(),
@@ -341,23 +345,21 @@ impl Agent {
                 };
                 let _ = events.send(out);
             };
-            // Built per request, sent after the history, never stored (the prefix cache).
-            let reminder = self.reminder();
-            self.reminder_chars = budget::message_chars(&reminder);
             if !self.fit_context().await {
                 self.keep_partial(String::new(), "interrupted by the user");
                 return TurnOutcome::Interrupted;
             }
+            if step > 1 {
+                self.remind_if_changed();
+            }
             // After any fitting, so a front end sees the compaction before the request.
             self.emit(AgentEvent::RequestStarted { step });
-            let request_chars =
-                budget::request_chars(self.history.messages(), Some(&reminder), self.tools_chars);
+            let request_chars = budget::request_chars(self.history.messages(), self.tools_chars);
             let request_messages = self.history.len();
             let result = self
                 .inbox
-                .run_until(self.client.stream_chat_with(
+                .run_until(self.client.stream_chat(
                     self.history.messages(),
-                    Some(&reminder),
                     &self.tools_json,
                     &mut on_event,
                 ))
@@ -382,12 +384,24 @@ impl Agent {
                 }
                 self.emit(AgentEvent::Usage(usage));
             }
+            let refusal = !reply.refusal.is_empty();
             self.emit(AgentEvent::AssistantMessage {
-                text: reply.text.clone(),
+                text: if refusal && reply.text.is_empty() {
+                    reply.refusal.clone()
+                } else {
+                    reply.text.clone()
+                },
                 finish_reason: reply.finish_reason.clone(),
+                refusal,
             });
+            let reasoning = reply.reasoning_state();
             let calls = reply.tool_calls;
-            self.push(Message::assistant(reply.text, calls.clone()));
+            self.push(
+                Message::assistant(reply.text, calls.clone())
+                    .with_reasoning(reasoning)
+                    .with_refusal(Some(reply.refusal))
+                    .from_model(&self.client.config().model),
+            );
             self.emit_context();
             if calls.is_empty() {
                 if reply.finish_reason.as_deref() == Some("length") {
@@ -433,19 +447,49 @@ impl Agent {
         TurnOutcome::StepLimit
     }
 
-    /// The reminder for the next request: time, branch and plan as they are now.
-    fn reminder(&self) -> Message {
+    /// The reminder's text as things are now: time, branch, plan and (at a turn's start,
+    /// `with_changes`) the files someone else changed. Remembers what it told.
+    fn reminder(&mut self, with_changes: bool) -> String {
         let branch = git::git_branch(&self.config.root);
         let todos = match self.ctx.todos.lock() {
             Ok(list) => list.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         };
-        reminder::build(ReminderInput {
+        let text = reminder::text(ReminderInput {
             now: SystemTime::now(),
             branch: branch.as_deref(),
             todos: &todos,
-            changed: &self.changed,
-        })
+            changed: if with_changes { &self.changed } else { &[] },
+        });
+        self.reminded = Some((branch, todos));
+        text
+    }
+
+    /// Within a turn: when the branch or the plan changed since the model was last told
+    /// (or a compaction summarised the reminder away), the last tool result carries a
+    /// fresh reminder (stored with it, so later requests
+    /// repeat the same bytes).
+    fn remind_if_changed(&mut self) {
+        // A tool result, or a handoff note that ends a mid-turn compaction.
+        match self.history.messages().last() {
+            Some(Message::Tool { .. }) => {}
+            Some(Message::User { reminder: None, .. }) => {}
+            _ => return,
+        }
+        let branch = git::git_branch(&self.config.root);
+        let todos = match self.ctx.todos.lock() {
+            Ok(list) => list.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        if self.reminded.as_ref() == Some(&(branch, todos)) {
+            return;
+        }
+        let text = self.reminder(false);
+        if let Some(last) = self.history.last_mut() {
+            if last.set_reminder(text.clone()) {
+                self.record(Entry::Reminder { text });
+            }
+        }
     }
 
     /// Close a reply that did not complete. The text the user already saw is kept, so the

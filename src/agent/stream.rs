@@ -6,7 +6,12 @@
 //! ids repeated on every piece or sent once, several calls in one reply, several calls all
 //! sent at index 0 with different ids, `reasoning_content` or `reasoning`, arguments sent as
 //! an object instead of a string, usage in a final chunk with empty `choices`, and `null`
-//! wherever a field may be absent.
+//! wherever a field may be absent. `content` may be an array of typed parts (Mistral's
+//! Magistral streams `thinking` parts, which are reasoning, and `text` parts); a `refusal`
+//! is the reply. What the server needs back is kept as it arrived: which field carried the
+//! reasoning, OpenRouter's `reasoning_details` (merged by `index`), and any extra field on
+//! a tool call (Gemini's `extra_content` thought signature). Cached prompt tokens are read
+//! wherever a server reports them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,25 +20,48 @@ use serde::Deserialize;
 /// Source of ids for tool calls that arrived without one.
 static GENERATED_IDS: AtomicU64 = AtomicU64::new(1);
 
+use serde_json::{Map, Value};
+
 use super::events::Usage;
-use super::messages::ToolCall;
+use crate::conversation::{Reasoning, ToolCall};
 
 /// A visible piece of a reply, emitted while the stream is still running.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamDelta<'a> {
     Text(&'a str),
     Reasoning(&'a str),
+    /// A piece of a refusal (shown as the reply, recorded as a refusal).
+    Refusal(&'a str),
 }
 
 /// A reply after its stream ended.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssembledReply {
     pub text: String,
+    /// The reasoning as shown.
     pub reasoning: String,
+    /// The wire field the reasoning text came in, when it came in one.
+    pub reasoning_field: Option<String>,
+    /// `reasoning_details` merged from the stream's pieces.
+    pub reasoning_details: Vec<Value>,
+    /// The refusal the model gave instead of an answer.
+    pub refusal: String,
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
     /// The server's usage, when it sent one.
     pub usage: Option<Usage>,
+}
+
+impl AssembledReply {
+    /// The reasoning and provider state to keep with the assistant message.
+    pub fn reasoning_state(&self) -> Option<Reasoning> {
+        let r = Reasoning {
+            text: self.reasoning.clone(),
+            field: self.reasoning_field.clone(),
+            details: self.reasoning_details.clone(),
+        };
+        (!r.is_empty()).then_some(r)
+    }
 }
 
 /// Why a chunk could not be used.
@@ -42,9 +70,12 @@ pub enum ChunkError {
     /// The server reported an error inside the stream.
     #[error("{0}")]
     Server(String),
-    /// The chunk was not the JSON a chat-completions stream carries.
+    /// The chunk was not JSON at all.
     #[error("the server sent a chunk that is not valid JSON ({detail}): {snippet}")]
     Malformed { detail: String, snippet: String },
+    /// The chunk was JSON, but not shaped like a chat-completions chunk.
+    #[error("the server sent a chunk rein cannot read ({detail}): {snippet}")]
+    Unexpected { detail: String, snippet: String },
 }
 
 #[derive(Deserialize)]
@@ -55,6 +86,15 @@ struct Chunk {
     usage: Option<WireUsage>,
     #[serde(default)]
     error: Option<serde_json::Value>,
+    /// llama.cpp's timings: `cache_n` is the prompt tokens it took from its cache.
+    #[serde(default)]
+    timings: Option<Timings>,
+}
+
+#[derive(Deserialize)]
+struct Timings {
+    #[serde(default)]
+    cache_n: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -72,12 +112,17 @@ struct Choice {
 
 #[derive(Deserialize)]
 struct Delta {
+    /// A string, or an array of typed parts.
     #[serde(default)]
-    content: Option<String>,
+    content: Option<Value>,
     #[serde(default)]
     reasoning_content: Option<String>,
     #[serde(default)]
     reasoning: Option<serde_json::Value>,
+    #[serde(default)]
+    reasoning_details: Option<Vec<Value>>,
+    #[serde(default)]
+    refusal: Option<String>,
     #[serde(default)]
     tool_calls: Option<Vec<ToolCallDelta>>,
 }
@@ -88,8 +133,13 @@ struct ToolCallDelta {
     index: Option<usize>,
     #[serde(default)]
     id: Option<String>,
+    #[serde(default, rename = "type")]
+    _kind: Option<Value>,
     #[serde(default)]
     function: Option<FunctionDelta>,
+    /// Anything else the server sent with the call (Gemini's `extra_content`).
+    #[serde(flatten)]
+    extra: Map<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -108,18 +158,41 @@ pub(crate) struct WireUsage {
     completion_tokens: Option<u64>,
     #[serde(default)]
     total_tokens: Option<u64>,
+    /// OpenAI, OpenRouter, Groq, vLLM, xAI: `cached_tokens` inside.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    /// DeepSeek.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+    /// Anthropic-style gateways.
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 impl WireUsage {
     fn to_usage(&self) -> Usage {
         let prompt = self.prompt_tokens.unwrap_or(0);
         let completion = self.completion_tokens.unwrap_or(0);
+        let cached = self
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .or(self.prompt_cache_hit_tokens)
+            .or(self.cache_read_input_tokens)
+            .unwrap_or(0);
         Usage {
             prompt_tokens: prompt,
             completion_tokens: completion,
             total_tokens: self
                 .total_tokens
                 .unwrap_or(prompt.saturating_add(completion)),
+            cached_tokens: cached.min(prompt),
             estimated: false,
         }
     }
@@ -132,6 +205,7 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    extra: Map<String, Value>,
 }
 
 /// Accumulates one reply from its chunks.
@@ -139,6 +213,8 @@ struct PartialCall {
 pub struct Assembler {
     reply: AssembledReply,
     calls: Vec<PartialCall>,
+    /// llama.cpp's cached prompt tokens, from its `timings`.
+    cache_n: Option<u64>,
     /// True once any text, reasoning or tool call arrived (after that a retry would repeat
     /// what the user already saw).
     started: bool,
@@ -175,15 +251,29 @@ impl Assembler {
         data: &str,
         on_delta: &mut dyn FnMut(StreamDelta<'_>),
     ) -> Result<(), ChunkError> {
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| ChunkError::Malformed {
-            detail: e.to_string(),
-            snippet: snippet(data),
-        })?;
+        let chunk: Chunk = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                return Err(match serde_json::from_str::<Value>(data) {
+                    Ok(_) => ChunkError::Unexpected {
+                        detail: e.to_string(),
+                        snippet: snippet(data),
+                    },
+                    Err(e) => ChunkError::Malformed {
+                        detail: e.to_string(),
+                        snippet: snippet(data),
+                    },
+                })
+            }
+        };
         if let Some(err) = chunk.error {
             return Err(ChunkError::Server(error_message(&err)));
         }
         if let Some(usage) = &chunk.usage {
             self.reply.usage = Some(usage.to_usage());
+        }
+        if let Some(n) = chunk.timings.and_then(|t| t.cache_n) {
+            self.cache_n = Some(n);
         }
         for choice in chunk.choices.into_iter().flatten() {
             if choice.index.unwrap_or(0) != 0 {
@@ -200,23 +290,90 @@ impl Assembler {
     }
 
     fn apply(&mut self, delta: Delta, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
-        let reasoning = delta.reasoning_content.or(match delta.reasoning {
-            Some(serde_json::Value::String(s)) => Some(s),
-            _ => None,
-        });
-        if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
-            self.started = true;
-            on_delta(StreamDelta::Reasoning(&r));
-            self.reply.reasoning.push_str(&r);
+        let (field, reasoning) = match (delta.reasoning_content, delta.reasoning) {
+            (Some(r), _) if !r.is_empty() => ("reasoning_content", Some(r)),
+            (_, Some(Value::String(r))) if !r.is_empty() => ("reasoning", Some(r)),
+            _ => ("", None),
+        };
+        let had_reasoning_text = reasoning.is_some();
+        if let Some(r) = reasoning {
+            self.reply
+                .reasoning_field
+                .get_or_insert_with(|| field.to_string());
+            self.push_reasoning(&r, on_delta);
         }
-        if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
+        for detail in delta.reasoning_details.into_iter().flatten() {
+            // The same text arrives in `reasoning` too where a server sends both.
+            if !had_reasoning_text {
+                if let Some(text) = detail_text(&detail).filter(|t| !t.is_empty()) {
+                    let text = text.to_string();
+                    self.push_reasoning(&text, on_delta);
+                }
+            }
             self.started = true;
-            on_delta(StreamDelta::Text(&t));
-            self.reply.text.push_str(&t);
+            merge_detail(&mut self.reply.reasoning_details, detail);
+        }
+        match delta.content {
+            Some(Value::String(t)) => self.push_text(&t, on_delta),
+            Some(Value::Array(parts)) => {
+                for part in parts {
+                    self.content_part(part, on_delta);
+                }
+            }
+            _ => {}
+        }
+        if let Some(r) = delta.refusal.filter(|r| !r.is_empty()) {
+            self.started = true;
+            on_delta(StreamDelta::Refusal(&r));
+            self.reply.refusal.push_str(&r);
         }
         for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
             self.started = true;
             self.apply_call(position, call);
+        }
+    }
+
+    fn push_text(&mut self, t: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+        if !t.is_empty() {
+            self.started = true;
+            on_delta(StreamDelta::Text(t));
+            self.reply.text.push_str(t);
+        }
+    }
+
+    fn push_reasoning(&mut self, r: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+        if !r.is_empty() {
+            self.started = true;
+            on_delta(StreamDelta::Reasoning(r));
+            self.reply.reasoning.push_str(r);
+        }
+    }
+
+    /// One typed part of an array `content`: `text` is text, `thinking` is reasoning (its
+    /// own value a string or a list of text parts); a bare string is text.
+    fn content_part(&mut self, part: Value, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+        match part {
+            Value::String(t) => self.push_text(&t, on_delta),
+            Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                Some("thinking" | "reasoning") => {
+                    let mut text = String::new();
+                    collect_text(o.get("thinking").or(o.get("text")), &mut text);
+                    self.push_reasoning(&text, on_delta);
+                }
+                Some("refusal") => {
+                    if let Some(r) = o.get("refusal").and_then(Value::as_str) {
+                        self.started = true;
+                        on_delta(StreamDelta::Refusal(r));
+                        self.reply.refusal.push_str(r);
+                    }
+                }
+                _ => {
+                    if let Some(t) = o.get("text").and_then(Value::as_str) {
+                        self.push_text(t, on_delta);
+                    }
+                }
+            },
+            _ => {}
         }
     }
 
@@ -255,6 +412,11 @@ impl Assembler {
         if let Some(id) = id {
             target.id = id;
         }
+        for (key, value) in call.extra {
+            if !value.is_null() {
+                target.extra.insert(key, value);
+            }
+        }
         if let Some(f) = call.function {
             if let Some(name) = f.name.filter(|n| !n.is_empty()) {
                 // A name repeated on every piece is the same name; a different piece
@@ -288,10 +450,75 @@ impl Assembler {
                 } else {
                     c.id
                 };
-                ToolCall::new(id, c.name, c.arguments)
+                let mut call = ToolCall::new(id, c.name, c.arguments);
+                call.extra = c.extra;
+                call
             })
             .collect();
+        if let (Some(usage), Some(cached)) = (self.reply.usage.as_mut(), self.cache_n) {
+            if usage.cached_tokens == 0 {
+                usage.cached_tokens = cached.min(usage.prompt_tokens);
+            }
+        }
         self.reply
+    }
+}
+
+/// The text of a `reasoning_details` entry: its `text`, or a summary's `summary`.
+fn detail_text(detail: &Value) -> Option<&str> {
+    detail
+        .get("text")
+        .or_else(|| detail.get("summary"))
+        .and_then(Value::as_str)
+}
+
+/// Add one streamed `reasoning_details` piece to the merged list: a piece with the
+/// `index` (and type) of an entry continues it (its text, summary and data appended, its
+/// other fields set), anything else is a new entry.
+fn merge_detail(details: &mut Vec<Value>, piece: Value) {
+    let Value::Object(piece) = piece else {
+        return;
+    };
+    let index = piece.get("index").and_then(Value::as_u64);
+    let kind = piece.get("type").cloned();
+    let existing = index.and_then(|index| {
+        details.iter_mut().rev().find(|d| {
+            d.get("index").and_then(Value::as_u64) == Some(index)
+                && (kind.is_none() || d.get("type") == kind.as_ref())
+        })
+    });
+    let Some(Value::Object(entry)) = existing else {
+        details.push(Value::Object(piece));
+        return;
+    };
+    for (key, value) in piece {
+        match (key.as_str(), entry.get_mut(&key), value) {
+            ("text" | "summary" | "data", Some(Value::String(have)), Value::String(more)) => {
+                have.push_str(&more)
+            }
+            (_, _, Value::Null) => {}
+            // An empty value never overwrites one that arrived (a signature).
+            (_, Some(Value::String(_)), Value::String(more)) if more.is_empty() => {}
+            (_, _, value) => {
+                entry.insert(key, value);
+            }
+        }
+    }
+}
+
+/// The text in a `thinking` value: a string, or parts with `text`.
+fn collect_text(value: Option<&Value>, out: &mut String) {
+    match value {
+        Some(Value::String(s)) => out.push_str(s),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                match part {
+                    Value::String(s) => out.push_str(s),
+                    other => collect_text(other.get("text"), out),
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -312,7 +539,7 @@ pub fn error_message(err: &serde_json::Value) -> String {
                 .and_then(|r| r.as_str())
             {
                 Some(raw) if !raw.is_empty() && !msg.contains(raw) => {
-                    format!("{msg} ({})", snippet(raw))
+                    format!("{msg} ({})", body_error_message(raw))
                 }
                 _ => msg,
             }
@@ -321,36 +548,109 @@ pub fn error_message(err: &serde_json::Value) -> String {
     }
 }
 
-/// The message in an error response body: `{"error": ...}`, `{"message": ...}`,
-/// `{"detail": ...}`, or the text itself.
+/// The message in an error response body, as one line: `{"error": ...}`, `{"message":
+/// ...}`, `{"detail": ...}`, a JSON array wrapping one of those (Gemini), the title of an
+/// HTML page (a proxy's error page), or the text itself.
 pub fn body_error_message(body: &str) -> String {
     let trimmed = body.trim();
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed) {
+        let v = match &v {
+            serde_json::Value::Array(items) if !items.is_empty() => &items[0],
+            _ => &v,
+        };
         for key in ["error", "message", "detail"] {
             if let Some(e) = v.get(key) {
-                return error_message(e);
+                return snippet(&error_message(e));
+            }
+        }
+        return snippet(&v.to_string());
+    }
+    if trimmed.is_empty() {
+        return "(empty response body)".to_string();
+    }
+    if looks_like_html(trimmed) {
+        return html_summary(trimmed);
+    }
+    snippet(trimmed)
+}
+
+fn looks_like_html(text: &str) -> bool {
+    let head: String = text
+        .chars()
+        .take(200)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.contains("<head")
+}
+
+/// An HTML page in one line: its `<title>`, else its first `<h1>`, else its text without
+/// tags.
+fn html_summary(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    for tag in ["title", "h1"] {
+        let open = format!("<{tag}");
+        let close = format!("</{tag}>");
+        if let Some(start) = lower.find(&open) {
+            if let Some(gt) = lower[start..].find('>') {
+                let from = start + gt + 1;
+                if let Some(len) = lower[from..].find(&close) {
+                    let text = strip_tags(&html[from..from + len]);
+                    if !text.is_empty() {
+                        return snippet(&text);
+                    }
+                }
             }
         }
     }
-    if trimmed.is_empty() {
-        "(empty response body)".to_string()
+    let text = strip_tags(html);
+    if text.is_empty() {
+        "(an HTML page without text)".to_string()
     } else {
-        snippet(trimmed)
+        snippet(&text)
     }
 }
 
+/// Text with its tags removed and its whitespace collapsed.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                out.push(' ');
+            }
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One line of at most about `MAX` characters: control characters become spaces, runs of
+/// whitespace one space, and a longer text ends at the last sentence (or, without one,
+/// the last word) that fits, followed by "…".
 fn snippet(s: &str) -> String {
-    const MAX: usize = 300;
-    let one_line: String = s
+    const MAX: usize = 600;
+    let one_line = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if one_line.chars().count() > MAX {
-        let cut: String = one_line.chars().take(MAX).collect();
-        format!("{cut}…")
-    } else {
-        one_line
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if one_line.chars().count() <= MAX {
+        return one_line;
     }
+    let cut: String = one_line.chars().take(MAX).collect();
+    let end = cut
+        .rfind(". ")
+        .map(|i| i + 1)
+        .filter(|&i| i > MAX / 3)
+        .or_else(|| cut.rfind(' ').filter(|&i| i > MAX / 3))
+        .unwrap_or(cut.len());
+    format!("{} …", cut[..end].trim_end())
 }
 
 #[cfg(test)]
@@ -364,6 +664,11 @@ mod tests {
         for c in chunks {
             a.push(&c.to_string(), &mut |d| match d {
                 StreamDelta::Text(t) => seen.push_str(t),
+                StreamDelta::Refusal(t) => {
+                    seen.push_str("{refusal:");
+                    seen.push_str(t);
+                    seen.push('}');
+                }
                 StreamDelta::Reasoning(r) => {
                     seen.push('[');
                     seen.push_str(r);

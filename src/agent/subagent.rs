@@ -20,11 +20,11 @@ use tokio::sync::mpsc;
 use super::client::{ClientEvent, LlmClient};
 use super::events::{AgentEvent, SubagentEvent, Usage};
 use super::inbox::OpenApprovals;
-use super::messages::Message;
 use super::toolrun::ToolEnv;
 use crate::context::budget::TokenMeter;
 use crate::context::spill::TurnSpill;
 use crate::context::{drop, stubs, ContextConfig};
+use crate::conversation::Message;
 use crate::permissions::{Grant, PermissionPolicy};
 use crate::skills::SkillSet;
 use crate::tools::{self, ToolContext, Toolset};
@@ -81,7 +81,7 @@ impl Subagent {
     /// Layers 2 and 3 for the subagent's own history, when it is over the budget: stub old
     /// results, then drop the oldest down to the drop target.
     fn fit(&self, history: &mut [Message], tools_chars: usize) {
-        let tokens = |h: &[Message]| self.meter.used(h, 0, tools_chars);
+        let tokens = |h: &[Message]| self.meter.used(h, tools_chars);
         if tokens(history) <= self.context.budget() {
             return;
         }
@@ -149,6 +149,7 @@ impl Subagent {
                 usage.add(&u);
                 self.report(&task_id, SubagentEvent::Usage(u));
             }
+            let reasoning = reply.reasoning_state();
             let calls = reply.tool_calls;
             if !reply.text.trim().is_empty() {
                 said.push(reply.text.trim().to_string());
@@ -170,7 +171,12 @@ impl Subagent {
                 // Its calls would never be read: no model call is left.
                 break;
             }
-            history.push(Message::assistant(reply.text, calls.clone()));
+            // Its reasoning goes back as the main agent's does (DeepSeek and Kimi insist).
+            history.push(
+                Message::assistant(reply.text, calls.clone())
+                    .with_reasoning(reasoning)
+                    .from_model(&self.client.config().model),
+            );
             let env = ToolEnv {
                 toolset: Toolset::Subagent,
                 policy: &*self.policy,

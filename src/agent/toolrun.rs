@@ -15,8 +15,8 @@ use tokio::sync::mpsc;
 
 use super::events::{AgentEvent, ApprovalDecision, ApprovalReply};
 use super::inbox::{Inbox, OpenApprovals};
-use super::messages::ToolCall;
 use crate::context::spill::TurnSpill;
+use crate::conversation::ToolCall;
 use crate::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
 use crate::tools::{ToolContext, Toolset};
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::agent_events::key_arg;
 use super::state::{Activity, App, Approvals, Cell, Gauge, NoticeKind, ToolStatus, Transcript};
-use crate::agent::Message;
+use crate::conversation::Message;
 use crate::session::LoadedSession;
 use crate::tools::parse_arguments;
 
@@ -60,13 +60,14 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
         }
         match message {
             Message::System { .. } => {}
-            Message::User { content } => {
+            Message::User { content, .. } => {
                 app.composer.history.push(content.clone());
                 app.transcript.cells.push(Cell::user(content.clone()));
             }
             Message::Assistant {
                 content,
                 tool_calls,
+                ..
             } => {
                 if let Some(text) = content.as_deref().filter(|t| !t.is_empty()) {
                     app.transcript.cells.push(Cell::assistant(text, true));
@@ -86,6 +87,7 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
             Message::Tool {
                 tool_call_id,
                 content,
+                ..
             } => {
                 let cell = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
                     Cell::Tool(t) if &t.id == tool_call_id => Some(t),

@@ -10,7 +10,7 @@
 //! estimated until the next report. A server that never reports usage leaves the figure
 //! at 4 and the count marked as estimated.
 
-use crate::agent::Message;
+use crate::conversation::Message;
 
 /// Characters per token before the server has said anything.
 pub const DEFAULT_CHARS_PER_TOKEN: f64 = 4.0;
@@ -30,13 +30,14 @@ pub fn messages_chars<'a>(messages: impl IntoIterator<Item = &'a Message>) -> us
     messages.into_iter().map(message_chars).sum()
 }
 
-/// A whole request's characters: history, the per-request reminder, and the tool schemas.
-pub fn request_chars(history: &[Message], reminder: Option<&Message>, tools_chars: usize) -> usize {
-    messages_chars(history.iter().chain(reminder)) + tools_chars
+/// A whole request's characters: its messages (reminders ride inside them) and the tool
+/// schemas.
+pub fn request_chars(history: &[Message], tools_chars: usize) -> usize {
+    messages_chars(history) + tools_chars
 }
 
 /// The last request the server reported on: its prompt tokens, and how many history
-/// messages it held (the reminder not counted).
+/// messages it held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Report {
     prompt_tokens: u64,
@@ -134,15 +135,13 @@ impl TokenMeter {
 
     /// Tokens the next request will hold: the last report plus an estimate of the messages
     /// appended since, or an estimate of the whole when there is no usable report.
-    /// `reminder_chars` is the size of the reminder the request will carry; `tools_chars`
-    /// the tool schemas'.
-    pub fn used(&self, history: &[Message], reminder_chars: usize, tools_chars: usize) -> u64 {
+    /// `tools_chars` is the tool schemas' size.
+    pub fn used(&self, history: &[Message], tools_chars: usize) -> u64 {
         match self.last {
-            // The reported request had a reminder too, of about the same size.
             Some(report) if report.messages <= history.len() => report
                 .prompt_tokens
                 .saturating_add(self.tokens_for(messages_chars(&history[report.messages..]))),
-            _ => self.tokens_for(messages_chars(history) + reminder_chars + tools_chars),
+            _ => self.tokens_for(messages_chars(history) + tools_chars),
         }
     }
 }
@@ -157,7 +156,10 @@ pub struct Breakdown {
     pub tool_results: u64,
     /// The compaction's handoff note, when the history has one.
     pub summary: u64,
+    /// The reminders riding in user messages and tool results (not counted in those).
     pub reminder: u64,
+    /// The reasoning that goes back with assistant messages (not counted in those).
+    pub reasoning: u64,
 }
 
 impl Breakdown {
@@ -167,12 +169,16 @@ impl Breakdown {
         meter: &TokenMeter,
         history: &[Message],
         summary: Option<usize>,
-        reminder_chars: usize,
         tools_chars: usize,
     ) -> Breakdown {
         let (mut system, mut user, mut assistant, mut tool_results, mut note) = (0, 0, 0, 0, 0);
+        let (mut reminder_chars, mut reasoning_chars) = (0, 0);
         for (i, message) in history.iter().enumerate() {
-            let chars = message_chars(message);
+            let reminder = message.reminder().map_or(0, |r| r.len() + 2);
+            let reasoning = message.reasoning_chars();
+            reminder_chars += reminder;
+            reasoning_chars += reasoning;
+            let chars = message_chars(message) - reminder - reasoning;
             let slot = match message {
                 _ if Some(i) == summary => &mut note,
                 Message::System { .. } => &mut system,
@@ -190,6 +196,7 @@ impl Breakdown {
             tool_results: meter.tokens_for(tool_results),
             summary: meter.tokens_for(note),
             reminder: meter.tokens_for(reminder_chars),
+            reasoning: meter.tokens_for(reasoning_chars),
         }
     }
 
@@ -201,6 +208,7 @@ impl Breakdown {
             + self.tool_results
             + self.summary
             + self.reminder
+            + self.reasoning
     }
 }
 
@@ -234,18 +242,15 @@ mod tests {
         let mut meter = TokenMeter::new();
         let h = history(4, 92);
         // Without a report: the whole request at 4 characters a token.
-        let whole = meter.used(&h, 100, 300);
+        let whole = meter.used(&h, 400);
         assert_eq!(whole, (5 * 100 + 100 + 300) / 4);
         // The server counted 500 tokens for the first three messages' request.
         meter.observe(1000, 500, 3);
         let per_message = meter.tokens_for(100);
-        assert_eq!(meter.used(&h, 100, 300), 500 + 2 * per_message);
+        assert_eq!(meter.used(&h, 400), 500 + 2 * per_message);
         // A rewrite makes the report useless: the whole is estimated at the learnt rate.
         meter.history_rewritten();
-        assert_eq!(
-            meter.used(&h, 100, 300),
-            meter.tokens_for(5 * 100 + 100 + 300)
-        );
+        assert_eq!(meter.used(&h, 400), meter.tokens_for(5 * 100 + 100 + 300));
     }
 
     #[test]
@@ -253,7 +258,7 @@ mod tests {
         let mut meter = TokenMeter::new();
         meter.observe(1000, 250, 10);
         let h = history(2, 92);
-        assert_eq!(meter.used(&h, 0, 0), meter.tokens_for(300));
+        assert_eq!(meter.used(&h, 0), meter.tokens_for(300));
     }
 
     #[test]
@@ -271,11 +276,15 @@ mod tests {
         let h = vec![
             Message::system("s".repeat(392)),
             Message::user("n".repeat(192)),
-            Message::user("u".repeat(92)),
+            {
+                let mut u = Message::user("u".repeat(92));
+                u.set_reminder("r".repeat(38));
+                u
+            },
             Message::assistant("a".repeat(92), vec![]),
             Message::tool("c", "t".repeat(76)),
         ];
-        let b = Breakdown::of(&meter, &h, Some(1), 40, 80);
+        let b = Breakdown::of(&meter, &h, Some(1), 80);
         assert_eq!(
             b,
             Breakdown {
@@ -286,6 +295,7 @@ mod tests {
                 tool_results: 25,
                 summary: 50,
                 reminder: 10,
+                reasoning: 0,
             }
         );
         assert_eq!(b.total(), 255);

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::agent::Message;
+use crate::conversation::Message;
 
 use super::budget::message_chars;
 use super::spill::cut;
@@ -100,10 +100,11 @@ fn render<'a>(
             text_of(message).trim_end()
         ),
         Message::System { content } => format!("[system]\n{}\n\n", content.trim_end()),
-        Message::User { content } => format!("[user]\n{}\n\n", content.trim_end()),
+        Message::User { content, .. } => format!("[user]\n{}\n\n", content.trim_end()),
         Message::Assistant {
             content,
             tool_calls,
+            ..
         } => {
             let mut s = String::from("[assistant]\n");
             if let Some(text) = content.as_deref().filter(|t| !t.trim().is_empty()) {
@@ -123,6 +124,7 @@ fn render<'a>(
         Message::Tool {
             tool_call_id,
             content,
+            ..
         } => {
             let name = names.get(tool_call_id.as_str()).copied().unwrap_or("tool");
             format!("[{name} result]\n{}\n\n", content.trim_end())
@@ -132,7 +134,7 @@ fn render<'a>(
 
 fn text_of(message: &Message) -> &str {
     match message {
-        Message::System { content } | Message::User { content } => content,
+        Message::System { content } | Message::User { content, .. } => content,
         Message::Tool { content, .. } => content,
         Message::Assistant { content, .. } => content.as_deref().unwrap_or(""),
     }
@@ -220,7 +222,7 @@ pub fn compacted(note: &str, tail: &[Message]) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::ToolCall;
+    use crate::conversation::ToolCall;
 
     fn turn(i: usize, result: usize) -> Vec<Message> {
         vec![
@@ -271,7 +273,7 @@ mod tests {
         let h = history(2, 10);
         let rest = compacted("the note", &h[5..]);
         assert!(
-            matches!(&rest[0], Message::User { content } if content.contains("<handoff-note>\nthe note\n</handoff-note>"))
+            matches!(&rest[0], Message::User { content, .. } if content.contains("<handoff-note>\nthe note\n</handoff-note>"))
         );
         assert_eq!(rest[1], Message::assistant(ACKNOWLEDGEMENT.into(), vec![]));
         assert_eq!(&rest[2..], &h[5..]);
@@ -347,14 +349,15 @@ mod tests {
             Some("the parser"),
         );
         assert_eq!(r[0], Message::system(prompt.clone()));
-        let Message::User { content } = &r[1] else {
+        let Message::User { content, .. } = &r[1] else {
             panic!("{:?}", r[1])
         };
         assert!(content.contains("<handoff-note>\nnote 1\n</handoff-note>"));
         assert!(content.contains("part 2 of 3"));
         assert!(content.contains("<transcript>\n[user]\nhi\n</transcript>"));
         assert!(content.contains("focus on: the parser"));
-        let Message::User { content } = &request(&prompt, "x", 0, 1, None, Some("  "))[1] else {
+        let Message::User { content, .. } = &request(&prompt, "x", 0, 1, None, Some("  "))[1]
+        else {
             unreachable!()
         };
         assert!(!content.contains("handoff-note") && !content.contains("focus"));

@@ -7,7 +7,7 @@
 //! nothing could be dropped. A result already dropped is recognised by its exact text, so
 //! dropping twice changes nothing.
 
-use crate::agent::Message;
+use crate::conversation::Message;
 
 /// The note that stands in for a dropped result.
 pub const NOTE: &str = "[dropped to fit the context window: this old tool result is gone; \

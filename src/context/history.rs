@@ -6,7 +6,7 @@
 //! is rewritten in place (a stub, a drop) keeps its position; a compaction replaces the
 //! whole history and says where its note is.
 
-use crate::agent::Message;
+use crate::conversation::Message;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct History {
@@ -54,6 +54,15 @@ impl History {
 
     pub fn push(&mut self, message: Message) {
         self.messages.push(message);
+    }
+
+    /// The newest message, to attach a reminder to (never the system prompt).
+    pub fn last_mut(&mut self) -> Option<&mut Message> {
+        if self.messages.len() > 1 {
+            self.messages.last_mut()
+        } else {
+            None
+        }
     }
 
     /// The handoff note's position (0 is the system prompt).

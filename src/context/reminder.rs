@@ -1,18 +1,23 @@
 //! The late-injected reminder: what changes during a session, told to the model without
 //! touching the prefix the provider caches.
 //!
-//! The system prompt and the stored history stay the same bytes across the requests of a
-//! turn. Whatever changes (the time, the git branch, the plan, the files someone else changed
-//! since the agent's previous turn) goes into one `user` message
-//! built fresh for each request and appended after the history, never stored nor recorded;
-//! being last, it differs from one request to the next without breaking the cached prefix.
-//! Its text is wrapped in `<system-reminder>` tags and says it comes from the harness, so
-//! the model does not take it for the user's words.
+//! The system prompt stays the same bytes for the whole session. Whatever changes (the
+//! time, the git branch, the plan, the files someone else changed since the agent's
+//! previous turn) rides inside a message that is new anyway: the turn's user message, or,
+//! when the branch or the plan changed during the turn, the last tool result before the
+//! next request. It is stored with that message (apart from its text, so the transcript
+//! shows only the user's words), so every later request repeats the same bytes and the
+//! prefix cache keeps working; it is never a message of its own, which strict servers
+//! refuse (two user messages in a row, a user message after a tool result).
+//!
+//! The wording is a short parenthesised note after the message's own text that says it
+//! comes from rein and is not part of the request: small models answered tagged blocks
+//! (`<system-reminder>`) as if they were the question, and did what the user asked when
+//! the note came after the request in plain words.
 
 use std::time::SystemTime;
 
 use super::changes::{Change, ChangeKind};
-use crate::agent::Message;
 use crate::tools::write_todos::{Todo, TodoStatus};
 
 /// What goes into one reminder.
@@ -30,27 +35,22 @@ pub struct ReminderInput<'a> {
 /// Most changed files listed by name.
 const MAX_CHANGES: usize = 50;
 
-/// The reminder message for one request.
-pub fn build(input: ReminderInput<'_>) -> Message {
-    Message::user(text(input))
-}
+/// How every reminder begins (tests and tools recognise it by this).
+pub const OPENING: &str = "(rein context, not part of the request:";
 
 /// The reminder's text.
 pub fn text(input: ReminderInput<'_>) -> String {
-    let mut out = String::from(
-        "<system-reminder>\nContext from the rein harness, not from the user; it is refreshed \
-         on every request. Do not mention it unless it is relevant.\n",
-    );
     // To the minute: the seconds would only add noise.
     let stamp = crate::session::stamp::rfc3339(input.now);
     let minute = stamp.get(..16).unwrap_or(&stamp);
-    out.push_str(&format!("time: {} UTC\n", minute.replacen('T', " ", 1)));
+    let mut out = format!("{OPENING} time {} UTC", minute.replacen('T', " ", 1));
     match input.branch {
-        Some(branch) => out.push_str(&format!("git branch: {branch}\n")),
-        None => out.push_str("git branch: (not a git repository)\n"),
+        Some(branch) => out.push_str(&format!("; git branch {branch}")),
+        None => out.push_str("; not a git repository"),
     }
+    out.push('.');
     if !input.todos.is_empty() {
-        out.push_str("todo list (keep it current with write_todos):\n");
+        out.push_str("\ntodo list (keep it current with write_todos):");
         for todo in input.todos {
             let mark = match todo.status {
                 TodoStatus::Pending => "[ ]",
@@ -62,13 +62,13 @@ pub fn text(input: ReminderInput<'_>) -> String {
                 TodoStatus::InProgress => "in progress",
                 TodoStatus::Completed => "completed",
             };
-            out.push_str(&format!("{mark} {} ({status})\n", todo.content));
+            out.push_str(&format!("\n{mark} {} ({status})", todo.content));
         }
     }
     if !input.changed.is_empty() {
         out.push_str(
-            "files changed by someone else since your previous turn (read them again before \
-             editing them; what you remember of them may be stale):\n",
+            "\nfiles changed by someone else since your previous turn (read them again before \
+             editing them; what you remember of them may be stale):",
         );
         for change in input.changed.iter().take(MAX_CHANGES) {
             let kind = match change.kind {
@@ -76,14 +76,14 @@ pub fn text(input: ReminderInput<'_>) -> String {
                 ChangeKind::Modified => "modified",
                 ChangeKind::Removed => "removed",
             };
-            out.push_str(&format!("{kind}: {}\n", change.path.display()));
+            out.push_str(&format!("\n{kind}: {}", change.path.display()));
         }
         if input.changed.len() > MAX_CHANGES {
             let more = input.changed.len() - MAX_CHANGES;
-            out.push_str(&format!("... and {more} more\n"));
+            out.push_str(&format!("\n... and {more} more"));
         }
     }
-    out.push_str("</system-reminder>");
+    out.push(')');
     out
 }
 
@@ -118,16 +118,20 @@ mod tests {
                 kind: ChangeKind::Modified,
             }],
         });
-        assert!(text.starts_with("<system-reminder>\n"), "{text}");
-        assert!(text.ends_with("</system-reminder>"), "{text}");
-        assert!(text.contains("not from the user"));
-        assert!(text.contains("time: 2026-11-30 03:15 UTC\n"), "{text}");
-        assert!(text.contains("git branch: feature/x\n"));
-        assert!(text.contains("[x] read the code (completed)\n"));
-        assert!(text.contains("[~] fix the bug (in progress)\n"));
-        assert!(text.contains("[ ] run the tests (pending)\n"));
+        assert!(text.starts_with(OPENING), "{text}");
+        assert!(text.ends_with(')'), "{text}");
+        assert!(text.contains("not part of the request"));
+        assert!(
+            text.starts_with(
+                "(rein context, not part of the request: time 2026-11-30 03:15 UTC; git branch feature/x.\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("\n[x] read the code (completed)\n"));
+        assert!(text.contains("\n[~] fix the bug (in progress)\n"));
+        assert!(text.contains("\n[ ] run the tests (pending)\n"));
         assert!(text.contains("read them again before editing"), "{text}");
-        assert!(text.contains("modified: src/lib.rs\n"), "{text}");
+        assert!(text.contains("\nmodified: src/lib.rs)"), "{text}");
     }
 
     #[test]
@@ -142,16 +146,9 @@ mod tests {
             !text.contains("todo") && !text.contains("changed"),
             "{text}"
         );
-        assert!(text.contains("git branch: (not a git repository)"));
-        assert!(text.contains("time: 1970-01-01 00:00 UTC"));
-        assert!(matches!(
-            build(ReminderInput {
-                now: UNIX_EPOCH,
-                branch: None,
-                todos: &[],
-                changed: &[],
-            }),
-            Message::User { .. }
-        ));
+        assert_eq!(
+            text,
+            "(rein context, not part of the request: time 1970-01-01 00:00 UTC; not a git repository.)"
+        );
     }
 }

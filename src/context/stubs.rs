@@ -9,7 +9,7 @@
 //! first `stub_chars` characters, then the note), so stubbing twice changes nothing.
 
 use super::short_count;
-use crate::agent::Message;
+use crate::conversation::Message;
 
 /// What one stubbing pass did: how many results it cut (and their positions in the
 /// history), and the history's size in characters (as [`Message::approx_chars`] counts

@@ -1,8 +1,9 @@
 //! The lines of a session file.
 //!
 //! Each line is one [`Record`]: a `ts` (RFC 3339, UTC) and an [`Entry`] tagged by `type`.
-//! Messages reuse the chat wire format of [`Message`], so an assistant message holds role,
-//! content and tool calls only. Session rules are stored through [`StoredGrant`], a mirror
+//! Messages are [`Message`]'s serde form: the chat wire format's role, content and tool
+//! calls, plus what rein keeps beside them (a message's reminder, an assistant message's
+//! reasoning state, refusal and model). Session rules are stored through [`StoredGrant`], a mirror
 //! of [`Grant`] that can be read back.
 
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::stamp;
-use crate::agent::Message;
+use crate::conversation::Message;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -52,6 +53,9 @@ pub enum Entry {
     /// Old tool results replaced by the "dropped" note (layer 3): their positions in the
     /// history as it stands (the system prompt left out).
     Dropped { indices: Vec<usize> },
+    /// A reminder attached to the message before it (a tool result, when the branch or the
+    /// plan changed during a turn).
+    Reminder { text: String },
     /// The user allowed something for the rest of the session.
     Rule { grant: StoredGrant },
     /// A name for the session: automatic from the first user message, or a rename.
@@ -111,6 +115,7 @@ impl Entry {
             Entry::Stubbed { .. } => "stubbed",
             Entry::Dropped { .. } => "dropped",
             Entry::Calibration { .. } => "calibration",
+            Entry::Reminder { .. } => "reminder",
             Entry::Rule { .. } => "rule",
             Entry::Title { .. } => "title",
         }

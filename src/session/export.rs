@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::reader::LoadedSession;
-use crate::agent::Message;
+use crate::conversation::Message;
 use crate::tools::write_todos::TodoStatus;
 
 /// Lines of a tool result kept in the export.
@@ -59,12 +59,13 @@ pub fn export_markdown(session: &LoadedSession) -> String {
         }
         match message {
             Message::System { .. } => {}
-            Message::User { content } => {
+            Message::User { content, .. } => {
                 let _ = writeln!(out, "## User\n\n{}\n", content.trim_end());
             }
             Message::Assistant {
                 content,
                 tool_calls,
+                ..
             } => {
                 out.push_str("## Assistant\n\n");
                 if let Some(text) = content.as_deref().filter(|t| !t.trim().is_empty()) {
@@ -82,6 +83,7 @@ pub fn export_markdown(session: &LoadedSession) -> String {
             Message::Tool {
                 tool_call_id,
                 content,
+                ..
             } => {
                 let name = names.get(tool_call_id.as_str()).copied().unwrap_or("tool");
                 let _ = writeln!(out, "Result of `{name}`:\n");

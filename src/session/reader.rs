@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::entry::{Entry, Record, SessionMeta};
 use super::repair::repair;
-use crate::agent::Message;
+use crate::conversation::Message;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -119,6 +119,18 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                     {
                         misplaced += 1;
                     }
+                }
+            }
+            Entry::Reminder { text } => {
+                // It rode on the message before it; a message that cannot carry one (the
+                // line is misplaced) keeps none.
+                if let Some(last) = history.last_mut() {
+                    if !last.set_reminder(text.clone()) {
+                        misplaced += 1;
+                    }
+                }
+                if let Some(last) = transcript.last_mut() {
+                    last.set_reminder(text);
                 }
             }
             Entry::Rule { grant } => {

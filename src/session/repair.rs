@@ -7,7 +7,7 @@
 //! is dropped, and a leading system message is dropped since the system prompt is always
 //! rebuilt fresh.
 
-use crate::agent::Message;
+use crate::conversation::Message;
 
 /// The result given to a call that never finished.
 pub const NOT_RUN: &str = "Error: not run: the session ended before this call finished.";
@@ -64,7 +64,7 @@ fn answer(pending: &mut Vec<String>, out: &mut Vec<Message>, report: &mut Repair
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::ToolCall;
+    use crate::conversation::ToolCall;
 
     fn calls(ids: &[&str]) -> Message {
         Message::assistant(

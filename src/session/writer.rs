@@ -25,7 +25,7 @@ use super::list::{write_sidecar, Sidecar};
 use super::reader::{load, LoadedSession};
 use super::stamp::{new_session_id, now_rfc3339};
 use super::{session_path, sessions_dir, summary_path};
-use crate::agent::Message;
+use crate::conversation::Message;
 
 /// The summary sidecar is rewritten at least once every this many messages.
 pub const SUMMARY_EVERY: usize = 16;
@@ -169,7 +169,7 @@ impl SessionWriter {
             Entry::Message { message } => {
                 self.messages += 1;
                 self.unsummarised += 1;
-                if let (Message::User { content }, None) = (message, &self.title) {
+                if let (Message::User { content, .. }, None) = (message, &self.title) {
                     let title = title_from_text(content);
                     if !title.is_empty() {
                         self.write_entry(&Entry::Title {

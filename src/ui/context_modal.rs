@@ -4,7 +4,7 @@
 //! Top to bottom: the tokens in the window, of how many, and the share (`~` in front while
 //! they are estimated); the compaction threshold as a share and in tokens; one row per part
 //! of a request (system prompt, tool schemas, user messages, assistant messages, tool
-//! results, handoff note, reminder) with its tokens, its share of the whole and a bar; how
+//! results, handoff note, reminders) with its tokens, its share of the whole and a bar; how
 //! the figures are measured (the characters per token, learnt from the server's usage
 //! reports or assumed) and how many messages the history holds; the keys. Before the first
 //! count it says there are no figures yet. It only draws: the keys are the update step's.
@@ -65,16 +65,17 @@ fn right(text: &str, w: usize) -> String {
 }
 
 /// The parts of a request, named, in the order they are sent.
-fn parts(stats: &ContextStats) -> [(&'static str, u64); 7] {
+fn parts(stats: &ContextStats) -> [(&'static str, u64); 8] {
     let b = &stats.breakdown;
     [
         ("system prompt", b.system),
         ("tool schemas", b.tools),
         ("user messages", b.user),
         ("assistant messages", b.assistant),
+        ("reasoning", b.reasoning),
         ("tool results", b.tool_results),
         ("handoff note", b.summary),
-        ("reminder", b.reminder),
+        ("reminders", b.reminder),
     ]
 }
 

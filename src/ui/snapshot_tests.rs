@@ -213,6 +213,7 @@ fn stats() -> crate::agent::ContextStats {
             tool_results: 33_000,
             summary: 0,
             reminder: 100,
+            reasoning: 0,
         },
     }
 }
@@ -272,6 +273,7 @@ fn app_with_a_running_task(now: Instant) -> App {
             prompt_tokens: 900,
             completion_tokens: 100,
             total_tokens: 1000,
+            cached_tokens: 0,
             estimated: false,
         })),
         sub(SubagentEvent::ToolCallStarted {
@@ -345,6 +347,7 @@ fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
         prompt_tokens: 2_000,
         completion_tokens: 400,
         total_tokens: 2_400,
+        cached_tokens: 0,
         estimated: false,
     };
     for event in [

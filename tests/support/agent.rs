@@ -165,25 +165,84 @@ pub fn tool_names(request: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The reminder a main agent's request ends with.
-pub fn reminder(request: &Value) -> String {
-    let all = request["messages"].as_array().unwrap();
-    let last = all.last().expect("a message");
-    assert_eq!(last["role"], "user", "{last}");
-    let text = last["content"].as_str().unwrap().to_string();
-    assert!(
-        text.starts_with("<system-reminder>") && text.ends_with("</system-reminder>"),
-        "the last message is not the reminder: {text:.300}"
-    );
-    text
+/// Where a reminder begins inside a message's content.
+pub const REMINDER_OPENING: &str = rein::context::reminder::OPENING;
+
+/// The reminder riding in a message's content, if it carries one.
+pub fn reminder_in(content: &str) -> Option<&str> {
+    content.find(REMINDER_OPENING).map(|i| &content[i..])
 }
 
-/// A main agent's request's stored history: its messages without the reminder at the end
-/// (which must be there).
+/// A message's content without the reminder riding in it.
+pub fn without_reminder(content: &str) -> &str {
+    match content.find(REMINDER_OPENING) {
+        Some(i) => content[..i].trim_end_matches('\n'),
+        None => content,
+    }
+}
+
+/// The newest reminder of a main agent's request (in the turn's user message, or in a
+/// tool result after it); the request must keep the order every server accepts and no
+/// reminder may be a message of its own.
+pub fn reminder(request: &Value) -> String {
+    let all = request["messages"].as_array().unwrap();
+    rein::conversation::order::check(all).unwrap_or_else(|e| panic!("{e}: {request:#}"));
+    for m in all {
+        let c = content(m);
+        assert!(
+            !c.starts_with(REMINDER_OPENING),
+            "a message that is only a reminder: {m}"
+        );
+    }
+    let last = all
+        .iter()
+        .rev()
+        .find_map(|m| reminder_in(content(m)))
+        .expect("a reminder in the request");
+    assert!(last.ends_with(')'), "{last}");
+    last.to_string()
+}
+
+/// A main agent's request's messages as stored: the reminders taken out of the contents
+/// they ride in (the request must hold one).
 pub fn stored_messages(request: &Value) -> Vec<Value> {
     reminder(request);
-    let all = request["messages"].as_array().unwrap();
-    all[..all.len() - 1].to_vec()
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            if let Some(c) = m["content"].as_str() {
+                m["content"] = Value::String(without_reminder(c).to_string());
+            }
+            m
+        })
+        .collect()
+}
+
+/// `history` as the client sends it to `MODEL` (the order's notes added), with the
+/// reminders taken out of the contents they ride in, as [`stored_messages`] gives them.
+pub fn as_sent(history: &[rein::conversation::Message]) -> Vec<Value> {
+    let wire = rein::conversation::wire::WireMessages {
+        history,
+        extra: None,
+        options: rein::conversation::wire::WireOptions {
+            model: MODEL,
+            cache_control: false,
+        },
+    };
+    let Value::Array(all) = serde_json::to_value(wire).expect("serialisable") else {
+        panic!("the messages are not an array");
+    };
+    all.into_iter()
+        .map(|mut m| {
+            if let Some(c) = m["content"].as_str() {
+                m["content"] = Value::String(without_reminder(c).to_string());
+            }
+            m
+        })
+        .collect()
 }
 
 /// A message's text content ("" where there is none).

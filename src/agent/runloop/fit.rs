@@ -13,9 +13,9 @@ use super::Agent;
 use crate::agent::client::ClientEvent;
 use crate::agent::events::{AgentEvent, ContextStats, Usage};
 use crate::agent::stream::StreamDelta;
-use crate::agent::Message;
 use crate::context::budget::{self, Breakdown};
 use crate::context::{compact, drop, stubs};
+use crate::conversation::Message;
 use crate::session::Entry;
 
 /// A note this many times longer than the room it was given is abandoned mid-stream.
@@ -39,11 +39,7 @@ pub(super) enum Compaction {
 impl Agent {
     /// Tokens the next request holds (the one number the gauge and thresholds use).
     pub(super) fn used(&self) -> u64 {
-        self.meter.used(
-            self.history.messages(),
-            self.reminder_chars,
-            self.tools_chars,
-        )
+        self.meter.used(self.history.messages(), self.tools_chars)
     }
 
     /// Tell the front end the context's size now.
@@ -60,7 +56,6 @@ impl Agent {
                 &self.meter,
                 messages,
                 self.history.summary(),
-                self.reminder_chars,
                 self.tools_chars,
             ),
         }));
@@ -133,7 +128,7 @@ impl Agent {
         let keep_recent = self.config.context.keep_recent;
         let before = self.used();
         let meter = self.meter.clone();
-        let extra = self.reminder_chars + self.tools_chars;
+        let extra = self.tools_chars;
         let fits = |h: &[Message]| meter.tokens_for(budget::messages_chars(h) + extra) <= target;
         let Some(dropped) = drop::drop_old_results(self.history.messages_mut(), keep_recent, fits)
         else {
@@ -175,10 +170,7 @@ impl Agent {
         let note_tokens = (context.window / 20).clamp(200, 4000);
         let start = if auto {
             let fixed = self.meter.tokens_for(
-                budget::message_chars(&messages[0])
-                    + self.tools_chars
-                    + self.reminder_chars
-                    + NOTE_WRAPPER_CHARS,
+                budget::message_chars(&messages[0]) + self.tools_chars + NOTE_WRAPPER_CHARS,
             );
             let tail = context
                 .compact_target()
@@ -301,14 +293,18 @@ impl Agent {
         let note = note.unwrap_or_default();
         let tail = self.history.messages()[start..].to_vec();
         let kept = tail.len();
-        let rest = compact::compacted(&note, &tail);
+        let mut rest = compact::compacted(&note, &tail);
+        if auto && tail.is_empty() {
+            // Mid-turn with nothing kept, the note is the request's last message: an
+            // acknowledgement after it would leave the model to continue its own reply.
+            rest.truncate(1);
+        }
         // What the compacted conversation would hold. A note that leaves it over the budget
         // (or, when the budget called for it, no smaller) is no use and is thrown away;
         // `/compact` on a short conversation may grow it a little, as asked.
         let after = self.meter.tokens_for(
             budget::message_chars(&self.history.messages()[0])
                 + budget::messages_chars(&rest)
-                + self.reminder_chars
                 + self.tools_chars,
         );
         if after > context.budget() || (auto && after >= before) {
@@ -324,6 +320,8 @@ impl Agent {
             return Compaction::Failed;
         }
         self.history.replace(rest, Some(0));
+        // The reminder may have been summarised away: the next tool result tells again.
+        self.reminded = None;
         self.meter.history_rewritten();
         self.record(Entry::compacted(self.history.stored().to_vec(), 0));
         self.emit(AgentEvent::Compacted {

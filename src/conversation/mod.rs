@@ -1,0 +1,315 @@
+//! The conversation: system, user, assistant and tool messages, below the agent, the
+//! context layers and the session store, which all speak it.
+//!
+//! A [`Message`] is what rein keeps; its serde form is the session file's. What goes to the
+//! server is derived from it in [`wire`]: the order every server accepts (synthetic
+//! assistant notes where the stored history cannot give it, see [`order`]), the reminder a
+//! user message or tool result carries folded into its content, and the provider state an
+//! assistant message was streamed with (reasoning fields, signatures on tool calls) sent
+//! back as it arrived.
+
+pub mod order;
+pub mod wire;
+
+use serde::{Deserialize, Serialize};
+
+/// One message of the chat history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+        /// The harness's reminder sent with this message (time, branch, plan, changed
+        /// files); kept apart so the transcript shows only the user's words, and stored so
+        /// a resumed session sends the same bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reminder: Option<String>,
+    },
+    Assistant {
+        /// `None` when the reply was only tool calls (sent as `null`).
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+        /// What the server streamed besides the text: reasoning and its state.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<Reasoning>,
+        /// A refusal the model gave instead of an answer (OpenAI's `refusal`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refusal: Option<String>,
+        /// The model that wrote it: provider state goes back only to that model (another
+        /// server may reject fields it does not know).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+        /// A reminder that rode on this result because the state it reports changed
+        /// during the turn (see [`Message::User`]'s).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reminder: Option<String>,
+    },
+}
+
+/// The reasoning a reply was streamed with, and the provider state that must go back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// The reasoning text as shown to the user.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// The wire field the text came in (`reasoning_content` or `reasoning`), or `None`
+    /// when it came some other way (Magistral's `thinking` content parts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// OpenRouter's `reasoning_details`, merged from the stream's pieces (encrypted
+    /// Gemini state, Anthropic signatures).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<serde_json::Value>,
+}
+
+impl Reasoning {
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.details.is_empty()
+    }
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::System {
+            content: content.into(),
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User {
+            content: content.into(),
+            reminder: None,
+        }
+    }
+
+    pub fn tool(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Message::Tool {
+            tool_call_id: tool_call_id.into(),
+            content: content.into(),
+            reminder: None,
+        }
+    }
+
+    /// An assistant message. A tool-only reply sends `content: null`; a reply with neither
+    /// text nor calls keeps `""`, since some servers reject a null content without calls.
+    pub fn assistant(text: String, tool_calls: Vec<ToolCall>) -> Self {
+        Message::Assistant {
+            content: if text.is_empty() && !tool_calls.is_empty() {
+                None
+            } else {
+                Some(text)
+            },
+            tool_calls,
+            reasoning: None,
+            refusal: None,
+            model: None,
+        }
+    }
+
+    /// This message marked as written by `name` (an assistant message; others unchanged).
+    pub fn from_model(mut self, name: &str) -> Self {
+        if let Message::Assistant { model, .. } = &mut self {
+            *model = Some(name.to_string());
+        }
+        self
+    }
+
+    /// This message with `reasoning` attached (an assistant message; others unchanged).
+    pub fn with_reasoning(mut self, value: Option<Reasoning>) -> Self {
+        if let Message::Assistant { reasoning, .. } = &mut self {
+            *reasoning = value.filter(|r| !r.is_empty());
+        }
+        self
+    }
+
+    /// This message with a refusal (an assistant message; others unchanged).
+    pub fn with_refusal(mut self, value: Option<String>) -> Self {
+        if let Message::Assistant { refusal, .. } = &mut self {
+            *refusal = value.filter(|r| !r.is_empty());
+        }
+        self
+    }
+
+    /// The message's own text: the user's words, the reply, the result (no reminder).
+    pub fn text(&self) -> &str {
+        match self {
+            Message::System { content }
+            | Message::User { content, .. }
+            | Message::Tool { content, .. } => content,
+            Message::Assistant { content, .. } => content.as_deref().unwrap_or(""),
+        }
+    }
+
+    /// The reminder this message carries, if any.
+    pub fn reminder(&self) -> Option<&str> {
+        match self {
+            Message::User { reminder, .. } | Message::Tool { reminder, .. } => reminder.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Attach `text` as this message's reminder; false (and nothing changes) for a system
+    /// or assistant message, which never carry one.
+    pub fn set_reminder(&mut self, text: String) -> bool {
+        match self {
+            Message::User { reminder, .. } | Message::Tool { reminder, .. } => {
+                *reminder = Some(text);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The characters of reasoning state that go back with this message (see
+    /// [`wire`]): `reasoning_content` on a message with tool calls, `reasoning_details`.
+    pub fn reasoning_chars(&self) -> usize {
+        match self {
+            Message::Assistant {
+                reasoning: Some(r),
+                tool_calls,
+                ..
+            } => {
+                let text =
+                    if r.field.as_deref() == Some("reasoning_content") && !tool_calls.is_empty() {
+                        r.text.len()
+                    } else {
+                        0
+                    };
+                text + r.details.iter().map(|d| d.to_string().len()).sum::<usize>()
+            }
+            _ => 0,
+        }
+    }
+
+    /// The text a token estimate is based on: content, reminder, tool-call names and
+    /// arguments, and the reasoning that goes back with it.
+    pub fn approx_chars(&self) -> usize {
+        match self {
+            Message::System { content } => content.len(),
+            Message::User { content, reminder } => {
+                content.len() + reminder.as_deref().map_or(0, |r| r.len() + 2)
+            }
+            Message::Tool {
+                content, reminder, ..
+            } => content.len() + 16 + reminder.as_deref().map_or(0, |r| r.len() + 2),
+            Message::Assistant {
+                content,
+                tool_calls,
+                reasoning,
+                refusal,
+                ..
+            } => {
+                let _ = reasoning;
+                content.as_deref().map_or(0, str::len)
+                    + refusal.as_deref().map_or(0, str::len)
+                    + self.reasoning_chars()
+                    + tool_calls
+                        .iter()
+                        .map(|c| c.function.name.len() + c.function.arguments.len() + 24)
+                        .sum::<usize>()
+            }
+        }
+    }
+}
+
+/// A tool call as the model made it: arguments stay the raw text the model produced, so a
+/// malformed call is sent back exactly as it was and the error result makes sense.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionCall,
+    /// Fields the server sent with the call beyond these (Gemini's `extra_content` with
+    /// its thought signature): sent back with it exactly as received.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+fn function_type() -> String {
+    "function".to_string()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+impl ToolCall {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        ToolCall {
+            id: id.into(),
+            kind: function_type(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+            extra: serde_json::Map::new(),
+        }
+    }
+}
+
+/// Rough token estimate used when a server reports no usage: about four characters a token.
+pub fn estimate_tokens(chars: usize) -> u64 {
+    (chars as u64).div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stored_form_keeps_reminders_and_provider_state_apart() {
+        let mut u = Message::user("fix it");
+        assert!(u.set_reminder("(rein context)".into()));
+        assert_eq!(
+            serde_json::to_value(&u).unwrap(),
+            json!({"role":"user","content":"fix it","reminder":"(rein context)"})
+        );
+        let mut call = ToolCall::new("c1", "bash", "{}");
+        call.extra.insert(
+            "extra_content".into(),
+            json!({"google":{"thought_signature":"sig"}}),
+        );
+        let a = Message::assistant(String::new(), vec![call])
+            .with_reasoning(Some(Reasoning {
+                text: "think".into(),
+                field: Some("reasoning_content".into()),
+                details: vec![],
+            }))
+            .from_model("m");
+        let v = serde_json::to_value(&a).unwrap();
+        assert_eq!(
+            v["tool_calls"][0]["extra_content"]["google"]["thought_signature"],
+            "sig"
+        );
+        assert_eq!(v["reasoning"]["text"], "think");
+        let back: Message = serde_json::from_value(v).unwrap();
+        assert_eq!(back, a);
+        // A session written before these fields existed still reads.
+        let old: Message = serde_json::from_value(json!({"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}]})).unwrap();
+        assert!(matches!(
+            old,
+            Message::Assistant {
+                reasoning: None,
+                ..
+            }
+        ));
+        let old: Message = serde_json::from_value(json!({"role":"user","content":"hi"})).unwrap();
+        assert_eq!(old, Message::user("hi"));
+    }
+}

@@ -1,0 +1,333 @@
+//! A request's messages in the chat-completions wire format, derived from the stored ones.
+//!
+//! - Order: [`order::ordered`] adds the synthetic notes the stored history needs.
+//! - Reminders: a user message or tool result that carries one sends it after its own text,
+//!   separated by a blank line, inside the same `content` (never as a message of its own).
+//! - Provider state goes back to the model that produced it, as it arrived: the tool calls'
+//!   extra fields (Gemini's `extra_content` thought signature), `reasoning_details`
+//!   (OpenRouter: encrypted Gemini state, Anthropic signatures) on every assistant message
+//!   that had them, and `reasoning_content` (DeepSeek, Kimi, GLM, xAI, llama.cpp) on the
+//!   assistant messages with tool calls. The plain `reasoning` text field is never sent
+//!   back: OpenRouter wants `reasoning_details` instead, and Groq refuses it. Everything
+//!   is kept for every turn (not only the current one), so a request still extends the
+//!   previous one byte for byte and the provider's prompt cache keeps working.
+//! - A refusal is sent as the assistant's content, which every server takes.
+//! - With `cache_control` (Anthropic models through a gateway, which cache only what the
+//!   client marks), the system message and the last two user or tool messages send their
+//!   text as one content part marked `{"type": "ephemeral"}`: the stable prefix is written
+//!   to the cache and the next request reads it back.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use super::order::{self, Item};
+use super::Message;
+
+/// How a request's messages are written.
+#[derive(Debug, Clone, Copy)]
+pub struct WireOptions<'a> {
+    /// The model the request goes to: provider state goes back only to the model that
+    /// produced it.
+    pub model: &'a str,
+    /// Mark the stable prefix for providers that cache only what the client marks.
+    pub cache_control: bool,
+}
+
+/// The messages of one request: `history`, then `extra` (for this request only).
+#[derive(Clone, Copy)]
+pub struct WireMessages<'a> {
+    pub history: &'a [Message],
+    pub extra: Option<&'a Message>,
+    pub options: WireOptions<'a>,
+}
+
+/// Most messages marked for the cache besides the system message (Anthropic allows four
+/// breakpoints in all).
+const MARKED_TAIL: usize = 2;
+
+impl Serialize for WireMessages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let all = self.history.iter().chain(self.extra);
+        // Which of the stored messages get a cache marker: the system message and the
+        // last MARKED_TAIL user or tool messages.
+        let mut marked: Vec<&Message> = Vec::new();
+        if self.options.cache_control {
+            marked.extend(all.clone().find(|m| matches!(m, Message::System { .. })));
+            let inputs = all
+                .clone()
+                .filter(|m| matches!(m, Message::User { .. } | Message::Tool { .. }));
+            let count = inputs.clone().count();
+            marked.extend(inputs.skip(count.saturating_sub(MARKED_TAIL)));
+        }
+        serializer.collect_seq(order::ordered(all).map(|item| Wire {
+            item,
+            options: self.options,
+            marked: match item {
+                Item::Stored(m) => marked.iter().any(|k| std::ptr::eq(*k, m)),
+                _ => false,
+            },
+        }))
+    }
+}
+
+/// One message as sent.
+struct Wire<'a> {
+    item: Item<'a>,
+    options: WireOptions<'a>,
+    /// Send the content as a part with a cache marker.
+    marked: bool,
+}
+
+/// A text content, plain or as one marked part.
+struct Content<'a> {
+    text: &'a str,
+    reminder: Option<&'a str>,
+    marked: bool,
+}
+
+impl Serialize for Content<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let joined;
+        let text = match self.reminder {
+            Some(reminder) if self.text.is_empty() => reminder,
+            Some(reminder) => {
+                joined = format!("{}\n\n{reminder}", self.text);
+                joined.as_str()
+            }
+            None => self.text,
+        };
+        if !self.marked {
+            return serializer.serialize_str(text);
+        }
+        serializer.collect_seq(std::iter::once(serde_json::json!({
+            "type": "text",
+            "text": text,
+            "cache_control": {"type": "ephemeral"},
+        })))
+    }
+}
+
+impl Serialize for Wire<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let message = match self.item {
+            Item::Stored(m) => m,
+            Item::AssistantNote(text) => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("role", "assistant")?;
+                map.serialize_entry("content", text)?;
+                return map.end();
+            }
+            Item::UserNote(text) => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("role", "user")?;
+                map.serialize_entry("content", text)?;
+                return map.end();
+            }
+        };
+        let mut map = serializer.serialize_map(None)?;
+        match message {
+            Message::System { content } => {
+                map.serialize_entry("role", "system")?;
+                map.serialize_entry(
+                    "content",
+                    &Content {
+                        text: content,
+                        reminder: None,
+                        marked: self.marked,
+                    },
+                )?;
+            }
+            Message::User { content, reminder } => {
+                map.serialize_entry("role", "user")?;
+                map.serialize_entry(
+                    "content",
+                    &Content {
+                        text: content,
+                        reminder: reminder.as_deref(),
+                        marked: self.marked,
+                    },
+                )?;
+            }
+            Message::Tool {
+                tool_call_id,
+                content,
+                reminder,
+            } => {
+                map.serialize_entry("role", "tool")?;
+                map.serialize_entry("tool_call_id", tool_call_id)?;
+                map.serialize_entry(
+                    "content",
+                    &Content {
+                        text: content,
+                        reminder: reminder.as_deref(),
+                        marked: self.marked,
+                    },
+                )?;
+            }
+            Message::Assistant {
+                content,
+                tool_calls,
+                reasoning,
+                refusal,
+                model,
+            } => {
+                map.serialize_entry("role", "assistant")?;
+                let content = match (content.as_deref(), refusal.as_deref()) {
+                    (None | Some(""), Some(refusal)) => Some(refusal),
+                    (content, _) => content,
+                };
+                map.serialize_entry("content", &content)?;
+                let same_model = model.as_deref() == Some(self.options.model);
+                if !tool_calls.is_empty() {
+                    if same_model {
+                        map.serialize_entry("tool_calls", tool_calls)?;
+                    } else {
+                        // Another model's extras could be refused: the calls alone.
+                        let plain: Vec<_> = tool_calls
+                            .iter()
+                            .map(|c| super::ToolCall {
+                                extra: serde_json::Map::new(),
+                                ..c.clone()
+                            })
+                            .collect();
+                        map.serialize_entry("tool_calls", &plain)?;
+                    }
+                }
+                if let Some(reasoning) = reasoning.as_ref().filter(|_| same_model) {
+                    if reasoning.field.as_deref() == Some("reasoning_content")
+                        && !tool_calls.is_empty()
+                    {
+                        map.serialize_entry("reasoning_content", &reasoning.text)?;
+                    }
+                    if !reasoning.details.is_empty() {
+                        map.serialize_entry("reasoning_details", &reasoning.details)?;
+                    }
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+/// Whether `model` is one whose provider caches only what the client marks: Anthropic's
+/// Claude models through OpenRouter and other OpenAI-compatible gateways.
+pub fn wants_cache_markers(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    model.starts_with("anthropic/") || model.contains("/claude") || model.starts_with("claude")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{Reasoning, ToolCall};
+    use serde_json::{json, Value};
+
+    fn wire(history: &[Message], model: &str, cache_control: bool) -> Value {
+        serde_json::to_value(WireMessages {
+            history,
+            extra: None,
+            options: WireOptions {
+                model,
+                cache_control,
+            },
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn reminders_ride_inside_their_message() {
+        let mut user = Message::user("fix it");
+        user.set_reminder("(rein context)".into());
+        let mut tool = Message::tool("a", "ok");
+        tool.set_reminder("(later)".into());
+        let h = [
+            Message::system("s"),
+            user,
+            Message::assistant(String::new(), vec![ToolCall::new("a", "bash", "{}")]),
+            tool,
+        ];
+        let v = wire(&h, "m", false);
+        assert_eq!(
+            v[1],
+            json!({"role":"user","content":"fix it\n\n(rein context)"})
+        );
+        assert_eq!(
+            v[3],
+            json!({"role":"tool","tool_call_id":"a","content":"ok\n\n(later)"})
+        );
+        assert_eq!(v.as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn provider_state_goes_back_to_its_own_model_only() {
+        let mut call = ToolCall::new("a", "bash", "{}");
+        call.extra.insert(
+            "extra_content".into(),
+            json!({"google":{"thought_signature":"S"}}),
+        );
+        let reasoning = Reasoning {
+            text: "think".into(),
+            field: Some("reasoning_content".into()),
+            details: vec![json!({"type":"reasoning.text","text":"think","index":0})],
+        };
+        let with_calls = Message::assistant(String::new(), vec![call])
+            .with_reasoning(Some(reasoning.clone()))
+            .from_model("m");
+        let final_reply = Message::assistant("done".into(), vec![])
+            .with_reasoning(Some(reasoning))
+            .from_model("m");
+        let h = [
+            Message::system("s"),
+            Message::user("u"),
+            with_calls,
+            Message::tool("a", "r"),
+            final_reply,
+        ];
+        let v = wire(&h, "m", false);
+        assert_eq!(v[2]["reasoning_content"], "think");
+        assert_eq!(v[2]["reasoning_details"][0]["text"], "think");
+        assert_eq!(
+            v[2]["tool_calls"][0]["extra_content"]["google"]["thought_signature"],
+            "S"
+        );
+        assert!(v[2].get("reasoning").is_none());
+        // A reply without calls sends its details but not reasoning_content.
+        assert!(v[4].get("reasoning_content").is_none());
+        assert!(v[4].get("reasoning_details").is_some());
+        let other = wire(&h, "another-model", false);
+        assert!(other[2].get("reasoning_content").is_none());
+        assert!(other[2].get("reasoning_details").is_none());
+        assert!(other[2]["tool_calls"][0].get("extra_content").is_none());
+    }
+
+    #[test]
+    fn cache_markers_on_the_system_message_and_the_last_two_inputs() {
+        let h = [
+            Message::system("s"),
+            Message::user("one"),
+            Message::assistant("a".into(), vec![]),
+            Message::user("two"),
+            Message::assistant("b".into(), vec![]),
+            Message::user("three"),
+        ];
+        let v = wire(&h, "anthropic/claude-sonnet-4.5", true);
+        let marked = |i: usize| v[i]["content"].is_array();
+        assert!(marked(0) && !marked(1) && !marked(2) && marked(3) && marked(5));
+        assert_eq!(
+            v[5]["content"],
+            json!([{"type":"text","text":"three","cache_control":{"type":"ephemeral"}}])
+        );
+        assert!(wants_cache_markers("anthropic/claude-sonnet-4.5"));
+        assert!(!wants_cache_markers("openai/gpt-4o"));
+    }
+
+    #[test]
+    fn a_refusal_is_sent_as_content() {
+        let h = [
+            Message::system("s"),
+            Message::user("u"),
+            Message::assistant(String::new(), vec![]).with_refusal(Some("no".into())),
+        ];
+        assert_eq!(wire(&h, "m", false)[2]["content"], "no");
+    }
+}

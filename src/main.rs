@@ -56,7 +56,8 @@ struct Cli {
     #[arg(long, value_name = "URL", global = true)]
     base_url: Option<String>,
 
-    /// The model name to request.
+    /// The model: a name the endpoint knows, or PROVIDER/MODEL (e.g. ollama/qwen3-coder,
+    /// openrouter/anthropic/claude-sonnet-4.5; `rein models` lists the providers).
     #[arg(long, value_name = "NAME", global = true)]
     model: Option<String>,
 
@@ -72,6 +73,8 @@ struct Cli {
 enum Command {
     /// Print the resolved settings and where each came from.
     Config,
+    /// List the providers and configured models (the current one marked).
+    Models,
     /// Inspect the permission rules.
     Policy {
         #[command(subcommand)]
@@ -137,7 +140,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         ..Overrides::default()
     };
     let env = Environment::from_process();
-    let config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+    let mut config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+    if let Some(Command::Models) = &cli.command {
+        println!("{}", config.models_listing());
+        return Ok(ExitCode::SUCCESS);
+    }
 
     for warning in config.warnings() {
         eprintln!("rein: warning: {warning}");
@@ -162,6 +169,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         return sessions_command(&config, command.as_ref());
     }
     let sandbox = detect_sandbox(&config, &root);
+    discover_window(&mut config);
 
     if let Some(Command::Config) = &cli.command {
         println!("project    {}", root.display());
@@ -245,7 +253,7 @@ fn run_dashboard(
         );
     }
     let info = SessionInfo {
-        model: config.model.value.clone(),
+        model: config.model_name.clone(),
         project: root.clone(),
         branch: rein::dashboard::git_branch(&root),
         sandbox: sandbox.describe(),
@@ -465,14 +473,37 @@ fn attention(config: &Config) -> rein::dashboard::Attention {
     }
 }
 
+/// Ask the server for the model's context window when the settings leave it open, for at
+/// most `discover::TIMEOUT` (2 s), before anything starts: a window that is found replaces
+/// the `context_window` setting; a server that is down or says nothing changes nothing.
+fn discover_window(config: &mut Config) {
+    if config.discovery == rein::config::Discovery::None {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let target = config.target();
+    if let Some(found) = runtime.block_on(rein::config::discover::context_window(&target)) {
+        config.set_discovered_window(found.tokens, found.url);
+    }
+    runtime.shutdown_timeout(Duration::from_millis(100));
+}
+
 /// The first-run explanation shown when no model is configured.
 fn setup_text(config: &Config) -> String {
     format!(
         "No model is configured yet.\n\n\
          rein talks to any OpenAI-compatible chat-completions endpoint. Tell it which one:\n\n\
+         • a known provider: rein --model ollama/qwen3-coder, or with its key in the\n\
+         \x20                   environment, OPENROUTER_API_KEY=... rein --model openrouter/MODEL\n\
+         \x20                   (`rein models` lists the providers)\n\
          • for this shell:   export REIN_BASE_URL=http://127.0.0.1:8080/v1 REIN_MODEL=my-model\n\
          \x20                   (and REIN_API_KEY=... for hosted APIs)\n\
-         • for good: put `model = \"...\"` and `base_url = \"...\"` in {}\n\
+         • for good: put `model = \"...\"` (and `base_url = \"...\"`) in {}\n\
          • once:      rein --model NAME --base-url URL\n\n\
          Then start rein again. `rein config` shows what is set and where it came from.\n\
          Ctrl-C quits.",
@@ -507,7 +538,7 @@ fn agent_config(
 ) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
-            "no model configured: pass --model NAME, set REIN_MODEL, or set `model` in config.toml (`rein config` shows where settings come from)"
+            "no model configured: pass --model NAME (or PROVIDER/MODEL, e.g. ollama/qwen3-coder; `rein models` lists them), set REIN_MODEL, or set `model` in config.toml (`rein config` shows where settings come from)"
                 .to_string(),
         );
     }
@@ -519,6 +550,7 @@ fn agent_config(
     client.idle_timeout = Duration::from_secs(config.idle_timeout_secs.value);
     client.connect_timeout = Duration::from_secs(config.connect_timeout_secs.value);
     client.max_tries = config.max_tries.value;
+    client.extra_headers = config.headers.clone();
     Ok(AgentConfig {
         client,
         sandbox,

@@ -255,6 +255,10 @@ fn walk(table: &toml::Table, path: &Path, source: &Source) -> Result<Layer, Conf
             store(key, value, path, source, &mut layer)?;
             continue;
         }
+        if name == "providers" {
+            layer.providers = super::providers::read_table(value, path, source)?;
+            continue;
+        }
         let is_section = sections().contains(&name.as_str());
         if !is_section && !RESERVED_SECTIONS.contains(&name.as_str()) {
             return Err(unknown_top_level(path, name, value));
@@ -495,7 +499,8 @@ fn key_names(section: &str) -> String {
 }
 
 fn section_list() -> String {
-    let names: Vec<String> = sections().iter().map(|s| format!("[{s}]")).collect();
+    let mut names: Vec<String> = sections().iter().map(|s| format!("[{s}]")).collect();
+    names.push("[providers.NAME]".to_string());
     names.join(", ")
 }
 
@@ -520,7 +525,7 @@ fn unknown_top_level(path: &Path, name: &str, value: &toml::Value) -> ConfigErro
 }
 
 /// A TOML value in words for an error message: `string "abc"`, `float 1.5`, `a table`.
-fn describe(value: &toml::Value) -> String {
+pub(super) fn describe(value: &toml::Value) -> String {
     match value {
         toml::Value::String(s) => format!("string {s:?}"),
         toml::Value::Integer(n) => format!("integer {n}"),

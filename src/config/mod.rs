@@ -19,8 +19,12 @@
 //! valid. Loading never prints and never panics.
 
 mod agents_env;
+pub mod discover;
 mod error;
 mod file;
+mod listing;
+mod providers;
+mod target;
 #[cfg(test)]
 mod tests;
 
@@ -29,6 +33,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
+pub use providers::{Discovery, Header, ModelEntry, Provider};
+pub use target::{ModelTarget, Prices};
 
 use crate::permissions::Action;
 use crate::sandbox::SandboxMode;
@@ -63,6 +69,10 @@ pub enum Source {
     Env(String),
     /// A command-line flag, e.g. `--model`.
     Flag(String),
+    /// A built-in provider preset, by name.
+    Preset(String),
+    /// Reported by the model server, at this URL.
+    Server(String),
 }
 
 impl fmt::Display for Source {
@@ -74,12 +84,14 @@ impl fmt::Display for Source {
             }
             Source::Env(var) => write!(f, "env {var}"),
             Source::Flag(flag) => write!(f, "flag {flag}"),
+            Source::Preset(name) => write!(f, "preset {name}"),
+            Source::Server(url) => write!(f, "server {url}"),
         }
     }
 }
 
 /// A setting's value and where it came from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Sourced<T> {
     pub value: T,
     pub source: Source,
@@ -94,14 +106,33 @@ impl<T> Sourced<T> {
 /// The resolved settings.
 #[derive(Clone)]
 pub struct Config {
-    /// The chat-completions endpoint's base, without a trailing `/`.
+    /// The chat-completions endpoint's base, without a trailing `/`: the `base_url`
+    /// setting, or the provider's when the model name picked one.
     pub base_url: Sourced<String>,
     /// Empty when none is configured.
     pub api_key: Sourced<String>,
-    /// Empty when none is configured; the caller reports "no model configured".
+    /// The model id sent to the server (the name without a provider prefix). Empty when
+    /// none is configured; the caller reports "no model configured".
     pub model: Sourced<String>,
+    /// The model as named in the settings, provider prefix included
+    /// (`openrouter/anthropic/claude-sonnet-4.5`); the status line shows it.
+    pub model_name: String,
+    /// The provider in effect (picked by the model name's prefix, or the one whose
+    /// base URL is `base_url`); empty when the endpoint is none of them. Its source is
+    /// what picked it.
+    pub provider: Sourced<String>,
+    /// The provider's extra HTTP headers, sent with every request.
+    pub headers: Vec<(String, String)>,
+    /// The model's prices from its `[providers.P.models.M]` entry.
+    pub prices: Prices,
+    /// How the server may be asked for the context window at startup
+    /// ([`discover::context_window`]); `None` when the window is configured.
+    pub discovery: Discovery,
     /// The model's context window in tokens, > 0.
     pub context_window: Sourced<u64>,
+    /// Every provider: the presets (changed by the files where they say so), then the
+    /// ones the files add.
+    pub providers: Vec<Provider>,
     /// `[client]`: a stream that sends nothing for this long is an error, > 0.
     pub idle_timeout_secs: Sourced<u64>,
     /// `[client]`: how long to wait for a connection, > 0.
@@ -152,6 +183,8 @@ pub struct Config {
     pub user_config_path: PathBuf,
     /// `<root>/.rein/config.toml`.
     pub project_config_path: PathBuf,
+    /// What resolving another model name needs ([`Config::resolve_model`]).
+    inputs: target::Inputs,
 }
 
 /// One `[[permissions.bash]]` rule and the file it came from.
@@ -202,6 +235,8 @@ impl Environment {
 struct Layer {
     base_url: Option<Sourced<String>>,
     api_key: Option<Sourced<String>>,
+    /// `OPENAI_API_KEY`, a key below `REIN_API_KEY` that only some providers get.
+    openai_api_key: Option<Sourced<String>>,
     model: Option<Sourced<String>>,
     context_window: Option<Sourced<u64>>,
     idle_timeout_secs: Option<Sourced<u64>>,
@@ -224,6 +259,8 @@ struct Layer {
     sandbox_writable: Option<Sourced<Vec<String>>>,
     ui_bell: Option<Sourced<bool>>,
     ui_notifications: Option<Sourced<bool>>,
+    /// `[providers.NAME]` tables; they add up across layers, lowest first.
+    providers: Vec<providers::ProviderLayer>,
 }
 
 impl Layer {
@@ -232,6 +269,7 @@ impl Layer {
         Layer {
             base_url: self.base_url.or(lower.base_url),
             api_key: self.api_key.or(lower.api_key),
+            openai_api_key: self.openai_api_key.or(lower.openai_api_key),
             model: self.model.or(lower.model),
             context_window: self.context_window.or(lower.context_window),
             idle_timeout_secs: self.idle_timeout_secs.or(lower.idle_timeout_secs),
@@ -257,6 +295,11 @@ impl Layer {
             sandbox_writable: self.sandbox_writable.or(lower.sandbox_writable),
             ui_bell: self.ui_bell.or(lower.ui_bell),
             ui_notifications: self.ui_notifications.or(lower.ui_notifications),
+            providers: {
+                let mut providers = lower.providers;
+                providers.extend(self.providers);
+                providers
+            },
         }
     }
 }
@@ -283,28 +326,72 @@ impl Config {
             &project_config_path,
             &Source::ProjectFile(project_config_path.clone()),
         )?;
-        let layer = flag_layer(overrides)?
-            .over(env_layer(env)?)
-            .over(project)
-            .over(user)
-            .over(agents);
+        let flags = flag_layer(overrides)?;
+        let vars = env_layer(env)?;
+        // Every explicit key, highest first: which one is sent depends on the provider.
+        let keys: Vec<Sourced<String>> = [
+            &flags.api_key,
+            &vars.api_key,
+            &vars.openai_api_key,
+            &project.api_key,
+            &user.api_key,
+            &agents.api_key,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|k| Sourced::new(k.value.trim().to_string(), k.source.clone()))
+        .collect();
+        let window = flags
+            .context_window
+            .clone()
+            .or_else(|| vars.context_window.clone());
+        let fallback_window = or_default(
+            project
+                .context_window
+                .clone()
+                .or_else(|| user.context_window.clone())
+                .or_else(|| agents.context_window.clone()),
+            DEFAULT_CONTEXT_WINDOW,
+        );
+        let mut layer = flags.over(vars).over(project).over(user).over(agents);
 
-        let mut base_url = or_default(layer.base_url, DEFAULT_BASE_URL.to_string());
-        base_url.value = base_url.value.trim().trim_end_matches('/').to_string();
-        let mut api_key = or_default(layer.api_key, String::new());
-        api_key.value = api_key.value.trim().to_string();
-        let mut model = or_default(layer.model, String::new());
-        model.value = model.value.trim().to_string();
+        let providers = providers::merge(std::mem::take(&mut layer.providers))?;
+        let key_vars = providers
+            .iter()
+            .filter_map(|p| {
+                let var = p.api_key_env.value.as_str();
+                let value = env.var(var).filter(|_| !var.is_empty())?;
+                Some((var.to_string(), value.trim().to_string()))
+            })
+            .collect();
+        let inputs = target::Inputs {
+            base_url: layer
+                .base_url
+                .take()
+                .map(|b| Sourced::new(b.value.trim().trim_end_matches('/').to_string(), b.source)),
+            keys,
+            window,
+            fallback_window,
+            key_vars,
+        };
+        let name = or_default(layer.model.take(), String::new());
+        let target = target::resolve(&name, &inputs, &providers, DEFAULT_BASE_URL)?;
         let compact_at = or_default(layer.compact_at, DEFAULT_COMPACT_AT);
         let compact_to = or_default(layer.compact_to, DEFAULT_COMPACT_TO);
         check_compaction(&compact_at, &compact_to)?;
         let mut compact_model = or_default(layer.compact_model, String::new());
         compact_model.value = compact_model.value.trim().to_string();
         Ok(Config {
-            base_url,
-            api_key,
-            model,
-            context_window: or_default(layer.context_window, DEFAULT_CONTEXT_WINDOW),
+            base_url: target.base_url,
+            api_key: target.api_key,
+            model: target.model,
+            model_name: target.name,
+            provider: target.provider,
+            headers: target.headers,
+            prices: target.prices,
+            discovery: target.discovery,
+            context_window: target.context_window,
+            providers,
             idle_timeout_secs: or_default(layer.idle_timeout_secs, DEFAULT_IDLE_TIMEOUT_SECS),
             connect_timeout_secs: or_default(
                 layer.connect_timeout_secs,
@@ -344,24 +431,74 @@ impl Config {
             data_dir,
             user_config_path,
             project_config_path,
+            inputs,
         })
     }
 
-    /// Things about the resolved settings a user should know before rein sends anything.
-    /// Today one: a project file that points the endpoint elsewhere while the API key
-    /// comes from the user (a cloned repository could collect the key that way).
-    pub fn warnings(&self) -> Vec<String> {
-        let mut warnings = Vec::new();
-        if let Source::ProjectFile(path) = &self.base_url.source {
-            if !self.api_key.value.is_empty() && self.api_key.source != self.base_url.source {
-                warnings.push(format!(
-                    "base_url {} comes from the project file {}, and your API key (from {}) will be sent there; check the URL if you did not write that file",
-                    self.base_url.value,
-                    path.display(),
-                    self.api_key.source
-                ));
-            }
+    /// What talking to model `name` would take with these settings, as if `name` were
+    /// given with `--model` (a `/model NAME` switch): its provider, id, base URL, key,
+    /// headers, context window and prices. Errors like the loader's.
+    pub fn resolve_model(&self, name: &str) -> Result<ModelTarget, ConfigError> {
+        let name = Sourced::new(name.to_string(), Source::Flag("--model".to_string()));
+        target::resolve(&name, &self.inputs, &self.providers, DEFAULT_BASE_URL)
+    }
+
+    /// The model in effect, as [`resolve_model`](Self::resolve_model) returns one.
+    pub fn target(&self) -> ModelTarget {
+        ModelTarget {
+            name: self.model_name.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            headers: self.headers.clone(),
+            context_window: self.context_window.clone(),
+            prices: self.prices,
+            discovery: self.discovery,
         }
+    }
+
+    /// Make `target` the model in effect (after a `/model` switch).
+    pub fn set_target(&mut self, target: ModelTarget) {
+        self.model_name = target.name;
+        self.provider = target.provider;
+        self.model = target.model;
+        self.base_url = target.base_url;
+        self.api_key = target.api_key;
+        self.headers = target.headers;
+        self.context_window = target.context_window;
+        self.prices = target.prices;
+        self.discovery = target.discovery;
+    }
+
+    /// The context window the server reported at `url`; it wins over the
+    /// `context_window` setting, never over a flag, variable or model entry (those leave
+    /// [`discovery`](Self::discovery) at `None`, and nothing is asked).
+    pub fn set_discovered_window(&mut self, tokens: u64, url: String) {
+        if self.discovery != Discovery::None && tokens > 0 {
+            self.context_window = Sourced::new(tokens, Source::Server(url));
+            self.discovery = Discovery::None;
+        }
+    }
+
+    /// Every configured model as a name `--model` takes (`provider/model`), in the
+    /// providers' order.
+    pub fn model_names(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .flat_map(|p| {
+                p.models
+                    .iter()
+                    .map(move |m| format!("{}/{}", p.name, m.name))
+            })
+            .collect()
+    }
+
+    /// Things about the resolved settings a user should know before rein sends anything:
+    /// those of [`model_warnings`](Self::model_warnings), project rules that allow
+    /// without asking, and a project's `sensitive_reads`.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = self.model_warnings(&self.target());
         for rule in &self.bash_rules {
             if rule.action == Action::Allow && rule.file == self.project_config_path {
                 warnings.push(format!(
@@ -376,6 +513,50 @@ impl Config {
                 "the project file {} sets permissions.sensitive_reads; files it leaves out are read without asking",
                 path.display()
             ));
+        }
+        warnings
+    }
+
+    /// What to know before talking to `target`: a project file that points the endpoint
+    /// elsewhere, or names the variable whose key is sent, while the key comes from the
+    /// user (a cloned repository could collect the key that way); a provider whose key
+    /// variable is not set.
+    pub fn model_warnings(&self, target: &ModelTarget) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let key = &target.api_key;
+        if let Source::ProjectFile(path) = &target.base_url.source {
+            if !key.value.is_empty() && key.source != target.base_url.source {
+                warnings.push(format!(
+                    "base_url {} comes from the project file {}, and your API key (from {}) will be sent there; check the URL if you did not write that file",
+                    target.base_url.value,
+                    path.display(),
+                    key.source
+                ));
+            }
+        }
+        let provider = self
+            .providers
+            .iter()
+            .find(|p| p.name == target.provider.value);
+        if let Some(provider) = provider {
+            let var = &provider.api_key_env;
+            if let Source::ProjectFile(path) = &var.source {
+                if key.source == Source::Env(var.value.clone()) && !key.value.is_empty() {
+                    warnings.push(format!(
+                        "the project file {} has rein send the variable {} to {} (providers.{}.api_key_env); check it if you did not write that file",
+                        path.display(),
+                        var.value,
+                        target.base_url.value,
+                        providers::key_part(&provider.name)
+                    ));
+                }
+            }
+            if key.value.is_empty() && !var.value.is_empty() && !target.model.value.is_empty() {
+                warnings.push(format!(
+                    "provider {} needs an API key and none is set: set {} (or REIN_API_KEY)",
+                    provider.name, var.value
+                ));
+            }
         }
         warnings
     }
@@ -406,13 +587,54 @@ impl Config {
             "" => "(not set)".to_string(),
             v => v.to_string(),
         };
-        let settings = [
-            ("base_url", (text(&self.base_url), &self.base_url.source)),
+        let provider = self
+            .providers
+            .iter()
+            .find(|p| p.name == self.provider.value);
+        let mut settings = vec![
             (
-                "api_key",
+                "provider".to_string(),
+                (
+                    match provider {
+                        Some(p) if p.api_key_env.value.is_empty() => p.name.clone(),
+                        Some(p) => format!("{} (key in {})", p.name, p.api_key_env.value),
+                        None => "(none)".to_string(),
+                    },
+                    &self.provider.source,
+                ),
+            ),
+            (
+                "base_url".into(),
+                (text(&self.base_url), &self.base_url.source),
+            ),
+            (
+                "api_key".into(),
                 (mask_secret(&self.api_key.value), &self.api_key.source),
             ),
-            ("model", (text(&self.model), &self.model.source)),
+            ("model".into(), (text(&self.model), &self.model.source)),
+        ];
+        for header in provider.map_or(&[][..], |p| p.headers.as_slice()) {
+            settings.push((
+                format!("headers.{}", header.name),
+                (header.value.value.clone(), &header.value.source),
+            ));
+        }
+        let entry = provider.and_then(|p| p.models.iter().find(|m| m.name == self.model.value));
+        if let (Some(entry), false) = (entry, self.prices.is_empty()) {
+            let source = [
+                &entry.input_price,
+                &entry.cached_input_price,
+                &entry.output_price,
+            ]
+            .into_iter()
+            .flatten()
+            .map(|p| &p.source)
+            .next();
+            if let Some(source) = source {
+                settings.push(("prices".into(), (self.prices.to_string(), source)));
+            }
+        }
+        let rest = [
             ("context_window", shown(&self.context_window)),
             ("client.idle_timeout_secs", shown(&self.idle_timeout_secs)),
             (
@@ -475,6 +697,7 @@ impl Config {
             ("ui.bell", shown(&self.ui_bell)),
             ("ui.notifications", shown(&self.ui_notifications)),
         ];
+        settings.extend(rest.into_iter().map(|(name, v)| (name.to_string(), v)));
         let located = |path: &Path| {
             let missing = if path.is_file() { "" } else { "  (not found)" };
             format!("{}{missing}", path.display())
@@ -615,7 +838,8 @@ fn env_layer(env: &Environment) -> Result<Layer, ConfigError> {
     };
     Ok(Layer {
         base_url: first(&["REIN_BASE_URL", "OPENAI_BASE_URL"]),
-        api_key: first(&["REIN_API_KEY", "OPENAI_API_KEY"]),
+        api_key: first(&["REIN_API_KEY"]),
+        openai_api_key: first(&["OPENAI_API_KEY"]),
         model: first(&["REIN_MODEL"]),
         context_window,
         ..Layer::default()
@@ -720,7 +944,7 @@ fn check_compaction(at: &Sourced<f64>, to: &Sourced<f64>) -> Result<(), ConfigEr
 /// A source's rank in the precedence list, higher winning.
 fn precedence(source: &Source) -> u8 {
     match source {
-        Source::Default => 0,
+        Source::Default | Source::Preset(_) | Source::Server(_) => 0,
         Source::AgentsEnv(_) => 1,
         Source::UserFile(_) => 2,
         Source::ProjectFile(_) => 3,

@@ -1,0 +1,235 @@
+//! From a model name to everything needed to talk to that model: a [`ModelTarget`].
+//!
+//! In: the name (`openrouter/anthropic/claude-sonnet-4.5`) with its source, the explicit
+//! `base_url`, API keys and context window of the stacked layers, and the providers. Out:
+//! the provider in effect (if any), the model id sent to the server, the base URL, the key,
+//! the extra headers, the context window and the prices, each with where it came from.
+//!
+//! The rules (the README and `config.example.toml` say the same):
+//! - **Provider.** A name `P/REST` picks provider `P` (a preset or a `[providers.P]`) and
+//!   sends `REST` as the model id, unless a `base_url` is set at the same level as the
+//!   name or above (then the whole name is the id, sent to that `base_url`: Groq's
+//!   `openai/gpt-oss-120b`). Otherwise the provider is the one whose `base_url` is the
+//!   `base_url` in effect, if any (configured providers before presets).
+//! - **Key.** The first of `--api-key`, `REIN_API_KEY`, `OPENAI_API_KEY`, `api_key` in the
+//!   project file, the user file, `API_KEY` in `~/.agents/env` is used when it is set at the
+//!   same level as what picked the provider (the name, or the `base_url`) or above;
+//!   otherwise the provider's own variable (`OPENROUTER_API_KEY`, ...) when it is set,
+//!   and failing that the first key of the list after all. `OPENAI_API_KEY` is on the
+//!   list only for the `openai` provider, an endpoint that is no provider, or a
+//!   `base_url` from `OPENAI_BASE_URL`: it is never sent to another provider.
+//! - **Context window.** `--context-window` or `REIN_CONTEXT_WINDOW`, else the model's
+//!   `[providers.P.models.M] context_window`, else what the server reports (asked at
+//!   startup, see `discover`), else the `context_window` of the files, `~/.agents/env` or
+//!   the default.
+
+use std::collections::HashMap;
+
+use super::providers::{canonical, Discovery, Provider};
+use super::{precedence, ConfigError, Source, Sourced};
+
+/// Everything needed to talk to one model; what a `/model NAME` switch would use.
+#[derive(Clone)]
+pub struct ModelTarget {
+    /// The name as given, provider prefix included: `openrouter/anthropic/claude-sonnet-4.5`.
+    pub name: String,
+    /// The provider in effect; empty when the endpoint is none of them.
+    pub provider: Sourced<String>,
+    /// The model id sent to the server: `anthropic/claude-sonnet-4.5`.
+    pub model: Sourced<String>,
+    /// Without a trailing `/`.
+    pub base_url: Sourced<String>,
+    /// Empty when there is none.
+    pub api_key: Sourced<String>,
+    /// Extra HTTP headers for every request.
+    pub headers: Vec<(String, String)>,
+    pub context_window: Sourced<u64>,
+    pub prices: Prices,
+    /// How the server would be asked for the context window; [`Discovery::None`] when the
+    /// window is configured (flag, variable or the model's entry) or the server cannot say.
+    pub discovery: Discovery,
+}
+
+/// A model's prices in US dollars per million tokens, where configured.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Prices {
+    pub input: Option<f64>,
+    pub cached_input: Option<f64>,
+    pub output: Option<f64>,
+}
+
+impl Prices {
+    pub fn is_empty(&self) -> bool {
+        self.input.is_none() && self.cached_input.is_none() && self.output.is_none()
+    }
+}
+
+impl std::fmt::Display for Prices {
+    /// `$3 in, $0.3 cached, $15 out per M tokens`; `-` for a price not set.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let price = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("${p}"));
+        write!(
+            f,
+            "{} in, {} cached, {} out per M tokens",
+            price(self.input),
+            price(self.cached_input),
+            price(self.output)
+        )
+    }
+}
+
+impl std::fmt::Debug for ModelTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelTarget")
+            .field("name", &self.name)
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &super::mask_secret(&self.api_key.value))
+            .field("headers", &self.headers)
+            .field("context_window", &self.context_window)
+            .field("prices", &self.prices)
+            .field("discovery", &self.discovery)
+            .finish()
+    }
+}
+
+/// What the stacked layers say that a model's resolution needs, kept so that another
+/// model can be resolved later with the same settings.
+#[derive(Debug, Clone)]
+pub(super) struct Inputs {
+    /// The `base_url` that wins the layers, if any layer set one.
+    pub base_url: Option<Sourced<String>>,
+    /// Explicit keys, highest precedence first; `OPENAI_API_KEY` among them at its place.
+    pub keys: Vec<Sourced<String>>,
+    /// `--context-window` or `REIN_CONTEXT_WINDOW`.
+    pub window: Option<Sourced<u64>>,
+    /// The `context_window` of the files, `~/.agents/env`, or the default.
+    pub fallback_window: Sourced<u64>,
+    /// The providers' key variables that are set, by name.
+    pub key_vars: HashMap<String, String>,
+}
+
+const OPENAI_KEY: &str = "OPENAI_API_KEY";
+
+/// Resolve `name` (trimmed) against the inputs and providers.
+pub(super) fn resolve(
+    name: &Sourced<String>,
+    inputs: &Inputs,
+    providers: &[Provider],
+    default_base_url: &str,
+) -> Result<ModelTarget, ConfigError> {
+    let full = name.value.trim();
+    let by_prefix = full.split_once('/').and_then(|(prefix, rest)| {
+        let provider = providers.iter().find(|p| p.name == canonical(prefix))?;
+        let blocked = inputs
+            .base_url
+            .as_ref()
+            .is_some_and(|b| precedence(&b.source) >= precedence(&name.source));
+        (!blocked).then_some((provider, rest.trim()))
+    });
+
+    let (provider, model, base_url, selector) = match by_prefix {
+        Some((provider, "")) => {
+            return Err(ConfigError::Conflict {
+                origin: name.source.to_string(),
+                problem: format!(
+                    "model `{full}` names the provider `{}` but no model after the `/`",
+                    provider.name
+                ),
+            })
+        }
+        Some((provider, rest)) => (
+            Some(provider),
+            rest.to_string(),
+            provider.base_url.clone(),
+            name.source.clone(),
+        ),
+        None => {
+            let base_url = inputs
+                .base_url
+                .clone()
+                .unwrap_or_else(|| Sourced::new(default_base_url.to_string(), Source::Default));
+            let provider = providers
+                .iter()
+                .filter(|p| !p.builtin)
+                .chain(providers.iter().filter(|p| p.builtin))
+                .find(|p| p.base_url.value == base_url.value);
+            let selector = base_url.source.clone();
+            (provider, full.to_string(), base_url, selector)
+        }
+    };
+
+    let api_key = key_for(provider, &base_url, &selector, inputs);
+    let entry = provider.and_then(|p| p.models.iter().find(|m| m.name == model));
+    let (context_window, discovery) =
+        match (&inputs.window, entry.and_then(|e| e.context_window.clone())) {
+            (Some(explicit), _) => (explicit.clone(), Discovery::None),
+            (None, Some(configured)) => (configured, Discovery::None),
+            (None, None) => (
+                inputs.fallback_window.clone(),
+                provider.map_or(Discovery::Probe, |p| p.discovery),
+            ),
+        };
+    let value = |p: &Option<Sourced<f64>>| p.as_ref().map(|s| s.value);
+    let prices = entry.map_or_else(Prices::default, |e| Prices {
+        input: value(&e.input_price),
+        cached_input: value(&e.cached_input_price),
+        output: value(&e.output_price),
+    });
+    Ok(ModelTarget {
+        name: full.to_string(),
+        provider: Sourced::new(
+            provider.map_or_else(String::new, |p| p.name.clone()),
+            selector,
+        ),
+        model: Sourced::new(model, name.source.clone()),
+        base_url,
+        api_key,
+        headers: provider.map_or_else(Vec::new, |p| {
+            p.headers
+                .iter()
+                .map(|h| (h.name.clone(), h.value.value.clone()))
+                .collect()
+        }),
+        context_window,
+        prices,
+        discovery: if full.is_empty() {
+            Discovery::None
+        } else {
+            discovery
+        },
+    })
+}
+
+/// The key for `provider` at `base_url`, picked by what `selector` is (see the module's
+/// rules).
+fn key_for(
+    provider: Option<&Provider>,
+    base_url: &Sourced<String>,
+    selector: &Source,
+    inputs: &Inputs,
+) -> Sourced<String> {
+    let openai_ok = provider.is_none_or(|p| p.api_key_env.value == OPENAI_KEY)
+        || base_url.source == Source::Env("OPENAI_BASE_URL".to_string());
+    let mut explicit = inputs
+        .keys
+        .iter()
+        .filter(|k| openai_ok || k.source != Source::Env(OPENAI_KEY.to_string()));
+    let first = explicit.next();
+    let Some(provider) = provider else {
+        return first.cloned().unwrap_or_else(none);
+    };
+    if let Some(key) = first.filter(|k| precedence(&k.source) >= precedence(selector)) {
+        return key.clone();
+    }
+    let var = &provider.api_key_env.value;
+    if let Some(value) = inputs.key_vars.get(var).filter(|_| !var.is_empty()) {
+        return Sourced::new(value.clone(), Source::Env(var.clone()));
+    }
+    first.cloned().unwrap_or_else(none)
+}
+
+fn none() -> Sourced<String> {
+    Sourced::new(String::new(), Source::Default)
+}

@@ -48,6 +48,9 @@ pub enum Step {
     Data(Value),
     /// Written verbatim: malformed SSE, comments like `: ping\n\n`, odd line endings.
     Raw(String),
+    /// Written verbatim like `Raw`, but any bytes: a piece of a recorded body cut anywhere,
+    /// even inside a UTF-8 sequence (follow it with a `Sleep` to send it on its own).
+    Bytes(Vec<u8>),
     /// `data: [DONE]\n\n`
     Done,
     /// Flush what was written so far, then pause.

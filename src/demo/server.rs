@@ -294,6 +294,7 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()
                 buf.extend_from_slice(b"\n\n");
             }
             Step::Raw(s) => buf.extend_from_slice(s.as_bytes()),
+            Step::Bytes(b) => buf.extend_from_slice(&b),
             Step::Done => buf.extend_from_slice(b"data: [DONE]\n\n"),
             Step::Sleep(d) => {
                 stream.write_all(&buf).await?;

@@ -1,13 +1,187 @@
-//! `rein models`: the providers and models the settings know, as plain text.
+//! What `rein config` and `rein models` print.
 //!
-//! In: a loaded [`Config`]. Out: the model in effect, then one block per provider (the
+//! `rein config` ([`Config::describe`]): every setting with its value and source, the
+//! provider in effect, its headers and the model's prices, the bash rules and the files.
+//! `rein models` ([`Config::models_listing`]): the model in effect, then one block per
+//! provider (the
 //! presets, then the configured ones): its base URL, its key variable and whether it is
 //! set, its extra headers, and its configured models with context window and prices,
 //! the current one marked `*`. Nothing is asked of any server.
 
-use super::{Config, Provider, Source};
+use std::path::Path;
+
+use super::{mask_secret, Action, Config, Provider, SandboxMode, Source, Sourced};
 
 impl Config {
+    /// Lines for `rein config`: each setting with its value and source (the API key
+    /// masked), then the files looked at. No trailing newline.
+    pub fn describe(&self) -> String {
+        fn shown<T: ToString>(s: &Sourced<T>) -> (String, &Source) {
+            (s.value.to_string(), &s.source)
+        }
+        let text = |s: &Sourced<String>| match s.value.as_str() {
+            "" => "(not set)".to_string(),
+            v => v.to_string(),
+        };
+        let provider = self
+            .providers
+            .iter()
+            .find(|p| p.name == self.provider.value);
+        let mut settings = vec![
+            (
+                "provider".to_string(),
+                (
+                    match provider {
+                        Some(p) if p.api_key_env.value.is_empty() => p.name.clone(),
+                        Some(p) => format!("{} (key in {})", p.name, p.api_key_env.value),
+                        None => "(none)".to_string(),
+                    },
+                    &self.provider.source,
+                ),
+            ),
+            (
+                "base_url".into(),
+                (text(&self.base_url), &self.base_url.source),
+            ),
+            (
+                "api_key".into(),
+                (mask_secret(&self.api_key.value), &self.api_key.source),
+            ),
+            ("model".into(), (text(&self.model), &self.model.source)),
+        ];
+        for header in provider.map_or(&[][..], |p| p.headers.as_slice()) {
+            settings.push((
+                format!("headers.{}", header.name),
+                (header.value.value.clone(), &header.value.source),
+            ));
+        }
+        let entry = provider.and_then(|p| p.models.iter().find(|m| m.name == self.model.value));
+        if let (Some(entry), false) = (entry, self.prices.is_empty()) {
+            let source = [
+                &entry.input_price,
+                &entry.cached_input_price,
+                &entry.output_price,
+            ]
+            .into_iter()
+            .flatten()
+            .map(|p| &p.source)
+            .next();
+            if let Some(source) = source {
+                settings.push(("prices".into(), (self.prices.to_string(), source)));
+            }
+        }
+        let rest = [
+            ("context_window", shown(&self.context_window)),
+            ("client.idle_timeout_secs", shown(&self.idle_timeout_secs)),
+            (
+                "client.connect_timeout_secs",
+                shown(&self.connect_timeout_secs),
+            ),
+            ("client.max_tries", shown(&self.max_tries)),
+            ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
+            ("agent.max_steps", shown(&self.max_steps)),
+            ("subagent.max_steps", shown(&self.subagent_max_steps)),
+            ("context.cap_chars", shown(&self.cap_chars)),
+            ("context.stub_chars", shown(&self.stub_chars)),
+            ("context.keep_recent", shown(&self.keep_recent)),
+            ("context.compact_at", shown(&self.compact_at)),
+            ("context.compact_to", shown(&self.compact_to)),
+            (
+                "context.compact_model",
+                (
+                    match self.compact_model.value.as_str() {
+                        "" => "(same as model)".to_string(),
+                        m => m.to_string(),
+                    },
+                    &self.compact_model.source,
+                ),
+            ),
+            (
+                "permissions.sensitive_reads",
+                (
+                    self.sensitive_reads.value.join(", "),
+                    &self.sensitive_reads.source,
+                ),
+            ),
+            (
+                "sandbox.mode",
+                (
+                    match self.sandbox_mode.value {
+                        SandboxMode::Auto => "auto",
+                        SandboxMode::Required => "required",
+                        SandboxMode::Off => "off",
+                    }
+                    .to_string(),
+                    &self.sandbox_mode.source,
+                ),
+            ),
+            ("sandbox.network", shown(&self.sandbox_network)),
+            (
+                "sandbox.writable",
+                (
+                    match self.sandbox_writable.value.as_slice() {
+                        [] => "(none)".to_string(),
+                        paths => paths
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    },
+                    &self.sandbox_writable.source,
+                ),
+            ),
+            ("ui.bell", shown(&self.ui_bell)),
+            ("ui.notifications", shown(&self.ui_notifications)),
+        ];
+        settings.extend(rest.into_iter().map(|(name, v)| (name.to_string(), v)));
+        let located = |path: &Path| {
+            let missing = if path.is_file() { "" } else { "  (not found)" };
+            format!("{}{missing}", path.display())
+        };
+        let paths = [
+            ("user config", located(&self.user_config_path)),
+            ("project config", located(&self.project_config_path)),
+            ("data dir", self.data_dir.display().to_string()),
+        ];
+
+        let name_width = settings
+            .iter()
+            .map(|(name, _)| name.len())
+            .chain(paths.iter().map(|(name, _)| name.len()))
+            .max()
+            .unwrap_or(0);
+        let value_width = settings
+            .iter()
+            .map(|(_, (value, _))| value.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut lines: Vec<String> = settings
+            .iter()
+            .map(|(name, (value, source))| {
+                format!("{name:<name_width$}  {value:<value_width$}  ({source})")
+            })
+            .collect();
+        for rule in &self.bash_rules {
+            let action = match rule.action {
+                Action::Allow => "allow",
+                Action::Ask => "ask",
+                Action::Deny => "deny",
+            };
+            lines.push(format!(
+                "{:<name_width$}  {action} `{}`  ({})",
+                "permissions.bash",
+                rule.pattern,
+                rule.file.display()
+            ));
+        }
+        lines.extend(
+            paths
+                .iter()
+                .map(|(name, path)| format!("{name:<name_width$}  {path}")),
+        );
+        lines.join("\n")
+    }
+
     /// The text `rein models` prints, without a trailing newline.
     pub fn models_listing(&self) -> String {
         let mut lines = Vec::new();

@@ -15,7 +15,9 @@
 //! 6. the defaults.
 //!
 //! Each source is read into a [`Layer`] of optional values, the layers are stacked and the
-//! highest value present wins. A missing file is skipped; a file that is present must be
+//! highest value present wins. The model name may then pick a provider (a preset or a
+//! `[providers.NAME]` table, `providers.rs`), which decides the base URL, the key, the
+//! headers and the context window (`target.rs`, which states the rules). A missing file is skipped; a file that is present must be
 //! valid. Loading never prints and never panics.
 
 mod agents_env;
@@ -435,65 +437,6 @@ impl Config {
         })
     }
 
-    /// What talking to model `name` would take with these settings, as if `name` were
-    /// given with `--model` (a `/model NAME` switch): its provider, id, base URL, key,
-    /// headers, context window and prices. Errors like the loader's.
-    pub fn resolve_model(&self, name: &str) -> Result<ModelTarget, ConfigError> {
-        let name = Sourced::new(name.to_string(), Source::Flag("--model".to_string()));
-        target::resolve(&name, &self.inputs, &self.providers, DEFAULT_BASE_URL)
-    }
-
-    /// The model in effect, as [`resolve_model`](Self::resolve_model) returns one.
-    pub fn target(&self) -> ModelTarget {
-        ModelTarget {
-            name: self.model_name.clone(),
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            api_key: self.api_key.clone(),
-            headers: self.headers.clone(),
-            context_window: self.context_window.clone(),
-            prices: self.prices,
-            discovery: self.discovery,
-        }
-    }
-
-    /// Make `target` the model in effect (after a `/model` switch).
-    pub fn set_target(&mut self, target: ModelTarget) {
-        self.model_name = target.name;
-        self.provider = target.provider;
-        self.model = target.model;
-        self.base_url = target.base_url;
-        self.api_key = target.api_key;
-        self.headers = target.headers;
-        self.context_window = target.context_window;
-        self.prices = target.prices;
-        self.discovery = target.discovery;
-    }
-
-    /// The context window the server reported at `url`; it wins over the
-    /// `context_window` setting, never over a flag, variable or model entry (those leave
-    /// [`discovery`](Self::discovery) at `None`, and nothing is asked).
-    pub fn set_discovered_window(&mut self, tokens: u64, url: String) {
-        if self.discovery != Discovery::None && tokens > 0 {
-            self.context_window = Sourced::new(tokens, Source::Server(url));
-            self.discovery = Discovery::None;
-        }
-    }
-
-    /// Every configured model as a name `--model` takes (`provider/model`), in the
-    /// providers' order.
-    pub fn model_names(&self) -> Vec<String> {
-        self.providers
-            .iter()
-            .flat_map(|p| {
-                p.models
-                    .iter()
-                    .map(move |m| format!("{}/{}", p.name, m.name))
-            })
-            .collect()
-    }
-
     /// Things about the resolved settings a user should know before rein sends anything:
     /// those of [`model_warnings`](Self::model_warnings), project rules that allow
     /// without asking, and a project's `sensitive_reads`.
@@ -517,50 +460,6 @@ impl Config {
         warnings
     }
 
-    /// What to know before talking to `target`: a project file that points the endpoint
-    /// elsewhere, or names the variable whose key is sent, while the key comes from the
-    /// user (a cloned repository could collect the key that way); a provider whose key
-    /// variable is not set.
-    pub fn model_warnings(&self, target: &ModelTarget) -> Vec<String> {
-        let mut warnings = Vec::new();
-        let key = &target.api_key;
-        if let Source::ProjectFile(path) = &target.base_url.source {
-            if !key.value.is_empty() && key.source != target.base_url.source {
-                warnings.push(format!(
-                    "base_url {} comes from the project file {}, and your API key (from {}) will be sent there; check the URL if you did not write that file",
-                    target.base_url.value,
-                    path.display(),
-                    key.source
-                ));
-            }
-        }
-        let provider = self
-            .providers
-            .iter()
-            .find(|p| p.name == target.provider.value);
-        if let Some(provider) = provider {
-            let var = &provider.api_key_env;
-            if let Source::ProjectFile(path) = &var.source {
-                if key.source == Source::Env(var.value.clone()) && !key.value.is_empty() {
-                    warnings.push(format!(
-                        "the project file {} has rein send the variable {} to {} (providers.{}.api_key_env); check it if you did not write that file",
-                        path.display(),
-                        var.value,
-                        target.base_url.value,
-                        providers::key_part(&provider.name)
-                    ));
-                }
-            }
-            if key.value.is_empty() && !var.value.is_empty() && !target.model.value.is_empty() {
-                warnings.push(format!(
-                    "provider {} needs an API key and none is set: set {} (or REIN_API_KEY)",
-                    provider.name, var.value
-                ));
-            }
-        }
-        warnings
-    }
-
     /// The `[context]` settings as the agent takes them; spill files go to
     /// `<data dir>/spill`, which the sandbox keeps readable.
     pub fn context(&self) -> crate::context::ContextConfig {
@@ -575,175 +474,6 @@ impl Config {
             compact_to: self.compact_to.value,
             compact_model: self.compact_model.value.clone(),
         }
-    }
-
-    /// Lines for `rein config`: each setting with its value and source (the API key
-    /// masked), then the files looked at. No trailing newline.
-    pub fn describe(&self) -> String {
-        fn shown<T: ToString>(s: &Sourced<T>) -> (String, &Source) {
-            (s.value.to_string(), &s.source)
-        }
-        let text = |s: &Sourced<String>| match s.value.as_str() {
-            "" => "(not set)".to_string(),
-            v => v.to_string(),
-        };
-        let provider = self
-            .providers
-            .iter()
-            .find(|p| p.name == self.provider.value);
-        let mut settings = vec![
-            (
-                "provider".to_string(),
-                (
-                    match provider {
-                        Some(p) if p.api_key_env.value.is_empty() => p.name.clone(),
-                        Some(p) => format!("{} (key in {})", p.name, p.api_key_env.value),
-                        None => "(none)".to_string(),
-                    },
-                    &self.provider.source,
-                ),
-            ),
-            (
-                "base_url".into(),
-                (text(&self.base_url), &self.base_url.source),
-            ),
-            (
-                "api_key".into(),
-                (mask_secret(&self.api_key.value), &self.api_key.source),
-            ),
-            ("model".into(), (text(&self.model), &self.model.source)),
-        ];
-        for header in provider.map_or(&[][..], |p| p.headers.as_slice()) {
-            settings.push((
-                format!("headers.{}", header.name),
-                (header.value.value.clone(), &header.value.source),
-            ));
-        }
-        let entry = provider.and_then(|p| p.models.iter().find(|m| m.name == self.model.value));
-        if let (Some(entry), false) = (entry, self.prices.is_empty()) {
-            let source = [
-                &entry.input_price,
-                &entry.cached_input_price,
-                &entry.output_price,
-            ]
-            .into_iter()
-            .flatten()
-            .map(|p| &p.source)
-            .next();
-            if let Some(source) = source {
-                settings.push(("prices".into(), (self.prices.to_string(), source)));
-            }
-        }
-        let rest = [
-            ("context_window", shown(&self.context_window)),
-            ("client.idle_timeout_secs", shown(&self.idle_timeout_secs)),
-            (
-                "client.connect_timeout_secs",
-                shown(&self.connect_timeout_secs),
-            ),
-            ("client.max_tries", shown(&self.max_tries)),
-            ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
-            ("agent.max_steps", shown(&self.max_steps)),
-            ("subagent.max_steps", shown(&self.subagent_max_steps)),
-            ("context.cap_chars", shown(&self.cap_chars)),
-            ("context.stub_chars", shown(&self.stub_chars)),
-            ("context.keep_recent", shown(&self.keep_recent)),
-            ("context.compact_at", shown(&self.compact_at)),
-            ("context.compact_to", shown(&self.compact_to)),
-            (
-                "context.compact_model",
-                (
-                    match self.compact_model.value.as_str() {
-                        "" => "(same as model)".to_string(),
-                        m => m.to_string(),
-                    },
-                    &self.compact_model.source,
-                ),
-            ),
-            (
-                "permissions.sensitive_reads",
-                (
-                    self.sensitive_reads.value.join(", "),
-                    &self.sensitive_reads.source,
-                ),
-            ),
-            (
-                "sandbox.mode",
-                (
-                    match self.sandbox_mode.value {
-                        SandboxMode::Auto => "auto",
-                        SandboxMode::Required => "required",
-                        SandboxMode::Off => "off",
-                    }
-                    .to_string(),
-                    &self.sandbox_mode.source,
-                ),
-            ),
-            ("sandbox.network", shown(&self.sandbox_network)),
-            (
-                "sandbox.writable",
-                (
-                    match self.sandbox_writable.value.as_slice() {
-                        [] => "(none)".to_string(),
-                        paths => paths
-                            .iter()
-                            .map(|p| p.display().to_string())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    },
-                    &self.sandbox_writable.source,
-                ),
-            ),
-            ("ui.bell", shown(&self.ui_bell)),
-            ("ui.notifications", shown(&self.ui_notifications)),
-        ];
-        settings.extend(rest.into_iter().map(|(name, v)| (name.to_string(), v)));
-        let located = |path: &Path| {
-            let missing = if path.is_file() { "" } else { "  (not found)" };
-            format!("{}{missing}", path.display())
-        };
-        let paths = [
-            ("user config", located(&self.user_config_path)),
-            ("project config", located(&self.project_config_path)),
-            ("data dir", self.data_dir.display().to_string()),
-        ];
-
-        let name_width = settings
-            .iter()
-            .map(|(name, _)| name.len())
-            .chain(paths.iter().map(|(name, _)| name.len()))
-            .max()
-            .unwrap_or(0);
-        let value_width = settings
-            .iter()
-            .map(|(_, (value, _))| value.chars().count())
-            .max()
-            .unwrap_or(0);
-        let mut lines: Vec<String> = settings
-            .iter()
-            .map(|(name, (value, source))| {
-                format!("{name:<name_width$}  {value:<value_width$}  ({source})")
-            })
-            .collect();
-        for rule in &self.bash_rules {
-            let action = match rule.action {
-                Action::Allow => "allow",
-                Action::Ask => "ask",
-                Action::Deny => "deny",
-            };
-            lines.push(format!(
-                "{:<name_width$}  {action} `{}`  ({})",
-                "permissions.bash",
-                rule.pattern,
-                rule.file.display()
-            ));
-        }
-        lines.extend(
-            paths
-                .iter()
-                .map(|(name, path)| format!("{name:<name_width$}  {path}")),
-        );
-        lines.join("\n")
     }
 }
 

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use super::providers::{canonical, Discovery, Provider};
-use super::{precedence, ConfigError, Source, Sourced};
+use super::{precedence, providers, Config, ConfigError, Source, Sourced, DEFAULT_BASE_URL};
 
 /// Everything needed to talk to one model; what a `/model NAME` switch would use.
 #[derive(Clone)]
@@ -232,4 +232,109 @@ fn key_for(
 
 fn none() -> Sourced<String> {
     Sourced::new(String::new(), Source::Default)
+}
+
+impl Config {
+    /// What talking to model `name` would take with these settings, as if `name` were
+    /// given with `--model` (a `/model NAME` switch): its provider, id, base URL, key,
+    /// headers, context window and prices. Errors like the loader's.
+    pub fn resolve_model(&self, name: &str) -> Result<ModelTarget, ConfigError> {
+        let name = Sourced::new(name.to_string(), Source::Flag("--model".to_string()));
+        resolve(&name, &self.inputs, &self.providers, DEFAULT_BASE_URL)
+    }
+
+    /// The model in effect, as [`resolve_model`](Self::resolve_model) returns one.
+    pub fn target(&self) -> ModelTarget {
+        ModelTarget {
+            name: self.model_name.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            headers: self.headers.clone(),
+            context_window: self.context_window.clone(),
+            prices: self.prices,
+            discovery: self.discovery,
+        }
+    }
+
+    /// Make `target` the model in effect (after a `/model` switch).
+    pub fn set_target(&mut self, target: ModelTarget) {
+        self.model_name = target.name;
+        self.provider = target.provider;
+        self.model = target.model;
+        self.base_url = target.base_url;
+        self.api_key = target.api_key;
+        self.headers = target.headers;
+        self.context_window = target.context_window;
+        self.prices = target.prices;
+        self.discovery = target.discovery;
+    }
+
+    /// The context window the server reported at `url`; it wins over the
+    /// `context_window` setting, never over a flag, variable or model entry (those leave
+    /// [`discovery`](Self::discovery) at `None`, and nothing is asked).
+    pub fn set_discovered_window(&mut self, tokens: u64, url: String) {
+        if self.discovery != Discovery::None && tokens > 0 {
+            self.context_window = Sourced::new(tokens, Source::Server(url));
+            self.discovery = Discovery::None;
+        }
+    }
+
+    /// Every configured model as a name `--model` takes (`provider/model`), in the
+    /// providers' order.
+    pub fn model_names(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .flat_map(|p| {
+                p.models
+                    .iter()
+                    .map(move |m| format!("{}/{}", p.name, m.name))
+            })
+            .collect()
+    }
+
+    /// What to know before talking to `target`: a project file that points the endpoint
+    /// elsewhere, or names the variable whose key is sent, while the key comes from the
+    /// user (a cloned repository could collect the key that way); a provider whose key
+    /// variable is not set.
+    pub fn model_warnings(&self, target: &ModelTarget) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let key = &target.api_key;
+        if let Source::ProjectFile(path) = &target.base_url.source {
+            if !key.value.is_empty() && key.source != target.base_url.source {
+                warnings.push(format!(
+                    "base_url {} comes from the project file {}, and your API key (from {}) will be sent there; check the URL if you did not write that file",
+                    target.base_url.value,
+                    path.display(),
+                    key.source
+                ));
+            }
+        }
+        let provider = self
+            .providers
+            .iter()
+            .find(|p| p.name == target.provider.value);
+        if let Some(provider) = provider {
+            let var = &provider.api_key_env;
+            if let Source::ProjectFile(path) = &var.source {
+                if key.source == Source::Env(var.value.clone()) && !key.value.is_empty() {
+                    warnings.push(format!(
+                        "the project file {} has rein send the variable {} to {} (providers.{}.api_key_env); check it if you did not write that file",
+                        path.display(),
+                        var.value,
+                        target.base_url.value,
+                        providers::key_part(&provider.name)
+                    ));
+                }
+            }
+            if key.value.is_empty() && !var.value.is_empty() && !target.model.value.is_empty() {
+                warnings.push(format!(
+                    "provider {} needs an API key and none is set: set {} (or REIN_API_KEY)",
+                    provider.name, var.value
+                ));
+            }
+        }
+        warnings
+    }
 }

@@ -8,7 +8,8 @@
 use std::io::{IsTerminal, Write};
 
 use crate::agent::{
-    self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, SubagentEvent, TurnOutcome,
+    self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, Prices, SubagentEvent,
+    TurnOutcome, UsageTotals,
 };
 use crate::tools::write_todos::TodoStatus;
 
@@ -27,6 +28,39 @@ pub struct HeadlessOptions {
     pub format: OutputFormat,
     /// Approve every `ask` verdict.
     pub yes: bool,
+    /// The model's prices, for the cost in the summary line.
+    pub prices: Option<Prices>,
+}
+
+/// The closing line: calls, tokens, the prompt cache's share and, with prices, the cost;
+/// `None` before any model call.
+pub fn summary_line(usage: &UsageTotals, prices: Option<Prices>) -> Option<String> {
+    if usage.calls == 0 {
+        return None;
+    }
+    let s = &usage.session;
+    let cached = match s.cached_tokens {
+        Some(cached) => format!(
+            " ({cached} cached, {:.0}%)",
+            s.hit_rate().unwrap_or(0.0) * 100.0
+        ),
+        None => String::new(),
+    };
+    let cost = prices.map_or(String::new(), |p| {
+        format!(", {}", crate::agent::usage::dollars(p.cost(s)))
+    });
+    Some(format!(
+        "rein: {} model call{}, {} prompt{cached} + {} completion tokens{}{cost}",
+        usage.calls,
+        if usage.calls == 1 { "" } else { "s" },
+        s.prompt_tokens,
+        s.completion_tokens,
+        if s.estimated {
+            " (estimated: the server sent no usage)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// The refusal the model reads when an action needs approval and nobody can give it.
@@ -51,7 +85,7 @@ pub async fn run_with_session(
         }
     };
     handle.send(AgentCommand::UserMessage(options.prompt.clone()));
-    let mut printer = Printer::new(options.format);
+    let mut printer = Printer::new(options.format, options.prices);
     let mut interrupted = false;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
     loop {
@@ -105,24 +139,18 @@ struct Printer {
     styled: bool,
     /// Token usage summed over the turn's model calls.
     usage: UsageTotals,
-}
-
-#[derive(Debug, Default)]
-struct UsageTotals {
-    calls: u32,
-    prompt: u64,
-    completion: u64,
-    estimated: bool,
+    prices: Option<Prices>,
 }
 
 impl Printer {
-    fn new(format: OutputFormat) -> Self {
+    fn new(format: OutputFormat, prices: Option<Prices>) -> Self {
         Printer {
             format,
             at_line_start: true,
             in_reasoning: false,
             styled: std::io::stderr().is_terminal(),
             usage: UsageTotals::default(),
+            prices,
         }
     }
 
@@ -336,30 +364,14 @@ impl Printer {
                 if *outcome == TurnOutcome::Interrupted {
                     eprintln!("rein: interrupted");
                 }
-                let u = &self.usage;
-                if u.calls > 0 {
-                    eprintln!(
-                        "rein: {} model call{}, {} prompt + {} completion tokens{}",
-                        u.calls,
-                        if u.calls == 1 { "" } else { "s" },
-                        u.prompt,
-                        u.completion,
-                        if u.estimated {
-                            " (estimated: the server sent no usage)"
-                        } else {
-                            ""
-                        }
-                    );
+                if let Some(line) = summary_line(&self.usage, self.prices) {
+                    eprintln!("{line}");
                 }
             }
-            AgentEvent::Usage(usage) => {
-                self.usage.calls += 1;
-                self.usage.prompt = self.usage.prompt.saturating_add(usage.prompt_tokens);
-                self.usage.completion = self
-                    .usage
-                    .completion
-                    .saturating_add(usage.completion_tokens);
-                self.usage.estimated |= usage.estimated;
+            AgentEvent::Usage(usage) => self.usage.record(*usage),
+            AgentEvent::AssistantMessage { refusal: true, .. } => {
+                self.newline_stdout();
+                eprintln!("rein: the model refused: its reply is a refusal, not an answer");
             }
             AgentEvent::TodosUpdated { todos } => {
                 self.end_reasoning();
@@ -471,6 +483,34 @@ mod tests {
         assert_eq!(
             key_argument(&serde_json::json!({"name": "review"})),
             "review"
+        );
+    }
+
+    #[test]
+    fn the_summary_line_says_what_the_cache_took_and_what_it_cost() {
+        let mut t = UsageTotals::default();
+        assert_eq!(summary_line(&t, None), None);
+        let u = |cached| crate::agent::Usage {
+            prompt_tokens: 1000,
+            completion_tokens: 50,
+            total_tokens: 1050,
+            cached_tokens: cached,
+            estimated: false,
+        };
+        t.record(u(None));
+        assert_eq!(
+            summary_line(&t, None).unwrap(),
+            "rein: 1 model call, 1000 prompt + 50 completion tokens"
+        );
+        t.record(u(Some(900)));
+        let prices = Prices {
+            input: 1.0,
+            cached_input: Some(0.1),
+            output: 4.0,
+        };
+        assert_eq!(
+            summary_line(&t, Some(prices)).unwrap(),
+            "rein: 2 model calls, 2000 prompt (900 cached, 45%) + 100 completion tokens, $0.0016"
         );
     }
 }

@@ -224,6 +224,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Format::Jsonl => OutputFormat::Jsonl,
         },
         yes: cli.yes,
+        prices: usage_prices(&config.prices),
     };
     let code = runtime.block_on(headless::run_with_session(
         agent_config,
@@ -266,6 +267,7 @@ fn run_dashboard(
             .then(|| setup_text(config)),
         skills: skill_list(&skills),
         skill_notices: skills.notices.clone(),
+        prices: usage_prices(&config.prices),
     };
     let mut app = App::new(info, config.context_window.value);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -338,6 +340,7 @@ fn run_demo() -> Result<ExitCode, String> {
             setup: None,
             skills: skill_list(&skills),
             skill_notices: skills.notices.clone(),
+            prices: None,
         };
         let app = App::new(info, demo.context_window());
         let agent = rein::agent::spawn(agent_config(&config, root, sandbox, policy, skills)?)
@@ -527,6 +530,16 @@ fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
         ));
     }
     Ok(root)
+}
+
+/// The model's prices for the cost shown in `/cost`, `/context` and the headless summary:
+/// `None` unless both the input and the output price are configured.
+fn usage_prices(prices: &rein::config::Prices) -> Option<rein::agent::Prices> {
+    Some(rein::agent::Prices {
+        input: prices.input?,
+        cached_input: prices.cached_input,
+        output: prices.output?,
+    })
 }
 
 fn agent_config(

@@ -530,7 +530,7 @@ fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
         prompt_tokens: 90_000,
         completion_tokens: 10,
         total_tokens: 90_010,
-        cached_tokens: 0,
+        cached_tokens: None,
         estimated: false,
     }));
     assert_eq!(s.app.gauge.used(), 20_160);
@@ -1140,4 +1140,93 @@ fn rename_names_the_session_and_needs_a_name() {
         .hint
         .as_deref()
         .is_some_and(|h| h.contains("/rename needs a name")));
+}
+
+#[test]
+fn the_prompt_cache_and_the_cost_show_once_the_server_reports_them() {
+    let mut s = Script::new();
+    let status = |app: &App| {
+        let line = rein::ui::status::StatusLine {
+            app,
+            now: Instant::now(),
+        }
+        .line(200);
+        line.spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect::<String>()
+    };
+    let usage = |prompt: u64, cached: Option<u64>| Usage {
+        prompt_tokens: prompt,
+        completion_tokens: 100,
+        total_tokens: prompt + 100,
+        cached_tokens: cached,
+        estimated: false,
+    };
+    // A server that says nothing of its cache: no figure, and /cost says so.
+    s.agent(AgentEvent::Usage(usage(1000, None)));
+    assert!(!status(&s.app).contains("cache"), "{}", status(&s.app));
+    s.type_text("/cost");
+    s.plain(KeyCode::Enter);
+    let last = |app: &App| match app.transcript.cells.last() {
+        Some(Cell::Notice(n)) => n.text.clone(),
+        other => panic!("not a notice: {other:?}"),
+    };
+    let text = last(&s.app);
+    assert!(
+        text.contains("1 model call: 1000 prompt + 100 completion tokens"),
+        "{text}"
+    );
+    assert!(text.contains("does not report cached tokens"), "{text}");
+    assert!(text.contains("no prices configured"), "{text}");
+
+    // Then it does: the last request's share and the conversation's, and a cost.
+    s.agent(AgentEvent::Usage(usage(3000, Some(2700))));
+    assert!(
+        status(&s.app).contains("cache 90% · session 68%"),
+        "{}",
+        status(&s.app)
+    );
+    s.app.info.prices = Some(rein::agent::Prices {
+        input: 2.0,
+        cached_input: Some(0.2),
+        output: 10.0,
+    });
+    s.type_text("/cost");
+    s.plain(KeyCode::Enter);
+    let text = last(&s.app);
+    assert!(
+        text.contains("prompt cache: 90% (2700 of 3000 prompt tokens) in the last request, 68% (2700 of 4000 prompt tokens) in this conversation"),
+        "{text}"
+    );
+    // 1300 × 2 + 2700 × 0.2 + 200 × 10, per million.
+    assert!(
+        text.contains("cost so far: $0.0051 for 2 model calls"),
+        "{text}"
+    );
+    // A new conversation starts counting again.
+    s.agent(AgentEvent::SessionStarted {
+        id: "x".into(),
+        path: "/tmp/x.jsonl".into(),
+    });
+    assert!(!status(&s.app).contains("cache"));
+}
+
+#[test]
+fn a_refusal_is_shown_as_the_reply_and_said_to_be_one() {
+    let mut s = Script::new();
+    s.agent(AgentEvent::TurnStarted { text: "q".into() });
+    s.agent(AgentEvent::TextDelta {
+        text: "I can't help with that.".into(),
+    });
+    s.agent(AgentEvent::AssistantMessage {
+        refusal: true,
+        text: "I can't help with that.".into(),
+        finish_reason: Some("stop".into()),
+    });
+    let cells = &s.app.transcript.cells;
+    assert!(cells
+        .iter()
+        .any(|c| matches!(c, Cell::Assistant(a) if a.text == "I can't help with that.")));
+    assert!(matches!(cells.last(), Some(Cell::Notice(n)) if n.text.contains("refused")));
 }

@@ -144,6 +144,7 @@ async fn headless_yes_runs_the_demo_to_a_passing_test() {
         prompt: demo.first_prompt().to_string(),
         format: OutputFormat::Jsonl,
         yes: true,
+        prices: None,
     };
     let code = tokio::time::timeout(
         Duration::from_secs(30),

@@ -330,6 +330,7 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
             prompt: "make it".into(),
             format: OutputFormat::Text,
             yes,
+            prices: None,
         },
     )
     .await;

@@ -252,6 +252,7 @@ fn slash_skills_lists_the_skills_and_what_was_skipped() {
             .map(|k| (k.name.clone(), k.description.clone()))
             .collect(),
         skill_notices: skills.notices.clone(),
+        prices: None,
         ..SessionInfo::default()
     };
     let mut app = App::new(info, 128_000);

@@ -465,7 +465,7 @@ async fn subagent_usage_is_its_own_and_not_the_main_agents() {
                 prompt_tokens: 5000,
                 completion_tokens: 50,
                 total_tokens: 5050,
-                cached_tokens: 0,
+                cached_tokens: None,
                 estimated: false
             },
             2

@@ -81,6 +81,7 @@ fn info() -> SessionInfo {
         setup: None,
         skills: Vec::new(),
         skill_notices: Vec::new(),
+        prices: None,
     }
 }
 
@@ -576,7 +577,7 @@ fn estimated_app(clock: &Clock) -> App {
             prompt_tokens: 5_000,
             completion_tokens: 20,
             total_tokens: 5_020,
-            cached_tokens: 0,
+            cached_tokens: None,
             estimated: true,
         }),
         now,

@@ -475,7 +475,7 @@ fn estimate_usage(
         prompt_tokens: prompt,
         completion_tokens: completion,
         total_tokens: prompt + completion,
-        cached_tokens: 0,
+        cached_tokens: None,
         estimated: true,
     }
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
+pub use super::usage::Usage;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -182,33 +183,6 @@ pub enum SubagentEvent {
         usage: Usage,
         stopped_early: bool,
     },
-}
-
-/// Token usage of one model call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub total_tokens: u64,
-    /// Of the prompt tokens, those the server read from its prompt cache (0 when it does
-    /// not say).
-    #[serde(default)]
-    pub cached_tokens: u64,
-    /// True when the server sent no usage and these are rein's own estimate.
-    pub estimated: bool,
-}
-
-impl Usage {
-    /// Add another call's usage to a running total.
-    pub fn add(&mut self, other: &Usage) {
-        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
-        self.completion_tokens = self
-            .completion_tokens
-            .saturating_add(other.completion_tokens);
-        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
-        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
-        self.estimated |= other.estimated;
-    }
 }
 
 /// The one token count the gauge and the thresholds use, and where it goes.

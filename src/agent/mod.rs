@@ -13,6 +13,7 @@ mod runloop;
 pub mod stream;
 pub mod subagent;
 mod toolrun;
+pub mod usage;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,8 +26,9 @@ pub use crate::conversation::{Message, ToolCall};
 pub use client::{ClientConfig, ClientError, LlmClient};
 pub use events::{
     AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ContextStats, SubagentEvent,
-    TurnOutcome, Usage,
+    TurnOutcome,
 };
+pub use usage::{Prices, Usage, UsageTotals};
 
 use crate::context::ContextConfig;
 use crate::permissions::PermissionPolicy;

@@ -184,15 +184,14 @@ impl WireUsage {
             .as_ref()
             .and_then(|d| d.cached_tokens)
             .or(self.prompt_cache_hit_tokens)
-            .or(self.cache_read_input_tokens)
-            .unwrap_or(0);
+            .or(self.cache_read_input_tokens);
         Usage {
             prompt_tokens: prompt,
             completion_tokens: completion,
             total_tokens: self
                 .total_tokens
                 .unwrap_or(prompt.saturating_add(completion)),
-            cached_tokens: cached.min(prompt),
+            cached_tokens: cached.map(|c| c.min(prompt)),
             estimated: false,
         }
     }
@@ -456,8 +455,8 @@ impl Assembler {
             })
             .collect();
         if let (Some(usage), Some(cached)) = (self.reply.usage.as_mut(), self.cache_n) {
-            if usage.cached_tokens == 0 {
-                usage.cached_tokens = cached.min(usage.prompt_tokens);
+            if usage.cached_tokens.is_none() {
+                usage.cached_tokens = Some(cached.min(usage.prompt_tokens));
             }
         }
         self.reply
@@ -783,6 +782,137 @@ mod tests {
         assert_eq!(r.text, "hi");
         assert_eq!(r.tool_calls.len(), 1);
         assert_eq!(r.usage.unwrap().total_tokens, 2);
+    }
+
+    #[test]
+    fn typed_content_parts_refusals_and_provider_state() {
+        let (r, seen) = feed(&[
+            delta(
+                json!({"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]}]}),
+            ),
+            delta(json!({"content":[{"type":"text","text":"A"}, "B"]})),
+            delta(json!({"refusal":"no"})),
+        ]);
+        assert_eq!((r.reasoning.as_str(), r.text.as_str()), ("hm", "AB"));
+        assert_eq!(
+            r.reasoning_field, None,
+            "thinking parts are not a wire field"
+        );
+        assert_eq!(r.refusal, "no");
+        assert_eq!(seen, "[hm]AB{refusal:no}");
+
+        // OpenRouter: `reasoning` and `reasoning_details` carry the same text once.
+        let piece = |text: &str| {
+            delta(
+                json!({"reasoning": text, "reasoning_details":[{"type":"reasoning.text","text":text,"format":"f","index":0}]}),
+            )
+        };
+        let (r, seen) = feed(&[
+            piece("one "),
+            piece("two"),
+            delta(
+                json!({"reasoning_details":[{"type":"reasoning.text","signature":"SIG","index":0}]}),
+            ),
+            delta(
+                json!({"reasoning_details":[{"type":"reasoning.encrypted","data":"ENC","index":1}]}),
+            ),
+            delta(
+                json!({"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"T"}}}]}),
+            ),
+        ]);
+        assert_eq!(seen, "[one ][two]");
+        assert_eq!(r.reasoning_field.as_deref(), Some("reasoning"));
+        assert_eq!(
+            r.reasoning_details,
+            vec![
+                json!({"type":"reasoning.text","text":"one two","format":"f","index":0,"signature":"SIG"}),
+                json!({"type":"reasoning.encrypted","data":"ENC","index":1}),
+            ]
+        );
+        assert_eq!(
+            r.tool_calls[0].extra["extra_content"]["google"]["thought_signature"],
+            "T"
+        );
+        assert!(!r.tool_calls[0].extra.contains_key("type"));
+        // Details alone (no reasoning string) are shown as reasoning.
+        let (_, seen) = feed(&[delta(
+            json!({"reasoning_details":[{"type":"reasoning.text","text":"only","index":0}]}),
+        )]);
+        assert_eq!(seen, "[only]");
+    }
+
+    #[test]
+    fn cached_prompt_tokens_wherever_the_server_reports_them() {
+        let usage = |u: serde_json::Value, extra: serde_json::Value| {
+            let mut chunk = json!({"choices":[], "usage": u});
+            if let serde_json::Value::Object(o) = extra {
+                chunk.as_object_mut().unwrap().extend(o);
+            }
+            feed(&[chunk]).0.usage.unwrap().cached_tokens
+        };
+        let base = |k: &str, v: serde_json::Value| {
+            let mut u = json!({"prompt_tokens":100,"completion_tokens":1});
+            u[k] = v;
+            u
+        };
+        assert_eq!(
+            usage(
+                base("prompt_tokens_details", json!({"cached_tokens":80})),
+                json!({})
+            ),
+            Some(80)
+        );
+        assert_eq!(
+            usage(base("prompt_cache_hit_tokens", json!(64)), json!({})),
+            Some(64)
+        );
+        assert_eq!(
+            usage(base("cache_read_input_tokens", json!(50)), json!({})),
+            Some(50)
+        );
+        assert_eq!(
+            usage(base("x", json!(0)), json!({"timings":{"cache_n":90}})),
+            Some(90)
+        );
+        assert_eq!(usage(base("x", json!(0)), json!({})), None);
+    }
+
+    #[test]
+    fn valid_json_of_another_shape_is_not_called_invalid_json() {
+        let mut a = Assembler::new();
+        let err = a.push(r#"{"choices":"nope"}"#, &mut |_| {}).unwrap_err();
+        assert!(matches!(err, ChunkError::Unexpected { .. }), "{err}");
+        assert!(!err.to_string().contains("not valid JSON"));
+    }
+
+    #[test]
+    fn error_bodies_become_one_clear_line() {
+        assert_eq!(
+            body_error_message(
+                r#"[{"error":{"code":400,"message":"Function call is missing a thought_signature.","status":"INVALID_ARGUMENT"}}]"#
+            ),
+            "Function call is missing a thought_signature."
+        );
+        let html = "<html>\n<head><title>503 Service Temporarily Unavailable</title></head>\n<body>\n<center><h1>503 Service Temporarily Unavailable</h1></center>\n</body>\n</html>\n";
+        assert_eq!(
+            body_error_message(html),
+            "503 Service Temporarily Unavailable"
+        );
+        assert_eq!(
+            body_error_message(
+                "<!DOCTYPE html><html><body><p>Bad <b>gateway</b></p></body></html>"
+            ),
+            "Bad gateway"
+        );
+        let raw = r#"{"error":{"message":"Provider returned error","metadata":{"raw":"{\"error\":{\"message\":\"reasoning_content is missing\"}}"}}}"#;
+        assert_eq!(
+            body_error_message(raw),
+            "Provider returned error (reasoning_content is missing)"
+        );
+        let long = format!("{} And the rest.", "A sentence that goes on. ".repeat(40));
+        let line = body_error_message(&long);
+        assert!(line.ends_with("on. …"), "{line}");
+        assert!(line.chars().count() <= 610);
     }
 
     #[test]

@@ -28,7 +28,8 @@ use crate::tools::write_todos::TodoStatus;
 pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
     match event {
         // The dashboard loop keeps track of the session file; nothing on screen changes.
-        AgentEvent::SessionStarted { .. } => {}
+        // A new conversation: its usage starts from nothing.
+        AgentEvent::SessionStarted { .. } => app.usage.clear(),
         AgentEvent::TurnStarted { text } => {
             if let Some(i) = app.composer.queued.iter().position(|q| *q == text) {
                 app.composer.queued.remove(i);
@@ -48,12 +49,19 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             append_live(app, Live::Reasoning, &text);
             streaming(app, now);
         }
-        AgentEvent::AssistantMessage { text, .. } => {
+        AgentEvent::AssistantMessage { text, refusal, .. } => {
             let streamed = finish_live(app);
             if !streamed && !text.is_empty() {
                 // The reply came whole, without deltas.
                 add_chars(app, &text);
                 app.transcript.cells.push(Cell::assistant(text, true));
+            }
+            if refusal {
+                notice(
+                    app,
+                    NoticeKind::Info,
+                    "the model refused: its reply above is a refusal, not an answer".to_string(),
+                );
             }
         }
         AgentEvent::ToolCallStarted { id, name, args } => {
@@ -138,7 +146,10 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
         AgentEvent::TodosUpdated { todos } => app.todos = todos,
         // The gauge follows the agent's count (`Context`); usage only says whether the
         // server reports it at all.
-        AgentEvent::Usage(usage) => app.gauge.no_server_usage = usage.estimated,
+        AgentEvent::Usage(usage) => {
+            app.gauge.no_server_usage = usage.estimated;
+            app.usage.record(usage);
+        }
         AgentEvent::Retrying {
             attempt,
             max_attempts,

@@ -1,5 +1,5 @@
 //! Slash commands typed in the input: `/help`, `/clear`, `/resume`, `/todos`, `/skills`,
-//! `/rename`, `/context`, `/compact`, `/quit`.
+//! `/rename`, `/context`, `/compact`, `/cost`, `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
@@ -32,6 +32,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/compact [FOCUS]",
         "compact now: the conversation becomes a handoff note (FOCUS: what it should keep)",
     ),
+    (
+        "/cost",
+        "tokens used in this conversation, the prompt cache's share and, with prices, the cost",
+    ),
     ("/quit", "leave rein (also /exit)"),
 ];
 
@@ -48,6 +52,7 @@ pub enum Command {
     Context,
     /// `/compact [FOCUS]`: what the handoff note should keep, when given.
     Compact(Option<String>),
+    Cost,
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -77,6 +82,7 @@ pub fn parse(input: &str) -> Option<Command> {
         "rename" => Command::Rename(rest()),
         "context" => Command::Context,
         "compact" => Command::Compact(Some(rest()).filter(|f| !f.is_empty())),
+        "cost" | "usage" => Command::Cost,
         "quit" | "exit" => Command::Quit,
         _ => Command::Unknown(first.to_string()),
     })
@@ -148,11 +154,51 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
                 .push(Cell::notice(NoticeKind::Info, text));
             app.transcript.scroll = Scroll::default();
         }
+        Command::Cost => {
+            let text = cost_text(app);
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, text));
+            app.transcript.scroll = Scroll::default();
+        }
         Command::Quit => effects.push(Effect::Quit),
         Command::Unknown(name) => {
             app.hint = Some(format!("unknown command {name}; /help lists them"));
         }
     }
+}
+
+/// The `/cost` text: the main agent's tokens in this conversation, what the prompt cache
+/// took, and the cost when the model's prices are configured.
+pub fn cost_text(app: &App) -> String {
+    let usage = &app.usage;
+    if usage.calls == 0 {
+        return "no model calls yet in this conversation".to_string();
+    }
+    let s = &usage.session;
+    let mut out = format!(
+        "{} model call{}: {} prompt + {} completion tokens{}",
+        usage.calls,
+        if usage.calls == 1 { "" } else { "s" },
+        s.prompt_tokens,
+        s.completion_tokens,
+        if s.estimated {
+            " (estimated: the server sent no usage)"
+        } else {
+            ""
+        }
+    );
+    for line in usage.describe(app.info.prices) {
+        out.push('\n');
+        out.push_str(&line);
+    }
+    if app.info.prices.is_none() {
+        out.push_str(
+            "\nno prices configured for this model ([providers.NAME.models.MODEL] input_price, \
+             cached_input_price, output_price)",
+        );
+    }
+    out
 }
 
 /// The `/skills` text: each skill as `name: description`, then the skills left out and why.
@@ -232,6 +278,7 @@ mod tests {
         assert_eq!(parse("/skills"), Some(Command::Skills));
         assert_eq!(parse("/resume"), Some(Command::Resume));
         assert_eq!(parse("/context"), Some(Command::Context));
+        assert_eq!(parse("/cost"), Some(Command::Cost));
         assert_eq!(parse("/compact"), Some(Command::Compact(None)));
         assert_eq!(parse("/compact   "), Some(Command::Compact(None)));
         assert_eq!(

@@ -17,7 +17,7 @@ use ratatui::text::Line;
 use tui_textarea::TextArea;
 
 use super::picker::Picker;
-use crate::agent::{ApprovalReply, ContextStats, Usage};
+use crate::agent::{ApprovalReply, ContextStats, Prices, Usage, UsageTotals};
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -47,6 +47,9 @@ pub struct App {
     pub hint: Option<String>,
     /// The terminal size, from the last resize.
     pub size: (u16, u16),
+    /// The main agent's token usage in this conversation: the prompt-cache hit rate in
+    /// the status line and `/context`, the cost in `/cost`.
+    pub usage: UsageTotals,
 }
 
 /// What the status line says about the session.
@@ -65,6 +68,8 @@ pub struct SessionInfo {
     pub skills: Vec<(String, String)>,
     /// The skills left out at startup, one sentence each naming the file and the problem.
     pub skill_notices: Vec<String>,
+    /// The model's prices, when configured (`[providers.NAME.models.MODEL]`).
+    pub prices: Option<Prices>,
 }
 
 /// The conversation as the user sees it.
@@ -418,6 +423,7 @@ impl App {
             last_ctrl_c: None,
             hint: None,
             size: (80, 24),
+            usage: UsageTotals::default(),
         }
     }
 

@@ -18,7 +18,7 @@ use super::gauge::tokens;
 use super::layout::{centred, framed, modal_width};
 use super::theme;
 use super::wrap::{truncate, width, wrap_into, Mode};
-use crate::agent::ContextStats;
+use crate::agent::{ContextStats, Prices, UsageTotals};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 
 /// The widest the modal gets.
@@ -34,6 +34,9 @@ const SHARE_W: usize = 4;
 /// The layer over the dashboard, for the last count (`None` before the first).
 pub struct ContextModal<'a> {
     pub stats: Option<&'a ContextStats>,
+    /// The conversation's usage: the prompt cache's hit rate and, with prices, the cost.
+    pub usage: &'a UsageTotals,
+    pub prices: Option<Prices>,
 }
 
 /// "3.6", or "4" for a whole number.
@@ -80,7 +83,12 @@ fn parts(stats: &ContextStats) -> [(&'static str, u64); 8] {
 }
 
 /// The modal's text for `stats` at `text_w` columns (the keys line not included).
-pub fn body_lines(stats: Option<&ContextStats>, text_w: usize) -> Vec<Line<'static>> {
+pub fn body_lines(
+    stats: Option<&ContextStats>,
+    usage: &UsageTotals,
+    prices: Option<Prices>,
+    text_w: usize,
+) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let Some(stats) = stats else {
         wrap_into(
@@ -189,6 +197,9 @@ pub fn body_lines(stats: Option<&ContextStats>, text_w: usize) -> Vec<Line<'stat
         theme::DIM,
         &mut out,
     );
+    for line in usage.describe(prices) {
+        words(line, theme::DIM, &mut out);
+    }
     out
 }
 
@@ -209,7 +220,7 @@ fn keys_line(text_w: usize) -> Line<'static> {
 impl Widget for ContextModal<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
-        let body = body_lines(self.stats, text_w);
+        let body = body_lines(self.stats, self.usage, self.prices, text_w);
         // Borders 2, a blank line above the body, one above the keys, the keys.
         let wanted = u16::try_from(body.len())
             .unwrap_or(u16::MAX)

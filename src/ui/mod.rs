@@ -84,6 +84,8 @@ pub fn render(app: &App, frame: &mut Frame, now: Instant) {
         buf_render(
             context_modal::ContextModal {
                 stats: app.context.as_ref(),
+                usage: &app.usage,
+                prices: app.info.prices,
             },
             area,
             buf,

@@ -65,6 +65,7 @@ fn app_waiting(now: Instant) -> App {
         setup: None,
         skills: Vec::new(),
         skill_notices: Vec::new(),
+        prices: None,
     };
     let mut app = App::new(info, 128_000);
     let mut waiting = Cell::tool("c1", "bash", "cargo test --all-features", now);
@@ -273,7 +274,7 @@ fn app_with_a_running_task(now: Instant) -> App {
             prompt_tokens: 900,
             completion_tokens: 100,
             total_tokens: 1000,
-            cached_tokens: 0,
+            cached_tokens: None,
             estimated: false,
         })),
         sub(SubagentEvent::ToolCallStarted {
@@ -347,7 +348,7 @@ fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
         prompt_tokens: 2_000,
         completion_tokens: 400,
         total_tokens: 2_400,
-        cached_tokens: 0,
+        cached_tokens: None,
         estimated: false,
     };
     for event in [

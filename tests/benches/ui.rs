@@ -46,6 +46,7 @@ fn info() -> SessionInfo {
         setup: None,
         skills: Vec::new(),
         skill_notices: Vec::new(),
+        prices: None,
     }
 }
 

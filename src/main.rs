@@ -563,6 +563,7 @@ fn agent_config(
     client.idle_timeout = Duration::from_secs(config.idle_timeout_secs.value);
     client.connect_timeout = Duration::from_secs(config.connect_timeout_secs.value);
     client.max_tries = config.max_tries.value;
+    client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
     client.extra_headers = config.headers.clone();
     Ok(AgentConfig {
         client,

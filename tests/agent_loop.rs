@@ -1051,3 +1051,61 @@ async fn a_new_conversation_forgets_the_old_one() {
     assert_eq!(roles, ["system", "user"]);
     assert_eq!(msgs[1]["content"], "what was the number?");
 }
+
+#[tokio::test]
+async fn max_output_tokens_is_sent_as_max_tokens_only_when_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("short"), Reply::text("long")])
+        .await
+        .unwrap();
+    let mut limited = config(&server, dir.path());
+    limited.client.max_output_tokens = Some(64);
+    let mut handle = agent::spawn(limited).unwrap();
+    turn(&mut handle, "hi").await;
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    turn(&mut handle, "hi").await;
+    let requests = server.requests();
+    assert_eq!(requests[0]["max_tokens"], 64);
+    assert!(requests[1].get("max_tokens").is_none(), "{}", requests[1]);
+}
+
+#[tokio::test]
+async fn claude_through_a_gateway_gets_cache_markers_on_the_stable_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo hi"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut claude = config(&server, dir.path());
+    claude.client.model = "anthropic/claude-sonnet-4.5".into();
+    let mut handle = agent::spawn(claude).unwrap();
+    turn(&mut handle, "say hi").await;
+    let requests = server.requests();
+    let marked = |m: &Value| {
+        m["content"].as_array().is_some_and(|parts| {
+            parts
+                .iter()
+                .any(|p| p["cache_control"]["type"] == "ephemeral")
+        })
+    };
+    // The system message and the last two user or tool messages carry the marker; the
+    // marked text is the whole content, reminder included.
+    let first = requests[0]["messages"].as_array().unwrap();
+    assert!(marked(&first[0]) && marked(&first[1]), "{first:?}");
+    assert!(first[1]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("say hi\n\n(rein context"));
+    let second = requests[1]["messages"].as_array().unwrap();
+    let flags: Vec<bool> = second.iter().map(marked).collect();
+    assert_eq!(flags, [true, true, false, true], "{second:?}");
+    // Another model gets plain strings.
+    let plain = ScriptedServer::start(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let mut handle = agent::spawn(config(&plain, dir.path())).unwrap();
+    turn(&mut handle, "hi").await;
+    assert!(plain.requests()[0]["messages"][0]["content"].is_string());
+}

@@ -32,6 +32,8 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// Attempts per request, the first included.
     pub max_tries: u32,
+    /// Sent as `max_tokens` when set: the most tokens a reply may have.
+    pub max_output_tokens: Option<u64>,
     /// The first retry's delay; each later one doubles, up to `max_backoff`.
     pub base_backoff: Duration,
     pub max_backoff: Duration,
@@ -53,6 +55,7 @@ impl ClientConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
             max_tries: 5,
+            max_output_tokens: None,
             base_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
             extra_headers: Vec::new(),
@@ -148,6 +151,8 @@ struct RequestBody<'a> {
     tools: &'a serde_json::Value,
     stream: bool,
     stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
 }
 
 fn is_empty_array(v: &serde_json::Value) -> bool {
@@ -213,6 +218,7 @@ impl LlmClient {
             stream_options: StreamOptions {
                 include_usage: true,
             },
+            max_tokens: self.config.max_output_tokens,
         };
         let body =
             serde_json::to_vec(&body).map_err(|e| ClientError::BadResponse(e.to_string()))?;

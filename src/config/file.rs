@@ -108,6 +108,15 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        section: "client",
+        name: "max_output_tokens",
+        kind: Kind::Int {
+            min: 0,
+            max: 1_000_000,
+            store: |l, v| l.max_output_tokens = Some(v),
+        },
+    },
+    Key {
         section: "tools",
         name: "bash_timeout_secs",
         kind: Kind::Int {

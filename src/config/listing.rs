@@ -78,6 +78,7 @@ impl Config {
                 shown(&self.connect_timeout_secs),
             ),
             ("client.max_tries", shown(&self.max_tries)),
+            ("client.max_output_tokens", shown(&self.max_output_tokens)),
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
             ("agent.max_steps", shown(&self.max_steps)),
             ("subagent.max_steps", shown(&self.subagent_max_steps)),

@@ -141,6 +141,9 @@ pub struct Config {
     pub connect_timeout_secs: Sourced<u64>,
     /// `[client]`: attempts per request, the first included, 1..=10.
     pub max_tries: Sourced<u32>,
+    /// `[client]`: the most tokens a reply may have (sent as `max_tokens`); 0: the
+    /// server's default, nothing sent.
+    pub max_output_tokens: Sourced<u64>,
     /// `[tools]`: how long a `bash` command may run, > 0.
     pub bash_timeout_secs: Sourced<u64>,
     /// `[agent]`: model calls per user turn before the agent stops, > 0.
@@ -244,6 +247,7 @@ struct Layer {
     idle_timeout_secs: Option<Sourced<u64>>,
     connect_timeout_secs: Option<Sourced<u64>>,
     max_tries: Option<Sourced<u32>>,
+    max_output_tokens: Option<Sourced<u64>>,
     bash_timeout_secs: Option<Sourced<u64>>,
     max_steps: Option<Sourced<u32>>,
     subagent_max_steps: Option<Sourced<u32>>,
@@ -277,6 +281,7 @@ impl Layer {
             idle_timeout_secs: self.idle_timeout_secs.or(lower.idle_timeout_secs),
             connect_timeout_secs: self.connect_timeout_secs.or(lower.connect_timeout_secs),
             max_tries: self.max_tries.or(lower.max_tries),
+            max_output_tokens: self.max_output_tokens.or(lower.max_output_tokens),
             bash_timeout_secs: self.bash_timeout_secs.or(lower.bash_timeout_secs),
             max_steps: self.max_steps.or(lower.max_steps),
             subagent_max_steps: self.subagent_max_steps.or(lower.subagent_max_steps),
@@ -400,6 +405,7 @@ impl Config {
                 DEFAULT_CONNECT_TIMEOUT_SECS,
             ),
             max_tries: or_default(layer.max_tries, DEFAULT_MAX_TRIES),
+            max_output_tokens: or_default(layer.max_output_tokens, 0),
             bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),
             max_steps: or_default(layer.max_steps, DEFAULT_MAX_STEPS),
             subagent_max_steps: or_default(layer.subagent_max_steps, DEFAULT_SUBAGENT_MAX_STEPS),
@@ -492,6 +498,7 @@ impl fmt::Debug for Config {
             .field("idle_timeout_secs", &self.idle_timeout_secs)
             .field("connect_timeout_secs", &self.connect_timeout_secs)
             .field("max_tries", &self.max_tries)
+            .field("max_output_tokens", &self.max_output_tokens)
             .field("bash_timeout_secs", &self.bash_timeout_secs)
             .field("max_steps", &self.max_steps)
             .field("subagent_max_steps", &self.subagent_max_steps)

@@ -109,100 +109,93 @@ impl Serialize for Content<'_> {
 
 impl Serialize for Wire<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let message = match self.item {
-            Item::Stored(m) => m,
-            Item::AssistantNote(text) => {
-                let mut map = serializer.serialize_map(Some(2))?;
-                map.serialize_entry("role", "assistant")?;
-                map.serialize_entry("content", text)?;
-                return map.end();
-            }
-            Item::UserNote(text) => {
-                let mut map = serializer.serialize_map(Some(2))?;
-                map.serialize_entry("role", "user")?;
-                map.serialize_entry("content", text)?;
-                return map.end();
-            }
+        let (role, text) = match self.item {
+            Item::Stored(m) => return self.stored(m, serializer),
+            Item::AssistantNote(text) => ("assistant", text),
+            Item::UserNote(text) => ("user", text),
         };
-        let mut map = serializer.serialize_map(None)?;
-        match message {
-            Message::System { content } => {
-                map.serialize_entry("role", "system")?;
-                map.serialize_entry(
-                    "content",
-                    &Content {
-                        text: content,
-                        reminder: None,
-                        marked: self.marked,
-                    },
-                )?;
-            }
-            Message::User { content, reminder } => {
-                map.serialize_entry("role", "user")?;
-                map.serialize_entry(
-                    "content",
-                    &Content {
-                        text: content,
-                        reminder: reminder.as_deref(),
-                        marked: self.marked,
-                    },
-                )?;
-            }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("role", role)?;
+        map.serialize_entry("content", text)?;
+        map.end()
+    }
+}
+
+impl Wire<'_> {
+    /// A stored message as sent.
+    fn stored<S: Serializer>(&self, message: &Message, serializer: S) -> Result<S::Ok, S::Error> {
+        let (role, text, reminder, call_id) = match message {
+            Message::System { content } => ("system", content, &None, None),
+            Message::User { content, reminder } => ("user", content, reminder, None),
             Message::Tool {
                 tool_call_id,
                 content,
                 reminder,
-            } => {
-                map.serialize_entry("role", "tool")?;
-                map.serialize_entry("tool_call_id", tool_call_id)?;
-                map.serialize_entry(
-                    "content",
-                    &Content {
-                        text: content,
-                        reminder: reminder.as_deref(),
-                        marked: self.marked,
-                    },
-                )?;
+            } => ("tool", content, reminder, Some(tool_call_id)),
+            Message::Assistant { .. } => return self.assistant(message, serializer),
+        };
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("role", role)?;
+        if let Some(id) = call_id {
+            map.serialize_entry("tool_call_id", id)?;
+        }
+        map.serialize_entry(
+            "content",
+            &Content {
+                text,
+                reminder: reminder.as_deref(),
+                marked: self.marked,
+            },
+        )?;
+        map.end()
+    }
+
+    /// An assistant message: its content (a refusal stands in for an empty one), its
+    /// calls, and the provider state that goes back to its own model.
+    fn assistant<S: Serializer>(
+        &self,
+        message: &Message,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let Message::Assistant {
+            content,
+            tool_calls,
+            reasoning,
+            refusal,
+            model,
+        } = message
+        else {
+            return serializer.serialize_none();
+        };
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("role", "assistant")?;
+        let content = match (content.as_deref(), refusal.as_deref()) {
+            (None | Some(""), Some(refusal)) => Some(refusal),
+            (content, _) => content,
+        };
+        map.serialize_entry("content", &content)?;
+        let same_model = model.as_deref() == Some(self.options.model);
+        if !tool_calls.is_empty() {
+            if same_model {
+                map.serialize_entry("tool_calls", tool_calls)?;
+            } else {
+                // Another model's extras could be refused: the calls alone.
+                let plain: Vec<_> = tool_calls
+                    .iter()
+                    .map(|c| super::ToolCall {
+                        extra: serde_json::Map::new(),
+                        ..c.clone()
+                    })
+                    .collect();
+                map.serialize_entry("tool_calls", &plain)?;
             }
-            Message::Assistant {
-                content,
-                tool_calls,
-                reasoning,
-                refusal,
-                model,
-            } => {
-                map.serialize_entry("role", "assistant")?;
-                let content = match (content.as_deref(), refusal.as_deref()) {
-                    (None | Some(""), Some(refusal)) => Some(refusal),
-                    (content, _) => content,
-                };
-                map.serialize_entry("content", &content)?;
-                let same_model = model.as_deref() == Some(self.options.model);
-                if !tool_calls.is_empty() {
-                    if same_model {
-                        map.serialize_entry("tool_calls", tool_calls)?;
-                    } else {
-                        // Another model's extras could be refused: the calls alone.
-                        let plain: Vec<_> = tool_calls
-                            .iter()
-                            .map(|c| super::ToolCall {
-                                extra: serde_json::Map::new(),
-                                ..c.clone()
-                            })
-                            .collect();
-                        map.serialize_entry("tool_calls", &plain)?;
-                    }
-                }
-                if let Some(reasoning) = reasoning.as_ref().filter(|_| same_model) {
-                    if reasoning.field.as_deref() == Some("reasoning_content")
-                        && !tool_calls.is_empty()
-                    {
-                        map.serialize_entry("reasoning_content", &reasoning.text)?;
-                    }
-                    if !reasoning.details.is_empty() {
-                        map.serialize_entry("reasoning_details", &reasoning.details)?;
-                    }
-                }
+        }
+        if let Some(reasoning) = reasoning.as_ref().filter(|_| same_model) {
+            if reasoning.field.as_deref() == Some("reasoning_content") && !tool_calls.is_empty() {
+                map.serialize_entry("reasoning_content", &reasoning.text)?;
+            }
+            if !reasoning.details.is_empty() {
+                map.serialize_entry("reasoning_details", &reasoning.details)?;
             }
         }
         map.end()

@@ -3,14 +3,16 @@
 //!
 //! One loop `select!`s over the terminal's events, the agent's events and a frame timer.
 //! Every event goes through [`update`] (pure); the effects it returns are carried out here
-//! (send to the agent, answer an approval, ring the bell, list the sessions for the picker,
-//! switch to a resumed session by starting a new agent on it, quit); what they find comes
-//! back as events. Redraws are coalesced: an
-//! event marks the screen dirty and a frame is drawn at most every [`FRAME`] after a key, or
-//! every [`STREAM_FRAME`] while only the agent's output changes it; with nothing happening
-//! there is no timer at all, so an idle dashboard uses no CPU. The terminal is
-//! restored on every way out: normal exit, error, and panic (the hook restores it before
-//! the report is printed).
+//! (send to the agent, answer an approval, ring the bell, list the sessions or the models
+//! for a picker, switch to a resumed session by starting a new agent on it, resolve a model
+//! name for `/model`, quit); what they find comes back as events. What takes time (asking a
+//! model's server for its context window, up to two seconds) runs in a task of its own and
+//! comes back on the loop's background channel, so the loop never waits on the network.
+//! Redraws are coalesced: an event marks the screen dirty and a frame is drawn at most
+//! every [`FRAME`] after a key, or every [`STREAM_FRAME`] while only the agent's output
+//! changes it; with nothing happening there is no timer at all, so an idle dashboard uses
+//! no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
+//! hook restores it before the report is printed).
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -29,11 +31,15 @@ use crossterm::terminal::{
 use futures_util::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
+use tokio::sync::mpsc;
 
-use crate::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle, SessionSetup};
+use crate::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle, ModelSwitch, SessionSetup};
+use crate::app::event::{ModelResolved, ResolvedModel};
+use crate::app::model_picker::{ModelChoice, ModelList};
 use crate::app::picker::SessionList;
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
+use crate::config::{discover, Config, Discovery, ModelTarget, Source};
 use crate::session::{LoadedSession, SessionWriter};
 
 /// The shortest time between two frames after a key (about 60 a second: typing feels
@@ -73,18 +79,25 @@ pub struct Sessions {
 
 /// Run the dashboard until the user quits. `agent` is `None` when no model is configured
 /// (the first-run screen explains how to set one); `sessions` is `None` when this dashboard
-/// does not record sessions (the demo, no model), and `/resume` then says so.
+/// does not record sessions (the demo, no model), and `/resume` then says so; `config` is
+/// the settings `/model` lists and resolves models with (`None` for the demo, which runs
+/// on its scripted model only).
 pub async fn run(
     mut app: App,
     mut agent: Option<AgentHandle>,
     attention: Attention,
     mut sessions: Option<Sessions>,
+    mut config: Option<Config>,
 ) -> io::Result<()> {
     let mut terminal = enter()?;
+    let (background, mut finished) = mpsc::unbounded_channel();
     let mut ctx = Loop {
         agent: &mut agent,
         sessions: sessions.as_mut(),
+        config: config.as_mut(),
         attention,
+        background,
+        finished: &mut finished,
     };
     let result = event_loop(&mut terminal, &mut app, &mut ctx).await;
     if let Some(agent) = &agent {
@@ -99,7 +112,12 @@ struct Loop<'a> {
     /// The running agent; replaced when the user resumes another session.
     agent: &'a mut Option<AgentHandle>,
     sessions: Option<&'a mut Sessions>,
+    /// The settings, the model in effect kept up to date as the agent switches.
+    config: Option<&'a mut Config>,
     attention: Attention,
+    /// Where work done off the loop sends its result.
+    background: mpsc::UnboundedSender<AppEvent>,
+    finished: &'a mut mpsc::UnboundedReceiver<AppEvent>,
 }
 
 /// Raw mode, the alternate screen, bracketed paste; and a panic hook that undoes them
@@ -191,6 +209,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                     continue;
                 }
             },
+            Some(event) = ctx.finished.recv() => event,
             _ = tokio::time::sleep_until(frame_due.into()), if dirty => continue,
             _ = tokio::time::sleep_until(next_tick.into()), if busy => {
                 next_tick = Instant::now() + TICK;
@@ -233,6 +252,9 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
             sessions.current = Some(path.clone());
         }
     }
+    if let AppEvent::Agent(AgentEvent::ModelSwitched { name, window, .. }) = &event {
+        model_switched(name, *window, ctx);
+    }
     let mut pending = VecDeque::from([event]);
     while let Some(event) = pending.pop_front() {
         for effect in update(app, event) {
@@ -271,6 +293,17 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                 Effect::ResumeSession(path) => {
                     pending.push_back(AppEvent::Resumed(switch_session(&path, ctx)))
                 }
+                Effect::ListModels => match ctx.config.as_deref() {
+                    Some(config) => pending.push_back(AppEvent::Models(list_models(config))),
+                    None => {
+                        app.hint = Some("this dashboard runs on its one model only".to_string())
+                    }
+                },
+                Effect::SwitchModel(name) => {
+                    if let Some(event) = resolve_model(name, ctx) {
+                        pending.push_back(event);
+                    }
+                }
                 Effect::Quit => quit = true,
             }
         }
@@ -294,12 +327,26 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
     let Some(sessions) = ctx.sessions.as_deref_mut() else {
         return Err("this dashboard does not record sessions".to_string());
     };
-    let (writer, loaded) = SessionWriter::resume(path).map_err(|e| {
+    let (writer, mut loaded) = SessionWriter::resume(path).map_err(|e| {
         format!(
             "cannot resume {}: {e}; still in the current session",
             path.display()
         )
     })?;
+    // The agent starts on the model in use; the update step then switches it to the one
+    // the session last ran on, when that still leads where it ran. When it does not, the
+    // session goes on with the model in use, and says why.
+    if let Some(config) = ctx.config.as_deref() {
+        let recorded = loaded
+            .model
+            .as_ref()
+            .map(|m| (m.name.as_str(), m.base_url.as_str()));
+        let decision = config.model_for_resume(recorded, false);
+        if decision.target.is_none() && !decision.notices.is_empty() {
+            loaded.model = None;
+            loaded.notices.extend(decision.notices);
+        }
+    }
     let setup = SessionSetup {
         writer,
         resumed: Some(loaded.clone()),
@@ -312,6 +359,124 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
     }
     sessions.current = Some(path.to_path_buf());
     Ok(Box::new(loaded))
+}
+
+/// The models `/model` offers: the one in use with the window in effect, then every
+/// `[providers.NAME.models.MODEL]` entry with its configured window (or the
+/// `--context-window` that applies to all) and prices.
+fn list_models(config: &Config) -> ModelList {
+    let explicit_window = matches!(
+        config.context_window.source,
+        Source::Flag(_) | Source::Env(_)
+    )
+    .then_some(config.context_window.value);
+    let models = config
+        .providers
+        .iter()
+        .flat_map(|p| p.models.iter().map(move |m| (p, m)))
+        .map(|(p, m)| ModelChoice {
+            name: format!("{}/{}", p.name, m.name),
+            window: explicit_window.or(m.context_window.as_ref().map(|w| w.value)),
+            prices: usage_prices(&crate::config::Prices {
+                input: m.input_price.as_ref().map(|p| p.value),
+                cached_input: m.cached_input_price.as_ref().map(|p| p.value),
+                output: m.output_price.as_ref().map(|p| p.value),
+            }),
+        })
+        .collect();
+    ModelList {
+        current: ModelChoice {
+            name: config.model_name.clone(),
+            window: Some(config.context_window.value),
+            prices: usage_prices(&config.prices),
+        },
+        models,
+    }
+}
+
+/// Resolve `name` for a switch. The answer comes back at once, unless the server must be
+/// asked for the window: then a task asks it (within `discover::TIMEOUT`) and the answer
+/// arrives on the background channel.
+fn resolve_model(name: String, ctx: &mut Loop<'_>) -> Option<AppEvent> {
+    let answer =
+        |name: String, result| AppEvent::ModelResolved(Box::new(ModelResolved { name, result }));
+    let Some(config) = ctx.config.as_deref() else {
+        return Some(answer(
+            name,
+            Err("this dashboard runs on its one model only".to_string()),
+        ));
+    };
+    let target = match config.resolve_model(&name) {
+        Ok(target) => target,
+        Err(e) => {
+            let message = format!(
+                "cannot switch to {name}: {e}; still using {}",
+                config.model_name
+            );
+            return Some(answer(name, Err(message)));
+        }
+    };
+    let warnings = config.model_warnings(&target);
+    if target.discovery == Discovery::None {
+        return Some(answer(name, Ok(ready(target, None, warnings))));
+    }
+    let background = ctx.background.clone();
+    tokio::spawn(async move {
+        let found = discover::context_window(&target).await.map(|d| d.tokens);
+        let _ = background.send(answer(name, Ok(ready(target, found, warnings))));
+    });
+    None
+}
+
+/// What the agent needs to switch to `target`; `window` is what its server reported.
+fn ready(target: ModelTarget, window: Option<u64>, warnings: Vec<String>) -> ResolvedModel {
+    ResolvedModel {
+        switch: ModelSwitch {
+            window: window
+                .filter(|&w| w > 0)
+                .unwrap_or(target.context_window.value),
+            prices: usage_prices(&target.prices),
+            name: target.name,
+            model: target.model.value,
+            base_url: target.base_url.value,
+            api_key: target.api_key.value,
+            headers: target.headers,
+        },
+        warnings,
+    }
+}
+
+/// The agent runs on `name` now: so do the settings a resumed session starts from and
+/// the next `/model` list.
+fn model_switched(name: &str, window: u64, ctx: &mut Loop<'_>) {
+    let Some(config) = ctx.config.as_deref_mut() else {
+        return;
+    };
+    let Ok(mut target) = config.resolve_model(name) else {
+        return;
+    };
+    target.context_window.value = window;
+    target.discovery = Discovery::None;
+    config.set_target(target);
+    if let Some(sessions) = ctx.sessions.as_deref_mut() {
+        let agent = &mut sessions.agent_config;
+        agent.client.base_url = config.base_url.value.clone();
+        agent.client.api_key = config.api_key.value.clone();
+        agent.client.model = config.model.value.clone();
+        agent.client.name = config.model_name.clone();
+        agent.client.extra_headers = config.headers.clone();
+        agent.context.window = window;
+    }
+}
+
+/// A model's prices for the cost shown in `/cost`, `/context`, the model picker and the
+/// headless summary: `None` unless both the input and the output price are configured.
+pub fn usage_prices(prices: &crate::config::Prices) -> Option<crate::agent::Prices> {
+    Some(crate::agent::Prices {
+        input: prices.input?,
+        cached_input: prices.cached_input,
+        output: prices.output?,
+    })
 }
 
 /// The terminal bell and a desktop notification (OSC 9, understood by iTerm2, kitty,

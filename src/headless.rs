@@ -349,6 +349,18 @@ impl Printer {
                 eprintln!("rein: {}", one_line(message, 500));
             }
             AgentEvent::Context(_) => {}
+            AgentEvent::ModelSwitched {
+                name,
+                window,
+                over_budget,
+                ..
+            } => {
+                self.newline_stdout();
+                eprintln!(
+                    "rein: {}",
+                    agent::model_switched_text(name, *window, *over_budget)
+                );
+            }
             AgentEvent::Notice { message } => {
                 self.newline_stdout();
                 eprintln!("rein: {}", one_line(message, 300));

@@ -9,13 +9,13 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use rein::agent::{AgentConfig, ClientConfig, SessionSetup};
-use rein::app::state::SessionInfo;
+use rein::app::state::{Cell, NoticeKind, SessionInfo};
 use rein::app::App;
 use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::policy::RulePolicy;
 use rein::sandbox::{Sandbox, SandboxSettings};
-use rein::session::{SessionMeta, SessionWriter};
+use rein::session::{LoadedSession, SessionMeta, SessionWriter};
 use rein::skills::SkillSet;
 
 /// rein: a terminal coding agent for any OpenAI-compatible model.
@@ -179,12 +179,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 
     let skills = discover_skills(&config, &env, &root);
-    let Some(prompt) = cli.prompt.clone() else {
-        return run_dashboard(&config, root, sandbox, policy, skills, &cli);
-    };
-    if cli.resume.as_deref() == Some("") {
+    if cli.prompt.is_some() && cli.resume.as_deref() == Some("") {
         return Err("headless --resume needs an ID; `rein sessions` lists them".to_string());
     }
+    // The session to continue, and the model it goes on with.
+    let resumed = resume_session(&mut config, &root, &cli)?;
+    let Some(prompt) = cli.prompt.clone() else {
+        return run_dashboard(config, root, sandbox, policy, skills, resumed, &cli);
+    };
     let prompt = if prompt == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -201,17 +203,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         eprintln!("rein: warning: {warning}");
     }
     let agent_config = agent_config(&config, root.clone(), sandbox, policy, skills)?;
-    let session = open_session(&config, &root, &cli)?;
-    if let Some(resumed) = &session.resumed {
-        eprintln!(
-            "rein: continuing session {} ({} messages)",
-            resumed.id(),
-            resumed.message_count
-        );
-        for notice in &resumed.notices {
-            eprintln!("rein: {notice}");
+    let session = match resumed {
+        Some(resumed) => {
+            let loaded = &resumed.session;
+            eprintln!(
+                "rein: continuing session {} ({} messages)",
+                loaded.id(),
+                loaded.message_count
+            );
+            for notice in loaded.notices.iter().chain(&resumed.model_notices) {
+                eprintln!("rein: {notice}");
+            }
+            resumed.setup(&config)
         }
-    }
+        None => new_session(&config, &root)?,
+    };
     let session_id = session.writer.id().to_string();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -224,7 +230,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Format::Jsonl => OutputFormat::Jsonl,
         },
         yes: cli.yes,
-        prices: usage_prices(&config.prices),
+        prices: rein::dashboard::usage_prices(&config.prices),
     };
     let code = runtime.block_on(headless::run_with_session(
         agent_config,
@@ -239,11 +245,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 
 /// The full-screen dashboard. Without a model it still opens, and explains how to set one.
 fn run_dashboard(
-    config: &Config,
+    config: Config,
     root: PathBuf,
     sandbox: Arc<Sandbox>,
     policy: Arc<RulePolicy>,
     skills: Arc<SkillSet>,
+    resumed: Option<Resumed>,
     cli: &Cli,
 ) -> Result<ExitCode, String> {
     use std::io::IsTerminal;
@@ -264,10 +271,10 @@ fn run_dashboard(
             .value
             .trim()
             .is_empty()
-            .then(|| setup_text(config)),
+            .then(|| setup_text(&config)),
         skills: skill_list(&skills),
         skill_notices: skills.notices.clone(),
-        prices: usage_prices(&config.prices),
+        prices: rein::dashboard::usage_prices(&config.prices),
     };
     let mut app = App::new(info, config.context_window.value);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -275,12 +282,20 @@ fn run_dashboard(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let result = runtime.block_on(async {
-        let (agent, sessions) = match agent_config(config, root.clone(), sandbox, policy, skills) {
+        let (agent, sessions) = match agent_config(&config, root.clone(), sandbox, policy, skills) {
             Ok(agent_config) => {
-                let session = open_session(config, &root, cli)?;
-                if let Some(resumed) = &session.resumed {
-                    rein::app::resume::restore(&mut app, resumed);
-                }
+                let session = match resumed {
+                    Some(resumed) => {
+                        rein::app::resume::restore(&mut app, &resumed.session);
+                        for notice in &resumed.model_notices {
+                            app.transcript
+                                .cells
+                                .push(Cell::notice(NoticeKind::Info, notice.clone()));
+                        }
+                        resumed.setup(&config)
+                    }
+                    None => new_session(&config, &root)?,
+                };
                 let sessions = rein::dashboard::Sessions {
                     data_dir: config.data_dir.clone(),
                     agent_config: agent_config.clone(),
@@ -293,7 +308,8 @@ fn run_dashboard(
             }
             Err(_) => (None, None),
         };
-        rein::dashboard::run(app, agent, attention(config), sessions)
+        let attention = attention(&config);
+        rein::dashboard::run(app, agent, attention, sessions, Some(config))
             .await
             .map_err(|e| format!("terminal error: {e}"))
     });
@@ -348,7 +364,7 @@ fn run_demo() -> Result<ExitCode, String> {
         agent.send(rein::agent::AgentCommand::UserMessage(
             demo.first_prompt().to_string(),
         ));
-        let result = rein::dashboard::run(app, Some(agent), attention(&config), None)
+        let result = rein::dashboard::run(app, Some(agent), attention(&config), None, None)
             .await
             .map_err(|e| format!("terminal error: {e}"));
         drop(demo);
@@ -358,13 +374,33 @@ fn run_demo() -> Result<ExitCode, String> {
     result.map(|()| ExitCode::SUCCESS)
 }
 
-/// The session this run records into: a new one, or the one `--continue`/`--resume ID`
-/// names. (`--resume` without an ID starts a new one; the dashboard opens its picker.)
-fn open_session(config: &Config, root: &Path, cli: &Cli) -> Result<SessionSetup, String> {
+/// A session to continue (`--continue`, `--resume ID`), read and opened for appending.
+struct Resumed {
+    writer: SessionWriter,
+    session: LoadedSession,
+    /// Which model it goes on with, and why.
+    model_notices: Vec<String>,
+}
+
+impl Resumed {
+    fn setup(self, config: &Config) -> SessionSetup {
+        SessionSetup {
+            writer: self.writer,
+            resumed: Some(self.session),
+            data_dir: config.data_dir.clone(),
+        }
+    }
+}
+
+/// The session `--continue` or `--resume ID` names, if any (`--resume` without an ID
+/// continues none: the dashboard opens its picker). The settings switch to the model the
+/// session last ran on, unless `--model` is given or the name no longer resolves (see
+/// `Config::model_for_resume`); its window is asked of the server as at startup.
+fn resume_session(config: &mut Config, root: &Path, cli: &Cli) -> Result<Option<Resumed>, String> {
     let data_dir = config.data_dir.clone();
     let path = if cli.continue_session {
         match rein::session::latest_for_project(&data_dir, root) {
-            Some(summary) => Some(summary.path),
+            Some(summary) => summary.path,
             None => {
                 return Err(format!(
                     "no earlier session for {} to continue (`rein sessions` lists them)",
@@ -373,35 +409,43 @@ fn open_session(config: &Config, root: &Path, cli: &Cli) -> Result<SessionSetup,
             }
         }
     } else if let Some(id) = cli.resume.as_deref().filter(|id| !id.is_empty()) {
-        Some(rein::session::find(&data_dir, id).map_err(|e| e.to_string())?)
+        rein::session::find(&data_dir, id).map_err(|e| e.to_string())?
     } else {
-        None
+        return Ok(None);
     };
-    match path {
-        Some(path) => {
-            let (writer, loaded) = SessionWriter::resume(&path)
-                .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
-            Ok(SessionSetup {
-                writer,
-                resumed: Some(loaded),
-                data_dir,
-            })
-        }
-        None => {
-            let meta = SessionMeta::new(root.to_path_buf(), config.model.value.clone());
-            let writer = SessionWriter::create(&data_dir, meta).map_err(|e| {
-                format!(
-                    "cannot create a session file under {}: {e}",
-                    data_dir.display()
-                )
-            })?;
-            Ok(SessionSetup {
-                writer,
-                resumed: None,
-                data_dir,
-            })
-        }
+    let (writer, session) = SessionWriter::resume(&path)
+        .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
+    let recorded = session
+        .model
+        .as_ref()
+        .map(|m| (m.name.as_str(), m.base_url.as_str()));
+    let decision = config.model_for_resume(recorded, cli.model.is_some());
+    if let Some(target) = decision.target {
+        config.set_target(target);
+        discover_window(config);
     }
+    Ok(Some(Resumed {
+        writer,
+        session,
+        model_notices: decision.notices,
+    }))
+}
+
+/// A new session file for this run.
+fn new_session(config: &Config, root: &Path) -> Result<SessionSetup, String> {
+    let data_dir = config.data_dir.clone();
+    let meta = SessionMeta::new(root.to_path_buf(), config.model.value.clone());
+    let writer = SessionWriter::create(&data_dir, meta).map_err(|e| {
+        format!(
+            "cannot create a session file under {}: {e}",
+            data_dir.display()
+        )
+    })?;
+    Ok(SessionSetup {
+        writer,
+        resumed: None,
+        data_dir,
+    })
 }
 
 /// `rein sessions` and `rein sessions export ID`.
@@ -532,16 +576,6 @@ fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
     Ok(root)
 }
 
-/// The model's prices for the cost shown in `/cost`, `/context` and the headless summary:
-/// `None` unless both the input and the output price are configured.
-fn usage_prices(prices: &rein::config::Prices) -> Option<rein::agent::Prices> {
-    Some(rein::agent::Prices {
-        input: prices.input?,
-        cached_input: prices.cached_input,
-        output: prices.output?,
-    })
-}
-
 fn agent_config(
     config: &Config,
     root: PathBuf,
@@ -560,6 +594,7 @@ fn agent_config(
         config.api_key.value.clone(),
         config.model.value.clone(),
     );
+    client.name = config.model_name.clone();
     client.idle_timeout = Duration::from_secs(config.idle_timeout_secs.value);
     client.connect_timeout = Duration::from_secs(config.connect_timeout_secs.value);
     client.max_tries = config.max_tries.value;

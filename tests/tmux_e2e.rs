@@ -272,3 +272,96 @@ async fn context_and_compact_from_the_dashboard() {
     .await;
     tmux.send("", &["C-c"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switch_the_model_from_the_picker_mid_conversation() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let alpha = ScriptedServer::start(vec![Reply::text("Alpha answers **first**.")])
+        .await
+        .unwrap();
+    let beta = ScriptedServer::start(vec![Reply::text("Beta answers **second**.")])
+        .await
+        .unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    std::fs::write(
+        rein_home.join("config.toml"),
+        format!(
+            r#"model = "alpha/model-a"
+
+[providers.alpha]
+base_url = "{}"
+models = {{ "model-a" = {{ context_window = 128000 }} }}
+
+[providers.beta]
+base_url = "{}"
+api_key_env = "BETA_KEY"
+models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price = 2 }} }}
+"#,
+            alpha.base_url(),
+            beta.base_url()
+        ),
+    )
+    .unwrap();
+    let command: Vec<String> = vec![
+        "env".into(),
+        "-i".into(),
+        format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
+        format!("HOME={}", home.path().display()),
+        format!("REIN_HOME={}", rein_home.display()),
+        "BETA_KEY=sk-beta".into(),
+        "TERM=xterm-256color".into(),
+        "LANG=C.UTF-8".into(),
+        env!("CARGO_BIN_EXE_rein").into(),
+        "--cwd".into(),
+        project.path().display().to_string(),
+    ];
+    let tmux = Tmux::start(&command, 110, 32);
+    tmux.wait_for("the dashboard on alpha", |s| s.contains("alpha/model-a"))
+        .await;
+    tmux.send("first question", &["Enter"]);
+    tmux.wait_for("alpha's reply", |s| s.contains("Alpha answers first."))
+        .await;
+
+    tmux.send("/model", &["Enter"]);
+    let screen = tmux
+        .wait_for("the model picker", |s| s.contains("Switch model (2)"))
+        .await;
+    assert!(screen.contains("alpha/model-a  ● in use"), "{screen}");
+    assert!(screen.contains("beta/model-b"), "{screen}");
+    tmux.send("BETA", &[]);
+    tmux.wait_for("the filter", |s| {
+        s.contains("filter BETA") && s.contains("(1 of 2)")
+    })
+    .await;
+    tmux.send("", &["Enter"]);
+    let screen = tmux
+        .wait_for("the switch", |s| {
+            s.contains("now using beta/model-b (window 50k tokens)") && !s.contains("Switch model")
+        })
+        .await;
+    let status = screen
+        .lines()
+        .find(|l| l.contains("ready"))
+        .unwrap_or_default();
+    assert!(status.contains("beta/model-b"), "the status line: {screen}");
+    assert!(screen.contains("/50k"), "the gauge's new window: {screen}");
+
+    tmux.send("second question", &["Enter"]);
+    tmux.wait_for("beta's reply", |s| s.contains("Beta answers second."))
+        .await;
+    assert_eq!(
+        alpha.requests().len(),
+        1,
+        "alpha got only the first question"
+    );
+    let request = &beta.requests()[0];
+    assert_eq!(request["model"], "model-b");
+    let text = request.to_string();
+    assert!(
+        text.contains("first question") && text.contains("Alpha answers"),
+        "the history goes along: {text:.800}"
+    );
+    tmux.send("", &["C-c"]);
+}

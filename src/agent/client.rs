@@ -26,7 +26,12 @@ pub struct ClientConfig {
     /// e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
     pub base_url: String,
     pub api_key: String,
+    /// The model id sent to the server.
     pub model: String,
+    /// The model as the user names it, provider prefix included (`ollama/qwen3-coder`):
+    /// what the session file records and a resumed session is resolved by. The id by
+    /// default.
+    pub name: String,
     /// A stream that sends nothing for this long is given up.
     pub idle_timeout: Duration,
     pub connect_timeout: Duration,
@@ -48,10 +53,12 @@ impl ClientConfig {
         api_key: impl Into<String>,
         model: impl Into<String>,
     ) -> Self {
+        let model = model.into();
         ClientConfig {
             base_url: base_url.into(),
             api_key: api_key.into(),
-            model: model.into(),
+            name: model.clone(),
+            model,
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
             max_tries: 5,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-pub use super::usage::Usage;
+pub use super::usage::{Prices, Usage};
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -140,6 +140,22 @@ pub enum AgentEvent {
     /// The context's size now: sent after every reply, every rewrite of the history, and
     /// when a session starts or resumes.
     Context(ContextStats),
+    /// The conversation runs on another model from now on (`/model`, between turns): the
+    /// name the user gave, the id sent to `base_url`, its context window, and the prices
+    /// the front end passed along. When the history did not fit the new window's budget it
+    /// was stubbed, dropped or compacted first (those events came before this one);
+    /// `over_budget` holds the token count when even that could not make it fit. A
+    /// `Context` event with the new window follows.
+    ModelSwitched {
+        name: String,
+        model: String,
+        base_url: String,
+        window: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        over_budget: Option<OverBudget>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prices: Option<Prices>,
+    },
     /// Something the user should know that is not an error.
     Notice { message: String },
     /// Something went wrong; the session stays usable.
@@ -206,6 +222,31 @@ pub struct ContextStats {
     pub breakdown: crate::context::budget::Breakdown,
 }
 
+/// A conversation left over the new model's budget after a switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OverBudget {
+    /// Tokens in the conversation.
+    pub tokens: u64,
+    /// The budget: `compact_at` of the new window.
+    pub budget: u64,
+}
+
+/// What the user reads about a switch, in the dashboard and headless alike: "now using
+/// ollama/qwen3-coder (window 32k tokens)", and what to do when the conversation does not
+/// fit.
+pub fn model_switched_text(name: &str, window: u64, over_budget: Option<OverBudget>) -> String {
+    let short = crate::context::short_count;
+    let mut text = format!("now using {name} (window {} tokens)", short(window));
+    if let Some(over) = over_budget {
+        text.push_str(&format!(
+            "; the conversation ({} tokens) is over the new window's budget ({}) and could              not be compacted enough: /compact, or /clear to start over",
+            short(over.tokens),
+            short(over.budget)
+        ));
+    }
+    text
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -254,8 +295,47 @@ pub enum AgentCommand {
     /// Compact the conversation now (`/compact [focus]`): the whole history becomes a
     /// handoff note, written with the focus text in mind. Queued while a turn runs.
     Compact { focus: Option<String> },
+    /// Go on with another model (`/model`): between turns (queued while one runs), the
+    /// history kept, compacted first when it does not fit the new window.
+    SetModel(Box<ModelSwitch>),
     /// End the agent task.
     Shutdown,
+}
+
+/// Everything the agent needs to talk to another model: plain data, resolved by the
+/// front end from the settings (`Config::resolve_model`).
+#[derive(Clone, PartialEq)]
+pub struct ModelSwitch {
+    /// The model as the user names it (`ollama/qwen3-coder`).
+    pub name: String,
+    /// The id sent to the server (`qwen3-coder`).
+    pub model: String,
+    /// The chat-completions base, e.g. `http://127.0.0.1:11434/v1`.
+    pub base_url: String,
+    /// Empty when none is needed.
+    pub api_key: String,
+    /// Extra HTTP headers for every request (the provider's).
+    pub headers: Vec<(String, String)>,
+    /// The model's context window in tokens.
+    pub window: u64,
+    /// The model's prices, when configured: handed back in
+    /// [`AgentEvent::ModelSwitched`] for the front end's cost figures.
+    pub prices: Option<Prices>,
+}
+
+impl std::fmt::Debug for ModelSwitch {
+    /// The key masked, so it never reaches a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSwitch")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &if self.api_key.is_empty() { "" } else { "***" })
+            .field("headers", &self.headers)
+            .field("window", &self.window)
+            .field("prices", &self.prices)
+            .finish()
+    }
 }
 
 /// The reply channel that comes with [`AgentEvent::ApprovalNeeded`]: a one-shot answer.

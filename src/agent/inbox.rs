@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::events::{AgentCommand, ApprovalDecision, ApprovalReply};
+use super::events::{AgentCommand, ApprovalDecision, ApprovalReply, ModelSwitch};
 
 /// The approval requests of running subagents, by request id.
 pub(crate) type OpenApprovals = Arc<Mutex<HashMap<String, ApprovalReply>>>;
@@ -23,6 +23,7 @@ pub(crate) enum Queued {
     NewConversation,
     Rename(String),
     Compact(Option<String>),
+    SetModel(Box<ModelSwitch>),
 }
 
 /// The command channel, watched while the agent awaits something else.
@@ -97,6 +98,9 @@ impl Inbox {
                 Ok(AgentCommand::Compact { focus }) => {
                     self.queued.push_back(Queued::Compact(focus))
                 }
+                Ok(AgentCommand::SetModel(switch)) => {
+                    self.queued.push_back(Queued::SetModel(switch))
+                }
                 Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
                     self.shutdown = true;
                     return;
@@ -129,6 +133,10 @@ impl Inbox {
             }
             Some(AgentCommand::Compact { focus }) => {
                 self.queued.push_back(Queued::Compact(focus));
+                false
+            }
+            Some(AgentCommand::SetModel(switch)) => {
+                self.queued.push_back(Queued::SetModel(switch));
                 false
             }
             Some(AgentCommand::Approval { id, decision }) => {

@@ -25,8 +25,8 @@ use tokio::task::JoinHandle;
 pub use crate::conversation::{Message, ToolCall};
 pub use client::{ClientConfig, ClientError, LlmClient};
 pub use events::{
-    AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ContextStats, SubagentEvent,
-    TurnOutcome,
+    model_switched_text, AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ContextStats,
+    ModelSwitch, OverBudget, SubagentEvent, TurnOutcome,
 };
 pub use usage::{Prices, Usage, UsageTotals};
 

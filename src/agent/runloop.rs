@@ -40,6 +40,7 @@ use crate::tools::write_todos::Todo;
 use crate::tools::{self, ToolContext, Toolset};
 
 mod fit;
+mod switch;
 
 const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
 
@@ -71,6 +72,8 @@ pub(crate) struct Agent {
     session_dir: Option<PathBuf>,
     /// Set once a write failed: the user hears about it once, not per entry.
     recorder_failed: bool,
+    /// The model the resumed session last recorded (see `Entry::Model`), if any.
+    recorded_model: Option<String>,
     /// User turns started by this agent: names each turn's spill folder.
     turns: u64,
     /// The running (or last) turn's spill files.
@@ -100,6 +103,9 @@ impl Agent {
             Some(s) => (Some(s.writer), Some(s.data_dir), s.resumed),
             None => (None, None, None),
         };
+        let recorded_model = resumed
+            .as_ref()
+            .and_then(|r| r.model_name().map(str::to_string));
         if let Some(resumed) = resumed {
             // The system prompt is always fresh (this directory, these skills); the rest is
             // the session as it was.
@@ -137,6 +143,7 @@ impl Agent {
             recorder,
             session_dir,
             recorder_failed: false,
+            recorded_model,
             turns: 0,
             spill: TurnSpill::unlimited(),
             after_last_turn: None,
@@ -178,6 +185,11 @@ impl Agent {
         if let Some(dir) = &self.config.context.spill_dir {
             crate::context::spill::sweep_stale(dir, SystemTime::now());
         }
+        // A new session, or one resumed on another model than it last ran on, says which
+        // model it runs on now (what a later `--continue` resumes on).
+        if self.recorded_model.as_deref() != Some(self.config.client.name.as_str()) {
+            self.record_model();
+        }
         self.emit_context();
         loop {
             self.inbox.settle();
@@ -198,6 +210,10 @@ impl Agent {
                     self.compact_on_demand(focus).await;
                     continue;
                 }
+                Some(Queued::SetModel(switch)) => {
+                    self.switch_model(*switch).await;
+                    continue;
+                }
                 None => match self.inbox.rx.recv().await {
                     None | Some(AgentCommand::Shutdown) => break,
                     Some(AgentCommand::UserMessage(text)) => text,
@@ -211,6 +227,10 @@ impl Agent {
                     }
                     Some(AgentCommand::Compact { focus }) => {
                         self.compact_on_demand(focus).await;
+                        continue;
+                    }
+                    Some(AgentCommand::SetModel(switch)) => {
+                        self.switch_model(*switch).await;
                         continue;
                     }
                     Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
@@ -292,6 +312,7 @@ impl Agent {
                         path: writer.path().to_path_buf(),
                     });
                     self.recorder = Some(writer);
+                    self.record_model();
                 }
                 Err(e) => self.emit(AgentEvent::Error {
                     message: format!(

@@ -222,6 +222,16 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             app.gauge.apply(&stats);
             app.context = Some(stats);
         }
+        AgentEvent::ModelSwitched {
+            name,
+            window,
+            over_budget,
+            prices,
+            ..
+        } => {
+            let text = crate::agent::model_switched_text(&name, window, over_budget);
+            super::model_switch::switched(app, name, prices, text);
+        }
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
         AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),

@@ -1,5 +1,5 @@
-//! Slash commands typed in the input: `/help`, `/clear`, `/resume`, `/todos`, `/skills`,
-//! `/rename`, `/context`, `/compact`, `/cost`, `/quit`.
+//! Slash commands typed in the input: `/help`, `/clear`, `/resume`, `/model`, `/todos`,
+//! `/skills`, `/rename`, `/context`, `/compact`, `/cost`, `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
@@ -20,6 +20,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/resume",
         "pick an earlier session and continue it (type to filter)",
+    ),
+    (
+        "/model [NAME]",
+        "switch the model, keeping the conversation: pick a configured one (type to filter), or NAME (PROVIDER/MODEL) directly",
     ),
     ("/todos", "show or hide the todo pane"),
     ("/skills", "list the skills the model can load"),
@@ -45,6 +49,8 @@ pub enum Command {
     Help,
     Clear,
     Resume,
+    /// `/model [NAME]`: the name when given, else the picker.
+    Model(Option<String>),
     Todos,
     Skills,
     /// `/rename NAME`: the new title (empty when none was given).
@@ -77,6 +83,7 @@ pub fn parse(input: &str) -> Option<Command> {
         "help" => Command::Help,
         "clear" => Command::Clear,
         "resume" => Command::Resume,
+        "model" | "models" => Command::Model(Some(rest()).filter(|n| !n.is_empty())),
         "todos" => Command::Todos,
         "skills" => Command::Skills,
         "rename" => Command::Rename(rest()),
@@ -119,6 +126,14 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
                 app.hint = Some(super::picker::busy_hint());
             } else {
                 effects.push(Effect::OpenPicker);
+            }
+        }
+        Command::Model(Some(name)) => super::model_switch::begin(app, &name, effects),
+        Command::Model(None) => {
+            if app.info.setup.is_some() {
+                app.hint = Some(super::composer::SETUP_HINT.to_string());
+            } else {
+                effects.push(Effect::ListModels);
             }
         }
         Command::Todos => app.show_todos = !app.show_todos,
@@ -243,6 +258,7 @@ pub fn help_text() -> String {
             "Session picker (/resume; type to filter)",
             &[Mode::Picker][..],
         ),
+        ("Model picker (/model; type to filter)", &[Mode::Models][..]),
         ("Context (/context)", &[Mode::Context][..]),
     ] {
         out.push_str(title);
@@ -277,6 +293,11 @@ mod tests {
         assert_eq!(parse("/exit"), Some(Command::Quit));
         assert_eq!(parse("/skills"), Some(Command::Skills));
         assert_eq!(parse("/resume"), Some(Command::Resume));
+        assert_eq!(parse("/model"), Some(Command::Model(None)));
+        assert_eq!(
+            parse("/model  ollama/qwen3-coder "),
+            Some(Command::Model(Some("ollama/qwen3-coder".into())))
+        );
         assert_eq!(parse("/context"), Some(Command::Context));
         assert_eq!(parse("/cost"), Some(Command::Cost));
         assert_eq!(parse("/compact"), Some(Command::Compact(None)));
@@ -303,6 +324,8 @@ mod tests {
             "/skills",
             "/context",
             "/compact [FOCUS]",
+            "/model [NAME]",
+            "switch to it",
             "Ctrl-C",
             "Shift-Enter",
             "allow once",

@@ -3,8 +3,10 @@
 //! Enter hands the trimmed text to [`submit`]: a slash command runs here (see
 //! [`super::commands`]), anything else goes to the agent as a user message and into the
 //! history. While a turn runs the message is also kept in `composer.queued` (the agent
-//! queues it; the transcript shows it when its turn starts). Up on the first line and Down
-//! on the last walk the history; the text typed before is kept as the draft.
+//! queues it; the transcript shows it when its turn starts), and while a model switch is
+//! being resolved it is held back until the switch is sent ([`super::model_switch`]). Up on
+//! the first line and Down on the last walk the history; the text typed before is kept as
+//! the draft.
 
 use std::time::Instant;
 
@@ -76,6 +78,12 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     let text = text.to_string();
     remember(app, &text);
     clear(&mut app.composer.textarea);
+    app.transcript.scroll = Default::default();
+    // While a model switch is resolved, the message waits for it (and goes to the new
+    // model).
+    if super::model_switch::hold(app, &text) {
+        return;
+    }
     app.hint = None;
     if app.busy() {
         app.composer.queued.push(text.clone());
@@ -84,7 +92,6 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
         // message sent before its TurnStarted arrives shows as queued too.
         app.activity = Activity::Thinking { since: now };
     }
-    app.transcript.scroll = Default::default();
     effects.push(Effect::Agent(AgentCommand::UserMessage(text)));
 }
 

@@ -5,8 +5,9 @@ use std::time::Instant;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
+use super::model_picker::ModelList;
 use super::picker::SessionList;
-use crate::agent::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply};
+use crate::agent::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ModelSwitch};
 use crate::session::LoadedSession;
 
 /// Everything the dashboard reacts to, in one stream.
@@ -28,6 +29,29 @@ pub enum AppEvent {
     /// The loop switched to a chosen session (the agent runs on it now), or could not: the
     /// reason, and the current session goes on.
     Resumed(Result<Box<LoadedSession>, String>),
+    /// The models the loop listed for `/model`: opens the model picker.
+    Models(ModelList),
+    /// The loop resolved a model name ([`Effect::SwitchModel`]), its window asked of the
+    /// server where the settings leave it open.
+    ModelResolved(Box<ModelResolved>),
+}
+
+/// The answer to [`Effect::SwitchModel`].
+#[derive(Debug)]
+pub struct ModelResolved {
+    /// The name as asked for.
+    pub name: String,
+    /// What the agent needs, or why the name does not work (one line, for the transcript).
+    pub result: Result<ResolvedModel, String>,
+}
+
+/// A model ready to switch to.
+#[derive(Debug)]
+pub struct ResolvedModel {
+    pub switch: ModelSwitch,
+    /// What to know before talking to it (a project file that sends your key elsewhere, a
+    /// key that is missing).
+    pub warnings: Vec<String>,
 }
 
 /// What the update step asks the loop to do.
@@ -49,6 +73,11 @@ pub enum Effect {
     /// Load the session file, restart the agent on it, and come back with
     /// [`AppEvent::Resumed`].
     ResumeSession(PathBuf),
+    /// List the configured models and come back with [`AppEvent::Models`].
+    ListModels,
+    /// Resolve this model name (and ask its server for the window, off the loop) and come
+    /// back with [`AppEvent::ModelResolved`].
+    SwitchModel(String),
     /// Leave the dashboard.
     Quit,
 }

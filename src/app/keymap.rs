@@ -21,7 +21,8 @@ pub const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
 
 /// Where keys go. The main screen consults [`Mode::Global`] then [`Mode::Composer`]; the
 /// approval modal takes every key ([`Mode::Approval`], or [`Mode::Feedback`] while its text
-/// field is open), and so do the session picker and the `/context` layer.
+/// field is open), and so do the pickers and the `/context` layer
+/// ([`super::layer::Layer`] says which is on top).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     Global,
@@ -30,26 +31,16 @@ pub enum Mode {
     Feedback,
     /// The session picker (`/resume`).
     Picker,
+    /// The model picker (`/model`).
+    Models,
     /// The context layer (`/context`).
     Context,
 }
 
 impl Mode {
-    /// The modes that take keys in this state, in lookup order.
+    /// The modes that take keys in this state, in lookup order (the top layer's).
     pub fn active(app: &App) -> &'static [Mode] {
-        if app.approvals.queue.is_empty() {
-            if app.picker.is_some() {
-                &[Mode::Picker]
-            } else if app.context_open {
-                &[Mode::Context]
-            } else {
-                &[Mode::Global, Mode::Composer]
-            }
-        } else if app.approvals.feedback.is_some() {
-            &[Mode::Feedback]
-        } else {
-            &[Mode::Approval]
-        }
+        super::layer::Layer::top(app).modes()
     }
 
     /// The mode's name in the keymap file and in `/help`.
@@ -60,6 +51,7 @@ impl Mode {
             Mode::Approval => "approval",
             Mode::Feedback => "feedback",
             Mode::Picker => "picker",
+            Mode::Models => "models",
             Mode::Context => "context",
         }
     }
@@ -104,6 +96,8 @@ pub enum Action {
     ClosePicker,
     /// Picker: empty the filter.
     ClearFilter,
+    /// Model picker: switch to the selected model.
+    ChooseModel,
     /// Context layer: close it.
     CloseContext,
 }
@@ -330,6 +324,8 @@ struct RawKeymap {
     #[serde(default)]
     picker: Vec<RawBinding>,
     #[serde(default)]
+    models: Vec<RawBinding>,
+    #[serde(default)]
     context: Vec<RawBinding>,
 }
 
@@ -358,6 +354,7 @@ pub struct Keymap {
     approval: Vec<Binding>,
     feedback: Vec<Binding>,
     picker: Vec<Binding>,
+    models: Vec<Binding>,
     context: Vec<Binding>,
 }
 
@@ -385,6 +382,7 @@ impl Keymap {
             approval: convert(raw.approval),
             feedback: convert(raw.feedback),
             picker: convert(raw.picker),
+            models: convert(raw.models),
             context: convert(raw.context),
         };
         keymap.check_duplicates()?;
@@ -420,6 +418,10 @@ impl Keymap {
             (Mode::Picker, "esc", ClosePicker, "close"),
             (Mode::Picker, "up", ScrollUp, "up"),
             (Mode::Picker, "down", ScrollDown, "down"),
+            (Mode::Models, "enter", ChooseModel, "switch to it"),
+            (Mode::Models, "esc", ClosePicker, "close"),
+            (Mode::Models, "up", ScrollUp, "up"),
+            (Mode::Models, "down", ScrollDown, "down"),
             (Mode::Context, "esc", CloseContext, "close"),
             (Mode::Context, "q", CloseContext, "close"),
         ];
@@ -445,6 +447,7 @@ impl Keymap {
             Mode::Approval => &self.approval,
             Mode::Feedback => &self.feedback,
             Mode::Picker => &self.picker,
+            Mode::Models => &self.models,
             Mode::Context => &self.context,
         }
     }
@@ -456,6 +459,7 @@ impl Keymap {
             Mode::Approval => &mut self.approval,
             Mode::Feedback => &mut self.feedback,
             Mode::Picker => &mut self.picker,
+            Mode::Models => &mut self.models,
             Mode::Context => &mut self.context,
         }
     }
@@ -515,6 +519,7 @@ impl Keymap {
             Mode::Approval,
             Mode::Feedback,
             Mode::Picker,
+            Mode::Models,
             Mode::Context,
         ] {
             let mut seen = Vec::new();
@@ -592,6 +597,7 @@ mod tests {
             Mode::Approval,
             Mode::Feedback,
             Mode::Picker,
+            Mode::Models,
             Mode::Context,
         ] {
             assert!(
@@ -620,12 +626,13 @@ mod tests {
             Mode::Approval,
             Mode::Feedback,
             Mode::Picker,
+            Mode::Models,
             Mode::Context,
         ]
         .iter()
         .map(|&m| fallback.bindings(m).len())
         .sum();
-        assert_eq!(count, 21);
+        assert_eq!(count, 25);
     }
 
     #[test]

@@ -180,29 +180,38 @@ pub fn handle_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
         }
         return;
     }
+    if edit_filter(&mut picker.filter, &key) {
+        picker.selected = 0;
+    }
+}
+
+/// A key that edits a picker's filter: a character is typed, Backspace deletes. True when
+/// the filter changed (the selection then goes back to the top). Shared with the model
+/// picker.
+pub(super) fn edit_filter(filter: &mut String, key: &KeyEvent) -> bool {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let alt = key.modifiers.contains(KeyModifiers::ALT);
     match key.code {
-        KeyCode::Backspace => {
-            picker.filter.pop();
-            picker.selected = 0;
-        }
+        KeyCode::Backspace => filter.pop().is_some(),
         KeyCode::Char(c) if !ctrl && !alt && !c.is_control() => {
-            picker.filter.push(c);
-            picker.selected = 0;
+            filter.push(c);
+            true
         }
-        _ => {}
+        _ => false,
     }
+}
+
+/// Pasted text as one line of a filter: control characters (line breaks) become spaces.
+pub(super) fn paste_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// A paste while the picker is open goes into the filter, as one line.
 pub fn paste(app: &mut App, text: &str) {
     if let Some(picker) = app.picker.as_mut() {
-        let line: String = text
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        picker.filter.push_str(&line);
+        picker.filter.push_str(&paste_line(text));
         picker.selected = 0;
     }
 }

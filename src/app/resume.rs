@@ -26,6 +26,7 @@ pub fn reset(app: &mut App) {
     app.activity = Activity::Idle;
     app.approvals = Approvals::default();
     app.picker = None;
+    app.model_picker = None;
     app.hint = None;
     let composer = &mut app.composer;
     composer.history.clear();

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 use ratatui::text::Line;
 use tui_textarea::TextArea;
 
+use super::model_picker::ModelPicker;
+use super::model_switch::PendingSwitch;
 use super::picker::Picker;
 use crate::agent::{ApprovalReply, ContextStats, Prices, Usage, UsageTotals};
 use crate::permissions::Grant;
@@ -34,6 +36,10 @@ pub struct App {
     pub approvals: Approvals,
     /// The session picker (`/resume`), while it is open.
     pub picker: Option<Picker>,
+    /// The model picker (`/model`), while it is open.
+    pub model_picker: Option<ModelPicker>,
+    /// A model switch the loop is resolving, and the messages held until it answers.
+    pub model_switch: Option<PendingSwitch>,
     /// The agent's last count of the context and where it goes (`AgentEvent::Context`);
     /// `None` until the first one arrives.
     pub context: Option<ContextStats>,
@@ -417,6 +423,8 @@ impl App {
             activity: Activity::Idle,
             approvals: Approvals::default(),
             picker: None,
+            model_picker: None,
+            model_switch: None,
             context: None,
             context_open: false,
             mouse_capture: false,

@@ -2,11 +2,13 @@
 //! no clock: [`update_at`] takes the instant it runs at (tests pass fixed ones), and
 //! [`update`] reads the clock once for it.
 //!
-//! Keys go to the top layer: the approval modal while requests wait ([`super::approval`]),
-//! else the session picker while it is open ([`super::picker`]), else the `/context` layer
-//! while it is open ([`super::context_view`]), else the main screen, where the keymap's
-//! `global` and `composer` bindings come first and every other key edits the input. Agent events are applied in [`super::agent_events`];
-//! slash commands in [`super::commands`].
+//! Keys, pastes and the mouse go to the top layer ([`Layer::top`] decides): the approval
+//! modal while requests wait ([`super::approval`]), else the session picker
+//! ([`super::picker`]) or the model picker ([`super::model_picker`]) while one is open, else
+//! the `/context` layer while it is open ([`super::context_view`]), else the main screen,
+//! where the keymap's `global` and `composer` bindings come first and every other key
+//! edits the input. Agent events are applied in [`super::agent_events`]; slash commands in
+//! [`super::commands`]; model switches in [`super::model_switch`].
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +20,9 @@ use super::composer;
 use super::context_view;
 use super::event::{AppEvent, Effect};
 use super::keymap::{keymap, Action};
+use super::layer::Layer;
+use super::model_picker;
+use super::model_switch;
 use super::picker;
 use super::resume;
 use super::state::{App, Cell, NoticeKind, Scroll};
@@ -46,17 +51,14 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
     let mut effects = Vec::new();
     match event {
         AppEvent::Key(key) => handle_key(app, key, now, &mut effects),
-        AppEvent::Paste(text) => {
-            if !app.approvals.queue.is_empty() {
-                approval::paste(app, &text);
-            } else if app.picker.is_some() {
-                picker::paste(app, &text);
-            } else if app.context_open {
-                // The layer has no text field.
-            } else {
-                composer::paste(app, &text);
-            }
-        }
+        AppEvent::Paste(text) => match Layer::top(app) {
+            Layer::Approval | Layer::Feedback => approval::paste(app, &text),
+            Layer::Sessions => picker::paste(app, &text),
+            Layer::Models => model_picker::paste(app, &text),
+            // The layer has no text field.
+            Layer::Context => {}
+            Layer::Main => composer::paste(app, &text),
+        },
         AppEvent::Resize { width, height } => app.size = (width, height),
         AppEvent::Mouse(mouse) => handle_mouse(app, mouse),
         AppEvent::Agent(event) => agent_events::handle(app, event, now, &mut effects),
@@ -72,6 +74,13 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         AppEvent::Resumed(Ok(session)) => {
             resume::reset(app);
             resume::restore(app, &session);
+            // The new agent runs on the model in use; the session goes on with the one it
+            // last ran on.
+            if let Some(recorded) = session.model_name() {
+                if recorded != app.info.model {
+                    model_switch::begin(app, recorded, &mut effects);
+                }
+            }
         }
         AppEvent::Resumed(Err(message)) => {
             app.transcript
@@ -79,6 +88,8 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
                 .push(Cell::notice(NoticeKind::Error, message));
             app.transcript.scroll = Scroll::default();
         }
+        AppEvent::Models(list) => model_picker::open(app, list),
+        AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
     }
     effects
 }
@@ -87,17 +98,12 @@ fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effe
     if key.kind == KeyEventKind::Release {
         return;
     }
-    if !app.approvals.queue.is_empty() {
-        approval::handle_key(app, key, now, effects);
-        return;
-    }
-    if app.picker.is_some() {
-        picker::handle_key(app, key, effects);
-        return;
-    }
-    if app.context_open {
-        context_view::handle_key(app, key);
-        return;
+    match Layer::top(app) {
+        Layer::Approval | Layer::Feedback => return approval::handle_key(app, key, now, effects),
+        Layer::Sessions => return picker::handle_key(app, key, effects),
+        Layer::Models => return model_picker::handle_key(app, key, effects),
+        Layer::Context => return context_view::handle_key(app, key),
+        Layer::Main => {}
     }
     match keymap().action(app, &key) {
         Some(action) => run_action(app, action, now, effects),
@@ -187,6 +193,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::Resume
         | Action::ClosePicker
         | Action::ClearFilter
+        | Action::ChooseModel
         | Action::CloseContext => {}
     }
 }
@@ -215,16 +222,12 @@ fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
 }
 
 fn handle_mouse(app: &mut App, mouse: MouseEvent) {
-    if !app.approvals.queue.is_empty() {
-        approval::mouse(app, mouse);
-        return;
-    }
-    if app.picker.is_some() {
-        picker::mouse(app, mouse);
-        return;
-    }
-    if app.context_open {
-        return;
+    match Layer::top(app) {
+        Layer::Approval | Layer::Feedback => return approval::mouse(app, mouse),
+        Layer::Sessions => return picker::mouse(app, mouse),
+        Layer::Models => return model_picker::mouse(app, mouse),
+        Layer::Context => return,
+        Layer::Main => {}
     }
     match mouse.kind {
         MouseEventKind::ScrollUp => scroll_up(app, WHEEL_LINES),

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use providers::{Discovery, Header, ModelEntry, Provider};
-pub use target::{ModelTarget, Prices};
+pub use target::{ModelTarget, Prices, ResumeModel};
 
 use crate::permissions::Action;
 use crate::sandbox::SandboxMode;

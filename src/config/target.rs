@@ -94,6 +94,15 @@ impl std::fmt::Debug for ModelTarget {
     }
 }
 
+/// The model a resumed session runs on ([`Config::model_for_resume`]).
+#[derive(Debug, Default)]
+pub struct ResumeModel {
+    /// The model to switch the settings to; `None` to stay on the model in effect.
+    pub target: Option<ModelTarget>,
+    /// What was decided and why, one sentence each.
+    pub notices: Vec<String>,
+}
+
 /// What the stacked layers say that a model's resolution needs, kept so that another
 /// model can be resolved later with the same settings.
 #[derive(Debug, Clone)]
@@ -269,6 +278,58 @@ impl Config {
         self.context_window = target.context_window;
         self.prices = target.prices;
         self.discovery = target.discovery;
+    }
+
+    /// Which model a resumed session goes on with: the one it last ran on (`recorded`,
+    /// its name and base URL from the session file), unless the user named one with
+    /// `--model` on this command line (`model_flag`), or the name no longer resolves, or
+    /// it now resolves to another endpoint than the one the session ran at (the
+    /// conversation is not sent somewhere it never went); then the model in effect. `Some`
+    /// target when that means a switch from the model in effect; the notices say what was
+    /// decided and why (and warn about the target as
+    /// [`model_warnings`](Self::model_warnings) does).
+    pub fn model_for_resume(
+        &self,
+        recorded: Option<(&str, &str)>,
+        model_flag: bool,
+    ) -> ResumeModel {
+        let Some((name, base_url)) = recorded
+            .map(|(n, b)| (n.trim(), b.trim().trim_end_matches('/')))
+            .filter(|&(n, _)| !n.is_empty() && n != self.model_name)
+        else {
+            return ResumeModel::default();
+        };
+        let current = if self.model_name.trim().is_empty() {
+            "no model (none is configured)".to_string()
+        } else {
+            self.model_name.clone()
+        };
+        let fallback = |why: String| ResumeModel {
+            target: None,
+            notices: vec![format!(
+                "this session last ran on {name}; {why}; using {current}"
+            )],
+        };
+        if model_flag {
+            return fallback("--model names another".to_string());
+        }
+        match self.resolve_model(name) {
+            Ok(target) if target.base_url.value != base_url => fallback(format!(
+                "that name now leads to {} instead of {base_url}",
+                target.base_url.value
+            )),
+            Ok(target) => {
+                let mut notices = vec![format!(
+                    "continuing on {name}, the model this session last ran on"
+                )];
+                notices.extend(self.model_warnings(&target));
+                ResumeModel {
+                    target: Some(target),
+                    notices,
+                }
+            }
+            Err(e) => fallback(format!("the name does not resolve any more ({e})")),
+        }
     }
 
     /// The context window the server reported at `url`; it wins over the

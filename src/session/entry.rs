@@ -64,6 +64,17 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         auto: bool,
     },
+    /// The model the conversation runs on from here: written when a session starts or
+    /// resumes on a model other than the one last recorded, and at every `/model` switch.
+    /// `name` is the model as the user names it (`ollama/qwen3-coder`, what `--model`
+    /// takes and a resumed session is resolved by); `model` the id sent to `base_url`;
+    /// `window` the context window in tokens.
+    Model {
+        name: String,
+        model: String,
+        base_url: String,
+        window: u64,
+    },
 }
 
 impl Entry {
@@ -118,6 +129,7 @@ impl Entry {
             Entry::Reminder { .. } => "reminder",
             Entry::Rule { .. } => "rule",
             Entry::Title { .. } => "title",
+            Entry::Model { .. } => "model",
         }
     }
 }
@@ -214,5 +226,18 @@ mod tests {
         assert_eq!(serde_json::from_value::<Record>(v).unwrap(), r);
         let t = serde_json::to_value(Entry::title("x")).unwrap();
         assert_eq!(t, json!({"type":"title","title":"x"}));
+        let m = Entry::Model {
+            name: "ollama/qwen3-coder".into(),
+            model: "qwen3-coder".into(),
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            window: 32_768,
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            v,
+            json!({"type":"model","name":"ollama/qwen3-coder","model":"qwen3-coder",
+                   "base_url":"http://127.0.0.1:11434/v1","window":32768})
+        );
+        assert_eq!(serde_json::from_value::<Entry>(v).unwrap(), m);
     }
 }

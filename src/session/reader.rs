@@ -3,7 +3,7 @@
 //! Every line is parsed on its own. A line that does not parse is skipped with a notice: the
 //! last one is a write cut off by a crash, one in the middle names its line number. Then the
 //! entries are replayed in order: messages append to the history, a compaction replaces it,
-//! the latest todo list and title win, rules accumulate. Finally the history is repaired so
+//! the latest todo list, title and model win, rules accumulate. Finally the history is repaired so
 //! it is a valid next request (see [`super::repair`]).
 
 use std::fs;
@@ -38,6 +38,10 @@ pub struct LoadedSession {
     pub todos: Vec<Todo>,
     /// The rules the user allowed for the session, in order, without repeats.
     pub rules: Vec<Grant>,
+    /// The model the session last ran on: its last `model` entry. `None` for a file from
+    /// before rein recorded it (the meta's `model` is only the id sent to the server,
+    /// without its provider, so a resume cannot tell where it ran).
+    pub model: Option<RecordedModel>,
     /// How many message entries the file holds.
     pub message_count: usize,
     /// Synthetic results added to `history` for calls the session never finished.
@@ -50,6 +54,24 @@ impl LoadedSession {
     pub fn id(&self) -> &str {
         &self.meta.id
     }
+
+    /// The name of the model the session last ran on, when recorded.
+    pub fn model_name(&self) -> Option<&str> {
+        self.model.as_ref().map(|m| m.name.as_str())
+    }
+}
+
+/// A model as a session file records it (`Entry::Model`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedModel {
+    /// As the user names it (`ollama/qwen3-coder`): what a resume resolves.
+    pub name: String,
+    /// The id sent to the server.
+    pub model: String,
+    /// Where it ran.
+    pub base_url: String,
+    /// Its context window then, in tokens.
+    pub window: u64,
 }
 
 /// Read a session file. Bad lines are skipped with a notice; only an unreadable file or one
@@ -72,6 +94,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     let mut misplaced = 0;
     let mut todos = Vec::new();
     let mut rules: Vec<Grant> = Vec::new();
+    let mut model = None;
     let mut message_count = 0;
     let first_ts = records[0].ts.clone();
     for record in records {
@@ -140,6 +163,19 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                 }
             }
             Entry::Title { title: t, .. } => title = Some(t),
+            Entry::Model {
+                name,
+                model: id,
+                base_url,
+                window,
+            } => {
+                model = (!name.trim().is_empty()).then_some(RecordedModel {
+                    name,
+                    model: id,
+                    base_url,
+                    window,
+                })
+            }
         }
     }
     let meta = meta.unwrap_or_else(|| {
@@ -198,6 +234,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
         calibration,
         todos,
         rules,
+        model,
         message_count,
         synthetic_results: fixed.synthetic,
         notices,
@@ -274,6 +311,42 @@ mod tests {
             notices[1],
             "the last entry of s.jsonl was cut off and was skipped"
         );
+    }
+
+    #[test]
+    fn the_last_model_entry_wins_and_older_files_have_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("20260101-000000-abcdef.jsonl");
+        let meta = "{\"ts\":\"t\",\"type\":\"meta\",\"id\":\"x\",\"project\":\"/p\",\
+                    \"model\":\"qwen3-coder\",\"started\":\"t\",\"rein_version\":\"0.1.0\"}\n";
+        let user = "{\"ts\":\"t\",\"type\":\"message\",\
+                    \"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+        // A file from before rein recorded the model: only the meta's id, which says
+        // nothing about the provider.
+        fs::write(&path, format!("{meta}{user}")).unwrap();
+        let old = load(&path).unwrap();
+        assert_eq!(old.model, None);
+        assert_eq!(old.meta.model, "qwen3-coder");
+        let model = |name: &str, window: u64| {
+            format!(
+                "{{\"ts\":\"t\",\"type\":\"model\",\"name\":\"{name}\",\"model\":\"m\",\
+                 \"base_url\":\"http://h/v1\",\"window\":{window}}}\n"
+            )
+        };
+        fs::write(
+            &path,
+            format!(
+                "{meta}{}{user}{}",
+                model("ollama/qwen3-coder", 32768),
+                model("lab/big", 65536)
+            ),
+        )
+        .unwrap();
+        let new = load(&path).unwrap();
+        assert_eq!(new.model_name(), Some("lab/big"));
+        assert_eq!(new.model.map(|m| m.window), Some(65536));
+        assert_eq!(new.message_count, 1, "a model entry is no message");
+        assert!(new.notices.is_empty(), "{:?}", new.notices);
     }
 
     #[test]

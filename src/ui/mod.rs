@@ -5,8 +5,10 @@
 //! transcript ([`transcript`], Markdown by [`markdown`], wrapping by [`wrap`]) or the
 //! first-run explanation ([`setup`]), the todo pane or its one-line summary ([`todo`](mod@todo)),
 //! the input box ([`input`]), the hint, the status line and key hints ([`status`]), the
-//! context gauge ([`gauge`]), and last, over everything, the session picker ([`picker`]),
-//! the `/context` layer ([`context_modal`]) and the approval modal ([`approval_modal`]). Colours come from [`theme`]; everything from the model or a tool
+//! context gauge ([`gauge`]), and last, over everything, the `/context` layer
+//! ([`context_modal`]), the session picker ([`picker`]) or the model picker
+//! ([`model_picker`]), and the approval modal ([`approval_modal`]), in the order of
+//! [`crate::app::Layer`]. Colours come from [`theme`]; everything from the model or a tool
 //! passes [`sanitize`] before it becomes a span. Nothing here writes to the state except
 //! the transcript cells' render caches, which sit behind `RefCell`s for that purpose.
 
@@ -16,6 +18,7 @@ pub mod gauge;
 pub mod input;
 pub mod layout;
 pub mod markdown;
+pub mod model_picker;
 pub mod picker;
 pub mod sanitize;
 pub mod setup;
@@ -78,8 +81,8 @@ pub fn render(app: &App, frame: &mut Frame, now: Instant) {
         buf.set_line(areas.hints.x, areas.hints.y, &hints, areas.hints.width);
     }
     buf_render(&app.gauge, areas.gauge, buf);
-    // The modals last, over everything: the context layer, the picker, and an approval
-    // over even that.
+    // The modals last, over everything: the context layer, a picker, and an approval
+    // over even that (`app::Layer`'s order, bottom up).
     if app.context_open {
         buf_render(
             context_modal::ContextModal {
@@ -100,6 +103,9 @@ pub fn render(app: &App, frame: &mut Frame, now: Instant) {
             area,
             buf,
         );
+    }
+    if let Some(picker) = &app.model_picker {
+        buf_render(model_picker::ModelPickerModal { picker }, area, buf);
     }
     buf_render(&app.approvals, area, buf);
 }

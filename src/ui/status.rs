@@ -18,43 +18,43 @@ use super::theme;
 use super::wrap::{truncate, width};
 use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::state::Activity;
-use crate::app::App;
+use crate::app::{App, Layer};
 
 /// The bindings the footer names in each state, most useful first; keys and words come
 /// from the keymap (`assets/keymap.toml`), so the footer says what the keys really do.
 fn footer_actions(app: &App) -> &'static [(Mode, Action)] {
-    if app.picker.is_some() && app.approvals.queue.is_empty() {
-        &[
+    match Layer::top(app) {
+        Layer::Sessions => &[
             (Mode::Picker, Action::Resume),
             (Mode::Picker, Action::ClosePicker),
             (Mode::Picker, Action::ClearFilter),
-        ]
-    } else if app.context_open && app.approvals.queue.is_empty() {
-        &[(Mode::Context, Action::CloseContext)]
-    } else if app.approvals.feedback.is_some() && !app.approvals.queue.is_empty() {
-        &[
+        ],
+        Layer::Models => &[
+            (Mode::Models, Action::ChooseModel),
+            (Mode::Models, Action::ClosePicker),
+            (Mode::Models, Action::ClearFilter),
+        ],
+        Layer::Context => &[(Mode::Context, Action::CloseContext)],
+        Layer::Feedback => &[
             (Mode::Feedback, Action::SubmitFeedback),
             (Mode::Feedback, Action::CloseFeedback),
-        ]
-    } else if !app.approvals.queue.is_empty() {
-        &[
+        ],
+        Layer::Approval => &[
             (Mode::Approval, Action::Deny),
             (Mode::Approval, Action::PageDown),
-        ]
-    } else if app.busy() {
-        &[
+        ],
+        Layer::Main if app.busy() => &[
             (Mode::Global, Action::Cancel),
             (Mode::Global, Action::Help),
             (Mode::Global, Action::PageUp),
             (Mode::Global, Action::ToggleToolOutput),
-        ]
-    } else {
-        &[
+        ],
+        Layer::Main => &[
             (Mode::Composer, Action::Send),
             (Mode::Global, Action::Help),
             (Mode::Composer, Action::Newline),
             (Mode::Global, Action::PageUp),
-        ]
+        ],
     }
 }
 

@@ -1,0 +1,266 @@
+//! The model picker: a centred layer over the dashboard while `/model` is open.
+//!
+//! Top to bottom: the title ("Switch model (4)", or "(1 of 4)" while filtered), the filter
+//! line, a header, one row per model (its name, `● in use` for the model in use, the
+//! context window and the prices where configured), a last row offering the filter as a
+//! name when it is not listed, the selected row highlighted and kept in view, and the keys
+//! from the keymap. Names come from config files, so they are sanitised.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
+
+use super::layout::{centred, framed, modal_width};
+use super::sanitize::sanitize;
+use super::theme;
+use super::wrap::{truncate, width};
+use crate::agent::Prices;
+use crate::app::keymap::{keymap, Action, Mode};
+use crate::app::model_picker::{ModelPicker, ModelRow};
+use crate::context::short_count;
+
+/// The widest the modal gets.
+const MAX_WIDTH: u16 = 96;
+/// The marker in front of the selected row.
+const SELECTED_MARK: &str = "› ";
+/// After the name of the model in use.
+const IN_USE: &str = "● in use";
+/// Columns of the window ("1.0M").
+const WINDOW_W: usize = 6;
+/// Over the prices column.
+const PRICES_HEADER: &str = "price per M tokens";
+
+/// The picker.
+pub struct ModelPickerModal<'a> {
+    pub picker: &'a ModelPicker,
+}
+
+/// `text` padded (or cut) to exactly `w` columns, on the left or the right.
+fn fit(text: &str, w: usize, right: bool) -> String {
+    let text = truncate(text, w);
+    let pad = " ".repeat(w.saturating_sub(width(&text)));
+    if right {
+        format!("{pad}{text}")
+    } else {
+        format!("{text}{pad}")
+    }
+}
+
+/// "$3 in · $15 out" (per million tokens, as the header says), with the cached price
+/// when there is one.
+fn prices_text(prices: Option<Prices>) -> String {
+    match prices {
+        None => "-".to_string(),
+        Some(p) => match p.cached_input {
+            Some(cached) => format!("${} in · ${cached} cached · ${} out", p.input, p.output),
+            None => format!("${} in · ${} out", p.input, p.output),
+        },
+    }
+}
+
+impl ModelPickerModal<'_> {
+    /// One row: marker, name (and `● in use`), window, prices.
+    fn row(
+        &self,
+        row: ModelRow<'_>,
+        selected: bool,
+        name_w: usize,
+        prices_w: usize,
+    ) -> Line<'static> {
+        let base = if selected {
+            theme::SELECTED
+        } else {
+            Style::new()
+        };
+        let mark = if selected { SELECTED_MARK } else { "  " };
+        let mut spans = vec![Span::styled(mark, base.patch(theme::HINT))];
+        match row {
+            ModelRow::Model(m) => {
+                let in_use = m.name == self.picker.current;
+                let name = sanitize(&m.name).replace('\n', " ");
+                let suffix = if in_use {
+                    format!("  {IN_USE}")
+                } else {
+                    String::new()
+                };
+                let name_room = name_w.saturating_sub(width(&suffix));
+                let name = truncate(&name, name_room);
+                let pad = " ".repeat(name_w.saturating_sub(width(&name) + width(&suffix)));
+                spans.push(Span::styled(name, base.patch(theme::TEXT)));
+                spans.push(Span::styled(suffix, base.patch(theme::SUCCESS)));
+                spans.push(Span::styled(pad, base));
+                spans.push(Span::styled("  ", base));
+                let window = m.window.map_or("-".to_string(), short_count);
+                spans.push(Span::styled(
+                    fit(&window, WINDOW_W, true),
+                    base.patch(if m.window.is_some() {
+                        theme::TEXT
+                    } else {
+                        theme::DIM
+                    }),
+                ));
+                spans.push(Span::styled("  ", base));
+                spans.push(Span::styled(
+                    fit(&prices_text(m.prices), prices_w, false),
+                    base.patch(theme::DIM),
+                ));
+            }
+            ModelRow::Typed(name) => {
+                let text = format!(
+                    "use \"{}\" as typed (not configured)",
+                    sanitize(name).replace('\n', " ")
+                );
+                let total = name_w + 2 + WINDOW_W + 2 + prices_w;
+                spans.push(Span::styled(
+                    fit(&text, total, false),
+                    base.patch(theme::HINT),
+                ));
+            }
+        }
+        Line::from(spans)
+    }
+}
+
+impl Widget for ModelPickerModal<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let picker = self.picker;
+        let rows = picker.rows();
+        let listed = rows
+            .iter()
+            .filter(|r| matches!(r, ModelRow::Model(_)))
+            .count();
+        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
+        // Borders 2, filter 1, blank 1, header 1, blank 1, keys 1.
+        let chrome: u16 = 7;
+        let max_h = area.height.saturating_sub(2).max(area.height.min(8));
+        let rows_room = usize::from(max_h.saturating_sub(chrome).max(1));
+        let rows_h = rows.len().clamp(1, rows_room);
+        let rect = centred(area, modal_w, chrome + rows_h as u16);
+
+        let count = if picker.filter.trim().is_empty() {
+            format!("({})", picker.models.len())
+        } else {
+            format!("({listed} of {})", picker.models.len())
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(theme::MODAL_BORDER)
+            .title(Line::from(vec![
+                Span::styled(" Switch model ", theme::TITLE),
+                Span::styled(format!("{count} "), theme::DIM),
+            ]));
+        let inner = framed(block, rect, buf, true);
+        if inner.is_empty() {
+            return;
+        }
+        let text_w = text_w.min(usize::from(inner.width));
+        let bottom = inner.bottom();
+        let put = |buf: &mut Buffer, line: &Line<'_>, y: u16| {
+            if y < bottom {
+                buf.set_line(inner.x, y, line, inner.width);
+            }
+        };
+        let mut y = inner.y;
+
+        let filter = sanitize(&picker.filter).replace('\n', " ");
+        let filter_line = if filter.is_empty() {
+            Line::from(vec![
+                Span::styled("filter ", theme::DIM),
+                Span::styled("▏", theme::HINT),
+                Span::styled("type part of a name, or a whole PROVIDER/MODEL", theme::DIM),
+            ])
+        } else {
+            let shown = truncate(&filter, text_w.saturating_sub(9));
+            Line::from(vec![
+                Span::styled("filter ", theme::DIM),
+                Span::styled(shown, theme::STRONG),
+                Span::styled("▏", theme::HINT),
+            ])
+        };
+        put(buf, &filter_line, y);
+        y += 2;
+
+        // The name column as wide as the widest name, the prices column the rest; when both
+        // do not fit, the prices give way first, down to a third of the room.
+        let fixed = SELECTED_MARK.len() + 2 + WINDOW_W + 2;
+        let room = text_w.saturating_sub(fixed);
+        let (mut name_need, mut prices_need) = (width("model"), width(PRICES_HEADER));
+        for row in &rows {
+            if let ModelRow::Model(m) = row {
+                let suffix = if m.name == picker.current {
+                    2 + width(IN_USE)
+                } else {
+                    0
+                };
+                name_need = name_need.max(width(&m.name) + suffix);
+                prices_need = prices_need.max(width(&prices_text(m.prices)));
+            }
+        }
+        let prices_w = if name_need + prices_need <= room {
+            prices_need
+        } else {
+            prices_need
+                .min(room / 3)
+                .max(room.saturating_sub(name_need))
+        };
+        let name_w = room.saturating_sub(prices_w);
+        let header = format!(
+            "  {}  {}  {}",
+            fit("model", name_w, false),
+            fit("window", WINDOW_W, true),
+            fit(PRICES_HEADER, prices_w, false),
+        );
+        put(buf, &Line::from(Span::styled(header, theme::DIM)), y);
+        y += 1;
+
+        if rows.is_empty() {
+            let text = if picker.models.is_empty() {
+                "no models configured: type a PROVIDER/MODEL".to_string()
+            } else {
+                format!("no model matches \"{filter}\"")
+            };
+            put(
+                buf,
+                &Line::from(Span::styled(truncate(&text, text_w), theme::WARNING)),
+                y,
+            );
+        } else {
+            let selected = picker.selected.min(rows.len() - 1);
+            let offset = (selected + 1).saturating_sub(rows_h);
+            for (i, row) in rows.iter().enumerate().skip(offset).take(rows_h) {
+                put(buf, &self.row(*row, i == selected, name_w, prices_w), y);
+                y += 1;
+            }
+        }
+
+        let keys = keymap();
+        let key = |action: Action, fallback: &str| {
+            keys.keys_for(Mode::Models, action)
+                .and_then(|k| k.split('/').next().map(str::to_string))
+                .unwrap_or_else(|| fallback.to_string())
+        };
+        let hints = [
+            (key(Action::ChooseModel, "Enter"), "switch"),
+            (key(Action::ClosePicker, "Esc"), "close"),
+            ("↑↓".to_string(), "move"),
+            ("type".to_string(), "to filter"),
+        ];
+        let mut spans = Vec::new();
+        let mut used = 0;
+        for (i, (key, what)) in hints.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " · " };
+            let w = width(sep) + width(key) + 1 + width(what);
+            if used + w > text_w {
+                break;
+            }
+            used += w;
+            spans.push(Span::styled(sep, theme::DIM));
+            spans.push(Span::styled(key.clone(), theme::HINT));
+            spans.push(Span::styled(format!(" {what}"), theme::DIM));
+        }
+        put(buf, &Line::from(spans), bottom.saturating_sub(1));
+    }
+}

@@ -81,6 +81,11 @@ struct Stats {
     peak_tokens: u64,
     mean_prefix_share: f64,
     token_prefix_share: f64,
+    /// Input tokens billed with a prefix cache (cached tokens at a tenth), as sent.
+    billed: f64,
+    /// The same for the old placement (a trailing reminder message, rebuilt from the
+    /// requests sent), to show what the reminder's place costs the cache.
+    billed_old_placement: f64,
     stubbed: usize,
     dropped: usize,
     compactions: usize,
@@ -179,18 +184,72 @@ async fn session(layers: Option<u64>) -> Stats {
         }
         previous = Some(messages);
     }
+    stats.billed = billed(&requests, |m| m.to_vec());
+    stats.billed_old_placement = billed(&requests, old_placement);
     let pairs = stats.main_requests.saturating_sub(1).max(1) as f64;
     stats.mean_prefix_share = share_sum / pairs;
     stats.token_prefix_share = prefix_chars as f64 / all_chars.max(1) as f64;
     stats
 }
 
+/// Where a reminder begins inside a content.
+const REMINDER: &str = "\n\n(rein context, not part of the request:";
+
+/// A request's messages as the seed sent them: every reminder out of the content it rode
+/// in, and the newest one as a trailing user message of its own.
+fn old_placement(messages: &[Value]) -> Vec<Value> {
+    let mut newest = String::new();
+    let mut out: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            if let Some(c) = m["content"].as_str() {
+                if let Some(i) = c.find(REMINDER) {
+                    newest = c[i + 2..].to_string();
+                    m["content"] = Value::String(c[..i].to_string());
+                }
+            }
+            m
+        })
+        .collect();
+    out.push(json!({ "role": "user", "content": format!("<system-reminder>\n{newest}\n</system-reminder>") }));
+    out
+}
+
+/// Input tokens billed over the session when a provider caches byte-identical prefixes:
+/// each main request's prompt (tool schemas, then its messages, as written by `shape`)
+/// pays in full for what differs from the previous main request's and a tenth for the
+/// common leading bytes; compaction requests pay in full.
+fn billed(requests: &[Value], shape: impl Fn(&[Value]) -> Vec<Value>) -> f64 {
+    let mut previous: Option<String> = None;
+    let mut total = 0.0;
+    for request in requests {
+        if is_compaction(request) {
+            total += tokens(request_chars(request)) as f64;
+            continue;
+        }
+        let messages = shape(request["messages"].as_array().unwrap());
+        let prompt = format!("{}{}", request["tools"], Value::Array(messages));
+        let cached = previous.as_deref().map_or(0, |p| {
+            p.bytes()
+                .zip(prompt.bytes())
+                .take_while(|(a, b)| a == b)
+                .count()
+        });
+        total += tokens(prompt.len() - cached) as f64 + tokens(cached) as f64 / 10.0;
+        previous = Some(prompt);
+    }
+    total
+}
+
 fn row(label: &str, s: &Stats) -> String {
     format!(
-        "| {label} | {} + {} | {:.2} M | {:.1}k ({:.0} % of 32k) | {:.1} % | {:.1} % | {} / {} / {} | {:.1} s |",
+        "| {label} | {} + {} | {:.2} M | {:.3} M | {:.3} M | {:.1}k ({:.0} % of 32k) | {:.1} % | {:.1} % | {} / {} / {} | {:.1} s |",
         s.main_requests,
         s.compaction_requests,
         s.total_tokens as f64 / 1e6,
+        s.billed / 1e6,
+        s.billed_old_placement / 1e6,
         s.peak_tokens as f64 / 1000.0,
         s.peak_tokens as f64 * 100.0 / WINDOW as f64,
         s.mean_prefix_share * 100.0,
@@ -207,8 +266,8 @@ fn main() {
     let with = runtime.block_on(session(Some(WINDOW)));
     let roomy = runtime.block_on(session(Some(128_000)));
     let without = runtime.block_on(session(None));
-    println!("| layers | requests (main + compaction) | prompt tokens sent | peak context | prefix repeated (mean) | prefix repeated (all tokens) | stubs / drops / compactions | wall |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| layers | requests (main + compaction) | prompt tokens sent | billed-equivalent input (cached at 1/10) | same, reminder as its own last message | peak context | prefix repeated (mean) | prefix repeated (all tokens) | stubs / drops / compactions | wall |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     println!("{}", row("with, 32k window", &with));
     println!("{}", row("with, 128k window", &roomy));
     println!("{}", row("without", &without));

@@ -38,29 +38,10 @@ pub fn summary_line(usage: &UsageTotals, prices: Option<Prices>) -> Option<Strin
     if usage.calls == 0 {
         return None;
     }
-    let s = &usage.session;
-    let cached = match s.cached_tokens {
-        Some(cached) => format!(
-            " ({cached} cached, {:.0}%)",
-            s.hit_rate().unwrap_or(0.0) * 100.0
-        ),
-        None => String::new(),
-    };
     let cost = prices.map_or(String::new(), |p| {
-        format!(", {}", crate::agent::usage::dollars(p.cost(s)))
+        format!(", {}", crate::agent::usage::dollars(p.cost(&usage.session)))
     });
-    Some(format!(
-        "rein: {} model call{}, {} prompt{cached} + {} completion tokens{}{cost}",
-        usage.calls,
-        if usage.calls == 1 { "" } else { "s" },
-        s.prompt_tokens,
-        s.completion_tokens,
-        if s.estimated {
-            " (estimated: the server sent no usage)"
-        } else {
-            ""
-        }
-    ))
+    Some(format!("rein: {}{cost}", usage.tokens_line()))
 }
 
 /// The refusal the model reads when an action needs approval and nobody can give it.

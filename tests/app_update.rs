@@ -1174,7 +1174,7 @@ fn the_prompt_cache_and_the_cost_show_once_the_server_reports_them() {
     };
     let text = last(&s.app);
     assert!(
-        text.contains("1 model call: 1000 prompt + 100 completion tokens"),
+        text.contains("1 model call, 1000 prompt + 100 completion tokens"),
         "{text}"
     );
     assert!(text.contains("does not report cached tokens"), "{text}");

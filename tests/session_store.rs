@@ -618,3 +618,52 @@ fn listing_two_thousand_large_sessions_reads_only_a_little_of_each() {
         .filter(|s| s.title.is_some())
         .all(|s| s.messages == MessageCount::Approx(1)));
 }
+
+#[test]
+fn reasoning_reminders_and_refusals_survive_the_file_and_show_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = new_writer(dir.path(), "/p");
+    let mut user = Message::user("look");
+    user.set_reminder("(rein context, not part of the request: time x.)".into());
+    let mut call = ToolCall::new("c1", "bash", r#"{"command":"ls"}"#);
+    call.extra.insert(
+        "extra_content".into(),
+        serde_json::json!({"google": {"thought_signature": "SIG"}}),
+    );
+    let thinking = Message::assistant(String::new(), vec![call])
+        .with_reasoning(Some(rein::conversation::Reasoning {
+            text: "I should list the files.".into(),
+            field: Some("reasoning_content".into()),
+            details: vec![serde_json::json!({"type": "reasoning.text", "text": "I should list the files.", "index": 0})],
+        }))
+        .from_model("deepseek-reasoner");
+    let refusal = Message::assistant(String::new(), vec![]).with_refusal(Some("I can't.".into()));
+    for m in [
+        user.clone(),
+        thinking.clone(),
+        Message::tool("c1", "a.txt"),
+        refusal.clone(),
+    ] {
+        writer.append(&Entry::message(m)).unwrap();
+    }
+    let path = writer.path().to_path_buf();
+    drop(writer);
+    let loaded = load(&path).unwrap();
+    assert_eq!(loaded.history[0], user);
+    assert_eq!(loaded.history[1], thinking);
+    assert_eq!(loaded.history[3], refusal);
+    // The dashboard shows the user's words, the reasoning and the refusal again.
+    let mut app = rein::app::state::App::new(Default::default(), 128_000);
+    rein::app::resume::restore(&mut app, &loaded);
+    use rein::app::state::Cell;
+    let cells = &app.transcript.cells;
+    assert!(cells
+        .iter()
+        .any(|c| matches!(c, Cell::User(u) if u.text == "look")));
+    assert!(cells
+        .iter()
+        .any(|c| matches!(c, Cell::Reasoning(r) if r.text == "I should list the files.")));
+    assert!(cells
+        .iter()
+        .any(|c| matches!(c, Cell::Assistant(a) if a.text == "I can't.")));
+}

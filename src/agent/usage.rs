@@ -85,6 +85,31 @@ impl UsageTotals {
         *self = UsageTotals::default();
     }
 
+    /// `12 model calls, 310422 prompt (291840 cached, 94%) + 4120 completion tokens`, with
+    /// the cached part only where the server said, and a note when rein estimated.
+    pub fn tokens_line(&self) -> String {
+        let s = &self.session;
+        let cached = match s.cached_tokens {
+            Some(cached) => format!(
+                " ({cached} cached, {:.0}%)",
+                s.hit_rate().unwrap_or(0.0) * 100.0
+            ),
+            None => String::new(),
+        };
+        format!(
+            "{} model call{}, {} prompt{cached} + {} completion tokens{}",
+            self.calls,
+            if self.calls == 1 { "" } else { "s" },
+            s.prompt_tokens,
+            s.completion_tokens,
+            if s.estimated {
+                " (estimated: the server sent no usage)"
+            } else {
+                ""
+            }
+        )
+    }
+
     /// What the prompt cache did and what the conversation cost, in sentences (for
     /// `/context` and `/cost`); nothing before the first call.
     pub fn describe(&self, prices: Option<Prices>) -> Vec<String> {

@@ -190,19 +190,7 @@ pub fn cost_text(app: &App) -> String {
     if usage.calls == 0 {
         return "no model calls yet in this conversation".to_string();
     }
-    let s = &usage.session;
-    let mut out = format!(
-        "{} model call{}: {} prompt + {} completion tokens{}",
-        usage.calls,
-        if usage.calls == 1 { "" } else { "s" },
-        s.prompt_tokens,
-        s.completion_tokens,
-        if s.estimated {
-            " (estimated: the server sent no usage)"
-        } else {
-            ""
-        }
-    );
+    let mut out = usage.tokens_line();
     for line in usage.describe(app.info.prices) {
         out.push('\n');
         out.push_str(&line);

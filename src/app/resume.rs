@@ -68,9 +68,21 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
             Message::Assistant {
                 content,
                 tool_calls,
+                reasoning,
+                refusal,
                 ..
             } => {
-                if let Some(text) = content.as_deref().filter(|t| !t.is_empty()) {
+                // The reasoning it was streamed with shows again, collapsed as it was.
+                if let Some(r) = reasoning.as_ref().filter(|r| !r.text.is_empty()) {
+                    app.transcript
+                        .cells
+                        .push(Cell::reasoning(r.text.clone(), true));
+                }
+                let text = content
+                    .as_deref()
+                    .filter(|t| !t.is_empty())
+                    .or(refusal.as_deref());
+                if let Some(text) = text {
                     app.transcript.cells.push(Cell::assistant(text, true));
                 }
                 for call in tool_calls {

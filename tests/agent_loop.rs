@@ -475,7 +475,7 @@ async fn no_usage_from_the_server_is_estimated_and_marked() {
 }
 
 #[tokio::test]
-async fn reasoning_is_shown_but_never_sent_back() {
+async fn reasoning_of_a_final_reply_is_shown_but_not_sent_back() {
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![
         Reply::reasoning_then_text("The user greets me. I should greet back.", "Hello!"),

@@ -17,6 +17,7 @@ pub mod context_modal;
 pub mod gauge;
 pub mod input;
 pub mod layout;
+pub mod list_modal;
 pub mod markdown;
 pub mod model_picker;
 pub mod picker;

@@ -10,9 +10,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use ratatui::widgets::Widget;
 
-use super::layout::{centred, framed, modal_width};
+use super::list_modal::{fit, ListModal};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
@@ -35,17 +35,6 @@ const PRICES_HEADER: &str = "price per M tokens";
 /// The picker.
 pub struct ModelPickerModal<'a> {
     pub picker: &'a ModelPicker,
-}
-
-/// `text` padded (or cut) to exactly `w` columns, on the left or the right.
-fn fit(text: &str, w: usize, right: bool) -> String {
-    let text = truncate(text, w);
-    let pad = " ".repeat(w.saturating_sub(width(&text)));
-    if right {
-        format!("{pad}{text}")
-    } else {
-        format!("{text}{pad}")
-    }
 }
 
 /// "$3 in · $15 out" (per million tokens, as the header says), with the cached price
@@ -131,57 +120,35 @@ impl Widget for ModelPickerModal<'_> {
             .iter()
             .filter(|r| matches!(r, ModelRow::Model(_)))
             .count();
-        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
-        // Borders 2, filter 1, blank 1, header 1, blank 1, keys 1.
-        let chrome: u16 = 7;
-        let max_h = area.height.saturating_sub(2).max(area.height.min(8));
-        let rows_room = usize::from(max_h.saturating_sub(chrome).max(1));
-        let rows_h = rows.len().clamp(1, rows_room);
-        let rect = centred(area, modal_w, chrome + rows_h as u16);
-
-        let count = if picker.filter.trim().is_empty() {
-            format!("({})", picker.models.len())
-        } else {
-            format!("({listed} of {})", picker.models.len())
+        let keys = keymap();
+        let key = |action: Action, fallback: &str| {
+            keys.keys_for(Mode::Models, action)
+                .and_then(|k| k.split('/').next().map(str::to_string))
+                .unwrap_or_else(|| fallback.to_string())
         };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(theme::MODAL_BORDER)
-            .title(Line::from(vec![
-                Span::styled(" Switch model ", theme::TITLE),
-                Span::styled(format!("{count} "), theme::DIM),
-            ]));
-        let inner = framed(block, rect, buf, true);
-        if inner.is_empty() {
+        let hints = [
+            (key(Action::ChooseModel, "Enter"), "switch"),
+            (key(Action::ClosePicker, "Esc"), "close"),
+            ("↑↓".to_string(), "move"),
+            ("type".to_string(), "to filter"),
+        ];
+        let Some(list) = (ListModal {
+            title: "Switch model",
+            shown: listed,
+            total: picker.models.len(),
+            filter: &picker.filter,
+            placeholder: "type part of a name, or a whole PROVIDER/MODEL",
+            rows: rows.len(),
+            keys: &hints,
+            max_width: MAX_WIDTH,
+        })
+        .frame(area, buf) else {
             return;
-        }
-        let text_w = text_w.min(usize::from(inner.width));
-        let bottom = inner.bottom();
-        let put = |buf: &mut Buffer, line: &Line<'_>, y: u16| {
-            if y < bottom {
-                buf.set_line(inner.x, y, line, inner.width);
-            }
         };
-        let mut y = inner.y;
-
+        let (text_w, rows_h) = (list.text_w, list.rows_h);
         let filter = sanitize(&picker.filter).replace('\n', " ");
-        let filter_line = if filter.is_empty() {
-            Line::from(vec![
-                Span::styled("filter ", theme::DIM),
-                Span::styled("▏", theme::HINT),
-                Span::styled("type part of a name, or a whole PROVIDER/MODEL", theme::DIM),
-            ])
-        } else {
-            let shown = truncate(&filter, text_w.saturating_sub(9));
-            Line::from(vec![
-                Span::styled("filter ", theme::DIM),
-                Span::styled(shown, theme::STRONG),
-                Span::styled("▏", theme::HINT),
-            ])
-        };
-        put(buf, &filter_line, y);
-        y += 2;
+        let mut y = list.header_y;
+        let put = |buf: &mut Buffer, line: &Line<'_>, y: u16| list.put(buf, line, y);
 
         // The name column as wide as the widest name, the prices column the rest; when both
         // do not fit, the prices give way first, down to a third of the room.
@@ -228,39 +195,11 @@ impl Widget for ModelPickerModal<'_> {
                 y,
             );
         } else {
-            let selected = picker.selected.min(rows.len() - 1);
-            let offset = (selected + 1).saturating_sub(rows_h);
+            let (selected, offset) = list.window(picker.selected, rows.len());
             for (i, row) in rows.iter().enumerate().skip(offset).take(rows_h) {
                 put(buf, &self.row(*row, i == selected, name_w, prices_w), y);
                 y += 1;
             }
         }
-
-        let keys = keymap();
-        let key = |action: Action, fallback: &str| {
-            keys.keys_for(Mode::Models, action)
-                .and_then(|k| k.split('/').next().map(str::to_string))
-                .unwrap_or_else(|| fallback.to_string())
-        };
-        let hints = [
-            (key(Action::ChooseModel, "Enter"), "switch"),
-            (key(Action::ClosePicker, "Esc"), "close"),
-            ("↑↓".to_string(), "move"),
-            ("type".to_string(), "to filter"),
-        ];
-        let mut spans = Vec::new();
-        let mut used = 0;
-        for (i, (key, what)) in hints.iter().enumerate() {
-            let sep = if i == 0 { "" } else { " · " };
-            let w = width(sep) + width(key) + 1 + width(what);
-            if used + w > text_w {
-                break;
-            }
-            used += w;
-            spans.push(Span::styled(sep, theme::DIM));
-            spans.push(Span::styled(key.clone(), theme::HINT));
-            spans.push(Span::styled(format!(" {what}"), theme::DIM));
-        }
-        put(buf, &Line::from(spans), bottom.saturating_sub(1));
     }
 }

@@ -13,9 +13,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use ratatui::widgets::Widget;
 
-use super::layout::{centred, framed, modal_width};
+use super::list_modal::{fit, ListModal};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
@@ -35,17 +35,6 @@ const HERE_MARK: &str = "● ";
 pub struct PickerModal<'a> {
     pub picker: &'a Picker,
     pub project: &'a Path,
-}
-
-/// `text` padded (or cut) to exactly `w` columns, on the left or the right.
-fn fit(text: &str, w: usize, right: bool) -> String {
-    let text = truncate(text, w);
-    let pad = " ".repeat(w.saturating_sub(width(&text)));
-    if right {
-        format!("{pad}{text}")
-    } else {
-        format!("{text}{pad}")
-    }
 }
 
 /// The widths of the flexible columns.
@@ -138,103 +127,48 @@ impl Widget for PickerModal<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let picker = self.picker;
         let matches = picker.matches();
-        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
-        // Borders 2, filter 1, blank 1, header 1, blank 1, keys 1.
-        let chrome: u16 = 7;
-        let max_h = area.height.saturating_sub(2).max(area.height.min(8));
-        let rows_room = usize::from(max_h.saturating_sub(chrome).max(1));
-        let rows_h = matches.len().clamp(1, rows_room);
-        let modal_h = chrome + rows_h as u16;
-        let rect = centred(area, modal_w, modal_h);
-
-        let count = if picker.filter.trim().is_empty() {
-            format!("({})", picker.sessions.len())
-        } else {
-            format!("({} of {})", matches.len(), picker.sessions.len())
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(theme::MODAL_BORDER)
-            .title(Line::from(vec![
-                Span::styled(" Resume a session ", theme::TITLE),
-                Span::styled(format!("{count} "), theme::DIM),
-            ]));
-        let inner = framed(block, rect, buf, true);
-        if inner.is_empty() {
+        let keys = [
+            ("Enter".to_string(), "resume"),
+            ("Esc".to_string(), "close"),
+            ("↑↓".to_string(), "move"),
+            ("type".to_string(), "to filter"),
+        ];
+        let Some(list) = (ListModal {
+            title: "Resume a session",
+            shown: matches.len(),
+            total: picker.sessions.len(),
+            filter: &picker.filter,
+            placeholder: "type part of a title, project or id",
+            rows: matches.len(),
+            keys: &keys,
+            max_width: MAX_WIDTH,
+        })
+        .frame(area, buf) else {
             return;
-        }
-        let text_w = text_w.min(usize::from(inner.width));
-        let bottom = inner.bottom();
-        let put = |buf: &mut Buffer, line: &Line<'_>, y: u16| {
-            if y < bottom {
-                buf.set_line(inner.x, y, line, inner.width);
-            }
         };
-        let mut y = inner.y;
-
-        let filter = sanitize(&picker.filter).replace('\n', " ");
-        let filter_line = if filter.is_empty() {
-            Line::from(vec![
-                Span::styled("filter ", theme::DIM),
-                Span::styled("▏", theme::HINT),
-                Span::styled("type part of a title, project or id", theme::DIM),
-            ])
-        } else {
-            let shown = truncate(&filter, text_w.saturating_sub(9));
-            Line::from(vec![
-                Span::styled("filter ", theme::DIM),
-                Span::styled(shown, theme::STRONG),
-                Span::styled("▏", theme::HINT),
-            ])
-        };
-        put(buf, &filter_line, y);
-        y += 2;
-
         let widest = |w: &dyn Fn(&SessionSummary) -> usize| matches.iter().map(|s| w(s)).max();
         let cols = Columns::new(
-            text_w,
+            list.text_w,
             widest(&|s| width(&picker.age(s))).unwrap_or(0),
             widest(&|s| width(&self.project_text(s))).unwrap_or(0),
         );
-        put(buf, &PickerModal::header(cols), y);
+        let mut y = list.header_y;
+        list.put(buf, &PickerModal::header(cols), y);
         y += 1;
-
         if matches.is_empty() {
+            let filter = sanitize(&picker.filter).replace('\n', " ");
             let text = format!("no session matches \"{filter}\"");
-            put(
+            list.put(
                 buf,
-                &Line::from(Span::styled(truncate(&text, text_w), theme::WARNING)),
+                &Line::from(Span::styled(truncate(&text, list.text_w), theme::WARNING)),
                 y,
             );
         } else {
-            let selected = picker.selected.min(matches.len() - 1);
-            let offset = (selected + 1).saturating_sub(rows_h);
-            for (i, s) in matches.iter().enumerate().skip(offset).take(rows_h) {
-                put(buf, &self.row(s, i == selected, cols), y);
+            let (selected, offset) = list.window(picker.selected, matches.len());
+            for (i, s) in matches.iter().enumerate().skip(offset).take(list.rows_h) {
+                list.put(buf, &self.row(s, i == selected, cols), y);
                 y += 1;
             }
         }
-
-        let keys = [
-            ("Enter", "resume"),
-            ("Esc", "close"),
-            ("↑↓", "move"),
-            ("type", "to filter"),
-        ];
-        let mut spans = Vec::new();
-        let mut used = 0;
-        for (i, (key, what)) in keys.iter().enumerate() {
-            let sep = if i == 0 { "" } else { " · " };
-            let w = width(sep) + width(key) + 1 + width(what);
-            if used + w > text_w {
-                break;
-            }
-            used += w;
-            spans.push(Span::styled(sep, theme::DIM));
-            spans.push(Span::styled(*key, theme::HINT));
-            spans.push(Span::styled(format!(" {what}"), theme::DIM));
-        }
-        put(buf, &Line::from(spans), bottom.saturating_sub(1));
     }
 }

@@ -14,6 +14,7 @@ pub mod dashboard;
 pub mod demo;
 pub mod headless;
 pub mod permissions;
+pub mod safe_fs;
 pub mod sandbox;
 pub mod session;
 pub mod skills;

@@ -105,13 +105,18 @@ impl ToolEnv<'_> {
             granted: Vec::new(),
         };
         let name = call.function.name.as_str();
-        let prepared = match self.toolset.prepare(name, &call.function.arguments) {
+        let mut prepared = match self.toolset.prepare(name, &call.function.arguments) {
             Ok(p) => p,
             Err(text) => {
                 run.result = Err(text);
                 return run;
             }
         };
+        // The file tools read and write where the path leads, judged as such.
+        if let Err(text) = prepared.pin_path(self.root) {
+            run.result = Err(text);
+            return run;
+        }
         let verdict = self.policy.check(&ToolRequest {
             tool: prepared.name,
             args: &prepared.args,

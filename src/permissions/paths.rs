@@ -1,16 +1,21 @@
 //! Rules for the file tools: where `read_file` may read and `write_file`/`str_replace` may
 //! write without asking.
 //!
-//! A path is judged where it really leads: relative paths against the project root, `..`
-//! and symbolic links resolved through every existing component, so neither
-//! `src/../../etc/passwd` nor a link inside the project that points outside gets a
-//! project-local verdict. Writes inside the project are allowed, outside it ask, and into
-//! any `.git/` directory, the project's `.rein/`, or the directory a `.git` file points to
-//! are denied: the agent must never edit its own permission rules, a repository's history,
-//! or git config and hooks that run commands later.
+//! A path is judged where it really leads ([`crate::safe_fs::resolve`]): relative paths
+//! against the project root, `..` applied, and every symbolic link followed whether its
+//! target exists yet or not, so neither `src/../../etc/passwd`, nor a link inside the
+//! project that points outside, nor a dangling `cfg -> .rein/config.toml` gets a
+//! project-local verdict; a path through more than 40 links is denied. The file tools then
+//! read and write exactly the resolved place, never through a link (see `safe_fs`).
+//! Writes inside the project are allowed, outside it ask, and into any `.git` or `.rein`
+//! directory (compared without regard to case, as a case-insensitive filesystem would) or
+//! the directory a `.git` file points to are denied: the agent must never edit its own
+//! permission rules, a repository's history, or git config and hooks that run commands
+//! later. Writing a file that would make a folder a git repository of its own (`HEAD`,
+//! `config` or `objects/` beside the other two, `commondir`, `gitdir`) asks.
 //! Reads are allowed anywhere except files matching the sensitive globs, which ask.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -52,7 +57,7 @@ impl PathRules {
         sensitive: &[String],
         home: Option<&Path>,
     ) -> Result<PathRules, PathRuleError> {
-        let root = resolve(root, Path::new("/"));
+        let root = resolve(root, Path::new("/")).unwrap_or_else(|| root.to_path_buf());
         let mut protected = vec![root.join(".git"), root.join(".rein")];
         if let Some(target) = git_pointer_target(&root) {
             protected.push(target);
@@ -91,7 +96,9 @@ impl PathRules {
     /// Judge reading `path` (as the model gave it).
     pub fn read(&self, path: &str) -> PathVerdict {
         let lexical = absolute(&self.root, path);
-        let resolved = resolve(&lexical, &self.root);
+        let Some(resolved) = resolve(&lexical, &self.root) else {
+            return too_many_links(lexical);
+        };
         // Match the name as given and where it leads: a `.env` symlink is still `.env`.
         let hit = self
             .sensitive
@@ -119,10 +126,19 @@ impl PathRules {
 
     /// Judge writing `path` (as the model gave it).
     pub fn write(&self, path: &str) -> PathVerdict {
-        let resolved = resolve(&absolute(&self.root, path), &self.root);
+        let lexical = absolute(&self.root, path);
+        let Some(resolved) = resolve(&lexical, &self.root) else {
+            return too_many_links(lexical);
+        };
         // Any git directory, not just the project's: a `sub/.git/config` written now is
-        // a `core.fsmonitor` command run later by an innocent `git status` in `sub`.
-        if resolved.components().any(|c| c.as_os_str() == ".git") {
+        // a `core.fsmonitor` command run later by an innocent `git status` in `sub`. Any
+        // case: on a case-insensitive filesystem `.GIT` is `.git`.
+        let named = |name: &str| {
+            resolved
+                .components()
+                .any(|c| c.as_os_str().to_string_lossy().eq_ignore_ascii_case(name))
+        };
+        if named(".git") {
             return PathVerdict {
                 action: Action::Deny,
                 reason: format!(
@@ -132,13 +148,40 @@ impl PathRules {
                 resolved,
             };
         }
-        if let Some(dir) = self.protected.iter().find(|p| resolved.starts_with(p)) {
+        // Rein's settings in any folder: a `.rein/config.toml` written into a subfolder
+        // would be the rules of a later session started there.
+        if named(".rein") {
+            return PathVerdict {
+                action: Action::Deny,
+                reason: format!(
+                    "{} is inside a .rein directory, which rein never writes (its permission rules)",
+                    resolved.display()
+                ),
+                resolved,
+            };
+        }
+        if let Some(dir) = self
+            .protected
+            .iter()
+            .find(|p| starts_with_ignoring_case(&resolved, p))
+        {
             return PathVerdict {
                 action: Action::Deny,
                 reason: format!(
                     "{} is inside {}, which rein never writes (the repository's history and rein's own settings)",
                     resolved.display(),
                     dir.display()
+                ),
+                resolved,
+            };
+        }
+        if let Some(why) = makes_a_repository(&resolved) {
+            return PathVerdict {
+                action: Action::Ask,
+                reason: format!(
+                    "{} {why}: git would run its config's commands (core.fsmonitor, hooks) \
+                     in that folder",
+                    resolved.display()
                 ),
                 resolved,
             };
@@ -165,6 +208,53 @@ impl PathRules {
     }
 }
 
+/// The verdict for a path that leads through too many links.
+fn too_many_links(lexical: PathBuf) -> PathVerdict {
+    PathVerdict {
+        action: Action::Deny,
+        reason: format!(
+            "{} leads through more than {} symbolic links",
+            lexical.display(),
+            crate::safe_fs::MAX_LINKS
+        ),
+        resolved: lexical,
+    }
+}
+
+/// `path` starts with `prefix`, component by component, without regard to ASCII case.
+fn starts_with_ignoring_case(path: &Path, prefix: &Path) -> bool {
+    let mut path = path.components();
+    prefix.components().all(|p| {
+        path.next().is_some_and(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .eq_ignore_ascii_case(&p.as_os_str().to_string_lossy())
+        })
+    })
+}
+
+/// Why writing `path` would turn a folder into a git repository git would act on:
+/// `commondir` or `gitdir` files, or the last of `HEAD`, `config` and `objects/` (at any
+/// depth below it).
+fn makes_a_repository(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if name == "commondir" || name == "gitdir" {
+        return Some("is a git pointer file");
+    }
+    // The folder that would be the repository, and which of its three parts this is.
+    let (folder, part) = match path.ancestors().skip(1).find(|a| {
+        a.file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case("objects"))
+    }) {
+        Some(objects) => (objects.parent()?, "objects".to_string()),
+        None if name == "head" || name == "config" => (path.parent()?, name),
+        None => return None,
+    };
+    let has = |n: &str| part.eq_ignore_ascii_case(n) || folder.join(n).exists();
+    (has("HEAD") && has("config") && has("objects"))
+        .then_some("would complete a git repository (HEAD, config and objects/)")
+}
+
 /// `path` made absolute against `root`.
 fn absolute(root: &Path, path: &str) -> PathBuf {
     let p = Path::new(path);
@@ -175,36 +265,10 @@ fn absolute(root: &Path, path: &str) -> PathBuf {
     }
 }
 
-/// Resolve `path` (relative ones against `base`): every existing component through its
-/// symbolic links, `.` dropped, `..` applied to what was resolved so far. A component that
-/// does not exist yet (a file about to be created) is kept as written.
-pub fn resolve(path: &Path, base: &Path) -> PathBuf {
-    let mut current = if path.is_absolute() {
-        PathBuf::from("/")
-    } else {
-        base.to_path_buf()
-    };
-    // Links resolved at most this many times, against link loops.
-    let mut budget = 64;
-    for component in path.components() {
-        match component {
-            Component::Prefix(_) | Component::RootDir => current = PathBuf::from("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                current.pop();
-            }
-            Component::Normal(name) => {
-                current.push(name);
-                if budget > 0 {
-                    if let Ok(real) = std::fs::canonicalize(&current) {
-                        current = real;
-                        budget -= 1;
-                    }
-                }
-            }
-        }
-    }
-    current
+/// Where `path` leads (relative ones against `base`); see [`crate::safe_fs::resolve`]. A
+/// path through too many links gives `None`.
+pub fn resolve(path: &Path, base: &Path) -> Option<PathBuf> {
+    crate::safe_fs::resolve(path, base).ok()
 }
 
 /// The directory a `.git` file (`gitdir: PATH`, as in worktrees and submodules) points to.
@@ -218,7 +282,7 @@ fn git_pointer_target(root: &Path) -> Option<PathBuf> {
     if target.is_empty() {
         return None;
     }
-    Some(resolve(Path::new(target), root))
+    resolve(Path::new(target), root)
 }
 
 #[cfg(test)]
@@ -347,7 +411,14 @@ mod tests {
     fn resolve_handles_dots_and_missing_tails() {
         let d = dirs();
         let base = resolve(d.project.path(), Path::new("/"));
-        assert_eq!(resolve(Path::new("a/./b/../c"), &base), base.join("a/c"));
-        assert_eq!(resolve(Path::new("../../.."), &base).parent(), None);
+        let base = base.unwrap();
+        assert_eq!(
+            resolve(Path::new("a/./b/../c"), &base),
+            Some(base.join("a/c"))
+        );
+        assert_eq!(
+            resolve(Path::new("../../.."), &base).unwrap().parent(),
+            None
+        );
     }
 }

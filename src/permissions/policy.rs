@@ -198,7 +198,15 @@ impl PermissionPolicy for RulePolicy {
                     Action::Deny => Verdict::Deny { reason: j.reason },
                 }
             }
-            "read_file" => self.path_verdict(false, text("path").unwrap_or("")),
+            "read_file" => {
+                // The agent gives the resolved path; the name the model used counts too
+                // (a link called `.env` is still `.env`).
+                let v = self.path_verdict(false, text("path").unwrap_or(""));
+                match (v, text("path_as_given")) {
+                    (Verdict::Allow, Some(given)) => self.path_verdict(false, given),
+                    (v, _) => v,
+                }
+            }
             // The plan lives in rein's memory; nothing on disk changes.
             "write_todos" => Verdict::Allow,
             // Skills are files rein found at startup and lists to the model itself.

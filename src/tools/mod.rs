@@ -42,14 +42,32 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    /// Resolve a path argument against the project root (absolute paths stay as they are).
+    /// Where a path argument leads: against the project root, every symbolic link followed
+    /// (targets that do not exist yet included), as the permission rules judge it; the
+    /// path as written when it leads through too many links. For previews: the file tools
+    /// use [`locate`](Self::locate).
     pub fn resolve(&self, path: &str) -> PathBuf {
-        let p = Path::new(path);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.root.join(p)
+        crate::safe_fs::resolve(Path::new(path), &self.root)
+            .unwrap_or_else(|_| self.root.join(path))
+    }
+
+    /// The file a tool reads or writes: the path against the project root, `.` and `..`
+    /// taken as written, no link followed. The agent gives the tools paths it already
+    /// resolved and had judged ([`PreparedCall::pin_path`]); the tools then open them
+    /// without following links, so a link found on the way is an error, never a detour.
+    pub fn locate(&self, path: &str) -> Result<PathBuf, String> {
+        let mut out = PathBuf::from("/");
+        let joined = self.root.join(path);
+        for component in joined.components() {
+            match component {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::Normal(name) => out.push(name),
+                _ => {}
+            }
         }
+        Ok(out)
     }
 }
 
@@ -199,6 +217,36 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
 }
 
 impl PreparedCall {
+    /// For the file tools: replace the path argument by where it leads
+    /// ([`crate::safe_fs::resolve`], against `root`), before the permission check, so the
+    /// rules judge and the tool then reads or writes one and the same place (the tool never
+    /// follows a link on the way: a link swapped in after the check makes it fail). The
+    /// path as given is kept as `path_as_given` for read rules that match names (`.env`).
+    /// An error for a path through too many links, or one that leads to a name that is not
+    /// UTF-8.
+    pub fn pin_path(&mut self, root: &Path) -> Result<(), String> {
+        let path = match &mut self.kind {
+            Kind::ReadFile(a) => &mut a.path,
+            Kind::WriteFile(a) => &mut a.path,
+            Kind::StrReplace(a) => &mut a.path,
+            _ => return Ok(()),
+        };
+        let resolved = crate::safe_fs::resolve(Path::new(path.as_str()), root)
+            .map_err(|e| format!("Error: {} was not run: {e}", self.name))?;
+        let Some(text) = resolved.to_str() else {
+            return Err(format!(
+                "Error: {} was not run: {} leads to a path that is not UTF-8",
+                self.name, path
+            ));
+        };
+        let given = std::mem::replace(path, text.to_string());
+        if let Some(args) = self.args.as_object_mut() {
+            args.insert("path".into(), serde_json::Value::String(text.to_string()));
+            args.insert("path_as_given".into(), serde_json::Value::String(given));
+        }
+        Ok(())
+    }
+
     /// One line for approval prompts and logs: the tool and its key argument.
     pub fn summary(&self) -> String {
         match &self.kind {

@@ -84,11 +84,10 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     }
     let (offset, limit) = (offset as u64, limit as u64);
 
-    let resolved = ctx.resolve(&args.path);
+    let resolved = ctx.locate(&args.path)?;
     let shown_path = display_path(ctx, &resolved);
-    let meta = tokio::fs::metadata(&resolved)
-        .await
-        .map_err(|e| io_error_message(&shown_path, &e))?;
+    // Exactly where the rules looked, never through a link (see `safe_fs`).
+    let (file, meta) = open_exactly(&resolved, &shown_path).await?;
     if meta.is_dir() {
         return Err(format!(
             "{shown_path} is a directory, not a file; list it with `bash ls {shown_path}` instead"
@@ -97,9 +96,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     if !meta.is_file() {
         return Err(not_regular_message(&shown_path));
     }
-    let mut file = tokio::fs::File::open(&resolved)
-        .await
-        .map_err(|e| io_error_message(&shown_path, &e))?;
+    let mut file = tokio::fs::File::from_std(file);
 
     let mut page = Page::new(offset, limit);
     let mut utf8 = Utf8Stream::default();
@@ -373,6 +370,29 @@ pub(super) fn io_error_message(shown_path: &str, e: &std::io::Error) -> String {
     }
 }
 
+/// Open `resolved` for reading with [`crate::safe_fs::open_read`] (off the async threads),
+/// with its metadata; errors in the model's words.
+pub(super) async fn open_exactly(
+    resolved: &Path,
+    shown_path: &str,
+) -> Result<(std::fs::File, std::fs::Metadata), String> {
+    let path = resolved.to_path_buf();
+    let opened = tokio::task::spawn_blocking(move || {
+        let file = crate::safe_fs::open_read(&path)?;
+        let meta = file.metadata()?;
+        Ok::<_, std::io::Error>((file, meta))
+    })
+    .await
+    .map_err(|e| format!("could not open {shown_path}: {e}"))?;
+    opened.map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => format!(
+            "could not open {shown_path}: {}",
+            crate::safe_fs::describe(&e)
+        ),
+        _ => io_error_message(shown_path, &e),
+    })
+}
+
 /// Read a whole file as UTF-8 text for editing, refusing directories, special files, binary
 /// and non-UTF-8; `tool_verb` (e.g. "str_replace edits") goes into the binary-file refusal.
 pub(super) async fn read_text(
@@ -380,16 +400,15 @@ pub(super) async fn read_text(
     resolved: &Path,
     tool_verb: &str,
 ) -> Result<String, String> {
-    let meta = tokio::fs::metadata(resolved)
-        .await
-        .map_err(|e| io_error_message(shown_path, &e))?;
+    let (file, meta) = open_exactly(resolved, shown_path).await?;
     if meta.is_dir() {
         return Err(format!("{shown_path} is a directory, not a file"));
     }
     if !meta.is_file() {
         return Err(not_regular_message(shown_path));
     }
-    let bytes = tokio::fs::read(resolved)
+    let mut bytes = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut tokio::fs::File::from_std(file), &mut bytes)
         .await
         .map_err(|e| io_error_message(shown_path, &e))?;
     if looks_binary(&bytes) {

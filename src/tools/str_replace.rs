@@ -83,7 +83,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         );
     }
     let replace_all = args.replace_all;
-    let resolved = ctx.resolve(&args.path);
+    let resolved = ctx.locate(&args.path)?;
     let shown_path = display_path(ctx, &resolved);
     let content = read_text(&shown_path, &resolved, "str_replace edits")
         .await
@@ -111,9 +111,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     } else {
         content.replacen(old.as_str(), &new, 1)
     };
-    tokio::fs::write(&resolved, updated.as_bytes())
-        .await
-        .map_err(|e| format!("could not write {shown_path}: {e}"))?;
+    super::write_file::write_exactly(&resolved, updated.clone().into_bytes(), &shown_path).await?;
 
     let noun = if count == 1 {
         "occurrence"

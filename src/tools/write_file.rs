@@ -40,36 +40,35 @@ pub struct Args {
     pub content: String,
 }
 
+/// Write `content` to `resolved` with [`crate::safe_fs::write`], off the async threads;
+/// errors in the model's words.
+pub(super) async fn write_exactly(
+    resolved: &std::path::Path,
+    content: Vec<u8>,
+    shown_path: &str,
+) -> Result<crate::safe_fs::Written, String> {
+    let path = resolved.to_path_buf();
+    let written = tokio::task::spawn_blocking(move || crate::safe_fs::write(&path, &content))
+        .await
+        .map_err(|e| format!("could not write {shown_path}: {e}"))?;
+    written.map_err(|e| match e {
+        crate::safe_fs::WriteError::Directory => {
+            format!("{shown_path} is a directory; give the path of a file inside it instead")
+        }
+        crate::safe_fs::WriteError::Special => not_regular_message(shown_path),
+        other => format!("could not write {shown_path}: {other}"),
+    })
+}
+
 pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     if args.path.trim().is_empty() {
         return Err("`path` is empty; give the file to write".to_string());
     }
-    let resolved = ctx.resolve(&args.path);
+    let resolved = ctx.locate(&args.path)?;
     let shown_path = display_path(ctx, &resolved);
-
-    let existed = match tokio::fs::metadata(&resolved).await {
-        Ok(meta) if meta.is_dir() => {
-            return Err(format!(
-                "{shown_path} is a directory; give the path of a file inside it instead"
-            ));
-        }
-        Ok(meta) if !meta.is_file() => return Err(not_regular_message(&shown_path)),
-        Ok(_) => true,
-        Err(_) => false,
-    };
-    if let Some(parent) = resolved.parent() {
-        if !parent.as_os_str().is_empty() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                format!(
-                    "could not create the folder {} for {shown_path}: {e}",
-                    display_path(ctx, parent)
-                )
-            })?;
-        }
-    }
-    tokio::fs::write(&resolved, args.content.as_bytes())
-        .await
-        .map_err(|e| format!("could not write {shown_path}: {e}"))?;
+    // Exactly where the rules looked, never through a link (see `safe_fs`).
+    let existed = write_exactly(&resolved, args.content.clone().into_bytes(), &shown_path).await?
+        == crate::safe_fs::Written::Replaced;
 
     let lines = args.content.lines().count() as u64;
     let bytes = args.content.len() as u64;
@@ -96,6 +95,25 @@ mod tests {
             path: path.to_string(),
             content: content.to_string(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_link_on_the_way_is_an_error_never_a_detour() {
+        // What the tool meets when a link was swapped in after the path was judged.
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("src")).unwrap();
+        std::fs::write(outside.path().join("t"), "old").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("t"), dir.path().join("l")).unwrap();
+        let err = run(args("src/new.rs", "x"), &ctx(&dir)).await.unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert!(!outside.path().join("new.rs").exists());
+        let err = run(args("l", "new"), &ctx(&dir)).await.unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("t")).unwrap(),
+            "old"
+        );
     }
 
     #[tokio::test]

@@ -1,0 +1,402 @@
+//! File access that goes where the permission check looked, and nowhere else.
+//!
+//! [`resolve`] turns a path into the place it really leads: every symbolic link followed,
+//! whether its target exists yet or not (a dangling `cfg -> .rein/config.toml` leads into
+//! `.rein`), `.` dropped and `..` applied to what was resolved so far, with a budget
+//! spent on links only (at most [`MAX_LINKS`], as the kernel allows), so a path of any
+//! length resolves or is refused; it never falls back to taking a path literally. The
+//! permission rules judge that place, and the file tools then read and write exactly it:
+//! [`open_read`] and [`write`] open every directory on the way with `O_NOFOLLOW` (so a link
+//! swapped in after the check makes them fail instead of following it), refuse a final
+//! component that became a link, and [`write`] puts the content in a new file beside the
+//! old one and renames it over, so a hard link to a file elsewhere is replaced, never
+//! written through. The old file's permission bits are kept.
+
+use std::collections::VecDeque;
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Links one resolution may follow (Linux's own limit is 40).
+pub const MAX_LINKS: usize = 40;
+
+/// A path that leads through more than [`MAX_LINKS`] links (a loop, or a hostile chain).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} leads through more than {MAX_LINKS} symbolic links", .0.display())]
+pub struct TooManyLinks(pub PathBuf);
+
+/// Where `path` leads (relative paths against `base`, which should be resolved already).
+pub fn resolve(path: &Path, base: &Path) -> Result<PathBuf, TooManyLinks> {
+    let mut current = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    };
+    let mut pending: VecDeque<OsString> = VecDeque::new();
+    push_front(&mut pending, &mut current, path);
+    let mut links = 0;
+    while let Some(name) = pending.pop_front() {
+        if name == ".." {
+            current.pop();
+            continue;
+        }
+        let next = current.join(&name);
+        let link = match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => std::fs::read_link(&next).ok(),
+            _ => None,
+        };
+        match link {
+            Some(target) => {
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(TooManyLinks(path.to_path_buf()));
+                }
+                // The target replaces the link: resolved against the link's directory.
+                push_front(&mut pending, &mut current, &target);
+            }
+            // Not a link, not there yet, or not readable: the name as it stands.
+            None => current = next,
+        }
+    }
+    Ok(current)
+}
+
+/// Put `path`'s components in front of `pending` (an absolute `path` restarts at `/`).
+fn push_front(pending: &mut VecDeque<OsString>, current: &mut PathBuf, path: &Path) {
+    let mut parts = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => {
+                *current = PathBuf::from("/");
+                parts.clear();
+            }
+            Component::CurDir => {}
+            Component::ParentDir => parts.push(OsString::from("..")),
+            Component::Normal(name) => parts.push(name.to_os_string()),
+        }
+    }
+    for part in parts.into_iter().rev() {
+        pending.push_front(part);
+    }
+}
+
+/// Why a safe open or write failed, in words for the model.
+pub fn describe(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) => "a symbolic link appeared on the way after rein checked the path; \
+                              nothing was read or written through it"
+            .to_string(),
+        _ => e.to_string(),
+    }
+}
+
+fn c_name(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Open `name` in the directory `dir` as a directory, never through a link.
+fn open_dir_at(dir: libc::c_int, name: &CString) -> io::Result<OwnedFd> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: a valid directory descriptor and a NUL-terminated name.
+    match check(unsafe { libc::openat(dir, name.as_ptr(), flags) }) {
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+        // Linux says "not a directory" for a link opened with O_DIRECTORY|O_NOFOLLOW:
+        // say what it is.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => match stat_at(dir, name) {
+            Ok(Some(st)) if kind(&st) == libc::S_IFLNK => Err(is_link_error()),
+            _ => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// The directory `dir` (absolute, resolved), each component opened without following
+/// links; missing ones are created when `create` is set.
+fn open_dir(dir: &Path, create: bool) -> io::Result<OwnedFd> {
+    let root = CString::new("/").map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    // SAFETY: a NUL-terminated path.
+    let fd = check(unsafe { libc::open(root.as_ptr(), flags) })?;
+    // SAFETY: just opened, owned by nothing else.
+    let mut current = unsafe { OwnedFd::from_raw_fd(fd) };
+    for component in dir.components() {
+        let name = match component {
+            Component::Normal(name) => c_name(name)?,
+            Component::RootDir | Component::CurDir => continue,
+            // A resolved path has none; refuse rather than guess.
+            _ => return Err(io::Error::from(io::ErrorKind::InvalidInput)),
+        };
+        current = match open_dir_at(current.as_raw_fd(), &name) {
+            Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+                // SAFETY: a valid directory descriptor and a NUL-terminated name.
+                let made = unsafe { libc::mkdirat(current.as_raw_fd(), name.as_ptr(), 0o777) };
+                if made < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::AlreadyExists {
+                        return Err(e);
+                    }
+                }
+                open_dir_at(current.as_raw_fd(), &name)?
+            }
+            other => other?,
+        };
+    }
+    Ok(current)
+}
+
+/// The parent directory and the final name of a resolved path.
+fn split(path: &Path) -> io::Result<(&Path, &OsStr)> {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => Ok((parent, name)),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path names no file",
+        )),
+    }
+}
+
+/// What is at `name` in `dir`, without following a link: the `stat` of it, or `None`.
+fn stat_at(dir: libc::c_int, name: &CString) -> io::Result<Option<libc::stat>> {
+    // SAFETY: zeroed is a valid `stat`; it is filled by fstatat on success.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid directory descriptor, a NUL-terminated name and a writable struct.
+    let ret = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    if ret == 0 {
+        return Ok(Some(st));
+    }
+    let e = io::Error::last_os_error();
+    if e.kind() == io::ErrorKind::NotFound {
+        Ok(None)
+    } else {
+        Err(e)
+    }
+}
+
+/// What kind of thing a `stat` describes.
+fn kind(st: &libc::stat) -> libc::mode_t {
+    st.st_mode & libc::S_IFMT
+}
+
+fn is_link_error() -> io::Error {
+    io::Error::from_raw_os_error(libc::ELOOP)
+}
+
+/// Open the file at `path` (absolute, from [`resolve`]) for reading, never through a link.
+pub fn open_read(path: &Path) -> io::Result<File> {
+    let (parent, name) = split(path)?;
+    let dir = open_dir(parent, false)?;
+    let name = c_name(name)?;
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    // SAFETY: a valid directory descriptor and a NUL-terminated name.
+    let fd = check(unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) })?;
+    // SAFETY: just opened, owned by nothing else.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    // O_NONBLOCK only kept a FIFO from blocking the open; reads of a regular file ignore it.
+    Ok(file)
+}
+
+/// Whether `write` replaced a file or created one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    Created,
+    Replaced,
+}
+
+/// Why [`write`] would not write.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("it is a directory")]
+    Directory,
+    #[error("it is not a regular file (a device, socket or pipe)")]
+    Special,
+    #[error("{}", describe(.0))]
+    Io(#[from] io::Error),
+}
+
+/// Source of temporary names, unique in the process.
+static NEXT_TEMP: AtomicU64 = AtomicU64::new(1);
+
+/// Write `content` to the file at `path` (absolute, from [`resolve`]): missing folders are
+/// created, every folder on the way is opened without following links, the content goes
+/// to a new file in the same folder, which is then renamed over the old one (so neither a
+/// link swapped in since the check nor a hard link is written through); the old file's
+/// permission bits are kept.
+pub fn write(path: &Path, content: &[u8]) -> Result<Written, WriteError> {
+    let (parent, name) = split(path)?;
+    let dir = open_dir(parent, true)?;
+    let target = c_name(name)?;
+    let old = stat_at(dir.as_raw_fd(), &target)?;
+    let mode = match &old {
+        Some(st) if kind(st) == libc::S_IFLNK => return Err(is_link_error().into()),
+        Some(st) if kind(st) == libc::S_IFDIR => return Err(WriteError::Directory),
+        Some(st) if kind(st) != libc::S_IFREG => return Err(WriteError::Special),
+        Some(st) => Some(st.st_mode & 0o7777),
+        None => None,
+    };
+    let temp_name = {
+        let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
+        let mut t = OsString::from(".");
+        t.push(name);
+        t.push(format!(".rein-{}-{n}.tmp", std::process::id()));
+        c_name(&t)?
+    };
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: a valid directory descriptor and a NUL-terminated name; mode is an int arg.
+    let fd = check(unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            temp_name.as_ptr(),
+            flags,
+            libc::c_uint::from(0o666u16),
+        )
+    })?;
+    // SAFETY: just opened, owned by nothing else.
+    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let result = (|| -> io::Result<()> {
+        if let Some(mode) = mode {
+            // SAFETY: a valid descriptor.
+            check(unsafe { libc::fchmod(file.as_raw_fd(), mode) })?;
+        }
+        file.write_all(content)?;
+        file.flush()?;
+        drop(file);
+        // SAFETY: valid directory descriptors and NUL-terminated names.
+        check(unsafe {
+            libc::renameat(
+                dir.as_raw_fd(),
+                temp_name.as_ptr(),
+                dir.as_raw_fd(),
+                target.as_ptr(),
+            )
+        })?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), temp_name.as_ptr(), 0) };
+        return Err(e.into());
+    }
+    Ok(if old.is_some() {
+        Written::Replaced
+    } else {
+        Written::Created
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
+
+    #[test]
+    fn dangling_links_lead_where_they_point() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        symlink(".rein/config.toml", root.join("cfg")).unwrap();
+        assert_eq!(
+            resolve(Path::new("cfg"), &root).unwrap(),
+            root.join(".rein/config.toml")
+        );
+        // A dangling link to a directory, then more components.
+        symlink("/nowhere/yet", root.join("d")).unwrap();
+        assert_eq!(
+            resolve(Path::new("d/x/../y"), &root).unwrap(),
+            PathBuf::from("/nowhere/yet/y")
+        );
+        // Relative targets resolve against the link's folder, through further links.
+        std::fs::create_dir(root.join("sub")).unwrap();
+        symlink("../cfg", root.join("sub/again")).unwrap();
+        assert_eq!(
+            resolve(Path::new("sub/again"), &root).unwrap(),
+            root.join(".rein/config.toml")
+        );
+    }
+
+    #[test]
+    fn the_budget_counts_links_only_and_a_loop_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        symlink("/etc", root.join("out")).unwrap();
+        let long = format!("{}out/hostname", "src/../".repeat(500));
+        assert_eq!(
+            resolve(Path::new(&long), &root).unwrap(),
+            PathBuf::from("/etc/hostname")
+        );
+        symlink("b", root.join("a")).unwrap();
+        symlink("a", root.join("b")).unwrap();
+        assert_eq!(
+            resolve(Path::new("a/x"), &root).err(),
+            Some(TooManyLinks(PathBuf::from("a/x")))
+        );
+    }
+
+    #[test]
+    fn writes_never_go_through_a_link_and_replace_hard_links() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        // A folder on the way that is a link: refused.
+        symlink(outside.path(), root.join("via")).unwrap();
+        let err = write(&root.join("via/file"), b"x").unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(!outside.path().join("file").exists());
+        // A final name that is a link: refused, the target untouched.
+        std::fs::write(outside.path().join("t"), "old").unwrap();
+        symlink(outside.path().join("t"), root.join("l")).unwrap();
+        assert!(write(&root.join("l"), b"new").is_err());
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("t")).unwrap(),
+            "old"
+        );
+        // A hard link: the name gets the new content, the other name keeps the old.
+        std::fs::write(root.join("h"), "old").unwrap();
+        std::fs::set_permissions(root.join("h"), std::fs::Permissions::from_mode(0o750)).unwrap();
+        std::fs::hard_link(root.join("h"), root.join("h2")).unwrap();
+        assert_eq!(write(&root.join("h"), b"new").unwrap(), Written::Replaced);
+        assert_eq!(std::fs::read_to_string(root.join("h")).unwrap(), "new");
+        assert_eq!(std::fs::read_to_string(root.join("h2")).unwrap(), "old");
+        let meta = std::fs::metadata(root.join("h")).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o750);
+        // Missing folders are made; a directory is refused.
+        assert_eq!(
+            write(&root.join("a/b/c.txt"), b"c").unwrap(),
+            Written::Created
+        );
+        assert!(matches!(
+            write(&root.join("a"), b"x"),
+            Err(WriteError::Directory)
+        ));
+        // No temporary file is left behind.
+        let names: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
+    }
+
+    #[test]
+    fn reads_never_go_through_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("real"), "text").unwrap();
+        symlink(root.join("real"), root.join("link")).unwrap();
+        assert!(open_read(&root.join("link")).is_err());
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut open_read(&root.join("real")).unwrap(), &mut s).unwrap();
+        assert_eq!(s, "text");
+    }
+}

@@ -4,6 +4,8 @@
 
 #[path = "permissions_bash/compositions.rs"]
 mod compositions;
+#[path = "permissions_bash/expansions.rs"]
+mod expansions;
 #[path = "permissions_bash/redteam.rs"]
 mod redteam;
 
@@ -314,7 +316,7 @@ fn what_cannot_be_seen_through_asks() {
             ("$(echo rm) x", Ask),
             ("\"$(echo ls)\"", Ask),
             ("r* x", Ask),
-            ("{rm,x}", Ask),
+            ("{rm,x}", Deny),
             ("echo 'rm x' | sh", Ask),
             ("echo 'print(1)' | python3", Ask),
             ("cat x | bash -s", Ask),

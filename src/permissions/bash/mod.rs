@@ -14,7 +14,9 @@
 //! than a few harmless ones, a flag that writes files or runs a program, an interpreter fed
 //! a script on stdin, a call to a function defined in the command, arithmetic on variables.
 //! A redirection to `/dev/tcp/...` denies. A non-literal program name asks, and so does
-//! anything that does not parse.
+//! anything that does not parse. Words are judged as bash passes them on: braces expanded
+//! (`{-exec,}` is `-exec`), and a pathname pattern that could become an option (`*`,
+//! `-exe[c]`) read as an argument rein cannot read.
 //!
 //! The command line is read as bash. A string for `sh -c` (dash on Debian, bash elsewhere)
 //! is read both as bash and as a POSIX shell: any bash-only construct in it asks, since dash
@@ -192,6 +194,21 @@ impl<'r> Judge<'r> {
             self.push(hazard, Action::Ask, reason, false);
         }
         for mut command in script.commands {
+            // What bash passes on after brace expansion; a pattern that could become an
+            // option is an argument rein cannot read.
+            match shell::expand_words(&command.words) {
+                Ok(words) => command.words = words,
+                Err(why) => {
+                    let text = command
+                        .words
+                        .iter()
+                        .map(|w| w.raw.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    self.push(text, Action::Ask, why, false);
+                    continue;
+                }
+            }
             command.context.piped_input |= inherited.piped;
             command
                 .redirects

@@ -87,10 +87,15 @@ pub(super) fn unwrap(program: &str, words: &[Word], more_args: bool) -> Unwrap {
         "env" => return env_inner(words),
         "find" => return find_execs(words),
         "eval" => {
-            return match words.get(1..) {
+            // `eval -- CMD` evaluates CMD: the `--` ends eval's (empty) option list.
+            let from = match words.get(1).and_then(|w| w.literal_program()) {
+                Some("--") => 2,
+                _ => 1,
+            };
+            return match words.get(from..) {
                 Some(args) if !args.is_empty() => script_of(program, args, Reader::Caller),
                 _ => Unwrap::Itself,
-            }
+            };
         }
         "bash" => return shell_script(program, words, Reader::Bash),
         "zsh" => return shell_script(program, words, Reader::Zsh),

@@ -101,6 +101,11 @@ impl Parser<'_> {
                 self.skip_blanks();
                 if self.at_keyword("-p") {
                     self.pos += 2;
+                    self.skip_blanks();
+                }
+                // `time -p -- CMD` runs CMD: the `--` ends the keyword's options.
+                if self.at_keyword("--") {
+                    self.pos += 2;
                 }
             } else {
                 break;

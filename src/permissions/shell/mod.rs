@@ -35,6 +35,7 @@
 
 mod ansi_c;
 mod arithmetic;
+mod braces;
 mod compound;
 mod delimiter;
 mod expansion;
@@ -45,6 +46,7 @@ mod quotes;
 mod words;
 
 pub use arithmetic::is_plain_arithmetic;
+pub use braces::{expand_words, MAX_WORDS};
 
 use parser::Parser;
 

@@ -105,3 +105,66 @@ fn a_bad_rule_is_a_one_line_error() {
         "{err}"
     );
 }
+
+/// Issue 11: the sensitive reads the checker missed, the read-only commands it asked
+/// about, and rules that matched by prefix, through the real binary.
+#[test]
+fn sensitive_reads_read_only_commands_and_prefix_rules() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let check = |cmd: &str| line(&policy_check(home.path(), project.path(), &[cmd]));
+    let verdict = |cmd: &str| check(cmd).split(' ').next().unwrap_or_default().to_string();
+    let mut wrong = Vec::new();
+    for cmd in [
+        "cat \"$HOME\"/.ssh/id_rsa",
+        "cat \"${HOME}\"/.ssh/id_rsa",
+        "cat $HOME'/.ssh/id_rsa'",
+        "cat 0< ~/.ssh/id_rsa",
+        "cat 3< .env <&3",
+        "grep -r . ~/.ssh",
+        "find ~/.ssh -exec cat {} +",
+        "rg . ~/.aws",
+        "git show HEAD:.env",
+        "cat ~/.agents/env",
+        "cat .env.local",
+        "cat ~/.git-credentials",
+        "cat ~/.netrc",
+        "cat ~/.docker/config.json",
+        "cat ~/.kube/config",
+        "cat ~/.npmrc",
+        "cat ~/.pypirc",
+        "cat ~/.config/gh/hosts.yml",
+        "cat rein-home/config.toml",
+        "git difftool--helper",
+        "sed -n '1w /tmp/x' f",
+    ] {
+        // rein's own config file: named by its path under REIN_HOME.
+        let cmd = cmd.replace(
+            "rein-home/",
+            &format!("{}/rein-home/", home.path().display()),
+        );
+        if verdict(&cmd) != "ask" {
+            wrong.push(format!("{cmd}: {}", check(&cmd)));
+        }
+    }
+    for cmd in [
+        "git branch --show-current",
+        "git rev-parse --show-toplevel",
+        "git rev-parse --abbrev-ref HEAD",
+        "git branch",
+        "git branch -a",
+        "git remote -v",
+        "git log --oneline",
+        "sed -n '1,20p' src/main.rs",
+        "pytest --cov-report=term-missing",
+        "pytest -p no:cacheprovider",
+        "cat .env.example",
+        "ls ~",
+        "git show HEAD:src/main.rs",
+    ] {
+        if verdict(cmd) != "allow" {
+            wrong.push(format!("{cmd}: {}", check(cmd)));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}

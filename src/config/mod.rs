@@ -55,7 +55,28 @@ const DEFAULT_KEEP_RECENT: u64 = crate::context::DEFAULT_KEEP_RECENT as u64;
 const DEFAULT_COMPACT_AT: f64 = crate::context::DEFAULT_COMPACT_AT;
 const DEFAULT_COMPACT_TO: f64 = crate::context::DEFAULT_COMPACT_TO;
 /// Files whose reading asks first unless the config says otherwise.
-pub const DEFAULT_SENSITIVE_READS: &[&str] = &["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env"];
+pub const DEFAULT_SENSITIVE_READS: &[&str] = &[
+    "~/.ssh/**",
+    "~/.aws/**",
+    "~/.gnupg/**",
+    "**/.env",
+    "**/.env.local",
+    "**/.env.*.local",
+    "**/.env.production",
+    "**/.env.prod",
+    "**/.env.development",
+    "**/.env.dev",
+    "**/.env.staging",
+    "**/.env.test",
+    "~/.agents/env",
+    "~/.git-credentials",
+    "~/.netrc",
+    "~/.docker/config.json",
+    "~/.kube/config",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.config/gh/hosts.yml",
+];
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -927,7 +927,7 @@ fn sandbox_settings_come_from_the_user_file_only() {
     assert!(c.sandbox_writable.value.is_empty());
     assert_eq!(
         c.sensitive_reads.value,
-        ["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env"]
+        crate::config::DEFAULT_SENSITIVE_READS
     );
 
     f.write_user("[sandbox]\nmode = \"required\"\nnetwork = true\nwritable = [\"~/.cache/x\", \"build\", \"/opt/y\"]\n");

@@ -31,6 +31,9 @@ pub struct PathRules {
     sensitive: GlobSet,
     /// The sensitive patterns as configured, for reasons.
     patterns: Vec<String>,
+    /// Each pattern's literal leading folder (`/home/u/.ssh` of `~/.ssh/**`), when it has
+    /// one: naming that folder reads what the pattern protects.
+    prefixes: Vec<Option<PathBuf>>,
 }
 
 /// A path rule's verdict with its reason.
@@ -63,11 +66,13 @@ impl PathRules {
             protected.push(target);
         }
         let mut builder = GlobSetBuilder::new();
+        let mut prefixes = Vec::new();
         for pattern in sensitive {
             let expanded = match (pattern.strip_prefix("~/"), home) {
                 (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
                 _ => pattern.clone(),
             };
+            prefixes.push(literal_folder(&expanded));
             let glob = GlobBuilder::new(&expanded)
                 .literal_separator(true)
                 .build()
@@ -86,6 +91,7 @@ impl PathRules {
             protected,
             sensitive: sensitive_set,
             patterns: sensitive.to_vec(),
+            prefixes,
         })
     }
 
@@ -105,7 +111,13 @@ impl PathRules {
             .matches(&lexical)
             .into_iter()
             .chain(self.sensitive.matches(&resolved))
-            .next();
+            .next()
+            .or_else(|| {
+                // The folder a pattern protects, named itself (`grep -r . ~/.ssh`).
+                self.prefixes
+                    .iter()
+                    .position(|p| p.as_deref() == Some(resolved.as_path()))
+            });
         match hit {
             Some(i) => PathVerdict {
                 action: Action::Ask,
@@ -206,6 +218,22 @@ impl PathRules {
         let v = self.read(path);
         (v.action == Action::Ask).then_some(v.reason)
     }
+}
+
+/// The folder a glob names literally before its first wildcard (`/home/u/.ssh` of
+/// `/home/u/.ssh/**`; the whole path of a pattern without wildcards); `None` when it starts
+/// with one (`**/.env`).
+fn literal_folder(pattern: &str) -> Option<PathBuf> {
+    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let literal = &pattern[..cut];
+    let folder = if cut < pattern.len() {
+        // Up to the last separator before the wildcard.
+        &literal[..literal.rfind('/')?]
+    } else {
+        literal
+    };
+    let folder = Path::new(folder);
+    (folder.is_absolute() && folder.components().count() > 1).then(|| folder.to_path_buf())
 }
 
 /// The verdict for a path that leads through too many links.

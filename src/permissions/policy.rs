@@ -78,12 +78,12 @@ impl RulePolicy {
         root: &Path,
         home: Option<&Path>,
     ) -> Result<RulePolicy, PolicyError> {
-        RulePolicy::new(
-            root,
-            &config.bash_rules,
-            &config.sensitive_reads.value,
-            home,
-        )
+        // rein's own config file may hold `api_key`: whatever the list says, it asks.
+        let mut sensitive = config.sensitive_reads.value.clone();
+        sensitive.push(super::rules::escape_glob(
+            &config.user_config_path.display().to_string(),
+        ));
+        RulePolicy::new(root, &config.bash_rules, &sensitive, home)
     }
 
     /// Judge a bash command line: the rules, part by part, then sensitive files named in
@@ -127,11 +127,21 @@ impl RulePolicy {
         judgement
     }
 
-    /// Whether a command argument names a sensitive file (`~`, `$HOME` and `${HOME}`
-    /// expanded; `--flag=PATH` looked into).
+    /// Whether a command argument names a sensitive file or a folder that holds some
+    /// (`~`, `$HOME` and `${HOME}` expanded however they are quoted; `--flag=PATH` and
+    /// git's `REV:PATH` looked into).
     fn sensitive_argument(&self, arg: &str) -> Option<String> {
-        let value = arg.split_once('=').map_or(arg, |(_, v)| v);
-        let value = value.trim_matches(|c| c == '"' || c == '\'');
+        let unquoted: String = arg.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+        let value = unquoted
+            .split_once('=')
+            .map_or(unquoted.as_str(), |(_, v)| v);
+        if let Some((rev, path)) = value.split_once(':') {
+            if !rev.contains('/') && !path.is_empty() {
+                if let Some(reason) = self.sensitive_argument(path) {
+                    return Some(reason);
+                }
+            }
+        }
         let home = self.home.as_deref().map(|h| h.display().to_string());
         let expanded = match &home {
             Some(home) => {

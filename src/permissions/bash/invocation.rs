@@ -351,15 +351,14 @@ fn resolve_program(written: &str) -> (&str, bool) {
 /// `program arg... [< input]`: the arguments' values (raw text where not literal), then the
 /// redirections that feed stdin (`cat <<'EOF'` is `cat` with an input), single spaces.
 fn normalised(program: &str, inv: &Invocation<'_>) -> String {
+    // Every input, whatever descriptor it is opened on (`cat 3< .env <&3` reads `.env`).
     let inputs = inv.command.redirects.iter().filter(|r| {
-        r.fd.is_none()
-            && matches!(
-                r.op,
-                RedirectOp::Read
-                    | RedirectOp::Heredoc
-                    | RedirectOp::HeredocTabs
-                    | RedirectOp::HereString
-            )
+        matches!(r.op, RedirectOp::Read)
+            || (r.fd.is_none()
+                && matches!(
+                    r.op,
+                    RedirectOp::Heredoc | RedirectOp::HeredocTabs | RedirectOp::HereString
+                ))
     });
     std::iter::once(program.to_string())
         .chain(inv.words.iter().skip(1).map(|w| w.text().to_string()))

@@ -48,6 +48,16 @@ const PYTEST_LONG: [(&str, &str); 20] = [
 const PYTEST_EXACT: [&str; 2] = ["cov", "pdb"];
 
 /// Why pytest's arguments reach beyond the project, if they do.
+/// Whether a `--cov-report` value sends the report to the terminal only (`term`,
+/// `term-missing`, with `:skip-covered`).
+fn terminal_report(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        let kind = v.split(':').next().unwrap_or_default();
+        matches!(kind, "term" | "term-missing")
+            && v.split(':').skip(1).all(|flag| flag == "skip-covered")
+    })
+}
+
 pub(super) fn pytest_hazard(args: &[&str]) -> Option<String> {
     let mut i = 0;
     while let Some(&arg) = args.get(i) {
@@ -59,6 +69,11 @@ pub(super) fn pytest_hazard(args: &[&str]) -> Option<String> {
                 i += 1;
                 continue;
             }
+            // A report to the terminal writes no file.
+            if name == "cov-report" && terminal_report(arg.split_once('=').map(|(_, v)| v)) {
+                i += 1;
+                continue;
+            }
             if let Some((_, what)) = PYTEST_LONG
                 .iter()
                 .find(|(full, _)| abbreviates(name, full, 3))
@@ -67,6 +82,16 @@ pub(super) fn pytest_hazard(args: &[&str]) -> Option<String> {
             }
         } else if arg.len() > 1 && arg.starts_with('-') {
             let cluster: Vec<char> = arg.chars().skip(1).collect();
+            // `-p no:NAME` (or `-pno:NAME`) turns a plugin off.
+            let value = if cluster.len() > 1 {
+                Some(&arg[2..])
+            } else {
+                args.get(i + 1).copied()
+            };
+            if cluster.first() == Some(&'p') && value.is_some_and(|v| v.starts_with("no:")) {
+                i += if cluster.len() > 1 { 1 } else { 2 };
+                continue;
+            }
             for (k, c) in cluster.iter().enumerate() {
                 let what = match c {
                     'p' => "loads a plugin",

@@ -168,7 +168,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Sessions { command }) = &cli.command {
         return sessions_command(&config, command.as_ref());
     }
-    let sandbox = detect_sandbox(&config, &root);
+    let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
     discover_window(&mut config);
 
     if let Some(Command::Config) = &cli.command {
@@ -345,7 +345,7 @@ fn run_demo() -> Result<ExitCode, String> {
             RulePolicy::from_config(&config, &root, env.home.as_deref())
                 .map_err(|e| e.to_string())?,
         );
-        let sandbox = detect_sandbox(&config, &root);
+        let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
         let skills = discover_skills(&config, &env, &root);
         let info = SessionInfo {
             model: format!("{} (demo)", demo.model()),
@@ -484,12 +484,13 @@ fn sessions_command(
 }
 
 /// The sandbox for `root` as the config asks, with rein's data dir kept readable inside.
-fn detect_sandbox(config: &Config, root: &Path) -> Arc<Sandbox> {
+fn detect_sandbox(config: &Config, root: &Path, home: Option<&Path>) -> Arc<Sandbox> {
     Arc::new(Sandbox::detect(
         SandboxSettings {
             mode: config.sandbox_mode.value,
             network: config.sandbox_network.value,
             writable: config.sandbox_writable.value.clone(),
+            hidden: config.hidden_from_commands(home),
         },
         root,
         vec![config.data_dir.clone()],

@@ -165,6 +165,66 @@ async fn git_is_read_only() {
     assert!(project.path().join("ok").exists());
 }
 
+async fn nested_repositories_are_read_only_too() {
+    let project = tempfile::tempdir().unwrap();
+    let nested = project.path().join("vendor/lib/.git");
+    std::fs::create_dir_all(nested.join("hooks")).unwrap();
+    std::fs::write(nested.join("config"), "[core]\n").unwrap();
+    let sandbox = sandboxed(project.path(), SandboxSettings::default(), vec![]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "echo '[core] fsmonitor = evil' >> vendor/lib/.git/config; \
+         touch vendor/lib/.git/hooks/post-checkout; echo fine > vendor/lib/ok",
+    )
+    .await
+    .unwrap();
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(nested.join("config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!nested.join("hooks/post-checkout").exists());
+    assert!(project.path().join("vendor/lib/ok").exists());
+}
+
+async fn secrets_are_hidden_from_commands() {
+    let project = tempfile::tempdir().unwrap();
+    let home = outside_dir();
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_rsa"), "PRIVATE KEY").unwrap();
+    std::fs::write(home.path().join(".netrc"), "machine x password hunter2").unwrap();
+    std::fs::write(home.path().join("notes.txt"), "plain").unwrap();
+    let hidden = vec![
+        home.path().join(".ssh"),
+        home.path().join(".netrc"),
+        home.path().join(".missing"),
+    ];
+    let settings = SandboxSettings {
+        hidden,
+        ..SandboxSettings::default()
+    };
+    let sandbox = sandboxed(project.path(), settings, vec![]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let h = q(home.path());
+    let out = sh(
+        &ctx,
+        &format!("cat {h}/.ssh/id_rsa; ls -A {h}/.ssh; cat {h}/.netrc; cat {h}/notes.txt"),
+    )
+    .await
+    .unwrap();
+    assert!(
+        !out.contains("PRIVATE KEY") && !out.contains("hunter2"),
+        "{out}"
+    );
+    assert!(out.contains("plain"), "{out}");
+    // The files themselves are untouched on the host.
+    assert_eq!(
+        std::fs::read_to_string(home.path().join(".ssh/id_rsa")).unwrap(),
+        "PRIVATE KEY"
+    );
+}
+
 async fn a_gitdir_pointer_and_its_target_are_read_only() {
     let project = tempfile::tempdir().unwrap();
     let outside = outside_dir();
@@ -583,6 +643,8 @@ const CASES: &[Case] = &[
     test!(writes_land_in_the_project_and_nowhere_else, bwrap),
     test!(output_exit_codes_and_the_environment_pass_through, bwrap),
     test!(git_is_read_only, bwrap),
+    test!(nested_repositories_are_read_only_too, bwrap),
+    test!(secrets_are_hidden_from_commands, bwrap),
     test!(a_gitdir_pointer_and_its_target_are_read_only, bwrap),
     test!(
         rein_config_cannot_be_written_even_when_rein_did_not_exist,

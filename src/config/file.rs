@@ -219,6 +219,11 @@ const KEYS: &[Key] = &[
         kind: Kind::List(|l, v| l.sandbox_writable = Some(v)),
     },
     Key {
+        section: "sandbox",
+        name: "hide_secrets",
+        kind: Kind::Bool(|l, v| l.sandbox_hide_secrets = Some(v)),
+    },
+    Key {
         section: "ui",
         name: "bell",
         kind: Kind::Bool(|l, v| l.ui_bell = Some(v)),

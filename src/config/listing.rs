@@ -117,6 +117,7 @@ impl Config {
                 ),
             ),
             ("sandbox.network", shown(&self.sandbox_network)),
+            ("sandbox.hide_secrets", shown(&self.sandbox_hide_secrets)),
             (
                 "sandbox.writable",
                 (

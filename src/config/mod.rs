@@ -54,6 +54,37 @@ const DEFAULT_STUB_CHARS: u64 = crate::context::DEFAULT_STUB_CHARS as u64;
 const DEFAULT_KEEP_RECENT: u64 = crate::context::DEFAULT_KEEP_RECENT as u64;
 const DEFAULT_COMPACT_AT: f64 = crate::context::DEFAULT_COMPACT_AT;
 const DEFAULT_COMPACT_TO: f64 = crate::context::DEFAULT_COMPACT_TO;
+/// Files and folders under the home directory that hold credentials and that no build or
+/// test needs: covered by empty ones inside the sandbox (`sandbox.hide_secrets`).
+pub const SECRET_FILES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".agents/env",
+    ".git-credentials",
+    ".netrc",
+    ".docker/config.json",
+    ".kube",
+    ".npmrc",
+    ".pypirc",
+    ".config/gh/hosts.yml",
+];
+
+impl Config {
+    /// What the sandbox hides from commands: [`SECRET_FILES`] under `home` and rein's own
+    /// config file, unless `sandbox.hide_secrets` is off.
+    pub fn hidden_from_commands(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        if !self.sandbox_hide_secrets.value {
+            return Vec::new();
+        }
+        let mut out: Vec<PathBuf> = home
+            .map(|h| SECRET_FILES.iter().map(|f| h.join(f)).collect())
+            .unwrap_or_default();
+        out.push(self.user_config_path.clone());
+        out
+    }
+}
+
 /// Files whose reading asks first unless the config says otherwise.
 pub const DEFAULT_SENSITIVE_READS: &[&str] = &[
     "~/.ssh/**",
@@ -196,6 +227,9 @@ pub struct Config {
     pub sandbox_mode: Sourced<SandboxMode>,
     /// `sandbox.network`: allow commands network access.
     pub sandbox_network: Sourced<bool>,
+    /// `sandbox.hide_secrets`: cover the files users keep secrets in ([`SECRET_FILES`],
+    /// rein's own config file) with empty ones inside the sandbox.
+    pub sandbox_hide_secrets: Sourced<bool>,
     /// `sandbox.writable`: extra paths commands may write (`~` expanded, relative paths
     /// against the project).
     pub sandbox_writable: Sourced<Vec<PathBuf>>,
@@ -283,6 +317,7 @@ struct Layer {
     sensitive_reads: Option<Sourced<Vec<String>>>,
     sandbox_mode: Option<Sourced<SandboxMode>>,
     sandbox_network: Option<Sourced<bool>>,
+    sandbox_hide_secrets: Option<Sourced<bool>>,
     sandbox_writable: Option<Sourced<Vec<String>>>,
     ui_bell: Option<Sourced<bool>>,
     ui_notifications: Option<Sourced<bool>>,
@@ -320,6 +355,7 @@ impl Layer {
             sensitive_reads: self.sensitive_reads.or(lower.sensitive_reads),
             sandbox_mode: self.sandbox_mode.or(lower.sandbox_mode),
             sandbox_network: self.sandbox_network.or(lower.sandbox_network),
+            sandbox_hide_secrets: self.sandbox_hide_secrets.or(lower.sandbox_hide_secrets),
             sandbox_writable: self.sandbox_writable.or(lower.sandbox_writable),
             ui_bell: self.ui_bell.or(lower.ui_bell),
             ui_notifications: self.ui_notifications.or(lower.ui_notifications),
@@ -446,6 +482,7 @@ impl Config {
             ),
             sandbox_mode: or_default(layer.sandbox_mode, SandboxMode::Auto),
             sandbox_network: or_default(layer.sandbox_network, false),
+            sandbox_hide_secrets: or_default(layer.sandbox_hide_secrets, true),
             sandbox_writable: {
                 let w = or_default(layer.sandbox_writable, Vec::new());
                 let paths = w
@@ -533,6 +570,7 @@ impl fmt::Debug for Config {
             .field("sensitive_reads", &self.sensitive_reads)
             .field("sandbox_mode", &self.sandbox_mode)
             .field("sandbox_network", &self.sandbox_network)
+            .field("sandbox_hide_secrets", &self.sandbox_hide_secrets)
             .field("sandbox_writable", &self.sandbox_writable)
             .field("ui_bell", &self.ui_bell)
             .field("ui_notifications", &self.ui_notifications)

@@ -4,7 +4,9 @@
 //! The mounts are applied in order, each over the ones before: the whole filesystem
 //! read-only, a fresh `/dev` and `/proc`, a private `/tmp`, the readable paths shown again
 //! (the private `/tmp` hides any under it), the project and the extra writable paths
-//! read-write, then the protected paths (`.git`, `.rein`) read-only on top. Then new user,
+//! read-write, then the protected paths (`.git`, `.rein`, nested repositories' `.git`)
+//! read-only on top, then the hidden credentials (`sandbox.hide_secrets`: an empty tmpfs
+//! over a folder, `/dev/null` over a file). Then new user,
 //! PID, IPC, UTS and cgroup namespaces, no network unless allowed, and no capabilities.
 
 use std::ffi::OsString;
@@ -115,6 +117,17 @@ pub fn bwrap_args(
     }
     for path in protected.iter().filter_map(|p| p.canonicalize().ok()) {
         bind("--ro-bind", &path);
+    }
+    // Credentials no command needs, covered last so nothing above shows them again.
+    for path in settings.hidden.iter().filter_map(|p| p.canonicalize().ok()) {
+        if path.is_dir() {
+            args.push("--tmpfs".into());
+            args.push(path.into());
+        } else {
+            args.push("--ro-bind".into());
+            args.push("/dev/null".into());
+            args.push(path.into());
+        }
     }
     args.extend(
         isolation_args(settings.network)

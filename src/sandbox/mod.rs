@@ -44,6 +44,8 @@ pub struct SandboxSettings {
     pub network: bool,
     /// Extra paths commands may write, besides the project.
     pub writable: Vec<PathBuf>,
+    /// Files and folders covered by empty ones inside (credentials no command needs).
+    pub hidden: Vec<PathBuf>,
 }
 
 /// What is in force.
@@ -69,6 +71,9 @@ pub struct Sandbox {
     state: SandboxState,
     /// The program that wraps commands; `Some` exactly when the state is `On`.
     backend: Option<Backend>,
+    /// The git directories of nested repositories (vendored checkouts, submodules) found
+    /// when the sandbox was set up: read-only inside, as the project's own `.git` is.
+    nested_git: Vec<PathBuf>,
 }
 
 /// A sandbox program that was found and works here.
@@ -107,6 +112,7 @@ impl Sandbox {
                 by_choice: true,
             },
             backend: None,
+            nested_git: Vec::new(),
         }
     }
 
@@ -175,12 +181,19 @@ impl Sandbox {
                 ),
             },
         };
+        // Only worth the walk when a sandbox will use it.
+        let nested_git = if backend.is_some() {
+            nested_git_dirs(root)
+        } else {
+            Vec::new()
+        };
         Sandbox {
             settings,
             root: root.to_path_buf(),
             readable,
             state,
             backend,
+            nested_git,
         }
     }
 
@@ -254,7 +267,8 @@ impl Sandbox {
         let mut cmd = match &self.backend {
             Some(Backend::Bubblewrap(bwrap)) => {
                 ensure_rein_dir(&self.root)?;
-                let protected = protected_paths(&self.root);
+                let mut protected = protected_paths(&self.root);
+                protected.extend(self.nested_git.iter().cloned());
                 let args = bwrap_args(&self.root, &self.settings, &self.readable, &protected);
                 let mut cmd = tokio::process::Command::new(bwrap);
                 cmd.args(args).arg("--").arg(shell);
@@ -262,7 +276,8 @@ impl Sandbox {
             }
             Some(Backend::Seatbelt) => {
                 ensure_rein_dir(&self.root)?;
-                let protected = protected_paths(&self.root);
+                let mut protected = protected_paths(&self.root);
+                protected.extend(self.nested_git.iter().cloned());
                 let profile = seatbelt_profile(&self.root, &self.settings, &protected);
                 let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
                 cmd.arg("-p").arg(profile).arg(shell);
@@ -378,6 +393,51 @@ fn run_probe(mut cmd: std::process::Command) -> Result<(), ProbeFailure> {
             .map(str::to_string)
             .unwrap_or_else(|| format!("its check failed ({status})")),
     ))
+}
+
+/// Most directories [`nested_git_dirs`] looks into.
+const NESTED_SCAN_DIRS: usize = 20_000;
+/// How deep it looks.
+const NESTED_SCAN_DEPTH: usize = 8;
+
+/// The `.git` directories (or `.git` pointer files) of repositories nested in `root`, not
+/// `root`'s own: looked for at most [`NESTED_SCAN_DEPTH`] folders deep, in at most
+/// [`NESTED_SCAN_DIRS`] folders, never following links nor entering `.git`, `target` or
+/// `node_modules`.
+pub fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
+    let mut visited = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        visited += 1;
+        if visited > NESTED_SCAN_DIRS {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if name == ".git" {
+                if dir != root {
+                    found.push(entry.path());
+                }
+                continue;
+            }
+            if kind.is_dir()
+                && depth < NESTED_SCAN_DEPTH
+                && name != "target"
+                && name != "node_modules"
+            {
+                queue.push_back((entry.path(), depth + 1));
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// The paths inside (or belonging to) the project that commands must not write, even though
@@ -561,6 +621,7 @@ mod tests {
                 mode: SandboxMode::Required,
                 network: true,
                 writable: vec!["/a".into(), "/b".into()],
+                hidden: Vec::new(),
             },
             Path::new("/p"),
             vec![],

@@ -52,6 +52,14 @@ pub fn seatbelt_profile(root: &Path, settings: &SandboxSettings, protected: &[Pa
         }
         profile.push_str(")\n");
     }
+    // Credentials no command needs (`sandbox.hide_secrets`): not readable at all.
+    if !settings.hidden.is_empty() {
+        profile.push_str("(deny file-read* file-write*");
+        for path in &settings.hidden {
+            profile.push_str(&format!("\n  (subpath {})", quote(&super::real_path(path))));
+        }
+        profile.push_str(")\n");
+    }
     profile
 }
 

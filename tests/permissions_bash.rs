@@ -2,6 +2,8 @@
 //! cases per rule family here, the red-team findings as regressions in `redteam`, and the
 //! property that no composition hides a denied command in `compositions`.
 
+mod support;
+
 #[path = "permissions_bash/compositions.rs"]
 mod compositions;
 #[path = "permissions_bash/expansions.rs"]

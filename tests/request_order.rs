@@ -20,24 +20,8 @@ use rein::conversation::order;
 use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
 use support::agent::{events_until, scripted_config, spawn_recorded, spawn_resumed, turn};
+use support::rng::Rng;
 use support::{Reply, Router, ScriptedServer, Step};
-
-/// A small deterministic generator (SplitMix64): no crate needed for a few numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Op {

@@ -3,6 +3,7 @@
 //! the everyday forms stay allowed. The findings as regressions, then a property over
 //! random compositions.
 
+use super::support::rng::Rng;
 use super::{check, defaults, judge};
 use rein::permissions::rules::Action::{self, Allow, Ask, Deny};
 
@@ -40,23 +41,6 @@ fn everyday_expansions_stay_allowed() {
             ("head -n 5 file{1..3}.txt", Allow),
         ],
     );
-}
-
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
 }
 
 /// `token` disguised the way bash would undo: braces around it, a bracket or `?` pattern in

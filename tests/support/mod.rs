@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod agent;
+pub mod rng;
 
 pub use rein::demo::reply::*;
 pub use rein::demo::server::*;

@@ -134,6 +134,7 @@ fn sensitive_reads_read_only_commands_and_prefix_rules() {
         "cat ~/.npmrc",
         "cat ~/.pypirc",
         "cat ~/.config/gh/hosts.yml",
+        "cat ~root/.ssh/id_rsa",
         "cat rein-home/config.toml",
         "git difftool--helper",
         "sed -n '1w /tmp/x' f",

@@ -147,6 +147,13 @@ impl RulePolicy {
             Some(home) => {
                 if let Some(rest) = value.strip_prefix("~/") {
                     format!("{home}/{rest}")
+                } else if let Some((_, rest)) = value
+                    .strip_prefix('~')
+                    .and_then(|v| v.split_once('/'))
+                    .filter(|(user, _)| !user.is_empty() && !user.starts_with(['+', '-']))
+                {
+                    // `~name/...` is another user's home: judged as if it were yours.
+                    format!("{home}/{rest}")
                 } else {
                     value
                         .replacen("${HOME}", home, 1)

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// What a rule does with a matching command. Ordered by strictness: `Allow < Ask < Deny`, so
 /// "the strictest wins" is `max`.
@@ -86,11 +86,13 @@ fn origin_suffix(origin: &RuleOrigin) -> String {
     }
 }
 
-/// The bash rules in force, each with its compiled glob.
+/// The bash rules in force, each with its compiled glob, and all of them as one set that
+/// finds every match in a single pass (built on first use after a change).
 #[derive(Debug, Clone)]
 pub struct BashRules {
     rules: Vec<BashRule>,
-    matchers: Vec<GlobMatcher>,
+    globs: Vec<Glob>,
+    set: std::sync::OnceLock<GlobSet>,
 }
 
 /// The default rules, as compiled in.
@@ -114,7 +116,8 @@ impl BashRules {
     pub fn new(rules: Vec<BashRule>) -> Result<BashRules, RuleError> {
         let mut compiled = BashRules {
             rules: Vec::with_capacity(rules.len()),
-            matchers: Vec::with_capacity(rules.len()),
+            globs: Vec::with_capacity(rules.len()),
+            set: std::sync::OnceLock::new(),
         };
         for rule in rules {
             compiled.push(rule)?;
@@ -131,13 +134,14 @@ impl BashRules {
 
     /// Append a rule; it overrides every earlier rule that matches the same command.
     pub fn push(&mut self, rule: BashRule) -> Result<(), RuleError> {
-        let matcher = compile(&rule.pattern).map_err(|problem| RuleError {
+        let glob = compile(&rule.pattern).map_err(|problem| RuleError {
             pattern: rule.pattern.clone(),
             origin: rule.origin.clone(),
             problem,
         })?;
         self.rules.push(rule);
-        self.matchers.push(matcher);
+        self.globs.push(glob);
+        self.set = std::sync::OnceLock::new();
         Ok(())
     }
 
@@ -147,7 +151,8 @@ impl BashRules {
         while i < self.rules.len() {
             if self.rules[i].origin == RuleOrigin::Session {
                 self.rules.remove(i);
-                self.matchers.remove(i);
+                self.globs.remove(i);
+                self.set = std::sync::OnceLock::new();
             } else {
                 i += 1;
             }
@@ -160,19 +165,26 @@ impl BashRules {
 
     /// The last rule whose glob matches the whole normalised simple command.
     pub fn matching(&self, command: &str) -> Option<&BashRule> {
-        self.matchers
-            .iter()
-            .rposition(|m| m.is_match(command))
+        let set = self.set.get_or_init(|| {
+            let mut builder = GlobSetBuilder::new();
+            for glob in &self.globs {
+                builder.add(glob.clone());
+            }
+            // Every glob compiled on its own already; a set of them cannot fail.
+            builder.build().unwrap_or_else(|_| GlobSet::empty())
+        });
+        set.matches(command)
+            .into_iter()
+            .max()
             .and_then(|i| self.rules.get(i))
     }
 }
 
-fn compile(pattern: &str) -> Result<GlobMatcher, String> {
+fn compile(pattern: &str) -> Result<Glob, String> {
     GlobBuilder::new(pattern)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map(|glob| glob.compile_matcher())
         .map_err(|e| e.kind().to_string())
 }
 

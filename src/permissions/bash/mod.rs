@@ -196,8 +196,13 @@ impl<'r> Judge<'r> {
         for mut command in script.commands {
             // What bash passes on after brace expansion; a pattern that could become an
             // option is an argument rein cannot read.
-            match shell::expand_words(&command.words) {
-                Ok(words) => command.words = words,
+            let plain = !command.words.iter().any(|w| w.glob);
+            match (!plain)
+                .then(|| shell::expand_words(&command.words))
+                .transpose()
+            {
+                Ok(None) => {}
+                Ok(Some(words)) => command.words = words,
                 Err(why) => {
                     let text = command
                         .words

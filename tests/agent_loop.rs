@@ -1109,3 +1109,27 @@ async fn claude_through_a_gateway_gets_cache_markers_on_the_stable_prefix() {
     turn(&mut handle, "hi").await;
     assert!(plain.requests()[0]["messages"][0]["content"].is_string());
 }
+
+#[tokio::test]
+async fn split_characters_and_invalid_bytes_never_freeze_the_reply() {
+    // One token's bytes per event cut "é" in two; a stray 0xFF byte sits in the middle.
+    let dir = tempfile::tempdir().unwrap();
+    let head = br#"data: {"choices":[{"index":0,"delta":{"content":"caf"#.to_vec();
+    let mut first = head;
+    first.push(0xC3);
+    let mut second = vec![0xA9];
+    second.extend_from_slice(b" ok \xFF done\"},\"finish_reason\":null}]}\n\n");
+    let server = ScriptedServer::start(vec![Reply::sse(vec![
+        Step::Bytes(first),
+        Step::Sleep(Duration::from_millis(20)),
+        Step::Bytes(second),
+        Step::Data(chunk(json!({}), Some("stop"))),
+        Step::Done,
+    ])])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "hi").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:?}");
+    assert_eq!(text_of(&events), "café ok \u{FFFD} done");
+}

@@ -340,10 +340,10 @@ impl LlmClient {
         let start = tokio::time::Instant::now();
         let last_byte = Arc::new(AtomicU64::new(0));
         let stamp = last_byte.clone();
-        let mut events = response
+        let bytes = response
             .bytes_stream()
-            .inspect(move |_| stamp.store(millis_since(start), Ordering::Relaxed))
-            .eventsource();
+            .inspect(move |_| stamp.store(millis_since(start), Ordering::Relaxed));
+        let mut events = Box::pin(valid_utf8(bytes).eventsource());
         let mut done = false;
         loop {
             let next = loop {
@@ -421,6 +421,83 @@ fn chunk_failure(e: ChunkError) -> ClientError {
     }
 }
 
+/// Arbitrary bytes in, valid UTF-8 out: a character split across reads is carried to the
+/// next one, an invalid byte becomes U+FFFD. (The SSE parser would otherwise hold
+/// everything after an invalid byte, re-check it on every read and fail at the end.)
+#[derive(Debug, Default)]
+pub(crate) struct Utf8Carry {
+    tail: Vec<u8>,
+}
+
+impl Utf8Carry {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut input = std::mem::take(&mut self.tail);
+        input.extend_from_slice(bytes);
+        let mut out = Vec::with_capacity(input.len());
+        let mut rest = input.as_slice();
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    out.extend_from_slice(text.as_bytes());
+                    break;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    out.extend_from_slice(&rest[..valid]);
+                    match e.error_len() {
+                        Some(bad) => {
+                            out.extend_from_slice("\u{FFFD}".as_bytes());
+                            rest = &rest[valid + bad..];
+                        }
+                        // An incomplete character at the end: the next read completes it.
+                        None => {
+                            self.tail = rest[valid..].to_vec();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// What is left when the stream ends: an incomplete character, as U+FFFD.
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
+        if std::mem::take(&mut self.tail).is_empty() {
+            Vec::new()
+        } else {
+            "\u{FFFD}".as_bytes().to_vec()
+        }
+    }
+}
+
+/// `bytes` as valid UTF-8 chunks (see [`Utf8Carry`]).
+fn valid_utf8<S, B, E>(bytes: S) -> impl futures_util::Stream<Item = Result<Vec<u8>, E>>
+where
+    S: futures_util::Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+{
+    futures_util::stream::unfold(
+        (bytes, Utf8Carry::default(), false),
+        |(mut bytes, mut carry, ended)| async move {
+            if ended {
+                return None;
+            }
+            match bytes.next().await {
+                Some(Ok(chunk)) => {
+                    let out = carry.feed(chunk.as_ref());
+                    Some((Ok(out), (bytes, carry, false)))
+                }
+                Some(Err(e)) => Some((Err(e), (bytes, carry, false))),
+                None => {
+                    let rest = carry.finish();
+                    (!rest.is_empty()).then_some((Ok(rest), (bytes, carry, true)))
+                }
+            }
+        },
+    )
+}
+
 /// The delay before attempt `attempt + 1`: base × 2^(attempt-1), capped.
 fn backoff(config: &ClientConfig, attempt: u32) -> Duration {
     let factor = 1u32 << (attempt.saturating_sub(1)).min(16);
@@ -496,6 +573,22 @@ fn estimate_usage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf8_is_carried_across_reads_and_invalid_bytes_replaced() {
+        let mut c = Utf8Carry::default();
+        let euro = "€".as_bytes();
+        assert_eq!(c.feed(&euro[..1]), b"");
+        assert_eq!(c.feed(&euro[1..2]), b"");
+        assert_eq!(c.feed(&[euro[2], b'x']), "€x".as_bytes());
+        assert_eq!(c.feed(b"a\xFFb"), "a\u{FFFD}b".as_bytes());
+        assert_eq!(c.feed(&[0xE2, 0x82]), b"");
+        assert_eq!(c.finish(), "\u{FFFD}".as_bytes());
+        assert_eq!(c.finish(), b"");
+        // Linear: a long valid input passes through whole.
+        let long = "ü".repeat(100_000);
+        assert_eq!(c.feed(long.as_bytes()), long.as_bytes());
+    }
 
     #[test]
     fn backoff_doubles_and_caps() {

@@ -11,6 +11,7 @@ use crate::agent::{
     self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, Prices, SubagentEvent,
     TurnOutcome, UsageTotals,
 };
+use crate::sanitize::sanitize;
 use crate::tools::write_todos::TodoStatus;
 
 /// How events are printed.
@@ -30,6 +31,14 @@ pub struct HeadlessOptions {
     pub yes: bool,
     /// The model's prices, for the cost in the summary line.
     pub prices: Option<Prices>,
+}
+
+/// A line on stderr, sanitised whole: whatever parts of it came from the model, a tool or
+/// a server cannot reach the terminal as control sequences.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::sanitize::sanitize(&format!($($arg)*)))
+    };
 }
 
 /// The closing line: calls, tokens, the prompt cache's share and, with prices, the cost;
@@ -61,7 +70,7 @@ pub async fn run_with_session(
     let mut handle = match agent::spawn_with_session(config, session) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("rein: {e}");
+            say!("rein: {e}");
             return 1;
         }
     };
@@ -75,7 +84,7 @@ pub async fn run_with_session(
             _ = &mut ctrl_c => {
                 if interrupted {
                     // A second Ctrl-C: stop waiting for the agent to wind down.
-                    eprintln!("rein: interrupted");
+                    say!("rein: interrupted");
                     return 130;
                 }
                 interrupted = true;
@@ -85,7 +94,7 @@ pub async fn run_with_session(
             }
         };
         let Some(event) = event else {
-            eprintln!("rein: the agent stopped unexpectedly");
+            say!("rein: the agent stopped unexpectedly");
             return 1;
         };
         if let AgentEvent::ApprovalNeeded { reply, .. } = &event {
@@ -140,7 +149,7 @@ impl Printer {
             OutputFormat::Jsonl => {
                 if let Ok(line) = serde_json::to_string(event) {
                     let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{line}");
+                    let _ = writeln!(out, "{}", crate::sanitize::json_line(&line));
                     let _ = out.flush();
                 }
             }
@@ -170,7 +179,7 @@ impl Printer {
             AgentEvent::ToolCallStarted { name, args, .. } => {
                 self.end_reasoning();
                 self.newline_stdout();
-                eprintln!(
+                say!(
                     "▸ {} {}",
                     sanitize(name),
                     one_line(&key_argument(args), 160)
@@ -188,13 +197,13 @@ impl Printer {
                     ""
                 };
                 if yes {
-                    eprintln!(
+                    say!(
                         "  approved by --yes{from}: {} ({})",
                         one_line(summary, 160),
                         reason
                     );
                 } else {
-                    eprintln!(
+                    say!(
                         "  refused (needs approval; run with --yes or use the dashboard){from}: {} ({})",
                         one_line(summary, 160),
                         reason
@@ -202,7 +211,7 @@ impl Printer {
                 }
             }
             AgentEvent::Subagent { event, .. } => match event {
-                SubagentEvent::ToolCallStarted { name, args, .. } => eprintln!(
+                SubagentEvent::ToolCallStarted { name, args, .. } => say!(
                     "  ↳ {} {}",
                     sanitize(name),
                     one_line(&key_argument(args), 160)
@@ -212,13 +221,13 @@ impl Printer {
                     result,
                     ..
                 } => {
-                    eprintln!("    ✗ {}", one_line(result, 160))
+                    say!("    ✗ {}", one_line(result, 160))
                 }
                 SubagentEvent::Finished {
                     steps,
                     usage,
                     stopped_early,
-                } => eprintln!(
+                } => say!(
                     "  ↳ subagent: {steps} model call{}, {} prompt + {} completion tokens{}{}",
                     if *steps == 1 { "" } else { "s" },
                     usage.prompt_tokens,
@@ -242,7 +251,7 @@ impl Printer {
             } => {
                 let mark = if *is_error { "✗" } else { "✓" };
                 let first = result.lines().next().unwrap_or("");
-                eprintln!(
+                say!(
                     "  {mark} {:.1}s {}",
                     duration.as_secs_f64(),
                     one_line(first, 160)
@@ -255,7 +264,7 @@ impl Printer {
                 reason,
             } => {
                 self.newline_stdout();
-                eprintln!(
+                say!(
                     "rein: retrying in {:.1}s (attempt {attempt}/{max_attempts}): {}",
                     delay.as_secs_f64(),
                     one_line(reason, 300)
@@ -267,13 +276,13 @@ impl Printer {
                 after_chars,
             } => {
                 self.newline_stdout();
-                eprintln!(
+                say!(
                     "rein: {}",
                     crate::context::stubs::summary(*stubbed, *before_chars, *after_chars)
                 );
             }
             AgentEvent::ResultCapped { name, capped, .. } => {
-                eprintln!("  rein: {}", crate::context::spill::summary(name, capped));
+                say!("  rein: {}", crate::context::spill::summary(name, capped));
             }
             AgentEvent::ResultsDropped {
                 dropped,
@@ -281,7 +290,7 @@ impl Printer {
                 after_tokens,
             } => {
                 self.newline_stdout();
-                eprintln!(
+                say!(
                     "rein: {}",
                     crate::context::drop::summary(*dropped, *before_tokens, *after_tokens)
                 );
@@ -293,7 +302,7 @@ impl Printer {
             } => {
                 self.end_reasoning();
                 self.newline_stdout();
-                eprintln!(
+                say!(
                     "rein: compacting {messages} message{}{}{}…",
                     if *messages == 1 { "" } else { "s" },
                     if *pieces > 1 {
@@ -315,7 +324,7 @@ impl Printer {
                 kept,
                 ..
             } => {
-                eprintln!(
+                say!(
                     "rein: {}",
                     crate::context::compact::summary(
                         *before_tokens,
@@ -327,7 +336,7 @@ impl Printer {
             }
             AgentEvent::CompactionFailed { message } => {
                 self.newline_stdout();
-                eprintln!("rein: {}", one_line(message, 500));
+                say!("rein: {}", one_line(message, 500));
             }
             AgentEvent::Context(_) => {}
             AgentEvent::ModelSwitched {
@@ -337,34 +346,34 @@ impl Printer {
                 ..
             } => {
                 self.newline_stdout();
-                eprintln!(
+                say!(
                     "rein: {}",
                     agent::model_switched_text(name, *window, *over_budget)
                 );
             }
             AgentEvent::Notice { message } => {
                 self.newline_stdout();
-                eprintln!("rein: {}", one_line(message, 300));
+                say!("rein: {}", one_line(message, 300));
             }
             AgentEvent::Error { message } => {
                 self.end_reasoning();
                 self.newline_stdout();
-                eprintln!("rein: error: {}", one_line(message, 500));
+                say!("rein: error: {}", one_line(message, 500));
             }
             AgentEvent::TurnFinished { outcome } => {
                 self.end_reasoning();
                 self.newline_stdout();
                 if *outcome == TurnOutcome::Interrupted {
-                    eprintln!("rein: interrupted");
+                    say!("rein: interrupted");
                 }
                 if let Some(line) = summary_line(&self.usage, self.prices) {
-                    eprintln!("{line}");
+                    say!("{line}");
                 }
             }
             AgentEvent::Usage(usage) => self.usage.record(*usage),
             AgentEvent::AssistantMessage { refusal: true, .. } => {
                 self.newline_stdout();
-                eprintln!("rein: the model refused: its reply is a refusal, not an answer");
+                say!("rein: the model refused: its reply is a refusal, not an answer");
             }
             AgentEvent::TodosUpdated { todos } => {
                 self.end_reasoning();
@@ -373,7 +382,7 @@ impl Printer {
                     .iter()
                     .filter(|t| t.status == TodoStatus::Completed)
                     .count();
-                eprintln!("▸ todos {done}/{}", todos.len());
+                say!("▸ todos {done}/{}", todos.len());
                 for todo in todos {
                     let (mark, text) = match todo.status {
                         TodoStatus::Completed => ("[x]", &todo.content),
@@ -382,7 +391,7 @@ impl Printer {
                         }
                         TodoStatus::Pending => ("[ ]", &todo.content),
                     };
-                    eprintln!("  {mark} {}", one_line(text, 160));
+                    say!("  {mark} {}", one_line(text, 160));
                 }
             }
             AgentEvent::SessionStarted { .. }
@@ -421,28 +430,6 @@ fn key_argument(args: &serde_json::Value) -> String {
         serde_json::Value::String(raw) => raw.clone(),
         other => other.to_string(),
     }
-}
-
-/// Text from the model or a tool made safe for a terminal: escape sequences and other
-/// control characters are shown as `^[`-style marks instead of being obeyed; newlines and
-/// tabs stay.
-pub fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' | '\t' => out.push(c),
-            c if (c as u32) < 0x20 => {
-                out.push('^');
-                out.push(char::from(b'@' + c as u8));
-            }
-            '\u{7f}' => out.push_str("^?"),
-            c if ('\u{80}'..='\u{9f}').contains(&c) => {
-                out.push_str(&c.escape_unicode().to_string())
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The first line, sanitised and cut to `max` characters.

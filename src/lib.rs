@@ -16,6 +16,7 @@ pub mod headless;
 pub mod permissions;
 pub mod safe_fs;
 pub mod sandbox;
+pub mod sanitize;
 pub mod session;
 pub mod skills;
 pub mod tools;

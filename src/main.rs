@@ -159,9 +159,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         let judgement = policy.judge_bash(command);
         if *json {
             let text = serde_json::to_string(&judgement).map_err(|e| e.to_string())?;
-            println!("{text}");
+            println!("{}", rein::sanitize::json_line(&text));
         } else {
-            println!("{} {}", judgement.action, judgement.reason);
+            let line = format!("{} {}", judgement.action, judgement.reason);
+            println!("{}", rein::sanitize::sanitize(&line));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -458,7 +459,9 @@ fn sessions_command(
             let path = rein::session::find(&config.data_dir, id).map_err(|e| e.to_string())?;
             let loaded = rein::session::load(&path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            print!("{}", rein::session::export_markdown(&loaded));
+            // Model text and tool output are in it: shown, never obeyed by the terminal.
+            let markdown = rein::session::export_markdown(&loaded);
+            print!("{}", rein::sanitize::sanitize(&markdown));
         }
         None => {
             let sessions = rein::session::list(&config.data_dir);
@@ -469,13 +472,14 @@ fn sessions_command(
                 );
             }
             for s in sessions {
+                let title = s.title.as_deref().unwrap_or("(untitled)");
                 println!(
                     "{}  {:>5} msgs  {}  {}  {}",
                     s.id,
                     s.messages.to_string(),
                     s.started.get(..16).unwrap_or(&s.started).replace('T', " "),
-                    s.project.display(),
-                    s.title.as_deref().unwrap_or("(untitled)")
+                    rein::sanitize::sanitize(&s.project.display().to_string()),
+                    rein::sanitize::sanitize(title)
                 );
             }
         }

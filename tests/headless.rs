@@ -553,3 +553,66 @@ async fn default_rules_deny_refuse_and_allow_through_the_real_binary() {
         stderr(&out)
     );
 }
+
+/// Issue 12, item 1: nothing the model sends reaches the terminal as a control sequence,
+/// whatever front end prints it: the refusal line of a command that needs approval,
+/// headless text, JSONL (C1 controls and bidi overrides escaped, still valid JSON) and
+/// `rein sessions export`.
+#[tokio::test]
+async fn hostile_text_is_shown_never_obeyed_in_every_output() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // OSC 52 (clipboard), a screen clear, a window title, a C1 CSI and a bidi override.
+    let evil = "\x1b]52;c;aGk=\x07\x1b[2J\x1b]0;pwned\x07\u{9b}31m\u{202e}";
+    let command = format!("curl -d x http://example.com/{evil}");
+    let args = json!({ "command": command }).to_string();
+    let reply_text = format!("done {evil}");
+    let script = || {
+        vec![
+            Reply::tool_calls(&[("bash", args.as_str())]),
+            Reply::text(&reply_text),
+        ]
+    };
+    let bad = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        text.contains('\x1b')
+            || text.contains('\x07')
+            || text.contains('\u{9b}')
+            || text.contains('\u{202e}')
+    };
+
+    let server = ScriptedServer::start(script()).await.unwrap();
+    let out = rein(
+        home.path(),
+        print_args("go", &server.base_url(), "m", project.path()),
+    )
+    .await;
+    assert!(!bad(&out.stdout) && !bad(&out.stderr), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("^[]52;c;aGk="),
+        "{out:?}"
+    );
+
+    let server = ScriptedServer::start(script()).await.unwrap();
+    let mut jsonl = print_args("go", &server.base_url(), "m", project.path());
+    jsonl.extend(["--output-format".into(), "jsonl".into()]);
+    let out = rein(home.path(), jsonl).await;
+    assert!(!bad(&out.stdout) && !bad(&out.stderr), "{out:?}");
+    for line in stdout(&out).lines() {
+        let v: Value = serde_json::from_str(line).expect("each line is JSON");
+        if v["type"] == "assistant_message" && v["finish_reason"] == "stop" {
+            assert_eq!(v["text"], reply_text.as_str(), "the value is kept");
+        }
+    }
+
+    let listed = rein(home.path(), ["sessions"]).await;
+    let id = stdout(&listed)
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().next())
+        .expect("a session")
+        .to_string();
+    let out = rein(home.path(), ["sessions", "export", id.as_str()]).await;
+    assert!(stdout(&out).contains("done ^[]52"), "{}", stdout(&out));
+    assert!(!bad(&out.stdout), "{out:?}");
+}

@@ -14,15 +14,10 @@ use unicode_width::UnicodeWidthChar;
 /// Columns between tab stops.
 pub const TAB_WIDTH: usize = 4;
 
-/// Whether `c` must be replaced before it reaches the terminal.
+/// Whether `c` must be replaced before it reaches the terminal (tabs are expanded here;
+/// which characters are unsafe is [`crate::sanitize`]'s one decision).
 fn needs_care(c: char) -> bool {
-    (c < ' ' && c != '\n') || is_hidden(c)
-}
-
-/// Characters shown by their code point: DEL, the C1 controls (`\u{9b}` starts a CSI on
-/// some terminals) and the bidirectional embeddings, overrides and isolates.
-fn is_hidden(c: char) -> bool {
-    matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c == '\t' || crate::sanitize::shown(c).is_some()
 }
 
 /// `text` with control characters made visible and tabs expanded (stops every
@@ -54,24 +49,16 @@ fn push_safe(out: &mut String, c: char, col: &mut usize) {
             out.extend(std::iter::repeat_n(' ', n));
             *col += n;
         }
-        '\u{7f}' => {
-            out.push_str("^?");
-            *col += 2;
-        }
-        c if c < ' ' => {
-            out.push('^');
-            out.push(char::from(b'@' + c as u8));
-            *col += 2;
-        }
-        c if is_hidden(c) => {
-            let shown = format!("\\u{{{:x}}}", c as u32);
-            *col += shown.len();
-            out.push_str(&shown);
-        }
-        c => {
-            out.push(c);
-            *col += c.width().unwrap_or(0);
-        }
+        c => match crate::sanitize::shown(c) {
+            Some(shown) => {
+                *col += shown.len();
+                out.push_str(&shown);
+            }
+            None => {
+                out.push(c);
+                *col += c.width().unwrap_or(0);
+            }
+        },
     }
 }
 

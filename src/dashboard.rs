@@ -168,6 +168,7 @@ fn leave() {
 
 async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> io::Result<()> {
     let mut events = EventStream::new();
+    let mut terminated = std::pin::pin!(crate::signals::termination());
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
     }
@@ -210,6 +211,14 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                 }
             },
             Some(event) = ctx.finished.recv() => event,
+            // SIGTERM, SIGHUP, SIGQUIT: end the turn as Ctrl-C does and leave cleanly (the
+            // caller restores the terminal and shuts the agent down).
+            _ = &mut terminated => {
+                if let Some(agent) = ctx.agent.as_ref() {
+                    agent.send(AgentCommand::Interrupt);
+                }
+                return Ok(());
+            }
             _ = tokio::time::sleep_until(frame_due.into()), if dirty => continue,
             _ = tokio::time::sleep_until(next_tick.into()), if busy => {
                 next_tick = Instant::now() + TICK;

@@ -41,6 +41,11 @@ macro_rules! say {
     };
 }
 
+/// Wait for the agent to finish what an interrupt asked (its events until the channel ends).
+async fn wind_down(handle: &mut agent::AgentHandle) {
+    while handle.events.recv().await.is_some() {}
+}
+
 /// The closing line: calls, tokens, the prompt cache's share and, with prices, the cost;
 /// `None` before any model call.
 pub fn summary_line(usage: &UsageTotals, prices: Option<Prices>) -> Option<String> {
@@ -78,9 +83,23 @@ pub async fn run_with_session(
     let mut printer = Printer::new(options.format, options.prices);
     let mut interrupted = false;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut terminated = std::pin::pin!(crate::signals::termination());
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
+            signal = &mut terminated => {
+                // As Ctrl-C: the turn ends and every running command's group is killed
+                // (dropping the agent's runtime drops them) before rein exits.
+                handle.send(AgentCommand::Interrupt);
+                handle.send(AgentCommand::Shutdown);
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(2),
+                    wind_down(&mut handle),
+                )
+                .await;
+                say!("rein: stopped by {signal}");
+                return crate::signals::exit_code(signal);
+            }
             _ = &mut ctrl_c => {
                 if interrupted {
                     // A second Ctrl-C: stop waiting for the agent to wind down.

@@ -18,6 +18,7 @@ pub mod safe_fs;
 pub mod sandbox;
 pub mod sanitize;
 pub mod session;
+pub mod signals;
 pub mod skills;
 pub mod tools;
 pub mod ui;

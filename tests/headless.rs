@@ -616,3 +616,83 @@ async fn hostile_text_is_shown_never_obeyed_in_every_output() {
     assert!(stdout(&out).contains("done ^[]52"), "{}", stdout(&out));
     assert!(!bad(&out.stdout), "{out:?}");
 }
+
+/// Processes whose command line is `sleep MARK`.
+fn sleepers(mark: &str) -> Vec<i32> {
+    let want = format!("sleep\0{mark}\0");
+    std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| {
+                    std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| c == want.as_bytes())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Issue 12, item 4: without the sandbox, a command dies with rein, whether rein is
+/// stopped by SIGTERM or SIGHUP (it ends the turn as Ctrl-C does) or killed by SIGKILL
+/// (the command's shell has a parent-death signal).
+#[tokio::test]
+async fn commands_die_with_rein_on_sigterm_sighup_and_sigkill() {
+    for (signal, mark) in [("TERM", "31337"), ("HUP", "31338"), ("KILL", "31339")] {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+        std::fs::write(
+            home.path().join("rein-home/config.toml"),
+            "[sandbox]\nmode = \"off\"\n",
+        )
+        .unwrap();
+        let args = json!({ "command": format!("sleep {mark}") }).to_string();
+        let server = ScriptedServer::start(vec![
+            Reply::tool_calls(&[("bash", args.as_str())]),
+            Reply::text("done"),
+        ])
+        .await
+        .unwrap();
+        let mut child = rein_command(home.path())
+            .args(print_args("go", &server.base_url(), "m", project.path()))
+            .arg("--yes")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        until("the command to start", || !sleepers(mark).is_empty()).await;
+        let pid = child.id().unwrap().to_string();
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exited = tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .expect("rein exits")
+            .unwrap();
+        if signal != "KILL" {
+            assert_eq!(
+                exited.code(),
+                Some(if signal == "TERM" { 143 } else { 129 }),
+                "{signal}"
+            );
+        }
+        until(&format!("sleep {mark} to die after SIG{signal}"), || {
+            sleepers(mark).is_empty()
+        })
+        .await;
+    }
+}

@@ -365,3 +365,54 @@ models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price
     );
     tmux.send("", &["C-c"]);
 }
+
+/// What tmux says about the pane (`#{pane_pid}`, `#{alternate_on}`, `#{pane_dead}`).
+fn pane(tmux: &Tmux, format: &str) -> String {
+    let out = Command::new("tmux")
+        .args(["display-message", "-p", "-t", &tmux.name, format])
+        .output()
+        .expect("tmux display-message");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Issue 12, item 5: SIGTERM, SIGHUP and SIGQUIT end the dashboard as quitting does: the
+/// terminal leaves the alternate screen and raw mode, no dead frame left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn termination_signals_restore_the_terminal() {
+    for signal in ["TERM", "HUP", "QUIT"] {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let server = ScriptedServer::start(vec![]).await.unwrap();
+        let tmux = Tmux::start(
+            &rein_command(home.path(), project.path(), &server.base_url()),
+            100,
+            30,
+        );
+        let _ = Command::new("tmux")
+            .args(["set-option", "-t", &tmux.name, "remain-on-exit", "on"])
+            .status();
+        tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+            .await;
+        assert_eq!(pane(&tmux, "#{alternate_on}"), "1", "the dashboard is up");
+        let pid = pane(&tmux, "#{pane_pid}");
+        let status = Command::new("kill")
+            .args([format!("-{signal}"), pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pane(&tmux, "#{pane_dead}") != "1" {
+            assert!(
+                Instant::now() < deadline,
+                "rein did not exit on SIG{signal}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            pane(&tmux, "#{alternate_on}"),
+            "0",
+            "SIG{signal} left the alternate screen on:\n{}",
+            tmux.screen()
+        );
+    }
+}

@@ -160,6 +160,13 @@ fn new_session() -> std::io::Result<()> {
     if unsafe { libc::setsid() } == -1 {
         return Err(std::io::Error::last_os_error());
     }
+    // Linux: the shell is killed when rein dies, even by SIGKILL (which rein cannot catch
+    // to kill the group itself). prctl is async-signal-safe.
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and changes only this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
     Ok(())
 }
 

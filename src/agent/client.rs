@@ -123,6 +123,9 @@ pub enum ClientError {
     BadResponse(String),
     #[error("cannot build the HTTP client: {0}")]
     Setup(String),
+    /// The base URL cannot be an endpoint (a config error, not retried).
+    #[error("{0}")]
+    BadUrl(String),
 }
 
 impl ClientError {
@@ -137,7 +140,8 @@ impl ClientError {
             ClientError::Stalled(_)
             | ClientError::Server(_)
             | ClientError::BadResponse(_)
-            | ClientError::Setup(_) => false,
+            | ClientError::Setup(_)
+            | ClientError::BadUrl(_) => false,
         }
     }
 }
@@ -193,7 +197,7 @@ impl LlmClient {
             .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ClientError::Setup(e.to_string()))?;
-        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        let url = endpoint(&config.base_url)?;
         Ok(LlmClient { http, config, url })
     }
 
@@ -421,6 +425,25 @@ fn chunk_failure(e: ChunkError) -> ClientError {
     }
 }
 
+/// The chat-completions URL for `base_url`: `/chat/completions` after its path, before any
+/// query (Azure's `?api-version=...`); a URL that is not `http` or `https` is refused at once
+/// rather than retried.
+fn endpoint(base_url: &str) -> Result<String, ClientError> {
+    let mut url = reqwest::Url::parse(base_url.trim()).map_err(|e| {
+        ClientError::BadUrl(format!(
+            "the base URL \"{base_url}\" is not a URL ({e}); write it as http://HOST:PORT/v1"
+        ))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ClientError::BadUrl(format!(
+            "the base URL \"{base_url}\" is not http:// or https://"
+        )));
+    }
+    let path = format!("{}/chat/completions", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    Ok(url.to_string())
+}
+
 /// Arbitrary bytes in, valid UTF-8 out: a character split across reads is carried to the
 /// next one, an invalid byte becomes U+FFFD. (The SSE parser would otherwise hold
 /// everything after an invalid byte, re-check it on every read and fail at the end.)
@@ -588,6 +611,32 @@ mod tests {
         // Linear: a long valid input passes through whole.
         let long = "ü".repeat(100_000);
         assert_eq!(c.feed(long.as_bytes()), long.as_bytes());
+    }
+
+    #[test]
+    fn the_endpoint_goes_before_the_query_and_odd_urls_are_refused() {
+        assert_eq!(
+            endpoint("https://api.openai.com/v1/").unwrap(),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint("https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21")
+                .unwrap(),
+            "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(
+            endpoint("http://127.0.0.1:8080").unwrap(),
+            "http://127.0.0.1:8080/chat/completions"
+        );
+        assert!(endpoint("localhost:8080/v1")
+            .unwrap_err()
+            .to_string()
+            .contains("http"));
+        assert!(endpoint("ftp://host/v1")
+            .unwrap_err()
+            .to_string()
+            .contains("http"));
+        assert!(endpoint("not a url").is_err());
     }
 
     #[test]

@@ -667,3 +667,27 @@ fn reasoning_reminders_and_refusals_survive_the_file_and_show_on_resume() {
         .iter()
         .any(|c| matches!(c, Cell::Assistant(a) if a.text == "I can't.")));
 }
+
+#[test]
+fn a_call_that_started_before_the_crash_may_have_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = new_writer(dir.path(), "/p");
+    writer
+        .append(&Entry::message(Message::user("migrate")))
+        .unwrap();
+    writer
+        .append(&Entry::message(calls(&["call_a", "call_b"])))
+        .unwrap();
+    // call_a was running when the process died; call_b never began.
+    writer
+        .append(&Entry::CallStarted {
+            id: "call_a".into(),
+        })
+        .unwrap();
+    let path = writer.path().to_path_buf();
+    drop(writer);
+    let s = load(&path).unwrap();
+    assert_eq!(s.history[2], Message::tool("call_a", session::MAY_HAVE_RUN));
+    assert_eq!(s.history[3], Message::tool("call_b", NOT_RUN));
+    assert!(session::MAY_HAVE_RUN.contains("may have completed"));
+}

@@ -527,6 +527,10 @@ impl Agent {
 
     /// Judge and run one tool call and append its result. False when the user interrupted.
     async fn run_tool(&mut self, call: &ToolCall) -> bool {
+        // On disk before it runs: after a crash, resuming knows it may have done its work.
+        self.record(Entry::CallStarted {
+            id: call.id.clone(),
+        });
         self.emit(AgentEvent::ToolCallStarted {
             id: call.id.clone(),
             name: call.function.name.clone(),
@@ -569,6 +573,9 @@ impl Agent {
         let mut starts = Vec::new();
         let mut running = FuturesUnordered::new();
         for (i, call) in calls.iter().enumerate() {
+            self.record(Entry::CallStarted {
+                id: call.id.clone(),
+            });
             self.emit(AgentEvent::ToolCallStarted {
                 id: call.id.clone(),
                 name: call.function.name.clone(),

@@ -53,6 +53,9 @@ pub enum Entry {
     /// Old tool results replaced by the "dropped" note (layer 3): their positions in the
     /// history as it stands (the system prompt left out).
     Dropped { indices: Vec<usize> },
+    /// A tool call began (before its permission check): after a crash, a call with this
+    /// entry but no result may have done its work.
+    CallStarted { id: String },
     /// A reminder attached to the message before it (a tool result, when the branch or the
     /// plan changed during a turn).
     Reminder { text: String },
@@ -127,6 +130,7 @@ impl Entry {
             Entry::Dropped { .. } => "dropped",
             Entry::Calibration { .. } => "calibration",
             Entry::Reminder { .. } => "reminder",
+            Entry::CallStarted { .. } => "call_started",
             Entry::Rule { .. } => "rule",
             Entry::Title { .. } => "title",
             Entry::Model { .. } => "model",

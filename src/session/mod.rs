@@ -36,7 +36,7 @@ pub use list::{
     find, latest_for_project, list, list_with_stats, ListStats, MessageCount, SessionSummary,
 };
 pub use reader::{load, read_records, LoadedSession, RecordedModel};
-pub use repair::NOT_RUN;
+pub use repair::{MAY_HAVE_RUN, NOT_RUN};
 pub use stamp::{new_session_id, now_rfc3339, rfc3339};
 pub use writer::{title_from_text, SessionWriter, SUMMARY_EVERY};
 

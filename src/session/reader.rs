@@ -96,6 +96,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     let mut rules: Vec<Grant> = Vec::new();
     let mut model = None;
     let mut message_count = 0;
+    let mut started = std::collections::HashSet::new();
     let first_ts = records[0].ts.clone();
     for record in records {
         match record.entry {
@@ -143,6 +144,9 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                         misplaced += 1;
                     }
                 }
+            }
+            Entry::CallStarted { id } => {
+                started.insert(id);
             }
             Entry::Reminder { text } => {
                 // It rode on the message before it; a message that cannot carry one (the
@@ -198,10 +202,10 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
             if misplaced == 1 { "was" } else { "were" }
         ));
     }
-    let fixed = repair(&mut history);
+    let fixed = repair(&mut history, &started);
     // Repairs never touch a user message, but a note must be one to count.
     let summary = summary.filter(|&i| matches!(history.get(i), Some(Message::User { .. })));
-    repair(&mut transcript);
+    repair(&mut transcript, &started);
     if fixed.synthetic > 0 {
         notices.push(format!(
             "the session ended before {} tool call{} finished; {} answered with an error so \

@@ -9,8 +9,13 @@
 
 use crate::conversation::Message;
 
-/// The result given to a call that never finished.
+/// The result given to a call that never started.
 pub const NOT_RUN: &str = "Error: not run: the session ended before this call finished.";
+/// The result given to a call that had started when the session ended: it may have done
+/// its work, so the model must not take it for one that never ran.
+pub const MAY_HAVE_RUN: &str = "Error: this call was running (or waiting for approval) when \
+the session ended, and rein has no result for it: it may have completed, partly or fully. \
+Check its effects before you repeat it.";
 
 /// What [`repair`] changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +27,11 @@ pub(crate) struct Repair {
 }
 
 /// Fix `history` in place; see the module notes.
-pub(crate) fn repair(history: &mut Vec<Message>) -> Repair {
+/// `started` holds the ids of the calls the session recorded as started.
+pub(crate) fn repair(
+    history: &mut Vec<Message>,
+    started: &std::collections::HashSet<String>,
+) -> Repair {
     if matches!(history.first(), Some(Message::System { .. })) {
         history.remove(0);
     }
@@ -41,7 +50,7 @@ pub(crate) fn repair(history: &mut Vec<Message>) -> Repair {
                 }
             }
             _ => {
-                answer(&mut pending, &mut out, &mut report);
+                answer(&mut pending, &mut out, &mut report, started);
                 if let Message::Assistant { tool_calls, .. } = &message {
                     pending = tool_calls.iter().map(|c| c.id.clone()).collect();
                 }
@@ -49,14 +58,24 @@ pub(crate) fn repair(history: &mut Vec<Message>) -> Repair {
             }
         }
     }
-    answer(&mut pending, &mut out, &mut report);
+    answer(&mut pending, &mut out, &mut report, started);
     *history = out;
     report
 }
 
-fn answer(pending: &mut Vec<String>, out: &mut Vec<Message>, report: &mut Repair) {
+fn answer(
+    pending: &mut Vec<String>,
+    out: &mut Vec<Message>,
+    report: &mut Repair,
+    started: &std::collections::HashSet<String>,
+) {
     for id in pending.drain(..) {
-        out.push(Message::tool(id, NOT_RUN));
+        let text = if started.contains(&id) {
+            MAY_HAVE_RUN
+        } else {
+            NOT_RUN
+        };
+        out.push(Message::tool(id, text));
         report.synthetic += 1;
     }
 }
@@ -85,7 +104,7 @@ mod tests {
             Message::assistant("done".into(), vec![]),
         ];
         let before = h.clone();
-        assert_eq!(repair(&mut h), Repair::default());
+        assert_eq!(repair(&mut h, &Default::default()), Repair::default());
         assert_eq!(h, before);
     }
 
@@ -99,7 +118,7 @@ mod tests {
             Message::user("and then"),
             calls(&["c"]),
         ];
-        let r = repair(&mut h);
+        let r = repair(&mut h, &Default::default());
         assert_eq!(
             r,
             Repair {
@@ -124,7 +143,7 @@ mod tests {
     #[test]
     fn orphan_results_are_dropped() {
         let mut h = vec![Message::tool("x", "?"), Message::user("hi")];
-        assert_eq!(repair(&mut h).orphans, 1);
+        assert_eq!(repair(&mut h, &Default::default()).orphans, 1);
         assert_eq!(h, vec![Message::user("hi")]);
     }
 }

@@ -309,3 +309,101 @@ async fn a_new_conversation_starts_a_new_session_file_and_says_so() {
     assert_eq!(old.history[0].text(), "first topic");
     assert_eq!(old.history.len(), 2);
 }
+
+/// A 96 KB tmpfs for the session files, or why there cannot be one here (it needs root).
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount() -> Result<SmallDisk, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=96k", "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("mount cannot run: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "a small tmpfs cannot be mounted here ({})",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(SmallDisk { dir })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        // Lazily: the agent task may still hold the session file open for a moment.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// Issue 12, item 10: when the disk fills, recording stops at the first failed write, so a
+/// later resume gets a clean prefix of the conversation, never one with holes (later,
+/// smaller entries that still fit used to be appended after the one that did not).
+#[tokio::test]
+async fn a_full_disk_stops_recording_at_a_clean_point() {
+    let disk = match SmallDisk::mount() {
+        Ok(disk) => disk,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // Each turn: a command whose 30 KB output fills the disk quickly, then a short answer.
+    let mut script = Vec::new();
+    for i in 0..6 {
+        let args =
+            json!({ "command": format!("head -c 30000 /dev/zero | tr '\\\\0' {i}") }).to_string();
+        script.push(Reply::tool_calls(&[("bash", args.as_str())]));
+        script.push(Reply::text(&format!("answer {i}")));
+    }
+    let server = ScriptedServer::start(script).await.unwrap();
+    let mut cfg = config(&server, project.path(), home.path());
+    cfg.context.cap_chars = 1_000_000;
+    let (mut handle, path) = spawn_recorded(cfg, disk.dir.path());
+    let mut errors = 0;
+    for i in 0..6 {
+        let events = turn_with(&mut handle, &format!("turn {i}"), |_| {
+            rein::agent::ApprovalDecision::Approve
+        })
+        .await;
+        errors += events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::Error { message } if message.contains("recording stopped")))
+            .count();
+    }
+    assert_eq!(errors, 1, "said once");
+    let loaded = rein::session::load(&path).unwrap();
+    let h = &loaded.history;
+    // A clean prefix: every turn in it complete, in order, except possibly the last.
+    let users: Vec<&str> = h
+        .iter()
+        .filter_map(|m| match m {
+            rein::agent::Message::User { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<String> = (0..users.len()).map(|i| format!("turn {i}")).collect();
+    assert_eq!(users, expected, "turns missing from the middle");
+    let synthetic = h
+        .iter()
+        .filter(|m| matches!(m, rein::agent::Message::Tool { content, .. } if content.starts_with("Error: not run") || content.contains("may have completed")))
+        .count();
+    assert!(
+        synthetic <= 1,
+        "results missing from the middle: {synthetic}"
+    );
+    assert!(
+        h.len() < 24,
+        "the disk was too big to fill: {} messages",
+        h.len()
+    );
+}

@@ -159,19 +159,24 @@ impl Agent {
 
     /// Write one entry to the session file; a failure is reported once and the session
     /// goes on unrecorded rather than stopping the work.
+    /// After the first failed write nothing more is appended: entries that would still
+    /// fit (a full disk takes small ones) would leave holes a resume could not see, so the
+    /// file stops at a clean point and says as much as it holds.
     fn record(&mut self, entry: Entry) {
+        if self.recorder_failed {
+            return;
+        }
         let Some(writer) = self.recorder.as_mut() else {
             return;
         };
         if let Err(e) = writer.append(&entry) {
-            if !self.recorder_failed {
-                self.recorder_failed = true;
-                let message = format!(
-                    "the session file {} cannot be written ({e}); this conversation will not be resumable",
-                    writer.path().display()
-                );
-                self.emit(AgentEvent::Error { message });
-            }
+            self.recorder_failed = true;
+            let message = format!(
+                "the session file {} cannot be written ({e}); recording stopped here, so \
+                 resuming it goes on from this point, without what follows",
+                writer.path().display()
+            );
+            self.emit(AgentEvent::Error { message });
         }
     }
 
@@ -312,6 +317,7 @@ impl Agent {
                         path: writer.path().to_path_buf(),
                     });
                     self.recorder = Some(writer);
+                    self.recorder_failed = false;
                     self.record_model();
                 }
                 Err(e) => self.emit(AgentEvent::Error {

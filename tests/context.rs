@@ -273,7 +273,6 @@ async fn the_reminder_rides_in_the_turns_message_and_in_a_result_when_the_plan_c
     assert_eq!(loaded.todos.len(), 2);
     let wire = rein::conversation::wire::WireMessages {
         history: &loaded.history,
-        extra: None,
         options: rein::conversation::wire::WireOptions {
             model: support::agent::MODEL,
             cache_control: false,

@@ -272,7 +272,6 @@ impl LlmClient {
     pub fn wire<'a>(&'a self, messages: &'a [Message]) -> WireMessages<'a> {
         WireMessages {
             history: messages,
-            extra: None,
             options: WireOptions {
                 model: &self.config.model,
                 cache_control: wants_cache_markers(&self.config.model),

@@ -477,11 +477,30 @@ impl Agent {
     /// The reminder's text as things are now: time, branch, plan and (at a turn's start,
     /// `with_changes`) the files someone else changed. Remembers what it told.
     fn reminder(&mut self, with_changes: bool) -> String {
-        let branch = git::git_branch(&self.config.root);
-        let todos = match self.ctx.todos.lock() {
+        let (branch, todos) = self.reminded_state();
+        self.reminder_of(branch, todos, with_changes)
+    }
+
+    /// The branch and the plan as they are now: what a reminder reports.
+    fn reminded_state(&self) -> (Option<String>, Vec<Todo>) {
+        (git::git_branch(&self.config.root), self.todos())
+    }
+
+    /// The session's todo list, as it is now.
+    fn todos(&self) -> Vec<Todo> {
+        match self.ctx.todos.lock() {
             Ok(list) => list.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
-        };
+        }
+    }
+
+    /// The reminder's text for `branch` and `todos`; remembers what it told.
+    fn reminder_of(
+        &mut self,
+        branch: Option<String>,
+        todos: Vec<Todo>,
+        with_changes: bool,
+    ) -> String {
         let text = reminder::text(ReminderInput {
             now: SystemTime::now(),
             branch: branch.as_deref(),
@@ -503,15 +522,15 @@ impl Agent {
             Some(Message::User { reminder: None, .. }) => {}
             _ => return,
         }
-        let branch = git::git_branch(&self.config.root);
-        let todos = match self.ctx.todos.lock() {
-            Ok(list) => list.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
-        if self.reminded.as_ref() == Some(&(branch, todos)) {
+        let (branch, todos) = self.reminded_state();
+        if self
+            .reminded
+            .as_ref()
+            .is_some_and(|(b, t)| *b == branch && *t == todos)
+        {
             return;
         }
-        let text = self.reminder(false);
+        let text = self.reminder_of(branch, todos, false);
         if let Some(last) = self.history.last_mut() {
             if last.set_reminder(text.clone()) {
                 self.record(Entry::Reminder { text });
@@ -560,10 +579,7 @@ impl Agent {
         let accepted = run.result.is_ok();
         self.finish_tool(call, run.result, run.started);
         if call.function.name == tools::write_todos::NAME && accepted {
-            let todos = match self.ctx.todos.lock() {
-                Ok(list) => list.clone(),
-                Err(poisoned) => poisoned.into_inner().clone(),
-            };
+            let todos = self.todos();
             self.record(Entry::todos(todos.clone()));
             self.emit(AgentEvent::TodosUpdated { todos });
         }

@@ -174,7 +174,7 @@ impl Breakdown {
         let (mut system, mut user, mut assistant, mut tool_results, mut note) = (0, 0, 0, 0, 0);
         let (mut reminder_chars, mut reasoning_chars) = (0, 0);
         for (i, message) in history.iter().enumerate() {
-            let reminder = message.reminder().map_or(0, |r| r.len() + 2);
+            let reminder = message.reminder_chars();
             let reasoning = message.reasoning_chars();
             reminder_chars += reminder;
             reasoning_chars += reasoning;

@@ -168,6 +168,12 @@ impl Message {
         }
     }
 
+    /// The characters the reminder adds on the wire (its text and the blank line before it,
+    /// see [`wire`]).
+    pub fn reminder_chars(&self) -> usize {
+        self.reminder().map_or(0, |r| r.len() + 2)
+    }
+
     /// The characters of reasoning state that go back with this message (see
     /// [`wire`]): `reasoning_content` on a message with tool calls, `reasoning_details`.
     pub fn reasoning_chars(&self) -> usize {
@@ -194,20 +200,14 @@ impl Message {
     pub fn approx_chars(&self) -> usize {
         match self {
             Message::System { content } => content.len(),
-            Message::User { content, reminder } => {
-                content.len() + reminder.as_deref().map_or(0, |r| r.len() + 2)
-            }
-            Message::Tool {
-                content, reminder, ..
-            } => content.len() + 16 + reminder.as_deref().map_or(0, |r| r.len() + 2),
+            Message::User { content, .. } => content.len() + self.reminder_chars(),
+            Message::Tool { content, .. } => content.len() + 16 + self.reminder_chars(),
             Message::Assistant {
                 content,
                 tool_calls,
-                reasoning,
                 refusal,
                 ..
             } => {
-                let _ = reasoning;
                 content.as_deref().map_or(0, str::len)
                     + refusal.as_deref().map_or(0, str::len)
                     + self.reasoning_chars()

@@ -33,11 +33,10 @@ pub struct WireOptions<'a> {
     pub cache_control: bool,
 }
 
-/// The messages of one request: `history`, then `extra` (for this request only).
+/// The messages of one request.
 #[derive(Clone, Copy)]
 pub struct WireMessages<'a> {
     pub history: &'a [Message],
-    pub extra: Option<&'a Message>,
     pub options: WireOptions<'a>,
 }
 
@@ -47,7 +46,7 @@ const MARKED_TAIL: usize = 2;
 
 impl Serialize for WireMessages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let all = self.history.iter().chain(self.extra);
+        let all = self.history.iter();
         // Which of the stored messages get a cache marker: the system message and the
         // last MARKED_TAIL user or tool messages.
         let mut marked: Vec<&Message> = Vec::new();
@@ -218,7 +217,6 @@ mod tests {
     fn wire(history: &[Message], model: &str, cache_control: bool) -> Value {
         serde_json::to_value(WireMessages {
             history,
-            extra: None,
             options: WireOptions {
                 model,
                 cache_control,

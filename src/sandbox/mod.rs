@@ -71,9 +71,10 @@ pub struct Sandbox {
     state: SandboxState,
     /// The program that wraps commands; `Some` exactly when the state is `On`.
     backend: Option<Backend>,
-    /// The git directories of nested repositories (vendored checkouts, submodules) found
-    /// when the sandbox was set up: read-only inside, as the project's own `.git` is.
-    nested_git: Vec<PathBuf>,
+    /// The git directories of nested repositories (vendored checkouts, submodules), looked
+    /// for once, when the first command runs (not at start-up): read-only inside, as the
+    /// project's own `.git` is.
+    nested_git: std::sync::OnceLock<Vec<PathBuf>>,
 }
 
 /// A sandbox program that was found and works here.
@@ -112,7 +113,7 @@ impl Sandbox {
                 by_choice: true,
             },
             backend: None,
-            nested_git: Vec::new(),
+            nested_git: std::sync::OnceLock::new(),
         }
     }
 
@@ -181,20 +182,19 @@ impl Sandbox {
                 ),
             },
         };
-        // Only worth the walk when a sandbox will use it.
-        let nested_git = if backend.is_some() {
-            nested_git_dirs(root)
-        } else {
-            Vec::new()
-        };
         Sandbox {
             settings,
             root: root.to_path_buf(),
             readable,
             state,
             backend,
-            nested_git,
+            nested_git: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The nested repositories' git directories, found on first use.
+    fn nested_git(&self) -> &[PathBuf] {
+        self.nested_git.get_or_init(|| nested_git_dirs(&self.root))
     }
 
     pub fn state(&self) -> &SandboxState {
@@ -268,7 +268,7 @@ impl Sandbox {
             Some(Backend::Bubblewrap(bwrap)) => {
                 ensure_rein_dir(&self.root)?;
                 let mut protected = protected_paths(&self.root);
-                protected.extend(self.nested_git.iter().cloned());
+                protected.extend(self.nested_git().iter().cloned());
                 let args = bwrap_args(&self.root, &self.settings, &self.readable, &protected);
                 let mut cmd = tokio::process::Command::new(bwrap);
                 cmd.args(args).arg("--").arg(shell);
@@ -277,7 +277,7 @@ impl Sandbox {
             Some(Backend::Seatbelt) => {
                 ensure_rein_dir(&self.root)?;
                 let mut protected = protected_paths(&self.root);
-                protected.extend(self.nested_git.iter().cloned());
+                protected.extend(self.nested_git().iter().cloned());
                 let profile = seatbelt_profile(&self.root, &self.settings, &protected);
                 let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
                 cmd.arg("-p").arg(profile).arg(shell);

@@ -83,7 +83,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         );
     }
     let replace_all = args.replace_all;
-    let resolved = ctx.locate(&args.path)?;
+    let resolved = ctx.locate(&args.path);
     let shown_path = display_path(ctx, &resolved);
     let content = read_text(&shown_path, &resolved, "str_replace edits")
         .await

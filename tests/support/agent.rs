@@ -226,7 +226,6 @@ pub fn stored_messages(request: &Value) -> Vec<Value> {
 pub fn as_sent(history: &[rein::conversation::Message]) -> Vec<Value> {
     let wire = rein::conversation::wire::WireMessages {
         history,
-        extra: None,
         options: rein::conversation::wire::WireOptions {
             model: MODEL,
             cache_control: false,

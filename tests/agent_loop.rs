@@ -610,8 +610,10 @@ async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
             }
         }
         if interrupted_at.is_none()
-            && root.join("child.pid").exists()
-            && root.join("shell.pid").exists()
+            // Both files hold a pid (a file the shell has opened but not
+            // yet written would race the interrupt).
+            && read_pid(&root.join("child.pid")).is_some()
+            && read_pid(&root.join("shell.pid")).is_some()
         {
             interrupted_at = Some(Instant::now());
             handle.send(AgentCommand::Interrupt);

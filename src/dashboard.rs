@@ -336,7 +336,22 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
     let Some(sessions) = ctx.sessions.as_deref_mut() else {
         return Err("this dashboard does not record sessions".to_string());
     };
-    let (writer, mut loaded) = SessionWriter::resume(path).map_err(|e| {
+    // A session another rein has open goes on in a copy: the picker marked it, so
+    // choosing it is choosing the copy.
+    let opened = match SessionWriter::resume(path) {
+        Err(e) if crate::session::in_use(&e).is_some() => {
+            let busy = e.to_string();
+            SessionWriter::fork(&sessions.data_dir, path).map(|(writer, mut loaded)| {
+                loaded.notices.push(format!(
+                    "{busy}, so this is a copy of it: session {}",
+                    loaded.id()
+                ));
+                (writer, loaded)
+            })
+        }
+        opened => opened,
+    };
+    let (writer, mut loaded) = opened.map_err(|e| {
         format!(
             "cannot resume {}: {e}; still in the current session",
             path.display()
@@ -366,7 +381,7 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
     if let Some(old) = ctx.agent.replace(agent) {
         old.send(AgentCommand::Shutdown);
     }
-    sessions.current = Some(path.to_path_buf());
+    sessions.current = Some(loaded.path.clone());
     Ok(Box::new(loaded))
 }
 

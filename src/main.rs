@@ -52,6 +52,11 @@ struct Cli {
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
 
+    /// With --continue or --resume: go on in a copy of the session (a new id), leaving
+    /// the original as it is; the way to continue a session another rein has open.
+    #[arg(long)]
+    fork: bool,
+
     /// The chat-completions endpoint, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL", global = true)]
     base_url: Option<String>,
@@ -180,6 +185,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 
     let skills = discover_skills(&config, &env, &root);
+    if cli.fork && !cli.continue_session && cli.resume.is_none() {
+        return Err("--fork goes with --continue or --resume ID".to_string());
+    }
     if cli.prompt.is_some() && cli.resume.as_deref() == Some("") {
         return Err("headless --resume needs an ID; `rein sessions` lists them".to_string());
     }
@@ -414,8 +422,15 @@ fn resume_session(config: &mut Config, root: &Path, cli: &Cli) -> Result<Option<
     } else {
         return Ok(None);
     };
-    let (writer, session) = SessionWriter::resume(&path)
-        .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
+    let opened = if cli.fork {
+        SessionWriter::fork(&data_dir, &path)
+    } else {
+        SessionWriter::resume(&path)
+    };
+    let (writer, session) = opened.map_err(|e| match rein::session::in_use(&e) {
+        Some(busy) => format!("{busy}; wait for it to end, or add --fork to go on in a copy of it"),
+        None => format!("cannot continue {}: {e}", path.display()),
+    })?;
     let recorded = session
         .model
         .as_ref()
@@ -473,8 +488,9 @@ fn sessions_command(
             }
             for s in sessions {
                 let title = s.title.as_deref().unwrap_or("(untitled)");
+                let open = s.open.map(|h| format!("  ({h})")).unwrap_or_default();
                 println!(
-                    "{}  {:>5} msgs  {}  {}  {}",
+                    "{}  {:>5} msgs  {}  {}  {}{open}",
                     s.id,
                     s.messages.to_string(),
                     s.started.get(..16).unwrap_or(&s.started).replace('T', " "),

@@ -1047,6 +1047,7 @@ async fn compact_on_demand_replaces_the_whole_history_and_a_resumed_session_cont
     );
 
     // Resumed (in another directory: the system prompt is built fresh for it).
+    handle.shut_down().await;
     let server2 = ScriptedServer::start(vec![say("Resumed.")]).await.unwrap();
     let mut resumed = spawn_resumed(
         config(
@@ -1396,7 +1397,9 @@ async fn a_session_with_stubs_and_drops_resumes_to_exactly_the_same_history() {
     // The original goes on...
     turn(&mut handle, "go on").await;
     let original = stored_messages(server.requests().last().unwrap());
-    // ... and so does a resumed agent, in the same directory.
+    // ... and so does a resumed agent, in the same directory, once the original has let
+    // go of the file (two writers on one session are refused).
+    handle.shut_down().await;
     let server2 = ScriptedServer::start(vec![say("resumed goes on")])
         .await
         .unwrap();
@@ -1444,7 +1447,7 @@ async fn a_resumed_session_starts_with_the_learnt_token_rate() {
         data.path(),
     );
     turn(&mut handle, "hi").await;
-    drop(handle);
+    handle.shut_down().await;
     let loaded = rein::session::load(&path).unwrap();
     let (chars, tokens) = loaded.calibration.expect("the rate is recorded");
     let rate = chars as f64 / tokens as f64;

@@ -52,6 +52,7 @@ fn summary(
         started: "2025-06-15T10:00:00Z".into(),
         updated: wall() - ago,
         messages,
+        open: None,
     }
 }
 

@@ -227,8 +227,7 @@ async fn session(seed: u64, steps: usize, project: &Path, data: &Path) -> (Vec<O
                 handle.send(AgentCommand::NewConversation);
             }
             Op::Resume => {
-                handle.send(AgentCommand::Shutdown);
-                drop(handle);
+                handle.shut_down().await;
                 // The newest session file of this run (a /clear starts another).
                 let newest = std::fs::read_dir(data)
                     .expect("data dir")

@@ -272,7 +272,7 @@ fn a_turn_cut_off_mid_tool_gets_exactly_the_missing_results() {
         w.append(&Entry::message(m)).unwrap();
     }
     let path = w.path().to_path_buf();
-    std::mem::forget(w); // killed: no drop, no close
+    w.abandon(); // killed: no drop, no close
 
     let s = load(&path).unwrap();
     assert_eq!(s.synthetic_results, 1);
@@ -447,7 +447,7 @@ fn a_crash_leaves_an_approximate_count_that_close_makes_exact() {
     w.append(&Entry::message(calls(&["c"]))).unwrap();
     w.append(&Entry::message(Message::tool("c", "ok"))).unwrap();
     let path = w.path().to_path_buf();
-    std::mem::forget(w); // killed: the sidecar was last written with the title
+    w.abandon(); // killed: the sidecar was last written with the title
     assert_eq!(list(home.path())[0].messages, MessageCount::Approx(1));
 
     let mut w = SessionWriter::open_append(&path).unwrap();
@@ -456,7 +456,7 @@ fn a_crash_leaves_an_approximate_count_that_close_makes_exact() {
         w.append(&Entry::message(Message::user(format!("{i}"))))
             .unwrap();
     }
-    std::mem::forget(w); // killed right after the periodic rewrite
+    w.abandon(); // killed right after the periodic rewrite
     let expected = 3 + SUMMARY_EVERY;
     assert_eq!(list(home.path())[0].messages, MessageCount::Exact(expected));
 

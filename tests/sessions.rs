@@ -407,3 +407,125 @@ async fn a_full_disk_stops_recording_at_a_clean_point() {
         h.len()
     );
 }
+
+/// The id in "rein: session ID (continue it with --resume ID)".
+fn session_id_in(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("rein: session "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Issue 12, item 2: two reins on one session. While one has it open, a second
+/// `--continue` refuses and names the pid (the file is left alone), `rein sessions` marks
+/// it, and `--fork` goes on in a copy; once the first is gone (even by SIGKILL) the
+/// session can be continued again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_open_in_one_rein_is_refused_to_another_or_forked() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("first answer"),
+        // The holder's turn: a reply that takes its time.
+        Reply::sse(vec![support::Step::Sleep(Duration::from_secs(60))]),
+        Reply::text("answer in the copy"),
+        Reply::text("answer after the holder died"),
+    ])
+    .await
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = rein(home.path());
+        cmd.args(args)
+            .args(["--base-url", &server.base_url(), "--model", "m", "--cwd"])
+            .arg(project.path());
+        cmd
+    };
+    let out = run(&["-p", "first question"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let id = session_id_in(&String::from_utf8_lossy(&out.stderr));
+    assert!(!id.is_empty());
+    let data = home.path().join("rein-home");
+    let file = rein::session::session_path(&data, &id);
+
+    let mut holder = run(&["-p", "hold it", "--continue"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests().len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the holder never asked the model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before = std::fs::read(&file).unwrap();
+
+    let out = run(&["-p", "me too", "--continue"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("session {id} is open in rein pid {}", holder.id())),
+        "{err}"
+    );
+    assert!(err.contains("--fork"), "{err}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the file is untouched"
+    );
+    assert_eq!(server.requests().len(), 2, "nothing was sent");
+
+    let list = run(&["sessions"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    let line = list
+        .lines()
+        .find(|l| l.starts_with(&id))
+        .unwrap_or_default();
+    assert!(
+        line.ends_with(&format!("(open in rein pid {})", holder.id())),
+        "{list}"
+    );
+
+    let out = run(&["-p", "me too", "--continue", "--fork"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("answer in the copy"));
+    let fork = session_id_in(&err);
+    assert_ne!(fork, id, "{err}");
+    let request = &server.requests()[2];
+    assert_valid(request);
+    let sent = request.to_string();
+    assert!(sent.contains("first question") && sent.contains("first answer"));
+    assert!(sent.contains("me too"));
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the original is untouched"
+    );
+    let copy = rein::session::load(&rein::session::session_path(&data, &fork)).unwrap();
+    assert_eq!(copy.meta.forked_from.as_deref(), Some(id.as_str()));
+    assert_eq!(copy.title.as_deref(), Some("first question (fork)"));
+    assert_eq!(
+        copy.transcript.first().map(|m| m.text()),
+        Some("first question")
+    );
+
+    holder.kill().unwrap(); // SIGKILL: the kernel drops the lock; the pid file stays
+    holder.wait().unwrap();
+    let out = run(&["-p", "back again", "--resume", &id])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("answer after the holder died"));
+    assert!(
+        !rein::session::pid_path(&file).exists(),
+        "a clean end removes the pid file"
+    );
+}

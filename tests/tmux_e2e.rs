@@ -215,6 +215,85 @@ async fn resume_a_headless_session_from_the_picker() {
     tmux.send("", &["C-c"]);
 }
 
+/// Issue 12, item 2: the picker marks a session another rein has open, and choosing it
+/// goes on in a copy instead of writing into the same file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_picker_marks_an_open_session_and_resumes_a_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("The parser is **recursive descent**."),
+        Reply::sse(vec![support::Step::Sleep(Duration::from_secs(60))]),
+        Reply::text("Answered in the copy."),
+    ])
+    .await
+    .unwrap();
+    let headless = |args: &[&str]| {
+        let mut command = rein_command(home.path(), project.path(), &server.base_url());
+        command.extend(args.iter().map(|a| a.to_string()));
+        let mut cmd = Command::new(&command[0]);
+        cmd.args(&command[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        cmd
+    };
+    let status = headless(&["-p", "explain the parser"]).status().unwrap();
+    assert!(status.success());
+    let mut holder = headless(&["-p", "keep going", "--continue"])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests().len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the holder never asked the model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let mut command = rein_command(home.path(), project.path(), &server.base_url());
+    command.push("--resume".into());
+    let tmux = Tmux::start(&command, 110, 30);
+    let mark = format!("(open in rein pid {})", holder.id());
+    let screen = tmux
+        .wait_for("the picker", |s| s.contains("Resume a session (1)"))
+        .await;
+    assert!(screen.contains("explain the parser"), "{screen}");
+    assert!(screen.contains(&mark), "{screen}");
+    tmux.send("", &["Enter"]);
+    let screen = tmux
+        .wait_for("the copy", |s| s.contains("so this is a copy of it"))
+        .await;
+    assert!(
+        screen.contains("The parser is recursive descent."),
+        "{screen}"
+    );
+    tmux.send("and the lexer?", &["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Answered in the copy."))
+        .await;
+    // The original and the copy (the dashboard's own fresh session stays empty).
+    let sessions: Vec<_> = rein::session::list(&home.path().join("rein-home"))
+        .into_iter()
+        .filter(|s| s.messages != rein::session::MessageCount::Exact(0))
+        .collect();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    let copy = sessions
+        .iter()
+        .find(|s| s.title.as_deref() == Some("explain the parser (fork)"))
+        .expect("the copy is listed");
+    assert!(copy.open.is_some(), "the dashboard holds the copy");
+    let original = sessions.iter().find(|s| s.id != copy.id).unwrap();
+    assert_eq!(
+        original.open.and_then(|h| h.pid),
+        Some(holder.id()),
+        "the holder still has the original"
+    );
+    tmux.send("", &["C-c"]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_and_compact_from_the_dashboard() {
     let home = tempfile::tempdir().unwrap();

@@ -106,6 +106,13 @@ impl AgentHandle {
     pub fn send(&self, command: AgentCommand) -> bool {
         self.commands.send(command).is_ok()
     }
+
+    /// Shut the agent down and wait until its task has ended (its session file closed
+    /// and unlocked).
+    pub async fn shut_down(self) {
+        self.send(AgentCommand::Shutdown);
+        let _ = self.task.await;
+    }
 }
 
 /// Where the agent records the conversation: the session file it appends to, and the

@@ -7,7 +7,9 @@
 //! to it, so drawing stays a pure function of the state). States: open with a filter and a
 //! selection, or closed. Typing filters (case-insensitive, over title, project and id),
 //! Up/Down/PgUp/PgDn/Home/End move, Enter resumes the selected session, Esc or Ctrl-C
-//! closes and leaves the current session as it is.
+//! closes and leaves the current session as it is. A session another rein has open is
+//! marked so; choosing it goes on in a copy (the loop forks it), since two writers on one
+//! file would interleave their turns.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

@@ -149,6 +149,10 @@ pub struct SessionMeta {
     pub started: String,
     /// The rein version that started the session.
     pub rein_version: String,
+    /// The session this one was copied from (`--fork`, or `/resume` of a session open
+    /// elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
 }
 
 impl SessionMeta {
@@ -160,6 +164,7 @@ impl SessionMeta {
             model: model.into(),
             started: stamp::now_rfc3339(),
             rein_version: env!("CARGO_PKG_VERSION").to_string(),
+            forked_from: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! tests can check how little is read ([`list_with_stats`]).
 
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -18,6 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::entry::{Entry, Record};
+use super::lock::{holder, Holder};
 use super::{session_path, sessions_dir, summary_path};
 
 /// Longest sidecar or meta line read; anything bigger is not what rein wrote.
@@ -109,6 +111,8 @@ pub struct SessionSummary {
     /// The session file's modification time.
     pub updated: SystemTime,
     pub messages: MessageCount,
+    /// The rein that has it open right now, if one does.
+    pub open: Option<Holder>,
 }
 
 /// What listing read, for tests and benchmarks.
@@ -129,11 +133,22 @@ pub fn list_with_stats(data_dir: &Path) -> (Vec<SessionSummary>, ListStats) {
     let counter = Counter::default();
     let mut sessions = Vec::new();
     if let Ok(entries) = fs::read_dir(sessions_dir(data_dir)) {
+        let mut files = Vec::new();
+        // A session with no pid file beside it is open nowhere (a writer writes one when
+        // it takes the lock and removes it when it lets go), so only those with one are
+        // probed.
+        let mut pid_files = HashSet::new();
         for entry in entries.flatten() {
             let path = entry.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-                continue;
+            match path.extension().and_then(|e| e.to_str()) {
+                Some("jsonl") => files.push(path),
+                Some("lock") => {
+                    pid_files.insert(path.with_extension("jsonl"));
+                }
+                _ => {}
             }
+        }
+        for path in files {
             let Ok(meta) = fs::metadata(&path) else {
                 continue;
             };
@@ -143,7 +158,12 @@ pub fn list_with_stats(data_dir: &Path) -> (Vec<SessionSummary>, ListStats) {
             let updated = meta.modified().unwrap_or(UNIX_EPOCH);
             let summary = from_sidecar(&path, meta.len(), updated, &counter)
                 .or_else(|| from_meta_line(&path, updated, &counter));
-            sessions.extend(summary);
+            sessions.extend(summary.map(|mut s| {
+                if pid_files.contains(&path) {
+                    s.open = holder(&path);
+                }
+                s
+            }));
         }
     }
     sessions.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| b.id.cmp(&a.id)));
@@ -235,6 +255,7 @@ fn from_sidecar(
         model: s.model,
         started: s.started,
         updated,
+        open: None,
     })
 }
 
@@ -263,6 +284,7 @@ fn from_meta_line(
         started: meta.started,
         updated,
         messages: MessageCount::Unknown,
+        open: None,
     })
 }
 

@@ -23,6 +23,7 @@
 mod entry;
 mod export;
 mod list;
+mod lock;
 mod reader;
 mod repair;
 pub(crate) mod stamp;
@@ -35,6 +36,7 @@ pub use export::export_markdown;
 pub use list::{
     find, latest_for_project, list, list_with_stats, ListStats, MessageCount, SessionSummary,
 };
+pub use lock::{holder, in_use, pid_path, Holder, InUse};
 pub use reader::{load, read_records, LoadedSession, RecordedModel};
 pub use repair::{MAY_HAVE_RUN, NOT_RUN};
 pub use stamp::{new_session_id, now_rfc3339, rfc3339};

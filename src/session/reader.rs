@@ -193,6 +193,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
             model: String::new(),
             started: first_ts,
             rein_version: String::new(),
+            forked_from: None,
         }
     });
     if misplaced > 0 {

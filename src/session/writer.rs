@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use super::entry::{Entry, Record, SessionMeta};
 use super::list::{write_sidecar, Sidecar};
+use super::lock;
 use super::reader::{load, LoadedSession};
 use super::stamp::{new_session_id, now_rfc3339};
 use super::{session_path, sessions_dir, summary_path};
@@ -48,6 +49,8 @@ pub struct SessionWriter {
     len: u64,
     /// A failed write may have left part of a line that could not be cut off.
     torn: bool,
+    /// Let go as a killed process would: no last summary, the pid file left behind.
+    abandoned: bool,
 }
 
 /// A record to write, borrowing its entry.
@@ -87,6 +90,7 @@ impl SessionWriter {
                 }
             }
         };
+        lock::acquire(&file, &path)?;
         let mut writer = SessionWriter {
             file,
             path,
@@ -97,6 +101,7 @@ impl SessionWriter {
             summary_stale: true,
             len: 0,
             torn: false,
+            abandoned: false,
         };
         writer.write_entry(&Entry::Meta(meta))?;
         writer.write_summary()?;
@@ -109,28 +114,87 @@ impl SessionWriter {
         Self::resume(path).map(|(writer, _)| writer)
     }
 
-    /// Load a session and open it for appending: the usual way to resume.
+    /// Load a session and open it for appending: the usual way to resume. The file is
+    /// locked before it is read, so nothing another writer appends can slip in between;
+    /// when another writer has it, the error says who (see [`lock::in_use`]).
     pub fn resume(path: &Path) -> io::Result<(SessionWriter, LoadedSession)> {
+        let file = Self::open_locked(path)?;
         let loaded = load(path)?;
-        let writer = Self::append_to(&loaded)?;
+        let writer = Self::on_file(file, &loaded)?;
         Ok((writer, loaded))
     }
 
-    /// Open the file of a session already loaded. A torn last line is cut off first (or, if
-    /// it is a whole entry short only of its `\n`, ended), so new lines start clean.
+    /// Open the file of a session already loaded (locking it; [`SessionWriter::resume`]
+    /// is the safer way, as it locks before reading). A torn last line is cut off first
+    /// (or, if it is a whole entry short only of its `\n`, ended), so new lines start
+    /// clean.
     pub fn append_to(loaded: &LoadedSession) -> io::Result<SessionWriter> {
-        let path = loaded.path.clone();
+        let file = Self::open_locked(&loaded.path)?;
+        Self::on_file(file, loaded)
+    }
+
+    /// Continue session `path` in a new session under `data_dir`: a copy of every whole
+    /// line it has so far under a new id (the meta names the original in `forked_from`),
+    /// titled as the original with "(fork)" after it. The original is only read, so this
+    /// works while another rein has it open.
+    pub fn fork(data_dir: &Path, path: &Path) -> io::Result<(SessionWriter, LoadedSession)> {
+        let original = load(path)?;
+        let bytes = fs::read(path)?;
+        let whole = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(&bytes[..0], |i| &bytes[..=i]);
+        // Everything after the meta line (the first line).
+        let body = whole
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(&whole[..0], |i| &whole[i + 1..]);
+        let mut meta = SessionMeta::new(original.meta.project.clone(), original.meta.model.clone());
+        meta.forked_from = Some(original.meta.id.clone());
+        let mut writer = Self::create(data_dir, meta)?;
+        writer.file.write_all(body).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot write session file {}: {e}", writer.path.display()),
+            )
+        })?;
+        writer.len += body.len() as u64;
+        writer.messages = original.message_count;
+        let title = original
+            .title
+            .as_deref()
+            .map_or_else(|| "(fork)".to_string(), |t| format!("{t} (fork)"));
+        writer.append(&Entry::Title { title, auto: true })?;
+        let loaded = load(&writer.path)?;
+        Ok((writer, loaded))
+    }
+
+    fn open_locked(path: &Path) -> io::Result<File> {
         let context = |e: io::Error| {
+            if lock::in_use(&e).is_some() {
+                return e;
+            }
             io::Error::new(
                 e.kind(),
                 format!("cannot append to session file {}: {e}", path.display()),
             )
         };
-        let mut file = private_options().read(true).open(&path).map_err(context)?;
-        let len = end_cleanly(&mut file).map_err(context)?;
+        let file = private_options().read(true).open(path).map_err(context)?;
+        lock::acquire(&file, path).map_err(context)?;
+        Ok(file)
+    }
+
+    fn on_file(mut file: File, loaded: &LoadedSession) -> io::Result<SessionWriter> {
+        let path = loaded.path.clone();
+        let len = end_cleanly(&mut file).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot append to session file {}: {e}", path.display()),
+            )
+        })?;
         Ok(SessionWriter {
             file,
-            path: path.clone(),
+            path,
             meta: loaded.meta.clone(),
             title: loaded.title.clone(),
             messages: loaded.message_count,
@@ -138,6 +202,7 @@ impl SessionWriter {
             summary_stale: true,
             len,
             torn: false,
+            abandoned: false,
         })
     }
 
@@ -214,6 +279,13 @@ impl SessionWriter {
     pub fn close(mut self) -> io::Result<()> {
         self.sync()?;
         self.write_summary()
+    }
+
+    /// Close the file as a `SIGKILL` would: the lock goes (the kernel drops it), but the
+    /// summary is not brought up to date and the pid file stays. For crash tests.
+    #[doc(hidden)]
+    pub fn abandon(mut self) {
+        self.abandoned = true;
     }
 
     pub fn path(&self) -> &Path {
@@ -303,7 +375,12 @@ impl SessionWriter {
 
 impl Drop for SessionWriter {
     fn drop(&mut self) {
+        if self.abandoned {
+            return;
+        }
         let _ = self.write_summary();
+        // The lock itself goes when the file closes, just after this.
+        lock::release(&self.path);
     }
 }
 

@@ -1,8 +1,8 @@
 //! The session picker: a centred layer over the dashboard while `/resume` is open.
 //!
 //! Top to bottom: the title ("Resume a session (12)", or "(3 of 12)" while filtered), the
-//! filter line, a header, one row per session (title or "(untitled)", how long ago it was
-//! last written, its message count, its project with the home directory as `~` and a `●`
+//! filter line, a header, one row per session (title or "(untitled)", "(open in rein pid N)"
+//! when another rein has it open, how long ago it was last written, its message count, its project with the home directory as `~` and a `●`
 //! for this project), the selected row highlighted and kept in view, and the keys. Titles
 //! and paths come from users and the disk, so they are sanitised. Ages are relative to the
 //! time the list was read (`picker.now`), so drawing is a pure function of the state.
@@ -90,9 +90,16 @@ impl PickerModal<'_> {
             Style::new()
         };
         let mark = if selected { SELECTED_MARK } else { "  " };
+        // Another rein has it open: choosing it continues in a copy.
+        let open = s.open.map(|h| format!(" ({h})")).unwrap_or_default();
+        let open_w = width(&open).min(cols.title / 2);
         Line::from(vec![
             Span::styled(mark, base.patch(theme::HINT)),
-            Span::styled(fit(&title, cols.title, false), base.patch(title_style)),
+            Span::styled(
+                fit(&title, cols.title - open_w, false),
+                base.patch(title_style),
+            ),
+            Span::styled(fit(&open, open_w, false), base.patch(theme::WARNING)),
             Span::styled("  ", base),
             Span::styled(
                 fit(&self.picker.age(s), cols.age, true),

@@ -1577,3 +1577,135 @@ async fn a_failed_compaction_waits_for_the_conversation_to_grow_before_the_next_
     );
     assert_eq!(outcome(&eleventh), TurnOutcome::Completed);
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 12, item 3: the newest user message is never summarised away
+// ---------------------------------------------------------------------------------------
+
+/// A paste of `chars` characters with a marker at its start, middle and end.
+fn paste(chars: usize) -> String {
+    let filler = prose("", chars / 2 - 20);
+    format!("PASTE-HEAD {filler} PASTE-MIDDLE {filler} PASTE-TAIL")
+}
+
+/// An 8k-token window (a local model's): the paste alone does not fit, so it is cut to
+/// its head and tail with the whole in a spill file, the transcript says so, and nothing
+/// is compacted (it used to be summarised before the model ever saw it).
+#[tokio::test]
+async fn a_message_too_big_for_the_window_is_capped_not_summarised() {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![bash("wc -c the-spill-file"), say("Read it.")])
+        .await
+        .unwrap();
+    let context = ContextConfig {
+        window: 8_000,
+        ..ContextConfig::default()
+    };
+    let budget = context.budget();
+    let mut handle = agent::spawn(config(&server, project.path(), spill.path(), context)).unwrap();
+    let text = paste(30_000);
+    let events = turn(&mut handle, &text).await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:?}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "no summariser request");
+    assert!(compactions(&requests).is_empty());
+    for r in &requests {
+        assert!(tokens(r) <= budget, "{} > {budget}", tokens(r));
+    }
+    let messages = stored_messages(&requests[0]);
+    let sent = content(&messages[1]);
+    assert!(sent.starts_with("PASTE-HEAD"), "{sent:.200}");
+    assert!(sent.contains("PASTE-TAIL"));
+    assert!(!sent.contains("PASTE-MIDDLE"));
+    assert!(
+        sent.contains("characters cut from the middle of this message. The whole message is in"),
+        "{sent:.3000}"
+    );
+    // The spill file the note names holds the whole message (during the turn).
+    let notice = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Notice { message } if message.starts_with("your message is") => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .expect("the transcript says so");
+    assert!(
+        notice.contains(&format!("{} characters", text.chars().count())),
+        "{notice}"
+    );
+    assert!(notice.contains("8k-token window"), "{notice}");
+    assert!(
+        notice.contains(&spill.path().display().to_string()),
+        "{notice}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TurnStarted { text: t } if *t == text)),
+        "the user's own transcript shows the whole paste"
+    );
+}
+
+/// A message that fits the window but not beside the history: the history is compacted
+/// and the message is kept whole after the note, never summarised with the rest.
+#[tokio::test]
+async fn compaction_keeps_the_newest_message_whole_after_the_note() {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let mut script = long_replies();
+    script.truncate(3);
+    script.push(say("## Goal\nTHE-NOTE"));
+    script.push(bash("echo working"));
+    script.push(say("Done with the paste."));
+    let server = ScriptedServer::start(script).await.unwrap();
+    let context = long_context();
+    let budget = context.budget();
+    let mut handle = agent::spawn(config(&server, project.path(), spill.path(), context)).unwrap();
+    for i in 1..=3 {
+        let events = turn(&mut handle, &question(i)).await;
+        assert_eq!(outcome(&events), TurnOutcome::Completed, "turn {i}");
+    }
+    // About 8 000 tokens: it fits the 16k window, but not beside 3 × 6 000 characters.
+    let text = paste(32_000);
+    let events = turn(&mut handle, &text).await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:?}");
+    assert!(!events.iter().any(
+        |e| matches!(e, AgentEvent::Notice { message } if message.starts_with("your message is"))
+    ));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3 + 3, "one summariser request, then two");
+    assert!(is_compaction(&requests[3]));
+    // The summariser reads the paste shortened: what the work is for, not all of it.
+    let summarised = transcript(&requests[3]);
+    assert!(summarised.contains("ANSWER-01") && summarised.contains("PASTE-HEAD"));
+    assert!(summarised.contains("this message follows your note whole"));
+    assert!(!summarised.contains("PASTE-MIDDLE"));
+    for (i, request) in requests[4..].iter().enumerate() {
+        let messages = stored_messages(request);
+        assert!(tokens(request) <= budget);
+        // System, note, acknowledgement, the paste whole (then this turn's steps).
+        assert!(content(&messages[1]).contains("THE-NOTE"), "request {i}");
+        assert_eq!(messages[2]["role"], "assistant");
+        assert_eq!(messages[3]["role"], "user");
+        assert!(
+            content(&messages[3]).starts_with(&text),
+            "request {i}: the paste is there whole"
+        );
+        assert!(!request.to_string().contains("ANSWER-01"), "summarised");
+    }
+    let compacted = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Compacted {
+                summarised, kept, ..
+            } => Some((*summarised, *kept)),
+            _ => None,
+        })
+        .expect("a compaction");
+    assert_eq!(compacted, (6, 1), "three turns summarised, the paste kept");
+}

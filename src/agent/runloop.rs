@@ -346,7 +346,7 @@ impl Agent {
     async fn run_turn(&mut self, text: String) -> TurnOutcome {
         // The reminder rides in the user's message (a history that ends without a reply,
         // say a resumed session whose process died, gets a note before it on the wire).
-        let mut message = Message::user(text.clone());
+        let mut message = Message::user(self.fit_user_message(text.clone()));
         message.set_reminder(self.reminder(true));
         self.push(message);
         self.emit(AgentEvent::TurnStarted { text });

@@ -61,7 +61,23 @@ impl TurnSpill {
 
     /// [`cap`](Self::cap), and what it did when it cut.
     pub fn cap_reporting(&self, name: &str, text: String) -> (String, Option<Capped>) {
-        let Some((head, tail)) = cut(&text, self.cap_chars) else {
+        self.cap_to(name, text, self.cap_chars, "output")
+    }
+
+    /// A user message longer than `limit` characters, cut as a tool result is (head and
+    /// tail kept, the whole in this turn's folder), the note calling it a message.
+    pub fn cap_message(&self, name: &str, text: String, limit: usize) -> (String, Option<Capped>) {
+        self.cap_to(name, text, limit.max(1), "message")
+    }
+
+    fn cap_to(
+        &self,
+        name: &str,
+        text: String,
+        limit: usize,
+        what: &str,
+    ) -> (String, Option<Capped>) {
+        let Some((head, tail)) = cut(&text, limit) else {
             return (text, None);
         };
         let total = text.chars().count();
@@ -69,11 +85,11 @@ impl TurnSpill {
         let written = self.write(name, &text);
         let kept = match &written {
             Ok(path) => format!(
-                "[… {cut_chars} of {total} characters cut from the middle of this output. The whole output is in {}: page it with `head`, `tail`, `sed -n 'A,Bp'` or `grep` (it is removed when this user turn ends).]",
+                "[… {cut_chars} of {total} characters cut from the middle of this {what}. The whole {what} is in {}: page it with `head`, `tail`, `sed -n 'A,Bp'` or `grep` (it is removed when this user turn ends).]",
                 path.display()
             ),
             Err(why) => format!(
-                "[… {cut_chars} of {total} characters cut from the middle of this output; the whole output could not be kept ({why}).]"
+                "[… {cut_chars} of {total} characters cut from the middle of this {what}; the whole {what} could not be kept ({why}).]"
             ),
         };
         let mut out = String::with_capacity(head.len() + kept.len() + tail.len() + 2);

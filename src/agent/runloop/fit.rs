@@ -14,7 +14,7 @@ use crate::agent::client::ClientEvent;
 use crate::agent::events::{AgentEvent, ContextStats, Usage};
 use crate::agent::stream::StreamDelta;
 use crate::context::budget::{self, Breakdown};
-use crate::context::{compact, drop, stubs};
+use crate::context::{compact, drop, spill, stubs};
 use crate::conversation::Message;
 use crate::session::Entry;
 
@@ -23,6 +23,12 @@ const RUNAWAY_FACTOR: u64 = 3;
 
 /// Characters of the note's wrapper and the acknowledgement after it.
 const NOTE_WRAPPER_CHARS: usize = 400;
+
+/// How much of a kept user message the summariser reads.
+const KEPT_PREVIEW_CHARS: usize = 2_000;
+
+/// The least room a user message gets, however small the window.
+const MIN_MESSAGE_ROOM: usize = 2_000;
 
 /// How a compaction ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +65,67 @@ impl Agent {
                 self.tools_chars,
             ),
         }));
+    }
+
+    /// Tokens a compaction's handoff note is given: a twentieth of the window, within
+    /// reason.
+    fn note_tokens(&self) -> u64 {
+        (self.config.context.window / 20).clamp(200, 4000)
+    }
+
+    /// Tokens every request holds whatever the history: the system prompt, the tool
+    /// schemas, and the wrapper of a handoff note.
+    fn fixed_tokens(&self) -> u64 {
+        let system = self
+            .history
+            .messages()
+            .first()
+            .map_or(0, budget::message_chars);
+        self.meter
+            .tokens_for(system + self.tools_chars + NOTE_WRAPPER_CHARS)
+    }
+
+    /// The most characters the newest user message may have: what the budget leaves once
+    /// the rest of the history is compacted to a note (system prompt, tools, note), less a
+    /// tenth of the window for the model to work in. At least [`MIN_MESSAGE_ROOM`].
+    pub(super) fn user_message_room(&self) -> usize {
+        let context = &self.config.context;
+        let room = context.budget().saturating_sub(
+            self.fixed_tokens()
+                .saturating_add(self.note_tokens())
+                .saturating_add(context.window / 10),
+        );
+        self.meter.chars_for(room).max(MIN_MESSAGE_ROOM)
+    }
+
+    /// The user's message as the model gets it. One that alone does not fit the window is
+    /// never summarised away: it is cut like a big tool result (head and tail kept, the
+    /// whole in this turn's spill folder for the model to page), and the transcript says
+    /// so.
+    pub(super) fn fit_user_message(&mut self, text: String) -> String {
+        let room = self.user_message_room();
+        let (text, capped) = self.spill.cap_message("user-message", text, room);
+        if let Some(capped) = capped {
+            let whole = match &capped.spill {
+                Some(path) => format!(
+                    "the whole message is in {} for it to page through during this turn",
+                    path.display()
+                ),
+                None => "the whole message could not be kept for it".to_string(),
+            };
+            self.emit(AgentEvent::Notice {
+                message: format!(
+                    "your message is {} characters (about {} tokens), more than the model's \
+                     {}-token window has room for next to the system prompt and tools: the \
+                     model gets its first and last {} characters; {whole}",
+                    capped.total_chars,
+                    crate::context::short_count(self.meter.tokens_for(capped.total_chars)),
+                    crate::context::short_count(self.config.context.window),
+                    capped.kept_chars,
+                ),
+            });
+        }
+        text
     }
 
     /// Make the next request fit the budget, cheapest layer first. False when the user
@@ -165,21 +232,51 @@ impl Agent {
     /// any failure the history stays as it was.
     pub(super) async fn compact(&mut self, focus: Option<String>, auto: bool) -> Compaction {
         let context = self.config.context.clone();
+        let note_tokens = self.note_tokens();
+        let fixed = self.fixed_tokens();
         let messages = self.history.messages();
-        // Room for the note: a twentieth of the window, within reason.
-        let note_tokens = (context.window / 20).clamp(200, 4000);
+        // An automatic compaction never summarises the newest user message (what the
+        // model is working on): it is kept after the note, and the tail is what fits
+        // beside it. `/compact` summarises everything, as asked.
+        let newest_user = messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+            .filter(|&u| u >= 1 && self.history.summary() != Some(u))
+            .filter(|_| auto);
         let start = if auto {
-            let fixed = self.meter.tokens_for(
-                budget::message_chars(&messages[0]) + self.tools_chars + NOTE_WRAPPER_CHARS,
-            );
             let tail = context
                 .compact_target()
                 .saturating_sub(fixed.saturating_add(note_tokens));
-            compact::tail_start(messages, 1, self.meter.chars_for(tail))
+            let start = compact::tail_start(messages, 1, self.meter.chars_for(tail));
+            match newest_user {
+                // The tail would leave it out: it is kept on its own, and the tail is
+                // what fits after it in the room left.
+                Some(u) if u < start => {
+                    let own = self.meter.tokens_for(budget::message_chars(&messages[u]));
+                    let rest = self.meter.chars_for(tail.saturating_sub(own));
+                    compact::tail_start(messages, u + 1, rest)
+                }
+                _ => start,
+            }
         } else {
             messages.len()
         };
-        if start <= 1 {
+        // The kept user message, when the tail starts after it.
+        let kept_user = newest_user.filter(|&u| u < start);
+        // What the note replaces: everything before the tail but the kept user message.
+        // The summariser still reads that message, shortened (it follows the note whole),
+        // so the note knows what the work is for.
+        let mut part = messages[1..start].to_vec();
+        if let Some(Message::User { content, .. }) = kept_user.and_then(|u| part.get_mut(u - 1)) {
+            if let Some((head, tail)) = spill::cut(content, KEPT_PREVIEW_CHARS) {
+                let cut = content.chars().count() - head.chars().count() - tail.chars().count();
+                *content = format!(
+                    "{head}\n[… {cut} characters left out here: this message follows your note \
+                     whole]\n{tail}"
+                );
+            }
+        }
+        if part.len() <= usize::from(kept_user.is_some()) {
             self.emit(AgentEvent::CompactionFailed {
                 message: "nothing to compact: the conversation is already short, and the system \
                           prompt and tool schemas take most of the window"
@@ -187,7 +284,6 @@ impl Agent {
             });
             return Compaction::Nothing;
         }
-        let part = &messages[1..start];
         let earlier_note = self.history.summary().filter(|&i| i < start).map(|i| i - 1);
         let prompt = compact::prompt(compact::words_for(note_tokens));
         // Each piece, with the prompt and the note so far, must fit the summariser's window
@@ -196,8 +292,8 @@ impl Agent {
             .budget()
             .saturating_sub(self.meter.tokens_for(prompt.len()) + 2 * note_tokens)
             .max(500);
-        let pieces = compact::pieces(part, earlier_note, self.meter.chars_for(piece_tokens));
-        let summarised = part.len();
+        let pieces = compact::pieces(&part, earlier_note, self.meter.chars_for(piece_tokens));
+        let summarised = part.len() - usize::from(kept_user.is_some());
         let before = self.used();
         self.emit(AgentEvent::CompactionStarted {
             auto,
@@ -291,7 +387,12 @@ impl Agent {
             note = Some(reply.text);
         }
         let note = note.unwrap_or_default();
-        let tail = self.history.messages()[start..].to_vec();
+        let messages = self.history.messages();
+        let tail: Vec<Message> = kept_user
+            .map(|u| messages[u].clone())
+            .into_iter()
+            .chain(messages[start..].iter().cloned())
+            .collect();
         let kept = tail.len();
         let mut rest = compact::compacted(&note, &tail);
         if auto && tail.is_empty() {

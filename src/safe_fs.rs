@@ -208,6 +208,47 @@ pub fn open_read(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// The text of a small file the user controls (a config file), following links: refused
+/// when it is not a regular file (a FIFO would block the read forever, `/dev/zero` would
+/// never end) or is longer than `max` bytes, or is not UTF-8. The open does not block on
+/// a FIFO.
+pub fn read_small_text(path: &Path, max: u64) -> io::Result<String> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a named pipe"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a regular file"),
+        ));
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(&file, max + 1), &mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("it is larger than {} KiB", max / 1024),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
 /// Whether `write` replaced a file or created one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {

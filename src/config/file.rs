@@ -245,7 +245,7 @@ const USER_ONLY_SECTIONS: &[&str] = &["sandbox"];
 /// Read one config file into a layer whose values carry `source`. A missing file is an
 /// empty layer.
 pub(super) fn read(path: &Path, source: &Source) -> Result<Layer, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Layer::default()),
         Err(error) => {

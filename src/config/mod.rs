@@ -41,6 +41,8 @@ pub use target::{ModelTarget, Prices, ResumeModel};
 use crate::permissions::Action;
 use crate::sandbox::SandboxMode;
 
+/// The largest config file rein reads (a real one is a few KiB).
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;

@@ -249,7 +249,13 @@ impl PermissionPolicy for RulePolicy {
         }
         let dir = self.paths.root().join(".rein");
         let file = dir.join("config.toml");
-        let mut text = std::fs::read_to_string(&file).unwrap_or_default();
+        // A file that cannot be read is left alone (rewriting it from nothing would lose it).
+        let mut text = match crate::safe_fs::read_small_text(&file, crate::config::MAX_CONFIG_BYTES)
+        {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        };
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }

@@ -168,6 +168,12 @@ mod tests {
         );
         assert_eq!(err.to_string(), "session abc is open in rein pid 999999999");
         drop(first);
+        // A process another test forks at this moment shares the descriptor until it
+        // execs (the file is close-on-exec), so the lock may linger for an instant.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while holder(&path).is_some() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert_eq!(holder(&path), None);
         acquire(&second, &path).unwrap();
         release(&path);

@@ -223,11 +223,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             for notice in loaded.notices.iter().chain(&resumed.model_notices) {
                 eprintln!("rein: {notice}");
             }
-            resumed.setup(&config)
+            Some(resumed.setup(&config))
         }
-        None => new_session(&config, &root)?,
+        None => new_session(&config, &root)
+            .inspect_err(|why| eprintln!("rein: warning: {why}"))
+            .ok(),
     };
-    let session_id = session.writer.id().to_string();
+    let session_id = session.as_ref().map(|s| s.writer.id().to_string());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -241,12 +243,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         yes: cli.yes,
         prices: rein::dashboard::usage_prices(&config.prices),
     };
-    let code = runtime.block_on(headless::run_with_session(
-        agent_config,
-        options,
-        Some(session),
-    ));
-    eprintln!("rein: session {session_id} (continue it with --resume {session_id})");
+    let code = runtime.block_on(headless::run_with_session(agent_config, options, session));
+    if let Some(id) = session_id {
+        eprintln!("rein: session {id} (continue it with --resume {id})");
+    }
     // Do not wait for stray blocking work (a stuck read) on the way out.
     runtime.shutdown_timeout(Duration::from_millis(200));
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
@@ -301,17 +301,25 @@ fn run_dashboard(
                                 .cells
                                 .push(Cell::notice(NoticeKind::Info, notice.clone()));
                         }
-                        resumed.setup(&config)
+                        Some(resumed.setup(&config))
                     }
-                    None => new_session(&config, &root)?,
+                    None => match new_session(&config, &root) {
+                        Ok(session) => Some(session),
+                        Err(why) => {
+                            app.transcript
+                                .cells
+                                .push(Cell::notice(NoticeKind::Error, why));
+                            None
+                        }
+                    },
                 };
                 let sessions = rein::dashboard::Sessions {
                     data_dir: config.data_dir.clone(),
                     agent_config: agent_config.clone(),
-                    current: Some(session.writer.path().to_path_buf()),
+                    current: session.as_ref().map(|s| s.writer.path().to_path_buf()),
                     pick_at_start: cli.resume.as_deref() == Some(""),
                 };
-                let agent = rein::agent::spawn_with_session(agent_config, Some(session))
+                let agent = rein::agent::spawn_with_session(agent_config, session)
                     .map_err(|e| e.to_string())?;
                 (Some(agent), Some(sessions))
             }
@@ -447,13 +455,14 @@ fn resume_session(config: &mut Config, root: &Path, cli: &Cli) -> Result<Option<
     }))
 }
 
-/// A new session file for this run.
+/// A new session file for this run, or why there is none: rein still runs when its data
+/// folder cannot be written (a read-only `REIN_HOME`), only without recording.
 fn new_session(config: &Config, root: &Path) -> Result<SessionSetup, String> {
     let data_dir = config.data_dir.clone();
     let meta = SessionMeta::new(root.to_path_buf(), config.model.value.clone());
     let writer = SessionWriter::create(&data_dir, meta).map_err(|e| {
         format!(
-            "cannot create a session file under {}: {e}",
+            "not recording this session: cannot create a session file under {}: {e}",
             data_dir.display()
         )
     })?;

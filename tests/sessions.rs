@@ -529,3 +529,88 @@ async fn a_session_open_in_one_rein_is_refused_to_another_or_forked() {
         "a clean end removes the pid file"
     );
 }
+
+/// A folder nothing can be written in: a read-only tmpfs where the test may mount (root),
+/// else one without write permission (which root would ignore).
+struct ReadOnlyDir {
+    dir: tempfile::TempDir,
+    mounted: bool,
+}
+
+impl ReadOnlyDir {
+    fn new() -> Result<ReadOnlyDir, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555))
+                .map_err(|e| e.to_string())?;
+        }
+        if std::fs::create_dir(dir.path().join("probe")).is_ok() {
+            return Err("no read-only folder can be made here".to_string());
+        }
+        Ok(ReadOnlyDir { dir, mounted })
+    }
+}
+
+impl Drop for ReadOnlyDir {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.dir.path())
+                .status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let _ =
+                std::fs::set_permissions(self.dir.path(), std::fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+/// Issue 12, minor: a read-only REIN_HOME used to stop rein from starting. It runs, without
+/// recording, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_rein_home_runs_without_recording_and_says_so() {
+    let ro = match ReadOnlyDir::new() {
+        Ok(ro) => ro,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("answered anyway")])
+        .await
+        .unwrap();
+    let out = rein(home.path())
+        .env("REIN_HOME", ro.dir.path())
+        .args([
+            "-p",
+            "hello",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+            "--cwd",
+        ])
+        .arg(project.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("answered anyway"));
+    assert!(
+        err.contains(
+            "rein: warning: not recording this session: cannot create a session file under"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("continue it with --resume"), "{err}");
+}

@@ -421,3 +421,25 @@ async fn an_endless_json_answer_ends_at_its_cap() {
     let client = client_for(server.base_url(), |c| c.max_body_bytes = 2 * MB);
     assert_eq!(ask(&client).await.0.unwrap().text.len(), MB);
 }
+
+#[tokio::test]
+async fn a_key_twice_in_a_chunk_does_not_fail_the_turn() {
+    // The last value wins, as in JavaScript's JSON.parse.
+    let server = ScriptedServer::start(vec![Reply::sse(vec![
+        Step::Raw(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\",\"content\":\"b\"}}]}\n\n"
+                .into(),
+        ),
+        Step::Raw(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"x\",\"finish_reason\":\"stop\"}]}\n\n"
+                .into(),
+        ),
+        Step::Done,
+    ])])
+    .await
+    .unwrap();
+    let client = client_for(server.base_url(), |_| {});
+    let reply = ask(&client).await.0.unwrap();
+    assert_eq!(reply.text, "b");
+    assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+}

@@ -443,3 +443,33 @@ async fn a_key_twice_in_a_chunk_does_not_fail_the_turn() {
     assert_eq!(reply.text, "b");
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
 }
+
+#[tokio::test]
+async fn a_gzip_encoded_stream_nobody_asked_for_is_decoded() {
+    use std::io::Write;
+    let body = format!(
+        "data: {}\n\ndata: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        chunk(json!({"role": "assistant", "content": "Zipped "}), None),
+        chunk(json!({"content": "ünïcode"}), None),
+        chunk(json!({}), Some("stop")),
+    );
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(body.as_bytes()).unwrap();
+    let zipped = encoder.finish().unwrap();
+    let server = RawServer::start(move |mut stream, _| {
+        let zipped = zipped.clone();
+        async move {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-encoding: gzip\r\nconnection: close\r\n\r\n";
+            let (first, second) = zipped.split_at(zipped.len() / 2);
+            let _ = stream.write_all(head.as_bytes()).await;
+            let _ = stream.write_all(first).await;
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let _ = stream.write_all(second).await;
+        }
+    })
+    .await;
+    let client = client_for(server.base_url(), |_| {});
+    let (reply, shown) = ask(&client).await;
+    assert_eq!(reply.unwrap().text, "Zipped ünïcode");
+    assert_eq!(shown, "Zipped ünïcode");
+}

@@ -473,3 +473,54 @@ async fn a_gzip_encoded_stream_nobody_asked_for_is_decoded() {
     assert_eq!(reply.unwrap().text, "Zipped ünïcode");
     assert_eq!(shown, "Zipped ünïcode");
 }
+
+/// A plain-HTTP server that answers whatever arrives with a 400, as many do when a TLS
+/// handshake comes in.
+async fn answers_400() -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                if stream.read(&mut buf).await.unwrap_or(0) > 0 {
+                    let _ = stream
+                        .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 11\r\nconnection: close\r\n\r\nBad Request")
+                        .await;
+                }
+            });
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_port_says_so_quickly() {
+    let (addr, task) = answers_400().await;
+    let scripted = ScriptedServer::start(vec![]).await.unwrap();
+    for (what, addr) in [
+        ("answers 400", addr),
+        ("waits for a request", scripted.addr()),
+    ] {
+        let client = client_for(format!("https://{addr}/v1"), |c| {
+            c.base_backoff = Duration::from_millis(500);
+            c.connect_timeout = Duration::from_secs(3);
+        });
+        let started = Instant::now();
+        let (reply, _) = ask(&client).await;
+        let err = reply.unwrap_err().to_string();
+        eprintln!("{what}: {err} after {:?}", started.elapsed());
+        assert!(
+            err.contains(&format!(
+                "the server at {addr} answered plain HTTP to an https:// URL; use http://"
+            )),
+            "{what}: {err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: {:?}",
+            started.elapsed()
+        );
+    }
+    task.abort();
+}

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::events::Usage;
 use super::sse::{size, SseParser, MAX_EVENT_BYTES};
@@ -320,7 +321,14 @@ impl LlmClient {
         let idle = self.config.idle_timeout;
         let response = match tokio::time::timeout(idle, request.send()).await {
             Err(_) => return Err(ClientError::Stalled(idle).into()),
-            Ok(Err(e)) => return Err(self.transport_error(e).into()),
+            Ok(Err(e)) => {
+                if e.is_connect() {
+                    if let Some(message) = self.plain_http_behind_https().await {
+                        return Err(ClientError::BadUrl(message).into());
+                    }
+                }
+                return Err(self.transport_error(e).into());
+            }
             Ok(Ok(r)) => r,
         };
         let mut response = response;
@@ -405,6 +413,41 @@ impl LlmClient {
             .into());
         }
         Ok(())
+    }
+
+    /// After a failed connection to an `https://` URL: whether the server there speaks
+    /// plain HTTP (it answers a plain request with `HTTP/`), and if so the message that
+    /// says so. Without this the TLS handshake fails with "received corrupt message of
+    /// type InvalidContentType", or waits for the connect timeout, and is retried.
+    async fn plain_http_behind_https(&self) -> Option<String> {
+        let url = reqwest::Url::parse(&self.url).ok()?;
+        if url.scheme() != "https" {
+            return None;
+        }
+        let host = url.host_str()?;
+        let port = url.port_or_known_default()?;
+        let address = format!("{host}:{port}");
+        let probe = async {
+            let mut stream = tokio::net::TcpStream::connect(&address).await.ok()?;
+            let request = format!("GET / HTTP/1.0\r\nHost: {host}\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.ok()?;
+            let mut head = [0u8; 5];
+            stream.read_exact(&mut head).await.ok()?;
+            Some(&head == b"HTTP/")
+        };
+        let plain = tokio::time::timeout(Duration::from_secs(3), probe)
+            .await
+            .ok()??;
+        let base = self.config.base_url.trim();
+        let fixed = base
+            .strip_prefix("https://")
+            .map(|rest| format!("http://{rest}"))
+            .unwrap_or_else(|| "http://".to_string());
+        plain.then(|| {
+            format!(
+                "the server at {address} answered plain HTTP to an https:// URL; use {fixed} as the base URL"
+            )
+        })
     }
 
     fn transport_error(&self, e: reqwest::Error) -> ClientError {

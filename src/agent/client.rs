@@ -7,15 +7,13 @@
 //! pieces and retry notices go out through a callback as they happen. Dropping the future
 //! cancels the request at once (the connection is dropped with it).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::events::Usage;
+use super::sse::{size, SseParser, MAX_EVENT_BYTES};
 use super::stream::{body_error_message, AssembledReply, Assembler, ChunkError, StreamDelta};
 use crate::conversation::wire::{wants_cache_markers, WireMessages, WireOptions};
 use crate::conversation::{estimate_tokens, Message};
@@ -45,7 +43,19 @@ pub struct ClientConfig {
     /// Extra HTTP headers sent with every request (a provider's, e.g. OpenRouter's
     /// `HTTP-Referer` and `X-Title`).
     pub extra_headers: Vec<(String, String)>,
+    /// The most bytes one SSE event may hold ([`MAX_EVENT_BYTES`]).
+    pub max_event_bytes: usize,
+    /// The most bytes of a non-streaming (plain JSON) answer ([`MAX_BODY_BYTES`]).
+    pub max_body_bytes: usize,
+    /// The most bytes read of an error answer's body; the rest is not read
+    /// ([`MAX_ERROR_BODY_BYTES`]).
+    pub max_error_body_bytes: usize,
 }
+
+/// The most bytes of a non-streaming answer read by default: 64 MiB.
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// The most bytes of an error body read by default: 1 MiB (its message is one line).
+pub const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
 
 impl ClientConfig {
     pub fn new(
@@ -66,6 +76,9 @@ impl ClientConfig {
             base_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
             extra_headers: Vec::new(),
+            max_event_bytes: MAX_EVENT_BYTES,
+            max_body_bytes: MAX_BODY_BYTES,
+            max_error_body_bytes: MAX_ERROR_BODY_BYTES,
         }
     }
 }
@@ -126,6 +139,13 @@ pub enum ClientError {
     /// The base URL cannot be an endpoint (a config error, not retried).
     #[error("{0}")]
     BadUrl(String),
+    /// One SSE event, or a non-streaming answer, was larger than rein reads (not retried:
+    /// the server would most likely send it again).
+    #[error(
+        "{what} exceeded {}, the most rein reads; the reply was stopped there",
+        size(*.limit)
+    )]
+    TooLarge { what: &'static str, limit: usize },
 }
 
 impl ClientError {
@@ -141,7 +161,8 @@ impl ClientError {
             | ClientError::Server(_)
             | ClientError::BadResponse(_)
             | ClientError::Setup(_)
-            | ClientError::BadUrl(_) => false,
+            | ClientError::BadUrl(_)
+            | ClientError::TooLarge { .. } => false,
         }
     }
 }
@@ -300,17 +321,23 @@ impl LlmClient {
         let idle = self.config.idle_timeout;
         let response = match tokio::time::timeout(idle, request.send()).await {
             Err(_) => return Err(ClientError::Stalled(idle).into()),
-            Ok(Err(e)) => return Err(self.transport_error(e).into()),
+            Ok(Err(e)) => {
+                if e.is_connect() {
+                    if let Some(message) = self.plain_http_behind_https().await {
+                        return Err(ClientError::BadUrl(message).into());
+                    }
+                }
+                return Err(self.transport_error(e).into());
+            }
             Ok(Ok(r)) => r,
         };
+        let mut response = response;
         let status = response.status();
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
-            let text = tokio::time::timeout(idle, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
+            // Whatever arrived before a stall, a break or the cap is what there is to show.
+            let (bytes, _) = read_body(&mut response, self.config.max_error_body_bytes, idle).await;
+            let text = String::from_utf8_lossy(&bytes);
             let reason = status.canonical_reason().unwrap_or("");
             return Err(Failure {
                 error: ClientError::Http {
@@ -329,56 +356,53 @@ impl LlmClient {
             .is_none_or(|ct| ct.contains("event-stream"));
         if !is_sse {
             // A server that ignored `stream: true`: one JSON body with the whole message.
-            let text = match tokio::time::timeout(idle, response.text()).await {
-                Err(_) => return Err(ClientError::Stalled(idle).into()),
-                Ok(Err(e)) => return Err(ClientError::StreamCut(e.to_string()).into()),
-                Ok(Ok(t)) => t,
+            let limit = self.config.max_body_bytes;
+            let too_large = ClientError::TooLarge {
+                what: "the model server's answer (not streamed)",
+                limit,
             };
+            if response.content_length().is_some_and(|n| n > limit as u64) {
+                return Err(too_large.into());
+            }
+            let (bytes, end) = read_body(&mut response, limit, idle).await;
+            match end {
+                BodyEnd::Complete => {}
+                BodyEnd::Capped => return Err(too_large.into()),
+                BodyEnd::Failed(e) => return Err(e.into()),
+            }
             return assembler
-                .push(&text, &mut |d| on_event(ClientEvent::Delta(d)))
+                .push(&String::from_utf8_lossy(&bytes), &mut |d| {
+                    on_event(ClientEvent::Delta(d))
+                })
                 .map_err(|e| chunk_failure(e).into());
         }
-        // The idle clock restarts on every byte, so SSE comments (`: ping`, OpenRouter's
+        // The idle clock restarts on every read, so SSE comments (`: ping`, OpenRouter's
         // `: OPENROUTER PROCESSING`) keep a slow stream alive though they carry no event.
-        let start = tokio::time::Instant::now();
-        let last_byte = Arc::new(AtomicU64::new(0));
-        let stamp = last_byte.clone();
-        let bytes = response
-            .bytes_stream()
-            .inspect(move |_| stamp.store(millis_since(start), Ordering::Relaxed));
-        let mut events = Box::pin(valid_utf8(bytes).eventsource());
+        let mut parser = SseParser::new(self.config.max_event_bytes);
         let mut done = false;
-        loop {
-            let next = loop {
-                let seen = last_byte.load(Ordering::Relaxed);
-                let deadline = start + Duration::from_millis(seen) + idle;
-                tokio::select! {
-                    next = events.next() => break next,
-                    _ = tokio::time::sleep_until(deadline) => {
-                        if last_byte.load(Ordering::Relaxed) == seen {
-                            return Err(ClientError::Stalled(idle).into());
-                        }
-                    }
-                }
+        'reading: loop {
+            let bytes = match tokio::time::timeout(idle, response.chunk()).await {
+                Err(_) => return Err(ClientError::Stalled(idle).into()),
+                Ok(Err(e)) => return Err(ClientError::StreamCut(error_chain(&e)).into()),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(bytes))) => bytes,
             };
-            match next {
-                None => break,
-                Some(Err(e)) => {
-                    return Err(ClientError::StreamCut(e.to_string()).into());
+            parser.feed(&bytes).map_err(|e| ClientError::TooLarge {
+                what: "one event from the model server",
+                limit: e.limit,
+            })?;
+            while let Some(event) = parser.next_event() {
+                let data = event.trim();
+                if data.is_empty() {
+                    continue;
                 }
-                Some(Ok(event)) => {
-                    let data = event.data.trim();
-                    if data.is_empty() {
-                        continue;
-                    }
-                    if data == "[DONE]" {
-                        done = true;
-                        break;
-                    }
-                    assembler
-                        .push(data, &mut |d| on_event(ClientEvent::Delta(d)))
-                        .map_err(chunk_failure)?;
+                if data == "[DONE]" {
+                    done = true;
+                    break 'reading;
                 }
+                assembler
+                    .push(data, &mut |d| on_event(ClientEvent::Delta(d)))
+                    .map_err(chunk_failure)?;
             }
         }
         let finished = done || assembler.finish_reason().is_some();
@@ -391,17 +415,43 @@ impl LlmClient {
         Ok(())
     }
 
-    fn transport_error(&self, e: reqwest::Error) -> ClientError {
-        let mut detail = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            let s_text = s.to_string();
-            if !detail.contains(&s_text) {
-                detail.push_str(": ");
-                detail.push_str(&s_text);
-            }
-            source = s.source();
+    /// After a failed connection to an `https://` URL: whether the server there speaks
+    /// plain HTTP (it answers a plain request with `HTTP/`), and if so the message that
+    /// says so. Without this the TLS handshake fails with "received corrupt message of
+    /// type InvalidContentType", or waits for the connect timeout, and is retried.
+    async fn plain_http_behind_https(&self) -> Option<String> {
+        let url = reqwest::Url::parse(&self.url).ok()?;
+        if url.scheme() != "https" {
+            return None;
         }
+        let host = url.host_str()?;
+        let port = url.port_or_known_default()?;
+        let address = format!("{host}:{port}");
+        let probe = async {
+            let mut stream = tokio::net::TcpStream::connect(&address).await.ok()?;
+            let request = format!("GET / HTTP/1.0\r\nHost: {host}\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.ok()?;
+            let mut head = [0u8; 5];
+            stream.read_exact(&mut head).await.ok()?;
+            Some(&head == b"HTTP/")
+        };
+        let plain = tokio::time::timeout(Duration::from_secs(3), probe)
+            .await
+            .ok()??;
+        let base = self.config.base_url.trim();
+        let fixed = base
+            .strip_prefix("https://")
+            .map(|rest| format!("http://{rest}"))
+            .unwrap_or_else(|| "http://".to_string());
+        plain.then(|| {
+            format!(
+                "the server at {address} answered plain HTTP to an https:// URL; use {fixed} as the base URL"
+            )
+        })
+    }
+
+    fn transport_error(&self, e: reqwest::Error) -> ClientError {
+        let mut detail = error_chain(&e);
         if e.is_timeout() && e.is_connect() {
             detail = format!(
                 "connect timed out after {} s",
@@ -443,81 +493,58 @@ fn endpoint(base_url: &str) -> Result<String, ClientError> {
     Ok(url.to_string())
 }
 
-/// Arbitrary bytes in, valid UTF-8 out: a character split across reads is carried to the
-/// next one, an invalid byte becomes U+FFFD. (The SSE parser would otherwise hold
-/// everything after an invalid byte, re-check it on every read and fail at the end.)
-#[derive(Debug, Default)]
-pub(crate) struct Utf8Carry {
-    tail: Vec<u8>,
+/// How reading a body ended.
+enum BodyEnd {
+    Complete,
+    /// The body went past the limit; what was read stops at it.
+    Capped,
+    /// A read stalled for the idle timeout or failed.
+    Failed(ClientError),
 }
 
-impl Utf8Carry {
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
-        let mut input = std::mem::take(&mut self.tail);
-        input.extend_from_slice(bytes);
-        let mut out = Vec::with_capacity(input.len());
-        let mut rest = input.as_slice();
-        loop {
-            match std::str::from_utf8(rest) {
-                Ok(text) => {
-                    out.extend_from_slice(text.as_bytes());
-                    break;
-                }
-                Err(e) => {
-                    let valid = e.valid_up_to();
-                    out.extend_from_slice(&rest[..valid]);
-                    match e.error_len() {
-                        Some(bad) => {
-                            out.extend_from_slice("\u{FFFD}".as_bytes());
-                            rest = &rest[valid + bad..];
-                        }
-                        // An incomplete character at the end: the next read completes it.
-                        None => {
-                            self.tail = rest[valid..].to_vec();
-                            break;
-                        }
-                    }
-                }
+/// At most `limit` bytes of `response`'s body, each read within `idle`; the rest is never
+/// read (an endless body costs `limit` bytes of memory, not all of it).
+async fn read_body(
+    response: &mut reqwest::Response,
+    limit: usize,
+    idle: Duration,
+) -> (Vec<u8>, BodyEnd) {
+    let mut body = Vec::new();
+    loop {
+        let bytes = match tokio::time::timeout(idle, response.chunk()).await {
+            Err(_) => return (body, BodyEnd::Failed(ClientError::Stalled(idle))),
+            Ok(Err(e)) => {
+                return (
+                    body,
+                    BodyEnd::Failed(ClientError::StreamCut(error_chain(&e))),
+                )
             }
+            Ok(Ok(None)) => return (body, BodyEnd::Complete),
+            Ok(Ok(Some(bytes))) => bytes,
+        };
+        let room = limit - body.len();
+        if bytes.len() > room {
+            body.extend_from_slice(&bytes[..room]);
+            return (body, BodyEnd::Capped);
         }
-        out
-    }
-
-    /// What is left when the stream ends: an incomplete character, as U+FFFD.
-    pub(crate) fn finish(&mut self) -> Vec<u8> {
-        if std::mem::take(&mut self.tail).is_empty() {
-            Vec::new()
-        } else {
-            "\u{FFFD}".as_bytes().to_vec()
-        }
+        body.extend_from_slice(&bytes);
     }
 }
 
-/// `bytes` as valid UTF-8 chunks (see [`Utf8Carry`]).
-fn valid_utf8<S, B, E>(bytes: S) -> impl futures_util::Stream<Item = Result<Vec<u8>, E>>
-where
-    S: futures_util::Stream<Item = Result<B, E>> + Unpin,
-    B: AsRef<[u8]>,
-{
-    futures_util::stream::unfold(
-        (bytes, Utf8Carry::default(), false),
-        |(mut bytes, mut carry, ended)| async move {
-            if ended {
-                return None;
-            }
-            match bytes.next().await {
-                Some(Ok(chunk)) => {
-                    let out = carry.feed(chunk.as_ref());
-                    Some((Ok(out), (bytes, carry, false)))
-                }
-                Some(Err(e)) => Some((Err(e), (bytes, carry, false))),
-                None => {
-                    let rest = carry.finish();
-                    (!rest.is_empty()).then_some((Ok(rest), (bytes, carry, true)))
-                }
-            }
-        },
-    )
+/// An error with its sources, each once: "error decoding response body: invalid gzip
+/// header".
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut detail = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !detail.contains(&s_text) {
+            detail.push_str(": ");
+            detail.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    detail
 }
 
 /// The delay before attempt `attempt + 1`: base × 2^(attempt-1), capped.
@@ -545,10 +572,6 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     } else {
         None
     }
-}
-
-fn millis_since(start: tokio::time::Instant) -> u64 {
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A duration in words for messages: "120 s", "300 ms".
@@ -595,22 +618,6 @@ fn estimate_usage(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utf8_is_carried_across_reads_and_invalid_bytes_replaced() {
-        let mut c = Utf8Carry::default();
-        let euro = "€".as_bytes();
-        assert_eq!(c.feed(&euro[..1]), b"");
-        assert_eq!(c.feed(&euro[1..2]), b"");
-        assert_eq!(c.feed(&[euro[2], b'x']), "€x".as_bytes());
-        assert_eq!(c.feed(b"a\xFFb"), "a\u{FFFD}b".as_bytes());
-        assert_eq!(c.feed(&[0xE2, 0x82]), b"");
-        assert_eq!(c.finish(), "\u{FFFD}".as_bytes());
-        assert_eq!(c.finish(), b"");
-        // Linear: a long valid input passes through whole.
-        let long = "ü".repeat(100_000);
-        assert_eq!(c.feed(long.as_bytes()), long.as_bytes());
-    }
 
     #[test]
     fn the_endpoint_goes_before_the_query_and_odd_urls_are_refused() {

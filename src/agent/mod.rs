@@ -10,6 +10,7 @@ pub mod client;
 pub mod events;
 mod inbox;
 mod runloop;
+pub mod sse;
 pub mod stream;
 pub mod subagent;
 mod toolrun;

@@ -219,6 +219,25 @@ pub struct Assembler {
     started: bool,
 }
 
+/// A chunk from its JSON. The typed parse is tried first (the fast path); when it fails,
+/// the text is parsed as a JSON value and converted from there, which takes a key that
+/// appears twice in one object as its last value (as JavaScript's `JSON.parse` does) where
+/// the typed parse refuses it. What fails both ways is told as not JSON or not a chunk.
+fn parse_chunk(data: &str) -> Result<Chunk, ChunkError> {
+    let typed = match serde_json::from_str::<Chunk>(data) {
+        Ok(chunk) => return Ok(chunk),
+        Err(e) => e,
+    };
+    let value = serde_json::from_str::<Value>(data).map_err(|e| ChunkError::Malformed {
+        detail: e.to_string(),
+        snippet: snippet(data),
+    })?;
+    Chunk::deserialize(&value).map_err(|_| ChunkError::Unexpected {
+        detail: typed.to_string(),
+        snippet: snippet(data),
+    })
+}
+
 impl Assembler {
     pub fn new() -> Self {
         Self::default()
@@ -250,21 +269,7 @@ impl Assembler {
         data: &str,
         on_delta: &mut dyn FnMut(StreamDelta<'_>),
     ) -> Result<(), ChunkError> {
-        let chunk: Chunk = match serde_json::from_str(data) {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                return Err(match serde_json::from_str::<Value>(data) {
-                    Ok(_) => ChunkError::Unexpected {
-                        detail: e.to_string(),
-                        snippet: snippet(data),
-                    },
-                    Err(e) => ChunkError::Malformed {
-                        detail: e.to_string(),
-                        snippet: snippet(data),
-                    },
-                })
-            }
-        };
+        let chunk = parse_chunk(data)?;
         if let Some(err) = chunk.error {
             return Err(ChunkError::Server(error_message(&err)));
         }
@@ -875,6 +880,31 @@ mod tests {
             Some(90)
         );
         assert_eq!(usage(base("x", json!(0)), json!({})), None);
+    }
+
+    #[test]
+    fn a_key_twice_in_one_object_takes_its_last_value() {
+        let mut a = Assembler::new();
+        let mut seen = String::new();
+        let mut on = |d: StreamDelta<'_>| {
+            if let StreamDelta::Text(t) = d {
+                seen.push_str(t)
+            }
+        };
+        a.push(
+            r#"{"choices":[{"delta":{"content":"a","content":"b"},"index":0,"index":0}]}"#,
+            &mut on,
+        )
+        .unwrap();
+        a.push(
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","name":"g","arguments":"{}"}}]}}],"usage":{"prompt_tokens":1,"prompt_tokens":2}}"#,
+            &mut on,
+        )
+        .unwrap();
+        let r = a.finish();
+        assert_eq!(seen, "b");
+        assert_eq!(r.tool_calls[0].function.name, "g");
+        assert_eq!(r.usage.unwrap().prompt_tokens, 2);
     }
 
     #[test]

@@ -35,6 +35,13 @@ impl Script {
         update_at(&mut self.app, event, self.now)
     }
 
+    /// Paste `text`, then let the moment pass in which keys count as part of the paste.
+    fn paste(&mut self, text: &str) -> Vec<Effect> {
+        let effects = self.at(AppEvent::Paste(text.into()));
+        self.advance(rein::app::update::PASTE_TAIL);
+        effects
+    }
+
     fn agent(&mut self, event: AgentEvent) -> Vec<Effect> {
         self.at(AppEvent::Agent(event))
     }
@@ -834,9 +841,7 @@ fn shift_enter_alt_enter_and_ctrl_j_insert_a_newline() {
 #[test]
 fn a_paste_of_many_lines_never_sends() {
     let mut s = Script::new();
-    let effects = s.at(AppEvent::Paste(
-        "line one\r\nline two\rline three\nline four\n".into(),
-    ));
+    let effects = s.paste("line one\r\nline two\rline three\nline four\n");
     assert!(effects.is_empty());
     assert_eq!(
         s.input(),
@@ -853,7 +858,7 @@ fn a_paste_of_many_lines_never_sends() {
 fn up_and_down_recall_earlier_inputs() {
     let mut s = Script::new();
     for text in ["alpha", "beta\ngamma"] {
-        s.at(AppEvent::Paste(text.into()));
+        s.paste(text);
         s.plain(KeyCode::Enter);
         s.end_turn(TurnOutcome::Completed);
     }

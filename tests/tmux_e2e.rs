@@ -294,6 +294,60 @@ async fn the_picker_marks_an_open_session_and_resumes_a_copy() {
     let _ = holder.wait();
 }
 
+/// Issue 12, minor: pasted text that holds the end-of-paste marker and a carriage return
+/// used to send the message there and then, and the rest became a second one. Now the
+/// keys right behind a paste stay in the input box.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paste_holding_its_own_end_marker_does_not_send() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("Got both lines.")])
+        .await
+        .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        24,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    let buffer = home.path().join("paste.txt");
+    std::fs::write(&buffer, "first pasted line\x1b[201~\rsecond pasted line").unwrap();
+    let name = format!("{}-paste", tmux.name);
+    let load = Command::new("tmux")
+        .args(["load-buffer", "-b", &name])
+        .arg(&buffer)
+        .status()
+        .unwrap();
+    assert!(load.success());
+    // -p: as a bracketed paste, the way a terminal pastes into an application that asks.
+    let paste = Command::new("tmux")
+        .args(["paste-buffer", "-p", "-d", "-b", &name, "-t", &tmux.name])
+        .status()
+        .unwrap();
+    assert!(paste.success());
+    let screen = tmux
+        .wait_for("both lines in the input", |s| {
+            s.contains("first pasted line") && s.contains("second pasted line")
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(server.requests().is_empty(), "sent by the paste:\n{screen}");
+    assert!(!tmux.screen().contains("working"), "{}", tmux.screen());
+    // A real Enter, later, sends both lines as one message.
+    tmux.send("", &["Enter"]);
+    tmux.wait_for("the reply", |s| s.contains("Got both lines."))
+        .await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let text = requests[0].to_string();
+    assert!(
+        text.contains("first pasted line\\nsecond pasted line"),
+        "{text:.2000}"
+    );
+    tmux.send("", &["C-c"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_and_compact_from_the_dashboard() {
     let home = tempfile::tempdir().unwrap();

@@ -49,6 +49,9 @@ pub struct App {
     pub mouse_capture: bool,
     /// When Ctrl-C was last pressed: a second one within a second quits.
     pub last_ctrl_c: Option<Instant>,
+    /// When the last paste (or a key right behind it) arrived: keys this close behind a
+    /// paste are the rest of it (see `update::PASTE_TAIL`).
+    pub paste_tail: Option<Instant>,
     /// A one-line hint under the input (unknown command, "press Ctrl-C again to quit").
     pub hint: Option<String>,
     /// The terminal size, from the last resize.
@@ -429,6 +432,7 @@ impl App {
             context_open: false,
             mouse_capture: false,
             last_ctrl_c: None,
+            paste_tail: None,
             hint: None,
             size: (80, 24),
             usage: UsageTotals::default(),

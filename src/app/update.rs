@@ -37,6 +37,11 @@ pub const WHEEL_LINES: usize = 3;
 /// Lines of the screen that are not transcript (status, gauge, input, footer): a page is
 /// the rest.
 const CHROME_LINES: u16 = 8;
+/// Keys arriving this soon after a paste, each after the one before, are taken as the rest
+/// of it: a terminal delivers a paste in one burst, and no one presses Enter 50 ms after
+/// pasting.
+pub const PASTE_TAIL: Duration = Duration::from_millis(50);
+
 /// Where Home puts the view: past any real top (the UI clamps it when drawing).
 pub const TOP: usize = usize::MAX / 2;
 
@@ -51,14 +56,17 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
     let mut effects = Vec::new();
     match event {
         AppEvent::Key(key) => handle_key(app, key, now, &mut effects),
-        AppEvent::Paste(text) => match Layer::top(app) {
-            Layer::Approval | Layer::Feedback => approval::paste(app, &text),
-            Layer::Sessions => picker::paste(app, &text),
-            Layer::Models => model_picker::paste(app, &text),
-            // The layer has no text field.
-            Layer::Context => {}
-            Layer::Main => composer::paste(app, &text),
-        },
+        AppEvent::Paste(text) => {
+            app.paste_tail = Some(now);
+            match Layer::top(app) {
+                Layer::Approval | Layer::Feedback => approval::paste(app, &text),
+                Layer::Sessions => picker::paste(app, &text),
+                Layer::Models => model_picker::paste(app, &text),
+                // The layer has no text field.
+                Layer::Context => {}
+                Layer::Main => composer::paste(app, &text),
+            }
+        }
         AppEvent::Resize { width, height } => app.size = (width, height),
         AppEvent::Mouse(mouse) => handle_mouse(app, mouse),
         AppEvent::Agent(event) => agent_events::handle(app, event, now, &mut effects),
@@ -98,7 +106,15 @@ fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effe
     if key.kind == KeyEventKind::Release {
         return;
     }
+    // Pasted text that holds the end-of-paste marker itself ends the paste early, and
+    // the rest arrives as keys, at once: none of them may send the message or answer an
+    // approval. Each such key keeps the window open for the next.
+    let in_paste = app
+        .paste_tail
+        .is_some_and(|t| now.saturating_duration_since(t) < PASTE_TAIL);
+    app.paste_tail = in_paste.then_some(now);
     match Layer::top(app) {
+        Layer::Approval | Layer::Feedback if in_paste => return,
         Layer::Approval | Layer::Feedback => return approval::handle_key(app, key, now, effects),
         Layer::Sessions => return picker::handle_key(app, key, effects),
         Layer::Models => return model_picker::handle_key(app, key, effects),
@@ -106,6 +122,7 @@ fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effe
         Layer::Main => {}
     }
     match keymap().action(app, &key) {
+        Some(Action::Send) if in_paste => app.composer.textarea.insert_newline(),
         Some(action) => run_action(app, action, now, effects),
         None => {
             if app.composer.textarea.input(key) {

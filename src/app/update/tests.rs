@@ -257,6 +257,7 @@ fn e_opens_a_field_and_enter_denies_with_its_text() {
         app.approvals.feedback.as_ref().map(|f| f.lines().len()),
         Some(1)
     );
+    let now = now + super::PASTE_TAIL;
     let decisions = answers(update_at(&mut app, code(KeyCode::Enter), now));
     let expected = ApprovalDecision::Deny {
         feedback: Some("use git clean, not rm -n first".into()),
@@ -518,4 +519,24 @@ fn an_ask_goes_over_the_context_layer_and_takes_the_keys() {
     assert!(app.context_open, "the layer is still there");
     update_at(&mut app, code(KeyCode::Esc), now);
     assert!(!app.context_open);
+}
+
+#[test]
+fn keys_right_behind_a_paste_never_answer_an_approval() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let (_, mut asked) = ask(&mut app, now, "c1", bash_grant("c1"));
+    // A paste whose text held the end marker: "y" and Enter arrive as keys at once.
+    update_at(&mut app, AppEvent::Paste("oops".into()), now);
+    let soon = now + Duration::from_millis(5);
+    assert!(answers(update_at(&mut app, ch('y'), soon)).is_empty());
+    assert!(answers(update_at(&mut app, code(KeyCode::Enter), soon)).is_empty());
+    assert_eq!(received(&mut asked), None);
+    assert_eq!(app.approvals.queue.len(), 1, "still asking");
+    // A key pressed after the burst answers as usual.
+    let later = soon + super::PASTE_TAIL;
+    assert_eq!(
+        answers(update_at(&mut app, ch('y'), later)),
+        vec![ApprovalDecision::Approve]
+    );
 }

@@ -230,6 +230,7 @@ impl Printer {
                 }
             }
             AgentEvent::Subagent { event, .. } => match event {
+                SubagentEvent::Queued => say!("  ↳ queued: waiting for a free subagent slot"),
                 SubagentEvent::ToolCallStarted { name, args, .. } => say!(
                     "  ↳ {} {}",
                     sanitize(name),

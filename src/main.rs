@@ -637,6 +637,7 @@ fn agent_config(
         bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
         max_steps: config.max_steps.value,
         subagent_max_steps: config.subagent_max_steps.value,
+        subagent_max_parallel: config.subagent_max_parallel.value as usize,
         policy,
         skills,
         context: config.context(),

@@ -553,3 +553,57 @@ async fn an_interrupt_stops_a_running_subagent_and_its_command() {
     assert!(r[0].1.contains("interrupted by the user"), "{r:?}");
     assert!(r[0].2);
 }
+
+/// Issue 12, minor: 2,000 `task` calls in one reply used to start hundreds of requests in
+/// a second. At most `subagent.max_parallel` run at once; the others are queued, say so,
+/// and all are answered, in call order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_beyond_the_parallel_limit_wait_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let tasks: Vec<(&str, String)> = (0..12).map(|i| task(&format!("question {i}"))).collect();
+    let calls: Vec<(&str, &str)> = tasks.iter().map(|(n, a)| (*n, a.as_str())).collect();
+    let mut script = vec![Reply::tool_calls(&calls)];
+    for _ in 0..12 {
+        // Each subagent's answer takes a moment, so the ones allowed to run overlap.
+        let mut slow = Reply::text("an answer");
+        if let support::Body::Sse(steps) = &mut slow.body {
+            steps.insert(1, Step::Sleep(Duration::from_millis(60)));
+        }
+        script.push(slow);
+    }
+    script.push(Reply::text("all answered"));
+    let server = ScriptedServer::start(script).await.unwrap();
+    let mut cfg = config(&server, root, Arc::new(AllowAll));
+    cfg.subagent_max_parallel = 3;
+    let mut handle = agent::spawn(cfg).unwrap();
+    let events = turn(&mut handle, "twelve things").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    assert_eq!(
+        server.most_concurrent(),
+        3,
+        "at most 3 at once, and 3 did overlap"
+    );
+    let queued: Vec<String> = sub_events(&events)
+        .into_iter()
+        .filter(|(_, e)| matches!(e, SubagentEvent::Queued))
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(queued.len(), 9, "the nine beyond the limit say they wait");
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 12);
+    assert!(
+        results.iter().all(|(_, text, _)| text == "an answer"),
+        "{results:?}"
+    );
+    let requests = server.requests();
+    let main = messages(requests.last().unwrap());
+    let ids: Vec<&Value> = main[2]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    let answered: Vec<&Value> = main[3..15].iter().map(|m| &m["tool_call_id"]).collect();
+    assert_eq!(answered, ids, "answered in call order");
+}

@@ -634,3 +634,40 @@ fn the_status_line_says_when_the_count_is_estimated() {
     );
     assert!(!draw(&fresh, 120, 8, clock.now()).contains("ctx estimated"));
 }
+
+/// Issue 12, minor: a `task` call waiting for a free subagent slot says it is queued,
+/// until its subagent begins.
+#[test]
+fn a_queued_task_says_so_until_its_subagent_starts() {
+    let now = Instant::now();
+    let mut app = App::new(info(), 128_000);
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::ToolCallStarted {
+            id: "t9".into(),
+            name: "task".into(),
+            args: serde_json::json!({"description": "count the tests"}),
+        }),
+        now,
+    );
+    let sub = |event| {
+        AppEvent::Agent(AgentEvent::Subagent {
+            task_id: "t9".into(),
+            event,
+        })
+    };
+    update_at(&mut app, sub(rein::agent::SubagentEvent::Queued), now);
+    let screen = draw(&app, 90, 12, now);
+    assert!(
+        screen.contains("queued: waits for one of the running subagents to finish"),
+        "{screen}"
+    );
+    update_at(
+        &mut app,
+        sub(rein::agent::SubagentEvent::RequestStarted { step: 1 }),
+        now,
+    );
+    let screen = draw(&app, 90, 12, now);
+    assert!(!screen.contains("queued"), "{screen}");
+    assert!(screen.contains("thinking… (step 1)"), "{screen}");
+}

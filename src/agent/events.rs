@@ -173,6 +173,9 @@ fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SubagentEvent {
+    /// It waits for a free slot: `subagent.max_parallel` subagents are running already.
+    /// Its first `request_started` says it has begun.
+    Queued,
     /// A model request is about to be sent (step counts from 1 up to `subagent.max_steps`).
     RequestStarted { step: u32 },
     /// One of its tool calls is about to be judged and run.

@@ -49,6 +49,8 @@ pub struct AgentConfig {
     pub max_steps: u32,
     /// Model calls a subagent (one `task` call) may make before it returns what it has.
     pub subagent_max_steps: u32,
+    /// Subagents that run at once; a reply's further `task` calls wait for a free slot.
+    pub subagent_max_parallel: usize,
     /// The permission policy every tool call goes through.
     pub policy: Arc<dyn PermissionPolicy>,
     /// The sandbox `bash` commands run in.

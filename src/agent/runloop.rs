@@ -16,13 +16,14 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc;
 
 use super::client::{ClientEvent, LlmClient};
-use super::events::{AgentCommand, AgentEvent, TurnOutcome};
+use super::events::{AgentCommand, AgentEvent, SubagentEvent, TurnOutcome};
 use super::inbox::{Inbox, OpenApprovals, Queued};
 use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
@@ -594,6 +595,11 @@ impl Agent {
         let mut results: Vec<Option<subagent::Outcome>> = Vec::new();
         let mut starts = Vec::new();
         let mut running = FuturesUnordered::new();
+        // At most `subagent.max_parallel` run at once (a reply of 2,000 `task` calls would
+        // otherwise send hundreds of requests in a second); the rest wait their turn, in
+        // order, and say so.
+        let max = self.config.subagent_max_parallel.max(1);
+        let slots = Arc::new(tokio::sync::Semaphore::new(max));
         for (i, call) in calls.iter().enumerate() {
             self.record(Entry::CallStarted {
                 id: call.id.clone(),
@@ -609,10 +615,21 @@ impl Agent {
             match Toolset::Main.prepare(&call.function.name, &call.function.arguments) {
                 Ok(prepared) => {
                     let description = prepared.task_description().unwrap_or_default();
+                    if running.len() >= max {
+                        self.emit(AgentEvent::Subagent {
+                            task_id: call.id.clone(),
+                            event: SubagentEvent::Queued,
+                        });
+                    }
                     let run = self
                         .subagent()
                         .run(call.id.clone(), description.to_string());
-                    running.push(async move { (i, run.await) });
+                    let slots = slots.clone();
+                    running.push(async move {
+                        // Held until the subagent is done; never closed.
+                        let _slot = slots.acquire_owned().await;
+                        (i, run.await)
+                    });
                     results.push(None);
                 }
                 Err(text) => {

@@ -377,7 +377,9 @@ fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Insta
         return;
     };
     let view = cell.subagent.get_or_insert_with(SubagentView::default);
+    view.queued = matches!(event, SubagentEvent::Queued);
     match event {
+        SubagentEvent::Queued => {}
         SubagentEvent::RequestStarted { step } => view.steps = step,
         SubagentEvent::ToolCallStarted { id, name, args } => view.calls.push(SubagentCall {
             id,

@@ -181,6 +181,8 @@ pub struct SubagentView {
     pub finished: bool,
     /// It used all of `subagent.max_steps`.
     pub stopped_early: bool,
+    /// It waits for a free slot (`subagent.max_parallel` others are running).
+    pub queued: bool,
 }
 
 /// One tool call of a subagent.

@@ -144,6 +144,15 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        section: "subagent",
+        name: "max_parallel",
+        kind: Kind::Int {
+            min: 1,
+            max: 64,
+            store: |l, v| l.subagent_max_parallel = Some(narrow(v)),
+        },
+    },
+    Key {
         section: "context",
         name: "cap_chars",
         kind: Kind::Int {

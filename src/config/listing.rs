@@ -82,6 +82,7 @@ impl Config {
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
             ("agent.max_steps", shown(&self.max_steps)),
             ("subagent.max_steps", shown(&self.subagent_max_steps)),
+            ("subagent.max_parallel", shown(&self.subagent_max_parallel)),
             ("context.cap_chars", shown(&self.cap_chars)),
             ("context.stub_chars", shown(&self.stub_chars)),
             ("context.keep_recent", shown(&self.keep_recent)),

@@ -51,6 +51,7 @@ const DEFAULT_MAX_TRIES: u32 = 5;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
 const DEFAULT_MAX_STEPS: u32 = 200;
 const DEFAULT_SUBAGENT_MAX_STEPS: u32 = 12;
+const DEFAULT_SUBAGENT_MAX_PARALLEL: u32 = 4;
 const DEFAULT_CAP_CHARS: u64 = crate::context::DEFAULT_CAP_CHARS as u64;
 const DEFAULT_STUB_CHARS: u64 = crate::context::DEFAULT_STUB_CHARS as u64;
 const DEFAULT_KEEP_RECENT: u64 = crate::context::DEFAULT_KEEP_RECENT as u64;
@@ -204,6 +205,9 @@ pub struct Config {
     pub max_steps: Sourced<u32>,
     /// `[subagent]`: model calls one subagent (a `task` call) may make, > 0.
     pub subagent_max_steps: Sourced<u32>,
+    /// `[subagent]`: subagents that run at once (the rest of a reply's `task` calls wait),
+    /// 1 to 64.
+    pub subagent_max_parallel: Sourced<u32>,
     /// `[context]`: a tool result longer than this many characters is cut on arrival
     /// (head and tail kept, the whole in a spill file), >= 1000.
     pub cap_chars: Sourced<u64>,
@@ -308,6 +312,7 @@ struct Layer {
     bash_timeout_secs: Option<Sourced<u64>>,
     max_steps: Option<Sourced<u32>>,
     subagent_max_steps: Option<Sourced<u32>>,
+    subagent_max_parallel: Option<Sourced<u32>>,
     cap_chars: Option<Sourced<u64>>,
     stub_chars: Option<Sourced<u64>>,
     keep_recent: Option<Sourced<u64>>,
@@ -343,6 +348,7 @@ impl Layer {
             bash_timeout_secs: self.bash_timeout_secs.or(lower.bash_timeout_secs),
             max_steps: self.max_steps.or(lower.max_steps),
             subagent_max_steps: self.subagent_max_steps.or(lower.subagent_max_steps),
+            subagent_max_parallel: self.subagent_max_parallel.or(lower.subagent_max_parallel),
             cap_chars: self.cap_chars.or(lower.cap_chars),
             stub_chars: self.stub_chars.or(lower.stub_chars),
             keep_recent: self.keep_recent.or(lower.keep_recent),
@@ -468,6 +474,10 @@ impl Config {
             bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),
             max_steps: or_default(layer.max_steps, DEFAULT_MAX_STEPS),
             subagent_max_steps: or_default(layer.subagent_max_steps, DEFAULT_SUBAGENT_MAX_STEPS),
+            subagent_max_parallel: or_default(
+                layer.subagent_max_parallel,
+                DEFAULT_SUBAGENT_MAX_PARALLEL,
+            ),
             cap_chars: or_default(layer.cap_chars, DEFAULT_CAP_CHARS),
             stub_chars: or_default(layer.stub_chars, DEFAULT_STUB_CHARS),
             keep_recent: or_default(layer.keep_recent, DEFAULT_KEEP_RECENT),
@@ -562,6 +572,7 @@ impl fmt::Debug for Config {
             .field("bash_timeout_secs", &self.bash_timeout_secs)
             .field("max_steps", &self.max_steps)
             .field("subagent_max_steps", &self.subagent_max_steps)
+            .field("subagent_max_parallel", &self.subagent_max_parallel)
             .field("cap_chars", &self.cap_chars)
             .field("stub_chars", &self.stub_chars)
             .field("keep_recent", &self.keep_recent)

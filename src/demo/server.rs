@@ -45,6 +45,9 @@ struct State {
     requests: Vec<Value>,
     headers: Vec<Vec<(String, String)>>,
     served: usize,
+    /// Chat requests being answered right now, and the most there ever were at once.
+    open: usize,
+    most_open: usize,
 }
 
 impl ScriptedServer {
@@ -98,6 +101,11 @@ impl ScriptedServer {
     /// Appends a reply to the script.
     pub fn push(&self, reply: Reply) {
         self.lock().script.push_back(reply);
+    }
+
+    /// The most chat requests that were being answered at the same time.
+    pub fn most_concurrent(&self) -> usize {
+        self.lock().most_open
     }
 
     /// Replies consumed so far.
@@ -156,9 +164,19 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let Some(request) = read_request(&mut stream).await else {
         return;
     };
+    let chat = request.path == "/v1/chat/completions";
+    if chat {
+        let mut s = lock(&state);
+        s.open += 1;
+        s.most_open = s.most_open.max(s.open);
+    }
     let reply = route(&request, &state);
     // Write errors mean the client went away (an interrupt): that reply simply stops.
     let _ = write_reply(&mut stream, reply).await;
+    if chat {
+        let mut s = lock(&state);
+        s.open = s.open.saturating_sub(1);
+    }
 }
 
 /// Reads one request; `None` if the client closed early or sent something unreadable.

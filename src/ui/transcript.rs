@@ -415,6 +415,19 @@ fn subagent_lines(view: &SubagentView, c: &ToolCell, w: usize, out: &mut Vec<Lin
     if !running {
         return;
     }
+    if view.queued {
+        out.push(Line::from(vec![
+            Span::styled("  ↳ ", theme::DIM),
+            Span::styled(
+                truncate(
+                    "queued: waits for one of the running subagents to finish",
+                    w.saturating_sub(4),
+                ),
+                theme::DIM,
+            ),
+        ]));
+        return;
+    }
     let step = format!("step {}", view.steps.max(1));
     match view.calls.last() {
         Some(call)

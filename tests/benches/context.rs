@@ -134,6 +134,7 @@ async fn session(layers: Option<u64>) -> Stats {
         bash_timeout: Duration::from_secs(20),
         max_steps: 50,
         subagent_max_steps: 12,
+        subagent_max_parallel: 4,
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(project.path())),
         skills: Arc::new(SkillSet::empty()),

@@ -43,6 +43,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         bash_timeout: Duration::from_secs(20),
         max_steps: 20,
         subagent_max_steps: 12,
+        subagent_max_parallel: 4,
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),

@@ -375,7 +375,7 @@ impl Printer {
                 self.newline_stdout();
                 say!("rein: {}", one_line(message, 300));
             }
-            AgentEvent::Error { message } => {
+            AgentEvent::Error { message } | AgentEvent::RecordingStopped { message } => {
                 self.end_reasoning();
                 self.newline_stdout();
                 say!("rein: error: {}", one_line(message, 500));

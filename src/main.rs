@@ -309,6 +309,7 @@ fn run_dashboard(
                             app.transcript
                                 .cells
                                 .push(Cell::notice(NoticeKind::Error, why));
+                            app.not_recording = true;
                             None
                         }
                     },

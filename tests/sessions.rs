@@ -377,7 +377,7 @@ async fn a_full_disk_stops_recording_at_a_clean_point() {
         .await;
         errors += events
             .iter()
-            .filter(|e| matches!(e, AgentEvent::Error { message } if message.contains("recording stopped")))
+            .filter(|e| matches!(e, AgentEvent::RecordingStopped { message } if message.contains("recording stopped")))
             .count();
     }
     assert_eq!(errors, 1, "said once");

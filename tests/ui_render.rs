@@ -671,3 +671,31 @@ fn a_queued_task_says_so_until_its_subagent_starts() {
     assert!(!screen.contains("queued"), "{screen}");
     assert!(screen.contains("thinking… (step 1)"), "{screen}");
 }
+
+/// Issue 12, item 10: once the session file cannot be written, the status line says so
+/// (the transcript has the reason), until a new conversation gets a new file.
+#[test]
+fn the_status_line_says_when_nothing_is_recorded() {
+    let now = Instant::now();
+    let mut app = App::new(info(), 128_000);
+    assert!(!draw(&app, 120, 10, now).contains("not recording"));
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::RecordingStopped {
+            message: "the session file /s.jsonl cannot be written (No space left on device)".into(),
+        }),
+        now,
+    );
+    let screen = draw(&app, 120, 10, now);
+    assert!(screen.contains("not recording"), "{screen}");
+    assert!(screen.contains("No space left on device"), "{screen}");
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::SessionStarted {
+            id: "new".into(),
+            path: "/new.jsonl".into(),
+        }),
+        now,
+    );
+    assert!(!draw(&app, 120, 10, now).contains("not recording"));
+}

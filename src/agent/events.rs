@@ -160,6 +160,9 @@ pub enum AgentEvent {
     Notice { message: String },
     /// Something went wrong; the session stays usable.
     Error { message: String },
+    /// A write to the session file failed, so nothing more of this conversation is
+    /// recorded (the file stops at a clean point); `message` says which file and why.
+    RecordingStopped { message: String },
     /// The turn is over; the agent waits for the next command.
     TurnFinished { outcome: TurnOutcome },
 }

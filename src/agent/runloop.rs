@@ -177,7 +177,7 @@ impl Agent {
                  resuming it goes on from this point, without what follows",
                 writer.path().display()
             );
-            self.emit(AgentEvent::Error { message });
+            self.emit(AgentEvent::RecordingStopped { message });
         }
     }
 

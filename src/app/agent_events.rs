@@ -29,7 +29,11 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
     match event {
         // The dashboard loop keeps track of the session file; nothing on screen changes.
         // A new conversation: its usage starts from nothing.
-        AgentEvent::SessionStarted { .. } => app.usage.clear(),
+        AgentEvent::SessionStarted { .. } => {
+            app.usage.clear();
+            // A new conversation has a new file.
+            app.not_recording = false;
+        }
         AgentEvent::TurnStarted { text } => {
             if let Some(i) = app.composer.queued.iter().position(|q| *q == text) {
                 app.composer.queued.remove(i);
@@ -234,6 +238,10 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
         }
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
+        AgentEvent::RecordingStopped { message } => {
+            app.not_recording = true;
+            notice(app, NoticeKind::Error, message);
+        }
         AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),
     }
 }

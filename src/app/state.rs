@@ -49,6 +49,9 @@ pub struct App {
     pub mouse_capture: bool,
     /// When Ctrl-C was last pressed: a second one within a second quits.
     pub last_ctrl_c: Option<Instant>,
+    /// The conversation is not being recorded (the session file could not be created or
+    /// a write to it failed): the status line says so.
+    pub not_recording: bool,
     /// When the last paste (or a key right behind it) arrived: keys this close behind a
     /// paste are the rest of it (see `update::PASTE_TAIL`).
     pub paste_tail: Option<Instant>,
@@ -434,6 +437,7 @@ impl App {
             context_open: false,
             mouse_capture: false,
             last_ctrl_c: None,
+            not_recording: false,
             paste_tail: None,
             hint: None,
             size: (80, 24),

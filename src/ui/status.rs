@@ -1,5 +1,5 @@
 //! The status line and the key hints: what the agent is doing now and for how long,
-//! which model, the prompt-cache hit rate (last request and conversation, once the
+//! which model, "not recording" when the session file cannot be written, the prompt-cache hit rate (last request and conversation, once the
 //! server reports it), which project and branch, whether the sandbox is on, and when the context
 //! count is only estimated because the server sends no usage; and the keys that matter at
 //! the moment. The clock is a parameter (`now`), so the line is a pure function
@@ -212,6 +212,10 @@ impl StatusLine<'_> {
             sanitize(&info.model).into_owned()
         };
         spans.push(Span::styled(model, theme::TEXT));
+        if self.app.not_recording {
+            spans.push(sep());
+            spans.push(Span::styled("not recording", theme::WARNING));
+        }
         // Whether the provider's prompt cache works, once the server says what it cached.
         if let Some(cache) = self.app.usage.cache_summary() {
             spans.push(sep());

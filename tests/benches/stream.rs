@@ -1,4 +1,4 @@
-//! Benchmarks of large and endless bodies (issue 12, items 7 and 8): `cargo bench --bench
+//! Benchmarks of split characters, large and endless bodies (issue 12, items 6, 7 and 8): `cargo bench --bench
 //! stream`.
 //!
 //! 1. One SSE event of 1, 10, 20 and 50 MB through the SSE parser alone, fed in 64 KiB
@@ -84,6 +84,63 @@ async fn bench_client(mb: usize) -> f64 {
             .unwrap();
         times.push(start.elapsed().as_secs_f64());
         assert_eq!(reply.text.len(), mb * MB);
+    }
+    median(times)
+}
+
+/// Issue 12, item 6: a reply of `mb` MB of two-byte characters in many small events, with
+/// one invalid byte in the first, written in pieces of 65,521 bytes (each flushed on its own, so
+/// reads end inside characters). The time to the whole reply, median of 3.
+async fn bench_split_characters(mb: usize) -> f64 {
+    // 32 × "é" = 64 bytes a token.
+    let token = "é".repeat(32);
+    let tokens = mb * MB / token.len();
+    let mut body = Vec::new();
+    for i in 0..tokens {
+        let line = format!("data: {}\n\n", chunk(json!({ "content": token }), None));
+        let mut bytes = line.into_bytes();
+        if i == 0 {
+            // Inside the JSON string: the invalid byte becomes U+FFFD.
+            let at = bytes
+                .windows(2)
+                .position(|w| w == "é".as_bytes())
+                .unwrap_or(0);
+            bytes.insert(at + 2, 0xFF);
+        }
+        body.extend(bytes);
+    }
+    body.extend(
+        format!(
+            "data: {}\n\ndata: [DONE]\n\n",
+            chunk(json!({}), Some("stop"))
+        )
+        .into_bytes(),
+    );
+    let reply = || {
+        let mut steps = Vec::new();
+        for piece in body.chunks(65_521) {
+            steps.push(Step::Bytes(piece.to_vec()));
+            steps.push(Step::Sleep(Duration::ZERO));
+        }
+        Reply::sse(steps)
+    };
+    let server = ScriptedServer::start((0..RUNS).map(|_| reply()).collect())
+        .await
+        .unwrap();
+    let client = LlmClient::new(ClientConfig::new(server.base_url(), "", "bench")).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let reply = client
+            .stream_chat(&[Message::user("go")], &json!([]), &mut |_| {})
+            .await
+            .unwrap();
+        times.push(start.elapsed().as_secs_f64());
+        assert_eq!(
+            reply.text.chars().filter(|c| *c == 'é').count(),
+            tokens * 32
+        );
+        assert_eq!(reply.text.chars().filter(|c| *c == '\u{FFFD}').count(), 1);
     }
     median(times)
 }
@@ -194,6 +251,17 @@ fn main() {
             mb as f64 / parser,
             client * 1e3,
             mb as f64 / client
+        );
+    }
+    println!();
+    println!("| reply of two-byte characters in 64-byte events, one invalid byte, writes of 65,521 bytes | through the client (median of {RUNS}) |");
+    println!("|---|---|");
+    for mb in [1, 2, 4, 8] {
+        let secs = runtime.block_on(bench_split_characters(mb));
+        println!(
+            "| {mb} MB | {:.0} ms ({:.0} MB/s) |",
+            secs * 1e3,
+            mb as f64 / secs
         );
     }
     println!();

@@ -1,5 +1,5 @@
-//! Benchmarks of split characters, large and endless bodies (issue 12, items 6, 7 and 8): `cargo bench --bench
-//! stream`.
+//! Benchmarks of split characters, large and endless bodies (issue 12, items 6, 7 and 8):
+//! `cargo bench --bench stream`.
 //!
 //! 1. One SSE event of 1, 10, 20 and 50 MB through the SSE parser alone, fed in 64 KiB
 //!    reads as a socket delivers it (median of 3).

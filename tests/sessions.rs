@@ -310,36 +310,64 @@ async fn a_new_conversation_starts_a_new_session_file_and_says_so() {
     assert_eq!(old.history.len(), 2);
 }
 
-/// A 96 KB tmpfs for the session files, or why there cannot be one here (it needs root).
-struct SmallDisk {
+/// A folder on a tmpfs of its own, mounted with `options` (it needs root), or why there
+/// cannot be one here. Unmounted (lazily: the agent task may still hold a session file
+/// open for a moment) when dropped.
+struct Tmpfs {
     dir: tempfile::TempDir,
+    mounted: bool,
 }
 
-impl SmallDisk {
-    fn mount() -> Result<SmallDisk, String> {
+impl Tmpfs {
+    fn mount(options: &str) -> Result<Tmpfs, String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let out = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=96k", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
             .arg(dir.path())
             .output()
             .map_err(|e| format!("mount cannot run: {e}"))?;
         if !out.status.success() {
             return Err(format!(
-                "a small tmpfs cannot be mounted here ({})",
+                "a tmpfs cannot be mounted here ({})",
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        Ok(SmallDisk { dir })
+        Ok(Tmpfs { dir, mounted: true })
+    }
+
+    /// A folder nothing can be written in: a read-only tmpfs where the test may mount,
+    /// else one without write permission (which only root would ignore).
+    fn read_only() -> Result<Tmpfs, String> {
+        if let Ok(ro) = Tmpfs::mount("ro,size=64k") {
+            return Ok(ro);
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555))
+            .map_err(|e| e.to_string())?;
+        let ro = Tmpfs {
+            dir,
+            mounted: false,
+        };
+        if std::fs::create_dir(ro.dir.path().join("probe")).is_ok() {
+            return Err("no read-only folder can be made here".to_string());
+        }
+        Ok(ro)
     }
 }
 
-impl Drop for SmallDisk {
+impl Drop for Tmpfs {
     fn drop(&mut self) {
-        // Lazily: the agent task may still hold the session file open for a moment.
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
+        if self.mounted {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.dir.path())
+                .status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let _ =
+                std::fs::set_permissions(self.dir.path(), std::fs::Permissions::from_mode(0o755));
+        }
     }
 }
 
@@ -348,7 +376,7 @@ impl Drop for SmallDisk {
 /// smaller entries that still fit used to be appended after the one that did not).
 #[tokio::test]
 async fn a_full_disk_stops_recording_at_a_clean_point() {
-    let disk = match SmallDisk::mount() {
+    let disk = match Tmpfs::mount("size=96k") {
         Ok(disk) => disk,
         Err(why) => {
             eprintln!("skipped: {why}");
@@ -530,54 +558,11 @@ async fn a_session_open_in_one_rein_is_refused_to_another_or_forked() {
     );
 }
 
-/// A folder nothing can be written in: a read-only tmpfs where the test may mount (root),
-/// else one without write permission (which root would ignore).
-struct ReadOnlyDir {
-    dir: tempfile::TempDir,
-    mounted: bool,
-}
-
-impl ReadOnlyDir {
-    fn new() -> Result<ReadOnlyDir, String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
-            .arg(dir.path())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !mounted {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555))
-                .map_err(|e| e.to_string())?;
-        }
-        if std::fs::create_dir(dir.path().join("probe")).is_ok() {
-            return Err("no read-only folder can be made here".to_string());
-        }
-        Ok(ReadOnlyDir { dir, mounted })
-    }
-}
-
-impl Drop for ReadOnlyDir {
-    fn drop(&mut self) {
-        if self.mounted {
-            let _ = std::process::Command::new("umount")
-                .arg("-l")
-                .arg(self.dir.path())
-                .status();
-        } else {
-            use std::os::unix::fs::PermissionsExt;
-            let _ =
-                std::fs::set_permissions(self.dir.path(), std::fs::Permissions::from_mode(0o755));
-        }
-    }
-}
-
 /// Issue 12, minor: a read-only REIN_HOME used to stop rein from starting. It runs, without
 /// recording, and says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_rein_home_runs_without_recording_and_says_so() {
-    let ro = match ReadOnlyDir::new() {
+    let ro = match Tmpfs::read_only() {
         Ok(ro) => ro,
         Err(why) => {
             eprintln!("skipped: {why}");

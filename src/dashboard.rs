@@ -9,7 +9,7 @@
 //! model's server for its context window, up to two seconds) runs in a task of its own and
 //! comes back on the loop's background channel, so the loop never waits on the network.
 //! Redraws are coalesced: an event marks the screen dirty and a frame is drawn at most
-//! every [`FRAME`] after a key, or every [`STREAM_FRAME`] while only the agent's output
+//! every `FRAME` after a key, or every `STREAM_FRAME` while only the agent's output
 //! changes it; with nothing happening there is no timer at all, so an idle dashboard uses
 //! no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
 //! hook restores it before the report is printed).

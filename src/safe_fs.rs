@@ -6,9 +6,9 @@
 //! spent on links only (at most [`MAX_LINKS`], as the kernel allows), so a path of any
 //! length resolves or is refused; it never falls back to taking a path literally. The
 //! permission rules judge that place, and the file tools then read and write exactly it:
-//! [`open_read`] and [`write`] open every directory on the way with `O_NOFOLLOW` (so a link
+//! [`open_read`] and [`write()`] open every directory on the way with `O_NOFOLLOW` (so a link
 //! swapped in after the check makes them fail instead of following it), refuse a final
-//! component that became a link, and [`write`] puts the content in a new file beside the
+//! component that became a link, and [`write()`] puts the content in a new file beside the
 //! old one and renames it over, so a hard link to a file elsewhere is replaced, never
 //! written through. The old file's permission bits are kept.
 
@@ -256,7 +256,7 @@ pub enum Written {
     Replaced,
 }
 
-/// Why [`write`] would not write.
+/// Why [`write()`] would not write.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("it is a directory")]

@@ -4,9 +4,9 @@
 //! the permission policy, the project and its sandbox, the approval flow). It starts a
 //! fresh history (its own system prompt from `assets/subagent_prompt.md`, the description
 //! as the only user message) and loops like a turn of the main agent: call the model, run
-//! the tool calls through the same judging path ([`ToolEnv`]) with the read-only
+//! the tool calls through the same judging path (`ToolEnv`) with the read-only
 //! [`Toolset::Subagent`], append the results, until a reply asks for no tools or
-//! `subagent.max_steps` model calls are spent. Out: an [`Outcome`] whose text is its final
+//! `subagent.max_steps` model calls are spent. Out: an `Outcome` whose text is its final
 //! answer (or what it had, with a note, when it stopped early), the only thing the main
 //! history gets. On the way it reports its steps, calls and usage as
 //! [`AgentEvent::Subagent`]; its text is not streamed, and its history is not recorded.

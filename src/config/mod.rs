@@ -14,7 +14,7 @@
 //! 5. the reference harness's `~/.agents/env`;
 //! 6. the defaults.
 //!
-//! Each source is read into a [`Layer`] of optional values, the layers are stacked and the
+//! Each source is read into a `Layer` of optional values, the layers are stacked and the
 //! highest value present wins. The model name may then pick a provider (a preset or a
 //! `[providers.NAME]` table, `providers.rs`), which decides the base URL, the key, the
 //! headers and the context window (`target.rs`, which states the rules). A missing file is skipped; a file that is present must be

@@ -6,7 +6,7 @@
 //! [`stubs`] shortens old tool results once per turn end, so within a turn every request
 //! extends the previous one byte for byte (the provider's prefix cache stays intact).
 //! When the [`budget`]'s estimate is still over `compact_at` of the window before a
-//! request, [`drop`] replaces old results by one-line notes, and when even that is not
+//! request, [`mod@drop`] replaces old results by one-line notes, and when even that is not
 //! enough, [`compact`] has the model write a handoff note that replaces all but the last
 //! few messages ([`history`] knows which message is that note). All of them are plain
 //! functions over text and messages; the agent loop decides when they run and makes the

@@ -401,8 +401,8 @@ const NESTED_SCAN_DIRS: usize = 20_000;
 const NESTED_SCAN_DEPTH: usize = 8;
 
 /// The `.git` directories (or `.git` pointer files) of repositories nested in `root`, not
-/// `root`'s own: looked for at most [`NESTED_SCAN_DEPTH`] folders deep, in at most
-/// [`NESTED_SCAN_DIRS`] folders, never following links nor entering `.git`, `target` or
+/// `root`'s own: looked for at most `NESTED_SCAN_DEPTH` folders deep, in at most
+/// `NESTED_SCAN_DIRS` folders, never following links nor entering `.git`, `target` or
 /// `node_modules`.
 pub fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();

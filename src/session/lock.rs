@@ -125,7 +125,7 @@ impl fmt::Display for Holder {
 
 /// Who is writing the session file at `path` right now, if anyone. Never blocks; the
 /// probe holds a shared lock for a moment, which a writer starting at that instant rides
-/// out (see [`WAIT`]).
+/// out (see `WAIT`).
 pub fn holder(path: &Path) -> Option<Holder> {
     let file = OpenOptions::new().read(true).open(path).ok()?;
     match file.try_lock_shared() {

@@ -12,7 +12,7 @@
 //! deadline) -> the shell exited (read what is left for a short grace, then kill the group so
 //! background children neither hold the pipe nor outlive the call) or the deadline passed
 //! (kill the group, return an error with the output so far). Whatever happens, including the
-//! future being dropped mid-run because the user interrupted, [`ProcessGroup`]'s `Drop` kills
+//! future being dropped mid-run because the user interrupted, `ProcessGroup`'s `Drop` kills
 //! the whole group and reaps the shell, so nothing is left running.
 
 use std::ffi::{OsStr, OsString};
@@ -153,7 +153,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
 }
 
 /// In the child before exec: start a new session. The command then leads a process group of
-/// its own (pgid = pid, for [`ProcessGroup`]) and has no controlling terminal, so it can
+/// its own (pgid = pid, for `ProcessGroup`) and has no controlling terminal, so it can
 /// neither prompt on the user's terminal nor push keystrokes into it (TIOCSTI via /dev/tty).
 fn new_session() -> std::io::Result<()> {
     // SAFETY: setsid takes no pointers and only changes this (child) process.

@@ -2,7 +2,7 @@
 //! `str_replace`: the user sees exactly what would change before allowing it.
 //!
 //! A plain longest-common-subsequence over lines, bounded so a huge file cannot stall the
-//! agent: past [`MAX_CELLS`] comparisons the middle is shown as removed and added in full.
+//! agent: past `MAX_CELLS` comparisons the middle is shown as removed and added in full.
 
 use super::str_replace;
 use super::write_file;

@@ -1,7 +1,7 @@
 //! The tools the model can call, and the defensive dispatcher in front of them.
 //!
-//! A tool call from the model is untrusted input. [`dispatch`] turns it into exactly one
-//! result string, whatever arrives: broken JSON, an invented tool name, wrong or missing
+//! A tool call from the model is untrusted input. [`prepare`] checks it and the agent's
+//! tool runner turns it into exactly one result string, whatever arrives: broken JSON, an invented tool name, wrong or missing
 //! fields, a refused permission or a failing tool all become `Error: ...` text the model can
 //! act on. Nothing here panics on model input. A [`Toolset`] says which tools a caller may
 //! use: a subagent's call to any other tool is refused here, where calls are prepared, not

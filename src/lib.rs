@@ -1,9 +1,15 @@
 //! rein: a terminal coding agent around any OpenAI-compatible chat-completions model.
 //!
-//! The library holds everything the front ends share: the agent runtime (`agent`), the tools
-//! (`tools`), the permission checker (`permissions`) and configuration (`config`). The
-//! headless front end (`headless`) talks to the agent only through its command and event
-//! channels, as the dashboard will.
+//! The library holds everything both front ends share. From the bottom up: the
+//! conversation's messages and their wire form (`conversation`); configuration
+//! (`config`); the permission checker (`permissions`), the sandbox (`sandbox`) and the
+//! file tools' link-proof file access (`safe_fs`); the tools (`tools`) and skills
+//! (`skills`); context engineering (`context`) and session files (`session`); the agent
+//! runtime (`agent`), which runs as a task behind a handle and talks only through its
+//! command and event channels. On top: the dashboard's pure state machine (`app`), its
+//! drawing (`ui`) and its terminal loop (`dashboard`), and the headless front end
+//! (`headless`). `sanitize` is the one filter for text rein prints; `demo` holds the
+//! scripted server that the tests, the benchmarks and `rein --demo` talk to.
 
 pub mod agent;
 pub mod app;

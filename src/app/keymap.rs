@@ -539,43 +539,6 @@ impl Keymap {
     }
 }
 
-/// The footer's key hints for this state, most useful first (the footer drops what does
-/// not fit): every choice in the modal; on the main screen the keys that matter now.
-pub fn footer_hints(app: &App) -> Vec<(String, &'static str)> {
-    let keymap = keymap();
-    let modes = Mode::active(app);
-    if modes.contains(&Mode::Global) {
-        let actions: &[Action] = if app.busy() {
-            &[
-                Action::Cancel,
-                Action::PageUp,
-                Action::ToggleToolOutput,
-                Action::ToggleTodos,
-                Action::Help,
-            ]
-        } else {
-            &[
-                Action::Send,
-                Action::Newline,
-                Action::PageUp,
-                Action::Cancel,
-                Action::ToggleMouse,
-                Action::Help,
-            ]
-        };
-        actions
-            .iter()
-            .filter_map(|&a| {
-                keymap
-                    .hint(Mode::Global, a)
-                    .or_else(|| keymap.hint(Mode::Composer, a))
-            })
-            .collect()
-    } else {
-        modes.iter().flat_map(|&m| keymap.hints(m)).collect()
-    }
-}
-
 static KEYMAP: LazyLock<Keymap> =
     LazyLock::new(|| Keymap::parse(DEFAULT_KEYMAP).unwrap_or_else(|_| Keymap::builtin()));
 
@@ -708,20 +671,6 @@ mod tests {
             KeySpec::from_event(&with_super),
             "shift-enter".parse().unwrap()
         );
-    }
-
-    #[test]
-    fn the_footer_shows_what_matters_now() {
-        let mut app = App::new(Default::default(), 1000);
-        let idle = footer_hints(&app);
-        assert_eq!(idle[0], ("Enter".to_string(), "send"));
-        assert!(idle.iter().any(|(k, _)| k == "Ctrl-C"));
-        app.activity = crate::app::state::Activity::Thinking {
-            since: std::time::Instant::now(),
-        };
-        let busy = footer_hints(&app);
-        assert_eq!(busy[0].0, "Ctrl-C");
-        assert!(!busy.iter().any(|(k, _)| k == "Enter"));
     }
 
     #[test]

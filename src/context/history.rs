@@ -75,11 +75,6 @@ impl History {
         self.messages.get(1..).unwrap_or_default()
     }
 
-    /// The note's position in [`stored`](Self::stored).
-    pub fn stored_summary(&self) -> Option<usize> {
-        self.summary.map(|i| i - 1)
-    }
-
     /// Keep the system prompt; the rest becomes `rest`, with the note at `summary` (an
     /// index into `rest`).
     pub fn replace(&mut self, rest: Vec<Message>, summary: Option<usize>) {
@@ -106,7 +101,6 @@ mod tests {
             Some(0),
         );
         assert_eq!(h.summary(), Some(1));
-        assert_eq!(h.stored_summary(), Some(0));
         assert_eq!(h.stored().len(), 2);
         h.replace(vec![Message::user("a"), Message::user("b")], Some(1));
         assert_eq!(h.summary(), Some(2));

@@ -274,6 +274,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_footer_shows_what_matters_now() {
+        let mut app = App::new(Default::default(), 1000);
+        let idle = hints(&app);
+        assert_eq!(idle[0], ("Enter".to_string(), "send".to_string()));
+        app.activity = Activity::Thinking {
+            since: Instant::now(),
+        };
+        let busy = hints(&app);
+        assert_eq!(busy[0].0, "Ctrl-C");
+        assert!(!busy.iter().any(|(k, _)| k == "Enter"));
+    }
+
+    #[test]
     fn home_becomes_tilde() {
         let home = Path::new("/home/ann");
         assert_eq!(

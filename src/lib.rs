@@ -9,7 +9,8 @@
 //! command and event channels. On top: the dashboard's pure state machine (`app`), its
 //! drawing (`ui`) and its terminal loop (`dashboard`), and the headless front end
 //! (`headless`). `sanitize` is the one filter for text rein prints; `demo` holds the
-//! scripted server that the tests, the benchmarks and `rein --demo` talk to.
+//! scripted server that the tests, the benchmarks and `rein --demo` talk to; `stamp` the
+//! timestamps and ids, with no date library.
 
 pub mod agent;
 pub mod app;
@@ -26,5 +27,6 @@ pub mod sanitize;
 pub mod session;
 pub mod signals;
 pub mod skills;
+pub mod stamp;
 pub mod tools;
 pub mod ui;

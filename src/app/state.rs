@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use ratatui::text::Line;
@@ -520,5 +520,41 @@ impl Cell {
             text: text.into(),
             cache: RenderCache::default(),
         })
+    }
+}
+
+/// `path` with the home directory shown as `~`.
+pub fn shorten_home(path: &Path, home: Option<&Path>) -> String {
+    if let Some(home) = home {
+        if home.parent().is_some() {
+            if let Ok(rest) = path.strip_prefix(home) {
+                return if rest.as_os_str().is_empty() {
+                    "~".to_string()
+                } else {
+                    format!("~/{}", rest.display())
+                };
+            }
+        }
+    }
+    path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_becomes_tilde() {
+        let home = Path::new("/home/ann");
+        assert_eq!(
+            shorten_home(Path::new("/home/ann/src/x"), Some(home)),
+            "~/src/x"
+        );
+        assert_eq!(shorten_home(Path::new("/home/ann"), Some(home)), "~");
+        assert_eq!(shorten_home(Path::new("/srv/x"), Some(home)), "/srv/x");
+        assert_eq!(
+            shorten_home(Path::new("/srv/x"), Some(Path::new("/"))),
+            "/srv/x"
+        );
     }
 }

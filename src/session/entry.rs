@@ -6,11 +6,11 @@
 //! reasoning state, refusal and model). Session rules are stored through [`StoredGrant`], a mirror
 //! of [`Grant`] that can be read back.
 
+use crate::stamp;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::stamp;
 use crate::conversation::Message;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;

@@ -26,11 +26,11 @@ mod list;
 mod lock;
 mod reader;
 mod repair;
-pub(crate) mod stamp;
 mod writer;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::stamp::{new_session_id, now_rfc3339, rfc3339};
 pub use entry::{Entry, Record, SessionMeta, StoredGrant};
 pub use export::export_markdown;
 pub use list::{
@@ -39,7 +39,6 @@ pub use list::{
 pub use lock::{holder, in_use, pid_path, Holder, InUse};
 pub use reader::{load, read_records, LoadedSession, RecordedModel};
 pub use repair::{MAY_HAVE_RUN, NOT_RUN};
-pub use stamp::{new_session_id, now_rfc3339, rfc3339};
 pub use writer::{title_from_text, SessionWriter, SUMMARY_EVERY};
 
 /// The folder that holds every session file.

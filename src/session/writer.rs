@@ -24,9 +24,9 @@ use super::entry::{Entry, Record, SessionMeta};
 use super::list::{write_sidecar, Sidecar};
 use super::lock;
 use super::reader::{load, LoadedSession};
-use super::stamp::{new_session_id, now_rfc3339};
 use super::{session_path, sessions_dir, summary_path};
 use crate::conversation::Message;
+use crate::stamp::{new_session_id, now_rfc3339};
 
 /// The summary sidecar is rewritten at least once every this many messages.
 pub const SUMMARY_EVERY: usize = 16;

@@ -5,7 +5,6 @@
 //! the moment. The clock is a parameter (`now`), so the line is a pure function
 //! of the state and the time.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
@@ -101,22 +100,6 @@ pub fn elapsed(d: Duration) -> String {
     } else {
         format!("{}m {:02}s", s / 60, s % 60)
     }
-}
-
-/// `path` with the home directory shown as `~`.
-pub fn shorten_home(path: &Path, home: Option<&Path>) -> String {
-    if let Some(home) = home {
-        if home.parent().is_some() {
-            if let Ok(rest) = path.strip_prefix(home) {
-                return if rest.as_os_str().is_empty() {
-                    "~".to_string()
-                } else {
-                    format!("~/{}", rest.display())
-                };
-            }
-        }
-    }
-    path.display().to_string()
 }
 
 /// What the agent is doing, as spans: a mark, the words, the time so far.
@@ -224,7 +207,7 @@ impl StatusLine<'_> {
         spans.push(sep());
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         spans.push(Span::styled(
-            shorten_home(&info.project, home.as_deref()),
+            crate::app::state::shorten_home(&info.project, home.as_deref()),
             theme::TEXT,
         ));
         if let Some(branch) = &info.branch {
@@ -284,21 +267,6 @@ mod tests {
         let busy = hints(&app);
         assert_eq!(busy[0].0, "Ctrl-C");
         assert!(!busy.iter().any(|(k, _)| k == "Enter"));
-    }
-
-    #[test]
-    fn home_becomes_tilde() {
-        let home = Path::new("/home/ann");
-        assert_eq!(
-            shorten_home(Path::new("/home/ann/src/x"), Some(home)),
-            "~/src/x"
-        );
-        assert_eq!(shorten_home(Path::new("/home/ann"), Some(home)), "~");
-        assert_eq!(shorten_home(Path::new("/srv/x"), Some(home)), "/srv/x");
-        assert_eq!(
-            shorten_home(Path::new("/srv/x"), Some(Path::new("/"))),
-            "/srv/x"
-        );
     }
 
     #[test]

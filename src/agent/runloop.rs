@@ -723,7 +723,8 @@ impl Agent {
     }
 }
 
-/// A call's arguments for display: the parsed object, or the raw text when it is not JSON.
+/// A call's arguments for display: the parsed object, or the raw text when it is not JSON,
+/// long strings cut ([`tools::display_arguments`]).
 fn display_args(raw: &str) -> serde_json::Value {
-    tools::parse_arguments(raw).unwrap_or_else(|_| serde_json::Value::String(raw.to_string()))
+    tools::display_arguments(raw)
 }

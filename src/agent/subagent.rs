@@ -193,9 +193,7 @@ impl Subagent {
                     SubagentEvent::ToolCallStarted {
                         id: call.id.clone(),
                         name: call.function.name.clone(),
-                        args: tools::parse_arguments(&call.function.arguments).unwrap_or_else(
-                            |_| serde_json::Value::String(call.function.arguments.clone()),
-                        ),
+                        args: tools::display_arguments(&call.function.arguments),
                     },
                 );
                 let run = env.judge_and_run(None, call).await;

@@ -5,7 +5,6 @@
 //! agent: past `MAX_CELLS` comparisons the middle is shown as removed and added in full.
 
 use super::str_replace;
-use super::write_file;
 use super::ToolContext;
 
 /// Most line comparisons the LCS table may hold (about 16 MB of u32).
@@ -15,11 +14,10 @@ const CONTEXT: usize = 3;
 /// Longest preview returned, in lines.
 const MAX_LINES: usize = 400;
 
-/// The diff `write_file` would make, from the file as it is now.
-pub fn write_file_preview(args: &write_file::Args, ctx: &ToolContext) -> Option<String> {
-    let path = ctx.resolve(&args.path);
-    let old = std::fs::read_to_string(&path).unwrap_or_default();
-    Some(unified(&args.path, &old, &args.content))
+/// The diff `write_file` would make (`content` at `path`), from the file as it is now.
+pub fn write_file_preview(path: &str, content: &str, ctx: &ToolContext) -> Option<String> {
+    let old = std::fs::read_to_string(ctx.resolve(path)).unwrap_or_default();
+    Some(unified(path, &old, content))
 }
 
 /// The diff `str_replace` would make; `None` when it would fail (the tool says why).
@@ -84,18 +82,20 @@ pub fn unified(path: &str, old: &str, new: &str) -> String {
             .filter(|op| !matches!(op, Op::Del(_)))
             .count();
         out.push(format!("@@ -{a_line},{a_len} +{b_line},{b_len} @@"));
-        for op in &ops[start..end] {
+        for (k, op) in ops[start..end].iter().enumerate() {
+            // Lines past the limit are counted, never formatted: a huge file's diff costs
+            // the lines shown.
+            if out.len() >= MAX_LINES {
+                let more = out.len() - MAX_LINES + (end - start - k);
+                out.truncate(MAX_LINES);
+                out.push(format!("… ({more} more lines of diff)"));
+                return out.join("\n");
+            }
             out.push(match op {
                 Op::Same(line, _) => format!(" {line}"),
                 Op::Del(line) => format!("-{line}"),
                 Op::Add(line) => format!("+{line}"),
             });
-        }
-        if out.len() > MAX_LINES {
-            let more = out.len() - MAX_LINES;
-            out.truncate(MAX_LINES);
-            out.push(format!("… ({more} more lines of diff)"));
-            break;
         }
     }
     out.join("\n")

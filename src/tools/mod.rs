@@ -182,6 +182,90 @@ pub fn parse_arguments(raw: &str) -> Result<serde_json::Value, String> {
     })
 }
 
+/// Longest string value kept by [`display_arguments`], in bytes.
+pub const DISPLAY_STRING_BYTES: usize = 4096;
+
+/// A call's arguments for the front ends: the object with every string value cut to
+/// [`DISPLAY_STRING_BYTES`] (a `write_file` of megabytes shows as its path and the start of
+/// its content), or the raw text, cut the same way, when it is not JSON. The strings are
+/// cut as they are read, so the whole content is never copied.
+pub fn display_arguments(raw: &str) -> serde_json::Value {
+    if raw.trim().is_empty() {
+        return serde_json::Value::Object(Default::default());
+    }
+    match serde_json::from_str::<Capped>(raw) {
+        Ok(Capped(value)) => value,
+        Err(_) => serde_json::Value::String(cut(raw).to_string()),
+    }
+}
+
+/// `s` cut to at most [`DISPLAY_STRING_BYTES`], at a character boundary.
+fn cut(s: &str) -> &str {
+    let mut end = s.len().min(DISPLAY_STRING_BYTES);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// A JSON value read with its strings cut (see [`display_arguments`]).
+struct Capped(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for Capped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(CappedVisitor).map(Capped)
+    }
+}
+
+struct CappedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CappedVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::String(cut(v).to_string()))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Capped(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut obj = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Capped(value) = map.next_value()?;
+            obj.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(obj))
+    }
+}
+
 /// Check a tool call in the dispatcher's order: valid JSON, a real tool, the right fields.
 /// The error is the complete text of the tool result.
 pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<PreparedCall, String> {
@@ -199,7 +283,9 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
     let kind = match spec.name {
         bash::NAME => serde_json::from_value(args.clone()).map(Kind::Bash),
         read_file::NAME => serde_json::from_value(args.clone()).map(Kind::ReadFile),
-        write_file::NAME => serde_json::from_value(args.clone()).map(Kind::WriteFile),
+        // The content (often most of the call) stays in `args` alone, not copied: the
+        // preview reads it there and the tool takes it when it runs.
+        write_file::NAME => serde_json::from_value(without(&args, "content")).map(Kind::WriteFile),
         str_replace::NAME => serde_json::from_value(args.clone()).map(Kind::StrReplace),
         write_todos::NAME => serde_json::from_value(args.clone()).map(Kind::WriteTodos),
         read_skill::NAME => serde_json::from_value(args.clone()).map(Kind::ReadSkill),
@@ -271,7 +357,9 @@ impl PreparedCall {
     /// What the call would change, for the approval prompt: a unified diff for file edits.
     pub fn preview(&self, ctx: &ToolContext) -> Option<String> {
         match &self.kind {
-            Kind::WriteFile(a) => diff::write_file_preview(a, ctx),
+            Kind::WriteFile(a) => {
+                diff::write_file_preview(&a.path, string_field(&self.args, "content"), ctx)
+            }
             Kind::StrReplace(a) => diff::str_replace_preview(a, ctx),
             _ => None,
         }
@@ -281,18 +369,48 @@ impl PreparedCall {
     /// (`Error: NAME failed - ...`). Cancel by dropping the future: a running command's
     /// whole process group is killed.
     pub async fn execute(self, ctx: &ToolContext) -> Result<String, String> {
-        let result = match self.kind {
+        let PreparedCall {
+            name,
+            mut args,
+            kind,
+        } = self;
+        let result = match kind {
             Kind::Bash(a) => bash::run(a, ctx).await,
             Kind::ReadFile(a) => read_file::run(a, ctx).await,
-            Kind::WriteFile(a) => write_file::run(a, ctx).await,
+            Kind::WriteFile(mut a) => {
+                if let Some(serde_json::Value::String(content)) =
+                    args.get_mut("content").map(serde_json::Value::take)
+                {
+                    a.content = content;
+                }
+                write_file::run(a, ctx).await
+            }
             Kind::StrReplace(a) => str_replace::run(a, ctx).await,
             Kind::WriteTodos(a) => write_todos::run(a, ctx).await,
             Kind::ReadSkill(a) => read_skill::run(a, ctx).await,
             // The agent loop runs subagents; nothing else may.
             Kind::Task(_) => Err("a task cannot run here".to_string()),
         };
-        result.map_err(|e| format!("Error: {} failed - {e}", self.name))
+        result.map_err(|e| format!("Error: {name} failed - {e}"))
     }
+}
+
+/// A copy of the argument object `args` without the field `key`.
+fn without(args: &serde_json::Value, key: &str) -> serde_json::Value {
+    match args.as_object() {
+        Some(obj) => serde_json::Value::Object(
+            obj.iter()
+                .filter(|(k, _)| k.as_str() != key)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        None => args.clone(),
+    }
+}
+
+/// The string field `key` of `args`; empty when there is none.
+fn string_field<'a>(args: &'a serde_json::Value, key: &str) -> &'a str {
+    args.get(key).and_then(|v| v.as_str()).unwrap_or("")
 }
 
 /// Check `args` against a tool's JSON Schema (the subset the tools use: an object with
@@ -460,6 +578,31 @@ mod dispatch_tests {
             .prepare("task", "{\"description\": \"where?\"}")
             .unwrap();
         assert_eq!(task.task_description(), Some("where?"));
+    }
+
+    #[test]
+    fn a_huge_write_is_prepared_without_copying_its_content() {
+        let content = "line\n".repeat(10_000);
+        let raw = serde_json::json!({ "path": "a.txt", "content": content }).to_string();
+        let call = prep("write_file", &raw).unwrap();
+        // The content lives once, in the argument object the policy sees.
+        assert_eq!(call.args["content"].as_str(), Some(content.as_str()));
+        match &call.kind {
+            Kind::WriteFile(a) => assert!(a.path == "a.txt" && a.content.is_empty()),
+            other => panic!("{other:?}"),
+        }
+        let shown = display_arguments(&raw);
+        assert_eq!(shown["path"], "a.txt");
+        assert_eq!(
+            shown["content"].as_str().map(str::len),
+            Some(DISPLAY_STRING_BYTES)
+        );
+        let broken = format!("{{\"path\": \"é{}", "é".repeat(5000));
+        let shown = display_arguments(&broken);
+        assert!(shown
+            .as_str()
+            .is_some_and(|s| s.len() <= DISPLAY_STRING_BYTES));
+        assert_eq!(display_arguments(" "), serde_json::json!({}));
     }
 
     #[test]

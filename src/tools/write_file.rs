@@ -37,6 +37,9 @@ pub fn spec() -> ToolSpec {
 #[derive(Debug, serde::Deserialize)]
 pub struct Args {
     pub path: String,
+    /// Left out when the call is prepared (the schema requires it; the content stays in
+    /// the call's argument object, once) and moved in when the tool runs.
+    #[serde(default)]
     pub content: String,
 }
 
@@ -67,11 +70,11 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     let resolved = ctx.locate(&args.path);
     let shown_path = display_path(ctx, &resolved);
     // Exactly where the rules looked, never through a link (see `safe_fs`).
-    let existed = write_exactly(&resolved, args.content.clone().into_bytes(), &shown_path).await?
-        == crate::safe_fs::Written::Replaced;
-
     let lines = args.content.lines().count() as u64;
     let bytes = args.content.len() as u64;
+    let existed = write_exactly(&resolved, args.content.into_bytes(), &shown_path).await?
+        == crate::safe_fs::Written::Replaced;
+
     Ok(format!(
         "{} {shown_path} ({lines} {}, {bytes} {})",
         if existed { "Overwrote" } else { "Created" },

@@ -76,6 +76,11 @@ impl LineBuilder {
 
 /// Wrap `spans` to `width` columns, appending the screen lines to `out`. `first` prefixes
 /// the first line and `rest` the others; an empty input still makes one (prefixed) line.
+///
+/// The graphemes are read one by one, never gathered: what is held at a time is one
+/// screen line, the word being read and the spaces before it, each at most a line wide
+/// (a longer word is broken as it is read), so wrapping a paragraph of megabytes costs
+/// its output, not a record per character.
 pub fn wrap_into(
     spans: &[Span<'_>],
     width: usize,
@@ -84,7 +89,7 @@ pub fn wrap_into(
     mode: Mode,
     out: &mut Vec<Line<'static>>,
 ) {
-    let graphemes: Vec<Grapheme<'_>> = spans
+    let mut graphemes = spans
         .iter()
         .flat_map(|span| span.styled_graphemes(Style::default()))
         .filter_map(|g| {
@@ -96,7 +101,7 @@ pub fn wrap_into(
                 width: w,
             })
         })
-        .collect();
+        .peekable();
     let avail = |prefix: &[Span<'static>]| width.saturating_sub(spans_width(prefix)).max(1);
 
     let mut line = LineBuilder::new(first);
@@ -109,66 +114,84 @@ pub fn wrap_into(
 
     match mode {
         Mode::Chars => {
-            for g in &graphemes {
+            for g in graphemes {
                 if line.width + g.width > room && line.width > 0 {
                     new_line(&mut line, &mut room);
                 }
-                line.push(g);
+                line.push(&g);
             }
         }
         Mode::Words => {
-            let mut i = 0;
-            // Spaces seen since the last word, written only if the next word fits after them.
-            let mut pending: Option<(usize, usize, usize)> = None;
+            // The widest a line can be: a word wider than this is broken, whatever the line.
+            let widest = avail(first).max(avail(rest));
+            // Spaces seen since the last word, written only if the next word fits after
+            // them; kept only while they could fit (their width is counted on).
+            let mut pending: Vec<Grapheme<'_>> = Vec::new();
+            let mut pending_width = 0usize;
+            let mut word: Vec<Grapheme<'_>> = Vec::new();
             let mut first_line = true;
-            while i < graphemes.len() {
-                let start = i;
-                if graphemes[i].symbol == " " {
-                    while i < graphemes.len() && graphemes[i].symbol == " " {
-                        i += 1;
+            while let Some(g) = graphemes.next() {
+                if g.symbol == " " {
+                    pending_width += 1;
+                    if pending_width <= widest {
+                        pending.push(g);
+                    } else {
+                        pending.clear();
                     }
-                    let w = i - start;
-                    pending = Some((start, i, w));
                     continue;
                 }
                 // A word: up to the next space, or a single wide grapheme.
-                if graphemes[i].width > 1 {
-                    i += 1;
-                } else {
-                    while i < graphemes.len()
-                        && graphemes[i].symbol != " "
-                        && graphemes[i].width == 1
-                    {
-                        i += 1;
+                word.clear();
+                let mut word_width = g.width;
+                let wide = g.width > 1;
+                word.push(g);
+                let mut broken = false;
+                while let Some(next) =
+                    graphemes.next_if(|n| !wide && n.symbol != " " && n.width == 1)
+                {
+                    word_width += next.width;
+                    word.push(next);
+                    if word_width > widest {
+                        broken = true;
+                        break;
                     }
                 }
-                let word_width: usize = graphemes[start..i].iter().map(|g| g.width).sum();
-                let space_width = pending.map_or(0, |p| p.2);
+                let space_width = pending_width;
                 let at_start = line.width == 0;
-                if line.width + space_width + word_width <= room {
-                    if let Some((s, e, _)) = pending.take() {
-                        // Leading spaces survive only on the first line.
-                        if !at_start || first_line {
-                            graphemes[s..e].iter().for_each(|g| line.push(g));
-                        }
+                if !broken && line.width + space_width + word_width <= room {
+                    // Leading spaces survive only on the first line.
+                    if !at_start || first_line {
+                        pending.iter().for_each(|g| line.push(g));
                     }
-                    graphemes[start..i].iter().for_each(|g| line.push(g));
+                    word.iter().for_each(|g| line.push(g));
+                    pending.clear();
+                    pending_width = 0;
                     continue;
                 }
-                pending = None;
+                pending.clear();
+                pending_width = 0;
                 if !at_start {
                     new_line(&mut line, &mut room);
                     first_line = false;
                 }
-                if word_width <= room {
-                    graphemes[start..i].iter().for_each(|g| line.push(g));
-                } else {
-                    for g in &graphemes[start..i] {
-                        if line.width + g.width > room && line.width > 0 {
-                            new_line(&mut line, &mut room);
-                            first_line = false;
-                        }
-                        line.push(g);
+                if !broken && word_width <= room {
+                    word.iter().for_each(|g| line.push(g));
+                    continue;
+                }
+                // Too wide for any line: broken by character, the rest of it as it comes.
+                let mut put = |g: &Grapheme<'_>, line: &mut LineBuilder| {
+                    if line.width + g.width > room && line.width > 0 {
+                        new_line(line, &mut room);
+                        first_line = false;
+                    }
+                    line.push(g);
+                };
+                for g in &word {
+                    put(g, &mut line);
+                }
+                if broken {
+                    while let Some(g) = graphemes.next_if(|n| n.symbol != " " && n.width == 1) {
+                        put(&g, &mut line);
                     }
                 }
             }
@@ -231,6 +254,18 @@ mod tests {
     fn long_words_are_broken() {
         let lines = wrap(&[Span::raw("ab abcdefghijkl")], 5, Mode::Words);
         assert_eq!(texts(&lines), ["ab", "abcde", "fghij", "kl"]);
+    }
+
+    #[test]
+    fn a_word_wider_than_any_line_is_broken_as_it_is_read() {
+        let text = format!("ab {}  cd {}", "x".repeat(23), " ".repeat(40));
+        let lines = wrap(&[Span::raw(text.as_str())], 10, Mode::Words);
+        let ten = "x".repeat(10);
+        assert_eq!(texts(&lines), ["ab", ten.as_str(), ten.as_str(), "xxx  cd"]);
+        // Spaces wider than a line are never written, even before a word.
+        let text = format!("a{}b", " ".repeat(25));
+        let lines = wrap(&[Span::raw(text.as_str())], 10, Mode::Words);
+        assert_eq!(texts(&lines), ["a", "b"]);
     }
 
     #[test]

@@ -86,12 +86,13 @@ fn origin_suffix(origin: &RuleOrigin) -> String {
     }
 }
 
-/// The bash rules in force, each with its compiled glob, and all of them as one set that
-/// finds every match in a single pass (built on first use after a change).
+/// The bash rules in force, and all of them compiled as one set that finds every match in
+/// a single pass (built on first use after a change). Each pattern is checked when it is
+/// added, but only the set is kept compiled: a compiled glob beside it would double what a
+/// rule costs.
 #[derive(Debug, Clone)]
 pub struct BashRules {
     rules: Vec<BashRule>,
-    globs: Vec<Glob>,
     set: std::sync::OnceLock<GlobSet>,
 }
 
@@ -116,7 +117,6 @@ impl BashRules {
     pub fn new(rules: Vec<BashRule>) -> Result<BashRules, RuleError> {
         let mut compiled = BashRules {
             rules: Vec::with_capacity(rules.len()),
-            globs: Vec::with_capacity(rules.len()),
             set: std::sync::OnceLock::new(),
         };
         for rule in rules {
@@ -134,13 +134,12 @@ impl BashRules {
 
     /// Append a rule; it overrides every earlier rule that matches the same command.
     pub fn push(&mut self, rule: BashRule) -> Result<(), RuleError> {
-        let glob = compile(&rule.pattern).map_err(|problem| RuleError {
+        compile(&rule.pattern).map_err(|problem| RuleError {
             pattern: rule.pattern.clone(),
             origin: rule.origin.clone(),
             problem,
         })?;
         self.rules.push(rule);
-        self.globs.push(glob);
         self.set = std::sync::OnceLock::new();
         Ok(())
     }
@@ -151,7 +150,6 @@ impl BashRules {
         while i < self.rules.len() {
             if self.rules[i].origin == RuleOrigin::Session {
                 self.rules.remove(i);
-                self.globs.remove(i);
                 self.set = std::sync::OnceLock::new();
             } else {
                 i += 1;
@@ -166,11 +164,14 @@ impl BashRules {
     /// The last rule whose glob matches the whole normalised simple command.
     pub fn matching(&self, command: &str) -> Option<&BashRule> {
         let set = self.set.get_or_init(|| {
+            // Every pattern compiled when it was added, so this cannot fail; should it
+            // anyway, no rule matches (positions in the set must be the rules' own).
+            let globs: Result<Vec<Glob>, String> =
+                self.rules.iter().map(|r| compile(&r.pattern)).collect();
             let mut builder = GlobSetBuilder::new();
-            for glob in &self.globs {
-                builder.add(glob.clone());
+            for glob in globs.unwrap_or_default() {
+                builder.add(glob);
             }
-            // Every glob compiled on its own already; a set of them cannot fail.
             builder.build().unwrap_or_else(|_| GlobSet::empty())
         });
         set.matches(command)

@@ -155,7 +155,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         eprintln!("rein: warning: {warning}");
     }
     let policy = Arc::new(
-        RulePolicy::from_config(&config, &root, env.home.as_deref()).map_err(|e| e.to_string())?,
+        config
+            .policy(&root, env.home.as_deref())
+            .map_err(|e| e.to_string())?,
     );
     if let Some(Command::Policy {
         command: PolicyCommand::Check { command, json },
@@ -360,7 +362,8 @@ fn run_demo() -> Result<ExitCode, String> {
         let env = Environment::from_process();
         let config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
         let policy = Arc::new(
-            RulePolicy::from_config(&config, &root, env.home.as_deref())
+            config
+                .policy(&root, env.home.as_deref())
                 .map_err(|e| e.to_string())?,
         );
         let sandbox = detect_sandbox(&config, &root, env.home.as_deref());

@@ -15,8 +15,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::events::Usage;
 use super::sse::{size, SseParser, MAX_EVENT_BYTES};
 use super::stream::{body_error_message, AssembledReply, Assembler, ChunkError, StreamDelta};
+use crate::context::budget::{tokens_at, DEFAULT_CHARS_PER_TOKEN};
 use crate::conversation::wire::{wants_cache_markers, WireMessages, WireOptions};
-use crate::conversation::{estimate_tokens, Message};
+use crate::conversation::Message;
 
 /// Where and how to reach the model.
 #[derive(Debug, Clone)]
@@ -52,6 +53,12 @@ pub struct ClientConfig {
     pub max_error_body_bytes: usize,
 }
 
+/// `client.idle_timeout_secs` unless configured: the longest silence a reply may have.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// `client.connect_timeout_secs` unless configured.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// `client.max_tries` unless configured: attempts per request, the first included.
+pub const DEFAULT_MAX_TRIES: u32 = 5;
 /// The most bytes of a non-streaming answer read by default: 64 MiB.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// The most bytes of an error body read by default: 1 MiB (its message is one line).
@@ -69,9 +76,9 @@ impl ClientConfig {
             api_key: api_key.into(),
             name: model.clone(),
             model,
-            idle_timeout: Duration::from_secs(120),
-            connect_timeout: Duration::from_secs(10),
-            max_tries: 5,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            max_tries: DEFAULT_MAX_TRIES,
             max_output_tokens: None,
             base_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
@@ -604,8 +611,8 @@ fn estimate_usage(
             .iter()
             .map(|c| c.function.name.len() + c.function.arguments.len())
             .sum::<usize>();
-    let prompt = estimate_tokens(prompt_chars);
-    let completion = estimate_tokens(completion_chars);
+    let prompt = tokens_at(prompt_chars, DEFAULT_CHARS_PER_TOKEN);
+    let completion = tokens_at(completion_chars, DEFAULT_CHARS_PER_TOKEN);
     Usage {
         prompt_tokens: prompt,
         completion_tokens: completion,

@@ -337,8 +337,8 @@ impl Gauge {
 
     /// Tokens in the window now: the last count plus an estimate of what came since.
     pub fn used(&self) -> u64 {
-        let rate = self.chars_per_token.max(0.1);
-        let added = (self.added_chars as f64 / rate).ceil() as u64;
+        let added =
+            crate::context::budget::tokens_at(self.added_chars as usize, self.chars_per_token);
         self.reported.saturating_add(added)
     }
 

@@ -585,3 +585,28 @@ fn syntax_error(path: &Path, text: &str, error: &toml::de::Error) -> ConfigError
 fn narrow(v: Sourced<u64>) -> Sourced<u32> {
     Sourced::new(u32::try_from(v.value).unwrap_or(u32::MAX), v.source)
 }
+
+/// Append an allow rule for each of `patterns` to the config file at `path` (the
+/// project's `.rein/config.toml`; the approval prompt's "always allow in this project"),
+/// creating it and its folder if needed. A file that exists but cannot be read is left
+/// alone: rewriting it from nothing would lose it.
+pub fn save_bash_allow_rules(path: &Path, patterns: &[&str]) -> Result<(), String> {
+    let mut text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for pattern in patterns {
+        text.push_str(&format!(
+            "\n# Allowed from the approval prompt.\n[[permissions.bash]]\npattern = {}\naction = \"allow\"\n",
+            toml::Value::String(pattern.to_string())
+        ));
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(path, text))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

@@ -43,11 +43,15 @@ use crate::sandbox::SandboxMode;
 
 /// The largest config file rein reads (a real one is a few KiB).
 pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub use crate::permissions::policy::BashRuleEntry;
+pub use crate::permissions::DEFAULT_SENSITIVE_READS;
+
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
-const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 10;
-const DEFAULT_MAX_TRIES: u32 = 5;
+// One owner per default: the client's and the context's own constants.
+const DEFAULT_CONTEXT_WINDOW: u64 = crate::context::DEFAULT_WINDOW;
+const DEFAULT_IDLE_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_IDLE_TIMEOUT.as_secs();
+const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_CONNECT_TIMEOUT.as_secs();
+const DEFAULT_MAX_TRIES: u32 = crate::agent::client::DEFAULT_MAX_TRIES;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
 const DEFAULT_MAX_STEPS: u32 = 200;
 const DEFAULT_SUBAGENT_MAX_STEPS: u32 = 12;
@@ -87,30 +91,6 @@ impl Config {
         out
     }
 }
-
-/// Files whose reading asks first unless the config says otherwise.
-pub const DEFAULT_SENSITIVE_READS: &[&str] = &[
-    "~/.ssh/**",
-    "~/.aws/**",
-    "~/.gnupg/**",
-    "**/.env",
-    "**/.env.local",
-    "**/.env.*.local",
-    "**/.env.production",
-    "**/.env.prod",
-    "**/.env.development",
-    "**/.env.dev",
-    "**/.env.staging",
-    "**/.env.test",
-    "~/.agents/env",
-    "~/.git-credentials",
-    "~/.netrc",
-    "~/.docker/config.json",
-    "~/.kube/config",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.config/gh/hosts.yml",
-];
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,14 +231,6 @@ pub struct Config {
     pub project_config_path: PathBuf,
     /// What resolving another model name needs ([`Config::resolve_model`]).
     inputs: target::Inputs,
-}
-
-/// One `[[permissions.bash]]` rule and the file it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BashRuleEntry {
-    pub pattern: String,
-    pub action: Action,
-    pub file: PathBuf,
 }
 
 /// Settings given on the command line; `None` leaves the lower layers to decide.
@@ -538,6 +510,31 @@ impl Config {
 
     /// The `[context]` settings as the agent takes them; spill files go to
     /// `<data dir>/spill`, which the sandbox keeps readable.
+    /// The permission policy these settings make for the project at `root`: the default
+    /// rules, then the user's and the project's; the sensitive reads (rein's own config
+    /// file always among them: it may hold `api_key`); and "always allow in this project"
+    /// saving to the project's config file.
+    pub fn policy(
+        &self,
+        root: &Path,
+        home: Option<&Path>,
+    ) -> Result<crate::permissions::policy::RulePolicy, crate::permissions::policy::PolicyError>
+    {
+        let mut sensitive = self.sensitive_reads.value.clone();
+        sensitive.push(crate::permissions::rules::escape_glob(
+            &self.user_config_path.display().to_string(),
+        ));
+        let project_file = self.project_config_path.clone();
+        let saver: crate::permissions::policy::RuleSaver =
+            std::sync::Arc::new(move |patterns: &[&str]| {
+                file::save_bash_allow_rules(&project_file, patterns).map(|()| project_file.clone())
+            });
+        Ok(
+            crate::permissions::policy::RulePolicy::new(root, &self.bash_rules, &sensitive, home)?
+                .with_saver(saver),
+        )
+    }
+
     pub fn context(&self) -> crate::context::ContextConfig {
         let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         crate::context::ContextConfig {

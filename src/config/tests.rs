@@ -994,3 +994,49 @@ fn ui_keys_turn_the_bell_and_notifications_off() {
         .error()
         .ends_with("key `ui.bell`: expected true or false, got string \"off\""));
 }
+
+/// "Always allow in this project" writes through the config layer, and the rule is read
+/// back by the next load.
+#[test]
+fn project_rules_are_saved_to_the_project_config_and_read_back() {
+    use crate::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
+    let f = Fixture::new();
+    f.write_project("[permissions]\nsensitive_reads = []");
+    let config = f.load().unwrap();
+    let policy = config.policy(f.root.path(), Some(f.home.path())).unwrap();
+    let args = serde_json::json!({ "command": "npm run [x] \"quoted\"" });
+    let check = |p: &crate::permissions::policy::RulePolicy| {
+        p.check(&ToolRequest {
+            tool: "bash",
+            args: &args,
+            root: f.root.path(),
+        })
+    };
+    let Verdict::Ask { grants, .. } = check(&policy) else {
+        panic!("npm asks");
+    };
+    let saved = policy.persist(&grants).unwrap();
+    assert!(saved.contains(".rein/config.toml"), "{saved}");
+    assert!(policy.persist(&[Grant::Write("/x".into())]).is_err());
+    let config = f.load().unwrap();
+    assert_eq!(config.bash_rules.len(), 1);
+    assert_eq!(config.bash_rules[0].pattern, "npm run \\[x\\] quoted");
+    assert_eq!(
+        config.bash_rules[0].action,
+        crate::permissions::Action::Allow
+    );
+    let reread = config.policy(f.root.path(), Some(f.home.path())).unwrap();
+    assert_eq!(check(&reread), Verdict::Allow);
+}
+
+/// A project config that exists but cannot be read is never rewritten from nothing.
+#[test]
+fn an_unreadable_project_config_is_not_overwritten_by_a_saved_rule() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.project_file().parent().unwrap()).unwrap();
+    std::fs::write(f.project_file(), b"model = \"\xff\"\n").unwrap();
+    let before = std::fs::read(f.project_file()).unwrap();
+    let err = super::file::save_bash_allow_rules(&f.project_file(), &["make *"]).unwrap_err();
+    assert!(err.contains("not UTF-8"), "{err}");
+    assert_eq!(std::fs::read(f.project_file()).unwrap(), before);
+}

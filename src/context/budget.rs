@@ -15,6 +15,15 @@ use crate::conversation::Message;
 /// Characters per token before the server has said anything.
 pub const DEFAULT_CHARS_PER_TOKEN: f64 = 4.0;
 
+/// Tokens that `chars` characters make at `chars_per_token` (rounded up): the one
+/// estimate rein makes, whether at the learnt rate or at the default.
+pub fn tokens_at(chars: usize, chars_per_token: f64) -> u64 {
+    if chars == 0 {
+        return 0;
+    }
+    (chars as f64 / chars_per_token.max(0.1)).ceil() as u64
+}
+
 /// What one message costs in characters beyond its text (role, separators, ids).
 const MESSAGE_OVERHEAD: usize = 8;
 
@@ -103,10 +112,7 @@ impl TokenMeter {
 
     /// Tokens for `chars` characters at the learnt rate (rounded up).
     pub fn tokens_for(&self, chars: usize) -> u64 {
-        if chars == 0 {
-            return 0;
-        }
-        (chars as f64 / self.chars_per_token()).ceil() as u64
+        tokens_at(chars, self.chars_per_token())
     }
 
     /// Characters that make about `tokens` tokens at the learnt rate (rounded down).

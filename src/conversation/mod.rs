@@ -262,11 +262,6 @@ impl ToolCall {
     }
 }
 
-/// Rough token estimate used when a server reports no usage: about four characters a token.
-pub fn estimate_tokens(chars: usize) -> u64 {
-    (chars as u64).div_ceil(4)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

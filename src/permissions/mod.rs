@@ -15,6 +15,30 @@ pub mod shell;
 
 pub use rules::Action;
 
+/// Files whose reading asks first unless the config (`permissions.sensitive_reads`) says otherwise.
+pub const DEFAULT_SENSITIVE_READS: &[&str] = &[
+    "~/.ssh/**",
+    "~/.aws/**",
+    "~/.gnupg/**",
+    "**/.env",
+    "**/.env.local",
+    "**/.env.*.local",
+    "**/.env.production",
+    "**/.env.prod",
+    "**/.env.development",
+    "**/.env.dev",
+    "**/.env.staging",
+    "**/.env.test",
+    "~/.agents/env",
+    "~/.git-credentials",
+    "~/.netrc",
+    "~/.docker/config.json",
+    "~/.kube/config",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.config/gh/hosts.yml",
+];
+
 use std::path::Path;
 
 /// A tool call as the policy sees it: validated arguments, and the project it runs in.

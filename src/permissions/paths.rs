@@ -318,7 +318,7 @@ mod tests {
     use super::*;
 
     fn rules(root: &Path, home: &Path) -> PathRules {
-        let sensitive: Vec<String> = crate::config::DEFAULT_SENSITIVE_READS
+        let sensitive: Vec<String> = crate::permissions::DEFAULT_SENSITIVE_READS
             .iter()
             .map(|s| s.to_string())
             .collect();

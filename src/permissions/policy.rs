@@ -16,7 +16,6 @@ use super::bash::{judge, Judgement};
 use super::paths::{PathRuleError, PathRules};
 use super::rules::{Action, BashRule, BashRules, RuleOrigin};
 use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
-use crate::config::{BashRuleEntry, Config};
 
 /// The config could not be turned into rules.
 #[derive(Debug, thiserror::Error)]
@@ -31,15 +30,39 @@ pub enum PolicyError {
     Path(#[from] PathRuleError),
 }
 
+/// One `[[permissions.bash]]` rule and the file it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashRuleEntry {
+    pub pattern: String,
+    pub action: Action,
+    pub file: PathBuf,
+}
+
 /// The policy for one project and session.
-#[derive(Debug)]
 pub struct RulePolicy {
     bash: RwLock<BashRules>,
     paths: PathRules,
     home: Option<PathBuf>,
     /// Paths the user allowed for the session: (is a write, resolved path).
     granted_paths: RwLock<HashSet<(bool, PathBuf)>>,
+    /// Writes "always allow in this project" rules; see [`RulePolicy::with_saver`].
+    saver: Option<RuleSaver>,
 }
+
+impl std::fmt::Debug for RulePolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RulePolicy")
+            .field("bash", &self.bash)
+            .field("paths", &self.paths)
+            .field("home", &self.home)
+            .field("granted_paths", &self.granted_paths)
+            .field("saver", &self.saver.is_some())
+            .finish()
+    }
+}
+
+/// Writes an allow rule for each pattern to the project's config and says which file.
+pub type RuleSaver = std::sync::Arc<dyn Fn(&[&str]) -> Result<PathBuf, String> + Send + Sync>;
 
 impl RulePolicy {
     /// The default bash rules, then `rules` (user file first, then project file).
@@ -70,20 +93,15 @@ impl RulePolicy {
             paths: PathRules::new(root, sensitive_reads, home)?,
             home: home.map(Path::to_path_buf),
             granted_paths: RwLock::new(HashSet::new()),
+            saver: None,
         })
     }
 
-    pub fn from_config(
-        config: &Config,
-        root: &Path,
-        home: Option<&Path>,
-    ) -> Result<RulePolicy, PolicyError> {
-        // rein's own config file may hold `api_key`: whatever the list says, it asks.
-        let mut sensitive = config.sensitive_reads.value.clone();
-        sensitive.push(super::rules::escape_glob(
-            &config.user_config_path.display().to_string(),
-        ));
-        RulePolicy::new(root, &config.bash_rules, &sensitive, home)
+    /// Let "always allow in this project" write its rules with `saver` (the config layer
+    /// owns the file's format; without one, saving is refused).
+    pub fn with_saver(mut self, saver: RuleSaver) -> RulePolicy {
+        self.saver = Some(saver);
+        self
     }
 
     /// Judge a bash command line: the rules, part by part, then sensitive files named in
@@ -237,37 +255,20 @@ impl PermissionPolicy for RulePolicy {
     }
 
     fn persist(&self, grants: &[Grant]) -> Result<String, String> {
-        let patterns: Vec<&String> = grants
+        let patterns: Vec<&str> = grants
             .iter()
             .filter_map(|g| match g {
-                Grant::Bash(p) => Some(p),
+                Grant::Bash(p) => Some(p.as_str()),
                 _ => None,
             })
             .collect();
         if patterns.is_empty() {
             return Err("only command rules can be saved to the project".to_string());
         }
-        let dir = self.paths.root().join(".rein");
-        let file = dir.join("config.toml");
-        // A file that cannot be read is left alone (rewriting it from nothing would lose it).
-        let mut text = match crate::safe_fs::read_small_text(&file, crate::config::MAX_CONFIG_BYTES)
-        {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        let Some(saver) = &self.saver else {
+            return Err("rules cannot be saved to the project from here".to_string());
         };
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        for pattern in &patterns {
-            text.push_str(&format!(
-                "\n# Allowed from the approval prompt.\n[[permissions.bash]]\npattern = {}\naction = \"allow\"\n",
-                toml::Value::String(pattern.to_string())
-            ));
-        }
-        std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&file, text))
-            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let file = saver(&patterns)?;
         let shown: Vec<String> = patterns.iter().map(|p| format!("`{p}`")).collect();
         Ok(format!(
             "allowed {} in this project from now on ({})",
@@ -358,7 +359,7 @@ mod tests {
                     file: self.project.path().join(".rein/config.toml"),
                 })
                 .collect();
-            let sensitive: Vec<String> = crate::config::DEFAULT_SENSITIVE_READS
+            let sensitive: Vec<String> = crate::permissions::DEFAULT_SENSITIVE_READS
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
@@ -517,45 +518,10 @@ mod tests {
     }
 
     #[test]
-    fn project_rules_are_saved_to_the_project_config_and_read_back() {
+    fn without_a_saver_project_rules_are_refused() {
         let f = Fixture::new();
         let p = f.policy(&[]);
-        std::fs::create_dir_all(f.project.path().join(".rein")).unwrap();
-        std::fs::write(
-            f.project.path().join(".rein/config.toml"),
-            "[permissions]\nsensitive_reads = []",
-        )
-        .unwrap();
-        let Verdict::Ask { grants, .. } = f.check(&p, "bash", bash("npm run [x] \"quoted\""))
-        else {
-            panic!("npm asks");
-        };
-        let saved = p.persist(&grants).unwrap();
-        assert!(saved.contains(".rein/config.toml"), "{saved}");
-        assert!(p.persist(&[Grant::Write("/x".into())]).is_err());
-        let env = crate::config::Environment {
-            vars: [(
-                "REIN_HOME".to_string(),
-                f.home.path().join("rein").display().to_string(),
-            )]
-            .into(),
-            home: Some(f.home.path().to_path_buf()),
-        };
-        let config = crate::config::Config::load(
-            f.project.path(),
-            &crate::config::Overrides::default(),
-            &env,
-        )
-        .unwrap();
-        assert_eq!(config.bash_rules.len(), 1);
-        assert_eq!(config.bash_rules[0].pattern, "npm run \\[x\\] quoted");
-        assert_eq!(config.bash_rules[0].action, Action::Allow);
-        let reread =
-            RulePolicy::from_config(&config, f.project.path(), Some(f.home.path())).unwrap();
-        assert_eq!(
-            f.check(&reread, "bash", bash("npm run [x] \"quoted\"")),
-            Verdict::Allow
-        );
+        assert!(p.persist(&[Grant::Bash("npm run *".into())]).is_err());
     }
 
     #[test]

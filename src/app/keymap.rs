@@ -389,56 +389,6 @@ impl Keymap {
         Ok(keymap)
     }
 
-    /// The minimal set used when the compiled-in file does not parse (a bug a unit test
-    /// catches): enough to send, answer approvals and quit.
-    pub fn builtin() -> Keymap {
-        use Action::*;
-        const FALLBACK: &[(Mode, &str, Action, &str)] = &[
-            (Mode::Global, "ctrl-c", Cancel, "interrupt, or quit"),
-            (Mode::Global, "esc", Interrupt, "interrupt the agent"),
-            (Mode::Global, "pgup", PageUp, "scroll up"),
-            (Mode::Global, "pgdn", PageDown, "scroll down"),
-            (Mode::Composer, "enter", Send, "send"),
-            (Mode::Composer, "ctrl-j", Newline, "new line"),
-            (Mode::Composer, "alt-enter", Newline, "new line"),
-            (Mode::Approval, "y", Approve, "allow once"),
-            (Mode::Approval, "n", Deny, "deny"),
-            (Mode::Approval, "esc", Deny, "deny"),
-            (Mode::Approval, "ctrl-c", Deny, "deny"),
-            (Mode::Approval, "e", DenyWithFeedback, "deny and say why"),
-            (
-                Mode::Feedback,
-                "enter",
-                SubmitFeedback,
-                "deny with this reason",
-            ),
-            (Mode::Feedback, "esc", CloseFeedback, "back to the choices"),
-            (Mode::Feedback, "ctrl-c", Deny, "deny"),
-            (Mode::Picker, "enter", Resume, "resume"),
-            (Mode::Picker, "esc", ClosePicker, "close"),
-            (Mode::Picker, "up", ScrollUp, "up"),
-            (Mode::Picker, "down", ScrollDown, "down"),
-            (Mode::Models, "enter", ChooseModel, "switch to it"),
-            (Mode::Models, "esc", ClosePicker, "close"),
-            (Mode::Models, "up", ScrollUp, "up"),
-            (Mode::Models, "down", ScrollDown, "down"),
-            (Mode::Context, "esc", CloseContext, "close"),
-            (Mode::Context, "q", CloseContext, "close"),
-        ];
-        let mut keymap = Keymap::default();
-        for &(mode, key, action, desc) in FALLBACK {
-            if let Ok(key) = key.parse() {
-                keymap.list_mut(mode).push(Binding {
-                    keys: vec![key],
-                    action,
-                    when: None,
-                    desc: desc.to_string(),
-                });
-            }
-        }
-        keymap
-    }
-
     /// The bindings of one mode, in file order.
     pub fn bindings(&self, mode: Mode) -> &[Binding] {
         match mode {
@@ -449,18 +399,6 @@ impl Keymap {
             Mode::Picker => &self.picker,
             Mode::Models => &self.models,
             Mode::Context => &self.context,
-        }
-    }
-
-    fn list_mut(&mut self, mode: Mode) -> &mut Vec<Binding> {
-        match mode {
-            Mode::Global => &mut self.global,
-            Mode::Composer => &mut self.composer,
-            Mode::Approval => &mut self.approval,
-            Mode::Feedback => &mut self.feedback,
-            Mode::Picker => &mut self.picker,
-            Mode::Models => &mut self.models,
-            Mode::Context => &mut self.context,
         }
     }
 
@@ -539,10 +477,12 @@ impl Keymap {
     }
 }
 
+// The file is compiled in and a unit test parses it, so it cannot fail here; were it to,
+// no key would be bound rather than rein panicking.
 static KEYMAP: LazyLock<Keymap> =
-    LazyLock::new(|| Keymap::parse(DEFAULT_KEYMAP).unwrap_or_else(|_| Keymap::builtin()));
+    LazyLock::new(|| Keymap::parse(DEFAULT_KEYMAP).unwrap_or_default());
 
-/// The key bindings in force: the compiled-in file, or the built-in fallback.
+/// The key bindings in force: the compiled-in `assets/keymap.toml`.
 pub fn keymap() -> &'static Keymap {
     &KEYMAP
 }
@@ -578,24 +518,6 @@ mod tests {
             }
         }
         assert_eq!(super::keymap(), &keymap);
-    }
-
-    #[test]
-    fn the_fallback_keeps_every_entry() {
-        let fallback = Keymap::builtin();
-        let count: usize = [
-            Mode::Global,
-            Mode::Composer,
-            Mode::Approval,
-            Mode::Feedback,
-            Mode::Picker,
-            Mode::Models,
-            Mode::Context,
-        ]
-        .iter()
-        .map(|&m| fallback.bindings(m).len())
-        .sum();
-        assert_eq!(count, 25);
     }
 
     #[test]

@@ -12,13 +12,13 @@ mod expansions;
 mod redteam;
 
 use rein::permissions::bash::{judge, Judgement};
-use rein::permissions::rules::{escape_glob, Action, BashRule, BashRules, RuleOrigin};
+use rein::permissions::rules::{escape_glob, BashRule, BashRules, RuleAction, RuleOrigin};
 
 fn defaults() -> BashRules {
     BashRules::new(BashRules::defaults()).expect("the default rules compile")
 }
 
-fn check(rules: &BashRules, cases: &[(&str, Action)]) {
+fn check(rules: &BashRules, cases: &[(&str, RuleAction)]) {
     let mut failures = Vec::new();
     for (command, expected) in cases {
         let judgement = judge(command, rules);
@@ -32,7 +32,7 @@ fn check(rules: &BashRules, cases: &[(&str, Action)]) {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
-use Action::{Allow, Ask, Deny};
+use RuleAction::{Allow, Ask, Deny};
 
 #[test]
 fn the_default_rules_parse_and_compile() {
@@ -394,7 +394,7 @@ fn reasons_name_the_part_and_the_rule() {
 #[test]
 fn parts_list_every_command_judged() {
     let judgement = judge("ls -la | grep x && timeout 5 rm -rf $(pwd)", &defaults());
-    let parts: Vec<(&str, Action)> = judgement
+    let parts: Vec<(&str, RuleAction)> = judgement
         .parts
         .iter()
         .map(|p| (p.command.as_str(), p.action))

@@ -14,7 +14,7 @@ use rein::agent::{
 };
 use rein::config::BashRuleEntry;
 use rein::permissions::policy::RulePolicy;
-use rein::permissions::{Action, AllowAll, PermissionPolicy};
+use rein::permissions::{AllowAll, PermissionPolicy, RuleAction};
 use rein::skills::SkillSet;
 use serde_json::{json, Value};
 use support::agent::{outcome, scripted_config, tool_names, tool_results, turn, turn_with};
@@ -31,7 +31,7 @@ fn config(server: &ScriptedServer, root: &Path, policy: Arc<dyn PermissionPolicy
 fn touch_asks(root: &Path) -> Arc<dyn PermissionPolicy> {
     let rule = BashRuleEntry {
         pattern: "touch *".into(),
-        action: Action::Ask,
+        action: RuleAction::Ask,
         file: root.join("config.toml"),
     };
     Arc::new(RulePolicy::new(root, &[rule], &[], None).unwrap())

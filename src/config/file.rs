@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::{BashRuleEntry, ConfigError, Layer, Source, Sourced};
-use crate::permissions::Action;
+use crate::permissions::RuleAction;
 use crate::sandbox::SandboxMode;
 
 /// How a key's value is checked, and where it goes once it passes.
@@ -457,9 +457,9 @@ fn bash_rule(item: &toml::Value, path: &Path) -> Result<BashRuleEntry, (String, 
     };
     let action = match table.get("action") {
         Some(toml::Value::String(a)) => match a.as_str() {
-            "allow" => Action::Allow,
-            "ask" => Action::Ask,
-            "deny" => Action::Deny,
+            "allow" => RuleAction::Allow,
+            "ask" => RuleAction::Ask,
+            "deny" => RuleAction::Deny,
             other => {
                 return Err((
                     ".action".into(),

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::{mask_secret, Action, Config, Provider, SandboxMode, Source, Sourced};
+use super::{mask_secret, Config, Provider, RuleAction, SandboxMode, Source, Sourced};
 
 impl Config {
     /// Lines for `rein config`: each setting with its value and source (the API key
@@ -166,9 +166,9 @@ impl Config {
             .collect();
         for rule in &self.bash_rules {
             let action = match rule.action {
-                Action::Allow => "allow",
-                Action::Ask => "ask",
-                Action::Deny => "deny",
+                RuleAction::Allow => "allow",
+                RuleAction::Ask => "ask",
+                RuleAction::Deny => "deny",
             };
             lines.push(format!(
                 "{:<name_width$}  {action} `{}`  ({})",

@@ -38,7 +38,7 @@ pub use error::ConfigError;
 pub use providers::{Discovery, Header, ModelEntry, Provider};
 pub use target::{ModelTarget, Prices, ResumeModel};
 
-use crate::permissions::Action;
+use crate::permissions::RuleAction;
 use crate::sandbox::SandboxMode;
 
 /// The largest config file rein reads (a real one is a few KiB).
@@ -491,7 +491,7 @@ impl Config {
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = self.model_warnings(&self.target());
         for rule in &self.bash_rules {
-            if rule.action == Action::Allow && rule.file == self.project_config_path {
+            if rule.action == RuleAction::Allow && rule.file == self.project_config_path {
                 warnings.push(format!(
                     "the project file {} allows `{}` without asking; remove the rule if you did not write it",
                     rule.file.display(),

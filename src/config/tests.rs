@@ -868,7 +868,7 @@ fn bash_rules_add_up_user_file_first_then_project_file() {
     );
     f.write_project("[[permissions.bash]]\npattern = \"make deploy*\"\naction = \"deny\"\n");
     let c = f.load().unwrap();
-    let rules: Vec<(&str, Action, &Path)> = c
+    let rules: Vec<(&str, RuleAction, &Path)> = c
         .bash_rules
         .iter()
         .map(|r| (r.pattern.as_str(), r.action, r.file.as_path()))
@@ -876,9 +876,9 @@ fn bash_rules_add_up_user_file_first_then_project_file() {
     assert_eq!(
         rules,
         [
-            ("make *", Action::Allow, f.user_file().as_path()),
-            ("git push*", Action::Ask, f.user_file().as_path()),
-            ("make deploy*", Action::Deny, f.project_file().as_path()),
+            ("make *", RuleAction::Allow, f.user_file().as_path()),
+            ("git push*", RuleAction::Ask, f.user_file().as_path()),
+            ("make deploy*", RuleAction::Deny, f.project_file().as_path()),
         ]
     );
     assert!(c.describe().contains("permissions.bash"));
@@ -1023,7 +1023,7 @@ fn project_rules_are_saved_to_the_project_config_and_read_back() {
     assert_eq!(config.bash_rules[0].pattern, "npm run \\[x\\] quoted");
     assert_eq!(
         config.bash_rules[0].action,
-        crate::permissions::Action::Allow
+        crate::permissions::RuleAction::Allow
     );
     let reread = config.policy(f.root.path(), Some(f.home.path())).unwrap();
     assert_eq!(check(&reread), Verdict::Allow);

@@ -13,7 +13,7 @@ pub mod policy;
 pub mod rules;
 pub mod shell;
 
-pub use rules::Action;
+pub use rules::RuleAction;
 
 /// Files whose reading asks first unless the config (`permissions.sensitive_reads`) says otherwise.
 pub const DEFAULT_SENSITIVE_READS: &[&str] = &[

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::Action;
+use super::RuleAction;
 
 /// The file-tool rules for one project.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ pub struct PathRules {
 /// A path rule's verdict with its reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathVerdict {
-    pub action: Action,
+    pub action: RuleAction,
     pub reason: String,
     /// The path as judged (resolved).
     pub resolved: PathBuf,
@@ -120,7 +120,7 @@ impl PathRules {
             });
         match hit {
             Some(i) => PathVerdict {
-                action: Action::Ask,
+                action: RuleAction::Ask,
                 reason: format!(
                     "reading {} matches the sensitive pattern `{}`",
                     resolved.display(),
@@ -129,7 +129,7 @@ impl PathRules {
                 resolved,
             },
             None => PathVerdict {
-                action: Action::Allow,
+                action: RuleAction::Allow,
                 reason: format!("reading {} is allowed", resolved.display()),
                 resolved,
             },
@@ -152,7 +152,7 @@ impl PathRules {
         };
         if named(".git") {
             return PathVerdict {
-                action: Action::Deny,
+                action: RuleAction::Deny,
                 reason: format!(
                     "{} is inside a .git directory, which rein never writes (its config and hooks run commands)",
                     resolved.display()
@@ -164,7 +164,7 @@ impl PathRules {
         // would be the rules of a later session started there.
         if named(".rein") {
             return PathVerdict {
-                action: Action::Deny,
+                action: RuleAction::Deny,
                 reason: format!(
                     "{} is inside a .rein directory, which rein never writes (its permission rules)",
                     resolved.display()
@@ -178,7 +178,7 @@ impl PathRules {
             .find(|p| starts_with_ignoring_case(&resolved, p))
         {
             return PathVerdict {
-                action: Action::Deny,
+                action: RuleAction::Deny,
                 reason: format!(
                     "{} is inside {}, which rein never writes (the repository's history and rein's own settings)",
                     resolved.display(),
@@ -189,7 +189,7 @@ impl PathRules {
         }
         if let Some(why) = makes_a_repository(&resolved) {
             return PathVerdict {
-                action: Action::Ask,
+                action: RuleAction::Ask,
                 reason: format!(
                     "{} {why}: git would run its config's commands (core.fsmonitor, hooks) \
                      in that folder",
@@ -200,13 +200,13 @@ impl PathRules {
         }
         if resolved.starts_with(&self.root) {
             PathVerdict {
-                action: Action::Allow,
+                action: RuleAction::Allow,
                 reason: format!("{} is inside the project", resolved.display()),
                 resolved,
             }
         } else {
             PathVerdict {
-                action: Action::Ask,
+                action: RuleAction::Ask,
                 reason: format!("{} is outside the project", resolved.display()),
                 resolved,
             }
@@ -216,7 +216,7 @@ impl PathRules {
     /// Whether `path` (absolute or relative to the project) is a sensitive file to read.
     pub fn is_sensitive(&self, path: &str) -> Option<String> {
         let v = self.read(path);
-        (v.action == Action::Ask).then_some(v.reason)
+        (v.action == RuleAction::Ask).then_some(v.reason)
     }
 }
 
@@ -239,7 +239,7 @@ fn literal_folder(pattern: &str) -> Option<PathBuf> {
 /// The verdict for a path that leads through too many links.
 fn too_many_links(lexical: PathBuf) -> PathVerdict {
     PathVerdict {
-        action: Action::Deny,
+        action: RuleAction::Deny,
         reason: format!(
             "{} leads through more than {} symbolic links",
             lexical.display(),
@@ -344,31 +344,37 @@ mod tests {
         let d = dirs();
         std::fs::create_dir(d.project.path().join(".git")).unwrap();
         let r = rules(d.project.path(), d.home.path());
-        assert_eq!(r.write("src/main.rs").action, Action::Allow);
-        assert_eq!(r.write("new/dir/file.txt").action, Action::Allow);
+        assert_eq!(r.write("src/main.rs").action, RuleAction::Allow);
+        assert_eq!(r.write("new/dir/file.txt").action, RuleAction::Allow);
         let outside = d.outside.path().join("x").display().to_string();
-        assert_eq!(r.write(&outside).action, Action::Ask);
-        assert_eq!(r.write("../escape.txt").action, Action::Ask);
-        assert_eq!(r.write("src/../../escape.txt").action, Action::Ask);
-        assert_eq!(r.write(".git/config").action, Action::Deny);
-        assert_eq!(r.write("./.git/hooks/pre-commit").action, Action::Deny);
-        assert_eq!(r.write(".rein/config.toml").action, Action::Deny);
-        assert_eq!(r.write("src/../.rein/config.toml").action, Action::Deny);
+        assert_eq!(r.write(&outside).action, RuleAction::Ask);
+        assert_eq!(r.write("../escape.txt").action, RuleAction::Ask);
+        assert_eq!(r.write("src/../../escape.txt").action, RuleAction::Ask);
+        assert_eq!(r.write(".git/config").action, RuleAction::Deny);
+        assert_eq!(r.write("./.git/hooks/pre-commit").action, RuleAction::Deny);
+        assert_eq!(r.write(".rein/config.toml").action, RuleAction::Deny);
+        assert_eq!(r.write("src/../.rein/config.toml").action, RuleAction::Deny);
         let abs = d.project.path().join(".rein/x").display().to_string();
-        assert_eq!(r.write(&abs).action, Action::Deny);
+        assert_eq!(r.write(&abs).action, RuleAction::Deny);
         // Nested repositories and other repositories are protected too.
-        assert_eq!(r.write("vendor/lib/.git/config").action, Action::Deny);
-        assert_eq!(r.write("sub/.git/hooks/pre-commit").action, Action::Deny);
+        assert_eq!(r.write("vendor/lib/.git/config").action, RuleAction::Deny);
+        assert_eq!(
+            r.write("sub/.git/hooks/pre-commit").action,
+            RuleAction::Deny
+        );
         let other_repo = d
             .outside
             .path()
             .join("repo/.git/config")
             .display()
             .to_string();
-        assert_eq!(r.write(&other_repo).action, Action::Deny);
+        assert_eq!(r.write(&other_repo).action, RuleAction::Deny);
         // A name that only starts like a protected one is fine.
-        assert_eq!(r.write(".github/workflows/ci.yml").action, Action::Allow);
-        assert_eq!(r.write(".reinrc").action, Action::Allow);
+        assert_eq!(
+            r.write(".github/workflows/ci.yml").action,
+            RuleAction::Allow
+        );
+        assert_eq!(r.write(".reinrc").action, RuleAction::Allow);
     }
 
     #[test]
@@ -381,16 +387,16 @@ mod tests {
         let r = rules(p, d.home.path());
         assert_eq!(
             r.write("out/file").action,
-            Action::Ask,
+            RuleAction::Ask,
             "a link out of the project"
         );
-        assert_eq!(r.write("settings/config.toml").action, Action::Deny);
+        assert_eq!(r.write("settings/config.toml").action, RuleAction::Deny);
         // A link from outside into the project is inside.
         let back = d.outside.path().join("back");
         std::os::unix::fs::symlink(p, &back).unwrap();
         assert_eq!(
             r.write(&back.join("ok.txt").display().to_string()).action,
-            Action::Allow
+            RuleAction::Allow
         );
     }
 
@@ -403,7 +409,7 @@ mod tests {
         std::fs::write(p.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
         let r = rules(p, d.home.path());
         let target = gitdir.join("HEAD").display().to_string();
-        assert_eq!(r.write(&target).action, Action::Deny);
+        assert_eq!(r.write(&target).action, RuleAction::Deny);
     }
 
     #[test]
@@ -412,20 +418,20 @@ mod tests {
         let p = d.project.path();
         let home = d.home.path();
         let r = rules(p, home);
-        assert_eq!(r.read("src/main.rs").action, Action::Allow);
-        assert_eq!(r.read("/etc/hostname").action, Action::Allow);
+        assert_eq!(r.read("src/main.rs").action, RuleAction::Allow);
+        assert_eq!(r.read("/etc/hostname").action, RuleAction::Allow);
         let key = home.join(".ssh/id_ed25519").display().to_string();
-        assert_eq!(r.read(&key).action, Action::Ask);
+        assert_eq!(r.read(&key).action, RuleAction::Ask);
         let aws = home.join(".aws/credentials").display().to_string();
-        assert_eq!(r.read(&aws).action, Action::Ask);
-        assert_eq!(r.read(".env").action, Action::Ask);
-        assert_eq!(r.read("deploy/.env").action, Action::Ask);
-        assert_eq!(r.read(".env.example").action, Action::Allow);
+        assert_eq!(r.read(&aws).action, RuleAction::Ask);
+        assert_eq!(r.read(".env").action, RuleAction::Ask);
+        assert_eq!(r.read("deploy/.env").action, RuleAction::Ask);
+        assert_eq!(r.read(".env.example").action, RuleAction::Allow);
         // Through `..` from the project, and through a link with an innocent name.
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::write(home.join(".ssh/id_rsa"), "secret").unwrap();
         std::os::unix::fs::symlink(home.join(".ssh/id_rsa"), p.join("notes.txt")).unwrap();
-        assert_eq!(r.read("notes.txt").action, Action::Ask);
+        assert_eq!(r.read("notes.txt").action, RuleAction::Ask);
         assert!(r.read("notes.txt").reason.contains("~/.ssh/**"));
     }
 

@@ -14,7 +14,7 @@ use std::sync::RwLock;
 
 use super::bash::{judge, Judgement};
 use super::paths::{PathRuleError, PathRules};
-use super::rules::{Action, BashRule, BashRules, RuleOrigin};
+use super::rules::{BashRule, BashRules, RuleAction, RuleOrigin};
 use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
 
 /// The config could not be turned into rules.
@@ -34,7 +34,7 @@ pub enum PolicyError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BashRuleEntry {
     pub pattern: String,
-    pub action: Action,
+    pub action: RuleAction,
     pub file: PathBuf,
 }
 
@@ -114,7 +114,7 @@ impl RulePolicy {
             let allowed_this_session = rules
                 .matching(&part.command)
                 .is_some_and(|r| r.origin == RuleOrigin::Session);
-            if part.action != Action::Allow || allowed_this_session {
+            if part.action != RuleAction::Allow || allowed_this_session {
                 continue;
             }
             let sensitive = part
@@ -123,7 +123,7 @@ impl RulePolicy {
                 .skip(1)
                 .find_map(|arg| self.sensitive_argument(arg));
             if let Some(reason) = sensitive {
-                part.action = Action::Ask;
+                part.action = RuleAction::Ask;
                 part.reason = format!("`{}` reads a sensitive file: {reason}", part.command);
                 changed = true;
             }
@@ -138,7 +138,7 @@ impl RulePolicy {
             judgement.grants = judgement
                 .parts
                 .iter()
-                .filter(|p| p.action == Action::Ask)
+                .filter(|p| p.action == RuleAction::Ask)
                 .map(|p| super::rules::escape_glob(&p.command))
                 .collect();
         }
@@ -193,9 +193,9 @@ impl RulePolicy {
             self.paths.read(path)
         };
         match v.action {
-            Action::Allow => Verdict::Allow,
-            Action::Deny => Verdict::Deny { reason: v.reason },
-            Action::Ask => {
+            RuleAction::Allow => Verdict::Allow,
+            RuleAction::Deny => Verdict::Deny { reason: v.reason },
+            RuleAction::Ask => {
                 let granted = self
                     .granted_paths
                     .read()
@@ -225,12 +225,12 @@ impl PermissionPolicy for RulePolicy {
             "bash" => {
                 let j = self.judge_bash(text("command").unwrap_or(""));
                 match j.action {
-                    Action::Allow => Verdict::Allow,
-                    Action::Ask => Verdict::Ask {
+                    RuleAction::Allow => Verdict::Allow,
+                    RuleAction::Ask => Verdict::Ask {
                         reason: j.reason,
                         grants: j.grants.into_iter().map(Grant::Bash).collect(),
                     },
-                    Action::Deny => Verdict::Deny { reason: j.reason },
+                    RuleAction::Deny => Verdict::Deny { reason: j.reason },
                 }
             }
             "read_file" => {
@@ -296,14 +296,14 @@ impl PermissionPolicy for RulePolicy {
                     // Approval lifts an `ask`, never a `deny`.
                     let denied = rules
                         .matching(&unescape_glob(pattern))
-                        .is_some_and(|r| r.action == Action::Deny);
+                        .is_some_and(|r| r.action == RuleAction::Deny);
                     if denied {
                         continue;
                     }
                     // A pattern that does not compile is simply not remembered.
                     let _ = rules.push(BashRule::new(
                         pattern.clone(),
-                        Action::Allow,
+                        RuleAction::Allow,
                         RuleOrigin::Session,
                     ));
                 }
@@ -350,7 +350,7 @@ mod tests {
             }
         }
 
-        fn policy(&self, rules: &[(&str, Action)]) -> RulePolicy {
+        fn policy(&self, rules: &[(&str, RuleAction)]) -> RulePolicy {
             let entries: Vec<BashRuleEntry> = rules
                 .iter()
                 .map(|(pattern, action)| BashRuleEntry {
@@ -388,7 +388,10 @@ mod tests {
     #[test]
     fn config_rules_come_after_the_defaults_and_win() {
         let f = Fixture::new();
-        let p = f.policy(&[("make *", Action::Allow), ("cat secret*", Action::Deny)]);
+        let p = f.policy(&[
+            ("make *", RuleAction::Allow),
+            ("cat secret*", RuleAction::Deny),
+        ]);
         assert_eq!(f.check(&p, "bash", bash("make build")), Verdict::Allow);
         assert!(
             matches!(f.check(&p, "bash", bash("cat secret.txt")), Verdict::Deny { reason } if reason.contains("cat secret*"))
@@ -405,7 +408,7 @@ mod tests {
         let f = Fixture::new();
         let entries = [BashRuleEntry {
             pattern: "ls [".into(),
-            action: Action::Allow,
+            action: RuleAction::Allow,
             file: PathBuf::from("/p/.rein/config.toml"),
         }];
         let e = RulePolicy::new(f.project.path(), &entries, &[], None).unwrap_err();
@@ -527,7 +530,7 @@ mod tests {
     #[test]
     fn a_new_session_forgets_the_old_sessions_grants() {
         let f = Fixture::new();
-        let p = f.policy(&[("make *", Action::Allow)]);
+        let p = f.policy(&[("make *", RuleAction::Allow)]);
         p.grant(&[Grant::Bash("npm test".into())]);
         let outside = f.home.path().join("n.txt");
         p.grant(&[Grant::Write(outside.clone())]);

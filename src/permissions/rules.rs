@@ -17,23 +17,23 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum Action {
+pub enum RuleAction {
     Allow,
     Ask,
     Deny,
 }
 
-impl Action {
+impl RuleAction {
     pub fn as_str(self) -> &'static str {
         match self {
-            Action::Allow => "allow",
-            Action::Ask => "ask",
-            Action::Deny => "deny",
+            RuleAction::Allow => "allow",
+            RuleAction::Ask => "ask",
+            RuleAction::Deny => "deny",
         }
     }
 }
 
-impl fmt::Display for Action {
+impl fmt::Display for RuleAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -51,12 +51,12 @@ pub enum RuleOrigin {
 #[derive(Debug, Clone)]
 pub struct BashRule {
     pub pattern: String,
-    pub action: Action,
+    pub action: RuleAction,
     pub origin: RuleOrigin,
 }
 
 impl BashRule {
-    pub fn new(pattern: impl Into<String>, action: Action, origin: RuleOrigin) -> BashRule {
+    pub fn new(pattern: impl Into<String>, action: RuleAction, origin: RuleOrigin) -> BashRule {
         BashRule {
             pattern: pattern.into(),
             action,
@@ -109,7 +109,7 @@ struct RulesFile {
 #[serde(deny_unknown_fields)]
 struct RuleEntry {
     pattern: String,
-    action: Action,
+    action: RuleAction,
 }
 
 impl BashRules {
@@ -129,7 +129,7 @@ impl BashRules {
     /// single catch-all `ask` rule stands in, so nothing is allowed by accident.
     pub fn defaults() -> Vec<BashRule> {
         parse_rules_file(DEFAULT_RULES)
-            .unwrap_or_else(|_| vec![BashRule::new("*", Action::Ask, RuleOrigin::Default)])
+            .unwrap_or_else(|_| vec![BashRule::new("*", RuleAction::Ask, RuleOrigin::Default)])
     }
 
     /// Append a rule; it overrides every earlier rule that matches the same command.
@@ -214,7 +214,7 @@ pub fn escape_glob(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn rules(list: &[(&str, Action)]) -> BashRules {
+    fn rules(list: &[(&str, RuleAction)]) -> BashRules {
         BashRules::new(
             list.iter()
                 .map(|(p, a)| BashRule::new(*p, *a, RuleOrigin::Session))
@@ -227,7 +227,7 @@ mod tests {
     fn the_default_rules_file_parses_and_starts_with_the_catch_all() {
         let parsed = parse_rules_file(DEFAULT_RULES).unwrap();
         assert_eq!(parsed[0].pattern, "*");
-        assert_eq!(parsed[0].action, Action::Ask);
+        assert_eq!(parsed[0].action, RuleAction::Ask);
         assert!(parsed.len() > 40);
         assert_eq!(BashRules::defaults().len(), parsed.len());
         BashRules::new(parsed).unwrap();
@@ -236,15 +236,23 @@ mod tests {
     #[test]
     fn star_matches_spaces_and_slashes_and_the_last_match_wins() {
         let r = rules(&[
-            ("*", Action::Ask),
-            ("ls *", Action::Allow),
-            ("ls /etc*", Action::Deny),
+            ("*", RuleAction::Ask),
+            ("ls *", RuleAction::Allow),
+            ("ls /etc*", RuleAction::Deny),
         ]);
-        assert_eq!(r.matching("ls -la src/a b").unwrap().action, Action::Allow);
-        assert_eq!(r.matching("ls /etc/passwd").unwrap().action, Action::Deny);
-        assert_eq!(r.matching("ls").unwrap().action, Action::Ask);
+        assert_eq!(
+            r.matching("ls -la src/a b").unwrap().action,
+            RuleAction::Allow
+        );
+        assert_eq!(
+            r.matching("ls /etc/passwd").unwrap().action,
+            RuleAction::Deny
+        );
+        assert_eq!(r.matching("ls").unwrap().action, RuleAction::Ask);
         assert_eq!(r.matching("echo a\nb").unwrap().pattern, "*");
-        assert!(rules(&[("ls *", Action::Allow)]).matching("ls").is_none());
+        assert!(rules(&[("ls *", RuleAction::Allow)])
+            .matching("ls")
+            .is_none());
     }
 
     #[test]
@@ -256,12 +264,12 @@ mod tests {
             "ls ]",
             "",
         ] {
-            let r = rules(&[(&escape_glob(text), Action::Allow)]);
+            let r = rules(&[(&escape_glob(text), RuleAction::Allow)]);
             assert!(r.matching(text).is_some(), "{text}");
             assert!(r.matching(&format!("{text} more")).is_none(), "{text}");
             assert!(r.matching(&format!("x{text}")).is_none(), "{text}");
         }
-        let r = rules(&[(&escape_glob("echo *"), Action::Allow)]);
+        let r = rules(&[(&escape_glob("echo *"), RuleAction::Allow)]);
         assert!(r.matching("echo hi").is_none());
     }
 
@@ -269,7 +277,7 @@ mod tests {
     fn a_bad_pattern_names_itself_and_why() {
         let err = BashRules::new(vec![BashRule::new(
             "ls [",
-            Action::Allow,
+            RuleAction::Allow,
             RuleOrigin::Config(PathBuf::from("/p/config.toml")),
         )])
         .unwrap_err();
@@ -284,10 +292,12 @@ mod tests {
 
     #[test]
     fn actions_order_by_strictness() {
-        assert!(Action::Allow < Action::Ask && Action::Ask < Action::Deny);
+        assert!(RuleAction::Allow < RuleAction::Ask && RuleAction::Ask < RuleAction::Deny);
         assert_eq!(
-            [Action::Ask, Action::Deny, Action::Allow].iter().max(),
-            Some(&Action::Deny)
+            [RuleAction::Ask, RuleAction::Deny, RuleAction::Allow]
+                .iter()
+                .max(),
+            Some(&RuleAction::Deny)
         );
     }
 }

@@ -36,7 +36,7 @@ use rein::app::update::update_at;
 use rein::app::AppEvent;
 use rein::config::BashRuleEntry;
 use rein::permissions::policy::RulePolicy;
-use rein::permissions::{Action, PermissionPolicy, ToolRequest};
+use rein::permissions::{PermissionPolicy, RuleAction, ToolRequest};
 use rein::sandbox::Sandbox;
 use rein::skills::SkillSet;
 use rein::tools::{ToolContext, Toolset};
@@ -161,9 +161,9 @@ fn entries(n: usize) -> Vec<BashRuleEntry> {
         .map(|i| BashRuleEntry {
             pattern: format!("deploy-tool-{i} --target staging *"),
             action: if i % 3 == 0 {
-                Action::Deny
+                RuleAction::Deny
             } else {
-                Action::Allow
+                RuleAction::Allow
             },
             file: file.clone(),
         })
@@ -179,7 +179,7 @@ fn rules(n: usize) {
     let (base, base_rss) = (hwm(), rss());
     let policy = RulePolicy::new(root, &list, &[], None).unwrap();
     let judged = policy.judge_bash("deploy-tool-7 --target staging now");
-    assert_eq!(judged.action, Action::Allow);
+    assert_eq!(judged.action, RuleAction::Allow);
     println!("{}\t{base}\t{}\t{base_rss}", hwm(), rss());
     drop(list);
 }

@@ -49,7 +49,7 @@ fn bench_judge() -> (f64, f64) {
         let mut denied = 0;
         for _ in 0..rounds {
             for c in COMMANDS {
-                if judge(c, &rules).action == rein::permissions::Action::Deny {
+                if judge(c, &rules).action == rein::permissions::RuleAction::Deny {
                     denied += 1;
                 }
             }

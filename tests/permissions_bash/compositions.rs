@@ -3,9 +3,9 @@
 
 use super::defaults;
 use rein::permissions::bash::judge;
-use rein::permissions::rules::{Action, BashRules};
+use rein::permissions::rules::{BashRules, RuleAction};
 use rein::permissions::shell;
-use Action::{Allow, Ask, Deny};
+use RuleAction::{Allow, Ask, Deny};
 
 const ALLOWED: [&str; 12] = [
     "ls",

@@ -5,7 +5,7 @@
 
 use super::support::rng::Rng;
 use super::{check, defaults, judge};
-use rein::permissions::rules::Action::{self, Allow, Ask, Deny};
+use rein::permissions::rules::RuleAction::{self, Allow, Ask, Deny};
 
 #[test]
 fn the_reported_bypasses_are_closed() {
@@ -62,8 +62,8 @@ fn disguise(rng: &mut Rng, token: &str) -> String {
 }
 
 /// A command built around something dangerous, and the least the verdict must be.
-fn composition(rng: &mut Rng) -> (String, Action) {
-    let dangerous: &[(&str, &str, Action)] = &[
+fn composition(rng: &mut Rng) -> (String, RuleAction) {
+    let dangerous: &[(&str, &str, RuleAction)] = &[
         ("find .", "-delete", Ask),
         ("find .", "-fprint", Ask),
         ("rg x", "--pre=sh", Ask),

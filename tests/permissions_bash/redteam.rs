@@ -4,9 +4,9 @@
 
 use super::{check, defaults};
 use rein::permissions::bash::{judge, judge_as};
-use rein::permissions::rules::Action;
+use rein::permissions::rules::RuleAction;
 use rein::permissions::shell::Dialect;
-use Action::{Allow, Ask, Deny};
+use RuleAction::{Allow, Ask, Deny};
 
 fn reason(command: &str) -> String {
     judge(command, &defaults()).reason

@@ -19,7 +19,7 @@ use super::interpreters::stdin_script;
 use super::variables::{env_on_allowed, sensitive_env, EnvVar};
 use super::wrappers::{unwrap, Unwrap};
 use super::{Inherited, Judge};
-use crate::permissions::rules::{Action, BashRule, RuleOrigin};
+use crate::permissions::rules::{BashRule, RuleAction, RuleOrigin};
 use crate::permissions::shell::{Redirect, RedirectOp, SimpleCommand, Word};
 
 /// Where a program may live and still ride on its basename's rule.
@@ -66,7 +66,7 @@ impl Judge<'_> {
         if let Some(redirect) = command.redirects.iter().find(|r| opens_network(r)) {
             let text = render_redirect(redirect);
             let reason = format!("`{text}` opens a network connection");
-            self.push(text, Action::Deny, reason, false);
+            self.push(text, RuleAction::Deny, reason, false);
         }
         if command.words.is_empty() {
             let text = command
@@ -83,10 +83,10 @@ impl Judge<'_> {
                 })
                 .or_else(|| unnamed_input(&text, &command.redirects));
             match hazard {
-                Some(reason) => self.push(text, Action::Ask, reason, false),
+                Some(reason) => self.push(text, RuleAction::Ask, reason, false),
                 None => {
                     let reason = format!("`{text}` only sets variables or opens files to read");
-                    self.push(text, Action::Allow, reason, false);
+                    self.push(text, RuleAction::Allow, reason, false);
                 }
             }
             return;
@@ -106,12 +106,12 @@ impl Judge<'_> {
         };
         let Some(written) = first.literal_program() else {
             let reason = format!("the program name `{}` is not a literal word", first.raw);
-            self.push(join_words(&inv.words), Action::Ask, reason, false);
+            self.push(join_words(&inv.words), RuleAction::Ask, reason, false);
             return;
         };
         if nest > MAX_WRAPPERS {
             let reason = "too many wrapper commands inside each other".to_string();
-            self.push(join_words(&inv.words), Action::Ask, reason, false);
+            self.push(join_words(&inv.words), RuleAction::Ask, reason, false);
             return;
         }
         let (program, by_path) = resolve_program(written);
@@ -121,7 +121,7 @@ impl Judge<'_> {
                 let reason = format!(
                     "`{text}` calls the shell function `{written}` defined in this command"
                 );
-                self.push(text, Action::Ask, reason, false);
+                self.push(text, RuleAction::Ask, reason, false);
                 return;
             }
             if NEUTRAL.contains(&program) {
@@ -133,7 +133,7 @@ impl Judge<'_> {
                 let reason = format!(
                     "`{text}` leaves the process group, so its command can outlive an interrupt"
                 );
-                self.push(text, Action::Ask, reason, false);
+                self.push(text, RuleAction::Ask, reason, false);
             }
             match unwrap(program, &inv.words, inv.more_args) {
                 Unwrap::Itself => {}
@@ -170,7 +170,7 @@ impl Judge<'_> {
                         let text = normalised(program, inv);
                         let reason =
                             format!("`{text}` also runs the arguments xargs appends as a command");
-                        self.push(text, Action::Ask, reason, false);
+                        self.push(text, RuleAction::Ask, reason, false);
                     }
                     return;
                 }
@@ -181,7 +181,7 @@ impl Judge<'_> {
                 Unwrap::Opaque(why) => {
                     let text = normalised(program, inv);
                     let reason = format!("`{text}`: {why}");
-                    self.push(text, Action::Ask, reason, false);
+                    self.push(text, RuleAction::Ask, reason, false);
                     return;
                 }
                 Unwrap::Execs(ranges) => {
@@ -204,7 +204,7 @@ impl Judge<'_> {
                     if let Some(why) = globals.concern {
                         let text = normalised(program, inv);
                         let reason = format!("`{text}` {why}");
-                        self.push(text, Action::Ask, reason, false);
+                        self.push(text, RuleAction::Ask, reason, false);
                     }
                     let words = std::iter::once(first.clone())
                         .chain(inv.words.iter().skip(globals.at).cloned())
@@ -222,7 +222,7 @@ impl Judge<'_> {
                 Err(why) => {
                     let text = normalised(program, inv);
                     let reason = format!("`{text}`: {why}");
-                    self.push(text, Action::Ask, reason, false);
+                    self.push(text, RuleAction::Ask, reason, false);
                     return;
                 }
             }
@@ -238,13 +238,13 @@ impl Judge<'_> {
             .or_else(|| self.hazard_of_setup(&text, inv))
             .or_else(|| test_hazard(program, &inv.words, &text));
         match hazard {
-            Some(reason) => self.push(text, Action::Ask, reason, false),
+            Some(reason) => self.push(text, RuleAction::Ask, reason, false),
             None => {
                 let reason = format!(
                     "`{text}` {}",
                     why.unwrap_or_else(|| "cannot act by itself".to_string())
                 );
-                self.push(text, Action::Allow, reason, false);
+                self.push(text, RuleAction::Allow, reason, false);
             }
         }
     }
@@ -258,36 +258,36 @@ impl Judge<'_> {
             base_text.clone()
         };
         let (mut action, mut reason) = self.rule(&base_text);
-        if inv.more_args && action != Action::Deny {
+        if inv.more_args && action != RuleAction::Deny {
             let more = format!("{base_text} {MORE_ARGS}");
             if let Some(rule) = self
                 .rules
                 .matching(&more)
-                .filter(|r| r.action == Action::Deny)
+                .filter(|r| r.action == RuleAction::Deny)
             {
-                action = Action::Deny;
+                action = RuleAction::Deny;
                 reason = format!(
                     "`{base_text}` with the arguments xargs appends matches deny rule `{}`",
                     rule.pattern
                 );
             }
         }
-        if by_path && action != Action::Deny {
+        if by_path && action != RuleAction::Deny {
             let (path_action, path_reason) = self.rule(&text);
-            if path_action == Action::Ask && action == Action::Allow {
+            if path_action == RuleAction::Ask && action == RuleAction::Allow {
                 reason = format!("`{text}` runs a program by path, outside the system directories");
             } else {
                 reason = path_reason;
             }
             action = path_action;
         }
-        if action == Action::Deny {
+        if action == RuleAction::Deny {
             self.push(text, action, reason, false);
             return;
         }
         // Only a few variables ride on what the rules allow; on an ask, those that change
         // what runs still keep a session grant from covering the command.
-        let env_hazard = if action == Action::Allow {
+        let env_hazard = if action == RuleAction::Allow {
             env_on_allowed(&text, &inv.env)
         } else {
             sensitive_env(&text, &inv.env)
@@ -297,15 +297,15 @@ impl Judge<'_> {
             .or_else(|| flag_hazard(program, inv.words.get(1..).unwrap_or_default(), &text))
             .or_else(|| stdin_script(program, inv, &text));
         match hazard {
-            Some(why) => self.push(text, Action::Ask, why, false),
+            Some(why) => self.push(text, RuleAction::Ask, why, false),
             None => self.push(text, action, reason, true),
         }
     }
 
-    fn rule(&self, text: &str) -> (Action, String) {
+    fn rule(&self, text: &str) -> (RuleAction, String) {
         match self.rules.matching(text) {
             Some(rule) => (rule.action, describe_rule(text, rule)),
-            None => (Action::Ask, format!("`{text}` matches no rule")),
+            None => (RuleAction::Ask, format!("`{text}` matches no rule")),
         }
     }
 

@@ -38,7 +38,7 @@ mod wrappers;
 
 use std::collections::HashSet;
 
-use super::rules::{escape_glob, Action, BashRules};
+use super::rules::{escape_glob, BashRules, RuleAction};
 use super::shell::{self, Dialect, Redirect};
 use variables::EnvVar;
 use wrappers::Reader;
@@ -49,14 +49,14 @@ pub struct Part {
     /// The normalised text the rules saw (the program's path is kept when it is not in a
     /// system directory).
     pub command: String,
-    pub action: Action,
+    pub action: RuleAction,
     pub reason: String,
 }
 
 /// The verdict on a whole command string.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Judgement {
-    pub action: Action,
+    pub action: RuleAction,
     /// The deciding part's reason.
     pub reason: String,
     pub parts: Vec<Part>,
@@ -125,7 +125,7 @@ impl<'r> Judge<'r> {
         }
     }
 
-    fn push(&mut self, command: String, action: Action, reason: String, grantable: bool) {
+    fn push(&mut self, command: String, action: RuleAction, reason: String, grantable: bool) {
         self.found.push(Found {
             part: Part {
                 command,
@@ -141,7 +141,7 @@ impl<'r> Judge<'r> {
         self.strings += 1;
         if self.strings > MAX_STRINGS {
             let reason = "too many command strings (`sh -c`, `eval`, ...) to judge".to_string();
-            self.push(text.trim().to_string(), Action::Ask, reason, false);
+            self.push(text.trim().to_string(), RuleAction::Ask, reason, false);
             return;
         }
         match reader {
@@ -178,20 +178,20 @@ impl<'r> Judge<'r> {
                     Dialect::Posix => format!("the command does not parse as sh (dash) ({e})"),
                     Dialect::Zsh => format!("the command does not parse as zsh ({e})"),
                 };
-                self.push(text.trim().to_string(), Action::Ask, reason, false);
+                self.push(text.trim().to_string(), RuleAction::Ask, reason, false);
                 self.salvage(text, depth, inherited);
                 return;
             }
         };
         for reason in script.divergences {
-            self.push(text.trim().to_string(), Action::Ask, reason, false);
+            self.push(text.trim().to_string(), RuleAction::Ask, reason, false);
         }
         self.functions.extend(script.functions);
         for hazard in script.hazards {
             let reason = format!(
                 "`{hazard}` evaluates arithmetic on a variable or command output, whose value could hide a command (`a[$(cmd)]`)"
             );
-            self.push(hazard, Action::Ask, reason, false);
+            self.push(hazard, RuleAction::Ask, reason, false);
         }
         for mut command in script.commands {
             // What bash passes on after brace expansion; a pattern that could become an
@@ -210,7 +210,7 @@ impl<'r> Judge<'r> {
                         .map(|w| w.raw.as_str())
                         .collect::<Vec<_>>()
                         .join(" ");
-                    self.push(text, Action::Ask, why, false);
+                    self.push(text, RuleAction::Ask, why, false);
                     continue;
                 }
             }
@@ -236,7 +236,7 @@ impl<'r> Judge<'r> {
             self.found.extend(
                 sub.found
                     .into_iter()
-                    .filter(|f| f.part.action == Action::Deny),
+                    .filter(|f| f.part.action == RuleAction::Deny),
             );
         }
     }
@@ -244,7 +244,7 @@ impl<'r> Judge<'r> {
     fn finish(self) -> Judgement {
         let Some(action) = self.found.iter().map(|f| f.part.action).max() else {
             return Judgement {
-                action: Action::Ask,
+                action: RuleAction::Ask,
                 reason: "empty command".to_string(),
                 parts: Vec::new(),
                 grants: Vec::new(),
@@ -257,11 +257,11 @@ impl<'r> Judge<'r> {
             .map(|f| f.part.reason.clone())
             .unwrap_or_default();
         let mut grants = Vec::new();
-        if action == Action::Ask {
+        if action == RuleAction::Ask {
             let asking: Vec<&Found> = self
                 .found
                 .iter()
-                .filter(|f| f.part.action == Action::Ask)
+                .filter(|f| f.part.action == RuleAction::Ask)
                 .collect();
             if asking.iter().all(|f| f.grantable) {
                 for found in asking {

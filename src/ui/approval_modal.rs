@@ -18,7 +18,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
 use super::theme;
-use super::wrap::{wrap_into, Mode};
+use super::wrap::{wrap_into, WrapMode};
 use crate::app::state::{Approvals, PendingApproval};
 use crate::permissions::Grant;
 
@@ -52,13 +52,13 @@ pub fn body_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
                 width,
                 &[],
                 &indent,
-                Mode::Chars,
+                WrapMode::Chars,
                 &mut out,
             );
             let diff = sanitize(diff.trim_end());
             for line in diff.split('\n') {
                 let span = [Span::styled(line, diff_style(line))];
-                wrap_into(&span, width, &[], &[], Mode::Chars, &mut out);
+                wrap_into(&span, width, &[], &[], WrapMode::Chars, &mut out);
             }
         }
         None => {
@@ -66,7 +66,7 @@ pub fn body_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
             let mut first = vec![Span::styled("$ ", theme::DIM)];
             for line in command.split('\n') {
                 let span = [Span::styled(line, theme::STRONG)];
-                wrap_into(&span, width, &first, &indent, Mode::Chars, &mut out);
+                wrap_into(&span, width, &first, &indent, WrapMode::Chars, &mut out);
                 first = indent.to_vec();
             }
         }
@@ -85,7 +85,7 @@ pub fn choice_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
             width,
             &first,
             &rest,
-            Mode::Words,
+            WrapMode::Words,
             out,
         );
     };
@@ -111,7 +111,7 @@ pub fn choice_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
                         width,
                         &[Span::raw("   · ")],
                         &[Span::raw("     ")],
-                        Mode::Words,
+                        WrapMode::Words,
                         &mut out,
                     );
                 }
@@ -146,7 +146,7 @@ impl Widget for &Approvals {
                 text_w,
                 &[Span::styled("why ", theme::DIM)],
                 &[Span::raw("    ")],
-                Mode::Words,
+                WrapMode::Words,
                 &mut reason,
             );
         }

@@ -17,7 +17,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 use super::gauge::tokens;
 use super::layout::{centred, framed, modal_width};
 use super::theme;
-use super::wrap::{truncate, width, wrap_into, Mode};
+use super::wrap::{truncate, width, wrap_into, WrapMode};
 use crate::agent::{ContextStats, Prices, UsageTotals};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 
@@ -99,7 +99,7 @@ pub fn body_lines(
             text_w,
             &[],
             &[],
-            Mode::Words,
+            WrapMode::Words,
             &mut out,
         );
         return out;
@@ -124,7 +124,7 @@ pub fn body_lines(
             text_w,
             &[],
             &[],
-            Mode::Words,
+            WrapMode::Words,
             out,
         )
     };

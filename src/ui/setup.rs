@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 use super::layout::framed;
 use super::sanitize::sanitize;
 use super::theme;
-use super::wrap::{wrap_into, Mode};
+use super::wrap::{wrap_into, WrapMode};
 
 /// The explanation, in a frame, each paragraph wrapped with its own hanging indent (so a
 /// bullet's continuation lines sit under its text).
@@ -39,7 +39,7 @@ impl Widget for SetupScreen<'_> {
                 usize::from(inner.width),
                 &[],
                 &rest,
-                Mode::Words,
+                WrapMode::Words,
                 &mut lines,
             );
         }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Widget};
 
 use super::sanitize::sanitize;
 use super::theme;
-use super::wrap::{truncate, wrap_into, Mode};
+use super::wrap::{truncate, wrap_into, WrapMode};
 use crate::tools::write_todos::{Todo, TodoStatus};
 
 /// The marks of pending, in-progress and completed items.
@@ -86,7 +86,7 @@ impl Widget for TodoPane<'_> {
                 usize::from(inner.width),
                 &first,
                 &rest,
-                Mode::Words,
+                WrapMode::Words,
                 &mut lines,
             );
         }

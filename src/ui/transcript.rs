@@ -22,7 +22,7 @@ use ratatui::widgets::Widget;
 use super::markdown;
 use super::sanitize::sanitize;
 use super::theme;
-use super::wrap::{spans_width, truncate, wrap_into, Mode};
+use super::wrap::{spans_width, truncate, wrap_into, WrapMode};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 use crate::app::state::{
     AssistantCell, CachedRender, Cell, CompactionCell, NoticeCell, NoticeKind, ReasoningCell,
@@ -104,7 +104,7 @@ fn wrap_text(
     width: u16,
     first: &[Span<'static>],
     rest: &[Span<'static>],
-    mode: Mode,
+    mode: WrapMode,
     out: &mut Vec<Line<'static>>,
 ) {
     let clean = sanitize(text);
@@ -131,7 +131,7 @@ fn user_lines(c: &UserCell, width: u16, out: &mut Vec<Line<'static>>) {
         width,
         &first,
         &rest,
-        Mode::Words,
+        WrapMode::Words,
         out,
     );
 }
@@ -147,7 +147,7 @@ fn reasoning_lines(c: &ReasoningCell, width: u16, out: &mut Vec<Line<'static>>) 
             width,
             &first,
             &rest,
-            Mode::Words,
+            WrapMode::Words,
             out,
         );
         return;
@@ -176,7 +176,7 @@ fn notice_lines(c: &NoticeCell, width: u16, out: &mut Vec<Line<'static>>) {
         width,
         &first,
         &rest,
-        Mode::Words,
+        WrapMode::Words,
         out,
     );
 }
@@ -198,7 +198,7 @@ fn compaction_lines(c: &CompactionCell, width: u16, out: &mut Vec<Line<'static>>
         width,
         &first,
         &rest,
-        Mode::Words,
+        WrapMode::Words,
         out,
     );
     let note = c.note.trim();
@@ -211,7 +211,15 @@ fn compaction_lines(c: &CompactionCell, width: u16, out: &mut Vec<Line<'static>>
             Span::styled(truncate("▾ handoff note", w.saturating_sub(2)), theme::DIM),
         ]));
         let gutter = [Span::styled(RESULT_GUTTER, theme::DIM)];
-        wrap_text(note, theme::TEXT, width, &gutter, &gutter, Mode::Words, out);
+        wrap_text(
+            note,
+            theme::TEXT,
+            width,
+            &gutter,
+            &gutter,
+            WrapMode::Words,
+            out,
+        );
         return;
     }
     let n = note.lines().count();
@@ -332,7 +340,7 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     };
     let gutter = [Span::styled(RESULT_GUTTER, theme::DIM)];
     if c.expanded {
-        wrap_text(result, style, width, &gutter, &gutter, Mode::Chars, out);
+        wrap_text(result, style, width, &gutter, &gutter, WrapMode::Chars, out);
         return;
     }
     let room = w.saturating_sub(super::wrap::width(RESULT_GUTTER)).max(1);

@@ -4,9 +4,9 @@
 //! and following screen lines (a list marker and its hanging indent, a quote bar, a code
 //! gutter). Out: screen lines that each fit the width. Widths are counted per grapheme with
 //! the same tables as ratatui's buffer, so CJK and emoji (two columns) wrap exactly where
-//! they will be drawn. [`Mode::Words`] breaks prose between words (and around wide
+//! they will be drawn. [`WrapMode::Words`] breaks prose between words (and around wide
 //! characters, which have no spaces between them), dropping the spaces at the break;
-//! [`Mode::Chars`] breaks code anywhere and keeps every space, so nothing is lost or
+//! [`WrapMode::Chars`] breaks code anywhere and keeps every space, so nothing is lost or
 //! re-indented.
 
 use ratatui::style::Style;
@@ -15,7 +15,7 @@ use unicode_width::UnicodeWidthStr;
 
 /// Where lines may break.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum WrapMode {
     /// Prose: between words and around wide characters.
     Words,
     /// Code and tool output: at any grapheme, spaces kept.
@@ -86,7 +86,7 @@ pub fn wrap_into(
     width: usize,
     first: &[Span<'static>],
     rest: &[Span<'static>],
-    mode: Mode,
+    mode: WrapMode,
     out: &mut Vec<Line<'static>>,
 ) {
     let mut graphemes = spans
@@ -113,7 +113,7 @@ pub fn wrap_into(
     };
 
     match mode {
-        Mode::Chars => {
+        WrapMode::Chars => {
             for g in graphemes {
                 if line.width + g.width > room && line.width > 0 {
                     new_line(&mut line, &mut room);
@@ -121,7 +121,7 @@ pub fn wrap_into(
                 line.push(&g);
             }
         }
-        Mode::Words => {
+        WrapMode::Words => {
             // The widest a line can be: a word wider than this is broken, whatever the line.
             let widest = avail(first).max(avail(rest));
             // Spaces seen since the last word, written only if the next word fits after
@@ -201,7 +201,7 @@ pub fn wrap_into(
 }
 
 /// Wrap into a new vector (for tests and one-off text).
-pub fn wrap(spans: &[Span<'_>], width: usize, mode: Mode) -> Vec<Line<'static>> {
+pub fn wrap(spans: &[Span<'_>], width: usize, mode: WrapMode) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     wrap_into(spans, width, &[], &[], mode, &mut out);
     out
@@ -246,37 +246,41 @@ mod tests {
 
     #[test]
     fn words_wrap_at_spaces_and_drop_them() {
-        let lines = wrap(&[Span::raw("the quick brown fox jumps")], 10, Mode::Words);
+        let lines = wrap(
+            &[Span::raw("the quick brown fox jumps")],
+            10,
+            WrapMode::Words,
+        );
         assert_eq!(texts(&lines), ["the quick", "brown fox", "jumps"]);
     }
 
     #[test]
     fn long_words_are_broken() {
-        let lines = wrap(&[Span::raw("ab abcdefghijkl")], 5, Mode::Words);
+        let lines = wrap(&[Span::raw("ab abcdefghijkl")], 5, WrapMode::Words);
         assert_eq!(texts(&lines), ["ab", "abcde", "fghij", "kl"]);
     }
 
     #[test]
     fn a_word_wider_than_any_line_is_broken_as_it_is_read() {
         let text = format!("ab {}  cd {}", "x".repeat(23), " ".repeat(40));
-        let lines = wrap(&[Span::raw(text.as_str())], 10, Mode::Words);
+        let lines = wrap(&[Span::raw(text.as_str())], 10, WrapMode::Words);
         let ten = "x".repeat(10);
         assert_eq!(texts(&lines), ["ab", ten.as_str(), ten.as_str(), "xxx  cd"]);
         // Spaces wider than a line are never written, even before a word.
         let text = format!("a{}b", " ".repeat(25));
-        let lines = wrap(&[Span::raw(text.as_str())], 10, Mode::Words);
+        let lines = wrap(&[Span::raw(text.as_str())], 10, WrapMode::Words);
         assert_eq!(texts(&lines), ["a", "b"]);
     }
 
     #[test]
     fn cjk_counts_two_columns_and_breaks_between_characters() {
-        let lines = wrap(&[Span::raw("漢字の文章です")], 6, Mode::Words);
+        let lines = wrap(&[Span::raw("漢字の文章です")], 6, WrapMode::Words);
         assert_eq!(texts(&lines), ["漢字の", "文章で", "す"]);
         for l in &lines {
             assert!(l.width() <= 6);
         }
         // An odd width never splits a wide character.
-        let lines = wrap(&[Span::raw("漢字の文章")], 5, Mode::Chars);
+        let lines = wrap(&[Span::raw("漢字の文章")], 5, WrapMode::Chars);
         assert_eq!(texts(&lines), ["漢字", "の文", "章"]);
     }
 
@@ -284,14 +288,14 @@ mod tests {
     fn emoji_are_two_columns_and_stay_whole() {
         let family = "👨\u{200d}👩\u{200d}👧";
         let text = format!("ok 👍 {family} done");
-        let lines = wrap(&[Span::raw(text.as_str())], 5, Mode::Words);
+        let lines = wrap(&[Span::raw(text.as_str())], 5, WrapMode::Words);
         assert_eq!(texts(&lines), ["ok 👍", family, "done"]);
         assert!(lines.iter().all(|l| l.width() <= 5));
     }
 
     #[test]
     fn chars_mode_keeps_spaces_and_indentation() {
-        let lines = wrap(&[Span::raw("    let x =   1;")], 8, Mode::Chars);
+        let lines = wrap(&[Span::raw("    let x =   1;")], 8, WrapMode::Chars);
         assert_eq!(texts(&lines), ["    let ", "x =   1;"]);
     }
 
@@ -305,7 +309,7 @@ mod tests {
             12,
             &[Span::raw("- ")],
             &[Span::raw("  ")],
-            Mode::Words,
+            WrapMode::Words,
             &mut out,
         );
         assert_eq!(texts(&out), ["- plain bold", "  words here"]);
@@ -315,7 +319,7 @@ mod tests {
 
     #[test]
     fn empty_input_is_one_line() {
-        assert_eq!(texts(&wrap(&[], 10, Mode::Words)), [""]);
+        assert_eq!(texts(&wrap(&[], 10, WrapMode::Words)), [""]);
     }
 
     #[test]

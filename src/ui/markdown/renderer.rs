@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 
 use crate::ui::sanitize::sanitize;
 use crate::ui::theme;
-use crate::ui::wrap::{spans_width, width, wrap_into, Mode};
+use crate::ui::wrap::{spans_width, width, wrap_into, WrapMode};
 
 /// The indent of every line of a reply, so it lines up with the text after the user's
 /// and the tools' marks.
@@ -410,7 +410,7 @@ impl<'o> Renderer<'o> {
                 })
                 .collect()
         };
-        wrap_into(&spans, self.width, &first, &rest, Mode::Words, self.out);
+        wrap_into(&spans, self.width, &first, &rest, WrapMode::Words, self.out);
         self.mark_used();
         self.emitted = true;
     }
@@ -431,7 +431,7 @@ impl<'o> Renderer<'o> {
             let line = line.strip_suffix('\r').unwrap_or(line);
             let clean = sanitize(line);
             let span = [Span::styled(clean.as_ref(), style)];
-            wrap_into(&span, self.width, &first, &rest, Mode::Chars, self.out);
+            wrap_into(&span, self.width, &first, &rest, WrapMode::Chars, self.out);
             first.clone_from(&rest);
             self.mark_used();
         }
@@ -481,7 +481,7 @@ impl<'o> Renderer<'o> {
                 }
             }
             let p = if r == 0 { &first } else { &rest };
-            wrap_into(&spans, self.width, p, &rest, Mode::Words, self.out);
+            wrap_into(&spans, self.width, p, &rest, WrapMode::Words, self.out);
             if header && fits {
                 let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
                 let mut line = rest.clone();

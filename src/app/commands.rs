@@ -45,7 +45,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 /// A slash command as typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub enum SlashCommand {
     Help,
     Clear,
     Resume,
@@ -65,7 +65,7 @@ pub enum Command {
 }
 
 /// The command this input is, or `None` when it is a message.
-pub fn parse(input: &str) -> Option<Command> {
+pub fn parse(input: &str) -> Option<SlashCommand> {
     let first = input.split_whitespace().next()?;
     let name = first.strip_prefix('/')?;
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
@@ -80,31 +80,31 @@ pub fn parse(input: &str) -> Option<Command> {
             .to_string()
     };
     Some(match name.to_ascii_lowercase().as_str() {
-        "help" => Command::Help,
-        "clear" => Command::Clear,
-        "resume" => Command::Resume,
-        "model" | "models" => Command::Model(Some(rest()).filter(|n| !n.is_empty())),
-        "todos" => Command::Todos,
-        "skills" => Command::Skills,
-        "rename" => Command::Rename(rest()),
-        "context" => Command::Context,
-        "compact" => Command::Compact(Some(rest()).filter(|f| !f.is_empty())),
-        "cost" | "usage" => Command::Cost,
-        "quit" | "exit" => Command::Quit,
-        _ => Command::Unknown(first.to_string()),
+        "help" => SlashCommand::Help,
+        "clear" => SlashCommand::Clear,
+        "resume" => SlashCommand::Resume,
+        "model" | "models" => SlashCommand::Model(Some(rest()).filter(|n| !n.is_empty())),
+        "todos" => SlashCommand::Todos,
+        "skills" => SlashCommand::Skills,
+        "rename" => SlashCommand::Rename(rest()),
+        "context" => SlashCommand::Context,
+        "compact" => SlashCommand::Compact(Some(rest()).filter(|f| !f.is_empty())),
+        "cost" | "usage" => SlashCommand::Cost,
+        "quit" | "exit" => SlashCommand::Quit,
+        _ => SlashCommand::Unknown(first.to_string()),
     })
 }
 
 /// Carry out a command.
-pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
+pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
     match command {
-        Command::Help => {
+        SlashCommand::Help => {
             app.transcript
                 .cells
                 .push(Cell::notice(NoticeKind::Info, help_text()));
             app.transcript.scroll = Scroll::default();
         }
-        Command::Clear => {
+        SlashCommand::Clear => {
             if app.busy() {
                 let esc = keymap()
                     .keys_for(Mode::Global, Action::Interrupt)
@@ -121,31 +121,31 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
             app.gauge = app.gauge.cleared();
             effects.push(Effect::Agent(AgentCommand::NewConversation));
         }
-        Command::Resume => {
+        SlashCommand::Resume => {
             if app.busy() {
                 app.hint = Some(super::picker::busy_hint());
             } else {
                 effects.push(Effect::OpenPicker);
             }
         }
-        Command::Model(Some(name)) => super::model_switch::begin(app, &name, effects),
-        Command::Model(None) => {
+        SlashCommand::Model(Some(name)) => super::model_switch::begin(app, &name, effects),
+        SlashCommand::Model(None) => {
             if app.info.setup.is_some() {
                 app.hint = Some(super::composer::SETUP_HINT.to_string());
             } else {
                 effects.push(Effect::ListModels);
             }
         }
-        Command::Todos => app.show_todos = !app.show_todos,
-        Command::Rename(title) => {
+        SlashCommand::Todos => app.show_todos = !app.show_todos,
+        SlashCommand::Rename(title) => {
             if title.is_empty() {
                 app.hint = Some("/rename needs a name: /rename fix the flaky test".to_string());
             } else {
                 effects.push(Effect::Agent(AgentCommand::Rename(title)));
             }
         }
-        Command::Context => super::context_view::open(app),
-        Command::Compact(focus) => {
+        SlashCommand::Context => super::context_view::open(app),
+        SlashCommand::Compact(focus) => {
             // The agent queues it while it works; say when it will run.
             let queued = match app.activity {
                 Activity::Idle => None,
@@ -162,22 +162,22 @@ pub fn run(app: &mut App, command: Command, effects: &mut Vec<Effect>) {
             }
             effects.push(Effect::Agent(AgentCommand::Compact { focus }));
         }
-        Command::Skills => {
+        SlashCommand::Skills => {
             let text = skills_text(&app.info.skills, &app.info.skill_notices);
             app.transcript
                 .cells
                 .push(Cell::notice(NoticeKind::Info, text));
             app.transcript.scroll = Scroll::default();
         }
-        Command::Cost => {
+        SlashCommand::Cost => {
             let text = cost_text(app);
             app.transcript
                 .cells
                 .push(Cell::notice(NoticeKind::Info, text));
             app.transcript.scroll = Scroll::default();
         }
-        Command::Quit => effects.push(Effect::Quit),
-        Command::Unknown(name) => {
+        SlashCommand::Quit => effects.push(Effect::Quit),
+        SlashCommand::Unknown(name) => {
             app.hint = Some(format!("unknown command {name}; /help lists them"));
         }
     }
@@ -276,27 +276,27 @@ mod tests {
 
     #[test]
     fn commands_are_slash_and_letters_as_the_first_word() {
-        assert_eq!(parse("/help"), Some(Command::Help));
-        assert_eq!(parse("/HELP me"), Some(Command::Help));
-        assert_eq!(parse("/exit"), Some(Command::Quit));
-        assert_eq!(parse("/skills"), Some(Command::Skills));
-        assert_eq!(parse("/resume"), Some(Command::Resume));
-        assert_eq!(parse("/model"), Some(Command::Model(None)));
+        assert_eq!(parse("/help"), Some(SlashCommand::Help));
+        assert_eq!(parse("/HELP me"), Some(SlashCommand::Help));
+        assert_eq!(parse("/exit"), Some(SlashCommand::Quit));
+        assert_eq!(parse("/skills"), Some(SlashCommand::Skills));
+        assert_eq!(parse("/resume"), Some(SlashCommand::Resume));
+        assert_eq!(parse("/model"), Some(SlashCommand::Model(None)));
         assert_eq!(
             parse("/model  ollama/qwen3-coder "),
-            Some(Command::Model(Some("ollama/qwen3-coder".into())))
+            Some(SlashCommand::Model(Some("ollama/qwen3-coder".into())))
         );
-        assert_eq!(parse("/context"), Some(Command::Context));
-        assert_eq!(parse("/cost"), Some(Command::Cost));
-        assert_eq!(parse("/compact"), Some(Command::Compact(None)));
-        assert_eq!(parse("/compact   "), Some(Command::Compact(None)));
+        assert_eq!(parse("/context"), Some(SlashCommand::Context));
+        assert_eq!(parse("/cost"), Some(SlashCommand::Cost));
+        assert_eq!(parse("/compact"), Some(SlashCommand::Compact(None)));
+        assert_eq!(parse("/compact   "), Some(SlashCommand::Compact(None)));
         assert_eq!(
             parse("/compact  keep the parser plan "),
-            Some(Command::Compact(Some("keep the parser plan".into())))
+            Some(SlashCommand::Compact(Some("keep the parser plan".into())))
         );
-        assert_eq!(parse("/xyz"), Some(Command::Unknown("/xyz".into())));
+        assert_eq!(parse("/xyz"), Some(SlashCommand::Unknown("/xyz".into())));
         assert_eq!(parse("/etc/hosts is broken"), None);
-        assert_eq!(parse("/tmp"), Some(Command::Unknown("/tmp".into())));
+        assert_eq!(parse("/tmp"), Some(SlashCommand::Unknown("/tmp".into())));
         assert_eq!(parse("/ something"), None);
         assert_eq!(parse("/"), None);
         assert_eq!(parse("/v2"), None);

@@ -144,7 +144,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             }
         }
         Action::Quit => effects.push(Effect::Quit),
-        Action::Help => super::commands::run(app, super::commands::Command::Help, effects),
+        Action::Help => super::commands::run(app, super::commands::SlashCommand::Help, effects),
         Action::Send => composer::submit(app, now, effects),
         Action::Newline => app.composer.textarea.insert_newline(),
         Action::HistoryPrev => composer::history_prev(app),

@@ -232,10 +232,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             .ok(),
     };
     let session_id = session.as_ref().map(|s| s.writer.id().to_string());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = runtime()?;
     let options = HeadlessOptions {
         prompt,
         format: match cli.output_format {
@@ -272,26 +269,18 @@ fn run_dashboard(
         );
     }
     let info = SessionInfo {
-        model: config.model_name.clone(),
-        project: root.clone(),
         branch: rein::dashboard::git_branch(&root),
-        sandbox: sandbox.describe(),
-        sandbox_ok: sandbox.warning().is_none(),
         setup: config
             .model
             .value
             .trim()
             .is_empty()
             .then(|| setup_text(&config)),
-        skills: skill_list(&skills),
-        skill_notices: skills.notices.clone(),
         prices: rein::dashboard::usage_prices(&config.prices),
+        ..session_info(config.model_name.clone(), &root, &sandbox, &skills)
     };
     let mut app = App::new(info, config.context_window.value);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = runtime()?;
     let result = runtime.block_on(async {
         let (agent, sessions) = match agent_config(&config, root.clone(), sandbox, policy, skills) {
             Ok(agent_config) => {
@@ -344,10 +333,7 @@ fn run_demo() -> Result<ExitCode, String> {
     if !std::io::stdout().is_terminal() {
         return Err("the demo needs a terminal".to_string());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = runtime()?;
     let result = runtime.block_on(async {
         let demo = rein::demo::Demo::start()
             .await
@@ -368,17 +354,7 @@ fn run_demo() -> Result<ExitCode, String> {
         );
         let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
         let skills = discover_skills(&config, &env, &root);
-        let info = SessionInfo {
-            model: format!("{} (demo)", demo.model()),
-            project: root.clone(),
-            branch: None,
-            sandbox: sandbox.describe(),
-            sandbox_ok: sandbox.warning().is_none(),
-            setup: None,
-            skills: skill_list(&skills),
-            skill_notices: skills.notices.clone(),
-            prices: None,
-        };
+        let info = session_info(format!("{} (demo)", demo.model()), &root, &sandbox, &skills);
         let app = App::new(info, demo.context_window());
         let agent = rein::agent::spawn(agent_config(&config, root, sandbox, policy, skills)?)
             .map_err(|e| e.to_string())?;
@@ -393,6 +369,30 @@ fn run_demo() -> Result<ExitCode, String> {
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The async runtime both front ends run on.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// What the dashboard shows of a run: the model, the project, the sandbox and the skills
+/// (no branch, setup text or prices: the callers add those they have).
+fn session_info(model: String, root: &Path, sandbox: &Sandbox, skills: &SkillSet) -> SessionInfo {
+    SessionInfo {
+        model,
+        project: root.to_path_buf(),
+        branch: None,
+        sandbox: sandbox.describe(),
+        sandbox_ok: sandbox.warning().is_none(),
+        setup: None,
+        skills: skill_list(skills),
+        skill_notices: skills.notices.clone(),
+        prices: None,
+    }
 }
 
 /// A session to continue (`--continue`, `--resume ID`), read and opened for appending.

@@ -1,16 +1,19 @@
 //! The dashboard's update step through its public API: scripted agent events and key
-//! presses in, state and effects out. (The approval modal's tests live next to the code,
+//! presses in, state and effects out (the harness is `support::app`). (The approval modal's tests live next to the code,
 //! in `src/app/update/tests.rs`: an approval reply can only be made inside the crate.)
+
+mod support;
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
 use rein::agent::{AgentCommand, AgentEvent, ContextStats, TurnOutcome, Usage};
 use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo, ToolStatus};
-use rein::app::update::{update_at, TOP};
+use rein::app::update::TOP;
 use rein::app::{AppEvent, Effect};
 use rein::context::budget::Breakdown;
 use rein::tools::write_todos::{Todo, TodoStatus};
+use support::app::Script;
 
 // ---- helpers ----------------------------------------------------------------------------
 
@@ -18,67 +21,7 @@ fn app() -> App {
     App::new(SessionInfo::default(), 128_000)
 }
 
-struct Script {
-    app: App,
-    now: Instant,
-}
-
 impl Script {
-    fn new() -> Script {
-        Script {
-            app: app(),
-            now: Instant::now(),
-        }
-    }
-
-    fn at(&mut self, event: AppEvent) -> Vec<Effect> {
-        update_at(&mut self.app, event, self.now)
-    }
-
-    /// Paste `text`, then let the moment pass in which keys count as part of the paste.
-    fn paste(&mut self, text: &str) -> Vec<Effect> {
-        let effects = self.at(AppEvent::Paste(text.into()));
-        self.advance(rein::app::update::PASTE_TAIL);
-        effects
-    }
-
-    fn agent(&mut self, event: AgentEvent) -> Vec<Effect> {
-        self.at(AppEvent::Agent(event))
-    }
-
-    fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Effect> {
-        self.at(AppEvent::Key(KeyEvent::new(code, modifiers)))
-    }
-
-    fn plain(&mut self, code: KeyCode) -> Vec<Effect> {
-        self.key(code, KeyModifiers::NONE)
-    }
-
-    fn ctrl(&mut self, c: char) -> Vec<Effect> {
-        self.key(KeyCode::Char(c), KeyModifiers::CONTROL)
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            let effects = self.plain(KeyCode::Char(c));
-            assert!(effects.is_empty(), "typing {c:?} did {effects:?}");
-        }
-    }
-
-    /// Type a line and press Enter.
-    fn send(&mut self, text: &str) -> Vec<Effect> {
-        self.type_text(text);
-        self.plain(KeyCode::Enter)
-    }
-
-    fn advance(&mut self, by: Duration) {
-        self.now += by;
-    }
-
-    fn input(&self) -> Vec<String> {
-        self.app.composer.textarea.lines().to_vec()
-    }
-
     fn turn(&mut self, text: &str) {
         self.agent(AgentEvent::TurnStarted { text: text.into() });
         self.agent(AgentEvent::RequestStarted { step: 1 });
@@ -162,7 +105,7 @@ fn wheel(kind: MouseEventKind) -> AppEvent {
 
 #[test]
 fn streamed_deltas_build_one_assistant_cell_and_finish_it() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("hello");
     assert!(matches!(s.app.activity, Activity::Thinking { .. }));
     let started = s.now;
@@ -208,7 +151,7 @@ fn streamed_deltas_build_one_assistant_cell_and_finish_it() {
 
 #[test]
 fn reasoning_and_text_are_separate_cells() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("why?");
     s.agent(AgentEvent::ReasoningDelta {
         text: "Let me ".into(),
@@ -242,7 +185,7 @@ fn reasoning_and_text_are_separate_cells() {
 
 #[test]
 fn a_reply_without_deltas_still_shows() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("hi");
     s.agent(AgentEvent::AssistantMessage {
         refusal: false,
@@ -261,7 +204,7 @@ fn a_reply_without_deltas_still_shows() {
 
 #[test]
 fn a_new_step_starts_a_new_assistant_cell() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("go");
     s.agent(AgentEvent::TextDelta {
         text: "first".into(),
@@ -294,7 +237,7 @@ fn a_new_step_starts_a_new_assistant_cell() {
 
 #[test]
 fn a_tool_call_runs_and_finishes() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("test it");
     s.advance(Duration::from_secs(1));
     s.tool(
@@ -327,7 +270,7 @@ fn a_tool_call_runs_and_finishes() {
 
 #[test]
 fn the_status_line_says_the_plan_step_in_progress() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("plan");
     s.agent(AgentEvent::TodosUpdated {
         todos: vec![
@@ -352,7 +295,7 @@ fn the_status_line_says_the_plan_step_in_progress() {
 
 #[test]
 fn key_arguments_are_one_line() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("files");
     s.tool(
         "r",
@@ -380,7 +323,7 @@ fn key_arguments_are_one_line() {
 
 #[test]
 fn refused_failed_and_interrupted_calls() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("do things");
     for id in ["denied", "failed", "ok-text", "cut", "notrun", "running"] {
         s.tool(id, "bash", serde_json::json!({ "command": id }));
@@ -434,7 +377,7 @@ fn refused_failed_and_interrupted_calls() {
 
 #[test]
 fn ctrl_o_expands_the_last_tool_output() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("x");
     s.tool("a", "bash", serde_json::json!({ "command": "ls" }));
     s.finish_tool("a", "bash", "one\ntwo", false);
@@ -448,7 +391,7 @@ fn ctrl_o_expands_the_last_tool_output() {
 
 #[test]
 fn notices_errors_and_retries() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("x");
     s.agent(AgentEvent::Retrying {
         attempt: 2,
@@ -502,7 +445,7 @@ fn stats(tokens: u64, chars_per_token: f64, estimated: bool) -> ContextStats {
 
 #[test]
 fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("12345678"); // 8 characters
     assert_eq!(s.app.gauge.added_chars, 8);
     s.agent(AgentEvent::ReasoningDelta {
@@ -548,7 +491,7 @@ fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
 
 #[test]
 fn the_gauge_drops_at_once_after_a_compaction() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.agent(AgentEvent::Context(stats(85_000, 3.0, false)));
     s.turn("go on");
     s.agent(AgentEvent::CompactionStarted {
@@ -588,7 +531,7 @@ fn compact_commands(effects: &[Effect]) -> Vec<Option<String>> {
 
 #[test]
 fn compact_sends_the_command_with_and_without_a_focus() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     assert_eq!(compact_commands(&s.send("/compact")), vec![None]);
     assert_eq!(
         compact_commands(&s.send("/compact   keep the parser plan  ")),
@@ -605,7 +548,7 @@ fn compact_sends_the_command_with_and_without_a_focus() {
 
 #[test]
 fn compact_during_a_turn_says_it_is_queued() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("a long job");
     let effects = s.send("/compact");
     assert_eq!(
@@ -625,7 +568,7 @@ fn compact_during_a_turn_says_it_is_queued() {
 
 #[test]
 fn a_compaction_shows_while_it_runs_then_as_a_folded_cell() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.send("/compact");
     s.advance(Duration::from_secs(1));
     s.agent(AgentEvent::CompactionStarted {
@@ -660,7 +603,7 @@ fn a_compaction_shows_while_it_runs_then_as_a_folded_cell() {
 
 #[test]
 fn an_automatic_compaction_mid_turn_goes_back_to_thinking() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("go on");
     s.tool("t", "bash", serde_json::json!({ "command": "ls" }));
     s.finish_tool("t", "bash", "a\nb", false);
@@ -683,7 +626,7 @@ fn an_automatic_compaction_mid_turn_goes_back_to_thinking() {
 
 #[test]
 fn a_failed_compaction_is_an_error_and_the_activity_goes_back() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.send("/compact");
     s.agent(AgentEvent::CompactionStarted {
         auto: false,
@@ -716,7 +659,7 @@ fn a_failed_compaction_is_an_error_and_the_activity_goes_back() {
 
 #[test]
 fn dropped_results_are_a_notice() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.agent(AgentEvent::ResultsDropped {
         dropped: 3,
         before_tokens: 110_000,
@@ -733,12 +676,12 @@ fn dropped_results_are_a_notice() {
 
 #[test]
 fn context_opens_a_layer_that_follows_the_count_and_closes_with_esc_or_q() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     assert!(s.send("/context").is_empty());
     assert!(s.app.context_open);
     // Keys go to the layer: typing does not reach the input.
     s.plain(KeyCode::Char('x'));
-    assert_eq!(s.input(), [""]);
+    assert_eq!(s.input_lines(), [""]);
     s.agent(AgentEvent::Context(stats(40_000, 3.5, false)));
     assert_eq!(s.app.context.map(|c| c.tokens), Some(40_000));
     assert!(s.app.context_open, "a new count keeps it open");
@@ -751,17 +694,17 @@ fn context_opens_a_layer_that_follows_the_count_and_closes_with_esc_or_q() {
     );
     assert!(!s.app.context_open);
     s.type_text("q");
-    assert_eq!(s.input(), ["q"], "closed: keys edit the input again");
+    assert_eq!(s.input_lines(), ["q"], "closed: keys edit the input again");
 }
 
 // ---- composer ---------------------------------------------------------------------------
 
 #[test]
 fn enter_sends_the_trimmed_text_and_remembers_it() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     let effects = s.send("  fix the bug  ");
     assert_eq!(sent(&effects), vec!["fix the bug"]);
-    assert_eq!(s.input(), [""]);
+    assert_eq!(s.input_lines(), [""]);
     assert_eq!(s.app.composer.history, ["fix the bug"]);
     assert!(s.app.composer.queued.is_empty(), "idle: not queued");
     assert!(s.app.busy(), "the turn is under way");
@@ -771,12 +714,12 @@ fn enter_sends_the_trimmed_text_and_remembers_it() {
     });
     s.end_turn(TurnOutcome::Completed);
     assert!(s.send("   ").is_empty());
-    assert_eq!(s.input(), ["   "]);
+    assert_eq!(s.input_lines(), ["   "]);
 }
 
 #[test]
 fn messages_sent_while_busy_are_queued_until_their_turn_starts() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.send("first");
     s.turn("first");
     s.agent(AgentEvent::TextDelta {
@@ -818,7 +761,7 @@ fn messages_sent_while_busy_are_queued_until_their_turn_starts() {
 
 #[test]
 fn a_second_message_before_the_turn_starts_is_queued_too() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.send("one");
     s.send("two");
     assert_eq!(s.app.composer.queued, ["two"]);
@@ -826,7 +769,7 @@ fn a_second_message_before_the_turn_starts_is_queued_too() {
 
 #[test]
 fn shift_enter_alt_enter_and_ctrl_j_insert_a_newline() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.type_text("a");
     assert!(s.key(KeyCode::Enter, KeyModifiers::SHIFT).is_empty());
     s.type_text("b");
@@ -834,17 +777,17 @@ fn shift_enter_alt_enter_and_ctrl_j_insert_a_newline() {
     s.type_text("c");
     assert!(s.ctrl('j').is_empty());
     s.type_text("d");
-    assert_eq!(s.input(), ["a", "b", "c", "d"]);
+    assert_eq!(s.input_lines(), ["a", "b", "c", "d"]);
     assert_eq!(sent(&s.plain(KeyCode::Enter)), vec!["a\nb\nc\nd"]);
 }
 
 #[test]
 fn a_paste_of_many_lines_never_sends() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     let effects = s.paste("line one\r\nline two\rline three\nline four\n");
     assert!(effects.is_empty());
     assert_eq!(
-        s.input(),
+        s.input_lines(),
         ["line one", "line two", "line three", "line four", ""]
     );
     assert!(s.app.transcript.cells.is_empty());
@@ -856,7 +799,7 @@ fn a_paste_of_many_lines_never_sends() {
 
 #[test]
 fn up_and_down_recall_earlier_inputs() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     for text in ["alpha", "beta\ngamma"] {
         s.paste(text);
         s.plain(KeyCode::Enter);
@@ -864,39 +807,43 @@ fn up_and_down_recall_earlier_inputs() {
     }
     s.type_text("draft");
     s.plain(KeyCode::Up);
-    assert_eq!(s.input(), ["beta", "gamma"]);
+    assert_eq!(s.input_lines(), ["beta", "gamma"]);
     assert_eq!(s.app.composer.history_pos, Some(1));
     assert_eq!(s.app.composer.draft, "draft");
     // The cursor is on the first line, so Up recalls further.
     s.plain(KeyCode::Up);
-    assert_eq!(s.input(), ["alpha"]);
+    assert_eq!(s.input_lines(), ["alpha"]);
     s.plain(KeyCode::Up);
-    assert_eq!(s.input(), ["alpha"], "the oldest stays");
+    assert_eq!(s.input_lines(), ["alpha"], "the oldest stays");
     s.plain(KeyCode::Down);
-    assert_eq!(s.input(), ["beta", "gamma"]);
+    assert_eq!(s.input_lines(), ["beta", "gamma"]);
     s.plain(KeyCode::Down);
-    assert_eq!(s.input(), ["draft"], "past the newest: the draft");
+    assert_eq!(s.input_lines(), ["draft"], "past the newest: the draft");
     assert_eq!(s.app.composer.history_pos, None);
     s.plain(KeyCode::Down);
-    assert_eq!(s.input(), ["draft"]);
+    assert_eq!(s.input_lines(), ["draft"]);
 }
 
 #[test]
 fn up_inside_a_multi_line_input_moves_the_cursor() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.send("old");
     s.end_turn(TurnOutcome::Completed);
     s.at(AppEvent::Paste("one\ntwo".into()));
     s.plain(KeyCode::Up);
-    assert_eq!(s.input(), ["one", "two"], "moved up a line, no recall");
+    assert_eq!(
+        s.input_lines(),
+        ["one", "two"],
+        "moved up a line, no recall"
+    );
     assert_eq!(s.app.composer.textarea.cursor().0, 0);
     s.plain(KeyCode::Up);
-    assert_eq!(s.input(), ["old"]);
+    assert_eq!(s.input_lines(), ["old"]);
 }
 
 #[test]
 fn without_a_model_sending_shows_how_to_set_one() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.app.info.setup = Some("set model in ~/.config/rein/config.toml".into());
     let effects = s.send("hello");
     assert!(effects.is_empty());
@@ -905,7 +852,7 @@ fn without_a_model_sending_shows_how_to_set_one() {
         .hint
         .as_deref()
         .is_some_and(|h| h.contains("no model")));
-    assert_eq!(s.input(), ["hello"], "the text is kept");
+    assert_eq!(s.input_lines(), ["hello"], "the text is kept");
     assert!(!s.app.busy());
     s.ctrl('c');
     assert!(is_quit(&s.send("/quit")));
@@ -915,7 +862,7 @@ fn without_a_model_sending_shows_how_to_set_one() {
 
 #[test]
 fn slash_commands_run_and_unknown_ones_only_hint() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     let effects = s.send("/help");
     assert!(effects.is_empty());
     let help = match s.cells() {
@@ -950,7 +897,7 @@ fn slash_commands_run_and_unknown_ones_only_hint() {
         s.app.hint.as_deref(),
         Some("unknown command /xyz; /help lists them")
     );
-    assert_eq!(s.input(), [""]);
+    assert_eq!(s.input_lines(), [""]);
     // Typing clears the hint.
     s.type_text("a");
     assert_eq!(s.app.hint, None);
@@ -967,7 +914,7 @@ fn slash_commands_run_and_unknown_ones_only_hint() {
 
 #[test]
 fn clear_empties_the_transcript_and_todos_but_not_mid_turn() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("x");
     s.agent(AgentEvent::TodosUpdated {
         todos: vec![Todo {
@@ -998,7 +945,7 @@ fn clear_empties_the_transcript_and_todos_but_not_mid_turn() {
 
 #[test]
 fn ctrl_c_and_esc_interrupt_a_running_turn() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("long job");
     assert!(is_interrupt(&s.ctrl('c')));
     assert_eq!(s.app.last_ctrl_c, Some(s.now));
@@ -1016,7 +963,7 @@ fn ctrl_c_and_esc_interrupt_a_running_turn() {
 
 #[test]
 fn a_second_ctrl_c_within_a_second_quits() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.turn("long job");
     assert!(is_interrupt(&s.ctrl('c')));
     assert_eq!(s.app.hint.as_deref(), Some("press Ctrl-C again to quit"));
@@ -1026,17 +973,17 @@ fn a_second_ctrl_c_within_a_second_quits() {
 
 #[test]
 fn ctrl_c_when_idle_clears_the_input_then_quits() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     assert!(is_quit(&s.ctrl('c')), "empty input: quit at once");
 
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.type_text("half a thought");
     assert!(s.ctrl('c').is_empty());
-    assert_eq!(s.input(), [""]);
+    assert_eq!(s.input_lines(), [""]);
     s.advance(Duration::from_millis(500));
     assert!(is_quit(&s.ctrl('c')));
 
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.type_text("again");
     s.ctrl('c');
     s.advance(Duration::from_secs(5));
@@ -1047,7 +994,7 @@ fn ctrl_c_when_idle_clears_the_input_then_quits() {
 
 #[test]
 fn scrolling_up_stops_following_and_the_bottom_follows_again() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.at(AppEvent::Resize {
         width: 100,
         height: 30,
@@ -1094,7 +1041,7 @@ fn scrolling_up_stops_following_and_the_bottom_follows_again() {
     assert_eq!(scroll(&s), (TOP, false));
     s.key(KeyCode::End, KeyModifiers::CONTROL);
     assert_eq!(scroll(&s), (0, true));
-    assert_eq!(s.input(), ["abc"]);
+    assert_eq!(s.input_lines(), ["abc"]);
 
     // Sending returns to the bottom.
     s.plain(KeyCode::PageUp);
@@ -1105,7 +1052,7 @@ fn scrolling_up_stops_following_and_the_bottom_follows_again() {
 
 #[test]
 fn f2_and_ctrl_g_toggle_mouse_capture() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     assert!(!s.app.mouse_capture);
     assert!(matches!(
         s.plain(KeyCode::F(2)).as_slice(),
@@ -1121,19 +1068,19 @@ fn f2_and_ctrl_g_toggle_mouse_capture() {
 
 #[test]
 fn unbound_keys_edit_the_input() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.type_text("helo");
     s.plain(KeyCode::Left);
     s.type_text("l");
     s.plain(KeyCode::End);
     s.plain(KeyCode::Backspace);
     s.type_text("o!");
-    assert_eq!(s.input(), ["hello!"]);
+    assert_eq!(s.input_lines(), ["hello!"]);
 }
 
 #[test]
 fn rename_names_the_session_and_needs_a_name() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     let effects = s.send("/rename  Fix the flaky test ");
     assert!(
         matches!(effects.as_slice(), [Effect::Agent(AgentCommand::Rename(t))] if t == "Fix the flaky test"),
@@ -1149,7 +1096,7 @@ fn rename_names_the_session_and_needs_a_name() {
 
 #[test]
 fn the_prompt_cache_and_the_cost_show_once_the_server_reports_them() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     let status = |app: &App| {
         let line = rein::ui::status::StatusLine {
             app,
@@ -1219,7 +1166,7 @@ fn the_prompt_cache_and_the_cost_show_once_the_server_reports_them() {
 
 #[test]
 fn a_refusal_is_shown_as_the_reply_and_said_to_be_one() {
-    let mut s = Script::new();
+    let mut s = Script::with(app());
     s.agent(AgentEvent::TurnStarted { text: "q".into() });
     s.agent(AgentEvent::TextDelta {
         text: "I can't help with that.".into(),

@@ -3,21 +3,20 @@
 //! (`tests/snapshots/model_picker_*.txt`, `UPDATE_SNAPSHOTS=1` rewrites them). The agent's
 //! side of a switch is in `tests/model_switch_agent.rs`.
 
+mod support;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use crossterm::event::KeyCode;
 use rein::agent::{AgentCommand, AgentEvent, ContextStats, ModelSwitch, OverBudget, Prices};
 use rein::app::event::{ModelResolved, ResolvedModel};
 use rein::app::model_picker::{ModelChoice, ModelList};
 use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo};
-use rein::app::update::update_at;
 use rein::app::{AppEvent, Effect, Layer};
 use rein::context::budget::Breakdown;
 use rein::session::{Entry, SessionMeta, SessionWriter};
-use rein::ui::{buffer_text, render};
+use support::app::{assert_snapshot, Script};
 
 // ---- helpers ----------------------------------------------------------------------------
 
@@ -86,46 +85,11 @@ fn resolved(name: &str, window: u64) -> AppEvent {
     }))
 }
 
-struct Script {
-    app: App,
-    now: Instant,
+fn script() -> Script {
+    Script::with(App::new(info(), 32_768))
 }
 
 impl Script {
-    fn new() -> Script {
-        Script {
-            app: App::new(info(), 32_768),
-            now: Instant::now(),
-        }
-    }
-
-    fn at(&mut self, event: AppEvent) -> Vec<Effect> {
-        update_at(&mut self.app, event, self.now)
-    }
-
-    fn key(&mut self, code: KeyCode) -> Vec<Effect> {
-        self.at(AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-    }
-
-    fn ctrl(&mut self, c: char) -> Vec<Effect> {
-        self.at(AppEvent::Key(KeyEvent::new(
-            KeyCode::Char(c),
-            KeyModifiers::CONTROL,
-        )))
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            let effects = self.key(KeyCode::Char(c));
-            assert!(effects.is_empty(), "typing {c:?} did {effects:?}");
-        }
-    }
-
-    fn send(&mut self, text: &str) -> Vec<Effect> {
-        self.type_text(text);
-        self.key(KeyCode::Enter)
-    }
-
     /// `/model` + Enter, then the loop's answer: the listed models.
     fn open(&mut self) {
         let effects = self.send("/model");
@@ -148,10 +112,6 @@ impl Script {
                 rein::app::model_picker::ModelRow::Typed(t) => format!("typed: {t}"),
             })
             .collect()
-    }
-
-    fn input(&self) -> String {
-        self.app.composer.textarea.lines().join("\n")
     }
 
     fn notices(&self) -> Vec<(NoticeKind, String)> {
@@ -178,7 +138,7 @@ fn switched_to(effects: &[Effect]) -> String {
 
 #[test]
 fn model_lists_the_models_with_the_one_in_use_first_and_once() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     assert_eq!(s.input(), "", "the command left the input");
     assert_eq!(
@@ -197,7 +157,7 @@ fn model_lists_the_models_with_the_one_in_use_first_and_once() {
 
 #[test]
 fn typing_filters_ignoring_case_and_enter_switches_to_the_selection() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     s.type_text("CLAUDE");
     assert_eq!(
@@ -208,8 +168,8 @@ fn typing_filters_ignoring_case_and_enter_switches_to_the_selection() {
     s.ctrl('u');
     s.type_text("qwen3");
     assert_eq!(s.rows(), [CURRENT, "lab/qwen3-coder-30b", "typed: qwen3"]);
-    s.key(KeyCode::Down);
-    let effects = s.key(KeyCode::Enter);
+    s.plain(KeyCode::Down);
+    let effects = s.plain(KeyCode::Enter);
     assert_eq!(switched_to(&effects), "lab/qwen3-coder-30b");
     assert!(s.app.model_picker.is_none(), "Enter closes the picker");
     assert_eq!(
@@ -224,13 +184,13 @@ fn typing_filters_ignoring_case_and_enter_switches_to_the_selection() {
 
 #[test]
 fn a_whole_name_that_is_not_listed_can_be_picked_as_typed() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     s.type_text("ollama/qwen3");
     // A prefix of a listed name: the listed one first, the typed name below it.
     assert_eq!(s.rows(), [CURRENT, "typed: ollama/qwen3"]);
-    s.key(KeyCode::End);
-    assert_eq!(switched_to(&s.key(KeyCode::Enter)), "ollama/qwen3");
+    s.plain(KeyCode::End);
+    assert_eq!(switched_to(&s.plain(KeyCode::Enter)), "ollama/qwen3");
 
     // A name no listed one contains: it is the only row, selected.
     s.open();
@@ -239,7 +199,7 @@ fn a_whole_name_that_is_not_listed_can_be_picked_as_typed() {
     s.now += rein::app::update::PASTE_TAIL;
     assert_eq!(s.rows(), ["typed: groq/openai/gpt-oss-120b"]);
     assert_eq!(
-        switched_to(&s.key(KeyCode::Enter)),
+        switched_to(&s.plain(KeyCode::Enter)),
         "groq/openai/gpt-oss-120b"
     );
 
@@ -251,10 +211,10 @@ fn a_whole_name_that_is_not_listed_can_be_picked_as_typed() {
 
 #[test]
 fn esc_and_ctrl_c_close_and_nothing_changes() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     s.type_text("gpt");
-    assert!(s.key(KeyCode::Esc).is_empty(), "Esc does not interrupt");
+    assert!(s.plain(KeyCode::Esc).is_empty(), "Esc does not interrupt");
     assert!(s.app.model_picker.is_none());
     assert_eq!(s.input(), "", "the filter did not reach the input");
     s.open();
@@ -265,10 +225,10 @@ fn esc_and_ctrl_c_close_and_nothing_changes() {
 
 #[test]
 fn keys_go_to_the_picker_and_the_footer_says_what_enter_does() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     for code in [KeyCode::F(1), KeyCode::Tab, KeyCode::Left] {
-        assert!(s.key(code).is_empty());
+        assert!(s.plain(code).is_empty());
     }
     assert!(s.ctrl('t').is_empty());
     assert!(s.app.show_todos, "Ctrl-T did not toggle the todo pane");
@@ -284,9 +244,9 @@ fn keys_go_to_the_picker_and_the_footer_says_what_enter_does() {
 
 #[test]
 fn choosing_the_model_in_use_changes_nothing() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
-    assert!(s.key(KeyCode::Enter).is_empty());
+    assert!(s.plain(KeyCode::Enter).is_empty());
     assert_eq!(
         s.app.hint.as_deref(),
         Some("already using ollama/qwen3-coder")
@@ -298,7 +258,7 @@ fn choosing_the_model_in_use_changes_nothing() {
 
 #[test]
 fn model_name_switches_directly_and_the_resolved_model_goes_to_the_agent() {
-    let mut s = Script::new();
+    let mut s = script();
     let effects = s.send("/model openrouter/anthropic/claude-sonnet-4.5");
     assert_eq!(
         switched_to(&effects),
@@ -356,7 +316,7 @@ fn model_name_switches_directly_and_the_resolved_model_goes_to_the_agent() {
 
 #[test]
 fn a_switch_during_a_turn_is_queued_and_says_so() {
-    let mut s = Script::new();
+    let mut s = script();
     s.at(AppEvent::Agent(AgentEvent::TurnStarted {
         text: "go".into(),
     }));
@@ -364,7 +324,7 @@ fn a_switch_during_a_turn_is_queued_and_says_so() {
     // The picker opens during a turn too.
     s.open();
     s.type_text("gpt-4.1");
-    assert_eq!(switched_to(&s.key(KeyCode::Enter)), "openai/gpt-4.1");
+    assert_eq!(switched_to(&s.plain(KeyCode::Enter)), "openai/gpt-4.1");
     let effects = s.at(resolved("openai/gpt-4.1", 1_047_576));
     assert!(
         matches!(effects.as_slice(), [Effect::Agent(AgentCommand::SetModel(m))] if m.name == "openai/gpt-4.1"),
@@ -381,7 +341,7 @@ fn a_switch_during_a_turn_is_queued_and_says_so() {
 
 #[test]
 fn a_name_that_does_not_resolve_is_one_error_line_and_nothing_changes() {
-    let mut s = Script::new();
+    let mut s = script();
     let effects = s.send("/model ollama/");
     assert_eq!(switched_to(&effects), "ollama/");
     let effects = s.at(AppEvent::ModelResolved(Box::new(ModelResolved {
@@ -402,7 +362,7 @@ fn a_name_that_does_not_resolve_is_one_error_line_and_nothing_changes() {
 
 #[test]
 fn messages_sent_while_the_switch_resolves_wait_and_go_to_the_new_model() {
-    let mut s = Script::new();
+    let mut s = script();
     s.send("/model openai/gpt-4.1");
     assert!(s.send("first question").is_empty(), "held, not sent");
     assert!(s.send("second question").is_empty());
@@ -442,7 +402,7 @@ fn messages_sent_while_the_switch_resolves_wait_and_go_to_the_new_model() {
 
 #[test]
 fn an_answer_for_a_replaced_switch_is_ignored() {
-    let mut s = Script::new();
+    let mut s = script();
     s.send("/model openai/gpt-4.1");
     s.send("/model lab/qwen3-coder-30b");
     // The first name's window took longer to ask for.
@@ -456,7 +416,7 @@ fn an_answer_for_a_replaced_switch_is_ignored() {
 
 #[test]
 fn a_conversation_left_over_the_new_budget_is_said_so() {
-    let mut s = Script::new();
+    let mut s = script();
     s.at(AppEvent::Agent(AgentEvent::ModelSwitched {
         name: "lab/small".into(),
         model: "small".into(),
@@ -496,12 +456,12 @@ fn a_session_resumed_from_the_picker_goes_on_with_its_own_model() {
     let loaded = rein::session::load(&path).unwrap();
     assert_eq!(loaded.model_name(), Some("openai/gpt-4.1"));
 
-    let mut s = Script::new();
+    let mut s = script();
     let effects = s.at(AppEvent::Resumed(Ok(Box::new(loaded.clone()))));
     assert_eq!(switched_to(&effects), "openai/gpt-4.1");
 
     // On the same model already: no switch.
-    let mut s = Script::new();
+    let mut s = script();
     s.app.info.model = "openai/gpt-4.1".into();
     assert!(s.at(AppEvent::Resumed(Ok(Box::new(loaded)))).is_empty());
 }
@@ -509,41 +469,17 @@ fn a_session_resumed_from_the_picker_goes_on_with_its_own_model() {
 // ---- rendering --------------------------------------------------------------------------
 
 fn draw(app: &App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| render(app, frame, Instant::now()))
-        .unwrap();
-    buffer_text(terminal.backend().buffer())
-}
-
-fn assert_snapshot(name: &str, screen: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, screen).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "no snapshot {}; run with UPDATE_SNAPSHOTS=1 to write it:\n{screen}",
-            path.display()
-        )
-    });
-    assert!(
-        expected == screen,
-        "snapshot {name} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- expected\n{expected}\n--- got\n{screen}"
-    );
+    support::app::draw(app, width, height, Instant::now())
 }
 
 fn open_picker() -> Script {
-    let mut s = Script::new();
+    let mut s = script();
     s.app
         .transcript
         .cells
         .push(Cell::user("this is the conversation underneath"));
     s.open();
-    s.key(KeyCode::Down);
+    s.plain(KeyCode::Down);
     s
 }
 

@@ -2,19 +2,18 @@
 //! state and effects out; the resumed session replacing the shown one; and the picker's
 //! snapshot (`tests/snapshots/picker_*.txt`, `UPDATE_SNAPSHOTS=1` rewrites them).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
 use rein::agent::{AgentCommand, AgentEvent, Message};
 use rein::app::picker::{SessionList, NOTHING_TO_RESUME};
 use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo};
-use rein::app::update::update_at;
 use rein::app::{AppEvent, Effect};
 use rein::session::{Entry, MessageCount, SessionMeta, SessionSummary, SessionWriter};
-use rein::ui::{buffer_text, render};
+use support::app::{assert_snapshot, Script};
 
 // ---- helpers ----------------------------------------------------------------------------
 
@@ -99,38 +98,15 @@ fn list(sessions: Vec<SessionSummary>) -> SessionList {
     }
 }
 
-struct Script {
-    app: App,
-    now: Instant,
+fn script() -> Script {
+    Script::with(App::new(info(), 128_000))
 }
 
 impl Script {
-    fn new() -> Script {
-        Script {
-            app: App::new(info(), 128_000),
-            now: Instant::now(),
-        }
-    }
-
-    fn at(&mut self, event: AppEvent) -> Vec<Effect> {
-        update_at(&mut self.app, event, self.now)
-    }
-
-    fn key(&mut self, code: KeyCode) -> Vec<Effect> {
-        self.at(AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            let effects = self.key(KeyCode::Char(c));
-            assert!(effects.is_empty(), "typing {c:?} did {effects:?}");
-        }
-    }
-
     /// `/resume` + Enter, then the loop's answer: the listed sessions.
     fn open(&mut self) {
         self.type_text("/resume");
-        let effects = self.key(KeyCode::Enter);
+        let effects = self.plain(KeyCode::Enter);
         assert!(
             matches!(effects.as_slice(), [Effect::OpenPicker]),
             "{effects:?}"
@@ -154,10 +130,6 @@ impl Script {
         let picker = self.app.picker.as_ref().expect("the picker is open");
         picker.selected_session().expect("a selection").id.clone()
     }
-
-    fn input(&self) -> String {
-        self.app.composer.textarea.lines().join("\n")
-    }
 }
 
 fn resumed_path(effects: &[Effect]) -> PathBuf {
@@ -171,7 +143,7 @@ fn resumed_path(effects: &[Effect]) -> PathBuf {
 
 #[test]
 fn resume_asks_the_loop_for_the_sessions_and_opens_on_the_newest() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     assert_eq!(s.input(), "", "the command left the input");
     assert_eq!(
@@ -183,12 +155,12 @@ fn resume_asks_the_loop_for_the_sessions_and_opens_on_the_newest() {
 
 #[test]
 fn typing_filters_by_title_project_and_id_ignoring_case() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     s.type_text("JSON");
     assert_eq!(s.ids(), ["20250614-b2"], "by title");
     for _ in 0..4 {
-        s.key(KeyCode::Backspace);
+        s.plain(KeyCode::Backspace);
     }
     s.type_text("srv/work");
     assert_eq!(s.ids(), ["20250613-c3"], "by project");
@@ -202,16 +174,16 @@ fn typing_filters_by_title_project_and_id_ignoring_case() {
         ["20250615-a1", "20250601-d4"],
         "by project as shown"
     );
-    s.key(KeyCode::Down);
+    s.plain(KeyCode::Down);
     assert_eq!(s.selected(), "20250601-d4");
     // Changing the filter starts at the top again.
-    s.key(KeyCode::Backspace);
+    s.plain(KeyCode::Backspace);
     assert_eq!(s.selected(), "20250615-a1");
     s.at(AppEvent::Paste("\n0613".into()));
     assert_eq!(s.app.picker.as_ref().unwrap().filter, "~/src/pa 0613");
     assert!(s.ids().is_empty());
     // Enter with nothing selected does nothing.
-    assert!(s.key(KeyCode::Enter).is_empty());
+    assert!(s.plain(KeyCode::Enter).is_empty());
     assert!(s.app.picker.is_some());
     s.at(AppEvent::Key(KeyEvent::new(
         KeyCode::Char('u'),
@@ -223,43 +195,43 @@ fn typing_filters_by_title_project_and_id_ignoring_case() {
 
 #[test]
 fn arrows_and_pages_move_within_the_list() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
-    s.key(KeyCode::Up);
+    s.plain(KeyCode::Up);
     assert_eq!(s.selected(), "20250615-a1", "stays at the top");
-    s.key(KeyCode::Down);
-    s.key(KeyCode::Down);
+    s.plain(KeyCode::Down);
+    s.plain(KeyCode::Down);
     assert_eq!(s.selected(), "20250613-c3");
-    s.key(KeyCode::PageDown);
+    s.plain(KeyCode::PageDown);
     assert_eq!(s.selected(), "20250601-d4", "stops at the bottom");
-    s.key(KeyCode::Down);
+    s.plain(KeyCode::Down);
     assert_eq!(s.selected(), "20250601-d4");
-    s.key(KeyCode::PageUp);
+    s.plain(KeyCode::PageUp);
     assert_eq!(s.selected(), "20250615-a1");
-    s.key(KeyCode::End);
+    s.plain(KeyCode::End);
     assert_eq!(s.selected(), "20250601-d4");
-    s.key(KeyCode::Home);
+    s.plain(KeyCode::Home);
     assert_eq!(s.selected(), "20250615-a1");
 }
 
 #[test]
 fn enter_resumes_the_selected_session_and_closes() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     s.type_text("cli");
-    s.key(KeyCode::Down); // no further match: stays on the only one
-    let path = resumed_path(&s.key(KeyCode::Enter));
+    s.plain(KeyCode::Down); // no further match: stays on the only one
+    let path = resumed_path(&s.plain(KeyCode::Enter));
     assert_eq!(path, Path::new("/data/sessions/20250614-b2.jsonl"));
     assert!(s.app.picker.is_none());
 }
 
 #[test]
 fn esc_closes_and_keeps_the_session() {
-    let mut s = Script::new();
+    let mut s = script();
     s.app.transcript.cells.push(Cell::user("earlier"));
     s.open();
     s.type_text("fix");
-    assert!(s.key(KeyCode::Esc).is_empty(), "Esc does not interrupt");
+    assert!(s.plain(KeyCode::Esc).is_empty(), "Esc does not interrupt");
     assert!(s.app.picker.is_none());
     assert_eq!(s.app.transcript.cells.len(), 1);
     assert_eq!(s.input(), "", "the filter did not reach the input");
@@ -275,7 +247,7 @@ fn esc_closes_and_keeps_the_session() {
 
 #[test]
 fn keys_do_not_reach_the_composer_or_the_main_screen_while_open() {
-    let mut s = Script::new();
+    let mut s = script();
     s.type_text("draft");
     s.app.composer.textarea.select_all();
     s.app.composer.textarea.cut();
@@ -284,7 +256,7 @@ fn keys_do_not_reach_the_composer_or_the_main_screen_while_open() {
     assert_eq!(s.input(), "");
     // Keys bound on the main screen do nothing but their picker meaning.
     for code in [KeyCode::F(1), KeyCode::Tab, KeyCode::Left] {
-        assert!(s.key(code).is_empty());
+        assert!(s.plain(code).is_empty());
     }
     let effects = s.at(AppEvent::Key(KeyEvent::new(
         KeyCode::Char('t'),
@@ -298,13 +270,13 @@ fn keys_do_not_reach_the_composer_or_the_main_screen_while_open() {
 
 #[test]
 fn resume_is_refused_while_a_turn_runs() {
-    let mut s = Script::new();
+    let mut s = script();
     s.at(AppEvent::Agent(AgentEvent::TurnStarted {
         text: "go".into(),
     }));
     assert!(s.app.busy());
     s.type_text("/resume");
-    let effects = s.key(KeyCode::Enter);
+    let effects = s.plain(KeyCode::Enter);
     assert!(effects.is_empty(), "{effects:?}");
     assert!(s.app.picker.is_none());
     let hint = s.app.hint.clone().unwrap_or_default();
@@ -313,10 +285,10 @@ fn resume_is_refused_while_a_turn_runs() {
 
 #[test]
 fn enter_waits_when_a_turn_started_while_the_picker_was_open() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     s.app.activity = Activity::Thinking { since: s.now };
-    assert!(s.key(KeyCode::Enter).is_empty());
+    assert!(s.plain(KeyCode::Enter).is_empty());
     assert!(s.app.picker.is_some(), "still open");
     assert!(s
         .app
@@ -327,7 +299,7 @@ fn enter_waits_when_a_turn_started_while_the_picker_was_open() {
 
 #[test]
 fn the_current_session_and_empty_ones_are_left_out() {
-    let mut s = Script::new();
+    let mut s = script();
     let mut all = sessions();
     all.push(summary(
         "20250615-e5",
@@ -344,7 +316,7 @@ fn the_current_session_and_empty_ones_are_left_out() {
 
 #[test]
 fn nothing_to_resume_is_a_hint_not_an_empty_picker() {
-    let mut s = Script::new();
+    let mut s = script();
     s.at(AppEvent::Sessions(list(Vec::new())));
     assert!(s.app.picker.is_none());
     assert_eq!(s.app.hint.as_deref(), Some(NOTHING_TO_RESUME));
@@ -368,9 +340,9 @@ fn a_resumed_session_replaces_the_conversation_shown() {
     drop(writer);
     let loaded = rein::session::load(&path).unwrap();
 
-    let mut s = Script::new();
+    let mut s = script();
     s.type_text("old question");
-    s.key(KeyCode::Enter);
+    s.plain(KeyCode::Enter);
     s.at(AppEvent::Agent(AgentEvent::TurnFinished {
         outcome: rein::agent::TurnOutcome::Completed,
     }));
@@ -396,7 +368,7 @@ fn a_resumed_session_replaces_the_conversation_shown() {
 
 #[test]
 fn a_session_that_cannot_be_resumed_is_an_error_notice() {
-    let mut s = Script::new();
+    let mut s = script();
     s.app.transcript.cells.push(Cell::user("keep me"));
     s.at(AppEvent::Resumed(
         Err("cannot resume /x.jsonl: gone".into()),
@@ -408,11 +380,11 @@ fn a_session_that_cannot_be_resumed_is_an_error_notice() {
 
 #[test]
 fn a_message_after_closing_goes_to_the_agent_as_usual() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
-    s.key(KeyCode::Esc);
+    s.plain(KeyCode::Esc);
     s.type_text("hello");
-    let effects = s.key(KeyCode::Enter);
+    let effects = s.plain(KeyCode::Enter);
     assert!(matches!(
         effects.as_slice(),
         [Effect::Agent(AgentCommand::UserMessage(t))] if t == "hello"
@@ -422,41 +394,17 @@ fn a_message_after_closing_goes_to_the_agent_as_usual() {
 // ---- rendering --------------------------------------------------------------------------
 
 fn draw(app: &App, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| render(app, frame, Instant::now()))
-        .unwrap();
-    buffer_text(terminal.backend().buffer())
-}
-
-fn assert_snapshot(name: &str, screen: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, screen).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "no snapshot {}; run with UPDATE_SNAPSHOTS=1 to write it:\n{screen}",
-            path.display()
-        )
-    });
-    assert!(
-        expected == screen,
-        "snapshot {name} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- expected\n{expected}\n--- got\n{screen}"
-    );
+    support::app::draw(app, width, height, Instant::now())
 }
 
 fn open_picker() -> Script {
-    let mut s = Script::new();
+    let mut s = script();
     s.app
         .transcript
         .cells
         .push(Cell::user("this is the session underneath"));
     s.open();
-    s.key(KeyCode::Down);
+    s.plain(KeyCode::Down);
     s
 }
 

@@ -4,6 +4,8 @@
 //! before committing. (The approval modal's snapshots are made next to the code, in
 //! `src/ui/snapshot_tests.rs`: an approval request can only be built inside the crate.)
 
+mod support;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -16,43 +18,10 @@ use rein::app::update::update_at;
 use rein::app::AppEvent;
 use rein::context::budget::Breakdown;
 use rein::tools::write_todos::{Todo, TodoStatus};
-use rein::ui::{buffer_text, render};
+use rein::ui::render;
+use support::app::{draw, snapshot};
 
 // ---- helpers ----------------------------------------------------------------------------
-
-fn draw(app: &App, width: u16, height: u16, now: Instant) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| render(app, frame, now)).unwrap();
-    buffer_text(terminal.backend().buffer())
-}
-
-fn assert_snapshot(name: &str, screen: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, screen).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "no snapshot {}; run with UPDATE_SNAPSHOTS=1 to write it:\n{screen}",
-            path.display()
-        )
-    });
-    if expected != screen {
-        panic!(
-            "snapshot {name} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- expected\n{expected}\n--- got\n{screen}"
-        );
-    }
-}
-
-fn snapshot(name: &str, app: &App, width: u16, height: u16, now: Instant) -> String {
-    let screen = draw(app, width, height, now);
-    assert_snapshot(name, &screen);
-    screen
-}
 
 struct Clock {
     t0: Instant,

@@ -237,10 +237,8 @@ impl Printer {
                     one_line(&key_argument(args), 160)
                 ),
                 SubagentEvent::ToolFinished {
-                    is_error: true,
-                    result,
-                    ..
-                } => {
+                    outcome, result, ..
+                } if outcome.is_error() => {
                     say!("    ✗ {}", one_line(result, 160))
                 }
                 SubagentEvent::Finished {
@@ -265,11 +263,11 @@ impl Printer {
             },
             AgentEvent::ToolFinished {
                 result,
-                is_error,
+                outcome,
                 duration,
                 ..
             } => {
-                let mark = if *is_error { "✗" } else { "✓" };
+                let mark = if outcome.is_error() { "✗" } else { "✓" };
                 let first = result.lines().next().unwrap_or("");
                 say!(
                     "  {mark} {:.1}s {}",

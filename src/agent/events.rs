@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 pub use super::usage::{Prices, Usage};
+pub use crate::conversation::ToolOutcome;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -65,7 +66,10 @@ pub enum AgentEvent {
         id: String,
         name: String,
         result: String,
+        /// `outcome.is_error()`, kept for readers of the JSONL from before `outcome`.
         is_error: bool,
+        /// How the call ended: what a front end shows (never guessed from `result`).
+        outcome: ToolOutcome,
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
     },
@@ -192,7 +196,10 @@ pub enum SubagentEvent {
         id: String,
         name: String,
         result: String,
+        /// `outcome.is_error()`, kept for readers of the JSONL from before `outcome`.
         is_error: bool,
+        /// How the call ended: what a front end shows (never guessed from `result`).
+        outcome: ToolOutcome,
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
     },

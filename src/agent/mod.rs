@@ -27,7 +27,7 @@ pub use crate::conversation::{Message, ToolCall};
 pub use client::{ClientConfig, ClientError, LlmClient};
 pub use events::{
     model_switched_text, AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ContextStats,
-    ModelSwitch, OverBudget, SubagentEvent, TurnOutcome,
+    ModelSwitch, OverBudget, SubagentEvent, ToolOutcome, TurnOutcome,
 };
 pub use usage::{Prices, Usage, UsageTotals};
 

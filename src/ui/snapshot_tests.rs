@@ -287,6 +287,7 @@ fn app_with_a_running_task(now: Instant) -> App {
             name: "read_file".into(),
             result: "fn parse_line".into(),
             is_error: false,
+            outcome: crate::agent::ToolOutcome::Ok,
             duration: Duration::from_millis(3),
         }),
         sub(SubagentEvent::RequestStarted { step: 2 }),
@@ -365,6 +366,7 @@ fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
             name: "task".into(),
             result: "src/parse.rs:12 sets TAB_WIDTH = 4".into(),
             is_error: false,
+            outcome: crate::agent::ToolOutcome::Ok,
             duration: Duration::from_millis(2500),
         }),
     ] {

@@ -116,7 +116,7 @@ pub async fn run_with_session(
             say!("rein: the agent stopped unexpectedly");
             return 1;
         };
-        if let AgentEvent::ApprovalNeeded { reply, .. } = &event {
+        if let AgentEvent::ApprovalNeeded { id, .. } = &event {
             let decision = if options.yes {
                 ApprovalDecision::Approve
             } else {
@@ -124,7 +124,10 @@ pub async fn run_with_session(
                     feedback: Some(HEADLESS_REFUSAL.to_string()),
                 }
             };
-            reply.send(decision);
+            handle.send(AgentCommand::Approval {
+                id: id.clone(),
+                decision,
+            });
         }
         printer.print(&event, options.yes);
         if let AgentEvent::TurnFinished { outcome } = event {

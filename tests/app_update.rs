@@ -1,6 +1,5 @@
 //! The dashboard's update step through its public API: scripted agent events and key
-//! presses in, state and effects out. (The approval modal's tests live next to the code,
-//! in `src/app/update/tests.rs`: an approval reply can only be made inside the crate.)
+//! presses in, state and effects out. (The approval modal's are in `approval_modal.rs`.)
 
 use std::time::{Duration, Instant};
 

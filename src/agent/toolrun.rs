@@ -12,9 +12,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use super::events::{AgentEvent, ApprovalDecision, ApprovalReply};
+use super::events::{AgentEvent, ApprovalDecision};
 use super::inbox::{Inbox, OpenApprovals};
 use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
@@ -29,7 +29,8 @@ pub(crate) struct ToolEnv<'a> {
     pub ctx: &'a ToolContext,
     pub events: &'a mpsc::UnboundedSender<AgentEvent>,
     /// For a subagent: the id of its `task` call. Its approval requests say so, and are
-    /// registered in `open` so an answer sent as a command finds them.
+    /// registered in `open` so the answer, a command the main agent's inbox reads, finds
+    /// them.
     pub subagent: Option<&'a str>,
     pub open: &'a OpenApprovals,
     /// Where a result longer than the cap is spilled (this user turn's folder).
@@ -130,12 +131,17 @@ impl ToolEnv<'_> {
                     Some(task) => format!("{task}/{}", call.id),
                     None => call.id.clone(),
                 };
-                let (reply, answer) = ApprovalReply::channel();
-                if self.subagent.is_some() {
-                    if let Ok(mut open) = self.open.lock() {
-                        open.insert(id.clone(), reply.clone());
+                // A subagent has no inbox: the main agent's passes the answer on.
+                let answer = match self.subagent {
+                    Some(_) => {
+                        let (reply, answer) = oneshot::channel();
+                        if let Ok(mut open) = self.open.lock() {
+                            open.insert(id.clone(), reply);
+                        }
+                        Some(answer)
                     }
-                }
+                    None => None,
+                };
                 self.emit(AgentEvent::ApprovalNeeded {
                     id: id.clone(),
                     name: name.to_string(),
@@ -144,11 +150,11 @@ impl ToolEnv<'_> {
                     grants: grants.clone(),
                     preview: prepared.preview(self.ctx),
                     subagent: self.subagent.map(str::to_string),
-                    reply,
                 });
-                let decision = match inbox.as_deref_mut() {
-                    Some(inbox) => inbox.wait_approval(&id, answer).await,
-                    None => answer.await.ok(),
+                let decision = match (inbox.as_deref_mut(), answer) {
+                    (_, Some(answer)) => answer.await.ok(),
+                    (Some(inbox), None) => inbox.wait_approval(&id).await,
+                    (None, None) => None,
                 };
                 if let Ok(mut open) = self.open.lock() {
                     open.remove(&id);

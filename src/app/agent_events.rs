@@ -91,7 +91,6 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             grants,
             preview,
             subagent,
-            reply,
         } => {
             let waiting = match &subagent {
                 Some(task_id) => subagent_call_mut(app, task_id, &id).map(|(call, version)| {
@@ -128,7 +127,6 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 grants,
                 preview,
                 subagent,
-                reply,
             });
         }
         AgentEvent::ToolFinished {

@@ -278,9 +278,6 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         agent.send(command);
                     }
                 }
-                Effect::Answer { reply, decision } => {
-                    reply.send(decision);
-                }
                 Effect::Notify { message } => notify(&message, ctx.attention),
                 Effect::MouseCapture(on) => {
                     let mut stdout = io::stdout();

@@ -116,7 +116,7 @@ pub async fn run_with_session(
             say!("rein: the agent stopped unexpectedly");
             return 1;
         };
-        if let AgentEvent::ApprovalNeeded { reply, .. } = &event {
+        if let AgentEvent::ApprovalNeeded { id, .. } = &event {
             let decision = if options.yes {
                 ApprovalDecision::Approve
             } else {
@@ -124,7 +124,10 @@ pub async fn run_with_session(
                     feedback: Some(HEADLESS_REFUSAL.to_string()),
                 }
             };
-            reply.send(decision);
+            handle.send(AgentCommand::Approval {
+                id: id.clone(),
+                decision,
+            });
         }
         printer.print(&event, options.yes);
         if let AgentEvent::TurnFinished { outcome } = event {
@@ -237,10 +240,8 @@ impl Printer {
                     one_line(&key_argument(args), 160)
                 ),
                 SubagentEvent::ToolFinished {
-                    is_error: true,
-                    result,
-                    ..
-                } => {
+                    outcome, result, ..
+                } if outcome.is_error() => {
                     say!("    ✗ {}", one_line(result, 160))
                 }
                 SubagentEvent::Finished {
@@ -265,11 +266,11 @@ impl Printer {
             },
             AgentEvent::ToolFinished {
                 result,
-                is_error,
+                outcome,
                 duration,
                 ..
             } => {
-                let mark = if *is_error { "✗" } else { "✓" };
+                let mark = if outcome.is_error() { "✗" } else { "✓" };
                 let first = result.lines().next().unwrap_or("");
                 say!(
                     "  {mark} {:.1}s {}",

@@ -956,7 +956,7 @@ async fn stale_interrupts_do_not_hit_the_next_turn() {
 }
 
 #[tokio::test]
-async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
+async fn approval_can_be_answered_by_command_a_while_later() {
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[("bash", &args(json!({"command": "echo by-command"})))]),
@@ -972,8 +972,7 @@ async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
     loop {
         let event = next_event(&mut handle, Duration::from_secs(10)).await;
         match event {
-            AgentEvent::ApprovalNeeded { id, reply, .. } => {
-                drop(reply);
+            AgentEvent::ApprovalNeeded { id, .. } => {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 handle.send(AgentCommand::Approval {
                     id,
@@ -989,6 +988,128 @@ async fn approval_can_be_answered_by_command_after_dropping_the_reply() {
         }
     }
     assert_eq!(results, ["by-command"]);
+}
+
+/// A turn whose one bash call asks, and what the test does when it does; the turn's events.
+async fn ask_then(
+    on_ask: impl FnOnce(&mut agent::AgentHandle, String),
+) -> (Vec<AgentEvent>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &args(json!({"command": "touch asked.txt"})))]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut cfg = config(&server, dir.path());
+    cfg.policy = Arc::new(AskForBash::default());
+    let mut handle = agent::spawn(cfg).unwrap();
+    handle.send(AgentCommand::UserMessage("go".into()));
+    let mut on_ask = Some(on_ask);
+    let mut events = Vec::new();
+    loop {
+        let event = next_event(&mut handle, Duration::from_secs(10)).await;
+        if let AgentEvent::ApprovalNeeded { id, .. } = &event {
+            if let Some(f) = on_ask.take() {
+                f(&mut handle, id.clone());
+            }
+        }
+        let done = matches!(event, AgentEvent::TurnFinished { .. });
+        events.push(event);
+        if done {
+            return (events, dir);
+        }
+    }
+}
+
+fn finished_outcomes(events: &[AgentEvent]) -> Vec<rein::agent::ToolOutcome> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished { outcome, .. } => Some(*outcome),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_interrupt_settles_an_open_approval_and_a_stray_answer_does_not() {
+    let (events, dir) = ask_then(|handle, id| {
+        // An answer naming another request is not this one's.
+        handle.send(AgentCommand::Approval {
+            id: format!("{id}-other"),
+            decision: ApprovalDecision::Approve,
+        });
+        handle.send(AgentCommand::Interrupt);
+    })
+    .await;
+    assert_eq!(outcome(&events), TurnOutcome::Interrupted);
+    assert_eq!(
+        finished_outcomes(&events),
+        [rein::agent::ToolOutcome::Interrupted]
+    );
+    assert!(!dir.path().join("asked.txt").exists());
+}
+
+#[tokio::test]
+async fn a_refusal_by_id_is_a_refused_outcome_with_the_users_words() {
+    let (events, dir) = ask_then(|handle, id| {
+        handle.send(AgentCommand::Approval {
+            id,
+            decision: ApprovalDecision::Deny {
+                feedback: Some("not today".into()),
+            },
+        });
+    })
+    .await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    assert_eq!(
+        finished_outcomes(&events),
+        [rein::agent::ToolOutcome::Refused]
+    );
+    let results = tool_results(&events);
+    assert!(results[0].1.contains("(not today)"), "{results:?}");
+    assert!(!dir.path().join("asked.txt").exists());
+}
+
+#[tokio::test]
+async fn a_front_end_that_goes_away_settles_an_open_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[(
+        "bash",
+        &args(json!({"command": "touch asked.txt"})),
+    )])])
+    .await
+    .unwrap();
+    let mut cfg = config(&server, dir.path());
+    cfg.policy = Arc::new(AskForBash::default());
+    let agent::AgentHandle {
+        commands,
+        mut events,
+        task,
+    } = agent::spawn(cfg).unwrap();
+    commands
+        .send(AgentCommand::UserMessage("go".into()))
+        .unwrap();
+    let mut commands = Some(commands);
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
+        if matches!(event, AgentEvent::ApprovalNeeded { .. }) {
+            // Every command sender gone: nobody can answer any more.
+            drop(commands.take());
+        }
+        seen.push(event);
+    }
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the agent ended")
+        .unwrap();
+    assert_eq!(
+        finished_outcomes(&seen),
+        [rein::agent::ToolOutcome::Interrupted]
+    );
+    assert_eq!(outcome(&seen), TurnOutcome::Interrupted);
+    assert!(!dir.path().join("asked.txt").exists());
 }
 
 #[tokio::test]

@@ -1,13 +1,13 @@
 //! The dashboard's update step through its public API: scripted agent events and key
-//! presses in, state and effects out (the harness is `support::app`). (The approval modal's tests live next to the code,
-//! in `src/app/update/tests.rs`: an approval reply can only be made inside the crate.)
+//! presses in, state and effects out (the harness is `support::app`; the approval modal's
+//! tests are in `approval_modal.rs`).
 
 mod support;
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
-use rein::agent::{AgentCommand, AgentEvent, ContextStats, TurnOutcome, Usage};
+use rein::agent::{AgentCommand, AgentEvent, ContextStats, ToolOutcome, TurnOutcome, Usage};
 use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo, ToolStatus};
 use rein::app::update::TOP;
 use rein::app::{AppEvent, Effect};
@@ -35,12 +35,13 @@ impl Script {
         });
     }
 
-    fn finish_tool(&mut self, id: &str, name: &str, result: &str, is_error: bool) {
+    fn finish_tool(&mut self, id: &str, name: &str, result: &str, outcome: ToolOutcome) {
         self.agent(AgentEvent::ToolFinished {
             id: id.into(),
             name: name.into(),
             result: result.into(),
-            is_error,
+            is_error: outcome.is_error(),
+            outcome,
             duration: Duration::from_millis(120),
         });
     }
@@ -260,7 +261,7 @@ fn a_tool_call_runs_and_finishes() {
             since: s.now
         }
     );
-    s.finish_tool("t1", "bash", "test result: ok", false);
+    s.finish_tool("t1", "bash", "test result: ok", ToolOutcome::Ok);
     let tool = s.tool_cell("t1");
     assert_eq!(tool.status, ToolStatus::Done { approved: false });
     assert_eq!(tool.result.as_deref(), Some("test result: ok"));
@@ -325,37 +326,52 @@ fn key_arguments_are_one_line() {
 fn refused_failed_and_interrupted_calls() {
     let mut s = Script::with(app());
     s.turn("do things");
-    for id in ["denied", "failed", "ok-text", "cut", "notrun", "running"] {
+    for id in [
+        "denied", "failed", "ok-text", "cut", "notrun", "reworded", "running",
+    ] {
         s.tool(id, "bash", serde_json::json!({ "command": id }));
     }
     s.finish_tool(
         "denied",
         "bash",
         "Error: bash was denied by the permission rules (rm). Do not retry it; choose another way or ask the user.",
-        true,
+        ToolOutcome::Denied,
     );
-    s.finish_tool("failed", "bash", "Error: exit code 1\nno such file", true);
+    s.finish_tool(
+        "failed",
+        "bash",
+        "Error: exit code 1\nno such file",
+        ToolOutcome::Error,
+    );
     // Output that merely mentions an interruption is a success when it is not an error.
     s.finish_tool(
         "ok-text",
         "bash",
         "was interrupted by the user at 3pm",
-        false,
+        ToolOutcome::Ok,
     );
     s.finish_tool(
         "cut",
         "bash",
         "Error: interrupted by the user before this tool finished.",
-        true,
+        ToolOutcome::Interrupted,
     );
     s.finish_tool(
         "notrun",
         "bash",
         "Error: not run: the user interrupted the turn before this call started.",
-        true,
+        ToolOutcome::NotRun,
+    );
+    // The mark follows the outcome, however the text is worded.
+    s.finish_tool(
+        "reworded",
+        "bash",
+        "The user said no.",
+        ToolOutcome::Refused,
     );
     s.end_turn(TurnOutcome::Interrupted);
     assert_eq!(s.tool_cell("denied").status, ToolStatus::Refused);
+    assert_eq!(s.tool_cell("reworded").status, ToolStatus::Refused);
     assert_eq!(s.tool_cell("failed").status, ToolStatus::Failed);
     assert_eq!(
         s.tool_cell("ok-text").status,
@@ -380,7 +396,7 @@ fn ctrl_o_expands_the_last_tool_output() {
     let mut s = Script::with(app());
     s.turn("x");
     s.tool("a", "bash", serde_json::json!({ "command": "ls" }));
-    s.finish_tool("a", "bash", "one\ntwo", false);
+    s.finish_tool("a", "bash", "one\ntwo", ToolOutcome::Ok);
     s.tool("b", "bash", serde_json::json!({ "command": "sleep 9" }));
     s.ctrl('o');
     assert!(s.tool_cell("a").expanded, "the last one with a result");
@@ -471,7 +487,7 @@ fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
 
     // What streams in afterwards counts at 2.5 characters a token, not 4.
     s.tool("t", "bash", serde_json::json!({ "command": "ls" }));
-    s.finish_tool("t", "bash", &"x".repeat(400), false);
+    s.finish_tool("t", "bash", &"x".repeat(400), ToolOutcome::Ok);
     assert_eq!(s.app.gauge.added_chars, 400);
     assert_eq!(s.app.gauge.used(), 20_160);
 
@@ -606,7 +622,7 @@ fn an_automatic_compaction_mid_turn_goes_back_to_thinking() {
     let mut s = Script::with(app());
     s.turn("go on");
     s.tool("t", "bash", serde_json::json!({ "command": "ls" }));
-    s.finish_tool("t", "bash", "a\nb", false);
+    s.finish_tool("t", "bash", "a\nb", ToolOutcome::Ok);
     s.agent(AgentEvent::CompactionStarted {
         auto: true,
         messages: 30,

@@ -161,6 +161,7 @@ async fn jsonl_output_is_one_event_per_line() {
         .unwrap();
     assert_eq!(finished["result"], "hi");
     assert_eq!(finished["is_error"], false);
+    assert_eq!(finished["outcome"], "ok");
     assert!(finished["duration_ms"].is_u64());
     let usage = events.iter().find(|e| e["type"] == "usage").unwrap();
     assert_eq!(usage["prompt_tokens"], 100);
@@ -552,6 +553,49 @@ async fn default_rules_deny_refuse_and_allow_through_the_real_binary() {
         "{}",
         stderr(&out)
     );
+}
+
+#[tokio::test]
+async fn jsonl_says_how_each_call_ended() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("bash", &json!({"command": "rm -rf data"}).to_string()),
+            (
+                "bash",
+                &json!({"command": "touch made-by-touch"}).to_string(),
+            ),
+            ("bash", &json!({"command": "ls"}).to_string()),
+            ("bash", &json!({"command": "ls no-such-dir"}).to_string()),
+            ("no_such_tool", "{}"),
+        ]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let mut args = print_args("clean up", &server.base_url(), "m", project.path());
+    args.extend(["--output-format".into(), "jsonl".into()]);
+    let out = rein(home.path(), args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let finished: Vec<(String, bool)> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("each line is JSON"))
+        .filter(|e| e["type"] == "tool_finished")
+        .map(|e| {
+            let outcome = e["outcome"].as_str().unwrap_or("missing").to_string();
+            (outcome, e["is_error"].as_bool().unwrap_or(false))
+        })
+        .collect();
+    let expected = [
+        ("denied", true),
+        ("refused", true),
+        ("ok", false),
+        ("ok", false),
+        ("error", true),
+    ];
+    let expected: Vec<(String, bool)> = expected.iter().map(|(o, e)| (o.to_string(), *e)).collect();
+    assert_eq!(finished, expected);
 }
 
 /// Issue 12, item 1: nothing the model sends reaches the terminal as a control sequence,

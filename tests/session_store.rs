@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use rein::agent::{Message, ToolCall};
+use rein::conversation::{ToolOutcome, ToolResult};
 use rein::permissions::Grant;
 use rein::session::{
     self, export_markdown, latest_for_project, list, list_with_stats, load, read_records, Entry,
@@ -277,7 +278,10 @@ fn a_turn_cut_off_mid_tool_gets_exactly_the_missing_results() {
     let s = load(&path).unwrap();
     assert_eq!(s.synthetic_results, 1);
     assert_eq!(s.history.len(), 4);
-    assert_eq!(s.history[3], Message::tool("call_b", NOT_RUN));
+    assert_eq!(
+        s.history[3],
+        synthetic("call_b", NOT_RUN, ToolOutcome::NotRun)
+    );
     assert_eq!(s.message_count, 3);
     assert_valid_request(&s.history);
     assert!(
@@ -687,7 +691,19 @@ fn a_call_that_started_before_the_crash_may_have_run() {
     let path = writer.path().to_path_buf();
     drop(writer);
     let s = load(&path).unwrap();
-    assert_eq!(s.history[2], Message::tool("call_a", session::MAY_HAVE_RUN));
-    assert_eq!(s.history[3], Message::tool("call_b", NOT_RUN));
+    assert_eq!(
+        s.history[2],
+        synthetic("call_a", session::MAY_HAVE_RUN, ToolOutcome::MayHaveRun)
+    );
+    assert_eq!(
+        s.history[3],
+        synthetic("call_b", NOT_RUN, ToolOutcome::NotRun)
+    );
     assert!(session::MAY_HAVE_RUN.contains("may have completed"));
+}
+
+/// A result the reader made up for a call the session never finished.
+fn synthetic(id: &str, text: &str, outcome: ToolOutcome) -> Message {
+    let text = text.to_string();
+    Message::tool_result(id, ToolResult { outcome, text })
 }

@@ -103,6 +103,9 @@ async fn a_session_records_and_resumes_history_todos_and_rules() {
         "the session rule: {:?}",
         loaded.rules
     );
+    // Each result is recorded with how its call ended.
+    let outcomes: Vec<_> = loaded.history.iter().filter_map(|m| m.outcome()).collect();
+    assert_eq!(outcomes, [rein::agent::ToolOutcome::Ok; 2]);
     let server2 = ScriptedServer::start(vec![
         Reply::tool_calls(&[(
             "bash",
@@ -136,6 +139,8 @@ async fn a_session_records_and_resumes_history_todos_and_rules() {
     );
     let request = &server2.requests()[0];
     assert_valid(request);
+    // How a call ended is rein's business, not the server's.
+    assert!(!request.to_string().contains("\"outcome\""), "{request}");
     let messages = &history(request);
     let system = messages[0]["content"].as_str().unwrap();
     assert!(
@@ -228,6 +233,8 @@ async fn sigkill_mid_turn_then_continue_gives_a_valid_next_request() {
     assert!(err.contains("continuing session"), "{err}");
     let request = &server2.requests()[0];
     assert_valid(request);
+    // How a call ended is rein's business, not the server's.
+    assert!(!request.to_string().contains("\"outcome\""), "{request}");
     let messages = &history(request);
     assert_eq!(messages[1]["content"], "do many steps");
     assert_eq!(messages.last().unwrap()["content"], "where were we?");

@@ -402,7 +402,7 @@ async fn an_approval_answered_as_a_command_reaches_the_subagent() {
             .unwrap()
             .unwrap();
         match event {
-            // Answer by command and drop the reply channel unanswered.
+            // Answer by command, naming the request (`TASK/CALL`).
             AgentEvent::ApprovalNeeded { id, .. } => {
                 assert!(handle.send(AgentCommand::Approval {
                     id,
@@ -417,6 +417,51 @@ async fn an_approval_answered_as_a_command_reaches_the_subagent() {
         }
     }
     assert!(root.join("probe.txt").exists());
+}
+
+#[tokio::test]
+async fn an_interrupt_settles_a_subagents_open_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (name, task_args) = task("Make a probe.");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(name, &task_args)]),
+        Reply::tool_calls(&[("bash", &args(json!({"command": "touch probe.txt"})))]),
+        Reply::text("made it"),
+    ])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn(config(&server, root, touch_asks(root))).unwrap();
+    assert!(handle.send(AgentCommand::UserMessage("go".into())));
+    let mut asked = None;
+    let mut finished = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match event {
+            AgentEvent::ApprovalNeeded { id, .. } => {
+                asked = Some(id);
+                assert!(handle.send(AgentCommand::Interrupt));
+            }
+            AgentEvent::ToolFinished { outcome, .. } => finished.push(outcome),
+            AgentEvent::TurnFinished { outcome } => {
+                assert_eq!(outcome, TurnOutcome::Interrupted);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let asked = asked.expect("the subagent asked");
+    assert!(asked.contains('/'), "a subagent's id is TASK/CALL: {asked}");
+    assert_eq!(finished, [rein::agent::ToolOutcome::Interrupted]);
+    // A late answer to the void request changes nothing, and the agent goes on.
+    assert!(handle.send(AgentCommand::Approval {
+        id: asked,
+        decision: ApprovalDecision::Approve,
+    }));
+    assert!(!root.join("probe.txt").exists());
 }
 
 #[tokio::test]

@@ -1,21 +1,21 @@
 //! What flows out of the agent ([`AgentEvent`]) and into it ([`AgentCommand`]).
 //!
-//! Front ends (headless, dashboard) see the agent only through these two types. Every event
-//! serialises to one JSON object with a `type` field; that is the headless `jsonl` format.
+//! Front ends (headless, dashboard) see the agent only through these two types, and both
+//! are plain data: no channel rides inside an event, so an approval request is answered by
+//! its id ([`AgentCommand::Approval`]). Every event serialises to one JSON object with a
+//! `type` field; that is the headless `jsonl` format.
 
 use std::time::Duration;
 
-use std::sync::{Arc, Mutex};
-
 use serde::Serialize;
-use tokio::sync::oneshot;
 
 pub use super::usage::{Prices, Usage};
+pub use crate::conversation::ToolOutcome;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
 /// Something that happened inside the agent, in order.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// A user turn began (the message is now part of the history).
@@ -43,7 +43,8 @@ pub enum AgentEvent {
         name: String,
         args: serde_json::Value,
     },
-    /// The permission check said `ask`: a front end must answer through `reply`.
+    /// The permission check said `ask`: a front end must answer with
+    /// [`AgentCommand::Approval`] and this `id` (a subagent's is `TASK/CALL`).
     ApprovalNeeded {
         id: String,
         name: String,
@@ -57,15 +58,16 @@ pub enum AgentEvent {
         preview: Option<String>,
         /// Set when a subagent asks: the id of its `task` call.
         subagent: Option<String>,
-        #[serde(skip)]
-        reply: ApprovalReply,
     },
     /// A tool call finished (or was refused or failed): exactly one per started call.
     ToolFinished {
         id: String,
         name: String,
         result: String,
+        /// `outcome.is_error()`, kept for readers of the JSONL from before `outcome`.
         is_error: bool,
+        /// How the call ended: what a front end shows (never guessed from `result`).
+        outcome: ToolOutcome,
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
     },
@@ -173,7 +175,7 @@ fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error
 
 /// What a subagent reports while it works. Its approval requests are ordinary
 /// [`AgentEvent::ApprovalNeeded`] events marked with the task's id.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SubagentEvent {
     /// It waits for a free slot: `subagent.max_parallel` subagents are running already.
@@ -192,7 +194,10 @@ pub enum SubagentEvent {
         id: String,
         name: String,
         result: String,
+        /// `outcome.is_error()`, kept for readers of the JSONL from before `outcome`.
         is_error: bool,
+        /// How the call ended: what a front end shows (never guessed from `result`).
+        outcome: ToolOutcome,
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
     },
@@ -283,13 +288,14 @@ pub enum ApprovalDecision {
 }
 
 /// What a front end asks of the agent.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AgentCommand {
     /// A user message: starts a turn, or is queued until the running turn ends.
     UserMessage(String),
     /// Stop the running turn now: drop the request, kill running commands.
     Interrupt,
-    /// The answer to `ApprovalNeeded { id, .. }`.
+    /// The answer to `ApprovalNeeded { id, .. }`, the main agent's or a subagent's. An
+    /// answer to a request that is no longer open (its turn was interrupted) is dropped.
     Approval {
         id: String,
         decision: ApprovalDecision,
@@ -341,31 +347,5 @@ impl std::fmt::Debug for ModelSwitch {
             .field("window", &self.window)
             .field("prices", &self.prices)
             .finish()
-    }
-}
-
-/// The reply channel that comes with [`AgentEvent::ApprovalNeeded`]: a one-shot answer.
-/// Clones share the channel; the first answer counts. A front end may instead send
-/// [`AgentCommand::Approval`] with the call id.
-#[derive(Debug, Clone)]
-pub struct ApprovalReply {
-    tx: Arc<Mutex<Option<oneshot::Sender<ApprovalDecision>>>>,
-}
-
-impl ApprovalReply {
-    pub(crate) fn channel() -> (Self, oneshot::Receiver<ApprovalDecision>) {
-        let (tx, rx) = oneshot::channel();
-        (
-            ApprovalReply {
-                tx: Arc::new(Mutex::new(Some(tx))),
-            },
-            rx,
-        )
-    }
-
-    /// Answer the request. Returns false when it was already answered or the agent is gone.
-    pub fn send(&self, decision: ApprovalDecision) -> bool {
-        let sender = self.tx.lock().ok().and_then(|mut slot| slot.take());
-        sender.is_some_and(|tx| tx.send(decision).is_ok())
     }
 }

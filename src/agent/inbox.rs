@@ -3,8 +3,10 @@
 //! Every await that may take long (a model reply, a running tool or subagent, an approval)
 //! goes through the [`Inbox`]: an interrupt drops the awaited future at once (which drops
 //! the HTTP request or kills the command's process group), user messages and other
-//! requests are queued for after the turn, and an approval answer sent as a command reaches
-//! the request it names, the main agent's or a running subagent's.
+//! requests are queued for after the turn, and an approval answer (a command naming the
+//! request's id) reaches the request it names: the main agent's, which the inbox itself
+//! waits for, or a running subagent's, passed on through the one-shot channel the subagent
+//! registered in [`OpenApprovals`] (the channel stays inside the agent).
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -12,10 +14,12 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::events::{AgentCommand, ApprovalDecision, ApprovalReply, ModelSwitch};
+use super::events::{AgentCommand, ApprovalDecision, ModelSwitch};
 
-/// The approval requests of running subagents, by request id.
-pub(crate) type OpenApprovals = Arc<Mutex<HashMap<String, ApprovalReply>>>;
+/// The approval requests of running subagents, by request id: where the answer goes.
+/// Dropping a sender (an interrupt clears them all) leaves its subagent's request
+/// unanswered, which the subagent takes as an interruption.
+pub(crate) type OpenApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>;
 
 /// What waits for the running turn to end.
 pub(crate) enum Queued {
@@ -56,32 +60,19 @@ impl Inbox {
         }
     }
 
-    /// Wait for the answer to approval request `id`, from its reply channel or as a
-    /// command; `None` on interrupt.
-    pub(crate) async fn wait_approval(
-        &mut self,
-        id: &str,
-        mut reply: oneshot::Receiver<ApprovalDecision>,
-    ) -> Option<ApprovalDecision> {
-        // Once every copy of the reply channel is dropped unanswered, only a command can
-        // answer (a front end may answer that way and drop the channel).
-        let mut reply_open = true;
+    /// Wait for the answer to the main agent's approval request `id`; `None` on an
+    /// interrupt, a shutdown, or when the front end is gone.
+    pub(crate) async fn wait_approval(&mut self, id: &str) -> Option<ApprovalDecision> {
         loop {
-            tokio::select! {
-                answer = &mut reply, if reply_open => match answer {
-                    Ok(decision) => return Some(decision),
-                    Err(_) => reply_open = false,
-                },
-                cmd = self.rx.recv() => match cmd {
-                    Some(AgentCommand::Approval { id: got, decision }) if got == id => {
-                        return Some(decision)
+            match self.rx.recv().await {
+                Some(AgentCommand::Approval { id: got, decision }) if got == id => {
+                    return Some(decision)
+                }
+                cmd => {
+                    if self.take(cmd) {
+                        return None;
                     }
-                    cmd => {
-                        if self.take(cmd) {
-                            return None;
-                        }
-                    }
-                },
+                }
             }
         }
     }
@@ -143,7 +134,7 @@ impl Inbox {
                 // A subagent's request; any other is no longer open.
                 let reply = self.open.lock().ok().and_then(|mut open| open.remove(&id));
                 if let Some(reply) = reply {
-                    reply.send(decision);
+                    let _ = reply.send(decision);
                 }
                 false
             }

@@ -27,7 +27,7 @@ use super::events::{AgentCommand, AgentEvent, SubagentEvent, TurnOutcome};
 use super::inbox::{Inbox, OpenApprovals, Queued};
 use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
-use super::toolrun::{self, ToolEnv, INTERRUPTED};
+use super::toolrun::{self, ToolEnv};
 use super::{system_prompt, AgentConfig, SessionSetup};
 use crate::context::budget::{self, TokenMeter};
 use crate::context::changes::{Change, Snapshot};
@@ -35,15 +35,13 @@ use crate::context::git;
 use crate::context::history::History;
 use crate::context::reminder::{self, ReminderInput};
 use crate::context::spill::TurnSpill;
-use crate::conversation::{Message, ToolCall};
+use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::session::{Entry, SessionMeta, SessionWriter};
 use crate::tools::write_todos::Todo;
 use crate::tools::{self, ToolContext, Toolset};
 
 mod fit;
 mod switch;
-
-const NOT_RUN: &str = "Error: not run: the user interrupted the turn before this call started.";
 
 pub(crate) struct Agent {
     config: AgentConfig,
@@ -460,7 +458,7 @@ impl Agent {
                             name: rest.function.name.clone(),
                             args: display_args(&rest.function.arguments),
                         });
-                        self.finish_tool(rest, Err(NOT_RUN.to_string()), Instant::now());
+                        self.finish_tool(rest, ToolResult::not_run(), Instant::now());
                     }
                     return TurnOutcome::Interrupted;
                 }
@@ -577,7 +575,7 @@ impl Agent {
         for grant in &run.granted {
             self.record(Entry::rule(grant));
         }
-        let accepted = run.result.is_ok();
+        let accepted = !run.result.outcome.is_error();
         self.finish_tool(call, run.result, run.started);
         if call.function.name == tools::write_todos::NAME && accepted {
             let todos = self.todos();
@@ -633,14 +631,9 @@ impl Agent {
                     results.push(None);
                 }
                 Err(text) => {
-                    self.emit(AgentEvent::ToolFinished {
-                        id: call.id.clone(),
-                        name: call.function.name.clone(),
-                        result: text.clone(),
-                        is_error: true,
-                        duration: starts[i].elapsed(),
-                    });
-                    results.push(Some(subagent::Outcome::error(text)));
+                    let outcome = subagent::Outcome::error(text);
+                    self.emit(finished_event(call, &outcome.result, starts[i]));
+                    results.push(Some(outcome));
                 }
             }
         }
@@ -649,20 +642,14 @@ impl Agent {
         let slots = &mut results;
         let all = async {
             while let Some((i, mut outcome)) = running.next().await {
-                outcome.text = toolrun::cap_reporting(
+                outcome.result.text = toolrun::cap_reporting(
                     &spill,
                     Some(&events),
                     &calls[i].id,
                     &calls[i],
-                    outcome.text,
+                    outcome.result.text,
                 );
-                let _ = events.send(AgentEvent::ToolFinished {
-                    id: calls[i].id.clone(),
-                    name: calls[i].function.name.clone(),
-                    result: outcome.text.clone(),
-                    is_error: outcome.is_error,
-                    duration: starts[i].elapsed(),
-                });
+                let _ = events.send(finished_event(&calls[i], &outcome.result, starts[i]));
                 slots[i] = Some(outcome);
             }
         };
@@ -678,9 +665,9 @@ impl Agent {
                     for grant in &outcome.granted {
                         self.record(Entry::rule(grant));
                     }
-                    self.push(Message::tool(call.id.clone(), outcome.text));
+                    self.push(Message::tool_result(call.id.clone(), outcome.result));
                 }
-                None => self.finish_tool(call, Err(INTERRUPTED.to_string()), starts[i]),
+                None => self.finish_tool(call, ToolResult::interrupted(), starts[i]),
             }
         }
         completed
@@ -707,19 +694,22 @@ impl Agent {
         }
     }
 
-    fn finish_tool(&mut self, call: &ToolCall, result: Result<String, String>, started: Instant) {
-        let (content, is_error) = match result {
-            Ok(text) => (text, false),
-            Err(text) => (text, true),
-        };
-        self.push(Message::tool(call.id.clone(), content.clone()));
-        self.emit(AgentEvent::ToolFinished {
-            id: call.id.clone(),
-            name: call.function.name.clone(),
-            result: content,
-            is_error,
-            duration: started.elapsed(),
-        });
+    fn finish_tool(&mut self, call: &ToolCall, result: ToolResult, started: Instant) {
+        let event = finished_event(call, &result, started);
+        self.push(Message::tool_result(call.id.clone(), result));
+        self.emit(event);
+    }
+}
+
+/// The `ToolFinished` event of `call`, which `result` ended and which began at `started`.
+fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> AgentEvent {
+    AgentEvent::ToolFinished {
+        id: call.id.clone(),
+        name: call.function.name.clone(),
+        result: result.text.clone(),
+        is_error: result.outcome.is_error(),
+        outcome: result.outcome,
+        duration: started.elapsed(),
     }
 }
 

@@ -24,7 +24,7 @@ use super::toolrun::ToolEnv;
 use crate::context::budget::TokenMeter;
 use crate::context::spill::TurnSpill;
 use crate::context::{drop, stubs, ContextConfig};
-use crate::conversation::Message;
+use crate::conversation::{Message, ToolResult};
 use crate::permissions::{Grant, PermissionPolicy};
 use crate::skills::SkillSet;
 use crate::tools::{self, ToolContext, Toolset};
@@ -61,8 +61,7 @@ pub(crate) struct Subagent {
 /// How a task ended: the `task` call's result.
 #[derive(Debug)]
 pub(crate) struct Outcome {
-    pub text: String,
-    pub is_error: bool,
+    pub result: ToolResult,
     /// What the user allowed for the session from the subagent's approval requests.
     pub granted: Vec<Grant>,
 }
@@ -70,8 +69,7 @@ pub(crate) struct Outcome {
 impl Outcome {
     pub(crate) fn error(text: String) -> Outcome {
         Outcome {
-            text,
-            is_error: true,
+            result: ToolResult::error(text),
             granted: Vec::new(),
         }
     }
@@ -139,8 +137,9 @@ impl Subagent {
                 Err(e) => {
                     self.report(&task_id, finished(steps, usage, false));
                     return Outcome {
-                        text: format!("Error: task failed - the subagent's request failed: {e}"),
-                        is_error: true,
+                        result: ToolResult::error(format!(
+                            "Error: task failed - the subagent's request failed: {e}"
+                        )),
                         granted,
                     };
                 }
@@ -162,8 +161,7 @@ impl Subagent {
                     reply.text
                 };
                 return Outcome {
-                    text,
-                    is_error: false,
+                    result: ToolResult::ok(text),
                     granted,
                 };
             }
@@ -198,19 +196,17 @@ impl Subagent {
                 );
                 let run = env.judge_and_run(None, call).await;
                 granted.extend(run.granted);
-                let (result, is_error) = match run.result {
-                    Ok(text) => (text, false),
-                    Err(text) => (text, true),
-                };
+                let ToolResult { outcome, text } = run.result.clone();
                 let duration = run.started.elapsed();
-                history.push(Message::tool(call.id.clone(), result.clone()));
+                history.push(Message::tool_result(call.id.clone(), run.result));
                 self.report(
                     &task_id,
                     SubagentEvent::ToolFinished {
                         id: call.id.clone(),
                         name: call.function.name.clone(),
-                        result,
-                        is_error,
+                        result: text,
+                        is_error: outcome.is_error(),
+                        outcome,
                         duration,
                     },
                 );
@@ -229,8 +225,7 @@ impl Subagent {
             text.push_str(&said.join("\n\n"));
         }
         Outcome {
-            text,
-            is_error: false,
+            result: ToolResult::ok(text),
             granted,
         }
     }

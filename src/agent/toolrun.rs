@@ -5,22 +5,21 @@
 //! may use, the permission policy, the project, where events go). The call is prepared
 //! (valid JSON, a tool this agent has, the right fields), judged by the policy, put to the
 //! user when the policy asks, and run. Out: a [`ToolRun`] with the result text, and what
-//! the user allowed for the session on the way (the caller records it). Starting and
+//! the user allowed for the session on the way (the caller records it). The result is a
+//! [`ToolResult`]: how the call ended, and the text the model reads. Starting and
 //! finishing events are the caller's, since a subagent reports its calls differently.
 
 use std::path::Path;
 use std::time::Instant;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use super::events::{AgentEvent, ApprovalDecision, ApprovalReply};
+use super::events::{AgentEvent, ApprovalDecision};
 use super::inbox::{Inbox, OpenApprovals};
 use crate::context::spill::TurnSpill;
-use crate::conversation::ToolCall;
+use crate::conversation::{ToolCall, ToolResult};
 use crate::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
 use crate::tools::{ToolContext, Toolset};
-
-pub(crate) const INTERRUPTED: &str = "Error: interrupted by the user before this tool finished.";
 
 /// What a call runs with.
 pub(crate) struct ToolEnv<'a> {
@@ -30,7 +29,8 @@ pub(crate) struct ToolEnv<'a> {
     pub ctx: &'a ToolContext,
     pub events: &'a mpsc::UnboundedSender<AgentEvent>,
     /// For a subagent: the id of its `task` call. Its approval requests say so, and are
-    /// registered in `open` so an answer sent as a command finds them.
+    /// registered in `open` so the answer, a command the main agent's inbox reads, finds
+    /// them.
     pub subagent: Option<&'a str>,
     pub open: &'a OpenApprovals,
     /// Where a result longer than the cap is spilled (this user turn's folder).
@@ -59,8 +59,8 @@ pub(crate) fn cap_reporting(
 
 /// How a call went.
 pub(crate) struct ToolRun {
-    /// The result text the model reads; `Err` for errors, refusals and interruptions.
-    pub result: Result<String, String>,
+    /// How it ended, and the text the model reads.
+    pub result: ToolResult,
     /// When the tool itself started (not counting the time the user took to decide).
     pub started: Instant,
     /// The user interrupted: the turn stops.
@@ -89,17 +89,13 @@ impl ToolEnv<'_> {
         };
         // Only the main agent's results are reported: a subagent's history is its own.
         let events = self.subagent.is_none().then_some(self.events);
-        let cap = |text| cap_reporting(self.spill, events, &name, call, text);
-        run.result = match run.result {
-            Ok(text) => Ok(cap(text)),
-            Err(text) => Err(cap(text)),
-        };
+        run.result.text = cap_reporting(self.spill, events, &name, call, run.result.text);
         run
     }
 
     async fn judge_and_run_whole(&self, mut inbox: Option<&mut Inbox>, call: &ToolCall) -> ToolRun {
         let mut run = ToolRun {
-            result: Ok(String::new()),
+            result: ToolResult::ok(String::new()),
             started: Instant::now(),
             interrupted: false,
             granted: Vec::new(),
@@ -108,13 +104,13 @@ impl ToolEnv<'_> {
         let mut prepared = match self.toolset.prepare(name, &call.function.arguments) {
             Ok(p) => p,
             Err(text) => {
-                run.result = Err(text);
+                run.result = ToolResult::error(text);
                 return run;
             }
         };
         // The file tools read and write where the path leads, judged as such.
         if let Err(text) = prepared.pin_path(self.root) {
-            run.result = Err(text);
+            run.result = ToolResult::error(text);
             return run;
         }
         let verdict = self.policy.check(&ToolRequest {
@@ -125,9 +121,7 @@ impl ToolEnv<'_> {
         match verdict {
             Verdict::Allow => {}
             Verdict::Deny { reason } => {
-                run.result = Err(format!(
-                    "Error: {name} was denied by the permission rules ({reason}). Do not retry it; choose another way or ask the user."
-                ));
+                run.result = ToolResult::denied(name, &reason);
                 return run;
             }
             Verdict::Ask { reason, grants } => {
@@ -137,12 +131,17 @@ impl ToolEnv<'_> {
                     Some(task) => format!("{task}/{}", call.id),
                     None => call.id.clone(),
                 };
-                let (reply, answer) = ApprovalReply::channel();
-                if self.subagent.is_some() {
-                    if let Ok(mut open) = self.open.lock() {
-                        open.insert(id.clone(), reply.clone());
+                // A subagent has no inbox: the main agent's passes the answer on.
+                let answer = match self.subagent {
+                    Some(_) => {
+                        let (reply, answer) = oneshot::channel();
+                        if let Ok(mut open) = self.open.lock() {
+                            open.insert(id.clone(), reply);
+                        }
+                        Some(answer)
                     }
-                }
+                    None => None,
+                };
                 self.emit(AgentEvent::ApprovalNeeded {
                     id: id.clone(),
                     name: name.to_string(),
@@ -151,18 +150,18 @@ impl ToolEnv<'_> {
                     grants: grants.clone(),
                     preview: prepared.preview(self.ctx),
                     subagent: self.subagent.map(str::to_string),
-                    reply,
                 });
-                let decision = match inbox.as_deref_mut() {
-                    Some(inbox) => inbox.wait_approval(&id, answer).await,
-                    None => answer.await.ok(),
+                let decision = match (inbox.as_deref_mut(), answer) {
+                    (_, Some(answer)) => answer.await.ok(),
+                    (Some(inbox), None) => inbox.wait_approval(&id).await,
+                    (None, None) => None,
                 };
                 if let Ok(mut open) = self.open.lock() {
                     open.remove(&id);
                 }
                 match decision {
                     None => {
-                        run.result = Err(INTERRUPTED.to_string());
+                        run.result = ToolResult::interrupted();
                         run.interrupted = true;
                         return run;
                     }
@@ -182,13 +181,7 @@ impl ToolEnv<'_> {
                         run.granted = grants;
                     }
                     Some(ApprovalDecision::Deny { feedback }) => {
-                        let mut text = format!("Error: {name} was not run: approval was refused");
-                        match feedback.filter(|f| !f.trim().is_empty()) {
-                            Some(f) => text.push_str(&format!(" ({})", f.trim())),
-                            None => text.push_str(" by the user"),
-                        }
-                        text.push_str(". Do not retry the same action; choose another way or explain what you need.");
-                        run.result = Err(text);
+                        run.result = ToolResult::refused(name, feedback.as_deref());
                         return run;
                     }
                 }
@@ -200,9 +193,9 @@ impl ToolEnv<'_> {
             None => Some(prepared.execute(self.ctx).await),
         };
         match result {
-            Some(result) => run.result = result,
+            Some(result) => run.result = ToolResult::from_tool(result),
             None => {
-                run.result = Err(INTERRUPTED.to_string());
+                run.result = ToolResult::interrupted();
                 run.interrupted = true;
             }
         }

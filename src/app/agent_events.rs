@@ -20,7 +20,7 @@ use super::state::{
     Activity, App, Cell, NoticeKind, PendingApproval, SubagentCall, SubagentView, ToolCell,
     ToolStatus,
 };
-use crate::agent::{AgentEvent, SubagentEvent, TurnOutcome};
+use crate::agent::{AgentEvent, SubagentEvent, ToolOutcome, TurnOutcome};
 use crate::tools::task;
 use crate::tools::write_todos::TodoStatus;
 
@@ -91,7 +91,6 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             grants,
             preview,
             subagent,
-            reply,
         } => {
             let waiting = match &subagent {
                 Some(task_id) => subagent_call_mut(app, task_id, &id).map(|(call, version)| {
@@ -128,20 +127,19 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 grants,
                 preview,
                 subagent,
-                reply,
             });
         }
         AgentEvent::ToolFinished {
             id,
-            name,
             result,
-            is_error,
+            outcome,
             duration,
+            ..
         } => {
             add_chars(app, &result);
             if let Some(cell) = tool_cell_mut(app, &id) {
                 let approved = cell.approved || cell.status == ToolStatus::WaitingApproval;
-                cell.status = finished_status(&name, &result, is_error, approved);
+                cell.status = finished_status(outcome, approved);
                 cell.duration = Some(duration);
                 cell.result = Some(result);
                 cell.version += 1;
@@ -395,16 +393,10 @@ fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Insta
             name,
             status: ToolStatus::Running,
         }),
-        SubagentEvent::ToolFinished {
-            id,
-            name,
-            result,
-            is_error,
-            ..
-        } => {
+        SubagentEvent::ToolFinished { id, outcome, .. } => {
             if let Some(call) = view.calls.iter_mut().rev().find(|c| c.id == id) {
                 let approved = call.status == ToolStatus::WaitingApproval;
-                call.status = finished_status(&name, &result, is_error, approved);
+                call.status = finished_status(outcome, approved);
             }
         }
         SubagentEvent::Usage(usage) => view.usage.add(&usage),
@@ -439,20 +431,15 @@ pub fn subagent_call_mut<'a>(
     Some((call, version))
 }
 
-/// How a call ended, from its result. The agent words refusals and interruptions in
-/// fixed ways (`agent/runloop.rs`).
-fn finished_status(name: &str, result: &str, is_error: bool, approved: bool) -> ToolStatus {
-    if !is_error {
-        return ToolStatus::Done { approved };
-    }
-    if result.starts_with(&format!("Error: {name} was not run"))
-        || result.starts_with(&format!("Error: {name} was denied"))
-    {
-        ToolStatus::Refused
-    } else if result.contains("interrupted by the user") || result.starts_with("Error: not run:") {
-        ToolStatus::Interrupted
-    } else {
-        ToolStatus::Failed
+/// The mark of a call that ended with `outcome` (`approved`: the user allowed it).
+fn finished_status(outcome: ToolOutcome, approved: bool) -> ToolStatus {
+    match outcome {
+        ToolOutcome::Ok => ToolStatus::Done { approved },
+        ToolOutcome::Error => ToolStatus::Failed,
+        ToolOutcome::Denied | ToolOutcome::Refused => ToolStatus::Refused,
+        ToolOutcome::Interrupted | ToolOutcome::NotRun | ToolOutcome::MayHaveRun => {
+            ToolStatus::Interrupted
+        }
     }
 }
 

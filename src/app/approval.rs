@@ -1,5 +1,6 @@
 //! The approval modal as a layer: while requests wait it takes every key, and answers go
-//! out as [`Effect::Answer`] (the loop sends them; the modal never runs anything itself).
+//! out as an [`AgentCommand::Approval`] effect naming the request's id (the loop sends it;
+//! the modal never runs anything itself).
 //!
 //! States: the choices (`y` once, `a` for the session, `p` always in this project, `n`,
 //! Esc or Ctrl-C deny, `e` opens the feedback field), and the one-line feedback field (Enter
@@ -16,7 +17,7 @@ use super::agent_events::{subagent_call_mut, tool_cell_mut, tool_detail};
 use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
 use super::state::{Activity, App, ToolStatus};
-use crate::agent::ApprovalDecision;
+use crate::agent::{AgentCommand, ApprovalDecision};
 use crate::permissions::Grant;
 
 /// Lines the mouse wheel scrolls the modal by.
@@ -173,10 +174,10 @@ pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: 
     } else {
         Activity::Thinking { since: now }
     };
-    effects.push(Effect::Answer {
-        reply: request.reply,
+    effects.push(Effect::Agent(AgentCommand::Approval {
+        id: request.id,
         decision,
-    });
+    }));
 }
 
 /// A page of the modal: about half the terminal.

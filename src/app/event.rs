@@ -7,7 +7,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use super::model_picker::ModelList;
 use super::picker::SessionList;
-use crate::agent::{AgentCommand, AgentEvent, ApprovalDecision, ApprovalReply, ModelSwitch};
+use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
 use crate::session::LoadedSession;
 
 /// Everything the dashboard reacts to, in one stream.
@@ -57,13 +57,8 @@ pub struct ResolvedModel {
 /// What the update step asks the loop to do.
 #[derive(Debug)]
 pub enum Effect {
-    /// Send a command to the agent.
+    /// Send a command to the agent (an approval's answer too: [`AgentCommand::Approval`]).
     Agent(AgentCommand),
-    /// Answer an approval request.
-    Answer {
-        reply: ApprovalReply,
-        decision: ApprovalDecision,
-    },
     /// Ring the terminal bell and post a desktop notification (OSC 9).
     Notify { message: String },
     /// Turn mouse capture on or off.

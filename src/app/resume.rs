@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::agent_events::key_arg;
 use super::state::{Activity, App, Approvals, Cell, Gauge, NoticeKind, ToolStatus, Transcript};
 use crate::conversation::Message;
-use crate::session::LoadedSession;
+use crate::session::{tool_outcome, LoadedSession};
 use crate::tools::parse_arguments;
 
 /// Forget the conversation shown: transcript, todo list, gauge and context figures, input
@@ -107,7 +107,10 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                     _ => None,
                 });
                 if let Some(cell) = cell {
-                    cell.status = if content.starts_with("Error:") {
+                    // A resumed call that did not succeed shows as failed, whatever the
+                    // reason (refused, interrupted, never run).
+                    let failed = tool_outcome(message, &cell.name).is_some_and(|o| o.is_error());
+                    cell.status = if failed {
                         ToolStatus::Failed
                     } else {
                         ToolStatus::Done { approved: false }

@@ -19,7 +19,7 @@ use tui_textarea::TextArea;
 use super::model_picker::ModelPicker;
 use super::model_switch::PendingSwitch;
 use super::picker::Picker;
-use crate::agent::{ApprovalReply, ContextStats, Prices, Usage, UsageTotals};
+use crate::agent::{ContextStats, Prices, Usage, UsageTotals};
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -391,8 +391,8 @@ pub struct Approvals {
     pub scroll: u16,
 }
 
-/// One approval request waiting for the user.
-#[derive(Debug)]
+/// One approval request waiting for the user; answered by its `id`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct PendingApproval {
     pub id: String,
     pub tool: String,
@@ -406,7 +406,6 @@ pub struct PendingApproval {
     pub preview: Option<String>,
     /// Set when a subagent asks: the id of its `task` call.
     pub subagent: Option<String>,
-    pub reply: ApprovalReply,
 }
 
 impl App {

@@ -333,6 +333,3 @@ fn estimate_lines(app: &App) -> usize {
         })
         .sum()
 }
-
-#[cfg(test)]
-mod tests;

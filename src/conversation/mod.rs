@@ -9,7 +9,10 @@
 //! back as it arrived.
 
 pub mod order;
+pub mod outcome;
 pub mod wire;
+
+pub use outcome::{ToolOutcome, ToolResult};
 
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +54,10 @@ pub enum Message {
         /// during the turn (see [`Message::User`]'s).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reminder: Option<String>,
+        /// How the call ended; `None` in session files written before rein recorded it
+        /// (the session reader then guesses, see [`crate::session::tool_outcome`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<ToolOutcome>,
     },
 }
 
@@ -95,6 +102,26 @@ impl Message {
             tool_call_id: tool_call_id.into(),
             content: content.into(),
             reminder: None,
+            outcome: None,
+        }
+    }
+
+    /// The result of call `tool_call_id`, with how it ended.
+    pub fn tool_result(tool_call_id: impl Into<String>, result: ToolResult) -> Self {
+        Message::Tool {
+            tool_call_id: tool_call_id.into(),
+            content: result.text,
+            reminder: None,
+            outcome: Some(result.outcome),
+        }
+    }
+
+    /// How a tool call ended, as recorded (a tool result; `None` for other messages and
+    /// for results recorded before rein kept outcomes).
+    pub fn outcome(&self) -> Option<ToolOutcome> {
+        match self {
+            Message::Tool { outcome, .. } => *outcome,
+            _ => None,
         }
     }
 

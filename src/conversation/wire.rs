@@ -130,6 +130,7 @@ impl Wire<'_> {
                 tool_call_id,
                 content,
                 reminder,
+                ..
             } => ("tool", content, reminder, Some(tool_call_id)),
             Message::Assistant { .. } => return self.assistant(message, serializer),
         };

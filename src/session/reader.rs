@@ -4,7 +4,9 @@
 //! last one is a write cut off by a crash, one in the middle names its line number. Then the
 //! entries are replayed in order: messages append to the history, a compaction replaces it,
 //! the latest todo list, title and model win, rules accumulate. Finally the history is repaired so
-//! it is a valid next request (see [`super::repair`]).
+//! it is a valid next request (see [`super::repair`]). A tool result's outcome is as
+//! recorded; for one recorded before rein kept outcomes, [`tool_outcome`] guesses it from
+//! the text, the only place a result's text is read for what happened.
 
 use std::fs;
 use std::io;
@@ -12,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use super::entry::{Entry, Record, SessionMeta};
 use super::repair::repair;
-use crate::conversation::Message;
+use crate::conversation::outcome::SESSION_ENDED_MAY_HAVE_RUN;
+use crate::conversation::{Message, ToolOutcome};
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -246,6 +249,40 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     })
 }
 
+/// How the tool result `message` (of a call to `tool`) ended: as its session file
+/// recorded it, or, for a result written before rein recorded outcomes, guessed from its
+/// text as rein's front ends guessed then. `None` for a message that is no tool result.
+pub fn tool_outcome(message: &Message, tool: &str) -> Option<ToolOutcome> {
+    let Message::Tool {
+        content, outcome, ..
+    } = message
+    else {
+        return None;
+    };
+    Some(outcome.unwrap_or_else(|| guess_outcome(tool, content)))
+}
+
+/// The outcome the wording of an older rein's result gives away.
+fn guess_outcome(tool: &str, text: &str) -> ToolOutcome {
+    let Some(rest) = text.strip_prefix("Error:") else {
+        return ToolOutcome::Ok;
+    };
+    let about_tool = |what: &str| rest.starts_with(&format!(" {tool} {what}"));
+    if about_tool("was denied") {
+        ToolOutcome::Denied
+    } else if about_tool("was not run") {
+        ToolOutcome::Refused
+    } else if rest.starts_with(" not run:") {
+        ToolOutcome::NotRun
+    } else if text == SESSION_ENDED_MAY_HAVE_RUN {
+        ToolOutcome::MayHaveRun
+    } else if rest.contains("interrupted by the user") {
+        ToolOutcome::Interrupted
+    } else {
+        ToolOutcome::Error
+    }
+}
+
 /// Every valid line of a session file in order, and a notice for each skipped line.
 pub fn read_records(path: &Path) -> io::Result<(Vec<Record>, Vec<String>)> {
     let bytes = fs::read(path).map_err(|e| {
@@ -352,6 +389,45 @@ mod tests {
         assert_eq!(new.model.map(|m| m.window), Some(65536));
         assert_eq!(new.message_count, 1, "a model entry is no message");
         assert!(new.notices.is_empty(), "{:?}", new.notices);
+    }
+
+    #[test]
+    fn an_older_results_outcome_is_guessed_from_its_words() {
+        let guess = |text: &str| tool_outcome(&Message::tool("c", text), "bash");
+        for (text, outcome) in [
+            ("a.txt b.txt", ToolOutcome::Ok),
+            ("was interrupted by the user at 3pm", ToolOutcome::Ok),
+            ("Error: exit code 1", ToolOutcome::Error),
+            (
+                "Error: bash was denied by the permission rules (rm).",
+                ToolOutcome::Denied,
+            ),
+            (
+                "Error: bash was not run: approval was refused by the user.",
+                ToolOutcome::Refused,
+            ),
+            (
+                "Error: interrupted by the user before this tool finished.",
+                ToolOutcome::Interrupted,
+            ),
+            (
+                "Error: not run: the user interrupted the turn before this call started.",
+                ToolOutcome::NotRun,
+            ),
+            (SESSION_ENDED_MAY_HAVE_RUN, ToolOutcome::MayHaveRun),
+        ] {
+            assert_eq!(guess(text), Some(outcome), "{text}");
+        }
+        // A recorded outcome wins over any wording, and only results have one.
+        let denied = Message::tool_result(
+            "c",
+            crate::conversation::ToolResult {
+                outcome: ToolOutcome::Denied,
+                text: "reworded".into(),
+            },
+        );
+        assert_eq!(tool_outcome(&denied, "bash"), Some(ToolOutcome::Denied));
+        assert_eq!(tool_outcome(&Message::user("Error: x"), "bash"), None);
     }
 
     #[test]

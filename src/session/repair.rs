@@ -7,15 +7,15 @@
 //! is dropped, and a leading system message is dropped since the system prompt is always
 //! rebuilt fresh.
 
-use crate::conversation::Message;
+use crate::conversation::outcome::{SESSION_ENDED_MAY_HAVE_RUN, SESSION_ENDED_NOT_RUN};
+use crate::conversation::{Message, ToolResult};
 
-/// The result given to a call that never started.
-pub const NOT_RUN: &str = "Error: not run: the session ended before this call finished.";
-/// The result given to a call that had started when the session ended: it may have done
-/// its work, so the model must not take it for one that never ran.
-pub const MAY_HAVE_RUN: &str = "Error: this call was running (or waiting for approval) when \
-the session ended, and rein has no result for it: it may have completed, partly or fully. \
-Check its effects before you repeat it.";
+/// The result given to a call that never started (outcome `not_run`).
+pub const NOT_RUN: &str = SESSION_ENDED_NOT_RUN;
+/// The result given to a call that had started when the session ended (outcome
+/// `may_have_run`): it may have done its work, so the model must not take it for one that
+/// never ran.
+pub const MAY_HAVE_RUN: &str = SESSION_ENDED_MAY_HAVE_RUN;
 
 /// What [`repair`] changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +70,8 @@ fn answer(
     started: &std::collections::HashSet<String>,
 ) {
     for id in pending.drain(..) {
-        let text = if started.contains(&id) {
-            MAY_HAVE_RUN
-        } else {
-            NOT_RUN
-        };
-        out.push(Message::tool(id, text));
+        let result = ToolResult::session_ended(started.contains(&id));
+        out.push(Message::tool_result(id, result));
         report.synthetic += 1;
     }
 }
@@ -132,10 +128,10 @@ mod tests {
                 Message::user("go"),
                 calls(&["a", "b"]),
                 Message::tool("a", "1"),
-                Message::tool("b", NOT_RUN),
+                Message::tool_result("b", ToolResult::session_ended(false)),
                 Message::user("and then"),
                 calls(&["c"]),
-                Message::tool("c", NOT_RUN),
+                Message::tool_result("c", ToolResult::session_ended(false)),
             ]
         );
     }

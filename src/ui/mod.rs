@@ -144,6 +144,3 @@ pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
     }
     out
 }
-
-#[cfg(test)]
-mod snapshot_tests;

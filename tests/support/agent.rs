@@ -115,9 +115,13 @@ pub async fn turn_with(
     mut decide: impl FnMut(&str) -> ApprovalDecision,
 ) -> Vec<AgentEvent> {
     assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
+    let commands = handle.commands.clone();
     events_until(handle, |event| {
-        if let AgentEvent::ApprovalNeeded { summary, reply, .. } = event {
-            reply.send(decide(summary));
+        if let AgentEvent::ApprovalNeeded { id, summary, .. } = event {
+            let _ = commands.send(AgentCommand::Approval {
+                id: id.clone(),
+                decision: decide(summary),
+            });
         }
         matches!(event, AgentEvent::TurnFinished { .. })
     })

@@ -1,16 +1,16 @@
-//! The approval modal through the update step. Unit tests, because an approval needs an
-//! [`ApprovalReply`], whose constructor is private to the crate.
+//! The approval modal through the update step: scripted approval requests and key presses
+//! in; state, and the answers (approval commands naming the request's id), out.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
-use tokio::sync::oneshot;
-
-use super::*;
-use crate::agent::{AgentEvent, ApprovalDecision, ApprovalReply, TurnOutcome};
-use crate::app::state::{Activity, SessionInfo, ToolStatus};
-use crate::permissions::Grant;
+use rein::agent::{AgentCommand, AgentEvent, ApprovalDecision, ToolOutcome, TurnOutcome};
+use rein::app::state::{Activity, App, Cell, SessionInfo, ToolStatus};
+use rein::app::update::{update_at, PASTE_TAIL};
+use rein::app::{AppEvent, Effect};
+use rein::permissions::Grant;
 
 fn app() -> App {
     App::new(SessionInfo::default(), 128_000)
@@ -32,8 +32,14 @@ fn code(code: KeyCode) -> AppEvent {
     press(code, KeyModifiers::NONE)
 }
 
+/// A request the agent is waiting on, by its id.
 struct Ask {
-    rx: oneshot::Receiver<ApprovalDecision>,
+    id: String,
+}
+
+thread_local! {
+    /// The answers the loop sent to the agent in this test: (request id, decision).
+    static SENT: RefCell<Vec<(String, ApprovalDecision)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A bash call that needs approval, as the agent announces it.
@@ -47,7 +53,6 @@ fn ask(app: &mut App, now: Instant, id: &str, grants: Vec<Grant>) -> (Vec<Effect
         }),
         now,
     );
-    let (reply, rx) = ApprovalReply::channel();
     let effects = update_at(
         app,
         AppEvent::Agent(AgentEvent::ApprovalNeeded {
@@ -58,25 +63,23 @@ fn ask(app: &mut App, now: Instant, id: &str, grants: Vec<Grant>) -> (Vec<Effect
             grants,
             preview: None,
             subagent: None,
-            reply,
         }),
         now,
     );
-    (effects, Ask { rx })
+    (effects, Ask { id: id.into() })
 }
 
 fn bash_grant(id: &str) -> Vec<Grant> {
     vec![Grant::Bash(format!("rm -rf {id}"))]
 }
 
-/// The decisions in these effects, sent through their replies as the loop would; each is
-/// checked to arrive at the agent's end.
+/// The decisions in these effects, sent to the agent as the loop would (see [`received`]).
 fn answers(effects: Vec<Effect>) -> Vec<ApprovalDecision> {
     effects
         .into_iter()
         .filter_map(|e| match e {
-            Effect::Answer { reply, decision } => {
-                assert!(reply.send(decision.clone()), "the reply did not go through");
+            Effect::Agent(AgentCommand::Approval { id, decision }) => {
+                SENT.with(|sent| sent.borrow_mut().push((id, decision.clone())));
                 Some(decision)
             }
             _ => None,
@@ -84,8 +87,14 @@ fn answers(effects: Vec<Effect>) -> Vec<ApprovalDecision> {
         .collect()
 }
 
+/// The answer the agent got for `ask`'s request, if one was sent (taken, so each counts
+/// once).
 fn received(ask: &mut Ask) -> Option<ApprovalDecision> {
-    ask.rx.try_recv().ok()
+    SENT.with(|sent| {
+        let mut sent = sent.borrow_mut();
+        let i = sent.iter().position(|(id, _)| *id == ask.id)?;
+        Some(sent.remove(i).1)
+    })
 }
 
 fn tool_status(app: &App, id: &str) -> ToolStatus {
@@ -141,6 +150,7 @@ fn an_ask_opens_the_modal_notifies_and_y_approves_once() {
             name: "bash".into(),
             result: "exit code 0".into(),
             is_error: false,
+            outcome: ToolOutcome::Ok,
             duration: Duration::from_millis(40),
         }),
         later,
@@ -220,7 +230,7 @@ fn n_esc_and_ctrl_c_deny_without_feedback() {
     let effects = update_at(&mut app, ctrl('c'), now);
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Agent(crate::agent::AgentCommand::Interrupt)]
+        [Effect::Agent(AgentCommand::Interrupt)]
     ));
 
     // The agent's refusal result keeps the cell refused.
@@ -231,6 +241,7 @@ fn n_esc_and_ctrl_c_deny_without_feedback() {
             name: "bash".into(),
             result: "Error: bash was not run: approval was refused by the user. Do not retry the same action; choose another way or explain what you need.".into(),
             is_error: true,
+            outcome: ToolOutcome::Refused,
             duration: Duration::from_millis(1),
         }),
         now,
@@ -257,7 +268,7 @@ fn e_opens_a_field_and_enter_denies_with_its_text() {
         app.approvals.feedback.as_ref().map(|f| f.lines().len()),
         Some(1)
     );
-    let now = now + super::PASTE_TAIL;
+    let now = now + PASTE_TAIL;
     let decisions = answers(update_at(&mut app, code(KeyCode::Enter), now));
     let expected = ApprovalDecision::Deny {
         feedback: Some("use git clean, not rm -n first".into()),
@@ -429,7 +440,9 @@ fn no_other_key_approves() {
     for event in events {
         let effects = update_at(&mut app, event, now);
         assert!(
-            !effects.iter().any(|e| matches!(e, Effect::Answer { .. })),
+            !effects
+                .iter()
+                .any(|e| matches!(e, Effect::Agent(AgentCommand::Approval { .. }))),
             "answered: {effects:?}"
         );
     }
@@ -461,11 +474,8 @@ fn the_end_of_a_turn_drops_requests_it_can_no_longer_take() {
     assert!(app.approvals.feedback.is_none());
     assert_eq!(tool_status(&app, "c1"), ToolStatus::Interrupted);
     assert_eq!(app.activity, Activity::Idle);
-    // The reply was dropped unanswered: the agent's end sees the channel close.
-    assert!(matches!(
-        asked.rx.try_recv(),
-        Err(oneshot::error::TryRecvError::Closed)
-    ));
+    // Nothing was answered: the agent's own end of the turn settled the request.
+    assert_eq!(received(&mut asked), None);
     // Keys go to the input again.
     update_at(&mut app, ch('y'), now);
     assert_eq!(app.composer.textarea.lines(), ["y"]);
@@ -475,7 +485,6 @@ fn the_end_of_a_turn_drops_requests_it_can_no_longer_take() {
 fn the_modal_scrolls_within_its_text() {
     let now = Instant::now();
     let mut app = busy_app(now);
-    let (reply, _rx) = ApprovalReply::channel();
     let preview: String = (0..50).map(|i| format!("+line {i}\n")).collect();
     update_at(
         &mut app,
@@ -487,7 +496,6 @@ fn the_modal_scrolls_within_its_text() {
             grants: vec![Grant::Write(PathBuf::from("src/lib.rs"))],
             preview: Some(preview),
             subagent: None,
-            reply,
         }),
         now,
     );
@@ -534,7 +542,7 @@ fn keys_right_behind_a_paste_never_answer_an_approval() {
     assert_eq!(received(&mut asked), None);
     assert_eq!(app.approvals.queue.len(), 1, "still asking");
     // A key pressed after the burst answers as usual.
-    let later = soon + super::PASTE_TAIL;
+    let later = soon + PASTE_TAIL;
     assert_eq!(
         answers(update_at(&mut app, ch('y'), later)),
         vec![ApprovalDecision::Approve]

@@ -1,6 +1,6 @@
-//! Snapshots of the approval modal, made here because an approval request (its reply
-//! channel) can only be built inside the crate. Same files and switch as
-//! `tests/ui_render.rs`: `tests/snapshots/NAME.txt`, `UPDATE_SNAPSHOTS=1` rewrites them.
+//! Snapshots of the approval modal and of a subagent's `task` cell, and tiny terminals.
+//! Same files and switch as `tests/ui_render.rs`: `tests/snapshots/NAME.txt`,
+//! `UPDATE_SNAPSHOTS=1` rewrites them.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -9,10 +9,9 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use tui_textarea::TextArea;
 
-use super::{buffer_text, render};
-use crate::agent::ApprovalReply;
-use crate::app::state::{Activity, App, Cell, PendingApproval, SessionInfo, ToolStatus};
-use crate::permissions::Grant;
+use rein::app::state::{Activity, App, Cell, PendingApproval, SessionInfo, ToolStatus};
+use rein::permissions::Grant;
+use rein::ui::{buffer_text, render};
 
 fn assert_snapshot(name: &str, screen: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -51,7 +50,6 @@ fn request(
         grants,
         preview: preview.map(str::to_string),
         subagent: None,
-        reply: ApprovalReply::channel().0,
     }
 }
 
@@ -198,15 +196,15 @@ fn approval_modal_fits_a_narrow_terminal() {
     assert!(screen.contains("e  deny and tell rein why"));
 }
 
-fn stats() -> crate::agent::ContextStats {
-    crate::agent::ContextStats {
+fn stats() -> rein::agent::ContextStats {
+    rein::agent::ContextStats {
         tokens: 50_000,
         window: 128_000,
         compact_at: 0.85,
         estimated: false,
         chars_per_token: 3.6,
         messages: 20,
-        breakdown: crate::context::budget::Breakdown {
+        breakdown: rein::context::budget::Breakdown {
             system: 3_000,
             tools: 4_000,
             user: 1_000,
@@ -223,9 +221,9 @@ fn stats() -> crate::agent::ContextStats {
 fn tiny_terminals_do_not_panic() {
     let now = Instant::now() + Duration::from_secs(600);
     let mut app = app_waiting(now);
-    app.todos = vec![crate::tools::write_todos::Todo {
+    app.todos = vec![rein::tools::write_todos::Todo {
         content: "a step".into(),
-        status: crate::tools::write_todos::TodoStatus::InProgress,
+        status: rein::tools::write_todos::TodoStatus::InProgress,
         active_form: Some("Stepping".into()),
     }];
     app.hint = Some("a hint".into());
@@ -251,9 +249,9 @@ fn tiny_terminals_do_not_panic() {
 /// A dashboard with one `task` call whose subagent has made two model calls and now runs
 /// `rg`, fed through the update step as the agent reports it.
 fn app_with_a_running_task(now: Instant) -> App {
-    use crate::agent::{AgentEvent, SubagentEvent, Usage};
-    use crate::app::update::update_at;
-    use crate::app::AppEvent;
+    use rein::agent::{AgentEvent, SubagentEvent, Usage};
+    use rein::app::update::update_at;
+    use rein::app::AppEvent;
     let mut app = app_waiting(now);
     app.transcript.cells.truncate(2);
     app.activity = Activity::Idle;
@@ -287,6 +285,7 @@ fn app_with_a_running_task(now: Instant) -> App {
             name: "read_file".into(),
             result: "fn parse_line".into(),
             is_error: false,
+            outcome: rein::agent::ToolOutcome::Ok,
             duration: Duration::from_millis(3),
         }),
         sub(SubagentEvent::RequestStarted { step: 2 }),
@@ -322,9 +321,9 @@ fn a_running_subagent_is_one_entry_with_its_current_step() {
         "folded: only the current step\n{screen}"
     );
     // Expanded (Ctrl-O), its own calls show.
-    crate::app::update::update_at(
+    rein::app::update::update_at(
         &mut app,
-        crate::app::AppEvent::Key(crossterm::event::KeyEvent::new(
+        rein::app::AppEvent::Key(crossterm::event::KeyEvent::new(
             crossterm::event::KeyCode::Char('o'),
             crossterm::event::KeyModifiers::CONTROL,
         )),
@@ -339,9 +338,9 @@ fn a_running_subagent_is_one_entry_with_its_current_step() {
 
 #[test]
 fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
-    use crate::agent::{AgentEvent, SubagentEvent, Usage};
-    use crate::app::update::update_at;
-    use crate::app::AppEvent;
+    use rein::agent::{AgentEvent, SubagentEvent, Usage};
+    use rein::app::update::update_at;
+    use rein::app::AppEvent;
     let now = Instant::now() + Duration::from_secs(600);
     let mut app = app_with_a_running_task(now);
     let usage = Usage {
@@ -365,6 +364,7 @@ fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
             name: "task".into(),
             result: "src/parse.rs:12 sets TAB_WIDTH = 4".into(),
             is_error: false,
+            outcome: rein::agent::ToolOutcome::Ok,
             duration: Duration::from_millis(2500),
         }),
     ] {

@@ -171,11 +171,9 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             match last {
                 Some(Cell::Tool(tool)) => {
                     tool.expanded = !tool.expanded;
-                    tool.version += 1;
                 }
                 Some(Cell::Compaction(cell)) => {
                     cell.expanded = !cell.expanded;
-                    cell.version += 1;
                 }
                 _ => {}
             }
@@ -187,7 +185,6 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             });
             if let Some(reasoning) = last {
                 reasoning.expanded = !reasoning.expanded;
-                reasoning.version += 1;
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
@@ -294,14 +291,7 @@ fn estimate_lines(app: &App) -> usize {
         .cells
         .iter()
         .map(|cell| {
-            let cache = match cell {
-                Cell::User(c) => &c.cache,
-                Cell::Assistant(c) => &c.cache,
-                Cell::Reasoning(c) => &c.cache,
-                Cell::Tool(c) => &c.cache,
-                Cell::Notice(c) => &c.cache,
-                Cell::Compaction(c) => &c.cache,
-            };
+            let cache = cell.cache();
             if let Some(lines) = cache
                 .0
                 .try_borrow()

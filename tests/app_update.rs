@@ -54,7 +54,7 @@ impl Script {
         &self.app.transcript.cells
     }
 
-    fn tool_cell(&self, id: &str) -> &rein::app::state::ToolCell {
+    fn tool_cell(&self, id: &str) -> &rein::app::state::Versioned<rein::app::state::ToolCell> {
         self.cells()
             .iter()
             .find_map(|c| match c {
@@ -128,7 +128,7 @@ fn streamed_deltas_build_one_assistant_cell_and_finish_it() {
             assert_eq!(u.text, "hello");
             assert_eq!(a.text, "Hello, world");
             assert!(!a.finished);
-            assert_eq!(a.version, 2, "bumped by each delta after the first");
+            assert_eq!(a.version(), 2, "bumped by each delta after the first");
         }
         other => panic!("{other:?}"),
     }
@@ -140,7 +140,7 @@ fn streamed_deltas_build_one_assistant_cell_and_finish_it() {
     match s.cells() {
         [_, Cell::Assistant(a)] => {
             assert!(a.finished);
-            assert_eq!(a.version, 3);
+            assert_eq!(a.version(), 3);
         }
         other => panic!("{other:?}"),
     }
@@ -179,7 +179,7 @@ fn reasoning_and_text_are_separate_cells() {
     }
     // Ctrl-R expands the latest reasoning, and again folds it.
     s.ctrl('r');
-    assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if r.expanded && r.version == 3));
+    assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if r.expanded && r.version() == 3));
     s.ctrl('r');
     assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if !r.expanded));
 }
@@ -266,7 +266,7 @@ fn a_tool_call_runs_and_finishes() {
     assert_eq!(tool.status, ToolStatus::Done { approved: false });
     assert_eq!(tool.result.as_deref(), Some("test result: ok"));
     assert_eq!(tool.duration, Some(Duration::from_millis(120)));
-    assert_eq!(tool.version, 1);
+    assert_eq!(tool.version(), 1);
 }
 
 #[test]

@@ -268,6 +268,37 @@ fn keys_do_not_reach_the_composer_or_the_main_screen_while_open() {
     assert_eq!(s.app.picker.as_ref().unwrap().filter, "hello");
 }
 
+/// Issue 13, item 4: one layer order decides both who takes the keys and what is drawn on
+/// top. Models listed (for an earlier `/model`) after the session picker opened go under
+/// it: the session picker is drawn over the model picker, and takes the keys, until it
+/// closes.
+#[test]
+fn a_model_picker_that_opens_under_the_session_picker_stays_under_it() {
+    let mut s = Script::new();
+    s.open();
+    let choice = |name: &str| rein::app::model_picker::ModelChoice {
+        name: name.into(),
+        window: None,
+        prices: None,
+    };
+    let models = rein::app::model_picker::ModelList {
+        current: choice("ollama/qwen3-coder"),
+        models: vec![choice("ollama/qwen3-coder"), choice("openai/gpt-4.1")],
+    };
+    assert!(s.at(AppEvent::Models(models)).is_empty());
+    assert_eq!(rein::app::Layer::top(&s.app), rein::app::Layer::Sessions);
+    let screen = draw(&s.app, 80, 24);
+    assert!(screen.contains("Resume a session"), "{screen}");
+    assert!(!screen.contains("Switch model"), "{screen}");
+    assert!(screen.contains("Enter resume"), "{screen}");
+    // Esc closes the one on top; the model picker shows, and takes the keys.
+    assert!(s.key(KeyCode::Esc).is_empty());
+    assert!(s.app.picker.is_none());
+    assert_eq!(rein::app::Layer::top(&s.app), rein::app::Layer::Models);
+    let screen = draw(&s.app, 80, 24);
+    assert!(screen.contains("Switch model"), "{screen}");
+}
+
 #[test]
 fn resume_is_refused_while_a_turn_runs() {
     let mut s = script();

@@ -668,3 +668,37 @@ fn the_status_line_says_when_nothing_is_recorded() {
     );
     assert!(!draw(&app, 120, 10, now).contains("not recording"));
 }
+
+/// Issue 13, item 7: a cell's change reaches the screen through its version alone (the
+/// cache key holds nothing else), so a cell changed by the update step after it was drawn
+/// is drawn anew. This fails if a change can skip the bump.
+#[test]
+fn a_tool_cell_changed_after_a_frame_is_redrawn() {
+    let now = Instant::now();
+    let mut app = App::new(info(), 128_000);
+    apply(
+        &mut app,
+        AgentEvent::ToolCallStarted {
+            id: "t1".into(),
+            name: "bash".into(),
+            args: serde_json::json!({"command": "cargo build"}),
+        },
+        now,
+    );
+    let screen = draw(&app, 80, 12, now);
+    assert!(screen.contains("▸ bash cargo build"), "{screen}");
+    // The turn ends under it: the running call is marked interrupted.
+    apply(
+        &mut app,
+        AgentEvent::TurnFinished {
+            outcome: rein::agent::TurnOutcome::Interrupted,
+        },
+        now,
+    );
+    let screen = draw(&app, 80, 12, now);
+    assert!(
+        screen.contains("⏹ bash cargo build · interrupted"),
+        "{screen}"
+    );
+    assert!(!screen.contains('▸'), "{screen}");
+}

@@ -93,17 +93,11 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             subagent,
         } => {
             let waiting = match &subagent {
-                Some(task_id) => subagent_call_mut(app, task_id, &id).map(|(call, version)| {
-                    call.status = ToolStatus::WaitingApproval;
-                    version
-                }),
-                None => tool_cell_mut(app, &id).map(|cell| {
-                    cell.status = ToolStatus::WaitingApproval;
-                    &mut cell.version
-                }),
+                Some(task_id) => subagent_call_mut(app, task_id, &id).map(|call| &mut call.status),
+                None => tool_cell_mut(app, &id).map(|cell| &mut cell.status),
             };
-            if let Some(version) = waiting {
-                *version += 1;
+            if let Some(status) = waiting {
+                *status = ToolStatus::WaitingApproval;
             }
             let approvals = &mut app.approvals;
             let opens = approvals.queue.is_empty();
@@ -142,7 +136,6 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 cell.status = finished_status(outcome, approved);
                 cell.duration = Some(duration);
                 cell.result = Some(result);
-                cell.version += 1;
             }
         }
         AgentEvent::TodosUpdated { todos } => app.todos = todos,
@@ -283,11 +276,9 @@ fn append_live(app: &mut App, kind: Live, text: &str) {
     match (kind, cells.last_mut()) {
         (Live::Assistant, Some(Cell::Assistant(cell))) if !cell.finished => {
             cell.text.push_str(text);
-            cell.version += 1;
         }
         (Live::Reasoning, Some(Cell::Reasoning(cell))) if !cell.finished => {
             cell.text.push_str(text);
-            cell.version += 1;
         }
         (Live::Assistant, _) => cells.push(Cell::assistant(text, false)),
         (Live::Reasoning, _) => cells.push(Cell::reasoning(text, false)),
@@ -311,12 +302,10 @@ fn finish_live(app: &mut App) -> bool {
         match cell {
             Cell::Assistant(c) if !c.finished => {
                 c.finished = true;
-                c.version += 1;
                 assistant = true;
             }
             Cell::Reasoning(c) if !c.finished => {
                 c.finished = true;
-                c.version += 1;
             }
             _ => {}
         }
@@ -339,7 +328,6 @@ fn turn_finished(app: &mut App, outcome: TurnOutcome, now: Instant) {
                 ToolStatus::Running | ToolStatus::WaitingApproval
             ) {
                 tool.status = ToolStatus::Interrupted;
-                tool.version += 1;
             }
             for call in tool.subagent.iter_mut().flat_map(|v| v.calls.iter_mut()) {
                 if matches!(
@@ -347,7 +335,6 @@ fn turn_finished(app: &mut App, outcome: TurnOutcome, now: Instant) {
                     ToolStatus::Running | ToolStatus::WaitingApproval
                 ) {
                     call.status = ToolStatus::Interrupted;
-                    tool.version += 1;
                 }
             }
         }
@@ -362,10 +349,10 @@ fn turn_finished(app: &mut App, outcome: TurnOutcome, now: Instant) {
     approvals.scroll = 0;
 }
 
-/// The tool cell of a call, newest first.
+/// The tool cell of a call, newest first, to change: finding it bumps its version.
 pub fn tool_cell_mut<'a>(app: &'a mut App, id: &str) -> Option<&'a mut ToolCell> {
     app.transcript.cells.iter_mut().rev().find_map(|c| match c {
-        Cell::Tool(t) if t.id == id => Some(t),
+        Cell::Tool(t) if t.id == id => Some(&mut **t),
         _ => None,
     })
 }
@@ -411,7 +398,6 @@ fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Insta
             view.finished = true;
         }
     }
-    cell.version += 1;
 }
 
 /// The subagent call an approval request `approval_id` is about (the agent names it
@@ -420,15 +406,13 @@ pub fn subagent_call_mut<'a>(
     app: &'a mut App,
     task_id: &str,
     approval_id: &str,
-) -> Option<(&'a mut SubagentCall, &'a mut u64)> {
+) -> Option<&'a mut SubagentCall> {
     let call_id = approval_id
         .strip_prefix(task_id)
         .and_then(|rest| rest.strip_prefix('/'))?;
     let cell = tool_cell_mut(app, task_id)?;
-    let version = &mut cell.version;
     let view = cell.subagent.as_mut()?;
-    let call = view.calls.iter_mut().rev().find(|c| c.id == call_id)?;
-    Some((call, version))
+    view.calls.iter_mut().rev().find(|c| c.id == call_id)
 }
 
 /// The mark of a call that ended with `outcome` (`approved`: the user allowed it).

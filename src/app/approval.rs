@@ -143,13 +143,12 @@ pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: 
     let approved = !matches!(decision, ApprovalDecision::Deny { .. });
     let mut detail = None;
     if let Some(task_id) = &request.subagent {
-        if let Some((call, version)) = subagent_call_mut(app, task_id, &request.id) {
+        if let Some(call) = subagent_call_mut(app, task_id, &request.id) {
             call.status = if approved {
                 ToolStatus::Running
             } else {
                 ToolStatus::Refused
             };
-            *version += 1;
         }
     } else if let Some(cell) = tool_cell_mut(app, &request.id) {
         // The agent's result settles the status; until then the call runs or was refused.
@@ -159,7 +158,6 @@ pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: 
             ToolStatus::Refused
         };
         cell.approved = approved;
-        cell.version += 1;
         detail = Some((cell.name.clone(), cell.key_arg.clone()));
     }
     app.activity = if !app.approvals.queue.is_empty() {

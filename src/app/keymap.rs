@@ -38,11 +38,6 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// The modes that take keys in this state, in lookup order (the top layer's).
-    pub fn active(app: &App) -> &'static [Mode] {
-        super::layer::Layer::top(app).modes()
-    }
-
     /// The mode's name in the keymap file and in `/help`.
     pub fn name(self) -> &'static str {
         match self {
@@ -418,7 +413,7 @@ impl Keymap {
 
     /// The first action this press triggers in this state, if any.
     pub fn action(&self, app: &App, key: &KeyEvent) -> Option<Action> {
-        self.lookup(Mode::active(app), key)
+        self.lookup(super::layer::Layer::top(app).modes(), key)
             .find(|b| b.applies(app))
             .map(|b| b.action)
     }

@@ -117,7 +117,6 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                     };
                     cell.duration = Some(Duration::ZERO);
                     cell.result = Some(content.clone());
-                    cell.version += 1;
                 }
             }
         }

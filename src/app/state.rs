@@ -1,8 +1,10 @@
 //! The dashboard's state: one struct the update step changes and the UI draws.
 //!
 //! The transcript is a list of cells. Finished cells never change, so their wrapped lines
-//! are cached per width ([`RenderCache`]); only the live cell (the streaming reply, the
-//! running tool) changes, and bumps its `version` when it does. Approval requests wait in a
+//! are cached per width and version ([`RenderCache`]); only the live cell (the streaming
+//! reply, the running tool) changes. Each cell's contents sit in a [`Versioned`], whose
+//! version goes up whenever they are reached mutably, so a change and the bump that tells
+//! the cache it is stale are one operation. Approval requests wait in a
 //! queue and are answered in the order the model asked; the modal shows the front one.
 //! The context gauge starts from the agent's last count ([`ContextStats`]) and adds what
 //! streamed in since, at the rate the agent learnt; `/context` opens a layer that shows
@@ -10,6 +12,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -113,18 +116,62 @@ impl Default for Scroll {
 /// One entry of the transcript.
 #[derive(Debug)]
 pub enum Cell {
-    User(UserCell),
-    Assistant(AssistantCell),
-    Reasoning(ReasoningCell),
-    Tool(ToolCell),
-    Notice(NoticeCell),
-    Compaction(CompactionCell),
+    User(Versioned<UserCell>),
+    Assistant(Versioned<AssistantCell>),
+    Reasoning(Versioned<ReasoningCell>),
+    Tool(Versioned<ToolCell>),
+    Notice(Versioned<NoticeCell>),
+    Compaction(Versioned<CompactionCell>),
+}
+
+/// A cell's contents, the version its rendered lines are keyed on, and those lines.
+///
+/// The contents can be read freely (`Deref`), but reaching them mutably (`DerefMut`, as
+/// `cell.status = ...` or `cell.text.push_str(...)` do) bumps the version, so no change can
+/// leave the cache showing the lines from before. (Bevy's `Mut<T>` marks a component
+/// changed the same way.) A bump without a change only costs one re-render.
+#[derive(Debug)]
+pub struct Versioned<T> {
+    value: T,
+    version: u64,
+    /// The UI's rendered lines of `value` (behind a `RefCell`: rendering reads `&App`).
+    pub cache: RenderCache,
+}
+
+impl<T> Versioned<T> {
+    /// New contents at version 0, nothing rendered yet.
+    pub fn new(value: T) -> Self {
+        Versioned {
+            value,
+            version: 0,
+            cache: RenderCache::default(),
+        }
+    }
+
+    /// How many times the contents were reached mutably: the render cache's key.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+}
+
+impl<T> Deref for Versioned<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> DerefMut for Versioned<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.version = self.version.wrapping_add(1);
+        &mut self.value
+    }
 }
 
 #[derive(Debug)]
 pub struct UserCell {
     pub text: String,
-    pub cache: RenderCache,
 }
 
 /// The assistant's reply, streamed in as Markdown.
@@ -133,9 +180,6 @@ pub struct AssistantCell {
     pub text: String,
     /// False while it streams.
     pub finished: bool,
-    /// Bumped on every change, so a cached render knows it is stale.
-    pub version: u64,
-    pub cache: RenderCache,
 }
 
 /// The model's reasoning: dimmed, collapsed to a line unless expanded.
@@ -144,8 +188,6 @@ pub struct ReasoningCell {
     pub text: String,
     pub finished: bool,
     pub expanded: bool,
-    pub version: u64,
-    pub cache: RenderCache,
 }
 
 /// A tool call: one compact line, its result folded below it.
@@ -166,8 +208,6 @@ pub struct ToolCell {
     pub approved: bool,
     /// For a `task` call: what its subagent is doing and has done.
     pub subagent: Option<SubagentView>,
-    pub version: u64,
-    pub cache: RenderCache,
 }
 
 /// A running (or finished) subagent as its `task` cell shows it: the current step, and
@@ -217,7 +257,6 @@ pub enum ToolStatus {
 pub struct NoticeCell {
     pub kind: NoticeKind,
     pub text: String,
-    pub cache: RenderCache,
 }
 
 /// A finished compaction: its one-line summary, and the handoff note that replaced the
@@ -231,8 +270,6 @@ pub struct CompactionCell {
     /// The handoff note the model wrote.
     pub note: String,
     pub expanded: bool,
-    pub version: u64,
-    pub cache: RenderCache,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,7 +287,7 @@ pub struct RenderCache(pub RefCell<Option<CachedRender>>);
 #[derive(Debug, Clone)]
 pub struct CachedRender {
     pub width: u16,
-    /// The cell's `version` the lines were made from.
+    /// The key the lines were made from: the cell's [`Versioned::version`].
     pub version: u64,
     pub lines: Vec<Line<'static>>,
     /// For streaming Markdown: how many bytes of the text are rendered for good (complete
@@ -451,31 +488,36 @@ impl App {
 }
 
 impl Cell {
+    /// The cell's rendered lines, as the UI last cached them.
+    pub fn cache(&self) -> &RenderCache {
+        match self {
+            Cell::User(c) => &c.cache,
+            Cell::Assistant(c) => &c.cache,
+            Cell::Reasoning(c) => &c.cache,
+            Cell::Tool(c) => &c.cache,
+            Cell::Notice(c) => &c.cache,
+            Cell::Compaction(c) => &c.cache,
+        }
+    }
+
     pub fn user(text: impl Into<String>) -> Cell {
-        Cell::User(UserCell {
-            text: text.into(),
-            cache: RenderCache::default(),
-        })
+        Cell::User(Versioned::new(UserCell { text: text.into() }))
     }
 
     /// A reply; `finished` false while it streams.
     pub fn assistant(text: impl Into<String>, finished: bool) -> Cell {
-        Cell::Assistant(AssistantCell {
+        Cell::Assistant(Versioned::new(AssistantCell {
             text: text.into(),
             finished,
-            version: 0,
-            cache: RenderCache::default(),
-        })
+        }))
     }
 
     pub fn reasoning(text: impl Into<String>, finished: bool) -> Cell {
-        Cell::Reasoning(ReasoningCell {
+        Cell::Reasoning(Versioned::new(ReasoningCell {
             text: text.into(),
             finished,
             expanded: false,
-            version: 0,
-            cache: RenderCache::default(),
-        })
+        }))
     }
 
     /// A tool call that just started.
@@ -485,7 +527,7 @@ impl Cell {
         key_arg: impl Into<String>,
         started: Instant,
     ) -> Cell {
-        Cell::Tool(ToolCell {
+        Cell::Tool(Versioned::new(ToolCell {
             id: id.into(),
             name: name.into(),
             key_arg: key_arg.into(),
@@ -496,29 +538,24 @@ impl Cell {
             expanded: false,
             approved: false,
             subagent: None,
-            version: 0,
-            cache: RenderCache::default(),
-        })
+        }))
     }
 
     /// A finished compaction, its note folded.
     pub fn compaction(auto: bool, summary: impl Into<String>, note: impl Into<String>) -> Cell {
-        Cell::Compaction(CompactionCell {
+        Cell::Compaction(Versioned::new(CompactionCell {
             auto,
             summary: summary.into(),
             note: note.into(),
             expanded: false,
-            version: 0,
-            cache: RenderCache::default(),
-        })
+        }))
     }
 
     pub fn notice(kind: NoticeKind, text: impl Into<String>) -> Cell {
-        Cell::Notice(NoticeCell {
+        Cell::Notice(Versioned::new(NoticeCell {
             kind,
             text: text.into(),
-            cache: RenderCache::default(),
-        })
+        }))
     }
 }
 

@@ -2,12 +2,11 @@
 //! no clock: [`update_at`] takes the instant it runs at (tests pass fixed ones), and
 //! [`update`] reads the clock once for it.
 //!
-//! Keys, pastes and the mouse go to the top layer ([`Layer::top`] decides): the approval
-//! modal while requests wait ([`super::approval`]), else the session picker
-//! ([`super::picker`]) or the model picker ([`super::model_picker`]) while one is open, else
-//! the `/context` layer while it is open ([`super::context_view`]), else the main screen,
-//! where the keymap's `global` and `composer` bindings come first and every other key
-//! edits the input. Agent events are applied in [`super::agent_events`]; slash commands in
+//! Keys, pastes and the mouse go to the layer on top ([`Layer::top`]; the order is in
+//! [`super::layer`]), by one routing table (`route`): the approval modal's handlers
+//! ([`super::approval`]), a picker's ([`super::picker`], [`super::model_picker`]), the
+//! `/context` layer's ([`super::context_view`]), or the main screen's, where the keymap's
+//! `global` and `composer` bindings come first and every other key edits the input. Agent events are applied in [`super::agent_events`]; slash commands in
 //! [`super::commands`]; model switches in [`super::model_switch`].
 
 use std::time::{Duration, Instant};
@@ -58,17 +57,10 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         AppEvent::Key(key) => handle_key(app, key, now, &mut effects),
         AppEvent::Paste(text) => {
             app.paste_tail = Some(now);
-            match Layer::top(app) {
-                Layer::Approval | Layer::Feedback => approval::paste(app, &text),
-                Layer::Sessions => picker::paste(app, &text),
-                Layer::Models => model_picker::paste(app, &text),
-                // The layer has no text field.
-                Layer::Context => {}
-                Layer::Main => composer::paste(app, &text),
-            }
+            route(app, Input::Paste(&text), now, &mut effects);
         }
         AppEvent::Resize { width, height } => app.size = (width, height),
-        AppEvent::Mouse(mouse) => handle_mouse(app, mouse),
+        AppEvent::Mouse(mouse) => route(app, Input::Mouse(mouse), now, &mut effects),
         AppEvent::Agent(event) => agent_events::handle(app, event, now, &mut effects),
         AppEvent::Tick(at) => {
             let expired = app
@@ -113,14 +105,48 @@ fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effe
         .paste_tail
         .is_some_and(|t| now.saturating_duration_since(t) < PASTE_TAIL);
     app.paste_tail = in_paste.then_some(now);
-    match Layer::top(app) {
-        Layer::Approval | Layer::Feedback if in_paste => return,
-        Layer::Approval | Layer::Feedback => return approval::handle_key(app, key, now, effects),
-        Layer::Sessions => return picker::handle_key(app, key, effects),
-        Layer::Models => return model_picker::handle_key(app, key, effects),
-        Layer::Context => return context_view::handle_key(app, key),
-        Layer::Main => {}
+    route(app, Input::Key { key, in_paste }, now, effects);
+}
+
+/// Input for the layer on top.
+enum Input<'a> {
+    /// A key, and whether it is the tail of a paste.
+    Key {
+        key: KeyEvent,
+        in_paste: bool,
+    },
+    Paste(&'a str),
+    Mouse(MouseEvent),
+}
+
+/// Hand `input` to the layer on top ([`Layer::top`]): each layer's handlers, in one place.
+fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
+    match (Layer::top(app), input) {
+        // The tail of a paste must not answer an approval.
+        (Layer::Approval | Layer::Feedback, Input::Key { in_paste: true, .. }) => {}
+        (Layer::Approval | Layer::Feedback, Input::Key { key, .. }) => {
+            approval::handle_key(app, key, now, effects)
+        }
+        (Layer::Approval | Layer::Feedback, Input::Paste(text)) => approval::paste(app, text),
+        (Layer::Approval | Layer::Feedback, Input::Mouse(mouse)) => approval::mouse(app, mouse),
+        (Layer::Sessions, Input::Key { key, .. }) => picker::handle_key(app, key, effects),
+        (Layer::Sessions, Input::Paste(text)) => picker::paste(app, text),
+        (Layer::Sessions, Input::Mouse(mouse)) => picker::mouse(app, mouse),
+        (Layer::Models, Input::Key { key, .. }) => model_picker::handle_key(app, key, effects),
+        (Layer::Models, Input::Paste(text)) => model_picker::paste(app, text),
+        (Layer::Models, Input::Mouse(mouse)) => model_picker::mouse(app, mouse),
+        (Layer::Context, Input::Key { key, .. }) => context_view::handle_key(app, key),
+        // The layer has no text field and does not scroll.
+        (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
+        (Layer::Main, Input::Key { key, in_paste }) => main_key(app, key, in_paste, now, effects),
+        (Layer::Main, Input::Paste(text)) => composer::paste(app, text),
+        (Layer::Main, Input::Mouse(mouse)) => main_mouse(app, mouse),
     }
+}
+
+/// A key on the main screen: the keymap's `global` and `composer` bindings, else the input
+/// box's editing.
+fn main_key(app: &mut App, key: KeyEvent, in_paste: bool, now: Instant, effects: &mut Vec<Effect>) {
     match keymap().action(app, &key) {
         Some(Action::Send) if in_paste => app.composer.textarea.insert_newline(),
         Some(action) => run_action(app, action, now, effects),
@@ -171,11 +197,9 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             match last {
                 Some(Cell::Tool(tool)) => {
                     tool.expanded = !tool.expanded;
-                    tool.version += 1;
                 }
                 Some(Cell::Compaction(cell)) => {
                     cell.expanded = !cell.expanded;
-                    cell.version += 1;
                 }
                 _ => {}
             }
@@ -187,7 +211,6 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             });
             if let Some(reasoning) = last {
                 reasoning.expanded = !reasoning.expanded;
-                reasoning.version += 1;
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
@@ -238,14 +261,8 @@ fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     app.hint = Some(CTRL_C_HINT.to_string());
 }
 
-fn handle_mouse(app: &mut App, mouse: MouseEvent) {
-    match Layer::top(app) {
-        Layer::Approval | Layer::Feedback => return approval::mouse(app, mouse),
-        Layer::Sessions => return picker::mouse(app, mouse),
-        Layer::Models => return model_picker::mouse(app, mouse),
-        Layer::Context => return,
-        Layer::Main => {}
-    }
+/// The mouse on the main screen: the wheel scrolls the transcript.
+fn main_mouse(app: &mut App, mouse: MouseEvent) {
     match mouse.kind {
         MouseEventKind::ScrollUp => scroll_up(app, WHEEL_LINES),
         MouseEventKind::ScrollDown => scroll_down(app, WHEEL_LINES),
@@ -294,14 +311,7 @@ fn estimate_lines(app: &App) -> usize {
         .cells
         .iter()
         .map(|cell| {
-            let cache = match cell {
-                Cell::User(c) => &c.cache,
-                Cell::Assistant(c) => &c.cache,
-                Cell::Reasoning(c) => &c.cache,
-                Cell::Tool(c) => &c.cache,
-                Cell::Notice(c) => &c.cache,
-                Cell::Compaction(c) => &c.cache,
-            };
+            let cache = cell.cache();
             if let Some(lines) = cache
                 .0
                 .try_borrow()

@@ -5,11 +5,11 @@
 //! transcript ([`transcript`], Markdown by [`markdown`], wrapping by [`wrap`]) or the
 //! first-run explanation ([`setup`]), the todo pane or its one-line summary ([`todo`](mod@todo)),
 //! the input box ([`input`]), the hint, the status line and key hints ([`status`]), the
-//! context gauge ([`gauge`]), and last, over everything, the `/context` layer
-//! ([`context_modal`]), the session picker ([`picker`]) or the model picker
-//! ([`model_picker`]), and the approval modal ([`approval_modal`]), in the order of
-//! [`crate::app::Layer`]. Colours come from [`theme`]; everything from the model or a tool
-//! passes [`sanitize`] before it becomes a span. Nothing here writes to the state except
+//! context gauge ([`gauge`]); over them, the open layers of [`crate::app::layer`]'s stack,
+//! bottom up: the `/context` layer ([`context_modal`]), the model picker ([`model_picker`]),
+//! the session picker ([`picker`]) and the approval modal ([`approval_modal`]). Colours
+//! come from [`theme`]; everything from the model or a tool passes [`sanitize`] before it
+//! becomes a span. Nothing here writes to the state except
 //! the transcript cells' render caches, which sit behind `RefCell`s for that purpose.
 
 pub mod approval_modal;
@@ -31,20 +31,67 @@ pub mod wrap;
 
 use std::time::Instant;
 
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::Frame;
 
-use crate::app::App;
+use crate::app::{App, Layer};
 
-/// Draw the whole dashboard for `app` as of `now`.
+/// Draw the whole dashboard for `app` as of `now`: the open layers bottom up
+/// ([`Layer::stack`]), so the one on top is drawn last, over the others.
 pub fn render(app: &App, frame: &mut Frame, now: Instant) {
     let area = frame.area();
     if area.is_empty() {
         return;
     }
-    let areas = layout::areas(app, area);
-    let buf = frame.buffer_mut();
+    for layer in Layer::stack(app).rev() {
+        render_layer(layer, app, frame, now);
+    }
+}
 
+/// Draw one layer: the main screen's panes, or a modal over the whole frame.
+fn render_layer(layer: Layer, app: &App, frame: &mut Frame, now: Instant) {
+    let area = frame.area();
+    let buf = frame.buffer_mut();
+    match layer {
+        Layer::Main => render_main(app, area, buf, now),
+        Layer::Context => buf_render(
+            context_modal::ContextModal {
+                stats: app.context.as_ref(),
+                usage: &app.usage,
+                prices: app.info.prices,
+            },
+            area,
+            buf,
+        ),
+        Layer::Sessions => {
+            if let Some(picker) = &app.picker {
+                buf_render(
+                    picker::PickerModal {
+                        picker,
+                        project: &app.info.project,
+                    },
+                    area,
+                    buf,
+                );
+            }
+        }
+        Layer::Models => {
+            if let Some(picker) = &app.model_picker {
+                buf_render(model_picker::ModelPickerModal { picker }, area, buf);
+            }
+        }
+        Layer::Approval => buf_render(&app.approvals, area, buf),
+        // The field is part of the approval modal, drawn with it.
+        Layer::Feedback => {}
+    }
+}
+
+/// The main screen: transcript (or the first-run explanation), todo pane, input, hint,
+/// status line, key hints and gauge.
+fn render_main(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
+    let areas = layout::areas(app, area);
     match &app.info.setup {
         Some(text) => buf_render(setup::SetupScreen { text }, areas.transcript, buf),
         None => buf_render(&app.transcript, areas.transcript, buf),
@@ -82,41 +129,10 @@ pub fn render(app: &App, frame: &mut Frame, now: Instant) {
         buf.set_line(areas.hints.x, areas.hints.y, &hints, areas.hints.width);
     }
     buf_render(&app.gauge, areas.gauge, buf);
-    // The modals last, over everything: the context layer, a picker, and an approval
-    // over even that (`app::Layer`'s order, bottom up).
-    if app.context_open {
-        buf_render(
-            context_modal::ContextModal {
-                stats: app.context.as_ref(),
-                usage: &app.usage,
-                prices: app.info.prices,
-            },
-            area,
-            buf,
-        );
-    }
-    if let Some(picker) = &app.picker {
-        buf_render(
-            picker::PickerModal {
-                picker,
-                project: &app.info.project,
-            },
-            area,
-            buf,
-        );
-    }
-    if let Some(picker) = &app.model_picker {
-        buf_render(model_picker::ModelPickerModal { picker }, area, buf);
-    }
-    buf_render(&app.approvals, area, buf);
 }
 
 /// Draw `widget` unless its area is empty (a pane squeezed out of a tiny terminal).
-fn buf_render(
-    widget: impl ratatui::widgets::Widget,
-    area: ratatui::layout::Rect,
-    buf: &mut ratatui::buffer::Buffer,
-) {
+fn buf_render(widget: impl ratatui::widgets::Widget, area: Rect, buf: &mut Buffer) {
     if !area.is_empty() {
         widget.render(area, buf);
     }

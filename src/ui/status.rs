@@ -15,52 +15,15 @@ use ratatui::widgets::Widget;
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
-use crate::app::keymap::{keymap, Action, Mode};
+use crate::app::keymap::keymap;
 use crate::app::state::Activity;
 use crate::app::{App, Layer};
-
-/// The bindings the footer names in each state, most useful first; keys and words come
-/// from the keymap (`assets/keymap.toml`), so the footer says what the keys really do.
-fn footer_actions(app: &App) -> &'static [(Mode, Action)] {
-    match Layer::top(app) {
-        Layer::Sessions => &[
-            (Mode::Picker, Action::Resume),
-            (Mode::Picker, Action::ClosePicker),
-            (Mode::Picker, Action::ClearFilter),
-        ],
-        Layer::Models => &[
-            (Mode::Models, Action::ChooseModel),
-            (Mode::Models, Action::ClosePicker),
-            (Mode::Models, Action::ClearFilter),
-        ],
-        Layer::Context => &[(Mode::Context, Action::CloseContext)],
-        Layer::Feedback => &[
-            (Mode::Feedback, Action::SubmitFeedback),
-            (Mode::Feedback, Action::CloseFeedback),
-        ],
-        Layer::Approval => &[
-            (Mode::Approval, Action::Deny),
-            (Mode::Approval, Action::PageDown),
-        ],
-        Layer::Main if app.busy() => &[
-            (Mode::Global, Action::Cancel),
-            (Mode::Global, Action::Help),
-            (Mode::Global, Action::PageUp),
-            (Mode::Global, Action::ToggleToolOutput),
-        ],
-        Layer::Main => &[
-            (Mode::Composer, Action::Send),
-            (Mode::Global, Action::Help),
-            (Mode::Composer, Action::Newline),
-            (Mode::Global, Action::PageUp),
-        ],
-    }
-}
 
 /// The key hints for this state: (first key, what it does).
 pub fn hints(app: &App) -> Vec<(String, String)> {
     let keys = keymap();
-    footer_actions(app)
+    Layer::top(app)
+        .footer(app.busy())
         .iter()
         .filter_map(|&(mode, action)| {
             let (label, desc) = keys.hint(mode, action)?;

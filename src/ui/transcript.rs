@@ -1,10 +1,10 @@
 //! The transcript pane: cells laid out into lines, only as many as the screen shows.
 //!
 //! Each cell renders to wrapped lines once per width and version and keeps them in its
-//! [`RenderCache`] (finished user and notice cells have no version: 0; the `expanded`
-//! flag and a tool's status are folded into the key, so toggling them never shows stale
-//! lines). A compaction shows its summary line and, folded, the size of its handoff note;
-//! expanded, the note itself. Drawing walks up from the last cell, using each cell's cached height, until
+//! [`RenderCache`]; the version is [`Versioned::version`], which every change to a cell
+//! (a status, a result, the `expanded` flag) bumps, so the key is the version alone. A
+//! compaction shows its summary line and, folded, the size of its handoff note; expanded,
+//! the note itself. Drawing walks up from the last cell, using each cell's cached height, until
 //! the window `scroll.from_bottom` lines above the end is covered ([`window`]); the cells
 //! above are never touched, so a frame costs the same with 20 cells or 20 000.
 //! `from_bottom` is clamped to the real top here, locally, since rendering cannot write to
@@ -26,7 +26,7 @@ use super::wrap::{spans_width, truncate, wrap_into, WrapMode};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 use crate::app::state::{
     AssistantCell, CachedRender, Cell, CompactionCell, NoticeCell, NoticeKind, ReasoningCell,
-    RenderCache, SubagentView, ToolCell, ToolStatus, Transcript, UserCell,
+    RenderCache, SubagentView, ToolCell, ToolStatus, Transcript, UserCell, Versioned,
 };
 
 /// Result lines shown under a folded tool call.
@@ -39,20 +39,22 @@ const RESULT_GUTTER: &str = "  │ ";
 /// The lines of `cell` at `width`, from its cache (filled first when stale).
 pub fn cell_lines(cell: &Cell, width: u16) -> Ref<'_, [Line<'static>]> {
     match cell {
-        Cell::User(c) => cached(&c.cache, width, 0, |out| user_lines(c, width, out)),
+        Cell::User(c) => cached(&c.cache, width, c.version(), |out| {
+            user_lines(c, width, out)
+        }),
         Cell::Assistant(c) => assistant_lines(c, width),
-        Cell::Reasoning(c) => {
-            let key = c.version.wrapping_mul(2) | u64::from(c.expanded);
-            cached(&c.cache, width, key, |out| reasoning_lines(c, width, out))
-        }
-        Cell::Tool(c) => cached(&c.cache, width, tool_key(c), |out| {
+        Cell::Reasoning(c) => cached(&c.cache, width, c.version(), |out| {
+            reasoning_lines(c, width, out)
+        }),
+        Cell::Tool(c) => cached(&c.cache, width, c.version(), |out| {
             tool_lines(c, width, out)
         }),
-        Cell::Notice(c) => cached(&c.cache, width, 0, |out| notice_lines(c, width, out)),
-        Cell::Compaction(c) => {
-            let key = c.version.wrapping_mul(2) | u64::from(c.expanded);
-            cached(&c.cache, width, key, |out| compaction_lines(c, width, out))
-        }
+        Cell::Notice(c) => cached(&c.cache, width, c.version(), |out| {
+            notice_lines(c, width, out)
+        }),
+        Cell::Compaction(c) => cached(&c.cache, width, c.version(), |out| {
+            compaction_lines(c, width, out)
+        }),
     }
 }
 
@@ -89,8 +91,8 @@ fn cached<'c>(
     })
 }
 
-fn assistant_lines(c: &AssistantCell, width: u16) -> Ref<'_, [Line<'static>]> {
-    markdown::render_cached(&c.text, width, c.version, &mut c.cache.0.borrow_mut());
+fn assistant_lines(c: &Versioned<AssistantCell>, width: u16) -> Ref<'_, [Line<'static>]> {
+    markdown::render_cached(&c.text, width, c.version(), &mut c.cache.0.borrow_mut());
     Ref::map(c.cache.0.borrow(), |c| {
         c.as_ref().map_or(&[][..], |c| &c.lines[..])
     })
@@ -245,27 +247,6 @@ pub fn status_mark(status: &ToolStatus) -> (&'static str, Style) {
         ToolStatus::Refused => ("⊘", theme::ERROR),
         ToolStatus::Interrupted => ("⏹", theme::WARNING),
     }
-}
-
-/// The cache key of a tool cell: its version, plus what the update step might change
-/// without bumping it (status, result, duration, folding).
-fn tool_key(c: &ToolCell) -> u64 {
-    let status = match c.status {
-        ToolStatus::Running => 0u64,
-        ToolStatus::WaitingApproval => 1,
-        ToolStatus::Done { approved: false } => 2,
-        ToolStatus::Done { approved: true } => 3,
-        ToolStatus::Failed => 4,
-        ToolStatus::Refused => 5,
-        ToolStatus::Interrupted => 6,
-    };
-    let result = c.result.as_ref().map_or(0, |r| r.len() as u64 + 1);
-    let duration = c.duration.map_or(0, |d| d.as_millis() as u64 + 1);
-    let mut key = c.version;
-    for part in [status, u64::from(c.expanded), result, duration] {
-        key = key.wrapping_mul(0x100_0000_01b3).wrapping_add(part);
-    }
-    key
 }
 
 /// "0.4s", "12.3s", "2m 05s".

@@ -182,7 +182,6 @@ fn bench_stream(text: &str, tokens_per_sec: f64) -> StreamRun {
         // What the update step does with a delta.
         if let Some(Cell::Assistant(a)) = app.transcript.cells.last_mut() {
             a.text.push_str(chunk);
-            a.version += 1;
         }
         app.gauge.added_chars += chunk.len() as u64;
         let last = i + 1 == chunks.len();
@@ -191,7 +190,6 @@ fn bench_stream(text: &str, tokens_per_sec: f64) -> StreamRun {
             if last {
                 if let Some(Cell::Assistant(a)) = app.transcript.cells.last_mut() {
                     a.finished = true;
-                    a.version += 1;
                 }
             }
             let now = start + FRAME * frames as u32;

@@ -274,7 +274,7 @@ fn keys_do_not_reach_the_composer_or_the_main_screen_while_open() {
 /// closes.
 #[test]
 fn a_model_picker_that_opens_under_the_session_picker_stays_under_it() {
-    let mut s = Script::new();
+    let mut s = script();
     s.open();
     let choice = |name: &str| rein::app::model_picker::ModelChoice {
         name: name.into(),
@@ -292,7 +292,7 @@ fn a_model_picker_that_opens_under_the_session_picker_stays_under_it() {
     assert!(!screen.contains("Switch model"), "{screen}");
     assert!(screen.contains("Enter resume"), "{screen}");
     // Esc closes the one on top; the model picker shows, and takes the keys.
-    assert!(s.key(KeyCode::Esc).is_empty());
+    assert!(s.plain(KeyCode::Esc).is_empty());
     assert!(s.app.picker.is_none());
     assert_eq!(rein::app::Layer::top(&s.app), rein::app::Layer::Models);
     let screen = draw(&s.app, 80, 24);

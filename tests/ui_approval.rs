@@ -2,6 +2,8 @@
 //! Same files and switch as `tests/ui_render.rs`: `tests/snapshots/NAME.txt`,
 //! `UPDATE_SNAPSHOTS=1` rewrites them.
 
+mod support;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -12,28 +14,7 @@ use tui_textarea::TextArea;
 use rein::app::state::{Activity, App, Cell, PendingApproval, SessionInfo, ToolStatus};
 use rein::permissions::Grant;
 use rein::ui::{buffer_text, render};
-
-fn assert_snapshot(name: &str, screen: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, screen).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("no snapshot {}:\n{screen}", path.display()));
-    assert!(
-        expected == screen,
-        "snapshot {name} differs (UPDATE_SNAPSHOTS=1 rewrites it)\n--- expected\n{expected}\n--- got\n{screen}"
-    );
-}
-
-fn draw(app: &App, width: u16, height: u16, now: Instant) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| render(app, frame, now)).unwrap();
-    buffer_text(terminal.backend().buffer())
-}
+use support::app::{assert_snapshot, draw};
 
 fn request(
     tool: &str,

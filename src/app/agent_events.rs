@@ -21,6 +21,7 @@ use super::state::{
     ToolStatus,
 };
 use crate::agent::{AgentEvent, SubagentEvent, ToolOutcome, TurnOutcome};
+use crate::describe;
 use crate::tools::task;
 use crate::tools::write_todos::TodoStatus;
 
@@ -61,11 +62,7 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 app.transcript.cells.push(Cell::assistant(text, true));
             }
             if refusal {
-                notice(
-                    app,
-                    NoticeKind::Info,
-                    "the model refused: its reply above is a refusal, not an answer".to_string(),
-                );
+                notice(app, NoticeKind::Info, describe::REFUSAL.to_string());
             }
         }
         AgentEvent::ToolCallStarted { id, name, args } => {
@@ -153,10 +150,7 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
         } => notice(
             app,
             NoticeKind::Retry,
-            format!(
-                "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {reason}",
-                delay.as_secs_f64()
-            ),
+            describe::retry(attempt, max_attempts, delay, &reason),
         ),
         AgentEvent::ContextTrimmed {
             stubbed,
@@ -427,33 +421,9 @@ fn finished_status(outcome: ToolOutcome, approved: bool) -> ToolStatus {
     }
 }
 
-/// The argument worth showing: `command`, `path` or (a skill's) `name` when the call has
-/// one, else the arguments as compact JSON; one line.
+/// The argument worth showing for a tool call ([`describe::key_argument`]).
 pub fn key_arg(args: &serde_json::Value) -> String {
-    // A plan is summed up by its size; its items show in the todo pane.
-    if let Some(todos) = args.get("todos").and_then(|t| t.as_array()) {
-        return format!(
-            "{} item{}",
-            todos.len(),
-            if todos.len() == 1 { "" } else { "s" }
-        );
-    }
-    let text = ["command", "path", "name", "description"]
-        .iter()
-        .find_map(|k| args.get(k).and_then(|v| v.as_str()))
-        .map(str::to_string)
-        .unwrap_or_else(|| match args {
-            serde_json::Value::String(raw) => raw.clone(),
-            other => other.to_string(),
-        });
-    one_line(&text)
-}
-
-/// Line breaks shown as ↵, so the text stays on one line.
-pub fn one_line(text: &str) -> String {
-    text.trim()
-        .replace("\r\n", "\n")
-        .replace(['\n', '\r'], " ↵ ")
+    describe::key_argument(args)
 }
 
 /// What the status line says a running tool does: the plan's in-progress step when there
@@ -469,12 +439,6 @@ pub fn tool_detail(app: &App, name: &str, key_arg: &str) -> String {
 /// The desktop notification when the approval modal opens.
 fn notification(summary: &str) -> String {
     const MAX: usize = 120;
-    let line = one_line(summary);
-    let short: String = line.chars().take(MAX).collect();
-    let ellipsis = if line.chars().count() > MAX {
-        "…"
-    } else {
-        ""
-    };
-    format!("rein asks for approval: {short}{ellipsis}")
+    let line = describe::clip(&describe::one_line(summary), MAX);
+    format!("rein asks for approval: {line}")
 }

@@ -344,19 +344,10 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     }
 }
 
-/// " · 3 model calls · 1.2k tokens · stopped early": what a finished subagent spent.
+/// " · 3 model calls · 1.2k tokens": what a finished subagent spent.
 fn subagent_summary(view: &SubagentView) -> String {
-    let plural = if view.steps == 1 { "" } else { "s" };
-    let mut text = format!(" · {} model call{plural}", view.steps);
-    let used = view.usage.prompt_tokens + view.usage.completion_tokens;
-    if used > 0 {
-        let about = if view.usage.estimated { "~" } else { "" };
-        text.push_str(&format!(" · {about}{} tokens", super::gauge::tokens(used)));
-    }
-    if view.stopped_early {
-        text.push_str(" · stopped early");
-    }
-    text
+    let spent = crate::describe::subagent_spent(view.steps, &view.usage, view.stopped_early);
+    format!(" · {spent}")
 }
 
 /// Under a `task` call: its subagent's calls when expanded, and while it runs, its
@@ -408,10 +399,7 @@ fn subagent_lines(view: &SubagentView, c: &ToolCell, w: usize, out: &mut Vec<Lin
         out.push(Line::from(vec![
             Span::styled("  ↳ ", theme::DIM),
             Span::styled(
-                truncate(
-                    "queued: waits for one of the running subagents to finish",
-                    w.saturating_sub(4),
-                ),
+                truncate(crate::describe::SUBAGENT_QUEUED, w.saturating_sub(4)),
                 theme::DIM,
             ),
         ]));

@@ -323,6 +323,28 @@ impl Printer {
                     crate::context::drop::summary(*dropped, *before_tokens, *after_tokens)
                 );
             }
+            AgentEvent::CompactionStarted { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::CompactionFailed { .. } => self.print_compaction(event),
+            AgentEvent::ModelSwitched {
+                name,
+                window,
+                over_budget,
+                ..
+            } => {
+                self.newline_stdout();
+                say!(
+                    "rein: {}",
+                    agent::model_switched_text(name, *window, *over_budget)
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A compaction begins, ends with its summary, or fails.
+    fn print_compaction(&mut self, event: &AgentEvent) {
+        match event {
             AgentEvent::CompactionStarted {
                 auto,
                 messages,
@@ -348,18 +370,6 @@ impl Printer {
             AgentEvent::CompactionFailed { message } => {
                 self.newline_stdout();
                 say!("rein: {}", first_line_cut(message, 500));
-            }
-            AgentEvent::ModelSwitched {
-                name,
-                window,
-                over_budget,
-                ..
-            } => {
-                self.newline_stdout();
-                say!(
-                    "rein: {}",
-                    agent::model_switched_text(name, *window, *over_budget)
-                );
             }
             _ => {}
         }

@@ -1,10 +1,11 @@
 //! Agent events in words, once for both front ends.
 //!
 //! The dashboard and headless show the same events: a tool call's key argument, a retry,
-//! what a subagent spent, a todo item, a tool result's first line. The wording lives here;
-//! each front end only lays the words out (marks, colours, indentation, its own prefix)
-//! and cuts them to its width. Nothing here sanitises: the words keep whatever the model or
-//! a tool wrote, and both front ends pass them through [`crate::sanitize`] as they print.
+//! what a subagent spent, a todo item, a tool result's first line, a duration. The wording
+//! lives here; each front end only lays the words out (marks, colours, indentation, its
+//! own prefix) and cuts them to its width. Nothing here sanitises: the words keep whatever
+//! the model or a tool wrote, and both front ends pass them through [`crate::sanitize`] as
+//! they print.
 
 use std::time::Duration;
 
@@ -73,11 +74,22 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
-/// "retrying in 2.0 s (attempt 2 of 5): HTTP 503" (the reason on one line).
+/// How long something took or will take: "0.4s", "12.0s", "2m 05s".
+pub fn duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        let s = d.as_secs();
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
+
+/// "retrying in 2.0s (attempt 2 of 5): HTTP 503" (the reason on one line).
 pub fn retry(attempt: u32, max_attempts: u32, delay: Duration, reason: &str) -> String {
     format!(
-        "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {}",
-        delay.as_secs_f64(),
+        "retrying in {} (attempt {attempt} of {max_attempts}): {}",
+        duration(delay),
         one_line(reason)
     )
 }
@@ -187,8 +199,10 @@ mod tests {
         let delay = Duration::from_millis(2000);
         assert_eq!(
             retry(2, 5, delay, "HTTP 503\nbusy"),
-            "retrying in 2.0 s (attempt 2 of 5): HTTP 503 ↵ busy"
+            "retrying in 2.0s (attempt 2 of 5): HTTP 503 ↵ busy"
         );
+        assert_eq!(duration(Duration::from_millis(400)), "0.4s");
+        assert_eq!(duration(Duration::from_secs(125)), "2m 05s");
         let usage = Usage {
             prompt_tokens: 2000,
             completion_tokens: 400,

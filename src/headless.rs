@@ -270,8 +270,8 @@ impl Printer {
             } => {
                 let mark = if outcome.is_error() { "✗" } else { "✓" };
                 say!(
-                    "  {mark} {:.1}s {}",
-                    duration.as_secs_f64(),
+                    "  {mark} {} {}",
+                    describe::duration(*duration),
                     first_line_cut(describe::first_line(result), 160)
                 );
             }

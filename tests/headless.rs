@@ -191,7 +191,7 @@ async fn unreachable_endpoint_exits_non_zero_with_a_clear_message() {
     let err = stderr(&out);
     // Worded as the dashboard words it (`rein::describe::retry`).
     assert!(err.contains("rein: retrying in "), "{err}");
-    assert!(err.contains(" s (attempt 2 of 2): "), "{err}");
+    assert!(err.contains("s (attempt 2 of 2): "), "{err}");
     assert!(err.contains("cannot reach the model server"), "{err}");
     assert!(
         !err.contains("panicked") && !err.contains("Backtrace"),

@@ -119,7 +119,7 @@ fn reply_event(app: &mut App, event: AgentEvent, now: Instant) {
 fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
     match event {
         AgentEvent::ToolCallStarted { id, name, args } => {
-            let key_arg = key_arg(&args);
+            let key_arg = describe::key_argument(&args);
             app.activity = Activity::Tool {
                 detail: tool_detail(app, &name, &key_arg),
                 name: name.clone(),
@@ -433,7 +433,7 @@ pub fn tool_cell_mut<'a>(app: &'a mut App, id: &str) -> Option<&'a mut ToolCell>
 fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Instant) {
     if let SubagentEvent::ToolCallStarted { name, args, .. } = &event {
         app.activity = Activity::Tool {
-            detail: format!("subagent: {name} {}", key_arg(args)),
+            detail: format!("subagent: {name} {}", describe::key_argument(args)),
             name: task::NAME.to_string(),
             since: now,
         };
@@ -448,7 +448,7 @@ fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Insta
         SubagentEvent::RequestStarted { step } => view.steps = step,
         SubagentEvent::ToolCallStarted { id, name, args } => view.calls.push(SubagentCall {
             id,
-            key_arg: key_arg(&args),
+            key_arg: describe::key_argument(&args),
             name,
             status: ToolStatus::Running,
         }),
@@ -497,11 +497,6 @@ fn finished_status(outcome: ToolOutcome, approved: bool) -> ToolStatus {
             ToolStatus::Interrupted
         }
     }
-}
-
-/// The argument worth showing for a tool call ([`describe::key_argument`]).
-pub fn key_arg(args: &serde_json::Value) -> String {
-    describe::key_argument(args)
 }
 
 /// What the status line says a running tool does: the plan's in-progress step when there

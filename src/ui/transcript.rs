@@ -11,7 +11,6 @@
 //! the state.
 
 use std::cell::Ref;
-use std::time::Duration;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -249,17 +248,6 @@ pub fn status_mark(status: &ToolStatus) -> (&'static str, Style) {
     }
 }
 
-/// "0.4s", "12.3s", "2m 05s".
-pub fn format_duration(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs < 60.0 {
-        format!("{secs:.1}s")
-    } else {
-        let s = d.as_secs();
-        format!("{}m {:02}s", s / 60, s % 60)
-    }
-}
-
 /// A tool call: one line (mark, name, key argument, verdict, duration), then its result
 /// folded to [`FOLDED_RESULT_LINES`] lines unless expanded.
 fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
@@ -284,7 +272,7 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     }
     if let Some(d) = c.duration {
         tail.push(Span::styled(
-            format!(" · {}", format_duration(d)),
+            format!(" · {}", crate::describe::duration(d)),
             theme::DIM,
         ));
     }
@@ -544,7 +532,7 @@ impl Widget for &Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     fn texts(lines: &[Line<'_>]) -> Vec<String> {
         lines

@@ -218,6 +218,31 @@ mod tests {
     }
 
     #[test]
+    fn a_todo_reads_in_its_active_form_while_it_runs() {
+        let todo = |status, active: Option<&str>| Todo {
+            content: "Fix it".to_string(),
+            status,
+            active_form: active.map(str::to_string),
+        };
+        let running = todo(TodoStatus::InProgress, Some("Fixing it"));
+        assert_eq!(todo_wording(&running), "Fixing it");
+        assert_eq!(
+            todo_wording(&todo(TodoStatus::InProgress, Some(" "))),
+            "Fix it"
+        );
+        assert_eq!(
+            todo_wording(&todo(TodoStatus::Pending, Some("Fixing it"))),
+            "Fix it"
+        );
+        let done = todo(TodoStatus::Completed, None);
+        let pending = todo(TodoStatus::Pending, None);
+        let plan = [done.clone(), pending.clone(), running.clone()];
+        assert_eq!(todo_counts(&plan), "1/3");
+        assert_eq!(todo_current(&plan), Some(&running));
+        assert_eq!(todo_current(&plan[..2]), Some(&pending));
+    }
+
+    #[test]
     fn tokens_are_short() {
         assert_eq!(tokens(950), "950");
         assert_eq!(tokens(53_700), "53.7k");

@@ -502,18 +502,24 @@ pub fn usage_prices(prices: &crate::config::Prices) -> Option<crate::agent::Pric
 
 /// The terminal bell and a desktop notification (OSC 9, understood by iTerm2, kitty,
 /// WezTerm, foot and others; ignored elsewhere).
+/// A desktop notification's text: through the one sanitiser like everything rein prints
+/// (so no control character or bidirectional override ends the OSC 9 early or reorders
+/// it), on one line, at most 200 characters.
+fn notification_text(message: &str) -> String {
+    crate::sanitize::sanitize(message)
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .take(200)
+        .collect()
+}
+
 fn notify(message: &str, attention: Attention) {
     let mut out = String::new();
     if attention.bell {
         out.push('\x07');
     }
     if attention.notifications {
-        let clean: String = message
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(200)
-            .collect();
-        out.push_str(&format!("\x1b]9;{clean}\x07"));
+        out.push_str(&format!("\x1b]9;{}\x07", notification_text(message)));
     }
     if !out.is_empty() {
         let mut stdout = io::stdout();
@@ -542,3 +548,17 @@ fn translate(event: Event) -> Option<AppEvent> {
 }
 
 pub use crate::context::git::git_branch;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_cannot_end_its_escape_or_reorder_itself() {
+        assert_eq!(
+            notification_text("rm\x07\x1b]0;x\u{9c}\u{202e}a\nb"),
+            "rm^G^[]0;x\\u{9c}\\u{202e}a b"
+        );
+        assert_eq!(notification_text(&"x".repeat(300)).len(), 200);
+    }
+}

@@ -11,6 +11,7 @@ use crate::agent::{
     self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, Prices, SubagentEvent,
     TurnOutcome, UsageTotals,
 };
+use crate::describe;
 use crate::sanitize::sanitize;
 use crate::tools::write_todos::TodoStatus;
 
@@ -179,7 +180,39 @@ impl Printer {
         }
     }
 
+    /// One event as text: routed to its family's printer.
     fn print_text(&mut self, event: &AgentEvent, yes: bool) {
+        match event {
+            AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::ToolFinished { .. }
+            | AgentEvent::TodosUpdated { .. } => self.print_tool(event),
+            AgentEvent::Subagent { event, .. } => print_subagent(event),
+            AgentEvent::ApprovalNeeded { .. } => print_approval(event, yes),
+            AgentEvent::ContextTrimmed { .. }
+            | AgentEvent::ResultCapped { .. }
+            | AgentEvent::ResultsDropped { .. }
+            | AgentEvent::CompactionStarted { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::CompactionFailed { .. }
+            | AgentEvent::Context(_)
+            | AgentEvent::ModelSwitched { .. } => self.print_context(event),
+            AgentEvent::Retrying { .. }
+            | AgentEvent::Notice { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::RecordingStopped { .. } => self.print_notice(event),
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::RequestStarted { .. }
+            | AgentEvent::Usage(_)
+            | AgentEvent::TurnFinished { .. } => self.print_turn(event),
+        }
+    }
+
+    /// The reply and reasoning as they stream, the turn's end and its summary line.
+    fn print_turn(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::TextDelta { text } => {
                 self.end_reasoning();
@@ -198,72 +231,37 @@ impl Printer {
                 }
                 eprint!("{}", sanitize(text));
             }
+            AgentEvent::AssistantMessage { refusal: true, .. } => {
+                self.newline_stdout();
+                say!("rein: {}", describe::REFUSAL);
+            }
+            AgentEvent::Usage(usage) => self.usage.record(*usage),
+            AgentEvent::TurnFinished { outcome } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                if *outcome == TurnOutcome::Interrupted {
+                    say!("rein: interrupted");
+                }
+                if let Some(line) = summary_line(&self.usage, self.prices) {
+                    say!("{line}");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call, its result's first line, and the plan it wrote.
+    fn print_tool(&mut self, event: &AgentEvent) {
+        match event {
             AgentEvent::ToolCallStarted { name, args, .. } => {
                 self.end_reasoning();
                 self.newline_stdout();
                 say!(
                     "▸ {} {}",
                     sanitize(name),
-                    one_line(&key_argument(args), 160)
+                    first_line_cut(&describe::key_argument(args), 160)
                 );
             }
-            AgentEvent::ApprovalNeeded {
-                summary,
-                reason,
-                subagent,
-                ..
-            } => {
-                let from = if subagent.is_some() {
-                    " (from a subagent)"
-                } else {
-                    ""
-                };
-                if yes {
-                    say!(
-                        "  approved by --yes{from}: {} ({})",
-                        one_line(summary, 160),
-                        reason
-                    );
-                } else {
-                    say!(
-                        "  refused (needs approval; run with --yes or use the dashboard){from}: {} ({})",
-                        one_line(summary, 160),
-                        reason
-                    );
-                }
-            }
-            AgentEvent::Subagent { event, .. } => match event {
-                SubagentEvent::Queued => say!("  ↳ queued: waiting for a free subagent slot"),
-                SubagentEvent::ToolCallStarted { name, args, .. } => say!(
-                    "  ↳ {} {}",
-                    sanitize(name),
-                    one_line(&key_argument(args), 160)
-                ),
-                SubagentEvent::ToolFinished {
-                    outcome, result, ..
-                } if outcome.is_error() => {
-                    say!("    ✗ {}", one_line(result, 160))
-                }
-                SubagentEvent::Finished {
-                    steps,
-                    usage,
-                    stopped_early,
-                } => say!(
-                    "  ↳ subagent: {steps} model call{}, {} prompt + {} completion tokens{}{}",
-                    if *steps == 1 { "" } else { "s" },
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                    if usage.estimated { " (estimated)" } else { "" },
-                    if *stopped_early {
-                        "; stopped early (subagent.max_steps)"
-                    } else {
-                        ""
-                    }
-                ),
-                SubagentEvent::RequestStarted { .. }
-                | SubagentEvent::ToolFinished { .. }
-                | SubagentEvent::Usage(_) => {}
-            },
             AgentEvent::ToolFinished {
                 result,
                 outcome,
@@ -271,26 +269,35 @@ impl Printer {
                 ..
             } => {
                 let mark = if outcome.is_error() { "✗" } else { "✓" };
-                let first = result.lines().next().unwrap_or("");
                 say!(
-                    "  {mark} {:.1}s {}",
-                    duration.as_secs_f64(),
-                    one_line(first, 160)
+                    "  {mark} {} {}",
+                    describe::duration(*duration),
+                    first_line_cut(describe::first_line(result), 160)
                 );
             }
-            AgentEvent::Retrying {
-                attempt,
-                max_attempts,
-                delay,
-                reason,
-            } => {
+            AgentEvent::TodosUpdated { todos } => {
+                self.end_reasoning();
                 self.newline_stdout();
-                say!(
-                    "rein: retrying in {:.1}s (attempt {attempt}/{max_attempts}): {}",
-                    delay.as_secs_f64(),
-                    one_line(reason, 300)
-                );
+                say!("▸ todos {}", describe::todo_counts(todos));
+                for todo in todos {
+                    let mark = match todo.status {
+                        TodoStatus::Completed => "[x]",
+                        TodoStatus::InProgress => "[>]",
+                        TodoStatus::Pending => "[ ]",
+                    };
+                    say!(
+                        "  {mark} {}",
+                        first_line_cut(describe::todo_wording(todo), 160)
+                    );
+                }
             }
+            _ => {}
+        }
+    }
+
+    /// The history trimmed, results capped or dropped, a compaction, a model switch.
+    fn print_context(&mut self, event: &AgentEvent) {
+        match event {
             AgentEvent::ContextTrimmed {
                 stubbed,
                 before_chars,
@@ -316,50 +323,9 @@ impl Printer {
                     crate::context::drop::summary(*dropped, *before_tokens, *after_tokens)
                 );
             }
-            AgentEvent::CompactionStarted {
-                auto,
-                messages,
-                pieces,
-            } => {
-                self.end_reasoning();
-                self.newline_stdout();
-                say!(
-                    "rein: compacting {messages} message{}{}{}…",
-                    if *messages == 1 { "" } else { "s" },
-                    if *pieces > 1 {
-                        format!(" in {pieces} pieces")
-                    } else {
-                        String::new()
-                    },
-                    if *auto {
-                        " (the context is nearly full)"
-                    } else {
-                        ""
-                    }
-                );
-            }
-            AgentEvent::Compacted {
-                before_tokens,
-                after_tokens,
-                summarised,
-                kept,
-                ..
-            } => {
-                say!(
-                    "rein: {}",
-                    crate::context::compact::summary(
-                        *before_tokens,
-                        *after_tokens,
-                        *summarised,
-                        *kept
-                    )
-                );
-            }
-            AgentEvent::CompactionFailed { message } => {
-                self.newline_stdout();
-                say!("rein: {}", one_line(message, 500));
-            }
-            AgentEvent::Context(_) => {}
+            AgentEvent::CompactionStarted { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::CompactionFailed { .. } => self.print_compaction(event),
             AgentEvent::ModelSwitched {
                 name,
                 window,
@@ -372,53 +338,66 @@ impl Printer {
                     agent::model_switched_text(name, *window, *over_budget)
                 );
             }
+            _ => {}
+        }
+    }
+
+    /// A compaction begins, ends with its summary, or fails.
+    fn print_compaction(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::CompactionStarted {
+                auto,
+                messages,
+                pieces,
+            } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                say!(
+                    "rein: {}",
+                    describe::compaction_started(*messages, *pieces, *auto)
+                );
+            }
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                summarised,
+                kept,
+                ..
+            } => say!(
+                "rein: {}",
+                crate::context::compact::summary(*before_tokens, *after_tokens, *summarised, *kept)
+            ),
+            AgentEvent::CompactionFailed { message } => {
+                self.newline_stdout();
+                say!("rein: {}", first_line_cut(message, 500));
+            }
+            _ => {}
+        }
+    }
+
+    /// Retries, notices and errors.
+    fn print_notice(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason,
+            } => {
+                self.newline_stdout();
+                let line = describe::retry(*attempt, *max_attempts, *delay, reason);
+                say!("rein: {}", first_line_cut(&line, 360));
+            }
             AgentEvent::Notice { message } => {
                 self.newline_stdout();
-                say!("rein: {}", one_line(message, 300));
+                say!("rein: {}", first_line_cut(message, 300));
             }
             AgentEvent::Error { message } | AgentEvent::RecordingStopped { message } => {
                 self.end_reasoning();
                 self.newline_stdout();
-                say!("rein: error: {}", one_line(message, 500));
+                say!("rein: error: {}", first_line_cut(message, 500));
             }
-            AgentEvent::TurnFinished { outcome } => {
-                self.end_reasoning();
-                self.newline_stdout();
-                if *outcome == TurnOutcome::Interrupted {
-                    say!("rein: interrupted");
-                }
-                if let Some(line) = summary_line(&self.usage, self.prices) {
-                    say!("{line}");
-                }
-            }
-            AgentEvent::Usage(usage) => self.usage.record(*usage),
-            AgentEvent::AssistantMessage { refusal: true, .. } => {
-                self.newline_stdout();
-                say!("rein: the model refused: its reply is a refusal, not an answer");
-            }
-            AgentEvent::TodosUpdated { todos } => {
-                self.end_reasoning();
-                self.newline_stdout();
-                let done = todos
-                    .iter()
-                    .filter(|t| t.status == TodoStatus::Completed)
-                    .count();
-                say!("▸ todos {done}/{}", todos.len());
-                for todo in todos {
-                    let (mark, text) = match todo.status {
-                        TodoStatus::Completed => ("[x]", &todo.content),
-                        TodoStatus::InProgress => {
-                            ("[>]", todo.active_form.as_ref().unwrap_or(&todo.content))
-                        }
-                        TodoStatus::Pending => ("[ ]", &todo.content),
-                    };
-                    say!("  {mark} {}", one_line(text, 160));
-                }
-            }
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::RequestStarted { .. } => {}
+            _ => {}
         }
     }
 
@@ -439,28 +418,68 @@ impl Printer {
     }
 }
 
-/// The argument worth showing for a tool call: the command, path or skill name, else the
-/// JSON.
-fn key_argument(args: &serde_json::Value) -> String {
-    for key in ["command", "path", "name"] {
-        if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
-            return v.to_string();
-        }
-    }
-    match args {
-        serde_json::Value::String(raw) => raw.clone(),
-        other => other.to_string(),
+/// How an approval request was answered: by `--yes`, or refused.
+fn print_approval(event: &AgentEvent, yes: bool) {
+    let AgentEvent::ApprovalNeeded {
+        summary,
+        reason,
+        subagent,
+        ..
+    } = event
+    else {
+        return;
+    };
+    let from = if subagent.is_some() {
+        " (from a subagent)"
+    } else {
+        ""
+    };
+    let summary = first_line_cut(summary, 160);
+    if yes {
+        say!("  approved by --yes{from}: {summary} ({reason})");
+    } else {
+        say!(
+            "  refused (needs approval; run with --yes or use the dashboard){from}: {summary} ({reason})"
+        );
     }
 }
 
-/// The first line, sanitised and cut to `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let first = text.lines().next().unwrap_or("");
-    let mut s: String = sanitize(first).chars().take(max).collect();
-    if first.chars().count() > max || text.lines().nth(1).is_some() {
-        s.push('…');
+/// A subagent's progress: queued, its calls, its failures and what it spent.
+fn print_subagent(event: &SubagentEvent) {
+    match event {
+        SubagentEvent::Queued => say!("  ↳ {}", describe::SUBAGENT_QUEUED),
+        SubagentEvent::ToolCallStarted { name, args, .. } => say!(
+            "  ↳ {} {}",
+            sanitize(name),
+            first_line_cut(&describe::key_argument(args), 160)
+        ),
+        SubagentEvent::ToolFinished {
+            outcome, result, ..
+        } if outcome.is_error() => {
+            say!("    ✗ {}", first_line_cut(result, 160))
+        }
+        SubagentEvent::Finished {
+            steps,
+            usage,
+            stopped_early,
+        } => say!(
+            "  ↳ subagent: {}",
+            describe::subagent_spent(*steps, usage, *stopped_early)
+        ),
+        SubagentEvent::RequestStarted { .. }
+        | SubagentEvent::ToolFinished { .. }
+        | SubagentEvent::Usage(_) => {}
     }
-    s
+}
+
+/// The first line, sanitised and cut to `max` characters; … when anything was left out.
+fn first_line_cut(text: &str, max: usize) -> String {
+    let first = describe::first_line(text);
+    let mut line = describe::clip(first, max);
+    if first.chars().count() <= max && text.lines().nth(1).is_some() {
+        line.push('…');
+    }
+    sanitize(&line).into_owned()
 }
 
 #[cfg(test)]
@@ -471,20 +490,6 @@ mod tests {
     fn sanitize_neutralises_escapes() {
         assert_eq!(sanitize("a\x1b[2Jb\r\n\tc\x07"), "a^[[2Jb^M\n\tc^G");
         assert_eq!(sanitize("\u{9b}31m"), "\\u{9b}31m");
-    }
-
-    #[test]
-    fn key_argument_prefers_command_and_path() {
-        assert_eq!(key_argument(&serde_json::json!({"command": "ls"})), "ls");
-        assert_eq!(
-            key_argument(&serde_json::json!({"path": "a.rs", "offset": 2})),
-            "a.rs"
-        );
-        assert_eq!(key_argument(&serde_json::json!("{broken")), "{broken");
-        assert_eq!(
-            key_argument(&serde_json::json!({"name": "review"})),
-            "review"
-        );
     }
 
     #[test]

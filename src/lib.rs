@@ -8,9 +8,9 @@
 //! runtime (`agent`), which runs as a task behind a handle and talks only through its
 //! command and event channels. On top: the dashboard's pure state machine (`app`), its
 //! drawing (`ui`) and its terminal loop (`dashboard`), and the headless front end
-//! (`headless`). `sanitize` is the one filter for text rein prints; `demo` holds the
-//! scripted server that the tests, the benchmarks and `rein --demo` talk to; `stamp` the
-//! timestamps and ids, with no date library.
+//! (`headless`), which word events alike through `describe`. `sanitize` is the one filter
+//! for text rein prints; `demo` holds the scripted server that the tests, the benchmarks
+//! and `rein --demo` talk to; `stamp` the timestamps and ids, with no date library.
 
 pub mod agent;
 pub mod app;
@@ -19,6 +19,7 @@ pub mod context;
 pub mod conversation;
 pub mod dashboard;
 pub mod demo;
+pub mod describe;
 pub mod headless;
 pub mod permissions;
 pub mod safe_fs;

@@ -427,7 +427,7 @@ fn notices_errors_and_retries() {
         vec![
             (
                 NoticeKind::Retry,
-                "retrying in 2.0 s (attempt 2 of 5): HTTP 503".to_string()
+                "retrying in 2.0s (attempt 2 of 5): HTTP 503".to_string()
             ),
             (NoticeKind::Info, "context compacted".to_string()),
             (NoticeKind::Error, "the server said no".to_string()),

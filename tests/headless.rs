@@ -107,6 +107,49 @@ async fn text_output_streams_the_reply_and_tool_activity() {
         .contains(project.path().canonicalize().unwrap().to_str().unwrap()));
 }
 
+/// Headless words a plan and a command as the dashboard does (`rein::describe`): the
+/// call's key argument is the plan's size, a command's line breaks show as ↵, the item in
+/// progress reads in its `active_form`.
+#[tokio::test]
+async fn text_output_words_plans_and_commands_as_the_dashboard() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let todos = json!({"todos": [
+        {"content": "Read the code", "status": "completed"},
+        {"content": "Fix it", "status": "in_progress", "active_form": "Fixing it"},
+        {"content": "Test it", "status": "pending"},
+        {"content": "Ship it", "status": "pending"},
+    ]});
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("write_todos", &todos.to_string()),
+            (
+                "bash",
+                &json!({"command": "echo one\necho two"}).to_string(),
+            ),
+        ]),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let out = rein(
+        home.path(),
+        print_args("plan it", &server.base_url(), "scripted", project.path()),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("▸ write_todos 4 items\n"), "{err}");
+    assert!(
+        err.contains(
+            "▸ todos 1/4\n  [x] Read the code\n  [>] Fixing it\n  [ ] Test it\n  [ ] Ship it\n"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("▸ bash echo one ↵ echo two\n"), "{err}");
+    assert!(err.contains("✓ 0."), "{err}");
+}
+
 #[tokio::test]
 async fn jsonl_output_is_one_event_per_line() {
     let home = tempfile::tempdir().unwrap();
@@ -189,7 +232,9 @@ async fn unreachable_endpoint_exits_non_zero_with_a_clear_message() {
     let out = rein(home.path(), print_args("hi", &url, "m", project.path())).await;
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("retrying"), "{err}");
+    // Worded as the dashboard words it (`rein::describe::retry`).
+    assert!(err.contains("rein: retrying in "), "{err}");
+    assert!(err.contains("s (attempt 2 of 2): "), "{err}");
     assert!(err.contains("cannot reach the model server"), "{err}");
     assert!(
         !err.contains("panicked") && !err.contains("Backtrace"),

@@ -21,11 +21,43 @@ use super::state::{
     ToolStatus,
 };
 use crate::agent::{AgentEvent, SubagentEvent, ToolOutcome, TurnOutcome};
+use crate::describe;
 use crate::tools::task;
 use crate::tools::write_todos::TodoStatus;
 
-/// Apply one agent event.
+/// Apply one agent event: routed to its family's handler.
 pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
+    match event {
+        AgentEvent::SessionStarted { .. }
+        | AgentEvent::TurnStarted { .. }
+        | AgentEvent::RequestStarted { .. }
+        | AgentEvent::Usage(_)
+        | AgentEvent::TurnFinished { .. } => turn_event(app, event, now),
+        AgentEvent::TextDelta { .. }
+        | AgentEvent::ReasoningDelta { .. }
+        | AgentEvent::AssistantMessage { .. } => reply_event(app, event, now),
+        AgentEvent::ToolCallStarted { .. }
+        | AgentEvent::ToolFinished { .. }
+        | AgentEvent::TodosUpdated { .. } => tool_event(app, event, now),
+        AgentEvent::Subagent { task_id, event } => subagent_event(app, &task_id, event, now),
+        AgentEvent::ApprovalNeeded { .. } => approval_needed(app, event, now, effects),
+        AgentEvent::ContextTrimmed { .. }
+        | AgentEvent::ResultCapped { .. }
+        | AgentEvent::ResultsDropped { .. }
+        | AgentEvent::CompactionStarted { .. }
+        | AgentEvent::Compacted { .. }
+        | AgentEvent::CompactionFailed { .. }
+        | AgentEvent::Context(_)
+        | AgentEvent::ModelSwitched { .. } => context_event(app, event, now),
+        AgentEvent::Retrying { .. }
+        | AgentEvent::Notice { .. }
+        | AgentEvent::Error { .. }
+        | AgentEvent::RecordingStopped { .. } => notice_event(app, event),
+    }
+}
+
+/// A session or a turn begins or ends; a model call starts or reports its usage.
+fn turn_event(app: &mut App, event: AgentEvent, now: Instant) {
     match event {
         // The dashboard loop keeps track of the session file; nothing on screen changes.
         // A new conversation: its usage starts from nothing.
@@ -43,6 +75,20 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             app.activity = Activity::Thinking { since: now };
         }
         AgentEvent::RequestStarted { .. } => app.activity = Activity::Thinking { since: now },
+        // The gauge follows the agent's count (`Context`); usage only says whether the
+        // server reports it at all.
+        AgentEvent::Usage(usage) => {
+            app.gauge.no_server_usage = usage.estimated;
+            app.usage.record(usage);
+        }
+        AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),
+        _ => {}
+    }
+}
+
+/// The reply and reasoning as they stream, and the reply complete.
+fn reply_event(app: &mut App, event: AgentEvent, now: Instant) {
+    match event {
         AgentEvent::TextDelta { text } => {
             add_chars(app, &text);
             append_live(app, Live::Assistant, &text);
@@ -61,15 +107,19 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 app.transcript.cells.push(Cell::assistant(text, true));
             }
             if refusal {
-                notice(
-                    app,
-                    NoticeKind::Info,
-                    "the model refused: its reply above is a refusal, not an answer".to_string(),
-                );
+                notice(app, NoticeKind::Info, describe::REFUSAL.to_string());
             }
         }
+        _ => {}
+    }
+}
+
+/// A tool call starts (a cell, the status line) or finishes (its mark and result); the
+/// plan changes.
+fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
+    match event {
         AgentEvent::ToolCallStarted { id, name, args } => {
-            let key_arg = key_arg(&args);
+            let key_arg = describe::key_argument(&args);
             app.activity = Activity::Tool {
                 detail: tool_detail(app, &name, &key_arg),
                 name: name.clone(),
@@ -81,47 +131,6 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 tool.subagent = Some(SubagentView::default());
             }
             app.transcript.cells.push(cell);
-        }
-        AgentEvent::Subagent { task_id, event } => subagent_event(app, &task_id, event, now),
-        AgentEvent::ApprovalNeeded {
-            id,
-            name,
-            summary,
-            reason,
-            grants,
-            preview,
-            subagent,
-        } => {
-            let waiting = match &subagent {
-                Some(task_id) => subagent_call_mut(app, task_id, &id).map(|call| &mut call.status),
-                None => tool_cell_mut(app, &id).map(|cell| &mut cell.status),
-            };
-            if let Some(status) = waiting {
-                *status = ToolStatus::WaitingApproval;
-            }
-            let approvals = &mut app.approvals;
-            let opens = approvals.queue.is_empty();
-            if opens {
-                approvals.batch_total = 1;
-                approvals.answered = 0;
-                approvals.scroll = 0;
-                approvals.feedback = None;
-                app.activity = Activity::WaitingApproval { since: now };
-                effects.push(Effect::Notify {
-                    message: notification(&summary),
-                });
-            } else {
-                approvals.batch_total += 1;
-            }
-            approvals.queue.push_back(PendingApproval {
-                id,
-                tool: name,
-                summary,
-                reason,
-                grants,
-                preview,
-                subagent,
-            });
         }
         AgentEvent::ToolFinished {
             id,
@@ -139,25 +148,61 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             }
         }
         AgentEvent::TodosUpdated { todos } => app.todos = todos,
-        // The gauge follows the agent's count (`Context`); usage only says whether the
-        // server reports it at all.
-        AgentEvent::Usage(usage) => {
-            app.gauge.no_server_usage = usage.estimated;
-            app.usage.record(usage);
-        }
-        AgentEvent::Retrying {
-            attempt,
-            max_attempts,
-            delay,
-            reason,
-        } => notice(
-            app,
-            NoticeKind::Retry,
-            format!(
-                "retrying in {:.1} s (attempt {attempt} of {max_attempts}): {reason}",
-                delay.as_secs_f64()
-            ),
-        ),
+        _ => {}
+    }
+}
+
+/// An approval request: its call waits, and it joins the queue (opening the modal, with a
+/// desktop notification, when the queue was empty).
+fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
+    let AgentEvent::ApprovalNeeded {
+        id,
+        name,
+        summary,
+        reason,
+        grants,
+        preview,
+        subagent,
+    } = event
+    else {
+        return;
+    };
+    let waiting = match &subagent {
+        Some(task_id) => subagent_call_mut(app, task_id, &id).map(|call| &mut call.status),
+        None => tool_cell_mut(app, &id).map(|cell| &mut cell.status),
+    };
+    if let Some(status) = waiting {
+        *status = ToolStatus::WaitingApproval;
+    }
+    let approvals = &mut app.approvals;
+    let opens = approvals.queue.is_empty();
+    if opens {
+        approvals.batch_total = 1;
+        approvals.answered = 0;
+        approvals.scroll = 0;
+        approvals.feedback = None;
+        app.activity = Activity::WaitingApproval { since: now };
+        effects.push(Effect::Notify {
+            message: notification(&summary),
+        });
+    } else {
+        approvals.batch_total += 1;
+    }
+    approvals.queue.push_back(PendingApproval {
+        id,
+        tool: name,
+        summary,
+        reason,
+        grants,
+        preview,
+        subagent,
+    });
+}
+
+/// The history trimmed, a result capped or dropped, a compaction, the context's count, a
+/// model switch.
+fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
+    match event {
         AgentEvent::ContextTrimmed {
             stubbed,
             before_chars,
@@ -181,6 +226,30 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             NoticeKind::Info,
             crate::context::drop::summary(dropped, before_tokens, after_tokens),
         ),
+        AgentEvent::Context(stats) => {
+            app.gauge.apply(&stats);
+            app.context = Some(stats);
+        }
+        AgentEvent::ModelSwitched {
+            name,
+            window,
+            over_budget,
+            prices,
+            ..
+        } => {
+            let text = crate::agent::model_switched_text(&name, window, over_budget);
+            super::model_switch::switched(app, name, prices, text);
+        }
+        AgentEvent::CompactionStarted { .. }
+        | AgentEvent::Compacted { .. }
+        | AgentEvent::CompactionFailed { .. } => compaction_event(app, event, now),
+        _ => {}
+    }
+}
+
+/// A compaction begins (the `Compacting` activity), ends (its cell) or fails.
+fn compaction_event(app: &mut App, event: AgentEvent, now: Instant) {
+    match event {
         AgentEvent::CompactionStarted { messages, .. } => {
             let in_turn = match app.activity {
                 Activity::Idle => false,
@@ -213,27 +282,30 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             notice(app, NoticeKind::Error, message);
             compaction_over(app, now);
         }
-        AgentEvent::Context(stats) => {
-            app.gauge.apply(&stats);
-            app.context = Some(stats);
-        }
-        AgentEvent::ModelSwitched {
-            name,
-            window,
-            over_budget,
-            prices,
-            ..
-        } => {
-            let text = crate::agent::model_switched_text(&name, window, over_budget);
-            super::model_switch::switched(app, name, prices, text);
-        }
+        _ => {}
+    }
+}
+
+/// Retries, notices and errors, as notice cells.
+fn notice_event(app: &mut App, event: AgentEvent) {
+    match event {
+        AgentEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        } => notice(
+            app,
+            NoticeKind::Retry,
+            describe::retry(attempt, max_attempts, delay, &reason),
+        ),
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
         AgentEvent::RecordingStopped { message } => {
             app.not_recording = true;
             notice(app, NoticeKind::Error, message);
         }
-        AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),
+        _ => {}
     }
 }
 
@@ -361,7 +433,7 @@ pub fn tool_cell_mut<'a>(app: &'a mut App, id: &str) -> Option<&'a mut ToolCell>
 fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Instant) {
     if let SubagentEvent::ToolCallStarted { name, args, .. } = &event {
         app.activity = Activity::Tool {
-            detail: format!("subagent: {name} {}", key_arg(args)),
+            detail: format!("subagent: {name} {}", describe::key_argument(args)),
             name: task::NAME.to_string(),
             since: now,
         };
@@ -376,7 +448,7 @@ fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Insta
         SubagentEvent::RequestStarted { step } => view.steps = step,
         SubagentEvent::ToolCallStarted { id, name, args } => view.calls.push(SubagentCall {
             id,
-            key_arg: key_arg(&args),
+            key_arg: describe::key_argument(&args),
             name,
             status: ToolStatus::Running,
         }),
@@ -427,35 +499,6 @@ fn finished_status(outcome: ToolOutcome, approved: bool) -> ToolStatus {
     }
 }
 
-/// The argument worth showing: `command`, `path` or (a skill's) `name` when the call has
-/// one, else the arguments as compact JSON; one line.
-pub fn key_arg(args: &serde_json::Value) -> String {
-    // A plan is summed up by its size; its items show in the todo pane.
-    if let Some(todos) = args.get("todos").and_then(|t| t.as_array()) {
-        return format!(
-            "{} item{}",
-            todos.len(),
-            if todos.len() == 1 { "" } else { "s" }
-        );
-    }
-    let text = ["command", "path", "name", "description"]
-        .iter()
-        .find_map(|k| args.get(k).and_then(|v| v.as_str()))
-        .map(str::to_string)
-        .unwrap_or_else(|| match args {
-            serde_json::Value::String(raw) => raw.clone(),
-            other => other.to_string(),
-        });
-    one_line(&text)
-}
-
-/// Line breaks shown as ↵, so the text stays on one line.
-pub fn one_line(text: &str) -> String {
-    text.trim()
-        .replace("\r\n", "\n")
-        .replace(['\n', '\r'], " ↵ ")
-}
-
 /// What the status line says a running tool does: the plan's in-progress step when there
 /// is one, else the tool and its argument.
 pub fn tool_detail(app: &App, name: &str, key_arg: &str) -> String {
@@ -469,12 +512,6 @@ pub fn tool_detail(app: &App, name: &str, key_arg: &str) -> String {
 /// The desktop notification when the approval modal opens.
 fn notification(summary: &str) -> String {
     const MAX: usize = 120;
-    let line = one_line(summary);
-    let short: String = line.chars().take(MAX).collect();
-    let ellipsis = if line.chars().count() > MAX {
-        "…"
-    } else {
-        ""
-    };
-    format!("rein asks for approval: {short}{ellipsis}")
+    let line = describe::clip(&describe::one_line(summary), MAX);
+    format!("rein asks for approval: {line}")
 }

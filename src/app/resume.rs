@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::agent_events::key_arg;
 use super::state::{Activity, App, Approvals, Cell, Gauge, NoticeKind, ToolStatus, Transcript};
 use crate::conversation::Message;
 use crate::session::{tool_outcome, LoadedSession};
@@ -92,7 +91,7 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                     app.transcript.cells.push(Cell::tool(
                         call.id.clone(),
                         call.function.name.clone(),
-                        key_arg(&args),
+                        crate::describe::key_argument(&args),
                         now,
                     ));
                 }

@@ -14,20 +14,8 @@ use super::theme;
 use super::wrap::width;
 use crate::app::state::Gauge;
 
-/// A token count in a few characters: `950`, `53.7k`, `128k`, `1.2M`.
-pub fn tokens(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 1_000_000 {
-        if n.is_multiple_of(1000) || n >= 100_000 {
-            format!("{}k", (n as f64 / 1000.0).round())
-        } else {
-            format!("{:.1}k", n as f64 / 1000.0)
-        }
-    } else {
-        format!("{:.1}M", n as f64 / 1e6)
-    }
-}
+/// A token count in a few characters: `950`, `53.7k`, `128k`, `1.2M` (the describer's).
+pub use crate::describe::tokens;
 
 /// `42% · 53.7k/128k`, with `~` in front when estimated.
 pub fn label(g: &Gauge) -> String {

@@ -107,9 +107,8 @@ fn activity(a: &Activity, now: Instant) -> Vec<Span<'static>> {
         Activity::Compacting {
             messages, since: t, ..
         } => {
-            let plural = if *messages == 1 { "" } else { "s" };
             vec![Span::styled(
-                format!("◆ compacting {messages} message{plural}… {}", since(t)),
+                format!("◆ {}… {}", crate::describe::compacting(*messages), since(t)),
                 theme::AGENT,
             )]
         }

@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, Borders, Widget};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, wrap_into, WrapMode};
+use crate::describe::{todo_counts as counts, todo_wording as wording};
 use crate::tools::write_todos::{Todo, TodoStatus};
 
 /// The marks of pending, in-progress and completed items.
@@ -21,23 +22,6 @@ fn mark(status: TodoStatus) -> &'static str {
         TodoStatus::InProgress => MARKS[1],
         TodoStatus::Completed => MARKS[2],
     }
-}
-
-/// What an item says: the in-progress wording while it runs.
-fn wording(todo: &Todo) -> &str {
-    match (&todo.status, &todo.active_form) {
-        (TodoStatus::InProgress, Some(active)) if !active.trim().is_empty() => active,
-        _ => &todo.content,
-    }
-}
-
-/// "3/7": completed over all.
-pub fn counts(todos: &[Todo]) -> String {
-    let done = todos
-        .iter()
-        .filter(|t| t.status == TodoStatus::Completed)
-        .count();
-    format!("{done}/{}", todos.len())
 }
 
 /// The pane: a bordered list, scrolled so the item in progress stays in view.
@@ -106,10 +90,7 @@ impl Widget for TodoPane<'_> {
 /// The one line shown above the input when the pane does not fit: counts and the item
 /// in progress (else the next pending one).
 pub fn summary_line(todos: &[Todo], width: u16) -> Line<'static> {
-    let current = todos
-        .iter()
-        .find(|t| t.status == TodoStatus::InProgress)
-        .or_else(|| todos.iter().find(|t| t.status == TodoStatus::Pending));
+    let current = crate::describe::todo_current(todos);
     let head = format!("Plan {}", counts(todos));
     let mut spans = vec![Span::styled(head.clone(), theme::TITLE)];
     if let Some(t) = current {

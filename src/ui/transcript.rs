@@ -11,7 +11,6 @@
 //! the state.
 
 use std::cell::Ref;
-use std::time::Duration;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -249,17 +248,6 @@ pub fn status_mark(status: &ToolStatus) -> (&'static str, Style) {
     }
 }
 
-/// "0.4s", "12.3s", "2m 05s".
-pub fn format_duration(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs < 60.0 {
-        format!("{secs:.1}s")
-    } else {
-        let s = d.as_secs();
-        format!("{}m {:02}s", s / 60, s % 60)
-    }
-}
-
 /// A tool call: one line (mark, name, key argument, verdict, duration), then its result
 /// folded to [`FOLDED_RESULT_LINES`] lines unless expanded.
 fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
@@ -284,7 +272,7 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     }
     if let Some(d) = c.duration {
         tail.push(Span::styled(
-            format!(" · {}", format_duration(d)),
+            format!(" · {}", crate::describe::duration(d)),
             theme::DIM,
         ));
     }
@@ -344,19 +332,10 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     }
 }
 
-/// " · 3 model calls · 1.2k tokens · stopped early": what a finished subagent spent.
+/// " · 3 model calls · 1.2k tokens": what a finished subagent spent.
 fn subagent_summary(view: &SubagentView) -> String {
-    let plural = if view.steps == 1 { "" } else { "s" };
-    let mut text = format!(" · {} model call{plural}", view.steps);
-    let used = view.usage.prompt_tokens + view.usage.completion_tokens;
-    if used > 0 {
-        let about = if view.usage.estimated { "~" } else { "" };
-        text.push_str(&format!(" · {about}{} tokens", super::gauge::tokens(used)));
-    }
-    if view.stopped_early {
-        text.push_str(" · stopped early");
-    }
-    text
+    let spent = crate::describe::subagent_spent(view.steps, &view.usage, view.stopped_early);
+    format!(" · {spent}")
 }
 
 /// Under a `task` call: its subagent's calls when expanded, and while it runs, its
@@ -408,10 +387,7 @@ fn subagent_lines(view: &SubagentView, c: &ToolCell, w: usize, out: &mut Vec<Lin
         out.push(Line::from(vec![
             Span::styled("  ↳ ", theme::DIM),
             Span::styled(
-                truncate(
-                    "queued: waits for one of the running subagents to finish",
-                    w.saturating_sub(4),
-                ),
+                truncate(crate::describe::SUBAGENT_QUEUED, w.saturating_sub(4)),
                 theme::DIM,
             ),
         ]));
@@ -556,7 +532,7 @@ impl Widget for &Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     fn texts(lines: &[Line<'_>]) -> Vec<String> {
         lines

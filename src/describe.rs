@@ -1,0 +1,261 @@
+//! Agent events in words, once for both front ends.
+//!
+//! The dashboard and headless show the same events: a tool call's key argument, a retry,
+//! what a subagent spent, a todo item, a tool result's first line, a duration. The wording
+//! lives here; each front end only lays the words out (marks, colours, indentation, its
+//! own prefix) and cuts them to its width. Nothing here sanitises: the words keep whatever
+//! the model or a tool wrote, and both front ends pass them through [`crate::sanitize`] as
+//! they print.
+
+use std::time::Duration;
+
+use crate::agent::Usage;
+use crate::tools::write_todos::{Todo, TodoStatus};
+
+/// The argument worth showing for a tool call: a plan's size ("3 items"; its items show as
+/// todos), else `command`, `path`, (a skill's) `name` or (a task's) `description` when the
+/// call has one, else the arguments as compact JSON (or the raw text when they were not
+/// JSON); on one line.
+pub fn key_argument(args: &serde_json::Value) -> String {
+    if let Some(todos) = args.get("todos").and_then(|t| t.as_array()) {
+        return plural(todos.len(), "item");
+    }
+    let text = ["command", "path", "name", "description"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(|v| v.as_str()))
+        .map(str::to_string)
+        .unwrap_or_else(|| match args {
+            serde_json::Value::String(raw) => raw.clone(),
+            other => other.to_string(),
+        });
+    one_line(&text)
+}
+
+/// `text` trimmed, its line breaks shown as ↵, so it stays on one line.
+pub fn one_line(text: &str) -> String {
+    text.trim()
+        .replace("\r\n", "\n")
+        .replace(['\n', '\r'], " ↵ ")
+}
+
+/// The first line of `text` (a tool's result, a server's message), without its `\r`.
+pub fn first_line(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or("");
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+/// `text` cut to `max` characters, with … when something was cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(max).collect();
+    cut.push('…');
+    cut
+}
+
+/// "3 items", "1 item".
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A token count, short: "950", "53.7k", "128k", "1.2M".
+pub fn tokens(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        if n.is_multiple_of(1000) || n >= 100_000 {
+            format!("{}k", (n as f64 / 1000.0).round())
+        } else {
+            format!("{:.1}k", n as f64 / 1000.0)
+        }
+    } else {
+        format!("{:.1}M", n as f64 / 1e6)
+    }
+}
+
+/// How long something took or will take: "0.4s", "12.0s", "2m 05s".
+pub fn duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        let s = d.as_secs();
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
+
+/// "retrying in 2.0s (attempt 2 of 5): HTTP 503" (the reason on one line).
+pub fn retry(attempt: u32, max_attempts: u32, delay: Duration, reason: &str) -> String {
+    format!(
+        "retrying in {} (attempt {attempt} of {max_attempts}): {}",
+        duration(delay),
+        one_line(reason)
+    )
+}
+
+/// What a subagent waiting for a slot (`subagent.max_parallel`) says.
+pub const SUBAGENT_QUEUED: &str = "queued: waits for one of the running subagents to finish";
+
+/// "3 model calls · ~2.4k tokens · stopped early (subagent.max_steps)": what a finished
+/// subagent spent (~ when the tokens are rein's estimate; no tokens when none were
+/// counted).
+pub fn subagent_spent(steps: u32, usage: &Usage, stopped_early: bool) -> String {
+    let mut parts = vec![plural(steps as usize, "model call")];
+    let used = usage.prompt_tokens + usage.completion_tokens;
+    if used > 0 {
+        let about = if usage.estimated { "~" } else { "" };
+        parts.push(format!("{about}{} tokens", tokens(used)));
+    }
+    if stopped_early {
+        parts.push("stopped early (subagent.max_steps)".to_string());
+    }
+    parts.join(" · ")
+}
+
+/// What a todo item says: its in-progress wording (`active_form`) while it runs, else its
+/// content.
+pub fn todo_wording(todo: &Todo) -> &str {
+    match (&todo.status, &todo.active_form) {
+        (TodoStatus::InProgress, Some(active)) if !active.trim().is_empty() => active,
+        _ => &todo.content,
+    }
+}
+
+/// "3/7": completed items over all.
+pub fn todo_counts(todos: &[Todo]) -> String {
+    let done = todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
+    format!("{done}/{}", todos.len())
+}
+
+/// The item a plan is at: the one in progress, else the next pending one.
+pub fn todo_current(todos: &[Todo]) -> Option<&Todo> {
+    todos
+        .iter()
+        .find(|t| t.status == TodoStatus::InProgress)
+        .or_else(|| todos.iter().find(|t| t.status == TodoStatus::Pending))
+}
+
+/// "compacting 3 messages".
+pub fn compacting(messages: usize) -> String {
+    format!("compacting {}", plural(messages, "message"))
+}
+
+/// "compacting 40 messages in 2 pieces (the context is nearly full)…": a compaction that
+/// began, `auto` when the budget called for it.
+pub fn compaction_started(messages: usize, pieces: usize, auto: bool) -> String {
+    let pieces = if pieces > 1 {
+        format!(" in {pieces} pieces")
+    } else {
+        String::new()
+    };
+    let why = if auto {
+        " (the context is nearly full)"
+    } else {
+        ""
+    };
+    format!("{}{pieces}{why}…", compacting(messages))
+}
+
+/// What is said after a reply marked as a refusal.
+pub const REFUSAL: &str = "the model refused: its reply is a refusal, not an answer";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_argument_is_the_command_path_or_name_on_one_line() {
+        let arg = |v| key_argument(&v);
+        assert_eq!(arg(serde_json::json!({"command": "ls"})), "ls");
+        assert_eq!(
+            arg(serde_json::json!({"path": "a.rs", "offset": 2})),
+            "a.rs"
+        );
+        assert_eq!(arg(serde_json::json!("{broken")), "{broken");
+        assert_eq!(arg(serde_json::json!({"name": "review"})), "review");
+        assert_eq!(
+            arg(serde_json::json!({"description": "find it"})),
+            "find it"
+        );
+        assert_eq!(arg(serde_json::json!({"todos": [1, 2]})), "2 items");
+        assert_eq!(arg(serde_json::json!({"command": "a\r\nb\n"})), "a ↵ b");
+        assert_eq!(arg(serde_json::json!({"x": 1})), "{\"x\":1}");
+    }
+
+    #[test]
+    fn lines_are_cut_with_an_ellipsis() {
+        assert_eq!(first_line("one\r\ntwo"), "one");
+        assert_eq!(first_line(""), "");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+    }
+
+    #[test]
+    fn a_retry_and_a_subagent_in_words() {
+        let delay = Duration::from_millis(2000);
+        assert_eq!(
+            retry(2, 5, delay, "HTTP 503\nbusy"),
+            "retrying in 2.0s (attempt 2 of 5): HTTP 503 ↵ busy"
+        );
+        assert_eq!(duration(Duration::from_millis(400)), "0.4s");
+        assert_eq!(duration(Duration::from_secs(125)), "2m 05s");
+        let usage = Usage {
+            prompt_tokens: 2000,
+            completion_tokens: 400,
+            total_tokens: 2400,
+            cached_tokens: None,
+            estimated: true,
+        };
+        assert_eq!(
+            subagent_spent(3, &usage, true),
+            "3 model calls · ~2.4k tokens · stopped early (subagent.max_steps)"
+        );
+        assert_eq!(subagent_spent(1, &Usage::default(), false), "1 model call");
+    }
+
+    #[test]
+    fn a_todo_reads_in_its_active_form_while_it_runs() {
+        let todo = |status, active: Option<&str>| Todo {
+            content: "Fix it".to_string(),
+            status,
+            active_form: active.map(str::to_string),
+        };
+        let running = todo(TodoStatus::InProgress, Some("Fixing it"));
+        assert_eq!(todo_wording(&running), "Fixing it");
+        assert_eq!(
+            todo_wording(&todo(TodoStatus::InProgress, Some(" "))),
+            "Fix it"
+        );
+        assert_eq!(
+            todo_wording(&todo(TodoStatus::Pending, Some("Fixing it"))),
+            "Fix it"
+        );
+        let done = todo(TodoStatus::Completed, None);
+        let pending = todo(TodoStatus::Pending, None);
+        let plan = [done.clone(), pending.clone(), running.clone()];
+        assert_eq!(todo_counts(&plan), "1/3");
+        assert_eq!(todo_current(&plan), Some(&running));
+        assert_eq!(todo_current(&plan[..2]), Some(&pending));
+    }
+
+    #[test]
+    fn tokens_are_short() {
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(53_700), "53.7k");
+        assert_eq!(tokens(128_000), "128k");
+        assert_eq!(tokens(1_200_000), "1.2M");
+    }
+
+    #[test]
+    fn compaction_in_words() {
+        assert_eq!(compaction_started(1, 1, false), "compacting 1 message…");
+        assert_eq!(
+            compaction_started(40, 2, true),
+            "compacting 40 messages in 2 pieces (the context is nearly full)…"
+        );
+    }
+}

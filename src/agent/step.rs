@@ -10,7 +10,8 @@
 //! records, streams the text to the user and runs `task` calls in parallel
 //! ([`super::runloop`]); a subagent streams nothing, counts its usage and keeps to its step
 //! limit ([`super::subagent`]). Both run the calls through [`super::toolrun::ToolEnv`].
-//! Cancel a step by dropping its future.
+//! A compaction's summary requests are steps too, with no tools. Cancel a step by dropping
+//! its future.
 
 use tokio::sync::mpsc;
 

@@ -1,4 +1,7 @@
 //! The agent task itself: the outer loop over user messages and the inner loop of a turn.
+//! Each model call of a turn is a [`Step`] (shared with subagents and compaction); what
+//! surrounds it here is the main agent's own: fitting the context, the reminder, streaming
+//! the text to the front end, recording, and the interrupted and failed outcomes.
 //!
 //! Every await that may take long (a model reply, a running tool or subagent, an approval)
 //! goes through the [`Inbox`], which watches the command channel meanwhile: an interrupt

@@ -652,3 +652,41 @@ async fn tasks_beyond_the_parallel_limit_wait_their_turn() {
     let answered: Vec<&Value> = main[3..15].iter().map(|m| &m["tool_call_id"]).collect();
     assert_eq!(answered, ids, "answered in call order");
 }
+
+#[tokio::test]
+async fn a_subagents_retry_is_reported_as_the_subagents() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (name, task_args) = task("What is here?");
+    let server = ScriptedServer::start(vec![
+        Reply::error(500, "main hiccup"),
+        Reply::tool_calls(&[(name, &task_args)]),
+        Reply::error(503, "subagent hiccup"),
+        Reply::text("Nothing much."),
+        Reply::text("Nothing much is here."),
+    ])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn(config(&server, root, Arc::new(AllowAll))).unwrap();
+    let events = turn(&mut handle, "What is in the project?").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let reasons: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying { reason, .. } => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(
+        !reasons[0].starts_with("subagent: ") && reasons[0].contains("main hiccup"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[1].starts_with("subagent: ") && reasons[1].contains("subagent hiccup"),
+        "{reasons:?}"
+    );
+    let r = tool_results(&events);
+    assert_eq!(r, [("task".into(), "Nothing much.".into(), false)]);
+    assert_eq!(server.served(), 5);
+}

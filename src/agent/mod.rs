@@ -11,6 +11,7 @@ pub mod events;
 mod inbox;
 mod runloop;
 pub mod sse;
+mod step;
 pub mod stream;
 pub mod subagent;
 mod toolrun;

@@ -1,4 +1,7 @@
 //! The agent task itself: the outer loop over user messages and the inner loop of a turn.
+//! Each model call of a turn is a [`Step`] (shared with subagents and compaction); what
+//! surrounds it here is the main agent's own: fitting the context, the reminder, streaming
+//! the text to the front end, recording, and the interrupted and failed outcomes.
 //!
 //! Every await that may take long (a model reply, a running tool or subagent, an approval)
 //! goes through the [`Inbox`], which watches the command channel meanwhile: an interrupt
@@ -22,9 +25,10 @@ use std::time::{Instant, SystemTime};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc;
 
-use super::client::{ClientEvent, LlmClient};
+use super::client::LlmClient;
 use super::events::{AgentCommand, AgentEvent, SubagentEvent, TurnOutcome};
 use super::inbox::{Inbox, OpenApprovals, Queued};
+use super::step::Step;
 use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
 use super::toolrun::{self, ToolEnv};
@@ -352,21 +356,17 @@ impl Agent {
         for step in 1..=self.config.max_steps.max(1) {
             let mut partial = String::new();
             let events = self.events.clone();
-            let mut on_event = |event: ClientEvent<'_>| {
-                let out = match event {
+            let mut on_delta = |delta: StreamDelta<'_>| {
+                let out = match delta {
                     // A refusal is the reply: shown as text, recorded as a refusal.
-                    ClientEvent::Delta(StreamDelta::Text(t) | StreamDelta::Refusal(t)) => {
+                    StreamDelta::Text(t) | StreamDelta::Refusal(t) => {
                         partial.push_str(t);
                         AgentEvent::TextDelta {
                             text: t.to_string(),
                         }
                     }
-                    ClientEvent::Delta(StreamDelta::Reasoning(r)) => AgentEvent::ReasoningDelta {
+                    StreamDelta::Reasoning(r) => AgentEvent::ReasoningDelta {
                         text: r.to_string(),
-                    },
-                    retry => match retry.retrying("") {
-                        Some(out) => out,
-                        None => return,
                     },
                 };
                 let _ = events.send(out);
@@ -382,13 +382,15 @@ impl Agent {
             self.emit(AgentEvent::RequestStarted { step });
             let request_chars = budget::request_chars(self.history.messages(), self.tools_chars);
             let request_messages = self.history.len();
+            let model_step = Step {
+                client: &self.client,
+                tools_json: &self.tools_json,
+                events: &self.events,
+                who: "",
+            };
             let result = self
                 .inbox
-                .run_until(self.client.stream_chat(
-                    self.history.messages(),
-                    &self.tools_json,
-                    &mut on_event,
-                ))
+                .run_until(model_step.run(self.history.messages(), &mut on_delta))
                 .await;
             let reply = match result {
                 None => {
@@ -410,27 +412,17 @@ impl Agent {
                 }
                 self.emit(AgentEvent::Usage(usage));
             }
-            let refusal = !reply.refusal.is_empty();
             self.emit(AgentEvent::AssistantMessage {
-                text: if refusal && reply.text.is_empty() {
-                    reply.refusal.clone()
-                } else {
-                    reply.text.clone()
-                },
+                text: reply.shown().to_string(),
                 finish_reason: reply.finish_reason.clone(),
-                refusal,
+                refusal: reply.is_refusal(),
             });
-            let reasoning = reply.reasoning_state();
-            let calls = reply.tool_calls;
-            self.push(
-                Message::assistant(reply.text, calls.clone())
-                    .with_reasoning(reasoning)
-                    .with_refusal(Some(reply.refusal))
-                    .from_model(&self.client.config().model),
-            );
+            let cut_off = reply.cut_off();
+            let (message, calls) = reply.into_message(&self.client.config().model);
+            self.push(message);
             self.emit_context();
             if calls.is_empty() {
-                if reply.finish_reason.as_deref() == Some("length") {
+                if cut_off {
                     self.emit(AgentEvent::Notice {
                         message: "the reply was cut off by the model's output token limit"
                             .to_string(),

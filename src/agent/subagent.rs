@@ -3,23 +3,25 @@
 //! In: the task's description, and what the main agent shares with it (the model client,
 //! the permission policy, the project and its sandbox, the approval flow). It starts a
 //! fresh history (its own system prompt from `assets/subagent_prompt.md`, the description
-//! as the only user message) and loops like a turn of the main agent: call the model, run
-//! the tool calls through the same judging path (`ToolEnv`) with the read-only
-//! [`Toolset::Subagent`], append the results, until a reply asks for no tools or
-//! `subagent.max_steps` model calls are spent. Out: an `Outcome` whose text is its final
-//! answer (or what it had, with a note, when it stopped early), the only thing the main
-//! history gets. On the way it reports its steps, calls and usage as
-//! [`AgentEvent::Subagent`]; its text is not streamed, and its history is not recorded.
-//! An interrupt drops the whole future (its request and its running command with it).
+//! as the only user message) and loops like a turn of the main agent: one model step (the
+//! same `step::Step` the main agent takes), then the tool calls through the same judging
+//! path (`ToolEnv`) with the read-only [`Toolset::Subagent`], append the results, until a
+//! reply asks for no tools or `subagent.max_steps` model calls are spent. Out: an
+//! `Outcome` whose text is its final answer (or what it had, with a note, when it stopped
+//! early), the only thing the main history gets. On the way it reports its steps, calls and
+//! usage as [`AgentEvent::Subagent`]; its text is not streamed, and its history is not
+//! recorded. An interrupt drops the whole future (its request and its running command with
+//! it).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::client::{ClientEvent, LlmClient};
+use super::client::LlmClient;
 use super::events::{AgentEvent, SubagentEvent, Usage};
 use super::inbox::OpenApprovals;
+use super::step::{Reply, Step};
 use super::toolrun::ToolEnv;
 use crate::context::budget::TokenMeter;
 use crate::context::spill::TurnSpill;
@@ -117,22 +119,18 @@ impl Subagent {
             usage,
             stopped_early,
         };
+        let step = Step {
+            client: &self.client,
+            tools_json: &tools_json,
+            events: &self.events,
+            who: "subagent: ",
+        };
         while steps < max_steps {
             steps += 1;
             self.report(&task_id, SubagentEvent::RequestStarted { step: steps });
             self.fit(&mut history, tools_chars);
-            let events = self.events.clone();
-            let mut on_event = |event: ClientEvent<'_>| {
-                // Its text is its own business; a retry is worth knowing about.
-                if let Some(retry) = event.retrying("subagent: ") {
-                    let _ = events.send(retry);
-                }
-            };
-            let reply = match self
-                .client
-                .stream_chat(&history, &tools_json, &mut on_event)
-                .await
-            {
+            // Its text is its own business: nothing is streamed.
+            let reply = match step.run(&history, &mut |_| {}).await {
                 Ok(reply) => reply,
                 Err(e) => {
                     self.report(&task_id, finished(steps, usage, false));
@@ -148,17 +146,14 @@ impl Subagent {
                 usage.add(&u);
                 self.report(&task_id, SubagentEvent::Usage(u));
             }
-            let reasoning = reply.reasoning_state();
-            let calls = reply.tool_calls;
-            if !reply.text.trim().is_empty() {
-                said.push(reply.text.trim().to_string());
+            if let Some(text) = reply.said() {
+                said.push(text.to_string());
             }
-            if calls.is_empty() {
+            if reply.calls.is_empty() {
                 self.report(&task_id, finished(steps, usage, false));
-                let text = if reply.text.trim().is_empty() {
-                    "(the subagent finished without an answer)".to_string()
-                } else {
-                    reply.text
+                let text = match reply.said() {
+                    Some(_) => reply.text,
+                    None => "(the subagent finished without an answer)".to_string(),
                 };
                 return Outcome {
                     result: ToolResult::ok(text),
@@ -169,12 +164,14 @@ impl Subagent {
                 // Its calls would never be read: no model call is left.
                 break;
             }
-            // Its reasoning goes back as the main agent's does (DeepSeek and Kimi insist).
-            history.push(
-                Message::assistant(reply.text, calls.clone())
-                    .with_reasoning(reasoning)
-                    .from_model(&self.client.config().model),
-            );
+            // Its reasoning goes back as the main agent's does (DeepSeek and Kimi insist);
+            // its refusal, as ever, does not.
+            let (message, calls) = Reply {
+                refusal: String::new(),
+                ..reply
+            }
+            .into_message(&self.client.config().model);
+            history.push(message);
             let env = ToolEnv {
                 toolset: Toolset::Subagent,
                 policy: &*self.policy,

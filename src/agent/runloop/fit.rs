@@ -10,8 +10,8 @@
 //! session file and reported as an event, followed by the new count.
 
 use super::Agent;
-use crate::agent::client::ClientEvent;
 use crate::agent::events::{AgentEvent, ContextStats, Usage};
+use crate::agent::step::Step;
 use crate::agent::stream::StreamDelta;
 use crate::context::budget::{self, Breakdown};
 use crate::context::{compact, drop, spill, stubs};
@@ -307,6 +307,12 @@ impl Agent {
         };
         let no_tools = serde_json::Value::Array(Vec::new());
         let events = self.events.clone();
+        let step = Step {
+            client: &client,
+            tools_json: &no_tools,
+            events: &events,
+            who: "compaction: ",
+        };
         // A note this long is a model rambling (a small one may repeat its input until its
         // output limit): stop reading rather than wait for minutes.
         let runaway_chars = self.meter.chars_for(note_tokens * RUNAWAY_FACTOR).max(4000);
@@ -318,22 +324,17 @@ impl Agent {
                 compact::request(&prompt, piece, i, count, note.as_deref(), focus.as_deref());
             let runaway = tokio::sync::Notify::new();
             let mut written = 0usize;
-            let mut on_event = |event: ClientEvent<'_>| match event {
-                ClientEvent::Delta(StreamDelta::Text(text)) => {
+            let mut on_delta = |delta: StreamDelta<'_>| {
+                if let StreamDelta::Text(text) = delta {
                     written += text.len();
                     if written > runaway_chars {
                         runaway.notify_one();
                     }
                 }
-                other => {
-                    if let Some(retry) = other.retrying("compaction: ") {
-                        let _ = events.send(retry);
-                    }
-                }
             };
             let bounded = async {
                 tokio::select! {
-                    reply = client.stream_chat(&request, &no_tools, &mut on_event) => Some(reply),
+                    reply = step.run(&request, &mut on_delta) => Some(reply),
                     () = runaway.notified() => None,
                 }
             };
@@ -370,7 +371,7 @@ impl Agent {
             if let Some(u) = reply.usage {
                 usage.add(&u);
             }
-            if reply.text.trim().is_empty() {
+            if reply.said().is_none() {
                 self.emit(AgentEvent::CompactionFailed {
                     message: "compaction failed: the model wrote an empty handoff note; the \
                               conversation is unchanged"

@@ -1,0 +1,181 @@
+//! One model step: the part of a turn the main agent and a subagent share.
+//!
+//! In: the history as it is now, the tool schemas, and a sink for the reply's visible
+//! pieces ([`StreamDelta`]: text, reasoning, refusal) while it streams. The history is sent
+//! as [`crate::conversation::wire`] writes it; a retry goes out as
+//! [`AgentEvent::Retrying`], its reason prefixed with who asked. Out: the [`Reply`] (the
+//! text, a refusal, the reasoning and provider state to send back, the tool calls, the
+//! finish reason, the usage), or the [`ClientError`] that ended the stream. What happens
+//! around a step is each caller's own: the main agent fits the context, adds the reminder,
+//! records, streams the text to the user and runs `task` calls in parallel
+//! ([`super::runloop`]); a subagent streams nothing, counts its usage and keeps to its step
+//! limit ([`super::subagent`]). Both run the calls through [`super::toolrun::ToolEnv`].
+//! A compaction's summary requests are steps too, with no tools. Cancel a step by dropping
+//! its future.
+
+use tokio::sync::mpsc;
+
+use super::client::{ClientError, ClientEvent, LlmClient};
+use super::events::{AgentEvent, Usage};
+use super::stream::{AssembledReply, StreamDelta};
+use crate::conversation::{Message, Reasoning, ToolCall};
+
+/// What one step is sent with.
+pub(crate) struct Step<'a> {
+    pub client: &'a LlmClient,
+    /// The JSON array of the tool schemas offered (the same every step).
+    pub tools_json: &'a serde_json::Value,
+    /// Where a retry is reported.
+    pub events: &'a mpsc::UnboundedSender<AgentEvent>,
+    /// What a retry's reason starts with: "" for the main agent, "subagent: " for one.
+    pub who: &'a str,
+}
+
+/// A model reply after its stream ended.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub text: String,
+    /// The refusal the model gave instead of an answer (empty when none).
+    pub refusal: String,
+    /// The reasoning and provider state that go back with the message.
+    pub reasoning: Option<Reasoning>,
+    /// The tool calls it asked for, in order.
+    pub calls: Vec<ToolCall>,
+    pub finish_reason: Option<String>,
+    /// The server's usage, when it sent one.
+    pub usage: Option<Usage>,
+}
+
+impl Step<'_> {
+    /// Send `history`, stream the reply (its visible pieces to `on_delta`) and read it.
+    pub(crate) async fn run(
+        &self,
+        history: &[Message],
+        on_delta: &mut (dyn FnMut(StreamDelta<'_>) + Send),
+    ) -> Result<Reply, ClientError> {
+        let (events, who) = (self.events, self.who);
+        let mut on_event = |event: ClientEvent<'_>| match event {
+            ClientEvent::Delta(delta) => on_delta(delta),
+            retry => {
+                if let Some(out) = retry.retrying(who) {
+                    let _ = events.send(out);
+                }
+            }
+        };
+        let reply = self
+            .client
+            .stream_chat(history, self.tools_json, &mut on_event)
+            .await?;
+        Ok(Reply::from(reply))
+    }
+}
+
+impl From<AssembledReply> for Reply {
+    fn from(reply: AssembledReply) -> Reply {
+        Reply {
+            reasoning: reply.reasoning_state(),
+            text: reply.text,
+            refusal: reply.refusal,
+            calls: reply.tool_calls,
+            finish_reason: reply.finish_reason,
+            usage: reply.usage,
+        }
+    }
+}
+
+impl Reply {
+    /// The model refused.
+    pub(crate) fn is_refusal(&self) -> bool {
+        !self.refusal.is_empty()
+    }
+
+    /// What the user sees as the reply: its text, or the refusal when that is all it gave.
+    pub(crate) fn shown(&self) -> &str {
+        if self.is_refusal() && self.text.is_empty() {
+            &self.refusal
+        } else {
+            &self.text
+        }
+    }
+
+    /// The reply's text with its blank edges trimmed; `None` when it said nothing.
+    pub(crate) fn said(&self) -> Option<&str> {
+        Some(self.text.trim()).filter(|t| !t.is_empty())
+    }
+
+    /// It asked for no tools and stopped at the model's output token limit.
+    pub(crate) fn cut_off(&self) -> bool {
+        self.calls.is_empty() && self.finish_reason.as_deref() == Some("length")
+    }
+
+    /// The assistant message to keep, as `model` wrote it: its text, calls, reasoning and
+    /// refusal (a refusal with no text goes on the wire as the content). Returns the calls
+    /// too, the caller's to run.
+    pub(crate) fn into_message(self, model: &str) -> (Message, Vec<ToolCall>) {
+        let calls = self.calls;
+        let message = Message::assistant(self.text, calls.clone())
+            .with_reasoning(self.reasoning)
+            .with_refusal(Some(self.refusal))
+            .from_model(model);
+        (message, calls)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(text: &str, refusal: &str, calls: usize, finish: Option<&str>) -> Reply {
+        Reply::from(AssembledReply {
+            text: text.into(),
+            refusal: refusal.into(),
+            tool_calls: (0..calls)
+                .map(|i| ToolCall::new(format!("c{i}"), "bash", "{}"))
+                .collect(),
+            finish_reason: finish.map(str::to_string),
+            ..AssembledReply::default()
+        })
+    }
+
+    #[test]
+    fn a_refusal_is_shown_only_when_there_is_no_text() {
+        assert_eq!(reply("", "no", 0, None).shown(), "no");
+        assert_eq!(reply("hi", "no", 0, None).shown(), "hi");
+        assert_eq!(reply("hi", "", 0, None).shown(), "hi");
+        assert!(!reply("hi", "", 0, None).is_refusal());
+    }
+
+    #[test]
+    fn blank_text_says_nothing() {
+        assert_eq!(reply(" \n", "", 0, None).said(), None);
+        assert_eq!(reply(" done \n", "", 0, None).said(), Some("done"));
+    }
+
+    #[test]
+    fn cut_off_only_without_calls() {
+        assert!(reply("a", "", 0, Some("length")).cut_off());
+        assert!(!reply("a", "", 1, Some("length")).cut_off());
+        assert!(!reply("a", "", 0, Some("stop")).cut_off());
+    }
+
+    #[test]
+    fn the_message_keeps_text_calls_refusal_and_model() {
+        let (message, calls) = reply("", "no", 2, None).into_message("m");
+        assert_eq!(calls.len(), 2);
+        match message {
+            Message::Assistant {
+                content,
+                tool_calls,
+                refusal,
+                model,
+                ..
+            } => {
+                assert_eq!(content, None);
+                assert_eq!(tool_calls, calls);
+                assert_eq!(refusal.as_deref(), Some("no"));
+                assert_eq!(model.as_deref(), Some("m"));
+            }
+            other => panic!("not an assistant message: {other:?}"),
+        }
+    }
+}

@@ -21,6 +21,7 @@ pub mod dashboard;
 pub mod demo;
 pub mod describe;
 pub mod headless;
+pub mod instructions;
 pub mod permissions;
 pub mod safe_fs;
 pub mod sandbox;

@@ -13,6 +13,7 @@ use rein::app::state::{Cell, NoticeKind, SessionInfo};
 use rein::app::App;
 use rein::config::{Config, Environment, Overrides};
 use rein::headless::{self, HeadlessOptions, OutputFormat};
+use rein::instructions::Instructions;
 use rein::permissions::policy::RulePolicy;
 use rein::sandbox::{Sandbox, SandboxSettings};
 use rein::session::{LoadedSession, SessionMeta, SessionWriter};
@@ -213,7 +214,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(warning) = sandbox.warning() {
         eprintln!("rein: warning: {warning}");
     }
-    let agent_config = agent_config(&config, root.clone(), sandbox, policy, skills)?;
+    let instructions = discover_instructions(&config, &env, &root);
+    if let Some(summary) = instructions.summary() {
+        eprintln!("rein: {summary}");
+    }
+    for notice in &instructions.notices {
+        eprintln!("rein: warning: {notice}");
+    }
+    let agent_config = agent_config(
+        &config,
+        root.clone(),
+        sandbox,
+        policy,
+        skills,
+        &instructions,
+    )?;
     let session = match resumed {
         Some(resumed) => {
             let loaded = &resumed.session;
@@ -282,7 +297,20 @@ fn run_dashboard(
     let mut app = App::new(info, config.context_window.value);
     let runtime = runtime()?;
     let result = runtime.block_on(async {
-        let (agent, sessions) = match agent_config(&config, root.clone(), sandbox, policy, skills) {
+        let instructions = discover_instructions(&config, &Environment::from_process(), &root);
+        for line in instructions.summary().iter().chain(&instructions.notices) {
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, line.clone()));
+        }
+        let (agent, sessions) = match agent_config(
+            &config,
+            root.clone(),
+            sandbox,
+            policy,
+            skills,
+            &instructions,
+        ) {
             Ok(agent_config) => {
                 let session = match resumed {
                     Some(resumed) => {
@@ -356,8 +384,16 @@ fn run_demo() -> Result<ExitCode, String> {
         let skills = discover_skills(&config, &env, &root);
         let info = session_info(format!("{} (demo)", demo.model()), &root, &sandbox, &skills);
         let app = App::new(info, demo.context_window());
-        let agent = rein::agent::spawn(agent_config(&config, root, sandbox, policy, skills)?)
-            .map_err(|e| e.to_string())?;
+        let instructions = discover_instructions(&config, &env, &root);
+        let agent = rein::agent::spawn(agent_config(
+            &config,
+            root,
+            sandbox,
+            policy,
+            skills,
+            &instructions,
+        )?)
+        .map_err(|e| e.to_string())?;
         agent.send(rein::agent::AgentCommand::UserMessage(
             demo.first_prompt().to_string(),
         ));
@@ -539,6 +575,20 @@ fn discover_skills(config: &Config, env: &Environment, root: &Path) -> Arc<Skill
     Arc::new(skills)
 }
 
+/// The AGENTS.md files for `root`: the user's (`~/.agents/AGENTS.md`, then `AGENTS.md` in
+/// rein's config folder), then the repository's.
+fn discover_instructions(config: &Config, env: &Environment, root: &Path) -> Instructions {
+    let mut user = Vec::new();
+    if let Some(home) = &env.home {
+        user.push(home.join(".agents").join("AGENTS.md"));
+    }
+    if let Some(dir) = config.user_config_path.parent() {
+        user.push(dir.join("AGENTS.md"));
+    }
+    user.dedup();
+    rein::instructions::discover(&user, root, config.instructions_max_bytes.value as usize)
+}
+
 /// (name, description) per skill, for `/skills`.
 fn skill_list(skills: &SkillSet) -> Vec<(String, String)> {
     skills
@@ -616,6 +666,7 @@ fn agent_config(
     sandbox: Arc<Sandbox>,
     policy: Arc<RulePolicy>,
     skills: Arc<SkillSet>,
+    instructions: &Instructions,
 ) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
@@ -642,6 +693,7 @@ fn agent_config(
         max_steps: config.max_steps.value,
         subagent_max_steps: config.subagent_max_steps.value,
         subagent_max_parallel: config.subagent_max_parallel.value as usize,
+        instructions: instructions.prompt_section(),
         policy,
         skills,
         context: config.context(),

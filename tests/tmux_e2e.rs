@@ -18,18 +18,32 @@ struct Tmux {
 
 impl Tmux {
     fn start(command: &[String], width: u16, height: u16) -> Tmux {
-        let name = format!("rein-e2e-{}-{}", std::process::id(), rand_suffix());
-        let status = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x"])
-            .arg(width.to_string())
-            .arg("-y")
-            .arg(height.to_string())
-            .arg("--")
-            .args(command)
-            .status()
-            .expect("tmux runs (install it: apt install tmux)");
-        assert!(status.success(), "tmux new-session failed");
-        Tmux { name }
+        // Tests start sessions in parallel, and the first ones race to start the tmux
+        // server ("server exited unexpectedly"): a failed start is tried again, under a
+        // new name.
+        let mut last_error = String::new();
+        for attempt in 0..5 {
+            let name = format!(
+                "rein-e2e-{}-{}-{attempt}",
+                std::process::id(),
+                rand_suffix()
+            );
+            let out = Command::new("tmux")
+                .args(["new-session", "-d", "-s", &name, "-x"])
+                .arg(width.to_string())
+                .arg("-y")
+                .arg(height.to_string())
+                .arg("--")
+                .args(command)
+                .output()
+                .expect("tmux runs (install it: apt install tmux)");
+            if out.status.success() {
+                return Tmux { name };
+            }
+            last_error = String::from_utf8_lossy(&out.stderr).into_owned();
+            std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
+        }
+        panic!("tmux new-session failed: {last_error}");
     }
 
     fn screen(&self) -> String {

@@ -52,6 +52,9 @@ pub struct AgentConfig {
     pub subagent_max_steps: u32,
     /// Subagents that run at once; a reply's further `task` calls wait for a free slot.
     pub subagent_max_parallel: usize,
+    /// The project instructions' section of the system prompt (`instructions`), shared by
+    /// subagents; empty when there are none.
+    pub instructions: String,
     /// The permission policy every tool call goes through.
     pub policy: Arc<dyn PermissionPolicy>,
     /// The sandbox `bash` commands run in.
@@ -83,6 +86,17 @@ impl AgentConfig {
 /// Without skills their section is left out, blank line and all.
 pub fn system_prompt(root: &std::path::Path, skills: &SkillSet) -> String {
     fill_prompt(include_str!("../../assets/system_prompt.md"), root, skills)
+}
+
+/// `prompt` with the project instructions' section after it (unchanged when there is
+/// none).
+pub(crate) fn with_instructions(mut prompt: String, instructions: &str) -> String {
+    if !instructions.trim().is_empty() {
+        prompt.push('\n');
+        prompt.push_str(instructions.trim_end());
+        prompt.push('\n');
+    }
+    prompt
 }
 
 /// A prompt template with its `{{root}}`, `{{os}}` and `{{skills}}` filled in, ending in

@@ -97,8 +97,14 @@ impl Agent {
     ) -> Self {
         let tools_json = tools::specs_json(&Toolset::Main.specs());
         let ctx = config.tool_context();
-        let system_prompt = system_prompt(&config.root, &config.skills);
-        let subagent_prompt = subagent::system_prompt(&config.root, &config.skills);
+        let system_prompt = super::with_instructions(
+            system_prompt(&config.root, &config.skills),
+            &config.instructions,
+        );
+        let subagent_prompt = super::with_instructions(
+            subagent::system_prompt(&config.root, &config.skills),
+            &config.instructions,
+        );
         // Built once: every request of the session sends the same bytes (prompt caching).
         let mut history = History::new(system_prompt.clone());
         let mut meter = TokenMeter::new();

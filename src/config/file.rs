@@ -153,6 +153,15 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        section: "instructions",
+        name: "max_bytes",
+        kind: Kind::Int {
+            min: 0,
+            max: 1024 * 1024,
+            store: |l, v| l.instructions_max_bytes = Some(v),
+        },
+    },
+    Key {
         section: "context",
         name: "cap_chars",
         kind: Kind::Int {

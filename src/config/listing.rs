@@ -83,6 +83,10 @@ impl Config {
             ("agent.max_steps", shown(&self.max_steps)),
             ("subagent.max_steps", shown(&self.subagent_max_steps)),
             ("subagent.max_parallel", shown(&self.subagent_max_parallel)),
+            (
+                "instructions.max_bytes",
+                shown(&self.instructions_max_bytes),
+            ),
             ("context.cap_chars", shown(&self.cap_chars)),
             ("context.stub_chars", shown(&self.stub_chars)),
             ("context.keep_recent", shown(&self.keep_recent)),

@@ -188,6 +188,9 @@ pub struct Config {
     /// `[subagent]`: subagents that run at once (the rest of a reply's `task` calls wait),
     /// 1 to 64.
     pub subagent_max_parallel: Sourced<u32>,
+    /// `[instructions]`: the most bytes the AGENTS.md files take in the system prompt,
+    /// together (0 turns them off).
+    pub instructions_max_bytes: Sourced<u64>,
     /// `[context]`: a tool result longer than this many characters is cut on arrival
     /// (head and tail kept, the whole in a spill file), >= 1000.
     pub cap_chars: Sourced<u64>,
@@ -285,6 +288,7 @@ struct Layer {
     max_steps: Option<Sourced<u32>>,
     subagent_max_steps: Option<Sourced<u32>>,
     subagent_max_parallel: Option<Sourced<u32>>,
+    instructions_max_bytes: Option<Sourced<u64>>,
     cap_chars: Option<Sourced<u64>>,
     stub_chars: Option<Sourced<u64>>,
     keep_recent: Option<Sourced<u64>>,
@@ -321,6 +325,7 @@ impl Layer {
             max_steps: self.max_steps.or(lower.max_steps),
             subagent_max_steps: self.subagent_max_steps.or(lower.subagent_max_steps),
             subagent_max_parallel: self.subagent_max_parallel.or(lower.subagent_max_parallel),
+            instructions_max_bytes: self.instructions_max_bytes.or(lower.instructions_max_bytes),
             cap_chars: self.cap_chars.or(lower.cap_chars),
             stub_chars: self.stub_chars.or(lower.stub_chars),
             keep_recent: self.keep_recent.or(lower.keep_recent),
@@ -450,6 +455,10 @@ impl Config {
                 layer.subagent_max_parallel,
                 DEFAULT_SUBAGENT_MAX_PARALLEL,
             ),
+            instructions_max_bytes: or_default(
+                layer.instructions_max_bytes,
+                crate::instructions::DEFAULT_MAX_BYTES as u64,
+            ),
             cap_chars: or_default(layer.cap_chars, DEFAULT_CAP_CHARS),
             stub_chars: or_default(layer.stub_chars, DEFAULT_STUB_CHARS),
             keep_recent: or_default(layer.keep_recent, DEFAULT_KEEP_RECENT),
@@ -570,6 +579,7 @@ impl fmt::Debug for Config {
             .field("max_steps", &self.max_steps)
             .field("subagent_max_steps", &self.subagent_max_steps)
             .field("subagent_max_parallel", &self.subagent_max_parallel)
+            .field("instructions_max_bytes", &self.instructions_max_bytes)
             .field("cap_chars", &self.cap_chars)
             .field("stub_chars", &self.stub_chars)
             .field("keep_recent", &self.keep_recent)

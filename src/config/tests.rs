@@ -469,7 +469,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
         f.error(),
         format!(
             "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
-             context_window; sections: [client], [tools], [agent], [subagent], [context], [permissions], [sandbox], [ui], [providers.NAME])"
+             context_window; sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME])"
         )
     );
 }
@@ -481,7 +481,7 @@ fn unknown_section_names_file_and_section() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [context], [permissions], [sandbox], [ui], [providers.NAME])",
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME])",
             f.user_file().display()
         )
     );

@@ -1,0 +1,253 @@
+//! Project instructions: the `AGENTS.md` files other terminal agents read, found once per
+//! session and put into the system prompt.
+//!
+//! In order, outermost first: the user's own (`~/.agents/AGENTS.md`, then `AGENTS.md` in
+//! rein's config folder), then one per directory from the repository's root (the nearest
+//! folder above the project holding `.git`, else the project itself) down to the project,
+//! where a directory without an `AGENTS.md` is read for its `CLAUDE.md` instead. Later files
+//! are closer to the work and take precedence; the prompt says so. Together they get at
+//! most `max_bytes`: the closest keep their room, and what does not fit is cut from the
+//! outer ones, each cut file marked in the prompt and named in a notice. A file that is not
+//! a regular UTF-8 file under 1 MiB is skipped with a notice. Nothing here panics on what
+//! the files hold.
+
+use std::path::{Path, PathBuf};
+
+/// `instructions.max_bytes` unless configured: all files together.
+pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;
+
+/// The largest single file read at all.
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// One instruction file as it goes into the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionFile {
+    pub path: PathBuf,
+    /// What goes into the prompt (the whole file, or its head when cut).
+    pub text: String,
+    /// The file's size in bytes.
+    pub bytes: usize,
+    /// Whether the cap cut it.
+    pub cut: bool,
+}
+
+/// The instructions of one session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Instructions {
+    /// Outermost first.
+    pub files: Vec<InstructionFile>,
+    /// What was skipped or cut, in words for the user.
+    pub notices: Vec<String>,
+}
+
+/// The folders whose `AGENTS.md` (or `CLAUDE.md`) apply to `project`: the repository's
+/// root down to `project`.
+fn project_dirs(project: &Path) -> Vec<PathBuf> {
+    let mut chain: Vec<PathBuf> = project.ancestors().map(Path::to_path_buf).collect();
+    match chain.iter().position(|d| d.join(".git").exists()) {
+        Some(root) => chain.truncate(root + 1),
+        None => chain.truncate(1),
+    }
+    chain.reverse();
+    chain
+}
+
+fn read(path: &Path, notices: &mut Vec<String>) -> Option<String> {
+    match crate::safe_fs::read_small_text(path, MAX_FILE_BYTES) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            notices.push(format!("{} was skipped: {e}", path.display()));
+            None
+        }
+    }
+}
+
+/// The instructions for `project`: `user_files` first (each read if it exists), then the
+/// project's own, within `max_bytes` in all.
+pub fn discover(user_files: &[PathBuf], project: &Path, max_bytes: usize) -> Instructions {
+    let mut notices = Vec::new();
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    for path in user_files {
+        if let Some(text) = read(path, &mut notices) {
+            found.push((path.clone(), text));
+        }
+    }
+    for dir in project_dirs(project) {
+        let agents = dir.join("AGENTS.md");
+        let text = read(&agents, &mut notices)
+            .map(|t| (agents, t))
+            .or_else(|| {
+                let claude = dir.join("CLAUDE.md");
+                read(&claude, &mut notices).map(|t| (claude, t))
+            });
+        found.extend(text);
+    }
+    // The closest files keep their room; the outer ones are cut first.
+    let mut left = max_bytes;
+    let mut files: Vec<InstructionFile> = found
+        .into_iter()
+        .rev()
+        .map(|(path, text)| {
+            let bytes = text.len();
+            let keep = bytes.min(left);
+            left -= keep;
+            let cut = keep < bytes;
+            let mut end = keep;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            InstructionFile {
+                path,
+                text: text[..end].to_string(),
+                bytes,
+                cut,
+            }
+        })
+        .collect();
+    files.reverse();
+    for f in files.iter().filter(|f| f.cut) {
+        let what = if f.text.is_empty() {
+            "was left out".to_string()
+        } else {
+            format!("was cut to {} of its {} bytes", f.text.len(), f.bytes)
+        };
+        notices.push(format!(
+            "{} {what}: the instruction files may take {max_bytes} bytes together \
+             (instructions.max_bytes)",
+            f.path.display()
+        ));
+    }
+    files.retain(|f| !f.text.trim().is_empty());
+    Instructions { files, notices }
+}
+
+impl Instructions {
+    /// The system prompt's section: each file under its path, outermost first; empty when
+    /// there are none.
+    pub fn prompt_section(&self) -> String {
+        if self.files.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(
+            "# Project instructions\n\nThe user and the project give these instructions \
+             (AGENTS.md files, outermost first; where they disagree, the later one wins; \
+             what the user says in the conversation wins over all of them).\n",
+        );
+        for f in &self.files {
+            out.push_str(&format!(
+                "\n## {}\n\n{}",
+                f.path.display(),
+                f.text.trim_end()
+            ));
+            if f.cut {
+                out.push_str(&format!(
+                    "\n\n[… the rest of this file ({} of {} bytes) was left out to keep the \
+                     prompt short; read it with read_file if you need it]",
+                    f.bytes - f.text.len(),
+                    f.bytes
+                ));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// One line for the user: which files were loaded, with their sizes.
+    pub fn summary(&self) -> Option<String> {
+        if self.files.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} ({} bytes{})",
+                    f.path.display(),
+                    f.bytes,
+                    if f.cut { ", cut" } else { "" }
+                )
+            })
+            .collect();
+        Some(format!("project instructions from {}", list.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn outer_files_first_claude_md_where_there_is_no_agents_md_and_the_cap_cuts_outer_ones() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let sub = repo.path().join("crates/parser");
+        fs::create_dir_all(&sub).unwrap();
+        fs::create_dir(repo.path().join(".git")).unwrap();
+        let user = home.path().join("AGENTS.md");
+        fs::write(&user, "USER: be brief.\n").unwrap();
+        fs::write(repo.path().join("AGENTS.md"), "ROOT: run cargo test.\n").unwrap();
+        fs::write(
+            repo.path().join("CLAUDE.md"),
+            "IGNORED: an AGENTS.md is here.\n",
+        )
+        .unwrap();
+        fs::write(
+            repo.path().join("crates/CLAUDE.md"),
+            "CRATES: claude only.\n",
+        )
+        .unwrap();
+        fs::write(sub.join("AGENTS.md"), "PARSER: no unsafe.\n").unwrap();
+        let missing = home.path().join("nope/AGENTS.md");
+
+        let i = discover(&[missing, user.clone()], &sub, DEFAULT_MAX_BYTES);
+        let names: Vec<&Path> = i.files.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(
+            names,
+            [
+                user.as_path(),
+                &repo.path().join("AGENTS.md"),
+                &repo.path().join("crates/CLAUDE.md"),
+                &sub.join("AGENTS.md"),
+            ]
+        );
+        assert!(i.notices.is_empty(), "{:?}", i.notices);
+        let prompt = i.prompt_section();
+        let at = |s: &str| prompt.find(s).unwrap();
+        assert!(
+            at("USER") < at("ROOT") && at("ROOT") < at("CRATES") && at("CRATES") < at("PARSER")
+        );
+        assert!(!prompt.contains("IGNORED"));
+
+        // 30 bytes in all: the closest file whole, the next one cut, the outer ones out.
+        let i = discover(&[user], &sub, 30);
+        assert_eq!(i.files.last().unwrap().text, "PARSER: no unsafe.\n");
+        let crates = &i.files[i.files.len() - 2];
+        assert!(crates.cut && crates.text == "CRATES: cla", "{crates:?}");
+        assert!(i
+            .files
+            .iter()
+            .all(|f| !f.path.ends_with("AGENTS.md") || f.path.starts_with(&sub)));
+        assert_eq!(i.notices.len(), 3, "{:?}", i.notices);
+        assert!(i
+            .prompt_section()
+            .contains("was left out to keep the prompt short"));
+    }
+
+    #[test]
+    fn without_a_repository_only_the_project_folder_counts_and_bad_files_are_skipped() {
+        let outer = tempfile::tempdir().unwrap();
+        let project = outer.path().join("p");
+        fs::create_dir(&project).unwrap();
+        fs::write(outer.path().join("AGENTS.md"), "OUTSIDE").unwrap();
+        fs::write(project.join("AGENTS.md"), b"\xff\xfe").unwrap();
+        fs::write(project.join("CLAUDE.md"), "FALLBACK").unwrap();
+        let i = discover(&[], &project, DEFAULT_MAX_BYTES);
+        assert_eq!(i.files.len(), 1, "{i:?}");
+        assert_eq!(i.files[0].text, "FALLBACK");
+        assert!(i.notices[0].contains("not UTF-8"), "{:?}", i.notices);
+        assert_eq!(discover(&[], outer.path(), 0).files, []);
+    }
+}

@@ -153,6 +153,24 @@ impl Instructions {
         out
     }
 
+    /// A line per file (path, size, whether cut), then what was skipped or cut.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} ({} bytes{})",
+                    f.path.display(),
+                    f.bytes,
+                    if f.cut { ", cut" } else { "" }
+                )
+            })
+            .collect();
+        out.extend(self.notices.iter().cloned());
+        out
+    }
+
     /// One line for the user: which files were loaded, with their sizes.
     pub fn summary(&self) -> Option<String> {
         if self.files.is_empty() {
@@ -214,6 +232,10 @@ mod tests {
             ]
         );
         assert!(i.notices.is_empty(), "{:?}", i.notices);
+        assert_eq!(
+            i.lines()[0],
+            format!("{} (16 bytes)", home.path().join("AGENTS.md").display())
+        );
         let prompt = i.prompt_section();
         let at = |s: &str| prompt.find(s).unwrap();
         assert!(

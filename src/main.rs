@@ -303,6 +303,7 @@ fn run_dashboard(
                 .cells
                 .push(Cell::notice(NoticeKind::Info, line.clone()));
         }
+        app.instructions = instructions.lines();
         let (agent, sessions) = match agent_config(
             &config,
             root.clone(),

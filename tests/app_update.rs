@@ -1198,3 +1198,25 @@ fn a_refusal_is_shown_as_the_reply_and_said_to_be_one() {
         .any(|c| matches!(c, Cell::Assistant(a) if a.text == "I can't help with that.")));
     assert!(matches!(cells.last(), Some(Cell::Notice(n)) if n.text.contains("refused")));
 }
+
+#[test]
+fn memory_lists_the_project_instructions_or_says_where_they_come_from() {
+    let mut s = Script::with(app());
+    assert!(s.send("/memory").is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert!(
+        text.starts_with("No project instructions: rein reads AGENTS.md"),
+        "{text}"
+    );
+    s.app.instructions = vec![
+        "/repo/AGENTS.md (120 bytes)".into(),
+        "/repo/sub/AGENTS.md (40000 bytes, cut)".into(),
+    ];
+    assert!(s.send("/memory").is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert_eq!(
+        text,
+        "Project instructions in the system prompt:\n  /repo/AGENTS.md (120 bytes)\n  /repo/sub/AGENTS.md (40000 bytes, cut)"
+    );
+    assert!(s.app.composer.textarea.is_empty());
+}

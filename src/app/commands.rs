@@ -28,6 +28,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/todos", "show or hide the todo pane"),
     ("/skills", "list the skills the model can load"),
     (
+        "/memory",
+        "list the project instructions (AGENTS.md files) in the system prompt",
+    ),
+    (
         "/rename NAME",
         "give this session a name (`rein sessions` lists them)",
     ),
@@ -53,6 +57,7 @@ pub enum SlashCommand {
     Model(Option<String>),
     Todos,
     Skills,
+    Memory,
     /// `/rename NAME`: the new title (empty when none was given).
     Rename(String),
     Context,
@@ -86,6 +91,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "model" | "models" => SlashCommand::Model(Some(rest()).filter(|n| !n.is_empty())),
         "todos" => SlashCommand::Todos,
         "skills" => SlashCommand::Skills,
+        "memory" => SlashCommand::Memory,
         "rename" => SlashCommand::Rename(rest()),
         "context" => SlashCommand::Context,
         "compact" => SlashCommand::Compact(Some(rest()).filter(|f| !f.is_empty())),
@@ -161,6 +167,24 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 app.transcript.scroll = Scroll::default();
             }
             effects.push(Effect::Agent(AgentCommand::Compact { focus }));
+        }
+        SlashCommand::Memory => {
+            let text = if app.instructions.is_empty() {
+                "No project instructions: rein reads AGENTS.md (or CLAUDE.md) from ~/.agents/, \
+                 rein's config folder and every folder from the repository's root down to the \
+                 project, at the start of a session."
+                    .to_string()
+            } else {
+                let mut out = String::from("Project instructions in the system prompt:");
+                for line in &app.instructions {
+                    out.push_str(&format!("\n  {line}"));
+                }
+                out
+            };
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, text));
+            app.transcript.scroll = Scroll::default();
         }
         SlashCommand::Skills => {
             let text = skills_text(&app.info.skills, &app.info.skill_notices);

@@ -52,6 +52,9 @@ pub struct App {
     pub mouse_capture: bool,
     /// When Ctrl-C was last pressed: a second one within a second quits.
     pub last_ctrl_c: Option<Instant>,
+    /// The project instructions in the system prompt, a line each (path, size, whether
+    /// cut), and what was skipped: `/memory` lists them.
+    pub instructions: Vec<String>,
     /// The conversation is not being recorded (the session file could not be created or
     /// a write to it failed): the status line says so.
     pub not_recording: bool,
@@ -474,6 +477,7 @@ impl App {
             mouse_capture: false,
             last_ctrl_c: None,
             not_recording: false,
+            instructions: Vec::new(),
             paste_tail: None,
             hint: None,
             size: (80, 24),

@@ -8,8 +8,8 @@
 use std::io::{IsTerminal, Write};
 
 use crate::agent::{
-    self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, Prices, SubagentEvent,
-    TurnOutcome, UsageTotals,
+    self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, EventFamily, Prices,
+    SubagentEvent, TurnOutcome, UsageTotals,
 };
 use crate::describe;
 use crate::sanitize::sanitize;
@@ -182,32 +182,17 @@ impl Printer {
 
     /// One event as text: routed to its family's printer.
     fn print_text(&mut self, event: &AgentEvent, yes: bool) {
-        match event {
-            AgentEvent::ToolCallStarted { .. }
-            | AgentEvent::ToolFinished { .. }
-            | AgentEvent::TodosUpdated { .. } => self.print_tool(event),
-            AgentEvent::Subagent { event, .. } => print_subagent(event),
-            AgentEvent::ApprovalNeeded { .. } => print_approval(event, yes),
-            AgentEvent::ContextTrimmed { .. }
-            | AgentEvent::ResultCapped { .. }
-            | AgentEvent::ResultsDropped { .. }
-            | AgentEvent::CompactionStarted { .. }
-            | AgentEvent::Compacted { .. }
-            | AgentEvent::CompactionFailed { .. }
-            | AgentEvent::Context(_)
-            | AgentEvent::ModelSwitched { .. } => self.print_context(event),
-            AgentEvent::Retrying { .. }
-            | AgentEvent::Notice { .. }
-            | AgentEvent::Error { .. }
-            | AgentEvent::RecordingStopped { .. } => self.print_notice(event),
-            AgentEvent::TextDelta { .. }
-            | AgentEvent::ReasoningDelta { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::SessionStarted { .. }
-            | AgentEvent::TurnStarted { .. }
-            | AgentEvent::RequestStarted { .. }
-            | AgentEvent::Usage(_)
-            | AgentEvent::TurnFinished { .. } => self.print_turn(event),
+        match event.family() {
+            EventFamily::Tool => self.print_tool(event),
+            EventFamily::Subagent => {
+                if let AgentEvent::Subagent { event, .. } = event {
+                    print_subagent(event);
+                }
+            }
+            EventFamily::Approval => print_approval(event, yes),
+            EventFamily::Context => self.print_context(event),
+            EventFamily::Notice => self.print_notice(event),
+            EventFamily::Reply | EventFamily::Turn => self.print_turn(event),
         }
     }
 

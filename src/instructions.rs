@@ -31,6 +31,18 @@ pub struct InstructionFile {
     pub cut: bool,
 }
 
+impl InstructionFile {
+    /// Its path and size, and whether the cap cut it: `/repo/AGENTS.md (120 bytes)`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} ({} bytes{})",
+            self.path.display(),
+            self.bytes,
+            if self.cut { ", cut" } else { "" }
+        )
+    }
+}
+
 /// The instructions of one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Instructions {
@@ -155,18 +167,7 @@ impl Instructions {
 
     /// A line per file (path, size, whether cut), then what was skipped or cut.
     pub fn lines(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .files
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} ({} bytes{})",
-                    f.path.display(),
-                    f.bytes,
-                    if f.cut { ", cut" } else { "" }
-                )
-            })
-            .collect();
+        let mut out: Vec<String> = self.files.iter().map(InstructionFile::label).collect();
         out.extend(self.notices.iter().cloned());
         out
     }
@@ -176,18 +177,7 @@ impl Instructions {
         if self.files.is_empty() {
             return None;
         }
-        let list: Vec<String> = self
-            .files
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} ({} bytes{})",
-                    f.path.display(),
-                    f.bytes,
-                    if f.cut { ", cut" } else { "" }
-                )
-            })
-            .collect();
+        let list: Vec<String> = self.files.iter().map(InstructionFile::label).collect();
         Some(format!("project instructions from {}", list.join(", ")))
     }
 }

@@ -188,6 +188,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 
     let skills = discover_skills(&config, &env, &root);
+    let instructions = discover_instructions(&config, &env, &root);
     if cli.fork && !cli.continue_session && cli.resume.is_none() {
         return Err("--fork goes with --continue or --resume ID".to_string());
     }
@@ -197,7 +198,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     // The session to continue, and the model it goes on with.
     let resumed = resume_session(&mut config, &root, &cli)?;
     let Some(prompt) = cli.prompt.clone() else {
-        return run_dashboard(config, root, sandbox, policy, skills, resumed, &cli);
+        let guidance = Guidance {
+            skills,
+            instructions,
+        };
+        return run_dashboard(config, root, sandbox, policy, guidance, resumed, &cli);
     };
     let prompt = if prompt == "-" {
         let mut text = String::new();
@@ -214,7 +219,6 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(warning) = sandbox.warning() {
         eprintln!("rein: warning: {warning}");
     }
-    let instructions = discover_instructions(&config, &env, &root);
     if let Some(summary) = instructions.summary() {
         eprintln!("rein: {summary}");
     }
@@ -272,10 +276,14 @@ fn run_dashboard(
     root: PathBuf,
     sandbox: Arc<Sandbox>,
     policy: Arc<RulePolicy>,
-    skills: Arc<SkillSet>,
+    guidance: Guidance,
     resumed: Option<Resumed>,
     cli: &Cli,
 ) -> Result<ExitCode, String> {
+    let Guidance {
+        skills,
+        instructions,
+    } = guidance;
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
         return Err(
@@ -297,7 +305,6 @@ fn run_dashboard(
     let mut app = App::new(info, config.context_window.value);
     let runtime = runtime()?;
     let result = runtime.block_on(async {
-        let instructions = discover_instructions(&config, &Environment::from_process(), &root);
         for line in instructions.summary().iter().chain(&instructions.notices) {
             app.transcript
                 .cells
@@ -430,6 +437,13 @@ fn session_info(model: String, root: &Path, sandbox: &Sandbox, skills: &SkillSet
         skill_notices: skills.notices.clone(),
         prices: None,
     }
+}
+
+/// What the project and the user tell the model beyond the built-in prompt, found once at
+/// start: the skills it may load and the AGENTS.md instructions.
+struct Guidance {
+    skills: Arc<SkillSet>,
+    instructions: Instructions,
 }
 
 /// A session to continue (`--continue`, `--resume ID`), read and opened for appending.

@@ -349,3 +349,56 @@ impl std::fmt::Debug for ModelSwitch {
             .finish()
     }
 }
+
+/// The kinds of event a front end lays out in one place each (see [`AgentEvent::family`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventFamily {
+    /// A session or turn starts or ends, a request goes out, usage arrives.
+    Turn,
+    /// The reply and its reasoning as they stream, and the finished message.
+    Reply,
+    /// A tool call starts or ends; the plan changes.
+    Tool,
+    /// A subagent's progress.
+    Subagent,
+    /// An approval is needed.
+    Approval,
+    /// The context window: trims, caps, drops, compaction, the count, a model switch.
+    Context,
+    /// Retries, notices and errors.
+    Notice,
+}
+
+impl AgentEvent {
+    /// Which family this event belongs to: both front ends route by it, so a new event
+    /// gets its place in one match.
+    pub fn family(&self) -> EventFamily {
+        match self {
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::TurnStarted { .. }
+            | AgentEvent::RequestStarted { .. }
+            | AgentEvent::Usage(_)
+            | AgentEvent::TurnFinished { .. } => EventFamily::Turn,
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::AssistantMessage { .. } => EventFamily::Reply,
+            AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::ToolFinished { .. }
+            | AgentEvent::TodosUpdated { .. } => EventFamily::Tool,
+            AgentEvent::Subagent { .. } => EventFamily::Subagent,
+            AgentEvent::ApprovalNeeded { .. } => EventFamily::Approval,
+            AgentEvent::ContextTrimmed { .. }
+            | AgentEvent::ResultCapped { .. }
+            | AgentEvent::ResultsDropped { .. }
+            | AgentEvent::CompactionStarted { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::CompactionFailed { .. }
+            | AgentEvent::Context(_)
+            | AgentEvent::ModelSwitched { .. } => EventFamily::Context,
+            AgentEvent::Retrying { .. }
+            | AgentEvent::Notice { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::RecordingStopped { .. } => EventFamily::Notice,
+        }
+    }
+}

@@ -27,8 +27,8 @@ use tokio::task::JoinHandle;
 pub use crate::conversation::{Message, ToolCall};
 pub use client::{ClientConfig, ClientError, LlmClient};
 pub use events::{
-    model_switched_text, AgentCommand, AgentEvent, ApprovalDecision, ContextStats, ModelSwitch,
-    OverBudget, SubagentEvent, ToolOutcome, TurnOutcome,
+    model_switched_text, AgentCommand, AgentEvent, ApprovalDecision, ContextStats, EventFamily,
+    ModelSwitch, OverBudget, SubagentEvent, ToolOutcome, TurnOutcome,
 };
 pub use usage::{Prices, Usage, UsageTotals};
 

@@ -20,39 +20,25 @@ use super::state::{
     Activity, App, Cell, NoticeKind, PendingApproval, SubagentCall, SubagentView, ToolCell,
     ToolStatus,
 };
-use crate::agent::{AgentEvent, SubagentEvent, ToolOutcome, TurnOutcome};
+use crate::agent::{AgentEvent, EventFamily, SubagentEvent, ToolOutcome, TurnOutcome};
 use crate::describe;
 use crate::tools::task;
 use crate::tools::write_todos::TodoStatus;
 
 /// Apply one agent event: routed to its family's handler.
 pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
-    match event {
-        AgentEvent::SessionStarted { .. }
-        | AgentEvent::TurnStarted { .. }
-        | AgentEvent::RequestStarted { .. }
-        | AgentEvent::Usage(_)
-        | AgentEvent::TurnFinished { .. } => turn_event(app, event, now),
-        AgentEvent::TextDelta { .. }
-        | AgentEvent::ReasoningDelta { .. }
-        | AgentEvent::AssistantMessage { .. } => reply_event(app, event, now),
-        AgentEvent::ToolCallStarted { .. }
-        | AgentEvent::ToolFinished { .. }
-        | AgentEvent::TodosUpdated { .. } => tool_event(app, event, now),
-        AgentEvent::Subagent { task_id, event } => subagent_event(app, &task_id, event, now),
-        AgentEvent::ApprovalNeeded { .. } => approval_needed(app, event, now, effects),
-        AgentEvent::ContextTrimmed { .. }
-        | AgentEvent::ResultCapped { .. }
-        | AgentEvent::ResultsDropped { .. }
-        | AgentEvent::CompactionStarted { .. }
-        | AgentEvent::Compacted { .. }
-        | AgentEvent::CompactionFailed { .. }
-        | AgentEvent::Context(_)
-        | AgentEvent::ModelSwitched { .. } => context_event(app, event, now),
-        AgentEvent::Retrying { .. }
-        | AgentEvent::Notice { .. }
-        | AgentEvent::Error { .. }
-        | AgentEvent::RecordingStopped { .. } => notice_event(app, event),
+    match event.family() {
+        EventFamily::Turn => turn_event(app, event, now),
+        EventFamily::Reply => reply_event(app, event, now),
+        EventFamily::Tool => tool_event(app, event, now),
+        EventFamily::Subagent => {
+            if let AgentEvent::Subagent { task_id, event } = event {
+                subagent_event(app, &task_id, event, now);
+            }
+        }
+        EventFamily::Approval => approval_needed(app, event, now, effects),
+        EventFamily::Context => context_event(app, event, now),
+        EventFamily::Notice => notice_event(app, event),
     }
 }
 

@@ -50,6 +50,41 @@ pub struct Instructions {
     pub files: Vec<InstructionFile>,
     /// What was skipped or cut, in words for the user.
     pub notices: Vec<String>,
+    /// Where they were looked for, to look again ([`Instructions::reload`]); none for
+    /// instructions not found by [`discover`].
+    source: Option<Source>,
+    /// Every file that was or could have been read, with its size and time when read
+    /// (`None`: not there): what [`Instructions::changed`] compares against.
+    seen: Vec<(PathBuf, Option<Stamp>)>,
+    /// The files as [`Instructions::changed`] last found them, when that differs from
+    /// `files` (which stay what the prompt holds).
+    latest: Option<Vec<InstructionFile>>,
+}
+
+/// The arguments of [`discover`], kept to look again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Source {
+    user_files: Vec<PathBuf>,
+    project: PathBuf,
+    max_bytes: usize,
+}
+
+/// A file's size and modification time: changed when either moved.
+type Stamp = (u64, Option<std::time::SystemTime>);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()))
+}
+
+/// Every file [`discover`] reads or would read, outermost first.
+fn candidates(user_files: &[PathBuf], project: &Path) -> Vec<PathBuf> {
+    let mut out = user_files.to_vec();
+    for dir in project_dirs(project) {
+        out.push(dir.join("AGENTS.md"));
+        out.push(dir.join("CLAUDE.md"));
+    }
+    out
 }
 
 /// The folders whose `AGENTS.md` (or `CLAUDE.md`) apply to `project`: the repository's
@@ -78,6 +113,14 @@ fn read(path: &Path, notices: &mut Vec<String>) -> Option<String> {
 /// The instructions for `project`: `user_files` first (each read if it exists), then the
 /// project's own, within `max_bytes` in all.
 pub fn discover(user_files: &[PathBuf], project: &Path, max_bytes: usize) -> Instructions {
+    // Stamped before reading: a file changed while it is read shows as changed later.
+    let seen = candidates(user_files, project)
+        .into_iter()
+        .map(|p| {
+            let s = stamp(&p);
+            (p, s)
+        })
+        .collect();
     let mut notices = Vec::new();
     let mut found: Vec<(PathBuf, String)> = Vec::new();
     for path in user_files {
@@ -131,10 +174,62 @@ pub fn discover(user_files: &[PathBuf], project: &Path, max_bytes: usize) -> Ins
         ));
     }
     files.retain(|f| !f.text.trim().is_empty());
-    Instructions { files, notices }
+    Instructions {
+        files,
+        notices,
+        source: Some(Source {
+            user_files: user_files.to_vec(),
+            project: project.to_path_buf(),
+            max_bytes,
+        }),
+        seen,
+        latest: None,
+    }
 }
 
 impl Instructions {
+    /// The same files read again (what `/clear` starts the new conversation with); empty
+    /// for instructions not found by [`discover`].
+    pub fn reload(&self) -> Instructions {
+        match &self.source {
+            Some(s) => discover(&s.user_files, &s.project, s.max_bytes),
+            None => Instructions::default(),
+        }
+    }
+
+    /// The instruction files written, created or removed since these were read or last
+    /// asked, outermost first: each is named once per change. A file whose change does not
+    /// alter the prompt (a `CLAUDE.md` beside an `AGENTS.md`, a touched file) is not named.
+    /// Only stats the files unless one moved.
+    pub fn changed(&mut self) -> Vec<PathBuf> {
+        let mut moved = false;
+        for (path, seen) in &mut self.seen {
+            let now = stamp(path);
+            if now != *seen {
+                *seen = now;
+                moved = true;
+            }
+        }
+        if !moved {
+            return Vec::new();
+        }
+        let now = self.reload().files;
+        let before = self.latest.as_ref().unwrap_or(&self.files);
+        let text_of = |files: &[InstructionFile], p: &Path| {
+            files.iter().find(|f| f.path == p).map(|f| f.text.clone())
+        };
+        let out = self
+            .seen
+            .iter()
+            .map(|(path, _)| path)
+            .filter(|path| text_of(before, path) != text_of(&now, path))
+            .cloned()
+            .collect();
+        // Reported once: later calls compare against what is there now.
+        self.latest = Some(now);
+        out
+    }
+
     /// The system prompt's section: each file under its path, outermost first; empty when
     /// there are none.
     pub fn prompt_section(&self) -> String {
@@ -165,9 +260,14 @@ impl Instructions {
         out
     }
 
+    /// A line per file: path, size, whether cut.
+    pub fn labels(&self) -> Vec<String> {
+        self.files.iter().map(InstructionFile::label).collect()
+    }
+
     /// A line per file (path, size, whether cut), then what was skipped or cut.
     pub fn lines(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.files.iter().map(InstructionFile::label).collect();
+        let mut out = self.labels();
         out.extend(self.notices.iter().cloned());
         out
     }
@@ -177,8 +277,10 @@ impl Instructions {
         if self.files.is_empty() {
             return None;
         }
-        let list: Vec<String> = self.files.iter().map(InstructionFile::label).collect();
-        Some(format!("project instructions from {}", list.join(", ")))
+        Some(format!(
+            "project instructions from {}",
+            self.labels().join(", ")
+        ))
     }
 }
 
@@ -261,5 +363,30 @@ mod tests {
         assert_eq!(i.files[0].text, "FALLBACK");
         assert!(i.notices[0].contains("not UTF-8"), "{:?}", i.notices);
         assert_eq!(discover(&[], outer.path(), 0).files, []);
+    }
+
+    #[test]
+    fn changes_are_named_once_and_only_where_they_change_the_prompt() {
+        let repo = tempfile::tempdir().unwrap();
+        fs::create_dir(repo.path().join(".git")).unwrap();
+        let agents = repo.path().join("AGENTS.md");
+        let claude = repo.path().join("CLAUDE.md");
+        fs::write(&agents, "ONE\n").unwrap();
+        let mut i = discover(&[], repo.path(), DEFAULT_MAX_BYTES);
+        assert_eq!(i.changed(), Vec::<PathBuf>::new(), "nothing moved");
+        // A CLAUDE.md beside an AGENTS.md does not count.
+        fs::write(&claude, "IGNORED\n").unwrap();
+        assert_eq!(i.changed(), Vec::<PathBuf>::new());
+        fs::write(&agents, "TWO, longer\n").unwrap();
+        assert_eq!(i.changed(), vec![agents.clone()]);
+        assert_eq!(i.changed(), Vec::<PathBuf>::new(), "told once");
+        assert_eq!(i.files[0].text, "ONE\n", "the prompt's files stay");
+        // Removed: the CLAUDE.md now applies, so the one file changed.
+        fs::remove_file(&agents).unwrap();
+        assert_eq!(i.changed(), vec![agents.clone(), claude.clone()]);
+        let again = i.reload();
+        assert_eq!(again.files.len(), 1);
+        assert_eq!(again.files[0].path, claude);
+        assert_eq!(Instructions::default().reload(), Instructions::default());
     }
 }

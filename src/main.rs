@@ -708,7 +708,7 @@ fn agent_config(
         max_steps: config.max_steps.value,
         subagent_max_steps: config.subagent_max_steps.value,
         subagent_max_parallel: config.subagent_max_parallel.value as usize,
-        instructions: instructions.prompt_section(),
+        instructions: instructions.clone(),
         policy,
         skills,
         context: config.context(),

@@ -448,6 +448,7 @@ fn stats(tokens: u64, chars_per_token: f64, estimated: bool) -> ContextStats {
         messages: 12,
         breakdown: Breakdown {
             system: 2_000,
+            instructions: 0,
             tools: 3_000,
             user: 500,
             assistant: 1_500,
@@ -1219,4 +1220,21 @@ fn memory_lists_the_project_instructions_or_says_where_they_come_from() {
         "Project instructions in the system prompt:\n  /repo/AGENTS.md (120 bytes)\n  /repo/sub/AGENTS.md (40000 bytes, cut)"
     );
     assert!(s.app.composer.textarea.is_empty());
+
+    // `/clear` reads them again: the agent says what it found, and /memory follows.
+    s.agent(AgentEvent::InstructionsLoaded {
+        files: vec!["/repo/AGENTS.md (300 bytes)".into()],
+        notices: vec!["/repo/sub/AGENTS.md was skipped: not UTF-8".into()],
+    });
+    let notices = s.notices();
+    assert_eq!(
+        notices[notices.len() - 2].1,
+        "project instructions from /repo/AGENTS.md (300 bytes)"
+    );
+    assert!(s.send("/memory").is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert_eq!(
+        text,
+        "Project instructions in the system prompt:\n  /repo/AGENTS.md (300 bytes)\n  /repo/sub/AGENTS.md was skipped: not UTF-8"
+    );
 }

@@ -91,3 +91,97 @@ async fn agents_md_files_reach_the_agent_and_its_subagents_in_order() {
     // The same bytes every request: the cached prefix holds.
     assert_eq!(system(&requests[0]), system(&requests[2]));
 }
+
+/// An AGENTS.md changed during a conversation is named once in the next turn's reminder
+/// (and to the user) while the system prompt keeps its bytes; `/clear` reads it again, and
+/// `/context` counts the instructions as their own part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_agents_md_is_reported_and_applies_after_clear() {
+    use rein::agent::{self, AgentCommand, AgentEvent};
+    use support::agent::{events_until, reminder, scripted_config, turn};
+
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let agents = repo.path().join("AGENTS.md");
+    std::fs::write(&agents, "RULE-ONE: be brief.\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("three"),
+        Reply::text("four"),
+    ])
+    .await
+    .unwrap();
+    let mut config = scripted_config(&server, repo.path());
+    config.instructions = rein::instructions::discover(&[], repo.path(), 32 * 1024);
+    let mut handle = agent::spawn(config).unwrap();
+
+    let events = turn(&mut handle, "first").await;
+    let instructions = events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::Context(stats) => Some(stats.breakdown.instructions),
+            _ => None,
+        })
+        .unwrap();
+    assert!(instructions > 0, "/context counts the instructions");
+
+    // Someone edits the file between turns (a different size: the change shows even
+    // where the file system's clock is coarse).
+    std::fs::write(&agents, "RULE-TWO: be thorough, always.\n").unwrap();
+    let events = turn(&mut handle, "second").await;
+    let told: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message } if message.contains("AGENTS.md changed") => {
+                Some(message)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told.len(), 1, "{events:?}");
+    assert!(told[0].contains("/clear"), "{}", told[0]);
+    turn(&mut handle, "third").await;
+
+    let requests = server.requests();
+    assert_eq!(
+        system(&requests[0]),
+        system(&requests[1]),
+        "the prefix holds"
+    );
+    assert!(system(&requests[1]).contains("RULE-ONE"));
+    let second = reminder(&requests[1]);
+    assert!(
+        second.contains("project instructions changed")
+            && second.contains(&agents.display().to_string()),
+        "{second}"
+    );
+    assert!(
+        !second.contains("files changed by someone else"),
+        "named once, as instructions: {second}"
+    );
+    assert!(
+        !reminder(&requests[2]).contains("project instructions changed"),
+        "told once"
+    );
+
+    handle.send(AgentCommand::NewConversation);
+    let events = events_until(&mut handle, |e| {
+        matches!(e, AgentEvent::InstructionsLoaded { .. })
+    })
+    .await;
+    let Some(AgentEvent::InstructionsLoaded { files, notices }) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].contains("AGENTS.md (31 bytes)"), "{files:?}");
+    assert!(notices.is_empty());
+    turn(&mut handle, "fourth").await;
+    let requests = server.requests();
+    let fresh = system(&requests[3]);
+    assert!(
+        fresh.contains("RULE-TWO") && !fresh.contains("RULE-ONE"),
+        "{fresh}"
+    );
+}

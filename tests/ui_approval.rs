@@ -187,6 +187,7 @@ fn stats() -> rein::agent::ContextStats {
         messages: 20,
         breakdown: rein::context::budget::Breakdown {
             system: 3_000,
+            instructions: 0,
             tools: 4_000,
             user: 1_000,
             assistant: 9_000,

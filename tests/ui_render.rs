@@ -374,7 +374,8 @@ fn context_stats(estimated: bool) -> ContextStats {
         chars_per_token: if estimated { 4.0 } else { 3.62 },
         messages: 48,
         breakdown: Breakdown {
-            system: 3_200,
+            system: 2_000,
+            instructions: 1_200,
             tools: 4_100,
             user: 2_000,
             assistant: 12_500,

@@ -158,6 +158,13 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         prices: Option<Prices>,
     },
+    /// The project instructions were read again for a new conversation (`/clear`): a
+    /// label per file in the system prompt now (path, size, whether cut), and what was
+    /// cut or skipped.
+    InstructionsLoaded {
+        files: Vec<String>,
+        notices: Vec<String>,
+    },
     /// Something the user should know that is not an error.
     Notice { message: String },
     /// Something went wrong; the session stays usable.
@@ -394,6 +401,7 @@ impl AgentEvent {
             | AgentEvent::Compacted { .. }
             | AgentEvent::CompactionFailed { .. }
             | AgentEvent::Context(_)
+            | AgentEvent::InstructionsLoaded { .. }
             | AgentEvent::ModelSwitched { .. } => EventFamily::Context,
             AgentEvent::Retrying { .. }
             | AgentEvent::Notice { .. }

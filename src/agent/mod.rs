@@ -33,6 +33,7 @@ pub use events::{
 pub use usage::{Prices, Usage, UsageTotals};
 
 use crate::context::ContextConfig;
+use crate::instructions::Instructions;
 use crate::permissions::PermissionPolicy;
 use crate::sandbox::Sandbox;
 use crate::session::{LoadedSession, SessionWriter};
@@ -52,9 +53,9 @@ pub struct AgentConfig {
     pub subagent_max_steps: u32,
     /// Subagents that run at once; a reply's further `task` calls wait for a free slot.
     pub subagent_max_parallel: usize,
-    /// The project instructions' section of the system prompt (`instructions`), shared by
-    /// subagents; empty when there are none.
-    pub instructions: String,
+    /// The project instructions (AGENTS.md files) for the system prompt, shared by
+    /// subagents; read again for the new conversation of `/clear`.
+    pub instructions: Instructions,
     /// The permission policy every tool call goes through.
     pub policy: Arc<dyn PermissionPolicy>,
     /// The sandbox `bash` commands run in.

@@ -85,6 +85,10 @@ pub(crate) struct Agent {
     after_last_turn: Option<Snapshot>,
     /// What someone else changed between the last turn and this one (the reminder says).
     changed: Vec<Change>,
+    /// The instruction files changed since the conversation began, not yet told.
+    instructions_changed: Vec<PathBuf>,
+    /// The system prompt's characters that are the project instructions (`/context`).
+    instructions_chars: usize,
 }
 
 impl Agent {
@@ -97,14 +101,7 @@ impl Agent {
     ) -> Self {
         let tools_json = tools::specs_json(&Toolset::Main.specs());
         let ctx = config.tool_context();
-        let system_prompt = super::with_instructions(
-            system_prompt(&config.root, &config.skills),
-            &config.instructions,
-        );
-        let subagent_prompt = super::with_instructions(
-            subagent::system_prompt(&config.root, &config.skills),
-            &config.instructions,
-        );
+        let (system_prompt, subagent_prompt, instructions_chars) = prompts(&config);
         // Built once: every request of the session sends the same bytes (prompt caching).
         let mut history = History::new(system_prompt.clone());
         let mut meter = TokenMeter::new();
@@ -157,6 +154,8 @@ impl Agent {
             spill: TurnSpill::unlimited(),
             after_last_turn: None,
             changed: Vec::new(),
+            instructions_changed: Vec::new(),
+            instructions_chars,
         }
     }
 
@@ -256,6 +255,22 @@ impl Agent {
                 Some(before) => before.changes_to(&Snapshot::take(&self.config.root)),
                 None => Vec::new(),
             };
+            self.instructions_changed = self.config.instructions.changed();
+            if !self.instructions_changed.is_empty() {
+                // Named once, as instructions (not also as a changed file).
+                let root = &self.config.root;
+                let named = &self.instructions_changed;
+                self.changed
+                    .retain(|c| !named.contains(&root.join(&c.path)));
+                let list: Vec<String> = named.iter().map(|p| p.display().to_string()).collect();
+                self.emit(AgentEvent::Notice {
+                    message: format!(
+                        "{} changed: the conversation keeps the instructions it started \
+                         with; /clear (or a new session) reads them again",
+                        list.join(", ")
+                    ),
+                });
+            }
             let outcome = self.run_turn(text).await;
             // Whatever changed during the turn is the agent's own doing.
             self.after_last_turn = Some(Snapshot::take(&self.config.root));
@@ -336,7 +351,16 @@ impl Agent {
                 }),
             }
         }
-        self.history.clear();
+        // The new conversation reads the instruction files again (they may have changed).
+        self.config.instructions = self.config.instructions.reload();
+        let (system_prompt, subagent_prompt, instructions_chars) = prompts(&self.config);
+        self.history = History::new(system_prompt);
+        self.subagent_prompt = subagent_prompt;
+        self.instructions_chars = instructions_chars;
+        self.emit(AgentEvent::InstructionsLoaded {
+            files: self.config.instructions.labels(),
+            notices: self.config.instructions.notices.clone(),
+        });
         self.reminded = None;
         self.meter.history_rewritten();
         // The new session file learns the rate again at this turn's end.
@@ -503,6 +527,11 @@ impl Agent {
             branch: branch.as_deref(),
             todos: &todos,
             changed: if with_changes { &self.changed } else { &[] },
+            instructions_changed: if with_changes {
+                &self.instructions_changed
+            } else {
+                &[]
+            },
         });
         self.reminded = Some((branch, todos));
         text
@@ -700,6 +729,22 @@ impl Agent {
 }
 
 /// The `ToolFinished` event of `call`, which `result` ended and which began at `started`.
+/// The main agent's and a subagent's system prompts for `config`, each with the project
+/// instructions after it, and how many characters of the main one the instructions take.
+/// Built once per conversation: every request of it sends the same bytes (prompt caching).
+fn prompts(config: &AgentConfig) -> (String, String, usize) {
+    let section = config.instructions.prompt_section();
+    let base = system_prompt(&config.root, &config.skills);
+    let base_chars = base.len();
+    let main = super::with_instructions(base, &section);
+    let instructions_chars = main.len() - base_chars;
+    let sub = super::with_instructions(
+        subagent::system_prompt(&config.root, &config.skills),
+        &section,
+    );
+    (main, sub, instructions_chars)
+}
+
 fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> AgentEvent {
     AgentEvent::ToolFinished {
         id: call.id.clone(),

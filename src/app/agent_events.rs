@@ -226,6 +226,16 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
             let text = crate::agent::model_switched_text(&name, window, over_budget);
             super::model_switch::switched(app, name, prices, text);
         }
+        AgentEvent::InstructionsLoaded { files, notices } => {
+            if !files.is_empty() {
+                let text = format!("project instructions from {}", files.join(", "));
+                notice(app, NoticeKind::Info, text);
+            }
+            for line in &notices {
+                notice(app, NoticeKind::Info, line.clone());
+            }
+            app.instructions = files.into_iter().chain(notices).collect();
+        }
         AgentEvent::CompactionStarted { .. }
         | AgentEvent::Compacted { .. }
         | AgentEvent::CompactionFailed { .. } => compaction_event(app, event, now),

@@ -155,7 +155,10 @@ impl TokenMeter {
 /// Where a request's tokens go, for `/context`: each part estimated at the learnt rate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Breakdown {
+    /// The system prompt without the project instructions.
     pub system: u64,
+    /// The project instructions (AGENTS.md files) in the system prompt.
+    pub instructions: u64,
     pub tools: u64,
     pub user: u64,
     pub assistant: u64,
@@ -169,13 +172,15 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
-    /// The parts of a request: `history` (the system prompt first), the message at
-    /// `summary` (an index into `history`) counted as the handoff note.
+    /// The parts of a request: `history` (the system prompt first, `instructions_chars`
+    /// of it the project instructions), the message at `summary` (an index into
+    /// `history`) counted as the handoff note.
     pub fn of(
         meter: &TokenMeter,
         history: &[Message],
         summary: Option<usize>,
         tools_chars: usize,
+        instructions_chars: usize,
     ) -> Breakdown {
         let (mut system, mut user, mut assistant, mut tool_results, mut note) = (0, 0, 0, 0, 0);
         let (mut reminder_chars, mut reasoning_chars) = (0, 0);
@@ -194,8 +199,10 @@ impl Breakdown {
             };
             *slot += chars;
         }
+        let instructions = instructions_chars.min(system);
         Breakdown {
-            system: meter.tokens_for(system),
+            system: meter.tokens_for(system - instructions),
+            instructions: meter.tokens_for(instructions),
             tools: meter.tokens_for(tools_chars),
             user: meter.tokens_for(user),
             assistant: meter.tokens_for(assistant),
@@ -208,6 +215,7 @@ impl Breakdown {
 
     pub fn total(&self) -> u64 {
         self.system
+            + self.instructions
             + self.tools
             + self.user
             + self.assistant
@@ -290,11 +298,12 @@ mod tests {
             Message::assistant("a".repeat(92), vec![]),
             Message::tool("c", "t".repeat(76)),
         ];
-        let b = Breakdown::of(&meter, &h, Some(1), 80);
+        let b = Breakdown::of(&meter, &h, Some(1), 80, 160);
         assert_eq!(
             b,
             Breakdown {
-                system: 100,
+                system: 60,
+                instructions: 40,
                 tools: 20,
                 user: 25,
                 assistant: 25,

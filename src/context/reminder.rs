@@ -30,6 +30,8 @@ pub struct ReminderInput<'a> {
     pub todos: &'a [Todo],
     /// Files changed by someone other than the agent since its previous turn.
     pub changed: &'a [Change],
+    /// Instruction files (AGENTS.md) changed since the conversation began.
+    pub instructions_changed: &'a [std::path::PathBuf],
 }
 
 /// Most changed files listed by name.
@@ -83,6 +85,16 @@ pub fn text(input: ReminderInput<'_>) -> String {
             out.push_str(&format!("\n... and {more} more"));
         }
     }
+    if !input.instructions_changed.is_empty() {
+        out.push_str(
+            "\nproject instructions changed since this conversation began (the system prompt \
+             keeps the text it started with until /clear or the next session; read the file \
+             if the change matters to the task):",
+        );
+        for path in input.instructions_changed.iter().take(MAX_CHANGES) {
+            out.push_str(&format!("\n{}", path.display()));
+        }
+    }
     out.push(')');
     out
 }
@@ -117,6 +129,7 @@ mod tests {
                 path: "src/lib.rs".into(),
                 kind: ChangeKind::Modified,
             }],
+            instructions_changed: &[],
         });
         assert!(text.starts_with(OPENING), "{text}");
         assert!(text.ends_with(')'), "{text}");
@@ -135,12 +148,31 @@ mod tests {
     }
 
     #[test]
+    fn names_changed_instruction_files_and_when_they_apply() {
+        let text = text(ReminderInput {
+            now: UNIX_EPOCH,
+            branch: None,
+            todos: &[],
+            changed: &[],
+            instructions_changed: &["/repo/AGENTS.md".into()],
+        });
+        assert!(
+            text.ends_with(
+                "until /clear or the next session; read the file if the change matters to the \
+                 task):\n/repo/AGENTS.md)"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn no_plan_no_repository() {
         let text = text(ReminderInput {
             now: UNIX_EPOCH,
             branch: None,
             todos: &[],
             changed: &[],
+            instructions_changed: &[],
         });
         assert!(
             !text.contains("todo") && !text.contains("changed"),

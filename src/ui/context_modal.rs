@@ -68,10 +68,11 @@ fn right(text: &str, w: usize) -> String {
 }
 
 /// The parts of a request, named, in the order they are sent.
-fn parts(stats: &ContextStats) -> [(&'static str, u64); 8] {
+fn parts(stats: &ContextStats) -> [(&'static str, u64); 9] {
     let b = &stats.breakdown;
     [
         ("system prompt", b.system),
+        ("AGENTS.md files", b.instructions),
         ("tool schemas", b.tools),
         ("user messages", b.user),
         ("assistant messages", b.assistant),

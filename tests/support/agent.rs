@@ -44,7 +44,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         max_steps: 20,
         subagent_max_steps: 12,
         subagent_max_parallel: 4,
-        instructions: String::new(),
+        instructions: Default::default(),
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),

@@ -63,6 +63,7 @@ impl Agent {
                 messages,
                 self.history.summary(),
                 self.tools_chars,
+                self.instructions_chars,
             ),
         }));
     }

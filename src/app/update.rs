@@ -138,9 +138,13 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Context, Input::Key { key, .. }) => context_view::handle_key(app, key),
         // The layer has no text field and does not scroll.
         (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
-        (Layer::Main, Input::Key { key, in_paste }) => main_key(app, key, in_paste, now, effects),
-        (Layer::Main, Input::Paste(text)) => composer::paste(app, text),
-        (Layer::Main, Input::Mouse(mouse)) => main_mouse(app, mouse),
+        // The completion list's keys come first (its mode is first in its modes); the
+        // rest are the main screen's.
+        (Layer::Main | Layer::Slash, Input::Key { key, in_paste }) => {
+            main_key(app, key, in_paste, now, effects)
+        }
+        (Layer::Main | Layer::Slash, Input::Paste(text)) => composer::paste(app, text),
+        (Layer::Main | Layer::Slash, Input::Mouse(mouse)) => main_mouse(app, mouse),
     }
 }
 
@@ -148,7 +152,9 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
 /// box's editing.
 fn main_key(app: &mut App, key: KeyEvent, in_paste: bool, now: Instant, effects: &mut Vec<Effect>) {
     match keymap().action(app, &key) {
-        Some(Action::Send) if in_paste => app.composer.textarea.insert_newline(),
+        Some(Action::Send | Action::SlashAccept) if in_paste => {
+            app.composer.textarea.insert_newline()
+        }
         Some(action) => run_action(app, action, now, effects),
         None => {
             if app.composer.textarea.input(key) {
@@ -214,6 +220,11 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::SlashNext
+        | Action::SlashPrev
+        | Action::SlashComplete
+        | Action::SlashAccept
+        | Action::SlashClose => super::slash_menu::run(app, action, now, effects),
         Action::ToggleMouse => {
             app.mouse_capture = !app.mouse_capture;
             app.hint = Some(if app.mouse_capture {

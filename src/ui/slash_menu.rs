@@ -72,7 +72,7 @@ impl Widget for SlashMenuPopup<'_> {
             .max()
             .unwrap_or(0)
             .min(NAME_COLUMN_MAX)
-            .min(text_w / 2);
+            .min(text_w * 2 / 3);
         let first = (selected + 1).saturating_sub(rows);
         for (i, entry) in entries.iter().enumerate().skip(first).take(rows) {
             let line = row(entry, name_w, text_w, i == selected);

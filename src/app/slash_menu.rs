@@ -4,7 +4,7 @@
 //! ([`crate::custom_commands`]), each with its one-line description.
 //!
 //! Nothing opens it: it is open whenever [`query`] finds a first word being typed, some
-//! command [`matches`] it, and Esc has not closed it for this very text
+//! command [`matches()`] it, and Esc has not closed it for this very text
 //! ([`SlashMenu::closed_for`]); typing a space after the name, deleting the `/` or typing
 //! something no command matches closes it. Matches are ranked: names that start with the
 //! query, then names that contain it, then names that hold its letters in order; within a
@@ -127,7 +127,7 @@ pub fn is_open(app: &App) -> bool {
     !matches(app).is_empty()
 }
 
-/// The selected match's index in [`matches`] (of `len`).
+/// The selected match's index in [`matches()`] (of `len`).
 pub fn selected(app: &App, len: usize) -> usize {
     match query(app) {
         Some(q) if q == app.slash_menu.query => app.slash_menu.selected.min(len.saturating_sub(1)),

@@ -6,7 +6,9 @@
 //! [`super::layer`]), by one routing table (`route`): the approval modal's handlers
 //! ([`super::approval`]), a picker's ([`super::picker`], [`super::model_picker`]), the
 //! `/context` layer's ([`super::context_view`]), or the main screen's, where the keymap's
-//! `global` and `composer` bindings come first and every other key edits the input. Agent events are applied in [`super::agent_events`]; slash commands in
+//! `global` and `composer` bindings come first and every other key edits the input (with
+//! the `/` completion list open, its `slash` bindings come before them:
+//! [`super::slash_menu`]). Agent events are applied in [`super::agent_events`]; slash commands in
 //! [`super::commands`]; model switches in [`super::model_switch`].
 
 use std::time::{Duration, Instant};

@@ -948,9 +948,12 @@ fn clear_empties_the_transcript_and_todos_but_not_mid_turn() {
     assert!(
         matches!(
             effects.as_slice(),
-            [Effect::Agent(AgentCommand::NewConversation)]
+            [
+                Effect::Agent(AgentCommand::NewConversation),
+                Effect::ReloadCommands
+            ]
         ),
-        "the agent starts over too: {effects:?}"
+        "the agent starts over too, and the custom commands are read again: {effects:?}"
     );
     assert!(s.cells().is_empty());
     assert!(s.app.todos.is_empty());
@@ -1483,5 +1486,35 @@ fn help_lists_the_custom_commands_with_their_hints_and_files() {
         text.lines()
             .any(|l| l.trim_start().starts_with("Tab ") && l.ends_with(" complete")),
         "{text}"
+    );
+}
+
+#[test]
+fn custom_commands_read_again_after_clear_replace_the_old_ones() {
+    let (_dir, mut s) = app_with_commands();
+    let effects = s.send("/clear");
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::ReloadCommands)),
+        "{effects:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let commands = dir.path().join(".agents/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(commands.join("deploy.md"), "Deploy it.").unwrap();
+    std::fs::write(commands.join("Bad.md"), "x").unwrap();
+    let set = rein::custom_commands::CommandSet::discover(
+        None,
+        dir.path(),
+        &rein::app::commands::is_builtin,
+    );
+    assert!(s.at(AppEvent::CommandsLoaded(set)).is_empty());
+    s.type_text("/");
+    let names = menu_names(&s);
+    assert!(names.contains(&"/deploy".to_string()), "{names:?}");
+    assert!(!names.contains(&"/review".to_string()), "{names:?}");
+    let (_, notice) = s.notices().pop().expect("the skipped file's notice");
+    assert!(
+        notice.starts_with("command .agents/commands/Bad.md skipped: the name \"Bad\""),
+        "{notice}"
     );
 }

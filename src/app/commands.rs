@@ -136,6 +136,8 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             app.todos.clear();
             app.gauge = app.gauge.cleared();
             effects.push(Effect::Agent(AgentCommand::NewConversation));
+            // Custom command files added or changed since the start count from here on.
+            effects.push(Effect::ReloadCommands);
         }
         SlashCommand::Resume => {
             if app.busy() {

@@ -92,6 +92,14 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         }
         AppEvent::Models(list) => model_picker::open(app, list),
         AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
+        AppEvent::CommandsLoaded(commands) => {
+            for notice in &commands.notices {
+                app.transcript
+                    .cells
+                    .push(Cell::notice(NoticeKind::Info, notice.clone()));
+            }
+            app.custom_commands = commands;
+        }
     }
     effects
 }

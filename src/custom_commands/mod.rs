@@ -16,6 +16,7 @@
 //! A file that cannot be a command (bad name, not UTF-8, larger than [`MAX_COMMAND_BYTES`],
 //! a symbolic link, a broken front matter, an empty prompt, a name a built-in command has)
 //! is skipped with a one-line notice naming the file and why; discovery never fails.
+//! The dashboard discovers them at start and again on `/clear` (`Effect::ReloadCommands`).
 //! Nothing here imports the rest of rein but `safe_fs`, `instructions` (its folder chain)
 //! and the skills' front matter parser: which names are built in is asked of the caller.
 

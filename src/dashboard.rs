@@ -310,6 +310,15 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         pending.push_back(event);
                     }
                 }
+                Effect::ReloadCommands => {
+                    let home = std::env::var_os("HOME").map(PathBuf::from);
+                    let commands = crate::custom_commands::CommandSet::discover(
+                        home.as_deref(),
+                        &app.info.project,
+                        &crate::app::commands::is_builtin,
+                    );
+                    pending.push_back(AppEvent::CommandsLoaded(commands));
+                }
                 Effect::Quit => quit = true,
             }
         }

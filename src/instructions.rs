@@ -88,8 +88,8 @@ fn candidates(user_files: &[PathBuf], project: &Path) -> Vec<PathBuf> {
 }
 
 /// The folders whose `AGENTS.md` (or `CLAUDE.md`) apply to `project`: the repository's
-/// root down to `project`.
-fn project_dirs(project: &Path) -> Vec<PathBuf> {
+/// root down to `project` (custom commands are found along the same folders).
+pub fn project_dirs(project: &Path) -> Vec<PathBuf> {
     let mut chain: Vec<PathBuf> = project.ancestors().map(Path::to_path_buf).collect();
     match chain.iter().position(|d| d.join(".git").exists()) {
         Some(root) => chain.truncate(root + 1),

@@ -17,6 +17,7 @@ pub mod app;
 pub mod config;
 pub mod context;
 pub mod conversation;
+pub mod custom_commands;
 pub mod dashboard;
 pub mod demo;
 pub mod describe;

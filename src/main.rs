@@ -12,6 +12,7 @@ use rein::agent::{AgentConfig, ClientConfig, SessionSetup};
 use rein::app::state::{Cell, NoticeKind, SessionInfo};
 use rein::app::App;
 use rein::config::{Config, Environment, Overrides};
+use rein::custom_commands::CommandSet;
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::instructions::Instructions;
 use rein::permissions::policy::RulePolicy;
@@ -189,6 +190,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 
     let skills = discover_skills(&config, &env, &root);
     let instructions = discover_instructions(&config, &env, &root);
+    let commands =
+        CommandSet::discover(env.home.as_deref(), &root, &rein::app::commands::is_builtin);
     if cli.fork && !cli.continue_session && cli.resume.is_none() {
         return Err("--fork goes with --continue or --resume ID".to_string());
     }
@@ -201,6 +204,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         let guidance = Guidance {
             skills,
             instructions,
+            commands,
         };
         return run_dashboard(config, root, sandbox, policy, guidance, resumed, &cli);
     };
@@ -216,6 +220,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if prompt.trim().is_empty() {
         return Err("the prompt is empty".to_string());
     }
+    for notice in &commands.notices {
+        eprintln!("rein: warning: {notice}");
+    }
+    // `/name args` of a custom command: its prompt, as the dashboard sends it.
+    let prompt = match commands.expand(&prompt) {
+        Some(expansion) => {
+            eprintln!(
+                "rein: /{} expanded from {}",
+                expansion.command.name, expansion.command.label
+            );
+            expansion.text
+        }
+        None => prompt,
+    };
     if let Some(warning) = sandbox.warning() {
         eprintln!("rein: warning: {warning}");
     }
@@ -283,6 +301,7 @@ fn run_dashboard(
     let Guidance {
         skills,
         instructions,
+        commands,
     } = guidance;
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
@@ -311,6 +330,12 @@ fn run_dashboard(
                 .push(Cell::notice(NoticeKind::Info, line.clone()));
         }
         app.instructions = instructions.lines();
+        for notice in &commands.notices {
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, notice.clone()));
+        }
+        app.custom_commands = commands;
         let (agent, sessions) = match agent_config(
             &config,
             root.clone(),
@@ -440,10 +465,11 @@ fn session_info(model: String, root: &Path, sandbox: &Sandbox, skills: &SkillSet
 }
 
 /// What the project and the user tell the model beyond the built-in prompt, found once at
-/// start: the skills it may load and the AGENTS.md instructions.
+/// start: the skills it may load, the AGENTS.md instructions and the custom commands.
 struct Guidance {
     skills: Arc<SkillSet>,
     instructions: Instructions,
+    commands: CommandSet,
 }
 
 /// A session to continue (`--continue`, `--resume ID`), read and opened for appending.

@@ -563,3 +563,66 @@ async fn termination_signals_restore_the_terminal() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_lists_commands_tab_completes_and_a_custom_command_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let commands = project.path().join(".agents/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: Review a part of the code\nargument-hint: <area>\n---\nREVIEW-PROMPT: look hard at $ARGUMENTS.\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("The parser looks fine.")])
+        .await
+        .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("/", &[]);
+    tmux.wait_for("the completion list", |s| {
+        s.contains("commands (13)") && s.contains("/help") && s.contains("Tab complete")
+    })
+    .await;
+    tmux.send("rev", &[]);
+    tmux.wait_for("the list filtered to the custom command", |s| {
+        s.contains("commands (1 of 13)")
+            && s.contains("/review <area>")
+            && s.contains("Review a part of the code (project)")
+    })
+    .await;
+    tmux.send("", &["Tab"]);
+    let screen = tmux
+        .wait_for("the name completed and the list closed", |s| {
+            !s.contains("commands (") && s.contains("│ /review ")
+        })
+        .await;
+    assert!(!screen.contains("/revrev"), "{screen}");
+    tmux.send("the parser", &["Enter"]);
+    tmux.wait_for("the reply", |s| s.contains("The parser looks fine."))
+        .await;
+    let screen = tmux.screen();
+    assert!(screen.contains("› /review the parser"), "{screen}");
+    assert!(
+        screen.contains("expanded from .agents/commands/review.md"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("REVIEW-PROMPT"),
+        "the prompt is not shown:\n{screen}"
+    );
+    let request = server.requests().last().cloned().unwrap_or_default();
+    assert!(
+        request
+            .to_string()
+            .contains("REVIEW-PROMPT: look hard at the parser."),
+        "the model gets the prompt: {request}"
+    );
+    tmux.send("", &["C-c"]);
+}

@@ -703,3 +703,112 @@ fn a_tool_cell_changed_after_a_frame_is_redrawn() {
     );
     assert!(!screen.contains('▸'), "{screen}");
 }
+
+// ---- the / completion list --------------------------------------------------------------
+
+/// An idle session with a short exchange, and `text` typed into the input key by key.
+fn typing_app(commands: rein::custom_commands::CommandSet, text: &str, now: Instant) -> App {
+    let mut app = App::new(info(), 128_000);
+    app.show_todos = false;
+    app.custom_commands = commands;
+    app.transcript.cells = vec![
+        Cell::user_command("/fix-issue 123", ".agents/commands/fix-issue.md"),
+        Cell::assistant(
+            "Issue 123 is fixed: the parser keeps tabs inside words.",
+            true,
+        ),
+    ];
+    for c in text.chars() {
+        update_at(
+            &mut app,
+            AppEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
+            now,
+        );
+    }
+    app
+}
+
+fn project_commands() -> (tempfile::TempDir, rein::custom_commands::CommandSet) {
+    let dir = tempfile::tempdir().unwrap();
+    let commands = dir.path().join(".agents/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("fix-issue.md"),
+        "---\ndescription: Fix a GitHub issue and add a test for it\nargument-hint: <issue-number>\n---\nFix issue #$ARGUMENTS.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "# Review the staged diff\n\nLook for bugs.\n",
+    )
+    .unwrap();
+    let set = rein::custom_commands::CommandSet::discover(
+        None,
+        dir.path(),
+        &rein::app::commands::is_builtin,
+    );
+    (dir, set)
+}
+
+#[test]
+fn slash_opens_the_list_of_built_in_commands() {
+    let clock = Clock::new();
+    let app = typing_app(rein::custom_commands::CommandSet::empty(), "/", clock.now());
+    let screen = snapshot("slash_list_built_ins_80x24", &app, 80, 24, clock.now());
+    assert!(screen.contains("commands (12)"), "{screen}");
+    assert!(screen.contains("/model [NAME]"), "{screen}");
+    assert!(
+        screen.contains("Tab complete"),
+        "the footer names the list's keys:\n{screen}"
+    );
+    assert!(
+        screen.contains("expanded from .agents/commands/fix-issue.md"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn the_slash_list_narrows_as_the_user_types() {
+    let clock = Clock::new();
+    let app = typing_app(
+        rein::custom_commands::CommandSet::empty(),
+        "/co",
+        clock.now(),
+    );
+    let screen = snapshot("slash_list_filtered_80x24", &app, 80, 24, clock.now());
+    assert!(screen.contains("commands (3 of 12)"), "{screen}");
+    assert!(!screen.contains("/help"), "{screen}");
+}
+
+#[test]
+fn the_slash_list_offers_custom_commands_with_their_hints() {
+    let clock = Clock::new();
+    let (_dir, commands) = project_commands();
+    let mut app = typing_app(commands, "/r", clock.now());
+    update_at(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)),
+        clock.now(),
+    );
+    let screen = snapshot("slash_list_custom_80x24", &app, 80, 24, clock.now());
+    assert!(
+        screen.contains("/review") && screen.contains("Review the staged diff (project)"),
+        "{screen}"
+    );
+    // Down selected the second row: it, and only it, is drawn reversed.
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|f| render(&app, f, clock.now())).unwrap();
+    let buf = terminal.backend().buffer();
+    let reversed: Vec<u16> = (0..24)
+        .filter(|&y| {
+            buf[(2, y)]
+                .modifier
+                .contains(ratatui::style::Modifier::REVERSED)
+        })
+        .collect();
+    let rename_row = screen.lines().position(|l| l.contains("/rename")).unwrap() as u16;
+    assert_eq!(reversed, [rename_row]);
+    let narrow = typing_app(project_commands().1, "/fi", clock.now());
+    let screen = snapshot("slash_list_custom_hint_50x12", &narrow, 50, 12, clock.now());
+    assert!(screen.contains("/fix-issue <issue-number>"), "{screen}");
+}

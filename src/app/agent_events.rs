@@ -57,7 +57,20 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant) {
                 app.composer.queued.remove(i);
             }
             add_chars(app, &text);
-            app.transcript.cells.push(Cell::user(text));
+            // A custom command shows as typed, with where its prompt came from.
+            let sent = app
+                .composer
+                .sent_commands
+                .iter()
+                .position(|s| s.expanded == text);
+            let cell = match sent {
+                Some(i) => {
+                    let sent = app.composer.sent_commands.remove(i);
+                    Cell::user_command(sent.typed, sent.from)
+                }
+                None => Cell::user(text),
+            };
+            app.transcript.cells.push(cell);
             app.activity = Activity::Thinking { since: now };
         }
         AgentEvent::RequestStarted { .. } => app.activity = Activity::Thinking { since: now },

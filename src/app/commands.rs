@@ -2,13 +2,16 @@
 //! `/skills`, `/rename`, `/context`, `/compact`, `/cost`, `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
-//! `/` (`/etc/hosts is broken`) is an ordinary message. Unknown commands get a one-line
-//! hint and never reach the model. `/help` is generated from the keymap's descriptions.
+//! `/` (`/etc/hosts is broken`) is an ordinary message, unless it names a custom command
+//! ([`crate::custom_commands`], sent by [`super::composer::submit`]). Unknown commands get
+//! a one-line hint and never reach the model. `/help` is generated from the keymap's
+//! descriptions and lists the custom commands.
 
 use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
 use super::state::{Activity, App, Cell, NoticeKind, Scroll, Transcript};
 use crate::agent::AgentCommand;
+use crate::custom_commands::CommandSet;
 
 /// The commands, with what `/help` says about them.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -101,13 +104,20 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
     })
 }
 
+/// Whether `name` (without the slash) is one of rein's own commands or their aliases: a
+/// custom command of that name is skipped.
+pub fn is_builtin(name: &str) -> bool {
+    matches!(parse(&format!("/{name}")), Some(c) if !matches!(c, SlashCommand::Unknown(_)))
+}
+
 /// Carry out a command.
 pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
     match command {
         SlashCommand::Help => {
-            app.transcript
-                .cells
-                .push(Cell::notice(NoticeKind::Info, help_text()));
+            app.transcript.cells.push(Cell::notice(
+                NoticeKind::Info,
+                help_text_with(&app.custom_commands),
+            ));
             app.transcript.scroll = Scroll::default();
         }
         SlashCommand::Clear => {
@@ -126,6 +136,8 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             app.todos.clear();
             app.gauge = app.gauge.cleared();
             effects.push(Effect::Agent(AgentCommand::NewConversation));
+            // Custom command files added or changed since the start count from here on.
+            effects.push(Effect::ReloadCommands);
         }
         SlashCommand::Resume => {
             if app.busy() {
@@ -255,13 +267,19 @@ pub fn skills_text(skills: &[(String, String)], notices: &[String]) -> String {
     out
 }
 
-/// The `/help` text: the commands, then every mode's keys from the keymap.
+/// The `/help` text without custom commands.
 pub fn help_text() -> String {
+    help_text_with(&CommandSet::empty())
+}
+
+/// The `/help` text: the commands, the custom ones, then every mode's keys from the keymap.
+pub fn help_text_with(custom: &CommandSet) -> String {
     let keymap = keymap();
     let mut out = String::from("Commands\n");
     for (name, desc) in COMMANDS {
         out.push_str(&format!("  {name:<8} {desc}\n"));
     }
+    out.push_str(&custom_commands_text(custom));
     for (title, modes) in [
         ("Keys", &[Mode::Global, Mode::Composer][..]),
         ("Approval", &[Mode::Approval][..]),
@@ -272,6 +290,7 @@ pub fn help_text() -> String {
         ),
         ("Model picker (/model; type to filter)", &[Mode::Models][..]),
         ("Context (/context)", &[Mode::Context][..]),
+        ("Command completion (type /)", &[Mode::Slash][..]),
     ] {
         out.push_str(title);
         out.push('\n');
@@ -290,6 +309,41 @@ pub fn help_text() -> String {
             "The mouse is not captured at start, so the terminal selects text; {keys} turns mouse scrolling on and off."
         )),
         None => out.push_str("The mouse is not captured, so the terminal selects text."),
+    }
+    out
+}
+
+/// `/help`'s part on custom commands: each as `/name <hint>  description  (source: file)`,
+/// then the files skipped and why.
+fn custom_commands_text(custom: &CommandSet) -> String {
+    let mut out = String::new();
+    if custom.is_empty() {
+        out.push_str(
+            "Custom commands: none (a Markdown file in .agents/commands/ or ~/.agents/commands/ \
+             becomes /its-name)\n",
+        );
+    } else {
+        out.push_str("Custom commands\n");
+        let width = custom
+            .iter()
+            .map(|c| c.usage().chars().count())
+            .max()
+            .unwrap_or(0);
+        for c in custom.iter() {
+            out.push_str(&format!(
+                "  {:<width$}  {}  ({}: {})\n",
+                c.usage(),
+                c.description,
+                c.source.name(),
+                c.label
+            ));
+        }
+    }
+    if !custom.notices.is_empty() {
+        out.push_str("Custom commands skipped\n");
+        for notice in &custom.notices {
+            out.push_str(&format!("  {notice}\n"));
+        }
     }
     out
 }

@@ -1,8 +1,9 @@
 //! The input box: sending, new lines, pasting, and recalling earlier inputs.
 //!
 //! Enter hands the trimmed text to [`submit`]: a slash command runs here (see
-//! [`super::commands`]), anything else goes to the agent as a user message and into the
-//! history. While a turn runs the message is also kept in `composer.queued` (the agent
+//! [`super::commands`]); a custom command (`/review`, [`crate::custom_commands`]) sends
+//! its prompt, the history keeping what was typed; anything else goes to the agent as a
+//! user message and into the history. While a turn runs the message is also kept in `composer.queued` (the agent
 //! queues it; the transcript shows it when its turn starts), and while a model switch is
 //! being resolved it is held back until the switch is sent ([`super::model_switch`]). Up on
 //! the first line and Down on the last walk the history; the text typed before is kept as
@@ -14,7 +15,7 @@ use tui_textarea::{CursorMove, TextArea};
 
 use super::commands;
 use super::event::Effect;
-use super::state::{Activity, App};
+use super::state::{Activity, App, SentCommand};
 use crate::agent::AgentCommand;
 
 /// Shown instead of sending while no model is configured.
@@ -63,7 +64,29 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     if text.is_empty() {
         return;
     }
-    if let Some(command) = commands::parse(text) {
+    let custom = app
+        .custom_commands
+        .expand(text)
+        .map(|e| (e.text, e.command.label.clone()));
+    let command = match (commands::parse(text), custom) {
+        // A built-in name never reaches here as custom: the loader skips it.
+        (None | Some(commands::SlashCommand::Unknown(_)), Some((expanded, from))) => {
+            if app.info.setup.is_some() {
+                app.hint = Some(SETUP_HINT.to_string());
+                return;
+            }
+            let typed = text.to_string();
+            app.composer.sent_commands.push(SentCommand {
+                typed: typed.clone(),
+                expanded: expanded.clone(),
+                from,
+            });
+            send(app, &typed, expanded, now, effects);
+            return;
+        }
+        (command, _) => command,
+    };
+    if let Some(command) = command {
         let text = text.to_string();
         remember(app, &text);
         clear(&mut app.composer.textarea);
@@ -76,7 +99,12 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
         return;
     }
     let text = text.to_string();
-    remember(app, &text);
+    send(app, &text.clone(), text, now, effects);
+}
+
+/// Send `text` to the agent (or hold or queue it), `typed` going into the history.
+fn send(app: &mut App, typed: &str, text: String, now: Instant, effects: &mut Vec<Effect>) {
+    remember(app, typed);
     clear(&mut app.composer.textarea);
     app.transcript.scroll = Default::default();
     // While a model switch is resolved, the message waits for it (and goes to the new

@@ -8,6 +8,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use super::model_picker::ModelList;
 use super::picker::SessionList;
 use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
+use crate::custom_commands::CommandSet;
 use crate::session::LoadedSession;
 
 /// Everything the dashboard reacts to, in one stream.
@@ -34,6 +35,8 @@ pub enum AppEvent {
     /// The loop resolved a model name ([`Effect::SwitchModel`]), its window asked of the
     /// server where the settings leave it open.
     ModelResolved(Box<ModelResolved>),
+    /// The custom commands read again ([`Effect::ReloadCommands`]).
+    CommandsLoaded(CommandSet),
 }
 
 /// The answer to [`Effect::SwitchModel`].
@@ -73,6 +76,9 @@ pub enum Effect {
     /// Resolve this model name (and ask its server for the window, off the loop) and come
     /// back with [`AppEvent::ModelResolved`].
     SwitchModel(String),
+    /// Read the custom commands again (`/clear`) and come back with
+    /// [`AppEvent::CommandsLoaded`].
+    ReloadCommands,
     /// Leave the dashboard.
     Quit,
 }

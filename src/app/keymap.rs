@@ -35,6 +35,8 @@ pub enum Mode {
     Models,
     /// The context layer (`/context`).
     Context,
+    /// The `/` completion list (before `global` and `composer`).
+    Slash,
 }
 
 impl Mode {
@@ -48,6 +50,7 @@ impl Mode {
             Mode::Picker => "picker",
             Mode::Models => "models",
             Mode::Context => "context",
+            Mode::Slash => "slash",
         }
     }
 }
@@ -95,6 +98,15 @@ pub enum Action {
     ChooseModel,
     /// Context layer: close it.
     CloseContext,
+    /// Completion list: the next match, the one before.
+    SlashNext,
+    SlashPrev,
+    /// Completion list: the selected name and a space in place of the first word.
+    SlashComplete,
+    /// Completion list: run the typed command when it names one, else complete.
+    SlashAccept,
+    /// Completion list: close it, keeping the text.
+    SlashClose,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -322,6 +334,8 @@ struct RawKeymap {
     models: Vec<RawBinding>,
     #[serde(default)]
     context: Vec<RawBinding>,
+    #[serde(default)]
+    slash: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -351,6 +365,7 @@ pub struct Keymap {
     picker: Vec<Binding>,
     models: Vec<Binding>,
     context: Vec<Binding>,
+    slash: Vec<Binding>,
 }
 
 impl Keymap {
@@ -379,6 +394,7 @@ impl Keymap {
             picker: convert(raw.picker),
             models: convert(raw.models),
             context: convert(raw.context),
+            slash: convert(raw.slash),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -394,6 +410,7 @@ impl Keymap {
             Mode::Picker => &self.picker,
             Mode::Models => &self.models,
             Mode::Context => &self.context,
+            Mode::Slash => &self.slash,
         }
     }
 
@@ -454,6 +471,7 @@ impl Keymap {
             Mode::Picker,
             Mode::Models,
             Mode::Context,
+            Mode::Slash,
         ] {
             let mut seen = Vec::new();
             for binding in self.bindings(mode).iter().filter(|b| b.when.is_none()) {
@@ -497,6 +515,7 @@ mod tests {
             Mode::Picker,
             Mode::Models,
             Mode::Context,
+            Mode::Slash,
         ] {
             assert!(
                 !keymap.bindings(mode).is_empty(),

@@ -9,7 +9,9 @@
 //! 3. the session picker of `/resume` ([`Layer::Sessions`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
 //! 5. the `/context` layer ([`Layer::Context`]);
-//! 6. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
+//! 6. the `/` completion list above the input box, while the input's first word starts a
+//!    command ([`Layer::Slash`]; unbound keys go on to the main screen's);
+//! 7. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
 //!
 //! [`Layer::stack`] is the open ones, top first; [`Layer::top`], the first of them, takes
 //! the input (the update step routes keys, pastes and the mouse by it) and names the keymap
@@ -36,18 +38,21 @@ pub enum Layer {
     Models,
     /// The `/context` layer.
     Context,
+    /// The `/` completion list (`super::slash_menu`).
+    Slash,
     /// The transcript and the input box.
     Main,
 }
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 6] = [
+    pub const ORDER: [Layer; 7] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Sessions,
         Layer::Models,
         Layer::Context,
+        Layer::Slash,
         Layer::Main,
     ];
 
@@ -59,6 +64,7 @@ impl Layer {
             Layer::Sessions => app.picker.is_some(),
             Layer::Models => app.model_picker.is_some(),
             Layer::Context => app.context_open,
+            Layer::Slash => super::slash_menu::is_open(app),
             Layer::Main => true,
         }
     }
@@ -81,6 +87,7 @@ impl Layer {
             Layer::Sessions => &[Mode::Picker],
             Layer::Models => &[Mode::Models],
             Layer::Context => &[Mode::Context],
+            Layer::Slash => &[Mode::Slash, Mode::Global, Mode::Composer],
             Layer::Main => &[Mode::Global, Mode::Composer],
         }
     }
@@ -101,6 +108,12 @@ impl Layer {
                 (Mode::Models, Action::ClearFilter),
             ],
             Layer::Context => &[(Mode::Context, Action::CloseContext)],
+            Layer::Slash => &[
+                (Mode::Slash, Action::SlashComplete),
+                (Mode::Slash, Action::SlashAccept),
+                (Mode::Slash, Action::SlashNext),
+                (Mode::Slash, Action::SlashClose),
+            ],
             Layer::Feedback => &[
                 (Mode::Feedback, Action::SubmitFeedback),
                 (Mode::Feedback, Action::CloseFeedback),

@@ -18,6 +18,7 @@ pub mod model_picker;
 pub mod model_switch;
 pub mod picker;
 pub mod resume;
+pub mod slash_menu;
 pub mod state;
 pub mod update;
 

@@ -22,7 +22,9 @@ use tui_textarea::TextArea;
 use super::model_picker::ModelPicker;
 use super::model_switch::PendingSwitch;
 use super::picker::Picker;
+use super::slash_menu::SlashMenu;
 use crate::agent::{ContextStats, Prices, Usage, UsageTotals};
+use crate::custom_commands::CommandSet;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -65,6 +67,10 @@ pub struct App {
     pub hint: Option<String>,
     /// The terminal size, from the last resize.
     pub size: (u16, u16),
+    /// The custom slash commands (`.agents/commands/*.md`), found at start.
+    pub custom_commands: CommandSet,
+    /// The `/` completion list's selection (whether it is open follows from the input).
+    pub slash_menu: SlashMenu,
     /// The main agent's token usage in this conversation: the prompt-cache hit rate in
     /// the status line and `/context`, the cost in `/cost`.
     pub usage: UsageTotals,
@@ -175,6 +181,9 @@ impl<T> DerefMut for Versioned<T> {
 #[derive(Debug)]
 pub struct UserCell {
     pub text: String,
+    /// For a custom command: the file its prompt came from (the model got the prompt, the
+    /// cell shows what was typed).
+    pub expanded_from: Option<String>,
 }
 
 /// The assistant's reply, streamed in as Markdown.
@@ -314,6 +323,20 @@ pub struct Composer {
     /// Messages sent while the agent worked, delivered when its turn ends (shown as
     /// queued until then).
     pub queued: Vec<String>,
+    /// Custom commands sent whose turn has not started yet: when it does, the transcript
+    /// shows what was typed instead of the prompt.
+    pub sent_commands: Vec<SentCommand>,
+}
+
+/// A custom command as typed and as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentCommand {
+    /// `/fix-issue 123`.
+    pub typed: String,
+    /// The prompt the model gets.
+    pub expanded: String,
+    /// Where the prompt came from (`.agents/commands/fix-issue.md`).
+    pub from: String,
 }
 
 /// The context gauge: tokens in the window over the model's limit.
@@ -463,6 +486,7 @@ impl App {
                 history_pos: None,
                 draft: String::new(),
                 queued: Vec::new(),
+                sent_commands: Vec::new(),
             },
             todos: Vec::new(),
             show_todos: true,
@@ -482,6 +506,8 @@ impl App {
             hint: None,
             size: (80, 24),
             usage: UsageTotals::default(),
+            custom_commands: CommandSet::empty(),
+            slash_menu: SlashMenu::default(),
         }
     }
 
@@ -505,7 +531,18 @@ impl Cell {
     }
 
     pub fn user(text: impl Into<String>) -> Cell {
-        Cell::User(Versioned::new(UserCell { text: text.into() }))
+        Cell::User(Versioned::new(UserCell {
+            text: text.into(),
+            expanded_from: None,
+        }))
+    }
+
+    /// A custom command as typed, and the file its prompt came from.
+    pub fn user_command(typed: impl Into<String>, from: impl Into<String>) -> Cell {
+        Cell::User(Versioned::new(UserCell {
+            text: typed.into(),
+            expanded_from: Some(from.into()),
+        }))
     }
 
     /// A reply; `finished` false while it streams.

@@ -6,7 +6,9 @@
 //! [`super::layer`]), by one routing table (`route`): the approval modal's handlers
 //! ([`super::approval`]), a picker's ([`super::picker`], [`super::model_picker`]), the
 //! `/context` layer's ([`super::context_view`]), or the main screen's, where the keymap's
-//! `global` and `composer` bindings come first and every other key edits the input. Agent events are applied in [`super::agent_events`]; slash commands in
+//! `global` and `composer` bindings come first and every other key edits the input (with
+//! the `/` completion list open, its `slash` bindings come before them:
+//! [`super::slash_menu`]). Agent events are applied in [`super::agent_events`]; slash commands in
 //! [`super::commands`]; model switches in [`super::model_switch`].
 
 use std::time::{Duration, Instant};
@@ -90,6 +92,14 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         }
         AppEvent::Models(list) => model_picker::open(app, list),
         AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
+        AppEvent::CommandsLoaded(commands) => {
+            for notice in &commands.notices {
+                app.transcript
+                    .cells
+                    .push(Cell::notice(NoticeKind::Info, notice.clone()));
+            }
+            app.custom_commands = commands;
+        }
     }
     effects
 }
@@ -138,9 +148,13 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Context, Input::Key { key, .. }) => context_view::handle_key(app, key),
         // The layer has no text field and does not scroll.
         (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
-        (Layer::Main, Input::Key { key, in_paste }) => main_key(app, key, in_paste, now, effects),
-        (Layer::Main, Input::Paste(text)) => composer::paste(app, text),
-        (Layer::Main, Input::Mouse(mouse)) => main_mouse(app, mouse),
+        // The completion list's keys come first (its mode is first in its modes); the
+        // rest are the main screen's.
+        (Layer::Main | Layer::Slash, Input::Key { key, in_paste }) => {
+            main_key(app, key, in_paste, now, effects)
+        }
+        (Layer::Main | Layer::Slash, Input::Paste(text)) => composer::paste(app, text),
+        (Layer::Main | Layer::Slash, Input::Mouse(mouse)) => main_mouse(app, mouse),
     }
 }
 
@@ -148,7 +162,9 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
 /// box's editing.
 fn main_key(app: &mut App, key: KeyEvent, in_paste: bool, now: Instant, effects: &mut Vec<Effect>) {
     match keymap().action(app, &key) {
-        Some(Action::Send) if in_paste => app.composer.textarea.insert_newline(),
+        Some(Action::Send | Action::SlashAccept) if in_paste => {
+            app.composer.textarea.insert_newline()
+        }
         Some(action) => run_action(app, action, now, effects),
         None => {
             if app.composer.textarea.input(key) {
@@ -214,6 +230,11 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::SlashNext
+        | Action::SlashPrev
+        | Action::SlashComplete
+        | Action::SlashAccept
+        | Action::SlashClose => super::slash_menu::run(app, action, now, effects),
         Action::ToggleMouse => {
             app.mouse_capture = !app.mouse_capture;
             app.hint = Some(if app.mouse_capture {

@@ -1,8 +1,9 @@
 //! The front matter of a `SKILL.md`: the `name` and `description` between the `---` lines
-//! at the top of the file.
+//! at the top of the file; [`split`] reads any keys of such a block and the body after it
+//! (custom commands use it for `description` and `argument-hint`).
 //!
-//! Text flows in, a [`FrontMatter`] or a [`FrontMatterError`] (a sentence naming the
-//! problem) flows out. This is not a YAML parser: it reads the simple form skills use,
+//! Text flows in, a [`FrontMatter`] (or a [`Block`]) or a [`FrontMatterError`] (a sentence
+//! naming the problem) flows out. This is not a YAML parser: it reads the simple form skills use,
 //! `key: value` on one line, the value optionally in single or double quotes. A value
 //! continued on indented lines, or given as a `>`/`|` block, is joined into one line. Other
 //! keys, comments and nested values are ignored.
@@ -38,28 +39,54 @@ pub enum FrontMatterError {
     BadName { name: String, why: &'static str },
 }
 
-/// Read the front matter at the top of `text`.
-pub fn parse(text: &str) -> Result<FrontMatter, FrontMatterError> {
+/// A front matter's values for the keys asked for, and the text after its closing line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block<'a> {
+    /// `(key, value)` for each asked-for key the block gives, each value one line.
+    pub values: Vec<(&'static str, String)>,
+    /// The rest of the file, after the closing `---` line.
+    pub body: &'a str,
+}
+
+impl Block<'_> {
+    /// The value given for `key`, if any.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Read the `---` block at the top of `text`, keeping the values of `keys` (others are
+/// ignored); a key given twice is an error. Shared by skills and custom commands
+/// (`crate::custom_commands`).
+pub fn split<'a>(text: &'a str, keys: &[&'static str]) -> Result<Block<'a>, FrontMatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines();
-    if lines.next().map(str::trim_end) != Some("---") {
+    let first_end = text.find('\n').unwrap_or(text.len());
+    if text[..first_end].trim_end() != "---" {
         return Err(FrontMatterError::NoOpening);
     }
     let mut block = Vec::new();
-    let mut closed = false;
-    for line in lines {
+    let mut body = None;
+    let mut offset = (first_end + 1).min(text.len());
+    while offset < text.len() {
+        let end = text[offset..]
+            .find('\n')
+            .map_or(text.len(), |i| offset + i + 1);
+        let line = text[offset..end].trim_end_matches(['\n', '\r']);
         if line.trim_end() == "---" {
-            closed = true;
+            body = Some(&text[end..]);
             break;
         }
         block.push(line);
+        offset = end;
     }
-    if !closed {
+    let Some(body) = body else {
         return Err(FrontMatterError::NoClosing);
-    }
+    };
 
-    let mut name = None;
-    let mut description = None;
+    let mut values: Vec<(&'static str, String)> = Vec::new();
     let mut i = 0;
     while i < block.len() {
         let line = block[i];
@@ -70,24 +97,33 @@ pub fn parse(text: &str) -> Result<FrontMatter, FrontMatterError> {
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
-        let (key, slot) = match key.trim() {
-            "name" => ("name", &mut name),
-            "description" => ("description", &mut description),
-            _ => continue,
+        let Some(&key) = keys.iter().find(|k| **k == key.trim()) else {
+            continue;
         };
         let mut parts = vec![value.trim()];
         while i < block.len() && is_indented(block[i]) {
             parts.push(block[i].trim());
             i += 1;
         }
-        if slot.is_some() {
+        if values.iter().any(|(k, _)| *k == key) {
             return Err(FrontMatterError::Twice(key));
         }
-        *slot = Some(scalar(&parts));
+        values.push((key, scalar(&parts)));
     }
+    Ok(Block { values, body })
+}
 
-    let name = name.ok_or(FrontMatterError::Missing("name"))?;
-    let description = description.ok_or(FrontMatterError::Missing("description"))?;
+/// Read the front matter at the top of a `SKILL.md`.
+pub fn parse(text: &str) -> Result<FrontMatter, FrontMatterError> {
+    let block = split(text, &["name", "description"])?;
+    let name = block
+        .get("name")
+        .ok_or(FrontMatterError::Missing("name"))?
+        .to_string();
+    let description = block
+        .get("description")
+        .ok_or(FrontMatterError::Missing("description"))?
+        .to_string();
     if name.is_empty() {
         return Err(FrontMatterError::Empty("name"));
     }
@@ -180,7 +216,7 @@ fn check_name(name: &str) -> Result<(), FrontMatterError> {
 }
 
 /// `text` cut to `max` characters, ending in `…` when it was cut.
-fn cap(text: String, max: usize) -> String {
+pub fn cap(text: String, max: usize) -> String {
     if text.chars().count() <= max {
         return text;
     }
@@ -277,6 +313,30 @@ mod tests {
         assert!(
             err.to_string().ends_with("is longer than 64 characters"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn split_keeps_the_asked_keys_and_returns_the_body() {
+        let text =
+            "---\r\ndescription: Review it\r\nargument-hint: <pr>\r\nname: x\r\n---\r\nBody $1\n";
+        let block = split(text, &["description", "argument-hint"]).unwrap();
+        assert_eq!(block.get("description"), Some("Review it"));
+        assert_eq!(block.get("argument-hint"), Some("<pr>"));
+        assert_eq!(block.get("name"), None, "not asked for");
+        assert_eq!(block.body, "Body $1\n");
+        let block = split("---\n---", &["description"]).unwrap();
+        assert_eq!((block.values.len(), block.body), (0, ""));
+        assert_eq!(
+            split("no block\n", &["description"]),
+            Err(FrontMatterError::NoOpening)
+        );
+        assert_eq!(
+            split(
+                "---\ndescription: a\ndescription: b\n---\n",
+                &["description"]
+            ),
+            Err(FrontMatterError::Twice("description"))
         );
     }
 

@@ -6,7 +6,7 @@
 //! first-run explanation ([`setup`]), the todo pane or its one-line summary ([`todo`](mod@todo)),
 //! the input box ([`input`]), the hint, the status line and key hints ([`status`]), the
 //! context gauge ([`gauge`]); over them, the open layers of [`crate::app::layer`]'s stack,
-//! bottom up: the `/context` layer ([`context_modal`]), the model picker ([`model_picker`]),
+//! bottom up: the `/` completion list above the input ([`slash_menu`]), the `/context` layer ([`context_modal`]), the model picker ([`model_picker`]),
 //! the session picker ([`picker`]) and the approval modal ([`approval_modal`]). Colours
 //! come from [`theme`]; everything from the model or a tool passes [`sanitize`] before it
 //! becomes a span. Nothing here writes to the state except
@@ -23,6 +23,7 @@ pub mod model_picker;
 pub mod picker;
 pub mod sanitize;
 pub mod setup;
+pub mod slash_menu;
 pub mod status;
 pub mod theme;
 pub mod todo;
@@ -56,6 +57,10 @@ fn render_layer(layer: Layer, app: &App, frame: &mut Frame, now: Instant) {
     let buf = frame.buffer_mut();
     match layer {
         Layer::Main => render_main(app, area, buf, now),
+        Layer::Slash => {
+            let input = layout::areas(app, area).input;
+            buf_render(slash_menu::SlashMenuPopup { app, input }, area, buf);
+        }
         Layer::Context => buf_render(
             context_modal::ContextModal {
                 stats: app.context.as_ref(),

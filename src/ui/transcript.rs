@@ -135,6 +135,19 @@ fn user_lines(c: &UserCell, width: u16, out: &mut Vec<Line<'static>>) {
         WrapMode::Words,
         out,
     );
+    if let Some(from) = &c.expanded_from {
+        let note = format!("expanded from {from}");
+        let indent = [Span::raw(INDENT)];
+        wrap_text(
+            &note,
+            theme::DIM,
+            width,
+            &indent,
+            &indent,
+            WrapMode::Words,
+            out,
+        );
+    }
 }
 
 fn reasoning_lines(c: &ReasoningCell, width: u16, out: &mut Vec<Line<'static>>) {

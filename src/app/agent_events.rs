@@ -478,7 +478,7 @@ fn finished_status(outcome: ToolOutcome, approved: bool) -> ToolStatus {
     match outcome {
         ToolOutcome::Ok => ToolStatus::Done { approved },
         ToolOutcome::Error => ToolStatus::Failed,
-        ToolOutcome::Denied | ToolOutcome::Refused => ToolStatus::Refused,
+        ToolOutcome::Denied | ToolOutcome::Refused | ToolOutcome::PlanMode => ToolStatus::Refused,
         ToolOutcome::Interrupted | ToolOutcome::NotRun | ToolOutcome::MayHaveRun => {
             ToolStatus::Interrupted
         }

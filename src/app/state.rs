@@ -23,7 +23,7 @@ use super::model_picker::ModelPicker;
 use super::model_switch::PendingSwitch;
 use super::picker::Picker;
 use crate::agent::{ContextStats, Prices, Usage, UsageTotals};
-use crate::permissions::Grant;
+use crate::permissions::{ApprovalMode, Grant};
 use crate::tools::write_todos::Todo;
 
 /// The whole dashboard.
@@ -68,6 +68,13 @@ pub struct App {
     /// The main agent's token usage in this conversation: the prompt-cache hit rate in
     /// the status line and `/context`, the cost in `/cost`.
     pub usage: UsageTotals,
+    /// The approval mode (Shift+Tab; the status line shows it when not default).
+    pub mode: ApprovalMode,
+    /// Why auto mode is not offered ("auto mode needs the sandbox: ..."), or `None`
+    /// when the sandbox works.
+    pub no_auto: Option<String>,
+    /// The hint saying why auto was skipped has been shown.
+    pub auto_hint_shown: bool,
 }
 
 /// What the status line says about the session.
@@ -211,6 +218,8 @@ pub struct ToolCell {
     pub approved: bool,
     /// For a `task` call: what its subagent is doing and has done.
     pub subagent: Option<SubagentView>,
+    /// A word after the status: "auto-approved (auto mode)", "run by you".
+    pub note: Option<String>,
 }
 
 /// A running (or finished) subagent as its `task` cell shows it: the current step, and
@@ -482,6 +491,9 @@ impl App {
             hint: None,
             size: (80, 24),
             usage: UsageTotals::default(),
+            mode: ApprovalMode::Default,
+            no_auto: None,
+            auto_hint_shown: false,
         }
     }
 
@@ -542,6 +554,7 @@ impl Cell {
             expanded: false,
             approved: false,
             subagent: None,
+            note: None,
         }))
     }
 

@@ -214,6 +214,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::CycleMode => super::modes::cycle(app, effects),
         Action::ToggleMouse => {
             app.mouse_capture = !app.mouse_capture;
             app.hint = Some(if app.mouse_capture {

@@ -30,6 +30,9 @@ pub struct ReminderInput<'a> {
     pub todos: &'a [Todo],
     /// Files changed by someone other than the agent since its previous turn.
     pub changed: &'a [Change],
+    /// What to say about the approval mode (plan, auto, or back to default); nothing
+    /// when `None`.
+    pub mode: Option<&'a str>,
 }
 
 /// Most changed files listed by name.
@@ -49,6 +52,9 @@ pub fn text(input: ReminderInput<'_>) -> String {
         None => out.push_str("; not a git repository"),
     }
     out.push('.');
+    if let Some(mode) = input.mode {
+        out.push_str(&format!("\n{mode}."));
+    }
     if !input.todos.is_empty() {
         out.push_str("\ntodo list (keep it current with write_todos):");
         for todo in input.todos {
@@ -117,6 +123,7 @@ mod tests {
                 path: "src/lib.rs".into(),
                 kind: ChangeKind::Modified,
             }],
+            mode: Some("approval mode: plan"),
         });
         assert!(text.starts_with(OPENING), "{text}");
         assert!(text.ends_with(')'), "{text}");
@@ -125,6 +132,10 @@ mod tests {
             text.starts_with(
                 "(rein context, not part of the request: time 2026-11-30 03:15 UTC; git branch feature/x.\n"
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains("feature/x.\napproval mode: plan.\ntodo list"),
             "{text}"
         );
         assert!(text.contains("\n[x] read the code (completed)\n"));
@@ -141,9 +152,10 @@ mod tests {
             branch: None,
             todos: &[],
             changed: &[],
+            mode: None,
         });
         assert!(
-            !text.contains("todo") && !text.contains("changed"),
+            !text.contains("todo") && !text.contains("changed") && !text.contains("mode"),
             "{text}"
         );
         assert_eq!(

@@ -3,7 +3,10 @@
 //! It drives the agent through the same command and event channels as the dashboard. In
 //! `text` format the reply streams to stdout and tool activity goes to stderr; in `jsonl`
 //! format every agent event is one JSON object on stdout. Approval requests are answered
-//! at once: approved with `--yes`, refused otherwise (the model is told why).
+//! at once: approved with `--yes`, refused otherwise (the model is told why). With a
+//! `mode` (`--mode`, or `--yes` where the sandbox works, which means auto) the agent is
+//! switched to it before the prompt goes in; what auto mode approves is printed as
+//! auto-approved.
 
 use std::io::{IsTerminal, Write};
 
@@ -12,6 +15,7 @@ use crate::agent::{
     SubagentEvent, TurnOutcome, UsageTotals,
 };
 use crate::describe;
+use crate::permissions::ApprovalMode;
 use crate::sanitize::sanitize;
 use crate::tools::write_todos::TodoStatus;
 
@@ -32,6 +36,8 @@ pub struct HeadlessOptions {
     pub yes: bool,
     /// The model's prices, for the cost in the summary line.
     pub prices: Option<Prices>,
+    /// The approval mode to run in (`None`: the session's own, default for a new one).
+    pub mode: Option<ApprovalMode>,
 }
 
 /// A line on stderr, sanitised whole: whatever parts of it came from the model, a tool or
@@ -80,6 +86,9 @@ pub async fn run_with_session(
             return 1;
         }
     };
+    if let Some(mode) = options.mode {
+        handle.send(AgentCommand::SetMode(mode));
+    }
     handle.send(AgentCommand::UserMessage(options.prompt.clone()));
     let mut printer = Printer::new(options.format, options.prices);
     let mut interrupted = false;
@@ -377,6 +386,10 @@ impl Printer {
                 self.newline_stdout();
                 say!("rein: {}", first_line_cut(message, 300));
             }
+            AgentEvent::ModeChanged { mode } => {
+                self.newline_stdout();
+                say!("rein: {}", mode.describe());
+            }
             AgentEvent::Error { message } | AgentEvent::RecordingStopped { message } => {
                 self.end_reasoning();
                 self.newline_stdout();
@@ -405,6 +418,22 @@ impl Printer {
 
 /// How an approval request was answered: by `--yes`, or refused.
 fn print_approval(event: &AgentEvent, yes: bool) {
+    if let AgentEvent::AutoApproved {
+        summary,
+        reason,
+        subagent,
+        ..
+    } = event
+    {
+        let from = if subagent.is_some() {
+            " (from a subagent)"
+        } else {
+            ""
+        };
+        let summary = first_line_cut(summary, 160);
+        say!("  auto-approved (auto mode){from}: {summary} ({reason})");
+        return;
+    }
     let AgentEvent::ApprovalNeeded {
         summary,
         reason,

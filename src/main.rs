@@ -16,6 +16,7 @@ use rein::custom_commands::CommandSet;
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::instructions::Instructions;
 use rein::permissions::policy::RulePolicy;
+use rein::permissions::ApprovalMode;
 use rein::sandbox::{Sandbox, SandboxSettings};
 use rein::session::{LoadedSession, SessionMeta, SessionWriter};
 use rein::skills::SkillSet;
@@ -36,9 +37,16 @@ struct Cli {
     #[arg(long, value_enum, default_value = "text")]
     output_format: Format,
 
-    /// Headless: approve every action that would ask for approval.
+    /// Headless: approve every action that would ask for approval. Where the sandbox
+    /// works this is --mode auto (sandboxed commands are auto-approved, and shown so).
     #[arg(long)]
     yes: bool,
+
+    /// The approval mode to start in: plan (read and explore only, nothing that writes
+    /// runs), default, or auto (sandboxed commands that would ask run without asking;
+    /// needs a working sandbox). A resumed session goes on in its own mode without it.
+    #[arg(long, value_enum, value_name = "MODE")]
+    mode: Option<ModeArg>,
 
     /// Open the dashboard on a built-in scripted model and a small example project: see
     /// every part of rein without an API key.
@@ -115,6 +123,45 @@ enum PolicyCommand {
     },
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    Plan,
+    Default,
+    Auto,
+}
+
+impl From<ModeArg> for ApprovalMode {
+    fn from(mode: ModeArg) -> ApprovalMode {
+        match mode {
+            ModeArg::Plan => ApprovalMode::Plan,
+            ModeArg::Default => ApprovalMode::Default,
+            ModeArg::Auto => ApprovalMode::Auto,
+        }
+    }
+}
+
+/// The mode to start in: `--mode`, or for headless `--yes` where the sandbox works (auto).
+/// `--mode auto` without a working sandbox, and `--yes` with another mode, are errors.
+fn start_mode(cli: &Cli, sandbox: &Sandbox) -> Result<Option<ApprovalMode>, String> {
+    let mode = cli.mode.map(ApprovalMode::from);
+    if cli.yes && cli.prompt.is_some() {
+        if let Some(other) = mode.filter(|m| *m != ApprovalMode::Auto) {
+            return Err(format!(
+                "--yes approves what would ask, which is --mode auto; it cannot go with --mode {other}"
+            ));
+        }
+        // Without a sandbox --yes keeps its old meaning: every question approved.
+        return Ok(sandbox.works().then_some(ApprovalMode::Auto));
+    }
+    if let (Some(ApprovalMode::Auto), Some(reason)) = (mode, sandbox.not_working_reason()) {
+        return Err(format!(
+            "--mode auto: {}",
+            rein::permissions::mode::auto_unavailable(reason)
+        ));
+    }
+    Ok(mode)
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
     Text,
@@ -180,6 +227,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
     discover_window(&mut config);
+    let mode = start_mode(&cli, &sandbox)?;
 
     if let Some(Command::Config) = &cli.command {
         println!("project    {}", root.display());
@@ -205,6 +253,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             skills,
             instructions,
             commands,
+            mode,
         };
         return run_dashboard(config, root, sandbox, policy, guidance, resumed, &cli);
     };
@@ -278,6 +327,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         },
         yes: cli.yes,
         prices: rein::dashboard::usage_prices(&config.prices),
+        mode,
     };
     let code = runtime.block_on(headless::run_with_session(agent_config, options, session));
     if let Some(id) = session_id {
@@ -302,6 +352,7 @@ fn run_dashboard(
         skills,
         instructions,
         commands,
+        mode,
     } = guidance;
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
@@ -322,6 +373,7 @@ fn run_dashboard(
         ..session_info(config.model_name.clone(), &root, &sandbox, &skills)
     };
     let mut app = App::new(info, config.context_window.value);
+    app.no_auto = no_auto(&sandbox);
     let runtime = runtime()?;
     let result = runtime.block_on(async {
         for line in instructions.summary().iter().chain(&instructions.notices) {
@@ -374,6 +426,9 @@ fn run_dashboard(
                 };
                 let agent = rein::agent::spawn_with_session(agent_config, session)
                     .map_err(|e| e.to_string())?;
+                if let Some(mode) = mode {
+                    agent.send(rein::agent::AgentCommand::SetMode(mode));
+                }
                 (Some(agent), Some(sessions))
             }
             Err(_) => (None, None),
@@ -416,7 +471,8 @@ fn run_demo() -> Result<ExitCode, String> {
         let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
         let skills = discover_skills(&config, &env, &root);
         let info = session_info(format!("{} (demo)", demo.model()), &root, &sandbox, &skills);
-        let app = App::new(info, demo.context_window());
+        let mut app = App::new(info, demo.context_window());
+        app.no_auto = no_auto(&sandbox);
         let instructions = discover_instructions(&config, &env, &root);
         let agent = rein::agent::spawn(agent_config(
             &config,
@@ -448,6 +504,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
+/// Why auto mode is not offered here, or `None` when the sandbox works.
+fn no_auto(sandbox: &Sandbox) -> Option<String> {
+    sandbox
+        .not_working_reason()
+        .map(rein::permissions::mode::auto_unavailable)
+}
+
 /// What the dashboard shows of a run: the model, the project, the sandbox and the skills
 /// (no branch, setup text or prices: the callers add those they have).
 fn session_info(model: String, root: &Path, sandbox: &Sandbox, skills: &SkillSet) -> SessionInfo {
@@ -470,6 +533,8 @@ struct Guidance {
     skills: Arc<SkillSet>,
     instructions: Instructions,
     commands: CommandSet,
+    /// The approval mode to start in (`--mode`), when given.
+    mode: Option<ApprovalMode>,
 }
 
 /// A session to continue (`--continue`, `--resume ID`), read and opened for appending.

@@ -145,6 +145,7 @@ async fn headless_yes_runs_the_demo_to_a_passing_test() {
         format: OutputFormat::Jsonl,
         yes: true,
         prices: None,
+        mode: None,
     };
     let code = tokio::time::timeout(
         Duration::from_secs(30),

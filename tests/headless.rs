@@ -377,6 +377,7 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
             format: OutputFormat::Text,
             yes,
             prices: None,
+            mode: None,
         },
     )
     .await;

@@ -124,6 +124,40 @@ async fn writes_land_in_the_project_and_nowhere_else() {
     assert!(project.path().join("sub/y").exists());
 }
 
+/// Plan mode's sandbox: an allowed command that writes into the project (or an extra
+/// writable path) fails, reading still works, and the private /tmp stays writable.
+async fn plan_mode_keeps_the_project_read_only() {
+    let project = tempfile::tempdir().unwrap();
+    let extra = outside_dir();
+    std::fs::write(project.path().join("Makefile"), "all:\n").unwrap();
+    let settings = SandboxSettings {
+        writable: vec![extra.path().to_path_buf()],
+        ..SandboxSettings::default()
+    };
+    let sandbox = sandboxed(project.path(), settings, vec![]);
+    let plan = context(sandbox.read_only(), Duration::from_secs(10));
+    let out = sh(
+        &plan,
+        &format!(
+            "cat Makefile; echo x > built.txt && echo wrote; touch {e}/y && echo extra; \
+             echo t > /tmp/t && echo tmp-ok",
+            e = q(extra.path())
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(out.starts_with("all:\n"), "{out}");
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert!(!out.contains("wrote") && !out.contains("extra"), "{out}");
+    assert!(out.ends_with("tmp-ok"), "{out}");
+    assert!(!project.path().join("built.txt").exists());
+    assert!(!extra.path().join("y").exists());
+    // The same sandbox outside plan mode writes as before.
+    let normal = context(sandbox, Duration::from_secs(10));
+    sh(&normal, "echo x > built.txt").await.unwrap();
+    assert!(project.path().join("built.txt").exists());
+}
+
 async fn output_exit_codes_and_the_environment_pass_through() {
     let project = tempfile::tempdir().unwrap();
     let sandbox = sandboxed(project.path(), SandboxSettings::default(), vec![]);
@@ -641,6 +675,7 @@ fn bwrap_and_run_user() -> Option<String> {
 
 const CASES: &[Case] = &[
     test!(writes_land_in_the_project_and_nowhere_else, bwrap),
+    test!(plan_mode_keeps_the_project_read_only, bwrap),
     test!(output_exit_codes_and_the_environment_pass_through, bwrap),
     test!(git_is_read_only, bwrap),
     test!(nested_repositories_are_read_only_too, bwrap),

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 pub use super::usage::{Prices, Usage};
 pub use crate::conversation::ToolOutcome;
-use crate::permissions::Grant;
+use crate::permissions::{ApprovalMode, Grant};
 use crate::tools::write_todos::Todo;
 
 /// Something that happened inside the agent, in order.
@@ -58,6 +58,31 @@ pub enum AgentEvent {
         preview: Option<String>,
         /// Set when a subagent asks: the id of its `task` call.
         subagent: Option<String>,
+    },
+    /// Auto mode approved a call the rules would have asked about (it runs now, no modal):
+    /// the same fields as [`AgentEvent::ApprovalNeeded`] that say what and why.
+    AutoApproved {
+        id: String,
+        name: String,
+        summary: String,
+        reason: String,
+        subagent: Option<String>,
+    },
+    /// The approval mode is now `mode` (a switch, or a resumed session's recorded mode
+    /// when it is not the default): from the next tool call judged.
+    ModeChanged { mode: ApprovalMode },
+    /// The user ran `command` themselves (`!COMMAND`): it starts now (after the rules
+    /// allowed it), or was denied (a `UserCommandFinished` follows at once).
+    UserCommandStarted { id: String, command: String },
+    /// The user's command ended: its output (capped like a tool result) and how it
+    /// ended. Unless a rule denied it, the output goes to the model with the next message.
+    UserCommandFinished {
+        id: String,
+        command: String,
+        output: String,
+        outcome: ToolOutcome,
+        #[serde(rename = "duration_ms", serialize_with = "as_millis")]
+        duration: Duration,
     },
     /// A tool call finished (or was refused or failed): exactly one per started call.
     ToolFinished {
@@ -314,6 +339,13 @@ pub enum AgentCommand {
     /// Compact the conversation now (`/compact [focus]`): the whole history becomes a
     /// handoff note, written with the focus text in mind. Queued while a turn runs.
     Compact { focus: Option<String> },
+    /// Switch the approval mode (Shift+Tab, `/mode`, `--mode`): at once, even mid-turn;
+    /// it holds from the next tool call judged. Auto is refused without a sandbox.
+    SetMode(ApprovalMode),
+    /// Run a command as the user (`!COMMAND`): through the rules (a deny refuses it; an
+    /// `ask` needs no approval, the user typed it) and the sandbox, between turns (queued
+    /// while one runs); its output goes to the model with the next user message.
+    RunCommand(String),
     /// Go on with another model (`/model`): between turns (queued while one runs), the
     /// history kept, compacted first when it does not fit the new window.
     SetModel(Box<ModelSwitch>),
@@ -391,9 +423,13 @@ impl AgentEvent {
             | AgentEvent::AssistantMessage { .. } => EventFamily::Reply,
             AgentEvent::ToolCallStarted { .. }
             | AgentEvent::ToolFinished { .. }
-            | AgentEvent::TodosUpdated { .. } => EventFamily::Tool,
+            | AgentEvent::TodosUpdated { .. }
+            | AgentEvent::UserCommandStarted { .. }
+            | AgentEvent::UserCommandFinished { .. } => EventFamily::Tool,
             AgentEvent::Subagent { .. } => EventFamily::Subagent,
-            AgentEvent::ApprovalNeeded { .. } => EventFamily::Approval,
+            AgentEvent::ApprovalNeeded { .. } | AgentEvent::AutoApproved { .. } => {
+                EventFamily::Approval
+            }
             AgentEvent::ContextTrimmed { .. }
             | AgentEvent::ResultCapped { .. }
             | AgentEvent::ResultsDropped { .. }
@@ -404,6 +440,7 @@ impl AgentEvent {
             | AgentEvent::InstructionsLoaded { .. }
             | AgentEvent::ModelSwitched { .. } => EventFamily::Context,
             AgentEvent::Retrying { .. }
+            | AgentEvent::ModeChanged { .. }
             | AgentEvent::Notice { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::RecordingStopped { .. } => EventFamily::Notice,

@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::events::{AgentCommand, ApprovalDecision, ModelSwitch};
+use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ModelSwitch};
+use super::mode::SharedMode;
 
 /// The approval requests of running subagents, by request id: where the answer goes.
 /// Dropping a sender (an interrupt clears them all) leaves its subagent's request
@@ -24,6 +25,8 @@ pub(crate) type OpenApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<Approv
 /// What waits for the running turn to end.
 pub(crate) enum Queued {
     Message(String),
+    /// A command the user runs themselves (`!COMMAND`).
+    Command(String),
     NewConversation,
     Rename(String),
     Compact(Option<String>),
@@ -41,6 +44,10 @@ pub(crate) struct Inbox {
     /// Approval requests of running subagents, by id: an answer that arrives as a command
     /// is passed on to the subagent that waits for it.
     pub(crate) open: OpenApprovals,
+    /// The approval mode: a switch takes effect the moment it arrives, mid-turn too.
+    pub(crate) mode: SharedMode,
+    /// Where a switch is reported.
+    pub(crate) events: mpsc::UnboundedSender<AgentEvent>,
 }
 
 impl Inbox {
@@ -84,6 +91,8 @@ impl Inbox {
         loop {
             match self.rx.try_recv() {
                 Ok(AgentCommand::UserMessage(text)) => self.queued.push_back(Queued::Message(text)),
+                Ok(AgentCommand::RunCommand(text)) => self.queued.push_back(Queued::Command(text)),
+                Ok(AgentCommand::SetMode(mode)) => self.mode.switch(mode, &self.events),
                 Ok(AgentCommand::NewConversation) => self.queued.push_back(Queued::NewConversation),
                 Ok(AgentCommand::Rename(title)) => self.queued.push_back(Queued::Rename(title)),
                 Ok(AgentCommand::Compact { focus }) => {
@@ -112,6 +121,14 @@ impl Inbox {
             Some(AgentCommand::Interrupt) => true,
             Some(AgentCommand::UserMessage(text)) => {
                 self.queued.push_back(Queued::Message(text));
+                false
+            }
+            Some(AgentCommand::RunCommand(text)) => {
+                self.queued.push_back(Queued::Command(text));
+                false
+            }
+            Some(AgentCommand::SetMode(mode)) => {
+                self.mode.switch(mode, &self.events);
                 false
             }
             Some(AgentCommand::NewConversation) => {

@@ -9,6 +9,7 @@
 pub mod client;
 pub mod events;
 mod inbox;
+mod mode;
 mod runloop;
 pub mod sse;
 mod step;

@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 use super::client::LlmClient;
 use super::events::{AgentCommand, AgentEvent, SubagentEvent, TurnOutcome};
 use super::inbox::{Inbox, OpenApprovals, Queued};
+use super::mode::SharedMode;
 use super::step::Step;
 use super::stream::StreamDelta;
 use super::subagent::{self, Subagent};
@@ -40,12 +41,17 @@ use crate::context::history::History;
 use crate::context::reminder::{self, ReminderInput};
 use crate::context::spill::TurnSpill;
 use crate::conversation::{Message, ToolCall, ToolResult};
+use crate::permissions::ApprovalMode;
 use crate::session::{Entry, SessionMeta, SessionWriter};
 use crate::tools::write_todos::Todo;
 use crate::tools::{self, ToolContext, Toolset};
 
 mod fit;
 mod switch;
+mod user_command;
+
+/// What a reminder told: the branch, the plan and the mode.
+type Reminded = (Option<String>, Vec<Todo>, ApprovalMode);
 
 pub(crate) struct Agent {
     config: AgentConfig,
@@ -60,8 +66,20 @@ pub(crate) struct Agent {
     meter: TokenMeter,
     /// The tool schemas' size in characters (part of every request).
     tools_chars: usize,
-    /// The branch and plan the last reminder told the model (none yet this session).
-    reminded: Option<(Option<String>, Vec<Todo>)>,
+    /// The branch, plan and approval mode the last reminder told the model (none yet
+    /// this session).
+    reminded: Option<Reminded>,
+    /// The approval mode, shared with the inbox (which switches it) and subagents.
+    mode: SharedMode,
+    /// The mode the session file last recorded (default for a new one).
+    recorded_mode: ApprovalMode,
+    /// Said once the loop runs: why a resumed session does not go on in its mode.
+    mode_notice: Option<String>,
+    /// What the user's own commands (`!COMMAND`) printed since the last user message:
+    /// the next one carries it to the model.
+    user_runs: Vec<String>,
+    /// The user's commands run by this agent: names each one's id.
+    user_commands: u64,
     /// The calibration last written to the session file.
     recorded_rate: Option<(u64, u64)>,
     /// The turn in which an automatic compaction failed, and the token count then: not
@@ -112,6 +130,26 @@ impl Agent {
         let recorded_model = resumed
             .as_ref()
             .and_then(|r| r.model_name().map(str::to_string));
+        let no_auto = config
+            .sandbox
+            .not_working_reason()
+            .map(|reason| reason.to_string());
+        let mode = SharedMode::new(no_auto.clone());
+        let recorded_mode = resumed.as_ref().and_then(|r| r.mode).unwrap_or_default();
+        let mut mode_notice = None;
+        match (recorded_mode, &no_auto) {
+            (ApprovalMode::Auto, Some(reason)) => {
+                mode_notice = Some(format!(
+                    "the session was in auto mode; it goes on in default mode: {}",
+                    crate::permissions::mode::auto_unavailable(reason)
+                ));
+            }
+            (recorded, _) => mode.set_quietly(recorded),
+        }
+        let user_runs = resumed
+            .as_ref()
+            .map(|r| r.user_runs.clone())
+            .unwrap_or_default();
         if let Some(resumed) = resumed {
             // The system prompt is always fresh (this directory, these skills); the rest is
             // the session as it was.
@@ -144,7 +182,14 @@ impl Agent {
                 queued: VecDeque::new(),
                 shutdown: false,
                 open: OpenApprovals::default(),
+                mode: mode.clone(),
+                events: events.clone(),
             },
+            mode,
+            recorded_mode,
+            mode_notice,
+            user_runs,
+            user_commands: 0,
             events,
             recorder,
             session_dir,
@@ -203,9 +248,18 @@ impl Agent {
         if self.recorded_model.as_deref() != Some(self.config.client.name.as_str()) {
             self.record_model();
         }
+        if let Some(message) = self.mode_notice.take() {
+            self.emit(AgentEvent::Notice { message });
+        }
+        if self.mode.get() != ApprovalMode::Default {
+            self.emit(AgentEvent::ModeChanged {
+                mode: self.mode.get(),
+            });
+        }
         self.emit_context();
         loop {
             self.inbox.settle();
+            self.record_mode();
             if self.inbox.shutdown {
                 break;
             }
@@ -213,6 +267,10 @@ impl Agent {
                 Some(Queued::Message(text)) => text,
                 Some(Queued::NewConversation) => {
                     self.new_conversation();
+                    continue;
+                }
+                Some(Queued::Command(command)) => {
+                    self.run_user_command(command).await;
                     continue;
                 }
                 Some(Queued::Rename(title)) => {
@@ -230,6 +288,14 @@ impl Agent {
                 None => match self.inbox.rx.recv().await {
                     None | Some(AgentCommand::Shutdown) => break,
                     Some(AgentCommand::UserMessage(text)) => text,
+                    Some(AgentCommand::RunCommand(command)) => {
+                        self.run_user_command(command).await;
+                        continue;
+                    }
+                    Some(AgentCommand::SetMode(mode)) => {
+                        self.mode.switch(mode, &self.events);
+                        continue;
+                    }
                     Some(AgentCommand::NewConversation) => {
                         self.new_conversation();
                         continue;
@@ -287,6 +353,7 @@ impl Agent {
     /// will see next, so a resumed session continues from it) and remove the turn's spill
     /// files. Never between the requests of one turn: those extend each other byte for byte.
     fn end_turn(&mut self) {
+        self.record_mode();
         self.stub_old_results();
         // What the server taught the token count, so a resumed session starts calibrated.
         if let Some((chars, tokens)) = self.meter.rate() {
@@ -343,6 +410,9 @@ impl Agent {
                     self.recorder = Some(writer);
                     self.recorder_failed = false;
                     self.record_model();
+                    // The new file starts in default mode: say the mode if it is another.
+                    self.recorded_mode = ApprovalMode::Default;
+                    self.record_mode();
                 }
                 Err(e) => self.emit(AgentEvent::Error {
                     message: format!(
@@ -362,6 +432,7 @@ impl Agent {
             notices: self.config.instructions.notices.clone(),
         });
         self.reminded = None;
+        self.user_runs.clear();
         self.meter.history_rewritten();
         // The new session file learns the rate again at this turn's end.
         self.recorded_rate = None;
@@ -379,7 +450,13 @@ impl Agent {
     async fn run_turn(&mut self, text: String) -> TurnOutcome {
         // The reminder rides in the user's message (a history that ends without a reply,
         // say a resumed session whose process died, gets a note before it on the wire).
-        let mut message = Message::user(self.fit_user_message(text.clone()));
+        // What the user's own commands printed since the last message goes first.
+        let mut content = std::mem::take(&mut self.user_runs).join("\n\n");
+        if !content.is_empty() {
+            content.push_str("\n\n");
+        }
+        content.push_str(&text);
+        let mut message = Message::user(self.fit_user_message(content));
         message.set_reminder(self.reminder(true));
         self.push(message);
         self.emit(AgentEvent::TurnStarted { text });
@@ -498,13 +575,17 @@ impl Agent {
     /// The reminder's text as things are now: time, branch, plan and (at a turn's start,
     /// `with_changes`) the files someone else changed. Remembers what it told.
     fn reminder(&mut self, with_changes: bool) -> String {
-        let (branch, todos) = self.reminded_state();
-        self.reminder_of(branch, todos, with_changes)
+        let state = self.reminded_state();
+        self.reminder_of(state, with_changes)
     }
 
-    /// The branch and the plan as they are now: what a reminder reports.
-    fn reminded_state(&self) -> (Option<String>, Vec<Todo>) {
-        (git::git_branch(&self.config.root), self.todos())
+    /// The branch, the plan and the mode as they are now: what a reminder reports.
+    fn reminded_state(&self) -> Reminded {
+        (
+            git::git_branch(&self.config.root),
+            self.todos(),
+            self.mode.get(),
+        )
     }
 
     /// The session's todo list, as it is now.
@@ -516,12 +597,19 @@ impl Agent {
     }
 
     /// The reminder's text for `branch` and `todos`; remembers what it told.
-    fn reminder_of(
-        &mut self,
-        branch: Option<String>,
-        todos: Vec<Todo>,
-        with_changes: bool,
-    ) -> String {
+    fn reminder_of(&mut self, state: Reminded, with_changes: bool) -> String {
+        let (branch, todos, mode) = state;
+        // Plan and auto are said every time; default only when it is a change.
+        let was = self.reminded.as_ref().map(|r| r.2);
+        let mode_line = match mode.reminder() {
+            Some(line) => Some(line.to_string()),
+            None if was.is_some_and(|was| was != mode) => Some(format!(
+                "approval mode: default again (was {}): actions that need approval are put \
+                 to the user",
+                was.unwrap_or_default()
+            )),
+            None => None,
+        };
         let text = reminder::text(ReminderInput {
             now: SystemTime::now(),
             branch: branch.as_deref(),
@@ -532,8 +620,9 @@ impl Agent {
             } else {
                 &[]
             },
+            mode: mode_line.as_deref(),
         });
-        self.reminded = Some((branch, todos));
+        self.reminded = Some((branch, todos, mode));
         text
     }
 
@@ -548,15 +637,11 @@ impl Agent {
             Some(Message::User { reminder: None, .. }) => {}
             _ => return,
         }
-        let (branch, todos) = self.reminded_state();
-        if self
-            .reminded
-            .as_ref()
-            .is_some_and(|(b, t)| *b == branch && *t == todos)
-        {
+        let state = self.reminded_state();
+        if self.reminded.as_ref() == Some(&state) {
             return;
         }
-        let text = self.reminder_of(branch, todos, false);
+        let text = self.reminder_of(state, false);
         if let Some(last) = self.history.last_mut() {
             if last.set_reminder(text.clone()) {
                 self.record(Entry::Reminder { text });
@@ -597,8 +682,10 @@ impl Agent {
             subagent: None,
             open: &open,
             spill: &self.spill,
+            mode: &self.mode,
         };
         let run = env.judge_and_run(Some(&mut self.inbox), call).await;
+        self.record_mode();
         for grant in &run.granted {
             self.record(Entry::rule(grant));
         }
@@ -718,6 +805,7 @@ impl Agent {
                 meter.history_rewritten();
                 meter
             },
+            mode: self.mode.clone(),
         }
     }
 

@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use super::client::LlmClient;
 use super::events::{AgentEvent, SubagentEvent, Usage};
 use super::inbox::OpenApprovals;
+use super::mode::SharedMode;
 use super::step::{Reply, Step};
 use super::toolrun::ToolEnv;
 use crate::context::budget::TokenMeter;
@@ -58,6 +59,8 @@ pub(crate) struct Subagent {
     pub context: ContextConfig,
     /// The main agent's token accounting (its learnt characters per token).
     pub meter: TokenMeter,
+    /// The main agent's approval mode: a subagent runs in it, and follows a switch.
+    pub mode: SharedMode,
 }
 
 /// How a task ended: the `task` call's result.
@@ -181,6 +184,7 @@ impl Subagent {
                 subagent: Some(&task_id),
                 open: &self.open,
                 spill: &self.spill,
+                mode: &self.mode,
             };
             for call in &calls {
                 self.report(

@@ -16,9 +16,11 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::events::{AgentEvent, ApprovalDecision};
 use super::inbox::{Inbox, OpenApprovals};
+use super::mode::SharedMode;
 use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
-use crate::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
+use crate::permissions::mode::{self, ModeDecision};
+use crate::permissions::{ApprovalMode, Grant, PermissionPolicy, ToolRequest};
 use crate::tools::{ToolContext, Toolset};
 
 /// What a call runs with.
@@ -35,6 +37,8 @@ pub(crate) struct ToolEnv<'a> {
     pub open: &'a OpenApprovals,
     /// Where a result longer than the cap is spilled (this user turn's folder).
     pub spill: &'a TurnSpill,
+    /// The approval mode, read when a call is judged.
+    pub mode: &'a SharedMode,
 }
 
 /// `text` capped on arrival (layer 1), its whole kept in the spill file `file`; when it was
@@ -72,6 +76,15 @@ pub(crate) struct ToolRun {
 impl ToolEnv<'_> {
     fn emit(&self, event: AgentEvent) {
         let _ = self.events.send(event);
+    }
+
+    /// The id an approval (or auto-approval) of `call` goes by. A subagent's call ids come
+    /// from its own replies; its task's id keeps them apart from the main agent's.
+    fn request_id(&self, call: &ToolCall) -> String {
+        match self.subagent {
+            Some(task) => format!("{task}/{}", call.id),
+            None => call.id.clone(),
+        }
     }
 
     /// Prepare, judge, ask and run `call`. With an inbox, the waits watch it (an interrupt
@@ -118,19 +131,26 @@ impl ToolEnv<'_> {
             args: &prepared.args,
             root: self.root,
         });
-        match verdict {
-            Verdict::Allow => {}
-            Verdict::Deny { reason } => {
+        let current = self.mode.get();
+        match mode::decide(current, name, verdict, self.mode.sandbox_works()) {
+            ModeDecision::Run => {}
+            ModeDecision::Deny { reason } => {
                 run.result = ToolResult::denied(name, &reason);
                 return run;
             }
-            Verdict::Ask { reason, grants } => {
-                // A subagent's call ids come from its own replies; its task's id keeps them
-                // apart from the main agent's.
-                let id = match self.subagent {
-                    Some(task) => format!("{task}/{}", call.id),
-                    None => call.id.clone(),
-                };
+            ModeDecision::PlanRefused => {
+                run.result = ToolResult::plan_mode(name);
+                return run;
+            }
+            ModeDecision::AutoApproved { reason } => self.emit(AgentEvent::AutoApproved {
+                id: self.request_id(call),
+                name: name.to_string(),
+                summary: prepared.summary(),
+                reason,
+                subagent: self.subagent.map(str::to_string),
+            }),
+            ModeDecision::Ask { reason, grants } => {
+                let id = self.request_id(call);
                 // A subagent has no inbox: the main agent's passes the answer on.
                 let answer = match self.subagent {
                     Some(_) => {
@@ -188,9 +208,21 @@ impl ToolEnv<'_> {
             }
         }
         run.started = Instant::now();
+        // Plan mode: commands the rules allow run with the project read-only, so one
+        // that writes (an `allow = ["make *"]`) fails rather than writes.
+        let read_only;
+        let ctx = if current == ApprovalMode::Plan {
+            read_only = ToolContext {
+                sandbox: std::sync::Arc::new(self.ctx.sandbox.read_only()),
+                ..self.ctx.clone()
+            };
+            &read_only
+        } else {
+            self.ctx
+        };
         let result = match inbox {
-            Some(inbox) => inbox.run_until(prepared.execute(self.ctx)).await,
-            None => Some(prepared.execute(self.ctx).await),
+            Some(inbox) => inbox.run_until(prepared.execute(ctx)).await,
+            None => Some(prepared.execute(ctx).await),
         };
         match result {
             Some(result) => run.result = ToolResult::from_tool(result),

@@ -147,6 +147,9 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
             }
         }
         AgentEvent::TodosUpdated { todos } => app.todos = todos,
+        AgentEvent::UserCommandStarted { .. } | AgentEvent::UserCommandFinished { .. } => {
+            super::modes::command_event(app, event, now)
+        }
         _ => {}
     }
 }
@@ -154,6 +157,13 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
 /// An approval request: its call waits, and it joins the queue (opening the modal, with a
 /// desktop notification, when the queue was empty).
 fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
+    if let AgentEvent::AutoApproved { id, subagent, .. } = &event {
+        // A subagent's calls show their marks only; the main agent's cell says it.
+        if subagent.is_none() {
+            super::modes::auto_approved(app, id);
+        }
+        return;
+    }
     let AgentEvent::ApprovalNeeded {
         id,
         name,
@@ -309,6 +319,7 @@ fn notice_event(app: &mut App, event: AgentEvent) {
             describe::retry(attempt, max_attempts, delay, &reason),
         ),
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
+        AgentEvent::ModeChanged { mode } => super::modes::changed(app, mode),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
         AgentEvent::RecordingStopped { message } => {
             app.not_recording = true;
@@ -501,7 +512,7 @@ fn finished_status(outcome: ToolOutcome, approved: bool) -> ToolStatus {
     match outcome {
         ToolOutcome::Ok => ToolStatus::Done { approved },
         ToolOutcome::Error => ToolStatus::Failed,
-        ToolOutcome::Denied | ToolOutcome::Refused => ToolStatus::Refused,
+        ToolOutcome::Denied | ToolOutcome::Refused | ToolOutcome::PlanMode => ToolStatus::Refused,
         ToolOutcome::Interrupted | ToolOutcome::NotRun | ToolOutcome::MayHaveRun => {
             ToolStatus::Interrupted
         }

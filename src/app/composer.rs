@@ -107,6 +107,11 @@ fn send(app: &mut App, typed: &str, text: String, now: Instant, effects: &mut Ve
     remember(app, typed);
     clear(&mut app.composer.textarea);
     app.transcript.scroll = Default::default();
+    if let Some(command) = super::modes::user_command(&text) {
+        app.hint = None;
+        super::modes::submit_command(app, &text, command, now, effects);
+        return;
+    }
     // While a model switch is resolved, the message waits for it (and goes to the new
     // model).
     if super::model_switch::hold(app, &text) {

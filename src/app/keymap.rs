@@ -81,6 +81,8 @@ pub enum Action {
     ToggleReasoning,
     ToggleTodos,
     ToggleMouse,
+    /// The next approval mode (default → auto → plan).
+    CycleMode,
     Approve,
     ApproveSession,
     ApproveProject,
@@ -162,6 +164,15 @@ impl KeySpec {
                 } else {
                     KeyCode::Char(c.to_ascii_lowercase())
                 }
+            }
+            // Shift+Tab arrives as BackTab, with or without the Shift flag.
+            KeyCode::BackTab => {
+                modifiers.remove(KeyModifiers::SHIFT);
+                KeyCode::BackTab
+            }
+            KeyCode::Tab if modifiers.contains(KeyModifiers::SHIFT) => {
+                modifiers.remove(KeyModifiers::SHIFT);
+                KeyCode::BackTab
             }
             other => other,
         };

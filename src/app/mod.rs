@@ -16,6 +16,7 @@ pub mod keymap;
 pub mod layer;
 pub mod model_picker;
 pub mod model_switch;
+pub mod modes;
 pub mod picker;
 pub mod resume;
 pub mod slash_menu;

@@ -27,6 +27,8 @@ pub fn reset(app: &mut App) {
     app.picker = None;
     app.model_picker = None;
     app.hint = None;
+    // The resumed session's agent says its mode when it is not the default.
+    app.mode = Default::default();
     let composer = &mut app.composer;
     composer.history.clear();
     composer.history_pos = None;

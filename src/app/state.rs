@@ -25,7 +25,7 @@ use super::picker::Picker;
 use super::slash_menu::SlashMenu;
 use crate::agent::{ContextStats, Prices, Usage, UsageTotals};
 use crate::custom_commands::CommandSet;
-use crate::permissions::Grant;
+use crate::permissions::{ApprovalMode, Grant};
 use crate::tools::write_todos::Todo;
 
 /// The whole dashboard.
@@ -74,6 +74,13 @@ pub struct App {
     /// The main agent's token usage in this conversation: the prompt-cache hit rate in
     /// the status line and `/context`, the cost in `/cost`.
     pub usage: UsageTotals,
+    /// The approval mode (Shift+Tab; the status line shows it when not default).
+    pub mode: ApprovalMode,
+    /// Why auto mode is not offered ("auto mode needs the sandbox: ..."), or `None`
+    /// when the sandbox works.
+    pub no_auto: Option<String>,
+    /// The hint saying why auto was skipped has been shown.
+    pub auto_hint_shown: bool,
 }
 
 /// What the status line says about the session.
@@ -220,6 +227,8 @@ pub struct ToolCell {
     pub approved: bool,
     /// For a `task` call: what its subagent is doing and has done.
     pub subagent: Option<SubagentView>,
+    /// A word after the status: "auto-approved (auto mode)", "run by you".
+    pub note: Option<String>,
 }
 
 /// A running (or finished) subagent as its `task` cell shows it: the current step, and
@@ -508,6 +517,9 @@ impl App {
             usage: UsageTotals::default(),
             custom_commands: CommandSet::empty(),
             slash_menu: SlashMenu::default(),
+            mode: ApprovalMode::Default,
+            no_auto: None,
+            auto_hint_shown: false,
         }
     }
 
@@ -579,6 +591,7 @@ impl Cell {
             expanded: false,
             approved: false,
             subagent: None,
+            note: None,
         }))
     }
 

@@ -235,6 +235,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::SlashComplete
         | Action::SlashAccept
         | Action::SlashClose => super::slash_menu::run(app, action, now, effects),
+        Action::CycleMode => super::modes::cycle(app, effects),
         Action::ToggleMouse => {
             app.mouse_capture = !app.mouse_capture;
             app.hint = Some(if app.mouse_capture {

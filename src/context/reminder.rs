@@ -32,6 +32,9 @@ pub struct ReminderInput<'a> {
     pub changed: &'a [Change],
     /// Instruction files (AGENTS.md) changed since the conversation began.
     pub instructions_changed: &'a [std::path::PathBuf],
+    /// What to say about the approval mode (plan, auto, or back to default); nothing
+    /// when `None`.
+    pub mode: Option<&'a str>,
 }
 
 /// Most changed files listed by name.
@@ -51,6 +54,9 @@ pub fn text(input: ReminderInput<'_>) -> String {
         None => out.push_str("; not a git repository"),
     }
     out.push('.');
+    if let Some(mode) = input.mode {
+        out.push_str(&format!("\n{mode}."));
+    }
     if !input.todos.is_empty() {
         out.push_str("\ntodo list (keep it current with write_todos):");
         for todo in input.todos {
@@ -130,6 +136,7 @@ mod tests {
                 kind: ChangeKind::Modified,
             }],
             instructions_changed: &[],
+            mode: Some("approval mode: plan"),
         });
         assert!(text.starts_with(OPENING), "{text}");
         assert!(text.ends_with(')'), "{text}");
@@ -138,6 +145,10 @@ mod tests {
             text.starts_with(
                 "(rein context, not part of the request: time 2026-11-30 03:15 UTC; git branch feature/x.\n"
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains("feature/x.\napproval mode: plan.\ntodo list"),
             "{text}"
         );
         assert!(text.contains("\n[x] read the code (completed)\n"));
@@ -155,6 +166,7 @@ mod tests {
             todos: &[],
             changed: &[],
             instructions_changed: &["/repo/AGENTS.md".into()],
+            mode: None,
         });
         assert!(
             text.ends_with(
@@ -173,9 +185,10 @@ mod tests {
             todos: &[],
             changed: &[],
             instructions_changed: &[],
+            mode: None,
         });
         assert!(
-            !text.contains("todo") && !text.contains("changed"),
+            !text.contains("todo") && !text.contains("changed") && !text.contains("mode"),
             "{text}"
         );
         assert_eq!(

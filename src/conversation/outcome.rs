@@ -22,6 +22,8 @@ pub enum ToolOutcome {
     Denied,
     /// The user refused it when asked (with their reason, if they gave one).
     Refused,
+    /// Plan mode refused it: it writes, or would need approval.
+    PlanMode,
     /// The user interrupted it while it ran or waited for approval.
     Interrupted,
     /// It never started: the turn was interrupted, or the session ended, before it did.
@@ -105,6 +107,19 @@ impl ToolResult {
         }
     }
 
+    /// Plan mode refused the call to `tool`: it writes, or would need approval.
+    pub fn plan_mode(tool: &str) -> ToolResult {
+        ToolResult {
+            outcome: ToolOutcome::PlanMode,
+            text: format!(
+                "Error: {tool} was not run: rein is in plan mode, where nothing that writes \
+                 runs (no file edits, no command that needs approval); read, explore with \
+                 allowed commands, and answer with a plan (the user switches modes with \
+                 Shift+Tab)."
+            ),
+        }
+    }
+
     /// The user interrupted the call while it ran or waited for approval.
     pub fn interrupted() -> ToolResult {
         ToolResult {
@@ -148,6 +163,7 @@ mod tests {
         for (outcome, name) in [
             (ToolOutcome::Ok, "ok"),
             (ToolOutcome::Denied, "denied"),
+            (ToolOutcome::PlanMode, "plan_mode"),
             (ToolOutcome::Refused, "refused"),
             (ToolOutcome::NotRun, "not_run"),
             (ToolOutcome::MayHaveRun, "may_have_run"),

@@ -8,11 +8,13 @@
 //! experience, not security: the sandbox (`crate::sandbox`) is what confines a command.
 
 pub mod bash;
+pub mod mode;
 pub mod paths;
 pub mod policy;
 pub mod rules;
 pub mod shell;
 
+pub use mode::ApprovalMode;
 pub use rules::RuleAction;
 
 /// Files whose reading asks first unless the config (`permissions.sensitive_reads`) says otherwise.

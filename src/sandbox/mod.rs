@@ -75,6 +75,8 @@ pub struct Sandbox {
     /// for once, when the first command runs (not at start-up): read-only inside, as the
     /// project's own `.git` is.
     nested_git: std::sync::OnceLock<Vec<PathBuf>>,
+    /// Plan mode: the project and the extra writable paths are read-only inside too.
+    read_only: bool,
 }
 
 /// A sandbox program that was found and works here.
@@ -114,6 +116,7 @@ impl Sandbox {
             },
             backend: None,
             nested_git: std::sync::OnceLock::new(),
+            read_only: false,
         }
     }
 
@@ -189,7 +192,45 @@ impl Sandbox {
             state,
             backend,
             nested_git: std::sync::OnceLock::new(),
+            read_only: false,
         }
+    }
+
+    /// This sandbox with the project (and the extra writable paths) read-only: what plan
+    /// mode runs commands in, so an allowed command that writes fails rather than writes.
+    /// Without a working backend nothing changes: commands then run as the rules allow.
+    pub fn read_only(&self) -> Sandbox {
+        Sandbox {
+            read_only: true,
+            ..self.clone()
+        }
+    }
+
+    /// Whether commands run in a working sandbox (what auto mode needs).
+    pub fn works(&self) -> bool {
+        matches!(self.state, SandboxState::On { .. })
+    }
+
+    /// Why the sandbox does not work here, or `None` when it does.
+    pub fn not_working_reason(&self) -> Option<&str> {
+        match &self.state {
+            SandboxState::On { .. } => None,
+            SandboxState::Off { reason, .. } | SandboxState::Unavailable { reason } => Some(reason),
+        }
+    }
+
+    /// The paths that are read-only inside: `.git`, `.rein`, nested repositories' git
+    /// directories, and in read-only mode the project and the extra writable paths.
+    fn protected(&self) -> Vec<PathBuf> {
+        let mut protected = Vec::new();
+        if self.read_only {
+            // Mounted (bwrap) or denied (Seatbelt) after the writable binds: these win.
+            protected.push(self.root.clone());
+            protected.extend(self.settings.writable.iter().cloned());
+        }
+        protected.extend(protected_paths(&self.root));
+        protected.extend(self.nested_git().iter().cloned());
+        protected
     }
 
     /// The nested repositories' git directories, found on first use.
@@ -267,8 +308,7 @@ impl Sandbox {
         let mut cmd = match &self.backend {
             Some(Backend::Bubblewrap(bwrap)) => {
                 ensure_rein_dir(&self.root)?;
-                let mut protected = protected_paths(&self.root);
-                protected.extend(self.nested_git().iter().cloned());
+                let protected = self.protected();
                 let args = bwrap_args(&self.root, &self.settings, &self.readable, &protected);
                 let mut cmd = tokio::process::Command::new(bwrap);
                 cmd.args(args).arg("--").arg(shell);
@@ -276,8 +316,7 @@ impl Sandbox {
             }
             Some(Backend::Seatbelt) => {
                 ensure_rein_dir(&self.root)?;
-                let mut protected = protected_paths(&self.root);
-                protected.extend(self.nested_git().iter().cloned());
+                let protected = self.protected();
                 let profile = seatbelt_profile(&self.root, &self.settings, &protected);
                 let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
                 cmd.arg("-p").arg(profile).arg(shell);

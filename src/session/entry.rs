@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::Message;
-use crate::permissions::Grant;
+use crate::permissions::{ApprovalMode, Grant};
 use crate::tools::write_todos::Todo;
 
 /// One line of a session file.
@@ -78,6 +78,13 @@ pub enum Entry {
         base_url: String,
         window: u64,
     },
+    /// The approval mode from here (a switch; a new session starts in default mode, so
+    /// a file without this entry is in default mode). A resumed session goes on in it.
+    Mode { mode: ApprovalMode },
+    /// The user ran `command` themselves (`!COMMAND`); `text` is what the model reads of
+    /// it, folded into the next user message (the message entry then holds it). Entries
+    /// after the last user message are still waiting for one.
+    UserCommand { command: String, text: String },
 }
 
 impl Entry {
@@ -134,6 +141,8 @@ impl Entry {
             Entry::Rule { .. } => "rule",
             Entry::Title { .. } => "title",
             Entry::Model { .. } => "model",
+            Entry::Mode { .. } => "mode",
+            Entry::UserCommand { .. } => "user_command",
         }
     }
 }

@@ -16,6 +16,7 @@ use super::entry::{Entry, Record, SessionMeta};
 use super::repair::repair;
 use crate::conversation::outcome::SESSION_ENDED_MAY_HAVE_RUN;
 use crate::conversation::{Message, ToolOutcome};
+use crate::permissions::ApprovalMode;
 use crate::permissions::Grant;
 use crate::tools::write_todos::Todo;
 
@@ -45,6 +46,12 @@ pub struct LoadedSession {
     /// before rein recorded it (the meta's `model` is only the id sent to the server,
     /// without its provider, so a resume cannot tell where it ran).
     pub model: Option<RecordedModel>,
+    /// The approval mode the session was last in: its last `mode` entry (`None`: no
+    /// entry, a session in default mode or from before modes).
+    pub mode: Option<ApprovalMode>,
+    /// What the user's own commands (`!COMMAND`) printed after the last user message: the
+    /// next one carries it to the model.
+    pub user_runs: Vec<String>,
     /// How many message entries the file holds.
     pub message_count: usize,
     /// Synthetic results added to `history` for calls the session never finished.
@@ -98,6 +105,8 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     let mut todos = Vec::new();
     let mut rules: Vec<Grant> = Vec::new();
     let mut model = None;
+    let mut mode = None;
+    let mut user_runs = Vec::new();
     let mut message_count = 0;
     let mut started = std::collections::HashSet::new();
     let first_ts = records[0].ts.clone();
@@ -111,6 +120,10 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                     continue;
                 }
                 message_count += 1;
+                if matches!(message, Message::User { .. }) {
+                    // It carried the user's commands run before it.
+                    user_runs.clear();
+                }
                 history.push(message.clone());
                 transcript.push(message);
             }
@@ -170,6 +183,8 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                 }
             }
             Entry::Title { title: t, .. } => title = Some(t),
+            Entry::Mode { mode: m } => mode = Some(m),
+            Entry::UserCommand { text, .. } => user_runs.push(text),
             Entry::Model {
                 name,
                 model: id,
@@ -243,6 +258,8 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
         todos,
         rules,
         model,
+        mode,
+        user_runs,
         message_count,
         synthetic_results: fixed.synthetic,
         notices,

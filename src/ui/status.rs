@@ -15,9 +15,10 @@ use ratatui::widgets::Widget;
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
-use crate::app::keymap::keymap;
+use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 use crate::app::state::Activity;
 use crate::app::{App, Layer};
+use crate::permissions::ApprovalMode;
 
 /// The key hints for this state: (first key, what it does).
 pub fn hints(app: &App) -> Vec<(String, String)> {
@@ -115,6 +116,24 @@ fn activity(a: &Activity, now: Instant) -> Vec<Span<'static>> {
     }
 }
 
+/// The approval mode when it is not the default, with the key that changes it: "plan
+/// mode (Shift-Tab)".
+fn mode(mode: ApprovalMode) -> Option<Span<'static>> {
+    let style = match mode {
+        ApprovalMode::Default => return None,
+        ApprovalMode::Plan => theme::HINT,
+        ApprovalMode::Auto => theme::WARNING,
+    };
+    let key = keymap()
+        .keys_for(KeyMode::Global, Action::CycleMode)
+        .and_then(|keys| keys.split('/').next().map(str::to_string));
+    let text = match key {
+        Some(key) => format!("{mode} mode ({key})"),
+        None => format!("{mode} mode"),
+    };
+    Some(Span::styled(text, style))
+}
+
 /// Said when the context count is rein's estimate because the server sends no usage; the
 /// short form when the whole does not fit.
 pub const CTX_ESTIMATED: &str = "ctx estimated: the server sends no usage";
@@ -150,6 +169,7 @@ impl StatusLine<'_> {
         let info = &self.app.info;
         let sep = || Span::styled(" │ ", theme::DIM);
         let mut spans = activity(&self.app.activity, self.now);
+        spans.extend(mode(self.app.mode).into_iter().flat_map(|m| [sep(), m]));
         spans.push(sep());
         let model = if info.model.trim().is_empty() {
             "no model".to_string()

@@ -270,6 +270,9 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     if matches!(c.status, ToolStatus::Done { approved: true }) {
         tail.push(Span::styled(" · approved", theme::DIM));
     }
+    if let Some(note) = &c.note {
+        tail.push(Span::styled(format!(" · {note}"), theme::HINT));
+    }
     match c.status {
         ToolStatus::WaitingApproval => {
             tail.push(Span::styled(" · waiting for approval", theme::WARNING))

@@ -20,6 +20,7 @@ pub mod conversation;
 pub mod dashboard;
 pub mod demo;
 pub mod describe;
+pub mod external_editor;
 pub mod headless;
 pub mod instructions;
 pub mod permissions;

@@ -34,6 +34,11 @@ pub enum AppEvent {
     /// The loop resolved a model name ([`Effect::SwitchModel`]), its window asked of the
     /// server where the settings leave it open.
     ModelResolved(Box<ModelResolved>),
+    /// The terminal gained (true) or lost (false) the focus.
+    Focus(bool),
+    /// The external editor closed ([`Effect::EditInput`]): the new text of the input, or
+    /// why it is unchanged (one line).
+    Edited(Result<String, String>),
 }
 
 /// The answer to [`Effect::SwitchModel`].
@@ -73,6 +78,9 @@ pub enum Effect {
     /// Resolve this model name (and ask its server for the window, off the loop) and come
     /// back with [`AppEvent::ModelResolved`].
     SwitchModel(String),
+    /// Open `text` in the user's editor (`$VISUAL`, `$EDITOR`, `vi`) with the dashboard
+    /// suspended, and come back with [`AppEvent::Edited`].
+    EditInput { text: String },
     /// Leave the dashboard.
     Quit,
 }

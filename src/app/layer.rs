@@ -9,7 +9,8 @@
 //! 3. the session picker of `/resume` ([`Layer::Sessions`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
 //! 5. the `/context` layer ([`Layer::Context`]);
-//! 6. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
+//! 6. the Ctrl-R search over earlier inputs, drawn over the input box ([`Layer::Search`]);
+//! 7. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
 //!
 //! [`Layer::stack`] is the open ones, top first; [`Layer::top`], the first of them, takes
 //! the input (the update step routes keys, pastes and the mouse by it) and names the keymap
@@ -36,18 +37,21 @@ pub enum Layer {
     Models,
     /// The `/context` layer.
     Context,
+    /// The Ctrl-R history search, over the input box.
+    Search,
     /// The transcript and the input box.
     Main,
 }
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 6] = [
+    pub const ORDER: [Layer; 7] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Sessions,
         Layer::Models,
         Layer::Context,
+        Layer::Search,
         Layer::Main,
     ];
 
@@ -59,6 +63,7 @@ impl Layer {
             Layer::Sessions => app.picker.is_some(),
             Layer::Models => app.model_picker.is_some(),
             Layer::Context => app.context_open,
+            Layer::Search => app.search.is_some(),
             Layer::Main => true,
         }
     }
@@ -81,6 +86,7 @@ impl Layer {
             Layer::Sessions => &[Mode::Picker],
             Layer::Models => &[Mode::Models],
             Layer::Context => &[Mode::Context],
+            Layer::Search => &[Mode::Search],
             Layer::Main => &[Mode::Global, Mode::Composer],
         }
     }
@@ -101,6 +107,11 @@ impl Layer {
                 (Mode::Models, Action::ClearFilter),
             ],
             Layer::Context => &[(Mode::Context, Action::CloseContext)],
+            Layer::Search => &[
+                (Mode::Search, Action::AcceptSearch),
+                (Mode::Search, Action::SearchOlder),
+                (Mode::Search, Action::CancelSearch),
+            ],
             Layer::Feedback => &[
                 (Mode::Feedback, Action::SubmitFeedback),
                 (Mode::Feedback, Action::CloseFeedback),

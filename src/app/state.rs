@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 use ratatui::text::Line;
 use tui_textarea::TextArea;
 
+use super::attention::Notifications;
+use super::history_search::HistorySearch;
 use super::model_picker::ModelPicker;
 use super::model_switch::PendingSwitch;
 use super::picker::Picker;
@@ -68,6 +70,15 @@ pub struct App {
     /// The main agent's token usage in this conversation: the prompt-cache hit rate in
     /// the status line and `/context`, the cost in `/cost`.
     pub usage: UsageTotals,
+    /// The Ctrl-R search over earlier inputs, while it is open.
+    pub search: Option<HistorySearch>,
+    /// Whether the terminal has the focus, as it last reported; `None` until it reports
+    /// (terminals without focus reporting never do). See [`super::attention`].
+    pub focused: Option<bool>,
+    /// When the running turn started, for the notification at its end.
+    pub turn_started: Option<Instant>,
+    /// When to notify (`ui.notifications`, `ui.notify_after_secs`).
+    pub notifications: Notifications,
 }
 
 /// What the status line says about the session.
@@ -482,6 +493,10 @@ impl App {
             hint: None,
             size: (80, 24),
             usage: UsageTotals::default(),
+            search: None,
+            focused: None,
+            turn_started: None,
+            notifications: Notifications::default(),
         }
     }
 

@@ -17,7 +17,9 @@ use super::agent_events;
 use super::approval;
 use super::composer;
 use super::context_view;
+use super::editor;
 use super::event::{AppEvent, Effect};
+use super::history_search;
 use super::keymap::{keymap, Action};
 use super::layer::Layer;
 use super::model_picker;
@@ -90,6 +92,8 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         }
         AppEvent::Models(list) => model_picker::open(app, list),
         AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
+        AppEvent::Focus(focused) => app.focused = Some(focused),
+        AppEvent::Edited(result) => editor::edited(app, result),
     }
     effects
 }
@@ -138,6 +142,9 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Context, Input::Key { key, .. }) => context_view::handle_key(app, key),
         // The layer has no text field and does not scroll.
         (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
+        (Layer::Search, Input::Key { key, .. }) => history_search::handle_key(app, key),
+        (Layer::Search, Input::Paste(text)) => history_search::paste(app, text),
+        (Layer::Search, Input::Mouse(mouse)) => main_mouse(app, mouse),
         (Layer::Main, Input::Key { key, in_paste }) => main_key(app, key, in_paste, now, effects),
         (Layer::Main, Input::Paste(text)) => composer::paste(app, text),
         (Layer::Main, Input::Mouse(mouse)) => main_mouse(app, mouse),
@@ -214,6 +221,8 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::EditInEditor => editor::open(app, effects),
+        Action::HistorySearch => history_search::open(app),
         Action::ToggleMouse => {
             app.mouse_capture = !app.mouse_capture;
             app.hint = Some(if app.mouse_capture {
@@ -234,7 +243,11 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::ClosePicker
         | Action::ClearFilter
         | Action::ChooseModel
-        | Action::CloseContext => {}
+        | Action::CloseContext
+        | Action::SearchOlder
+        | Action::SearchNewer
+        | Action::AcceptSearch
+        | Action::CancelSearch => {}
     }
 }
 

@@ -272,6 +272,10 @@ pub fn help_text() -> String {
         ),
         ("Model picker (/model; type to filter)", &[Mode::Models][..]),
         ("Context (/context)", &[Mode::Context][..]),
+        (
+            "Searching earlier inputs (type to search)",
+            &[Mode::Search][..],
+        ),
     ] {
         out.push_str(title);
         out.push('\n');

@@ -12,7 +12,9 @@
 //! every `FRAME` after a key, or every `STREAM_FRAME` while only the agent's output
 //! changes it; with nothing happening there is no timer at all, so an idle dashboard uses
 //! no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
-//! hook restores it before the report is printed).
+//! hook restores it before the report is printed). Ctrl-G hands the terminal to the user's
+//! editor ([`crate::external_editor`]) and takes it back through the same setup code
+//! (`setup_terminal`, `leave`); the terminal's focus reports become `AppEvent::Focus`.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};

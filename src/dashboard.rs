@@ -205,8 +205,16 @@ fn run_editor(
         Ok(command) => {
             *events = None;
             leave();
-            let result =
-                tokio::task::block_in_place(|| crate::external_editor::edit(&command, &dir, text));
+            let edit = || crate::external_editor::edit(&command, &dir, text);
+            // The loop waits for the editor; on a multi-threaded runtime the agent's task
+            // moves to another worker meanwhile (`block_in_place` would panic elsewhere).
+            let multi_thread = tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+            let result = if multi_thread {
+                tokio::task::block_in_place(edit)
+            } else {
+                edit()
+            };
             setup_terminal()?;
             if app.mouse_capture {
                 execute!(io::stdout(), EnableMouseCapture)?;

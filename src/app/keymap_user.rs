@@ -154,12 +154,13 @@ struct Entry {
     desc: String,
 }
 
-/// The descriptions of a mode's built-in actions, for entries without `desc`.
+/// The description of an action, for entries without `desc`: its binding's in this mode,
+/// else in any mode.
 fn builtin_desc(keymap: &Keymap, mode: Mode) -> impl Fn(Action) -> Option<String> + '_ {
     move |action| {
-        keymap
-            .bindings(mode)
-            .iter()
+        std::iter::once(mode)
+            .chain(Mode::ALL)
+            .flat_map(|m| keymap.bindings(m))
             .find(|b| b.action == action)
             .map(|b| b.desc.clone())
     }
@@ -481,6 +482,18 @@ approval = [{ on = ["n", "esc", "ctrl-c"], action = "scroll_down" }]
         assert!(loaded.errors[0].contains("mode global: no key is left to interrupt or quit"));
         assert!(loaded.errors[1].contains("mode approval: no key is left to deny"));
         assert_eq!(action_of(&loaded.keymap, Mode::Global, "ctrl-c"), None);
+    }
+
+    #[test]
+    fn an_action_new_to_a_mode_borrows_its_words_from_another_mode() {
+        let loaded = merged(r#"global = [{ on = "ctrl-e", action = "edit_in_editor" }]"#);
+        assert_eq!(
+            loaded
+                .keymap
+                .hint(Mode::Global, Action::EditInEditor)
+                .map(|(k, d)| (k, d.to_string())),
+            Some(("Ctrl-E".to_string(), "edit in $VISUAL/$EDITOR".to_string()))
+        );
     }
 
     #[test]

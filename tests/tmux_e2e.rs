@@ -758,3 +758,79 @@ composer = [{ on = "ctrl-e", action = "history_search" }]
         .await;
     tmux.send("", &["Escape", "C-c"]);
 }
+
+/// Issue 14: a turn that ends while the terminal has lost the focus calls the user back
+/// (the bell; tmux runs its `alert-bell` hook), and not while it has the focus or before
+/// it ever reported (focus reports are fed in as the terminal sends them: ESC [ O, ESC [ I).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_ends_unfocused_rings_the_bell() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    // Every turn counts as long, so the test need not wait.
+    std::fs::write(
+        rein_home.join("config.toml"),
+        "[ui]\nnotify_after_secs = 0\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("Third answer."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    let rang = home.path().join("rang");
+    let status = Command::new("tmux")
+        .args(["set-hook", "-t", &tmux.name, "alert-bell"])
+        .arg(format!("run-shell 'touch {}'", rang.display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let focus = |gained: bool| {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &tmux.name, "-H", "1b", "5b"])
+            .arg(if gained { "49" } else { "4f" })
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let settle = || tokio::time::sleep(Duration::from_millis(400));
+
+    // The focus never reported: a turn's end does not ring.
+    tmux.send("one", &["Enter"]);
+    tmux.wait_for("the first reply", |s| s.contains("First answer."))
+        .await;
+    settle().await;
+    assert!(!rang.exists(), "rang with the focus unknown");
+
+    focus(false);
+    tmux.send("two", &["Enter"]);
+    tmux.wait_for("the second reply", |s| s.contains("Second answer."))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !rang.exists() {
+        assert!(Instant::now() < deadline, "no bell while unfocused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    std::fs::remove_file(&rang).unwrap();
+    focus(true);
+    tmux.send("three", &["Enter"]);
+    tmux.wait_for("the third reply", |s| s.contains("Third answer."))
+        .await;
+    settle().await;
+    assert!(!rang.exists(), "rang while focused");
+    // The focus reports were not typed into the input.
+    let screen = tmux.screen();
+    assert!(!screen.contains("[O") && !screen.contains("[I"), "{screen}");
+    tmux.send("", &["C-c"]);
+}

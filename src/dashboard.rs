@@ -12,7 +12,9 @@
 //! every `FRAME` after a key, or every `STREAM_FRAME` while only the agent's output
 //! changes it; with nothing happening there is no timer at all, so an idle dashboard uses
 //! no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
-//! hook restores it before the report is printed).
+//! hook restores it before the report is printed). Ctrl-G hands the terminal to the user's
+//! editor ([`crate::external_editor`]) and takes it back through the same setup code
+//! (`setup_terminal`, `leave`); the terminal's focus reports become `AppEvent::Focus`.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -20,9 +22,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
-    EventStream, KeyEventKind, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
-    PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, Event, EventStream, KeyEventKind,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -98,6 +100,7 @@ pub async fn run(
         attention,
         background,
         finished: &mut finished,
+        edit: None,
     };
     let result = event_loop(&mut terminal, &mut app, &mut ctx).await;
     if let Some(agent) = &agent {
@@ -118,32 +121,23 @@ struct Loop<'a> {
     /// Where work done off the loop sends its result.
     background: mpsc::UnboundedSender<AppEvent>,
     finished: &'a mut mpsc::UnboundedReceiver<AppEvent>,
+    /// The input's text to open in the external editor ([`Effect::EditInput`]), once the
+    /// events at hand are handled.
+    edit: Option<String>,
 }
 
-/// Raw mode, the alternate screen, bracketed paste; and a panic hook that undoes them
-/// before the previous hook (color-eyre's report) prints.
+/// Raw mode, the alternate screen, bracketed paste, focus reporting; and a panic hook that
+/// undoes them before the previous hook (color-eyre's report) prints.
 fn enter() -> io::Result<Term> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         leave();
         previous(info);
     }));
-    enable_raw_mode()?;
-    let mut stdout = io::stdout();
-    // The keyboard protocol lets Shift+Enter differ from Enter; terminals without it ignore
-    // the request (asking first would cost a round trip at startup).
-    if let Err(e) = execute!(
-        stdout,
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-    ) {
-        leave();
-        return Err(e);
-    }
+    setup_terminal()?;
     match Terminal::new(CrosstermBackend::new(io::BufWriter::with_capacity(
         64 * 1024,
-        stdout,
+        io::stdout(),
     ))) {
         Ok(t) => Ok(t),
         Err(e) => {
@@ -153,6 +147,27 @@ fn enter() -> io::Result<Term> {
     }
 }
 
+/// The terminal as the dashboard wants it: raw mode, the alternate screen, bracketed
+/// paste, focus reporting, the keyboard protocol. Undone by [`leave`] on failure. Used at
+/// start and when the external editor hands the terminal back.
+fn setup_terminal() -> io::Result<()> {
+    enable_raw_mode()?;
+    // The keyboard protocol lets Shift+Enter differ from Enter; terminals without it ignore
+    // the request (asking first would cost a round trip at startup), and so do terminals
+    // without focus reporting.
+    if let Err(e) = execute!(
+        io::stdout(),
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableFocusChange,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    ) {
+        leave();
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// Put the terminal back as it was. Safe to call more than once.
 fn leave() {
     let _ = execute!(
@@ -160,14 +175,60 @@ fn leave() {
         PopKeyboardEnhancementFlags,
         DisableMouseCapture,
         DisableBracketedPaste,
+        DisableFocusChange,
         LeaveAlternateScreen,
         crossterm::cursor::Show
     );
     let _ = disable_raw_mode();
 }
 
+/// Ctrl-G: hand the terminal to the user's editor on `text` and take it back as the
+/// dashboard had it (mouse capture too, when on), then draw the whole screen anew. The
+/// terminal's events are not read meanwhile (`events` is dropped, so its reader thread
+/// stops taking the editor's keys); the agent goes on, its events wait in their channel.
+fn run_editor(
+    terminal: &mut Term,
+    events: &mut Option<EventStream>,
+    app: &App,
+    text: &str,
+    ctx: &Loop<'_>,
+) -> io::Result<AppEvent> {
+    let dir = match ctx.sessions.as_deref() {
+        Some(sessions) => sessions.data_dir.join("tmp"),
+        None => std::env::temp_dir().join(format!("rein-{}", std::process::id())),
+    };
+    let visual = std::env::var("VISUAL").ok();
+    let editor = std::env::var("EDITOR").ok();
+    let command = crate::external_editor::editor_command(visual.as_deref(), editor.as_deref());
+    let result = match command {
+        Err(why) => Err(why),
+        Ok(command) => {
+            *events = None;
+            leave();
+            let edit = || crate::external_editor::edit(&command, &dir, text);
+            // The loop waits for the editor; on a multi-threaded runtime the agent's task
+            // moves to another worker meanwhile (`block_in_place` would panic elsewhere).
+            let multi_thread = tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+            let result = if multi_thread {
+                tokio::task::block_in_place(edit)
+            } else {
+                edit()
+            };
+            setup_terminal()?;
+            if app.mouse_capture {
+                execute!(io::stdout(), EnableMouseCapture)?;
+            }
+            *events = Some(EventStream::new());
+            terminal.clear()?;
+            result
+        }
+    };
+    Ok(AppEvent::Edited(result))
+}
+
 async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> io::Result<()> {
-    let mut events = EventStream::new();
+    let mut events = Some(EventStream::new());
     let mut terminated = std::pin::pin!(crate::signals::termination());
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
@@ -194,7 +255,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
         let frame_due = last_frame + interval;
         let busy = app.busy();
         let event = tokio::select! {
-            term = events.next() => match term {
+            term = next_term_event(&mut events) => match term {
                 Some(Ok(event)) => match translate(event) {
                     Some(event) => event,
                     None => continue,
@@ -242,6 +303,21 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                 Err(_) => break,
             }
         }
+        if let Some(text) = ctx.edit.take() {
+            let edited = run_editor(terminal, &mut events, app, &text, ctx)?;
+            if handle(app, edited, ctx)? {
+                return Ok(());
+            }
+            urgent = true;
+        }
+    }
+}
+
+/// The terminal's next event; none while the external editor has the terminal.
+async fn next_term_event(events: &mut Option<EventStream>) -> Option<io::Result<Event>> {
+    match events {
+        Some(events) => events.next().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -319,6 +395,7 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     );
                     pending.push_back(AppEvent::CommandsLoaded(commands));
                 }
+                Effect::EditInput { text } => ctx.edit = Some(text),
                 Effect::Quit => quit = true,
             }
         }
@@ -552,7 +629,8 @@ fn translate(event: Event) -> Option<AppEvent> {
         Event::Paste(text) => Some(AppEvent::Paste(text)),
         Event::Resize(width, height) => Some(AppEvent::Resize { width, height }),
         Event::Mouse(mouse) => Some(AppEvent::Mouse(mouse)),
-        Event::FocusGained | Event::FocusLost => None,
+        Event::FocusGained => Some(AppEvent::Focus(true)),
+        Event::FocusLost => Some(AppEvent::Focus(false)),
     }
 }
 

@@ -21,6 +21,7 @@ pub mod custom_commands;
 pub mod dashboard;
 pub mod demo;
 pub mod describe;
+pub mod external_editor;
 pub mod headless;
 pub mod instructions;
 pub mod permissions;

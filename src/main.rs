@@ -9,6 +9,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use rein::agent::{AgentConfig, ClientConfig, SessionSetup};
+use rein::app::attention::{Notifications, NotifyWhen};
+use rein::app::keymap_user::UserKeymap;
 use rein::app::state::{Cell, NoticeKind, SessionInfo};
 use rein::app::App;
 use rein::config::{Config, Environment, Overrides};
@@ -232,6 +234,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Config) = &cli.command {
         println!("project    {}", root.display());
         println!("sandbox    {}", sandbox.describe());
+        let keymap = user_keymap(&config);
+        for error in &keymap.errors {
+            eprintln!("rein: warning: keymap: {error}");
+        }
+        println!("keymap     {}", keymap.source());
         println!("{}", config.describe());
         return Ok(ExitCode::SUCCESS);
     }
@@ -374,6 +381,8 @@ fn run_dashboard(
     };
     let mut app = App::new(info, config.context_window.value);
     app.no_auto = no_auto(&sandbox);
+    app.notifications = notifications(&config);
+    install_keymap(&config, &mut app);
     let runtime = runtime()?;
     let result = runtime.block_on(async {
         for line in instructions.summary().iter().chain(&instructions.notices) {
@@ -473,6 +482,8 @@ fn run_demo() -> Result<ExitCode, String> {
         let info = session_info(format!("{} (demo)", demo.model()), &root, &sandbox, &skills);
         let mut app = App::new(info, demo.context_window());
         app.no_auto = no_auto(&sandbox);
+        app.notifications = notifications(&config);
+        install_keymap(&config, &mut app);
         let instructions = discover_instructions(&config, &env, &root);
         let agent = rein::agent::spawn(agent_config(
             &config,
@@ -706,8 +717,39 @@ fn skill_list(skills: &SkillSet) -> Vec<(String, String)> {
 fn attention(config: &Config) -> rein::dashboard::Attention {
     rein::dashboard::Attention {
         bell: config.ui_bell.value,
-        notifications: config.ui_notifications.value,
+        notifications: config.ui_notifications.value != "never",
     }
+}
+
+/// When the dashboard notifies (`ui.notifications`, `ui.notify_after_secs`).
+fn notifications(config: &Config) -> Notifications {
+    Notifications {
+        when: NotifyWhen::from_name(&config.ui_notifications.value).unwrap_or_default(),
+        after: Duration::from_secs(config.ui_notify_after_secs.value),
+    }
+}
+
+/// The keymap in force: the built-in one with the user's `keymap.toml` (beside
+/// `config.toml`) merged in.
+fn user_keymap(config: &Config) -> UserKeymap {
+    let builtin = rein::app::keymap::builtin();
+    match rein::app::keymap_user::path_beside(&config.user_config_path) {
+        Some(path) => rein::app::keymap_user::load(&path, builtin),
+        None => UserKeymap::builtin(builtin),
+    }
+}
+
+/// Load the user's keymap and put it in force; its problems go to stderr now and, for
+/// the dashboard, into the transcript (`app`).
+fn install_keymap(config: &Config, app: &mut App) {
+    let loaded = user_keymap(config);
+    for error in &loaded.errors {
+        eprintln!("rein: warning: keymap: {error}");
+        app.transcript
+            .cells
+            .push(Cell::notice(NoticeKind::Error, format!("keymap: {error}")));
+    }
+    rein::app::keymap::install(loaded.keymap);
 }
 
 /// Ask the server for the model's context window when the settings leave it open, for at

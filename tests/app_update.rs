@@ -177,11 +177,15 @@ fn reasoning_and_text_are_separate_cells() {
         }
         other => panic!("{other:?}"),
     }
-    // Ctrl-R expands the latest reasoning, and again folds it.
-    s.ctrl('r');
+    // Alt-R (or F3) expands the latest reasoning, and again folds it; Ctrl-R searches the
+    // history instead.
+    s.key(KeyCode::Char('r'), KeyModifiers::ALT);
     assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if r.expanded && r.version() == 3));
+    s.plain(KeyCode::F(3));
+    assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if !r.expanded));
     s.ctrl('r');
     assert!(matches!(&s.cells()[1], Cell::Reasoning(r) if !r.expanded));
+    assert!(s.app.search.is_some());
 }
 
 #[test]
@@ -1071,7 +1075,7 @@ fn scrolling_up_stops_following_and_the_bottom_follows_again() {
 }
 
 #[test]
-fn f2_and_ctrl_g_toggle_mouse_capture() {
+fn f2_toggles_mouse_capture_and_ctrl_g_no_longer_does() {
     let mut s = Script::with(app());
     assert!(!s.app.mouse_capture);
     assert!(matches!(
@@ -1079,8 +1083,10 @@ fn f2_and_ctrl_g_toggle_mouse_capture() {
         [Effect::MouseCapture(true)]
     ));
     assert!(s.app.mouse_capture);
+    assert!(matches!(s.ctrl('g').as_slice(), [Effect::EditInput { .. }]));
+    assert!(s.app.mouse_capture);
     assert!(matches!(
-        s.ctrl('g').as_slice(),
+        s.plain(KeyCode::F(2)).as_slice(),
         [Effect::MouseCapture(false)]
     ));
     assert!(!s.app.mouse_capture);

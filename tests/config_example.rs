@@ -136,6 +136,15 @@ fn assert_same_values(example: &Config, defaults: &Config) {
         example.sandbox_writable.value,
         defaults.sandbox_writable.value
     );
+    assert_eq!(example.ui_bell.value, defaults.ui_bell.value);
+    assert_eq!(
+        example.ui_notifications.value,
+        defaults.ui_notifications.value
+    );
+    assert_eq!(
+        example.ui_notify_after_secs.value,
+        defaults.ui_notify_after_secs.value
+    );
 }
 
 #[test]

@@ -786,3 +786,44 @@ async fn commands_die_with_rein_on_sigterm_sighup_and_sigkill() {
         .await;
     }
 }
+
+/// Issue 14: `rein config` says where the keymap comes from, and a bad entry of the
+/// user's keymap is one warning naming the file, the mode and the key.
+#[tokio::test]
+async fn config_command_names_the_keymap_source() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_str().unwrap();
+    let out = rein(home.path(), ["config", "--cwd", cwd]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).lines().any(|l| l == "keymap     built-in"),
+        "{}",
+        stdout(&out)
+    );
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    let keymap = rein_home.join("keymap.toml");
+    std::fs::write(
+        &keymap,
+        "global = [\n  { on = \"f5\", action = \"help\" },\n  { on = \"ctrl-q\", action = \"quit\" },\n  { on = \"hyper-x\", action = \"help\" },\n]\n",
+    )
+    .unwrap();
+    let out = rein(home.path(), ["config", "--cwd", cwd]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expected = format!("keymap     built-in + {} (2 bindings)", keymap.display());
+    assert!(
+        stdout(&out).lines().any(|l| l == expected),
+        "{}",
+        stdout(&out)
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: mode global, key hyper-x: unknown key",
+            keymap.display()
+        )),
+        "{err}"
+    );
+}

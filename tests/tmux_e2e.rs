@@ -626,3 +626,274 @@ async fn slash_lists_commands_tab_completes_and_a_custom_command_runs() {
     );
     tmux.send("", &["C-c"]);
 }
+
+/// `rein_command` with more variables set in its environment.
+fn rein_command_with(home: &Path, project: &Path, base_url: &str, vars: &[String]) -> Vec<String> {
+    let mut command = rein_command(home, project, base_url);
+    // After `env -i`, before the binary.
+    for (i, var) in vars.iter().enumerate() {
+        command.insert(2 + i, var.clone());
+    }
+    command
+}
+
+/// Issue 14: Ctrl-G opens the input in `$EDITOR` with the dashboard suspended (the
+/// alternate screen left), and the dashboard comes back whole with the editor's text in
+/// the input box, not sent until Enter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_edits_the_input_in_the_editor_and_the_screen_comes_back() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("Edited text received.")])
+        .await
+        .unwrap();
+    // The "editor": says it runs, waits for the test's go, then rewrites the file with
+    // what it held and a trailing newline (which rein trims).
+    let go = home.path().join("go");
+    let editor = home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\necho EDITOR RUNNING ON \"$1\"\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\norig=$(cat \"$1\")\nprintf 'edited: %s\\n' \"$orig\" > \"$1\"\n",
+            go.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmux = Tmux::start(
+        &rein_command_with(
+            home.path(),
+            project.path(),
+            &server.base_url(),
+            &[format!("EDITOR={}", editor.display())],
+        ),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("hello world", &["C-g"]);
+    let screen = tmux
+        .wait_for("the editor", |s| s.contains("EDITOR RUNNING"))
+        .await;
+    assert_eq!(
+        pane(&tmux, "#{alternate_on}"),
+        "0",
+        "the dashboard is suspended"
+    );
+    assert!(!screen.contains("scripted-model"), "{screen}");
+    let file = screen
+        .lines()
+        .find_map(|l| l.strip_prefix("EDITOR RUNNING ON "))
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(
+        file.starts_with(
+            &home
+                .path()
+                .join("rein-home")
+                .join("tmp")
+                .display()
+                .to_string()
+        ),
+        "{file}"
+    );
+    std::fs::write(&go, "").unwrap();
+    let screen = tmux
+        .wait_for("the dashboard back with the edited input", |s| {
+            s.contains("edited: hello world") && s.contains("scripted-model")
+        })
+        .await;
+    assert_eq!(pane(&tmux, "#{alternate_on}"), "1", "the dashboard is back");
+    assert!(
+        !screen.contains("EDITOR RUNNING"),
+        "redrawn whole:\n{screen}"
+    );
+    assert!(!Path::new(&file).exists(), "the temporary file is removed");
+    assert!(server.requests().is_empty(), "not sent by the editor");
+    // Typing still reaches the input after the terminal came back, and Enter sends.
+    tmux.send("!", &["Enter"]);
+    tmux.wait_for("the reply", |s| s.contains("Edited text received."))
+        .await;
+    let request = &server.requests()[0];
+    let messages = request["messages"].as_array().unwrap();
+    let last = &messages[messages.len() - 1];
+    let content = last["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("edited: hello world!\n\n(rein context"),
+        "the editor's newline trimmed, then the typing: {content}"
+    );
+    tmux.send("", &["C-c"]);
+}
+
+/// An editor that fails leaves the input as it was and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_editor_keeps_the_input() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let tmux = Tmux::start(
+        &rein_command_with(
+            home.path(),
+            project.path(),
+            &server.base_url(),
+            &["VISUAL=false".to_string()],
+        ),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("keep this", &["C-g"]);
+    let screen = tmux
+        .wait_for("the hint", |s| s.contains("the input is unchanged"))
+        .await;
+    assert!(screen.contains("keep this"), "{screen}");
+    assert!(screen.contains("`false` failed"), "{screen}");
+    tmux.send("", &["C-c", "C-c"]);
+}
+
+/// Issue 14: the user's keymap is in force in the real binary: a new key works, the
+/// footer and /help show the bindings in force, and a bad entry is a notice naming the
+/// file, the mode and the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_keymap_is_in_force_in_the_footer_and_help() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    std::fs::write(
+        rein_home.join("keymap.toml"),
+        r#"
+global = [
+  { on = "f1", action = "none" },
+  { on = "f5", action = "help", desc = "show the help" },
+  { on = "hyper-q", action = "quit" },
+]
+composer = [{ on = "ctrl-e", action = "history_search" }]
+"#,
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        30,
+    );
+    let screen = tmux
+        .wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    assert!(screen.contains("F5 show the help"), "the footer:\n{screen}");
+    assert!(
+        screen.contains("keymap.toml: mode global, key hyper-q: unknown key"),
+        "{screen}"
+    );
+    tmux.send("", &["F5"]);
+    // The end of the help: the search's keys.
+    tmux.wait_for("the help", |s| s.contains("older match"))
+        .await;
+    // Its start: the main screen's keys, as the keymap has them now.
+    let help_line = |s: &str, key: &str, desc: &str| {
+        s.lines()
+            .any(|l| l.trim_start().starts_with(key) && l.trim_end().ends_with(desc))
+    };
+    // Page up to its top, keeping every screen on the way.
+    let mut seen = String::new();
+    for _ in 0..10 {
+        tmux.send("", &["PPage"]);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        seen.push_str(&tmux.screen());
+        if seen.contains("Commands") {
+            break;
+        }
+    }
+    assert!(
+        help_line(&seen, "Ctrl-E", "search earlier inputs"),
+        "{seen}"
+    );
+    assert!(help_line(&seen, "F5", "show the help"), "{seen}");
+    assert!(!help_line(&seen, "F1", "help"), "{seen}");
+    // The new binding runs: Ctrl-E opens the history search.
+    tmux.send("", &["C-e"]);
+    tmux.wait_for("the search", |s| s.contains("reverse-i-search"))
+        .await;
+    tmux.send("", &["Escape", "C-c"]);
+}
+
+/// Issue 14: a turn that ends while the terminal has lost the focus calls the user back
+/// (the bell; tmux runs its `alert-bell` hook), and not while it has the focus or before
+/// it ever reported (focus reports are fed in as the terminal sends them: ESC [ O, ESC [ I).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_ends_unfocused_rings_the_bell() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    // Every turn counts as long, so the test need not wait.
+    std::fs::write(
+        rein_home.join("config.toml"),
+        "[ui]\nnotify_after_secs = 0\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("Third answer."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    let rang = home.path().join("rang");
+    let status = Command::new("tmux")
+        .args(["set-hook", "-t", &tmux.name, "alert-bell"])
+        .arg(format!("run-shell 'touch {}'", rang.display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let focus = |gained: bool| {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &tmux.name, "-H", "1b", "5b"])
+            .arg(if gained { "49" } else { "4f" })
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let settle = || tokio::time::sleep(Duration::from_millis(400));
+
+    // The focus never reported: a turn's end does not ring.
+    tmux.send("one", &["Enter"]);
+    tmux.wait_for("the first reply", |s| s.contains("First answer."))
+        .await;
+    settle().await;
+    assert!(!rang.exists(), "rang with the focus unknown");
+
+    focus(false);
+    tmux.send("two", &["Enter"]);
+    tmux.wait_for("the second reply", |s| s.contains("Second answer."))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !rang.exists() {
+        assert!(Instant::now() < deadline, "no bell while unfocused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    std::fs::remove_file(&rang).unwrap();
+    focus(true);
+    tmux.send("three", &["Enter"]);
+    tmux.wait_for("the third reply", |s| s.contains("Third answer."))
+        .await;
+    settle().await;
+    assert!(!rang.exists(), "rang while focused");
+    // The focus reports were not typed into the input.
+    let screen = tmux.screen();
+    assert!(!screen.contains("[O") && !screen.contains("[I"), "{screen}");
+    tmux.send("", &["C-c"]);
+}

@@ -151,7 +151,7 @@ fn dashboard_with_a_transcript() {
         assert!(screen.contains(mark), "{mark} missing");
     }
     assert!(screen.contains("… 5 more lines (Ctrl-O)"));
-    assert!(screen.contains("thinking… (3 lines, Ctrl-R)"));
+    assert!(screen.contains("thinking… (3 lines, Alt-R)"));
     assert!(screen.contains("◆ streaming 3s"));
 }
 

@@ -28,7 +28,7 @@ use crate::tools::write_todos::TodoStatus;
 /// Apply one agent event: routed to its family's handler.
 pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
     match event.family() {
-        EventFamily::Turn => turn_event(app, event, now),
+        EventFamily::Turn => turn_event(app, event, now, effects),
         EventFamily::Reply => reply_event(app, event, now),
         EventFamily::Tool => tool_event(app, event, now),
         EventFamily::Subagent => {
@@ -43,7 +43,7 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
 }
 
 /// A session or a turn begins or ends; a model call starts or reports its usage.
-fn turn_event(app: &mut App, event: AgentEvent, now: Instant) {
+fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
     match event {
         // The dashboard loop keeps track of the session file; nothing on screen changes.
         // A new conversation: its usage starts from nothing.
@@ -72,6 +72,7 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant) {
             };
             app.transcript.cells.push(cell);
             app.activity = Activity::Thinking { since: now };
+            app.turn_started = Some(now);
         }
         AgentEvent::RequestStarted { .. } => app.activity = Activity::Thinking { since: now },
         // The gauge follows the agent's count (`Context`); usage only says whether the
@@ -80,7 +81,13 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant) {
             app.gauge.no_server_usage = usage.estimated;
             app.usage.record(usage);
         }
-        AgentEvent::TurnFinished { outcome } => turn_finished(app, outcome, now),
+        AgentEvent::TurnFinished { outcome } => {
+            turn_finished(app, outcome, now);
+            // A long turn over with nothing queued behind it: call the user back.
+            if !app.busy() {
+                super::attention::turn_finished(app, now, effects);
+            }
+        }
         _ => {}
     }
 }
@@ -155,7 +162,7 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
 }
 
 /// An approval request: its call waits, and it joins the queue (opening the modal, with a
-/// desktop notification, when the queue was empty).
+/// desktop notification when the queue was empty and [`super::attention`] says so).
 fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
     if let AgentEvent::AutoApproved { id, subagent, .. } = &event {
         // A subagent's calls show their marks only; the main agent's cell says it.
@@ -183,6 +190,7 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
     if let Some(status) = waiting {
         *status = ToolStatus::WaitingApproval;
     }
+    let notifies = super::attention::approval_notifies(app);
     let approvals = &mut app.approvals;
     let opens = approvals.queue.is_empty();
     if opens {
@@ -191,9 +199,11 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         approvals.scroll = 0;
         approvals.feedback = None;
         app.activity = Activity::WaitingApproval { since: now };
-        effects.push(Effect::Notify {
-            message: notification(&summary),
-        });
+        if notifies {
+            effects.push(Effect::Notify {
+                message: notification(&summary),
+            });
+        }
     } else {
         approvals.batch_total += 1;
     }

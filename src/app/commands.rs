@@ -291,6 +291,10 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ("Model picker (/model; type to filter)", &[Mode::Models][..]),
         ("Context (/context)", &[Mode::Context][..]),
         ("Command completion (type /)", &[Mode::Slash][..]),
+        (
+            "Searching earlier inputs (type to search)",
+            &[Mode::Search][..],
+        ),
     ] {
         out.push_str(title);
         out.push('\n');

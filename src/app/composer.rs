@@ -179,6 +179,30 @@ pub fn history_next(app: &mut App) {
     }
 }
 
+/// Show history entry `index` in the input, as if recalled with Up (the Ctrl-R search
+/// accepts its match so): the text there becomes the draft, and Up/Down go on from it.
+pub fn recall(app: &mut App, index: usize) {
+    let composer = &mut app.composer;
+    let Some(entry) = composer.history.get(index) else {
+        return;
+    };
+    if composer.history_pos.is_none() {
+        composer.draft = text(&composer.textarea);
+    }
+    composer.history_pos = Some(index);
+    replace_text(&mut composer.textarea, entry, CursorAt::End);
+    app.hint = None;
+}
+
+/// Replace the input's text (the external editor's result), the cursor at its end; the
+/// history walk ends.
+pub fn set_text(app: &mut App, new: &str) {
+    let composer = &mut app.composer;
+    composer.history_pos = None;
+    replace_text(&mut composer.textarea, new, CursorAt::End);
+    app.hint = None;
+}
+
 /// Terminals send pasted line breaks as `\r`, `\r\n` or `\n`; the input wants `\n`.
 pub fn normalize_newlines(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")

@@ -37,6 +37,11 @@ pub enum AppEvent {
     ModelResolved(Box<ModelResolved>),
     /// The custom commands read again ([`Effect::ReloadCommands`]).
     CommandsLoaded(CommandSet),
+    /// The terminal gained (true) or lost (false) the focus.
+    Focus(bool),
+    /// The external editor closed ([`Effect::EditInput`]): the new text of the input, or
+    /// why it is unchanged (one line).
+    Edited(Result<String, String>),
 }
 
 /// The answer to [`Effect::SwitchModel`].
@@ -79,6 +84,9 @@ pub enum Effect {
     /// Read the custom commands again (`/clear`) and come back with
     /// [`AppEvent::CommandsLoaded`].
     ReloadCommands,
+    /// Open `text` in the user's editor (`$VISUAL`, `$EDITOR`, `vi`) with the dashboard
+    /// suspended, and come back with [`AppEvent::Edited`].
+    EditInput { text: String },
     /// Leave the dashboard.
     Quit,
 }

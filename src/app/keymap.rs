@@ -4,12 +4,14 @@
 //! The file lists, for each [`Mode`], entries `{ on, action, when?, desc }`. [`Keymap::parse`]
 //! turns it into [`Binding`]s; the update step asks [`Keymap::lookup`] which bindings a key
 //! press matches and runs the first whose condition ([`Condition`]) holds. A file that does
-//! not parse is a bug (a unit test parses it); at run time [`keymap`] then falls back to a
-//! small built-in set instead of panicking.
+//! not parse is a bug (a unit test parses it); at run time [`keymap`] then falls back to
+//! no bindings instead of panicking. The user's `keymap.toml` is merged over it at start
+//! (`super::keymap_user`) and [`install`]ed: [`keymap`] is then that merged keymap, for the
+//! update step, the footer and `/help` alike.
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
@@ -37,9 +39,24 @@ pub enum Mode {
     Context,
     /// The `/` completion list (before `global` and `composer`).
     Slash,
+    /// The reverse history search (Ctrl-R) over the input box.
+    Search,
 }
 
 impl Mode {
+    /// Every mode, in the keymap file's order.
+    pub const ALL: [Mode; 9] = [
+        Mode::Global,
+        Mode::Composer,
+        Mode::Approval,
+        Mode::Feedback,
+        Mode::Picker,
+        Mode::Models,
+        Mode::Context,
+        Mode::Slash,
+        Mode::Search,
+    ];
+
     /// The mode's name in the keymap file and in `/help`.
     pub fn name(self) -> &'static str {
         match self {
@@ -51,6 +68,7 @@ impl Mode {
             Mode::Models => "models",
             Mode::Context => "context",
             Mode::Slash => "slash",
+            Mode::Search => "search",
         }
     }
 }
@@ -109,6 +127,18 @@ pub enum Action {
     SlashAccept,
     /// Completion list: close it, keeping the text.
     SlashClose,
+    /// Open the input in `$VISUAL` / `$EDITOR`.
+    EditInEditor,
+    /// Search earlier inputs (reverse incremental search).
+    HistorySearch,
+    /// Search: the next older match.
+    SearchOlder,
+    /// Search: the next newer match.
+    SearchNewer,
+    /// Search: put the match in the input box (not sent).
+    AcceptSearch,
+    /// Search: close it, the input as it was.
+    CancelSearch,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -347,6 +377,7 @@ struct RawKeymap {
     context: Vec<RawBinding>,
     #[serde(default)]
     slash: Vec<RawBinding>,
+    search: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -377,6 +408,7 @@ pub struct Keymap {
     models: Vec<Binding>,
     context: Vec<Binding>,
     slash: Vec<Binding>,
+    search: Vec<Binding>,
 }
 
 impl Keymap {
@@ -406,6 +438,7 @@ impl Keymap {
             models: convert(raw.models),
             context: convert(raw.context),
             slash: convert(raw.slash),
+            search: convert(raw.search),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -422,6 +455,22 @@ impl Keymap {
             Mode::Models => &self.models,
             Mode::Context => &self.context,
             Mode::Slash => &self.slash,
+            Mode::Search => &self.search,
+        }
+    }
+
+    /// The bindings of one mode, to change (the user's keymap, `super::keymap_user`).
+    pub(super) fn bindings_mut(&mut self, mode: Mode) -> &mut Vec<Binding> {
+        match mode {
+            Mode::Global => &mut self.global,
+            Mode::Composer => &mut self.composer,
+            Mode::Approval => &mut self.approval,
+            Mode::Feedback => &mut self.feedback,
+            Mode::Picker => &mut self.picker,
+            Mode::Models => &mut self.models,
+            Mode::Context => &mut self.context,
+            Mode::Slash => &mut self.slash,
+            Mode::Search => &mut self.search,
         }
     }
 
@@ -462,7 +511,7 @@ impl Keymap {
             .map(|b| (b.keys_label(), b.desc.as_str()))
     }
 
-    /// The keys bound to an action in a mode, as the footer shows them ("F2/Ctrl-G").
+    /// The keys bound to an action in a mode, as the footer shows them ("Alt-R/F3").
     pub fn keys_for(&self, mode: Mode, action: Action) -> Option<String> {
         let keys: Vec<String> = self
             .bindings(mode)
@@ -474,16 +523,7 @@ impl Keymap {
     }
 
     fn check_duplicates(&self) -> Result<(), KeymapError> {
-        for mode in [
-            Mode::Global,
-            Mode::Composer,
-            Mode::Approval,
-            Mode::Feedback,
-            Mode::Picker,
-            Mode::Models,
-            Mode::Context,
-            Mode::Slash,
-        ] {
+        for mode in Mode::ALL {
             let mut seen = Vec::new();
             for binding in self.bindings(mode).iter().filter(|b| b.when.is_none()) {
                 for key in &binding.keys {
@@ -506,9 +546,25 @@ impl Keymap {
 static KEYMAP: LazyLock<Keymap> =
     LazyLock::new(|| Keymap::parse(DEFAULT_KEYMAP).unwrap_or_default());
 
-/// The key bindings in force: the compiled-in `assets/keymap.toml`.
-pub fn keymap() -> &'static Keymap {
+/// The keymap put in force at start ([`install`]): the built-in one with the user's file.
+static INSTALLED: OnceLock<Keymap> = OnceLock::new();
+
+/// The compiled-in `assets/keymap.toml`.
+pub fn builtin() -> &'static Keymap {
     &KEYMAP
+}
+
+/// The key bindings in force: the one [`install`]ed at start (the user's keymap merged
+/// in, `super::keymap_user`), else the compiled-in `assets/keymap.toml`. The update step,
+/// the footer and `/help` all read this one.
+pub fn keymap() -> &'static Keymap {
+    INSTALLED.get().unwrap_or(&KEYMAP)
+}
+
+/// Put `keymap` in force for the rest of the process, before the dashboard starts. Only
+/// the first call counts; false when a keymap was installed already.
+pub fn install(keymap: Keymap) -> bool {
+    INSTALLED.set(keymap).is_ok()
 }
 
 #[cfg(test)]
@@ -518,16 +574,7 @@ mod tests {
     #[test]
     fn the_compiled_in_keymap_parses() {
         let keymap = Keymap::parse(DEFAULT_KEYMAP).unwrap_or_else(|e| panic!("{e}"));
-        for mode in [
-            Mode::Global,
-            Mode::Composer,
-            Mode::Approval,
-            Mode::Feedback,
-            Mode::Picker,
-            Mode::Models,
-            Mode::Context,
-            Mode::Slash,
-        ] {
+        for mode in Mode::ALL {
             assert!(
                 !keymap.bindings(mode).is_empty(),
                 "{} is empty",
@@ -630,7 +677,7 @@ mod tests {
             keymap
                 .keys_for(Mode::Global, Action::ToggleMouse)
                 .as_deref(),
-            Some("F2/Ctrl-G")
+            Some("F2")
         );
         assert_eq!(
             keymap.keys_for(Mode::Approval, Action::Deny).as_deref(),

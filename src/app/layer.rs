@@ -9,9 +9,10 @@
 //! 3. the session picker of `/resume` ([`Layer::Sessions`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
 //! 5. the `/context` layer ([`Layer::Context`]);
-//! 6. the `/` completion list above the input box, while the input's first word starts a
+//! 6. the Ctrl-R search over earlier inputs, drawn over the input box ([`Layer::Search`]);
+//! 7. the `/` completion list above the input box, while the input's first word starts a
 //!    command ([`Layer::Slash`]; unbound keys go on to the main screen's);
-//! 7. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
+//! 8. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
 //!
 //! [`Layer::stack`] is the open ones, top first; [`Layer::top`], the first of them, takes
 //! the input (the update step routes keys, pastes and the mouse by it) and names the keymap
@@ -38,6 +39,8 @@ pub enum Layer {
     Models,
     /// The `/context` layer.
     Context,
+    /// The Ctrl-R history search, over the input box.
+    Search,
     /// The `/` completion list (`super::slash_menu`).
     Slash,
     /// The transcript and the input box.
@@ -46,12 +49,13 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 7] = [
+    pub const ORDER: [Layer; 8] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Sessions,
         Layer::Models,
         Layer::Context,
+        Layer::Search,
         Layer::Slash,
         Layer::Main,
     ];
@@ -64,6 +68,7 @@ impl Layer {
             Layer::Sessions => app.picker.is_some(),
             Layer::Models => app.model_picker.is_some(),
             Layer::Context => app.context_open,
+            Layer::Search => app.search.is_some(),
             Layer::Slash => super::slash_menu::is_open(app),
             Layer::Main => true,
         }
@@ -87,6 +92,7 @@ impl Layer {
             Layer::Sessions => &[Mode::Picker],
             Layer::Models => &[Mode::Models],
             Layer::Context => &[Mode::Context],
+            Layer::Search => &[Mode::Search],
             Layer::Slash => &[Mode::Slash, Mode::Global, Mode::Composer],
             Layer::Main => &[Mode::Global, Mode::Composer],
         }
@@ -108,6 +114,11 @@ impl Layer {
                 (Mode::Models, Action::ClearFilter),
             ],
             Layer::Context => &[(Mode::Context, Action::CloseContext)],
+            Layer::Search => &[
+                (Mode::Search, Action::AcceptSearch),
+                (Mode::Search, Action::SearchOlder),
+                (Mode::Search, Action::CancelSearch),
+            ],
             Layer::Slash => &[
                 (Mode::Slash, Action::SlashComplete),
                 (Mode::Slash, Action::SlashAccept),

@@ -8,11 +8,15 @@
 
 pub mod agent_events;
 pub mod approval;
+pub mod attention;
 pub mod commands;
 pub mod composer;
 pub mod context_view;
+pub mod editor;
 pub mod event;
+pub mod history_search;
 pub mod keymap;
+pub mod keymap_user;
 pub mod layer;
 pub mod model_picker;
 pub mod model_switch;

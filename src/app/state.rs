@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 use ratatui::text::Line;
 use tui_textarea::TextArea;
 
+use super::attention::Notifications;
+use super::history_search::HistorySearch;
 use super::model_picker::ModelPicker;
 use super::model_switch::PendingSwitch;
 use super::picker::Picker;
@@ -81,6 +83,15 @@ pub struct App {
     pub no_auto: Option<String>,
     /// The hint saying why auto was skipped has been shown.
     pub auto_hint_shown: bool,
+    /// The Ctrl-R search over earlier inputs, while it is open.
+    pub search: Option<HistorySearch>,
+    /// Whether the terminal has the focus, as it last reported; `None` until it reports
+    /// (terminals without focus reporting never do). See [`super::attention`].
+    pub focused: Option<bool>,
+    /// When the running turn started, for the notification at its end.
+    pub turn_started: Option<Instant>,
+    /// When to notify (`ui.notifications`, `ui.notify_after_secs`).
+    pub notifications: Notifications,
 }
 
 /// What the status line says about the session.
@@ -520,6 +531,10 @@ impl App {
             mode: ApprovalMode::Default,
             no_auto: None,
             auto_hint_shown: false,
+            search: None,
+            focused: None,
+            turn_started: None,
+            notifications: Notifications::default(),
         }
     }
 

@@ -19,7 +19,9 @@ use super::agent_events;
 use super::approval;
 use super::composer;
 use super::context_view;
+use super::editor;
 use super::event::{AppEvent, Effect};
+use super::history_search;
 use super::keymap::{keymap, Action};
 use super::layer::Layer;
 use super::model_picker;
@@ -100,6 +102,8 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
             }
             app.custom_commands = commands;
         }
+        AppEvent::Focus(focused) => app.focused = Some(focused),
+        AppEvent::Edited(result) => editor::edited(app, result),
     }
     effects
 }
@@ -148,6 +152,9 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Context, Input::Key { key, .. }) => context_view::handle_key(app, key),
         // The layer has no text field and does not scroll.
         (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
+        (Layer::Search, Input::Key { key, .. }) => history_search::handle_key(app, key),
+        (Layer::Search, Input::Paste(text)) => history_search::paste(app, text),
+        (Layer::Search, Input::Mouse(mouse)) => main_mouse(app, mouse),
         // The completion list's keys come first (its mode is first in its modes); the
         // rest are the main screen's.
         (Layer::Main | Layer::Slash, Input::Key { key, in_paste }) => {
@@ -236,6 +243,8 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::SlashAccept
         | Action::SlashClose => super::slash_menu::run(app, action, now, effects),
         Action::CycleMode => super::modes::cycle(app, effects),
+        Action::EditInEditor => editor::open(app, effects),
+        Action::HistorySearch => history_search::open(app),
         Action::ToggleMouse => {
             app.mouse_capture = !app.mouse_capture;
             app.hint = Some(if app.mouse_capture {
@@ -256,7 +265,11 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::ClosePicker
         | Action::ClearFilter
         | Action::ChooseModel
-        | Action::CloseContext => {}
+        | Action::CloseContext
+        | Action::SearchOlder
+        | Action::SearchNewer
+        | Action::AcceptSearch
+        | Action::CancelSearch => {}
     }
 }
 

@@ -37,6 +37,9 @@ enum Kind {
     SandboxMode,
     /// `[[permissions.bash]]`: an array of `{ pattern, action }` tables.
     BashRules,
+    /// `ui.notifications`: `"unfocused"`, `"always"` or `"never"`; the booleans of older
+    /// files still pass (`true` is `"unfocused"`, `false` is `"never"`).
+    Notifications,
 }
 
 /// One key a config file may hold; `section` is `""` for a top-level key.
@@ -249,7 +252,16 @@ const KEYS: &[Key] = &[
     Key {
         section: "ui",
         name: "notifications",
-        kind: Kind::Bool(|l, v| l.ui_notifications = Some(v)),
+        kind: Kind::Notifications,
+    },
+    Key {
+        section: "ui",
+        name: "notify_after_secs",
+        kind: Kind::Int {
+            min: 0,
+            max: MAX_TIMEOUT_SECS,
+            store: |l, v| l.ui_notify_after_secs = Some(v),
+        },
     },
 ];
 
@@ -416,6 +428,24 @@ fn store(
             }
             return Ok(());
         }
+        (Kind::Notifications, toml::Value::String(s))
+            if super::NOTIFY_WHEN.contains(&s.as_str()) =>
+        {
+            layer.ui_notifications = Some(Sourced::new(s.clone(), source.clone()));
+            return Ok(());
+        }
+        (Kind::Notifications, toml::Value::Boolean(b)) => {
+            let when = if *b { "unfocused" } else { "never" };
+            layer.ui_notifications = Some(Sourced::new(when.to_string(), source.clone()));
+            return Ok(());
+        }
+        (Kind::Notifications, toml::Value::String(s)) => {
+            format!("expected \"unfocused\", \"always\" or \"never\", got {s:?}")
+        }
+        (Kind::Notifications, _) => format!(
+            "expected \"unfocused\", \"always\" or \"never\", got {}",
+            describe(value)
+        ),
         (Kind::BashRules, _) => format!(
             "expected [[permissions.bash]] tables with `pattern` and `action`, got {}",
             describe(value)

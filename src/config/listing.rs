@@ -139,6 +139,7 @@ impl Config {
             ),
             ("ui.bell", shown(&self.ui_bell)),
             ("ui.notifications", shown(&self.ui_notifications)),
+            ("ui.notify_after_secs", shown(&self.ui_notify_after_secs)),
         ];
         settings.extend(rest.into_iter().map(|(name, v)| (name.to_string(), v)));
         let located = |path: &Path| {

@@ -54,6 +54,11 @@ const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_CONNECT_
 const DEFAULT_MAX_TRIES: u32 = crate::agent::client::DEFAULT_MAX_TRIES;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
 const DEFAULT_MAX_STEPS: u32 = 200;
+/// `ui.notify_after_secs`: as `app::attention::DEFAULT_NOTIFY_AFTER` (the dashboard's
+/// default without settings); a test keeps the two equal.
+pub const DEFAULT_NOTIFY_AFTER_SECS: u64 = 5;
+/// The values of `ui.notifications`, the default first.
+pub const NOTIFY_WHEN: [&str; 3] = ["unfocused", "always", "never"];
 const DEFAULT_SUBAGENT_MAX_STEPS: u32 = 12;
 const DEFAULT_SUBAGENT_MAX_PARALLEL: u32 = 4;
 const DEFAULT_CAP_CHARS: u64 = crate::context::DEFAULT_CAP_CHARS as u64;
@@ -224,8 +229,12 @@ pub struct Config {
     pub sandbox_writable: Sourced<Vec<PathBuf>>,
     /// `ui.bell`: ring the terminal bell when an approval is needed.
     pub ui_bell: Sourced<bool>,
-    /// `ui.notifications`: post a desktop notification (OSC 9) when an approval is needed.
-    pub ui_notifications: Sourced<bool>,
+    /// `ui.notifications`: when a waiting approval or a long turn's end posts a desktop
+    /// notification (OSC 9): `"unfocused"` (the terminal lost the focus), `"always"`,
+    /// `"never"` (one of [`NOTIFY_WHEN`]).
+    pub ui_notifications: Sourced<String>,
+    /// `ui.notify_after_secs`: a turn at least this long notifies when it ends.
+    pub ui_notify_after_secs: Sourced<u64>,
     /// Where rein keeps its own files: `$REIN_HOME` when set, else the platform data dir.
     pub data_dir: PathBuf,
     /// Where the user's `config.toml` is looked for.
@@ -303,7 +312,8 @@ struct Layer {
     sandbox_hide_secrets: Option<Sourced<bool>>,
     sandbox_writable: Option<Sourced<Vec<String>>>,
     ui_bell: Option<Sourced<bool>>,
-    ui_notifications: Option<Sourced<bool>>,
+    ui_notifications: Option<Sourced<String>>,
+    ui_notify_after_secs: Option<Sourced<u64>>,
     /// `[providers.NAME]` tables; they add up across layers, lowest first.
     providers: Vec<providers::ProviderLayer>,
 }
@@ -344,6 +354,7 @@ impl Layer {
             sandbox_writable: self.sandbox_writable.or(lower.sandbox_writable),
             ui_bell: self.ui_bell.or(lower.ui_bell),
             ui_notifications: self.ui_notifications.or(lower.ui_notifications),
+            ui_notify_after_secs: self.ui_notify_after_secs.or(lower.ui_notify_after_secs),
             providers: {
                 let mut providers = lower.providers;
                 providers.extend(self.providers);
@@ -486,7 +497,8 @@ impl Config {
                 Sourced::new(paths, w.source)
             },
             ui_bell: or_default(layer.ui_bell, true),
-            ui_notifications: or_default(layer.ui_notifications, true),
+            ui_notifications: or_default(layer.ui_notifications, NOTIFY_WHEN[0].to_string()),
+            ui_notify_after_secs: or_default(layer.ui_notify_after_secs, DEFAULT_NOTIFY_AFTER_SECS),
             data_dir,
             user_config_path,
             project_config_path,
@@ -594,6 +606,7 @@ impl fmt::Debug for Config {
             .field("sandbox_writable", &self.sandbox_writable)
             .field("ui_bell", &self.ui_bell)
             .field("ui_notifications", &self.ui_notifications)
+            .field("ui_notify_after_secs", &self.ui_notify_after_secs)
             .field("data_dir", &self.data_dir)
             .field("user_config_path", &self.user_config_path)
             .field("project_config_path", &self.project_config_path)

@@ -985,10 +985,24 @@ fn project_rules_that_allow_are_warned_about() {
 fn ui_keys_turn_the_bell_and_notifications_off() {
     let f = Fixture::new();
     let c = f.load().unwrap();
-    assert!(c.ui_bell.value && c.ui_notifications.value);
+    assert!(c.ui_bell.value && c.ui_notifications.value == "unfocused");
+    assert_eq!(
+        std::time::Duration::from_secs(c.ui_notify_after_secs.value),
+        crate::app::attention::DEFAULT_NOTIFY_AFTER
+    );
+    f.write_user("[ui]\nnotifications = true\n");
+    assert_eq!(f.load().unwrap().ui_notifications.value, "unfocused");
+    f.write_user("[ui]\nnotifications = \"always\"\nnotify_after_secs = 30\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.ui_notifications.value, "always");
+    assert_eq!(c.ui_notify_after_secs.value, 30);
+    f.write_user("[ui]\nnotifications = \"sometimes\"\n");
+    assert!(f
+        .error()
+        .ends_with("key `ui.notifications`: expected \"unfocused\", \"always\" or \"never\", got \"sometimes\""));
     f.write_user("[ui]\nbell = false\nnotifications = false\n");
     let c = f.load().unwrap();
-    assert!(!c.ui_bell.value && !c.ui_notifications.value);
+    assert!(!c.ui_bell.value && c.ui_notifications.value == "never");
     f.write_user("[ui]\nbell = \"off\"\n");
     assert!(f
         .error()

@@ -168,7 +168,11 @@ fn reasoning_lines(c: &ReasoningCell, width: u16, out: &mut Vec<Line<'static>>) 
     }
     let n = text.lines().count();
     let plural = if n == 1 { "" } else { "s" };
-    let summary = format!("∴ thinking… ({n} line{plural}, Ctrl-R)");
+    let key = keymap()
+        .keys_for(KeyMode::Global, Action::ToggleReasoning)
+        .and_then(|keys| keys.split('/').next().map(str::to_string))
+        .unwrap_or_else(|| "Alt-R".to_string());
+    let summary = format!("∴ thinking… ({n} line{plural}, {key})");
     out.push(Line::styled(
         truncate(&summary, usize::from(width)),
         theme::REASONING,
@@ -652,7 +656,7 @@ mod tests {
         let mut cell = Cell::reasoning("one\ntwo\nthree", true);
         assert_eq!(
             texts(&cell_lines(&cell, 60)),
-            ["∴ thinking… (3 lines, Ctrl-R)"]
+            ["∴ thinking… (3 lines, Alt-R)"]
         );
         if let Cell::Reasoning(r) = &mut cell {
             r.expanded = true;

@@ -20,6 +20,7 @@ pub mod conversation;
 pub mod dashboard;
 pub mod demo;
 pub mod describe;
+pub mod file_index;
 pub mod headless;
 pub mod instructions;
 pub mod permissions;

@@ -8,6 +8,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use super::model_picker::ModelList;
 use super::picker::SessionList;
 use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
+use crate::file_index::FileIndex;
 use crate::session::LoadedSession;
 
 /// Everything the dashboard reacts to, in one stream.
@@ -31,6 +32,8 @@ pub enum AppEvent {
     Resumed(Result<Box<LoadedSession>, String>),
     /// The models the loop listed for `/model`: opens the model picker.
     Models(ModelList),
+    /// The project's files, scanned off the loop for the `@` finder ([`Effect::IndexFiles`]).
+    FilesIndexed(Box<FileIndex>),
     /// The loop resolved a model name ([`Effect::SwitchModel`]), its window asked of the
     /// server where the settings leave it open.
     ModelResolved(Box<ModelResolved>),
@@ -73,6 +76,9 @@ pub enum Effect {
     /// Resolve this model name (and ask its server for the window, off the loop) and come
     /// back with [`AppEvent::ModelResolved`].
     SwitchModel(String),
+    /// Scan the project's files (off the loop: a thread) for the `@` finder and come back
+    /// with [`AppEvent::FilesIndexed`].
+    IndexFiles { root: PathBuf, cap: usize },
     /// Leave the dashboard.
     Quit,
 }

@@ -35,6 +35,8 @@ pub enum Mode {
     Models,
     /// The context layer (`/context`).
     Context,
+    /// The `@` file finder's list (over the main screen's modes).
+    Finder,
 }
 
 impl Mode {
@@ -48,6 +50,7 @@ impl Mode {
             Mode::Picker => "picker",
             Mode::Models => "models",
             Mode::Context => "context",
+            Mode::Finder => "finder",
         }
     }
 }
@@ -95,6 +98,8 @@ pub enum Action {
     ChooseModel,
     /// Context layer: close it.
     CloseContext,
+    /// `@` finder: put the selected path in the input.
+    InsertPath,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -322,6 +327,8 @@ struct RawKeymap {
     models: Vec<RawBinding>,
     #[serde(default)]
     context: Vec<RawBinding>,
+    #[serde(default)]
+    finder: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -351,6 +358,7 @@ pub struct Keymap {
     picker: Vec<Binding>,
     models: Vec<Binding>,
     context: Vec<Binding>,
+    finder: Vec<Binding>,
 }
 
 impl Keymap {
@@ -379,6 +387,7 @@ impl Keymap {
             picker: convert(raw.picker),
             models: convert(raw.models),
             context: convert(raw.context),
+            finder: convert(raw.finder),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -394,6 +403,7 @@ impl Keymap {
             Mode::Picker => &self.picker,
             Mode::Models => &self.models,
             Mode::Context => &self.context,
+            Mode::Finder => &self.finder,
         }
     }
 
@@ -454,6 +464,7 @@ impl Keymap {
             Mode::Picker,
             Mode::Models,
             Mode::Context,
+            Mode::Finder,
         ] {
             let mut seen = Vec::new();
             for binding in self.bindings(mode).iter().filter(|b| b.when.is_none()) {
@@ -497,6 +508,7 @@ mod tests {
             Mode::Picker,
             Mode::Models,
             Mode::Context,
+            Mode::Finder,
         ] {
             assert!(
                 !keymap.bindings(mode).is_empty(),

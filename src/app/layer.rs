@@ -9,7 +9,9 @@
 //! 3. the session picker of `/resume` ([`Layer::Sessions`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
 //! 5. the `/context` layer ([`Layer::Context`]);
-//! 6. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
+//! 6. the `@` file finder's list over the input box ([`Layer::Finder`]): its few keys come
+//!    first, every other key goes on to the main screen under it;
+//! 7. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
 //!
 //! [`Layer::stack`] is the open ones, top first; [`Layer::top`], the first of them, takes
 //! the input (the update step routes keys, pastes and the mouse by it) and names the keymap
@@ -36,18 +38,21 @@ pub enum Layer {
     Models,
     /// The `/context` layer.
     Context,
+    /// The `@` file finder's list (the input box keeps taking the other keys).
+    Finder,
     /// The transcript and the input box.
     Main,
 }
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 6] = [
+    pub const ORDER: [Layer; 7] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Sessions,
         Layer::Models,
         Layer::Context,
+        Layer::Finder,
         Layer::Main,
     ];
 
@@ -59,6 +64,7 @@ impl Layer {
             Layer::Sessions => app.picker.is_some(),
             Layer::Models => app.model_picker.is_some(),
             Layer::Context => app.context_open,
+            Layer::Finder => app.finder.open.is_some(),
             Layer::Main => true,
         }
     }
@@ -81,6 +87,7 @@ impl Layer {
             Layer::Sessions => &[Mode::Picker],
             Layer::Models => &[Mode::Models],
             Layer::Context => &[Mode::Context],
+            Layer::Finder => &[Mode::Finder, Mode::Global, Mode::Composer],
             Layer::Main => &[Mode::Global, Mode::Composer],
         }
     }
@@ -101,6 +108,11 @@ impl Layer {
                 (Mode::Models, Action::ClearFilter),
             ],
             Layer::Context => &[(Mode::Context, Action::CloseContext)],
+            Layer::Finder => &[
+                (Mode::Finder, Action::InsertPath),
+                (Mode::Finder, Action::ScrollDown),
+                (Mode::Finder, Action::ClosePicker),
+            ],
             Layer::Feedback => &[
                 (Mode::Feedback, Action::SubmitFeedback),
                 (Mode::Feedback, Action::CloseFeedback),

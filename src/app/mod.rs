@@ -12,6 +12,7 @@ pub mod commands;
 pub mod composer;
 pub mod context_view;
 pub mod event;
+pub mod finder;
 pub mod keymap;
 pub mod layer;
 pub mod model_picker;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use ratatui::text::Line;
 use tui_textarea::TextArea;
 
+use super::finder::FinderState;
 use super::model_picker::ModelPicker;
 use super::model_switch::PendingSwitch;
 use super::picker::Picker;
@@ -41,6 +42,8 @@ pub struct App {
     pub picker: Option<Picker>,
     /// The model picker (`/model`), while it is open.
     pub model_picker: Option<ModelPicker>,
+    /// The `@` file finder: the project's files and the list over the input box.
+    pub finder: FinderState,
     /// A model switch the loop is resolving, and the messages held until it answers.
     pub model_switch: Option<PendingSwitch>,
     /// The agent's last count of the context and where it goes (`AgentEvent::Context`);
@@ -471,6 +474,7 @@ impl App {
             approvals: Approvals::default(),
             picker: None,
             model_picker: None,
+            finder: FinderState::default(),
             model_switch: None,
             context: None,
             context_open: false,

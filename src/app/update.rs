@@ -18,6 +18,7 @@ use super::approval;
 use super::composer;
 use super::context_view;
 use super::event::{AppEvent, Effect};
+use super::finder;
 use super::keymap::{keymap, Action};
 use super::layer::Layer;
 use super::model_picker;
@@ -88,6 +89,7 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
                 .push(Cell::notice(NoticeKind::Error, message));
             app.transcript.scroll = Scroll::default();
         }
+        AppEvent::FilesIndexed(index) => finder::indexed(app, *index, now),
         AppEvent::Models(list) => model_picker::open(app, list),
         AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
     }
@@ -121,7 +123,8 @@ enum Input<'a> {
 
 /// Hand `input` to the layer on top ([`Layer::top`]): each layer's handlers, in one place.
 fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
-    match (Layer::top(app), input) {
+    let top = Layer::top(app);
+    match (top, input) {
         // The tail of a paste must not answer an approval.
         (Layer::Approval | Layer::Feedback, Input::Key { in_paste: true, .. }) => {}
         (Layer::Approval | Layer::Feedback, Input::Key { key, .. }) => {
@@ -138,9 +141,19 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Context, Input::Key { key, .. }) => context_view::handle_key(app, key),
         // The layer has no text field and does not scroll.
         (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
+        // The finder's own keys, else the main screen's (the tail of a paste edits).
+        (Layer::Finder, Input::Key { key, in_paste }) => {
+            if in_paste || !finder::handle_key(app, &key, now, effects) {
+                main_key(app, key, in_paste, now, effects)
+            }
+        }
         (Layer::Main, Input::Key { key, in_paste }) => main_key(app, key, in_paste, now, effects),
-        (Layer::Main, Input::Paste(text)) => composer::paste(app, text),
-        (Layer::Main, Input::Mouse(mouse)) => main_mouse(app, mouse),
+        (Layer::Main | Layer::Finder, Input::Paste(text)) => composer::paste(app, text),
+        (Layer::Main | Layer::Finder, Input::Mouse(mouse)) => main_mouse(app, mouse),
+    }
+    // The input may have changed: the `@` finder follows the cursor.
+    if matches!(top, Layer::Main | Layer::Finder) {
+        finder::sync(app, now, effects);
     }
 }
 
@@ -234,7 +247,8 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::ClosePicker
         | Action::ClearFilter
         | Action::ChooseModel
-        | Action::CloseContext => {}
+        | Action::CloseContext
+        | Action::InsertPath => {}
     }
 }
 

@@ -271,3 +271,38 @@ fn the_finder_while_indexing() {
     s.type_text("ma");
     snapshot("file_finder_indexing", &s.app, 60, 12, s.now);
 }
+
+#[test]
+fn the_transcript_shows_an_attached_mention_as_a_chip_not_the_file() {
+    use rein::agent::AgentEvent;
+    let mut s = script();
+    let text = "explain @src/main.rs and mail ann@example.com";
+    s.agent(AgentEvent::TurnStarted { text: text.into() });
+    s.agent(AgentEvent::Attached {
+        paths: vec!["src/main.rs".into()],
+    });
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 12)).unwrap();
+    terminal
+        .draw(|frame| rein::ui::render(&s.app, frame, s.now))
+        .unwrap();
+    let buf = terminal.backend().buffer();
+    let screen = rein::ui::buffer_text(buf);
+    let (y, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("explain"))
+        .unwrap();
+    assert_eq!(line.trim_end(), format!("› {text}"));
+    let chip = |col: u16| {
+        buf[(col, y as u16)]
+            .modifier
+            .contains(ratatui::style::Modifier::REVERSED)
+    };
+    // "@src/main.rs" is 12 columns.
+    let start = line.chars().position(|c| c == '@').unwrap() as u16;
+    assert!(chip(start) && chip(start + 11), "the mention is a chip");
+    assert!(!chip(start + 12) && !chip(0), "the rest is plain text");
+    let at_ann = line.rfind('@').unwrap();
+    let at_ann_col = line[..at_ann].chars().count() as u16;
+    assert!(!chip(at_ann_col), "not attached: not a chip");
+}

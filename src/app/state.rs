@@ -178,6 +178,8 @@ impl<T> DerefMut for Versioned<T> {
 #[derive(Debug)]
 pub struct UserCell {
     pub text: String,
+    /// The files the message attached (`@path` mentions): shown as chips in the text.
+    pub mentions: Vec<String>,
 }
 
 /// The assistant's reply, streamed in as Markdown.
@@ -509,7 +511,10 @@ impl Cell {
     }
 
     pub fn user(text: impl Into<String>) -> Cell {
-        Cell::User(Versioned::new(UserCell { text: text.into() }))
+        Cell::User(Versioned::new(UserCell {
+            text: text.into(),
+            mentions: Vec::new(),
+        }))
     }
 
     /// A reply; `finished` false while it streams.

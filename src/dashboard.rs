@@ -396,6 +396,14 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     pending.push_back(AppEvent::CommandsLoaded(commands));
                 }
                 Effect::EditInput { text } => ctx.edit = Some(text),
+                Effect::IndexFiles { root, cap } => {
+                    // A walk of a large tree takes a while: on a thread, never on the loop.
+                    let background = ctx.background.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let index = crate::file_index::scan(&root, cap);
+                        let _ = background.send(AppEvent::FilesIndexed(Box::new(index)));
+                    });
+                }
                 Effect::Quit => quit = true,
             }
         }

@@ -229,6 +229,7 @@ impl Printer {
                 self.newline_stdout();
                 say!("rein: {}", describe::REFUSAL);
             }
+            AgentEvent::Attached { paths } => say!("rein: attached {}", paths.join(", ")),
             AgentEvent::Usage(usage) => self.usage.record(*usage),
             AgentEvent::TurnFinished { outcome } => {
                 self.end_reasoning();

@@ -22,6 +22,7 @@ pub mod dashboard;
 pub mod demo;
 pub mod describe;
 pub mod external_editor;
+pub mod file_index;
 pub mod headless;
 pub mod instructions;
 pub mod permissions;

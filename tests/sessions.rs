@@ -308,7 +308,7 @@ async fn a_new_conversation_starts_a_new_session_file_and_says_so() {
         loaded.history
     );
     assert!(
-        matches!(&loaded.history[0], rein::agent::Message::User { content, reminder: Some(_) } if content == "second topic"),
+        matches!(&loaded.history[0], rein::agent::Message::User { content, reminder: Some(_), .. } if content == "second topic"),
         "{:?}",
         loaded.history[0]
     );

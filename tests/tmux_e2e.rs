@@ -897,3 +897,65 @@ async fn a_turn_that_ends_unfocused_rings_the_bell() {
     assert!(!screen.contains("[O") && !screen.contains("[I"), "{screen}");
     tmux.send("", &["C-c"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mention_a_file_from_the_at_finder() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let content = "pub fn answer() -> u32 {\n    42\n}\n";
+    std::fs::create_dir_all(project.path().join("src/deep")).unwrap();
+    std::fs::write(project.path().join("src/deep/answer.rs"), content).unwrap();
+    std::fs::write(project.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    // Ignored: never listed.
+    std::fs::write(project.path().join(".gitignore"), "build/\n").unwrap();
+    std::fs::create_dir_all(project.path().join("build")).unwrap();
+    std::fs::write(project.path().join("build/answer.rs.bak"), "old\n").unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("It returns **42**.")])
+        .await
+        .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("what does @", &[]);
+    tmux.send("answ", &[]);
+    let screen = tmux
+        .wait_for("the finder's match", |s| s.contains("src/deep/answer.rs"))
+        .await;
+    assert!(!screen.contains("build/"), "{screen}");
+    tmux.send("", &["Tab"]);
+    tmux.wait_for("the path in the input", |s| {
+        s.contains("what does @src/deep/answer.rs") && !s.contains("╭ @")
+    })
+    .await;
+    tmux.send("return?", &["Enter"]);
+    let screen = tmux
+        .wait_for("the reply", |s| s.contains("It returns 42."))
+        .await;
+    // The transcript shows the mention, not the file.
+    assert!(
+        screen.contains("what does @src/deep/answer.rs return?"),
+        "{screen}"
+    );
+    assert!(!screen.contains("pub fn answer"), "{screen}");
+    let requests = server.requests();
+    let user = requests[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        user.starts_with(&format!(
+            "what does @src/deep/answer.rs return?\n\n<file path=\"src/deep/answer.rs\" \
+             attached_by=\"user\">\n{content}</file>"
+        )),
+        "{user}"
+    );
+}

@@ -20,6 +20,9 @@ use crate::tools::write_todos::Todo;
 pub enum AgentEvent {
     /// A user turn began (the message is now part of the history).
     TurnStarted { text: String },
+    /// The files the turn's user message mentioned and carries for the model (right after
+    /// [`AgentEvent::TurnStarted`]), by path as mentioned; only when there are some.
+    Attached { paths: Vec<String> },
     /// A model request is about to be sent (step counts from 1 within the turn).
     RequestStarted { step: u32 },
     /// A piece of the assistant's visible reply.
@@ -415,6 +418,7 @@ impl AgentEvent {
         match self {
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnStarted { .. }
+            | AgentEvent::Attached { .. }
             | AgentEvent::RequestStarted { .. }
             | AgentEvent::Usage(_)
             | AgentEvent::TurnFinished { .. } => EventFamily::Turn,

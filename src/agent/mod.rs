@@ -6,6 +6,7 @@
 //! and calls it again until a reply asks for no tools; a `task` call runs a subagent
 //! ([`subagent`]) with its own history. Nothing here knows about terminals.
 
+pub mod attach;
 pub mod client;
 pub mod events;
 mod inbox;

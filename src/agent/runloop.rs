@@ -456,10 +456,21 @@ impl Agent {
             content.push_str("\n\n");
         }
         content.push_str(&text);
-        let mut message = Message::user(self.fit_user_message(content));
+        // The files it mentions ride in it too, stored with it (a resumed session sends the
+        // same bytes).
+        let attached = self.attach_mentions(&text).await;
+        let paths: Vec<String> = attached.files.iter().map(|a| a.path.clone()).collect();
+        let mut message =
+            Message::user(self.fit_user_message(content)).with_attachments(attached.files);
         message.set_reminder(self.reminder(true));
         self.push(message);
         self.emit(AgentEvent::TurnStarted { text });
+        if !paths.is_empty() {
+            self.emit(AgentEvent::Attached { paths });
+        }
+        for message in attached.notices {
+            self.emit(AgentEvent::Notice { message });
+        }
         for step in 1..=self.config.max_steps.max(1) {
             let mut partial = String::new();
             let events = self.events.clone();
@@ -570,6 +581,30 @@ impl Agent {
             ),
         });
         TurnOutcome::StepLimit
+    }
+
+    /// The files `text` mentions, read off the async threads ([`super::attach`]).
+    async fn attach_mentions(&self, text: &str) -> super::attach::Attached {
+        if crate::conversation::mention::mentions(text).is_empty() {
+            return super::attach::Attached::default();
+        }
+        let limits = super::attach::AttachLimits {
+            per_file: self.config.context.attach_max_bytes,
+            total: self.config.context.attach_total_bytes,
+        };
+        let (text, root, policy) = (
+            text.to_string(),
+            self.config.root.clone(),
+            Arc::clone(&self.config.policy),
+        );
+        tokio::task::spawn_blocking(move || {
+            super::attach::attach(&text, &root, policy.as_ref(), limits)
+        })
+        .await
+        .unwrap_or_else(|e| super::attach::Attached {
+            files: Vec::new(),
+            notices: vec![format!("the mentioned files could not be attached: {e}")],
+        })
     }
 
     /// The reminder's text as things are now: time, branch, plan and (at a turn's start,

@@ -74,6 +74,16 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             app.activity = Activity::Thinking { since: now };
             app.turn_started = Some(now);
         }
+        // The turn's message (the last user cell) shows its attached files as chips.
+        AgentEvent::Attached { paths } => {
+            let last = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+                Cell::User(u) => Some(u),
+                _ => None,
+            });
+            if let Some(cell) = last {
+                cell.mentions = paths;
+            }
+        }
         AgentEvent::RequestStarted { .. } => app.activity = Activity::Thinking { since: now },
         // The gauge follows the agent's count (`Context`); usage only says whether the
         // server reports it at all.

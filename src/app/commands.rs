@@ -291,6 +291,7 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ("Model picker (/model; type to filter)", &[Mode::Models][..]),
         ("Context (/context)", &[Mode::Context][..]),
         ("Command completion (type /)", &[Mode::Slash][..]),
+        ("File finder (type @)", &[Mode::Finder][..]),
         (
             "Searching earlier inputs (type to search)",
             &[Mode::Search][..],

@@ -9,6 +9,7 @@ use super::model_picker::ModelList;
 use super::picker::SessionList;
 use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
 use crate::custom_commands::CommandSet;
+use crate::file_index::FileIndex;
 use crate::session::LoadedSession;
 
 /// Everything the dashboard reacts to, in one stream.
@@ -32,6 +33,8 @@ pub enum AppEvent {
     Resumed(Result<Box<LoadedSession>, String>),
     /// The models the loop listed for `/model`: opens the model picker.
     Models(ModelList),
+    /// The project's files, scanned off the loop for the `@` finder ([`Effect::IndexFiles`]).
+    FilesIndexed(Box<FileIndex>),
     /// The loop resolved a model name ([`Effect::SwitchModel`]), its window asked of the
     /// server where the settings leave it open.
     ModelResolved(Box<ModelResolved>),
@@ -87,6 +90,9 @@ pub enum Effect {
     /// Open `text` in the user's editor (`$VISUAL`, `$EDITOR`, `vi`) with the dashboard
     /// suspended, and come back with [`AppEvent::Edited`].
     EditInput { text: String },
+    /// Scan the project's files (off the loop: a thread) for the `@` finder and come back
+    /// with [`AppEvent::FilesIndexed`].
+    IndexFiles { root: PathBuf, cap: usize },
     /// Leave the dashboard.
     Quit,
 }

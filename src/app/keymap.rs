@@ -41,11 +41,13 @@ pub enum Mode {
     Slash,
     /// The reverse history search (Ctrl-R) over the input box.
     Search,
+    /// The `@` file finder's list (over the main screen's modes).
+    Finder,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 9] = [
+    pub const ALL: [Mode; 10] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -55,6 +57,7 @@ impl Mode {
         Mode::Context,
         Mode::Slash,
         Mode::Search,
+        Mode::Finder,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -69,6 +72,7 @@ impl Mode {
             Mode::Context => "context",
             Mode::Slash => "slash",
             Mode::Search => "search",
+            Mode::Finder => "finder",
         }
     }
 }
@@ -139,6 +143,8 @@ pub enum Action {
     AcceptSearch,
     /// Search: close it, the input as it was.
     CancelSearch,
+    /// `@` finder: put the selected path in the input.
+    InsertPath,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -378,6 +384,7 @@ struct RawKeymap {
     #[serde(default)]
     slash: Vec<RawBinding>,
     search: Vec<RawBinding>,
+    finder: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -409,6 +416,7 @@ pub struct Keymap {
     context: Vec<Binding>,
     slash: Vec<Binding>,
     search: Vec<Binding>,
+    finder: Vec<Binding>,
 }
 
 impl Keymap {
@@ -439,6 +447,7 @@ impl Keymap {
             context: convert(raw.context),
             slash: convert(raw.slash),
             search: convert(raw.search),
+            finder: convert(raw.finder),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -454,6 +463,7 @@ impl Keymap {
             Mode::Picker => &self.picker,
             Mode::Models => &self.models,
             Mode::Context => &self.context,
+            Mode::Finder => &self.finder,
             Mode::Slash => &self.slash,
             Mode::Search => &self.search,
         }
@@ -469,6 +479,7 @@ impl Keymap {
             Mode::Picker => &mut self.picker,
             Mode::Models => &mut self.models,
             Mode::Context => &mut self.context,
+            Mode::Finder => &mut self.finder,
             Mode::Slash => &mut self.slash,
             Mode::Search => &mut self.search,
         }

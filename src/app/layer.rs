@@ -12,7 +12,9 @@
 //! 6. the Ctrl-R search over earlier inputs, drawn over the input box ([`Layer::Search`]);
 //! 7. the `/` completion list above the input box, while the input's first word starts a
 //!    command ([`Layer::Slash`]; unbound keys go on to the main screen's);
-//! 8. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
+//! 8. the `@` file finder's list over the input box ([`Layer::Finder`]): its few keys come
+//!    first, every other key goes on to the main screen under it;
+//! 9. the main screen: the transcript and the input box ([`Layer::Main`]), always open.
 //!
 //! [`Layer::stack`] is the open ones, top first; [`Layer::top`], the first of them, takes
 //! the input (the update step routes keys, pastes and the mouse by it) and names the keymap
@@ -43,13 +45,15 @@ pub enum Layer {
     Search,
     /// The `/` completion list (`super::slash_menu`).
     Slash,
+    /// The `@` file finder's list (the input box keeps taking the other keys).
+    Finder,
     /// The transcript and the input box.
     Main,
 }
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 8] = [
+    pub const ORDER: [Layer; 9] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Sessions,
@@ -57,6 +61,7 @@ impl Layer {
         Layer::Context,
         Layer::Search,
         Layer::Slash,
+        Layer::Finder,
         Layer::Main,
     ];
 
@@ -70,6 +75,7 @@ impl Layer {
             Layer::Context => app.context_open,
             Layer::Search => app.search.is_some(),
             Layer::Slash => super::slash_menu::is_open(app),
+            Layer::Finder => app.finder.open.is_some(),
             Layer::Main => true,
         }
     }
@@ -94,6 +100,7 @@ impl Layer {
             Layer::Context => &[Mode::Context],
             Layer::Search => &[Mode::Search],
             Layer::Slash => &[Mode::Slash, Mode::Global, Mode::Composer],
+            Layer::Finder => &[Mode::Finder, Mode::Global, Mode::Composer],
             Layer::Main => &[Mode::Global, Mode::Composer],
         }
     }
@@ -124,6 +131,11 @@ impl Layer {
                 (Mode::Slash, Action::SlashAccept),
                 (Mode::Slash, Action::SlashNext),
                 (Mode::Slash, Action::SlashClose),
+            ],
+            Layer::Finder => &[
+                (Mode::Finder, Action::InsertPath),
+                (Mode::Finder, Action::ScrollDown),
+                (Mode::Finder, Action::ClosePicker),
             ],
             Layer::Feedback => &[
                 (Mode::Feedback, Action::SubmitFeedback),

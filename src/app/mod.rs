@@ -14,6 +14,7 @@ pub mod composer;
 pub mod context_view;
 pub mod editor;
 pub mod event;
+pub mod finder;
 pub mod history_search;
 pub mod keymap;
 pub mod keymap_user;

@@ -62,9 +62,17 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
         }
         match message {
             Message::System { .. } => {}
-            Message::User { content, .. } => {
+            Message::User {
+                content,
+                attachments,
+                ..
+            } => {
                 app.composer.history.push(content.clone());
-                app.transcript.cells.push(Cell::user(content.clone()));
+                let mut cell = Cell::user(content.clone());
+                if let Cell::User(user) = &mut cell {
+                    user.mentions = attachments.iter().map(|a| a.path.clone()).collect();
+                }
+                app.transcript.cells.push(cell);
             }
             Message::Assistant {
                 content,

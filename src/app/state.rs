@@ -20,6 +20,7 @@ use ratatui::text::Line;
 use tui_textarea::TextArea;
 
 use super::attention::Notifications;
+use super::finder::FinderState;
 use super::history_search::HistorySearch;
 use super::model_picker::ModelPicker;
 use super::model_switch::PendingSwitch;
@@ -45,6 +46,8 @@ pub struct App {
     pub picker: Option<Picker>,
     /// The model picker (`/model`), while it is open.
     pub model_picker: Option<ModelPicker>,
+    /// The `@` file finder: the project's files and the list over the input box.
+    pub finder: FinderState,
     /// A model switch the loop is resolving, and the messages held until it answers.
     pub model_switch: Option<PendingSwitch>,
     /// The agent's last count of the context and where it goes (`AgentEvent::Context`);
@@ -202,6 +205,8 @@ pub struct UserCell {
     /// For a custom command: the file its prompt came from (the model got the prompt, the
     /// cell shows what was typed).
     pub expanded_from: Option<String>,
+    /// The files the message attached (`@path` mentions): shown as chips in the text.
+    pub mentions: Vec<String>,
 }
 
 /// The assistant's reply, streamed in as Markdown.
@@ -515,6 +520,7 @@ impl App {
             approvals: Approvals::default(),
             picker: None,
             model_picker: None,
+            finder: FinderState::default(),
             model_switch: None,
             context: None,
             context_open: false,
@@ -561,6 +567,7 @@ impl Cell {
         Cell::User(Versioned::new(UserCell {
             text: text.into(),
             expanded_from: None,
+            mentions: Vec::new(),
         }))
     }
 
@@ -569,6 +576,7 @@ impl Cell {
         Cell::User(Versioned::new(UserCell {
             text: typed.into(),
             expanded_from: Some(from.into()),
+            mentions: Vec::new(),
         }))
     }
 

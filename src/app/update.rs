@@ -21,6 +21,7 @@ use super::composer;
 use super::context_view;
 use super::editor;
 use super::event::{AppEvent, Effect};
+use super::finder;
 use super::history_search;
 use super::keymap::{keymap, Action};
 use super::layer::Layer;
@@ -92,6 +93,7 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
                 .push(Cell::notice(NoticeKind::Error, message));
             app.transcript.scroll = Scroll::default();
         }
+        AppEvent::FilesIndexed(index) => finder::indexed(app, *index, now),
         AppEvent::Models(list) => model_picker::open(app, list),
         AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
         AppEvent::CommandsLoaded(commands) => {
@@ -135,7 +137,8 @@ enum Input<'a> {
 
 /// Hand `input` to the layer on top ([`Layer::top`]): each layer's handlers, in one place.
 fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
-    match (Layer::top(app), input) {
+    let top = Layer::top(app);
+    match (top, input) {
         // The tail of a paste must not answer an approval.
         (Layer::Approval | Layer::Feedback, Input::Key { in_paste: true, .. }) => {}
         (Layer::Approval | Layer::Feedback, Input::Key { key, .. }) => {
@@ -155,13 +158,25 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Search, Input::Key { key, .. }) => history_search::handle_key(app, key),
         (Layer::Search, Input::Paste(text)) => history_search::paste(app, text),
         (Layer::Search, Input::Mouse(mouse)) => main_mouse(app, mouse),
+        // The finder's own keys, else the main screen's (the tail of a paste edits).
+        (Layer::Finder, Input::Key { key, in_paste }) => {
+            if in_paste || !finder::handle_key(app, &key, now, effects) {
+                main_key(app, key, in_paste, now, effects)
+            }
+        }
         // The completion list's keys come first (its mode is first in its modes); the
         // rest are the main screen's.
         (Layer::Main | Layer::Slash, Input::Key { key, in_paste }) => {
             main_key(app, key, in_paste, now, effects)
         }
-        (Layer::Main | Layer::Slash, Input::Paste(text)) => composer::paste(app, text),
-        (Layer::Main | Layer::Slash, Input::Mouse(mouse)) => main_mouse(app, mouse),
+        (Layer::Main | Layer::Slash | Layer::Finder, Input::Paste(text)) => {
+            composer::paste(app, text)
+        }
+        (Layer::Main | Layer::Slash | Layer::Finder, Input::Mouse(mouse)) => main_mouse(app, mouse),
+    }
+    // The input may have changed: the `@` finder follows the cursor.
+    if matches!(top, Layer::Main | Layer::Slash | Layer::Finder) {
+        finder::sync(app, now, effects);
     }
 }
 
@@ -269,7 +284,8 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::SearchOlder
         | Action::SearchNewer
         | Action::AcceptSearch
-        | Action::CancelSearch => {}
+        | Action::CancelSearch
+        | Action::InsertPath => {}
     }
 }
 

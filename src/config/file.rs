@@ -175,6 +175,24 @@ const KEYS: &[Key] = &[
     },
     Key {
         section: "context",
+        name: "attach_max_bytes",
+        kind: Kind::Int {
+            min: 0,
+            max: 16 * 1024 * 1024,
+            store: |l, v| l.attach_max_bytes = Some(v),
+        },
+    },
+    Key {
+        section: "context",
+        name: "attach_total_bytes",
+        kind: Kind::Int {
+            min: 0,
+            max: 64 * 1024 * 1024,
+            store: |l, v| l.attach_total_bytes = Some(v),
+        },
+    },
+    Key {
+        section: "context",
         name: "stub_chars",
         kind: Kind::Int {
             min: 0,

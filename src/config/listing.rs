@@ -88,6 +88,11 @@ impl Config {
                 shown(&self.instructions_max_bytes),
             ),
             ("context.cap_chars", shown(&self.cap_chars)),
+            ("context.attach_max_bytes", shown(&self.attach_max_bytes)),
+            (
+                "context.attach_total_bytes",
+                shown(&self.attach_total_bytes),
+            ),
             ("context.stub_chars", shown(&self.stub_chars)),
             ("context.keep_recent", shown(&self.keep_recent)),
             ("context.compact_at", shown(&self.compact_at)),

@@ -199,6 +199,11 @@ pub struct Config {
     /// `[context]`: a tool result longer than this many characters is cut on arrival
     /// (head and tail kept, the whole in a spill file), >= 1000.
     pub cap_chars: Sourced<u64>,
+    /// `[context]`: the most bytes of one file an `@path` mention attaches (0: mentions
+    /// attach only the path).
+    pub attach_max_bytes: Sourced<u64>,
+    /// `[context]`: the most bytes a message's attachments take together.
+    pub attach_total_bytes: Sourced<u64>,
     /// `[context]`: at a turn's end, old tool results are cut to this many characters.
     pub stub_chars: Sourced<u64>,
     /// `[context]`: the most recent messages stubbing leaves whole.
@@ -299,6 +304,8 @@ struct Layer {
     subagent_max_parallel: Option<Sourced<u32>>,
     instructions_max_bytes: Option<Sourced<u64>>,
     cap_chars: Option<Sourced<u64>>,
+    attach_max_bytes: Option<Sourced<u64>>,
+    attach_total_bytes: Option<Sourced<u64>>,
     stub_chars: Option<Sourced<u64>>,
     keep_recent: Option<Sourced<u64>>,
     compact_at: Option<Sourced<f64>>,
@@ -337,6 +344,8 @@ impl Layer {
             subagent_max_parallel: self.subagent_max_parallel.or(lower.subagent_max_parallel),
             instructions_max_bytes: self.instructions_max_bytes.or(lower.instructions_max_bytes),
             cap_chars: self.cap_chars.or(lower.cap_chars),
+            attach_max_bytes: self.attach_max_bytes.or(lower.attach_max_bytes),
+            attach_total_bytes: self.attach_total_bytes.or(lower.attach_total_bytes),
             stub_chars: self.stub_chars.or(lower.stub_chars),
             keep_recent: self.keep_recent.or(lower.keep_recent),
             compact_at: self.compact_at.or(lower.compact_at),
@@ -471,6 +480,14 @@ impl Config {
                 crate::instructions::DEFAULT_MAX_BYTES as u64,
             ),
             cap_chars: or_default(layer.cap_chars, DEFAULT_CAP_CHARS),
+            attach_max_bytes: or_default(
+                layer.attach_max_bytes,
+                crate::context::DEFAULT_ATTACH_MAX_BYTES as u64,
+            ),
+            attach_total_bytes: or_default(
+                layer.attach_total_bytes,
+                crate::context::DEFAULT_ATTACH_TOTAL_BYTES as u64,
+            ),
             stub_chars: or_default(layer.stub_chars, DEFAULT_STUB_CHARS),
             keep_recent: or_default(layer.keep_recent, DEFAULT_KEEP_RECENT),
             compact_at,
@@ -567,6 +584,8 @@ impl Config {
             compact_at: self.compact_at.value,
             compact_to: self.compact_to.value,
             compact_model: self.compact_model.value.clone(),
+            attach_max_bytes: size(self.attach_max_bytes.value),
+            attach_total_bytes: size(self.attach_total_bytes.value),
         }
     }
 }
@@ -593,6 +612,8 @@ impl fmt::Debug for Config {
             .field("subagent_max_parallel", &self.subagent_max_parallel)
             .field("instructions_max_bytes", &self.instructions_max_bytes)
             .field("cap_chars", &self.cap_chars)
+            .field("attach_max_bytes", &self.attach_max_bytes)
+            .field("attach_total_bytes", &self.attach_total_bytes)
             .field("stub_chars", &self.stub_chars)
             .field("keep_recent", &self.keep_recent)
             .field("compact_at", &self.compact_at)

@@ -48,6 +48,10 @@ pub struct ContextConfig {
     pub compact_to: f64,
     /// The model that writes handoff notes; empty: the agent's own model.
     pub compact_model: String,
+    /// The most bytes of one file a `@path` mention attaches to a message.
+    pub attach_max_bytes: usize,
+    /// The most bytes all of a message's attachments take together.
+    pub attach_total_bytes: usize,
 }
 
 /// `context.cap_chars` unless configured.
@@ -60,6 +64,10 @@ pub const DEFAULT_KEEP_RECENT: usize = 10;
 pub const DEFAULT_WINDOW: u64 = 128_000;
 /// `context.compact_at` unless configured.
 pub const DEFAULT_COMPACT_AT: f64 = 0.85;
+/// `context.attach_max_bytes` unless configured.
+pub const DEFAULT_ATTACH_MAX_BYTES: usize = 64 * 1024;
+/// `context.attach_total_bytes` unless configured.
+pub const DEFAULT_ATTACH_TOTAL_BYTES: usize = 256 * 1024;
 /// `context.compact_to` unless configured.
 pub const DEFAULT_COMPACT_TO: f64 = 0.35;
 
@@ -74,6 +82,8 @@ impl Default for ContextConfig {
             compact_at: DEFAULT_COMPACT_AT,
             compact_to: DEFAULT_COMPACT_TO,
             compact_model: String::new(),
+            attach_max_bytes: DEFAULT_ATTACH_MAX_BYTES,
+            attach_total_bytes: DEFAULT_ATTACH_TOTAL_BYTES,
         }
     }
 }

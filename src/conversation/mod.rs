@@ -8,10 +8,12 @@
 //! assistant message was streamed with (reasoning fields, signatures on tool calls) sent
 //! back as it arrived.
 
+pub mod mention;
 pub mod order;
 pub mod outcome;
 pub mod wire;
 
+pub use mention::Attachment;
 pub use outcome::{ToolOutcome, ToolResult};
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +32,11 @@ pub enum Message {
         /// a resumed session sends the same bytes.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reminder: Option<String>,
+        /// The files the user mentioned with `@path`, as the model reads them (sent
+        /// between the user's words and the reminder); kept apart so the transcript shows
+        /// chips, not contents. Session files written before rein attached files have none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<Attachment>,
     },
     Assistant {
         /// `None` when the reply was only tool calls (sent as `null`).
@@ -94,6 +101,7 @@ impl Message {
         Message::User {
             content: content.into(),
             reminder: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -195,6 +203,28 @@ impl Message {
         }
     }
 
+    /// The files attached to this message (a user message's; none for others).
+    pub fn attachments(&self) -> &[Attachment] {
+        match self {
+            Message::User { attachments, .. } => attachments,
+            _ => &[],
+        }
+    }
+
+    /// This message with `files` attached (a user message; others unchanged).
+    pub fn with_attachments(mut self, files: Vec<Attachment>) -> Self {
+        if let Message::User { attachments, .. } = &mut self {
+            *attachments = files;
+        }
+        self
+    }
+
+    /// The characters the attachments add on the wire (each text and the blank line
+    /// before it, see [`wire`]).
+    pub fn attachment_chars(&self) -> usize {
+        self.attachments().iter().map(|a| a.text.len() + 2).sum()
+    }
+
     /// The characters the reminder adds on the wire (its text and the blank line before it,
     /// see [`wire`]).
     pub fn reminder_chars(&self) -> usize {
@@ -227,7 +257,9 @@ impl Message {
     pub fn approx_chars(&self) -> usize {
         match self {
             Message::System { content } => content.len(),
-            Message::User { content, .. } => content.len() + self.reminder_chars(),
+            Message::User { content, .. } => {
+                content.len() + self.attachment_chars() + self.reminder_chars()
+            }
             Message::Tool { content, .. } => content.len() + 16 + self.reminder_chars(),
             Message::Assistant {
                 content,

@@ -3,6 +3,8 @@
 //! - Order: [`order::ordered`] adds the synthetic notes the stored history needs.
 //! - Reminders: a user message or tool result that carries one sends it after its own text,
 //!   separated by a blank line, inside the same `content` (never as a message of its own).
+//! - Attachments: the files a user message mentions go between its text and its reminder,
+//!   each after a blank line, inside the same `content`.
 //! - Provider state goes back to the model that produced it, as it arrived: the tool calls'
 //!   extra fields (Gemini's `extra_content` thought signature), `reasoning_details`
 //!   (OpenRouter: encrypted Gemini state, Anthropic signatures) on every assistant message
@@ -80,6 +82,7 @@ struct Wire<'a> {
 /// A text content, plain or as one marked part.
 struct Content<'a> {
     text: &'a str,
+    attachments: &'a [super::Attachment],
     reminder: Option<&'a str>,
     marked: bool,
 }
@@ -87,13 +90,23 @@ struct Content<'a> {
 impl Serialize for Content<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let joined;
-        let text = match self.reminder {
-            Some(reminder) if self.text.is_empty() => reminder,
-            Some(reminder) => {
-                joined = format!("{}\n\n{reminder}", self.text);
-                joined.as_str()
+        let extras = self
+            .attachments
+            .iter()
+            .map(|a| a.text.as_str())
+            .chain(self.reminder);
+        let text = if self.attachments.is_empty() && self.reminder.is_none() {
+            self.text
+        } else {
+            let mut all = self.text.to_string();
+            for extra in extras {
+                if !all.is_empty() {
+                    all.push_str("\n\n");
+                }
+                all.push_str(extra);
             }
-            None => self.text,
+            joined = all;
+            joined.as_str()
         };
         if !self.marked {
             return serializer.serialize_str(text);
@@ -125,7 +138,9 @@ impl Wire<'_> {
     fn stored<S: Serializer>(&self, message: &Message, serializer: S) -> Result<S::Ok, S::Error> {
         let (role, text, reminder, call_id) = match message {
             Message::System { content } => ("system", content, &None, None),
-            Message::User { content, reminder } => ("user", content, reminder, None),
+            Message::User {
+                content, reminder, ..
+            } => ("user", content, reminder, None),
             Message::Tool {
                 tool_call_id,
                 content,
@@ -143,6 +158,7 @@ impl Wire<'_> {
             "content",
             &Content {
                 text,
+                attachments: message.attachments(),
                 reminder: reminder.as_deref(),
                 marked: self.marked,
             },
@@ -224,6 +240,29 @@ mod tests {
             },
         })
         .unwrap()
+    }
+
+    #[test]
+    fn attachments_go_between_the_text_and_the_reminder() {
+        let file = |p: &str| crate::conversation::Attachment {
+            path: p.into(),
+            text: format!("<file {p}>"),
+        };
+        let mut user =
+            Message::user("explain @a.rs").with_attachments(vec![file("a.rs"), file("b.rs")]);
+        user.set_reminder("(rein context)".into());
+        let v = wire(&[Message::system("s"), user.clone()], "m", false);
+        assert_eq!(
+            v[1]["content"],
+            "explain @a.rs\n\n<file a.rs>\n\n<file b.rs>\n\n(rein context)"
+        );
+        assert_eq!(user.approx_chars(), v[1]["content"].as_str().unwrap().len());
+        // Stored apart, and a message stored before attachments existed reads as none.
+        let stored = serde_json::to_value(&user).unwrap();
+        assert_eq!(stored["attachments"][1]["path"], "b.rs");
+        let old: Message =
+            serde_json::from_value(json!({"role":"user","content":"hi","reminder":"r"})).unwrap();
+        assert!(old.attachments().is_empty());
     }
 
     #[test]

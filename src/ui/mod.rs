@@ -6,9 +6,10 @@
 //! first-run explanation ([`setup`]), the todo pane or its one-line summary ([`todo`](mod@todo)),
 //! the input box ([`input`]), the hint, the status line and key hints ([`status`]), the
 //! context gauge ([`gauge`]); over them, the open layers of [`crate::app::layer`]'s stack,
-//! bottom up: the `/` completion list above the input ([`slash_menu`]), the Ctrl-R search
-//! over the input box ([`history_search`]), the `/context` layer ([`context_modal`]), the
-//! model picker ([`model_picker`]), the session picker ([`picker`]) and the approval modal
+//! bottom up: the `@` file finder's list ([`finder`](mod@finder)) and the `/` completion
+//! list ([`slash_menu`]) above the input, the Ctrl-R search over the input box
+//! ([`history_search`]), the `/context` layer ([`context_modal`]), the model picker
+//! ([`model_picker`]), the session picker ([`picker`]) and the approval modal
 //! ([`approval_modal`]). Colours
 //! come from [`theme`]; everything from the model or a tool passes [`sanitize`] before it
 //! becomes a span. Nothing here writes to the state except
@@ -16,6 +17,7 @@
 
 pub mod approval_modal;
 pub mod context_modal;
+pub mod finder;
 pub mod gauge;
 pub mod history_search;
 pub mod input;
@@ -91,6 +93,17 @@ fn render_layer(layer: Layer, app: &App, frame: &mut Frame, now: Instant) {
             }
         }
         Layer::Approval => buf_render(&app.approvals, area, buf),
+        Layer::Finder => {
+            let input = layout::areas(app, area).input;
+            buf_render(
+                finder::FinderPopup {
+                    finder: &app.finder,
+                    input,
+                },
+                area,
+                buf,
+            );
+        }
         // The field is part of the approval modal, drawn with it.
         Layer::Feedback => {}
         Layer::Search => {

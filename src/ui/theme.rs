@@ -62,6 +62,13 @@ pub const KEY: Style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
 /// A part's share of the context (the `/context` layer's bars).
 pub const SHARE_BAR: Style = Style::new().fg(Color::Blue);
 
+/// The characters of a path the `@` finder's query matched.
+pub const FINDER_MATCH: Style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+/// A file the user attached with `@path`, in the transcript: a chip, not the file.
+pub const MENTION: Style = Style::new()
+    .fg(Color::Cyan)
+    .add_modifier(Modifier::REVERSED);
+
 /// The selected row of a list (the session picker).
 pub const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
 

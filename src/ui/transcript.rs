@@ -123,18 +123,11 @@ fn wrap_text(
     }
 }
 
+/// The user's message; each attached file's `@path` is a chip (the file never shows).
 fn user_lines(c: &UserCell, width: u16, out: &mut Vec<Line<'static>>) {
     let first = [Span::styled("› ", theme::USER_MARKER)];
     let rest = [Span::raw(INDENT)];
-    wrap_text(
-        c.text.trim_end(),
-        theme::USER,
-        width,
-        &first,
-        &rest,
-        WrapMode::Words,
-        out,
-    );
+    user_text(c, width, &first, &rest, out);
     if let Some(from) = &c.expanded_from {
         let note = format!("expanded from {from}");
         let indent = [Span::raw(INDENT)];
@@ -147,6 +140,52 @@ fn user_lines(c: &UserCell, width: u16, out: &mut Vec<Line<'static>>) {
             WrapMode::Words,
             out,
         );
+    }
+}
+
+/// The user's words, each attached mention (`@path`) a chip.
+fn user_text(
+    c: &UserCell,
+    width: u16,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+    out: &mut Vec<Line<'static>>,
+) {
+    if c.mentions.is_empty() {
+        wrap_text(
+            c.text.trim_end(),
+            theme::USER,
+            width,
+            first,
+            rest,
+            WrapMode::Words,
+            out,
+        );
+        return;
+    }
+    let clean = sanitize(c.text.trim_end());
+    let mut prefix: &[Span<'static>] = first;
+    for line in clean.split('\n') {
+        let mut spans = Vec::new();
+        let mut at = 0;
+        for (range, path) in crate::conversation::mention::mentions(line) {
+            if !c.mentions.iter().any(|m| m == path) {
+                continue;
+            }
+            spans.push(Span::styled(&line[at..range.start], theme::USER));
+            spans.push(Span::styled(&line[range.clone()], theme::MENTION));
+            at = range.end;
+        }
+        spans.push(Span::styled(&line[at..], theme::USER));
+        wrap_into(
+            &spans,
+            usize::from(width),
+            prefix,
+            rest,
+            WrapMode::Words,
+            out,
+        );
+        prefix = rest;
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crossterm::event::{KeyCode, KeyModifiers};
 use rein::app::state::{App, SessionInfo};
 use rein::app::{AppEvent, Effect, Layer};
-use rein::file_index::{FileIndex, IndexEntry};
+use rein::file_index::FileIndex;
 use support::app::{snapshot, Script};
 
 const PROJECT: &str = "/work/project";
@@ -26,17 +26,7 @@ fn script() -> Script {
 }
 
 fn index(paths: &[&str]) -> AppEvent {
-    AppEvent::FilesIndexed(Box::new(FileIndex {
-        root: PathBuf::from(PROJECT),
-        entries: paths
-            .iter()
-            .map(|p| IndexEntry {
-                path: p.to_string(),
-                is_dir: p.ends_with('/'),
-            })
-            .collect(),
-        ..FileIndex::default()
-    }))
+    AppEvent::FilesIndexed(Box::new(FileIndex::of_paths(PROJECT, paths)))
 }
 
 const FILES: [&str; 7] = [

@@ -53,13 +53,7 @@ pub fn changed(app: &mut App, mode: ApprovalMode) {
 
 /// A call auto mode approved: its cell says so.
 pub fn auto_approved(app: &mut App, id: &str) {
-    if let Some(Cell::Tool(cell)) = app
-        .transcript
-        .cells
-        .iter_mut()
-        .rev()
-        .find(|c| matches!(c, Cell::Tool(t) if t.id == id))
-    {
+    if let Some(cell) = super::agent_events::tool_cell_mut(app, id) {
         cell.note = Some(AUTO_APPROVED.to_string());
     }
 }
@@ -117,13 +111,7 @@ pub fn command_event(app: &mut App, event: AgentEvent, now: Instant) {
             duration,
             ..
         } => {
-            if let Some(Cell::Tool(cell)) = app
-                .transcript
-                .cells
-                .iter_mut()
-                .rev()
-                .find(|c| matches!(c, Cell::Tool(t) if t.id == id))
-            {
+            if let Some(cell) = super::agent_events::tool_cell_mut(app, &id) {
                 cell.status = match outcome {
                     ToolOutcome::Ok => ToolStatus::Done { approved: false },
                     ToolOutcome::Denied => ToolStatus::Refused,

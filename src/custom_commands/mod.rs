@@ -131,19 +131,7 @@ impl CommandSet {
     ) -> CommandSet {
         let mut notices = Vec::new();
         let mut by_name: BTreeMap<String, CustomCommand> = BTreeMap::new();
-        let canonical: Vec<Option<PathBuf>> = places
-            .iter()
-            .map(|(dir, _)| dir.canonicalize().ok())
-            .collect();
-        for (i, (dir, source)) in places.iter().enumerate() {
-            // The same folder reached twice (rein started in the home folder): read once,
-            // as the later place.
-            let seen_later = canonical[i]
-                .as_ref()
-                .is_some_and(|c| canonical[i + 1..].iter().any(|o| o.as_ref() == Some(c)));
-            if seen_later {
-                continue;
-            }
+        for (dir, source) in crate::skills::distinct_places(places) {
             let mut found = Vec::new();
             scan(dir, "", 0, labeller, &mut found, &mut notices);
             for path_and_name in found {

@@ -219,20 +219,10 @@ impl Prefilter {
 
 #[cfg(test)]
 mod tests {
-    use super::super::IndexEntry;
     use super::*;
 
     fn index(paths: &[&str]) -> Arc<FileIndex> {
-        Arc::new(FileIndex {
-            entries: paths
-                .iter()
-                .map(|p| IndexEntry {
-                    path: p.to_string(),
-                    is_dir: p.ends_with('/'),
-                })
-                .collect(),
-            ..FileIndex::default()
-        })
+        Arc::new(FileIndex::of_paths("", paths))
     }
 
     fn ranked(m: &mut PathMatcher, index: &Arc<FileIndex>, query: &str) -> Vec<String> {

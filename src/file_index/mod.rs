@@ -57,6 +57,22 @@ pub struct FileIndex {
 }
 
 impl FileIndex {
+    /// An index of `paths` under `root` as given, a path ending in `/` a folder (for tests
+    /// and benchmarks).
+    pub fn of_paths(root: impl Into<PathBuf>, paths: &[&str]) -> FileIndex {
+        FileIndex {
+            root: root.into(),
+            entries: paths
+                .iter()
+                .map(|p| IndexEntry {
+                    path: p.to_string(),
+                    is_dir: p.ends_with('/'),
+                })
+                .collect(),
+            ..FileIndex::default()
+        }
+    }
+
     /// How many files (not folders) it lists.
     pub fn files(&self) -> usize {
         self.entries.iter().filter(|e| !e.is_dir).count()

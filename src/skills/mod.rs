@@ -78,19 +78,7 @@ impl SkillSet {
     pub fn from_places(places: &[(PathBuf, SkillSource)]) -> SkillSet {
         let mut notices = Vec::new();
         let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
-        let canonical: Vec<Option<PathBuf>> = places
-            .iter()
-            .map(|(dir, _)| dir.canonicalize().ok())
-            .collect();
-        for (i, (dir, source)) in places.iter().enumerate() {
-            // The same folder reached twice (rein started in the home directory): read it
-            // once, as the later place.
-            let seen_later = canonical[i]
-                .as_ref()
-                .is_some_and(|c| canonical[i + 1..].iter().any(|o| o.as_ref() == Some(c)));
-            if seen_later {
-                continue;
-            }
+        for (dir, source) in distinct_places(places) {
             for skill in scan_place(dir, *source, &mut notices) {
                 by_name.insert(skill.name.clone(), skill);
             }
@@ -228,6 +216,21 @@ fn read_front_matter(path: &Path) -> Result<Option<front_matter::FrontMatter>, S
     front_matter::parse(&text)
         .map(Some)
         .map_err(|e| e.to_string())
+}
+
+/// `places` less the folders reached again later (rein started in the home folder, where
+/// the user's and the project's folder are one): each is read once, as the later place.
+pub fn distinct_places<T>(places: &[(PathBuf, T)]) -> impl Iterator<Item = &(PathBuf, T)> {
+    let canonical: Vec<Option<PathBuf>> = places
+        .iter()
+        .map(|(dir, _)| dir.canonicalize().ok())
+        .collect();
+    places.iter().enumerate().filter_map(move |(i, place)| {
+        let seen_later = canonical[i]
+            .as_ref()
+            .is_some_and(|c| canonical[i + 1..].iter().any(|o| o.as_ref() == Some(c)));
+        (!seen_later).then_some(place)
+    })
 }
 
 #[cfg(test)]

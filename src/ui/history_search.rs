@@ -44,11 +44,7 @@ impl Widget for SearchBox<'_> {
             .title_top(title);
         let inner = block.inner(area);
         block.render(area, buf);
-        let inner = Rect {
-            x: inner.x.saturating_add(1).min(inner.right()),
-            width: inner.width.saturating_sub(1),
-            ..inner
-        };
+        let inner = super::input::padded(inner);
         if inner.is_empty() {
             return;
         }

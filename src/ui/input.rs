@@ -46,12 +46,17 @@ impl Widget for InputBox<'_> {
         }
         let inner = block.inner(area);
         block.render(area, buf);
-        // One column of padding after the border.
-        let inner = Rect {
-            x: inner.x.saturating_add(1).min(inner.right()),
-            width: inner.width.saturating_sub(1),
-            ..inner
-        };
+        let inner = padded(inner);
         (&self.composer.textarea).render(inner, buf);
+    }
+}
+
+/// `inner` less one column of padding after the border (the input box and what is drawn
+/// over it).
+pub fn padded(inner: Rect) -> Rect {
+    Rect {
+        x: inner.x.saturating_add(1).min(inner.right()),
+        width: inner.width.saturating_sub(1),
+        ..inner
     }
 }

@@ -404,6 +404,20 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         let _ = background.send(AppEvent::FilesIndexed(Box::new(index)));
                     });
                 }
+                Effect::SaveInput(text) => {
+                    if let Some(file) = &app.input_history {
+                        if let Err(e) = crate::input_history::append(file, &app.info.project, &text)
+                        {
+                            // Said once; the inputs stay in this dashboard's memory.
+                            app.hint = Some(format!(
+                                "inputs are no longer saved to {} ({e}); Up and Ctrl-R still \
+                                 reach this session's",
+                                file.display()
+                            ));
+                            app.input_history = None;
+                        }
+                    }
+                }
                 Effect::Quit => quit = true,
             }
         }

@@ -24,6 +24,7 @@ pub mod describe;
 pub mod external_editor;
 pub mod file_index;
 pub mod headless;
+pub mod input_history;
 pub mod instructions;
 pub mod permissions;
 pub mod safe_fs;

@@ -383,6 +383,12 @@ fn run_dashboard(
     app.no_auto = no_auto(&sandbox);
     app.notifications = notifications(&config);
     install_keymap(&config, &mut app);
+    if config.ui_input_history.value {
+        // Before a resumed session is shown: its inputs join these.
+        let file = rein::input_history::path(&config.data_dir);
+        app.composer.history = rein::input_history::load(&file, &root);
+        app.input_history = Some(file);
+    }
     let runtime = runtime()?;
     let result = runtime.block_on(async {
         for line in instructions.summary().iter().chain(&instructions.notices) {

@@ -1542,3 +1542,32 @@ fn custom_commands_read_again_after_clear_replace_the_old_ones() {
         "{notice}"
     );
 }
+
+#[test]
+fn sent_inputs_are_saved_when_the_history_file_is_on() {
+    let mut s = Script::with(app());
+    // Off (the demo, `ui.input_history = false`): nothing to save.
+    let effects = s.send("/help");
+    assert!(!effects.iter().any(|e| matches!(e, Effect::SaveInput(_))));
+    s.app.input_history = Some("/data/history.jsonl".into());
+    let saved = |effects: &[Effect]| -> Vec<String> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::SaveInput(text) => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(saved(&s.send("fix the parser")), ["fix the parser"]);
+    s.agent(AgentEvent::TurnFinished {
+        outcome: rein::agent::TurnOutcome::Completed,
+    });
+    assert_eq!(saved(&s.send("/context")), ["/context"], "commands too");
+    s.plain(KeyCode::Esc);
+    s.agent(AgentEvent::TurnFinished {
+        outcome: rein::agent::TurnOutcome::Completed,
+    });
+    // The same input twice in a row is one entry.
+    assert_eq!(saved(&s.send("/context")), Vec::<String>::new());
+}

@@ -392,7 +392,18 @@ fn a_resumed_session_replaces_the_conversation_shown() {
         })
         .collect();
     assert_eq!(texts, ["what does the parser do?", "It splits lines."]);
-    assert_eq!(s.app.composer.history, ["what does the parser do?"]);
+    // The input history is the user's: it stays, and the session's inputs join it once.
+    assert_eq!(
+        s.app.composer.history,
+        ["old question", "what does the parser do?"]
+    );
+    s.at(AppEvent::Resumed(Ok(Box::new(
+        rein::session::load(&path).unwrap(),
+    ))));
+    assert_eq!(
+        s.app.composer.history,
+        ["old question", "what does the parser do?"]
+    );
     assert_eq!(s.app.gauge.reported, 0);
     assert!(!s.app.busy());
 }

@@ -959,3 +959,91 @@ async fn mention_a_file_from_the_at_finder() {
         "{user}"
     );
 }
+
+/// Issue 14: the inputs of an earlier session of the project come back with Up and
+/// Ctrl-R in the next one (`history.jsonl` in the data folder), and another project's
+/// do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inputs_of_an_earlier_session_come_back_with_up_and_ctrl_r() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("Elsewhere."),
+    ])
+    .await
+    .unwrap();
+    let first = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    first
+        .wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    first.send("explain the parser module", &["Enter"]);
+    first
+        .wait_for("a reply", |s| s.contains("First answer."))
+        .await;
+    first.send("now the lexer", &["Enter"]);
+    first
+        .wait_for("a reply", |s| s.contains("Second answer."))
+        .await;
+    first.send("", &["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while first.alive() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // REIN_HOME holds the data folder too.
+    let saved = std::fs::read_to_string(home.path().join("rein-home/history.jsonl"))
+        .expect("a history file");
+    assert_eq!(saved.lines().count(), 2, "{saved}");
+
+    // Another project's inputs stay there.
+    let elsewhere = Tmux::start(
+        &rein_command(home.path(), other.path(), &server.base_url()),
+        100,
+        30,
+    );
+    elsewhere
+        .wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    elsewhere.send("", &["Up"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !elsewhere.screen().contains("now the lexer"),
+        "{}",
+        elsewhere.screen()
+    );
+    drop(elsewhere);
+
+    let second = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    second
+        .wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    second.send("", &["Up"]);
+    second
+        .wait_for("the newest input", |s| s.contains("│ now the lexer"))
+        .await;
+    second.send("", &["C-u", "C-a", "C-k", "C-r"]);
+    second.send("pars", &[]);
+    second
+        .wait_for("the search's match", |s| {
+            s.contains("reverse-i-search: pars") && s.contains("explain the parser module")
+        })
+        .await;
+    second.send("", &["Enter"]);
+    second
+        .wait_for("the match in the input", |s| {
+            s.contains("│ explain the parser module") && !s.contains("reverse-i-search")
+        })
+        .await;
+    assert_eq!(server.requests().len(), 2, "nothing sent by recalling");
+    second.send("", &["C-c", "C-c"]);
+}

@@ -88,7 +88,7 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     };
     if let Some(command) = command {
         let text = text.to_string();
-        remember(app, &text);
+        remember(app, &text, effects);
         clear(&mut app.composer.textarea);
         app.hint = None;
         commands::run(app, command, effects);
@@ -104,7 +104,7 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
 
 /// Send `text` to the agent (or hold or queue it), `typed` going into the history.
 fn send(app: &mut App, typed: &str, text: String, now: Instant, effects: &mut Vec<Effect>) {
-    remember(app, typed);
+    remember(app, typed, effects);
     clear(&mut app.composer.textarea);
     app.transcript.scroll = Default::default();
     if let Some(command) = super::modes::user_command(&text) {
@@ -128,11 +128,15 @@ fn send(app: &mut App, typed: &str, text: String, now: Instant, effects: &mut Ve
     effects.push(Effect::Agent(AgentCommand::UserMessage(text)));
 }
 
-/// Add a sent input to the history (not twice in a row) and stop recalling.
-fn remember(app: &mut App, text: &str) {
+/// Add a sent input to the history (not twice in a row), and to the history file when
+/// inputs are saved, and stop recalling.
+fn remember(app: &mut App, text: &str, effects: &mut Vec<Effect>) {
     let composer = &mut app.composer;
     if composer.history.last().map(String::as_str) != Some(text) {
         composer.history.push(text.to_string());
+        if app.input_history.is_some() {
+            effects.push(Effect::SaveInput(text.to_string()));
+        }
     }
     composer.history_pos = None;
     composer.draft.clear();

@@ -93,6 +93,8 @@ pub enum Effect {
     /// Scan the project's files (off the loop: a thread) for the `@` finder and come back
     /// with [`AppEvent::FilesIndexed`].
     IndexFiles { root: PathBuf, cap: usize },
+    /// Append this input to the history file (`App::input_history`).
+    SaveInput(String),
     /// Leave the dashboard.
     Quit,
 }

@@ -9,8 +9,9 @@ use crate::conversation::Message;
 use crate::session::{tool_outcome, LoadedSession};
 use crate::tools::parse_arguments;
 
-/// Forget the conversation shown: transcript, todo list, gauge and context figures, input
-/// history and queued messages. The input's text, the panes shown and the session info stay.
+/// Forget the conversation shown: transcript, todo list, gauge and context figures and
+/// queued messages. The input's text, the input history (the user's, across sessions), the
+/// panes shown and the session info stay.
 pub fn reset(app: &mut App) {
     app.transcript = Transcript::default();
     app.todos.clear();
@@ -29,8 +30,8 @@ pub fn reset(app: &mut App) {
     app.hint = None;
     // The resumed session's agent says its mode when it is not the default.
     app.mode = Default::default();
+    // The input history is the user's, across sessions (like a shell's): it stays.
     let composer = &mut app.composer;
-    composer.history.clear();
     composer.history_pos = None;
     composer.draft.clear();
     composer.queued.clear();
@@ -53,6 +54,9 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
             .cells
             .push(Cell::notice(NoticeKind::Error, notice.clone()));
     }
+    let history = std::mem::take(&mut app.composer.history);
+    let mut known: std::collections::HashSet<&str> = history.iter().map(String::as_str).collect();
+    let mut added: Vec<String> = Vec::new();
     for (i, message) in session.transcript.iter().enumerate() {
         if session.compactions.contains(&i) {
             app.transcript.cells.push(Cell::notice(
@@ -67,7 +71,11 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                 attachments,
                 ..
             } => {
-                app.composer.history.push(content.clone());
+                // Inputs not in the history yet (sessions from before the history file,
+                // or with `ui.input_history` off) join it.
+                if known.insert(content.as_str()) {
+                    added.push(content.clone());
+                }
                 let mut cell = Cell::user(content.clone());
                 if let Cell::User(user) = &mut cell {
                     user.mentions = attachments.iter().map(|a| a.path.clone()).collect();
@@ -130,6 +138,8 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
             }
         }
     }
+    app.composer.history = history;
+    app.composer.history.extend(added);
     // Calls that never got a result (the session ended mid-tool) are not running now.
     for cell in app.transcript.cells.iter_mut() {
         if let Cell::Tool(t) = cell {

@@ -95,6 +95,9 @@ pub struct App {
     pub turn_started: Option<Instant>,
     /// When to notify (`ui.notifications`, `ui.notify_after_secs`).
     pub notifications: Notifications,
+    /// The file sent inputs are appended to (`crate::input_history`); `None`: not saved
+    /// (`ui.input_history = false`, the demo, or a write failed).
+    pub input_history: Option<std::path::PathBuf>,
 }
 
 /// What the status line says about the session.
@@ -541,6 +544,7 @@ impl App {
             focused: None,
             turn_started: None,
             notifications: Notifications::default(),
+            input_history: None,
         }
     }
 

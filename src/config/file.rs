@@ -269,6 +269,11 @@ const KEYS: &[Key] = &[
     },
     Key {
         section: "ui",
+        name: "input_history",
+        kind: Kind::Bool(|l, v| l.ui_input_history = Some(v)),
+    },
+    Key {
+        section: "ui",
         name: "notifications",
         kind: Kind::Notifications,
     },

@@ -143,6 +143,7 @@ impl Config {
                 ),
             ),
             ("ui.bell", shown(&self.ui_bell)),
+            ("ui.input_history", shown(&self.ui_input_history)),
             ("ui.notifications", shown(&self.ui_notifications)),
             ("ui.notify_after_secs", shown(&self.ui_notify_after_secs)),
         ];

@@ -234,6 +234,9 @@ pub struct Config {
     pub sandbox_writable: Sourced<Vec<PathBuf>>,
     /// `ui.bell`: ring the terminal bell when an approval is needed.
     pub ui_bell: Sourced<bool>,
+    /// `ui.input_history`: save what is typed in the dashboard to `history.jsonl` in the
+    /// data folder, for Up and Ctrl-R in later sessions of the project.
+    pub ui_input_history: Sourced<bool>,
     /// `ui.notifications`: when a waiting approval or a long turn's end posts a desktop
     /// notification (OSC 9): `"unfocused"` (the terminal lost the focus), `"always"`,
     /// `"never"` (one of [`NOTIFY_WHEN`]).
@@ -319,6 +322,7 @@ struct Layer {
     sandbox_hide_secrets: Option<Sourced<bool>>,
     sandbox_writable: Option<Sourced<Vec<String>>>,
     ui_bell: Option<Sourced<bool>>,
+    ui_input_history: Option<Sourced<bool>>,
     ui_notifications: Option<Sourced<String>>,
     ui_notify_after_secs: Option<Sourced<u64>>,
     /// `[providers.NAME]` tables; they add up across layers, lowest first.
@@ -362,6 +366,7 @@ impl Layer {
             sandbox_hide_secrets: self.sandbox_hide_secrets.or(lower.sandbox_hide_secrets),
             sandbox_writable: self.sandbox_writable.or(lower.sandbox_writable),
             ui_bell: self.ui_bell.or(lower.ui_bell),
+            ui_input_history: self.ui_input_history.or(lower.ui_input_history),
             ui_notifications: self.ui_notifications.or(lower.ui_notifications),
             ui_notify_after_secs: self.ui_notify_after_secs.or(lower.ui_notify_after_secs),
             providers: {
@@ -514,6 +519,7 @@ impl Config {
                 Sourced::new(paths, w.source)
             },
             ui_bell: or_default(layer.ui_bell, true),
+            ui_input_history: or_default(layer.ui_input_history, true),
             ui_notifications: or_default(layer.ui_notifications, NOTIFY_WHEN[0].to_string()),
             ui_notify_after_secs: or_default(layer.ui_notify_after_secs, DEFAULT_NOTIFY_AFTER_SECS),
             data_dir,
@@ -626,6 +632,7 @@ impl fmt::Debug for Config {
             .field("sandbox_hide_secrets", &self.sandbox_hide_secrets)
             .field("sandbox_writable", &self.sandbox_writable)
             .field("ui_bell", &self.ui_bell)
+            .field("ui_input_history", &self.ui_input_history)
             .field("ui_notifications", &self.ui_notifications)
             .field("ui_notify_after_secs", &self.ui_notify_after_secs)
             .field("data_dir", &self.data_dir)

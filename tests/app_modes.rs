@@ -265,3 +265,30 @@ fn cells_of_auto_approved_and_users_commands() {
     s.app.mode = ApprovalMode::Auto;
     snapshot("mode_cells", &s.app, 80, 16, s.now);
 }
+
+#[test]
+fn the_mode_command_shows_and_switches_the_mode() {
+    let mut s = Script::with(app(false));
+    assert!(set_mode(&s.send("/mode")).is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert!(
+        text.starts_with("default mode: ") && text.contains("Shift+Tab"),
+        "{text}"
+    );
+    assert_eq!(set_mode(&s.send("/mode PLAN")), [ApprovalMode::Plan]);
+    assert_eq!(s.app.mode, ApprovalMode::Plan);
+    // Without a working sandbox auto is not offered: the hint says why.
+    assert!(set_mode(&s.send("/mode auto")).is_empty());
+    assert_eq!(
+        s.app.hint.as_deref(),
+        Some("auto mode needs the sandbox: bwrap was not found")
+    );
+    assert!(set_mode(&s.send("/mode careful")).is_empty());
+    assert_eq!(
+        s.app.hint.as_deref(),
+        Some("unknown mode \"careful\" (plan, default or auto)")
+    );
+    assert_eq!(s.app.mode, ApprovalMode::Plan);
+    let mut s = Script::with(app(true));
+    assert_eq!(set_mode(&s.send("/mode auto")), [ApprovalMode::Auto]);
+}

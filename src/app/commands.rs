@@ -12,6 +12,7 @@ use super::keymap::{keymap, Action, Mode};
 use super::state::{Activity, App, Cell, NoticeKind, Scroll, Transcript};
 use crate::agent::AgentCommand;
 use crate::custom_commands::CommandSet;
+use crate::permissions::ApprovalMode;
 
 /// The commands, with what `/help` says about them.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -47,6 +48,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/cost",
         "tokens used in this conversation, the prompt cache's share and, with prices, the cost",
     ),
+    (
+        "/mode [MODE]",
+        "show the approval mode, or switch to MODE: plan, default or auto (Shift+Tab cycles)",
+    ),
     ("/quit", "leave rein (also /exit)"),
 ];
 
@@ -67,6 +72,8 @@ pub enum SlashCommand {
     /// `/compact [FOCUS]`: what the handoff note should keep, when given.
     Compact(Option<String>),
     Cost,
+    /// `/mode [NAME]`: the mode to switch to, when given.
+    Mode(Option<String>),
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -99,6 +106,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "context" => SlashCommand::Context,
         "compact" => SlashCommand::Compact(Some(rest()).filter(|f| !f.is_empty())),
         "cost" | "usage" => SlashCommand::Cost,
+        "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })
@@ -212,6 +220,21 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 .push(Cell::notice(NoticeKind::Info, text));
             app.transcript.scroll = Scroll::default();
         }
+        SlashCommand::Mode(None) => {
+            let text = format!(
+                "{}; /mode plan|default|auto or Shift+Tab switches it",
+                app.mode.describe()
+            );
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, text));
+            app.transcript.scroll = Scroll::default();
+        }
+        SlashCommand::Mode(Some(name)) => match name.parse::<ApprovalMode>() {
+            Ok(ApprovalMode::Auto) if app.no_auto.is_some() => app.hint = app.no_auto.clone(),
+            Ok(mode) => super::modes::set(app, mode, effects),
+            Err(e) => app.hint = Some(e.to_string()),
+        },
         SlashCommand::Quit => effects.push(Effect::Quit),
         SlashCommand::Unknown(name) => {
             app.hint = Some(format!("unknown command {name}; /help lists them"));

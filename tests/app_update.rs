@@ -64,15 +64,6 @@ impl Script {
             .unwrap_or_else(|| panic!("no tool cell {id}"))
     }
 
-    fn notices(&self) -> Vec<(NoticeKind, String)> {
-        self.cells()
-            .iter()
-            .filter_map(|c| match c {
-                Cell::Notice(n) => Some((n.kind, n.text.clone())),
-                _ => None,
-            })
-            .collect()
-    }
 }
 
 fn sent(effects: &[Effect]) -> Vec<String> {

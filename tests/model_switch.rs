@@ -114,17 +114,6 @@ impl Script {
             .collect()
     }
 
-    fn notices(&self) -> Vec<(NoticeKind, String)> {
-        self.app
-            .transcript
-            .cells
-            .iter()
-            .filter_map(|c| match c {
-                Cell::Notice(n) => Some((n.kind, n.text.clone())),
-                _ => None,
-            })
-            .collect()
-    }
 }
 
 fn switched_to(effects: &[Effect]) -> String {

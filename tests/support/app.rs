@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use rein::agent::AgentEvent;
-use rein::app::state::App;
+use rein::app::state::{App, Cell, NoticeKind};
 use rein::app::update::update_at;
 use rein::app::{AppEvent, Effect};
 use rein::ui::{buffer_text, render};
@@ -35,6 +35,19 @@ impl Script {
 
     pub fn agent(&mut self, event: AgentEvent) -> Vec<Effect> {
         self.at(AppEvent::Agent(event))
+    }
+
+    /// The transcript's notices, oldest first: their kind and text.
+    pub fn notices(&self) -> Vec<(NoticeKind, String)> {
+        self.app
+            .transcript
+            .cells
+            .iter()
+            .filter_map(|c| match c {
+                Cell::Notice(n) => Some((n.kind, n.text.clone())),
+                _ => None,
+            })
+            .collect()
     }
 
     pub fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Effect> {

@@ -63,7 +63,6 @@ impl Script {
             })
             .unwrap_or_else(|| panic!("no tool cell {id}"))
     }
-
 }
 
 fn sent(effects: &[Effect]) -> Vec<String> {

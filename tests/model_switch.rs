@@ -113,7 +113,6 @@ impl Script {
             })
             .collect()
     }
-
 }
 
 fn switched_to(effects: &[Effect]) -> String {

@@ -1047,3 +1047,60 @@ async fn inputs_of_an_earlier_session_come_back_with_up_and_ctrl_r() {
     assert_eq!(server.requests().len(), 2, "nothing sent by recalling");
     second.send("", &["C-c", "C-c"]);
 }
+
+/// Issue 14: Shift+Tab switches the approval mode in the real binary (the status line says
+/// it), and `!COMMAND` runs a command the user typed: its cell says "run by you", and its
+/// output goes to the model with the next message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_switches_to_plan_mode_and_a_bang_command_reaches_the_model() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("It printed from-me.")])
+        .await
+        .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        110,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    // default → auto → plan (auto is skipped where the sandbox does not work).
+    for _ in 0..2 {
+        if tmux.screen().contains("plan mode (Shift-Tab)") {
+            break;
+        }
+        tmux.send("", &["BTab"]);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tmux.wait_for("plan mode in the status line", |s| {
+        s.contains("plan mode (Shift-Tab)")
+    })
+    .await;
+    tmux.send("!echo from-me", &["Enter"]);
+    tmux.wait_for("the user's command", |s| {
+        s.contains("run by you") && s.contains("from-me")
+    })
+    .await;
+    assert!(
+        server.requests().is_empty(),
+        "a command of one's own asks no model"
+    );
+    tmux.send("what did it print?", &["Enter"]);
+    tmux.wait_for("the reply", |s| s.contains("It printed from-me."))
+        .await;
+    let request = &server.requests()[0];
+    let messages = request["messages"].as_array().unwrap();
+    let last = messages[messages.len() - 1]["content"].as_str().unwrap();
+    assert!(
+        last.starts_with("I ran this command myself:")
+            && last.contains("$ echo from-me\nfrom-me")
+            && last.contains("what did it print?"),
+        "{last}"
+    );
+    assert!(
+        last.contains("approval mode: plan"),
+        "the reminder says the mode: {last}"
+    );
+    tmux.send("", &["C-c"]);
+}

@@ -93,6 +93,15 @@ pub async fn run(
 ) -> io::Result<()> {
     let mut terminal = enter()?;
     let (background, mut finished) = mpsc::unbounded_channel();
+    if let Some(file) = app.input_history.clone() {
+        // The earlier sessions' inputs: read off the loop, so the first frame never waits.
+        let project = app.info.project.clone();
+        let background = background.clone();
+        tokio::task::spawn_blocking(move || {
+            let earlier = crate::input_history::load(&file, &project);
+            let _ = background.send(AppEvent::HistoryLoaded(earlier));
+        });
+    }
     let mut ctx = Loop {
         agent: &mut agent,
         sessions: sessions.as_mut(),

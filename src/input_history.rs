@@ -39,8 +39,10 @@ pub fn load(file: &Path, project: &Path) -> Vec<String> {
         return Vec::new();
     };
     let project = project.to_string_lossy();
+    // Only lines that hold the project's name as JSON writes it are parsed.
+    let needle = serde_json::to_string(project.as_ref()).unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
-    for line in text.lines() {
+    for line in text.lines().filter(|l| l.contains(&needle)) {
         let Ok(entry) = serde_json::from_str::<Line<'_>>(line) else {
             continue;
         };

@@ -384,10 +384,8 @@ fn run_dashboard(
     app.notifications = notifications(&config);
     install_keymap(&config, &mut app);
     if config.ui_input_history.value {
-        // Before a resumed session is shown: its inputs join these.
-        let file = rein::input_history::path(&config.data_dir);
-        app.composer.history = rein::input_history::load(&file, &root);
-        app.input_history = Some(file);
+        // Read off the loop once the dashboard runs (AppEvent::HistoryLoaded).
+        app.input_history = Some(rein::input_history::path(&config.data_dir));
     }
     let runtime = runtime()?;
     let result = runtime.block_on(async {

@@ -1534,6 +1534,42 @@ fn custom_commands_read_again_after_clear_replace_the_old_ones() {
 }
 
 #[test]
+fn earlier_sessions_inputs_go_before_this_runs_and_a_recall_stays_on_its_entry() {
+    let mut s = Script::with(app());
+    s.send("explain the lexer");
+    s.agent(AgentEvent::TurnFinished {
+        outcome: rein::agent::TurnOutcome::Completed,
+    });
+    s.send("now the parser");
+    s.agent(AgentEvent::TurnFinished {
+        outcome: rein::agent::TurnOutcome::Completed,
+    });
+    // Recalling "now the parser" when the file's inputs arrive.
+    s.plain(KeyCode::Up);
+    assert_eq!(s.app.composer.history_pos, Some(1));
+    s.at(AppEvent::HistoryLoaded(vec![
+        "fix the parser".into(),
+        "explain the lexer".into(),
+    ]));
+    assert_eq!(
+        s.app.composer.history,
+        ["fix the parser", "explain the lexer", "now the parser"],
+        "not twice"
+    );
+    assert_eq!(s.app.composer.history_pos, Some(2));
+    s.plain(KeyCode::Up);
+    assert_eq!(
+        rein::app::composer::text(&s.app.composer.textarea),
+        "explain the lexer"
+    );
+    s.plain(KeyCode::Up);
+    assert_eq!(
+        rein::app::composer::text(&s.app.composer.textarea),
+        "fix the parser"
+    );
+}
+
+#[test]
 fn sent_inputs_are_saved_when_the_history_file_is_on() {
     let mut s = Script::with(app());
     // Off (the demo, `ui.input_history = false`): nothing to save.

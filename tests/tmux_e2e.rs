@@ -1027,7 +1027,14 @@ async fn inputs_of_an_earlier_session_come_back_with_up_and_ctrl_r() {
     second
         .wait_for("the dashboard", |s| s.contains("scripted-model"))
         .await;
-    second.send("", &["Up"]);
+    // The history is read off the loop: Up does nothing until it is there.
+    for _ in 0..50 {
+        if !second.screen().contains("Ask rein to do something") {
+            break;
+        }
+        second.send("", &["Up"]);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     second
         .wait_for("the newest input", |s| s.contains("│ now the lexer"))
         .await;

@@ -142,6 +142,25 @@ fn remember(app: &mut App, text: &str, effects: &mut Vec<Effect>) {
     composer.draft.clear();
 }
 
+/// The inputs of earlier sessions, read from the history file after the dashboard
+/// started: they go before what this run has in its history already (typed since, or a
+/// resumed session's), which is not repeated; a recall in progress stays on its entry.
+pub fn earlier_inputs(app: &mut App, earlier: Vec<String>) {
+    let composer = &mut app.composer;
+    let old = std::mem::take(&mut composer.history);
+    let shown = composer.history_pos.and_then(|i| old.get(i).cloned());
+    let known: std::collections::HashSet<&str> = earlier.iter().map(String::as_str).collect();
+    let newer: Vec<String> = old
+        .into_iter()
+        .filter(|e| !known.contains(e.as_str()))
+        .collect();
+    composer.history = earlier;
+    composer.history.extend(newer);
+    if let Some(entry) = shown {
+        composer.history_pos = composer.history.iter().rposition(|e| *e == entry);
+    }
+}
+
 /// Up on the first line: show the entry before the one shown (the newest at first).
 pub fn history_prev(app: &mut App) {
     let composer = &mut app.composer;

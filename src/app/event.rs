@@ -40,6 +40,9 @@ pub enum AppEvent {
     ModelResolved(Box<ModelResolved>),
     /// The custom commands read again ([`Effect::ReloadCommands`]).
     CommandsLoaded(CommandSet),
+    /// The inputs of earlier sessions of the project, oldest first, read from the history
+    /// file when the dashboard started (`crate::input_history`).
+    HistoryLoaded(Vec<String>),
     /// The terminal gained (true) or lost (false) the focus.
     Focus(bool),
     /// The external editor closed ([`Effect::EditInput`]): the new text of the input, or

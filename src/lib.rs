@@ -35,4 +35,5 @@ pub mod signals;
 pub mod skills;
 pub mod stamp;
 pub mod tools;
+pub mod trust;
 pub mod ui;

@@ -138,9 +138,7 @@ impl ToolRules {
             },
             None => ToolJudgement {
                 action: RuleAction::Ask,
-                reason: format!(
-                    "`{name}` is a tool from an MCP server and no [[permissions.tools]] rule covers it"
-                ),
+                reason: format!("no [[permissions.tools]] rule matches `{name}`"),
                 session: false,
             },
         }

@@ -126,18 +126,8 @@ pub async fn run_with_session(
             say!("rein: the agent stopped unexpectedly");
             return 1;
         };
-        if let AgentEvent::ApprovalNeeded { id, .. } = &event {
-            let decision = if options.yes {
-                ApprovalDecision::Approve
-            } else {
-                ApprovalDecision::Deny {
-                    feedback: Some(HEADLESS_REFUSAL.to_string()),
-                }
-            };
-            handle.send(AgentCommand::Approval {
-                id: id.clone(),
-                decision,
-            });
+        if let Some(answer) = approval_answer(&event, options.yes) {
+            handle.send(answer);
         }
         printer.print(&event, options.yes);
         if let AgentEvent::TurnFinished { outcome } = event {
@@ -149,6 +139,27 @@ pub async fn run_with_session(
             };
         }
     }
+}
+
+/// The answer to an approval request: nobody is there to ask, so `--yes` approves (it
+/// is the user's word for every question, an MCP call's included) and otherwise the call
+/// is refused with [`HEADLESS_REFUSAL`]. Auto mode never gets here for what it approves;
+/// it leaves MCP calls and file tools to this answer.
+fn approval_answer(event: &AgentEvent, yes: bool) -> Option<AgentCommand> {
+    let AgentEvent::ApprovalNeeded { id, .. } = event else {
+        return None;
+    };
+    let decision = if yes {
+        ApprovalDecision::Approve
+    } else {
+        ApprovalDecision::Deny {
+            feedback: Some(HEADLESS_REFUSAL.to_string()),
+        }
+    };
+    Some(AgentCommand::Approval {
+        id: id.clone(),
+        decision,
+    })
 }
 
 /// Prints events in the chosen format.
@@ -500,6 +511,64 @@ fn first_line_cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An MCP call the rules ask about, through the mode and the headless answer: `--mode
+    /// auto` does not approve it, so it is refused; `--yes` approves it.
+    #[test]
+    fn an_mcp_ask_is_refused_headless_unless_yes_approves_it() {
+        use crate::permissions::mode::{decide, ModeDecision};
+        use crate::permissions::policy::RulePolicy;
+        use crate::permissions::{ApprovalMode, PermissionPolicy, ToolRequest};
+        let root = tempfile::tempdir().unwrap();
+        let policy = RulePolicy::new(root.path(), &[], &[], None).unwrap();
+        let name = "mcp__github__create_issue";
+        let args = serde_json::json!({"title": "x"});
+        let verdict = policy.check(&ToolRequest {
+            tool: name,
+            args: &args,
+            root: root.path(),
+        });
+        for mode in [ApprovalMode::Auto, ApprovalMode::Default] {
+            let ModeDecision::Ask { reason, grants } = decide(mode, name, verdict.clone(), true)
+            else {
+                panic!("{mode} must put an MCP call to the user");
+            };
+            let event = AgentEvent::ApprovalNeeded {
+                id: "c1".into(),
+                name: name.into(),
+                summary: name.into(),
+                reason,
+                grants,
+                preview: None,
+                subagent: None,
+                mcp: crate::permissions::tools::McpCall::for_call(name, &args),
+            };
+            assert_eq!(
+                approval_answer(&event, false),
+                Some(AgentCommand::Approval {
+                    id: "c1".into(),
+                    decision: ApprovalDecision::Deny {
+                        feedback: Some(HEADLESS_REFUSAL.to_string())
+                    }
+                })
+            );
+            assert_eq!(
+                approval_answer(&event, true),
+                Some(AgentCommand::Approval {
+                    id: "c1".into(),
+                    decision: ApprovalDecision::Approve
+                })
+            );
+        }
+        assert_eq!(
+            decide(ApprovalMode::Plan, name, verdict, true),
+            ModeDecision::PlanRefused
+        );
+        assert_eq!(
+            approval_answer(&AgentEvent::RequestStarted { step: 1 }, true),
+            None
+        );
+    }
 
     #[test]
     fn sanitize_neutralises_escapes() {

@@ -63,6 +63,7 @@ fn ask(app: &mut App, now: Instant, id: &str, grants: Vec<Grant>) -> (Vec<Effect
             grants,
             preview: None,
             subagent: None,
+            mcp: None,
         }),
         now,
     );
@@ -496,6 +497,7 @@ fn the_modal_scrolls_within_its_text() {
             grants: vec![Grant::Write(PathBuf::from("src/lib.rs"))],
             preview: Some(preview),
             subagent: None,
+            mcp: None,
         }),
         now,
     );
@@ -547,4 +549,100 @@ fn keys_right_behind_a_paste_never_answer_an_approval() {
         answers(update_at(&mut app, ch('y'), later)),
         vec![ApprovalDecision::Approve]
     );
+}
+
+/// A call to an MCP tool that needs approval, as the agent announces it.
+fn ask_mcp(app: &mut App, now: Instant, id: &str, args: serde_json::Value) -> Ask {
+    let name = "mcp__github__create_issue";
+    update_at(
+        app,
+        AppEvent::Agent(AgentEvent::ToolCallStarted {
+            id: id.into(),
+            name: name.into(),
+            args: args.clone(),
+        }),
+        now,
+    );
+    update_at(
+        app,
+        AppEvent::Agent(AgentEvent::ApprovalNeeded {
+            id: id.into(),
+            name: name.into(),
+            summary: name.into(),
+            reason: format!("no [[permissions.tools]] rule matches `{name}`"),
+            grants: vec![Grant::Tool(name.into())],
+            preview: None,
+            subagent: None,
+            mcp: rein::permissions::tools::McpCall::for_call(name, &args),
+        }),
+        now,
+    );
+    Ask { id: id.into() }
+}
+
+#[test]
+fn y_a_and_p_answer_an_mcp_call() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    let args = serde_json::json!({"title": "Tabs split words"});
+    let mut once = ask_mcp(&mut app, now, "m1", args.clone());
+    let front = app.approvals.queue.front().unwrap();
+    let call = front
+        .mcp
+        .as_ref()
+        .expect("the request carries the MCP call");
+    assert_eq!(
+        (call.server.as_str(), call.tool.as_str()),
+        ("github", "create_issue")
+    );
+    assert_eq!(call.args, args);
+    assert_eq!(tool_status(&app, "m1"), ToolStatus::WaitingApproval);
+    assert_eq!(
+        answers(update_at(&mut app, ch('y'), now)),
+        vec![ApprovalDecision::Approve]
+    );
+    assert_eq!(received(&mut once), Some(ApprovalDecision::Approve));
+    assert_eq!(tool_status(&app, "m1"), ToolStatus::Running);
+
+    let mut session = ask_mcp(&mut app, now, "m2", args.clone());
+    assert_eq!(
+        answers(update_at(&mut app, ch('a'), now)),
+        vec![ApprovalDecision::ApproveForSession]
+    );
+    assert_eq!(
+        received(&mut session),
+        Some(ApprovalDecision::ApproveForSession)
+    );
+
+    // A tool rule can be saved to the project, as a command rule can.
+    let mut project = ask_mcp(&mut app, now, "m3", args);
+    assert_eq!(
+        answers(update_at(&mut app, ch('p'), now)),
+        vec![ApprovalDecision::ApproveForProject]
+    );
+    assert_eq!(
+        received(&mut project),
+        Some(ApprovalDecision::ApproveForProject)
+    );
+    assert!(app.approvals.queue.is_empty());
+    assert!(app.hint.is_none());
+}
+
+#[test]
+fn long_mcp_arguments_scroll_to_their_end_and_no_further() {
+    let now = Instant::now();
+    let mut app = busy_app(now);
+    app.size = (60, 20);
+    let items: Vec<String> = (0..40).map(|i| format!("item {i}")).collect();
+    let args = serde_json::json!({"items": items, "body": "word ".repeat(100)});
+    ask_mcp(&mut app, now, "m1", args);
+    for _ in 0..40 {
+        update_at(&mut app, code(KeyCode::PageDown), now);
+    }
+    let end = app.approvals.scroll;
+    // 40 items, the braces and the key lines, the header, and the body's wrapped lines.
+    assert!(end >= 45, "the scroll reaches the end of the JSON: {end}");
+    assert!(end < 80, "and stops near it: {end}");
+    update_at(&mut app, code(KeyCode::Up), now);
+    assert_eq!(app.approvals.scroll, end - 1);
 }

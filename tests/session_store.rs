@@ -106,6 +106,10 @@ fn every_entry_type_round_trips() {
         .unwrap();
     w.append(&Entry::rule(&Grant::Bash("cargo build *".into())))
         .unwrap();
+    w.append(&Entry::rule(&Grant::Tool(
+        "mcp__github__create_issue".into(),
+    )))
+    .unwrap();
     w.append(&Entry::message(history[3].clone())).unwrap();
     assert_eq!(w.title(), Some("Why does the build fail on CI?"));
     w.rename("  CI   build ").unwrap();
@@ -119,7 +123,7 @@ fn every_entry_type_round_trips() {
         kinds(&path),
         [
             "meta", "message", "title", "message", "message", "todos", "rule", "rule", "rule",
-            "message", "title"
+            "rule", "message", "title"
         ]
     );
     let text = fs::read_to_string(&path).unwrap();
@@ -140,7 +144,8 @@ fn every_entry_type_round_trips() {
         s.rules,
         [
             Grant::Bash("cargo build *".into()),
-            Grant::Write("/work/project/src".into())
+            Grant::Write("/work/project/src".into()),
+            Grant::Tool("mcp__github__create_issue".into())
         ]
     );
     assert_eq!(s.message_count, 4);

@@ -31,6 +31,7 @@ fn request(
         grants,
         preview: preview.map(str::to_string),
         subagent: None,
+        mcp: None,
     }
 }
 
@@ -380,4 +381,102 @@ fn approval_modal_says_when_a_subagent_asks() {
         screen.contains("Allow `bash`? (from a subagent)"),
         "{screen}"
     );
+}
+
+/// The screen's words in order, the modal's side borders left out: wrapped text reads as
+/// one line.
+fn flat(screen: &str) -> String {
+    screen
+        .replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A call to an MCP tool whose arguments hold a long body, nested objects and an array.
+fn mcp_request(project_server: bool) -> PendingApproval {
+    let body = "When a line holds a tab, `parse_line` splits inside the word: \"a\\tb c\" \
+                becomes three words instead of two. Steps: run the parser on the file in \
+                tests/data/tabs.txt and compare with the expected output; the second column \
+                is wrong from line 3 on. This started with the change to split on spaces \
+                only. Expected: tabs stay inside words, as before. Seen on 0.4.1 and main.";
+    let args = serde_json::json!({
+        "owner": "rein-dev",
+        "repo": "parser",
+        "title": "Tabs split words in parse_line",
+        "body": body,
+        "labels": ["bug", "parser"],
+        "milestone": {"number": 3, "due": null},
+    });
+    let mut r = request(
+        "mcp__github__create_issue",
+        "mcp__github__create_issue",
+        "no [[permissions.tools]] rule matches `mcp__github__create_issue`",
+        vec![Grant::Tool("mcp__github__create_issue".into())],
+        None,
+    );
+    r.mcp = Some(rein::permissions::tools::McpCall {
+        server: "github".into(),
+        tool: "create_issue".into(),
+        args,
+        project_server,
+    });
+    r
+}
+
+#[test]
+fn approval_modal_for_an_mcp_call() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(mcp_request(false));
+    app.approvals.batch_total = 1;
+    let screen = draw(&app, 100, 30, now);
+    assert_snapshot("approval_mcp_100x30", &screen);
+    assert!(screen.contains("Allow `mcp__github__create_issue`?"));
+    assert!(screen.contains("server github · tool create_issue"));
+    assert!(screen.contains("  \"owner\": \"rein-dev\","));
+    assert!(screen.contains("more characters]"), "the long body is cut");
+    assert!(screen.contains("a  allow `mcp__github__create_issue` for this session"));
+    assert!(screen.contains("p  always allow in this project"));
+    assert!(
+        flat(&screen)
+            .contains("why no [[permissions.tools]] rule matches `mcp__github__create_issue`"),
+        "{screen}"
+    );
+    assert!(!screen.contains("outside rein's sandbox"));
+}
+
+#[test]
+fn approval_modal_for_a_project_server_says_it_runs_outside_the_sandbox() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(mcp_request(true));
+    app.approvals.batch_total = 1;
+    let screen = draw(&app, 60, 20, now);
+    assert_snapshot("approval_mcp_project_60x20", &screen);
+    assert!(screen.contains("PgUp/PgDn · lines 1–"), "the JSON scrolls");
+    assert!(
+        flat(&screen).contains(
+            "declared by the project's .rein/config.toml and runs outside rein's sandbox"
+        ),
+        "{screen}"
+    );
+    assert!(screen.contains("y  allow once"));
+    assert!(screen.contains("e  deny and tell rein why"));
+}
+
+#[test]
+fn approval_modal_scrolls_to_the_end_of_long_mcp_arguments() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(mcp_request(false));
+    app.approvals.scroll = u16::MAX;
+    let screen = draw(&app, 60, 20, now);
+    assert_snapshot("approval_mcp_scrolled_60x20", &screen);
+    assert!(
+        screen.contains("\"title\": \"Tabs split words in parse_line\""),
+        "{screen}"
+    );
+    assert!(screen.contains(" of 22 ╯"), "{screen}");
+    assert!(!screen.contains("server github"));
 }

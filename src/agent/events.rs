@@ -11,6 +11,7 @@ use serde::Serialize;
 
 pub use super::usage::{Prices, Usage};
 pub use crate::conversation::ToolOutcome;
+use crate::permissions::tools::McpCall;
 use crate::permissions::{ApprovalMode, Grant};
 use crate::tools::write_todos::Todo;
 
@@ -61,6 +62,10 @@ pub enum AgentEvent {
         preview: Option<String>,
         /// Set when a subagent asks: the id of its `task` call.
         subagent: Option<String>,
+        /// For a tool from an MCP server: its server and tool, the arguments, and whether
+        /// the project declared the server.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mcp: Option<McpCall>,
     },
     /// Auto mode approved a call the rules would have asked about (it runs now, no modal):
     /// the same fields as [`AgentEvent::ApprovalNeeded`] that say what and why.

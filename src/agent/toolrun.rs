@@ -170,6 +170,7 @@ impl ToolEnv<'_> {
                     grants: grants.clone(),
                     preview: prepared.preview(self.ctx),
                     subagent: self.subagent.map(str::to_string),
+                    mcp: crate::permissions::tools::McpCall::for_call(name, &prepared.args),
                 });
                 let decision = match (inbox.as_deref_mut(), answer) {
                     (_, Some(answer)) => answer.await.ok(),

@@ -189,6 +189,7 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         grants,
         preview,
         subagent,
+        mcp,
     } = event
     else {
         return;
@@ -225,6 +226,7 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         grants,
         preview,
         subagent,
+        mcp,
     });
 }
 

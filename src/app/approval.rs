@@ -7,6 +7,10 @@
 //! denies with its text, Esc goes back to the choices). Nothing but an explicit choice
 //! approves: unbound keys, key repeats and pastes do nothing. An answer pops the front
 //! request; the next one in the queue shows as "2 of 3".
+//!
+//! A call to a tool from an MCP server carries its arguments; [`mcp_args_lines`] turns
+//! them into the indented JSON the modal shows (long strings cut with a marker, very long
+//! documents cut after [`ARGS_MAX_LINES`]), and scrolling reaches its end as for a diff.
 
 use std::time::Instant;
 
@@ -80,7 +84,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<
             }
         }
         Some(Action::ApproveProject) => {
-            if front.grants.iter().any(|g| matches!(g, Grant::Bash(_))) {
+            if front.grants.iter().any(savable) {
                 answer(app, ApprovalDecision::ApproveForProject, now, effects);
             } else {
                 let instead = if front.grants.is_empty() {
@@ -89,7 +93,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<
                     "a allows this for the session, y once"
                 };
                 app.hint = Some(format!(
-                    "only commands can be allowed for the project: {instead}"
+                    "only commands and MCP tools can be allowed for the project: {instead}"
                 ));
             }
         }
@@ -178,6 +182,51 @@ pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: 
     }));
 }
 
+/// Whether "always allow in this project" can save `grant` (a command or tool rule).
+pub fn savable(grant: &Grant) -> bool {
+    matches!(grant, Grant::Bash(_) | Grant::Tool(_))
+}
+
+/// The longest string argument shown whole, in characters; longer ones are cut.
+pub const ARGS_STRING_MAX: usize = 300;
+/// The most lines of arguments shown; the rest is counted in a last line.
+pub const ARGS_MAX_LINES: usize = 1000;
+
+/// An MCP call's arguments as indented JSON, one entry a line: strings longer than
+/// [`ARGS_STRING_MAX`] characters end in "… [N more characters]", and past
+/// [`ARGS_MAX_LINES`] lines a last line says how many were left out.
+pub fn mcp_args_lines(args: &serde_json::Value) -> Vec<String> {
+    let cut = cut_strings(args);
+    let text = serde_json::to_string_pretty(&cut).unwrap_or_else(|_| cut.to_string());
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.len() > ARGS_MAX_LINES {
+        let left = lines.len() - ARGS_MAX_LINES;
+        lines.truncate(ARGS_MAX_LINES);
+        lines.push(format!("… [{left} more lines]"));
+    }
+    lines
+}
+
+fn cut_strings(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => match s.char_indices().nth(ARGS_STRING_MAX) {
+            Some((end, _)) => {
+                let more = s[end..].chars().count();
+                Value::String(format!("{}… [{more} more characters]", &s[..end]))
+            }
+            None => value.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(cut_strings).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), cut_strings(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// A page of the modal: about half the terminal.
 fn page(app: &App) -> u16 {
     (app.size.1 / 2).saturating_sub(4).max(1)
@@ -186,9 +235,19 @@ fn page(app: &App) -> u16 {
 /// The lines the modal's text has (summary and diff), a bound for scrolling.
 fn content_lines(app: &App) -> u16 {
     app.approvals.queue.front().map_or(0, |r| {
+        // The modal's text width at most (it is at most 96 wide, 4 of them frame).
+        let width = usize::from(app.size.0.clamp(34, 96) - 8).max(1);
+        let mcp = r.mcp.as_ref().map_or(0, |call| {
+            mcp_args_lines(&call.args)
+                .iter()
+                .map(|line| 1 + line.chars().count() / width)
+                .sum::<usize>()
+                + 1
+        });
         let lines = r.summary.lines().count()
             + r.reason.lines().count()
-            + r.preview.as_deref().map_or(0, |p| p.lines().count());
+            + r.preview.as_deref().map_or(0, |p| p.lines().count())
+            + mcp;
         u16::try_from(lines).unwrap_or(u16::MAX)
     })
 }
@@ -200,4 +259,48 @@ fn scroll_up(app: &mut App, lines: u16) {
 fn scroll_down(app: &mut App, lines: u16) {
     let max = content_lines(app);
     app.approvals.scroll = app.approvals.scroll.saturating_add(lines).min(max);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_indented_json_with_long_strings_cut() {
+        let long = "é".repeat(ARGS_STRING_MAX + 25);
+        let lines = mcp_args_lines(&json!({"a": {"b": [1, "x"]}, "long": long}));
+        assert_eq!(lines[0], "{");
+        assert_eq!(lines[1], "  \"a\": {");
+        assert_eq!(lines[2], "    \"b\": [");
+        assert_eq!(lines[3], "      1,");
+        let cut = lines.iter().find(|l| l.contains("\"long\"")).unwrap();
+        assert_eq!(
+            *cut,
+            format!(
+                "  \"long\": \"{}… [25 more characters]\"",
+                "é".repeat(ARGS_STRING_MAX)
+            )
+        );
+        assert_eq!(lines.last().map(String::as_str), Some("}"));
+        // A string of exactly the limit is whole; newlines stay escaped on one line.
+        let whole = "x".repeat(ARGS_STRING_MAX);
+        assert_eq!(mcp_args_lines(&json!(whole)), [format!("\"{whole}\"")]);
+        assert_eq!(
+            mcp_args_lines(&json!({"t": "a\nb"})),
+            ["{", "  \"t\": \"a\\nb\"", "}"]
+        );
+    }
+
+    #[test]
+    fn very_long_arguments_stop_after_the_line_limit() {
+        let items: Vec<u32> = (0..2000).collect();
+        let lines = mcp_args_lines(&json!(items));
+        assert_eq!(lines.len(), ARGS_MAX_LINES + 1);
+        // 2000 items and two brackets.
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some(format!("… [{} more lines]", 2002 - ARGS_MAX_LINES).as_str())
+        );
+    }
 }

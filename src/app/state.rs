@@ -497,6 +497,8 @@ pub struct PendingApproval {
     pub preview: Option<String>,
     /// Set when a subagent asks: the id of its `task` call.
     pub subagent: Option<String>,
+    /// For a tool from an MCP server: server, tool, arguments (shown as formatted JSON).
+    pub mcp: Option<crate::permissions::tools::McpCall>,
 }
 
 impl App {

@@ -8,6 +8,8 @@
 use std::path::Path;
 
 use super::{BashRuleEntry, ConfigError, Layer, Source, Sourced};
+use crate::permissions::policy::RuleList;
+use crate::permissions::tools::ToolRuleEntry;
 use crate::permissions::RuleAction;
 use crate::sandbox::SandboxMode;
 
@@ -37,6 +39,8 @@ enum Kind {
     SandboxMode,
     /// `[[permissions.bash]]`: an array of `{ pattern, action }` tables.
     BashRules,
+    /// `[[permissions.tools]]`: an array of `{ pattern, action }` tables on tool names.
+    ToolRules,
     /// `ui.notifications`: `"unfocused"`, `"always"` or `"never"`; the booleans of older
     /// files still pass (`true` is `"unfocused"`, `false` is `"never"`).
     Notifications,
@@ -236,6 +240,11 @@ const KEYS: &[Key] = &[
         section: "permissions",
         name: "bash",
         kind: Kind::BashRules,
+    },
+    Key {
+        section: "permissions",
+        name: "tools",
+        kind: Kind::ToolRules,
     },
     Key {
         section: "permissions",
@@ -451,6 +460,26 @@ fn store(
             }
             return Ok(());
         }
+        (Kind::ToolRules, toml::Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let rule =
+                    bash_rule(item, path).map_err(|(field, problem)| ConfigError::Value {
+                        path: path.to_path_buf(),
+                        key: format!("permissions.tools[{i}]{field}"),
+                        problem,
+                    })?;
+                layer.tool_rules.push(ToolRuleEntry {
+                    pattern: rule.pattern,
+                    action: rule.action,
+                    file: rule.file,
+                });
+            }
+            return Ok(());
+        }
+        (Kind::ToolRules, _) => format!(
+            "expected [[permissions.tools]] tables with `pattern` and `action`, got {}",
+            describe(value)
+        ),
         (Kind::Notifications, toml::Value::String(s))
             if super::NOTIFY_WHEN.contains(&s.as_str()) =>
         {
@@ -485,7 +514,7 @@ fn store(
     })
 }
 
-/// One `[[permissions.bash]]` table; the error names the field (`.pattern`) and the problem.
+/// One `[[permissions.bash]]` or `[[permissions.tools]]` table; the error names the field (`.pattern`) and the problem.
 fn bash_rule(item: &toml::Value, path: &Path) -> Result<BashRuleEntry, (String, String)> {
     let Some(table) = item.as_table() else {
         return Err((
@@ -648,11 +677,12 @@ fn narrow(v: Sourced<u64>) -> Sourced<u32> {
     Sourced::new(u32::try_from(v.value).unwrap_or(u32::MAX), v.source)
 }
 
-/// Append an allow rule for each of `patterns` to the config file at `path` (the
+/// Append an allow rule for each (list, pattern) to the config file at `path` (the
 /// project's `.rein/config.toml`; the approval prompt's "always allow in this project"),
-/// creating it and its folder if needed. A file that exists but cannot be read is left
-/// alone: rewriting it from nothing would lose it.
-pub fn save_bash_allow_rules(path: &Path, patterns: &[&str]) -> Result<(), String> {
+/// in its list (`[[permissions.bash]]` or `[[permissions.tools]]`), creating the file and
+/// its folder if needed. A file that exists but cannot be read is left alone: rewriting it
+/// from nothing would lose it.
+pub fn save_allow_rules(path: &Path, rules: &[(RuleList, &str)]) -> Result<(), String> {
     let mut text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -661,9 +691,10 @@ pub fn save_bash_allow_rules(path: &Path, patterns: &[&str]) -> Result<(), Strin
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    for pattern in patterns {
+    for (list, pattern) in rules {
         text.push_str(&format!(
-            "\n# Allowed from the approval prompt.\n[[permissions.bash]]\npattern = {}\naction = \"allow\"\n",
+            "\n# Allowed from the approval prompt.\n[[{}]]\npattern = {}\naction = \"allow\"\n",
+            list.table(),
             toml::Value::String(pattern.to_string())
         ));
     }

@@ -1,7 +1,7 @@
 //! What `rein config` and `rein models` print.
 //!
 //! `rein config` ([`Config::describe`]): every setting with its value and source, the
-//! provider in effect, its headers and the model's prices, the bash rules and the files.
+//! provider in effect, its headers and the model's prices, the bash and tool rules and the files.
 //! `rein models` ([`Config::models_listing`]): the model in effect, then one block per
 //! provider (the
 //! presets, then the configured ones): its base URL, its key variable and whether it is
@@ -184,6 +184,15 @@ impl Config {
             lines.push(format!(
                 "{:<name_width$}  {action} `{}`  ({})",
                 "permissions.bash",
+                rule.pattern,
+                rule.file.display()
+            ));
+        }
+        for rule in &self.tool_rules {
+            lines.push(format!(
+                "{:<name_width$}  {} `{}`  ({})",
+                "permissions.tools",
+                rule.action,
                 rule.pattern,
                 rule.file.display()
             ));

@@ -44,6 +44,7 @@ use crate::sandbox::SandboxMode;
 /// The largest config file rein reads (a real one is a few KiB).
 pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 pub use crate::permissions::policy::BashRuleEntry;
+pub use crate::permissions::tools::ToolRuleEntry;
 pub use crate::permissions::DEFAULT_SENSITIVE_READS;
 
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -219,6 +220,9 @@ pub struct Config {
     /// `[[permissions.bash]]` rules: the user file's, then the project file's (appended
     /// after the defaults, so they win).
     pub bash_rules: Vec<BashRuleEntry>,
+    /// `[[permissions.tools]]` rules on tool names (MCP tools): the user file's, then the
+    /// project file's; the last match wins.
+    pub tool_rules: Vec<ToolRuleEntry>,
     /// `permissions.sensitive_reads`: globs of files whose reading asks first (`~` is the
     /// home directory).
     pub sensitive_reads: Sourced<Vec<String>>,
@@ -316,6 +320,7 @@ struct Layer {
     compact_model: Option<Sourced<String>>,
     /// Rules add up across layers instead of replacing each other.
     bash_rules: Vec<BashRuleEntry>,
+    tool_rules: Vec<ToolRuleEntry>,
     sensitive_reads: Option<Sourced<Vec<String>>>,
     sandbox_mode: Option<Sourced<SandboxMode>>,
     sandbox_network: Option<Sourced<bool>>,
@@ -358,6 +363,11 @@ impl Layer {
             bash_rules: {
                 let mut rules = lower.bash_rules;
                 rules.extend(self.bash_rules);
+                rules
+            },
+            tool_rules: {
+                let mut rules = lower.tool_rules;
+                rules.extend(self.tool_rules);
                 rules
             },
             sensitive_reads: self.sensitive_reads.or(lower.sensitive_reads),
@@ -499,6 +509,7 @@ impl Config {
             compact_to,
             compact_model,
             bash_rules: layer.bash_rules,
+            tool_rules: layer.tool_rules,
             sensitive_reads: or_default(
                 layer.sensitive_reads,
                 DEFAULT_SENSITIVE_READS
@@ -543,6 +554,15 @@ impl Config {
                 ));
             }
         }
+        for rule in &self.tool_rules {
+            if rule.action == RuleAction::Allow && rule.file == self.project_config_path {
+                warnings.push(format!(
+                    "the project file {} allows the tools `{}` without asking; remove the rule if you did not write it",
+                    rule.file.display(),
+                    rule.pattern
+                ));
+            }
+        }
         if let Source::ProjectFile(path) = &self.sensitive_reads.source {
             warnings.push(format!(
                 "the project file {} sets permissions.sensitive_reads; files it leaves out are read without asking",
@@ -555,9 +575,9 @@ impl Config {
     /// The `[context]` settings as the agent takes them; spill files go to
     /// `<data dir>/spill`, which the sandbox keeps readable.
     /// The permission policy these settings make for the project at `root`: the default
-    /// rules, then the user's and the project's; the sensitive reads (rein's own config
-    /// file always among them: it may hold `api_key`); and "always allow in this project"
-    /// saving to the project's config file.
+    /// rules, then the user's and the project's; the tool-name rules for MCP tools; the
+    /// sensitive reads (rein's own config file always among them: it may hold `api_key`);
+    /// and "always allow in this project" saving to the project's config file.
     pub fn policy(
         &self,
         root: &Path,
@@ -569,12 +589,14 @@ impl Config {
             &self.user_config_path.display().to_string(),
         ));
         let project_file = self.project_config_path.clone();
-        let saver: crate::permissions::policy::RuleSaver =
-            std::sync::Arc::new(move |patterns: &[&str]| {
-                file::save_bash_allow_rules(&project_file, patterns).map(|()| project_file.clone())
-            });
+        let saver: crate::permissions::policy::RuleSaver = std::sync::Arc::new(
+            move |rules: &[(crate::permissions::policy::RuleList, &str)]| {
+                file::save_allow_rules(&project_file, rules).map(|()| project_file.clone())
+            },
+        );
         Ok(
             crate::permissions::policy::RulePolicy::new(root, &self.bash_rules, &sensitive, home)?
+                .with_tool_rules(&self.tool_rules)?
                 .with_saver(saver),
         )
     }
@@ -626,6 +648,7 @@ impl fmt::Debug for Config {
             .field("compact_to", &self.compact_to)
             .field("compact_model", &self.compact_model)
             .field("bash_rules", &self.bash_rules)
+            .field("tool_rules", &self.tool_rules)
             .field("sensitive_reads", &self.sensitive_reads)
             .field("sandbox_mode", &self.sandbox_mode)
             .field("sandbox_network", &self.sandbox_network)

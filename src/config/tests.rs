@@ -919,6 +919,154 @@ fn bad_bash_rules_name_the_rule_and_field() {
 }
 
 #[test]
+fn tool_rules_add_up_user_file_first_then_project_file_and_the_later_wins() {
+    use crate::permissions::{PermissionPolicy, ToolRequest, Verdict};
+    let f = Fixture::new();
+    f.write_user(
+        "[[permissions.tools]]\npattern = \"mcp__github__*\"\naction = \"allow\"\n\
+         [[permissions.tools]]\npattern = \"mcp__*__delete_*\"\naction = \"deny\"\n",
+    );
+    f.write_project(
+        "[[permissions.tools]]\npattern = \"mcp__github__create_*\"\naction = \"ask\"\n",
+    );
+    let c = f.load().unwrap();
+    let rules: Vec<(&str, RuleAction, &Path)> = c
+        .tool_rules
+        .iter()
+        .map(|r| (r.pattern.as_str(), r.action, r.file.as_path()))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("mcp__github__*", RuleAction::Allow, f.user_file().as_path()),
+            (
+                "mcp__*__delete_*",
+                RuleAction::Deny,
+                f.user_file().as_path()
+            ),
+            (
+                "mcp__github__create_*",
+                RuleAction::Ask,
+                f.project_file().as_path()
+            ),
+        ]
+    );
+    assert!(c.describe().contains("ask `mcp__github__create_*`"));
+    let policy = c.policy(f.root.path(), Some(f.home.path())).unwrap();
+    let check = |tool: &str| {
+        policy.check(&ToolRequest {
+            tool,
+            args: &serde_json::json!({}),
+            root: f.root.path(),
+        })
+    };
+    assert_eq!(check("mcp__github__list_issues"), Verdict::Allow);
+    assert!(matches!(
+        check("mcp__github__delete_repo"),
+        Verdict::Deny { .. }
+    ));
+    match check("mcp__github__create_issue") {
+        Verdict::Ask { reason, .. } => assert_eq!(
+            reason,
+            format!(
+                "`mcp__github__create_issue` matches `mcp__github__create_*` (ask) in {}",
+                f.project_file().display()
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(check("mcp__time__now"), Verdict::Ask { .. }));
+}
+
+#[test]
+fn bad_tool_rules_name_the_file_and_key() {
+    let f = Fixture::new();
+    let path = f.project_file().display().to_string();
+    f.write_project("[[permissions.tools]]\npattern = \"mcp__x__*\"\naction = \"yes\"\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `permissions.tools[0].action`: expected \"allow\", \"ask\" or \"deny\", got \"yes\"")
+    );
+    f.write_project("[[permissions.tools]]\npattern = \"\"\naction = \"allow\"\n");
+    assert_eq!(
+        f.error(),
+        format!("{path}: key `permissions.tools[0].pattern`: the pattern is empty")
+    );
+    f.write_project("[[permissions.tools]]\npattern = \"a\"\naction = \"allow\"\nserver = \"x\"\n");
+    assert!(f
+        .error()
+        .contains("`permissions.tools[0].server`: unknown key"));
+    f.write_project("[permissions]\ntools = [\"mcp__*\"]\n");
+    assert!(
+        f.error()
+            .contains("key `permissions.tools[0]`: expected a table with `pattern` and `action`"),
+        "{}",
+        f.error()
+    );
+    f.write_project("[permissions]\ntools = \"mcp__*\"\n");
+    assert!(f
+        .error()
+        .contains("key `permissions.tools`: expected [[permissions.tools]] tables"));
+    // A pattern that is not a glob: the policy names the file and the list.
+    let user = f.user_file().display().to_string();
+    f.write_project("");
+    f.write_user("[[permissions.tools]]\npattern = \"mcp__[\"\naction = \"deny\"\n");
+    let c = f.load().unwrap();
+    let err = c
+        .policy(f.root.path(), Some(f.home.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!("{user}: [[permissions.tools]] pattern `mcp__[`")),
+        "{err}"
+    );
+}
+
+#[test]
+fn project_tool_rules_that_allow_are_warned_about() {
+    let f = Fixture::new();
+    f.write_user("[[permissions.tools]]\npattern = \"mcp__*\"\naction = \"allow\"\n");
+    assert!(f.load().unwrap().warnings().is_empty());
+    f.write_project("[[permissions.tools]]\npattern = \"mcp__evil__*\"\naction = \"allow\"\n");
+    let warnings = f.load().unwrap().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("allows the tools `mcp__evil__*` without asking"));
+}
+
+/// "Always allow in this project" for an MCP tool writes a `[[permissions.tools]]` rule
+/// the next load reads back.
+#[test]
+fn tool_rules_are_saved_to_the_project_config_and_read_back() {
+    use crate::permissions::{PermissionPolicy, ToolRequest, Verdict};
+    let f = Fixture::new();
+    f.write_project("# mine");
+    let config = f.load().unwrap();
+    let policy = config.policy(f.root.path(), Some(f.home.path())).unwrap();
+    let args = serde_json::json!({"title": "x"});
+    let check = |p: &crate::permissions::policy::RulePolicy| {
+        p.check(&ToolRequest {
+            tool: "mcp__github__create_issue",
+            args: &args,
+            root: f.root.path(),
+        })
+    };
+    let Verdict::Ask { grants, .. } = check(&policy) else {
+        panic!("an MCP tool asks");
+    };
+    let saved = policy.persist(&grants).unwrap();
+    assert!(saved.contains("`mcp__github__create_issue`"), "{saved}");
+    let text = std::fs::read_to_string(f.project_file()).unwrap();
+    assert!(text.starts_with("# mine\n\n# Allowed"), "{text}");
+    let config = f.load().unwrap();
+    assert_eq!(config.tool_rules.len(), 1);
+    assert_eq!(config.tool_rules[0].pattern, "mcp__github__create_issue");
+    assert_eq!(config.tool_rules[0].action, RuleAction::Allow);
+    assert!(config.bash_rules.is_empty());
+    let reread = config.policy(f.root.path(), Some(f.home.path())).unwrap();
+    assert_eq!(check(&reread), Verdict::Allow);
+}
+
+#[test]
 fn sandbox_settings_come_from_the_user_file_only() {
     let f = Fixture::new();
     let c = f.load().unwrap();
@@ -1050,7 +1198,11 @@ fn an_unreadable_project_config_is_not_overwritten_by_a_saved_rule() {
     std::fs::create_dir_all(f.project_file().parent().unwrap()).unwrap();
     std::fs::write(f.project_file(), b"model = \"\xff\"\n").unwrap();
     let before = std::fs::read(f.project_file()).unwrap();
-    let err = super::file::save_bash_allow_rules(&f.project_file(), &["make *"]).unwrap_err();
+    let err = super::file::save_allow_rules(
+        &f.project_file(),
+        &[(crate::permissions::policy::RuleList::Bash, "make *")],
+    )
+    .unwrap_err();
     assert!(err.contains("not UTF-8"), "{err}");
     assert_eq!(std::fs::read(f.project_file()).unwrap(), before);
 }

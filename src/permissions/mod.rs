@@ -4,7 +4,8 @@
 //! arguments were validated and before it runs; `Ask` makes the agent send an approval
 //! request to the front end. The policy rein runs with is [`policy::RulePolicy`]: bash
 //! command lines are parsed ([`shell`]) and judged part by part against ordered glob rules
-//! ([`rules`], [`bash`]); file tools go through path rules ([`paths`]). Permissions are
+//! ([`rules`], [`bash`]); file tools go through path rules ([`paths`]); tools from MCP
+//! servers (`mcp__SERVER__TOOL`) through rules on their names ([`tools`]). Permissions are
 //! experience, not security: the sandbox (`crate::sandbox`) is what confines a command.
 
 pub mod bash;
@@ -13,6 +14,7 @@ pub mod paths;
 pub mod policy;
 pub mod rules;
 pub mod shell;
+pub mod tools;
 
 pub use mode::ApprovalMode;
 pub use rules::RuleAction;
@@ -75,6 +77,8 @@ pub enum Grant {
     Write(std::path::PathBuf),
     /// Reads of this (resolved) path are allowed.
     Read(std::path::PathBuf),
+    /// Calls to exactly this tool (an MCP tool's qualified name, `mcp__SERVER__TOOL`).
+    Tool(String),
 }
 
 impl Grant {
@@ -84,6 +88,7 @@ impl Grant {
             Grant::Bash(pattern) => format!("commands matching `{pattern}`"),
             Grant::Write(path) => format!("writes to {}", path.display()),
             Grant::Read(path) => format!("reads of {}", path.display()),
+            Grant::Tool(name) => format!("the tool `{name}`"),
         }
     }
 }

@@ -14,8 +14,14 @@
 //! - **auto**: inside a working sandbox, a `bash` command the rules would ask about runs
 //!   without asking, marked as auto-approved. The file tools run in rein's own process,
 //!   outside the sandbox, so their questions (a write outside the project, a sensitive
-//!   read) still go to the user. Without a working sandbox auto mode is not offered; if it
-//!   is set anyway, nothing is approved automatically.
+//!   read) still go to the user, and so do calls to tools from MCP servers
+//!   (`mcp__SERVER__TOOL`): those servers are the user's own programs, running outside
+//!   the sandbox with the user's rights. Without a working sandbox auto mode is not
+//!   offered; if it is set anyway, nothing is approved automatically.
+//!
+//! Plan mode refuses an MCP call the rules ask about like any other ask, and runs one the
+//! rules allow (rein cannot know whether a server's tool writes; an allow rule is the
+//! user's word that it may run).
 
 use std::fmt;
 use std::str::FromStr;
@@ -250,6 +256,51 @@ mod tests {
             decide(Auto, "bash", Verdict::Allow, true),
             ModeDecision::Run
         );
+    }
+
+    fn mcp_ask() -> Verdict {
+        Verdict::Ask {
+            reason: "no [[permissions.tools]] rule".into(),
+            grants: vec![Grant::Tool("mcp__github__create_issue".into())],
+        }
+    }
+
+    #[test]
+    fn auto_mode_never_approves_an_mcp_tool() {
+        for sandbox in [true, false] {
+            assert_eq!(
+                decide(Auto, "mcp__github__create_issue", mcp_ask(), sandbox),
+                ModeDecision::Ask {
+                    reason: "no [[permissions.tools]] rule".into(),
+                    grants: vec![Grant::Tool("mcp__github__create_issue".into())]
+                }
+            );
+        }
+        // One the rules allow runs, one they deny stays denied.
+        assert_eq!(
+            decide(Auto, "mcp__github__create_issue", Verdict::Allow, true),
+            ModeDecision::Run
+        );
+        assert!(matches!(
+            decide(Auto, "mcp__github__delete_repo", deny(), true),
+            ModeDecision::Deny { .. }
+        ));
+    }
+
+    #[test]
+    fn plan_mode_refuses_asked_mcp_calls_and_runs_allowed_ones() {
+        assert_eq!(
+            decide(Plan, "mcp__github__create_issue", mcp_ask(), true),
+            ModeDecision::PlanRefused
+        );
+        assert_eq!(
+            decide(Plan, "mcp__time__get_current_time", Verdict::Allow, true),
+            ModeDecision::Run
+        );
+        assert!(matches!(
+            decide(Default, "mcp__github__create_issue", mcp_ask(), true),
+            ModeDecision::Ask { .. }
+        ));
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! Out: a [`Verdict`] per tool call. Bash commands are judged part by part by
 //! [`super::bash::judge`]; an otherwise allowed part whose arguments name a sensitive file
 //! (`cat ~/.ssh/id_rsa`) asks as well. The file tools go through [`PathRules`]. "Allow for
-//! the session" appends allow rules (bash) or remembers paths (file tools); a deny is never
-//! lifted that way.
+//! the session" appends allow rules (bash, MCP tools) or remembers paths (file tools); a
+//! deny is never lifted that way. Tools from MCP servers (`mcp__SERVER__TOOL`) are judged
+//! by [`ToolRules`] on their name: the last matching rule wins, and with none they ask.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use std::sync::RwLock;
 use super::bash::{judge, Judgement};
 use super::paths::{PathRuleError, PathRules};
 use super::rules::{BashRule, BashRules, RuleAction, RuleOrigin};
+use super::tools::{is_mcp, ToolRuleEntry, ToolRules};
 use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
 
 /// The config could not be turned into rules.
@@ -22,6 +24,12 @@ use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
 pub enum PolicyError {
     #[error("{}: [[permissions.bash]] pattern `{pattern}` is not a valid glob: {problem}", file.display())]
     BadRule {
+        file: PathBuf,
+        pattern: String,
+        problem: String,
+    },
+    #[error("{}: [[permissions.tools]] pattern `{pattern}` is not a valid glob: {problem}", file.display())]
+    BadToolRule {
         file: PathBuf,
         pattern: String,
         problem: String,
@@ -41,6 +49,8 @@ pub struct BashRuleEntry {
 /// The policy for one project and session.
 pub struct RulePolicy {
     bash: RwLock<BashRules>,
+    /// `[[permissions.tools]]` and the tools allowed for the session.
+    tools: RwLock<ToolRules>,
     paths: PathRules,
     home: Option<PathBuf>,
     /// Paths the user allowed for the session: (is a write, resolved path).
@@ -53,6 +63,7 @@ impl std::fmt::Debug for RulePolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RulePolicy")
             .field("bash", &self.bash)
+            .field("tools", &self.tools)
             .field("paths", &self.paths)
             .field("home", &self.home)
             .field("granted_paths", &self.granted_paths)
@@ -61,8 +72,29 @@ impl std::fmt::Debug for RulePolicy {
     }
 }
 
-/// Writes an allow rule for each pattern to the project's config and says which file.
-pub type RuleSaver = std::sync::Arc<dyn Fn(&[&str]) -> Result<PathBuf, String> + Send + Sync>;
+/// Which rule list of the config an allow rule goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleList {
+    /// `[[permissions.bash]]`
+    Bash,
+    /// `[[permissions.tools]]`
+    Tools,
+}
+
+impl RuleList {
+    /// The TOML array of tables: `permissions.bash`.
+    pub fn table(self) -> &'static str {
+        match self {
+            RuleList::Bash => "permissions.bash",
+            RuleList::Tools => "permissions.tools",
+        }
+    }
+}
+
+/// Writes an allow rule for each (list, pattern) to the project's config and says which
+/// file.
+pub type RuleSaver =
+    std::sync::Arc<dyn Fn(&[(RuleList, &str)]) -> Result<PathBuf, String> + Send + Sync>;
 
 impl RulePolicy {
     /// The default bash rules, then `rules` (user file first, then project file).
@@ -90,10 +122,28 @@ impl RulePolicy {
         })?;
         Ok(RulePolicy {
             bash: RwLock::new(bash),
+            tools: RwLock::new(ToolRules::default()),
             paths: PathRules::new(root, sensitive_reads, home)?,
             home: home.map(Path::to_path_buf),
             granted_paths: RwLock::new(HashSet::new()),
             saver: None,
+        })
+    }
+
+    /// Judge MCP tools by `rules` (`[[permissions.tools]]`: the user file's, then the
+    /// project file's); without them every MCP tool asks.
+    pub fn with_tool_rules(self, rules: &[ToolRuleEntry]) -> Result<RulePolicy, PolicyError> {
+        let tools = ToolRules::new(rules).map_err(|e| PolicyError::BadToolRule {
+            file: match &e.origin {
+                RuleOrigin::Config(path) => path.clone(),
+                _ => PathBuf::from("(built-in rules)"),
+            },
+            pattern: e.pattern,
+            problem: e.problem,
+        })?;
+        Ok(RulePolicy {
+            tools: RwLock::new(tools),
+            ..self
         })
     }
 
@@ -247,6 +297,21 @@ impl PermissionPolicy for RulePolicy {
             // Skills are files rein found at startup and lists to the model itself.
             "read_skill" => Verdict::Allow,
             "write_file" | "str_replace" => self.path_verdict(true, text("path").unwrap_or("")),
+            name if is_mcp(name) => {
+                let j = self
+                    .tools
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .judge(name);
+                match j.action {
+                    RuleAction::Allow => Verdict::Allow,
+                    RuleAction::Ask => Verdict::Ask {
+                        reason: j.reason,
+                        grants: vec![Grant::Tool(name.to_string())],
+                    },
+                    RuleAction::Deny => Verdict::Deny { reason: j.reason },
+                }
+            }
             other => Verdict::Ask {
                 reason: format!("no permission rule covers the tool `{other}`"),
                 grants: Vec::new(),
@@ -255,21 +320,32 @@ impl PermissionPolicy for RulePolicy {
     }
 
     fn persist(&self, grants: &[Grant]) -> Result<String, String> {
-        let patterns: Vec<&str> = grants
+        let rules: Vec<(RuleList, &str)> = grants
             .iter()
             .filter_map(|g| match g {
-                Grant::Bash(p) => Some(p.as_str()),
+                Grant::Bash(p) => Some((RuleList::Bash, p.as_str())),
+                // The name as a pattern that matches exactly it.
+                Grant::Tool(name) => Some((RuleList::Tools, name.as_str())),
                 _ => None,
             })
             .collect();
-        if patterns.is_empty() {
-            return Err("only command rules can be saved to the project".to_string());
+        if rules.is_empty() {
+            return Err("only command and tool rules can be saved to the project".to_string());
         }
         let Some(saver) = &self.saver else {
             return Err("rules cannot be saved to the project from here".to_string());
         };
-        let file = saver(&patterns)?;
-        let shown: Vec<String> = patterns.iter().map(|p| format!("`{p}`")).collect();
+        let escaped: Vec<(RuleList, String)> = rules
+            .iter()
+            .map(|&(list, p)| match list {
+                RuleList::Bash => (list, p.to_string()),
+                RuleList::Tools => (list, super::rules::escape_glob(p)),
+            })
+            .collect();
+        let borrowed: Vec<(RuleList, &str)> =
+            escaped.iter().map(|(l, p)| (*l, p.as_str())).collect();
+        let file = saver(&borrowed)?;
+        let shown: Vec<String> = rules.iter().map(|(_, p)| format!("`{p}`")).collect();
         Ok(format!(
             "allowed {} in this project from now on ({})",
             shown.join(", "),
@@ -279,6 +355,10 @@ impl PermissionPolicy for RulePolicy {
 
     fn forget_session_grants(&self) {
         self.bash
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .forget_session_rules();
+        self.tools
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .forget_session_rules();
@@ -306,6 +386,15 @@ impl PermissionPolicy for RulePolicy {
                         RuleAction::Allow,
                         RuleOrigin::Session,
                     ));
+                }
+                Grant::Tool(name) => {
+                    // A denied name (or one that is not an MCP tool's) is not remembered.
+                    if is_mcp(name) {
+                        self.tools
+                            .write()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .grant(name);
+                    }
                 }
                 Grant::Write(path) | Grant::Read(path) => {
                     let write = matches!(grant, Grant::Write(_));
@@ -560,6 +649,134 @@ mod tests {
             f.check(&p, "launch_rockets", json!({})),
             Verdict::Ask { .. }
         ));
+    }
+
+    fn tool_policy(f: &Fixture, rules: &[(&str, RuleAction, &str)]) -> RulePolicy {
+        let entries: Vec<ToolRuleEntry> = rules
+            .iter()
+            .map(|(pattern, action, file)| ToolRuleEntry {
+                pattern: pattern.to_string(),
+                action: *action,
+                file: PathBuf::from(file),
+            })
+            .collect();
+        f.policy(&[]).with_tool_rules(&entries).unwrap()
+    }
+
+    #[test]
+    fn mcp_tools_follow_their_rules_and_ask_without_one() {
+        let f = Fixture::new();
+        let user = "/home/me/.config/rein/config.toml";
+        let p = tool_policy(
+            &f,
+            &[
+                ("mcp__github__*", RuleAction::Allow, user),
+                ("mcp__*__delete_*", RuleAction::Deny, user),
+            ],
+        );
+        let args = json!({"title": "x"});
+        assert_eq!(
+            f.check(&p, "mcp__github__create_issue", args.clone()),
+            Verdict::Allow
+        );
+        match f.check(&p, "mcp__github__delete_repo", args.clone()) {
+            Verdict::Deny { reason } => assert_eq!(
+                reason,
+                format!("`mcp__github__delete_repo` matches `mcp__*__delete_*` (deny) in {user}")
+            ),
+            other => panic!("{other:?}"),
+        }
+        match f.check(&p, "mcp__time__get_current_time", args.clone()) {
+            Verdict::Ask { reason, grants } => {
+                assert!(reason.contains("no [[permissions.tools]] rule"), "{reason}");
+                assert_eq!(grants, [Grant::Tool("mcp__time__get_current_time".into())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without any tool rules an MCP tool asks too; other tools are not touched.
+        let plain = f.policy(&[]);
+        assert!(matches!(
+            f.check(&plain, "mcp__github__create_issue", args),
+            Verdict::Ask { .. }
+        ));
+        assert_eq!(f.check(&p, "bash", bash("ls")), Verdict::Allow);
+    }
+
+    #[test]
+    fn a_tool_grant_allows_that_tool_for_the_session_only() {
+        let f = Fixture::new();
+        let p = tool_policy(&f, &[("mcp__*__delete_*", RuleAction::Deny, "/u.toml")]);
+        let Verdict::Ask { grants, .. } = f.check(&p, "mcp__gh__create_issue", json!({})) else {
+            panic!("asks");
+        };
+        p.grant(&grants);
+        assert_eq!(
+            f.check(&p, "mcp__gh__create_issue", json!({})),
+            Verdict::Allow
+        );
+        assert!(matches!(
+            f.check(&p, "mcp__gh__create_pull", json!({})),
+            Verdict::Ask { .. }
+        ));
+        // A grant never lifts a deny.
+        p.grant(&[Grant::Tool("mcp__gh__delete_repo".into())]);
+        assert!(matches!(
+            f.check(&p, "mcp__gh__delete_repo", json!({})),
+            Verdict::Deny { .. }
+        ));
+        p.forget_session_grants();
+        assert!(matches!(
+            f.check(&p, "mcp__gh__create_issue", json!({})),
+            Verdict::Ask { .. }
+        ));
+    }
+
+    #[test]
+    fn bad_tool_patterns_name_file_and_pattern() {
+        let f = Fixture::new();
+        let entries = [ToolRuleEntry {
+            pattern: "mcp__[".into(),
+            action: RuleAction::Deny,
+            file: PathBuf::from("/p/.rein/config.toml"),
+        }];
+        let e = f.policy(&[]).with_tool_rules(&entries).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("/p/.rein/config.toml: [[permissions.tools]] pattern `mcp__[`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn persisting_writes_bash_and_tool_rules_to_their_lists() {
+        let f = Fixture::new();
+        let saved = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = saved.clone();
+        let saver: RuleSaver = std::sync::Arc::new(move |rules: &[(RuleList, &str)]| {
+            let mut list = into.lock().unwrap();
+            list.extend(rules.iter().map(|(l, p)| (*l, p.to_string())));
+            Ok(PathBuf::from("/p/.rein/config.toml"))
+        });
+        let p = f.policy(&[]).with_saver(saver);
+        let said = p
+            .persist(&[
+                Grant::Tool("mcp__gh__create_issue".into()),
+                Grant::Bash("npm test".into()),
+                Grant::Write("/x".into()),
+            ])
+            .unwrap();
+        assert_eq!(
+            said,
+            "allowed `mcp__gh__create_issue`, `npm test` in this project from now on (/p/.rein/config.toml)"
+        );
+        assert_eq!(
+            *saved.lock().unwrap(),
+            [
+                (RuleList::Tools, "mcp__gh__create_issue".to_string()),
+                (RuleList::Bash, "npm test".to_string())
+            ]
+        );
+        assert!(p.persist(&[Grant::Read("/x".into())]).is_err());
     }
 
     #[test]

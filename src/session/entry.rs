@@ -186,6 +186,8 @@ pub enum StoredGrant {
     Bash(String),
     Write(PathBuf),
     Read(PathBuf),
+    /// An MCP tool allowed by name (files from before MCP hold none).
+    Tool(String),
 }
 
 impl From<&Grant> for StoredGrant {
@@ -194,6 +196,7 @@ impl From<&Grant> for StoredGrant {
             Grant::Bash(pattern) => StoredGrant::Bash(pattern.clone()),
             Grant::Write(path) => StoredGrant::Write(path.clone()),
             Grant::Read(path) => StoredGrant::Read(path.clone()),
+            Grant::Tool(name) => StoredGrant::Tool(name.clone()),
         }
     }
 }
@@ -204,6 +207,7 @@ impl From<StoredGrant> for Grant {
             StoredGrant::Bash(pattern) => Grant::Bash(pattern),
             StoredGrant::Write(path) => Grant::Write(path),
             StoredGrant::Read(path) => Grant::Read(path),
+            StoredGrant::Tool(name) => Grant::Tool(name),
         }
     }
 }
@@ -219,6 +223,7 @@ mod tests {
             Grant::Bash("cargo test *".into()),
             Grant::Write("/p/src".into()),
             Grant::Read("/etc/hosts".into()),
+            Grant::Tool("mcp__github__create_issue".into()),
         ] {
             let stored = StoredGrant::from(&grant);
             assert_eq!(
@@ -227,6 +232,31 @@ mod tests {
             );
             assert_eq!(Grant::from(stored), grant);
         }
+    }
+
+    #[test]
+    fn rule_lines_from_before_tool_grants_still_read_and_tool_grants_round_trip() {
+        let old = r#"{"ts":"2026-01-01T00:00:00.000Z","type":"rule","grant":{"kind":"bash","value":"make *"}}"#;
+        let r: Record = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            r.entry,
+            Entry::Rule {
+                grant: StoredGrant::Bash("make *".into())
+            }
+        );
+        let line =
+            serde_json::to_string(&Entry::rule(&Grant::Tool("mcp__time__now".into()))).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"rule","grant":{"kind":"tool","value":"mcp__time__now"}}"#
+        );
+        let back: Entry = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            back,
+            Entry::Rule {
+                grant: StoredGrant::Tool("mcp__time__now".into())
+            }
+        );
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //!
 //! Top to bottom: the title ("Allow `bash`?", "(from a subagent)" when a subagent asks, "1
 //! of 3" when the reply asked several), the
-//! full command wrapped (or, for a file write, the path and a coloured unified diff),
-//! scrolled by `approvals.scroll`; the reason; the choices, each saying how far it
+//! full command wrapped (or, for a file write, the path and a coloured unified diff; for
+//! a tool from an MCP server, "server S · tool T" and the arguments as indented JSON),
+//! scrolled by `approvals.scroll`; for a server the project declared, a line saying it
+//! runs outside rein's sandbox; the reason; the choices, each saying how far it
 //! reaches (the exact session rules from the grants, the project file for "always"); and
 //! the one-line "tell rein why" field while it is open. Everything from the model is
 //! sanitised. The modal only draws: the keys are the update step's.
@@ -19,8 +21,13 @@ use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{wrap_into, WrapMode};
+use crate::app::approval::{mcp_args_lines, savable};
 use crate::app::state::{Approvals, PendingApproval};
 use crate::permissions::Grant;
+
+/// What the modal says of a server the project's config declared.
+pub const PROJECT_SERVER_NOTE: &str =
+    "this server was declared by the project's .rein/config.toml and runs outside rein's sandbox";
 
 /// The widest the modal gets.
 const MAX_WIDTH: u16 = 96;
@@ -44,6 +51,23 @@ fn diff_style(line: &str) -> Style {
 pub fn body_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let indent = [Span::raw("  ")];
+    if let Some(call) = &p.mcp {
+        let header = [
+            Span::styled("server ", theme::DIM),
+            Span::styled(sanitize(&call.server).replace('\n', " "), theme::TITLE),
+            Span::styled(" · tool ", theme::DIM),
+            Span::styled(sanitize(&call.tool).replace('\n', " "), theme::TITLE),
+        ];
+        wrap_into(&header, width, &[], &indent, WrapMode::Chars, &mut out);
+        for line in mcp_args_lines(&call.args) {
+            // Continuations keep the line's own indentation, and two more.
+            let depth = line.len() - line.trim_start().len();
+            let rest = [Span::raw(" ".repeat(depth + 2))];
+            let span = [Span::styled(sanitize(&line).into_owned(), theme::TEXT)];
+            wrap_into(&span, width, &[], &rest, WrapMode::Words, &mut out);
+        }
+        return out;
+    }
     match &p.preview {
         Some(diff) => {
             let path = sanitize(p.summary.trim()).replace('\n', " ");
@@ -90,7 +114,15 @@ pub fn choice_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
         );
     };
     choice(&mut out, "y", "allow once".into(), theme::TEXT);
-    if !p.grants.is_empty() {
+    if let [Grant::Tool(name)] = p.grants.as_slice() {
+        let name = sanitize(name).replace('\n', " ");
+        choice(
+            &mut out,
+            "a",
+            format!("allow `{name}` for this session"),
+            theme::TEXT,
+        );
+    } else if !p.grants.is_empty() {
         let rules: Vec<String> = p
             .grants
             .iter()
@@ -118,7 +150,7 @@ pub fn choice_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
             }
         }
     }
-    if p.grants.iter().any(|g| matches!(g, Grant::Bash(_))) {
+    if p.grants.iter().any(savable) {
         choice(
             &mut out,
             "p",
@@ -146,6 +178,16 @@ impl Widget for &Approvals {
                 text_w,
                 &[Span::styled("why ", theme::DIM)],
                 &[Span::raw("    ")],
+                WrapMode::Words,
+                &mut reason,
+            );
+        }
+        if p.mcp.as_ref().is_some_and(|c| c.project_server) {
+            wrap_into(
+                &[Span::styled(PROJECT_SERVER_NOTE, theme::WARNING)],
+                text_w,
+                &[Span::styled("note ", theme::DIM)],
+                &[Span::raw("     ")],
                 WrapMode::Words,
                 &mut reason,
             );

@@ -1,0 +1,346 @@
+//! Rules on tool names: `[[permissions.tools]]`, for the tools MCP servers provide.
+//!
+//! A tool from an MCP server reaches the policy as `mcp__SERVER__TOOL`. Its rules are a
+//! glob on that name (`mcp__github__*`, `mcp__*__delete_*`) and an action. They combine
+//! the way bash rules do: the **last** rule whose glob matches the whole name wins, and
+//! rules come in this order: the user's config file, the project's `.rein/config.toml`,
+//! then what the user allowed for the session. So a later, narrower rule overrides an
+//! earlier, broader one (`mcp__github__*` allow, then `mcp__github__delete_*` deny). With no
+//! matching rule an MCP tool asks. "Allow for the session" never lifts a `deny`.
+//!
+//! [`McpCall`] is what an approval request carries about such a call for the front ends:
+//! the server and tool names, the arguments, and whether the project declared the server.
+
+use std::path::PathBuf;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::rules::{escape_glob, RuleAction, RuleOrigin};
+
+/// The prefix of every tool name that comes from an MCP server.
+pub const MCP_PREFIX: &str = "mcp__";
+
+/// Whether `tool` names a tool from an MCP server (`mcp__SERVER__TOOL`).
+pub fn is_mcp(tool: &str) -> bool {
+    tool.starts_with(MCP_PREFIX)
+}
+
+/// The server and tool of a qualified name: `mcp__github__create_issue` is
+/// `("github", "create_issue")`. The server is everything up to the first `__` after the
+/// prefix (a sanitised server name may hold single underscores, and so may the tool).
+/// `None` when the name is not of that form.
+pub fn split_mcp_name(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix(MCP_PREFIX)?;
+    let (server, tool) = rest.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
+}
+
+/// One `[[permissions.tools]]` rule and the file it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRuleEntry {
+    pub pattern: String,
+    pub action: RuleAction,
+    pub file: PathBuf,
+}
+
+/// One rule in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRule {
+    pub pattern: String,
+    pub action: RuleAction,
+    pub origin: RuleOrigin,
+}
+
+/// A tool rule whose pattern is not a valid glob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRuleError {
+    pub pattern: String,
+    pub origin: RuleOrigin,
+    pub problem: String,
+}
+
+/// The tool rules in force, compiled as one set (rebuilt on first use after a change).
+#[derive(Debug, Clone, Default)]
+pub struct ToolRules {
+    rules: Vec<ToolRule>,
+    set: std::sync::OnceLock<GlobSet>,
+}
+
+/// What the rules make of one tool name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolJudgement {
+    pub action: RuleAction,
+    /// Which rule decided, or that none did: for the user and the model.
+    pub reason: String,
+    /// Whether the deciding rule is one the user allowed for this session.
+    pub session: bool,
+}
+
+impl ToolRules {
+    /// The config's rules, in order (user file first, then project file).
+    pub fn new(entries: &[ToolRuleEntry]) -> Result<ToolRules, ToolRuleError> {
+        let mut rules = ToolRules::default();
+        for entry in entries {
+            rules.push(ToolRule {
+                pattern: entry.pattern.clone(),
+                action: entry.action,
+                origin: RuleOrigin::Config(entry.file.clone()),
+            })?;
+        }
+        Ok(rules)
+    }
+
+    /// Append a rule; it overrides every earlier rule matching the same name.
+    pub fn push(&mut self, rule: ToolRule) -> Result<(), ToolRuleError> {
+        compile(&rule.pattern).map_err(|problem| ToolRuleError {
+            pattern: rule.pattern.clone(),
+            origin: rule.origin.clone(),
+            problem,
+        })?;
+        self.rules.push(rule);
+        self.set = std::sync::OnceLock::new();
+        Ok(())
+    }
+
+    pub fn rules(&self) -> &[ToolRule] {
+        &self.rules
+    }
+
+    /// The last rule whose glob matches the whole name.
+    pub fn matching(&self, name: &str) -> Option<&ToolRule> {
+        let set = self.set.get_or_init(|| {
+            // Each pattern compiled when it was added; should the set fail anyway, no rule
+            // matches and every MCP tool asks.
+            let mut builder = GlobSetBuilder::new();
+            for rule in &self.rules {
+                match compile(&rule.pattern) {
+                    Ok(glob) => {
+                        builder.add(glob);
+                    }
+                    Err(_) => return GlobSet::empty(),
+                }
+            }
+            builder.build().unwrap_or_else(|_| GlobSet::empty())
+        });
+        set.matches(name)
+            .into_iter()
+            .max()
+            .and_then(|i| self.rules.get(i))
+    }
+
+    /// Judge the MCP tool `name`: the last matching rule, else ask.
+    pub fn judge(&self, name: &str) -> ToolJudgement {
+        match self.matching(name) {
+            Some(rule) => ToolJudgement {
+                action: rule.action,
+                reason: describe_rule(name, rule),
+                session: rule.origin == RuleOrigin::Session,
+            },
+            None => ToolJudgement {
+                action: RuleAction::Ask,
+                reason: format!("no [[permissions.tools]] rule matches `{name}`"),
+                session: false,
+            },
+        }
+    }
+
+    /// Allow exactly the tool `name` for the rest of the session, unless a rule denies it
+    /// (approval lifts an `ask`, never a `deny`). Whether it was granted.
+    pub fn grant(&mut self, name: &str) -> bool {
+        if self
+            .matching(name)
+            .is_some_and(|r| r.action == RuleAction::Deny)
+        {
+            return false;
+        }
+        self.push(ToolRule {
+            pattern: escape_glob(name),
+            action: RuleAction::Allow,
+            origin: RuleOrigin::Session,
+        })
+        .is_ok()
+    }
+
+    /// Drop the rules the user allowed for the session.
+    pub fn forget_session_rules(&mut self) {
+        let before = self.rules.len();
+        self.rules.retain(|r| r.origin != RuleOrigin::Session);
+        if self.rules.len() != before {
+            self.set = std::sync::OnceLock::new();
+        }
+    }
+}
+
+/// "`mcp__github__*` (allow) in /home/me/.config/rein/config.toml".
+fn describe_rule(name: &str, rule: &ToolRule) -> String {
+    let head = format!("`{name}` matches `{}` ({})", rule.pattern, rule.action);
+    match &rule.origin {
+        RuleOrigin::Config(path) => format!("{head} in {}", path.display()),
+        RuleOrigin::Session => format!("{head}, allowed this session"),
+        RuleOrigin::Default => format!("{head}, a default rule"),
+    }
+}
+
+/// Tool names hold no path separators; `*` matches anything, `\` escapes.
+fn compile(pattern: &str) -> Result<globset::Glob, String> {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| e.kind().to_string())
+}
+
+/// What an approval request says about a call to an MCP tool, beyond its qualified name.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct McpCall {
+    /// The server's name as configured (`[mcp_servers.NAME]`).
+    pub server: String,
+    /// The tool's name as the server lists it.
+    pub tool: String,
+    /// The call's arguments (a JSON object), shown as formatted JSON.
+    pub args: serde_json::Value,
+    /// The project's `.rein/config.toml` declared the server (rather than the user's
+    /// config): the modal says it runs outside rein's sandbox.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub project_server: bool,
+}
+
+impl McpCall {
+    /// For a call to `name` with `args`: `None` unless `name` is an MCP tool. The server
+    /// and tool come from the qualified name; the MCP client, which knows the original
+    /// (unsanitised) names, may overwrite them.
+    pub fn for_call(name: &str, args: &serde_json::Value) -> Option<McpCall> {
+        if !is_mcp(name) {
+            return None;
+        }
+        let (server, tool) = split_mcp_name(name).unwrap_or(("?", name));
+        Some(McpCall {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            args: args.clone(),
+            project_server: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(list: &[(&str, RuleAction, &str)]) -> ToolRules {
+        let entries: Vec<ToolRuleEntry> = list
+            .iter()
+            .map(|(pattern, action, file)| ToolRuleEntry {
+                pattern: pattern.to_string(),
+                action: *action,
+                file: PathBuf::from(file),
+            })
+            .collect();
+        ToolRules::new(&entries).unwrap()
+    }
+
+    const USER: &str = "/home/me/.config/rein/config.toml";
+    const PROJECT: &str = "/p/.rein/config.toml";
+
+    #[test]
+    fn names_split_into_server_and_tool() {
+        assert_eq!(
+            split_mcp_name("mcp__github__create_issue"),
+            Some(("github", "create_issue"))
+        );
+        assert_eq!(
+            split_mcp_name("mcp__my-server__a__b"),
+            Some(("my-server", "a__b"))
+        );
+        assert_eq!(split_mcp_name("mcp__github"), None);
+        assert_eq!(split_mcp_name("mcp____x"), None);
+        assert_eq!(split_mcp_name("bash"), None);
+        assert!(is_mcp("mcp__time__get_current_time"));
+        assert!(!is_mcp("mcp_time"));
+        let call = McpCall::for_call("mcp__time__now", &serde_json::json!({"tz": "UTC"}));
+        assert_eq!(
+            call.map(|c| (c.server, c.tool)),
+            Some(("time".to_string(), "now".to_string()))
+        );
+        assert_eq!(McpCall::for_call("bash", &serde_json::json!({})), None);
+    }
+
+    #[test]
+    fn no_rule_asks_and_says_so() {
+        let r = rules(&[("mcp__github__*", RuleAction::Allow, USER)]);
+        let j = r.judge("mcp__time__get_current_time");
+        assert_eq!(j.action, RuleAction::Ask);
+        assert!(
+            j.reason.contains("no [[permissions.tools]] rule"),
+            "{}",
+            j.reason
+        );
+        assert_eq!(
+            ToolRules::default().judge("mcp__a__b").action,
+            RuleAction::Ask
+        );
+    }
+
+    #[test]
+    fn the_last_matching_rule_wins_and_the_reason_names_it() {
+        let r = rules(&[
+            ("mcp__github__*", RuleAction::Allow, USER),
+            ("mcp__*__delete_*", RuleAction::Deny, USER),
+            ("mcp__github__delete_branch", RuleAction::Ask, PROJECT),
+        ]);
+        let j = r.judge("mcp__github__create_issue");
+        assert_eq!(j.action, RuleAction::Allow);
+        assert_eq!(
+            j.reason,
+            format!("`mcp__github__create_issue` matches `mcp__github__*` (allow) in {USER}")
+        );
+        let j = r.judge("mcp__github__delete_repo");
+        assert_eq!(j.action, RuleAction::Deny);
+        assert!(
+            j.reason.contains("`mcp__*__delete_*` (deny)"),
+            "{}",
+            j.reason
+        );
+        // The project's rule comes later: it overrides the user's broader deny.
+        let j = r.judge("mcp__github__delete_branch");
+        assert_eq!(j.action, RuleAction::Ask);
+        assert!(j.reason.ends_with(PROJECT), "{}", j.reason);
+        // The glob matches the whole name, not a part of it.
+        assert_eq!(r.judge("xmcp__github__a").action, RuleAction::Ask);
+        assert_eq!(
+            rules(&[("mcp__time__get_current_time", RuleAction::Allow, USER)])
+                .judge("mcp__time__get_current_time_zone")
+                .action,
+            RuleAction::Ask
+        );
+    }
+
+    #[test]
+    fn a_grant_allows_exactly_that_name_and_never_lifts_a_deny() {
+        let mut r = rules(&[("mcp__*__delete_*", RuleAction::Deny, USER)]);
+        assert!(r.grant("mcp__gh__create_[x]*"));
+        let j = r.judge("mcp__gh__create_[x]*");
+        assert_eq!(j.action, RuleAction::Allow);
+        assert!(j.session);
+        assert!(j.reason.contains("allowed this session"), "{}", j.reason);
+        assert_eq!(r.judge("mcp__gh__create_x").action, RuleAction::Ask);
+        assert!(!r.grant("mcp__gh__delete_repo"));
+        assert_eq!(r.judge("mcp__gh__delete_repo").action, RuleAction::Deny);
+        r.forget_session_rules();
+        assert_eq!(r.judge("mcp__gh__create_[x]*").action, RuleAction::Ask);
+        assert_eq!(r.rules().len(), 1, "the config's rule stays");
+    }
+
+    #[test]
+    fn a_bad_pattern_is_an_error_naming_its_origin() {
+        let err = ToolRules::new(&[ToolRuleEntry {
+            pattern: "mcp__[".into(),
+            action: RuleAction::Allow,
+            file: PathBuf::from(PROJECT),
+        }])
+        .unwrap_err();
+        assert_eq!(err.pattern, "mcp__[");
+        assert_eq!(err.origin, RuleOrigin::Config(PathBuf::from(PROJECT)));
+        assert!(err.problem.contains("character class"), "{}", err.problem);
+    }
+}

@@ -849,5 +849,6 @@ fn agent_config(
         policy,
         skills,
         context: config.context(),
+        external_tools: None,
     })
 }

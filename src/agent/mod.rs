@@ -40,6 +40,7 @@ use crate::permissions::PermissionPolicy;
 use crate::sandbox::Sandbox;
 use crate::session::{LoadedSession, SessionWriter};
 use crate::skills::SkillSet;
+use crate::tools::external::ExternalTools;
 use crate::tools::ToolContext;
 
 /// Everything the agent task needs to run.
@@ -66,6 +67,9 @@ pub struct AgentConfig {
     pub skills: Arc<SkillSet>,
     /// `[context]`: capping tool results, spill files, stubbing old results.
     pub context: ContextConfig,
+    /// Tools from outside rein (MCP servers), offered after rein's own from the next turn
+    /// on as they come and go; subagents get none.
+    pub external_tools: Option<Arc<dyn ExternalTools>>,
 }
 
 impl AgentConfig {

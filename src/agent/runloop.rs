@@ -117,7 +117,7 @@ impl Agent {
         events: mpsc::UnboundedSender<AgentEvent>,
         session: Option<SessionSetup>,
     ) -> Self {
-        let tools_json = tools::specs_json(&Toolset::Main.specs());
+        let tools_json = tools_json(&config);
         let ctx = config.tool_context();
         let (system_prompt, subagent_prompt, instructions_chars) = prompts(&config);
         // Built once: every request of the session sends the same bytes (prompt caching).
@@ -201,6 +201,23 @@ impl Agent {
             changed: Vec::new(),
             instructions_changed: Vec::new(),
             instructions_chars,
+        }
+    }
+
+    /// At a turn's start: offer the external tools as they are now (a server came up or
+    /// went away). Within a turn the tools never change, so its requests extend each
+    /// other byte for byte; when they do change, the next request's prefix differs from
+    /// the tools on, as it must.
+    fn refresh_tools(&mut self) {
+        if self.config.external_tools.is_none() {
+            return;
+        }
+        let now = tools_json(&self.config);
+        if now != self.tools_json {
+            self.tools_chars = now.to_string().len();
+            self.tools_json = now;
+            // The last usage report counted the old tools.
+            self.meter.history_rewritten();
         }
     }
 
@@ -316,6 +333,7 @@ impl Agent {
                 },
             };
             self.turns += 1;
+            self.refresh_tools();
             self.spill = TurnSpill::new(&self.config.context, self.turns);
             self.changed = match &self.after_last_turn {
                 Some(before) => before.changes_to(&Snapshot::take(&self.config.root)),
@@ -718,6 +736,7 @@ impl Agent {
             open: &open,
             spill: &self.spill,
             mode: &self.mode,
+            external: self.config.external_tools.as_deref(),
         };
         let run = env.judge_and_run(Some(&mut self.inbox), call).await;
         self.record_mode();
@@ -852,6 +871,18 @@ impl Agent {
 }
 
 /// The `ToolFinished` event of `call`, which `result` ended and which began at `started`.
+/// The `tools` of the main agent's requests: rein's own, then the external tools offered
+/// now.
+fn tools_json(config: &AgentConfig) -> serde_json::Value {
+    let serde_json::Value::Array(mut list) = tools::specs_json(&Toolset::Main.specs()) else {
+        return serde_json::Value::Array(Vec::new());
+    };
+    if let Some(external) = &config.external_tools {
+        list.extend(tools::external::specs_json(&external.specs()));
+    }
+    serde_json::Value::Array(list)
+}
+
 /// The main agent's and a subagent's system prompts for `config`, each with the project
 /// instructions after it, and how many characters of the main one the instructions take.
 /// Built once per conversation: every request of it sends the same bytes (prompt caching).

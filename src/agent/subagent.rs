@@ -185,6 +185,8 @@ impl Subagent {
                 open: &self.open,
                 spill: &self.spill,
                 mode: &self.mode,
+                // Subagents only read: no external tools.
+                external: None,
             };
             for call in &calls {
                 self.report(

@@ -21,6 +21,7 @@ use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
 use crate::permissions::mode::{self, ModeDecision};
 use crate::permissions::{ApprovalMode, Grant, PermissionPolicy, ToolRequest};
+use crate::tools::external::ExternalTools;
 use crate::tools::{ToolContext, Toolset};
 
 /// What a call runs with.
@@ -39,6 +40,8 @@ pub(crate) struct ToolEnv<'a> {
     pub spill: &'a TurnSpill,
     /// The approval mode, read when a call is judged.
     pub mode: &'a SharedMode,
+    /// Tools from outside rein (MCP servers) this agent may call, if any.
+    pub external: Option<&'a dyn ExternalTools>,
 }
 
 /// `text` capped on arrival (layer 1), its whole kept in the spill file `file`; when it was
@@ -114,7 +117,14 @@ impl ToolEnv<'_> {
             granted: Vec::new(),
         };
         let name = call.function.name.as_str();
-        let mut prepared = match self.toolset.prepare(name, &call.function.arguments) {
+        let external = self
+            .external
+            .and_then(|e| e.specs().into_iter().find(|s| s.name == name));
+        let prepared = match &external {
+            Some(spec) => crate::tools::prepare_external(spec, &call.function.arguments),
+            None => self.toolset.prepare(name, &call.function.arguments),
+        };
+        let mut prepared = match prepared {
             Ok(p) => p,
             Err(text) => {
                 run.result = ToolResult::error(text);
@@ -127,7 +137,7 @@ impl ToolEnv<'_> {
             return run;
         }
         let verdict = self.policy.check(&ToolRequest {
-            tool: prepared.name,
+            tool: &prepared.name,
             args: &prepared.args,
             root: self.root,
         });
@@ -221,9 +231,16 @@ impl ToolEnv<'_> {
         } else {
             self.ctx
         };
+        let work = async {
+            match self.external.filter(|_| prepared.is_external()) {
+                // Dropped on an interrupt, which cancels the call.
+                Some(external) => external.call(name, prepared.args).await,
+                None => prepared.execute(ctx).await,
+            }
+        };
         let result = match inbox {
-            Some(inbox) => inbox.run_until(prepared.execute(ctx)).await,
-            None => Some(prepared.execute(ctx).await),
+            Some(inbox) => inbox.run_until(work).await,
+            None => Some(work.await),
         };
         match result {
             Some(result) => run.result = ToolResult::from_tool(result),

@@ -9,6 +9,7 @@
 
 pub mod bash;
 pub mod diff;
+pub mod external;
 pub mod read_file;
 pub mod read_skill;
 pub mod str_replace;
@@ -153,7 +154,7 @@ pub fn specs_json(specs: &[ToolSpec]) -> serde_json::Value {
 /// A tool call whose arguments passed every check, ready to be judged and run.
 #[derive(Debug)]
 pub struct PreparedCall {
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     /// The validated argument object (what the permission policy sees).
     pub args: serde_json::Value,
     kind: Kind,
@@ -168,6 +169,8 @@ enum Kind {
     WriteTodos(write_todos::Args),
     ReadSkill(read_skill::Args),
     Task(task::Args),
+    /// A tool from outside rein ([`external`]): the agent runs it through its provider.
+    External,
 }
 
 /// Parse a call's raw argument text. An empty string means no arguments (`{}`).
@@ -296,9 +299,29 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
     }
     .map_err(|e| wrong(e.to_string()))?;
     Ok(PreparedCall {
-        name: spec.name,
+        name: spec.name.into(),
         args,
         kind,
+    })
+}
+
+/// Check a call of the external tool `spec` ([`external`]): valid JSON, an object. The
+/// schema is the server's to enforce (it may use more of JSON Schema than rein reads).
+pub fn prepare_external(
+    spec: &external::ExternalSpec,
+    raw_args: &str,
+) -> Result<PreparedCall, String> {
+    let args = parse_arguments(raw_args)?;
+    if !args.is_object() {
+        return Err(format!(
+            "Error: wrong arguments for {} (send one JSON object matching the tool's schema)",
+            spec.name
+        ));
+    }
+    Ok(PreparedCall {
+        name: spec.name.clone().into(),
+        args,
+        kind: Kind::External,
     })
 }
 
@@ -343,7 +366,21 @@ impl PreparedCall {
             Kind::WriteTodos(a) => format!("write_todos: {} items", a.todos.len()),
             Kind::ReadSkill(a) => format!("read_skill: {}", printable(&a.name)),
             Kind::Task(a) => format!("task: {}", a.description),
+            Kind::External => {
+                let args = self.args.to_string();
+                let mut end = args.len().min(200);
+                while !args.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let more = if end < args.len() { "…" } else { "" };
+                format!("{}: {}{more}", self.name, &args[..end])
+            }
         }
+    }
+
+    /// Whether the agent runs this call through its external tools' provider.
+    pub fn is_external(&self) -> bool {
+        matches!(self.kind, Kind::External)
     }
 
     /// The question of a `task` call, which the agent loop runs itself.
@@ -388,8 +425,9 @@ impl PreparedCall {
             Kind::StrReplace(a) => str_replace::run(a, ctx).await,
             Kind::WriteTodos(a) => write_todos::run(a, ctx).await,
             Kind::ReadSkill(a) => read_skill::run(a, ctx).await,
-            // The agent loop runs subagents; nothing else may.
+            // The agent loop runs subagents and external tools; nothing else may.
             Kind::Task(_) => Err("a task cannot run here".to_string()),
+            Kind::External => Err("an external tool cannot run here".to_string()),
         };
         result.map_err(|e| format!("Error: {name} failed - {e}"))
     }

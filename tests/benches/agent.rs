@@ -116,6 +116,7 @@ async fn bench_steps() -> (f64, f64) {
             sandbox: Arc::new(Sandbox::off(dir.path())),
             skills: Arc::new(SkillSet::empty()),
             context: Default::default(),
+            external_tools: None,
         })
         .unwrap();
         let start = Instant::now();
@@ -153,6 +154,7 @@ async fn bench_steps() -> (f64, f64) {
             sandbox: Arc::new(Sandbox::off(dir.path())),
             skills: Arc::new(SkillSet::empty()),
             context: Default::default(),
+            external_tools: None,
         })
         .unwrap();
         let start = Instant::now();

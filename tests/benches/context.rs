@@ -140,6 +140,7 @@ async fn session(layers: Option<u64>) -> Stats {
         sandbox: Arc::new(Sandbox::off(project.path())),
         skills: Arc::new(SkillSet::empty()),
         context,
+        external_tools: None,
     };
     let mut handle = agent::spawn(config).unwrap();
     let mut stats = Stats::default();

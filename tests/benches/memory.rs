@@ -222,7 +222,7 @@ fn tool_write(bytes: usize) {
     let mut call = Toolset::Main.prepare("write_file", &raw).unwrap();
     call.pin_path(&root).unwrap();
     let _verdict = policy.check(&ToolRequest {
-        tool: call.name,
+        tool: &call.name,
         args: &call.args,
         root: &root,
     });

@@ -49,6 +49,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         sandbox: Arc::new(Sandbox::off(root)),
         skills: Arc::new(SkillSet::empty()),
         context: Default::default(),
+        external_tools: None,
     }
 }
 

@@ -1,0 +1,50 @@
+//! Tools that come from outside rein (MCP servers): what the agent needs of them, so that
+//! the agent loop does not depend on where they come from.
+//!
+//! A provider of external tools lists the tools it has now ([`ExternalTools::specs`]: a
+//! name the model calls, a description and a JSON Schema) and runs one
+//! ([`ExternalTools::call`]). The agent offers them after its own tools, judges every call
+//! through the permission policy by its name like any other, and runs it through the
+//! provider; the result goes through the same cap, spill, stub and drop layers as every
+//! tool result. Dropping the future of a call cancels it (an interrupt does that).
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// One external tool as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalSpec {
+    /// The name the model calls (`mcp__SERVER__TOOL`): `[A-Za-z0-9_-]`, at most 64.
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema of the arguments (an object schema).
+    pub parameters: serde_json::Value,
+}
+
+/// The future of one external call: the text the model reads, or the error it reads.
+pub type ExternalCall = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
+
+/// A source of external tools (the MCP servers of a session).
+pub trait ExternalTools: Send + Sync {
+    /// The tools it offers now, in a stable order.
+    fn specs(&self) -> Vec<ExternalSpec>;
+    /// Run the tool `name` with the argument object `args`.
+    fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall;
+}
+
+/// The `tools` entries of `specs`, in the form of [`super::specs_json`]'s.
+pub fn specs_json(specs: &[ExternalSpec]) -> Vec<serde_json::Value> {
+    specs
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "type": "function",
+                "function": {
+                    "name": s.name,
+                    "description": s.description,
+                    "parameters": s.parameters,
+                }
+            })
+        })
+        .collect()
+}

@@ -239,3 +239,64 @@ async fn an_interrupt_cancels_a_running_external_call() {
         "the call's future was dropped"
     );
 }
+
+/// The session records the external tools offered; resumed where a server is gone, the
+/// tools its history called are still offered (marked unavailable, so the request stays
+/// valid for servers that check calls against tools), and a call to one says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_still_offers_the_tools_its_history_called() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__fake__echo", r#"{"text":"a"}"#)]),
+        Reply::text("done"),
+        Reply::tool_calls(&[("mcp__fake__echo", r#"{"text":"b"}"#)]),
+        Reply::text("it is gone"),
+    ])
+    .await
+    .unwrap();
+    let fake = Arc::new(Fake::default());
+    fake.specs.lock().unwrap().push(spec("mcp__fake__echo"));
+    fake.specs.lock().unwrap().push(spec("mcp__fake__unused"));
+    let mut config = scripted_config(&server, dir.path());
+    config.external_tools = Some(fake.clone());
+    let (mut handle, path) = support::agent::spawn_recorded(config, data.path());
+    turn_with(&mut handle, "echo", |_| ApprovalDecision::Approve).await;
+    handle.send(AgentCommand::Shutdown);
+    drop(handle);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let loaded = rein::session::load(&path).unwrap();
+    assert_eq!(
+        loaded
+            .external_tools
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
+        ["mcp__fake__echo", "mcp__fake__unused"]
+    );
+    // The server is gone in the new session: no tools from it.
+    let mut config = scripted_config(&server, dir.path());
+    config.external_tools = Some(Arc::new(Fake::default()));
+    let mut handle = support::agent::spawn_resumed(config, loaded, data.path());
+    let events = turn_with(&mut handle, "again", |_| ApprovalDecision::Approve).await;
+    let results = tool_results(&events);
+    assert!(
+        results[0].1.contains("is not available in this session"),
+        "{results:?}"
+    );
+    let request = &server.requests()[2];
+    let tools = request["tools"].as_array().unwrap();
+    let echo = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "mcp__fake__echo")
+        .expect("the called tool is still offered");
+    assert!(echo["function"]["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("(Not available in this session"));
+    assert!(
+        !tool_names(request).contains(&"mcp__fake__unused".to_string()),
+        "tools the history never called are not"
+    );
+}

@@ -43,6 +43,7 @@ use crate::context::spill::TurnSpill;
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::permissions::ApprovalMode;
 use crate::session::{Entry, SessionMeta, SessionWriter};
+use crate::tools::external::ExternalSpec;
 use crate::tools::write_todos::Todo;
 use crate::tools::{self, ToolContext, Toolset};
 
@@ -107,6 +108,11 @@ pub(crate) struct Agent {
     instructions_changed: Vec<PathBuf>,
     /// The system prompt's characters that are the project instructions (`/context`).
     instructions_chars: usize,
+    /// Every external tool offered in this conversation (and the resumed session's), for
+    /// the history's calls to tools whose servers are gone.
+    known_external: Vec<ExternalSpec>,
+    /// The external tools last offered, as the session file records them.
+    offered_external: Vec<ExternalSpec>,
 }
 
 impl Agent {
@@ -117,7 +123,7 @@ impl Agent {
         events: mpsc::UnboundedSender<AgentEvent>,
         session: Option<SessionSetup>,
     ) -> Self {
-        let tools_json = tools_json(&config);
+        let tools_json = tools_json(&config, &[]);
         let ctx = config.tool_context();
         let (system_prompt, subagent_prompt, instructions_chars) = prompts(&config);
         // Built once: every request of the session sends the same bytes (prompt caching).
@@ -130,6 +136,12 @@ impl Agent {
         let recorded_model = resumed
             .as_ref()
             .and_then(|r| r.model_name().map(str::to_string));
+        // The external tools the resumed session offered: those its history called are
+        // still offered (as unavailable) when their servers are gone.
+        let known_external = resumed
+            .as_ref()
+            .map(|r| r.external_tools.clone())
+            .unwrap_or_default();
         let no_auto = config
             .sandbox
             .not_working_reason()
@@ -201,6 +213,8 @@ impl Agent {
             changed: Vec::new(),
             instructions_changed: Vec::new(),
             instructions_chars,
+            offered_external: known_external.clone(),
+            known_external,
         }
     }
 
@@ -209,16 +223,58 @@ impl Agent {
     /// other byte for byte; when they do change, the next request's prefix differs from
     /// the tools on, as it must.
     fn refresh_tools(&mut self) {
-        if self.config.external_tools.is_none() {
+        let Some(provider) = &self.config.external_tools else {
             return;
+        };
+        let current = provider.specs();
+        for spec in &current {
+            match self.known_external.iter_mut().find(|k| k.name == spec.name) {
+                Some(known) => *known = spec.clone(),
+                None => self.known_external.push(spec.clone()),
+            }
         }
-        let now = tools_json(&self.config);
+        // Tools the history called whose servers are gone stay, marked unavailable.
+        let gone: Vec<&ExternalSpec> = self
+            .known_external
+            .iter()
+            .filter(|k| !current.iter().any(|c| c.name == k.name))
+            .collect();
+        let mut offered = current.clone();
+        if !gone.is_empty() {
+            let called = self.called_tool_names();
+            offered.extend(
+                gone.into_iter()
+                    .filter(|k| called.contains(k.name.as_str()))
+                    .map(unavailable),
+            );
+        }
+        if offered != self.offered_external {
+            self.record(Entry::Tools {
+                external: offered.clone(),
+            });
+            self.offered_external = offered;
+        }
+        let now = tools_json(&self.config, &self.offered_external);
         if now != self.tools_json {
             self.tools_chars = now.to_string().len();
             self.tools_json = now;
             // The last usage report counted the old tools.
             self.meter.history_rewritten();
         }
+    }
+
+    /// The names of the tools the history's assistant messages called.
+    fn called_tool_names(&self) -> std::collections::HashSet<&str> {
+        self.history
+            .messages()
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant { tool_calls, .. } => Some(tool_calls),
+                _ => None,
+            })
+            .flatten()
+            .map(|c| c.function.name.as_str())
+            .collect()
     }
 
     /// Append `message` to the history and to the session file.
@@ -871,17 +927,32 @@ impl Agent {
 }
 
 /// The `ToolFinished` event of `call`, which `result` ended and which began at `started`.
-/// The `tools` of the main agent's requests: rein's own, then the external tools offered
-/// now.
-fn tools_json(config: &AgentConfig) -> serde_json::Value {
+/// The `tools` of the main agent's requests: rein's own, then `external`.
+fn tools_json(config: &AgentConfig, external: &[ExternalSpec]) -> serde_json::Value {
     let serde_json::Value::Array(mut list) = tools::specs_json(&Toolset::Main.specs()) else {
         return serde_json::Value::Array(Vec::new());
     };
-    if let Some(external) = &config.external_tools {
-        list.extend(tools::external::specs_json(&external.specs()));
+    if config.external_tools.is_some() {
+        list.extend(tools::external::specs_json(external));
     }
     serde_json::Value::Array(list)
 }
+
+/// What an external tool that is gone says of itself (its schema kept, so the history's
+/// calls to it stay valid against the request's tools).
+fn unavailable(spec: &ExternalSpec) -> ExternalSpec {
+    if spec.description.starts_with(UNAVAILABLE) {
+        return spec.clone();
+    }
+    ExternalSpec {
+        description: format!("{UNAVAILABLE} {}", spec.description),
+        ..spec.clone()
+    }
+}
+
+/// How the description of an external tool that is gone begins.
+const UNAVAILABLE: &str =
+    "(Not available in this session: its MCP server is not running. Do not call it.)";
 
 /// The main agent's and a subagent's system prompts for `config`, each with the project
 /// instructions after it, and how many characters of the main one the instructions take.

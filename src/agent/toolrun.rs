@@ -122,6 +122,12 @@ impl ToolEnv<'_> {
             .and_then(|e| e.specs().into_iter().find(|s| s.name == name));
         let prepared = match &external {
             Some(spec) => crate::tools::prepare_external(spec, &call.function.arguments),
+            // Offered as unavailable (a resumed session's tool whose server is gone).
+            None if self.external.is_some() && name.starts_with("mcp__") => Err(format!(
+                "Error: {} is not available in this session (its MCP server is not \
+                 running); do without it",
+                crate::tools::printable(name)
+            )),
             None => self.toolset.prepare(name, &call.function.arguments),
         };
         let mut prepared = match prepared {

@@ -85,6 +85,11 @@ pub enum Entry {
     /// it, folded into the next user message (the message entry then holds it). Entries
     /// after the last user message are still waiting for one.
     UserCommand { command: String, text: String },
+    /// The tools from outside rein (MCP servers) offered from here on, whole: a resumed
+    /// session whose servers changed can still offer the ones its history called.
+    Tools {
+        external: Vec<crate::tools::external::ExternalSpec>,
+    },
 }
 
 impl Entry {
@@ -143,6 +148,7 @@ impl Entry {
             Entry::Model { .. } => "model",
             Entry::Mode { .. } => "mode",
             Entry::UserCommand { .. } => "user_command",
+            Entry::Tools { .. } => "tools",
         }
     }
 }

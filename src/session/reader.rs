@@ -49,6 +49,8 @@ pub struct LoadedSession {
     /// The approval mode the session was last in: its last `mode` entry (`None`: no
     /// entry, a session in default mode or from before modes).
     pub mode: Option<ApprovalMode>,
+    /// The external (MCP) tools last offered: its last `tools` entry.
+    pub external_tools: Vec<crate::tools::external::ExternalSpec>,
     /// What the user's own commands (`!COMMAND`) printed after the last user message: the
     /// next one carries it to the model.
     pub user_runs: Vec<String>,
@@ -106,6 +108,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     let mut rules: Vec<Grant> = Vec::new();
     let mut model = None;
     let mut mode = None;
+    let mut external_tools = Vec::new();
     let mut user_runs = Vec::new();
     let mut message_count = 0;
     let mut started = std::collections::HashSet::new();
@@ -184,6 +187,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
             }
             Entry::Title { title: t, .. } => title = Some(t),
             Entry::Mode { mode: m } => mode = Some(m),
+            Entry::Tools { external } => external_tools = external,
             Entry::UserCommand { text, .. } => user_runs.push(text),
             Entry::Model {
                 name,
@@ -259,6 +263,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
         rules,
         model,
         mode,
+        external_tools,
         user_runs,
         message_count,
         synthetic_results: fixed.synthetic,

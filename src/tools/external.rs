@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 /// One external tool as the model sees it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExternalSpec {
     /// The name the model calls (`mcp__SERVER__TOOL`): `[A-Za-z0-9_-]`, at most 64.
     pub name: String,

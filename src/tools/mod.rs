@@ -524,7 +524,7 @@ fn json_kind(v: &serde_json::Value) -> String {
 }
 
 /// A model-supplied name made safe to echo: control characters escaped, length capped.
-fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     let escaped: String = s.chars().flat_map(char::escape_debug).take(80).collect();
     escaped
 }

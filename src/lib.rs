@@ -26,6 +26,7 @@ pub mod file_index;
 pub mod headless;
 pub mod input_history;
 pub mod instructions;
+pub mod mcp;
 pub mod permissions;
 pub mod safe_fs;
 pub mod sandbox;

@@ -13,16 +13,22 @@ fn example_text() -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// The example with every commented-out `# key = value` line (and `# [[table]]` header)
-/// switched on.
+/// The example with every commented-out `# key = value` line (and `# [[table]]` and
+/// `# [mcp_servers.NAME]` header) switched on.
 fn uncommented(text: &str) -> String {
     text.lines()
         .map(|line| match line.strip_prefix("# ") {
-            Some(rest) if is_assignment(rest) || is_array_table(rest) => rest,
+            Some(rest) if is_assignment(rest) || is_array_table(rest) || is_mcp_server(rest) => {
+                rest
+            }
             _ => line,
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+fn is_mcp_server(line: &str) -> bool {
+    line.starts_with("[mcp_servers.") && line.ends_with(']')
 }
 
 fn is_array_table(line: &str) -> bool {
@@ -123,6 +129,7 @@ fn assert_same_values(example: &Config, defaults: &Config) {
     assert_eq!(example.compact_to.value, defaults.compact_to.value);
     assert_eq!(example.compact_model.value, defaults.compact_model.value);
     assert_eq!(example.bash_rules, defaults.bash_rules);
+    assert!(example.mcp_servers.is_empty() && defaults.mcp_servers.is_empty());
     assert_eq!(
         example.sensitive_reads.value,
         defaults.sensitive_reads.value
@@ -206,6 +213,21 @@ fn every_documented_key_is_accepted_and_every_setting_is_documented() {
     );
     write(&dirs.user_file(), &text);
     let config = dirs.load();
+    let servers: Vec<(&str, String)> = config
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.summary()))
+        .collect();
+    assert_eq!(
+        servers,
+        [
+            (
+                "filesystem",
+                "npx -y @modelcontextprotocol/server-filesystem .".to_string()
+            ),
+            ("remote", "https://mcp.example.com/mcp".to_string())
+        ]
+    );
 
     // `describe` lists every setting; with all keys switched on, each one must come from
     // the file, so a setting missing from the example fails here.

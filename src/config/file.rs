@@ -335,6 +335,10 @@ fn walk(table: &toml::Table, path: &Path, source: &Source) -> Result<Layer, Conf
             layer.providers = super::providers::read_table(value, path, source)?;
             continue;
         }
+        if name == "mcp_servers" {
+            layer.mcp_servers = super::mcp::read_table(value, path, source)?;
+            continue;
+        }
         let is_section = sections().contains(&name.as_str());
         if !is_section && !RESERVED_SECTIONS.contains(&name.as_str()) {
             return Err(unknown_top_level(path, name, value));
@@ -615,6 +619,7 @@ fn key_names(section: &str) -> String {
 fn section_list() -> String {
     let mut names: Vec<String> = sections().iter().map(|s| format!("[{s}]")).collect();
     names.push("[providers.NAME]".to_string());
+    names.push("[mcp_servers.NAME]".to_string());
     names.join(", ")
 }
 

@@ -197,6 +197,14 @@ impl Config {
                 rule.file.display()
             ));
         }
+        for server in &self.mcp_servers {
+            lines.push(format!(
+                "{:<name_width$}  {}  ({})",
+                format!("mcp_servers.{}", server.name),
+                mcp_line(server),
+                server.origin.path().display()
+            ));
+        }
         lines.extend(
             paths
                 .iter()
@@ -322,4 +330,41 @@ fn origin(provider: &Provider) -> String {
         Source::Preset(_) => String::new(),
         other => format!("  ({other})"),
     }
+}
+
+/// An MCP server in `rein config`: its transport, command line or URL, and what is not
+/// the default (the token's variable, never a token).
+fn mcp_line(server: &crate::mcp::ServerConfig) -> String {
+    use crate::mcp::{Origin, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+    let mut words = match &server.transport {
+        Transport::Stdio { .. } => vec![format!("stdio `{}`", server.summary())],
+        Transport::Http {
+            bearer_token_env, ..
+        } => {
+            let mut w = vec![format!("http {}", server.summary())];
+            if let Some(var) = bearer_token_env {
+                w.push(format!("token in {var}"));
+            }
+            w
+        }
+    };
+    if !server.enabled {
+        words.push("disabled".into());
+    }
+    if server.startup_timeout != DEFAULT_STARTUP_TIMEOUT {
+        words.push(format!("startup {}s", server.startup_timeout.as_secs()));
+    }
+    if server.tool_timeout != DEFAULT_TOOL_TIMEOUT {
+        words.push(format!("calls {}s", server.tool_timeout.as_secs()));
+    }
+    if !server.allow.is_empty() {
+        words.push(format!("allow {}", server.allow.join(" ")));
+    }
+    if !server.deny.is_empty() {
+        words.push(format!("deny {}", server.deny.join(" ")));
+    }
+    if let Origin::Project(_) = server.origin {
+        words.push("project server".into());
+    }
+    words.join(", ")
 }

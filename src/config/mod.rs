@@ -25,6 +25,7 @@ pub mod discover;
 mod error;
 mod file;
 mod listing;
+mod mcp;
 mod providers;
 mod target;
 #[cfg(test)]
@@ -176,6 +177,9 @@ pub struct Config {
     /// Every provider: the presets (changed by the files where they say so), then the
     /// ones the files add.
     pub providers: Vec<Provider>,
+    /// `[mcp_servers.NAME]`: the user's servers and the project's (a project's replaces
+    /// the user's of the same name), by name; each knows the file that declared it.
+    pub mcp_servers: Vec<crate::mcp::ServerConfig>,
     /// `[client]`: a stream that sends nothing for this long is an error, > 0.
     pub idle_timeout_secs: Sourced<u64>,
     /// `[client]`: how long to wait for a connection, > 0.
@@ -332,6 +336,8 @@ struct Layer {
     ui_notify_after_secs: Option<Sourced<u64>>,
     /// `[providers.NAME]` tables; they add up across layers, lowest first.
     providers: Vec<providers::ProviderLayer>,
+    /// `[mcp_servers.NAME]` tables; a higher layer's replaces a lower one's of that name.
+    mcp_servers: Vec<crate::mcp::ServerConfig>,
 }
 
 impl Layer {
@@ -384,6 +390,7 @@ impl Layer {
                 providers.extend(self.providers);
                 providers
             },
+            mcp_servers: mcp::stack(lower.mcp_servers, self.mcp_servers),
         }
     }
 }
@@ -476,6 +483,7 @@ impl Config {
             discovery: target.discovery,
             context_window: target.context_window,
             providers,
+            mcp_servers: layer.mcp_servers,
             idle_timeout_secs: or_default(layer.idle_timeout_secs, DEFAULT_IDLE_TIMEOUT_SECS),
             connect_timeout_secs: or_default(
                 layer.connect_timeout_secs,

@@ -469,7 +469,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
         f.error(),
         format!(
             "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
-             context_window; sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME])"
+             context_window; sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME], [mcp_servers.NAME])"
         )
     );
 }
@@ -481,7 +481,7 @@ fn unknown_section_names_file_and_section() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME])",
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME], [mcp_servers.NAME])",
             f.user_file().display()
         )
     );
@@ -1205,4 +1205,65 @@ fn an_unreadable_project_config_is_not_overwritten_by_a_saved_rule() {
     .unwrap_err();
     assert!(err.contains("not UTF-8"), "{err}");
     assert_eq!(std::fs::read(f.project_file()).unwrap(), before);
+}
+
+#[test]
+fn mcp_servers_come_from_both_files_and_rein_config_lists_them_with_their_file() {
+    let f = Fixture::new();
+    f.write_user(
+        "[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\"]\n\
+         [mcp_servers.gh]\nurl = \"https://gh.example/mcp\"\nbearer_token_env = \"GH_TOKEN\"\n",
+    );
+    f.write_project(
+        "[mcp_servers.time]\ncommand = \"./time-server\"\nenabled = false\n\
+         [mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"fs\", \".\"]\ndeny = [\"write_*\"]\n",
+    );
+    let c = f.load().unwrap();
+    let servers: Vec<_> = c
+        .mcp_servers
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.summary(),
+                s.enabled,
+                s.origin.path().to_path_buf(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        servers,
+        [
+            ("fs", "npx -y fs .".to_string(), true, f.project_file()),
+            (
+                "gh",
+                "https://gh.example/mcp".to_string(),
+                true,
+                f.user_file()
+            ),
+            ("time", "./time-server".to_string(), false, f.project_file()),
+        ]
+    );
+    let text = c.describe();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("mcp_servers.{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
+            .to_string()
+    };
+    assert!(line("fs").contains("stdio `npx -y fs .`, deny write_*, project server"));
+    assert!(line("fs").ends_with(&format!("({})", f.project_file().display())));
+    assert!(line("gh").contains("http https://gh.example/mcp, token in GH_TOKEN"));
+    assert!(line("gh").ends_with(&format!("({})", f.user_file().display())));
+    assert!(line("time").contains("disabled, project server"));
+
+    f.write_project("[mcp_servers.fs]\nurl = \"http://x\"\ncwd = \"a\"\n");
+    let error = f.load().err().unwrap().to_string();
+    assert_eq!(
+        error,
+        format!(
+            "{}: key `mcp_servers.fs.cwd`: not used by a `url` (HTTP) server; it is for `command` servers",
+            f.project_file().display()
+        )
+    );
 }

@@ -1,0 +1,454 @@
+//! `[mcp_servers.NAME]` tables: the MCP servers a config file declares.
+//!
+//! Their names are the user's, so they cannot be rows of `file.rs`'s `KEYS`; each table is
+//! walked here against [`SERVER_KEYS`], and every error names the file and the key
+//! (`mcp_servers.github.command: expected a string`). A server has either `command` (stdio)
+//! or `url` (streamable HTTP), never both; stdio-only and HTTP-only keys are refused on the
+//! other kind. The layers stack by name: a project's `[mcp_servers.X]` replaces the user's
+//! `X` whole (and is then a project server, which must be approved before it runs).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::file::{describe, MAX_TIMEOUT_SECS};
+use super::providers::key_part;
+use super::{ConfigError, Source};
+use crate::mcp::{Origin, ServerConfig, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+
+/// The keys a server table may hold.
+const SERVER_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "bearer_token_env",
+    "enabled",
+    "startup_timeout_secs",
+    "tool_timeout_secs",
+    "allow",
+    "deny",
+];
+const STDIO_ONLY: &[&str] = &["args", "env", "cwd"];
+const HTTP_ONLY: &[&str] = &["headers", "bearer_token_env"];
+
+/// The `mcp_servers` table of one file, in name order.
+pub(super) fn read_table(
+    value: &toml::Value,
+    path: &Path,
+    source: &Source,
+) -> Result<Vec<ServerConfig>, ConfigError> {
+    let bad = |key: String, problem: String| ConfigError::Value {
+        path: path.to_path_buf(),
+        key,
+        problem,
+    };
+    let Some(table) = value.as_table() else {
+        return Err(bad(
+            "mcp_servers".into(),
+            format!(
+                "expected tables [mcp_servers.NAME], got {}",
+                describe(value)
+            ),
+        ));
+    };
+    let origin = match source {
+        Source::ProjectFile(p) => Origin::Project(p.clone()),
+        _ => Origin::User(path.to_path_buf()),
+    };
+    let mut servers = Vec::new();
+    for (name, value) in table {
+        let key = format!("mcp_servers.{}", key_part(name));
+        server(name, value, &key, origin.clone())
+            .map(|s| servers.push(s))
+            .map_err(|(k, p)| bad(k, p))?;
+    }
+    Ok(servers)
+}
+
+/// Stack two layers' servers: `higher`'s replace `lower`'s of the same name.
+pub(super) fn stack(lower: Vec<ServerConfig>, higher: Vec<ServerConfig>) -> Vec<ServerConfig> {
+    let mut servers: Vec<ServerConfig> = lower
+        .into_iter()
+        .filter(|s| !higher.iter().any(|h| h.name == s.name))
+        .collect();
+    servers.extend(higher);
+    servers.sort_by(|a, b| a.name.cmp(&b.name));
+    servers
+}
+
+type Problem = (String, String);
+
+fn server(
+    name: &str,
+    value: &toml::Value,
+    key: &str,
+    origin: Origin,
+) -> Result<ServerConfig, Problem> {
+    let at = |entry: &str| format!("{key}.{}", key_part(entry));
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err((
+            key.to_string(),
+            "a server name may only have letters, digits, `_` and `-` (it is part of its tools' names)"
+                .into(),
+        ));
+    }
+    let Some(entries) = value.as_table() else {
+        return Err((
+            key.to_string(),
+            format!("expected a table [{key}], got {}", describe(value)),
+        ));
+    };
+    if let Some(unknown) = entries.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
+        return Err((
+            at(unknown),
+            format!("unknown key (known keys: {})", SERVER_KEYS.join(", ")),
+        ));
+    }
+    let is_http = match (entries.get("command"), entries.get("url")) {
+        (Some(_), Some(_)) => {
+            return Err((
+                key.to_string(),
+                "has both `command` and `url`; a server is either a program (command) or an HTTP endpoint (url)".into(),
+            ))
+        }
+        (None, None) => {
+            return Err((
+                key.to_string(),
+                "needs `command` (a program to start) or `url` (a streamable HTTP endpoint)".into(),
+            ))
+        }
+        (_, url) => url.is_some(),
+    };
+    let (wrong, kind) = if is_http {
+        (
+            STDIO_ONLY,
+            "`url` (HTTP) server; it is for `command` servers",
+        )
+    } else {
+        (
+            HTTP_ONLY,
+            "`command` (stdio) server; it is for `url` servers",
+        )
+    };
+    if let Some(k) = entries.keys().find(|k| wrong.contains(&k.as_str())) {
+        return Err((at(k), format!("not used by a {kind}")));
+    }
+    let get = |entry: &str| entries.get(entry).map(|v| (at(entry), v));
+
+    let transport = if is_http {
+        let (k, v) = get("url").ok_or_else(|| (at("url"), "missing".to_string()))?;
+        let url = string(v).map_err(|p| (k.clone(), p))?.trim().to_string();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err((
+                k,
+                format!("expected an http:// or https:// URL, got {url:?}"),
+            ));
+        }
+        let headers = match get("headers") {
+            Some((k, v)) => string_table(v, &k)?,
+            None => Vec::new(),
+        };
+        for (header, value) in &headers {
+            let hk = format!("{}.{}", at("headers"), key_part(header));
+            if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                return Err((hk, "not a valid HTTP header name".into()));
+            }
+            if reqwest::header::HeaderValue::from_str(value).is_err() {
+                return Err((hk, "not a valid HTTP header value".into()));
+            }
+        }
+        let bearer_token_env = match get("bearer_token_env") {
+            Some((k, v)) => {
+                let var = string(v).map_err(|p| (k.clone(), p))?.trim().to_string();
+                if !is_variable_name(&var) {
+                    return Err((
+                        k,
+                        format!("expected the NAME of an environment variable (the token stays out of the file), got {var:?}"),
+                    ));
+                }
+                Some(var)
+            }
+            None => None,
+        };
+        Transport::Http {
+            url,
+            headers,
+            bearer_token_env,
+        }
+    } else {
+        let (k, v) = get("command").ok_or_else(|| (at("command"), "missing".to_string()))?;
+        let command = string(v).map_err(|p| (k.clone(), p))?;
+        if command.trim().is_empty() {
+            return Err((k, "the command is empty".into()));
+        }
+        let args = match get("args") {
+            Some((k, v)) => strings(v).map_err(|p| (k, p))?,
+            None => Vec::new(),
+        };
+        let env = match get("env") {
+            Some((k, v)) => string_table(v, &k)?,
+            None => Vec::new(),
+        };
+        for (var, _) in &env {
+            if !is_variable_name(var) {
+                return Err((
+                    format!("{}.{}", at("env"), key_part(var)),
+                    "not a valid environment variable name".into(),
+                ));
+            }
+        }
+        let cwd = match get("cwd") {
+            Some((k, v)) => Some(PathBuf::from(string(v).map_err(|p| (k, p))?)),
+            None => None,
+        };
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        }
+    };
+    let enabled = match get("enabled") {
+        Some((_, toml::Value::Boolean(b))) => *b,
+        Some((k, v)) => return Err((k, format!("expected true or false, got {}", describe(v)))),
+        None => true,
+    };
+    let secs = |entry: &str, default: Duration| match get(entry) {
+        Some((_, toml::Value::Integer(n))) if (1..=MAX_TIMEOUT_SECS as i64).contains(n) => {
+            Ok(Duration::from_secs(*n as u64))
+        }
+        Some((k, v)) => Err((
+            k,
+            format!(
+                "expected an integer from 1 to {MAX_TIMEOUT_SECS}, got {}",
+                describe(v)
+            ),
+        )),
+        None => Ok(default),
+    };
+    let globs = |entry: &str| -> Result<Vec<String>, Problem> {
+        let Some((k, v)) = get(entry) else {
+            return Ok(Vec::new());
+        };
+        let list = strings(v).map_err(|p| (k.clone(), p))?;
+        for pattern in &list {
+            globset::Glob::new(pattern)
+                .map_err(|e| (k.clone(), format!("{pattern:?} is not a valid glob: {e}")))?;
+        }
+        Ok(list)
+    };
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        enabled,
+        startup_timeout: secs("startup_timeout_secs", DEFAULT_STARTUP_TIMEOUT)?,
+        tool_timeout: secs("tool_timeout_secs", DEFAULT_TOOL_TIMEOUT)?,
+        allow: globs("allow")?,
+        deny: globs("deny")?,
+        origin,
+    })
+}
+
+fn string(value: &toml::Value) -> Result<String, String> {
+    value
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("expected a string, got {}", describe(value)))
+}
+
+fn strings(value: &toml::Value) -> Result<Vec<String>, String> {
+    let expected = || format!("expected an array of strings, got {}", describe(value));
+    value
+        .as_array()
+        .ok_or_else(expected)?
+        .iter()
+        .map(|v| v.as_str().map(str::to_string).ok_or_else(expected))
+        .collect()
+}
+
+/// `{ NAME = "value", … }`, in the file's order.
+fn string_table(value: &toml::Value, key: &str) -> Result<Vec<(String, String)>, Problem> {
+    let Some(table) = value.as_table() else {
+        return Err((
+            key.to_string(),
+            format!(
+                "expected a table of strings {{ NAME = \"value\" }}, got {}",
+                describe(value)
+            ),
+        ));
+    };
+    table
+        .iter()
+        .map(|(name, v)| {
+            let value = string(v).map_err(|p| (format!("{key}.{}", key_part(name)), p))?;
+            Ok((name.clone(), value))
+        })
+        .collect()
+}
+
+fn is_variable_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
+        let table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+        let path = Path::new("/home/u/.config/rein/config.toml");
+        let source = Source::UserFile(path.to_path_buf());
+        match table.get("mcp_servers") {
+            Some(v) => read_table(v, path, &source).map_err(|e| e.to_string()),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn error(text: &str) -> String {
+        match parse(text) {
+            Ok(servers) => panic!("expected an error, got {servers:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_stdio_and_an_http_server_with_every_key() {
+        let servers = parse(
+            r#"
+[mcp_servers.fs]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { NODE_ENV = "production", B = "2" }
+cwd = "tools"
+allow = ["read_*", "list_directory"]
+deny = ["read_media_file"]
+startup_timeout_secs = 20
+
+[mcp_servers.github]
+url = "https://api.example.com/mcp/"
+headers = { X-Client = "rein" }
+bearer_token_env = "GITHUB_TOKEN"
+enabled = false
+tool_timeout_secs = 120
+"#,
+        )
+        .unwrap();
+        assert_eq!(servers.len(), 2);
+        let fs = &servers[0];
+        assert_eq!(fs.name, "fs");
+        assert_eq!(
+            fs.transport,
+            Transport::Stdio {
+                command: "npx".into(),
+                args: vec![
+                    "-y".into(),
+                    "@modelcontextprotocol/server-filesystem".into(),
+                    ".".into()
+                ],
+                env: vec![
+                    ("B".into(), "2".into()),
+                    ("NODE_ENV".into(), "production".into())
+                ],
+                cwd: Some(PathBuf::from("tools")),
+            }
+        );
+        assert!(fs.enabled);
+        assert_eq!(fs.startup_timeout, Duration::from_secs(20));
+        assert_eq!(fs.tool_timeout, DEFAULT_TOOL_TIMEOUT);
+        assert!(fs.offers("read_text_file") && !fs.offers("read_media_file"));
+        assert_eq!(
+            fs.origin,
+            Origin::User(PathBuf::from("/home/u/.config/rein/config.toml"))
+        );
+        let gh = &servers[1];
+        assert_eq!(
+            gh.transport,
+            Transport::Http {
+                url: "https://api.example.com/mcp/".into(),
+                headers: vec![("X-Client".into(), "rein".into())],
+                bearer_token_env: Some("GITHUB_TOKEN".into()),
+            }
+        );
+        assert!(!gh.enabled);
+        assert_eq!(gh.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+        assert_eq!(gh.tool_timeout, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_key() {
+        let file = "/home/u/.config/rein/config.toml";
+        assert_eq!(
+            error("[mcp_servers.github]\ncommand = 3"),
+            format!("{file}: key `mcp_servers.github.command`: expected a string, got integer 3")
+        );
+        assert!(
+            error("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"")
+                .contains("key `mcp_servers.x`: has both `command` and `url`")
+        );
+        assert!(error("[mcp_servers.x]\nenabled = true")
+            .contains("key `mcp_servers.x`: needs `command`"));
+        assert!(error("[mcp_servers.x]\ncommand = \"a\"\ncomand = \"b\"")
+            .contains("key `mcp_servers.x.comand`: unknown key"));
+        assert!(error("[mcp_servers.x]\nurl = \"ftp://h\"")
+            .contains("key `mcp_servers.x.url`: expected an http:// or https:// URL"));
+        assert!(error("[mcp_servers.x]\nurl = \"http://h\"\nargs = []")
+            .contains("key `mcp_servers.x.args`: not used by a `url` (HTTP) server"));
+        assert!(error("[mcp_servers.x]\ncommand = \"a\"\nheaders = {}")
+            .contains("key `mcp_servers.x.headers`: not used by a `command` (stdio) server"));
+        assert!(
+            error("[mcp_servers.x]\nurl = \"http://h\"\nbearer_token_env = \"ghp_abc def\"")
+                .contains("key `mcp_servers.x.bearer_token_env`: expected the NAME")
+        );
+        assert!(error("[mcp_servers.x]\ncommand = \"a\"\nargs = [\"a\", 1]")
+            .contains("key `mcp_servers.x.args`: expected an array of strings"));
+        assert!(error("[mcp_servers.x]\ncommand = \"a\"\nenv = { A = 1 }")
+            .contains("key `mcp_servers.x.env.A`: expected a string, got integer 1"));
+        assert!(error("[mcp_servers.x]\ncommand = \"a\"\ntool_timeout_secs = 0")
+            .contains("key `mcp_servers.x.tool_timeout_secs`: expected an integer from 1 to 86400, got integer 0"));
+        assert!(error("[mcp_servers.x]\ncommand = \"a\"\ndeny = [\"a[\"]")
+            .contains("key `mcp_servers.x.deny`: \"a[\" is not a valid glob"));
+        assert!(error("[mcp_servers.\"my server\"]\ncommand = \"a\"")
+            .contains("key `mcp_servers.\"my server\"`: a server name may only have"));
+        assert!(
+            error("[mcp_servers.x]\nurl = \"http://h\"\nheaders = { \"a b\" = \"v\" }")
+                .contains("key `mcp_servers.x.headers.\"a b\"`: not a valid HTTP header name")
+        );
+        assert!(error("mcp_servers = 1").contains("key `mcp_servers`: expected tables"));
+        assert!(error("[mcp_servers]\nx = 1").contains("key `mcp_servers.x`: expected a table"));
+    }
+
+    #[test]
+    fn a_project_server_replaces_the_users_of_the_same_name() {
+        let user =
+            parse("[mcp_servers.a]\ncommand = \"u\"\n[mcp_servers.b]\ncommand = \"u\"").unwrap();
+        let table: toml::Table =
+            "[mcp_servers.b]\ncommand = \"p\"\n[mcp_servers.c]\ncommand = \"p\""
+                .parse()
+                .unwrap();
+        let path = Path::new("/p/.rein/config.toml");
+        let project = read_table(
+            &table["mcp_servers"],
+            path,
+            &Source::ProjectFile(path.into()),
+        )
+        .unwrap();
+        let all = stack(user, project);
+        let names: Vec<_> = all.iter().map(|s| (s.name.as_str(), s.summary())).collect();
+        assert_eq!(
+            names,
+            [("a", "u".into()), ("b", "p".into()), ("c", "p".into())]
+        );
+        assert_eq!(all[1].origin, Origin::Project(path.into()));
+        assert!(matches!(all[0].origin, Origin::User(_)));
+    }
+}

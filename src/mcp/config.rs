@@ -1,0 +1,153 @@
+//! One configured MCP server, as the config files declare it (`[mcp_servers.NAME]`,
+//! parsed and checked in `config/mcp.rs`) and as [`McpManager`](super::McpManager) starts it.
+//!
+//! A server is a program rein starts and talks to over its stdin and stdout
+//! ([`Transport::Stdio`]), or an endpoint it reaches over streamable HTTP
+//! ([`Transport::Http`]). Which of its tools are offered is [`ServerConfig::offers`]: the
+//! `allow` globs (none: every tool), minus the `deny` globs (deny wins).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+/// `startup_timeout_secs` when unset: initialize and the first `tools/list` together.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// `tool_timeout_secs` when unset: a call that sends nothing (no result, no progress) for
+/// this long fails.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where a server was declared: a project's servers are programs a cloned repository
+/// names, which the user has to approve before they run (the integration's part).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The user's own `config.toml`.
+    User(PathBuf),
+    /// The project's `.rein/config.toml`.
+    Project(PathBuf),
+}
+
+impl Origin {
+    /// The file the server is declared in.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Origin::User(path) | Origin::Project(path) => path,
+        }
+    }
+}
+
+/// How rein reaches a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking JSON-RPC on stdin/stdout (stderr is kept for errors).
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Added to rein's own environment, in the file's order.
+        env: Vec<(String, String)>,
+        /// The working directory; a relative one is taken from the project root.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP.
+    Http {
+        url: String,
+        /// Extra headers, in the file's order.
+        headers: Vec<(String, String)>,
+        /// The NAME of the environment variable that holds the bearer token (read when
+        /// connecting; the token itself is never in a file).
+        bearer_token_env: Option<String>,
+    },
+}
+
+/// One `[mcp_servers.NAME]` table, checked.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The table's name: `[A-Za-z0-9_-]+`.
+    pub name: String,
+    pub transport: Transport,
+    /// `enabled = false` keeps the declaration but never starts the server.
+    pub enabled: bool,
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    /// Globs over the server's own tool names; empty: every tool.
+    pub allow: Vec<String>,
+    /// Globs over the server's own tool names; they win over `allow`.
+    pub deny: Vec<String>,
+    pub origin: Origin,
+}
+
+impl ServerConfig {
+    /// A stdio server with the defaults, declared in the user's file at `origin`; for
+    /// tests and benches (the files go through `config/mcp.rs`).
+    pub fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
+        ServerConfig {
+            name: name.to_string(),
+            transport: Transport::Stdio {
+                command: command.to_string(),
+                args: args.iter().map(|a| a.to_string()).collect(),
+                env: Vec::new(),
+                cwd: None,
+            },
+            enabled: true,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            origin: Origin::User(PathBuf::from("config.toml")),
+        }
+    }
+
+    /// Whether the server's tool `tool` is offered: it matches an `allow` glob (or there
+    /// are none) and no `deny` glob.
+    pub fn offers(&self, tool: &str) -> bool {
+        let allowed = self.allow.is_empty() || globs(&self.allow).is_match(tool);
+        allowed && !globs(&self.deny).is_match(tool)
+    }
+
+    /// The command line or URL in one line, for listings and the approval prompt.
+    pub fn summary(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => {
+                let mut words = vec![command.as_str()];
+                words.extend(args.iter().map(String::as_str));
+                shlex::try_join(words.iter().copied()).unwrap_or_else(|_| words.join(" "))
+            }
+            Transport::Http { url, .. } => url.clone(),
+        }
+    }
+}
+
+/// A glob set from patterns already checked by the config parser; one that fails to
+/// build (it cannot, after the check) matches nothing.
+fn globs(patterns: &[String]) -> GlobSet {
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        if let Ok(glob) = Glob::new(pattern) {
+            set.add(glob);
+        }
+    }
+    set.build().unwrap_or_else(|_| GlobSet::empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deny_wins_over_allow_and_no_allow_offers_all() {
+        let mut server = ServerConfig::stdio("fs", "x", &[]);
+        assert!(server.offers("read_file"));
+        server.allow = vec!["read_*".into(), "list_directory".into()];
+        server.deny = vec!["*_media_file".into()];
+        assert!(server.offers("read_file"));
+        assert!(server.offers("list_directory"));
+        assert!(!server.offers("write_file"));
+        assert!(!server.offers("read_media_file"));
+    }
+
+    #[test]
+    fn summary_quotes_arguments_with_spaces() {
+        let server = ServerConfig::stdio("fs", "npx", &["-y", "server", "/a dir"]);
+        assert_eq!(server.summary(), "npx -y server '/a dir'");
+    }
+}

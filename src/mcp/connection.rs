@@ -1,0 +1,300 @@
+//! One live connection to one server: starting it (a child process in its own process
+//! group, or a streamable HTTP session), the notifications it sends, its stderr tail, and
+//! killing its process group.
+//!
+//! rmcp does the protocol; this file only builds its transports and the client handler.
+//! The handler routes `notifications/progress` to the call that owns the token (unknown
+//! tokens are dropped: servers keep reporting progress for calls already cancelled) and
+//! turns `notifications/tools/list_changed` into a message for the server's task, which
+//! re-lists.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
+    ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+
+use super::{McpProgress, ServerConfig, Transport};
+
+/// How many of a server's last stderr lines are kept for error messages.
+pub(super) const STDERR_LINES: usize = 20;
+/// The longest stderr line kept, in bytes (a server printing a megabyte on one line must
+/// not make every error message that long).
+const STDERR_LINE_BYTES: usize = 500;
+/// Between SIGTERM and SIGKILL for a server's process group.
+pub(super) const KILL_GRACE: Duration = Duration::from_secs(2);
+
+pub(super) type Service = RunningService<RoleClient, Handler>;
+
+/// Progress senders of the calls in flight, by progress token.
+pub(super) type ProgressRoutes =
+    Arc<Mutex<HashMap<NumberOrString, mpsc::UnboundedSender<McpProgress>>>>;
+
+/// rmcp's client handler: what the server may tell rein.
+pub(super) struct Handler {
+    pub(super) progress: ProgressRoutes,
+    pub(super) tools_changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let routes = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(sender) = routes.get(&params.progress_token.0) {
+            let _ = sender.send(McpProgress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message.clone(),
+            });
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(());
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        // No sampling, roots or elicitation: rein offers servers none of them.
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("rein", env!("CARGO_PKG_VERSION")),
+        )
+        // The newest version that still has an `initialize` handshake (2025-11-25).
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+}
+
+/// The last [`STDERR_LINES`] lines a server wrote to stderr.
+#[derive(Clone, Default)]
+pub(super) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn read_from(&self, stderr: tokio::process::ChildStderr) {
+        let lines = self.0.clone();
+        tokio::spawn(async move {
+            let mut reader = tokio::io::BufReader::new(stderr);
+            let mut line = Vec::new();
+            // Raw bytes: a server's stderr need not be UTF-8.
+            while let Ok(n) = reader.read_until(b'\n', &mut line).await {
+                if n == 0 {
+                    break;
+                }
+                let mut text = String::from_utf8_lossy(&line).trim_end().to_string();
+                if text.len() > STDERR_LINE_BYTES {
+                    let mut cut = STDERR_LINE_BYTES;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                    text.push('…');
+                }
+                line.clear();
+                let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(text);
+            }
+        });
+    }
+
+    pub(super) fn lines(&self) -> Vec<String> {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter().cloned().collect()
+    }
+}
+
+/// A started transport, before the handshake.
+pub(super) enum Started {
+    Stdio {
+        transport: TokioChildProcess,
+        pgid: Option<u32>,
+    },
+    /// The transport is built at the handshake (its client type is rmcp's reqwest).
+    Http(StreamableHttpClientTransportConfig),
+}
+
+/// Start the server's process (or prepare its HTTP transport). Errors are one line.
+pub(super) fn start(
+    config: &ServerConfig,
+    root: &Path,
+    stderr: &StderrTail,
+) -> Result<Started, String> {
+    match &config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).kill_on_drop(true).current_dir(match cwd {
+                Some(dir) => root.join(dir),
+                None => root.to_path_buf(),
+            });
+            // rein's own secrets are not the server's business (as for bash); what the
+            // server's table sets in `env` is added after.
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy();
+                if name.starts_with("REIN_") || name.starts_with("OPENAI_") {
+                    cmd.env_remove(name.as_ref());
+                }
+            }
+            for (name, value) in env {
+                cmd.env(name, value);
+            }
+            let mut wrap = CommandWrap::from(cmd);
+            // setpgid(0, 0) before exec; rmcp's kill then reaches the whole group.
+            wrap.wrap(ProcessGroup::leader());
+            let (transport, err) = TokioChildProcess::builder(wrap)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            if let Some(err) = err {
+                stderr.read_from(err);
+            }
+            let pgid = transport.id();
+            Ok(Started::Stdio { transport, pgid })
+        }
+        Transport::Http {
+            url,
+            headers,
+            bearer_token_env,
+        } => {
+            // rmcp's reqwest (0.13, rustls without a provider) needs one installed first;
+            // a second install is refused harmlessly.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let mut map = HashMap::new();
+            for (name, value) in headers {
+                let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("header {name:?} is not a valid HTTP header name"))?;
+                let value = reqwest::header::HeaderValue::from_str(value)
+                    .map_err(|_| format!("header {name}: not a valid HTTP header value"))?;
+                map.insert(name, value);
+            }
+            let mut transport_config =
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
+            if let Some(var) = bearer_token_env {
+                match std::env::var(var) {
+                    Ok(token) if !token.trim().is_empty() => {
+                        transport_config = transport_config.auth_header(token.trim());
+                    }
+                    _ => {
+                        return Err(format!(
+                            "the environment variable {var} (bearer_token_env) is not set"
+                        ))
+                    }
+                }
+            }
+            Ok(Started::Http(transport_config))
+        }
+    }
+}
+
+/// Run the MCP handshake over a started transport.
+pub(super) async fn handshake(started: Started, handler: Handler) -> Result<Service, String> {
+    let result = match started {
+        Started::Stdio { transport, .. } => handler.serve(transport).await,
+        Started::Http(config) => {
+            handler
+                .serve(StreamableHttpClientTransport::from_config(config))
+                .await
+        }
+    };
+    result.map_err(|e| format!("initialize failed: {e}"))
+}
+
+/// Send `signal` to the process group `pgid`.
+pub(super) fn signal_group(pgid: u32, signal: i32) {
+    if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+        if pgid > 1 {
+            // SAFETY: killpg only sends a signal; a group that is gone gives ESRCH.
+            unsafe {
+                libc::killpg(pgid, signal);
+            }
+        }
+    }
+}
+
+/// Whether any live (not zombie) process is left in the group `pgid`.
+pub fn group_alive(pgid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        for entry in entries.flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // pid (comm) state ppid pgrp ...: comm may hold spaces, so split after ')'.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            if fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z" {
+                return true;
+            }
+        }
+        false
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the group exists.
+        unsafe { libc::killpg(pgid, 0) == 0 }
+    }
+}
+
+/// SIGTERM to the group now, SIGKILL after [`KILL_GRACE`] if anything is left; on a
+/// plain thread, so it works while the runtime shuts down or is gone (a drop).
+pub(super) fn kill_group_in_background(pgid: u32) {
+    signal_group(pgid, libc::SIGTERM);
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + KILL_GRACE;
+        while std::time::Instant::now() < deadline {
+            if !group_alive(pgid) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        signal_group(pgid, libc::SIGKILL);
+    });
+}
+
+/// SIGTERM, wait up to [`KILL_GRACE`], SIGKILL; returns once the group is gone (or a
+/// short while after the SIGKILL).
+pub(super) async fn kill_group(pgid: u32) {
+    signal_group(pgid, libc::SIGTERM);
+    let deadline = tokio::time::Instant::now() + KILL_GRACE;
+    while tokio::time::Instant::now() < deadline {
+        if !group_alive(pgid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    signal_group(pgid, libc::SIGKILL);
+    for _ in 0..40 {
+        if !group_alive(pgid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}

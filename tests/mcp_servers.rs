@@ -1,0 +1,474 @@
+//! The MCP client against real servers: the protocol's reference servers from npm
+//! (`@modelcontextprotocol/server-everything` over stdio and streamable HTTP,
+//! `server-filesystem`), a Python one from PyPI (`mcp-server-time`), and hostile scripts
+//! (`tests/mcp/hostile_server.py`). The registry servers live in `$REIN_MCP_SERVERS`
+//! (`target/mcp-servers` by default; `.ci/run` installs them there): where they are
+//! missing a test says so and passes, unless `REIN_MCP=1` (set by `.ci/run`) makes that a
+//! failure.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rein::mcp::{
+    group_alive, McpError, McpEvent, McpManager, ServerConfig, ServerState, Transport,
+};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+fn servers_dir() -> PathBuf {
+    std::env::var_os("REIN_MCP_SERVERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers"))
+}
+
+/// The installed program at `relative` in the servers folder, or `None` (and a line
+/// saying why) when it is missing and `REIN_MCP` is not set.
+fn installed(relative: &str) -> Option<PathBuf> {
+    let path = servers_dir().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var("REIN_MCP").is_ok_and(|v| v == "1") {
+        panic!("REIN_MCP=1 but {} is missing", path.display());
+    }
+    eprintln!("skipped: {} is not installed (run .ci/run)", path.display());
+    None
+}
+
+fn hostile(mode: &str) -> ServerConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    let mut server = ServerConfig::stdio(mode, "python3", &[script.to_str().unwrap(), mode]);
+    server.startup_timeout = Duration::from_secs(5);
+    server.tool_timeout = Duration::from_secs(5);
+    server
+}
+
+/// Wait for every server to leave `Starting`; their states by name.
+async fn settled(events: &mut mpsc::UnboundedReceiver<McpEvent>, mcp: &McpManager) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while mcp
+        .states()
+        .iter()
+        .any(|(_, s)| *s == ServerState::Starting)
+    {
+        assert!(Instant::now() < deadline, "servers still starting: {mcp:?}");
+        let _ = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
+    }
+}
+
+fn state(mcp: &McpManager, name: &str) -> ServerState {
+    mcp.states()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, s)| s)
+        .unwrap()
+}
+
+fn never() -> std::future::Pending<()> {
+    std::future::pending()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_stdio() {
+    let Some(bin) = installed("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let server = ServerConfig::stdio("everything", bin.to_str().unwrap(), &["stdio"]);
+    let (mcp, mut events) = McpManager::start(vec![server], root.path());
+    // start() never waits: the server is still starting.
+    assert_eq!(state(&mcp, "everything"), ServerState::Starting);
+    settled(&mut events, &mcp).await;
+    let ServerState::Ready { tools } = state(&mcp, "everything") else {
+        panic!("{mcp:?}");
+    };
+    let listed = mcp.tools();
+    assert_eq!(listed.len(), tools);
+    let echo = listed
+        .iter()
+        .find(|t| t.name == "mcp__everything__echo")
+        .unwrap();
+    assert_eq!(echo.tool, "echo");
+    assert!(echo.annotations.read_only);
+    assert_eq!(echo.parameters["type"], "object");
+    assert!(echo.parameters["properties"]["message"].is_object());
+    // The hyphenated names stay valid function names.
+    assert!(listed
+        .iter()
+        .any(|t| t.name == "mcp__everything__get-tiny-image"));
+
+    let out = mcp
+        .call(
+            "mcp__everything__echo",
+            json!({"message": "hi from rein"}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Echo: hi from rein");
+    assert!(!out.is_error);
+
+    let image = mcp
+        .call("mcp__everything__get-tiny-image", json!({}), None, never())
+        .await
+        .unwrap();
+    assert!(image.text.contains("[image: image/png, "), "{}", image.text);
+    assert!(
+        image.text.len() < 500,
+        "no base64 in the text: {}",
+        image.text
+    );
+
+    let bad = mcp
+        .call(
+            "mcp__everything__get-sum",
+            json!({"a": "one", "b": 2}),
+            None,
+            never(),
+        )
+        .await;
+    match bad {
+        Ok(out) => assert!(out.is_error && out.to_tool_result().text.starts_with("Error: ")),
+        Err(McpError::Rejected { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+
+    // A long-running tool reports progress, which reaches the caller's channel.
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let out = mcp
+        .call(
+            "mcp__everything__trigger-long-running-operation",
+            json!({"duration": 2, "steps": 2}),
+            Some(tx),
+            never(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.text.contains("Long running operation completed"),
+        "{}",
+        out.text
+    );
+    let mut steps = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        steps.push(p.progress);
+    }
+    // The last step's notification races the result (and progress after the result is
+    // dropped), so only the first one is certain.
+    assert_eq!(steps.first(), Some(&1.0), "{steps:?}");
+    assert!(
+        steps.len() <= 2 && steps.windows(2).all(|w| w[0] < w[1]),
+        "{steps:?}"
+    );
+
+    // Cancelled mid-call: the call ends at once, the server stays usable.
+    let started = Instant::now();
+    let cancelled = mcp
+        .call(
+            "mcp__everything__trigger-long-running-operation",
+            json!({"duration": 10, "steps": 5}),
+            None,
+            tokio::time::sleep(Duration::from_millis(500)),
+        )
+        .await;
+    assert_eq!(cancelled, Err(McpError::Cancelled));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let again = mcp
+        .call(
+            "mcp__everything__echo",
+            json!({"message": "still here"}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.text, "Echo: still here");
+
+    assert!(matches!(
+        mcp.call("mcp__everything__nope", json!({}), None, never())
+            .await,
+        Err(McpError::UnknownTool(_))
+    ));
+
+    // Shutdown leaves no process of the server's group.
+    let pgid = mcp.process_group("everything").unwrap();
+    assert!(group_alive(pgid));
+    mcp.shutdown().await;
+    assert!(!group_alive(pgid), "process group {pgid} is still alive");
+    assert_eq!(state(&mcp, "everything"), ServerState::Stopped);
+    assert!(mcp.tools().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_and_deny_choose_the_offered_tools_and_restart_works() {
+    let Some(bin) = installed("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let mut server = ServerConfig::stdio("ev", bin.to_str().unwrap(), &["stdio"]);
+    server.allow = vec!["get-*".into(), "echo".into()];
+    server.deny = vec!["get-env".into()];
+    let (mcp, mut events) = McpManager::start(vec![server], root.path());
+    settled(&mut events, &mcp).await;
+    let names: Vec<String> = mcp.tools().into_iter().map(|t| t.tool).collect();
+    assert!(names.contains(&"echo".to_string()));
+    assert!(names.contains(&"get-sum".to_string()));
+    assert!(!names.contains(&"get-env".to_string()));
+    assert!(names.iter().all(|n| n == "echo" || n.starts_with("get-")));
+
+    let first = mcp.process_group("ev").unwrap();
+    mcp.restart("ev").unwrap();
+    assert_eq!(state(&mcp, "ev"), ServerState::Starting);
+    settled(&mut events, &mcp).await;
+    assert!(matches!(state(&mcp, "ev"), ServerState::Ready { .. }));
+    let second = mcp.process_group("ev").unwrap();
+    assert_ne!(first, second);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(
+        !group_alive(first),
+        "the old server's group is gone after a restart"
+    );
+    assert_eq!(
+        mcp.restart("nope"),
+        Err(McpError::UnknownServer("nope".into()))
+    );
+    // Dropping the last handle kills the server's group too.
+    drop(mcp);
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while group_alive(second) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!group_alive(second));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_streamable_http_with_a_bearer_token() {
+    let Some(_) = installed("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let script =
+        servers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut node = tokio::process::Command::new("node")
+        .arg(&script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTP server did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    std::env::set_var("REIN_TEST_MCP_TOKEN_HTTP", "s3cr3t");
+    let http = |name: &str, var: &str| ServerConfig {
+        transport: Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: vec![("X-Client".into(), "rein-test".into())],
+            bearer_token_env: Some(var.into()),
+        },
+        ..ServerConfig::stdio(name, "unused", &[])
+    };
+    let root = tempfile::tempdir().unwrap();
+    let (mcp, mut events) = McpManager::start(
+        vec![
+            http("remote", "REIN_TEST_MCP_TOKEN_HTTP"),
+            http("notoken", "REIN_TEST_MCP_TOKEN_UNSET"),
+        ],
+        root.path(),
+    );
+    settled(&mut events, &mcp).await;
+    assert!(
+        matches!(state(&mcp, "remote"), ServerState::Ready { .. }),
+        "{mcp:?}"
+    );
+    match state(&mcp, "notoken") {
+        ServerState::Failed { reason, .. } => assert_eq!(
+            reason,
+            "the environment variable REIN_TEST_MCP_TOKEN_UNSET (bearer_token_env) is not set"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let out = mcp
+        .call(
+            "mcp__remote__echo",
+            json!({"message": "over http"}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.text, "Echo: over http");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    mcp.call(
+        "mcp__remote__trigger-long-running-operation",
+        json!({"duration": 1, "steps": 2}),
+        Some(tx),
+        never(),
+    )
+    .await
+    .unwrap();
+    assert!(rx.try_recv().is_ok(), "progress arrives over HTTP too");
+    mcp.shutdown().await;
+    let _ = node.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_filesystem_and_the_python_time_server() {
+    let (Some(fs), Some(python)) = (
+        installed("node_modules/.bin/mcp-server-filesystem"),
+        installed("venv/bin/python"),
+    ) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("hello.txt"), "hi").unwrap();
+    std::fs::create_dir(root.path().join("sub")).unwrap();
+    let dir = root.path().canonicalize().unwrap();
+    let servers = vec![
+        ServerConfig::stdio("fs", fs.to_str().unwrap(), &[dir.to_str().unwrap()]),
+        ServerConfig::stdio("time", python.to_str().unwrap(), &["-m", "mcp_server_time"]),
+    ];
+    let (mcp, mut events) = McpManager::start(servers, root.path());
+    settled(&mut events, &mcp).await;
+    let out = mcp
+        .call(
+            "mcp__fs__list_directory",
+            json!({"path": dir.to_str().unwrap()}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert!(out.text.contains("[FILE] hello.txt"), "{}", out.text);
+    assert!(out.text.contains("[DIR] sub"), "{}", out.text);
+
+    let out = mcp
+        .call(
+            "mcp__time__get_current_time",
+            json!({"timezone": "Asia/Tokyo"}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.text.contains("\"timezone\": \"Asia/Tokyo\""),
+        "{}",
+        out.text
+    );
+    let bad = mcp
+        .call(
+            "mcp__time__get_current_time",
+            json!({"timezone": "Mars/Olympus"}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        bad.is_error && bad.text.contains("Invalid timezone"),
+        "{}",
+        bad.text
+    );
+    // The Python SDK's schema keeps only what strict providers take.
+    let tool = mcp
+        .tools()
+        .into_iter()
+        .find(|t| t.name == "mcp__time__convert_time")
+        .unwrap();
+    assert!(tool.parameters.get("title").is_none());
+    assert_eq!(tool.parameters["required"].as_array().unwrap().len(), 3);
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_servers_fail_clearly_and_leave_the_manager_usable() {
+    let root = tempfile::tempdir().unwrap();
+    let mut hang = hostile("hang");
+    hang.startup_timeout = Duration::from_secs(1);
+    let servers = vec![
+        hang,
+        hostile("garbage"),
+        hostile("exit"),
+        hostile("big"),
+        hostile("pages"),
+    ];
+    let (mcp, mut events) = McpManager::start(servers, root.path());
+    let started = Instant::now();
+    settled(&mut events, &mcp).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "startups ran concurrently"
+    );
+
+    match state(&mcp, "hang") {
+        ServerState::Failed { reason, stderr } => {
+            assert!(reason.contains("did not start within 1 s"), "{reason}");
+            assert!(reason.contains("mcp_servers.hang.startup_timeout_secs"));
+            assert_eq!(stderr, ["hostile: stuck before initialize"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Garbage on stdout is skipped; the server still works.
+    let out = mcp
+        .call("mcp__garbage__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+
+    // Dying mid-call: a clear error with the stderr tail, the server marked failed.
+    let died = mcp
+        .call("mcp__exit__work", json!({}), None, never())
+        .await
+        .unwrap_err();
+    assert!(matches!(died, McpError::ServerExited { .. }), "{died:?}");
+    assert!(
+        died.to_string().contains("hostile: crashing mid-call"),
+        "{died}"
+    );
+    assert!(matches!(state(&mcp, "exit"), ServerState::Failed { .. }));
+    assert!(mcp.tools().iter().all(|t| t.server != "exit"));
+    // ...and restartable.
+    mcp.restart("exit").unwrap();
+    settled(&mut events, &mcp).await;
+    assert!(matches!(
+        state(&mcp, "exit"),
+        ServerState::Ready { tools: 1 }
+    ));
+
+    // 10 MB of text: capped while converting.
+    let big = mcp
+        .call("mcp__big__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert!(big.text.len() <= rein::mcp::MAX_RESULT_BYTES + 200);
+    assert!(big.omitted_bytes > 5 * 1024 * 1024);
+    assert!(big.text.ends_with("the result was over 4.0 MiB]"));
+
+    // Three pages of tools/list.
+    let paged: Vec<String> = mcp
+        .tools()
+        .into_iter()
+        .filter(|t| t.server == "pages")
+        .map(|t| t.tool)
+        .collect();
+    assert_eq!(paged, ["a", "b", "c"]);
+
+    let groups: Vec<u32> = ["garbage", "exit", "big", "pages"]
+        .iter()
+        .filter_map(|n| mcp.process_group(n))
+        .collect();
+    assert_eq!(groups.len(), 4);
+    mcp.shutdown().await;
+    for pgid in groups {
+        assert!(!group_alive(pgid));
+    }
+}

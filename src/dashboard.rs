@@ -90,9 +90,21 @@ pub async fn run(
     attention: Attention,
     mut sessions: Option<Sessions>,
     mut config: Option<Config>,
+    mcp_events: Option<mpsc::UnboundedReceiver<crate::mcp::McpEvent>>,
 ) -> io::Result<()> {
     let mut terminal = enter()?;
     let (background, mut finished) = mpsc::unbounded_channel();
+    if let Some(mut events) = mcp_events {
+        // The MCP servers' states, as they change, into the update step.
+        let background = background.clone();
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                if background.send(AppEvent::Mcp(event)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     if let Some(file) = app.input_history.clone() {
         // The earlier sessions' inputs: read off the loop, so the first frame never waits.
         let project = app.info.project.clone();

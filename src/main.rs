@@ -102,6 +102,23 @@ enum Command {
         #[command(subcommand)]
         command: Option<SessionsCommand>,
     },
+    /// The MCP servers: list them, or allow one the project declares.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Start the configured servers and list them with their state and tools.
+    List,
+    /// Allow the project's server NAME to run what it declares (remembered for this
+    /// project and that exact command line).
+    Allow {
+        /// The server's name, as in `[mcp_servers.NAME]`.
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -227,6 +244,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Sessions { command }) = &cli.command {
         return sessions_command(&config, command.as_ref());
     }
+    if let Some(Command::Mcp { command }) = &cli.command {
+        return mcp_command(&config, &root, command);
+    }
     let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
     discover_window(&mut config);
     let mode = start_mode(&cli, &sandbox)?;
@@ -326,6 +346,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     };
     let session_id = session.as_ref().map(|s| s.writer.id().to_string());
     let runtime = runtime()?;
+    let mut agent_config = agent_config;
+    let mcp = runtime.block_on(async {
+        let (started, notices) = start_mcp(&config, &root);
+        for notice in &notices {
+            eprintln!("rein: warning: {notice}");
+        }
+        let (manager, mut events) = started?;
+        wait_for_mcp(&mut events, &manager).await;
+        Some(manager)
+    });
+    if let Some(manager) = &mcp {
+        agent_config.external_tools = Some(Arc::new(manager.clone()));
+    }
     let options = HeadlessOptions {
         prompt,
         format: match cli.output_format {
@@ -336,7 +369,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         prices: rein::dashboard::usage_prices(&config.prices),
         mode,
     };
-    let code = runtime.block_on(headless::run_with_session(agent_config, options, session));
+    let code = runtime.block_on(async {
+        let code = headless::run_with_session(agent_config, options, session).await;
+        if let Some(manager) = mcp {
+            manager.shutdown().await;
+        }
+        code
+    });
     if let Some(id) = session_id {
         eprintln!("rein: session {id} (continue it with --resume {id})");
     }
@@ -401,6 +440,16 @@ fn run_dashboard(
                 .push(Cell::notice(NoticeKind::Info, notice.clone()));
         }
         app.custom_commands = commands;
+        let (mcp, mcp_notices) = start_mcp(&config, &root);
+        for notice in mcp_notices {
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, notice));
+        }
+        let (mcp_manager, mcp_events) = match mcp {
+            Some((manager, events)) => (Some(manager), Some(events)),
+            None => (None, None),
+        };
         let (agent, sessions) = match agent_config(
             &config,
             root.clone(),
@@ -409,7 +458,10 @@ fn run_dashboard(
             skills,
             &instructions,
         ) {
-            Ok(agent_config) => {
+            Ok(mut agent_config) => {
+                if let Some(manager) = &mcp_manager {
+                    agent_config.external_tools = Some(Arc::new(manager.clone()));
+                }
                 let session = match resumed {
                     Some(resumed) => {
                         rein::app::resume::restore(&mut app, &resumed.session);
@@ -447,12 +499,135 @@ fn run_dashboard(
             Err(_) => (None, None),
         };
         let attention = attention(&config);
-        rein::dashboard::run(app, agent, attention, sessions, Some(config))
-            .await
-            .map_err(|e| format!("terminal error: {e}"))
+        let result =
+            rein::dashboard::run(app, agent, attention, sessions, Some(config), mcp_events)
+                .await
+                .map_err(|e| format!("terminal error: {e}"));
+        if let Some(manager) = mcp_manager {
+            manager.shutdown().await;
+        }
+        result
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The configured MCP servers that may start (the project's only once allowed), started in
+/// the background (call inside the runtime), with what to tell the user first: project
+/// servers waiting for approval, a trust file rein could not read.
+fn start_mcp(
+    config: &Config,
+    root: &Path,
+) -> (
+    Option<(
+        rein::mcp::McpManager,
+        tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
+    )>,
+    Vec<String>,
+) {
+    if config.mcp_servers.is_empty() {
+        return (None, Vec::new());
+    }
+    let (trust, problem) = rein::trust::TrustStore::load(&config.data_dir);
+    let (servers, mut notices) = rein::mcp::external::startable(&config.mcp_servers, &trust, root);
+    notices.extend(problem);
+    if servers.is_empty() {
+        return (None, notices);
+    }
+    (Some(rein::mcp::McpManager::start(servers, root)), notices)
+}
+
+/// Headless: wait until no server is starting any more (each has its own startup
+/// timeout), so the first request already offers their tools; say which failed.
+async fn wait_for_mcp(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
+    manager: &rein::mcp::McpManager,
+) {
+    use rein::mcp::{McpEvent, ServerState};
+    let starting =
+        |m: &rein::mcp::McpManager| m.states().iter().any(|(_, s)| *s == ServerState::Starting);
+    while starting(manager) {
+        match tokio::time::timeout(Duration::from_secs(120), events.recv()).await {
+            Ok(Some(McpEvent::ServerState {
+                name,
+                state: ServerState::Failed { reason, stderr },
+            })) => {
+                eprintln!("rein: warning: MCP server {name} failed: {reason}");
+                for line in stderr.iter().rev().take(5).rev() {
+                    eprintln!("rein:   {}", rein::sanitize::sanitize(line));
+                }
+            }
+            Ok(Some(McpEvent::ServerState {
+                name,
+                state: ServerState::Ready { tools },
+            })) => eprintln!("rein: MCP server {name} ready ({tools} tools)"),
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+}
+
+/// `rein mcp list` and `rein mcp allow NAME`.
+fn mcp_command(config: &Config, root: &Path, command: &McpCommand) -> Result<ExitCode, String> {
+    match command {
+        McpCommand::Allow { name } => {
+            let Some(server) = config.mcp_servers.iter().find(|s| &s.name == name) else {
+                return Err(format!(
+                    "no MCP server named {name} is configured (`rein mcp list` lists them)"
+                ));
+            };
+            if !matches!(server.origin, rein::mcp::Origin::Project(_)) {
+                println!(
+                    "{name} is declared in your own config ({}): it needs no approval",
+                    server.origin.path().display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let launch = rein::mcp::external::launch(server);
+            let (mut trust, _) = rein::trust::TrustStore::load(&config.data_dir);
+            trust
+                .trust(root, name, &launch)
+                .map_err(|e| format!("the approval was not saved: {e}"))?;
+            println!(
+                "allowed: the project's MCP server {name} may run `{launch}` (outside rein's sandbox) in {}",
+                root.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::List => {
+            if config.mcp_servers.is_empty() {
+                println!("no MCP servers are configured ([mcp_servers.NAME] in config.toml; see the README)");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let runtime = runtime()?;
+            runtime.block_on(async {
+                let (started, notices) = start_mcp(config, root);
+                for notice in &notices {
+                    println!("{}", rein::sanitize::sanitize(notice));
+                }
+                if let Some((manager, mut events)) = started {
+                    while manager
+                        .states()
+                        .iter()
+                        .any(|(_, s)| *s == rein::mcp::ServerState::Starting)
+                    {
+                        if events.recv().await.is_none() {
+                            break;
+                        }
+                    }
+                    let tools = manager.tools();
+                    for (name, state) in manager.states() {
+                        println!("{name}: {}", rein::sanitize::sanitize(&state.to_string()));
+                        for tool in tools.iter().filter(|t| t.server == name) {
+                            println!("  {}", tool.name);
+                        }
+                    }
+                    manager.shutdown().await;
+                }
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 /// `rein --demo`: the dashboard against the built-in scripted model, in a temporary copy
@@ -501,7 +676,7 @@ fn run_demo() -> Result<ExitCode, String> {
         agent.send(rein::agent::AgentCommand::UserMessage(
             demo.first_prompt().to_string(),
         ));
-        let result = rein::dashboard::run(app, Some(agent), attention(&config), None, None)
+        let result = rein::dashboard::run(app, Some(agent), attention(&config), None, None, None)
             .await
             .map_err(|e| format!("terminal error: {e}"));
         drop(demo);

@@ -1597,3 +1597,50 @@ fn sent_inputs_are_saved_when_the_history_file_is_on() {
     // The same input twice in a row is one entry.
     assert_eq!(saved(&s.send("/context")), Vec::<String>::new());
 }
+
+#[test]
+fn mcp_servers_say_when_they_are_ready_or_fail_and_slash_mcp_lists_them() {
+    use rein::mcp::{McpEvent, ServerState};
+    let mut s = Script::with(app());
+    s.send("/mcp");
+    assert!(s
+        .notices()
+        .pop()
+        .unwrap()
+        .1
+        .starts_with("No MCP servers run"));
+    for (name, state) in [
+        ("github", ServerState::Starting),
+        ("time", ServerState::Starting),
+        ("github", ServerState::Ready { tools: 12 }),
+        (
+            "time",
+            ServerState::Failed {
+                reason: "it exited during initialize".into(),
+                stderr: vec!["ModuleNotFoundError: mcp".into()],
+            },
+        ),
+    ] {
+        s.at(AppEvent::Mcp(McpEvent::ServerState {
+            name: name.into(),
+            state,
+        }));
+    }
+    let notices = s.notices();
+    let texts: Vec<&str> = notices.iter().map(|(_, t)| t.as_str()).collect();
+    assert!(
+        texts.contains(&"MCP server github: ready, 12 tools"),
+        "{texts:?}"
+    );
+    let failed = notices.last().unwrap();
+    assert_eq!(failed.0, NoticeKind::Error);
+    assert_eq!(
+        failed.1,
+        "MCP server time failed: it exited during initialize\n  ModuleNotFoundError: mcp"
+    );
+    s.send("/mcp");
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "MCP servers:\n  github: ready, 12 tools\n  time: failed: it exited during initialize"
+    );
+}

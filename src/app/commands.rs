@@ -48,6 +48,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/cost",
         "tokens used in this conversation, the prompt cache's share and, with prices, the cost",
     ),
+    ("/mcp", "list the MCP servers and their state"),
     (
         "/mode [MODE]",
         "show the approval mode, or switch to MODE: plan, default or auto (Shift+Tab cycles)",
@@ -74,6 +75,7 @@ pub enum SlashCommand {
     Cost,
     /// `/mode [NAME]`: the mode to switch to, when given.
     Mode(Option<String>),
+    Mcp,
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -107,6 +109,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "compact" => SlashCommand::Compact(Some(rest()).filter(|f| !f.is_empty())),
         "cost" | "usage" => SlashCommand::Cost,
         "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
+        "mcp" => SlashCommand::Mcp,
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })
@@ -215,6 +218,13 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
         }
         SlashCommand::Cost => {
             let text = cost_text(app);
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Info, text));
+            app.transcript.scroll = Scroll::default();
+        }
+        SlashCommand::Mcp => {
+            let text = super::mcp_view::list_text(app);
             app.transcript
                 .cells
                 .push(Cell::notice(NoticeKind::Info, text));

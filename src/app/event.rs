@@ -43,6 +43,8 @@ pub enum AppEvent {
     /// The inputs of earlier sessions of the project, oldest first, read from the history
     /// file when the dashboard started (`crate::input_history`).
     HistoryLoaded(Vec<String>),
+    /// An MCP server's state changed, or it has something to say.
+    Mcp(crate::mcp::McpEvent),
     /// The terminal gained (true) or lost (false) the focus.
     Focus(bool),
     /// The external editor closed ([`Effect::EditInput`]): the new text of the input, or

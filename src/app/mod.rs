@@ -19,6 +19,7 @@ pub mod history_search;
 pub mod keymap;
 pub mod keymap_user;
 pub mod layer;
+pub mod mcp_view;
 pub mod model_picker;
 pub mod model_switch;
 pub mod modes;

@@ -98,6 +98,8 @@ pub struct App {
     /// The file sent inputs are appended to (`crate::input_history`); `None`: not saved
     /// (`ui.input_history = false`, the demo, or a write failed).
     pub input_history: Option<std::path::PathBuf>,
+    /// The MCP servers and their states, as they last reported (`/mcp`).
+    pub mcp_servers: Vec<(String, crate::mcp::ServerState)>,
 }
 
 /// What the status line says about the session.
@@ -547,6 +549,7 @@ impl App {
             turn_started: None,
             notifications: Notifications::default(),
             input_history: None,
+            mcp_servers: Vec::new(),
         }
     }
 

@@ -105,6 +105,7 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
             app.custom_commands = commands;
         }
         AppEvent::Focus(focused) => app.focused = Some(focused),
+        AppEvent::Mcp(event) => super::mcp_view::event(app, event),
         AppEvent::HistoryLoaded(earlier) => composer::earlier_inputs(app, earlier),
         AppEvent::Edited(result) => editor::edited(app, result),
     }

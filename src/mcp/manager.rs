@@ -228,7 +228,10 @@ impl McpManager {
                     .await;
                 Err(McpError::Cancelled)
             }
-            _ = closed.wait_for(|c| *c) => Err(self.exited(&tool.server, &live, generation)),
+            // The watch's guard is dropped in here: the call's future stays `Send`.
+            () = async { let _ = closed.wait_for(|c| *c).await; } => {
+                Err(self.exited(&tool.server, &live, generation))
+            }
         };
         lock(&live.progress).remove(&token);
         outcome

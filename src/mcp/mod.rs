@@ -42,6 +42,7 @@
 
 mod config;
 mod connection;
+pub mod external;
 mod manager;
 pub mod names;
 pub mod result;

@@ -1,0 +1,51 @@
+//! The MCP servers on the dashboard: their states as they report them (a line in the
+//! transcript when one is ready or fails, with its stderr tail), and `/mcp`'s list.
+
+use super::state::{App, Cell, NoticeKind};
+use crate::mcp::{McpEvent, ServerState};
+
+/// A server's state changed, or it has something to say.
+pub fn event(app: &mut App, event: McpEvent) {
+    match event {
+        McpEvent::ServerState { name, state } => {
+            let line = match &state {
+                ServerState::Ready { .. } => {
+                    Some((NoticeKind::Info, format!("MCP server {name}: {state}")))
+                }
+                ServerState::Failed { reason, stderr } => {
+                    let mut text = format!("MCP server {name} failed: {reason}");
+                    for l in stderr.iter().rev().take(5).rev() {
+                        text.push_str(&format!("\n  {l}"));
+                    }
+                    Some((NoticeKind::Error, text))
+                }
+                _ => None,
+            };
+            match app.mcp_servers.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, s)) => *s = state,
+                None => app.mcp_servers.push((name, state)),
+            }
+            if let Some((kind, text)) = line {
+                app.transcript.cells.push(Cell::notice(kind, text));
+            }
+        }
+        McpEvent::Notice { name, message } => app.transcript.cells.push(Cell::notice(
+            NoticeKind::Info,
+            format!("MCP server {name}: {message}"),
+        )),
+    }
+}
+
+/// `/mcp`: every server and its state.
+pub fn list_text(app: &App) -> String {
+    if app.mcp_servers.is_empty() {
+        return "No MCP servers run in this session: declare them as [mcp_servers.NAME] in \
+                config.toml (a project's run once `rein mcp allow NAME` allows them)"
+            .to_string();
+    }
+    let mut out = String::from("MCP servers:");
+    for (name, state) in &app.mcp_servers {
+        out.push_str(&format!("\n  {name}: {state}"));
+    }
+    out
+}

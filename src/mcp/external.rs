@@ -1,0 +1,124 @@
+//! The MCP servers as the agent's external tools, and which of them may start.
+//!
+//! [`McpManager`] is a [`ExternalTools`] provider: the tools its ready servers offer now,
+//! and a call by the qualified name (dropping the call's future cancels it: rmcp sends the
+//! server `notifications/cancelled`). [`startable`] says which configured servers run:
+//! the user's own always, a project's only once the user allowed that server of that
+//! project to run that exact command line ([`crate::trust`]); the others are named in a
+//! notice with the command that allows them.
+
+use std::path::Path;
+
+use super::{McpManager, Origin, ServerConfig, Transport};
+use crate::tools::external::{ExternalCall, ExternalSpec, ExternalTools};
+use crate::trust::TrustStore;
+
+impl ExternalTools for McpManager {
+    fn specs(&self) -> Vec<ExternalSpec> {
+        self.tools()
+            .into_iter()
+            .map(|t| ExternalSpec {
+                name: t.name,
+                description: t.description,
+                parameters: t.parameters,
+            })
+            .collect()
+    }
+
+    fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall {
+        let manager = self.clone();
+        let name = name.to_string();
+        Box::pin(async move {
+            match manager
+                .call(&name, args, None, std::future::pending::<()>())
+                .await
+            {
+                Ok(out) if out.is_error => Err(format!("Error: {}", out.text)),
+                Ok(out) => Ok(out.text),
+                Err(e) => Err(format!("Error: {name} failed - {e}")),
+            }
+        })
+    }
+}
+
+/// What the user approves of a project's server: everything that decides what runs (the
+/// command line or URL, the environment it adds, its folder).
+pub fn launch(server: &ServerConfig) -> String {
+    let mut out = server.summary();
+    if let Transport::Stdio { env, cwd, .. } = &server.transport {
+        for (key, value) in env {
+            out.push_str(&format!(" [env {key}={value}]"));
+        }
+        if let Some(cwd) = cwd {
+            out.push_str(&format!(" [in {}]", cwd.display()));
+        }
+    }
+    out
+}
+
+/// The servers that may start for `project`, and a line for each project server that
+/// waits for the user's approval.
+pub fn startable(
+    servers: &[ServerConfig],
+    trust: &TrustStore,
+    project: &Path,
+) -> (Vec<ServerConfig>, Vec<String>) {
+    let mut start = Vec::new();
+    let mut waiting = Vec::new();
+    for server in servers {
+        match &server.origin {
+            Origin::Project(file)
+                if server.enabled && !trust.is_trusted(project, &server.name, &launch(server)) =>
+            {
+                waiting.push(format!(
+                    "the project's MCP server `{}` ({}) does not run until you allow it: it \
+                     would run `{}` outside rein's sandbox; `rein mcp allow {}` allows it for \
+                     this project",
+                    server.name,
+                    file.display(),
+                    launch(server),
+                    server.name
+                ));
+            }
+            _ => start.push(server.clone()),
+        }
+    }
+    (start, waiting)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_projects_server_starts_only_once_allowed_for_its_exact_command_line() {
+        let data = tempfile::tempdir().unwrap();
+        let project = Path::new("/work/p");
+        let user = ServerConfig::stdio("time", "uvx", &["mcp-server-time"]);
+        let mut mine = ServerConfig::stdio("db", "node", &["db.js"]);
+        mine.origin = Origin::Project(PathBuf::from("/work/p/.rein/config.toml"));
+        let servers = vec![user.clone(), mine.clone()];
+        let (mut trust, _) = TrustStore::load(data.path());
+        let (start, waiting) = startable(&servers, &trust, project);
+        assert_eq!(start.len(), 1);
+        assert_eq!(start[0].name, "time", "the user's own always");
+        assert_eq!(waiting.len(), 1);
+        assert!(
+            waiting[0].contains("`node db.js`") && waiting[0].contains("rein mcp allow db"),
+            "{}",
+            waiting[0]
+        );
+        trust.trust(project, "db", &launch(&mine)).unwrap();
+        let (start, waiting) = startable(&servers, &trust, project);
+        assert_eq!(start.len(), 2);
+        assert!(waiting.is_empty());
+        // The project changes what the server runs (or its environment): asked again.
+        if let Transport::Stdio { env, .. } = &mut mine.transport {
+            env.push(("LD_PRELOAD".into(), "/tmp/evil.so".into()));
+        }
+        let (start, waiting) = startable(&[user, mine], &trust, project);
+        assert_eq!(start.len(), 1);
+        assert!(waiting[0].contains("LD_PRELOAD"), "{}", waiting[0]);
+    }
+}

@@ -1,0 +1,166 @@
+//! MCP through the real binary, headless, against the real reference server
+//! (`@modelcontextprotocol/server-everything`, installed by `.ci/run` into
+//! `$REIN_MCP_SERVERS`): its tools reach the model as `mcp__everything__*`, a call goes
+//! through the permission rules to the server and its result back to the model; a server
+//! the project declares does not run until `rein mcp allow` allows it; `rein mcp list`
+//! lists the servers and their tools. Where the server is missing the tests say so and
+//! pass, unless `REIN_MCP=1` (set by `.ci/run`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+fn everything() -> Option<PathBuf> {
+    let dir = std::env::var_os("REIN_MCP_SERVERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers"));
+    let path = dir.join("node_modules/.bin/mcp-server-everything");
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var("REIN_MCP").is_ok_and(|v| v == "1") {
+        panic!("REIN_MCP=1 but {} is missing", path.display());
+    }
+    eprintln!("skipped: {} is not installed (run .ci/run)", path.display());
+    None
+}
+
+fn rein(home: &Path, project: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rein"));
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .arg("--cwd")
+        .arg(project)
+        .stdin(std::process::Stdio::null());
+    c
+}
+
+fn server_table(name: &str, program: &Path) -> String {
+    format!(
+        "[mcp_servers.{name}]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+        program.display().to_string()
+    )
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_server_tools_reach_the_model_and_a_call_reaches_the_server() {
+    let Some(program) = everything() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        format!(
+            "{}\n[[permissions.tools]]\npattern = \"mcp__everything__echo\"\naction = \"allow\"\n",
+            server_table("everything", &program)
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "mcp__everything__echo",
+            &json!({"message": "hello from the model"}).to_string(),
+        )]),
+        Reply::text("The server echoed it."),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path())
+        .args([
+            "-p",
+            "echo something",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("MCP server everything ready"), "{err}");
+    let requests = server.requests();
+    let names = tool_names(&requests[0]);
+    assert!(
+        names.contains(&"mcp__everything__echo".to_string()),
+        "the first request offers the server's tools: {names:?}"
+    );
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap();
+    assert!(result.contains("hello from the model"), "{result}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("The server echoed it."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_server_runs_only_once_allowed() {
+    let Some(program) = everything() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        server_table("cloned", &program),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")])
+        .await
+        .unwrap();
+    let run = || {
+        rein(home.path(), project.path())
+            .args(["-p", "hi", "--base-url", &server.base_url(), "--model", "m"])
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("does not run until you allow it") && err.contains("rein mcp allow cloned"),
+        "{err}"
+    );
+    assert!(!tool_names(&server.requests()[0])
+        .iter()
+        .any(|n| n.starts_with("mcp__")));
+
+    let allow = rein(home.path(), project.path())
+        .args(["mcp", "allow", "cloned"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&allow.stdout);
+    assert_eq!(allow.status.code(), Some(0), "{said}");
+    assert!(said.contains("outside rein's sandbox"), "{said}");
+
+    let list = rein(home.path(), project.path())
+        .args(["mcp", "list"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains("cloned: ready") && listed.contains("mcp__cloned__echo"),
+        "{listed}"
+    );
+
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(tool_names(&server.requests()[1]).contains(&"mcp__cloned__echo".to_string()));
+}

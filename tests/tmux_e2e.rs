@@ -1111,3 +1111,78 @@ async fn shift_tab_switches_to_plan_mode_and_a_bang_command_reaches_the_model() 
     );
     tmux.send("", &["C-c"]);
 }
+
+/// Issue 15: a call to a real MCP server's tool (server-everything, where `.ci/run`
+/// installed it) opens the approval modal with the server, the tool and the arguments as
+/// JSON; approving runs it and the result reaches the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_call_asks_in_the_modal_and_runs_once_approved() {
+    let dir = std::env::var_os("REIN_MCP_SERVERS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers"));
+    let program = dir.join("node_modules/.bin/mcp-server-everything");
+    if !program.exists() {
+        assert!(
+            !std::env::var("REIN_MCP").is_ok_and(|v| v == "1"),
+            "REIN_MCP=1 but {} is missing",
+            program.display()
+        );
+        eprintln!("skipped: {} is not installed", program.display());
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    std::fs::write(
+        rein_home.join("config.toml"),
+        format!(
+            "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+            program.display().to_string()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "mcp__everything__echo",
+            &json!({"message": "approve me"}).to_string(),
+        )]),
+        Reply::text("It was echoed."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        110,
+        32,
+    );
+    tmux.wait_for("the server ready", |s| {
+        s.contains("MCP server everything: ready")
+    })
+    .await;
+    tmux.send("echo it", &["Enter"]);
+    let screen = tmux
+        .wait_for("the approval modal", |s| {
+            s.contains("server everything · tool echo")
+        })
+        .await;
+    assert!(screen.contains("\"message\": \"approve me\""), "{screen}");
+    assert!(
+        screen.contains("allow `mcp__everything__echo` for this session"),
+        "{screen}"
+    );
+    tmux.send("y", &[]);
+    tmux.wait_for("the reply", |s| s.contains("It was echoed."))
+        .await;
+    let requests = server.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_string();
+    assert!(result.contains("approve me"), "{result}");
+    tmux.send("", &["C-c"]);
+}

@@ -14,7 +14,7 @@ use rein::agent::{self, AgentCommand, AgentEvent, ApprovalDecision, TurnOutcome}
 use rein::permissions::policy::RulePolicy;
 use rein::permissions::tools::ToolRuleEntry;
 use rein::permissions::RuleAction;
-use rein::tools::external::{ExternalCall, ExternalSpec, ExternalTools};
+use rein::tools::external::{ExternalCall, ExternalSource, ExternalSpec, ExternalTools};
 use serde_json::{json, Value};
 use support::agent::{events_until, outcome, scripted_config, tool_results, turn_with};
 use support::{Reply, ScriptedServer};
@@ -33,6 +33,11 @@ fn spec(name: &str) -> ExternalSpec {
         name: name.to_string(),
         description: format!("{name}: a tool of the test's server"),
         parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        source: Some(ExternalSource {
+            server: "fake-server".into(),
+            tool: name.trim_start_matches("mcp__fake__").into(),
+            project: true,
+        }),
     }
 }
 
@@ -131,7 +136,12 @@ async fn external_tools_are_offered_judged_by_name_and_run_through_their_provide
         .unwrap();
     assert!(approval.0.contains("mcp__fake__echo"), "{}", approval.0);
     let mcp = approval.1.expect("the modal's MCP details");
-    assert_eq!((mcp.server.as_str(), mcp.tool.as_str()), ("fake", "echo"));
+    // The configured names (not a split of the qualified one), and who declared it.
+    assert_eq!(
+        (mcp.server.as_str(), mcp.tool.as_str()),
+        ("fake-server", "echo")
+    );
+    assert!(mcp.project_server);
     let requests = server.requests();
     let names = tool_names(&requests[0]);
     assert_eq!(names.last().map(String::as_str), Some("mcp__fake__echo"));

@@ -186,7 +186,18 @@ impl ToolEnv<'_> {
                     grants: grants.clone(),
                     preview: prepared.preview(self.ctx),
                     subagent: self.subagent.map(str::to_string),
-                    mcp: crate::permissions::tools::McpCall::for_call(name, &prepared.args),
+                    mcp: crate::permissions::tools::McpCall::for_call(name, &prepared.args).map(
+                        |mut call| {
+                            // The configured names, and who declared the server.
+                            if let Some(source) = external.as_ref().and_then(|s| s.source.as_ref())
+                            {
+                                call.server = source.server.clone();
+                                call.tool = source.tool.clone();
+                                call.project_server = source.project;
+                            }
+                            call
+                        },
+                    ),
                 });
                 let decision = match (inbox.as_deref_mut(), answer) {
                     (_, Some(answer)) => answer.await.ok(),

@@ -10,14 +10,20 @@
 use std::path::Path;
 
 use super::{McpManager, Origin, ServerConfig, Transport};
-use crate::tools::external::{ExternalCall, ExternalSpec, ExternalTools};
+use crate::tools::external::{ExternalCall, ExternalSource, ExternalSpec, ExternalTools};
 use crate::trust::TrustStore;
 
 impl ExternalTools for McpManager {
     fn specs(&self) -> Vec<ExternalSpec> {
+        let project: Vec<String> = self.project_servers();
         self.tools()
             .into_iter()
             .map(|t| ExternalSpec {
+                source: Some(ExternalSource {
+                    project: project.contains(&t.server),
+                    server: t.server,
+                    tool: t.tool,
+                }),
                 name: t.name,
                 description: t.description,
                 parameters: t.parameters,

@@ -126,6 +126,16 @@ impl McpManager {
             .collect()
     }
 
+    /// The servers a project's config declared (the approval prompt says they run outside
+    /// rein's sandbox).
+    pub fn project_servers(&self) -> Vec<String> {
+        self.slots()
+            .iter()
+            .filter(|s| matches!(s.config.origin, super::Origin::Project(_)))
+            .map(|s| s.config.name.clone())
+            .collect()
+    }
+
     /// The tools of every ready server as the model sees them, in name order; the
     /// qualified names are unique across servers.
     pub fn tools(&self) -> Vec<McpTool> {

@@ -19,6 +19,21 @@ pub struct ExternalSpec {
     pub description: String,
     /// A JSON Schema of the arguments (an object schema).
     pub parameters: serde_json::Value,
+    /// Where it comes from, for the approval prompt (not sent to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ExternalSource>,
+}
+
+/// The server an external tool comes from, as the user configured it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExternalSource {
+    /// The server's configured name.
+    pub server: String,
+    /// The tool's own name on its server.
+    pub tool: String,
+    /// The project, not the user, declared the server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub project: bool,
 }
 
 /// The future of one external call: the text the model reads, or the error it reads.

@@ -353,7 +353,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             eprintln!("rein: warning: {notice}");
         }
         let (manager, mut events) = started?;
-        wait_for_mcp(&mut events, &manager).await;
+        wait_for_mcp(
+            &mut events,
+            &manager,
+            matches!(cli.output_format, Format::Jsonl),
+        )
+        .await;
         Some(manager)
     });
     if let Some(manager) = &mcp {
@@ -538,31 +543,44 @@ fn start_mcp(
 }
 
 /// Headless: wait until no server is starting any more (each has its own startup
-/// timeout), so the first request already offers their tools; say which failed.
+/// timeout), so the first request already offers their tools; say which are ready and
+/// which failed (on stderr; with `jsonl` also as `mcp_server` events on stdout).
 async fn wait_for_mcp(
     events: &mut tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
     manager: &rein::mcp::McpManager,
+    jsonl: bool,
 ) {
     use rein::mcp::{McpEvent, ServerState};
     let starting =
         |m: &rein::mcp::McpManager| m.states().iter().any(|(_, s)| *s == ServerState::Starting);
     while starting(manager) {
-        match tokio::time::timeout(Duration::from_secs(120), events.recv()).await {
-            Ok(Some(McpEvent::ServerState {
-                name,
-                state: ServerState::Failed { reason, stderr },
-            })) => {
-                eprintln!("rein: warning: MCP server {name} failed: {reason}");
-                for line in stderr.iter().rev().take(5).rev() {
-                    eprintln!("rein:   {}", rein::sanitize::sanitize(line));
-                }
+        let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(120), events.recv()).await
+        else {
+            break;
+        };
+        let McpEvent::ServerState { name, state } = event else {
+            continue;
+        };
+        let mut line = serde_json::json!({"type": "mcp_server", "name": name});
+        match &state {
+            ServerState::Ready { tools } => {
+                eprintln!("rein: MCP server {name} ready ({tools} tools)");
+                line["state"] = "ready".into();
+                line["tools"] = (*tools).into();
             }
-            Ok(Some(McpEvent::ServerState {
-                name,
-                state: ServerState::Ready { tools },
-            })) => eprintln!("rein: MCP server {name} ready ({tools} tools)"),
-            Ok(Some(_)) => {}
-            Ok(None) | Err(_) => break,
+            ServerState::Failed { reason, stderr } => {
+                eprintln!("rein: warning: MCP server {name} failed: {reason}");
+                for l in stderr.iter().rev().take(5).rev() {
+                    eprintln!("rein:   {}", rein::sanitize::sanitize(l));
+                }
+                line["state"] = "failed".into();
+                line["reason"] = reason.clone().into();
+                line["stderr"] = stderr.clone().into();
+            }
+            _ => continue,
+        }
+        if jsonl {
+            println!("{}", rein::sanitize::json_line(&line.to_string()));
         }
     }
 }

@@ -84,6 +84,8 @@ async fn a_users_server_tools_reach_the_model_and_a_call_reaches_the_server() {
         .args([
             "-p",
             "echo something",
+            "--output-format",
+            "jsonl",
             "--base-url",
             &server.base_url(),
             "--model",
@@ -107,7 +109,17 @@ async fn a_users_server_tools_reach_the_model_and_a_call_reaches_the_server() {
         .and_then(|m| m["content"].as_str())
         .unwrap();
     assert!(result.contains("hello from the model"), "{result}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("The server echoed it."));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("The server echoed it."), "{stdout}");
+    // JSONL carries the server's state as an event of its own.
+    let ready: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "mcp_server")
+        .expect("an mcp_server event");
+    assert_eq!(ready["name"], "everything");
+    assert_eq!(ready["state"], "ready");
+    assert!(ready["tools"].as_u64().unwrap() > 5, "{ready}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -90,10 +90,17 @@ pub async fn run(
     attention: Attention,
     mut sessions: Option<Sessions>,
     mut config: Option<Config>,
-    mcp_events: Option<mpsc::UnboundedReceiver<crate::mcp::McpEvent>>,
+    mcp: Option<(
+        crate::mcp::McpManager,
+        mpsc::UnboundedReceiver<crate::mcp::McpEvent>,
+    )>,
 ) -> io::Result<()> {
     let mut terminal = enter()?;
     let (background, mut finished) = mpsc::unbounded_channel();
+    let (mcp, mcp_events) = match mcp {
+        Some((manager, events)) => (Some(manager), Some(events)),
+        None => (None, None),
+    };
     if let Some(mut events) = mcp_events {
         // The MCP servers' states, as they change, into the update step.
         let background = background.clone();
@@ -122,6 +129,7 @@ pub async fn run(
         background,
         finished: &mut finished,
         edit: None,
+        mcp,
     };
     let result = event_loop(&mut terminal, &mut app, &mut ctx).await;
     if let Some(agent) = &agent {
@@ -145,6 +153,8 @@ struct Loop<'a> {
     /// The input's text to open in the external editor ([`Effect::EditInput`]), once the
     /// events at hand are handled.
     edit: Option<String>,
+    /// The session's MCP servers (`/mcp restart NAME`).
+    mcp: Option<crate::mcp::McpManager>,
 }
 
 /// Raw mode, the alternate screen, bracketed paste, focus reporting; and a panic hook that
@@ -425,6 +435,11 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         let _ = background.send(AppEvent::FilesIndexed(Box::new(index)));
                     });
                 }
+                Effect::RestartMcp(name) => match ctx.mcp.as_ref().map(|m| m.restart(&name)) {
+                    Some(Ok(())) => {}
+                    Some(Err(e)) => app.hint = Some(e.to_string()),
+                    None => app.hint = Some("no MCP server runs in this session".to_string()),
+                },
                 Effect::SaveInput(text) => {
                     if let Some(file) = &app.input_history {
                         if let Err(e) = crate::input_history::append(file, &app.info.project, &text)

@@ -504,10 +504,16 @@ fn run_dashboard(
             Err(_) => (None, None),
         };
         let attention = attention(&config);
-        let result =
-            rein::dashboard::run(app, agent, attention, sessions, Some(config), mcp_events)
-                .await
-                .map_err(|e| format!("terminal error: {e}"));
+        let result = rein::dashboard::run(
+            app,
+            agent,
+            attention,
+            sessions,
+            Some(config),
+            mcp_manager.clone().zip(mcp_events),
+        )
+        .await
+        .map_err(|e| format!("terminal error: {e}"));
         if let Some(manager) = mcp_manager {
             manager.shutdown().await;
         }

@@ -1643,4 +1643,9 @@ fn mcp_servers_say_when_they_are_ready_or_fail_and_slash_mcp_lists_them() {
         s.notices().pop().unwrap().1,
         "MCP servers:\n  github: ready, 12 tools\n  time: failed: it exited during initialize"
     );
+    let effects = s.send("/mcp restart time");
+    assert!(
+        matches!(effects.as_slice(), [Effect::RestartMcp(name)] if name == "time"),
+        "{effects:?}"
+    );
 }

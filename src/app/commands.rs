@@ -48,7 +48,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/cost",
         "tokens used in this conversation, the prompt cache's share and, with prices, the cost",
     ),
-    ("/mcp", "list the MCP servers and their state"),
+    (
+        "/mcp",
+        "list the MCP servers and their state (/mcp restart NAME restarts one)",
+    ),
     (
         "/mode [MODE]",
         "show the approval mode, or switch to MODE: plan, default or auto (Shift+Tab cycles)",
@@ -75,7 +78,8 @@ pub enum SlashCommand {
     Cost,
     /// `/mode [NAME]`: the mode to switch to, when given.
     Mode(Option<String>),
-    Mcp,
+    /// `/mcp [restart NAME]`: the server to restart, when given.
+    Mcp(Option<String>),
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -109,7 +113,12 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "compact" => SlashCommand::Compact(Some(rest()).filter(|f| !f.is_empty())),
         "cost" | "usage" => SlashCommand::Cost,
         "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
-        "mcp" => SlashCommand::Mcp,
+        "mcp" => SlashCommand::Mcp(
+            rest()
+                .strip_prefix("restart")
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty()),
+        ),
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })
@@ -223,7 +232,14 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 .push(Cell::notice(NoticeKind::Info, text));
             app.transcript.scroll = Scroll::default();
         }
-        SlashCommand::Mcp => {
+        SlashCommand::Mcp(Some(name)) => {
+            app.transcript.cells.push(Cell::notice(
+                NoticeKind::Info,
+                format!("restarting the MCP server {name}"),
+            ));
+            effects.push(Effect::RestartMcp(name));
+        }
+        SlashCommand::Mcp(None) => {
             let text = super::mcp_view::list_text(app);
             app.transcript
                 .cells

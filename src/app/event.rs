@@ -98,6 +98,8 @@ pub enum Effect {
     /// Scan the project's files (off the loop: a thread) for the `@` finder and come back
     /// with [`AppEvent::FilesIndexed`].
     IndexFiles { root: PathBuf, cap: usize },
+    /// Stop the MCP server of this name and start it again (`/mcp restart NAME`).
+    RestartMcp(String),
     /// Append this input to the history file (`App::input_history`).
     SaveInput(String),
     /// Leave the dashboard.

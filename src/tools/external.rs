@@ -51,15 +51,6 @@ pub trait ExternalTools: Send + Sync {
 pub fn specs_json(specs: &[ExternalSpec]) -> Vec<serde_json::Value> {
     specs
         .iter()
-        .map(|s| {
-            serde_json::json!({
-                "type": "function",
-                "function": {
-                    "name": s.name,
-                    "description": s.description,
-                    "parameters": s.parameters,
-                }
-            })
-        })
+        .map(|s| super::function_json(&s.name, &s.description, &s.parameters))
         .collect()
 }

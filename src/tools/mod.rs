@@ -137,18 +137,25 @@ pub fn specs_json(specs: &[ToolSpec]) -> serde_json::Value {
     serde_json::Value::Array(
         specs
             .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "type": "function",
-                    "function": {
-                        "name": s.name,
-                        "description": s.description,
-                        "parameters": s.parameters,
-                    }
-                })
-            })
+            .map(|s| function_json(s.name, s.description, &s.parameters))
             .collect(),
     )
+}
+
+/// One entry of a request's `tools`.
+pub(crate) fn function_json(
+    name: &str,
+    description: &str,
+    parameters: &serde_json::Value,
+) -> serde_json::Value {
+    serde_json::json!({
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": parameters,
+        }
+    })
 }
 
 /// A tool call whose arguments passed every check, ready to be judged and run.

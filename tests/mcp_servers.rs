@@ -338,6 +338,13 @@ async fn server_filesystem_and_the_python_time_server() {
     ];
     let (mcp, mut events) = McpManager::start(servers, root.path());
     settled(&mut events, &mcp).await;
+    for name in ["fs", "time"] {
+        let state = state(&mcp, name);
+        assert!(
+            matches!(state, ServerState::Ready { .. }),
+            "{name} did not start: {state:?}"
+        );
+    }
     let out = mcp
         .call(
             "mcp__fs__list_directory",

@@ -15,18 +15,7 @@ use serde_json::{json, Value};
 use support::{Reply, ScriptedServer};
 
 fn everything() -> Option<PathBuf> {
-    let dir = std::env::var_os("REIN_MCP_SERVERS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers"));
-    let path = dir.join("node_modules/.bin/mcp-server-everything");
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var("REIN_MCP").is_ok_and(|v| v == "1") {
-        panic!("REIN_MCP=1 but {} is missing", path.display());
-    }
-    eprintln!("skipped: {} is not installed (run .ci/run)", path.display());
-    None
+    support::mcp::installed("node_modules/.bin/mcp-server-everything")
 }
 
 fn rein(home: &Path, project: &Path) -> Command {

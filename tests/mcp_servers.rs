@@ -6,34 +6,17 @@
 //! missing a test says so and passes, unless `REIN_MCP=1` (set by `.ci/run`) makes that a
 //! failure.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rein::mcp::{
     group_alive, McpError, McpEvent, McpManager, ServerConfig, ServerState, Transport,
 };
 use serde_json::json;
+use support::mcp::{installed, servers_dir};
 use tokio::sync::mpsc;
-
-fn servers_dir() -> PathBuf {
-    std::env::var_os("REIN_MCP_SERVERS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers"))
-}
-
-/// The installed program at `relative` in the servers folder, or `None` (and a line
-/// saying why) when it is missing and `REIN_MCP` is not set.
-fn installed(relative: &str) -> Option<PathBuf> {
-    let path = servers_dir().join(relative);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var("REIN_MCP").is_ok_and(|v| v == "1") {
-        panic!("REIN_MCP=1 but {} is missing", path.display());
-    }
-    eprintln!("skipped: {} is not installed (run .ci/run)", path.display());
-    None
-}
 
 fn hostile(mode: &str) -> ServerConfig {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");

@@ -1117,19 +1117,9 @@ async fn shift_tab_switches_to_plan_mode_and_a_bang_command_reaches_the_model() 
 /// JSON; approving runs it and the result reaches the model.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_call_asks_in_the_modal_and_runs_once_approved() {
-    let dir = std::env::var_os("REIN_MCP_SERVERS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers"));
-    let program = dir.join("node_modules/.bin/mcp-server-everything");
-    if !program.exists() {
-        assert!(
-            !std::env::var("REIN_MCP").is_ok_and(|v| v == "1"),
-            "REIN_MCP=1 but {} is missing",
-            program.display()
-        );
-        eprintln!("skipped: {} is not installed", program.display());
+    let Some(program) = support::mcp::installed("node_modules/.bin/mcp-server-everything") else {
         return;
-    }
+    };
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let rein_home = home.path().join("rein-home");

@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod mcp;
 pub mod rng;
 
 pub use rein::demo::reply::*;

@@ -37,6 +37,7 @@ fn spec(name: &str) -> ExternalSpec {
             server: "fake-server".into(),
             tool: name.trim_start_matches("mcp__fake__").into(),
             project: true,
+            subagents: false,
         }),
     }
 }
@@ -308,5 +309,111 @@ async fn a_resumed_session_still_offers_the_tools_its_history_called() {
     assert!(
         !tool_names(request).contains(&"mcp__fake__unused".to_string()),
         "tools the history never called are not"
+    );
+}
+
+/// What a subagent's request offered, said and called: the subagent gets only the
+/// external tools its servers open to subagents; each of its calls is judged (and asked)
+/// like the main agent's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_gets_only_the_external_tools_opened_to_subagents() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("task", r#"{"description":"look it up"}"#)]),
+        // The subagent: one tool it has, one it was not given.
+        Reply::tool_calls(&[
+            ("mcp__fake__look", r#"{"text":"q"}"#),
+            ("mcp__fake__echo", r#"{"text":"no"}"#),
+        ]),
+        Reply::text("found it"),
+        Reply::text("the subagent found it"),
+    ])
+    .await
+    .unwrap();
+    let fake = Arc::new(Fake::default());
+    let mut look = spec("mcp__fake__look");
+    if let Some(source) = &mut look.source {
+        source.subagents = true;
+    }
+    fake.specs
+        .lock()
+        .unwrap()
+        .extend([spec("mcp__fake__echo"), look]);
+    let mut config = scripted_config(&server, dir.path());
+    config.external_tools = Some(fake.clone());
+    config.policy = Arc::new(
+        RulePolicy::new(dir.path(), &[], &[], None)
+            .unwrap()
+            .with_tool_rules(&[])
+            .unwrap(),
+    );
+    let mut handle = agent::spawn(config).unwrap();
+    let mut asked = Vec::new();
+    let events = turn_with(&mut handle, "find it", |summary| {
+        asked.push(summary.to_string());
+        ApprovalDecision::Approve
+    })
+    .await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    // Asked like any call, and marked as the subagent's.
+    assert_eq!(asked, [r#"mcp__fake__look: {"text":"q"}"#]);
+    assert!(events.iter().any(|e| matches!(e,
+        AgentEvent::ApprovalNeeded { subagent: Some(_), name, .. } if name == "mcp__fake__look")));
+    assert_eq!(
+        fake.calls.load(Ordering::SeqCst),
+        1,
+        "only the opened tool ran"
+    );
+    let requests = server.requests();
+    let main = tool_names(&requests[0]);
+    assert!(
+        main.contains(&"mcp__fake__echo".to_string())
+            && main.contains(&"mcp__fake__look".to_string())
+    );
+    let sub = tool_names(&requests[1]);
+    assert!(sub.contains(&"mcp__fake__look".to_string()), "{sub:?}");
+    assert!(!sub.contains(&"mcp__fake__echo".to_string()), "{sub:?}");
+    assert!(
+        !sub.contains(&"write_file".to_string()),
+        "still read-only: {sub:?}"
+    );
+    let results: Vec<String> = requests[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(results[0], r#"echo: {"text":"q"}"#);
+    assert!(
+        results[1].contains("mcp__fake__echo is not one of your tools"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_a_subagent_gets_no_external_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("task", r#"{"description":"look"}"#)]),
+        Reply::text("nothing"),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let fake = Arc::new(Fake::default());
+    fake.specs.lock().unwrap().push(spec("mcp__fake__echo"));
+    let mut config = scripted_config(&server, dir.path());
+    config.external_tools = Some(fake.clone());
+    let mut handle = agent::spawn(config).unwrap();
+    turn_with(&mut handle, "go", |_| ApprovalDecision::Approve).await;
+    let requests = server.requests();
+    assert!(tool_names(&requests[0]).contains(&"mcp__fake__echo".to_string()));
+    assert!(
+        !tool_names(&requests[1])
+            .iter()
+            .any(|n| n.starts_with("mcp__")),
+        "{:?}",
+        tool_names(&requests[1])
     );
 }

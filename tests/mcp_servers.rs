@@ -12,7 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rein::mcp::{
-    group_alive, McpError, McpEvent, McpManager, ServerConfig, ServerState, Transport,
+    group_alive, McpError, McpEvent, McpManager, ServerConfig, ServerState, SubagentTools,
+    Transport,
 };
 use serde_json::json;
 use support::mcp::{installed, servers_dir};
@@ -315,8 +316,11 @@ async fn server_filesystem_and_the_python_time_server() {
     std::fs::write(root.path().join("hello.txt"), "hi").unwrap();
     std::fs::create_dir(root.path().join("sub")).unwrap();
     let dir = root.path().canonicalize().unwrap();
+    let mut fs = ServerConfig::stdio("fs", fs.to_str().unwrap(), &[dir.to_str().unwrap()]);
+    // Subagents get the tools the server marks read-only.
+    fs.subagents = SubagentTools::ReadOnly;
     let servers = vec![
-        ServerConfig::stdio("fs", fs.to_str().unwrap(), &[dir.to_str().unwrap()]),
+        fs,
         ServerConfig::stdio("time", python.to_str().unwrap(), &["-m", "mcp_server_time"]),
     ];
     let (mcp, mut events) = McpManager::start(servers, root.path());
@@ -328,6 +332,21 @@ async fn server_filesystem_and_the_python_time_server() {
             "{name} did not start: {state:?}"
         );
     }
+    let for_subagents = |name: &str| {
+        mcp.tools()
+            .into_iter()
+            .find(|t| t.name == name)
+            .map(|t| t.subagents)
+    };
+    assert_eq!(for_subagents("mcp__fs__read_text_file"), Some(true));
+    assert_eq!(for_subagents("mcp__fs__list_directory"), Some(true));
+    assert_eq!(for_subagents("mcp__fs__write_file"), Some(false));
+    assert_eq!(for_subagents("mcp__fs__move_file"), Some(false));
+    assert_eq!(
+        for_subagents("mcp__time__get_current_time"),
+        Some(false),
+        "none by default"
+    );
     let out = mcp
         .call(
             "mcp__fs__list_directory",

@@ -916,6 +916,7 @@ impl Agent {
                 meter
             },
             mode: self.mode.clone(),
+            external: self.config.external_tools.clone(),
         }
     }
 

@@ -5,7 +5,8 @@
 //! fresh history (its own system prompt from `assets/subagent_prompt.md`, the description
 //! as the only user message) and loops like a turn of the main agent: one model step (the
 //! same `step::Step` the main agent takes), then the tool calls through the same judging
-//! path (`ToolEnv`) with the read-only [`Toolset::Subagent`], append the results, until a
+//! path (`ToolEnv`) with the read-only [`Toolset::Subagent`] (and the MCP tools the user's
+//! config opens to subagents, none by default), append the results, until a
 //! reply asks for no tools or `subagent.max_steps` model calls are spent. Out: an
 //! `Outcome` whose text is its final answer (or what it had, with a note, when it stopped
 //! early), the only thing the main history gets. On the way it reports its steps, calls and
@@ -30,6 +31,7 @@ use crate::context::{drop, stubs, ContextConfig};
 use crate::conversation::{Message, ToolResult};
 use crate::permissions::{Grant, PermissionPolicy};
 use crate::skills::SkillSet;
+use crate::tools::external::{self as external_tools, ExternalTools};
 use crate::tools::{self, ToolContext, Toolset};
 
 /// The subagents' system prompt for a project and its skills. Built once per
@@ -61,6 +63,9 @@ pub(crate) struct Subagent {
     pub meter: TokenMeter,
     /// The main agent's approval mode: a subagent runs in it, and follows a switch.
     pub mode: SharedMode,
+    /// The main agent's external tools (MCP servers): a subagent is offered those its
+    /// servers open to subagents (`mcp_servers.NAME.subagents`; none by default).
+    pub external: Option<Arc<dyn ExternalTools>>,
 }
 
 /// How a task ended: the `task` call's result.
@@ -105,7 +110,18 @@ impl Subagent {
 
     /// Answer `description`, as the `task` call `task_id`.
     pub(crate) async fn run(self, task_id: String, description: String) -> Outcome {
-        let tools_json = tools::specs_json(&Toolset::Subagent.specs());
+        // Its tools are fixed for its run (a server changing its list meanwhile changes
+        // nothing here; a call to a tool that went away says so).
+        let mut tools_json = tools::specs_json(&Toolset::Subagent.specs());
+        if let (Some(provider), serde_json::Value::Array(list)) = (&self.external, &mut tools_json)
+        {
+            let offered: Vec<_> = provider
+                .specs()
+                .into_iter()
+                .filter(|s| s.for_subagents())
+                .collect();
+            list.extend(external_tools::specs_json(&offered));
+        }
         let tools_chars = tools_json.to_string().len();
         let mut history = vec![
             Message::system(self.system_prompt.clone()),
@@ -185,8 +201,7 @@ impl Subagent {
                 open: &self.open,
                 spill: &self.spill,
                 mode: &self.mode,
-                // Subagents only read: no external tools.
-                external: None,
+                external: self.external.as_deref(),
             };
             for call in &calls {
                 self.report(

@@ -40,7 +40,8 @@ pub(crate) struct ToolEnv<'a> {
     pub spill: &'a TurnSpill,
     /// The approval mode, read when a call is judged.
     pub mode: &'a SharedMode,
-    /// Tools from outside rein (MCP servers) this agent may call, if any.
+    /// Tools from outside rein (MCP servers) this agent may call, if any: the main agent
+    /// all of them, a subagent those its servers open to subagents.
     pub external: Option<&'a dyn ExternalTools>,
 }
 
@@ -117,12 +118,24 @@ impl ToolEnv<'_> {
             granted: Vec::new(),
         };
         let name = call.function.name.as_str();
-        let external = self
-            .external
-            .and_then(|e| e.specs().into_iter().find(|s| s.name == name));
+        let external = self.external.and_then(|e| {
+            e.specs()
+                .into_iter()
+                .find(|s| s.name == name && (self.subagent.is_none() || s.for_subagents()))
+        });
         let prepared = match &external {
             Some(spec) => crate::tools::prepare_external(spec, &call.function.arguments),
             // Offered as unavailable (a resumed session's tool whose server is gone).
+            None if self.external.is_some()
+                && self.subagent.is_some()
+                && name.starts_with("mcp__") =>
+            {
+                Err(format!(
+                    "Error: {} is not one of your tools (a subagent gets only the MCP tools \
+                     the user's config opens to subagents); do without it",
+                    crate::tools::printable(name)
+                ))
+            }
             None if self.external.is_some() && name.starts_with("mcp__") => Err(format!(
                 "Error: {} is not available in this session (its MCP server is not \
                  running); do without it",

@@ -13,7 +13,9 @@ use std::time::Duration;
 use super::file::{describe, MAX_TIMEOUT_SECS};
 use super::providers::key_part;
 use super::{ConfigError, Source};
-use crate::mcp::{Origin, ServerConfig, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+use crate::mcp::{
+    Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+};
 
 /// The keys a server table may hold.
 const SERVER_KEYS: &[&str] = &[
@@ -29,6 +31,7 @@ const SERVER_KEYS: &[&str] = &[
     "tool_timeout_secs",
     "allow",
     "deny",
+    "subagents",
 ];
 const STDIO_ONLY: &[&str] = &["args", "env", "cwd"];
 const HTTP_ONLY: &[&str] = &["headers", "bearer_token_env"];
@@ -251,6 +254,21 @@ fn server(
         tool_timeout: secs("tool_timeout_secs", DEFAULT_TOOL_TIMEOUT)?,
         allow: globs("allow")?,
         deny: globs("deny")?,
+        subagents: match get("subagents") {
+            None | Some((_, toml::Value::Boolean(false))) => SubagentTools::None,
+            Some((_, toml::Value::Boolean(true))) => SubagentTools::All,
+            Some((_, toml::Value::String(s))) if s == "read_only" => SubagentTools::ReadOnly,
+            Some((_, toml::Value::Array(_))) => SubagentTools::Only(globs("subagents")?),
+            Some((k, v)) => {
+                return Err((
+                    k,
+                    format!(
+                        "expected true, false, \"read_only\" or a list of tool-name globs, got {}",
+                        describe(v)
+                    ),
+                ))
+            }
+        },
         origin,
     })
 }
@@ -340,6 +358,7 @@ headers = { X-Client = "rein" }
 bearer_token_env = "GITHUB_TOKEN"
 enabled = false
 tool_timeout_secs = 120
+subagents = "read_only"
 "#,
         )
         .unwrap();
@@ -379,6 +398,8 @@ tool_timeout_secs = 120
                 bearer_token_env: Some("GITHUB_TOKEN".into()),
             }
         );
+        assert_eq!(fs.subagents, SubagentTools::None, "none unless said");
+        assert_eq!(gh.subagents, SubagentTools::ReadOnly);
         assert!(!gh.enabled);
         assert_eq!(gh.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
         assert_eq!(gh.tool_timeout, Duration::from_secs(120));
@@ -422,6 +443,12 @@ tool_timeout_secs = 120
         assert!(
             error("[mcp_servers.x]\nurl = \"http://h\"\nheaders = { \"a b\" = \"v\" }")
                 .contains("key `mcp_servers.x.headers.\"a b\"`: not a valid HTTP header name")
+        );
+        assert!(error("[mcp_servers.x]\ncommand = \"a\"\nsubagents = \"yes\"")
+            .contains("key `mcp_servers.x.subagents`: expected true, false, \"read_only\" or a list of tool-name globs, got string"));
+        assert!(
+            error("[mcp_servers.x]\ncommand = \"a\"\nsubagents = [\"a[\"]")
+                .contains("key `mcp_servers.x.subagents`: \"a[\" is not a valid glob")
         );
         assert!(error("mcp_servers = 1").contains("key `mcp_servers`: expected tables"));
         assert!(error("[mcp_servers]\nx = 1").contains("key `mcp_servers.x`: expected a table"));

@@ -73,7 +73,25 @@ pub struct ServerConfig {
     pub allow: Vec<String>,
     /// Globs over the server's own tool names; they win over `allow`.
     pub deny: Vec<String>,
+    /// Which of its offered tools subagents get (`subagents = …`; none by default).
+    pub subagents: SubagentTools,
     pub origin: Origin,
+}
+
+/// Which of a server's tools the `task` tool's subagents are offered. Subagents explore:
+/// by default they get no MCP tool, and a user who wants them to opens what they need.
+/// Whatever is offered, every call is still judged by the permission rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SubagentTools {
+    /// `subagents = false` (the default): none.
+    #[default]
+    None,
+    /// `subagents = true`: every tool the server offers.
+    All,
+    /// `subagents = "read_only"`: the tools the server marks `readOnlyHint`.
+    ReadOnly,
+    /// `subagents = ["search_*", …]`: the offered tools these globs match.
+    Only(Vec<String>),
 }
 
 impl ServerConfig {
@@ -93,6 +111,7 @@ impl ServerConfig {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             allow: Vec::new(),
             deny: Vec::new(),
+            subagents: SubagentTools::None,
             origin: Origin::User(PathBuf::from("config.toml")),
         }
     }
@@ -102,6 +121,18 @@ impl ServerConfig {
     pub fn offers(&self, tool: &str) -> bool {
         let allowed = self.allow.is_empty() || globs(&self.allow).is_match(tool);
         allowed && !globs(&self.deny).is_match(tool)
+    }
+
+    /// Whether subagents are offered the server's tool `tool` (which the server marks
+    /// read-only or not): only an offered one, and only as `subagents` says.
+    pub fn offers_subagents(&self, tool: &str, read_only: bool) -> bool {
+        self.offers(tool)
+            && match &self.subagents {
+                SubagentTools::None => false,
+                SubagentTools::All => true,
+                SubagentTools::ReadOnly => read_only,
+                SubagentTools::Only(patterns) => globs(patterns).is_match(tool),
+            }
     }
 
     /// The command line or URL in one line, for listings and the approval prompt.
@@ -143,6 +174,29 @@ mod tests {
         assert!(server.offers("list_directory"));
         assert!(!server.offers("write_file"));
         assert!(!server.offers("read_media_file"));
+    }
+
+    #[test]
+    fn subagents_get_nothing_unless_the_config_says_so() {
+        let mut server = ServerConfig::stdio("fs", "x", &[]);
+        server.deny = vec!["write_*".into()];
+        assert!(
+            !server.offers_subagents("read_file", true),
+            "none by default"
+        );
+        server.subagents = SubagentTools::All;
+        assert!(server.offers_subagents("read_file", false));
+        assert!(
+            !server.offers_subagents("write_file", true),
+            "deny still wins"
+        );
+        server.subagents = SubagentTools::ReadOnly;
+        assert!(server.offers_subagents("read_file", true));
+        assert!(!server.offers_subagents("move_file", false));
+        server.subagents = SubagentTools::Only(vec!["read_*".into(), "search".into()]);
+        assert!(server.offers_subagents("read_text_file", false));
+        assert!(server.offers_subagents("search", false));
+        assert!(!server.offers_subagents("move_file", true));
     }
 
     #[test]

@@ -21,6 +21,7 @@ impl ExternalTools for McpManager {
             .map(|t| ExternalSpec {
                 source: Some(ExternalSource {
                     project: project.contains(&t.server),
+                    subagents: t.subagents,
                     server: t.server,
                     tool: t.tool,
                 }),

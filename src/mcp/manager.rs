@@ -153,7 +153,7 @@ impl McpManager {
         let qualified = names::qualify(&pairs);
         raw.iter()
             .zip(qualified)
-            .map(|((server, tool), name)| describe_tool(&server.name, tool, name))
+            .map(|((server, tool), name)| describe_tool(server, tool, name))
             .collect()
     }
 
@@ -632,7 +632,7 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> 
     }
 }
 
-fn describe_tool(server: &str, tool: &Tool, name: String) -> McpTool {
+fn describe_tool(server: &ServerConfig, tool: &Tool, name: String) -> McpTool {
     let mut description = tool.description.as_deref().unwrap_or_default().to_string();
     let (parameters, note) = match schema::for_model(&tool.input_schema) {
         Ok(schema) => (schema, None),
@@ -645,15 +645,17 @@ fn describe_tool(server: &str, tool: &Tool, name: String) -> McpTool {
         }
     };
     let a = tool.annotations.as_ref();
+    let read_only = a.and_then(|a| a.read_only_hint).unwrap_or(false);
     McpTool {
         name,
-        server: server.to_string(),
+        server: server.name.clone(),
+        subagents: server.offers_subagents(&tool.name, read_only),
         tool: tool.name.to_string(),
         title: tool.title.clone(),
         description,
         parameters,
         annotations: McpAnnotations {
-            read_only: a.and_then(|a| a.read_only_hint).unwrap_or(false),
+            read_only,
             destructive: a.and_then(|a| a.destructive_hint).unwrap_or(true),
             idempotent: a.and_then(|a| a.idempotent_hint).unwrap_or(false),
             open_world: a.and_then(|a| a.open_world_hint).unwrap_or(true),

@@ -48,7 +48,9 @@ pub mod names;
 pub mod result;
 pub mod schema;
 
-pub use config::{Origin, ServerConfig, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+pub use config::{
+    Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+};
 pub use connection::group_alive;
 pub use manager::McpManager;
 pub use result::{McpOutput, MAX_RESULT_BYTES};
@@ -126,6 +128,8 @@ pub struct McpTool {
     pub annotations: McpAnnotations,
     /// Set when the server's schema could not be used and "any object" is sent instead.
     pub note: Option<String>,
+    /// Subagents are offered it too (the server's `subagents` setting).
+    pub subagents: bool,
 }
 
 /// Why a call did not give a result. The text is for the model and the user alike.

@@ -34,6 +34,16 @@ pub struct ExternalSource {
     /// The project, not the user, declared the server.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub project: bool,
+    /// Subagents are offered it too (the server's `subagents` setting).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub subagents: bool,
+}
+
+impl ExternalSpec {
+    /// Whether the `task` tool's subagents are offered it.
+    pub fn for_subagents(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| s.subagents)
+    }
 }
 
 /// The future of one external call: the text the model reads, or the error it reads.

@@ -157,6 +157,27 @@ struct Loop<'a> {
     mcp: Option<crate::mcp::McpManager>,
 }
 
+/// `/mcp allow NAME`: remember (in the data folder's trust file) that this project's
+/// server `name` may run what it declares now, then start it.
+fn allow_mcp(
+    mcp: Option<&crate::mcp::McpManager>,
+    data_dir: Option<std::path::PathBuf>,
+    app: &App,
+    name: &str,
+) -> Result<(), String> {
+    let mcp = mcp.ok_or("no MCP server runs in this session")?;
+    let data_dir = data_dir.ok_or("this session keeps no data folder")?;
+    let server = mcp
+        .config(name)
+        .ok_or_else(|| format!("no MCP server named {name} is configured"))?;
+    let launch = crate::mcp::external::launch(&server);
+    let (mut trust, _) = crate::trust::TrustStore::load(&data_dir);
+    trust
+        .trust(&app.info.project, name, &launch)
+        .map_err(|e| format!("the approval was not saved: {e}"))?;
+    mcp.allow(name).map_err(|e| e.to_string())
+}
+
 /// Raw mode, the alternate screen, bracketed paste, focus reporting; and a panic hook that
 /// undoes them before the previous hook (color-eyre's report) prints.
 fn enter() -> io::Result<Term> {
@@ -440,6 +461,15 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     Some(Err(e)) => app.hint = Some(e.to_string()),
                     None => app.hint = Some("no MCP server runs in this session".to_string()),
                 },
+                Effect::AllowMcp(name) => {
+                    let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());
+                    if let Err(problem) = allow_mcp(ctx.mcp.as_ref(), data_dir, app, &name) {
+                        app.transcript.cells.push(crate::app::state::Cell::notice(
+                            crate::app::state::NoticeKind::Error,
+                            format!("the MCP server {name} was not allowed: {problem}"),
+                        ));
+                    }
+                }
                 Effect::SaveInput(text) => {
                     if let Some(file) = &app.input_history {
                         if let Err(e) = crate::input_history::append(file, &app.info.project, &text)

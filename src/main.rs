@@ -540,12 +540,14 @@ fn start_mcp(
         return (None, Vec::new());
     }
     let (trust, problem) = rein::trust::TrustStore::load(&config.data_dir);
-    let (servers, mut notices) = rein::mcp::external::startable(&config.mcp_servers, &trust, root);
+    let startable = rein::mcp::external::startable(&config.mcp_servers, &trust, root);
+    let mut notices = startable.notices;
     notices.extend(problem);
-    if servers.is_empty() {
+    if startable.start.is_empty() && startable.held.is_empty() {
         return (None, notices);
     }
-    (Some(rein::mcp::McpManager::start(servers, root)), notices)
+    let started = rein::mcp::McpManager::start_holding(startable.start, startable.held, root);
+    (Some(started), notices)
 }
 
 /// Headless: wait until no server is starting any more (each has its own startup

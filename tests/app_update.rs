@@ -1648,4 +1648,65 @@ fn mcp_servers_say_when_they_are_ready_or_fail_and_slash_mcp_lists_them() {
         matches!(effects.as_slice(), [Effect::RestartMcp(name)] if name == "time"),
         "{effects:?}"
     );
+    s.send("/mcp restart");
+    assert_eq!(
+        s.app.hint.as_deref(),
+        Some("/mcp restart: expected /mcp, /mcp restart NAME or /mcp allow NAME")
+    );
+}
+
+#[test]
+fn slash_mcp_allow_starts_a_projects_server_that_waits_and_nothing_else() {
+    use rein::mcp::{McpEvent, ServerState};
+    let mut s = Script::with(app());
+    for (name, state) in [
+        ("github", ServerState::Ready { tools: 3 }),
+        (
+            "db",
+            ServerState::NotAllowed {
+                launch: "node db.js".into(),
+            },
+        ),
+    ] {
+        s.at(AppEvent::Mcp(McpEvent::ServerState {
+            name: name.into(),
+            state,
+        }));
+    }
+    s.send("/mcp");
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "MCP servers:\n  github: ready, 3 tools\n  db: not allowed yet: the project declares it; it \
+         would run `node db.js` outside rein's sandbox (/mcp allow db allows it for this project)"
+    );
+    // Only a server that waits is allowed; the command line is said.
+    let effects = s.send("/mcp allow github");
+    assert!(
+        effects.iter().all(|e| !matches!(e, Effect::AllowMcp(_))),
+        "{effects:?}"
+    );
+    assert!(s
+        .notices()
+        .pop()
+        .unwrap()
+        .1
+        .contains("github needs no approval"));
+    let effects = s.send("/mcp allow nope");
+    assert!(effects.iter().all(|e| !matches!(e, Effect::AllowMcp(_))));
+    assert!(s
+        .app
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("no MCP server named nope"));
+    let effects = s.send("/mcp allow db");
+    assert!(
+        matches!(effects.as_slice(), [Effect::AllowMcp(name)] if name == "db"),
+        "{effects:?}"
+    );
+    let said = s.notices().pop().unwrap().1;
+    assert!(
+        said.contains("runs `node db.js` outside rein's sandbox"),
+        "{said}"
+    );
 }

@@ -1176,3 +1176,69 @@ async fn an_mcp_call_asks_in_the_modal_and_runs_once_approved() {
     assert!(result.contains("approve me"), "{result}");
     tmux.send("", &["C-c"]);
 }
+
+/// A project's MCP server waits for the user; `/mcp allow NAME` in the dashboard allows it
+/// (remembered for the project: `rein mcp list` then starts it) and starts it, and its
+/// tools are offered from the next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_mcp_server_is_allowed_from_the_dashboard() {
+    let Some(program) = support::mcp::installed("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        format!(
+            "[mcp_servers.cloned]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+            program.display().to_string()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("Hello there.")])
+        .await
+        .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        32,
+    );
+    tmux.wait_for("the notice", |s| {
+        s.contains("does not run until you allow it")
+    })
+    .await;
+    tmux.send("/mcp allow cloned", &["Enter"]);
+    let screen = tmux
+        .wait_for("the server ready", |s| {
+            s.contains("MCP server cloned: ready")
+        })
+        .await;
+    assert!(screen.contains("outside rein's sandbox"), "{screen}");
+    tmux.send("hi", &["Enter"]);
+    tmux.wait_for("the reply", |s| s.contains("Hello there."))
+        .await;
+    let tools: Vec<String> = server.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        tools.contains(&"mcp__cloned__echo".to_string()),
+        "{tools:?}"
+    );
+    tmux.send("", &["C-c"]);
+    // Remembered for this project.
+    let list = std::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(["mcp", "list"])
+        .current_dir(project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("REIN_HOME", home.path().join("rein-home"))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("cloned: ready"), "{listed}");
+}

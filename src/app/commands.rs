@@ -50,7 +50,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "/mcp",
-        "list the MCP servers and their state (/mcp restart NAME restarts one)",
+        "list the MCP servers and their state (/mcp restart NAME; /mcp allow NAME runs a project's server)",
     ),
     (
         "/mode [MODE]",
@@ -78,8 +78,8 @@ pub enum SlashCommand {
     Cost,
     /// `/mode [NAME]`: the mode to switch to, when given.
     Mode(Option<String>),
-    /// `/mcp [restart NAME]`: the server to restart, when given.
-    Mcp(Option<String>),
+    /// `/mcp`, `/mcp restart NAME`, `/mcp allow NAME`.
+    Mcp(McpAction),
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -113,15 +113,31 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "compact" => SlashCommand::Compact(Some(rest()).filter(|f| !f.is_empty())),
         "cost" | "usage" => SlashCommand::Cost,
         "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
-        "mcp" => SlashCommand::Mcp(
-            rest()
-                .strip_prefix("restart")
-                .map(|n| n.trim().to_string())
-                .filter(|n| !n.is_empty()),
-        ),
+        "mcp" => SlashCommand::Mcp(mcp_action(&rest())),
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })
+}
+
+/// What `/mcp` was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpAction {
+    List,
+    Restart(String),
+    /// Allow a project's server to run what it declares, and start it.
+    Allow(String),
+    /// Anything else: the words as typed.
+    Unknown(String),
+}
+
+fn mcp_action(rest: &str) -> McpAction {
+    let mut words = rest.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (None, _, _) => McpAction::List,
+        (Some("restart"), Some(name), None) => McpAction::Restart(name.to_string()),
+        (Some("allow"), Some(name), None) => McpAction::Allow(name.to_string()),
+        _ => McpAction::Unknown(rest.to_string()),
+    }
 }
 
 /// Whether `name` (without the slash) is one of rein's own commands or their aliases: a
@@ -232,14 +248,20 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 .push(Cell::notice(NoticeKind::Info, text));
             app.transcript.scroll = Scroll::default();
         }
-        SlashCommand::Mcp(Some(name)) => {
+        SlashCommand::Mcp(McpAction::Restart(name)) => {
             app.transcript.cells.push(Cell::notice(
                 NoticeKind::Info,
                 format!("restarting the MCP server {name}"),
             ));
             effects.push(Effect::RestartMcp(name));
         }
-        SlashCommand::Mcp(None) => {
+        SlashCommand::Mcp(McpAction::Allow(name)) => super::mcp_view::allow(app, name, effects),
+        SlashCommand::Mcp(McpAction::Unknown(words)) => {
+            app.hint = Some(format!(
+                "/mcp {words}: expected /mcp, /mcp restart NAME or /mcp allow NAME"
+            ));
+        }
+        SlashCommand::Mcp(McpAction::List) => {
             let text = super::mcp_view::list_text(app);
             app.transcript
                 .cells

@@ -100,6 +100,9 @@ pub enum Effect {
     IndexFiles { root: PathBuf, cap: usize },
     /// Stop the MCP server of this name and start it again (`/mcp restart NAME`).
     RestartMcp(String),
+    /// Remember that the user allowed the project's MCP server of this name to run what it
+    /// declares, and start it (`/mcp allow NAME`).
+    AllowMcp(String),
     /// Append this input to the history file (`App::input_history`).
     SaveInput(String),
     /// Leave the dashboard.

@@ -1,7 +1,9 @@
 //! The MCP servers on the dashboard: their states as they report them (a line in the
-//! transcript when one is ready or fails, with its stderr tail), and `/mcp`'s list.
+//! transcript when one is ready or fails, with its stderr tail), `/mcp`'s list, and
+//! `/mcp allow NAME` for a project's server that waits for the user.
 
-use super::state::{App, Cell, NoticeKind};
+use super::event::Effect;
+use super::state::{App, Cell, NoticeKind, Scroll};
 use crate::mcp::{McpEvent, ServerState};
 
 /// A server's state changed, or it has something to say.
@@ -46,6 +48,38 @@ pub fn list_text(app: &App) -> String {
     let mut out = String::from("MCP servers:");
     for (name, state) in &app.mcp_servers {
         out.push_str(&format!("\n  {name}: {state}"));
+        if matches!(state, ServerState::NotAllowed { .. }) {
+            out.push_str(&format!(" (/mcp allow {name} allows it for this project)"));
+        }
     }
     out
+}
+
+/// `/mcp allow NAME`: a project's server that waits is allowed (for this project and what
+/// it runs now) and started; the transcript says what it runs. Any other server is left.
+pub fn allow(app: &mut App, name: String, effects: &mut Vec<Effect>) {
+    let text = match app.mcp_servers.iter().find(|(n, _)| *n == name) {
+        None => {
+            app.hint = Some(format!(
+                "no MCP server named {name} in this session; /mcp lists them"
+            ));
+            return;
+        }
+        Some((_, ServerState::NotAllowed { launch })) => {
+            let text = format!(
+                "allowing the project's MCP server {name} for this project: it runs `{launch}` \
+                 outside rein's sandbox, with your permissions"
+            );
+            effects.push(Effect::AllowMcp(name));
+            text
+        }
+        Some((_, state)) => format!(
+            "the MCP server {name} needs no approval ({state}): your own servers, and a \
+             project's you allowed, start by themselves"
+        ),
+    };
+    app.transcript
+        .cells
+        .push(Cell::notice(NoticeKind::Info, text));
+    app.transcript.scroll = Scroll::default();
 }

@@ -63,34 +63,42 @@ pub fn launch(server: &ServerConfig) -> String {
     out
 }
 
-/// The servers that may start for `project`, and a line for each project server that
-/// waits for the user's approval.
-pub fn startable(
-    servers: &[ServerConfig],
-    trust: &TrustStore,
-    project: &Path,
-) -> (Vec<ServerConfig>, Vec<String>) {
-    let mut start = Vec::new();
-    let mut waiting = Vec::new();
+/// Which configured servers start for a project, and which wait for the user.
+#[derive(Debug, Default)]
+pub struct Startable {
+    /// The user's own servers, and the project's the user allowed for what they run now.
+    pub start: Vec<ServerConfig>,
+    /// The project's servers not allowed (yet, or for what they run now), each with what
+    /// it would run ([`launch`]).
+    pub held: Vec<(ServerConfig, String)>,
+    /// A line for each held server: what it would run and how to allow it.
+    pub notices: Vec<String>,
+}
+
+/// The servers that may start for `project`, and those that wait for the user's approval.
+pub fn startable(servers: &[ServerConfig], trust: &TrustStore, project: &Path) -> Startable {
+    let mut out = Startable::default();
     for server in servers {
         match &server.origin {
             Origin::Project(file)
                 if server.enabled && !trust.is_trusted(project, &server.name, &launch(server)) =>
             {
-                waiting.push(format!(
+                out.notices.push(format!(
                     "the project's MCP server `{}` ({}) does not run until you allow it: it \
-                     would run `{}` outside rein's sandbox; `rein mcp allow {}` allows it for \
-                     this project",
+                     would run `{}` outside rein's sandbox; `/mcp allow {}` in the dashboard \
+                     (or `rein mcp allow {}`) allows it for this project",
                     server.name,
                     file.display(),
                     launch(server),
+                    server.name,
                     server.name
                 ));
+                out.held.push((server.clone(), launch(server)));
             }
-            _ => start.push(server.clone()),
+            _ => out.start.push(server.clone()),
         }
     }
-    (start, waiting)
+    out
 }
 
 #[cfg(test)]
@@ -107,25 +115,29 @@ mod tests {
         mine.origin = Origin::Project(PathBuf::from("/work/p/.rein/config.toml"));
         let servers = vec![user.clone(), mine.clone()];
         let (mut trust, _) = TrustStore::load(data.path());
-        let (start, waiting) = startable(&servers, &trust, project);
-        assert_eq!(start.len(), 1);
-        assert_eq!(start[0].name, "time", "the user's own always");
-        assert_eq!(waiting.len(), 1);
+        let out = startable(&servers, &trust, project);
+        assert_eq!(out.start.len(), 1);
+        assert_eq!(out.start[0].name, "time", "the user's own always");
+        assert_eq!(out.held.len(), 1);
+        assert_eq!(out.held[0].1, "node db.js");
+        let waiting = out.notices;
         assert!(
-            waiting[0].contains("`node db.js`") && waiting[0].contains("rein mcp allow db"),
+            waiting[0].contains("`node db.js`")
+                && waiting[0].contains("rein mcp allow db")
+                && waiting[0].contains("/mcp allow db"),
             "{}",
             waiting[0]
         );
         trust.trust(project, "db", &launch(&mine)).unwrap();
-        let (start, waiting) = startable(&servers, &trust, project);
-        assert_eq!(start.len(), 2);
-        assert!(waiting.is_empty());
+        let out = startable(&servers, &trust, project);
+        assert_eq!(out.start.len(), 2);
+        assert!(out.notices.is_empty() && out.held.is_empty());
         // The project changes what the server runs (or its environment): asked again.
         if let Transport::Stdio { env, .. } = &mut mine.transport {
             env.push(("LD_PRELOAD".into(), "/tmp/evil.so".into()));
         }
-        let (start, waiting) = startable(&[user, mine], &trust, project);
-        assert_eq!(start.len(), 1);
-        assert!(waiting[0].contains("LD_PRELOAD"), "{}", waiting[0]);
+        let out = startable(&[user, mine], &trust, project);
+        assert_eq!(out.start.len(), 1);
+        assert!(out.notices[0].contains("LD_PRELOAD"), "{}", out.notices[0]);
     }
 }

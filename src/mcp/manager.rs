@@ -74,15 +74,38 @@ impl McpManager {
         servers: Vec<ServerConfig>,
         root: &Path,
     ) -> (McpManager, mpsc::UnboundedReceiver<McpEvent>) {
+        McpManager::start_holding(servers, Vec::new(), root)
+    }
+
+    /// [`start`](Self::start) `servers`, and list `held` (each with what it would run)
+    /// without starting them: a project's servers the user has not allowed yet, started by
+    /// [`allow`](Self::allow) once they are.
+    pub fn start_holding(
+        servers: Vec<ServerConfig>,
+        held: Vec<(ServerConfig, String)>,
+        root: &Path,
+    ) -> (McpManager, mpsc::UnboundedReceiver<McpEvent>) {
         let (events, receiver) = mpsc::unbounded_channel();
-        let slots = servers
+        let mut all: Vec<(ServerConfig, ServerState)> = servers
             .into_iter()
-            .map(|config| Slot {
-                state: if config.enabled {
+            .map(|config| {
+                let state = if config.enabled {
                     ServerState::Starting
                 } else {
                     ServerState::Disabled
-                },
+                };
+                (config, state)
+            })
+            .chain(
+                held.into_iter()
+                    .map(|(config, launch)| (config, ServerState::NotAllowed { launch })),
+            )
+            .collect();
+        all.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        let slots = all
+            .into_iter()
+            .map(|(config, state)| Slot {
+                state,
                 config,
                 generation: 0,
                 tools: Vec::new(),
@@ -247,8 +270,40 @@ impl McpManager {
         outcome
     }
 
+    /// The configuration of the server `name`.
+    pub fn config(&self, name: &str) -> Option<ServerConfig> {
+        self.slots()
+            .iter()
+            .find(|s| s.config.name == name)
+            .map(|s| s.config.clone())
+    }
+
+    /// Start the held server `name` (the user allowed it; remembering that is the
+    /// caller's). Returns at once; a server that is not held is left as it is.
+    pub fn allow(&self, name: &str) -> Result<(), McpError> {
+        let generation = {
+            let mut slots = self.slots();
+            let slot = slots
+                .iter_mut()
+                .find(|s| s.config.name == name)
+                .ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
+            if !matches!(slot.state, ServerState::NotAllowed { .. }) {
+                return Ok(());
+            }
+            slot.generation += 1;
+            slot.state = ServerState::Starting;
+            slot.generation
+        };
+        self.emit(McpEvent::ServerState {
+            name: name.to_string(),
+            state: ServerState::Starting,
+        });
+        self.spawn_server(name, generation);
+        Ok(())
+    }
+
     /// Stop the server `name` (if it runs) and start it again; a disabled server stays
-    /// disabled. Returns at once; an unknown name is an error.
+    /// disabled, and a held one held. Returns at once; an unknown name is an error.
     pub fn restart(&self, name: &str) -> Result<(), McpError> {
         let generation = {
             let mut slots = self.slots();
@@ -256,7 +311,7 @@ impl McpManager {
                 .iter_mut()
                 .find(|s| s.config.name == name)
                 .ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
-            if !slot.config.enabled {
+            if !slot.config.enabled || matches!(slot.state, ServerState::NotAllowed { .. }) {
                 return Ok(());
             }
             slot.generation += 1;
@@ -289,7 +344,7 @@ impl McpManager {
                 .filter_map(|s| {
                     s.generation += 1;
                     s.tools.clear();
-                    if s.config.enabled {
+                    if s.config.enabled && !matches!(s.state, ServerState::NotAllowed { .. }) {
                         s.state = ServerState::Stopped;
                     }
                     starting.extend(s.starting_pgid.take());

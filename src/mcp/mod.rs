@@ -66,6 +66,9 @@ pub enum ServerState {
     Failed { reason: String, stderr: Vec<String> },
     /// `enabled = false`.
     Disabled,
+    /// A project's server the user has not allowed yet: what it would run. It starts only
+    /// once allowed ([`McpManager::allow`]).
+    NotAllowed { launch: String },
     /// Stopped by [`McpManager::shutdown`].
     Stopped,
 }
@@ -78,6 +81,10 @@ impl std::fmt::Display for ServerState {
             ServerState::Ready { tools } => write!(f, "ready, {tools} tools"),
             ServerState::Failed { reason, .. } => write!(f, "failed: {reason}"),
             ServerState::Disabled => f.write_str("disabled"),
+            ServerState::NotAllowed { launch } => write!(
+                f,
+                "not allowed yet: the project declares it; it would run `{launch}` outside rein's sandbox"
+            ),
             ServerState::Stopped => f.write_str("stopped"),
         }
     }

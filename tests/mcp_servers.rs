@@ -481,3 +481,42 @@ async fn hostile_servers_fail_clearly_and_leave_the_manager_usable() {
         assert!(!group_alive(pgid));
     }
 }
+
+/// A stdio server gets the variables programs need and those its table names or sets,
+/// not the rest of rein's environment (API keys, tokens).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_gets_only_the_environment_it_is_given() {
+    let Some(bin) = installed("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    // Cargo sets both for every test process: one is named, one is not.
+    assert!(std::env::var("CARGO_MANIFEST_DIR").is_ok() && std::env::var("CARGO_PKG_NAME").is_ok());
+    let root = tempfile::tempdir().unwrap();
+    let mut server = ServerConfig::stdio("ev", bin.to_str().unwrap(), &["stdio"]);
+    server.allow = vec!["get-env".into()];
+    if let Transport::Stdio { env, env_vars, .. } = &mut server.transport {
+        env.push(("SET_BY_TABLE".into(), "yes".into()));
+        env_vars.push("CARGO_MANIFEST_DIR".into());
+    }
+    let (mcp, mut events) = McpManager::start(vec![server], root.path());
+    settled(&mut events, &mcp).await;
+    let out = mcp
+        .call("mcp__ev__get-env", json!({}), None, never())
+        .await
+        .unwrap();
+    let got: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&out.text).unwrap();
+    assert_eq!(got["SET_BY_TABLE"], "yes");
+    assert_eq!(
+        got["CARGO_MANIFEST_DIR"].as_str(),
+        std::env::var("CARGO_MANIFEST_DIR").ok().as_deref()
+    );
+    assert_eq!(got["PATH"].as_str(), std::env::var("PATH").ok().as_deref());
+    assert!(!got.contains_key("CARGO_PKG_NAME"), "{:?}", got.keys());
+    assert!(
+        got.keys()
+            .all(|k| !k.starts_with("REIN_") && !k.starts_with("OPENAI_")),
+        "{:?}",
+        got.keys()
+    );
+    mcp.shutdown().await;
+}

@@ -22,6 +22,7 @@ const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
     "env",
+    "env_vars",
     "cwd",
     "url",
     "headers",
@@ -33,7 +34,7 @@ const SERVER_KEYS: &[&str] = &[
     "deny",
     "subagents",
 ];
-const STDIO_ONLY: &[&str] = &["args", "env", "cwd"];
+const STDIO_ONLY: &[&str] = &["args", "env", "env_vars", "cwd"];
 const HTTP_ONLY: &[&str] = &["headers", "bearer_token_env"];
 
 /// The `mcp_servers` table of one file, in name order.
@@ -206,6 +207,19 @@ fn server(
                 ));
             }
         }
+        let env_vars = match get("env_vars") {
+            Some((k, v)) => {
+                let names = strings(v).map_err(|p| (k.clone(), p))?;
+                if let Some(bad) = names.iter().find(|n| !is_variable_name(n)) {
+                    return Err((
+                        k,
+                        format!("{bad:?} is not an environment variable name (env_vars names the variables of yours the server gets)"),
+                    ));
+                }
+                names
+            }
+            None => Vec::new(),
+        };
         let cwd = match get("cwd") {
             Some((k, v)) => Some(PathBuf::from(string(v).map_err(|p| (k, p))?)),
             None => None,
@@ -214,6 +228,7 @@ fn server(
             command,
             args,
             env,
+            env_vars,
             cwd,
         }
     };
@@ -347,6 +362,7 @@ mod tests {
 command = "npx"
 args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
 env = { NODE_ENV = "production", B = "2" }
+env_vars = ["GITHUB_TOKEN"]
 cwd = "tools"
 allow = ["read_*", "list_directory"]
 deny = ["read_media_file"]
@@ -378,6 +394,7 @@ subagents = "read_only"
                     ("B".into(), "2".into()),
                     ("NODE_ENV".into(), "production".into())
                 ],
+                env_vars: vec!["GITHUB_TOKEN".into()],
                 cwd: Some(PathBuf::from("tools")),
             }
         );
@@ -449,6 +466,15 @@ subagents = "read_only"
         assert!(
             error("[mcp_servers.x]\ncommand = \"a\"\nsubagents = [\"a[\"]")
                 .contains("key `mcp_servers.x.subagents`: \"a[\" is not a valid glob")
+        );
+        assert!(
+            error("[mcp_servers.x]\ncommand = \"a\"\nenv_vars = [\"A B\"]").contains(
+                "key `mcp_servers.x.env_vars`: \"A B\" is not an environment variable name"
+            )
+        );
+        assert!(
+            error("[mcp_servers.x]\nurl = \"http://h\"\nenv_vars = [\"A\"]")
+                .contains("key `mcp_servers.x.env_vars`: not used by a `url` (HTTP) server")
         );
         assert!(error("mcp_servers = 1").contains("key `mcp_servers`: expected tables"));
         assert!(error("[mcp_servers]\nx = 1").contains("key `mcp_servers.x`: expected a table"));

@@ -43,8 +43,12 @@ pub enum Transport {
     Stdio {
         command: String,
         args: Vec<String>,
-        /// Added to rein's own environment, in the file's order.
+        /// Set in the server's environment, in the file's order (after what it gets of
+        /// rein's).
         env: Vec<(String, String)>,
+        /// Variables of rein's environment passed on by name, besides the few every
+        /// server gets (`PATH`, `HOME`, the locale, …; see `connection::BASE_ENV`).
+        env_vars: Vec<String>,
         /// The working directory; a relative one is taken from the project root.
         cwd: Option<PathBuf>,
     },
@@ -104,6 +108,7 @@ impl ServerConfig {
                 command: command.to_string(),
                 args: args.iter().map(|a| a.to_string()).collect(),
                 env: Vec::new(),
+                env_vars: Vec::new(),
                 cwd: None,
             },
             enabled: true,

@@ -129,6 +129,41 @@ pub(super) enum Started {
     Http(StreamableHttpClientTransportConfig),
 }
 
+/// The variables of rein's environment every stdio server gets: what programs need to
+/// find their tools, home, locale, terminal, temporary folder, proxy and certificates.
+pub const BASE_ENV: &[&str] = &[
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "__CF_USER_TEXT_ENCODING",
+];
+
+/// Whether rein's variable `name` goes to a stdio server whose table passes `env_vars`:
+/// the [`BASE_ENV`] ones, the locale's `LC_*` and `XDG_*` folders, and those it names.
+fn passed_on(name: &str, env_vars: &[String]) -> bool {
+    BASE_ENV.contains(&name)
+        || name.starts_with("LC_")
+        || name.starts_with("XDG_")
+        || env_vars.iter().any(|v| v == name)
+}
+
 /// Start the server's process (or prepare its HTTP transport). Errors are one line.
 pub(super) fn start(
     config: &ServerConfig,
@@ -140,6 +175,7 @@ pub(super) fn start(
             command,
             args,
             env,
+            env_vars,
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -147,12 +183,13 @@ pub(super) fn start(
                 Some(dir) => root.join(dir),
                 None => root.to_path_buf(),
             });
-            // rein's own secrets are not the server's business (as for bash); what the
-            // server's table sets in `env` is added after.
-            for (name, _) in std::env::vars_os() {
-                let name = name.to_string_lossy();
-                if name.starts_with("REIN_") || name.starts_with("OPENAI_") {
-                    cmd.env_remove(name.as_ref());
+            // The server gets the variables a program needs to run (and the ones its
+            // table passes by name), not rein's whole environment: API keys and tokens in
+            // it are not every server's business. What `env` sets is added after.
+            cmd.env_clear();
+            for (name, value) in std::env::vars_os() {
+                if passed_on(&name.to_string_lossy(), env_vars) {
+                    cmd.env(name, value);
                 }
             }
             for (name, value) in env {
@@ -296,5 +333,36 @@ pub(super) async fn kill_group(pgid: u32) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_gets_what_programs_need_and_what_its_table_names() {
+        let named = vec!["GITHUB_TOKEN".to_string()];
+        for var in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "LC_ALL",
+            "XDG_CACHE_HOME",
+            "https_proxy",
+        ] {
+            assert!(passed_on(var, &[]), "{var}");
+        }
+        for var in [
+            "OPENAI_API_KEY",
+            "REIN_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "GITHUB_TOKEN",
+        ] {
+            assert!(!passed_on(var, &[]), "{var}");
+        }
+        assert!(passed_on("GITHUB_TOKEN", &named));
+        assert!(!passed_on("GITHUB_TOKEN_2", &named));
     }
 }

@@ -52,9 +52,16 @@ impl ExternalTools for McpManager {
 /// command line or URL, the environment it adds, its folder).
 pub fn launch(server: &ServerConfig) -> String {
     let mut out = server.summary();
-    if let Transport::Stdio { env, cwd, .. } = &server.transport {
+    if let Transport::Stdio {
+        env, env_vars, cwd, ..
+    } = &server.transport
+    {
         for (key, value) in env {
             out.push_str(&format!(" [env {key}={value}]"));
+        }
+        if !env_vars.is_empty() {
+            // Which of the user's variables (tokens, say) it would read.
+            out.push_str(&format!(" [gets your {}]", env_vars.join(", ")));
         }
         if let Some(cwd) = cwd {
             out.push_str(&format!(" [in {}]", cwd.display()));
@@ -136,8 +143,20 @@ mod tests {
         if let Transport::Stdio { env, .. } = &mut mine.transport {
             env.push(("LD_PRELOAD".into(), "/tmp/evil.so".into()));
         }
-        let out = startable(&[user, mine], &trust, project);
+        let out = startable(&[user.clone(), mine.clone()], &trust, project);
         assert_eq!(out.start.len(), 1);
         assert!(out.notices[0].contains("LD_PRELOAD"), "{}", out.notices[0]);
+        // ... or asks for one of the user's variables.
+        trust.trust(project, "db", &launch(&mine)).unwrap();
+        if let Transport::Stdio { env_vars, .. } = &mut mine.transport {
+            env_vars.push("AWS_SECRET_ACCESS_KEY".into());
+        }
+        let out = startable(&[user, mine], &trust, project);
+        assert_eq!(out.start.len(), 1);
+        assert!(
+            out.notices[0].contains("[gets your AWS_SECRET_ACCESS_KEY]"),
+            "{}",
+            out.notices[0]
+        );
     }
 }

@@ -520,3 +520,41 @@ async fn a_stdio_server_gets_only_the_environment_it_is_given() {
     );
     mcp.shutdown().await;
 }
+
+/// `notifications/tools/list_changed`: the server is listed again, its new tool offered and
+/// callable, and the change reported as a new `Ready` with the new count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_changes_its_tools_is_listed_again() {
+    let root = tempfile::tempdir().unwrap();
+    let (mcp, mut events) = McpManager::start(vec![hostile("changes")], root.path());
+    settled(&mut events, &mcp).await;
+    assert_eq!(state(&mcp, "changes"), ServerState::Ready { tools: 1 });
+    let names =
+        |mcp: &McpManager| -> Vec<String> { mcp.tools().into_iter().map(|t| t.name).collect() };
+    assert_eq!(names(&mcp), ["mcp__changes__work"]);
+    // The call makes the server add a tool and say so.
+    let out = mcp
+        .call("mcp__changes__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    let reported = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match events.recv().await {
+                Some(McpEvent::ServerState { name, state }) if name == "changes" => break state,
+                Some(_) => {}
+                None => panic!("the events ended"),
+            }
+        }
+    })
+    .await
+    .expect("a new state after tools/list_changed");
+    assert_eq!(reported, ServerState::Ready { tools: 2 });
+    assert_eq!(names(&mcp), ["mcp__changes__added", "mcp__changes__work"]);
+    let out = mcp
+        .call("mcp__changes__added", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    mcp.shutdown().await;
+}

@@ -6,12 +6,14 @@ Usage: hostile_server.py MODE, MODE one of:
   exit      exits in the middle of a tools/call (after a line on stderr)
   big       answers tools/call with 10 MB of text
   pages     lists its tools over three pages
+  changes   a call to `work` adds the tool `added` and sends tools/list_changed
 """
 import json
 import sys
 import time
 
 MODE = sys.argv[1]
+added = False
 
 
 def send(message):
@@ -39,7 +41,7 @@ for line in sys.stdin:
             sys.stdout.flush()
         send({"jsonrpc": "2.0", "id": mid, "result": {
             "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": {"tools": {"listChanged": MODE == "changes"}},
             "serverInfo": {"name": "hostile", "version": "0"}}})
     elif method == "tools/list":
         if MODE == "pages":
@@ -49,7 +51,7 @@ for line in sys.stdin:
             if page[1]:
                 result["nextCursor"] = page[1]
         else:
-            result = {"tools": [tool("work")]}
+            result = {"tools": [tool("work")] + ([tool("added")] if added else [])}
         send({"jsonrpc": "2.0", "id": mid, "result": result})
     elif method == "tools/call":
         if MODE == "garbage":
@@ -59,6 +61,9 @@ for line in sys.stdin:
             sys.stderr.write("hostile: crashing mid-call\n")
             sys.stderr.flush()
             sys.exit(3)
+        if MODE == "changes" and not added:
+            added = True
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         text = "x" * (10 * 1024 * 1024) if MODE == "big" else "done"
         send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
     elif mid is not None:

@@ -631,6 +631,7 @@ fn ready(target: ModelTarget, window: Option<u64>, warnings: Vec<String>) -> Res
                 .filter(|&w| w > 0)
                 .unwrap_or(target.context_window.value),
             prices: usage_prices(&target.prices),
+            images: target.images,
             name: target.name,
             model: target.model.value,
             base_url: target.base_url.value,

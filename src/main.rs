@@ -1038,6 +1038,7 @@ fn agent_config(
     client.max_tries = config.max_tries.value;
     client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
     client.extra_headers = config.headers.clone();
+    client.images = config.images;
     Ok(AgentConfig {
         client,
         sandbox,

@@ -276,6 +276,7 @@ async fn the_reminder_rides_in_the_turns_message_and_in_a_result_when_the_plan_c
         options: rein::conversation::wire::WireOptions {
             model: support::agent::MODEL,
             cache_control: false,
+            images: false,
         },
     };
     let sent = raw(&requests[3]);

@@ -61,7 +61,7 @@ impl ExternalTools for Fake {
         let flag = DropFlag(self.dropped.clone());
         Box::pin(async move {
             let _flag = flag;
-            match name.as_str() {
+            let result: Result<String, String> = match name.as_str() {
                 "mcp__fake__slow" => {
                     tokio::time::sleep(Duration::from_secs(600)).await;
                     Ok("never".to_string())
@@ -69,7 +69,8 @@ impl ExternalTools for Fake {
                 "mcp__fake__fail" => Err("Error: the server said no".to_string()),
                 "mcp__fake__big" => Ok("x".repeat(200_000)),
                 _ => Ok(format!("echo: {args}")),
-            }
+            };
+            rein::conversation::ToolResult::from_tool(result)
         })
     }
 }

@@ -165,3 +165,59 @@ async fn a_projects_server_runs_only_once_allowed() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(tool_names(&server.requests()[1]).contains(&"mcp__cloned__echo".to_string()));
 }
+
+/// server-everything's `get-tiny-image` returns a PNG: a model whose entry says
+/// `images = true` gets it after the result (as a user message of `image_url` parts, in an
+/// order every server takes), a model without it only the result's description line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_result_reaches_a_model_that_takes_images_and_only_that_one() {
+    let Some(program) = everything() else { return };
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__everything__get-tiny-image", "{}")]),
+        Reply::text("A tiny image."),
+        Reply::tool_calls(&[("mcp__everything__get-tiny-image", "{}")]),
+        Reply::text("Described."),
+    ])
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        format!(
+            "{}\n[[permissions.tools]]\npattern = \"mcp__everything__get-tiny-image\"\naction = \"allow\"\n\n\
+             [providers.scripted]\nbase_url = {:?}\nmodels = {{ \"seer\" = {{ images = true }}, \"blind\" = {{ context_window = 100000 }} }}\n",
+            server_table("everything", &program),
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    for model in ["scripted/seer", "scripted/blind"] {
+        let out = rein(home.path(), project.path())
+            .args(["-p", "show me", "--model", model])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{model}: {err}");
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let seer = requests[1]["messages"].as_array().unwrap();
+    rein::conversation::order::check(seer).unwrap();
+    let tool = seer.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("[image: image/png"),
+        "{tool}"
+    );
+    let last = seer.last().unwrap();
+    assert_eq!(last["role"], "user");
+    let url = last["content"][1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,iVBOR"), "{url}");
+    let blind = requests[3]["messages"].as_array().unwrap();
+    assert_eq!(blind.last().unwrap()["role"], "tool");
+    assert!(!requests[3].to_string().contains("image_url"));
+}

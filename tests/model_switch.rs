@@ -72,6 +72,7 @@ fn switch(name: &str, window: u64) -> ModelSwitch {
         headers: Vec::new(),
         window,
         prices: None,
+        images: false,
     }
 }
 

@@ -125,6 +125,7 @@ fn switch_to(target: ModelTarget) -> AgentCommand {
             cached_input: None,
             output: 2.0,
         }),
+        images: target.images,
     }))
 }
 

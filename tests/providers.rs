@@ -440,7 +440,11 @@ fn bad_provider_tables_name_the_file_and_key() {
         ),
         (
             "[providers.openrouter.models.\"a/b\"]\ncontext_windw = 5\n",
-            format!("{path}: key `providers.openrouter.models.\"a/b\".context_windw`: unknown key (a model has context_window, input_price, cached_input_price, output_price)"),
+            format!("{path}: key `providers.openrouter.models.\"a/b\".context_windw`: unknown key (a model has context_window, input_price, cached_input_price, output_price, images)"),
+        ),
+        (
+            "[providers.openrouter.models.m]\nimages = \"yes\"\n",
+            format!("{path}: key `providers.openrouter.models.m.images`: expected true or false, got string \"yes\""),
         ),
         (
             "[providers.openrouter.models.m]\ncontext_window = 0\n",

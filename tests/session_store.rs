@@ -710,5 +710,12 @@ fn a_call_that_started_before_the_crash_may_have_run() {
 /// A result the reader made up for a call the session never finished.
 fn synthetic(id: &str, text: &str, outcome: ToolOutcome) -> Message {
     let text = text.to_string();
-    Message::tool_result(id, ToolResult { outcome, text })
+    Message::tool_result(
+        id,
+        ToolResult {
+            outcome,
+            text,
+            images: Vec::new(),
+        },
+    )
 }

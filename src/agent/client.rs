@@ -51,6 +51,8 @@ pub struct ClientConfig {
     /// The most bytes read of an error answer's body; the rest is not read
     /// ([`MAX_ERROR_BODY_BYTES`]).
     pub max_error_body_bytes: usize,
+    /// The model takes images: those tool results carry are sent, not only described.
+    pub images: bool,
 }
 
 /// `client.idle_timeout_secs` unless configured: the longest silence a reply may have.
@@ -86,6 +88,7 @@ impl ClientConfig {
             max_event_bytes: MAX_EVENT_BYTES,
             max_body_bytes: MAX_BODY_BYTES,
             max_error_body_bytes: MAX_ERROR_BODY_BYTES,
+            images: false,
         }
     }
 }
@@ -303,6 +306,7 @@ impl LlmClient {
             options: WireOptions {
                 model: &self.config.model,
                 cache_control: wants_cache_markers(&self.config.model),
+                images: self.config.images,
             },
         }
     }

@@ -380,6 +380,8 @@ pub struct ModelSwitch {
     /// The model's prices, when configured: handed back in
     /// [`AgentEvent::ModelSwitched`] for the front end's cost figures.
     pub prices: Option<Prices>,
+    /// The model takes images (its entry's `images`).
+    pub images: bool,
 }
 
 impl std::fmt::Debug for ModelSwitch {
@@ -393,6 +395,7 @@ impl std::fmt::Debug for ModelSwitch {
             .field("headers", &self.headers)
             .field("window", &self.window)
             .field("prices", &self.prices)
+            .field("images", &self.images)
             .finish()
     }
 }

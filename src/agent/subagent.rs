@@ -214,7 +214,7 @@ impl Subagent {
                 );
                 let run = env.judge_and_run(None, call).await;
                 granted.extend(run.granted);
-                let ToolResult { outcome, text } = run.result.clone();
+                let ToolResult { outcome, text, .. } = run.result.clone();
                 let duration = run.started.elapsed();
                 history.push(Message::tool_result(call.id.clone(), run.result));
                 self.report(

@@ -265,7 +265,7 @@ impl ToolEnv<'_> {
             match self.external.filter(|_| prepared.is_external()) {
                 // Dropped on an interrupt, which cancels the call.
                 Some(external) => external.call(name, prepared.args).await,
-                None => prepared.execute(ctx).await,
+                None => ToolResult::from_tool(prepared.execute(ctx).await),
             }
         };
         let result = match inbox {
@@ -273,7 +273,7 @@ impl ToolEnv<'_> {
             None => Some(work.await),
         };
         match result {
-            Some(result) => run.result = ToolResult::from_tool(result),
+            Some(result) => run.result = result,
             None => {
                 run.result = ToolResult::interrupted();
                 run.interrupted = true;

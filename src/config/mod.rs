@@ -169,6 +169,8 @@ pub struct Config {
     pub headers: Vec<(String, String)>,
     /// The model's prices from its `[providers.P.models.M]` entry.
     pub prices: Prices,
+    /// The model takes images (its entry's `images`).
+    pub images: bool,
     /// How the server may be asked for the context window at startup
     /// ([`discover::context_window`]); `None` when the window is configured.
     pub discovery: Discovery,
@@ -480,6 +482,7 @@ impl Config {
             provider: target.provider,
             headers: target.headers,
             prices: target.prices,
+            images: target.images,
             discovery: target.discovery,
             context_window: target.context_window,
             providers,

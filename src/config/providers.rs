@@ -153,6 +153,9 @@ pub struct ModelEntry {
     pub cached_input_price: Option<Sourced<f64>>,
     /// US dollars per million output tokens.
     pub output_price: Option<Sourced<f64>>,
+    /// The model takes images: the images tool results carry (an MCP server's
+    /// screenshot, say) are sent to it, not only described.
+    pub images: Option<Sourced<bool>>,
 }
 
 /// What one file says about one provider; `None` where it says nothing.
@@ -167,7 +170,7 @@ pub(super) struct ProviderLayer {
 }
 
 const PROVIDER_KEYS: &str = "base_url, api_key_env, headers, models";
-const MODEL_KEYS: &str = "context_window, input_price, cached_input_price, output_price";
+const MODEL_KEYS: &str = "context_window, input_price, cached_input_price, output_price, images";
 /// The highest price accepted, in dollars per million tokens: far above any model.
 const MAX_PRICE: f64 = 100_000.0;
 
@@ -372,6 +375,7 @@ fn models(
             input_price: None,
             cached_input_price: None,
             output_price: None,
+            images: None,
         };
         for (field, value) in fields {
             let key = format!("{key}.{}", key_part(field));
@@ -425,6 +429,17 @@ fn models(
                 "input_price" => entry.input_price = price(value)?,
                 "cached_input_price" => entry.cached_input_price = price(value)?,
                 "output_price" => entry.output_price = price(value)?,
+                "images" => match value {
+                    toml::Value::Boolean(b) => {
+                        entry.images = Some(Sourced::new(*b, source.clone()));
+                    }
+                    other => {
+                        return Err((
+                            key,
+                            format!("expected true or false, got {}", describe(other)),
+                        ))
+                    }
+                },
                 _ => return Err((key, format!("unknown key (a model has {MODEL_KEYS})"))),
             }
         }
@@ -486,6 +501,7 @@ pub(super) fn merge(layers: Vec<ProviderLayer>) -> Result<Vec<Provider>, ConfigE
                     old.cached_input_price =
                         model.cached_input_price.or(old.cached_input_price.take());
                     old.output_price = model.output_price.or(old.output_price.take());
+                    old.images = model.images.or(old.images.take());
                 }
                 None => provider.models.push(model),
             }

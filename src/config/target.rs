@@ -45,6 +45,8 @@ pub struct ModelTarget {
     pub headers: Vec<(String, String)>,
     pub context_window: Sourced<u64>,
     pub prices: Prices,
+    /// The model takes images (its entry's `images`; false unless configured).
+    pub images: bool,
     /// How the server would be asked for the context window; [`Discovery::None`] when the
     /// window is configured (flag, variable or the model's entry) or the server cannot say.
     pub discovery: Discovery,
@@ -203,6 +205,9 @@ pub(super) fn resolve(
         }),
         context_window,
         prices,
+        images: entry
+            .and_then(|e| e.images.as_ref())
+            .is_some_and(|i| i.value),
         discovery: if full.is_empty() {
             Discovery::None
         } else {
@@ -263,6 +268,7 @@ impl Config {
             headers: self.headers.clone(),
             context_window: self.context_window.clone(),
             prices: self.prices,
+            images: self.images,
             discovery: self.discovery,
         }
     }
@@ -277,6 +283,7 @@ impl Config {
         self.headers = target.headers;
         self.context_window = target.context_window;
         self.prices = target.prices;
+        self.images = target.images;
         self.discovery = target.discovery;
     }
 

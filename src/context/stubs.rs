@@ -73,9 +73,17 @@ pub fn stub_old_results(
     let old = history.len().saturating_sub(keep_recent);
     let mut indices = Vec::new();
     for (i, message) in history[..old].iter_mut().enumerate() {
-        if let Message::Tool { content, .. } = message {
-            if let Some(short) = stub(content, stub_chars) {
-                *content = short;
+        if let Message::Tool {
+            content, images, ..
+        } = message
+        {
+            let short = stub(content, stub_chars);
+            if short.is_some() || !images.is_empty() {
+                if let Some(short) = short {
+                    *content = short;
+                }
+                // Its images go with it (its text still describes them).
+                images.clear();
                 indices.push(i);
             }
         }
@@ -150,5 +158,30 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(stub_old_results(&mut history, 300, 1), None);
+    }
+
+    #[test]
+    fn an_old_results_images_go_with_it_even_when_its_text_is_short() {
+        let mut result = crate::conversation::ToolResult::ok("[image: image/png, 3 B]");
+        result.images = vec![crate::conversation::Image {
+            mime_type: "image/png".into(),
+            data: "AAAA".into(),
+        }];
+        let mut history = vec![
+            Message::system("sys"),
+            Message::tool_result("a", result.clone()),
+            Message::tool_result("b", result),
+        ];
+        let trimmed = stub_old_results(&mut history, 300, 1).unwrap();
+        assert_eq!(trimmed.indices, vec![1]);
+        assert!(trimmed.after_chars + 5_000 < trimmed.before_chars);
+        let images = |m: &Message| match m {
+            Message::Tool {
+                images, content, ..
+            } => (images.len(), content.clone()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(images(&history[1]), (0, "[image: image/png, 3 B]".into()));
+        assert_eq!(images(&history[2]).0, 1, "recent keeps its images");
     }
 }

@@ -14,7 +14,7 @@ pub mod outcome;
 pub mod wire;
 
 pub use mention::Attachment;
-pub use outcome::{ToolOutcome, ToolResult};
+pub use outcome::{Image, ToolOutcome, ToolResult};
 
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +65,11 @@ pub enum Message {
         /// (the session reader then guesses, see [`crate::session::tool_outcome`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<ToolOutcome>,
+        /// The images the result carries (described in `content` too); sent to a model
+        /// that takes images, in a user message after the call's results (see
+        /// [`wire`]). Dropped with the rest when the result is stubbed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
 }
 
@@ -111,6 +116,7 @@ impl Message {
             content: content.into(),
             reminder: None,
             outcome: None,
+            images: Vec::new(),
         }
     }
 
@@ -121,6 +127,7 @@ impl Message {
             content: result.text,
             reminder: None,
             outcome: Some(result.outcome),
+            images: result.images,
         }
     }
 
@@ -260,7 +267,9 @@ impl Message {
             Message::User { content, .. } => {
                 content.len() + self.attachment_chars() + self.reminder_chars()
             }
-            Message::Tool { content, .. } => content.len() + 16 + self.reminder_chars(),
+            Message::Tool {
+                content, images, ..
+            } => content.len() + 16 + self.reminder_chars() + images.len() * Image::APPROX_CHARS,
             Message::Assistant {
                 content,
                 tool_calls,

@@ -40,11 +40,34 @@ impl ToolOutcome {
     }
 }
 
-/// A call's result: how it ended, and the text the model reads.
+/// A call's result: how it ended, the text the model reads, and the images it carries
+/// (an MCP tool's screenshot; sent to models that take images, described in `text` for
+/// every model).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolResult {
     pub outcome: ToolOutcome,
     pub text: String,
+    pub images: Vec<Image>,
+}
+
+/// An image as a tool gave it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// Base64, as the tool sent it.
+    pub data: String,
+}
+
+impl Image {
+    /// What an image counts for in the context estimate, in characters: about what
+    /// providers charge for a screenshot-sized image (~1,500 tokens), at 4 a token.
+    pub const APPROX_CHARS: usize = 6_000;
+
+    /// As a `data:` URL, the form every chat-completions server takes in `image_url`.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime_type, self.data)
+    }
 }
 
 /// The text of a call that never started because the session ended first.
@@ -61,6 +84,7 @@ impl ToolResult {
     pub fn ok(text: impl Into<String>) -> ToolResult {
         ToolResult {
             outcome: ToolOutcome::Ok,
+            images: Vec::new(),
             text: text.into(),
         }
     }
@@ -69,6 +93,7 @@ impl ToolResult {
     pub fn error(text: impl Into<String>) -> ToolResult {
         ToolResult {
             outcome: ToolOutcome::Error,
+            images: Vec::new(),
             text: text.into(),
         }
     }
@@ -85,6 +110,7 @@ impl ToolResult {
     pub fn denied(tool: &str, reason: &str) -> ToolResult {
         ToolResult {
             outcome: ToolOutcome::Denied,
+            images: Vec::new(),
             text: format!(
                 "Error: {tool} was denied by the permission rules ({reason}). Do not retry it; choose another way or ask the user."
             ),
@@ -103,6 +129,7 @@ impl ToolResult {
         );
         ToolResult {
             outcome: ToolOutcome::Refused,
+            images: Vec::new(),
             text,
         }
     }
@@ -111,6 +138,7 @@ impl ToolResult {
     pub fn plan_mode(tool: &str) -> ToolResult {
         ToolResult {
             outcome: ToolOutcome::PlanMode,
+            images: Vec::new(),
             text: format!(
                 "Error: {tool} was not run: rein is in plan mode, where nothing that writes \
                  runs (no file edits, no command that needs approval); read, explore with \
@@ -124,6 +152,7 @@ impl ToolResult {
     pub fn interrupted() -> ToolResult {
         ToolResult {
             outcome: ToolOutcome::Interrupted,
+            images: Vec::new(),
             text: "Error: interrupted by the user before this tool finished.".to_string(),
         }
     }
@@ -132,6 +161,7 @@ impl ToolResult {
     pub fn not_run() -> ToolResult {
         ToolResult {
             outcome: ToolOutcome::NotRun,
+            images: Vec::new(),
             text: "Error: not run: the user interrupted the turn before this call started."
                 .to_string(),
         }
@@ -143,11 +173,13 @@ impl ToolResult {
         if started {
             ToolResult {
                 outcome: ToolOutcome::MayHaveRun,
+                images: Vec::new(),
                 text: SESSION_ENDED_MAY_HAVE_RUN.to_string(),
             }
         } else {
             ToolResult {
                 outcome: ToolOutcome::NotRun,
+                images: Vec::new(),
                 text: SESSION_ENDED_NOT_RUN.to_string(),
             }
         }

@@ -14,6 +14,14 @@
 //!   is kept for every turn (not only the current one), so a request still extends the
 //!   previous one byte for byte and the provider's prompt cache keeps working.
 //! - A refusal is sent as the assistant's content, which every server takes.
+//! - Images a tool result carries (an MCP tool's screenshot) go to a model that takes them
+//!   (`images = true` in its model entry) after the run of results they came with: an
+//!   assistant note ([`IMAGES_FOLLOW`]), then a user message of `image_url` parts (data
+//!   URLs), each result's images after a line naming its call. Most servers take only
+//!   text in a tool message, and some refuse a user message right after one, so this form
+//!   is the one every server takes; it depends only on the stored messages, so a request
+//!   still extends the previous one byte for byte. A model that does not take images gets
+//!   the description line each image has in the result's text.
 //! - With `cache_control` (Anthropic models through a gateway, which cache only what the
 //!   client marks), the system message and the last two user or tool messages send their
 //!   text as one content part marked `{"type": "ephemeral"}`: the stable prefix is written
@@ -33,6 +41,8 @@ pub struct WireOptions<'a> {
     pub model: &'a str,
     /// Mark the stable prefix for providers that cache only what the client marks.
     pub cache_control: bool,
+    /// The model takes images: tool results' images are sent (see the module's notes).
+    pub images: bool,
 }
 
 /// The messages of one request.
@@ -46,7 +56,7 @@ pub struct WireMessages<'a> {
 /// breakpoints in all).
 const MARKED_TAIL: usize = 2;
 
-impl Serialize for WireMessages<'_> {
+impl<'a> Serialize for WireMessages<'a> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let all = self.history.iter();
         // Which of the stored messages get a cache marker: the system message and the
@@ -60,14 +70,94 @@ impl Serialize for WireMessages<'_> {
             let count = inputs.clone().count();
             marked.extend(inputs.skip(count.saturating_sub(MARKED_TAIL)));
         }
-        serializer.collect_seq(order::ordered(all).map(|item| Wire {
-            item,
-            options: self.options,
-            marked: match item {
-                Item::Stored(m) => marked.iter().any(|k| std::ptr::eq(*k, m)),
-                _ => false,
-            },
-        }))
+        let wire = |item: Item<'a>| {
+            Out::Wire(Wire {
+                item,
+                options: self.options,
+                marked: match item {
+                    Item::Stored(m) => marked.iter().any(|k| std::ptr::eq(*k, m)),
+                    _ => false,
+                },
+            })
+        };
+        if !self.options.images || !self.history.iter().any(has_images) {
+            return serializer.collect_seq(order::ordered(all).map(wire));
+        }
+        // After a run of tool results that carry images: a note and the images, as a user
+        // message (a tool message may hold only text on most servers, and a user message
+        // right after a tool message is refused by some: the note goes between).
+        let mut out = Vec::new();
+        let mut pending: Vec<&'a Message> = Vec::new();
+        for item in order::ordered(all) {
+            let is_tool = matches!(item, Item::Stored(Message::Tool { .. }));
+            if !is_tool && !pending.is_empty() {
+                out.push(wire(Item::AssistantNote(IMAGES_FOLLOW)));
+                out.push(Out::Images(std::mem::take(&mut pending)));
+            }
+            if let Item::Stored(m) = item {
+                if is_tool && has_images(m) {
+                    pending.push(m);
+                }
+            }
+            out.push(wire(item));
+        }
+        if !pending.is_empty() {
+            out.push(wire(Item::AssistantNote(IMAGES_FOLLOW)));
+            out.push(Out::Images(pending));
+        }
+        serializer.collect_seq(out)
+    }
+}
+
+/// What the assistant note before a tool result's images says.
+pub const IMAGES_FOLLOW: &str = "(The results above include images; here they are.)";
+
+fn has_images(message: &Message) -> bool {
+    matches!(message, Message::Tool { images, .. } if !images.is_empty())
+}
+
+/// One message of a request.
+enum Out<'a> {
+    Wire(Wire<'a>),
+    /// The images of these tool results, as a user message.
+    Images(Vec<&'a Message>),
+}
+
+impl Serialize for Out<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let results = match self {
+            Out::Wire(wire) => return wire.serialize(serializer),
+            Out::Images(results) => results,
+        };
+        let mut parts = Vec::new();
+        for message in results {
+            let Message::Tool {
+                tool_call_id,
+                images,
+                ..
+            } = message
+            else {
+                continue;
+            };
+            let n = images.len();
+            parts.push(serde_json::json!({
+                "type": "text",
+                "text": format!(
+                    "The {} the result of call {tool_call_id} returned:",
+                    if n == 1 { "image".to_string() } else { format!("{n} images") }
+                ),
+            }));
+            for image in images {
+                parts.push(serde_json::json!({
+                    "type": "image_url",
+                    "image_url": {"url": image.data_url()},
+                }));
+            }
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("role", "user")?;
+        map.serialize_entry("content", &parts)?;
+        map.end()
     }
 }
 
@@ -237,6 +327,7 @@ mod tests {
             options: WireOptions {
                 model,
                 cache_control,
+                images: false,
             },
         })
         .unwrap()
@@ -360,5 +451,104 @@ mod tests {
             Message::assistant(String::new(), vec![]).with_refusal(Some("no".into())),
         ];
         assert_eq!(wire(&h, "m", false)[2]["content"], "no");
+    }
+
+    fn with_images(id: &str, n: usize) -> Message {
+        let mut result =
+            crate::conversation::ToolResult::ok(format!("[image: image/png, 3 B] x{n}"));
+        result.images = (0..n)
+            .map(|i| crate::conversation::Image {
+                mime_type: "image/png".into(),
+                data: format!("AAA{i}"),
+            })
+            .collect();
+        Message::tool_result(id, result)
+    }
+
+    fn sent(history: &[Message], images: bool) -> Value {
+        serde_json::to_value(WireMessages {
+            history,
+            options: WireOptions {
+                model: "m",
+                cache_control: false,
+                images,
+            },
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn images_follow_their_results_as_a_user_message_for_models_that_take_them() {
+        let calls = vec![
+            ToolCall::new("a", "mcp__b__shot", "{}"),
+            ToolCall::new("b", "bash", "{}"),
+        ];
+        let mut history = vec![
+            Message::system("s"),
+            Message::user("look"),
+            Message::assistant(String::new(), calls),
+            with_images("a", 2),
+            Message::tool("b", "plain"),
+        ];
+        // The request that sends the results: ends with the images.
+        let first = sent(&history, true);
+        let roles = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["role"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            roles(&first),
+            [
+                "system",
+                "user",
+                "assistant",
+                "tool",
+                "tool",
+                "assistant",
+                "user"
+            ]
+        );
+        let messages = first.as_array().unwrap();
+        assert_eq!(messages[5]["content"], IMAGES_FOLLOW);
+        assert_eq!(
+            messages[6]["content"],
+            json!([
+                {"type": "text", "text": "The 2 images the result of call a returned:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAA0"}},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAA1"}},
+            ])
+        );
+        // The tool message itself stays text, with the description.
+        assert_eq!(messages[3]["content"], "[image: image/png, 3 B] x2");
+        order::check(messages).unwrap();
+
+        // The next request extends it byte for byte, whatever follows.
+        history.push(Message::assistant("I see a cat.".into(), Vec::new()));
+        history.push(Message::user("and now?"));
+        let next = sent(&history, true);
+        let next = next.as_array().unwrap();
+        assert_eq!(&next[..messages.len()], messages.as_slice());
+        order::check(next).unwrap();
+        // A turn that ended after the results: the usual note before the user's message.
+        history.truncate(5);
+        history.push(Message::user("stop"));
+        let cut = sent(&history, true);
+        order::check(cut.as_array().unwrap()).unwrap();
+        assert_eq!(
+            &cut.as_array().unwrap()[..messages.len()],
+            messages.as_slice()
+        );
+
+        // A model that does not take images: the text alone, as before.
+        history.truncate(5);
+        let plain = sent(&history, false);
+        assert_eq!(
+            roles(&plain),
+            ["system", "user", "assistant", "tool", "tool"]
+        );
+        assert!(!plain.to_string().contains("base64"));
     }
 }

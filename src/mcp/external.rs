@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use super::{McpManager, Origin, ServerConfig, Transport};
+use crate::conversation::ToolResult;
 use crate::tools::external::{ExternalCall, ExternalSource, ExternalSpec, ExternalTools};
 use crate::trust::TrustStore;
 
@@ -40,9 +41,8 @@ impl ExternalTools for McpManager {
                 .call(&name, args, None, std::future::pending::<()>())
                 .await
             {
-                Ok(out) if out.is_error => Err(format!("Error: {}", out.text)),
-                Ok(out) => Ok(out.text),
-                Err(e) => Err(format!("Error: {name} failed - {e}")),
+                Ok(out) => out.to_tool_result(),
+                Err(e) => ToolResult::error(format!("Error: {name} failed - {e}")),
             }
         })
     }

@@ -1,7 +1,9 @@
 //! A `tools/call` result as rein's tool result: text the model reads.
 //!
 //! Text blocks are the text. Images and audio become one line with their MIME type and
-//! decoded size (rein sends the model text only, for now); an embedded resource is a line
+//! decoded size; images of the kinds chat-completions servers take (PNG, JPEG, GIF, WebP,
+//! at most [`MAX_IMAGE_BYTES`] each, [`MAX_IMAGES`] a result) are also kept, for models
+//! that take images (`conversation::wire` sends them); an embedded resource is a line
 //! with its URI, MIME type and size, followed by its text when it is text; a resource link
 //! is a line with its URI, name, MIME type and size. `structuredContent` is added as JSON
 //! unless a text block already holds the same JSON (servers are asked to send both). An
@@ -11,10 +13,17 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
-use crate::conversation::ToolResult;
+use crate::conversation::{Image, ToolResult};
 
 /// The most bytes of text one call's result is turned into.
 pub const MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
+/// The largest image kept for the model, decoded (providers refuse larger ones: 5 MB is
+/// Anthropic's limit, the strictest).
+pub const MAX_IMAGE_BYTES: usize = 5 * 1000 * 1000;
+/// The most images kept of one result.
+pub const MAX_IMAGES: usize = 4;
+/// The image types kept for the model: what OpenAI, Anthropic and Gemini all take.
+const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// A call's result, converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,30 +34,46 @@ pub struct McpOutput {
     pub is_error: bool,
     /// Bytes left out by the cap (0: the whole result is in `text`).
     pub omitted_bytes: usize,
+    /// The images kept for a model that takes them (each described in `text` too).
+    pub images: Vec<Image>,
 }
 
 impl McpOutput {
     /// As a rein tool result: an `isError` result is an error the model can act on.
     pub fn to_tool_result(&self) -> ToolResult {
-        if self.is_error {
+        let mut result = if self.is_error {
             ToolResult::error(format!("Error: {}", self.text))
         } else {
             ToolResult::ok(self.text.clone())
-        }
+        };
+        result.images = self.images.clone();
+        result
     }
 }
 
 /// Convert `result`, capping the text at `cap` bytes.
 pub fn convert(result: &CallToolResult, cap: usize) -> McpOutput {
     let mut out = Capped::new(cap);
+    let mut images = Vec::new();
     for block in &result.content {
         match block {
             ContentBlock::Text(t) => out.push(&t.text),
-            ContentBlock::Image(i) => out.push(&format!(
-                "[image: {}, {}]",
-                i.mime_type,
-                size(decoded_len(&i.data))
-            )),
+            ContentBlock::Image(i) => {
+                let bytes = decoded_len(&i.data);
+                let mime = i.mime_type.trim().to_ascii_lowercase();
+                let kept = images.len() < MAX_IMAGES
+                    && bytes > 0
+                    && bytes <= MAX_IMAGE_BYTES
+                    && IMAGE_TYPES.contains(&mime.as_str())
+                    && is_base64(&i.data);
+                out.push(&format!("[image: {}, {}]", i.mime_type, size(bytes)));
+                if kept {
+                    images.push(Image {
+                        mime_type: mime,
+                        data: i.data.split_ascii_whitespace().collect(),
+                    });
+                }
+            }
             ContentBlock::Audio(a) => out.push(&format!(
                 "[audio: {}, {}]",
                 a.mime_type,
@@ -114,7 +139,23 @@ pub fn convert(result: &CallToolResult, cap: usize) -> McpOutput {
             "(no output)"
         });
     }
-    out.finish(is_error)
+    let mut out = out.finish(is_error);
+    out.images = images;
+    out
+}
+
+/// Whether `text` is base64 (line breaks and spaces allowed; a server's garbage is not
+/// passed on to the model's provider, which would refuse the whole request).
+fn is_base64(text: &str) -> bool {
+    let body: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let data = body
+        .strip_suffix(b"==")
+        .or_else(|| body.strip_suffix(b"="))
+        .unwrap_or(&body);
+    body.len().is_multiple_of(4)
+        && data
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
 }
 
 /// Text built block by block, one per line, cut at a byte cap on a character boundary.
@@ -167,6 +208,7 @@ impl Capped {
             text: self.text,
             is_error,
             omitted_bytes: self.omitted,
+            images: Vec::new(),
         }
     }
 }
@@ -222,7 +264,45 @@ mod tests {
              [resource link: file:///a.txt, \"a.txt\", text/plain, 2.0 KiB]"
         );
         assert!(!out.is_error);
-        assert_eq!(out.to_tool_result(), ToolResult::ok(out.text.clone()));
+        // The image is kept for models that take images.
+        let mut expected = ToolResult::ok(out.text.clone());
+        expected.images = vec![Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        }];
+        assert_eq!(out.to_tool_result(), expected);
+    }
+
+    #[test]
+    fn only_images_a_provider_takes_are_kept() {
+        let png = |data: &str| json!({"type": "image", "data": data, "mimeType": "image/png"});
+        let r = result(json!({"content": [
+            png("iVBO\nRw0K"),
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/svg+xml"}),
+            png("not base64!"),
+            png(""),
+            json!({"type": "image", "data": "A".repeat(7_000_000), "mimeType": "image/png"}),
+            json!({"type": "image", "data": "AAAA", "mimeType": "IMAGE/JPEG"}),
+            png("AAAA"), png("AAAA"), png("AAAA"),
+        ]}));
+        let out = convert(&r, MAX_RESULT_BYTES);
+        // Every one is described; four at most are kept, of the kinds every provider
+        // takes, valid and not too big; line breaks go.
+        assert_eq!(out.text.lines().count(), 9);
+        let kept: Vec<(&str, &str)> = out
+            .images
+            .iter()
+            .map(|i| (i.mime_type.as_str(), i.data.as_str()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("image/png", "iVBORw0K"),
+                ("image/jpeg", "AAAA"),
+                ("image/png", "AAAA"),
+                ("image/png", "AAAA")
+            ]
+        );
     }
 
     #[test]

@@ -446,6 +446,7 @@ mod tests {
             crate::conversation::ToolResult {
                 outcome: ToolOutcome::Denied,
                 text: "reworded".into(),
+                images: Vec::new(),
             },
         );
         assert_eq!(tool_outcome(&denied, "bash"), Some(ToolOutcome::Denied));

@@ -46,8 +46,9 @@ impl ExternalSpec {
     }
 }
 
-/// The future of one external call: the text the model reads, or the error it reads.
-pub type ExternalCall = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
+/// The future of one external call: its result (the text the model reads, an error it
+/// reads, and the images the result carries).
+pub type ExternalCall = Pin<Box<dyn Future<Output = crate::conversation::ToolResult> + Send>>;
 
 /// A source of external tools (the MCP servers of a session).
 pub trait ExternalTools: Send + Sync {

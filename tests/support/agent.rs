@@ -236,6 +236,7 @@ pub fn as_sent(history: &[rein::conversation::Message]) -> Vec<Value> {
         options: rein::conversation::wire::WireOptions {
             model: MODEL,
             cache_control: false,
+            images: false,
         },
     };
     let Value::Array(all) = serde_json::to_value(wire).expect("serialisable") else {

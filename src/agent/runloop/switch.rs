@@ -26,6 +26,7 @@ impl Agent {
         client.model = switch.model.clone();
         client.name = switch.name.clone();
         client.extra_headers = switch.headers.clone();
+        client.images = switch.images;
         let built = match LlmClient::new(client.clone()) {
             Ok(built) => built,
             Err(e) => {

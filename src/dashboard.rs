@@ -296,6 +296,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
     let mut urgent = true;
     let mut last_frame = Instant::now() - FRAME;
     let mut next_tick = Instant::now() + TICK;
+    let mut launched = false;
     loop {
         let interval = if urgent { FRAME } else { STREAM_FRAME };
         if dirty && last_frame.elapsed() >= interval {
@@ -303,6 +304,13 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             last_frame = Instant::now();
             dirty = false;
             urgent = false;
+            if !launched {
+                launched = true;
+                // The first frame is out: now the servers may take the CPU to start.
+                if let Some(mcp) = &ctx.mcp {
+                    mcp.launch();
+                }
+            }
         }
         let frame_due = last_frame + interval;
         let busy = app.busy();
@@ -400,6 +408,10 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     if matches!(command, AgentCommand::NewConversation) {
                         if let Some(sessions) = ctx.sessions.as_deref_mut() {
                             sessions.current = None;
+                        }
+                        // `/clear`: the new conversation gets fresh servers.
+                        if let Some(mcp) = &ctx.mcp {
+                            mcp.restart_all();
                         }
                     }
                     if let Some(agent) = ctx.agent.as_ref() {

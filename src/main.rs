@@ -348,7 +348,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let runtime = runtime()?;
     let mut agent_config = agent_config;
     let mcp = runtime.block_on(async {
-        let (started, notices) = start_mcp(&config, &root);
+        let (started, notices) = start_mcp(&config, &root, true);
         for notice in &notices {
             eprintln!("rein: warning: {notice}");
         }
@@ -445,7 +445,8 @@ fn run_dashboard(
                 .push(Cell::notice(NoticeKind::Info, notice.clone()));
         }
         app.custom_commands = commands;
-        let (mcp, mcp_notices) = start_mcp(&config, &root);
+        // Listed now, started by the dashboard once its first frame is drawn.
+        let (mcp, mcp_notices) = start_mcp(&config, &root, false);
         for notice in mcp_notices {
             app.transcript
                 .cells
@@ -529,6 +530,7 @@ fn run_dashboard(
 fn start_mcp(
     config: &Config,
     root: &Path,
+    launch: bool,
 ) -> (
     Option<(
         rein::mcp::McpManager,
@@ -546,8 +548,11 @@ fn start_mcp(
     if startable.start.is_empty() && startable.held.is_empty() {
         return (None, notices);
     }
-    let started = rein::mcp::McpManager::start_holding(startable.start, startable.held, root);
-    (Some(started), notices)
+    let (manager, events) = rein::mcp::McpManager::prepare(startable.start, startable.held, root);
+    if launch {
+        manager.launch();
+    }
+    (Some((manager, events)), notices)
 }
 
 /// Headless: wait until no server is starting any more (each has its own startup
@@ -627,7 +632,7 @@ fn mcp_command(config: &Config, root: &Path, command: &McpCommand) -> Result<Exi
             }
             let runtime = runtime()?;
             runtime.block_on(async {
-                let (started, notices) = start_mcp(config, root);
+                let (started, notices) = start_mcp(config, root, true);
                 for notice in &notices {
                     println!("{}", rein::sanitize::sanitize(notice));
                 }

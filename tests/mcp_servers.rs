@@ -558,3 +558,35 @@ async fn a_server_that_changes_its_tools_is_listed_again() {
     assert_eq!(out.text, "done");
     mcp.shutdown().await;
 }
+
+/// `/clear`'s part: every running server is stopped (its process group gone) and started
+/// again; a held server stays held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_all_gives_fresh_servers_and_leaves_held_ones() {
+    let root = tempfile::tempdir().unwrap();
+    let held = hostile("garbage");
+    let (mcp, mut events) = McpManager::prepare(
+        vec![hostile("changes")],
+        vec![(held, "python3 hostile_server.py garbage".into())],
+        root.path(),
+    );
+    // Prepared, not launched: nothing runs yet.
+    assert_eq!(mcp.process_group("changes"), None);
+    mcp.launch();
+    settled(&mut events, &mcp).await;
+    let first = mcp.process_group("changes").unwrap();
+    mcp.restart_all();
+    settled(&mut events, &mcp).await;
+    assert!(matches!(state(&mcp, "changes"), ServerState::Ready { .. }));
+    assert_ne!(mcp.process_group("changes").unwrap(), first);
+    assert!(matches!(
+        state(&mcp, "garbage"),
+        ServerState::NotAllowed { .. }
+    ));
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while group_alive(first) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!group_alive(first), "the old server's group is gone");
+    mcp.shutdown().await;
+}

@@ -1174,6 +1174,15 @@ async fn an_mcp_call_asks_in_the_modal_and_runs_once_approved() {
         .unwrap()
         .to_string();
     assert!(result.contains("approve me"), "{result}");
+    // `/clear`: a new conversation with a fresh server (the transcript is cleared, then
+    // the restarted server says it is ready again).
+    tmux.send("/clear", &["Enter"]);
+    tmux.wait_for("the transcript cleared", |s| !s.contains("It was echoed."))
+        .await;
+    tmux.wait_for("the server ready again", |s| {
+        s.contains("MCP server everything: ready")
+    })
+    .await;
     tmux.send("", &["C-c"]);
 }
 

@@ -50,6 +50,8 @@ struct Slot {
     live: Option<Live>,
     /// The process group of a stdio server that is still starting.
     starting_pgid: Option<u32>,
+    /// Its first start was launched (by [`McpManager::launch`]).
+    launched: bool,
 }
 
 /// What a call needs of a ready server.
@@ -85,6 +87,20 @@ impl McpManager {
         held: Vec<(ServerConfig, String)>,
         root: &Path,
     ) -> (McpManager, mpsc::UnboundedReceiver<McpEvent>) {
+        let (manager, events) = McpManager::prepare(servers, held, root);
+        manager.launch();
+        (manager, events)
+    }
+
+    /// [`start_holding`](Self::start_holding) without starting anything yet: the servers
+    /// are listed (`Starting`, `Disabled` or held) and start at [`launch`](Self::launch).
+    /// The dashboard launches them once its first frame is drawn, so three servers'
+    /// start-up (node and Python take a second of CPU) never delays it.
+    pub fn prepare(
+        servers: Vec<ServerConfig>,
+        held: Vec<(ServerConfig, String)>,
+        root: &Path,
+    ) -> (McpManager, mpsc::UnboundedReceiver<McpEvent>) {
         let (events, receiver) = mpsc::unbounded_channel();
         let mut all: Vec<(ServerConfig, ServerState)> = servers
             .into_iter()
@@ -111,6 +127,7 @@ impl McpManager {
                 tools: Vec::new(),
                 live: None,
                 starting_pgid: None,
+                launched: false,
             })
             .collect();
         let manager = McpManager {
@@ -121,15 +138,28 @@ impl McpManager {
             }),
         };
         for (name, state) in manager.states() {
-            manager.emit(McpEvent::ServerState {
-                name: name.clone(),
-                state: state.clone(),
-            });
-            if state == ServerState::Starting {
-                manager.spawn_server(&name, 0);
-            }
+            manager.emit(McpEvent::ServerState { name, state });
         }
         (manager, receiver)
+    }
+
+    /// Start every server [`prepare`](Self::prepare) listed as starting; a second call
+    /// starts nothing.
+    pub fn launch(&self) {
+        let due: Vec<String> = {
+            let mut slots = self.slots();
+            slots
+                .iter_mut()
+                .filter(|s| s.state == ServerState::Starting && s.generation == 0 && !s.launched)
+                .map(|s| {
+                    s.launched = true;
+                    s.config.name.clone()
+                })
+                .collect()
+        };
+        for name in due {
+            self.spawn_server(&name, 0);
+        }
     }
 
     /// The process group of the stdio server `name`, while it runs (for tests and
@@ -331,6 +361,29 @@ impl McpManager {
         });
         self.spawn_server(name, generation);
         Ok(())
+    }
+
+    /// [`restart`](Self::restart) every server that runs, starts or failed (a new
+    /// conversation starts with fresh servers: whatever state one kept for the old one is
+    /// gone with its process group). Disabled and held servers stay as they are.
+    pub fn restart_all(&self) {
+        let names: Vec<String> = self
+            .slots()
+            .iter()
+            .filter(|s| {
+                s.config.enabled
+                    && matches!(
+                        s.state,
+                        ServerState::Starting
+                            | ServerState::Ready { .. }
+                            | ServerState::Failed { .. }
+                    )
+            })
+            .map(|s| s.config.name.clone())
+            .collect();
+        for name in names {
+            let _ = self.restart(&name);
+        }
     }
 
     /// Close every connection and kill every server's process group (SIGTERM, SIGKILL

@@ -75,6 +75,24 @@ impl ExternalTools for Fake {
     }
 }
 
+/// The agent's config against `server` with `fake`'s tools and the real policy, in which
+/// no rule covers them: every call asks.
+fn asking_config(
+    server: &ScriptedServer,
+    dir: &std::path::Path,
+    fake: Arc<Fake>,
+) -> rein::agent::AgentConfig {
+    let mut config = scripted_config(server, dir);
+    config.external_tools = Some(fake);
+    config.policy = Arc::new(
+        RulePolicy::new(dir, &[], &[], None)
+            .unwrap()
+            .with_tool_rules(&[])
+            .unwrap(),
+    );
+    config
+}
+
 fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
         .as_array()
@@ -110,15 +128,7 @@ async fn external_tools_are_offered_judged_by_name_and_run_through_their_provide
     .unwrap();
     let fake = Arc::new(Fake::default());
     fake.specs.lock().unwrap().push(spec("mcp__fake__echo"));
-    let mut config = scripted_config(&server, dir.path());
-    config.external_tools = Some(fake.clone());
-    // The real policy: no rule covers the tool, so it asks.
-    config.policy = Arc::new(
-        RulePolicy::new(dir.path(), &[], &[], None)
-            .unwrap()
-            .with_tool_rules(&[])
-            .unwrap(),
-    );
+    let config = asking_config(&server, dir.path(), fake.clone());
     let mut handle = agent::spawn(config).unwrap();
 
     let mut asked = Vec::new();
@@ -340,14 +350,7 @@ async fn a_subagent_gets_only_the_external_tools_opened_to_subagents() {
         .lock()
         .unwrap()
         .extend([spec("mcp__fake__echo"), look]);
-    let mut config = scripted_config(&server, dir.path());
-    config.external_tools = Some(fake.clone());
-    config.policy = Arc::new(
-        RulePolicy::new(dir.path(), &[], &[], None)
-            .unwrap()
-            .with_tool_rules(&[])
-            .unwrap(),
-    );
+    let config = asking_config(&server, dir.path(), fake.clone());
     let mut handle = agent::spawn(config).unwrap();
     let mut asked = Vec::new();
     let events = turn_with(&mut handle, "find it", |summary| {

@@ -324,11 +324,7 @@ impl McpManager {
             slot.state = ServerState::Starting;
             slot.generation
         };
-        self.emit(McpEvent::ServerState {
-            name: name.to_string(),
-            state: ServerState::Starting,
-        });
-        self.spawn_server(name, generation);
+        self.begin(name, generation);
         Ok(())
     }
 
@@ -355,12 +351,17 @@ impl McpManager {
             slot.state = ServerState::Starting;
             slot.generation
         };
+        self.begin(name, generation);
+        Ok(())
+    }
+
+    /// Say that `name` is starting (again), and start its `generation`.
+    fn begin(&self, name: &str, generation: u64) {
         self.emit(McpEvent::ServerState {
             name: name.to_string(),
             state: ServerState::Starting,
         });
         self.spawn_server(name, generation);
-        Ok(())
     }
 
     /// [`restart`](Self::restart) every server that runs, starts or failed (a new

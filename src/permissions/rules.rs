@@ -1,4 +1,5 @@
-//! Bash rules: a glob pattern and an action, matched against one normalised simple command.
+//! Bash rules: a glob pattern and an action, matched against one normalised simple command
+//! (and [`RuleList`], the ordered, last-match-wins list the tool rules share).
 //!
 //! Rules come from three places, in this order: the defaults compiled in from
 //! `assets/default_rules.toml`, the config files, and the session (what the user allowed from
@@ -47,20 +48,78 @@ pub enum RuleOrigin {
     Session,
 }
 
-/// One bash rule: commands matching `pattern` get `action`.
-#[derive(Debug, Clone)]
-pub struct BashRule {
+/// One rule: what matches `pattern` (a bash command, or a tool name for
+/// [`super::tools::ToolRules`]) gets `action`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
     pub pattern: String,
     pub action: RuleAction,
     pub origin: RuleOrigin,
 }
 
-impl BashRule {
-    pub fn new(pattern: impl Into<String>, action: RuleAction, origin: RuleOrigin) -> BashRule {
-        BashRule {
+/// A bash rule: commands matching `pattern` get `action`.
+pub type BashRule = Rule;
+
+impl Rule {
+    pub fn new(pattern: impl Into<String>, action: RuleAction, origin: RuleOrigin) -> Rule {
+        Rule {
             pattern: pattern.into(),
             action,
             origin,
+        }
+    }
+}
+
+/// Rules in order, the last whose glob matches the whole text winning, all compiled as
+/// one set that finds every match in a single pass (built on first use after a change).
+/// Each pattern is checked when it is added, but only the set is kept compiled: a compiled
+/// glob beside it would double what a rule costs. The bash rules and the tool rules are
+/// both one of these.
+#[derive(Debug, Clone, Default)]
+pub struct RuleList {
+    rules: Vec<Rule>,
+    set: std::sync::OnceLock<GlobSet>,
+}
+
+impl RuleList {
+    /// Append a rule; it overrides every earlier rule that matches the same text. A
+    /// pattern that is not a valid glob is refused with globset's explanation.
+    pub fn push(&mut self, rule: Rule) -> Result<(), String> {
+        compile(&rule.pattern)?;
+        self.rules.push(rule);
+        self.set = std::sync::OnceLock::new();
+        Ok(())
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The last rule whose glob matches the whole of `text`.
+    pub fn matching(&self, text: &str) -> Option<&Rule> {
+        let set = self.set.get_or_init(|| {
+            // Every pattern compiled when it was added, so this cannot fail; should it
+            // anyway, no rule matches (positions in the set must be the rules' own).
+            let globs: Result<Vec<Glob>, String> =
+                self.rules.iter().map(|r| compile(&r.pattern)).collect();
+            let mut builder = GlobSetBuilder::new();
+            for glob in globs.unwrap_or_default() {
+                builder.add(glob);
+            }
+            builder.build().unwrap_or_else(|_| GlobSet::empty())
+        });
+        set.matches(text)
+            .into_iter()
+            .max()
+            .and_then(|i| self.rules.get(i))
+    }
+
+    /// Drop every rule the user allowed for the session.
+    pub fn forget_session_rules(&mut self) {
+        let before = self.rules.len();
+        self.rules.retain(|r| r.origin != RuleOrigin::Session);
+        if self.rules.len() != before {
+            self.set = std::sync::OnceLock::new();
         }
     }
 }
@@ -86,14 +145,10 @@ fn origin_suffix(origin: &RuleOrigin) -> String {
     }
 }
 
-/// The bash rules in force, and all of them compiled as one set that finds every match in
-/// a single pass (built on first use after a change). Each pattern is checked when it is
-/// added, but only the set is kept compiled: a compiled glob beside it would double what a
-/// rule costs.
-#[derive(Debug, Clone)]
+/// The bash rules in force (see [`RuleList`]).
+#[derive(Debug, Clone, Default)]
 pub struct BashRules {
-    rules: Vec<BashRule>,
-    set: std::sync::OnceLock<GlobSet>,
+    list: RuleList,
 }
 
 /// The default rules, as compiled in.
@@ -115,10 +170,7 @@ struct RuleEntry {
 impl BashRules {
     /// Compile `rules`; the first pattern that is not a valid glob is an error.
     pub fn new(rules: Vec<BashRule>) -> Result<BashRules, RuleError> {
-        let mut compiled = BashRules {
-            rules: Vec::with_capacity(rules.len()),
-            set: std::sync::OnceLock::new(),
-        };
+        let mut compiled = BashRules::default();
         for rule in rules {
             compiled.push(rule)?;
         }
@@ -134,50 +186,26 @@ impl BashRules {
 
     /// Append a rule; it overrides every earlier rule that matches the same command.
     pub fn push(&mut self, rule: BashRule) -> Result<(), RuleError> {
-        compile(&rule.pattern).map_err(|problem| RuleError {
-            pattern: rule.pattern.clone(),
-            origin: rule.origin.clone(),
+        let (pattern, origin) = (rule.pattern.clone(), rule.origin.clone());
+        self.list.push(rule).map_err(|problem| RuleError {
+            pattern,
+            origin,
             problem,
-        })?;
-        self.rules.push(rule);
-        self.set = std::sync::OnceLock::new();
-        Ok(())
+        })
     }
 
     /// Drop every rule the user allowed for the session (a new or another session starts).
     pub fn forget_session_rules(&mut self) {
-        let mut i = 0;
-        while i < self.rules.len() {
-            if self.rules[i].origin == RuleOrigin::Session {
-                self.rules.remove(i);
-                self.set = std::sync::OnceLock::new();
-            } else {
-                i += 1;
-            }
-        }
+        self.list.forget_session_rules();
     }
 
     pub fn rules(&self) -> &[BashRule] {
-        &self.rules
+        self.list.rules()
     }
 
     /// The last rule whose glob matches the whole normalised simple command.
     pub fn matching(&self, command: &str) -> Option<&BashRule> {
-        let set = self.set.get_or_init(|| {
-            // Every pattern compiled when it was added, so this cannot fail; should it
-            // anyway, no rule matches (positions in the set must be the rules' own).
-            let globs: Result<Vec<Glob>, String> =
-                self.rules.iter().map(|r| compile(&r.pattern)).collect();
-            let mut builder = GlobSetBuilder::new();
-            for glob in globs.unwrap_or_default() {
-                builder.add(glob);
-            }
-            builder.build().unwrap_or_else(|_| GlobSet::empty())
-        });
-        set.matches(command)
-            .into_iter()
-            .max()
-            .and_then(|i| self.rules.get(i))
+        self.list.matching(command)
     }
 }
 

@@ -13,9 +13,7 @@
 
 use std::path::PathBuf;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
-use super::rules::{escape_glob, RuleAction, RuleOrigin};
+use super::rules::{escape_glob, Rule, RuleAction, RuleList, RuleOrigin};
 
 /// The prefix of every tool name that comes from an MCP server.
 pub const MCP_PREFIX: &str = "mcp__";
@@ -43,13 +41,8 @@ pub struct ToolRuleEntry {
     pub file: PathBuf,
 }
 
-/// One rule in force.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolRule {
-    pub pattern: String,
-    pub action: RuleAction,
-    pub origin: RuleOrigin,
-}
+/// One rule in force: a glob on the tool name, its action and where it came from.
+pub type ToolRule = Rule;
 
 /// A tool rule whose pattern is not a valid glob.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,11 +52,10 @@ pub struct ToolRuleError {
     pub problem: String,
 }
 
-/// The tool rules in force, compiled as one set (rebuilt on first use after a change).
+/// The tool rules in force (see [`RuleList`]).
 #[derive(Debug, Clone, Default)]
 pub struct ToolRules {
-    rules: Vec<ToolRule>,
-    set: std::sync::OnceLock<GlobSet>,
+    list: RuleList,
 }
 
 /// What the rules make of one tool name.
@@ -92,40 +84,21 @@ impl ToolRules {
 
     /// Append a rule; it overrides every earlier rule matching the same name.
     pub fn push(&mut self, rule: ToolRule) -> Result<(), ToolRuleError> {
-        compile(&rule.pattern).map_err(|problem| ToolRuleError {
-            pattern: rule.pattern.clone(),
-            origin: rule.origin.clone(),
+        let (pattern, origin) = (rule.pattern.clone(), rule.origin.clone());
+        self.list.push(rule).map_err(|problem| ToolRuleError {
+            pattern,
+            origin,
             problem,
-        })?;
-        self.rules.push(rule);
-        self.set = std::sync::OnceLock::new();
-        Ok(())
+        })
     }
 
     pub fn rules(&self) -> &[ToolRule] {
-        &self.rules
+        self.list.rules()
     }
 
     /// The last rule whose glob matches the whole name.
     pub fn matching(&self, name: &str) -> Option<&ToolRule> {
-        let set = self.set.get_or_init(|| {
-            // Each pattern compiled when it was added; should the set fail anyway, no rule
-            // matches and every MCP tool asks.
-            let mut builder = GlobSetBuilder::new();
-            for rule in &self.rules {
-                match compile(&rule.pattern) {
-                    Ok(glob) => {
-                        builder.add(glob);
-                    }
-                    Err(_) => return GlobSet::empty(),
-                }
-            }
-            builder.build().unwrap_or_else(|_| GlobSet::empty())
-        });
-        set.matches(name)
-            .into_iter()
-            .max()
-            .and_then(|i| self.rules.get(i))
+        self.list.matching(name)
     }
 
     /// Judge the MCP tool `name`: the last matching rule, else ask.
@@ -163,11 +136,7 @@ impl ToolRules {
 
     /// Drop the rules the user allowed for the session.
     pub fn forget_session_rules(&mut self) {
-        let before = self.rules.len();
-        self.rules.retain(|r| r.origin != RuleOrigin::Session);
-        if self.rules.len() != before {
-            self.set = std::sync::OnceLock::new();
-        }
+        self.list.forget_session_rules();
     }
 }
 
@@ -179,15 +148,6 @@ fn describe_rule(name: &str, rule: &ToolRule) -> String {
         RuleOrigin::Session => format!("{head}, allowed this session"),
         RuleOrigin::Default => format!("{head}, a default rule"),
     }
-}
-
-/// Tool names hold no path separators; `*` matches anything, `\` escapes.
-fn compile(pattern: &str) -> Result<globset::Glob, String> {
-    GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| e.kind().to_string())
 }
 
 /// What an approval request says about a call to an MCP tool, beyond its qualified name.

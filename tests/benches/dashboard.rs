@@ -185,6 +185,10 @@ impl Drop for Session<'_> {
 
 /// The release binary: cargo points benches at the bench profile's build (target/release).
 fn rein_binary() -> PathBuf {
+    // Another build to compare with (a before/after figure): REIN_BENCH_BINARY=path.
+    if let Some(other) = std::env::var_os("REIN_BENCH_BINARY") {
+        return PathBuf::from(other);
+    }
     let built = PathBuf::from(env!("CARGO_BIN_EXE_rein"));
     if built.components().any(|c| c.as_os_str() == "release") {
         return built;

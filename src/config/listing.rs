@@ -335,9 +335,17 @@ fn origin(provider: &Provider) -> String {
 /// An MCP server in `rein config`: its transport, command line or URL, and what is not
 /// the default (the token's variable, never a token).
 fn mcp_line(server: &crate::mcp::ServerConfig) -> String {
-    use crate::mcp::{Origin, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+    use crate::mcp::{
+        Origin, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+    };
     let mut words = match &server.transport {
-        Transport::Stdio { .. } => vec![format!("stdio `{}`", server.summary())],
+        Transport::Stdio { env_vars, .. } => {
+            let mut w = vec![format!("stdio `{}`", server.summary())];
+            if !env_vars.is_empty() {
+                w.push(format!("gets {}", env_vars.join(" ")));
+            }
+            w
+        }
         Transport::Http {
             bearer_token_env, ..
         } => {
@@ -362,6 +370,12 @@ fn mcp_line(server: &crate::mcp::ServerConfig) -> String {
     }
     if !server.deny.is_empty() {
         words.push(format!("deny {}", server.deny.join(" ")));
+    }
+    match &server.subagents {
+        SubagentTools::None => {}
+        SubagentTools::All => words.push("subagents get all".into()),
+        SubagentTools::ReadOnly => words.push("subagents get read-only tools".into()),
+        SubagentTools::Only(globs) => words.push(format!("subagents get {}", globs.join(" "))),
     }
     if let Origin::Project(_) = server.origin {
         words.push("project server".into());

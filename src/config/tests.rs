@@ -1216,7 +1216,8 @@ fn mcp_servers_come_from_both_files_and_rein_config_lists_them_with_their_file()
     );
     f.write_project(
         "[mcp_servers.time]\ncommand = \"./time-server\"\nenabled = false\n\
-         [mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"fs\", \".\"]\ndeny = [\"write_*\"]\n",
+         [mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"fs\", \".\"]\ndeny = [\"write_*\"]\n\
+         env_vars = [\"GITHUB_TOKEN\"]\nsubagents = \"read_only\"\n",
     );
     let c = f.load().unwrap();
     let servers: Vec<_> = c
@@ -1251,7 +1252,9 @@ fn mcp_servers_come_from_both_files_and_rein_config_lists_them_with_their_file()
             .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
             .to_string()
     };
-    assert!(line("fs").contains("stdio `npx -y fs .`, deny write_*, project server"));
+    assert!(line("fs").contains(
+        "stdio `npx -y fs .`, gets GITHUB_TOKEN, deny write_*, subagents get read-only tools, project server"
+    ));
     assert!(line("fs").ends_with(&format!("({})", f.project_file().display())));
     assert!(line("gh").contains("http https://gh.example/mcp, token in GH_TOKEN"));
     assert!(line("gh").ends_with(&format!("({})", f.user_file().display())));

@@ -1,5 +1,5 @@
 //! Bash rules: a glob pattern and an action, matched against one normalised simple command
-//! (and [`RuleList`], the ordered, last-match-wins list the tool rules share).
+//! (and [`GlobRules`], the ordered, last-match-wins list the tool rules share).
 //!
 //! Rules come from three places, in this order: the defaults compiled in from
 //! `assets/default_rules.toml`, the config files, and the session (what the user allowed from
@@ -76,12 +76,12 @@ impl Rule {
 /// glob beside it would double what a rule costs. The bash rules and the tool rules are
 /// both one of these.
 #[derive(Debug, Clone, Default)]
-pub struct RuleList {
+pub struct GlobRules {
     rules: Vec<Rule>,
     set: std::sync::OnceLock<GlobSet>,
 }
 
-impl RuleList {
+impl GlobRules {
     /// Append a rule; it overrides every earlier rule that matches the same text. A
     /// pattern that is not a valid glob is refused with globset's explanation.
     pub fn push(&mut self, rule: Rule) -> Result<(), String> {
@@ -145,10 +145,10 @@ fn origin_suffix(origin: &RuleOrigin) -> String {
     }
 }
 
-/// The bash rules in force (see [`RuleList`]).
+/// The bash rules in force (see [`GlobRules`]).
 #[derive(Debug, Clone, Default)]
 pub struct BashRules {
-    list: RuleList,
+    list: GlobRules,
 }
 
 /// The default rules, as compiled in.

@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use super::rules::{escape_glob, Rule, RuleAction, RuleList, RuleOrigin};
+use super::rules::{escape_glob, GlobRules, Rule, RuleAction, RuleOrigin};
 
 /// The prefix of every tool name that comes from an MCP server.
 pub const MCP_PREFIX: &str = "mcp__";
@@ -52,10 +52,10 @@ pub struct ToolRuleError {
     pub problem: String,
 }
 
-/// The tool rules in force (see [`RuleList`]).
+/// The tool rules in force (see [`GlobRules`]).
 #[derive(Debug, Clone, Default)]
 pub struct ToolRules {
-    list: RuleList,
+    list: GlobRules,
 }
 
 /// What the rules make of one tool name.

@@ -1256,3 +1256,63 @@ async fn split_characters_and_invalid_bytes_never_freeze_the_reply() {
     assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:?}");
     assert_eq!(text_of(&events), "café ok \u{FFFD} done");
 }
+
+/// Pieces that arrive in one network read cross to the front end as one event (a
+/// wake-up per read, not per chunk); reasoning and text keep their order; nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deltas_that_arrive_together_cross_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut steps = vec![Step::Data(chunk(
+        json!({"role": "assistant", "content": ""}),
+        None,
+    ))];
+    // Three bursts of 40 four-character chunks, a pause between them (three reads at least);
+    // the first burst opens with reasoning.
+    for _ in 0..5 {
+        steps.push(Step::Data(chunk(
+            json!({"reasoning_content": "hmm "}),
+            None,
+        )));
+    }
+    for burst in 0..3 {
+        for i in 0..40 {
+            steps.push(Step::Data(chunk(
+                json!({"content": format!("{burst}{i:02} ")}),
+                None,
+            )));
+        }
+        steps.push(Step::Sleep(Duration::from_millis(100)));
+    }
+    steps.push(Step::Data(chunk(json!({}), Some("stop"))));
+    steps.push(Step::Done);
+    let server = ScriptedServer::start(vec![Reply::sse(steps)])
+        .await
+        .unwrap();
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "go").await;
+    let expected: String = (0..3)
+        .flat_map(|b| (0..40).map(move |i| format!("{b}{i:02} ")))
+        .collect();
+    assert_eq!(text_of(&events), expected);
+    let deltas: Vec<&AgentEvent> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                AgentEvent::TextDelta { .. } | AgentEvent::ReasoningDelta { .. }
+            )
+        })
+        .collect();
+    // The reasoning first, whole; then the text, in as many events as reads (a burst can
+    // be split across two reads by the socket, never into chunk-sized events).
+    assert!(
+        matches!(deltas[0], AgentEvent::ReasoningDelta { text } if text == &"hmm ".repeat(5)),
+        "{:?}",
+        deltas[0]
+    );
+    let text_events = deltas.len() - 1;
+    assert!(
+        (3..=6).contains(&text_events),
+        "{text_events} text events for 3 bursts of 40 chunks"
+    );
+}

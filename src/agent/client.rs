@@ -381,11 +381,13 @@ impl LlmClient {
                 BodyEnd::Capped => return Err(too_large.into()),
                 BodyEnd::Failed(e) => return Err(e.into()),
             }
-            return assembler
+            let pushed = assembler
                 .push(&String::from_utf8_lossy(&bytes), &mut |d| {
                     on_event(ClientEvent::Delta(d))
                 })
                 .map_err(|e| chunk_failure(e).into());
+            on_event(ClientEvent::Delta(StreamDelta::Flush));
+            return pushed;
         }
         // The idle clock restarts on every read, so SSE comments (`: ping`, OpenRouter's
         // `: OPENROUTER PROCESSING`) keep a slow stream alive though they carry no event.
@@ -415,7 +417,10 @@ impl LlmClient {
                     .push(data, &mut |d| on_event(ClientEvent::Delta(d)))
                     .map_err(chunk_failure)?;
             }
+            // This read's pieces are out; the next read may wait.
+            on_event(ClientEvent::Delta(StreamDelta::Flush));
         }
+        on_event(ClientEvent::Delta(StreamDelta::Flush));
         let finished = done || assembler.finish_reason().is_some();
         if !finished {
             return Err(ClientError::StreamCut(

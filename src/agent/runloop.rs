@@ -547,21 +547,15 @@ impl Agent {
         }
         for step in 1..=self.config.max_steps.max(1) {
             let mut partial = String::new();
-            let events = self.events.clone();
-            let mut on_delta = |delta: StreamDelta<'_>| {
-                let out = match delta {
-                    // A refusal is the reply: shown as text, recorded as a refusal.
-                    StreamDelta::Text(t) | StreamDelta::Refusal(t) => {
-                        partial.push_str(t);
-                        AgentEvent::TextDelta {
-                            text: t.to_string(),
-                        }
-                    }
-                    StreamDelta::Reasoning(r) => AgentEvent::ReasoningDelta {
-                        text: r.to_string(),
-                    },
-                };
-                let _ = events.send(out);
+            let mut pending = PendingDeltas::new(self.events.clone());
+            let mut on_delta = |delta: StreamDelta<'_>| match delta {
+                // A refusal is the reply: shown as text, recorded as a refusal.
+                StreamDelta::Text(t) | StreamDelta::Refusal(t) => {
+                    partial.push_str(t);
+                    pending.text(t);
+                }
+                StreamDelta::Reasoning(r) => pending.reasoning(r),
+                StreamDelta::Flush => pending.flush(),
             };
             if !self.fit_context().await {
                 self.keep_partial(String::new(), "interrupted by the user");
@@ -584,6 +578,8 @@ impl Agent {
                 .inbox
                 .run_until(model_step.run(self.history.messages(), &mut on_delta))
                 .await;
+            // Whatever streamed before an interrupt or a failure is shown too.
+            on_delta(StreamDelta::Flush);
             let reply = match result {
                 None => {
                     self.keep_partial(partial, "interrupted by the user");
@@ -986,4 +982,49 @@ fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> Age
 /// long strings cut ([`tools::display_arguments`]).
 fn display_args(raw: &str) -> serde_json::Value {
     tools::display_arguments(raw)
+}
+
+/// The reply's visible pieces on their way to the front end: those of one network read
+/// go as one event, so a stream of small chunks costs a cross-thread wake-up per read, not
+/// per chunk. Text and reasoning keep their order: a switch from one to the other sends
+/// what came before it.
+struct PendingDeltas {
+    events: mpsc::UnboundedSender<AgentEvent>,
+    text: String,
+    reasoning: String,
+}
+
+impl PendingDeltas {
+    fn new(events: mpsc::UnboundedSender<AgentEvent>) -> PendingDeltas {
+        PendingDeltas {
+            events,
+            text: String::new(),
+            reasoning: String::new(),
+        }
+    }
+
+    fn text(&mut self, piece: &str) {
+        if !self.reasoning.is_empty() {
+            self.flush();
+        }
+        self.text.push_str(piece);
+    }
+
+    fn reasoning(&mut self, piece: &str) {
+        if !self.text.is_empty() {
+            self.flush();
+        }
+        self.reasoning.push_str(piece);
+    }
+
+    fn flush(&mut self) {
+        if !self.text.is_empty() {
+            let text = std::mem::take(&mut self.text);
+            let _ = self.events.send(AgentEvent::TextDelta { text });
+        }
+        if !self.reasoning.is_empty() {
+            let text = std::mem::take(&mut self.reasoning);
+            let _ = self.events.send(AgentEvent::ReasoningDelta { text });
+        }
+    }
 }

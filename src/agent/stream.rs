@@ -32,6 +32,10 @@ pub enum StreamDelta<'a> {
     Reasoning(&'a str),
     /// A piece of a refusal (shown as the reply, recorded as a refusal).
     Refusal(&'a str),
+    /// Not a piece: the pieces since the last `Flush` arrived together (one network read),
+    /// and the next may be a while. A front end's copy of the stream is passed on here, so
+    /// pieces that arrive together cross to it together.
+    Flush,
 }
 
 /// A reply after its stream ended.

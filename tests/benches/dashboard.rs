@@ -446,6 +446,46 @@ fn startup_with_mcp(tmux: &TmuxServer, binary: &Path, base_url: &str) -> Option<
     Some((median(first), median(ready)))
 }
 
+/// Headless ingestion: `rein -p` reading the long reply (unpaced) with its output to
+/// /dev/null; the child's CPU time (user + system, from `wait4`), median of `RUNS`.
+/// Returns (chunks, median CPU).
+fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (usize, Duration) {
+    let mut cpus = Vec::new();
+    let mut chunks = 0;
+    for _ in 0..RUNS {
+        let (reply, n) = long_reply(text, false);
+        chunks = n;
+        let server = runtime
+            .block_on(ScriptedServer::start(vec![reply]))
+            .expect("the scripted server starts");
+        let dirs = Dirs::new();
+        let home = dirs.home.path();
+        let child = Command::new(binary)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("REIN_HOME", home.join("rein-home"))
+            .args(["-p", "please write the long reply", "--base-url"])
+            .arg(server.base_url())
+            .args(["--model", MODEL, "--cwd"])
+            .arg(dirs.project.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("rein -p starts");
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for the child we just spawned; the pointers are to live locals.
+        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+        assert_eq!(pid, child.id() as i32, "wait4 failed");
+        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        cpus.push((tv(usage.ru_utime) + tv(usage.ru_stime)).as_secs_f64());
+    }
+    (chunks, Duration::from_secs_f64(median(cpus)))
+}
+
 struct Stream {
     chunks: usize,
     cpu: Duration,
@@ -553,6 +593,7 @@ fn main() {
     let start = startup(&tmux, &binary, &idle_server.base_url());
     let with_mcp = startup_with_mcp(&tmux, &binary, &idle_server.base_url());
     let fast = stream(&tmux, &binary, &runtime, &text, false, true);
+    let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);
     let paced = stream(&tmux, &binary, &runtime, &text, true, false);
 
     println!(
@@ -599,6 +640,11 @@ fn main() {
             PACE_EVERY as u128 * 1000 / PACE_SLEEP.as_millis()
         ),
         &paced,
+    );
+    println!(
+        "| headless (`rein -p`, output to /dev/null): the same {headless_chunks} chunks, unpaced (median of {RUNS}) | {:.3} s CPU of the whole process: {:.0} chunks per CPU-second | ≥ 400 000 chunks per CPU-second |",
+        headless_cpu.as_secs_f64(),
+        headless_chunks as f64 / headless_cpu.as_secs_f64()
     );
     let idle = fast.idle_cpu.unwrap_or_default();
     let precise = fast

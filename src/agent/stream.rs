@@ -682,6 +682,8 @@ mod tests {
                     seen.push_str(r);
                     seen.push(']');
                 }
+                // The assembler never sends one: the client does, between reads.
+                StreamDelta::Flush => seen.push_str("{flush}"),
             })
             .unwrap();
         }

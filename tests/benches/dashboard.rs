@@ -449,6 +449,8 @@ fn startup_with_mcp(tmux: &TmuxServer, binary: &Path, base_url: &str) -> Option<
 /// Headless ingestion: `rein -p` reading the long reply (unpaced) with its output to
 /// /dev/null; the child's CPU time (user + system, from `wait4`), median of `RUNS`.
 /// Returns (chunks, median CPU).
+// `wait4` reaps the child (for its rusage); clippy sees no `wait()`.
+#[allow(clippy::zombie_processes)]
 fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (usize, Duration) {
     let mut cpus = Vec::new();
     let mut chunks = 0;

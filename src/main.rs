@@ -345,7 +345,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             .ok(),
     };
     let session_id = session.as_ref().map(|s| s.writer.id().to_string());
-    let runtime = runtime()?;
+    let runtime = headless_runtime()?;
     let mut agent_config = agent_config;
     let mcp = runtime.block_on(async {
         let (started, notices) = start_mcp(&config, &root, true);
@@ -720,6 +720,16 @@ fn run_demo() -> Result<ExitCode, String> {
 /// The async runtime both front ends run on.
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Headless: every task on one thread. The stream's pieces pass from the HTTP connection
+/// to the agent to the output without a thread waking another (which cost more CPU in the
+/// kernel than the parsing itself); commands and file work still go to the blocking pool.
+fn headless_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))

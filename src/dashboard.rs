@@ -238,7 +238,7 @@ fn leave() {
 /// dashboard had it (mouse capture too, when on), then draw the whole screen anew. The
 /// terminal's events are not read meanwhile (`events` is dropped, so its reader thread
 /// stops taking the editor's keys); the agent goes on, its events wait in their channel.
-fn run_editor(
+async fn run_editor(
     terminal: &mut Term,
     events: &mut Option<EventStream>,
     app: &App,
@@ -257,16 +257,18 @@ fn run_editor(
         Ok(command) => {
             *events = None;
             leave();
-            let edit = || crate::external_editor::edit(&command, &dir, text);
-            // The loop waits for the editor; on a multi-threaded runtime the agent's task
-            // moves to another worker meanwhile (`block_in_place` would panic elsewhere).
-            let multi_thread = tokio::runtime::Handle::try_current()
-                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-            let result = if multi_thread {
-                tokio::task::block_in_place(edit)
-            } else {
-                edit()
-            };
+            // The loop waits for the editor on the blocking pool; the agent's task goes on
+            // meanwhile, on any runtime.
+            let text = text.to_string();
+            let result = tokio::task::spawn_blocking(move || {
+                crate::external_editor::edit(&command, &dir, &text)
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(format!(
+                    "the editor did not finish ({e}); the input is unchanged"
+                ))
+            });
             setup_terminal()?;
             if app.mouse_capture {
                 execute!(io::stdout(), EnableMouseCapture)?;
@@ -364,7 +366,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             }
         }
         if let Some(text) = ctx.edit.take() {
-            let edited = run_editor(terminal, &mut events, app, &text, ctx)?;
+            let edited = run_editor(terminal, &mut events, app, &text, ctx).await?;
             if handle(app, edited, ctx)? {
                 return Ok(());
             }

@@ -127,6 +127,10 @@ pub struct SessionInfo {
 pub struct Transcript {
     pub cells: Vec<Cell>,
     pub scroll: Scroll,
+    /// Where the last frame showed the view: `scroll.from_bottom` clamped to the top the
+    /// renderer found (it knows the heights of what it laid out; the update step does not
+    /// guess them). Written while drawing, hence the cell; `None` before the first frame.
+    pub shown_from_bottom: std::cell::Cell<Option<usize>>,
 }
 
 /// Where the transcript view is.

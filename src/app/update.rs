@@ -336,63 +336,15 @@ fn scroll_up(app: &mut App, lines: usize) {
 }
 
 /// Toward the bottom; reaching it follows again. Past the top (after Home, or many pages
-/// up) the view first comes back to an estimate of the transcript's height, so the first
-/// step down moves the view.
+/// up) the view starts from where the last frame showed it, so the first step down moves
+/// it; the renderer found that place, so no cell is measured here.
 fn scroll_down(app: &mut App, lines: usize) {
     let current = app.transcript.scroll.from_bottom;
-    let start = if current > page(app) {
-        current.min(estimate_lines(app))
-    } else {
-        current
+    let start = match app.transcript.shown_from_bottom.get() {
+        Some(shown) => current.min(shown),
+        None => current,
     };
     let scroll = &mut app.transcript.scroll;
     scroll.from_bottom = start.saturating_sub(lines);
     scroll.follow = scroll.from_bottom == 0;
-}
-
-/// About how many lines the transcript is high: a cell's rendered lines when the UI has
-/// cached them, else its text wrapped at the terminal's width.
-fn estimate_lines(app: &App) -> usize {
-    let width = usize::from(app.size.0.max(20));
-    let wrapped = |text: &str| -> usize {
-        text.lines()
-            .map(|l| l.chars().count().div_ceil(width).max(1))
-            .sum::<usize>()
-            .max(1)
-    };
-    app.transcript
-        .cells
-        .iter()
-        .map(|cell| {
-            let cache = cell.cache();
-            if let Some(lines) = cache
-                .0
-                .try_borrow()
-                .ok()
-                .and_then(|c| c.as_ref().map(|r| r.lines.len()))
-            {
-                return lines;
-            }
-            1 + match cell {
-                Cell::User(c) => wrapped(&c.text),
-                Cell::Assistant(c) => wrapped(&c.text),
-                Cell::Reasoning(c) if c.expanded => wrapped(&c.text),
-                Cell::Reasoning(_) => 1,
-                Cell::Tool(c) => {
-                    let result = c.result.as_deref().map_or(0, |r| {
-                        let n = wrapped(r);
-                        if c.expanded {
-                            n
-                        } else {
-                            n.min(5)
-                        }
-                    });
-                    1 + result
-                }
-                Cell::Notice(c) => wrapped(&c.text),
-                Cell::Compaction(c) if c.expanded => 1 + wrapped(&c.note),
-                Cell::Compaction(_) => 2,
-            }
-        })
-        .sum()
 }

@@ -7,8 +7,8 @@
 //! the note itself. Drawing walks up from the last cell, using each cell's cached height, until
 //! the window `scroll.from_bottom` lines above the end is covered ([`window`]); the cells
 //! above are never touched, so a frame costs the same with 20 cells or 20 000.
-//! `from_bottom` is clamped to the real top here, locally, since rendering cannot write to
-//! the state.
+//! `from_bottom` is clamped to the real top here, and the clamped value is left in
+//! [`Transcript::shown_from_bottom`] for the update step's next scroll.
 
 use std::cell::Ref;
 
@@ -545,6 +545,7 @@ impl Widget for &Transcript {
         let win = window(cells.len(), height, self.scroll.from_bottom, |i| {
             block_height(cells, i, width)
         });
+        self.shown_from_bottom.set(Some(win.from_bottom));
         let mut skip = win.skip;
         let mut y = area.top();
         for i in win.first..cells.len() {

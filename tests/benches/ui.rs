@@ -8,6 +8,11 @@
 //!    token rate. The CPU time of the thread (appends and frames) is reported in total
 //!    and per frame.
 //!
+//! 3. Scrolling (issue 16): with 20 and 20 000 cells, the update step's cost of one
+//!    PgDn, PgUp and Ctrl-Home press (the key through `app::update`, then a frame, as the
+//!    dashboard does), scrolled up from the bottom and at the top (after Ctrl-Home), and
+//!    the first frame after the first Ctrl-Home with cold caches (a resumed session).
+//!
 //! Frames go through ratatui's `Terminal::draw` on a `TestBackend`, so the figures include
 //! the buffer diff. Each figure is printed as a Markdown table row.
 
@@ -17,7 +22,9 @@ use std::time::{Duration, Instant};
 
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
+use rein::app::event::AppEvent;
 use rein::app::state::{Activity, App, Cell, SessionInfo, ToolStatus};
+use rein::app::update::update;
 use rein::ui::render;
 
 const WIDTH: u16 = 120;
@@ -213,8 +220,84 @@ fn bench_stream(text: &str, tokens_per_sec: f64) -> StreamRun {
     }
 }
 
+fn key(code: crossterm::event::KeyCode, modifiers: crossterm::event::KeyModifiers) -> AppEvent {
+    AppEvent::Key(crossterm::event::KeyEvent::new(code, modifiers))
+}
+
+/// Per press of `event` (mean µs over `presses`, a frame drawn after each, as the
+/// dashboard does): the update step alone, and the frame after it.
+fn presses(
+    app: &mut App,
+    terminal: &mut Terminal<TestBackend>,
+    event: &dyn Fn() -> AppEvent,
+    presses: usize,
+) -> (f64, f64) {
+    let now = Instant::now();
+    let (mut update_t, mut frame_t) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..presses {
+        let t = thread_cpu();
+        black_box(update(app, event()));
+        let u = thread_cpu();
+        terminal.draw(|f| render(app, f, now)).unwrap();
+        frame_t += thread_cpu() - u;
+        update_t += u - t;
+    }
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / presses as f64;
+    (us(update_t), us(frame_t))
+}
+
+/// The scrolling figures with `cells` cells: rows of (what, update µs, frame µs).
+fn bench_scroll(cells: usize) -> Vec<(String, f64, f64)> {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let none = KeyModifiers::NONE;
+    let mut app = App::new(info(), 128_000);
+    app.size = (WIDTH, HEIGHT);
+    app.transcript.cells = transcript(cells);
+    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
+    let now = Instant::now();
+    // The first Ctrl-Home on cold caches, as right after a resume.
+    let t = thread_cpu();
+    update(&mut app, key(KeyCode::Home, KeyModifiers::CONTROL));
+    terminal.draw(|f| render(&app, f, now)).unwrap();
+    let first_top = (thread_cpu() - t).as_secs_f64() * 1e6;
+    let mut rows = vec![(
+        "first Ctrl-Home, cold caches (key + frame)".to_string(),
+        first_top,
+        0.0,
+    )];
+    // At the top: PgDn and PgUp alternate around it.
+    let (u, f) = presses(&mut app, &mut terminal, &|| key(KeyCode::PageDown, none), 1);
+    rows.push(("PgDn at the top".into(), u, f));
+    let (u, f) = presses(&mut app, &mut terminal, &|| key(KeyCode::PageUp, none), 1);
+    rows.push(("PgUp at the top".into(), u, f));
+    let (u, f) = presses(
+        &mut app,
+        &mut terminal,
+        &|| key(KeyCode::Home, KeyModifiers::CONTROL),
+        20,
+    );
+    rows.push(("Ctrl-Home, caches warm".into(), u, f));
+    // From the bottom: a few pages up, then down.
+    update(&mut app, key(KeyCode::End, KeyModifiers::CONTROL));
+    terminal.draw(|f| render(&app, f, now)).unwrap();
+    let (u, f) = presses(&mut app, &mut terminal, &|| key(KeyCode::PageUp, none), 10);
+    rows.push(("PgUp from the bottom".into(), u, f));
+    let (u, f) = presses(&mut app, &mut terminal, &|| key(KeyCode::PageDown, none), 5);
+    rows.push(("PgDn while scrolled up".into(), u, f));
+    let (u, f) = presses(
+        &mut app,
+        &mut terminal,
+        &|| key(KeyCode::Char('x'), none),
+        20,
+    );
+    rows.push(("typing a character while scrolled up".into(), u, f));
+    rows
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
+    let scroll_small = bench_scroll(20);
+    let scroll_huge = bench_scroll(20_000);
     let (small, small_draw) = bench_frames(20);
     let (huge, huge_draw) = bench_frames(20_000);
     let empty = bench_empty_draw();
@@ -227,6 +310,17 @@ fn main() {
         );
     }
     println!("| empty `Terminal::draw` on TestBackend at {WIDTH}×{HEIGHT} (the backend's own cost) | {empty:.1} µs |");
+    for ((what, u20, f20), (_, u2, f2)) in scroll_small.iter().zip(&scroll_huge) {
+        if what.starts_with("first") {
+            println!(
+                "| {what} | 20 cells {:.2} ms; 20 000 cells {:.2} ms |",
+                u20 / 1e3,
+                u2 / 1e3
+            );
+        } else {
+            println!("| {what}: update step + frame, µs | 20 cells {u20:.0} + {f20:.0}; 20 000 cells {u2:.0} + {f2:.0} |");
+        }
+    }
     let code = long_code_block(TOKENS);
     for (what, text, rate) in [
         ("Markdown reply", &text, 10_000.0),

@@ -1713,3 +1713,51 @@ fn slash_mcp_allow_starts_a_projects_server_that_waits_and_nothing_else() {
         "{said}"
     );
 }
+
+/// Ctrl-Home anchors the view at the top: a frame lays out only the cells down to the view
+/// (20 000 cells never drawn stay undrawn), PgDn and PgUp move from the top, the label
+/// says there is more below without counting it, and reaching the end measures from the
+/// bottom again.
+#[test]
+fn the_top_of_a_long_transcript_is_shown_without_laying_out_the_rest() {
+    let mut s = Script::with(app());
+    s.at(AppEvent::Resize {
+        width: 100,
+        height: 30,
+    });
+    for i in 0..20_000 {
+        s.app.transcript.cells.push(rein::app::state::Cell::notice(
+            NoticeKind::Info,
+            format!("notice {i}"),
+        ));
+    }
+    s.key(KeyCode::Home, KeyModifiers::CONTROL);
+    assert_eq!(s.app.transcript.scroll.from_top, Some(0));
+    let screen = support::app::draw(&s.app, 100, 30, Instant::now());
+    assert!(
+        screen.contains("notice 0\n") || screen.contains("notice 0 "),
+        "{screen}"
+    );
+    assert!(screen.contains("↓ more (End)"), "{screen}");
+    let drawn = s
+        .app
+        .transcript
+        .cells
+        .iter()
+        .filter(|c| c.cache().0.borrow().is_some())
+        .count();
+    assert!(drawn < 100, "{drawn} cells laid out for the top");
+    s.plain(KeyCode::PageDown);
+    assert_eq!(s.app.transcript.scroll.from_top, Some(22));
+    let screen = support::app::draw(&s.app, 100, 30, Instant::now());
+    assert!(
+        !screen.contains("notice 0 ") && screen.contains("notice 15"),
+        "{screen}"
+    );
+    s.plain(KeyCode::PageUp);
+    s.plain(KeyCode::PageUp);
+    assert_eq!(s.app.transcript.scroll.from_top, Some(0));
+    s.plain(KeyCode::End);
+    assert_eq!(s.app.transcript.scroll.from_top, None);
+    assert!(s.app.transcript.scroll.follow);
+}

@@ -129,8 +129,13 @@ pub struct Transcript {
     pub scroll: Scroll,
     /// Where the last frame showed the view: `scroll.from_bottom` clamped to the top the
     /// renderer found (it knows the heights of what it laid out; the update step does not
-    /// guess them). Written while drawing, hence the cell; `None` before the first frame.
+    /// guess them); anchored at the top, how far above the end the view was when the
+    /// frame reached the end, else `None`. Written while drawing, hence the cell; `None`
+    /// before the first frame.
     pub shown_from_bottom: std::cell::Cell<Option<usize>>,
+    /// Anchored at the top: `scroll.from_top` as the last frame showed it (clamped to the
+    /// end, when it reached the end).
+    pub shown_from_top: std::cell::Cell<Option<usize>>,
 }
 
 /// Where the transcript view is.
@@ -141,6 +146,12 @@ pub struct Scroll {
     /// Whether the view sticks to the bottom as new lines arrive. Scrolling up turns it
     /// off; returning to the bottom turns it on again.
     pub follow: bool,
+    /// Set when the view is anchored at the top (Ctrl-Home, or scrolled up until the top
+    /// showed): lines between the top of the transcript and the top of the view. Then
+    /// `from_bottom` is not used, and a frame lays out only the cells from the top to the
+    /// view, never the rest (a frame near the top of 20 000 cells costs what it costs at
+    /// 20).
+    pub from_top: Option<usize>,
 }
 
 impl Default for Scroll {
@@ -148,6 +159,7 @@ impl Default for Scroll {
         Scroll {
             from_bottom: 0,
             follow: true,
+            from_top: None,
         }
     }
 }

@@ -223,6 +223,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             app.transcript.scroll = Scroll {
                 from_bottom: TOP,
                 follow: false,
+                from_top: Some(0),
             }
         }
         Action::ScrollBottom => app.transcript.scroll = Scroll::default(),
@@ -328,19 +329,51 @@ fn page(app: &App) -> usize {
     usize::from(app.size.1.saturating_sub(CHROME_LINES).max(1))
 }
 
-/// Away from the bottom: stop following.
+/// Away from the bottom: stop following. Once the last frame found the top, the view is
+/// anchored there (see [`Scroll::from_top`]).
 fn scroll_up(app: &mut App, lines: usize) {
+    let shown = app.transcript.shown_from_bottom.get();
     let scroll = &mut app.transcript.scroll;
+    if let Some(n) = scroll.from_top {
+        let n = app.transcript.shown_from_top.get().map_or(n, |s| n.min(s));
+        scroll.from_top = Some(n.saturating_sub(lines));
+        return;
+    }
+    if shown.is_some_and(|s| s < scroll.from_bottom) {
+        // The top showed already (the view was clamped there): anchor at it.
+        scroll.from_top = Some(0);
+        scroll.from_bottom = TOP;
+        scroll.follow = false;
+        return;
+    }
     scroll.from_bottom = scroll.from_bottom.saturating_add(lines).min(TOP);
     scroll.follow = scroll.from_bottom == 0;
 }
 
-/// Toward the bottom; reaching it follows again. Past the top (after Home, or many pages
-/// up) the view starts from where the last frame showed it, so the first step down moves
-/// it; the renderer found that place, so no cell is measured here.
+/// Toward the bottom; reaching it follows again. Past the top (many pages up) the view
+/// starts from where the last frame showed it, so the first step down moves it; the
+/// renderer found that place, so no cell is measured here. Anchored at the top, the view
+/// moves down from it until a frame reaches the end.
 fn scroll_down(app: &mut App, lines: usize) {
+    let shown = app.transcript.shown_from_bottom.get();
+    if let Some(n) = app.transcript.scroll.from_top {
+        let n = app.transcript.shown_from_top.get().map_or(n, |s| n.min(s));
+        match shown {
+            // The last frame reached the end: measured from there now.
+            Some(rest) => {
+                let from_bottom = rest.saturating_sub(lines);
+                app.transcript.scroll = Scroll {
+                    from_bottom,
+                    follow: from_bottom == 0,
+                    from_top: None,
+                };
+            }
+            None => app.transcript.scroll.from_top = Some(n.saturating_add(lines)),
+        }
+        return;
+    }
     let current = app.transcript.scroll.from_bottom;
-    let start = match app.transcript.shown_from_bottom.get() {
+    let start = match shown {
         Some(shown) => current.min(shown),
         None => current,
     };

@@ -524,6 +524,50 @@ pub fn window(
     }
 }
 
+/// The window of `height` lines starting `from_top` lines below the top of `count`
+/// blocks, walking down from the first block and asking `block_height(i)` only for the
+/// blocks down to the view's bottom (and one more, to know whether the end is near).
+/// Returns it with `from_top` clamped when the end came first, and, when the walk
+/// reached the end, how many lines are below the view.
+pub fn window_from_top(
+    count: usize,
+    height: usize,
+    from_top: usize,
+    mut block_height: impl FnMut(usize) -> usize,
+) -> (Window, usize, Option<usize>) {
+    let needed = from_top.saturating_add(height);
+    let mut heights = Vec::new();
+    let mut acc = 0usize;
+    while heights.len() < count && acc <= needed {
+        let h = block_height(heights.len());
+        heights.push(h);
+        acc += h;
+    }
+    let reached_end = heights.len() == count;
+    let from_top = if reached_end {
+        from_top.min(acc.saturating_sub(height))
+    } else {
+        from_top
+    };
+    // The block holding line `from_top`.
+    let mut above = 0usize;
+    let mut first = 0usize;
+    while first + 1 < heights.len() && above + heights[first] <= from_top {
+        above += heights[first];
+        first += 1;
+    }
+    let below = reached_end.then(|| acc.saturating_sub(from_top + height));
+    (
+        Window {
+            first,
+            skip: from_top - above.min(from_top),
+            from_bottom: below.unwrap_or(0),
+        },
+        from_top,
+        below,
+    )
+}
+
 /// The block of cell `i`: the gap above it, then its lines.
 fn block_height(cells: &[Cell], i: usize, width: u16) -> usize {
     let gap = if i > 0 {
@@ -542,10 +586,32 @@ impl Widget for &Transcript {
         let cells = &self.cells;
         let width = area.width;
         let height = usize::from(area.height);
-        let win = window(cells.len(), height, self.scroll.from_bottom, |i| {
-            block_height(cells, i, width)
-        });
-        self.shown_from_bottom.set(Some(win.from_bottom));
+        // Anchored at the top, the label cannot count what lies below without laying it
+        // all out: it says so without a number until the view nears the end.
+        let (win, label) = match self.scroll.from_top {
+            Some(n) => {
+                let (win, from_top, below) =
+                    window_from_top(cells.len(), height, n, |i| block_height(cells, i, width));
+                self.shown_from_top.set(Some(from_top));
+                self.shown_from_bottom.set(below);
+                let label = match below {
+                    Some(0) => None,
+                    Some(b) => Some(format!(" ↓ {b} more lines (End) ")),
+                    None => Some(" ↓ more (End) ".to_string()),
+                };
+                (win, label)
+            }
+            None => {
+                let win = window(cells.len(), height, self.scroll.from_bottom, |i| {
+                    block_height(cells, i, width)
+                });
+                self.shown_from_top.set(None);
+                self.shown_from_bottom.set(Some(win.from_bottom));
+                let label = (win.from_bottom > 0)
+                    .then(|| format!(" ↓ {} more lines (End) ", win.from_bottom));
+                (win, label)
+            }
+        };
         let mut skip = win.skip;
         let mut y = area.top();
         for i in win.first..cells.len() {
@@ -574,8 +640,7 @@ impl Widget for &Transcript {
                 y += 1;
             }
         }
-        if win.from_bottom > 0 {
-            let label = format!(" ↓ {} more lines (End) ", win.from_bottom);
+        if let Some(label) = label {
             let w = super::wrap::width(&label) as u16;
             if w <= area.width {
                 buf.set_string(
@@ -713,5 +778,26 @@ mod tests {
         if let Cell::User(u) = &cell {
             assert_eq!(u.cache.0.borrow().as_ref().unwrap().width, 80);
         }
+    }
+
+    #[test]
+    fn a_window_from_the_top_asks_only_for_the_blocks_down_to_the_view() {
+        // 1 000 blocks of 3 lines; a view of 10 lines 7 lines below the top.
+        let mut asked = 0;
+        let (win, from_top, below) = window_from_top(1000, 10, 7, |_| {
+            asked += 1;
+            3
+        });
+        assert!(asked <= 7, "{asked} blocks measured");
+        assert_eq!((win.first, win.skip, from_top, below), (2, 1, 7, None));
+        // Near the end: clamped, and what is below is counted.
+        let (win, from_top, below) = window_from_top(4, 10, 50, |_| 3);
+        assert_eq!((from_top, below), (2, Some(0)));
+        assert_eq!((win.first, win.skip), (0, 2));
+        let (_, from_top, below) = window_from_top(4, 10, 1, |_| 3);
+        assert_eq!((from_top, below), (1, Some(1)));
+        // Shorter than the view.
+        let (win, from_top, below) = window_from_top(2, 10, 5, |_| 3);
+        assert_eq!((win.first, win.skip, from_top, below), (0, 0, 0, Some(0)));
     }
 }

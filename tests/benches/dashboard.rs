@@ -488,6 +488,102 @@ fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (us
     (chunks, Duration::from_secs_f64(median(cpus)))
 }
 
+/// A session file of `messages` messages (a question, a reply with a `bash` call, its
+/// result, a Markdown answer, in turn) for the project of `dirs`, in its data folder.
+fn write_session(dirs: &Dirs, messages: usize) {
+    use rein::conversation::{Message, ToolCall};
+    use rein::session::{Entry, SessionMeta, SessionWriter};
+    let data = dirs.home.path().join("rein-home");
+    let meta = SessionMeta::new(dirs.project.path(), MODEL);
+    let mut writer = SessionWriter::create(&data, meta).expect("a session file");
+    let result: String = (0..40)
+        .map(|i| format!("test parse::case_{i} ... ok\n"))
+        .collect();
+    for i in 0..messages {
+        let message = match i % 4 {
+            0 => Message::user(format!("Question {i}: why does the parser split tabs inside words?")),
+            1 => Message::assistant(
+                "Let me run the tests.".into(),
+                vec![ToolCall::new(format!("c{i}"), "bash", r#"{"command":"cargo test parse"}"#)],
+            ),
+            2 => Message::tool(format!("c{}", i - 1), result.clone()),
+            _ => Message::assistant(
+                format!("Answer {i}: the tokenizer treats **every** whitespace character as a separator.\n\n- a tab inside quotes\n- a run of spaces\n\n```rust\nfn parse(s: &str) -> Vec<&str> {{ s.split(' ').collect() }}\n```"),
+                Vec::new(),
+            ),
+        };
+        writer.append(&Entry::message(message)).expect("an entry");
+    }
+    writer.close().expect("the session closes");
+}
+
+/// rein resumed (`--continue`) on a session of `messages` messages: the time to its first
+/// frame, its RSS then, and the CPU time of each kind of key press (median), measured from
+/// the key until the screen changed. Rows of (what, figure).
+fn resumed(
+    tmux: &TmuxServer,
+    binary: &Path,
+    base_url: &str,
+    messages: usize,
+) -> Vec<(String, String)> {
+    let dirs = Dirs::new();
+    write_session(&dirs, messages);
+    let mut command = dirs.rein_command(binary, base_url);
+    command.push("--continue".into());
+    let start = Instant::now();
+    let session = Session::start(tmux, &format!("resumed-{messages}"), &command);
+    let seen = session.wait_for(MODEL, STARTUP_POLL);
+    let pid = rein_pid(&session);
+    let mut rows = vec![(
+        format!("resumed {messages}-message session: first frame, RSS"),
+        format!(
+            "{:.0} ms, {}",
+            ms(seen - start),
+            mib(status_kb(pid, "VmRSS"))
+        ),
+    )];
+    std::thread::sleep(Duration::from_millis(500));
+    let press = |keys: &[&str], times: usize| -> f64 {
+        let mut cpus = Vec::new();
+        for _ in 0..times {
+            let before = session.screen();
+            let cpu0 = cpu_time_ns(pid).unwrap_or_default();
+            let mut args = vec!["send-keys", "-t", session.name.as_str()];
+            args.extend_from_slice(keys);
+            assert!(
+                session.server.output(&args).status.success(),
+                "tmux send-keys"
+            );
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while session.screen() == before && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            // Let the frame finish.
+            std::thread::sleep(Duration::from_millis(40));
+            cpus.push(ms(cpu_time_ns(pid).unwrap_or_default() - cpu0));
+        }
+        median(cpus)
+    };
+    let page_up = press(&["PageUp"], 9);
+    let page_down = press(&["PageDown"], 5);
+    let home = press(&["C-Home"], 1);
+    let down_top = press(&["PageDown"], 5);
+    let up_top = press(&["PageUp"], 3);
+    let _ = press(&["C-End"], 1);
+    let typing = press(&["-l", "a"], 9);
+    rows.push((
+        format!("resumed {messages}: CPU per key press (median), ms"),
+        format!(
+            "PgUp {page_up:.2}, PgDn {page_down:.2}, first Ctrl-Home {home:.2}, PgDn at the top {down_top:.2}, PgUp at the top {up_top:.2}, typing {typing:.2}"
+        ),
+    ));
+    rows.push((
+        format!("resumed {messages}: RSS after the keys"),
+        mib(status_kb(pid, "VmRSS")),
+    ));
+    rows
+}
+
 struct Stream {
     chunks: usize,
     cpu: Duration,
@@ -594,6 +690,10 @@ fn main() {
     let (base_ms, base_runs) = baseline(&tmux);
     let start = startup(&tmux, &binary, &idle_server.base_url());
     let with_mcp = startup_with_mcp(&tmux, &binary, &idle_server.base_url());
+    let resumed_rows: Vec<(String, String)> = [20, 20_000]
+        .iter()
+        .flat_map(|&n| resumed(&tmux, &binary, &idle_server.base_url(), n))
+        .collect();
     let fast = stream(&tmux, &binary, &runtime, &text, false, true);
     let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);
     let paced = stream(&tmux, &binary, &runtime, &text, true, false);
@@ -619,6 +719,9 @@ fn main() {
         println!(
             "| until all three servers are ready on screen (median of {RUNS}) | {ready:.0} ms | |"
         );
+    }
+    for (what, figure) in &resumed_rows {
+        println!("| {what} | {figure} | |");
     }
     println!(
         "| resident memory at first frame (VmRSS, median of {RUNS}) | {} | ≤ 20 MB |",

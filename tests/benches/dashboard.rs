@@ -489,14 +489,15 @@ fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (us
 }
 
 /// A session file of `messages` messages (a question, a reply with a `bash` call, its
-/// result, a Markdown answer, in turn) for the project of `dirs`, in its data folder.
-fn write_session(dirs: &Dirs, messages: usize) {
+/// result of `result_lines` lines, a Markdown answer, in turn) for the project of `dirs`,
+/// in its data folder; its size in bytes.
+fn write_session(dirs: &Dirs, messages: usize, result_lines: usize) -> u64 {
     use rein::conversation::{Message, ToolCall};
     use rein::session::{Entry, SessionMeta, SessionWriter};
     let data = dirs.home.path().join("rein-home");
     let meta = SessionMeta::new(dirs.project.path(), MODEL);
     let mut writer = SessionWriter::create(&data, meta).expect("a session file");
-    let result: String = (0..40)
+    let result: String = (0..result_lines)
         .map(|i| format!("test parse::case_{i} ... ok\n"))
         .collect();
     for i in 0..messages {
@@ -514,7 +515,9 @@ fn write_session(dirs: &Dirs, messages: usize) {
         };
         writer.append(&Entry::message(message)).expect("an entry");
     }
+    let path = writer.path().to_path_buf();
     writer.close().expect("the session closes");
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
 /// rein resumed (`--continue`) on a session of `messages` messages: the time to its first
@@ -525,17 +528,19 @@ fn resumed(
     binary: &Path,
     base_url: &str,
     messages: usize,
+    result_lines: usize,
 ) -> Vec<(String, String)> {
     let dirs = Dirs::new();
-    write_session(&dirs, messages);
+    let bytes = write_session(&dirs, messages, result_lines);
+    let messages = format!("{messages}-message ({:.0} MB)", bytes as f64 / 1e6);
     let mut command = dirs.rein_command(binary, base_url);
     command.push("--continue".into());
     let start = Instant::now();
-    let session = Session::start(tmux, &format!("resumed-{messages}"), &command);
+    let session = Session::start(tmux, &format!("resumed-{bytes}"), &command);
     let seen = session.wait_for(MODEL, STARTUP_POLL);
     let pid = rein_pid(&session);
     let mut rows = vec![(
-        format!("resumed {messages}-message session: first frame, RSS"),
+        format!("resumed {messages} session: first frame, RSS"),
         format!(
             "{:.0} ms, {}",
             ms(seen - start),
@@ -690,9 +695,9 @@ fn main() {
     let (base_ms, base_runs) = baseline(&tmux);
     let start = startup(&tmux, &binary, &idle_server.base_url());
     let with_mcp = startup_with_mcp(&tmux, &binary, &idle_server.base_url());
-    let resumed_rows: Vec<(String, String)> = [20, 20_000]
+    let resumed_rows: Vec<(String, String)> = [(20, 40), (20_000, 40), (20_000, 340)]
         .iter()
-        .flat_map(|&n| resumed(&tmux, &binary, &idle_server.base_url(), n))
+        .flat_map(|&(n, lines)| resumed(&tmux, &binary, &idle_server.base_url(), n, lines))
         .collect();
     let fast = stream(&tmux, &binary, &runtime, &text, false, true);
     let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);

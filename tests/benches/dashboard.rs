@@ -326,6 +326,38 @@ whitespace character as a separator, so tabs inside quoted words split them.\n\n
     text
 }
 
+/// The shape of a long reply.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// `reply_text`'s Markdown: paragraphs, lists, code blocks.
+    Paragraphs,
+    /// Short lines, never a blank one (one Markdown paragraph of soft breaks).
+    Lines,
+    /// One line of words.
+    OneLine,
+}
+
+/// A reply of `chars` characters in `shape`, ending in `MARKER`.
+fn sized_reply(chars: usize, shape: Shape) -> String {
+    let unit = match shape {
+        Shape::Paragraphs => reply_text().replace(MARKER, ""),
+        Shape::Lines => "the parser splits words at every whitespace\n".repeat(1000),
+        Shape::OneLine => "the parser splits words at every whitespace character ".repeat(1000),
+    };
+    let tail = match shape {
+        Shape::Paragraphs => format!("\n\n{MARKER}"),
+        Shape::Lines => format!("\n{MARKER}"),
+        Shape::OneLine => format!(" {MARKER}"),
+    };
+    let mut text = String::with_capacity(chars);
+    while text.len() + tail.len() < chars {
+        let room = chars - tail.len() - text.len();
+        text.push_str(&unit[..unit.len().min(room)]);
+    }
+    text.push_str(&tail);
+    text
+}
+
 /// The reply in `CHUNK_CHARS`-character content deltas, optionally paced.
 fn long_reply(text: &str, paced: bool) -> (Reply, usize) {
     let mut steps = vec![Step::Data(chunk(
@@ -702,6 +734,32 @@ fn main() {
     let fast = stream(&tmux, &binary, &runtime, &text, false, true);
     let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);
     let paced = stream(&tmux, &binary, &runtime, &text, true, false);
+    // Peak memory after long replies, with and without paragraph breaks (issue 16, item 4).
+    let memory_rows: Vec<(String, u64)> = [
+        (300_000, Shape::Lines),
+        (300_000, Shape::OneLine),
+        (1_200_000, Shape::Paragraphs),
+        (1_200_000, Shape::Lines),
+        (1_200_000, Shape::OneLine),
+    ]
+    .iter()
+    .map(|&(chars, shape)| {
+        let run = stream(
+            &tmux,
+            &binary,
+            &runtime,
+            &sized_reply(chars, shape),
+            false,
+            false,
+        );
+        let shape = match shape {
+            Shape::Paragraphs => "with paragraph breaks",
+            Shape::Lines => "short lines, no blank line",
+            Shape::OneLine => "one line",
+        };
+        (format!("{chars} characters, {shape}"), run.hwm_kb)
+    })
+    .collect();
 
     println!(
         "rein dashboard, release binary {}, tmux pane {}",
@@ -723,6 +781,12 @@ fn main() {
         );
         println!(
             "| until all three servers are ready on screen (median of {RUNS}) | {ready:.0} ms | |"
+        );
+    }
+    for (what, hwm) in &memory_rows {
+        println!(
+            "| peak resident memory after a reply of {what} (VmHWM) | {} | ≤ 30 MB |",
+            mib(*hwm)
         );
     }
     for (what, figure) in &resumed_rows {

@@ -333,12 +333,11 @@ fn page(app: &App) -> usize {
 /// anchored there (see [`Scroll::from_top`]).
 fn scroll_up(app: &mut App, lines: usize) {
     let shown = app.transcript.shown_from_bottom.get();
-    let scroll = &mut app.transcript.scroll;
-    if let Some(n) = scroll.from_top {
-        let n = app.transcript.shown_from_top.get().map_or(n, |s| n.min(s));
-        scroll.from_top = Some(n.saturating_sub(lines));
+    if let Some(n) = anchored_at(&app.transcript) {
+        app.transcript.scroll.from_top = Some(n.saturating_sub(lines));
         return;
     }
+    let scroll = &mut app.transcript.scroll;
     if shown.is_some_and(|s| s < scroll.from_bottom) {
         // The top showed already (the view was clamped there): anchor at it.
         scroll.from_top = Some(0);
@@ -350,14 +349,25 @@ fn scroll_up(app: &mut App, lines: usize) {
     scroll.follow = scroll.from_bottom == 0;
 }
 
+/// Anchored at the top: how far below it the view is, as the last frame showed it
+/// (clamped to the end when it reached the end).
+fn anchored_at(transcript: &crate::app::state::Transcript) -> Option<usize> {
+    let n = transcript.scroll.from_top?;
+    Some(
+        transcript
+            .shown_from_top
+            .get()
+            .map_or(n, |shown| n.min(shown)),
+    )
+}
+
 /// Toward the bottom; reaching it follows again. Past the top (many pages up) the view
 /// starts from where the last frame showed it, so the first step down moves it; the
 /// renderer found that place, so no cell is measured here. Anchored at the top, the view
 /// moves down from it until a frame reaches the end.
 fn scroll_down(app: &mut App, lines: usize) {
     let shown = app.transcript.shown_from_bottom.get();
-    if let Some(n) = app.transcript.scroll.from_top {
-        let n = app.transcript.shown_from_top.get().map_or(n, |s| n.min(s));
+    if let Some(n) = anchored_at(&app.transcript) {
         match shown {
             // The last frame reached the end: measured from there now.
             Some(rest) => {

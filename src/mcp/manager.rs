@@ -311,33 +311,29 @@ impl McpManager {
     /// Start the held server `name` (the user allowed it; remembering that is the
     /// caller's). Returns at once; a server that is not held is left as it is.
     pub fn allow(&self, name: &str) -> Result<(), McpError> {
-        let generation = {
-            let mut slots = self.slots();
-            let slot = slots
-                .iter_mut()
-                .find(|s| s.config.name == name)
-                .ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
-            if !matches!(slot.state, ServerState::NotAllowed { .. }) {
-                return Ok(());
-            }
-            slot.generation += 1;
-            slot.state = ServerState::Starting;
-            slot.generation
-        };
-        self.begin(name, generation);
-        Ok(())
+        self.start_again(name, |slot| {
+            matches!(slot.state, ServerState::NotAllowed { .. })
+        })
     }
 
     /// Stop the server `name` (if it runs) and start it again; a disabled server stays
     /// disabled, and a held one held. Returns at once; an unknown name is an error.
     pub fn restart(&self, name: &str) -> Result<(), McpError> {
+        self.start_again(name, |slot| {
+            slot.config.enabled && !matches!(slot.state, ServerState::NotAllowed { .. })
+        })
+    }
+
+    /// Stop whatever runs of `name` and start a new generation of it, when `may` says
+    /// its slot may start; an unknown name is an error.
+    fn start_again(&self, name: &str, may: impl FnOnce(&Slot) -> bool) -> Result<(), McpError> {
         let generation = {
             let mut slots = self.slots();
             let slot = slots
                 .iter_mut()
                 .find(|s| s.config.name == name)
                 .ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
-            if !slot.config.enabled || matches!(slot.state, ServerState::NotAllowed { .. }) {
+            if !may(slot) {
                 return Ok(());
             }
             slot.generation += 1;

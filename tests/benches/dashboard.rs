@@ -18,6 +18,10 @@
 //! 4. Idle: rein's CPU time over 5 s of doing nothing after the reply.
 //!
 //! Results are printed as a Markdown table, with the machine they ran on.
+//!
+//! `cargo bench --bench dashboard -- resumed` (or `memory`, or `memory 1200000-lines`)
+//! runs only that group and prints its rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
+//! environment (a profiler's `LD_PRELOAD`, say).
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -226,6 +230,10 @@ impl Dirs {
             format!("REIN_HOME={}", home.join("rein-home").display()),
             "TERM=xterm-256color".into(),
             "LANG=C.UTF-8".into(),
+        ]
+        .into_iter()
+        .chain(extra_env())
+        .chain([
             binary.display().to_string(),
             "--base-url".into(),
             base_url.into(),
@@ -233,8 +241,18 @@ impl Dirs {
             MODEL.into(),
             "--cwd".into(),
             self.project.path().display().to_string(),
-        ]
+        ])
+        .collect()
     }
+}
+
+/// `REIN_BENCH_ENV`'s `NAME=VALUE` words.
+fn extra_env() -> Vec<String> {
+    std::env::var("REIN_BENCH_ENV")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
 }
 
 /// CPU time of the whole process (every thread, live or exited), in clock ticks' resolution.
@@ -335,6 +353,17 @@ enum Shape {
     Lines,
     /// One line of words.
     OneLine,
+}
+
+impl Shape {
+    /// Its name on the command line (`-- memory 1200000-lines`).
+    fn word(self) -> &'static str {
+        match self {
+            Shape::Paragraphs => "paragraphs",
+            Shape::Lines => "lines",
+            Shape::OneLine => "oneline",
+        }
+    }
 }
 
 /// A reply of `chars` characters in `shape`, ending in `MARKER`.
@@ -710,32 +739,15 @@ fn machine() -> String {
     format!("{cpus} CPUs ({model}), {tmux}")
 }
 
-fn main() {
-    let binary = rein_binary();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let text = reply_text();
-    let tmux = TmuxServer::start();
-
-    // Startup needs no model reply: the dashboard draws before any request.
-    let idle_server = runtime
-        .block_on(ScriptedServer::start(Vec::new()))
-        .expect("the scripted server starts");
-    let (base_ms, base_runs) = baseline(&tmux);
-    let start = startup(&tmux, &binary, &idle_server.base_url());
-    let with_mcp = startup_with_mcp(&tmux, &binary, &idle_server.base_url());
-    let resumed_rows: Vec<(String, String)> = [(20, 40), (20_000, 40), (20_000, 340)]
-        .iter()
-        .flat_map(|&(n, lines)| resumed(&tmux, &binary, &idle_server.base_url(), n, lines))
-        .collect();
-    let fast = stream(&tmux, &binary, &runtime, &text, false, true);
-    let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);
-    let paced = stream(&tmux, &binary, &runtime, &text, true, false);
-    // Peak memory after long replies, with and without paragraph breaks (issue 16, item 4).
-    let memory_rows: Vec<(String, u64)> = [
+/// Peak memory after long replies, with and without paragraph breaks (issue 16, item 4):
+/// rows of (reply, VmHWM in kB).
+fn long_replies(
+    tmux: &TmuxServer,
+    binary: &Path,
+    runtime: &tokio::runtime::Runtime,
+    only: &str,
+) -> Vec<(String, u64)> {
+    [
         (300_000, Shape::Lines),
         (300_000, Shape::OneLine),
         (1_200_000, Shape::Paragraphs),
@@ -743,11 +755,12 @@ fn main() {
         (1_200_000, Shape::OneLine),
     ]
     .iter()
+    .filter(|(chars, shape)| only.is_empty() || only == format!("{chars}-{}", shape.word()))
     .map(|&(chars, shape)| {
         let run = stream(
-            &tmux,
-            &binary,
-            &runtime,
+            tmux,
+            binary,
+            runtime,
             &sized_reply(chars, shape),
             false,
             false,
@@ -759,7 +772,61 @@ fn main() {
         };
         (format!("{chars} characters, {shape}"), run.hwm_kb)
     })
-    .collect();
+    .collect()
+}
+
+fn main() {
+    let binary = rein_binary();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let text = reply_text();
+    let tmux = TmuxServer::start();
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let only = words.first().cloned().unwrap_or_default();
+    let which = words.get(1).cloned().unwrap_or_default();
+
+    // Startup needs no model reply: the dashboard draws before any request.
+    let idle_server = runtime
+        .block_on(ScriptedServer::start(Vec::new()))
+        .expect("the scripted server starts");
+    let resumed_all = || -> Vec<(String, String)> {
+        [(20, 40), (20_000, 40), (20_000, 340)]
+            .iter()
+            .flat_map(|&(n, lines)| resumed(&tmux, &binary, &idle_server.base_url(), n, lines))
+            .collect()
+    };
+    match only.as_str() {
+        "resumed" => {
+            for (what, figure) in resumed_all() {
+                println!("| {what} | {figure} |");
+            }
+            return;
+        }
+        "memory" => {
+            for (what, hwm) in long_replies(&tmux, &binary, &runtime, &which) {
+                println!(
+                    "| peak resident memory after a reply of {what} (VmHWM) | {} |",
+                    mib(hwm)
+                );
+            }
+            return;
+        }
+        _ => {}
+    }
+    let (base_ms, base_runs) = baseline(&tmux);
+    let start = startup(&tmux, &binary, &idle_server.base_url());
+    let with_mcp = startup_with_mcp(&tmux, &binary, &idle_server.base_url());
+    let resumed_rows = resumed_all();
+    let fast = stream(&tmux, &binary, &runtime, &text, false, true);
+    let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);
+    let paced = stream(&tmux, &binary, &runtime, &text, true, false);
+    let memory_rows = long_replies(&tmux, &binary, &runtime, "");
 
     println!(
         "rein dashboard, release binary {}, tmux pane {}",

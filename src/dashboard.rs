@@ -462,6 +462,11 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     pending.push_back(AppEvent::CommandsLoaded(commands));
                 }
                 Effect::EditInput { text } => ctx.edit = Some(text),
+                Effect::ReadResult { id, at } => {
+                    // One line at a known offset: a read as quick as a frame.
+                    let text = crate::session::read_result(&at.path, at.offset, &id);
+                    pending.push_back(AppEvent::ResultRead { id, at, text });
+                }
                 Effect::IndexFiles { root, cap } => {
                     // A walk of a large tree takes a while: on a thread, never on the loop.
                     let background = ctx.background.clone();
@@ -523,16 +528,18 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
     };
     // A session another rein has open goes on in a copy: the picker marked it, so
     // choosing it is choosing the copy.
-    let opened = match SessionWriter::resume(path) {
+    let opened = match SessionWriter::resume_with(path, crate::app::resume::SHOWN) {
         Err(e) if crate::session::in_use(&e).is_some() => {
             let busy = e.to_string();
-            SessionWriter::fork(&sessions.data_dir, path).map(|(writer, mut loaded)| {
-                loaded.notices.push(format!(
-                    "{busy}, so this is a copy of it: session {}",
-                    loaded.id()
-                ));
-                (writer, loaded)
-            })
+            SessionWriter::fork_with(&sessions.data_dir, path, crate::app::resume::SHOWN).map(
+                |(writer, mut loaded)| {
+                    loaded.notices.push(format!(
+                        "{busy}, so this is a copy of it: session {}",
+                        loaded.id()
+                    ));
+                    (writer, loaded)
+                },
+            )
         }
         opened => opened,
     };

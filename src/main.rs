@@ -807,10 +807,13 @@ fn resume_session(config: &mut Config, root: &Path, cli: &Cli) -> Result<Option<
     } else {
         return Ok(None);
     };
+    // Long tool results only as their heads: the dashboard reads the rest back when one is
+    // expanded, and headless shows none of them.
+    let shown = rein::app::resume::SHOWN;
     let opened = if cli.fork {
-        SessionWriter::fork(&data_dir, &path)
+        SessionWriter::fork_with(&data_dir, &path, shown)
     } else {
-        SessionWriter::resume(&path)
+        SessionWriter::resume_with(&path, shown)
     };
     let (writer, session) = opened.map_err(|e| match rein::session::in_use(&e) {
         Some(busy) => format!("{busy}; wait for it to end, or add --fork to go on in a copy of it"),

@@ -164,7 +164,7 @@ fn a_bang_message_runs_a_command_and_is_queued_while_a_turn_runs() {
     };
     assert_eq!(cell.note.as_deref(), Some(RUN_BY_YOU));
     assert_eq!(cell.key_arg, "git status");
-    assert_eq!(cell.result.as_deref(), Some("clean"));
+    assert_eq!(cell.result, Some("clean".into()));
     assert_eq!(cell.status, ToolStatus::Done { approved: false });
 
     // During a turn: queued, and shown as such until it starts.
@@ -261,6 +261,7 @@ fn cells_of_auto_approved_and_users_commands() {
         is_error: false,
         outcome: ToolOutcome::Ok,
         duration: Duration::from_millis(1200),
+        stored: None,
     });
     s.app.mode = ApprovalMode::Auto;
     snapshot("mode_cells", &s.app, 80, 16, s.now);

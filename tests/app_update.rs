@@ -43,6 +43,7 @@ impl Script {
             is_error: outcome.is_error(),
             outcome,
             duration: Duration::from_millis(120),
+            stored: None,
         });
     }
 
@@ -258,7 +259,7 @@ fn a_tool_call_runs_and_finishes() {
     s.finish_tool("t1", "bash", "test result: ok", ToolOutcome::Ok);
     let tool = s.tool_cell("t1");
     assert_eq!(tool.status, ToolStatus::Done { approved: false });
-    assert_eq!(tool.result.as_deref(), Some("test result: ok"));
+    assert_eq!(tool.result, Some("test result: ok".into()));
     assert_eq!(tool.duration, Some(Duration::from_millis(120)));
     assert_eq!(tool.version(), 1);
 }
@@ -397,6 +398,86 @@ fn ctrl_o_expands_the_last_tool_output() {
     assert!(!s.tool_cell("b").expanded);
     s.ctrl('o');
     assert!(!s.tool_cell("a").expanded);
+}
+
+/// Issue 16, item 4: a long result the session file holds stays only as its head; Ctrl-O
+/// asks the loop to read it back, the read shows whole, and folding again lets it go.
+#[test]
+fn a_stored_long_result_is_read_back_when_expanded_and_let_go_when_folded() {
+    use rein::app::state::ResultText;
+    use rein::session::{EntryAt, SessionMeta, SessionWriter};
+    let home = tempfile::tempdir().unwrap();
+    let mut writer = SessionWriter::create(home.path(), SessionMeta::new("/p", "m")).unwrap();
+    let long: String = (1..=300).map(|i| format!("row {i}\n")).collect();
+    let offset = writer
+        .append_message(&rein::agent::Message::tool("a", &long))
+        .unwrap()
+        .unwrap();
+    let at = EntryAt {
+        path: std::sync::Arc::from(writer.path()),
+        offset,
+    };
+    let mut s = Script::with(app());
+    s.turn("x");
+    s.tool("a", "bash", serde_json::json!({ "command": "seq 300" }));
+    s.agent(AgentEvent::ToolFinished {
+        id: "a".into(),
+        name: "bash".into(),
+        result: long.clone(),
+        is_error: false,
+        outcome: ToolOutcome::Ok,
+        duration: Duration::from_millis(5),
+        stored: Some(at.clone()),
+    });
+    let stored = |s: &Script| match &s.tool_cell("a").result {
+        Some(ResultText::Stored(r)) => (r.head.clone(), r.more_lines, r.whole.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(stored(&s), ("row 1\nrow 2\nrow 3".to_string(), 297, None));
+    let folded = support::app::draw(&s.app, 80, 20, s.now);
+    assert!(folded.contains("… 297 more lines (Ctrl-O)"), "{folded}");
+
+    let effects = s.ctrl('o');
+    let [Effect::ReadResult { id, at: asked }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!((id.as_str(), asked), ("a", &at));
+    let waiting = support::app::draw(&s.app, 80, 20, s.now);
+    assert!(waiting.contains("… reading 297 more lines"), "{waiting}");
+    // What the loop does with the effect: the real read.
+    let text = rein::session::read_result(&at.path, at.offset, "a");
+    s.at(AppEvent::ResultRead {
+        id: "a".into(),
+        at: at.clone(),
+        text,
+    });
+    assert_eq!(stored(&s).2, Some(Ok(long.clone())));
+    let expanded = support::app::draw(&s.app, 80, 20, s.now);
+    assert!(expanded.contains("row 300"), "{expanded}");
+
+    // Folded again: the head only; a late answer for a folded cell is dropped.
+    assert!(s.ctrl('o').is_empty());
+    assert_eq!(stored(&s).2, None);
+    s.at(AppEvent::ResultRead {
+        id: "a".into(),
+        at: at.clone(),
+        text: Ok(long.clone()),
+    });
+    assert_eq!(stored(&s).2, None);
+
+    // A file that no longer holds it: the expanded view says why, under the head.
+    s.ctrl('o');
+    s.at(AppEvent::ResultRead {
+        id: "a".into(),
+        at,
+        text: Err("cannot read the rest of this result from s.jsonl: gone".into()),
+    });
+    let failed = support::app::draw(&s.app, 80, 20, s.now);
+    assert!(failed.contains("row 3"), "{failed}");
+    assert!(
+        failed.contains("cannot read the rest of this result"),
+        "{failed}"
+    );
 }
 
 #[test]

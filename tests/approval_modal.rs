@@ -153,6 +153,7 @@ fn an_ask_opens_the_modal_notifies_and_y_approves_once() {
             is_error: false,
             outcome: ToolOutcome::Ok,
             duration: Duration::from_millis(40),
+            stored: None,
         }),
         later,
     );
@@ -244,6 +245,7 @@ fn n_esc_and_ctrl_c_deny_without_feedback() {
             is_error: true,
             outcome: ToolOutcome::Refused,
             duration: Duration::from_millis(1),
+            stored: None,
         }),
         now,
     );

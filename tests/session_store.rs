@@ -12,8 +12,9 @@ use rein::agent::{Message, ToolCall};
 use rein::conversation::{ToolOutcome, ToolResult};
 use rein::permissions::Grant;
 use rein::session::{
-    self, export_markdown, latest_for_project, list, list_with_stats, load, read_records, Entry,
-    MessageCount, Record, SessionMeta, SessionWriter, NOT_RUN, SUMMARY_EVERY,
+    self, export_markdown, latest_for_project, list, list_with_stats, load, load_with,
+    read_records, read_result, Entry, MessageCount, Record, SessionMeta, SessionWriter, Shown,
+    NOT_RUN, SUMMARY_EVERY,
 };
 use rein::tools::write_todos::{Todo, TodoStatus};
 
@@ -293,6 +294,90 @@ fn a_turn_cut_off_mid_tool_gets_exactly_the_missing_results() {
         s.notices.iter().any(|n| n.contains("1 tool call finished")),
         "{:?}",
         s.notices
+    );
+}
+
+/// Issue 16, item 4: loaded for a screen, a long result keeps its head in the transcript
+/// (with how many lines follow and where its entry is) while the history keeps all of it;
+/// the whole text reads back from that entry; a repaired history keeps the folds in line.
+#[test]
+fn long_results_load_as_heads_and_read_back_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let mut w = new_writer(home.path(), "/p");
+    let long: String = (1..=500).map(|i| format!("line {i}\n")).collect();
+    // Over the write buffer: streamed, yet one line.
+    let huge: String = "x".repeat(200_000);
+    let mut offsets = Vec::new();
+    for m in [
+        Message::user("look around"),
+        calls(&["a", "b", "c"]),
+        Message::tool("a", &long),
+        Message::tool("b", "short"),
+        Message::tool("c", &huge),
+        Message::assistant("now the rest".into(), vec![]),
+        calls(&["d"]),
+    ] {
+        offsets.push(w.append_message(&m).unwrap());
+    }
+    let path = w.path().to_path_buf();
+    w.close().unwrap();
+    assert!(offsets.iter().all(Option::is_some), "{offsets:?}");
+
+    let s = load_with(&path, Shown::Heads(3)).unwrap();
+    assert_eq!(s.transcript.len(), s.folds.len());
+    // The unanswered call got its synthetic result, with no fold, in line.
+    assert_eq!(s.transcript.len(), 8);
+    assert_eq!(s.folds[7], None);
+    let Message::Tool { content, .. } = &s.transcript[2] else {
+        panic!("{:?}", s.transcript[2])
+    };
+    assert_eq!(content, "line 1\nline 2\nline 3");
+    let fold = s.folds[2].expect("the long result is folded");
+    assert_eq!(fold.more_lines, 497);
+    assert_eq!(Some(fold.offset), offsets[2]);
+    assert_eq!(read_result(&path, fold.offset, "a").unwrap(), long);
+    assert_eq!(s.folds[3], None, "a short result stays whole");
+    let fold = s.folds[4].expect("one long line is folded too");
+    assert_eq!(read_result(&path, fold.offset, "c").unwrap(), huge);
+    // The history the model sees next has every byte.
+    assert_eq!(s.history[2], Message::tool("a", &long));
+    // Loaded whole (an export), nothing is folded.
+    let whole = load(&path).unwrap();
+    assert!(whole.folds.iter().all(Option::is_none));
+    assert_eq!(whole.transcript[2], Message::tool("a", &long));
+}
+
+/// A result from before rein recorded outcomes is judged by all of its text, not by the
+/// head the transcript keeps of it.
+#[test]
+fn a_folded_old_results_outcome_is_guessed_from_the_whole_text() {
+    let home = tempfile::tempdir().unwrap();
+    let mut w = new_writer(home.path(), "/p");
+    let text = format!(
+        "Error: {}\nthe command was interrupted by the user",
+        "partial output\n".repeat(200)
+    );
+    for m in [Message::user("go"), calls(&["a"])] {
+        w.append_message(&m).unwrap();
+    }
+    let path = w.path().to_path_buf();
+    w.close().unwrap();
+    let line = format!(
+        "{{\"ts\":\"t\",\"type\":\"message\",\"message\":{{\"role\":\"tool\",\
+         \"tool_call_id\":\"a\",\"content\":{}}}}}\n",
+        serde_json::to_string(&text).unwrap()
+    );
+    OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+    let s = load_with(&path, Shown::Heads(3)).unwrap();
+    assert!(s.folds[2].is_some());
+    assert_eq!(
+        session::tool_outcome(&s.transcript[2], "bash"),
+        Some(ToolOutcome::Interrupted)
     );
 }
 

@@ -606,3 +606,40 @@ async fn a_read_only_rein_home_runs_without_recording_and_says_so() {
     );
     assert!(!err.contains("continue it with --resume"), "{err}");
 }
+
+/// Issue 16, item 4: a tool's `ToolFinished` says where the session file holds its result,
+/// so a front end can keep only the head of a long one and read the rest back.
+#[tokio::test]
+async fn a_finished_call_says_where_its_result_is_recorded() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let rows: String = (1..=400).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(project.path().join("long.txt"), rows).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("read_file", r#"{"path":"long.txt"}"#)]),
+        Reply::text("Read."),
+    ])
+    .await
+    .unwrap();
+    let (mut handle, path) =
+        spawn_recorded(config(&server, project.path(), home.path()), data.path());
+    let events = turn(&mut handle, "read long.txt", ApprovalDecision::Approve).await;
+    let (id, result, stored) = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolFinished {
+                id, result, stored, ..
+            } => Some((id.clone(), result.clone(), stored.clone())),
+            _ => None,
+        })
+        .expect("the call finished");
+    let stored = stored.expect("recorded before the event");
+    assert_eq!(&*stored.path, path.as_path());
+    assert!(result.contains("row 400"), "{result}");
+    assert_eq!(
+        rein::session::read_result(&stored.path, stored.offset, &id).unwrap(),
+        result
+    );
+    handle.send(AgentCommand::Shutdown);
+}

@@ -229,6 +229,63 @@ async fn resume_a_headless_session_from_the_picker() {
     tmux.send("", &["C-c"]);
 }
 
+/// Issue 16, item 4: a resumed session keeps only the head of a long result; Ctrl-O reads
+/// the rest back from the session file, and folding it again lets it go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_long_result_expands_from_the_session_file() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rows: String = (1..=400)
+        .map(|i| format!("row {i:03} of the long file\n"))
+        .collect();
+    std::fs::write(project.path().join("long.txt"), rows).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("read_file", r#"{"path":"long.txt"}"#)]),
+        Reply::text("Read all of it."),
+    ])
+    .await
+    .unwrap();
+    let mut headless = rein_command(home.path(), project.path(), &server.base_url());
+    headless.extend(["-p".into(), "read long.txt please".into()]);
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(&headless[0])
+            .args(&headless[1..])
+            .output()
+            .expect("rein -p runs")
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "rein -p failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut command = rein_command(home.path(), project.path(), &server.base_url());
+    command.push("--continue".into());
+    let tmux = Tmux::start(&command, 100, 30);
+    let screen = tmux
+        .wait_for("the folded result", |s| {
+            s.contains("more lines (Ctrl-O)") && s.contains("Read all of it.")
+        })
+        .await;
+    assert!(screen.contains("row 001"), "{screen}");
+    assert!(!screen.contains("row 400"), "folded:\n{screen}");
+    tmux.send("", &["C-o"]);
+    let screen = tmux
+        .wait_for("the whole result", |s| {
+            s.contains("row 400 of the long file") && !s.contains("more lines (Ctrl-O)")
+        })
+        .await;
+    assert!(screen.contains("Read all of it."), "{screen}");
+    tmux.send("", &["C-o"]);
+    tmux.wait_for("folded again", |s| {
+        s.contains("more lines (Ctrl-O)") && !s.contains("row 400")
+    })
+    .await;
+    tmux.send("", &["C-c"]);
+}
+
 /// Issue 12, item 2: the picker marks a session another rein has open, and choosing it
 /// goes on in a copy instead of writing into the same file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

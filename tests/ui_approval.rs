@@ -349,6 +349,7 @@ fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
             is_error: false,
             outcome: rein::agent::ToolOutcome::Ok,
             duration: Duration::from_millis(2500),
+            stored: None,
         }),
     ] {
         update_at(&mut app, event, now);

@@ -60,7 +60,7 @@ fn tool(clock: &Clock, name: &str, arg: &str, status: ToolStatus, result: Option
         let finished = !matches!(status, ToolStatus::Running | ToolStatus::WaitingApproval);
         t.status = status;
         t.duration = finished.then(|| Duration::from_millis(2_430));
-        t.result = result.map(str::to_string);
+        t.result = result.map(Into::into);
     }
     cell
 }

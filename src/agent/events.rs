@@ -103,6 +103,11 @@ pub enum AgentEvent {
         outcome: ToolOutcome,
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
+        /// Where the session file holds the result, when it was recorded before this
+        /// event: a front end can keep only the head of a long one and read the rest back
+        /// ([`crate::session::read_result`]).
+        #[serde(skip)]
+        stored: Option<crate::session::EntryAt>,
     },
     /// A subagent (the running `task` call `task_id`) did something. Its text is not
     /// streamed: only its steps, its tool calls and its usage are.

@@ -278,9 +278,15 @@ impl Agent {
     }
 
     /// Append `message` to the history and to the session file.
-    fn push(&mut self, message: Message) {
-        self.record(Entry::message(message.clone()));
+    /// Record `message` and append it to the history; where the session file holds it.
+    fn push(&mut self, message: Message) -> Option<crate::session::EntryAt> {
+        let offset = self.recording(|w| w.append_message(&message)).flatten();
         self.history.push(message);
+        let writer = self.recorder.as_ref()?;
+        Some(crate::session::EntryAt {
+            path: std::sync::Arc::from(writer.path()),
+            offset: offset?,
+        })
     }
 
     /// Write one entry to the session file; a failure is reported once and the session
@@ -289,20 +295,31 @@ impl Agent {
     /// fit (a full disk takes small ones) would leave holes a resume could not see, so the
     /// file stops at a clean point and says as much as it holds.
     fn record(&mut self, entry: Entry) {
+        self.recording(|w| w.append(&entry));
+    }
+
+    /// Run `write` on the session writer unless recording stopped; its value, or `None`
+    /// when it failed (which stops recording, said once) or nothing is recorded.
+    fn recording<T>(
+        &mut self,
+        write: impl FnOnce(&mut SessionWriter) -> std::io::Result<T>,
+    ) -> Option<T> {
         if self.recorder_failed {
-            return;
+            return None;
         }
-        let Some(writer) = self.recorder.as_mut() else {
-            return;
-        };
-        if let Err(e) = writer.append(&entry) {
-            self.recorder_failed = true;
-            let message = format!(
-                "the session file {} cannot be written ({e}); recording stopped here, so \
-                 resuming it goes on from this point, without what follows",
-                writer.path().display()
-            );
-            self.emit(AgentEvent::RecordingStopped { message });
+        let writer = self.recorder.as_mut()?;
+        match write(writer) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                self.recorder_failed = true;
+                let message = format!(
+                    "the session file {} cannot be written ({e}); recording stopped here, \
+                     so resuming it goes on from this point, without what follows",
+                    writer.path().display()
+                );
+                self.emit(AgentEvent::RecordingStopped { message });
+                None
+            }
         }
     }
 
@@ -917,8 +934,11 @@ impl Agent {
     }
 
     fn finish_tool(&mut self, call: &ToolCall, result: ToolResult, started: Instant) {
-        let event = finished_event(call, &result, started);
-        self.push(Message::tool_result(call.id.clone(), result));
+        let mut event = finished_event(call, &result, started);
+        let at = self.push(Message::tool_result(call.id.clone(), result));
+        if let AgentEvent::ToolFinished { stored, .. } = &mut event {
+            *stored = at;
+        }
         self.emit(event);
     }
 }
@@ -975,6 +995,7 @@ fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> Age
         is_error: result.outcome.is_error(),
         outcome: result.outcome,
         duration: started.elapsed(),
+        stored: None,
     }
 }
 

@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use super::event::Effect;
 use super::state::{
-    Activity, App, Cell, NoticeKind, PendingApproval, SubagentCall, SubagentView, ToolCell,
-    ToolStatus,
+    Activity, App, Cell, NoticeKind, PendingApproval, ResultText, SubagentCall, SubagentView,
+    ToolCell, ToolStatus,
 };
 use crate::agent::{AgentEvent, EventFamily, SubagentEvent, ToolOutcome, TurnOutcome};
 use crate::describe;
@@ -153,6 +153,7 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
             result,
             outcome,
             duration,
+            stored,
             ..
         } => {
             add_chars(app, &result);
@@ -160,7 +161,7 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
                 let approved = cell.approved || cell.status == ToolStatus::WaitingApproval;
                 cell.status = finished_status(outcome, approved);
                 cell.duration = Some(duration);
-                cell.result = Some(result);
+                cell.result = Some(ResultText::kept(result, stored));
             }
         }
         AgentEvent::TodosUpdated { todos } => app.todos = todos,

@@ -10,7 +10,7 @@ use super::picker::SessionList;
 use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
 use crate::custom_commands::CommandSet;
 use crate::file_index::FileIndex;
-use crate::session::LoadedSession;
+use crate::session::{EntryAt, LoadedSession};
 
 /// Everything the dashboard reacts to, in one stream.
 #[derive(Debug)]
@@ -50,6 +50,13 @@ pub enum AppEvent {
     /// The external editor closed ([`Effect::EditInput`]): the new text of the input, or
     /// why it is unchanged (one line).
     Edited(Result<String, String>),
+    /// The whole of a stored tool result, read back for its expanded view
+    /// ([`Effect::ReadResult`]), or why it could not be read (one line).
+    ResultRead {
+        id: String,
+        at: EntryAt,
+        text: Result<String, String>,
+    },
 }
 
 /// The answer to [`Effect::SwitchModel`].
@@ -105,6 +112,9 @@ pub enum Effect {
     AllowMcp(String),
     /// Append this input to the history file (`App::input_history`).
     SaveInput(String),
+    /// Read the whole result of call `id` from its session entry and come back with
+    /// [`AppEvent::ResultRead`].
+    ReadResult { id: String, at: EntryAt },
     /// Leave the dashboard.
     Quit,
 }

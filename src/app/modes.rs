@@ -119,7 +119,7 @@ pub fn command_event(app: &mut App, event: AgentEvent, now: Instant) {
                     _ => ToolStatus::Failed,
                 };
                 cell.duration = Some(duration);
-                cell.result = Some(output);
+                cell.result = Some(output.into());
             }
             app.activity = if app.composer.queued.is_empty() {
                 Activity::Idle

@@ -4,10 +4,17 @@
 
 use std::time::{Duration, Instant};
 
-use super::state::{Activity, App, Approvals, Cell, Gauge, NoticeKind, ToolStatus, Transcript};
+use super::state::{
+    Activity, App, Approvals, Cell, Gauge, NoticeKind, ResultText, StoredResult, ToolStatus,
+    Transcript,
+};
 use crate::conversation::Message;
-use crate::session::{tool_outcome, LoadedSession};
+use crate::session::{tool_outcome, EntryAt, LoadedSession, Shown};
 use crate::tools::parse_arguments;
+
+/// What a dashboard loads of a session: long tool results as their folded heads (the
+/// rest is read back from the file when one is expanded).
+pub const SHOWN: Shown = Shown::Heads(crate::ui::transcript::FOLDED_RESULT_LINES);
 
 /// Forget the conversation shown: transcript, todo list, gauge and context figures and
 /// queued messages. The input's text, the input history (the user's, across sessions), the
@@ -54,6 +61,7 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
             .cells
             .push(Cell::notice(NoticeKind::Error, notice.clone()));
     }
+    let file: std::sync::Arc<std::path::Path> = std::sync::Arc::from(session.path.as_path());
     let history = std::mem::take(&mut app.composer.history);
     let mut known: std::collections::HashSet<&str> = history.iter().map(String::as_str).collect();
     let mut added: Vec<String> = Vec::new();
@@ -133,7 +141,19 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                         ToolStatus::Done { approved: false }
                     };
                     cell.duration = Some(Duration::ZERO);
-                    cell.result = Some(content.clone());
+                    cell.result = Some(match session.folds.get(i).copied().flatten() {
+                        // A long result: its head, the rest read back from the file.
+                        Some(fold) => ResultText::Stored(Box::new(StoredResult {
+                            head: content.clone(),
+                            more_lines: fold.more_lines,
+                            at: EntryAt {
+                                path: file.clone(),
+                                offset: fold.offset,
+                            },
+                            whole: None,
+                        })),
+                        None => ResultText::Whole(content.clone()),
+                    });
                 }
             }
         }

@@ -256,8 +256,9 @@ pub struct ToolCell {
     pub status: ToolStatus,
     pub started: Instant,
     pub duration: Option<Duration>,
-    /// The result text exactly as the model read it.
-    pub result: Option<String>,
+    /// The result text exactly as the model read it (a long one's head, when the session
+    /// file holds it).
+    pub result: Option<ResultText>,
     /// Show the whole result instead of the first few lines.
     pub expanded: bool,
     /// The user allowed it from the approval modal.
@@ -266,6 +267,67 @@ pub struct ToolCell {
     pub subagent: Option<SubagentView>,
     /// A word after the status: "auto-approved (auto mode)", "run by you".
     pub note: Option<String>,
+}
+
+/// A tool result as its cell keeps it: whole, or, for a long one the session file holds,
+/// only what the folded view shows until the user expands it (a transcript of thousands of
+/// results then costs their heads, not their text).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResultText {
+    Whole(String),
+    /// Boxed: a cell of the common kind stays as small as a `String`.
+    Stored(Box<StoredResult>),
+}
+
+/// A long result the session file holds, as its cell keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredResult {
+    /// Its first lines ([`crate::session::result_head`]).
+    pub head: String,
+    /// How many lines follow the head.
+    pub more_lines: usize,
+    /// Where the session file holds all of it.
+    pub at: crate::session::EntryAt,
+    /// All of it, once read back for the expanded view (dropped when folded again), or why
+    /// it could not be read.
+    pub whole: Option<Result<String, String>>,
+}
+
+impl ResultText {
+    /// `text` as a cell keeps it: a long result the session file holds (`at`) as its
+    /// head, anything else whole.
+    pub fn kept(text: String, at: Option<crate::session::EntryAt>) -> ResultText {
+        let lines = crate::ui::transcript::FOLDED_RESULT_LINES;
+        match at.and_then(|at| Some((crate::session::result_head(&text, lines)?, at))) {
+            Some(((head, more_lines), at)) => ResultText::Stored(Box::new(StoredResult {
+                head,
+                more_lines,
+                at,
+                whole: None,
+            })),
+            None => ResultText::Whole(text),
+        }
+    }
+
+    /// The whole text when the cell has it.
+    pub fn whole(&self) -> Option<&str> {
+        match self {
+            ResultText::Whole(text) => Some(text),
+            ResultText::Stored(stored) => stored.whole.as_ref()?.as_deref().ok(),
+        }
+    }
+}
+
+impl From<String> for ResultText {
+    fn from(text: String) -> Self {
+        ResultText::Whole(text)
+    }
+}
+
+impl From<&str> for ResultText {
+    fn from(text: &str) -> Self {
+        ResultText::Whole(text.to_string())
+    }
 }
 
 /// A running (or finished) subagent as its `task` cell shows it: the current step, and

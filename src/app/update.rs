@@ -29,7 +29,7 @@ use super::model_picker;
 use super::model_switch;
 use super::picker;
 use super::resume;
-use super::state::{App, Cell, NoticeKind, Scroll};
+use super::state::{App, Cell, NoticeKind, ResultText, Scroll};
 use crate::agent::AgentCommand;
 
 /// A second Ctrl-C within this long quits.
@@ -108,6 +108,7 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         AppEvent::Mcp(event) => super::mcp_view::event(app, event),
         AppEvent::HistoryLoaded(earlier) => composer::earlier_inputs(app, earlier),
         AppEvent::Edited(result) => editor::edited(app, result),
+        AppEvent::ResultRead { id, at, text } => result_read(app, &id, &at, text),
     }
     effects
 }
@@ -237,7 +238,19 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             });
             match last {
                 Some(Cell::Tool(tool)) => {
+                    let tool: &mut crate::app::state::ToolCell = tool;
                     tool.expanded = !tool.expanded;
+                    if let Some(ResultText::Stored(stored)) = &mut tool.result {
+                        if !tool.expanded {
+                            // Folded again: only the head is kept.
+                            stored.whole = None;
+                        } else if stored.whole.is_none() {
+                            effects.push(Effect::ReadResult {
+                                id: tool.id.clone(),
+                                at: stored.at.clone(),
+                            });
+                        }
+                    }
                 }
                 Some(Cell::Compaction(cell)) => {
                     cell.expanded = !cell.expanded;
@@ -316,6 +329,27 @@ fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
 }
 
 /// The mouse on the main screen: the wheel scrolls the transcript.
+/// The whole of a stored result came back: its cell shows it, if it is still expanded
+/// (folded meanwhile, or the transcript replaced, it is dropped).
+fn result_read(
+    app: &mut App,
+    id: &str,
+    at: &crate::session::EntryAt,
+    text: Result<String, String>,
+) {
+    let cell = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+        Cell::Tool(t) if t.id == id && t.expanded => Some(t),
+        _ => None,
+    });
+    if let Some(cell) = cell {
+        if let Some(ResultText::Stored(stored)) = &mut cell.result {
+            if stored.at == *at && stored.whole.is_none() {
+                stored.whole = Some(text);
+            }
+        }
+    }
+}
+
 fn main_mouse(app: &mut App, mouse: MouseEvent) {
     match mouse.kind {
         MouseEventKind::ScrollUp => scroll_up(app, WHEEL_LINES),

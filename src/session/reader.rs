@@ -8,12 +8,13 @@
 //! recorded; for one recorded before rein kept outcomes, [`tool_outcome`] guesses it from
 //! the text, the only place a result's text is read for what happened.
 
-use std::fs;
-use std::io;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use super::entry::{Entry, Record, SessionMeta};
-use super::repair::repair;
+use super::fold::{result_head, Folded, Shown};
+use super::repair::{repair, Repairable};
 use crate::conversation::outcome::SESSION_ENDED_MAY_HAVE_RUN;
 use crate::conversation::{Message, ToolOutcome};
 use crate::permissions::ApprovalMode;
@@ -31,7 +32,12 @@ pub struct LoadedSession {
     /// calls answered, no system message.
     pub history: Vec<Message>,
     /// Every message as the user saw it, compactions ignored (cut-off calls answered too).
+    /// Loaded with [`Shown::Heads`], a long tool result holds only its head here (its
+    /// [`LoadedSession::folds`] entry says so).
     pub transcript: Vec<Message>,
+    /// Beside each `transcript` message: for a tool result cut to its head, how many lines
+    /// follow and where its entry is in the file ([`super::read_result`] reads it whole).
+    pub folds: Vec<Option<Folded>>,
     /// Positions in `transcript` where a compaction replaced the history.
     pub compactions: Vec<usize>,
     /// The position in `history` of the last compaction's handoff note, if it has one.
@@ -86,20 +92,48 @@ pub struct RecordedModel {
     pub window: u64,
 }
 
-/// Read a session file. Bad lines are skipped with a notice; only an unreadable file or one
-/// without a single valid entry is an error.
+/// Read a session file, whole. Bad lines are skipped with a notice; only an unreadable
+/// file or one without a single valid entry is an error.
 pub fn load(path: &Path) -> io::Result<LoadedSession> {
-    let (records, mut notices) = read_records(path)?;
-    if records.is_empty() {
+    load_with(path, Shown::Whole)
+}
+
+/// A transcript message and its fold, while the file is read.
+struct Seen {
+    message: Message,
+    fold: Option<Folded>,
+}
+
+impl Repairable for Seen {
+    fn message(&self) -> &Message {
+        &self.message
+    }
+
+    fn from_message(message: Message) -> Self {
+        Seen {
+            message,
+            fold: None,
+        }
+    }
+}
+
+/// [`load`], keeping of each long tool result in the transcript what `shown` says. The
+/// file is read a line at a time, so what the session holds is never in memory twice.
+pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
+    let mut lines = RecordLines::open(path)?;
+    let Some(first) = lines.next() else {
+        lines.finish()?;
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{} holds no session entries", path.display()),
         ));
-    }
+    };
     let mut meta = None;
     let mut title = None;
     let mut history = Vec::new();
-    let mut transcript = Vec::new();
+    let mut transcript: Vec<Seen> = Vec::new();
+    // The calls of the last assistant message: a folded result's tool, by call id.
+    let mut calls: Vec<(String, String)> = Vec::new();
     let mut compactions = Vec::new();
     let mut summary = None;
     let mut calibration = None;
@@ -112,8 +146,8 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     let mut user_runs = Vec::new();
     let mut message_count = 0;
     let mut started = std::collections::HashSet::new();
-    let first_ts = records[0].ts.clone();
-    for record in records {
+    let first_ts = first.1.ts.clone();
+    for (offset, record) in std::iter::once(first).chain(lines.by_ref()) {
         match record.entry {
             Entry::Meta(m) => {
                 meta.get_or_insert(m);
@@ -127,8 +161,14 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                     // It carried the user's commands run before it.
                     user_runs.clear();
                 }
-                history.push(message.clone());
-                transcript.push(message);
+                if let Message::Assistant { tool_calls, .. } = &message {
+                    calls = tool_calls
+                        .iter()
+                        .map(|c| (c.id.clone(), c.function.name.clone()))
+                        .collect();
+                }
+                transcript.push(shown_copy(&message, offset, shown, &calls));
+                history.push(message);
             }
             Entry::Todos { todos: list } => todos = list,
             Entry::Compaction {
@@ -176,7 +216,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
                     }
                 }
                 if let Some(last) = transcript.last_mut() {
-                    last.set_reminder(text);
+                    last.message.set_reminder(text);
                 }
             }
             Entry::Rule { grant } => {
@@ -204,6 +244,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
             }
         }
     }
+    let mut notices = lines.finish()?;
     let meta = meta.unwrap_or_else(|| {
         notices.push(format!(
             "{} has no meta entry; its project and model are unknown",
@@ -229,6 +270,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
     // Repairs never touch a user message, but a note must be one to count.
     let summary = summary.filter(|&i| matches!(history.get(i), Some(Message::User { .. })));
     repair(&mut transcript, &started);
+    let (transcript, folds) = transcript.into_iter().map(|s| (s.message, s.fold)).unzip();
     if fixed.synthetic > 0 {
         notices.push(format!(
             "the session ended before {} tool call{} finished; {} answered with an error so \
@@ -256,6 +298,7 @@ pub fn load(path: &Path) -> io::Result<LoadedSession> {
         title,
         history,
         transcript,
+        folds,
         compactions,
         summary,
         calibration,
@@ -305,40 +348,144 @@ fn guess_outcome(tool: &str, text: &str) -> ToolOutcome {
     }
 }
 
-/// Every valid line of a session file in order, and a notice for each skipped line.
-pub fn read_records(path: &Path) -> io::Result<(Vec<Record>, Vec<String>)> {
-    let bytes = fs::read(path).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot read session file {}: {e}", path.display()),
-        )
-    })?;
-    Ok(parse_records(&bytes, path))
+/// What the transcript keeps of `message` (its entry at `offset`): a copy, or for a long
+/// tool result under [`Shown::Heads`], its head, its outcome decided from the whole text.
+fn shown_copy(message: &Message, offset: u64, shown: Shown, calls: &[(String, String)]) -> Seen {
+    let whole = || Seen {
+        message: message.clone(),
+        fold: None,
+    };
+    let (Shown::Heads(lines), Message::Tool { tool_call_id, .. }) = (shown, message) else {
+        return whole();
+    };
+    let Message::Tool { content, .. } = message else {
+        return whole();
+    };
+    let Some((head, more_lines)) = result_head(content, lines) else {
+        return whole();
+    };
+    let tool = calls
+        .iter()
+        .find(|(id, _)| id == tool_call_id)
+        .map_or("", |(_, name)| name.as_str());
+    Seen {
+        message: Message::Tool {
+            tool_call_id: tool_call_id.clone(),
+            content: head,
+            reminder: None,
+            outcome: tool_outcome(message, tool),
+            images: Vec::new(),
+        },
+        fold: Some(Folded { more_lines, offset }),
+    }
 }
 
-fn parse_records(bytes: &[u8], path: &Path) -> (Vec<Record>, Vec<String>) {
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let last = lines.iter().rposition(|l| !is_blank(l));
-    let mut records = Vec::with_capacity(lines.len());
-    let mut notices = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if is_blank(line) {
-            continue;
-        }
-        match serde_json::from_slice::<Record>(line) {
-            Ok(record) => records.push(record),
-            Err(_) if Some(i) == last => notices.push(format!(
-                "the last entry of {} was cut off and was skipped",
-                path.display()
-            )),
-            Err(e) => notices.push(format!(
-                "line {} of {} is not a valid session entry and was skipped ({e})",
-                i + 1,
-                path.display()
-            )),
+/// Every valid line of a session file in order, and a notice for each skipped line.
+pub fn read_records(path: &Path) -> io::Result<(Vec<Record>, Vec<String>)> {
+    let mut lines = RecordLines::open(path)?;
+    let records = lines.by_ref().map(|(_, record)| record).collect();
+    Ok((records, lines.finish()?))
+}
+
+/// The valid lines of a session file with the byte offset each starts at, read a line at
+/// a time; [`RecordLines::finish`] gives a notice for each line skipped (or the read
+/// error that ended it).
+struct RecordLines<R> {
+    input: R,
+    path: PathBuf,
+    line: Vec<u8>,
+    offset: u64,
+    number: usize,
+    /// A line that did not parse: the last one was cut off by a crash, one with lines
+    /// after it is named by its number (known once another line comes).
+    bad: Option<(usize, serde_json::Error)>,
+    notices: Vec<String>,
+    failed: Option<io::Error>,
+}
+
+impl RecordLines<BufReader<File>> {
+    fn open(path: &Path) -> io::Result<Self> {
+        let file = File::open(path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot read session file {}: {e}", path.display()),
+            )
+        })?;
+        Ok(RecordLines::new(
+            BufReader::with_capacity(64 << 10, file),
+            path,
+        ))
+    }
+}
+
+impl<R: BufRead> RecordLines<R> {
+    fn new(input: R, path: &Path) -> Self {
+        RecordLines {
+            input,
+            path: path.to_path_buf(),
+            line: Vec::new(),
+            offset: 0,
+            number: 0,
+            bad: None,
+            notices: Vec::new(),
+            failed: None,
         }
     }
-    (records, notices)
+
+    /// The notices for the lines skipped, or the error that stopped the reading.
+    fn finish(mut self) -> io::Result<Vec<String>> {
+        if let Some(e) = self.failed {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot read session file {}: {e}", self.path.display()),
+            ));
+        }
+        if self.bad.is_some() {
+            self.notices.push(format!(
+                "the last entry of {} was cut off and was skipped",
+                self.path.display()
+            ));
+        }
+        Ok(self.notices)
+    }
+}
+
+impl<R: BufRead> Iterator for RecordLines<R> {
+    type Item = (u64, Record);
+
+    fn next(&mut self) -> Option<(u64, Record)> {
+        loop {
+            self.line.clear();
+            let n = match self.input.read_until(b'\n', &mut self.line) {
+                Ok(0) => return None,
+                Ok(n) => n,
+                Err(e) => {
+                    self.failed = Some(e);
+                    return None;
+                }
+            };
+            let at = self.offset;
+            self.offset += n as u64;
+            self.number += 1;
+            if is_blank(&self.line) {
+                continue;
+            }
+            if let Some((i, e)) = self.bad.take() {
+                self.notices.push(skipped(i, &self.path, &e));
+            }
+            match serde_json::from_slice::<Record>(&self.line) {
+                Ok(record) => return Some((at, record)),
+                Err(e) => self.bad = Some((self.number, e)),
+            }
+        }
+    }
+}
+
+fn skipped(number: usize, path: &Path, e: &serde_json::Error) -> String {
+    format!(
+        "line {number} of {} is not a valid session entry and was skipped ({e})",
+        path.display()
+    )
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -362,12 +509,16 @@ fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn blank_lines_are_ignored_and_bad_ones_are_named() {
         let text = b"\n{\"ts\":\"t\",\"type\":\"title\",\"title\":\"a\"}\n\nnot json\n\
                      {\"ts\":\"t\",\"type\":\"title\",\"title\":\"b\"}\n{\"ts\":\"t\",\"ty";
-        let (records, notices) = parse_records(text, Path::new("s.jsonl"));
+        let mut lines = RecordLines::new(&text[..], Path::new("s.jsonl"));
+        let records: Vec<(u64, Record)> = lines.by_ref().collect();
+        let notices = lines.finish().unwrap();
+        assert_eq!(records[0].0, 1, "the offset after the blank first line");
         assert_eq!(records.len(), 2);
         assert_eq!(notices.len(), 2, "{notices:?}");
         assert!(notices[0].starts_with("line 4 of s.jsonl"), "{notices:?}");

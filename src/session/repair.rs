@@ -26,13 +26,33 @@ pub(crate) struct Repair {
     pub orphans: usize,
 }
 
+/// What [`repair`] works on: a message, or a message with what a reader keeps beside it.
+pub(crate) trait Repairable {
+    fn message(&self) -> &Message;
+    /// A result `repair` adds.
+    fn from_message(message: Message) -> Self;
+}
+
+impl Repairable for Message {
+    fn message(&self) -> &Message {
+        self
+    }
+
+    fn from_message(message: Message) -> Self {
+        message
+    }
+}
+
 /// Fix `history` in place; see the module notes.
 /// `started` holds the ids of the calls the session recorded as started.
-pub(crate) fn repair(
-    history: &mut Vec<Message>,
+pub(crate) fn repair<T: Repairable>(
+    history: &mut Vec<T>,
     started: &std::collections::HashSet<String>,
 ) -> Repair {
-    if matches!(history.first(), Some(Message::System { .. })) {
+    if matches!(
+        history.first().map(T::message),
+        Some(Message::System { .. })
+    ) {
         history.remove(0);
     }
     let mut report = Repair::default();
@@ -40,7 +60,7 @@ pub(crate) fn repair(
     // Calls of the latest assistant message still waiting for their result.
     let mut pending: Vec<String> = Vec::new();
     for message in history.drain(..) {
-        match &message {
+        match message.message() {
             Message::Tool { tool_call_id, .. } => {
                 if let Some(i) = pending.iter().position(|id| id == tool_call_id) {
                     pending.remove(i);
@@ -51,7 +71,7 @@ pub(crate) fn repair(
             }
             _ => {
                 answer(&mut pending, &mut out, &mut report, started);
-                if let Message::Assistant { tool_calls, .. } = &message {
+                if let Message::Assistant { tool_calls, .. } = message.message() {
                     pending = tool_calls.iter().map(|c| c.id.clone()).collect();
                 }
                 out.push(message);
@@ -63,15 +83,15 @@ pub(crate) fn repair(
     report
 }
 
-fn answer(
+fn answer<T: Repairable>(
     pending: &mut Vec<String>,
-    out: &mut Vec<Message>,
+    out: &mut Vec<T>,
     report: &mut Repair,
     started: &std::collections::HashSet<String>,
 ) {
     for id in pending.drain(..) {
         let result = ToolResult::session_ended(started.contains(&id));
-        out.push(Message::tool_result(id, result));
+        out.push(T::from_message(Message::tool_result(id, result)));
         report.synthetic += 1;
     }
 }

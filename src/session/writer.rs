@@ -1,9 +1,11 @@
 //! Appending to a session file.
 //!
-//! Each entry becomes one line written with a single `write_all` (the line and its `\n`) on a
-//! file opened for appending, so once [`SessionWriter::append`] returns the entry is in the
-//! operating system's hands: a crash or `SIGKILL` of rein loses at most the entry being
-//! written, seen on load as a torn last line. Surviving power loss takes
+//! Each entry becomes one line (the entry and its `\n`) on a file opened for appending,
+//! written through a buffer: an entry up to 64 KiB in a single write, a longer one (a
+//! long reply or result) streamed so it is never in memory twice. Once
+//! [`SessionWriter::append`] returns the entry is in the operating system's hands: a crash
+//! or `SIGKILL` of rein loses at most the entry being written, seen on load as a torn last
+//! line. Surviving power loss takes
 //! [`SessionWriter::sync`] as well. A failed write is rolled back to the last whole line when
 //! the file allows it, and otherwise the next line starts on a fresh line, so one failure
 //! never spoils the entries after it. Nothing here panics; every failure is returned.
@@ -15,15 +17,16 @@
 //! messages, and on [`SessionWriter::close`] or drop.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::entry::{Entry, Record, SessionMeta};
+use super::fold::Shown;
 use super::list::{write_sidecar, Sidecar};
 use super::lock;
-use super::reader::{load, LoadedSession};
+use super::reader::{load_with, LoadedSession};
 use super::{session_path, sessions_dir, summary_path};
 use crate::conversation::Message;
 use crate::stamp::{new_session_id, now_rfc3339};
@@ -55,10 +58,38 @@ pub struct SessionWriter {
 
 /// A record to write, borrowing its entry.
 #[derive(Serialize)]
-struct RecordOut<'a> {
+struct RecordOut<'a, E> {
     ts: &'a str,
     #[serde(flatten)]
-    entry: &'a Entry,
+    entry: &'a E,
+}
+
+/// A message entry, borrowing its message: the same line as [`Entry::Message`].
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "message")]
+struct MessageOut<'a> {
+    message: &'a Message,
+}
+
+/// The buffer an entry is written through: an entry up to this size is one write.
+const WRITE_BUFFER: usize = 64 << 10;
+
+/// A writer that counts the bytes that reached it.
+struct Counting<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 impl SessionWriter {
@@ -118,8 +149,14 @@ impl SessionWriter {
     /// locked before it is read, so nothing another writer appends can slip in between;
     /// when another writer has it, the error says who (see [`lock::in_use`]).
     pub fn resume(path: &Path) -> io::Result<(SessionWriter, LoadedSession)> {
+        Self::resume_with(path, Shown::Whole)
+    }
+
+    /// [`SessionWriter::resume`], keeping of long tool results in the transcript what
+    /// `shown` says.
+    pub fn resume_with(path: &Path, shown: Shown) -> io::Result<(SessionWriter, LoadedSession)> {
         let file = Self::open_locked(path)?;
-        let loaded = load(path)?;
+        let loaded = load_with(path, shown)?;
         let writer = Self::on_file(file, &loaded)?;
         Ok((writer, loaded))
     }
@@ -138,34 +175,34 @@ impl SessionWriter {
     /// titled as the original with "(fork)" after it. The original is only read, so this
     /// works while another rein has it open.
     pub fn fork(data_dir: &Path, path: &Path) -> io::Result<(SessionWriter, LoadedSession)> {
-        let original = load(path)?;
-        let bytes = fs::read(path)?;
-        let whole = bytes
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(&bytes[..0], |i| &bytes[..=i]);
-        // Everything after the meta line (the first line).
-        let body = whole
-            .iter()
-            .position(|b| *b == b'\n')
-            .map_or(&whole[..0], |i| &whole[i + 1..]);
+        Self::fork_with(data_dir, path, Shown::Whole)
+    }
+
+    /// [`SessionWriter::fork`], keeping of long tool results in the transcript what
+    /// `shown` says.
+    pub fn fork_with(
+        data_dir: &Path,
+        path: &Path,
+        shown: Shown,
+    ) -> io::Result<(SessionWriter, LoadedSession)> {
+        let original = load_with(path, Shown::Heads(0))?;
         let mut meta = SessionMeta::new(original.meta.project.clone(), original.meta.model.clone());
         meta.forked_from = Some(original.meta.id.clone());
         let mut writer = Self::create(data_dir, meta)?;
-        writer.file.write_all(body).map_err(|e| {
+        let copied = copy_body(path, &mut writer.file).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot write session file {}: {e}", writer.path.display()),
             )
         })?;
-        writer.len += body.len() as u64;
+        writer.len += copied;
         writer.messages = original.message_count;
         let title = original
             .title
             .as_deref()
             .map_or_else(|| "(fork)".to_string(), |t| format!("{t} (fork)"));
         writer.append(&Entry::Title { title, auto: true })?;
-        let loaded = load(&writer.path)?;
+        let loaded = load_with(&writer.path, shown)?;
         Ok((writer, loaded))
     }
 
@@ -210,9 +247,7 @@ impl SessionWriter {
     /// and a meta entry is refused (only [`SessionWriter::create`] writes it).
     pub fn append(&mut self, entry: &Entry) -> io::Result<()> {
         match entry {
-            Entry::Message {
-                message: Message::System { .. },
-            } => return Ok(()),
+            Entry::Message { message } => return self.append_message(message).map(|_| ()),
             Entry::Meta(_) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
@@ -230,32 +265,38 @@ impl SessionWriter {
             _ => {}
         }
         self.write_entry(entry)?;
-        match entry {
-            Entry::Message { message } => {
-                self.messages += 1;
-                self.unsummarised += 1;
-                if let (Message::User { content, .. }, None) = (message, &self.title) {
-                    let title = title_from_text(content);
-                    if !title.is_empty() {
-                        self.write_entry(&Entry::Title {
-                            title: title.clone(),
-                            auto: true,
-                        })?;
-                        self.title = Some(title);
-                        self.refresh_summary();
-                    }
-                }
-                if self.unsummarised >= SUMMARY_EVERY {
-                    self.refresh_summary();
-                }
-            }
-            Entry::Title { title, .. } => {
-                self.title = Some(title.clone());
-                self.refresh_summary();
-            }
-            _ => {}
+        if let Entry::Title { title, .. } = entry {
+            self.title = Some(title.clone());
+            self.refresh_summary();
         }
         Ok(())
+    }
+
+    /// Write a message entry (as [`SessionWriter::append`] does, without taking the
+    /// message): where its line starts in the file, when known. A system message is
+    /// skipped (`None`).
+    pub fn append_message(&mut self, message: &Message) -> io::Result<Option<u64>> {
+        if matches!(message, Message::System { .. }) {
+            return Ok(None);
+        }
+        let at = self.write_record(&MessageOut { message }, "message")?;
+        self.messages += 1;
+        self.unsummarised += 1;
+        if let (Message::User { content, .. }, None) = (message, &self.title) {
+            let title = title_from_text(content);
+            if !title.is_empty() {
+                self.write_entry(&Entry::Title {
+                    title: title.clone(),
+                    auto: true,
+                })?;
+                self.title = Some(title);
+                self.refresh_summary();
+            }
+        }
+        if self.unsummarised >= SUMMARY_EVERY {
+            self.refresh_summary();
+        }
+        Ok(at)
     }
 
     /// Name the session (`/rename`). Whitespace runs become single spaces.
@@ -310,34 +351,64 @@ impl SessionWriter {
     }
 
     fn write_entry(&mut self, entry: &Entry) -> io::Result<()> {
+        self.write_record(entry, entry.kind()).map(|_| ())
+    }
+
+    /// Write one line: `entry` (an [`Entry`], or a borrowed form that serialises as one)
+    /// under a timestamp. Streamed to the file through a buffer, so a long entry is never
+    /// in memory twice; one up to [`WRITE_BUFFER`] bytes goes in a single write. A failure
+    /// cuts off whatever part of the line made it. Returns the offset the line starts at
+    /// (unknown after a torn write that could not be cut off).
+    fn write_record<E: Serialize>(&mut self, entry: &E, kind: &str) -> io::Result<Option<u64>> {
         let ts = now_rfc3339();
-        let mut line = Vec::with_capacity(256);
-        if self.torn {
-            line.push(b'\n');
-        }
-        serde_json::to_writer(&mut line, &RecordOut { ts: &ts, entry }).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("cannot store a {} entry: {e}", entry.kind()),
-            )
-        })?;
-        line.push(b'\n');
-        match self.file.write_all(&line).and_then(|()| self.file.flush()) {
+        let torn = self.torn;
+        let start = (!torn).then_some(self.len);
+        let mut out = io::BufWriter::with_capacity(
+            WRITE_BUFFER,
+            Counting {
+                inner: &self.file,
+                bytes: 0,
+            },
+        );
+        let written = (|| {
+            if torn {
+                out.write_all(b"\n")?;
+            }
+            serde_json::to_writer(&mut out, &RecordOut { ts: &ts, entry }).map_err(|e| {
+                if e.is_io() {
+                    io::Error::from(e)
+                } else {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("cannot store a {kind} entry: {e}"),
+                    )
+                }
+            })?;
+            out.write_all(b"\n")?;
+            out.flush()
+        })();
+        let bytes = out.get_ref().bytes;
+        // Nothing is left in the buffer to write on drop: flushed, or given up.
+        let _ = out.into_parts();
+        match written {
             Ok(()) => {
-                if self.torn {
-                    let guess = self.len + line.len() as u64;
+                if torn {
+                    let guess = self.len + bytes;
                     self.len = self.file.metadata().map_or(guess, |m| m.len());
                     self.torn = false;
                 } else {
-                    self.len += line.len() as u64;
+                    self.len += bytes;
                 }
                 self.summary_stale = true;
-                Ok(())
+                Ok(start)
             }
             Err(e) => {
                 // Cut off whatever part of the line made it, so the next one starts clean.
-                if self.file.set_len(self.len).is_err() {
+                if bytes > 0 && self.file.set_len(self.len).is_err() {
                     self.torn = true;
+                }
+                if e.kind() == io::ErrorKind::InvalidInput {
+                    return Err(e);
                 }
                 Err(io::Error::new(
                     e.kind(),
@@ -467,6 +538,26 @@ pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
+}
+
+/// Copy every whole line of the session file at `path` after its first (the meta line)
+/// to `to`, a line at a time; the bytes copied.
+fn copy_body(path: &Path, to: &mut File) -> io::Result<u64> {
+    let mut from = BufReader::with_capacity(64 << 10, File::open(path)?);
+    let mut out = io::BufWriter::with_capacity(64 << 10, to);
+    let (mut line, mut copied, mut first) = (Vec::new(), 0u64, true);
+    loop {
+        line.clear();
+        if from.read_until(b'\n', &mut line)? == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        if !std::mem::take(&mut first) {
+            out.write_all(&line)?;
+            copied += line.len() as u64;
+        }
+    }
+    out.flush()?;
+    Ok(copied)
 }
 
 #[cfg(test)]

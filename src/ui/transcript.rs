@@ -25,7 +25,7 @@ use super::wrap::{spans_width, truncate, wrap_into, WrapMode};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 use crate::app::state::{
     AssistantCell, CachedRender, Cell, CompactionCell, NoticeCell, NoticeKind, ReasoningCell,
-    RenderCache, SubagentView, ToolCell, ToolStatus, Transcript, UserCell, Versioned,
+    RenderCache, ResultText, SubagentView, ToolCell, ToolStatus, Transcript, UserCell, Versioned,
 };
 
 /// Result lines shown under a folded tool call.
@@ -306,7 +306,7 @@ pub fn status_mark(status: &ToolStatus) -> (&'static str, Style) {
 
 /// A tool call: one line (mark, name, key argument, verdict, duration), then its result
 /// folded to [`FOLDED_RESULT_LINES`] lines unless expanded.
-fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
+fn tool_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     let w = usize::from(width);
     let (mark, mark_style) = status_mark(&c.status);
     let mut tail: Vec<Span<'static>> = Vec::new();
@@ -354,25 +354,33 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
         subagent_lines(view, c, w, out);
     }
 
-    let Some(result) = c.result.as_deref() else {
+    let Some(result) = &c.result else {
         return;
     };
-    let result = result.trim_end_matches(['\n', '\r', ' ', '\t']);
-    if result.is_empty() {
-        return;
-    }
+    let trim = |t: &'a str| t.trim_end_matches(['\n', '\r', ' ', '\t']);
     let style = if c.status == ToolStatus::Failed {
         theme::ERROR
     } else {
         theme::DIM
     };
     let gutter = [Span::styled(RESULT_GUTTER, theme::DIM)];
-    if c.expanded {
-        wrap_text(result, style, width, &gutter, &gutter, WrapMode::Chars, out);
+    if let (true, Some(whole)) = (c.expanded, result.whole()) {
+        let whole = trim(whole);
+        if !whole.is_empty() {
+            wrap_text(whole, style, width, &gutter, &gutter, WrapMode::Chars, out);
+        }
+        return;
+    }
+    // Folded, or expanded while the rest of a stored result is read (or could not be).
+    let (text, stored_more) = match result {
+        ResultText::Whole(text) => (trim(text), None),
+        ResultText::Stored(stored) => (stored.head.as_str(), Some(stored.more_lines)),
+    };
+    if text.is_empty() && stored_more.unwrap_or(0) == 0 {
         return;
     }
     let room = w.saturating_sub(super::wrap::width(RESULT_GUTTER)).max(1);
-    let mut lines = result.split('\n');
+    let mut lines = text.split('\n');
     for line in lines.by_ref().take(FOLDED_RESULT_LINES) {
         let clean = sanitize(line.strip_suffix('\r').unwrap_or(line));
         out.push(Line::from(vec![
@@ -380,15 +388,20 @@ fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
             Span::styled(truncate(&clean, room), style),
         ]));
     }
-    let more = lines.count();
-    if more > 0 {
-        let plural = if more == 1 { "" } else { "s" };
-        let text = format!("… {more} more line{plural} (Ctrl-O)");
-        out.push(Line::from(vec![
-            Span::raw(INDENT),
-            Span::styled(truncate(&text, w.saturating_sub(2)), theme::HINT),
-        ]));
-    }
+    let more = lines.count() + stored_more.unwrap_or(0);
+    let plural = if more == 1 { "" } else { "s" };
+    let (text, hint) = match result {
+        ResultText::Stored(stored) if c.expanded => match &stored.whole {
+            Some(Err(why)) => (why.clone(), theme::ERROR),
+            _ => (format!("… reading {more} more line{plural}"), theme::HINT),
+        },
+        _ if more > 0 => (format!("… {more} more line{plural} (Ctrl-O)"), theme::HINT),
+        _ => return,
+    };
+    out.push(Line::from(vec![
+        Span::raw(INDENT),
+        Span::styled(truncate(&text, w.saturating_sub(2)), hint),
+    ]));
 }
 
 /// " · 3 model calls · 1.2k tokens": what a finished subagent spent.

@@ -551,7 +551,8 @@ fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (us
 
 /// A session file of `messages` messages (a question, a reply with a `bash` call, its
 /// result of `result_lines` lines, a Markdown answer, in turn) for the project of `dirs`,
-/// in its data folder; its size in bytes.
+/// in its data folder, with the `stubbed` entries each turn's end writes; its size in
+/// bytes.
 fn write_session(dirs: &Dirs, messages: usize, result_lines: usize) -> u64 {
     use rein::conversation::{Message, ToolCall};
     use rein::session::{Entry, SessionMeta, SessionWriter};
@@ -561,6 +562,7 @@ fn write_session(dirs: &Dirs, messages: usize, result_lines: usize) -> u64 {
     let result: String = (0..result_lines)
         .map(|i| format!("test parse::case_{i} ... ok\n"))
         .collect();
+    let mut stubbed = 0;
     for i in 0..messages {
         let message = match i % 4 {
             0 => Message::user(format!("Question {i}: why does the parser split tabs inside words?")),
@@ -575,6 +577,21 @@ fn write_session(dirs: &Dirs, messages: usize, result_lines: usize) -> u64 {
             ),
         };
         writer.append(&Entry::message(message)).expect("an entry");
+        // A turn's end, as rein writes it: results older than the last `keep_recent`
+        // messages are stubbed, and the file says which (the history keeps only their
+        // heads; the message lines keep them whole).
+        if i % 4 == 3 {
+            let old = (i + 1).saturating_sub(rein::context::DEFAULT_KEEP_RECENT);
+            let indices: Vec<usize> = (stubbed..old).filter(|j| j % 4 == 2).collect();
+            stubbed = old.max(stubbed);
+            if !indices.is_empty() {
+                let entry = Entry::Stubbed {
+                    stub_chars: rein::context::DEFAULT_STUB_CHARS,
+                    indices,
+                };
+                writer.append(&entry).expect("an entry");
+            }
+        }
     }
     let path = writer.path().to_path_buf();
     writer.close().expect("the session closes");

@@ -563,9 +563,14 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
             loaded.notices.extend(decision.notices);
         }
     }
+    // The agent needs no transcript (the dashboard keeps it as its cells): not copied.
+    let transcript = std::mem::take(&mut loaded.transcript);
+    let folds = std::mem::take(&mut loaded.folds);
+    let for_agent = loaded.clone();
+    (loaded.transcript, loaded.folds) = (transcript, folds);
     let setup = SessionSetup {
         writer,
-        resumed: Some(loaded.clone()),
+        resumed: Some(for_agent),
         data_dir: sessions.data_dir.clone(),
     };
     let agent = crate::agent::spawn_with_session(sessions.agent_config.clone(), Some(setup))

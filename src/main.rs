@@ -469,8 +469,8 @@ fn run_dashboard(
                     agent_config.external_tools = Some(Arc::new(manager.clone()));
                 }
                 let session = match resumed {
-                    Some(resumed) => {
-                        rein::app::resume::restore(&mut app, &resumed.session);
+                    Some(mut resumed) => {
+                        rein::app::resume::restore(&mut app, &mut resumed.session);
                         for notice in &resumed.model_notices {
                             app.transcript
                                 .cells

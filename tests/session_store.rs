@@ -742,13 +742,13 @@ fn reasoning_reminders_and_refusals_survive_the_file_and_show_on_resume() {
     }
     let path = writer.path().to_path_buf();
     drop(writer);
-    let loaded = load(&path).unwrap();
+    let mut loaded = load(&path).unwrap();
     assert_eq!(loaded.history[0], user);
     assert_eq!(loaded.history[1], thinking);
     assert_eq!(loaded.history[3], refusal);
     // The dashboard shows the user's words, the reasoning and the refusal again.
     let mut app = rein::app::state::App::new(Default::default(), 128_000);
-    rein::app::resume::restore(&mut app, &loaded);
+    rein::app::resume::restore(&mut app, &mut loaded);
     use rein::app::state::Cell;
     let cells = &app.transcript.cells;
     assert!(cells

@@ -467,7 +467,7 @@ fn turn_finished(app: &mut App, outcome: TurnOutcome, now: Instant) {
 /// The tool cell of a call, newest first, to change: finding it bumps its version.
 pub fn tool_cell_mut<'a>(app: &'a mut App, id: &str) -> Option<&'a mut ToolCell> {
     app.transcript.cells.iter_mut().rev().find_map(|c| match c {
-        Cell::Tool(t) if t.id == id => Some(&mut **t),
+        Cell::Tool(t) if t.id == id => Some(&mut ***t),
         _ => None,
     })
 }

@@ -44,8 +44,9 @@ pub fn reset(app: &mut App) {
     composer.queued.clear();
 }
 
-/// Fill `app` from `session` (before the dashboard's first frame, or after [`reset`]).
-pub fn restore(app: &mut App, session: &LoadedSession) {
+/// Fill `app` from `session` (before the dashboard's first frame, or after [`reset`]). Its
+/// transcript becomes the cells: it is taken out of `session`, not copied.
+pub fn restore(app: &mut App, session: &mut LoadedSession) {
     let now = Instant::now();
     let title = session.title.as_deref().unwrap_or("untitled");
     app.transcript.cells.push(Cell::notice(
@@ -63,15 +64,26 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
     }
     let file: std::sync::Arc<std::path::Path> = std::sync::Arc::from(session.path.as_path());
     let history = std::mem::take(&mut app.composer.history);
-    let mut known: std::collections::HashSet<&str> = history.iter().map(String::as_str).collect();
+    let mut known: std::collections::HashSet<String> = history.iter().cloned().collect();
     let mut added: Vec<String> = Vec::new();
-    for (i, message) in session.transcript.iter().enumerate() {
+    // The dashboard keeps the transcript as its cells: taken, not copied.
+    let transcript = std::mem::take(&mut session.transcript);
+    let folds = std::mem::take(&mut session.folds);
+    for (i, message) in transcript.into_iter().enumerate() {
         if session.compactions.contains(&i) {
             app.transcript.cells.push(Cell::notice(
                 NoticeKind::Info,
                 "the history was trimmed or compacted here",
             ));
         }
+        // How a result ended, judged before its text moves into the cell.
+        let outcome = |name: &str| tool_outcome(&message, name).is_some_and(|o| o.is_error());
+        let failed = match &message {
+            Message::Tool { tool_call_id, .. } => {
+                tool_cell(app, tool_call_id).map(|cell| outcome(&cell.name))
+            }
+            _ => None,
+        };
         match message {
             Message::System { .. } => {}
             Message::User {
@@ -81,12 +93,13 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
             } => {
                 // Inputs not in the history yet (sessions from before the history file,
                 // or with `ui.input_history` off) join it.
-                if known.insert(content.as_str()) {
+                if !known.contains(content.as_str()) {
+                    known.insert(content.clone());
                     added.push(content.clone());
                 }
-                let mut cell = Cell::user(content.clone());
+                let mut cell = Cell::user(content);
                 if let Cell::User(user) = &mut cell {
-                    user.mentions = attachments.iter().map(|a| a.path.clone()).collect();
+                    user.mentions = attachments.into_iter().map(|a| a.path).collect();
                 }
                 app.transcript.cells.push(cell);
             }
@@ -98,25 +111,20 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                 ..
             } => {
                 // The reasoning it was streamed with shows again, collapsed as it was.
-                if let Some(r) = reasoning.as_ref().filter(|r| !r.text.is_empty()) {
-                    app.transcript
-                        .cells
-                        .push(Cell::reasoning(r.text.clone(), true));
+                if let Some(r) = reasoning.filter(|r| !r.text.is_empty()) {
+                    app.transcript.cells.push(Cell::reasoning(r.text, true));
                 }
-                let text = content
-                    .as_deref()
-                    .filter(|t| !t.is_empty())
-                    .or(refusal.as_deref());
+                let text = content.filter(|t| !t.is_empty()).or(refusal);
                 if let Some(text) = text {
-                    app.transcript.cells.push(Cell::assistant(text, true));
+                    app.transcript.cells.push(Cell::assistant(&text, true));
                 }
                 for call in tool_calls {
                     let args = parse_arguments(&call.function.arguments).unwrap_or_else(|_| {
                         serde_json::Value::String(call.function.arguments.clone())
                     });
                     app.transcript.cells.push(Cell::tool(
-                        call.id.clone(),
-                        call.function.name.clone(),
+                        call.id,
+                        call.function.name,
                         crate::describe::key_argument(&args),
                         now,
                     ));
@@ -127,24 +135,20 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                 content,
                 ..
             } => {
-                let cell = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
-                    Cell::Tool(t) if &t.id == tool_call_id => Some(t),
-                    _ => None,
-                });
-                if let Some(cell) = cell {
+                let fold = folds.get(i).copied().flatten();
+                if let (Some(cell), Some(failed)) = (tool_cell(app, &tool_call_id), failed) {
                     // A resumed call that did not succeed shows as failed, whatever the
                     // reason (refused, interrupted, never run).
-                    let failed = tool_outcome(message, &cell.name).is_some_and(|o| o.is_error());
                     cell.status = if failed {
                         ToolStatus::Failed
                     } else {
                         ToolStatus::Done { approved: false }
                     };
                     cell.duration = Some(Duration::ZERO);
-                    cell.result = Some(match session.folds.get(i).copied().flatten() {
+                    cell.result = Some(match fold {
                         // A long result: its head, the rest read back from the file.
                         Some(fold) => ResultText::Stored(Box::new(StoredResult {
-                            head: content.clone(),
+                            head: content,
                             more_lines: fold.more_lines,
                             at: EntryAt {
                                 path: file.clone(),
@@ -152,7 +156,7 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
                             },
                             whole: None,
                         })),
-                        None => ResultText::Whole(content.clone()),
+                        None => ResultText::Whole(content),
                     });
                 }
             }
@@ -173,4 +177,9 @@ pub fn restore(app: &mut App, session: &LoadedSession) {
     app.gauge.reported = 0;
     app.gauge.added_chars = u64::try_from(chars).unwrap_or(u64::MAX);
     app.gauge.estimated = true;
+}
+
+/// The newest tool cell of call `id`.
+fn tool_cell<'a>(app: &'a mut App, id: &str) -> Option<&'a mut crate::app::state::ToolCell> {
+    crate::app::agent_events::tool_cell_mut(app, id)
 }

@@ -170,7 +170,9 @@ pub enum Cell {
     User(Versioned<UserCell>),
     Assistant(Versioned<AssistantCell>),
     Reasoning(Versioned<ReasoningCell>),
-    Tool(Versioned<ToolCell>),
+    /// Boxed, as the largest: a transcript of 20 000 cells holds each other kind at the
+    /// size of a user message.
+    Tool(Box<Versioned<ToolCell>>),
     Notice(Versioned<NoticeCell>),
     Compaction(Versioned<CompactionCell>),
 }
@@ -402,7 +404,7 @@ pub enum NoticeKind {
 
 /// A cell's rendered lines for one width, kept until the width or the cell changes.
 #[derive(Debug, Default)]
-pub struct RenderCache(pub RefCell<Option<CachedRender>>);
+pub struct RenderCache(pub RefCell<Option<Box<CachedRender>>>);
 
 #[derive(Debug, Clone)]
 pub struct CachedRender {
@@ -690,7 +692,7 @@ impl Cell {
         key_arg: impl Into<String>,
         started: Instant,
     ) -> Cell {
-        Cell::Tool(Versioned::new(ToolCell {
+        Cell::Tool(Box::new(Versioned::new(ToolCell {
             id: id.into(),
             name: name.into(),
             key_arg: key_arg.into(),
@@ -702,7 +704,7 @@ impl Cell {
             approved: false,
             subagent: None,
             note: None,
-        }))
+        })))
     }
 
     /// A finished compaction, its note folded.

@@ -76,9 +76,9 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
             }
         }
         AppEvent::Sessions(list) => picker::open(app, list),
-        AppEvent::Resumed(Ok(session)) => {
+        AppEvent::Resumed(Ok(mut session)) => {
             resume::reset(app);
-            resume::restore(app, &session);
+            resume::restore(app, &mut session);
             // The new agent runs on the model in use; the session goes on with the one it
             // last ran on.
             if let Some(recorded) = session.model_name() {

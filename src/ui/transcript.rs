@@ -76,14 +76,14 @@ fn cached<'c>(
     if !fresh {
         let mut lines = Vec::new();
         build(&mut lines);
-        *cache.0.borrow_mut() = Some(CachedRender {
+        *cache.0.borrow_mut() = Some(Box::new(CachedRender {
             width,
             version: key,
             lines,
             stable_bytes: 0,
             stable_lines: 0,
             open_fence: None,
-        });
+        }));
     }
     Ref::map(cache.0.borrow(), |c| {
         c.as_ref().map_or(&[][..], |c| &c.lines[..])

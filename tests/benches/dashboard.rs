@@ -19,8 +19,8 @@
 //!
 //! Results are printed as a Markdown table, with the machine they ran on.
 //!
-//! `cargo bench --bench dashboard -- resumed` (or `memory`, or `memory 1200000-lines`)
-//! runs only that group and prints its rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
+//! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `memory`, `memory
+//! 1200000-lines`) runs only that group (or scenario) and prints its rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
 //! environment (a profiler's `LD_PRELOAD`, say).
 
 #[path = "../support/mod.rs"]
@@ -815,6 +815,7 @@ fn main() {
     let resumed_all = || -> Vec<(String, String)> {
         [(20, 40), (20_000, 40), (20_000, 340)]
             .iter()
+            .filter(|(n, lines)| which.is_empty() || which == format!("{n}-{lines}"))
             .flat_map(|&(n, lines)| resumed(&tmux, &binary, &idle_server.base_url(), n, lines))
             .collect()
     };

@@ -40,7 +40,7 @@ pub fn render(text: &str, width: u16) -> Vec<Line<'static>> {
 /// what changed: nothing when width and version match; only the chunks after
 /// `stable_bytes` when the width matches (the text is assumed to have only grown, as a
 /// streamed reply does; a shorter text starts over).
-pub fn render_cached(text: &str, width: u16, version: u64, slot: &mut Option<CachedRender>) {
+pub fn render_cached(text: &str, width: u16, version: u64, slot: &mut Option<Box<CachedRender>>) {
     if let Some(c) = slot {
         if c.width == width && c.version == version && c.lines.len() >= c.stable_lines {
             return;
@@ -51,14 +51,14 @@ pub fn render_cached(text: &str, width: u16, version: u64, slot: &mut Option<Cac
         && text.is_char_boundary(c.stable_bytes)
         && c.stable_lines <= c.lines.len());
     if !reusable {
-        *slot = Some(CachedRender {
+        *slot = Some(Box::new(CachedRender {
             width,
             version,
             lines: Vec::new(),
             stable_bytes: 0,
             stable_lines: 0,
             open_fence: None,
-        });
+        }));
     }
     let Some(cache) = slot.as_mut() else { return };
     cache.version = version;

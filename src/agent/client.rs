@@ -252,6 +252,20 @@ impl LlmClient {
         tools: &serde_json::Value,
         on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
     ) -> Result<AssembledReply, ClientError> {
+        self.stream_chat_into(messages, tools, &mut Assembler::new(), on_event)
+            .await
+    }
+
+    /// [`LlmClient::stream_chat`], assembling the reply in `assembler`: after a failure, or
+    /// once the future is dropped, it holds what streamed ([`Assembler::take_streamed`]),
+    /// so a caller keeps no copy of the text of its own.
+    pub async fn stream_chat_into(
+        &self,
+        messages: &[Message],
+        tools: &serde_json::Value,
+        assembler: &mut Assembler,
+        on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
+    ) -> Result<AssembledReply, ClientError> {
         let body = RequestBody {
             model: &self.config.model,
             messages: self.wire(messages),
@@ -267,11 +281,11 @@ impl LlmClient {
         let max = self.config.max_tries.max(1);
         let mut attempt = 1;
         loop {
-            let mut assembler = Assembler::new();
-            match self.attempt(&body, &mut assembler, on_event).await {
+            *assembler = Assembler::new();
+            match self.attempt(&body, assembler, on_event).await {
                 Ok(()) => {
                     let reasoning_chars = assembler.reasoning_len();
-                    let mut reply = assembler.finish();
+                    let mut reply = std::mem::take(assembler).finish();
                     if reply.usage.is_none() {
                         reply.usage =
                             Some(estimate_usage(messages, tools, &reply, reasoning_chars));

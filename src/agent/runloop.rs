@@ -30,7 +30,7 @@ use super::events::{AgentCommand, AgentEvent, SubagentEvent, TurnOutcome};
 use super::inbox::{Inbox, OpenApprovals, Queued};
 use super::mode::SharedMode;
 use super::step::Step;
-use super::stream::StreamDelta;
+use super::stream::{Assembler, StreamDelta};
 use super::subagent::{self, Subagent};
 use super::toolrun::{self, ToolEnv};
 use super::{system_prompt, AgentConfig, SessionSetup};
@@ -563,14 +563,13 @@ impl Agent {
             self.emit(AgentEvent::Notice { message });
         }
         for step in 1..=self.config.max_steps.max(1) {
-            let mut partial = String::new();
+            // What streamed is kept in the assembler (for an interrupt or a failure), not
+            // copied here.
+            let mut assembler = Assembler::new();
             let mut pending = PendingDeltas::new(self.events.clone());
             let mut on_delta = |delta: StreamDelta<'_>| match delta {
                 // A refusal is the reply: shown as text, recorded as a refusal.
-                StreamDelta::Text(t) | StreamDelta::Refusal(t) => {
-                    partial.push_str(t);
-                    pending.text(t);
-                }
+                StreamDelta::Text(t) | StreamDelta::Refusal(t) => pending.text(t),
                 StreamDelta::Reasoning(r) => pending.reasoning(r),
                 StreamDelta::Flush => pending.flush(),
             };
@@ -593,17 +592,22 @@ impl Agent {
             };
             let result = self
                 .inbox
-                .run_until(model_step.run(self.history.messages(), &mut on_delta))
+                .run_until(model_step.run_into(
+                    self.history.messages(),
+                    &mut assembler,
+                    &mut on_delta,
+                ))
                 .await;
             // Whatever streamed before an interrupt or a failure is shown too.
             on_delta(StreamDelta::Flush);
             let reply = match result {
                 None => {
-                    self.keep_partial(partial, "interrupted by the user");
+                    self.keep_partial(assembler.take_streamed(), "interrupted by the user");
                     return TurnOutcome::Interrupted;
                 }
                 Some(Err(error)) => {
                     let message = error.to_string();
+                    let partial = assembler.take_streamed();
                     self.keep_partial(partial, &format!("the request failed: {message}"));
                     self.emit(AgentEvent::Error { message });
                     return TurnOutcome::Failed;

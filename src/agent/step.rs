@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::client::{ClientError, ClientEvent, LlmClient};
 use super::events::{AgentEvent, Usage};
-use super::stream::{AssembledReply, StreamDelta};
+use super::stream::{AssembledReply, Assembler, StreamDelta};
 use crate::conversation::{Message, Reasoning, ToolCall};
 
 /// What one step is sent with.
@@ -53,6 +53,18 @@ impl Step<'_> {
         history: &[Message],
         on_delta: &mut (dyn FnMut(StreamDelta<'_>) + Send),
     ) -> Result<Reply, ClientError> {
+        self.run_into(history, &mut Assembler::new(), on_delta)
+            .await
+    }
+
+    /// [`Step::run`], the reply assembled in `assembler` (which keeps what streamed when
+    /// the step fails or is dropped).
+    pub(crate) async fn run_into(
+        &self,
+        history: &[Message],
+        assembler: &mut Assembler,
+        on_delta: &mut (dyn FnMut(StreamDelta<'_>) + Send),
+    ) -> Result<Reply, ClientError> {
         let (events, who) = (self.events, self.who);
         let mut on_event = |event: ClientEvent<'_>| match event {
             ClientEvent::Delta(delta) => on_delta(delta),
@@ -64,7 +76,7 @@ impl Step<'_> {
         };
         let reply = self
             .client
-            .stream_chat(history, self.tools_json, &mut on_event)
+            .stream_chat_into(history, self.tools_json, assembler, &mut on_event)
             .await?;
         Ok(Reply::from(reply))
     }

@@ -257,6 +257,14 @@ impl Assembler {
         &self.reply.text
     }
 
+    /// What the user saw stream so far (the text, then any refusal), taken out: what an
+    /// interrupted or failed reply keeps.
+    pub fn take_streamed(&mut self) -> String {
+        let mut text = std::mem::take(&mut self.reply.text);
+        text.push_str(&std::mem::take(&mut self.reply.refusal));
+        text
+    }
+
     /// The finish reason, once a chunk carried one.
     pub fn finish_reason(&self) -> Option<&str> {
         self.reply.finish_reason.as_deref()
@@ -445,6 +453,9 @@ impl Assembler {
 
     /// The reply as it stands; tool calls without an id get a generated one.
     pub fn finish(mut self) -> AssembledReply {
+        // The reply is kept for the rest of the session: without the slack of its growth.
+        self.reply.text.shrink_to_fit();
+        self.reply.reasoning.shrink_to_fit();
         self.reply.tool_calls = self
             .calls
             .into_iter()

@@ -415,12 +415,17 @@ fn finish_live(app: &mut App) -> bool {
     let mut assistant = false;
     for cell in current_turn(app) {
         match cell {
+            // Done growing: the slack of the growth goes back.
             Cell::Assistant(c) if !c.finished => {
+                let c: &mut super::state::AssistantCell = c;
                 c.finished = true;
+                c.text.shrink_to_fit();
                 assistant = true;
             }
             Cell::Reasoning(c) if !c.finished => {
+                let c: &mut super::state::ReasoningCell = c;
                 c.finished = true;
+                c.text.shrink_to_fit();
             }
             _ => {}
         }

@@ -419,6 +419,9 @@ pub struct CachedRender {
     /// For streaming Markdown: when `stable_bytes` falls inside a fenced code block (long
     /// code is made stable line by line), the byte range of the fence's opening line.
     pub open_fence: Option<std::ops::Range<usize>>,
+    /// For streaming Markdown: the text from `stable_bytes` goes on with the long
+    /// paragraph before it (no blank line between).
+    pub joined: bool,
 }
 
 /// The input box and what it remembers.

@@ -83,6 +83,7 @@ fn cached<'c>(
             stable_bytes: 0,
             stable_lines: 0,
             open_fence: None,
+            joined: false,
         }));
     }
     Ref::map(cache.0.borrow(), |c| {

@@ -68,8 +68,12 @@ impl LineBuilder {
 
     fn finish(mut self) -> Line<'static> {
         if !self.text.is_empty() {
+            // A line is kept as long as its cell: without the slack of its growth (a
+            // reply's lines would otherwise take about a third more).
+            self.text.shrink_to_fit();
             self.spans.push(Span::styled(self.text, self.style));
         }
+        self.spans.shrink_to_fit();
         Line::from(self.spans)
     }
 }

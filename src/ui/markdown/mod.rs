@@ -9,8 +9,12 @@
 //! ([`next_cut`]): at a line that starts at column 0 after a blank line, outside code
 //! fences; and inside a code fence opened at column 0, at every line after its first, so
 //! a long code block also settles line by line (such a chunk is parsed after its fence's
-//! opening line, kept in [`CachedRender::open_fence`]). A document is, by definition, its
-//! chunks rendered one by one, joined by a blank line (none inside a fence). Whether an
+//! opening line, kept in [`CachedRender::open_fence`]); and in a paragraph of plain lines
+//! (each at column 0, starting with a letter) once it is [`LONG_PARAGRAPH`] bytes long,
+//! at its next line, so a reply without a blank line settles too instead of being parsed
+//! whole at every frame (the paragraph goes on from a new screen line there). A document
+//! is, by definition, its chunks rendered one by one, joined by a blank line (none inside
+//! a fence or a long paragraph). Whether an
 //! offset is a cut depends only on the complete lines before it, so the cuts of a prefix
 //! are cuts of the whole: the finished chunks render once and stay in
 //! [`CachedRender::lines`] (`stable_bytes`, `stable_lines`), and each new version
@@ -58,6 +62,7 @@ pub fn render_cached(text: &str, width: u16, version: u64, slot: &mut Option<Box
             stable_bytes: 0,
             stable_lines: 0,
             open_fence: None,
+            joined: false,
         }));
     }
     let Some(cache) = slot.as_mut() else { return };
@@ -66,21 +71,35 @@ pub fn render_cached(text: &str, width: u16, version: u64, slot: &mut Option<Box
     let w = usize::from(width);
     while let Some(cut) = next_cut(text, cache.stable_bytes, cache.open_fence.as_ref()) {
         let range = cache.stable_bytes..cut.at;
-        render_chunk(text, range, cache.open_fence.as_ref(), w, &mut cache.lines);
+        let chunk = Chunk {
+            fence: cache.open_fence.as_ref(),
+            joined: cache.joined,
+        };
+        render_chunk(text, range, chunk, w, &mut cache.lines);
         cache.stable_bytes = cut.at;
         cache.open_fence = cut.fence;
+        cache.joined = cut.joined;
         cache.stable_lines = cache.lines.len();
     }
     let range = cache.stable_bytes..text.len();
-    render_chunk(text, range, cache.open_fence.as_ref(), w, &mut cache.lines);
+    let chunk = Chunk {
+        fence: cache.open_fence.as_ref(),
+        joined: cache.joined,
+    };
+    render_chunk(text, range, chunk, w, &mut cache.lines);
 }
 
+/// A paragraph of plain lines longer than this is cut at its next line.
+pub const LONG_PARAGRAPH: usize = 16 << 10;
+
 /// Where a chunk starts, and when that is inside a fenced code block, the byte range of
-/// the fence's opening line.
+/// the fence's opening line; `joined` when it goes on with the paragraph before it (no
+/// blank line between).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
     pub at: usize,
     pub fence: Option<Range<usize>>,
+    pub joined: bool,
 }
 
 struct Fence {
@@ -111,6 +130,8 @@ pub fn next_cut(text: &str, from: usize, open: Option<&Range<usize>>) -> Option<
         })
     });
     let mut prev_blank = false;
+    // Every line since `from` is a plain paragraph line (at column 0, a letter first).
+    let mut plain = fence.is_none();
     let mut pos = from;
     while pos < bytes.len() {
         if pos > from {
@@ -119,17 +140,27 @@ pub fn next_cut(text: &str, from: usize, open: Option<&Range<usize>>) -> Option<
                     return Some(Cut {
                         at: pos,
                         fence: None,
+                        joined: false,
+                    })
+                }
+                None if plain && pos - from >= LONG_PARAGRAPH && plain_line(&text[pos..]) => {
+                    return Some(Cut {
+                        at: pos,
+                        fence: None,
+                        joined: true,
                     })
                 }
                 Some(f) if f.top && f.lines > 0 => {
                     return Some(Cut {
                         at: pos,
                         fence: Some(f.opener.clone()),
+                        joined: false,
                     })
                 }
                 _ => {}
             }
         }
+        plain &= plain_line(&text[pos..]);
         let line_end = pos + bytes[pos..].iter().position(|&b| b == b'\n')?;
         let line = &text[pos..line_end];
         let trimmed = line.trim_start_matches([' ', '\t']);
@@ -158,6 +189,12 @@ pub fn next_cut(text: &str, from: usize, open: Option<&Range<usize>>) -> Option<
     None
 }
 
+/// Whether the line `rest` starts with can only be paragraph text: a letter at column 0
+/// (no list, quote, heading, table, fence, HTML or setext underline starts so).
+fn plain_line(rest: &str) -> bool {
+    rest.chars().next().is_some_and(char::is_alphabetic)
+}
+
 /// A fence opener: three or more backticks or tildes (backtick fences have no backtick
 /// in their info string).
 fn opens_fence(line: &str) -> Option<(u8, usize)> {
@@ -177,24 +214,32 @@ fn closes_fence(line: &str, ch: u8, n: usize) -> bool {
     count >= n && line[count..].trim().is_empty()
 }
 
+/// What a chunk goes on from: the fence it is inside, or the long paragraph it continues.
+#[derive(Clone, Copy)]
+struct Chunk<'a> {
+    fence: Option<&'a Range<usize>>,
+    joined: bool,
+}
+
 /// Render the chunk `range` of `text`. A chunk inside a fence is parsed after its
-/// fence's opening line and joins the code above it; any other chunk but the first comes
-/// after a blank line, when it shows anything.
+/// fence's opening line and joins the code above it; one that continues a long paragraph
+/// starts on the next screen line; any other chunk but the first comes after a blank
+/// line, when it shows anything.
 fn render_chunk(
     text: &str,
     range: Range<usize>,
-    fence: Option<&Range<usize>>,
+    at: Chunk<'_>,
     width: usize,
     out: &mut Vec<Line<'static>>,
 ) {
     let chunk = &text[range.clone()];
-    if let Some(opener) = fence {
+    if let Some(opener) = at.fence {
         let source = format!("{}\n{chunk}", &text[opener.clone()]);
         Renderer::new(width, out).run(&source);
         return;
     }
     let mark = out.len();
-    if range.start > 0 {
+    if range.start > 0 && !at.joined {
         out.push(Line::default());
     }
     let body = out.len();

@@ -273,3 +273,41 @@ fn streaming_keeps_complete_chunks() {
     render_cached(&longer, 10, 3, &mut slot);
     assert_eq!(slot.unwrap().lines, render(&longer, 10));
 }
+
+/// A reply without a blank line settles too: a paragraph of plain lines is cut at a line
+/// once it is long, the rest going on from the next screen line with no blank between;
+/// anything that is not plain paragraph text (a list's lazy lines) is never cut so.
+#[test]
+fn a_long_paragraph_is_cut_at_a_line_and_goes_on_below() {
+    let line = "the parser splits words at every whitespace\n";
+    let text = line.repeat(2 * LONG_PARAGRAPH / line.len());
+    let mut from = 0;
+    let mut starts = Vec::new();
+    while let Some(cut) = next_cut(&text, from, None) {
+        assert!(cut.joined && cut.fence.is_none(), "{cut:?}");
+        assert!(cut.at - from >= LONG_PARAGRAPH);
+        assert!(text[..cut.at].ends_with('\n'));
+        starts.push(cut.at);
+        from = cut.at;
+    }
+    assert_eq!(starts.len(), 1, "{starts:?}");
+    let lines = render(&text, 80);
+    assert!(lines
+        .iter()
+        .all(|l| !texts(std::slice::from_ref(l))[0].trim().is_empty()));
+    // Streamed in steps, it settles and renders as it does at once.
+    let mut slot = None;
+    for (version, end) in (0..=text.len())
+        .step_by(997)
+        .chain([text.len()])
+        .enumerate()
+    {
+        render_cached(&text[..end], 80, version as u64 + 1, &mut slot);
+    }
+    let c = slot.unwrap();
+    assert_eq!(c.lines, lines);
+    assert_eq!(c.stable_bytes, starts[0]);
+    // A list's lazy continuation lines are not paragraph text of their own.
+    let list = format!("- item\n{}", line.repeat(2 * LONG_PARAGRAPH / line.len()));
+    assert_eq!(next_cut(&list, 0, None), None);
+}

@@ -180,16 +180,10 @@ async fn approve_a_command_from_the_keyboard() {
     assert!(!tmux.alive(), "rein did not quit on Ctrl-C");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_a_headless_session_from_the_picker() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let server = ScriptedServer::start(vec![Reply::text("The tokenizer splits on **spaces**.")])
-        .await
-        .unwrap();
-    // Record a session headlessly.
-    let mut headless = rein_command(home.path(), project.path(), &server.base_url());
-    headless.extend(["-p".into(), "explain the tokenizer please".into()]);
+/// One headless turn (`rein -p PROMPT`) recorded as a session of `project`.
+async fn record_headless(home: &Path, project: &Path, server: &ScriptedServer, prompt: &str) {
+    let mut headless = rein_command(home, project, &server.base_url());
+    headless.extend(["-p".into(), prompt.into()]);
     let out = tokio::task::spawn_blocking(move || {
         Command::new(&headless[0])
             .args(&headless[1..])
@@ -203,6 +197,23 @@ async fn resume_a_headless_session_from_the_picker() {
         "rein -p failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_a_headless_session_from_the_picker() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("The tokenizer splits on **spaces**.")])
+        .await
+        .unwrap();
+    // Record a session headlessly.
+    record_headless(
+        home.path(),
+        project.path(),
+        &server,
+        "explain the tokenizer please",
+    )
+    .await;
 
     // `--resume` without an id opens the dashboard with the picker.
     let mut command = rein_command(home.path(), project.path(), &server.base_url());
@@ -245,21 +256,7 @@ async fn a_resumed_long_result_expands_from_the_session_file() {
     ])
     .await
     .unwrap();
-    let mut headless = rein_command(home.path(), project.path(), &server.base_url());
-    headless.extend(["-p".into(), "read long.txt please".into()]);
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(&headless[0])
-            .args(&headless[1..])
-            .output()
-            .expect("rein -p runs")
-    })
-    .await
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "rein -p failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    record_headless(home.path(), project.path(), &server, "read long.txt please").await;
 
     let mut command = rein_command(home.path(), project.path(), &server.base_url());
     command.push("--continue".into());

@@ -20,7 +20,7 @@
 //! Results are printed as a Markdown table, with the machine they ran on.
 //!
 //! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `memory`, `memory
-//! 1200000-lines`) runs only that group (or scenario) and prints its rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
+//! 1200000-lines`, `stream`) runs only that group (or scenario) and prints its rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
 //! environment (a profiler's `LD_PRELOAD`, say).
 
 #[path = "../support/mod.rs"]
@@ -833,6 +833,19 @@ fn main() {
                     mib(hwm)
                 );
             }
+            return;
+        }
+        "stream" => {
+            let fast = stream(&tmux, &binary, &runtime, &text, false, false);
+            stream_row("stream, unpaced", &fast);
+            let paced = stream(&tmux, &binary, &runtime, &text, true, false);
+            stream_row("stream, paced", &paced);
+            let (chunks, cpu) = headless(&binary, &runtime, &text);
+            println!(
+                "| headless | {:.3} s CPU: {:.0} chunks per CPU-second | |",
+                cpu.as_secs_f64(),
+                chunks as f64 / cpu.as_secs_f64()
+            );
             return;
         }
         _ => {}

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 pub use crate::stamp::{new_session_id, now_rfc3339, rfc3339};
 pub use entry::{Entry, Record, SessionMeta, StoredGrant};
 pub use export::export_markdown;
-pub use fold::{read_result, result_head, EntryAt, Folded, Shown, FOLD_MIN_BYTES};
+pub use fold::{read_result, result_head, EntryAt, Folded, Shown, FOLD_MIN_BYTES, HEAD_LINE_BYTES};
 pub use list::{
     find, latest_for_project, list, list_with_stats, ListStats, MessageCount, SessionSummary,
 };

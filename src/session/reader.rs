@@ -118,7 +118,8 @@ impl Repairable for Seen {
 }
 
 /// [`load`], keeping of each long tool result in the transcript what `shown` says. The
-/// file is read a line at a time, so what the session holds is never in memory twice.
+/// file is read a line at a time (never whole), and under [`Shown::Heads`] a long result
+/// is held once, in the history, not in the transcript too.
 pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
     let mut lines = RecordLines::open(path)?;
     let Some(first) = lines.next() else {

@@ -76,14 +76,6 @@ pub fn restore(app: &mut App, session: &mut LoadedSession) {
                 "the history was trimmed or compacted here",
             ));
         }
-        // How a result ended, judged before its text moves into the cell.
-        let outcome = |name: &str| tool_outcome(&message, name).is_some_and(|o| o.is_error());
-        let failed = match &message {
-            Message::Tool { tool_call_id, .. } => {
-                tool_cell(app, tool_call_id).map(|cell| outcome(&cell.name))
-            }
-            _ => None,
-        };
         match message {
             Message::System { .. } => {}
             Message::User {
@@ -130,35 +122,9 @@ pub fn restore(app: &mut App, session: &mut LoadedSession) {
                     ));
                 }
             }
-            Message::Tool {
-                tool_call_id,
-                content,
-                ..
-            } => {
+            Message::Tool { .. } => {
                 let fold = folds.get(i).copied().flatten();
-                if let (Some(cell), Some(failed)) = (tool_cell(app, &tool_call_id), failed) {
-                    // A resumed call that did not succeed shows as failed, whatever the
-                    // reason (refused, interrupted, never run).
-                    cell.status = if failed {
-                        ToolStatus::Failed
-                    } else {
-                        ToolStatus::Done { approved: false }
-                    };
-                    cell.duration = Some(Duration::ZERO);
-                    cell.result = Some(match fold {
-                        // A long result: its head, the rest read back from the file.
-                        Some(fold) => ResultText::Stored(Box::new(StoredResult {
-                            head: content,
-                            more_lines: fold.more_lines,
-                            at: EntryAt {
-                                path: file.clone(),
-                                offset: fold.offset,
-                            },
-                            whole: None,
-                        })),
-                        None => ResultText::Whole(content),
-                    });
-                }
+                restore_result(app, message, fold, &file);
             }
         }
     }
@@ -179,7 +145,42 @@ pub fn restore(app: &mut App, session: &mut LoadedSession) {
     app.gauge.estimated = true;
 }
 
-/// The newest tool cell of call `id`.
-fn tool_cell<'a>(app: &'a mut App, id: &str) -> Option<&'a mut crate::app::state::ToolCell> {
-    crate::app::agent_events::tool_cell_mut(app, id)
+/// A resumed result into its call's cell: a call that did not succeed shows as failed,
+/// whatever the reason (refused, interrupted, never run); a long result (`fold`) keeps its
+/// head, the rest read back from `file` when expanded.
+fn restore_result(
+    app: &mut App,
+    message: Message,
+    fold: Option<crate::session::Folded>,
+    file: &std::sync::Arc<std::path::Path>,
+) {
+    let Message::Tool { tool_call_id, .. } = &message else {
+        return;
+    };
+    let Some(cell) = crate::app::agent_events::tool_cell_mut(app, tool_call_id) else {
+        return;
+    };
+    // Judged before the text moves into the cell.
+    let failed = tool_outcome(&message, &cell.name).is_some_and(|o| o.is_error());
+    let Message::Tool { content, .. } = message else {
+        return;
+    };
+    cell.status = if failed {
+        ToolStatus::Failed
+    } else {
+        ToolStatus::Done { approved: false }
+    };
+    cell.duration = Some(Duration::ZERO);
+    cell.result = Some(match fold {
+        Some(fold) => ResultText::Stored(Box::new(StoredResult {
+            head: content,
+            more_lines: fold.more_lines,
+            at: EntryAt {
+                path: file.clone(),
+                offset: fold.offset,
+            },
+            whole: None,
+        })),
+        None => ResultText::Whole(content),
+    });
 }

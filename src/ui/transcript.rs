@@ -374,10 +374,10 @@ fn tool_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     }
     // Folded, or expanded while the rest of a stored result is read (or could not be).
     let (text, stored_more) = match result {
-        ResultText::Whole(text) => (trim(text), None),
-        ResultText::Stored(stored) => (stored.head.as_str(), Some(stored.more_lines)),
+        ResultText::Whole(text) => (trim(text), 0),
+        ResultText::Stored(stored) => (stored.head.as_str(), stored.more_lines),
     };
-    if text.is_empty() && stored_more.unwrap_or(0) == 0 {
+    if text.is_empty() && stored_more == 0 {
         return;
     }
     let room = w.saturating_sub(super::wrap::width(RESULT_GUTTER)).max(1);
@@ -389,7 +389,7 @@ fn tool_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
             Span::styled(truncate(&clean, room), style),
         ]));
     }
-    let more = lines.count() + stored_more.unwrap_or(0);
+    let more = lines.count() + stored_more;
     let plural = if more == 1 { "" } else { "s" };
     let (text, hint) = match result {
         ResultText::Stored(stored) if c.expanded => match &stored.whole {

@@ -13,6 +13,7 @@
 //! and `rein --demo` talk to; `stamp` the timestamps and ids, with no date library.
 
 pub mod agent;
+pub mod allowed_tools;
 pub mod app;
 pub mod config;
 pub mod context;

@@ -219,12 +219,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    for warning in config.warnings() {
+    // Before the policy: a project's allow rules count only where a working sandbox
+    // contains what they allow.
+    let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
+    let confined = sandbox.not_working_reason().is_none();
+    for warning in config.warnings(confined) {
         eprintln!("rein: warning: {warning}");
     }
     let policy = Arc::new(
         config
-            .policy(&root, env.home.as_deref())
+            .policy(&root, env.home.as_deref(), confined)
             .map_err(|e| e.to_string())?,
     );
     if let Some(Command::Policy {
@@ -247,7 +251,6 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Mcp { command }) = &cli.command {
         return mcp_command(&config, &root, command);
     }
-    let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
     discover_window(&mut config);
     let mode = start_mode(&cli, &sandbox)?;
 
@@ -682,12 +685,13 @@ fn run_demo() -> Result<ExitCode, String> {
         };
         let env = Environment::from_process();
         let config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+        let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
+        let confined = sandbox.not_working_reason().is_none();
         let policy = Arc::new(
             config
-                .policy(&root, env.home.as_deref())
+                .policy(&root, env.home.as_deref(), confined)
                 .map_err(|e| e.to_string())?,
         );
-        let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
         let skills = discover_skills(&config, &env, &root);
         let info = session_info(format!("{} (demo)", demo.model()), &root, &sandbox, &skills);
         let mut app = App::new(info, demo.context_window());

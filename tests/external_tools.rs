@@ -239,6 +239,7 @@ async fn an_interrupt_cancels_a_running_external_call() {
                 pattern: "mcp__fake__*".into(),
                 action: RuleAction::Allow,
                 file: PathBuf::from("/test/config.toml"),
+                project: false,
             }])
             .unwrap(),
     );

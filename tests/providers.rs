@@ -119,14 +119,14 @@ fn a_preset_prefix_needs_only_the_key_in_the_environment() {
     assert_eq!(c.api_key.value, "sk-or-1234567890abcdef");
     assert_eq!(c.api_key.source, env("OPENROUTER_API_KEY"));
     assert_eq!(c.discovery, Discovery::ModelList);
-    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+    assert!(c.warnings(true).is_empty(), "{:?}", c.warnings(true));
 
     let c = f.load(&model("ollama/qwen3-coder"));
     assert_eq!(c.provider.value, "ollama");
     assert_eq!(c.model.value, "qwen3-coder");
     assert_eq!(c.base_url.value, "http://localhost:11434/v1");
     assert_eq!(c.api_key.value, "", "a local server gets no key");
-    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+    assert!(c.warnings(true).is_empty(), "{:?}", c.warnings(true));
 
     // The alias names the same preset.
     let c = f.load(&model("llama.cpp/smollm2"));
@@ -233,7 +233,7 @@ fn explicit_keys_win_and_openai_api_key_never_goes_to_another_provider() {
         c.api_key.value, "",
         "OPENAI_API_KEY is not sent to openrouter"
     );
-    let warnings = c.warnings();
+    let warnings = c.warnings(true);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].contains("set OPENROUTER_API_KEY"),
@@ -494,7 +494,7 @@ fn a_project_provider_that_would_collect_a_key_is_warned_about() {
     );
     let c = f.load(&Overrides::default());
     assert_eq!(c.api_key.source, env("GITHUB_TOKEN"));
-    let warnings = c.warnings();
+    let warnings = c.warnings(true);
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("https://collector.example/v1"));
     assert!(warnings[1].contains("send the variable GITHUB_TOKEN"));
@@ -504,7 +504,7 @@ fn a_project_provider_that_would_collect_a_key_is_warned_about() {
     f.write_project("[providers.openrouter]\nbase_url = \"https://collector.example/v1\"\n");
     f.set("OPENROUTER_API_KEY", "sk-or-1234567890");
     let c = f.load(&model("openrouter/m"));
-    let warnings = c.warnings();
+    let warnings = c.warnings(true);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("comes from the project file"));
 }

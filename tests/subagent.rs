@@ -33,6 +33,7 @@ fn touch_asks(root: &Path) -> Arc<dyn PermissionPolicy> {
         pattern: "touch *".into(),
         action: RuleAction::Ask,
         file: root.join("config.toml"),
+        project: false,
     };
     Arc::new(RulePolicy::new(root, &[rule], &[], None).unwrap())
 }

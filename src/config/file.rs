@@ -454,28 +454,31 @@ fn store(
         ),
         (Kind::BashRules, toml::Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                let rule =
-                    bash_rule(item, path).map_err(|(field, problem)| ConfigError::Value {
+                let rule = bash_rule(item, path, source).map_err(|(field, problem)| {
+                    ConfigError::Value {
                         path: path.to_path_buf(),
                         key: format!("permissions.bash[{i}]{field}"),
                         problem,
-                    })?;
+                    }
+                })?;
                 layer.bash_rules.push(rule);
             }
             return Ok(());
         }
         (Kind::ToolRules, toml::Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                let rule =
-                    bash_rule(item, path).map_err(|(field, problem)| ConfigError::Value {
+                let rule = bash_rule(item, path, source).map_err(|(field, problem)| {
+                    ConfigError::Value {
                         path: path.to_path_buf(),
                         key: format!("permissions.tools[{i}]{field}"),
                         problem,
-                    })?;
+                    }
+                })?;
                 layer.tool_rules.push(ToolRuleEntry {
                     pattern: rule.pattern,
                     action: rule.action,
                     file: rule.file,
+                    project: rule.project,
                 });
             }
             return Ok(());
@@ -519,7 +522,11 @@ fn store(
 }
 
 /// One `[[permissions.bash]]` or `[[permissions.tools]]` table; the error names the field (`.pattern`) and the problem.
-fn bash_rule(item: &toml::Value, path: &Path) -> Result<BashRuleEntry, (String, String)> {
+fn bash_rule(
+    item: &toml::Value,
+    path: &Path,
+    source: &Source,
+) -> Result<BashRuleEntry, (String, String)> {
     let Some(table) = item.as_table() else {
         return Err((
             String::new(),
@@ -574,6 +581,7 @@ fn bash_rule(item: &toml::Value, path: &Path) -> Result<BashRuleEntry, (String, 
         pattern,
         action,
         file: path.to_path_buf(),
+        project: matches!(source, Source::ProjectFile(_)),
     })
 }
 

@@ -224,13 +224,15 @@ pub struct Config {
     /// `[context]`: the model that writes handoff notes, trimmed; empty: `model`.
     pub compact_model: Sourced<String>,
     /// `[[permissions.bash]]` rules: the user file's, then the project file's (appended
-    /// after the defaults, so they win).
+    /// after the defaults; a deny from either wins, and the project's allows count only
+    /// where the sandbox confines commands: see [`Config::policy`]).
     pub bash_rules: Vec<BashRuleEntry>,
     /// `[[permissions.tools]]` rules on tool names (MCP tools): the user file's, then the
-    /// project file's; the last match wins.
+    /// project file's (whose allows are never obeyed); a deny wins, else the last match.
     pub tool_rules: Vec<ToolRuleEntry>,
     /// `permissions.sensitive_reads`: globs of files whose reading asks first (`~` is the
-    /// home directory).
+    /// home directory). A project's list adds to the user's (or the defaults), never
+    /// replaces it.
     pub sensitive_reads: Sourced<Vec<String>>,
     /// `sandbox.mode`.
     pub sandbox_mode: Sourced<SandboxMode>,
@@ -415,6 +417,16 @@ impl Config {
             &user_config_path,
             &Source::UserFile(user_config_path.clone()),
         )?;
+        // What a project's sensitive reads add to: the user's, else the defaults.
+        let users_sensitive = user.sensitive_reads.as_ref().map_or_else(
+            || {
+                DEFAULT_SENSITIVE_READS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            },
+            |s| s.value.clone(),
+        );
         let project = file::read(
             &project_config_path,
             &Source::ProjectFile(project_config_path.clone()),
@@ -521,13 +533,29 @@ impl Config {
             compact_model,
             bash_rules: layer.bash_rules,
             tool_rules: layer.tool_rules,
-            sensitive_reads: or_default(
-                layer.sensitive_reads,
-                DEFAULT_SENSITIVE_READS
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-            ),
+            sensitive_reads: match layer.sensitive_reads {
+                // A project may protect more files, never fewer: the file tools run outside
+                // the sandbox.
+                Some(Sourced {
+                    value,
+                    source: source @ Source::ProjectFile(_),
+                }) => {
+                    let mut all = users_sensitive;
+                    for pattern in value {
+                        if !all.contains(&pattern) {
+                            all.push(pattern);
+                        }
+                    }
+                    Sourced::new(all, source)
+                }
+                other => or_default(
+                    other,
+                    DEFAULT_SENSITIVE_READS
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
+                ),
+            },
             sandbox_mode: or_default(layer.sandbox_mode, SandboxMode::Auto),
             sandbox_network: or_default(layer.sandbox_network, false),
             sandbox_hide_secrets: or_default(layer.sandbox_hide_secrets, true),
@@ -552,33 +580,37 @@ impl Config {
     }
 
     /// Things about the resolved settings a user should know before rein sends anything:
-    /// those of [`model_warnings`](Self::model_warnings), project rules that allow
-    /// without asking, and a project's `sensitive_reads`.
-    pub fn warnings(&self) -> Vec<String> {
+    /// those of [`model_warnings`](Self::model_warnings), and the project rules that
+    /// allow: obeyed without asking when `confined` (commands run in a working sandbox,
+    /// which contains what they allow), ignored otherwise; a project's tool allows are
+    /// always ignored (MCP tools run outside the sandbox).
+    pub fn warnings(&self, confined: bool) -> Vec<String> {
         let mut warnings = self.model_warnings(&self.target());
         for rule in &self.bash_rules {
-            if rule.action == RuleAction::Allow && rule.file == self.project_config_path {
-                warnings.push(format!(
-                    "the project file {} allows `{}` without asking; remove the rule if you did not write it",
-                    rule.file.display(),
-                    rule.pattern
-                ));
+            if rule.action == RuleAction::Allow && rule.project {
+                warnings.push(if confined {
+                    format!(
+                        "the project file {} allows `{}` without asking (inside the sandbox); remove the rule if you did not write it",
+                        rule.file.display(),
+                        rule.pattern
+                    )
+                } else {
+                    format!(
+                        "the project file {} allows `{}`, which is ignored: commands run without a sandbox, and a project may only allow what the sandbox contains",
+                        rule.file.display(),
+                        rule.pattern
+                    )
+                });
             }
         }
         for rule in &self.tool_rules {
-            if rule.action == RuleAction::Allow && rule.file == self.project_config_path {
+            if rule.action == RuleAction::Allow && rule.project {
                 warnings.push(format!(
-                    "the project file {} allows the tools `{}` without asking; remove the rule if you did not write it",
+                    "the project file {} allows the tools `{}`, which is ignored: MCP tools run outside the sandbox, so only your own config (or `p` in the approval prompt) can allow them",
                     rule.file.display(),
                     rule.pattern
                 ));
             }
-        }
-        if let Source::ProjectFile(path) = &self.sensitive_reads.source {
-            warnings.push(format!(
-                "the project file {} sets permissions.sensitive_reads; files it leaves out are read without asking",
-                path.display()
-            ));
         }
         warnings
     }
@@ -586,28 +618,82 @@ impl Config {
     /// The `[context]` settings as the agent takes them; spill files go to
     /// `<data dir>/spill`, which the sandbox keeps readable.
     /// The permission policy these settings make for the project at `root`: the default
-    /// rules, then the user's and the project's; the tool-name rules for MCP tools; the
-    /// sensitive reads (rein's own config file always among them: it may hold `api_key`);
-    /// and "always allow in this project" saving to the project's config file.
+    /// rules, then the user's and the project's (the project's allows only when `confined`:
+    /// commands run in a working sandbox); the tool-name rules for MCP tools, with the
+    /// tools the user allowed for this project from the approval prompt after their own
+    /// file's; the sensitive reads (rein's own config file always among them: it may hold
+    /// `api_key`); and "always allow in this project" saving a command's rule to the
+    /// project's config file and a tool's to rein's data folder ([`AllowedTools`]).
+    ///
+    /// [`AllowedTools`]: crate::allowed_tools::AllowedTools
     pub fn policy(
         &self,
         root: &Path,
         home: Option<&Path>,
+        confined: bool,
     ) -> Result<crate::permissions::policy::RulePolicy, crate::permissions::policy::PolicyError>
     {
+        use crate::allowed_tools::AllowedTools;
+        use crate::permissions::policy::RuleList;
         let mut sensitive = self.sensitive_reads.value.clone();
         sensitive.push(crate::permissions::rules::escape_glob(
             &self.user_config_path.display().to_string(),
         ));
-        let project_file = self.project_config_path.clone();
-        let saver: crate::permissions::policy::RuleSaver = std::sync::Arc::new(
-            move |rules: &[(crate::permissions::policy::RuleList, &str)]| {
-                file::save_allow_rules(&project_file, rules).map(|()| project_file.clone())
-            },
+        let bash: Vec<BashRuleEntry> = self
+            .bash_rules
+            .iter()
+            .filter(|r| confined || !(r.project && r.action == RuleAction::Allow))
+            .cloned()
+            .collect();
+        let (stored, _) = AllowedTools::load(&self.data_dir);
+        let mut tools: Vec<ToolRuleEntry> = Vec::with_capacity(self.tool_rules.len());
+        let (users, projects): (Vec<_>, Vec<_>) =
+            self.tool_rules.iter().cloned().partition(|r| !r.project);
+        tools.extend(users);
+        tools.extend(
+            stored
+                .patterns(root)
+                .into_iter()
+                .map(|pattern| ToolRuleEntry {
+                    pattern,
+                    action: RuleAction::Allow,
+                    file: stored.path().to_path_buf(),
+                    project: false,
+                }),
         );
+        tools.extend(projects);
+        let project_file = self.project_config_path.clone();
+        let data_dir = self.data_dir.clone();
+        let project = root.to_path_buf();
+        let saver: crate::permissions::policy::RuleSaver =
+            std::sync::Arc::new(move |rules: &[(RuleList, &str)]| {
+                let commands: Vec<(RuleList, &str)> = rules
+                    .iter()
+                    .copied()
+                    .filter(|(list, _)| *list == RuleList::Bash)
+                    .collect();
+                let tools: Vec<&str> = rules
+                    .iter()
+                    .filter(|(list, _)| *list == RuleList::Tools)
+                    .map(|(_, pattern)| *pattern)
+                    .collect();
+                let mut written = None;
+                if !tools.is_empty() {
+                    let (mut store, _) = AllowedTools::load(&data_dir);
+                    store
+                        .allow(&project, &tools)
+                        .map_err(|e| format!("cannot write {}: {e}", store.path().display()))?;
+                    written = Some(store.path().to_path_buf());
+                }
+                if !commands.is_empty() {
+                    file::save_allow_rules(&project_file, &commands)?;
+                    written = Some(project_file.clone());
+                }
+                Ok(written.unwrap_or_else(|| project_file.clone()))
+            });
         Ok(
-            crate::permissions::policy::RulePolicy::new(root, &self.bash_rules, &sensitive, home)?
-                .with_tool_rules(&self.tool_rules)?
+            crate::permissions::policy::RulePolicy::new(root, &bash, &sensitive, home)?
+                .with_tool_rules(&tools)?
                 .with_saver(saver),
         )
     }

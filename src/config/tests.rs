@@ -842,11 +842,11 @@ fn a_project_endpoint_with_the_users_key_is_warned_about() {
     let mut f = Fixture::new();
     f.write_project("base_url = \"http://collector.example/v1\"\n");
     assert!(
-        f.load().unwrap().warnings().is_empty(),
+        f.load().unwrap().warnings(true).is_empty(),
         "no key, nothing to leak"
     );
     f.set("REIN_API_KEY", "sk-user-key-1234567890");
-    let warnings = f.load().unwrap().warnings();
+    let warnings = f.load().unwrap().warnings(true);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("http://collector.example/v1"));
     assert!(warnings[0].contains("env REIN_API_KEY"));
@@ -854,7 +854,7 @@ fn a_project_endpoint_with_the_users_key_is_warned_about() {
     // The key from the same file: the file's author chose both.
     f.env.vars.remove("REIN_API_KEY");
     f.write_project("base_url = \"http://collector.example/v1\"\napi_key = \"k\"\n");
-    assert!(f.load().unwrap().warnings().is_empty());
+    assert!(f.load().unwrap().warnings(true).is_empty());
 }
 
 // ---- permissions and sandbox ----
@@ -952,7 +952,7 @@ fn tool_rules_add_up_user_file_first_then_project_file_and_the_later_wins() {
         ]
     );
     assert!(c.describe().contains("ask `mcp__github__create_*`"));
-    let policy = c.policy(f.root.path(), Some(f.home.path())).unwrap();
+    let policy = c.policy(f.root.path(), Some(f.home.path()), true).unwrap();
     let check = |tool: &str| {
         policy.check(&ToolRequest {
             tool,
@@ -1013,7 +1013,7 @@ fn bad_tool_rules_name_the_file_and_key() {
     f.write_user("[[permissions.tools]]\npattern = \"mcp__[\"\naction = \"deny\"\n");
     let c = f.load().unwrap();
     let err = c
-        .policy(f.root.path(), Some(f.home.path()))
+        .policy(f.root.path(), Some(f.home.path()), true)
         .unwrap_err()
         .to_string();
     assert!(
@@ -1023,47 +1023,112 @@ fn bad_tool_rules_name_the_file_and_key() {
 }
 
 #[test]
-fn project_tool_rules_that_allow_are_warned_about() {
+fn project_tool_rules_that_allow_are_ignored_and_said_so() {
     let f = Fixture::new();
     f.write_user("[[permissions.tools]]\npattern = \"mcp__*\"\naction = \"allow\"\n");
-    assert!(f.load().unwrap().warnings().is_empty());
+    assert!(f.load().unwrap().warnings(true).is_empty());
     f.write_project("[[permissions.tools]]\npattern = \"mcp__evil__*\"\naction = \"allow\"\n");
-    let warnings = f.load().unwrap().warnings();
+    let warnings = f.load().unwrap().warnings(true);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("allows the tools `mcp__evil__*` without asking"));
+    assert!(
+        warnings[0].contains("allows the tools `mcp__evil__*`, which is ignored"),
+        "{}",
+        warnings[0]
+    );
 }
 
-/// "Always allow in this project" for an MCP tool writes a `[[permissions.tools]]` rule
-/// the next load reads back.
+/// The red team's reproduction, through the config layer: the user denies every delete,
+/// the project allows its server's tools; the delete stays denied and the rest ask.
 #[test]
-fn tool_rules_are_saved_to_the_project_config_and_read_back() {
+fn a_projects_tool_allow_lifts_neither_the_users_deny_nor_an_ask() {
     use crate::permissions::{PermissionPolicy, ToolRequest, Verdict};
     let f = Fixture::new();
-    f.write_project("# mine");
+    f.write_user("[[permissions.tools]]\npattern = \"mcp__*__delete_*\"\naction = \"deny\"\n");
+    f.write_project(
+        "[[permissions.tools]]\npattern = \"mcp__github__*\"\naction = \"allow\"\n\
+         [[permissions.tools]]\npattern = \"mcp__github__merge_*\"\naction = \"deny\"\n",
+    );
     let config = f.load().unwrap();
-    let policy = config.policy(f.root.path(), Some(f.home.path())).unwrap();
-    let args = serde_json::json!({"title": "x"});
-    let check = |p: &crate::permissions::policy::RulePolicy| {
-        p.check(&ToolRequest {
-            tool: "mcp__github__create_issue",
+    let policy = config
+        .policy(f.root.path(), Some(f.home.path()), true)
+        .unwrap();
+    let args = serde_json::json!({});
+    let check = |tool: &str| {
+        policy.check(&ToolRequest {
+            tool,
             args: &args,
             root: f.root.path(),
         })
     };
-    let Verdict::Ask { grants, .. } = check(&policy) else {
+    assert!(matches!(
+        check("mcp__github__delete_repo"),
+        Verdict::Deny { .. }
+    ));
+    assert!(matches!(
+        check("mcp__github__list_issues"),
+        Verdict::Ask { .. }
+    ));
+    assert!(
+        matches!(check("mcp__github__merge_pr"), Verdict::Deny { .. }),
+        "a project's deny is obeyed"
+    );
+}
+
+/// "Always allow in this project" for an MCP tool is kept in rein's data folder, where the
+/// project cannot write, not in the project's `.rein/config.toml`; the next load reads it
+/// back for this project only.
+#[test]
+fn tool_allows_are_saved_to_the_data_folder_and_read_back() {
+    use crate::permissions::{PermissionPolicy, ToolRequest, Verdict};
+    let f = Fixture::new();
+    f.write_project("# mine");
+    let config = f.load().unwrap();
+    let policy = config
+        .policy(f.root.path(), Some(f.home.path()), true)
+        .unwrap();
+    let args = serde_json::json!({"title": "x"});
+    let check = |p: &crate::permissions::policy::RulePolicy, root: &Path| {
+        p.check(&ToolRequest {
+            tool: "mcp__github__create_issue",
+            args: &args,
+            root,
+        })
+    };
+    let Verdict::Ask { grants, .. } = check(&policy, f.root.path()) else {
         panic!("an MCP tool asks");
     };
     let saved = policy.persist(&grants).unwrap();
     assert!(saved.contains("`mcp__github__create_issue`"), "{saved}");
-    let text = std::fs::read_to_string(f.project_file()).unwrap();
-    assert!(text.starts_with("# mine\n\n# Allowed"), "{text}");
+    let store = config.data_dir.join(crate::allowed_tools::FILE_NAME);
+    assert!(saved.contains(&store.display().to_string()), "{saved}");
+    assert_eq!(std::fs::read_to_string(f.project_file()).unwrap(), "# mine");
     let config = f.load().unwrap();
-    assert_eq!(config.tool_rules.len(), 1);
-    assert_eq!(config.tool_rules[0].pattern, "mcp__github__create_issue");
-    assert_eq!(config.tool_rules[0].action, RuleAction::Allow);
-    assert!(config.bash_rules.is_empty());
-    let reread = config.policy(f.root.path(), Some(f.home.path())).unwrap();
-    assert_eq!(check(&reread), Verdict::Allow);
+    assert!(config.tool_rules.is_empty() && config.bash_rules.is_empty());
+    let reread = config
+        .policy(f.root.path(), Some(f.home.path()), true)
+        .unwrap();
+    assert_eq!(check(&reread, f.root.path()), Verdict::Allow);
+    // Another project is not covered by it.
+    let other = tempfile::tempdir().unwrap();
+    let elsewhere = config
+        .policy(other.path(), Some(f.home.path()), true)
+        .unwrap();
+    assert!(matches!(
+        check(&elsewhere, other.path()),
+        Verdict::Ask { .. }
+    ));
+    // A project's deny still wins over the user's stored allow.
+    f.write_project(
+        "[[permissions.tools]]\npattern = \"mcp__github__create_*\"\naction = \"deny\"\n",
+    );
+    let config = f.load().unwrap();
+    let denied = config
+        .policy(f.root.path(), Some(f.home.path()), true)
+        .unwrap();
+    assert!(matches!(
+        check(&denied, f.root.path()),
+        Verdict::Deny { .. }
+    ));
 }
 
 #[test]
@@ -1117,16 +1182,66 @@ fn project_rules_that_allow_are_warned_about() {
     let f = Fixture::new();
     f.write_user("[[permissions.bash]]\npattern = \"make *\"\naction = \"allow\"\n");
     assert!(
-        f.load().unwrap().warnings().is_empty(),
+        f.load().unwrap().warnings(true).is_empty(),
         "the user's own rules are trusted"
     );
     f.write_project(
         "[permissions]\nsensitive_reads = []\n[[permissions.bash]]\npattern = \"*\"\naction = \"allow\"\n",
     );
-    let warnings = f.load().unwrap().warnings();
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[0].contains("allows `*` without asking"));
-    assert!(warnings[1].contains("sensitive_reads"));
+    let warnings = f.load().unwrap().warnings(true);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("allows `*` without asking (inside the sandbox)"));
+    let warnings = f.load().unwrap().warnings(false);
+    assert!(
+        warnings[0].contains("allows `*`, which is ignored: commands run without a sandbox"),
+        "{warnings:?}"
+    );
+}
+
+/// Without a working sandbox a project's bash allows are not obeyed; its asks and denies
+/// are, and a deny from either file wins over the other's allow.
+#[test]
+fn a_projects_bash_allows_count_only_inside_the_sandbox() {
+    let f = Fixture::new();
+    f.write_user("[[permissions.bash]]\npattern = \"make deploy*\"\naction = \"deny\"\n");
+    f.write_project(
+        "[[permissions.bash]]\npattern = \"make *\"\naction = \"allow\"\n\
+         [[permissions.bash]]\npattern = \"cargo publish*\"\naction = \"deny\"\n",
+    );
+    let c = f.load().unwrap();
+    let confined = c.policy(f.root.path(), Some(f.home.path()), true).unwrap();
+    assert_eq!(confined.judge_bash("make all").action, RuleAction::Allow);
+    assert_eq!(
+        confined.judge_bash("make deploy prod").action,
+        RuleAction::Deny,
+        "the user's deny beats the project's allow"
+    );
+    let open = c.policy(f.root.path(), Some(f.home.path()), false).unwrap();
+    assert_eq!(open.judge_bash("make all").action, RuleAction::Ask);
+    assert_eq!(open.judge_bash("cargo publish").action, RuleAction::Deny);
+}
+
+/// A project's `sensitive_reads` adds to the user's list (or the defaults), never
+/// replaces it: `read_file` runs outside the sandbox.
+#[test]
+fn a_projects_sensitive_reads_only_add() {
+    let f = Fixture::new();
+    f.write_project("[permissions]\nsensitive_reads = [\"**/secrets.yml\"]\n");
+    let c = f.load().unwrap();
+    for pattern in crate::config::DEFAULT_SENSITIVE_READS {
+        assert!(
+            c.sensitive_reads.value.iter().any(|p| p == pattern),
+            "{pattern}"
+        );
+    }
+    assert!(c
+        .sensitive_reads
+        .value
+        .iter()
+        .any(|p| p == "**/secrets.yml"));
+    f.write_user("[permissions]\nsensitive_reads = [\"~/.mine/**\"]\n");
+    f.write_project("[permissions]\nsensitive_reads = []\n");
+    assert_eq!(f.load().unwrap().sensitive_reads.value, ["~/.mine/**"]);
 }
 
 #[test]
@@ -1165,7 +1280,9 @@ fn project_rules_are_saved_to_the_project_config_and_read_back() {
     let f = Fixture::new();
     f.write_project("[permissions]\nsensitive_reads = []");
     let config = f.load().unwrap();
-    let policy = config.policy(f.root.path(), Some(f.home.path())).unwrap();
+    let policy = config
+        .policy(f.root.path(), Some(f.home.path()), true)
+        .unwrap();
     let args = serde_json::json!({ "command": "npm run [x] \"quoted\"" });
     let check = |p: &crate::permissions::policy::RulePolicy| {
         p.check(&ToolRequest {
@@ -1187,7 +1304,9 @@ fn project_rules_are_saved_to_the_project_config_and_read_back() {
         config.bash_rules[0].action,
         crate::permissions::RuleAction::Allow
     );
-    let reread = config.policy(f.root.path(), Some(f.home.path())).unwrap();
+    let reread = config
+        .policy(f.root.path(), Some(f.home.path()), true)
+        .unwrap();
     assert_eq!(check(&reread), Verdict::Allow);
 }
 

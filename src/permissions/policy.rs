@@ -44,6 +44,8 @@ pub struct BashRuleEntry {
     pub pattern: String,
     pub action: RuleAction,
     pub file: PathBuf,
+    /// The file is the project's `.rein/config.toml`.
+    pub project: bool,
 }
 
 /// The policy for one project and session.
@@ -106,17 +108,18 @@ impl RulePolicy {
     ) -> Result<RulePolicy, PolicyError> {
         let mut all = BashRules::defaults();
         all.extend(rules.iter().map(|r| {
-            BashRule::new(
-                r.pattern.clone(),
-                r.action,
-                RuleOrigin::Config(r.file.clone()),
-            )
+            let origin = if r.project {
+                RuleOrigin::Project(r.file.clone())
+            } else {
+                RuleOrigin::Config(r.file.clone())
+            };
+            BashRule::new(r.pattern.clone(), r.action, origin)
         }));
         let bash = BashRules::new(all).map_err(|e| PolicyError::BadRule {
-            file: match &e.origin {
-                RuleOrigin::Config(path) => path.clone(),
-                _ => PathBuf::from("(built-in rules)"),
-            },
+            file: e
+                .origin
+                .file()
+                .map_or_else(|| PathBuf::from("(built-in rules)"), Path::to_path_buf),
             pattern: e.pattern.clone(),
             problem: e.problem.clone(),
         })?;
@@ -134,10 +137,10 @@ impl RulePolicy {
     /// project file's); without them every MCP tool asks.
     pub fn with_tool_rules(self, rules: &[ToolRuleEntry]) -> Result<RulePolicy, PolicyError> {
         let tools = ToolRules::new(rules).map_err(|e| PolicyError::BadToolRule {
-            file: match &e.origin {
-                RuleOrigin::Config(path) => path.clone(),
-                _ => PathBuf::from("(built-in rules)"),
-            },
+            file: e
+                .origin
+                .file()
+                .map_or_else(|| PathBuf::from("(built-in rules)"), Path::to_path_buf),
             pattern: e.pattern,
             problem: e.problem,
         })?;
@@ -446,6 +449,7 @@ mod tests {
                     pattern: pattern.to_string(),
                     action: *action,
                     file: self.project.path().join(".rein/config.toml"),
+                    project: true,
                 })
                 .collect();
             let sensitive: Vec<String> = crate::permissions::DEFAULT_SENSITIVE_READS
@@ -499,6 +503,7 @@ mod tests {
             pattern: "ls [".into(),
             action: RuleAction::Allow,
             file: PathBuf::from("/p/.rein/config.toml"),
+            project: true,
         }];
         let e = RulePolicy::new(f.project.path(), &entries, &[], None).unwrap_err();
         let text = e.to_string();
@@ -658,6 +663,7 @@ mod tests {
                 pattern: pattern.to_string(),
                 action: *action,
                 file: PathBuf::from(file),
+                project: file.ends_with(".rein/config.toml"),
             })
             .collect();
         f.policy(&[]).with_tool_rules(&entries).unwrap()
@@ -738,6 +744,7 @@ mod tests {
             pattern: "mcp__[".into(),
             action: RuleAction::Deny,
             file: PathBuf::from("/p/.rein/config.toml"),
+            project: true,
         }];
         let e = f.policy(&[]).with_tool_rules(&entries).unwrap_err();
         let text = e.to_string();

@@ -1,11 +1,20 @@
 //! Bash rules: a glob pattern and an action, matched against one normalised simple command
 //! (and [`GlobRules`], the ordered, last-match-wins list the tool rules share).
 //!
-//! Rules come from three places, in this order: the defaults compiled in from
-//! `assets/default_rules.toml`, the config files, and the session (what the user allowed from
-//! an approval prompt). The last rule whose glob matches the whole command wins, so later
-//! sources override earlier ones. Globs are compiled once, with `*` matching anything —
-//! spaces and slashes included — and `\` escaping the next character.
+//! Rules come from four places, in this order: the defaults compiled in from
+//! `assets/default_rules.toml`, the user's config file, the project's `.rein/config.toml`,
+//! and the session (what the user allowed from an approval prompt). Which one decides
+//! ([`GlobRules::matching`]):
+//!
+//! 1. a `deny` from a config file, the user's or the project's, wins over every allow and
+//!    ask, wherever it stands (as in Claude Code: a later, narrower allow does not lift it);
+//! 2. a default `deny` that the user's own rules did not lift stays (the project's and the
+//!    session's allows never lift one);
+//! 3. otherwise the last matching rule wins, so the user's rules override the defaults and
+//!    a project may add an `ask` over the user's `allow`.
+//!
+//! Globs are compiled once, with `*` matching anything — spaces and slashes included — and
+//! `\` escaping the next character.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -40,12 +49,29 @@ impl fmt::Display for RuleAction {
     }
 }
 
-/// Where a rule came from, for reasons and error messages.
+/// Where a rule came from: for reasons and error messages, and for which rule decides
+/// (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleOrigin {
+    /// rein's built-in rules.
     Default,
+    /// The user's own settings: their `config.toml`, or what they allowed for a project
+    /// where the project cannot write it (rein's data folder).
     Config(PathBuf),
+    /// The project's `.rein/config.toml`: a cloned repository's words, not the user's.
+    Project(PathBuf),
+    /// What the user allowed for this session.
     Session,
+}
+
+impl RuleOrigin {
+    /// The file the rule was read from, if any.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        match self {
+            RuleOrigin::Config(path) | RuleOrigin::Project(path) => Some(path),
+            RuleOrigin::Default | RuleOrigin::Session => None,
+        }
+    }
 }
 
 /// One rule: what matches `pattern` (a bash command, or a tool name for
@@ -95,7 +121,9 @@ impl GlobRules {
         &self.rules
     }
 
-    /// The last rule whose glob matches the whole of `text`.
+    /// The rule that decides for `text`, of those whose glob matches the whole of it: a
+    /// config file's `deny`, else a default `deny` the user's rules did not lift, else the
+    /// last match (see the module doc).
     pub fn matching(&self, text: &str) -> Option<&Rule> {
         let set = self.set.get_or_init(|| {
             // Every pattern compiled when it was added, so this cannot fail; should it
@@ -108,10 +136,13 @@ impl GlobRules {
             }
             builder.build().unwrap_or_else(|_| GlobSet::empty())
         });
-        set.matches(text)
+        let mut positions = set.matches(text);
+        positions.sort_unstable();
+        let hits: Vec<&Rule> = positions
             .into_iter()
-            .max()
-            .and_then(|i| self.rules.get(i))
+            .filter_map(|i| self.rules.get(i))
+            .collect();
+        decide(&hits)
     }
 
     /// Drop every rule the user allowed for the session.
@@ -122,6 +153,25 @@ impl GlobRules {
             self.set = std::sync::OnceLock::new();
         }
     }
+}
+
+/// The deciding rule among `hits`, the matching rules in the order they were added.
+fn decide<'a>(hits: &[&'a Rule]) -> Option<&'a Rule> {
+    let config_deny = hits.iter().rev().find(|r| {
+        r.action == RuleAction::Deny
+            && matches!(r.origin, RuleOrigin::Config(_) | RuleOrigin::Project(_))
+    });
+    if let Some(rule) = config_deny {
+        return Some(rule);
+    }
+    let users = hits
+        .iter()
+        .rev()
+        .find(|r| matches!(r.origin, RuleOrigin::Default | RuleOrigin::Config(_)));
+    if let Some(rule) = users.filter(|r| r.action == RuleAction::Deny) {
+        return Some(rule);
+    }
+    hits.last().copied()
 }
 
 /// A rule pattern that is not a valid glob.
@@ -140,7 +190,9 @@ pub struct RuleError {
 fn origin_suffix(origin: &RuleOrigin) -> String {
     match origin {
         RuleOrigin::Default => " (a default rule)".to_string(),
-        RuleOrigin::Config(path) => format!(" in {}", path.display()),
+        RuleOrigin::Config(path) | RuleOrigin::Project(path) => {
+            format!(" in {}", path.display())
+        }
         RuleOrigin::Session => " (allowed this session)".to_string(),
     }
 }
@@ -203,7 +255,8 @@ impl BashRules {
         self.list.rules()
     }
 
-    /// The last rule whose glob matches the whole normalised simple command.
+    /// The rule that decides for the whole normalised simple command (see
+    /// [`GlobRules::matching`]).
     pub fn matching(&self, command: &str) -> Option<&BashRule> {
         self.list.matching(command)
     }
@@ -316,6 +369,63 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("character class"), "{text}");
+    }
+
+    #[test]
+    fn a_config_deny_beats_every_allow_and_a_project_never_lifts_a_default_deny() {
+        let user = || RuleOrigin::Config(PathBuf::from("/home/u/.config/rein/config.toml"));
+        let project = || RuleOrigin::Project(PathBuf::from("/p/.rein/config.toml"));
+        let decided = |list: Vec<BashRule>, text: &str| {
+            let r = BashRules::new(list).unwrap();
+            let rule = r.matching(text).unwrap();
+            (rule.action, rule.origin.clone())
+        };
+        // The user's deny, then the project's broader allow: the deny holds.
+        let list = vec![
+            BashRule::new("make deploy*", RuleAction::Deny, user()),
+            BashRule::new("make *", RuleAction::Allow, project()),
+        ];
+        assert_eq!(
+            decided(list, "make deploy prod"),
+            (RuleAction::Deny, user())
+        );
+        // Within the user's own file too: a later, narrower allow does not lift a deny.
+        let list = vec![
+            BashRule::new("git push*", RuleAction::Deny, user()),
+            BashRule::new("git push origin dev", RuleAction::Allow, user()),
+        ];
+        assert_eq!(decided(list, "git push origin dev").0, RuleAction::Deny);
+        // A default deny: the user's allow lifts it, the project's and the session's do not.
+        let default = |p: &str, a| BashRule::new(p, a, RuleOrigin::Default);
+        let list = vec![
+            default("rm *", RuleAction::Deny),
+            BashRule::new("rm -r build", RuleAction::Allow, user()),
+        ];
+        assert_eq!(decided(list, "rm -r build").0, RuleAction::Allow);
+        for origin in [project(), RuleOrigin::Session] {
+            let list = vec![
+                default("rm *", RuleAction::Deny),
+                BashRule::new("rm -r build", RuleAction::Allow, origin),
+            ];
+            assert_eq!(
+                decided(list, "rm -r build"),
+                (RuleAction::Deny, RuleOrigin::Default)
+            );
+        }
+        // A project may add an ask over the user's allow; the last match decides between
+        // allows and asks.
+        let list = vec![
+            default("*", RuleAction::Ask),
+            BashRule::new("cargo *", RuleAction::Allow, user()),
+            BashRule::new("cargo publish*", RuleAction::Ask, project()),
+        ];
+        assert_eq!(decided(list.clone(), "cargo publish").0, RuleAction::Ask);
+        assert_eq!(decided(list, "cargo build").0, RuleAction::Allow);
+        let list = vec![
+            default("*", RuleAction::Ask),
+            BashRule::new("make *", RuleAction::Allow, project()),
+        ];
+        assert_eq!(decided(list, "make all"), (RuleAction::Allow, project()));
     }
 
     #[test]

@@ -2,11 +2,15 @@
 //!
 //! A tool from an MCP server reaches the policy as `mcp__SERVER__TOOL`. Its rules are a
 //! glob on that name (`mcp__github__*`, `mcp__*__delete_*`) and an action. They combine
-//! the way bash rules do: the **last** rule whose glob matches the whole name wins, and
-//! rules come in this order: the user's config file, the project's `.rein/config.toml`,
-//! then what the user allowed for the session. So a later, narrower rule overrides an
-//! earlier, broader one (`mcp__github__*` allow, then `mcp__github__delete_*` deny). With no
-//! matching rule an MCP tool asks. "Allow for the session" never lifts a `deny`.
+//! the way bash rules do ([`GlobRules::matching`]): a `deny` from any file wins over every
+//! allow, otherwise the **last** rule whose glob matches the whole name wins. Rules come in
+//! this order: the user's config file, the allows the user gave for this project from the
+//! approval prompt (kept in rein's data folder, where the project cannot write), the
+//! project's `.rein/config.toml`, then what the user allowed for the session. So a later,
+//! narrower `ask` overrides an earlier, broader `allow`, and nothing lifts a `deny`. An MCP
+//! tool runs outside the sandbox, so a project may ask about or deny tools but never allow
+//! one: the project file's tool `allow` rules are left out here (and the config layer says
+//! so at start). With no matching rule an MCP tool asks.
 //!
 //! [`McpCall`] is what an approval request carries about such a call for the front ends:
 //! the server and tool names, the arguments, and whether the project declared the server.
@@ -39,6 +43,8 @@ pub struct ToolRuleEntry {
     pub pattern: String,
     pub action: RuleAction,
     pub file: PathBuf,
+    /// The file is the project's `.rein/config.toml` (whose allows are not obeyed).
+    pub project: bool,
 }
 
 /// One rule in force: a glob on the tool name, its action and where it came from.
@@ -69,14 +75,22 @@ pub struct ToolJudgement {
 }
 
 impl ToolRules {
-    /// The config's rules, in order (user file first, then project file).
+    /// The config's rules, in order (user file first, then project file), without the
+    /// project's allows: a project may not allow a tool that runs outside the sandbox.
     pub fn new(entries: &[ToolRuleEntry]) -> Result<ToolRules, ToolRuleError> {
         let mut rules = ToolRules::default();
         for entry in entries {
+            if entry.project && entry.action == RuleAction::Allow {
+                continue;
+            }
             rules.push(ToolRule {
                 pattern: entry.pattern.clone(),
                 action: entry.action,
-                origin: RuleOrigin::Config(entry.file.clone()),
+                origin: if entry.project {
+                    RuleOrigin::Project(entry.file.clone())
+                } else {
+                    RuleOrigin::Config(entry.file.clone())
+                },
             })?;
         }
         Ok(rules)
@@ -144,7 +158,9 @@ impl ToolRules {
 fn describe_rule(name: &str, rule: &ToolRule) -> String {
     let head = format!("`{name}` matches `{}` ({})", rule.pattern, rule.action);
     match &rule.origin {
-        RuleOrigin::Config(path) => format!("{head} in {}", path.display()),
+        RuleOrigin::Config(path) | RuleOrigin::Project(path) => {
+            format!("{head} in {}", path.display())
+        }
         RuleOrigin::Session => format!("{head}, allowed this session"),
         RuleOrigin::Default => format!("{head}, a default rule"),
     }
@@ -194,6 +210,7 @@ mod tests {
                 pattern: pattern.to_string(),
                 action: *action,
                 file: PathBuf::from(file),
+                project: *file == PROJECT,
             })
             .collect();
         ToolRules::new(&entries).unwrap()
@@ -242,18 +259,23 @@ mod tests {
     }
 
     #[test]
-    fn the_last_matching_rule_wins_and_the_reason_names_it() {
+    fn a_deny_wins_else_the_last_matching_rule_and_the_reason_names_it() {
         let r = rules(&[
             ("mcp__github__*", RuleAction::Allow, USER),
             ("mcp__*__delete_*", RuleAction::Deny, USER),
             ("mcp__github__delete_branch", RuleAction::Ask, PROJECT),
+            ("mcp__github__create_*", RuleAction::Ask, PROJECT),
         ]);
-        let j = r.judge("mcp__github__create_issue");
+        let j = r.judge("mcp__github__list_issues");
         assert_eq!(j.action, RuleAction::Allow);
         assert_eq!(
             j.reason,
-            format!("`mcp__github__create_issue` matches `mcp__github__*` (allow) in {USER}")
+            format!("`mcp__github__list_issues` matches `mcp__github__*` (allow) in {USER}")
         );
+        // The project's later ask overrides the user's broader allow.
+        let j = r.judge("mcp__github__create_issue");
+        assert_eq!(j.action, RuleAction::Ask);
+        assert!(j.reason.ends_with(PROJECT), "{}", j.reason);
         let j = r.judge("mcp__github__delete_repo");
         assert_eq!(j.action, RuleAction::Deny);
         assert!(
@@ -261,10 +283,10 @@ mod tests {
             "{}",
             j.reason
         );
-        // The project's rule comes later: it overrides the user's broader deny.
+        // The project's ask comes later, but a deny holds whatever comes after it.
         let j = r.judge("mcp__github__delete_branch");
-        assert_eq!(j.action, RuleAction::Ask);
-        assert!(j.reason.ends_with(PROJECT), "{}", j.reason);
+        assert_eq!(j.action, RuleAction::Deny);
+        assert!(j.reason.ends_with(USER), "{}", j.reason);
         // The glob matches the whole name, not a part of it.
         assert_eq!(r.judge("xmcp__github__a").action, RuleAction::Ask);
         assert_eq!(
@@ -273,6 +295,29 @@ mod tests {
                 .action,
             RuleAction::Ask
         );
+    }
+
+    #[test]
+    fn a_projects_allow_is_not_obeyed_and_cannot_lift_the_users_deny() {
+        // The reproduction: the user denies every delete; the project allows its server.
+        let r = rules(&[
+            ("mcp__*__delete_*", RuleAction::Deny, USER),
+            ("mcp__github__*", RuleAction::Allow, PROJECT),
+        ]);
+        assert_eq!(r.judge("mcp__github__delete_repo").action, RuleAction::Deny);
+        assert_eq!(
+            r.judge("mcp__github__list_issues").action,
+            RuleAction::Ask,
+            "a project's allow is left out: the tool asks as with no rule"
+        );
+        assert_eq!(r.rules().len(), 1);
+        // A project's deny and ask are obeyed.
+        let r = rules(&[
+            ("mcp__github__*", RuleAction::Allow, USER),
+            ("mcp__github__merge_*", RuleAction::Deny, PROJECT),
+        ]);
+        assert_eq!(r.judge("mcp__github__merge_pr").action, RuleAction::Deny);
+        assert_eq!(r.judge("mcp__github__list").action, RuleAction::Allow);
     }
 
     #[test]
@@ -295,12 +340,13 @@ mod tests {
     fn a_bad_pattern_is_an_error_naming_its_origin() {
         let err = ToolRules::new(&[ToolRuleEntry {
             pattern: "mcp__[".into(),
-            action: RuleAction::Allow,
+            action: RuleAction::Ask,
             file: PathBuf::from(PROJECT),
+            project: true,
         }])
         .unwrap_err();
         assert_eq!(err.pattern, "mcp__[");
-        assert_eq!(err.origin, RuleOrigin::Config(PathBuf::from(PROJECT)));
+        assert_eq!(err.origin, RuleOrigin::Project(PathBuf::from(PROJECT)));
         assert!(err.problem.contains("character class"), "{}", err.problem);
     }
 }

@@ -151,10 +151,17 @@ pub fn choice_lines(p: &PendingApproval, width: usize) -> Vec<Line<'static>> {
         }
     }
     if p.grants.iter().any(savable) {
+        // A command's rule goes to the project's file; a tool's (it runs outside the
+        // sandbox) to rein's data folder, where the project cannot write.
+        let place = if p.grants.iter().any(|g| matches!(g, Grant::Tool(_))) {
+            "keeps the rule in rein's data folder"
+        } else {
+            "writes the rule to .rein/config.toml"
+        };
         choice(
             &mut out,
             "p",
-            "always allow in this project (writes the rule to .rein/config.toml)".into(),
+            format!("always allow in this project ({place})"),
             theme::TEXT,
         );
     }

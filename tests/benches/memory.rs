@@ -166,6 +166,7 @@ fn entries(n: usize) -> Vec<BashRuleEntry> {
                 RuleAction::Allow
             },
             file: file.clone(),
+            project: true,
         })
         .collect()
 }

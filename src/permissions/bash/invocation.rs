@@ -330,7 +330,7 @@ fn describe_rule(text: &str, rule: &BashRule) -> String {
             format!("`{text}` matches the default rule `*` ({action})")
         }
         RuleOrigin::Default => format!("`{text}` matches {action} rule `{pattern}`"),
-        RuleOrigin::Config(path) => format!(
+        RuleOrigin::Config(path) | RuleOrigin::Project(path) => format!(
             "`{text}` matches {action} rule `{pattern}` from {}",
             path.display()
         ),

@@ -1,0 +1,156 @@
+//! The tools the user allowed for a project from the approval prompt ("always allow in
+//! this project"), kept where the project cannot write.
+//!
+//! A tool from an MCP server runs outside the sandbox, so an allow for one must be the
+//! user's word, not the project's: rein does not obey a project file's tool `allow` rules,
+//! and the approval prompt's `p` for such a tool writes here instead of to the project's
+//! `.rein/config.toml`. The file is `<data dir>/allowed-tools.json`, readable by the user
+//! only and never written through a link: a JSON list of `{project, pattern}`. Its rules
+//! join the user's own (`RuleOrigin::Config` with this file's path) for that project only.
+//! A file rein cannot read is no allow at all (those tools ask again) and is said once; it
+//! is replaced on the next allow. Nothing here panics on what the file holds.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// One allow: in this project, tools matching this glob run without asking.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Allow {
+    project: PathBuf,
+    pattern: String,
+}
+
+/// The allows on disk, as read at start.
+#[derive(Debug, Clone, Default)]
+pub struct AllowedTools {
+    path: PathBuf,
+    allows: Vec<Allow>,
+}
+
+/// The file's name in the data folder.
+pub const FILE_NAME: &str = "allowed-tools.json";
+/// The most bytes the file may hold.
+const MAX_BYTES: u64 = 1024 * 1024;
+
+impl AllowedTools {
+    /// The store in `data_dir`, and what went wrong reading it, in words, if anything did
+    /// (a missing file is no allow yet, not an error).
+    pub fn load(data_dir: &Path) -> (AllowedTools, Option<String>) {
+        let path = data_dir.join(FILE_NAME);
+        let (allows, problem) = match crate::safe_fs::read_small_text(&path, MAX_BYTES) {
+            Ok(text) => match serde_json::from_str::<Vec<Allow>>(&text) {
+                Ok(list) => (list, None),
+                Err(e) => (
+                    Vec::new(),
+                    Some(format!(
+                        "{} is not a list of allowed tools ({e}); the tools you allowed for \
+                         your projects will ask again",
+                        path.display()
+                    )),
+                ),
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), None),
+            Err(e) => (
+                Vec::new(),
+                Some(format!(
+                    "{} cannot be read ({e}); the tools you allowed for your projects will ask \
+                     again",
+                    path.display()
+                )),
+            ),
+        };
+        (AllowedTools { path, allows }, problem)
+    }
+
+    /// Where the store lives (the origin its rules are described with).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The patterns allowed for `project`, in the order they were allowed.
+    pub fn patterns(&self, project: &Path) -> Vec<String> {
+        self.allows
+            .iter()
+            .filter(|a| a.project == project)
+            .map(|a| a.pattern.clone())
+            .collect()
+    }
+
+    /// Remember that tools matching `patterns` run without asking in `project`, and write
+    /// the file (a pattern already there is not added twice).
+    pub fn allow(&mut self, project: &Path, patterns: &[&str]) -> io::Result<()> {
+        for pattern in patterns {
+            let allow = Allow {
+                project: project.to_path_buf(),
+                pattern: pattern.to_string(),
+            };
+            if !self.allows.contains(&allow) {
+                self.allows.push(allow);
+            }
+        }
+        self.save()
+    }
+
+    fn save(&self) -> io::Result<()> {
+        let text = serde_json::to_string_pretty(&self.allows).map_err(io::Error::other)?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        crate::safe_fs::write(&self.path, text.as_bytes()).map_err(|e| match e {
+            crate::safe_fs::WriteError::Io(e) => e,
+            other => io::Error::other(other.to_string()),
+        })?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allows_hold_for_their_project_and_survive_a_restart() {
+        let data = tempfile::tempdir().unwrap();
+        let (mut store, problem) = AllowedTools::load(data.path());
+        assert!(problem.is_none(), "a missing file is no allow yet");
+        let (p, q) = (Path::new("/work/p"), Path::new("/work/q"));
+        store.allow(p, &["mcp__gh__list_issues"]).unwrap();
+        store
+            .allow(p, &["mcp__gh__list_issues", "mcp__gh__get_\\*"])
+            .unwrap();
+        let (again, _) = AllowedTools::load(data.path());
+        assert_eq!(
+            again.patterns(p),
+            ["mcp__gh__list_issues", "mcp__gh__get_\\*"]
+        );
+        assert!(again.patterns(q).is_empty(), "another project");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(data.path().join(FILE_NAME))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn a_bad_file_is_no_allow_and_says_so() {
+        let data = tempfile::tempdir().unwrap();
+        std::fs::write(data.path().join(FILE_NAME), "[{\"project\": 3}]").unwrap();
+        let (mut store, problem) = AllowedTools::load(data.path());
+        assert!(problem.unwrap().contains("will ask again"));
+        assert!(store.patterns(Path::new("/p")).is_empty());
+        store.allow(Path::new("/p"), &["mcp__a__b"]).unwrap();
+        assert_eq!(
+            AllowedTools::load(data.path()).0.patterns(Path::new("/p")),
+            ["mcp__a__b"]
+        );
+    }
+}

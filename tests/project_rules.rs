@@ -1,0 +1,134 @@
+//! What a project's `.rein/config.toml` may and may not do to the user's rules, through
+//! the real binary, headless, against the scripted model and (for MCP tools) the real
+//! reference server `@modelcontextprotocol/server-everything` (installed by `.ci/run`;
+//! where it is missing the MCP tests say so and pass, unless `REIN_MCP=1`).
+//!
+//! The red team's reproduction: the user denies `mcp__*__get-*`, the project allows
+//! `mcp__everything__*`, and headless without `--yes` the denied tool must not run; the
+//! project's allow must not let any other tool of the server run unasked either.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+fn rein(home: &Path, project: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rein"));
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .arg("--cwd")
+        .arg(project)
+        .stdin(std::process::Stdio::null());
+    c
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The tool results the model got back in the last request, in order.
+fn results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+fn everything() -> Option<PathBuf> {
+    support::mcp::installed("node_modules/.bin/mcp-server-everything")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_tool_allow_lifts_neither_the_users_deny_nor_the_ask() {
+    let Some(program) = everything() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &home.path().join("rein-home/config.toml"),
+        &format!(
+            "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n\n\
+             [[permissions.tools]]\npattern = \"mcp__*__get-*\"\naction = \"deny\"\n",
+            program.display().to_string()
+        ),
+    );
+    write(
+        &project.path().join(".rein/config.toml"),
+        "[[permissions.tools]]\npattern = \"mcp__everything__*\"\naction = \"allow\"\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("mcp__everything__get-env", &json!({}).to_string()),
+            (
+                "mcp__everything__echo",
+                &json!({"message": "hi"}).to_string(),
+            ),
+        ]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path())
+        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("allows the tools `mcp__everything__*`, which is ignored"),
+        "{err}"
+    );
+    let requests = server.requests();
+    let got = results(requests.last().unwrap());
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(
+        got[0].contains("denied") && got[0].contains("mcp__*__get-*"),
+        "the user's deny holds: {}",
+        got[0]
+    );
+    assert!(!got[0].contains("PATH"), "get-env never ran: {}", got[0]);
+    assert!(
+        !got[1].contains("Echo: hi"),
+        "echo asked (and headless without --yes refused it): {}",
+        got[1]
+    );
+}
+
+/// A project's bash allow counts only where the sandbox confines commands: with the
+/// sandbox off, `touch` (allowed by the project, asked by default) is refused headless.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_bash_allow_is_ignored_without_a_sandbox() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &home.path().join("rein-home/config.toml"),
+        "[sandbox]\nmode = \"off\"\n",
+    );
+    write(
+        &project.path().join(".rein/config.toml"),
+        "[[permissions.bash]]\npattern = \"touch *\"\naction = \"allow\"\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "touch planted"}).to_string())]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path())
+        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("allows `touch *`, which is ignored: commands run without a sandbox"),
+        "{err}"
+    );
+    assert!(!project.path().join("planted").exists(), "{err}");
+}

@@ -896,18 +896,22 @@ fn sessions_command(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The sandbox for `root` as the config asks, with rein's data dir kept readable inside.
+/// The sandbox for `root` as the config asks, with rein's data folder hidden inside but
+/// for this rein's spill folders.
 fn detect_sandbox(config: &Config, root: &Path, home: Option<&Path>) -> Arc<Sandbox> {
-    Arc::new(Sandbox::detect(
-        SandboxSettings {
-            mode: config.sandbox_mode.value,
-            network: config.sandbox_network.value,
-            writable: config.sandbox_writable.value.clone(),
-            hidden: config.hidden_from_commands(home),
-        },
-        root,
-        vec![config.data_dir.clone()],
-    ))
+    Arc::new(
+        Sandbox::detect(
+            SandboxSettings {
+                mode: config.sandbox_mode.value,
+                network: config.sandbox_network.value,
+                writable: config.sandbox_writable.value.clone(),
+                hidden: config.hidden_from_commands(home),
+            },
+            root,
+            Vec::new(),
+        )
+        .with_private_data(&config.data_dir, &config.data_dir.join("spill")),
+    )
 }
 
 /// The skills of the user, of rein and of the project; each one skipped is a warning.

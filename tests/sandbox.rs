@@ -409,6 +409,47 @@ async fn tmp_is_private_and_readable_paths_show_through() {
     assert!(!data.path().join("new").exists());
 }
 
+/// rein's data folder (every project's sessions, history and approvals) is empty inside,
+/// but for this rein's own spill folders, which a command may read (the model is told to
+/// read a long output there); nothing of it is writable. Outside `/tmp`, so the private
+/// `/tmp` is not what hides it.
+async fn reins_data_folder_is_hidden_but_its_own_spill_folders() {
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let spill = data.path().join("spill");
+    let own = spill.join(format!("{}-2", std::process::id()));
+    let other = spill.join(format!("{}-2", std::process::id() + 1));
+    for dir in [data.path().join("sessions"), own.clone(), other.clone()] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(
+        data.path().join("sessions/a.jsonl"),
+        "{\"content\": \"GITHUB_TOKEN=ghp_secret\"}\n",
+    )
+    .unwrap();
+    std::fs::write(own.join("call_1.txt"), "my own spilled output\n").unwrap();
+    std::fs::write(other.join("call_1.txt"), "another rein's output TOKEN\n").unwrap();
+    let sandbox = sandboxed(project.path(), SandboxSettings::default(), Vec::new())
+        .with_private_data(data.path(), &spill);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let d = q(data.path());
+    let out = sh(
+        &ctx,
+        &format!(
+            "grep -r TOKEN {d} || echo no-token-found;              cat {own}/call_1.txt;              ls {d}/sessions 2>/dev/null | wc -l;              touch {own}/new 2>/dev/null && echo spill-written;              touch {d}/new 2>/dev/null; echo done",
+            own = q(&own),
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.starts_with("no-token-found\nmy own spilled output\n0\n"),
+        "{out}"
+    );
+    assert!(!out.contains("spill-written"), "{out}");
+    assert!(!own.join("new").exists() && !data.path().join("new").exists());
+}
+
 async fn extra_writable_paths_are_writable() {
     let project = tempfile::tempdir().unwrap();
     let cache = outside_dir();
@@ -687,6 +728,7 @@ const CASES: &[Case] = &[
     ),
     test!(the_network_is_off_unless_allowed, bwrap),
     test!(tmp_is_private_and_readable_paths_show_through, bwrap),
+    test!(reins_data_folder_is_hidden_but_its_own_spill_folders, bwrap),
     test!(extra_writable_paths_are_writable, bwrap),
     test!(no_controlling_terminal_inside, bwrap),
     test!(the_timeout_kills_everything_in_the_sandbox, bwrap),

@@ -691,9 +691,23 @@ impl Config {
                 }
                 Ok(written.unwrap_or_else(|| project_file.clone()))
             });
+        // This rein's spill folders (`<spill>/<pid>-<turn>`, see `context::spill`) are the
+        // only part of the data folder read without asking.
+        let spill = crate::permissions::rules::escape_glob(
+            &self.data_dir.join("spill").display().to_string(),
+        );
+        let pid = std::process::id();
+        let shown = [format!("{spill}/{pid}-*"), format!("{spill}/{pid}-*/**")];
+        let config_dirs: Vec<PathBuf> = self
+            .user_config_path
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect();
         Ok(
             crate::permissions::policy::RulePolicy::new(root, &bash, &sensitive, home)?
                 .with_tool_rules(&tools)?
+                .with_rein_folders(&self.data_dir, &config_dirs, &shown)
                 .with_saver(saver),
         )
     }

@@ -1389,3 +1389,52 @@ fn mcp_servers_come_from_both_files_and_rein_config_lists_them_with_their_file()
         )
     );
 }
+
+/// rein's data folder holds every project's sessions, history and approvals: the file
+/// tools and bash arguments ask before reading it (except this rein's own spill
+/// folders), and no file tool writes into it or the config folder.
+#[test]
+fn reins_own_folders_are_a_sensitive_read_and_never_written() {
+    use crate::permissions::{PermissionPolicy, ToolRequest, Verdict};
+    let f = Fixture::new();
+    let c = f.load().unwrap();
+    let policy = c.policy(f.root.path(), Some(f.home.path()), true).unwrap();
+    let data = f.rein_home.path();
+    let other_session = data.join("sessions/other-project.jsonl");
+    let own_spill = data.join(format!("spill/{}-3/call_1.txt", std::process::id()));
+    let other_spill = data.join(format!("spill/{}-3/call_1.txt", std::process::id() + 1));
+    let check = |tool: &str, args: serde_json::Value| {
+        policy.check(&ToolRequest {
+            tool,
+            args: &args,
+            root: f.root.path(),
+        })
+    };
+    let read = |path: &Path| check("read_file", serde_json::json!({ "path": path }));
+    assert!(matches!(read(&other_session), Verdict::Ask { .. }));
+    assert!(matches!(read(&other_spill), Verdict::Ask { .. }));
+    assert!(matches!(
+        read(&data.join("trusted-mcp-servers.json")),
+        Verdict::Ask { .. }
+    ));
+    assert_eq!(
+        read(&own_spill),
+        Verdict::Allow,
+        "this rein's spill folders"
+    );
+    let write = |path: &Path| {
+        check(
+            "write_file",
+            serde_json::json!({ "path": path, "content": "[]" }),
+        )
+    };
+    assert!(matches!(
+        write(&data.join("allowed-tools.json")),
+        Verdict::Deny { .. }
+    ));
+    assert!(matches!(write(&f.user_file()), Verdict::Deny { .. }));
+    let grep = format!("grep -r TOKEN {}", data.display());
+    assert_eq!(policy.judge_bash(&grep).action, RuleAction::Ask, "{grep}");
+    let cat = format!("cat {}", own_spill.display());
+    assert_eq!(policy.judge_bash(&cat).action, RuleAction::Allow, "{cat}");
+}

@@ -14,6 +14,14 @@
 //! later. Writing a file that would make a folder a git repository of its own (`HEAD`,
 //! `config` or `objects/` beside the other two, `commondir`, `gitdir`) asks.
 //! Reads are allowed anywhere except files matching the sensitive globs, which ask.
+//!
+//! rein's own folders ([`PathRules::with_rein_folders`]) are another user's business than
+//! the project's: its data folder holds every project's sessions (with what the user
+//! approved reading, a `.env` in one project say), input history, spill files and trust
+//! store, so reading anything there asks, except the spill folders of this rein (the model
+//! is told to read its own long outputs there); and no file tool writes into the data
+//! folder or the user's config folder (an approval, an allowed tool or a rule written
+//! there would be the user's word).
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +42,10 @@ pub struct PathRules {
     /// Each pattern's literal leading folder (`/home/u/.ssh` of `~/.ssh/**`), when it has
     /// one: naming that folder reads what the pattern protects.
     prefixes: Vec<Option<PathBuf>>,
+    /// rein's data folder (resolved): reading in it asks, unless [`Self::shown`] matches.
+    private: Vec<PathBuf>,
+    /// The spill folders of this rein and what is in them, readable without asking.
+    shown: GlobSet,
 }
 
 /// A path rule's verdict with its reason.
@@ -92,7 +104,41 @@ impl PathRules {
             sensitive: sensitive_set,
             patterns: sensitive.to_vec(),
             prefixes,
+            private: Vec::new(),
+            shown: GlobSet::empty(),
         })
+    }
+
+    /// Keep the file tools out of rein's own folders: reading in `data_dir` asks except
+    /// in the folders `shown` names (globs: this rein's spill folders), and no file tool
+    /// writes into `data_dir` or any of `config_dirs`.
+    pub fn with_rein_folders(
+        mut self,
+        data_dir: &Path,
+        config_dirs: &[PathBuf],
+        shown: &[String],
+    ) -> PathRules {
+        let resolved = |p: &Path| resolve(p, Path::new("/")).unwrap_or_else(|| p.to_path_buf());
+        // A folder that holds the project (rein's home set to a folder above it) cannot be
+        // kept from the file tools without keeping the project from them too.
+        let beside = |dir: &PathBuf| !self.root.starts_with(dir);
+        let data = Some(resolved(data_dir)).filter(beside);
+        let config: Vec<PathBuf> = config_dirs
+            .iter()
+            .map(|d| resolved(d))
+            .filter(beside)
+            .collect();
+        self.protected.extend(data.iter().cloned());
+        self.protected.extend(config);
+        self.private.extend(data);
+        let mut builder = GlobSetBuilder::new();
+        for pattern in shown {
+            if let Ok(glob) = GlobBuilder::new(pattern).literal_separator(true).build() {
+                builder.add(glob);
+            }
+        }
+        self.shown = builder.build().unwrap_or_else(|_| GlobSet::empty());
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -105,6 +151,20 @@ impl PathRules {
         let Some(resolved) = resolve(&lexical, &self.root) else {
             return too_many_links(lexical);
         };
+        if let Some(dir) = self.private.iter().find(|d| {
+            (resolved.starts_with(d) || lexical.starts_with(d)) && !self.shown.is_match(&resolved)
+        }) {
+            return PathVerdict {
+                action: RuleAction::Ask,
+                reason: format!(
+                    "reading {} looks into rein's data folder {} (the sessions, input history \
+                     and approvals of every project)",
+                    resolved.display(),
+                    dir.display()
+                ),
+                resolved,
+            };
+        }
         // Match the name as given and where it leads: a `.env` symlink is still `.env`.
         let hit = self
             .sensitive
@@ -180,7 +240,8 @@ impl PathRules {
             return PathVerdict {
                 action: RuleAction::Deny,
                 reason: format!(
-                    "{} is inside {}, which rein never writes (the repository's history and rein's own settings)",
+                    "{} is inside {}, which rein never writes (the repository's history, or \
+                     rein's own settings and data)",
                     resolved.display(),
                     dir.display()
                 ),

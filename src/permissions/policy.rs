@@ -150,6 +150,20 @@ impl RulePolicy {
         })
     }
 
+    /// Keep the file tools out of rein's own folders (see
+    /// [`PathRules::with_rein_folders`]): reading in `data_dir` asks except where `shown`
+    /// (globs: this rein's spill folders) matches, and nothing is written into `data_dir`
+    /// or `config_dirs`. Bash arguments naming such files ask as well.
+    pub fn with_rein_folders(
+        mut self,
+        data_dir: &Path,
+        config_dirs: &[PathBuf],
+        shown: &[String],
+    ) -> RulePolicy {
+        self.paths = self.paths.with_rein_folders(data_dir, config_dirs, shown);
+        self
+    }
+
     /// Let "always allow in this project" write its rules with `saver` (the config layer
     /// owns the file's format; without one, saving is refused).
     pub fn with_saver(mut self, saver: RuleSaver) -> RulePolicy {

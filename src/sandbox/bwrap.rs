@@ -2,11 +2,13 @@
 //! create its namespaces here.
 //!
 //! The mounts are applied in order, each over the ones before: the whole filesystem
-//! read-only, a fresh `/dev` and `/proc`, a private `/tmp`, the readable paths shown again
-//! (the private `/tmp` hides any under it), the project and the extra writable paths
-//! read-write, then the protected paths (`.git`, `.rein`, nested repositories' `.git`)
-//! read-only on top, then the hidden credentials (`sandbox.hide_secrets`: an empty tmpfs
-//! over a folder, `/dev/null` over a file). Then new user,
+//! read-only, a fresh `/dev` and `/proc`, a private `/tmp`, the project and the extra
+//! writable paths read-write, then the protected paths (`.git`, `.rein`, nested
+//! repositories' `.git`) read-only on top, then rein's private folders (its data folder)
+//! covered by an empty tmpfs, then the readable paths shown again read-only (this rein's
+//! spill folders: the private `/tmp` or data folder would hide them), then the hidden
+//! credentials (`sandbox.hide_secrets`: an empty tmpfs over a folder, `/dev/null` over a
+//! file). Then new user,
 //! PID, IPC, UTS and cgroup namespaces, no network unless allowed, and no capabilities.
 
 use std::ffi::OsString;
@@ -88,13 +90,16 @@ fn hidden_service_args() -> Vec<OsString> {
 }
 
 /// bwrap's options (everything before `-- sh -c COMMAND`) for a command in `root`.
-/// Paths are resolved (symlinks followed), and readable, writable and protected paths that do
-/// not exist are left out. `protected` comes from [`super::protected_paths`].
+/// Paths are resolved (symlinks followed), and readable, writable, protected and private
+/// paths that do not exist are left out. `protected` comes from
+/// [`super::protected_paths`]; `private` folders are emptied, and `readable` paths shown
+/// read-only over them.
 pub fn bwrap_args(
     root: &Path,
     settings: &SandboxSettings,
     readable: &[PathBuf],
     protected: &[PathBuf],
+    private: &[PathBuf],
 ) -> Vec<OsString> {
     let root = super::real_path(root);
     let mut args: Vec<OsString> = BASE_MOUNTS.iter().map(OsString::from).collect();
@@ -104,9 +109,6 @@ pub fn bwrap_args(
         args.push(path.into());
         args.push(path.into());
     };
-    for path in readable.iter().filter_map(|p| p.canonicalize().ok()) {
-        bind("--ro-bind", &path);
-    }
     bind("--bind", &root);
     for path in settings
         .writable
@@ -116,6 +118,18 @@ pub fn bwrap_args(
         bind("--bind", &path);
     }
     for path in protected.iter().filter_map(|p| p.canonicalize().ok()) {
+        bind("--ro-bind", &path);
+    }
+    for path in private.iter().filter_map(|p| p.canonicalize().ok()) {
+        args.push("--tmpfs".into());
+        args.push(path.into());
+    }
+    let mut bind = |option: &str, path: &Path| {
+        args.push(option.into());
+        args.push(path.into());
+        args.push(path.into());
+    };
+    for path in readable.iter().filter_map(|p| p.canonicalize().ok()) {
         bind("--ro-bind", &path);
     }
     // Credentials no command needs, covered last so nothing above shows them again.
@@ -192,9 +206,19 @@ mod tests {
             writable: vec![cache.clone(), base.join("no-such-cache")],
             ..SandboxSettings::default()
         };
-        let readable = [data.clone(), base.join("no-such-data")];
+        let private = base.join("rein-data");
+        let spill = private.join("spill/7-1");
+        std::fs::create_dir_all(&spill).unwrap();
+        let readable = [data.clone(), base.join("no-such-data"), spill.clone()];
         let protected = super::super::protected_paths(&root);
-        let args = strings(&bwrap_args(&root, &settings, &readable, &protected));
+        let args = strings(&bwrap_args(
+            &root,
+            &settings,
+            &readable,
+            &protected,
+            &[private.clone(), base.join("no-such-private")],
+        ));
+        let (p, s) = (private.display().to_string(), spill.display().to_string());
         let (r, d, c) = (
             root.display().to_string(),
             data.display().to_string(),
@@ -213,11 +237,13 @@ mod tests {
         expected.extend(hidden.iter().map(String::as_str));
         #[rustfmt::skip]
         expected.extend([
-            "--ro-bind", &d, &d,
             "--bind", &r, &r,
             "--bind", &c, &c,
             "--ro-bind", &git, &git,
             "--ro-bind", &rein, &rein,
+            "--tmpfs", &p,
+            "--ro-bind", &d, &d,
+            "--ro-bind", &s, &s,
             "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--unshare-net",
             "--die-with-parent", "--cap-drop", "ALL",
@@ -245,7 +271,7 @@ mod tests {
             network: true,
             ..SandboxSettings::default()
         };
-        let args = strings(&bwrap_args(tmp.path(), &settings, &[], &[]));
+        let args = strings(&bwrap_args(tmp.path(), &settings, &[], &[], &[]));
         assert!(!args.iter().any(|a| a == "--unshare-net"));
         assert!(args.iter().any(|a| a == "--unshare-user"));
     }
@@ -259,6 +285,7 @@ mod tests {
         let args = strings(&bwrap_args(
             &base.join("link"),
             &SandboxSettings::default(),
+            &[],
             &[],
             &[],
         ));
@@ -282,7 +309,7 @@ mod tests {
             ..SandboxSettings::default()
         };
         let protected = super::super::protected_paths(&root);
-        let args = strings(&bwrap_args(&root, &settings, &[], &protected));
+        let args = strings(&bwrap_args(&root, &settings, &[], &protected, &[]));
         let pos = |value: &Path| {
             let value = value.display().to_string();
             args.iter().position(|a| *a == value).unwrap()

@@ -77,6 +77,18 @@ pub struct Sandbox {
     nested_git: std::sync::OnceLock<Vec<PathBuf>>,
     /// Plan mode: the project and the extra writable paths are read-only inside too.
     read_only: bool,
+    /// rein's data folder, hidden inside, and the folder of its spill folders, of which
+    /// this process's stay readable ([`Sandbox::with_private_data`]).
+    private: Option<PrivateData>,
+}
+
+/// rein's own data folder, kept from commands: it holds every project's sessions, input
+/// history, spill files and approvals. Only the spill folders of this rein
+/// (`<spill>/<pid>-<turn>`, where the model is told to read a long output) show inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PrivateData {
+    dir: PathBuf,
+    spill: PathBuf,
 }
 
 /// A sandbox program that was found and works here.
@@ -117,6 +129,7 @@ impl Sandbox {
             backend: None,
             nested_git: std::sync::OnceLock::new(),
             read_only: false,
+            private: None,
         }
     }
 
@@ -193,7 +206,47 @@ impl Sandbox {
             backend,
             nested_git: std::sync::OnceLock::new(),
             read_only: false,
+            private: None,
         }
+    }
+
+    /// This sandbox with rein's data folder `dir` hidden from commands (an empty folder
+    /// inside, or denied on macOS), except the spill folders of this process in `spill`
+    /// (`<pid>-<turn>`), which stay readable. A data folder that holds the project is left
+    /// as it is: hiding it would hide the project.
+    pub fn with_private_data(mut self, dir: &Path, spill: &Path) -> Sandbox {
+        if !real_path(&self.root).starts_with(real_path(dir)) {
+            self.private = Some(PrivateData {
+                dir: dir.to_path_buf(),
+                spill: spill.to_path_buf(),
+            });
+        }
+        self
+    }
+
+    /// The private folders hidden inside, and the paths shown read-only: the readable
+    /// paths and this process's spill folders as they are now (a turn's folder exists
+    /// once something spilled; each command gets a fresh sandbox).
+    fn private_and_shown(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let mut shown = self.readable.clone();
+        let Some(private) = &self.private else {
+            return (Vec::new(), shown);
+        };
+        let own = format!("{}-", std::process::id());
+        if let Ok(entries) = std::fs::read_dir(&private.spill) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let mine = name.to_str().is_some_and(|n| {
+                    n.strip_prefix(&own).is_some_and(|turn| {
+                        !turn.is_empty() && turn.bytes().all(|b| b.is_ascii_digit())
+                    })
+                });
+                if mine && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    shown.push(entry.path());
+                }
+            }
+        }
+        (vec![private.dir.clone()], shown)
     }
 
     /// This sandbox with the project (and the extra writable paths) read-only: what plan
@@ -309,7 +362,8 @@ impl Sandbox {
             Some(Backend::Bubblewrap(bwrap)) => {
                 ensure_rein_dir(&self.root)?;
                 let protected = self.protected();
-                let args = bwrap_args(&self.root, &self.settings, &self.readable, &protected);
+                let (private, shown) = self.private_and_shown();
+                let args = bwrap_args(&self.root, &self.settings, &shown, &protected, &private);
                 let mut cmd = tokio::process::Command::new(bwrap);
                 cmd.args(args).arg("--").arg(shell);
                 cmd
@@ -317,7 +371,9 @@ impl Sandbox {
             Some(Backend::Seatbelt) => {
                 ensure_rein_dir(&self.root)?;
                 let protected = self.protected();
-                let profile = seatbelt_profile(&self.root, &self.settings, &protected);
+                let (private, shown) = self.private_and_shown();
+                let profile =
+                    seatbelt_profile(&self.root, &self.settings, &protected, &private, &shown);
                 let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
                 cmd.arg("-p").arg(profile).arg(shell);
                 cmd

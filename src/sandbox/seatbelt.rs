@@ -13,9 +13,17 @@ use super::{ProbeFailure, SandboxSettings};
 pub(super) const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
 /// The profile for commands in `root`, with `protected` (from [`super::protected_paths`])
-/// kept read-only. Paths are resolved as far as they exist (macOS reports `/private/var/...`
-/// for `/var/...`, and Seatbelt matches the resolved path).
-pub fn seatbelt_profile(root: &Path, settings: &SandboxSettings, protected: &[PathBuf]) -> String {
+/// kept read-only, `private` folders (rein's data folder) neither readable nor writable
+/// except the `shown` folders in them (this rein's spill folders), which are readable.
+/// Paths are resolved as far as they exist (macOS reports `/private/var/...` for
+/// `/var/...`, and Seatbelt matches the resolved path).
+pub fn seatbelt_profile(
+    root: &Path,
+    settings: &SandboxSettings,
+    protected: &[PathBuf],
+    private: &[PathBuf],
+    shown: &[PathBuf],
+) -> String {
     let mut profile = String::from(
         "(version 1)\n\
          (deny default)\n\
@@ -51,6 +59,22 @@ pub fn seatbelt_profile(root: &Path, settings: &SandboxSettings, protected: &[Pa
             profile.push_str(&format!("\n  (subpath {})", quote(&super::real_path(path))));
         }
         profile.push_str(")\n");
+    }
+    // rein's own data: neither readable nor writable, but for this rein's spill folders
+    // (a later rule wins in a profile).
+    if !private.is_empty() {
+        profile.push_str("(deny file-read* file-write*");
+        for path in private {
+            profile.push_str(&format!("\n  (subpath {})", quote(&super::real_path(path))));
+        }
+        profile.push_str(")\n");
+        if !shown.is_empty() {
+            profile.push_str("(allow file-read*");
+            for path in shown {
+                profile.push_str(&format!("\n  (subpath {})", quote(&super::real_path(path))));
+            }
+            profile.push_str(")\n");
+        }
     }
     // Credentials no command needs (`sandbox.hide_secrets`): not readable at all.
     if !settings.hidden.is_empty() {
@@ -130,7 +154,7 @@ mod tests {
             ..SandboxSettings::default()
         };
         let protected = [root.join(".git"), root.join(".rein")];
-        let profile = seatbelt_profile(root, &settings, &protected);
+        let profile = seatbelt_profile(root, &settings, &protected, &[], &[]);
         let expected = format!(
             "{HEAD}(allow file-write*
   (subpath \"/Users/me/proj\")
@@ -151,7 +175,7 @@ mod tests {
             network: true,
             ..SandboxSettings::default()
         };
-        let profile = seatbelt_profile(root, &settings, &[]);
+        let profile = seatbelt_profile(root, &settings, &[], &[], &[]);
         assert_eq!(
             profile,
             format!(
@@ -163,12 +187,35 @@ mod tests {
     }
 
     #[test]
+    fn reins_data_is_denied_but_for_the_spill_folders_shown() {
+        let root = Path::new("/Users/me/proj");
+        let data = Path::new("/Users/me/Library/Application Support/rein");
+        let spill = data.join("spill/42-1");
+        let profile = seatbelt_profile(
+            root,
+            &SandboxSettings::default(),
+            &[],
+            &[data.to_path_buf()],
+            std::slice::from_ref(&spill),
+        );
+        let deny = profile
+            .find("(deny file-read* file-write*\n  (subpath \"/Users/me/Library/Application Support/rein\"))")
+            .unwrap();
+        let allow = profile
+            .find("(allow file-read*\n  (subpath \"/Users/me/Library/Application Support/rein/spill/42-1\"))")
+            .unwrap();
+        assert!(deny < allow, "{profile}");
+    }
+
+    #[test]
     fn the_deny_comes_after_the_allow() {
         let root = Path::new("/Users/me/proj");
         let profile = seatbelt_profile(
             root,
             &SandboxSettings::default(),
             &[root.join(".git"), root.join(".rein")],
+            &[],
+            &[],
         );
         let allow = profile.find("(allow file-write*").unwrap();
         let deny = profile.find("(deny file-write*").unwrap();
@@ -184,7 +231,13 @@ mod tests {
         );
         assert_eq!(quote(Path::new("/x\ny\u{7}")), "\"/x\\ny\\x07\"");
         let root = Path::new("/Users/me/my \"proj\"");
-        let profile = seatbelt_profile(root, &SandboxSettings::default(), &[root.join(".git")]);
+        let profile = seatbelt_profile(
+            root,
+            &SandboxSettings::default(),
+            &[root.join(".git")],
+            &[],
+            &[],
+        );
         assert!(profile.contains("(subpath \"/Users/me/my \\\"proj\\\"\")\n"));
         assert!(profile.contains("(subpath \"/Users/me/my \\\"proj\\\"/.git\"))"));
     }

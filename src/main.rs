@@ -88,8 +88,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the resolved settings and where each came from.
-    Config,
+    /// Print the resolved settings and where each came from (or confirm the project's).
+    Config {
+        #[command(subcommand)]
+        command: Option<ConfigCommand>,
+    },
     /// List the providers and configured models (the current one marked).
     Models,
     /// Inspect the permission rules.
@@ -107,6 +110,13 @@ enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Obey this folder's `.rein/config.toml` as it is now, after rein held it because a
+    /// command may have written it (a later change holds it again).
+    Allow,
 }
 
 #[derive(Debug, Subcommand)]
@@ -254,7 +264,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     discover_window(&mut config);
     let mode = start_mode(&cli, &sandbox)?;
 
-    if let Some(Command::Config) = &cli.command {
+    if let Some(Command::Config {
+        command: Some(ConfigCommand::Allow),
+    }) = &cli.command
+    {
+        return config_allow(&config);
+    }
+    if let Some(Command::Config { command: None }) = &cli.command {
         println!("project    {}", root.display());
         println!("sandbox    {}", sandbox.describe());
         let keymap = user_keymap(&config);
@@ -278,6 +294,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     // The session to continue, and the model it goes on with.
     let resumed = resume_session(&mut config, &root, &cli)?;
+    // From now on commands may run here: a `.rein/config.toml` that appears below this
+    // folder later is held until confirmed (config::planted).
+    if let Err(e) = rein::config::planted::record_root(&config.data_dir, &root) {
+        eprintln!(
+            "rein: warning: cannot record this folder in {}: {e}",
+            config.data_dir.display()
+        );
+    }
     let Some(prompt) = cli.prompt.clone() else {
         let guidance = Guidance {
             skills,
@@ -599,6 +623,26 @@ async fn wait_for_mcp(
             println!("{}", rein::sanitize::json_line(&line.to_string()));
         }
     }
+}
+
+/// `rein config allow`: obey the project's held `.rein/config.toml` as it is now.
+fn config_allow(config: &Config) -> Result<ExitCode, String> {
+    let file = &config.project_config_path;
+    if config.held_project_config.is_none() {
+        if file.exists() {
+            println!("{} is obeyed already: nothing to allow", file.display());
+        } else {
+            println!("{} does not exist: nothing to allow", file.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = rein::config::planted::confirm(&config.data_dir, file)?;
+    println!(
+        "obeying {} from now on (until it changes); what it says:\n{}",
+        file.display(),
+        rein::sanitize::sanitize(&text)
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `rein mcp list` and `rein mcp allow NAME`.

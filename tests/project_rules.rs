@@ -132,3 +132,96 @@ async fn a_projects_bash_allow_is_ignored_without_a_sandbox() {
     );
     assert!(!project.path().join("planted").exists(), "{err}");
 }
+
+/// Whether bubblewrap is here; under CI (`.ci/run` installs it) its absence is a failure.
+fn sandbox_here() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()));
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but bwrap is not installed"
+        );
+        eprintln!("skipped: bwrap is not installed");
+    }
+    found
+}
+
+/// The red team's reproduction of a planted rule: in auto mode the model's sandboxed bash
+/// writes an allow-everything `sub/.rein/config.toml`; a rein started in `sub/` must not
+/// obey it until the user confirms it with `rein config allow`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_planted_in_a_subfolder_is_not_obeyed_until_confirmed() {
+    if !sandbox_here() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let plant = "mkdir -p sub/.rein && printf '[[permissions.bash]]\\npattern = \"*\"\\naction = \"allow\"\\n' > sub/.rein/config.toml";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({ "command": plant }).to_string())]),
+        Reply::text("planted"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), &root)
+        .args([
+            "-p",
+            "go",
+            "--mode",
+            "auto",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let planted = root.join("sub/.rein/config.toml");
+    assert!(
+        planted.is_file(),
+        "the sandbox lets a new .rein be made: {err}"
+    );
+
+    // A rein in sub/: the planted file is held, so `touch` asks and is refused headless.
+    let sub = root.join("sub");
+    let touch = || {
+        vec![
+            Reply::tool_calls(&[("bash", &json!({"command": "touch pwned"}).to_string())]),
+            Reply::text("done"),
+        ]
+    };
+    let server = ScriptedServer::start(touch()).await.unwrap();
+    let out = rein(home.path(), &sub)
+        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not obeyed") && err.contains("rein config allow"),
+        "{err}"
+    );
+    assert!(!sub.join("pwned").exists(), "{err}");
+
+    // The user looks at it and confirms it: now it is obeyed.
+    let out = rein(home.path(), &sub)
+        .args(["config", "allow"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("pattern = \"*\""),
+        "it shows what it obeys: {said}"
+    );
+    let server = ScriptedServer::start(touch()).await.unwrap();
+    let out = rein(home.path(), &sub)
+        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("is not obeyed"), "{err}");
+    assert!(sub.join("pwned").exists(), "{err}");
+}

@@ -26,6 +26,7 @@ mod error;
 mod file;
 mod listing;
 mod mcp;
+pub mod planted;
 mod providers;
 mod target;
 #[cfg(test)]
@@ -261,6 +262,9 @@ pub struct Config {
     pub user_config_path: PathBuf,
     /// `<root>/.rein/config.toml`.
     pub project_config_path: PathBuf,
+    /// Why that file is not obeyed, when a command may have written it
+    /// ([`planted`]); its settings are then left out.
+    pub held_project_config: Option<planted::Held>,
     /// What resolving another model name needs ([`Config::resolve_model`]).
     inputs: target::Inputs,
 }
@@ -427,10 +431,15 @@ impl Config {
             },
             |s| s.value.clone(),
         );
-        let project = file::read(
-            &project_config_path,
-            &Source::ProjectFile(project_config_path.clone()),
-        )?;
+        // A project config a command may have planted is not read until confirmed.
+        let held = planted::check(&data_dir, project_root, &project_config_path);
+        let project = match held {
+            Some(_) => Layer::default(),
+            None => file::read(
+                &project_config_path,
+                &Source::ProjectFile(project_config_path.clone()),
+            )?,
+        };
         let flags = flag_layer(overrides)?;
         let vars = env_layer(env)?;
         // Every explicit key, highest first: which one is sent depends on the provider.
@@ -575,6 +584,7 @@ impl Config {
             data_dir,
             user_config_path,
             project_config_path,
+            held_project_config: held,
             inputs,
         })
     }
@@ -586,6 +596,9 @@ impl Config {
     /// always ignored (MCP tools run outside the sandbox).
     pub fn warnings(&self, confined: bool) -> Vec<String> {
         let mut warnings = self.model_warnings(&self.target());
+        if let Some(held) = &self.held_project_config {
+            warnings.push(held.to_string());
+        }
         for rule in &self.bash_rules {
             if rule.action == RuleAction::Allow && rule.project {
                 warnings.push(if confined {

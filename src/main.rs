@@ -214,6 +214,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     };
     let env = Environment::from_process();
     let mut config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+    tighten_data_dir(&config);
     if let Some(Command::Models) = &cli.command {
         println!("{}", config.models_listing());
         return Ok(ExitCode::SUCCESS);
@@ -682,6 +683,7 @@ fn run_demo() -> Result<ExitCode, String> {
         };
         let env = Environment::from_process();
         let config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+        tighten_data_dir(&config);
         let policy = Arc::new(
             config
                 .policy(&root, env.home.as_deref())
@@ -890,6 +892,14 @@ fn sessions_command(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// rein's data folder and the folders of its own in it, made the user's alone: an older
+/// rein made them 0755 (see `rein::private_fs`).
+fn tighten_data_dir(config: &Config) {
+    for problem in rein::private_fs::tighten_data_dir(&config.data_dir) {
+        eprintln!("rein: warning: {problem}");
+    }
 }
 
 /// The sandbox for `root` as the config asks, with rein's data dir kept readable inside.

@@ -685,7 +685,7 @@ fn narrow(v: Sourced<u64>) -> Sourced<u32> {
 /// Append an allow rule for each (list, pattern) to the config file at `path` (the
 /// project's `.rein/config.toml`; the approval prompt's "always allow in this project"),
 /// in its list (`[[permissions.bash]]` or `[[permissions.tools]]`), creating the file and
-/// its folder if needed. A file that exists but cannot be read is left alone: rewriting it
+/// its folder if needed (see [`crate::private_fs::replace`]). A file that exists but cannot be read is left alone: rewriting it
 /// from nothing would lose it.
 pub fn save_allow_rules(path: &Path, rules: &[(RuleList, &str)]) -> Result<(), String> {
     let mut text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
@@ -703,8 +703,8 @@ pub fn save_allow_rules(path: &Path, rules: &[(RuleList, &str)]) -> Result<(), S
             toml::Value::String(pattern.to_string())
         ));
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(path, text))
+    // The user's alone (0600, a new `.rein/` 0700), and never written through a link: a
+    // cloned repository's `.rein/config.toml` that points elsewhere is refused.
+    crate::private_fs::replace(path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

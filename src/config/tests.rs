@@ -1207,6 +1207,30 @@ fn an_unreadable_project_config_is_not_overwritten_by_a_saved_rule() {
     assert_eq!(std::fs::read(f.project_file()).unwrap(), before);
 }
 
+/// A saved rule makes `.rein/` 0700 and the file 0600, and never follows a link put in the
+/// file's place (a cloned repository's `.rein/config.toml -> ~/.config/rein/config.toml`).
+#[test]
+fn a_saved_rule_is_private_and_never_written_through_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let bits = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let rules = [(crate::permissions::policy::RuleList::Bash, "make *")];
+    super::file::save_allow_rules(&f.project_file(), &rules).unwrap();
+    assert_eq!(bits(f.project_file().parent().unwrap()), 0o700);
+    assert_eq!(bits(&f.project_file()), 0o600);
+    assert!(std::fs::read_to_string(f.project_file())
+        .unwrap()
+        .contains("make *"));
+
+    let elsewhere = f.home.path().join("their-config.toml");
+    std::fs::write(&elsewhere, "# theirs\n").unwrap();
+    std::fs::remove_file(f.project_file()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, f.project_file()).unwrap();
+    let err = super::file::save_allow_rules(&f.project_file(), &rules).unwrap_err();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "# theirs\n");
+}
+
 #[test]
 fn mcp_servers_come_from_both_files_and_rein_config_lists_them_with_their_file() {
     let f = Fixture::new();

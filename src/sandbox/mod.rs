@@ -529,10 +529,10 @@ fn common_dir(gitdir: &Path) -> Option<PathBuf> {
 }
 
 /// Make sure `.rein` exists so it can be bound read-only: a missing one could be created by
-/// a command, with a `config.toml` that changes rein's own rules.
+/// a command, with a `config.toml` that changes rein's own rules. A new one is 0700.
 fn ensure_rein_dir(root: &Path) -> Result<(), String> {
     let dir = root.join(".rein");
-    let created = std::fs::create_dir(&dir);
+    let created = crate::private_fs::create_dir(&dir);
     if dir.exists() {
         return Ok(());
     }

@@ -248,7 +248,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Mcp { command }) = &cli.command {
         return mcp_command(&config, &root, command);
     }
-    let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
+    let sandbox = detect_sandbox(&config, &root, &env);
     discover_window(&mut config);
     let mode = start_mode(&cli, &sandbox)?;
 
@@ -689,7 +689,7 @@ fn run_demo() -> Result<ExitCode, String> {
                 .policy(&root, env.home.as_deref())
                 .map_err(|e| e.to_string())?,
         );
-        let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
+        let sandbox = detect_sandbox(&config, &root, &env);
         let skills = discover_skills(&config, &env, &root);
         let info = session_info(format!("{} (demo)", demo.model()), &root, &sandbox, &skills);
         let mut app = App::new(info, demo.context_window());
@@ -902,18 +902,20 @@ fn tighten_data_dir(config: &Config) {
     }
 }
 
-/// The sandbox for `root` as the config asks, with rein's data dir kept readable inside.
-fn detect_sandbox(config: &Config, root: &Path, home: Option<&Path>) -> Arc<Sandbox> {
-    Arc::new(Sandbox::detect(
+/// The sandbox for `root` as the config asks, with rein's data dir kept readable inside
+/// and the secrets the config knows kept out of commands' environment.
+fn detect_sandbox(config: &Config, root: &Path, env: &Environment) -> Arc<Sandbox> {
+    let sandbox = Sandbox::detect(
         SandboxSettings {
             mode: config.sandbox_mode.value,
             network: config.sandbox_network.value,
             writable: config.sandbox_writable.value.clone(),
-            hidden: config.hidden_from_commands(home),
+            hidden: config.hidden_from_commands(env.home.as_deref()),
         },
         root,
         vec![config.data_dir.clone()],
-    ))
+    );
+    Arc::new(sandbox.with_env(config.command_env(env)))
 }
 
 /// The skills of the user, of rein and of the project; each one skipped is a warning.

@@ -38,20 +38,13 @@ pub fn trimmed(text: &str) -> String {
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// A new private file holding `text` in `dir` (created 0700 when missing).
+/// A new private file holding `text` in `dir` (created 0700 when missing; one that was
+/// there must be the user's, and is made 0700).
 fn temp_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    crate::private_fs::own_dir(dir)?;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("rein-input-{}-{n}.md", std::process::id()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)?;
+    let mut file = crate::private_fs::create_new(&path)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
     Ok(path)
@@ -145,6 +138,11 @@ mod tests {
         assert!(edit(&missing, &dir, "old")
             .unwrap_err()
             .contains("cannot run"));
+        // A folder an older rein left 0755 is made the user's alone before the file goes in.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(edit(&command, &dir, "old").as_deref(), Ok("new text"));
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -8,8 +8,9 @@
 //! line. The file is the user's own (0600); past [`MAX_FILE_BYTES`] the older half is
 //! dropped on the next write. Nothing here panics on what the file holds.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The inputs of one project read back at the most.
@@ -68,17 +69,14 @@ pub fn append(file: &Path, project: &Path, text: &str) -> io::Result<()> {
     let mut json = serde_json::to_string(&line).map_err(io::Error::other)?;
     json.push('\n');
     if let Some(dir) = file.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        crate::private_fs::own_dir(dir)?;
     }
     // `O_NOFOLLOW`: never written through a link put in its place.
-    let mut f = options.open(file)?;
+    let mut f = crate::private_fs::options()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file)?;
     // A line torn by a crash would swallow this one: start on a fresh line.
     if !ends_with_newline(file)? {
         json.insert(0, '\n');
@@ -105,26 +103,17 @@ fn ends_with_newline(file: &Path) -> io::Result<bool> {
     Ok(last[0] == b'\n')
 }
 
-/// Keep the newer half of the file's lines (written aside, then renamed over it).
+/// Keep the newer half of the file's lines (written aside, then renamed over it, 0600).
 fn shrink(file: &Path) -> io::Result<()> {
     let text = crate::safe_fs::read_small_text(file, MAX_FILE_BYTES * 2)?;
     let lines: Vec<&str> = text.lines().collect();
     let keep = &lines[lines.len() / 2..];
-    let aside = file.with_extension("jsonl.tmp");
     let mut out = String::with_capacity(text.len() / 2 + 1);
     for line in keep {
         out.push_str(line);
         out.push('\n');
     }
-    let mut options = OpenOptions::new();
-    options.create(true).write(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(&aside)?.write_all(out.as_bytes())?;
-    fs::rename(&aside, file)
+    crate::private_fs::replace(file, out.as_bytes())
 }
 
 #[cfg(test)]
@@ -134,7 +123,7 @@ mod tests {
     #[test]
     fn inputs_come_back_per_project_oldest_first_and_bad_lines_are_passed_over() {
         let dir = tempfile::tempdir().unwrap();
-        let file = path(dir.path());
+        let file = path(&dir.path().join("data"));
         let (a, b) = (Path::new("/work/a"), Path::new("/work/b"));
         assert_eq!(load(&file, a), Vec::<String>::new(), "no file, no history");
         append(&file, a, "first").unwrap();
@@ -144,7 +133,7 @@ mod tests {
         append(&file, a, "   ").unwrap();
         append(&file, a, &"x".repeat(MAX_ENTRY_BYTES + 1)).unwrap();
         // A torn line (a crash mid-write) and a hand edit.
-        let mut f = OpenOptions::new().append(true).open(&file).unwrap();
+        let mut f = fs::OpenOptions::new().append(true).open(&file).unwrap();
         f.write_all(b"not json\n{\"project\": \"/work/a\", \"te")
             .unwrap();
         append(&file, a, "third").unwrap();
@@ -153,12 +142,11 @@ mod tests {
             ["first", "second\nwith a line break", "third"]
         );
         assert_eq!(load(&file, b), ["elsewhere"]);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(&file).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
+        // The user's alone: the file 0600, the data folder it made 0700.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&dir.path().join("data")), 0o700);
     }
 
     #[test]
@@ -183,6 +171,10 @@ mod tests {
         assert!(size <= MAX_FILE_BYTES, "{size}");
         assert!(size > MAX_FILE_BYTES / 3, "{size}");
         assert_eq!(load(&file, p).last().map(String::len), Some(big.len()));
+        // The shrunk file replaced the 0644 one a hand wrote: it is 0600 now.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[cfg(unix)]

@@ -29,6 +29,7 @@ pub mod input_history;
 pub mod instructions;
 pub mod mcp;
 pub mod permissions;
+pub mod private_fs;
 pub mod safe_fs;
 pub mod sandbox;
 pub mod sanitize;

@@ -224,6 +224,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     };
     let env = Environment::from_process();
     let mut config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+    tighten_data_dir(&config);
     if let Some(Command::Models) = &cli.command {
         println!("{}", config.models_listing());
         return Ok(ExitCode::SUCCESS);
@@ -231,7 +232,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 
     // Before the policy: a project's allow rules count only where a working sandbox
     // contains what they allow.
-    let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
+    let sandbox = detect_sandbox(&config, &root, &env);
     let confined = sandbox.not_working_reason().is_none();
     for warning in config.warnings(confined) {
         eprintln!("rein: warning: {warning}");
@@ -729,7 +730,8 @@ fn run_demo() -> Result<ExitCode, String> {
         };
         let env = Environment::from_process();
         let config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
-        let sandbox = detect_sandbox(&config, &root, env.home.as_deref());
+        tighten_data_dir(&config);
+        let sandbox = detect_sandbox(&config, &root, &env);
         let confined = sandbox.not_working_reason().is_none();
         let policy = Arc::new(
             config
@@ -940,22 +942,30 @@ fn sessions_command(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The sandbox for `root` as the config asks, with rein's data folder hidden inside but
-/// for this rein's spill folders.
-fn detect_sandbox(config: &Config, root: &Path, home: Option<&Path>) -> Arc<Sandbox> {
-    Arc::new(
-        Sandbox::detect(
-            SandboxSettings {
-                mode: config.sandbox_mode.value,
-                network: config.sandbox_network.value,
-                writable: config.sandbox_writable.value.clone(),
-                hidden: config.hidden_from_commands(home),
-            },
-            root,
-            Vec::new(),
-        )
-        .with_private_data(&config.data_dir, &config.data_dir.join("spill")),
+/// rein's data folder and the folders of its own in it, made the user's alone: an older
+/// rein made them 0755 (see `rein::private_fs`).
+fn tighten_data_dir(config: &Config) {
+    for problem in rein::private_fs::tighten_data_dir(&config.data_dir) {
+        eprintln!("rein: warning: {problem}");
+    }
+}
+
+/// The sandbox for `root` as the config asks: rein's data folder hidden inside but for
+/// this rein's spill folders, and the secrets the config knows kept out of commands'
+/// environment.
+fn detect_sandbox(config: &Config, root: &Path, env: &Environment) -> Arc<Sandbox> {
+    let sandbox = Sandbox::detect(
+        SandboxSettings {
+            mode: config.sandbox_mode.value,
+            network: config.sandbox_network.value,
+            writable: config.sandbox_writable.value.clone(),
+            hidden: config.hidden_from_commands(env.home.as_deref()),
+        },
+        root,
+        Vec::new(),
     )
+    .with_private_data(&config.data_dir, &config.data_dir.join("spill"));
+    Arc::new(sandbox.with_env(config.command_env(env)))
 }
 
 /// The skills of the user, of rein and of the project; each one skipped is a warning.

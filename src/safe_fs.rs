@@ -10,7 +10,8 @@
 //! swapped in after the check makes them fail instead of following it), refuse a final
 //! component that became a link, and [`write()`] puts the content in a new file beside the
 //! old one and renames it over, so a hard link to a file elsewhere is replaced, never
-//! written through. The old file's permission bits are kept.
+//! written through. The old file's permission bits are kept. [`crate::private_fs`] writes
+//! rein's own files the same way, with private bits ([`Bits::Private`]).
 
 use std::collections::VecDeque;
 use std::ffi::{CString, OsStr, OsString};
@@ -124,8 +125,9 @@ fn open_dir_at(dir: libc::c_int, name: &CString) -> io::Result<OwnedFd> {
 }
 
 /// The directory `dir` (absolute, resolved), each component opened without following
-/// links; missing ones are created when `create` is set.
-fn open_dir(dir: &Path, create: bool) -> io::Result<OwnedFd> {
+/// links; missing ones are created (with these permission bits, less the umask) when
+/// `create` is given.
+fn open_dir(dir: &Path, create: Option<libc::mode_t>) -> io::Result<OwnedFd> {
     let root = CString::new("/").map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
     // SAFETY: a NUL-terminated path.
@@ -139,10 +141,10 @@ fn open_dir(dir: &Path, create: bool) -> io::Result<OwnedFd> {
             // A resolved path has none; refuse rather than guess.
             _ => return Err(io::Error::from(io::ErrorKind::InvalidInput)),
         };
-        current = match open_dir_at(current.as_raw_fd(), &name) {
-            Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+        current = match (open_dir_at(current.as_raw_fd(), &name), create) {
+            (Err(e), Some(mode)) if e.kind() == io::ErrorKind::NotFound => {
                 // SAFETY: a valid directory descriptor and a NUL-terminated name.
-                let made = unsafe { libc::mkdirat(current.as_raw_fd(), name.as_ptr(), 0o777) };
+                let made = unsafe { libc::mkdirat(current.as_raw_fd(), name.as_ptr(), mode) };
                 if made < 0 {
                     let e = io::Error::last_os_error();
                     if e.kind() != io::ErrorKind::AlreadyExists {
@@ -151,7 +153,7 @@ fn open_dir(dir: &Path, create: bool) -> io::Result<OwnedFd> {
                 }
                 open_dir_at(current.as_raw_fd(), &name)?
             }
-            other => other?,
+            (other, _) => other?,
         };
     }
     Ok(current)
@@ -197,7 +199,7 @@ fn is_link_error() -> io::Error {
 /// Open the file at `path` (absolute, from [`resolve`]) for reading, never through a link.
 pub fn open_read(path: &Path) -> io::Result<File> {
     let (parent, name) = split(path)?;
-    let dir = open_dir(parent, false)?;
+    let dir = open_dir(parent, None)?;
     let name = c_name(name)?;
     let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
     // SAFETY: a valid directory descriptor and a NUL-terminated name.
@@ -270,22 +272,46 @@ pub enum WriteError {
 /// Source of temporary names, unique in the process.
 static NEXT_TEMP: AtomicU64 = AtomicU64::new(1);
 
+/// The permission bits [`write_with`] gives what it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bits {
+    /// A project's file: new folders and files get the usual bits (0777 and 0666, less the
+    /// umask), a replaced file keeps its own.
+    Usual,
+    /// One of rein's own files ([`crate::private_fs`]): new folders 0700, the file 0600
+    /// from the moment it exists, whatever the old one had.
+    Private,
+}
+
 /// Write `content` to the file at `path` (absolute, from [`resolve`]): missing folders are
 /// created, every folder on the way is opened without following links, the content goes
 /// to a new file in the same folder, which is then renamed over the old one (so neither a
 /// link swapped in since the check nor a hard link is written through); the old file's
 /// permission bits are kept.
 pub fn write(path: &Path, content: &[u8]) -> Result<Written, WriteError> {
+    write_with(path, content, Bits::Usual)
+}
+
+/// [`write()`], with the permission bits `bits` says.
+pub(crate) fn write_with(path: &Path, content: &[u8], bits: Bits) -> Result<Written, WriteError> {
     let (parent, name) = split(path)?;
-    let dir = open_dir(parent, true)?;
+    let folder_bits = match bits {
+        Bits::Usual => 0o777,
+        Bits::Private => 0o700,
+    };
+    let dir = open_dir(parent, Some(folder_bits))?;
     let target = c_name(name)?;
     let old = stat_at(dir.as_raw_fd(), &target)?;
     let mode = match &old {
         Some(st) if kind(st) == libc::S_IFLNK => return Err(is_link_error().into()),
         Some(st) if kind(st) == libc::S_IFDIR => return Err(WriteError::Directory),
         Some(st) if kind(st) != libc::S_IFREG => return Err(WriteError::Special),
-        Some(st) => Some(st.st_mode & 0o7777),
-        None => None,
+        Some(st) if bits == Bits::Usual => Some(st.st_mode & 0o7777),
+        _ => None,
+    };
+    let new_bits: u16 = match bits {
+        Bits::Usual => 0o666,
+        Bits::Private => 0o600,
     };
     let temp_name = {
         let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
@@ -301,7 +327,7 @@ pub fn write(path: &Path, content: &[u8]) -> Result<Written, WriteError> {
             dir.as_raw_fd(),
             temp_name.as_ptr(),
             flags,
-            libc::c_uint::from(0o666u16),
+            libc::c_uint::from(new_bits),
         )
     })?;
     // SAFETY: just opened, owned by nothing else.

@@ -97,16 +97,8 @@ impl TrustStore {
 
     fn save(&self) -> io::Result<()> {
         let text = serde_json::to_string_pretty(&self.approvals).map_err(io::Error::other)?;
-        crate::safe_fs::write(&self.path, text.as_bytes()).map_err(|e| match e {
-            crate::safe_fs::WriteError::Io(e) => e,
-            other => io::Error::other(other.to_string()),
-        })?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o600))?;
-        }
-        Ok(())
+        // 0600 from the moment it exists, in a 0700 data folder when it makes one.
+        crate::private_fs::replace(&self.path, text.as_bytes())
     }
 }
 

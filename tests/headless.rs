@@ -515,7 +515,7 @@ async fn commands_never_see_the_api_key_or_rein_variables() {
             .env("REIN_API_KEY", "sk-secret-from-rein-env-1234")
             .env("OPENAI_API_KEY", "sk-secret-from-openai-env-5678")
             .env("OPENAI_ORG_ID", "org-visible-nowhere")
-            .env("COPY_OF_THE_KEY", "sk-secret-from-rein-env-1234")
+            .env("INNOCENT_COPY", "sk-secret-from-rein-env-1234")
             .env("HARMLESS_VARIABLE", "still-here"),
     )
     .await;
@@ -538,7 +538,7 @@ async fn commands_never_see_the_api_key_or_rein_variables() {
         "org-visible-nowhere",
         "REIN_",
         "OPENAI_",
-        "COPY_OF_THE_KEY",
+        "INNOCENT_COPY",
     ] {
         assert!(
             !env_output.contains(leaked),
@@ -826,4 +826,230 @@ async fn config_command_names_the_keymap_source() {
         )),
         "{err}"
     );
+}
+
+/// Every folder under `dir` (itself included) and every file in them, with their
+/// permission bits.
+fn modes_under(dir: &Path) -> Vec<(std::path::PathBuf, bool, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        out.push((
+            path.clone(),
+            meta.is_dir(),
+            meta.permissions().mode() & 0o777,
+        ));
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&path).unwrap() {
+                pending.push(entry.unwrap().path());
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn everything_rein_keeps_for_the_user_is_theirs_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = home.path().join("rein-home");
+    // A project server for `rein mcp allow` (it never runs here).
+    std::fs::create_dir(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        "[mcp_servers.tool]\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    // A long output is spilled; the next command reads the spill folder's and file's bits
+    // while they exist (the folder goes when the turn ends).
+    let look = format!(
+        "stat -c '%a %F %n' {0}/spill {0}/spill/* {0}/spill/*/*",
+        data.display()
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "seq 1 40000"}).to_string())]),
+        Reply::tool_calls(&[("bash", &json!({ "command": look }).to_string())]),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let out = output_of(
+        rein_command(home.path())
+            .args(print_args("spill", &server.base_url(), "m", project.path()))
+            .arg("--yes"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    let spilled = last_stored(&requests[1])["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(spilled.contains("The whole output is in"), "{spilled}");
+    let seen = last_stored(&requests[2])["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(
+        lines.len(),
+        3,
+        "the spill folder, the turn's folder, the file: {seen}"
+    );
+    for line in &lines {
+        let expected = if line.contains("directory") {
+            "700 "
+        } else {
+            "600 "
+        };
+        assert!(line.starts_with(expected), "{line}");
+    }
+    assert!(lines.iter().any(|l| l.contains("regular file")), "{seen}");
+
+    let allow = output_of(
+        rein_command(home.path())
+            .args(["mcp", "allow", "tool", "--cwd"])
+            .arg(project.path()),
+    )
+    .await;
+    assert_eq!(allow.status.code(), Some(0), "{}", stderr(&allow));
+
+    let found = modes_under(&data);
+    let names: Vec<String> = found
+        .iter()
+        .map(|(p, _, _)| p.strip_prefix(&data).unwrap().display().to_string())
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with(".jsonl")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == "trusted-mcp-servers.json"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "spill"), "{names:?}");
+    for (path, is_dir, mode) in &found {
+        let want = if *is_dir { 0o700 } else { 0o600 };
+        assert_eq!(*mode, want, "{} is {mode:o}", path.display());
+    }
+}
+
+#[tokio::test]
+async fn an_older_reins_data_folder_is_made_private_at_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = home.path().join("rein-home");
+    let mine = home.path().join("rein-home/skills");
+    for dir in ["", "sessions", "spill", "tmp", "skills"] {
+        let dir = data.join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = output_of(
+        rein_command(home.path())
+            .args(["config", "--cwd"])
+            .arg(project.path())
+            .env("REIN_MODEL", "m")
+            .env("REIN_BASE_URL", "http://127.0.0.1:9/v1"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bits = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for dir in ["", "sessions", "spill", "tmp"] {
+        assert_eq!(bits(&data.join(dir)), 0o700, "{dir:?}");
+    }
+    // A folder of the user's own in it (their skills) is theirs to set.
+    assert_eq!(bits(&mine), 0o755);
+}
+
+#[tokio::test]
+async fn commands_never_see_a_secret_rein_can_recognise_unless_passed_through() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let key = "key-in-use-0123456789abcdef";
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        "[providers.corp]\nbase_url = \"http://corp.invalid/v1\"\napi_key_env = \"CORP_LLM\"\n\
+         [mcp_servers.gh]\nurl = \"https://gh.invalid/mcp\"\nbearer_token_env = \"GH_BEARER\"\n\
+         enabled = false\n",
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        "[tools]\nenv_passthrough = [\"NPM_TOKEN\", \"SNEAKY\"]\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "env"}).to_string())]),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let out = output_of(
+        rein_command(home.path())
+            .args(print_args("env", &server.base_url(), "m", project.path()))
+            .arg("--yes")
+            .env("REIN_API_KEY", key)
+            // By name.
+            .env("DEEPSEEK_API_KEY", "deepseek-secret-value")
+            .env("GITHUB_TOKEN", "github-token-value")
+            .env("AWS_SECRET_ACCESS_KEY", "aws-secret-value")
+            .env("SSH_AUTH_SOCK", "/tmp/ssh-agent-socket-value")
+            // By value: the key in use, another provider's key, an MCP server's token,
+            // a URL with a password.
+            .env("INNOCENT_COPY", key)
+            .env("WRAPPED", format!("Bearer {key}"))
+            .env("CORP_LLM", "corp-provider-key-value")
+            .env("GH_BEARER", "mcp-bearer-value")
+            .env("COPY_OF_BEARER", "mcp-bearer-value")
+            .env("DATABASE_URL", "postgres://app:db-password-value@db/app")
+            // Passed through by the project: kept, but never the provider key.
+            .env("NPM_TOKEN", "npm-token-passed")
+            .env("SNEAKY", key)
+            // What builds need.
+            .env("CARGO_HOME", "/opt/cargo-home")
+            .env("RUSTUP_TOOLCHAIN", "stable")
+            .env("LANG", "C.UTF-8")
+            .env("HARMLESS", "still-here"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("passes NPM_TOKEN, SNEAKY to commands"),
+        "{}",
+        stderr(&out)
+    );
+    let seen = last_stored(&server.requests()[1])["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for kept in [
+        "PATH=",
+        "HOME=",
+        "CARGO_HOME=/opt/cargo-home",
+        "RUSTUP_TOOLCHAIN=stable",
+        "LANG=C.UTF-8",
+        "HARMLESS=still-here",
+        "NPM_TOKEN=npm-token-passed",
+    ] {
+        assert!(seen.contains(kept), "{kept} is missing: {seen}");
+    }
+    for leaked in [
+        key,
+        "deepseek-secret-value",
+        "github-token-value",
+        "aws-secret-value",
+        "ssh-agent-socket-value",
+        "corp-provider-key-value",
+        "mcp-bearer-value",
+        "db-password-value",
+        "SNEAKY",
+    ] {
+        assert!(
+            !seen.contains(leaked),
+            "{leaked} reached the command: {seen}"
+        );
+    }
 }

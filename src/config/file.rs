@@ -35,6 +35,8 @@ enum Kind {
     Bool(fn(&mut Layer, Sourced<bool>)),
     /// An array of strings.
     List(fn(&mut Layer, Sourced<Vec<String>>)),
+    /// An array of environment variable names (`[A-Za-z_][A-Za-z0-9_]*`).
+    VarNames(fn(&mut Layer, Sourced<Vec<String>>)),
     /// `sandbox.mode`: one of `auto`, `required`, `off`.
     SandboxMode,
     /// `[[permissions.bash]]`: an array of `{ pattern, action }` tables.
@@ -131,6 +133,11 @@ const KEYS: &[Key] = &[
             max: MAX_TIMEOUT_SECS,
             store: |l, v| l.bash_timeout_secs = Some(v),
         },
+    },
+    Key {
+        section: "tools",
+        name: "env_passthrough",
+        kind: Kind::VarNames(|l, v| l.env_passthrough = Some(v)),
     },
     Key {
         section: "agent",
@@ -436,6 +443,29 @@ fn store(
             }
         }
         (Kind::List(_), _) => format!("expected an array of strings, got {}", describe(value)),
+        (Kind::VarNames(store), toml::Value::Array(items)) => {
+            let names: Option<Vec<String>> = items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect();
+            match names {
+                Some(names) => match names.iter().find(|n| !is_var_name(n)) {
+                    None => {
+                        store(layer, Sourced::new(names, source.clone()));
+                        return Ok(());
+                    }
+                    Some(bad) => format!("{bad:?} is not an environment variable name"),
+                },
+                None => format!(
+                    "expected an array of variable names, got {}",
+                    describe(value)
+                ),
+            }
+        }
+        (Kind::VarNames(_), _) => format!(
+            "expected an array of variable names, got {}",
+            describe(value)
+        ),
         (Kind::SandboxMode, toml::Value::String(s)) => match s.as_str() {
             "auto" | "required" | "off" => {
                 let mode = match s.as_str() {
@@ -685,6 +715,15 @@ fn syntax_error(path: &Path, text: &str, error: &toml::de::Error) -> ConfigError
     }
 }
 
+/// Whether `name` can name an environment variable: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Values bound for a `u32` setting were checked against [`U32_MAX`] or less.
 fn narrow(v: Sourced<u64>) -> Sourced<u32> {
     Sourced::new(u32::try_from(v.value).unwrap_or(u32::MAX), v.source)
@@ -693,7 +732,7 @@ fn narrow(v: Sourced<u64>) -> Sourced<u32> {
 /// Append an allow rule for each (list, pattern) to the config file at `path` (the
 /// project's `.rein/config.toml`; the approval prompt's "always allow in this project"),
 /// in its list (`[[permissions.bash]]` or `[[permissions.tools]]`), creating the file and
-/// its folder if needed. A file that exists but cannot be read is left alone: rewriting it
+/// its folder if needed (see [`crate::private_fs::replace`]). A file that exists but cannot be read is left alone: rewriting it
 /// from nothing would lose it.
 pub fn save_allow_rules(path: &Path, rules: &[(RuleList, &str)]) -> Result<(), String> {
     let mut text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
@@ -711,8 +750,8 @@ pub fn save_allow_rules(path: &Path, rules: &[(RuleList, &str)]) -> Result<(), S
             toml::Value::String(pattern.to_string())
         ));
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(path, text))
+    // The user's alone (0600, a new `.rein/` 0700), and never written through a link: a
+    // cloned repository's `.rein/config.toml` that points elsewhere is refused.
+    crate::private_fs::replace(path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

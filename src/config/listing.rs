@@ -80,6 +80,16 @@ impl Config {
             ("client.max_tries", shown(&self.max_tries)),
             ("client.max_output_tokens", shown(&self.max_output_tokens)),
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
+            (
+                "tools.env_passthrough",
+                (
+                    match self.env_passthrough.value.as_slice() {
+                        [] => "(none)".to_string(),
+                        names => names.join(", "),
+                    },
+                    &self.env_passthrough.source,
+                ),
+            ),
             ("agent.max_steps", shown(&self.max_steps)),
             ("subagent.max_steps", shown(&self.subagent_max_steps)),
             ("subagent.max_parallel", shown(&self.subagent_max_parallel)),

@@ -28,6 +28,7 @@ mod listing;
 mod mcp;
 pub mod planted;
 mod providers;
+mod secrets;
 mod target;
 #[cfg(test)]
 mod tests;
@@ -194,6 +195,9 @@ pub struct Config {
     pub max_output_tokens: Sourced<u64>,
     /// `[tools]`: how long a `bash` command may run, > 0.
     pub bash_timeout_secs: Sourced<u64>,
+    /// `tools.env_passthrough`: variables commands get although their names look secret
+    /// (never one that holds a provider key; see [`crate::sandbox::env`]).
+    pub env_passthrough: Sourced<Vec<String>>,
     /// `[agent]`: model calls per user turn before the agent stops, > 0.
     pub max_steps: Sourced<u32>,
     /// `[subagent]`: model calls one subagent (a `task` call) may make, > 0.
@@ -318,6 +322,7 @@ struct Layer {
     max_tries: Option<Sourced<u32>>,
     max_output_tokens: Option<Sourced<u64>>,
     bash_timeout_secs: Option<Sourced<u64>>,
+    env_passthrough: Option<Sourced<Vec<String>>>,
     max_steps: Option<Sourced<u32>>,
     subagent_max_steps: Option<Sourced<u32>>,
     subagent_max_parallel: Option<Sourced<u32>>,
@@ -362,6 +367,7 @@ impl Layer {
             max_tries: self.max_tries.or(lower.max_tries),
             max_output_tokens: self.max_output_tokens.or(lower.max_output_tokens),
             bash_timeout_secs: self.bash_timeout_secs.or(lower.bash_timeout_secs),
+            env_passthrough: self.env_passthrough.or(lower.env_passthrough),
             max_steps: self.max_steps.or(lower.max_steps),
             subagent_max_steps: self.subagent_max_steps.or(lower.subagent_max_steps),
             subagent_max_parallel: self.subagent_max_parallel.or(lower.subagent_max_parallel),
@@ -516,6 +522,7 @@ impl Config {
             max_tries: or_default(layer.max_tries, DEFAULT_MAX_TRIES),
             max_output_tokens: or_default(layer.max_output_tokens, 0),
             bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),
+            env_passthrough: or_default(layer.env_passthrough, Vec::new()),
             max_steps: or_default(layer.max_steps, DEFAULT_MAX_STEPS),
             subagent_max_steps: or_default(layer.subagent_max_steps, DEFAULT_SUBAGENT_MAX_STEPS),
             subagent_max_parallel: or_default(
@@ -624,6 +631,16 @@ impl Config {
                     rule.pattern
                 ));
             }
+        }
+        if let (Source::ProjectFile(path), [_, ..]) = (
+            &self.env_passthrough.source,
+            self.env_passthrough.value.as_slice(),
+        ) {
+            warnings.push(format!(
+                "the project file {} passes {} to commands (tools.env_passthrough), so the model sees their values; remove it if you did not write that file",
+                path.display(),
+                self.env_passthrough.value.join(", ")
+            ));
         }
         warnings
     }
@@ -759,6 +776,7 @@ impl fmt::Debug for Config {
             .field("max_tries", &self.max_tries)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("bash_timeout_secs", &self.bash_timeout_secs)
+            .field("env_passthrough", &self.env_passthrough)
             .field("max_steps", &self.max_steps)
             .field("subagent_max_steps", &self.subagent_max_steps)
             .field("subagent_max_parallel", &self.subagent_max_parallel)

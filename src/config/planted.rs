@@ -83,18 +83,7 @@ fn load(data_dir: &Path) -> Ledger {
 
 fn save(data_dir: &Path, ledger: &Ledger) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(ledger).map_err(std::io::Error::other)?;
-    std::fs::create_dir_all(data_dir)?;
-    let path = data_dir.join(FILE_NAME);
-    crate::safe_fs::write(&path, text.as_bytes()).map_err(|e| match e {
-        crate::safe_fs::WriteError::Io(e) => e,
-        other => std::io::Error::other(other.to_string()),
-    })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-    }
-    Ok(())
+    crate::private_fs::replace(&data_dir.join(FILE_NAME), text.as_bytes())
 }
 
 fn seconds(time: SystemTime) -> f64 {

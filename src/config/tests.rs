@@ -461,7 +461,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
     assert_eq!(
         f.error(),
         format!(
-            "{path}: unknown key `tools.bash_timout_secs` (known keys in [tools]: bash_timeout_secs)"
+            "{path}: unknown key `tools.bash_timout_secs` (known keys in [tools]: bash_timeout_secs, env_passthrough)"
         )
     );
     f.write_project("modle = \"x\"\n");
@@ -1326,6 +1326,30 @@ fn an_unreadable_project_config_is_not_overwritten_by_a_saved_rule() {
     assert_eq!(std::fs::read(f.project_file()).unwrap(), before);
 }
 
+/// A saved rule makes `.rein/` 0700 and the file 0600, and never follows a link put in the
+/// file's place (a cloned repository's `.rein/config.toml -> ~/.config/rein/config.toml`).
+#[test]
+fn a_saved_rule_is_private_and_never_written_through_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let bits = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let rules = [(crate::permissions::policy::RuleList::Bash, "make *")];
+    super::file::save_allow_rules(&f.project_file(), &rules).unwrap();
+    assert_eq!(bits(f.project_file().parent().unwrap()), 0o700);
+    assert_eq!(bits(&f.project_file()), 0o600);
+    assert!(std::fs::read_to_string(f.project_file())
+        .unwrap()
+        .contains("make *"));
+
+    let elsewhere = f.home.path().join("their-config.toml");
+    std::fs::write(&elsewhere, "# theirs\n").unwrap();
+    std::fs::remove_file(f.project_file()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, f.project_file()).unwrap();
+    let err = super::file::save_allow_rules(&f.project_file(), &rules).unwrap_err();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "# theirs\n");
+}
+
 #[test]
 fn mcp_servers_come_from_both_files_and_rein_config_lists_them_with_their_file() {
     let f = Fixture::new();
@@ -1437,4 +1461,98 @@ fn reins_own_folders_are_a_sensitive_read_and_never_written() {
     assert_eq!(policy.judge_bash(&grep).action, RuleAction::Ask, "{grep}");
     let cat = format!("cat {}", own_spill.display());
     assert_eq!(policy.judge_bash(&cat).action, RuleAction::Allow, "{cat}");
+}
+
+#[test]
+fn env_passthrough_names_are_checked_listed_and_a_projects_is_warned_about() {
+    let f = Fixture::new();
+    let c = f.load().unwrap();
+    assert!(c.env_passthrough.value.is_empty());
+    assert!(c.describe().contains("tools.env_passthrough"));
+    f.write_user("[tools]\nenv_passthrough = [\"GITHUB_TOKEN\", \"SSH_AUTH_SOCK\"]\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.env_passthrough.value, ["GITHUB_TOKEN", "SSH_AUTH_SOCK"]);
+    assert!(c.warnings(true).is_empty(), "the user's own list is trusted");
+    let listed = c.describe();
+    let line = listed
+        .lines()
+        .find(|l| l.contains("tools.env_passthrough"))
+        .unwrap();
+    assert!(
+        line.contains("GITHUB_TOKEN, SSH_AUTH_SOCK") && line.contains("config.toml"),
+        "{line}"
+    );
+    // A project's list replaces the user's, and is said at start.
+    f.write_project("[tools]\nenv_passthrough = [\"NPM_TOKEN\"]\n");
+    let c = f.load().unwrap();
+    assert_eq!(c.env_passthrough.value, ["NPM_TOKEN"]);
+    let warnings = c.warnings(true);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("passes NPM_TOKEN to commands")),
+        "{warnings:?}"
+    );
+    f.write_project("[tools]\nenv_passthrough = [\"A B\"]\n");
+    let e = f.error();
+    assert!(
+        e.contains(".rein/config.toml")
+            && e.ends_with(
+                "key `tools.env_passthrough`: \"A B\" is not an environment variable name"
+            ),
+        "{e}"
+    );
+    f.write_project("[tools]\nenv_passthrough = \"NPM_TOKEN\"\n");
+    assert!(f.error().ends_with(
+        "key `tools.env_passthrough`: expected an array of variable names, got string \"NPM_TOKEN\""
+    ));
+}
+
+/// Every secret the settings know reaches the command environment: the keys of every
+/// source and provider, secret-named headers, MCP servers' tokens and secret `env`.
+#[test]
+fn the_command_environment_knows_every_secret_of_the_settings() {
+    let mut f = Fixture::new();
+    f.set("REIN_API_KEY", "key-from-rein-env")
+        .set("CORP_LLM", "corp-key-from-its-variable")
+        .set("GH_BEARER", "mcp-bearer-from-its-variable");
+    f.write_agents("API_KEY=key-from-agents-env\n");
+    f.write_user(
+        "api_key = \"key-from-the-user-file\"\n\
+         [providers.corp]\nbase_url = \"http://corp.example/v1\"\napi_key_env = \"CORP_LLM\"\n\
+         headers = { \"X-Api-Key\" = \"header-key-value\", \"X-Team\" = \"blue\" }\n\
+         [mcp_servers.gh]\nurl = \"https://gh.example/mcp\"\nbearer_token_env = \"GH_BEARER\"\n\
+         headers = { Authorization = \"Basic mcp-header-credential\" }\nenabled = false\n\
+         [mcp_servers.db]\ncommand = \"db-server\"\n\
+         env = { DB_PASSWORD = \"mcp-env-password\", LOG_LEVEL = \"debug\" }\n\
+         [tools]\nenv_passthrough = [\"PASSED\", \"SNEAKY\"]\n",
+    );
+    let c = f.load().unwrap();
+    let env = c.command_env(&f.env);
+    let vars = [
+        ("A", "key-from-rein-env"),
+        ("B", "key-from-agents-env"),
+        ("C", "key-from-the-user-file"),
+        ("D", "corp-key-from-its-variable"),
+        ("E", "header-key-value"),
+        ("F", "mcp-bearer-from-its-variable"),
+        ("G", "mcp-header-credential"),
+        ("H", "mcp-env-password"),
+        ("TEAM", "blue"),
+        ("LEVEL", "debug"),
+        ("PASSED", "mcp-env-password"),
+        ("SNEAKY", "key-from-the-user-file"),
+    ]
+    .map(|(n, v)| (n.into(), v.into()));
+    let removed: Vec<String> = env
+        .removed(vars, &[])
+        .into_iter()
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        removed,
+        ["A", "B", "C", "D", "E", "F", "G", "H", "SNEAKY"],
+        "a header or `env` value under an ordinary name is no secret; a passed-through \
+         name keeps a token but never a provider key"
+    );
 }

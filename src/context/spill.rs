@@ -6,7 +6,8 @@
 //! ends where one is near and always on character boundaries, with a note in the gap
 //! saying how much was cut and where the whole output is. The whole output goes to a spill
 //! file in the turn's folder, `<spill dir>/<pid>-<turn>/<call id>.txt`, which the model can
-//! page with `head`, `tail`, `sed -n` or `grep`; the folder is removed when the user's turn
+//! page with `head`, `tail`, `sed -n` or `grep` (the user's alone: 0600 in 0700 folders,
+//! see [`crate::private_fs`]); the folder is removed when the user's turn
 //! ends ([`TurnSpill::remove`]); the folders a crashed process left behind are swept when
 //! the next agent starts ([`sweep_stale`]). When the file cannot be written the result is still cut,
 //! and the note says the whole output was not kept. Old messages are never rewritten here.
@@ -114,7 +115,7 @@ impl TurnSpill {
             .dir
             .as_ref()
             .ok_or_else(|| "no spill folder is configured".to_string())?;
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        crate::private_fs::own_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let stem: String = name
             .chars()
             .map(|c| {
@@ -134,11 +135,17 @@ impl TurnSpill {
         // Call ids repeat across subagents; never overwrite an earlier spill.
         let mut path = dir.join(format!("{stem}.txt"));
         let mut n = 1;
-        while path.exists() {
-            n += 1;
-            path = dir.join(format!("{stem}-{n}.txt"));
-        }
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut file = loop {
+            match crate::private_fs::create_new(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {
+                    n += 1;
+                    path = dir.join(format!("{stem}-{n}.txt"));
+                }
+                other => break other.map_err(|e| format!("{}: {e}", path.display()))?,
+            }
+        };
+        std::io::Write::write_all(&mut file, text.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(path)
     }
 
@@ -361,6 +368,12 @@ mod tests {
         // The same id again gets its own file.
         spill.cap("call/1", text.clone());
         assert!(spill.dir().unwrap().join("call_1-2.txt").is_file());
+        // The user's alone: a 0700 turn folder, 0600 files.
+        use std::os::unix::fs::PermissionsExt;
+        let bits = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(bits(spill.dir().unwrap()), 0o700);
+        assert_eq!(bits(&path), 0o600);
+        assert_eq!(bits(&spill.dir().unwrap().join("call_1-2.txt")), 0o600);
         spill.remove().unwrap();
         assert!(!spill.dir().unwrap().exists());
         spill.remove().unwrap();

@@ -46,7 +46,8 @@ impl DemoProject {
                 "rein-demo-{}-{nanos}-{attempt}",
                 std::process::id()
             ));
-            match std::fs::create_dir(&dir) {
+            // The user's alone (0700), like everything rein makes for the user.
+            match crate::private_fs::create_new_dir(&dir) {
                 Ok(()) => break dir,
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < NAME_ATTEMPTS => {
                     attempt += 1;

@@ -10,9 +10,11 @@
 //! otherwise the backend is probed (bwrap must really create its namespaces here, which many
 //! containers forbid). A working backend means on; a broken or missing one means off with a
 //! warning (`auto`) or every command refused (`required`). [`Sandbox::command`] then builds
-//! the process to spawn for each command.
+//! the process to spawn for each command, sandboxed or not with an environment that holds
+//! no secret rein can recognise ([`env`]).
 
 mod bwrap;
+pub mod env;
 mod seatbelt;
 
 use std::io::Read;
@@ -22,6 +24,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub use bwrap::bwrap_args;
+pub use env::CommandEnv;
 pub use seatbelt::seatbelt_profile;
 
 /// `sandbox.mode`.
@@ -77,6 +80,8 @@ pub struct Sandbox {
     nested_git: std::sync::OnceLock<Vec<PathBuf>>,
     /// Plan mode: the project and the extra writable paths are read-only inside too.
     read_only: bool,
+    /// What is removed from a command's environment (see [`env`]).
+    env: CommandEnv,
     /// rein's data folder, hidden inside, and the folder of its spill folders, of which
     /// this process's stay readable ([`Sandbox::with_private_data`]).
     private: Option<PrivateData>,
@@ -130,6 +135,7 @@ impl Sandbox {
             nested_git: std::sync::OnceLock::new(),
             read_only: false,
             private: None,
+            env: CommandEnv::default(),
         }
     }
 
@@ -207,6 +213,7 @@ impl Sandbox {
             nested_git: std::sync::OnceLock::new(),
             read_only: false,
             private: None,
+            env: CommandEnv::default(),
         }
     }
 
@@ -257,6 +264,17 @@ impl Sandbox {
             read_only: true,
             ..self.clone()
         }
+    }
+
+    /// This sandbox with the secrets and passed-through names of `env` (the config's):
+    /// what [`command`](Self::command) removes from every command's environment.
+    pub fn with_env(self, env: CommandEnv) -> Sandbox {
+        Sandbox { env, ..self }
+    }
+
+    /// What is removed from a command's environment.
+    pub fn env(&self) -> &CommandEnv {
+        &self.env
     }
 
     /// Whether commands run in a working sandbox (what auto mode needs).
@@ -354,9 +372,14 @@ impl Sandbox {
 
     /// The process to spawn for `bash -c shell_command` (see [`shell_program`]) in the
     /// project root: wrapped in the sandbox when it is on, plain when it is off, and an
-    /// error when it is required but cannot run. The caller sets stdio, the environment and
-    /// the session.
-    pub fn command(&self, shell_command: &str) -> Result<tokio::process::Command, String> {
+    /// error when it is required but cannot run; sandboxed or not, with rein's environment
+    /// less what [`env`] removes (`keys_in_use`: the provider keys of the models in use,
+    /// removed under any name). The caller sets stdio and the session.
+    pub fn command(
+        &self,
+        shell_command: &str,
+        keys_in_use: &[String],
+    ) -> Result<tokio::process::Command, String> {
         let shell = shell_program();
         let mut cmd = match &self.backend {
             Some(Backend::Bubblewrap(bwrap)) => {
@@ -389,6 +412,9 @@ impl Sandbox {
             },
         };
         cmd.arg("-c").arg(shell_command).current_dir(&self.root);
+        for name in self.env.removed(std::env::vars_os(), keys_in_use) {
+            cmd.env_remove(name);
+        }
         Ok(cmd)
     }
 }
@@ -585,10 +611,10 @@ fn common_dir(gitdir: &Path) -> Option<PathBuf> {
 }
 
 /// Make sure `.rein` exists so it can be bound read-only: a missing one could be created by
-/// a command, with a `config.toml` that changes rein's own rules.
+/// a command, with a `config.toml` that changes rein's own rules. A new one is 0700.
 fn ensure_rein_dir(root: &Path) -> Result<(), String> {
     let dir = root.join(".rein");
-    let created = std::fs::create_dir(&dir);
+    let created = crate::private_fs::create_dir(&dir);
     if dir.exists() {
         return Ok(());
     }
@@ -701,7 +727,7 @@ mod tests {
             .describe()
             .starts_with("required but unavailable: bwrap was not found;"));
         assert!(s.warning().unwrap().starts_with("commands are refused:"));
-        let err = s.command("true").unwrap_err();
+        let err = s.command("true", &[]).unwrap_err();
         assert_eq!(
             err,
             "the sandbox is required (sandbox.mode = \"required\") but cannot run: bwrap was \
@@ -738,7 +764,9 @@ mod tests {
 
     #[test]
     fn off_runs_plain_sh_in_the_root() {
-        let cmd = Sandbox::off(Path::new("/p")).command("echo hi").unwrap();
+        let cmd = Sandbox::off(Path::new("/p"))
+            .command("echo hi", &[])
+            .unwrap();
         let std = cmd.as_std();
         assert_eq!(std.get_program(), shell_program());
         let args: Vec<_> = std.get_args().collect();
@@ -752,7 +780,7 @@ mod tests {
         let s = Sandbox::decide(settings(SandboxMode::Auto), dir.path(), vec![], |_| {
             Ok(Backend::Bubblewrap("/usr/bin/bwrap".into()))
         });
-        let cmd = s.command("echo hi").unwrap();
+        let cmd = s.command("echo hi", &[]).unwrap();
         let std = cmd.as_std();
         assert_eq!(std.get_program(), "/usr/bin/bwrap");
         let args: Vec<_> = std.get_args().collect();
@@ -776,7 +804,7 @@ mod tests {
         let s = Sandbox::decide(settings(SandboxMode::Auto), dir.path(), vec![], |_| {
             Ok(Backend::Seatbelt)
         });
-        let cmd = s.command("echo hi").unwrap();
+        let cmd = s.command("echo hi", &[]).unwrap();
         let std = cmd.as_std();
         assert_eq!(std.get_program(), "/usr/bin/sandbox-exec");
         let args: Vec<_> = std.get_args().collect();
@@ -797,7 +825,7 @@ mod tests {
         let s = Sandbox::decide(settings(SandboxMode::Auto), dir.path(), vec![], |_| {
             Ok(Backend::Bubblewrap("/usr/bin/bwrap".into()))
         });
-        let err = s.command("true").unwrap_err();
+        let err = s.command("true", &[]).unwrap_err();
         assert!(err.starts_with("could not create "), "{err}");
     }
 

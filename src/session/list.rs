@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt;
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -41,27 +41,10 @@ pub(crate) struct Sidecar {
     pub bytes: u64,
 }
 
-/// Replace the sidecar at `path` atomically: write a temporary file, then rename it.
+/// Replace the sidecar at `path` atomically (a new 0600 file renamed over it).
 pub(crate) fn write_sidecar(path: &Path, sidecar: &Sidecar) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
     let json = serde_json::to_vec(sidecar).map_err(io::Error::other)?;
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(&json))
-        .and_then(|()| fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written.map_err(|e| {
+    crate::private_fs::replace(path, &json).map_err(|e| {
         io::Error::new(
             e.kind(),
             format!("cannot write session summary {}: {e}", path.display()),

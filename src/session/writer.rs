@@ -16,7 +16,7 @@
 //! [`super::list`] reads is rewritten when the title changes, every [`SUMMARY_EVERY`]
 //! messages, and on [`SessionWriter::close`] or drop.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -97,7 +97,7 @@ impl SessionWriter {
     /// taken already, a fresh one is drawn; [`SessionWriter::meta`] has the one used.
     pub fn create(data_dir: &Path, meta: SessionMeta) -> io::Result<SessionWriter> {
         let dir = sessions_dir(data_dir);
-        create_private_dir(&dir).map_err(|e| {
+        crate::private_fs::own_dir(&dir).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot create the sessions folder {}: {e}", dir.display()),
@@ -517,27 +517,11 @@ fn line_start(file: &mut File, len: u64) -> io::Result<u64> {
     Ok(0)
 }
 
-/// Session files may hold code and secrets: only the user may read them.
+/// Session files may hold code and secrets: only the user may read them (0600).
 fn private_options() -> OpenOptions {
-    let mut options = OpenOptions::new();
+    let mut options = crate::private_fs::options();
     options.append(true).create(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
     options
-}
-
-pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
 }
 
 /// Copy every whole line of the session file at `path` after its first (the meta line)
@@ -563,6 +547,7 @@ fn copy_body(path: &Path, to: &mut File) -> io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn titles_are_flat_and_short() {

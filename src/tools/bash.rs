@@ -3,7 +3,8 @@
 //! A command string flows in; it runs as `bash -c COMMAND` in the project root, inside the OS
 //! sandbox when it is on (see `crate::sandbox`), with stdin from /dev/null, in a session and
 //! process group of its own (no controlling terminal), and with an environment scrubbed of
-//! `REIN_*`, `OPENAI_*` and any variable holding a secret. stdout and stderr share one pipe, so the
+//! secrets (`crate::sandbox::env`: secret-shaped names, rein's own, and any variable that
+//! holds a secret rein knows). stdout and stderr share one pipe, so the
 //! output reads in the order it was written; at most 1 MiB is kept (head and tail, with the
 //! dropped middle counted). Out comes the output with a line for a non-zero exit code or a
 //! killing signal.
@@ -15,9 +16,7 @@
 //! future being dropped mid-run because the user interrupted, `ProcessGroup`'s `Drop` kills
 //! the whole group and reaps the shell, so nothing is left running.
 
-use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -74,7 +73,8 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
 
     // `bash -c COMMAND` in the project root, wrapped in the sandbox when it is on.
-    let mut cmd = ctx.sandbox.command(&args.command)?;
+    // The sandbox scrubs the environment; the keys of the models in use go under any name.
+    let mut cmd = ctx.sandbox.command(&args.command, &ctx.secrets)?;
     cmd.stdin(Stdio::null())
         .stdout(stdout_writer)
         .stderr(writer)
@@ -83,9 +83,6 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     // which is async-signal-safe.
     unsafe {
         cmd.pre_exec(new_session);
-    }
-    for name in scrubbed_names(std::env::vars_os(), &ctx.secrets) {
-        cmd.env_remove(name);
     }
     let program = Path::new(cmd.as_std().get_program())
         .file_name()
@@ -244,30 +241,6 @@ fn read_ready(pipe: &Receiver, output: &mut Output, buf: &mut [u8]) {
         }
         output.push(&buf[..n]);
     }
-}
-
-/// The environment variables to remove: `REIN_*`, `OPENAI_*` and any whose value is a secret.
-fn scrubbed_names(
-    vars: impl IntoIterator<Item = (OsString, OsString)>,
-    secrets: &[String],
-) -> Vec<OsString> {
-    vars.into_iter()
-        .filter(|(name, value)| is_scrubbed(name, value, secrets))
-        .map(|(name, _)| name)
-        .collect()
-}
-
-fn is_scrubbed(name: &OsStr, value: &OsStr, secrets: &[String]) -> bool {
-    let name = name.as_bytes();
-    name.starts_with(b"REIN_")
-        || name.starts_with(b"OPENAI_")
-        // Files a non-interactive shell would source before the command: code the
-        // permission check never saw.
-        || name == b"BASH_ENV"
-        || name == b"ENV"
-        || secrets
-            .iter()
-            .any(|s| !s.is_empty() && s.as_bytes() == value.as_bytes())
 }
 
 /// The tool result: output (trailing whitespace trimmed) and how the command ended.
@@ -451,26 +424,6 @@ mod tests {
         );
         // `cat` would wait forever on a terminal or an open pipe; /dev/null ends at once.
         assert_eq!(run(cmd("cat"), &c).await.unwrap(), "(no output)");
-    }
-
-    #[test]
-    fn scrub_rules() {
-        let secrets = vec![String::new(), "hunter2".to_string()];
-        let vars = [
-            ("REIN_API_KEY", "x"),
-            ("OPENAI_API_KEY", "y"),
-            ("MY_TOKEN", "hunter2"),
-            ("PATH", "/bin"),
-            ("EMPTY", ""),
-            ("XREIN_NOT_PREFIX", "z"),
-            ("BASH_ENV", "/home/u/.bashrc"),
-        ]
-        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        let removed = scrubbed_names(vars, &secrets);
-        assert_eq!(
-            removed,
-            ["REIN_API_KEY", "OPENAI_API_KEY", "MY_TOKEN", "BASH_ENV"]
-        );
     }
 
     #[tokio::test]

@@ -31,8 +31,9 @@ pub struct ToolContext {
     pub root: PathBuf,
     /// How long a `bash` command may run before its whole process group is killed.
     pub bash_timeout: Duration,
-    /// Secret values (the API key) that must not reach a command's environment, in
-    /// addition to every `REIN_*` and `OPENAI_*` variable.
+    /// The keys of the models in use (the API key, and that of a model switched to): no
+    /// variable that holds one reaches a command, whatever its name. The sandbox knows the
+    /// rest ([`crate::sandbox::CommandEnv`]).
     pub secrets: Vec<String>,
     /// The sandbox `bash` commands run in.
     pub sandbox: Arc<Sandbox>,

@@ -158,7 +158,8 @@ struct Loop<'a> {
 }
 
 /// `/mcp allow NAME`: remember (in the data folder's trust file) that this project's
-/// server `name` may run what it declares now, then start it.
+/// server `name` may run as its table declares it now (the table the session loaded, the
+/// one `/mcp` showed), then start it.
 fn allow_mcp(
     mcp: Option<&crate::mcp::McpManager>,
     data_dir: Option<std::path::PathBuf>,
@@ -170,10 +171,9 @@ fn allow_mcp(
     let server = mcp
         .config(name)
         .ok_or_else(|| format!("no MCP server named {name} is configured"))?;
-    let launch = crate::mcp::external::launch(&server);
     let (mut trust, _) = crate::trust::TrustStore::load(&data_dir);
     trust
-        .trust(&app.info.project, name, &launch)
+        .trust(&app.info.project, name, &server.declared.to_json())
         .map_err(|e| format!("the approval was not saved: {e}"))?;
     mcp.allow(name).map_err(|e| e.to_string())
 }

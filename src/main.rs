@@ -123,8 +123,8 @@ enum ConfigCommand {
 enum McpCommand {
     /// Start the configured servers and list them with their state and tools.
     List,
-    /// Allow the project's server NAME to run what it declares (remembered for this
-    /// project and that exact command line).
+    /// Allow the project's server NAME to run as it declares it (remembered for this
+    /// project and that exact table: a change to any key asks again).
     Allow {
         /// The server's name, as in `[mcp_servers.NAME]`.
         name: String,
@@ -576,7 +576,12 @@ fn start_mcp(
     if startable.start.is_empty() && startable.held.is_empty() {
         return (None, notices);
     }
-    let (manager, events) = rein::mcp::McpManager::prepare(startable.start, startable.held, root);
+    let (manager, events) = rein::mcp::McpManager::prepare(
+        startable.start,
+        startable.held,
+        root,
+        Some(&config.data_dir),
+    );
     if launch {
         manager.launch();
     }
@@ -662,15 +667,34 @@ fn mcp_command(config: &Config, root: &Path, command: &McpCommand) -> Result<Exi
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let launch = rein::mcp::external::launch(server);
             let (mut trust, _) = rein::trust::TrustStore::load(&config.data_dir);
+            let why = rein::mcp::external::unapproved(server, &trust, root);
             trust
-                .trust(root, name, &launch)
+                .trust(root, name, &server.declared.to_json())
                 .map_err(|e| format!("the approval was not saved: {e}"))?;
-            println!(
-                "allowed: the project's MCP server {name} may run `{launch}` (outside rein's sandbox) in {}",
-                root.display()
+            // What is approved is the whole table: say it, key by key, and what changed.
+            let mut said = format!(
+                "allowed: the project's MCP server {name} may run `{}` outside rein's sandbox, \
+                 in {}, as {} declares it now:",
+                rein::mcp::external::launch(server),
+                root.display(),
+                server.origin.path().display()
             );
+            for line in server.declared.lines() {
+                said.push_str(&format!("\n  {line}"));
+            }
+            match why {
+                Some(rein::mcp::Unapproved::Changed(changes)) => {
+                    said.push_str("\nchanged since you allowed it before:");
+                    for change in changes {
+                        said.push_str(&format!("\n  {change}"));
+                    }
+                }
+                None => said.push_str("\n(it was allowed as it is already)"),
+                Some(_) => {}
+            }
+            said.push_str("\na change to any of these keys asks again");
+            println!("{}", rein::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         McpCommand::List => {

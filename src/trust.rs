@@ -2,25 +2,44 @@
 //!
 //! A project's `.rein/config.toml` may declare MCP servers, but a cloned repository must
 //! not be able to start programs on its own: a project server runs only once the user has
-//! approved it, with the command line (or URL) it would run shown, and the approval is
-//! remembered for that project, that server and that exact command line. Change any of
-//! them (a pull that edits the command) and rein asks again.
+//! approved it, with what it would run shown, and the approval is remembered for that
+//! project, that server and that exact `[mcp_servers.NAME]` table (every key as written,
+//! in the canonical form `mcp::pin` gives it). Change any key (a pull that edits the
+//! command, adds a header or names a token variable) and rein asks again.
 //!
 //! The approvals live in one file, `<data dir>/trusted-mcp-servers.json`, readable by the
-//! user only: a JSON list of `{project, server, launch}`, where `launch` is the text the
-//! user saw and approved. A file rein cannot read is no approval at all (everything is
-//! asked again) and is said once; it is replaced on the next approval. Nothing here panics
-//! on what the file holds.
+//! user only: a JSON list of `{project, server, table}`. An approval an older rein wrote
+//! holds `launch` (the one-line command line it pinned) instead of `table`; it is read, but
+//! it approves nothing any more: the server is asked about again (and the question says
+//! why), and the new approval replaces it. A file rein cannot read is no approval at all
+//! (everything is asked again) and is said once; it is replaced on the next approval.
+//! Nothing here panics on what the file holds.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// One approval: this server of this project may run this.
+use serde_json::Value;
+
+/// One approval: this server of this project may run as this table declares it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Approval {
     project: PathBuf,
     server: String,
-    launch: String,
+    /// The approved table, canonical.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    table: Option<Value>,
+    /// What an older rein pinned instead: the command line only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    launch: Option<String>,
+}
+
+/// What the user approved of a server before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approved<'a> {
+    /// This table.
+    Table(&'a Value),
+    /// Its command line, with an older rein: no approval of its table.
+    OlderForm,
 }
 
 /// The approvals on disk, as read at start.
@@ -63,23 +82,33 @@ impl TrustStore {
         (TrustStore { path, approvals }, problem)
     }
 
-    /// Whether the user allowed `server` of `project` to run `launch`.
-    pub fn is_trusted(&self, project: &Path, server: &str, launch: &str) -> bool {
-        self.approvals
-            .iter()
-            .any(|a| a.project == project && a.server == server && a.launch == launch)
+    /// Whether the user allowed `server` of `project` to run as `table` declares it.
+    pub fn is_trusted(&self, project: &Path, server: &str, table: &Value) -> bool {
+        self.approved(project, server) == Some(Approved::Table(table))
     }
 
-    /// Remember that the user allowed `server` of `project` to run `launch` (an earlier
-    /// approval of the same server with another command line is replaced), and write the
-    /// file.
-    pub fn trust(&mut self, project: &Path, server: &str, launch: &str) -> io::Result<()> {
+    /// What the user last approved of `server` of `project`, if anything.
+    pub fn approved(&self, project: &Path, server: &str) -> Option<Approved<'_>> {
+        let approval = self
+            .approvals
+            .iter()
+            .find(|a| a.project == project && a.server == server)?;
+        Some(match &approval.table {
+            Some(table) => Approved::Table(table),
+            None => Approved::OlderForm,
+        })
+    }
+
+    /// Remember that the user allowed `server` of `project` to run as `table` declares it
+    /// (an earlier approval of the same server is replaced), and write the file.
+    pub fn trust(&mut self, project: &Path, server: &str, table: &Value) -> io::Result<()> {
         self.approvals
             .retain(|a| !(a.project == project && a.server == server));
         self.approvals.push(Approval {
             project: project.to_path_buf(),
             server: server.to_string(),
-            launch: launch.to_string(),
+            table: Some(table.clone()),
+            launch: None,
         });
         self.save()
     }
@@ -105,35 +134,32 @@ impl TrustStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn an_approval_holds_for_its_project_server_and_command_line_only() {
+    fn an_approval_holds_for_its_project_server_and_table_only() {
         let data = tempfile::tempdir().unwrap();
         let (mut store, problem) = TrustStore::load(data.path());
         assert!(problem.is_none(), "a missing file is no approval yet");
         let (p, q) = (Path::new("/work/p"), Path::new("/work/q"));
-        assert!(!store.is_trusted(p, "db", "node server.js"));
-        store.trust(p, "db", "node server.js").unwrap();
-        assert!(store.is_trusted(p, "db", "node server.js"));
-        assert!(
-            !store.is_trusted(q, "db", "node server.js"),
-            "another project"
-        );
-        assert!(
-            !store.is_trusted(p, "web", "node server.js"),
-            "another server"
-        );
-        assert!(
-            !store.is_trusted(p, "db", "node server.js --evil"),
-            "another command line"
-        );
-        // Read back by a later rein; a new command line replaces the old approval.
+        let table = json!({"command": "node", "args": ["server.js"]});
+        assert!(!store.is_trusted(p, "db", &table));
+        assert_eq!(store.approved(p, "db"), None);
+        store.trust(p, "db", &table).unwrap();
+        assert!(store.is_trusted(p, "db", &table));
+        assert!(!store.is_trusted(q, "db", &table), "another project");
+        assert!(!store.is_trusted(p, "web", &table), "another server");
+        let evil = json!({"command": "node", "args": ["server.js"], "env": {"LD_PRELOAD": "x"}});
+        assert!(!store.is_trusted(p, "db", &evil), "another table");
+        assert_eq!(store.approved(p, "db"), Some(Approved::Table(&table)));
+        // Read back by a later rein; a new table replaces the old approval.
         let (mut again, _) = TrustStore::load(data.path());
-        assert!(again.is_trusted(p, "db", "node server.js"));
-        again.trust(p, "db", "node v2.js").unwrap();
+        assert!(again.is_trusted(p, "db", &table));
+        let v2 = json!({"command": "node", "args": ["v2.js"]});
+        again.trust(p, "db", &v2).unwrap();
         let (third, _) = TrustStore::load(data.path());
-        assert!(third.is_trusted(p, "db", "node v2.js"));
-        assert!(!third.is_trusted(p, "db", "node server.js"));
+        assert!(third.is_trusted(p, "db", &v2));
+        assert!(!third.is_trusted(p, "db", &table));
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -141,6 +167,32 @@ mod tests {
             let mode = std::fs::metadata(file).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    /// An older rein pinned the command line only (`launch`): read, approving nothing,
+    /// replaced by the next approval.
+    #[test]
+    fn an_older_approval_of_the_command_line_approves_nothing_now() {
+        let data = tempfile::tempdir().unwrap();
+        let file = data.path().join("trusted-mcp-servers.json");
+        std::fs::write(
+            &file,
+            r#"[{"project": "/p", "server": "docs", "launch": "https://docs.example/mcp"},
+                {"project": "/p", "server": "db", "launch": "node db.js"}]"#,
+        )
+        .unwrap();
+        let (mut store, problem) = TrustStore::load(data.path());
+        assert_eq!(problem, None);
+        let p = Path::new("/p");
+        let table = json!({"url": "https://docs.example/mcp"});
+        assert_eq!(store.approved(p, "docs"), Some(Approved::OlderForm));
+        assert!(!store.is_trusted(p, "docs", &table));
+        store.trust(p, "docs", &table).unwrap();
+        let (read, _) = TrustStore::load(data.path());
+        assert!(read.is_trusted(p, "docs", &table));
+        assert_eq!(read.approved(p, "db"), Some(Approved::OlderForm), "kept");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text.matches("launch").count(), 1, "{text}");
     }
 
     #[test]
@@ -151,16 +203,17 @@ mod tests {
         let (mut store, problem) = TrustStore::load(data.path());
         let problem = problem.expect("a problem");
         assert!(problem.contains("asked about again"), "{problem}");
-        assert!(!store.is_trusted(Path::new("/p"), "s", "x"));
+        let x = json!({"command": "x"});
+        assert!(!store.is_trusted(Path::new("/p"), "s", &x));
         // The next approval replaces the file.
-        store.trust(Path::new("/p"), "s", "x").unwrap();
+        store.trust(Path::new("/p"), "s", &x).unwrap();
         assert!(TrustStore::load(data.path())
             .0
-            .is_trusted(Path::new("/p"), "s", "x"));
+            .is_trusted(Path::new("/p"), "s", &x));
         assert_eq!(store.forget_project(Path::new("/p")).unwrap(), 1);
         assert!(!TrustStore::load(data.path())
             .0
-            .is_trusted(Path::new("/p"), "s", "x"));
+            .is_trusted(Path::new("/p"), "s", &x));
     }
 
     #[cfg(unix)]
@@ -172,7 +225,9 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, data.path().join("trusted-mcp-servers.json"))
             .unwrap();
         let (mut store, _) = TrustStore::load(data.path());
-        assert!(store.trust(Path::new("/p"), "s", "x").is_err());
+        assert!(store
+            .trust(Path::new("/p"), "s", &json!({"command": "x"}))
+            .is_err());
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "[]");
     }
 }

@@ -1741,7 +1741,7 @@ fn mcp_servers_say_when_they_are_ready_or_fail_and_slash_mcp_lists_them() {
 
 #[test]
 fn slash_mcp_allow_starts_a_projects_server_that_waits_and_nothing_else() {
-    use rein::mcp::{McpEvent, ServerState};
+    use rein::mcp::{McpEvent, ServerState, Unapproved};
     let mut s = Script::with(app());
     for (name, state) in [
         ("github", ServerState::Ready { tools: 3 }),
@@ -1749,6 +1749,16 @@ fn slash_mcp_allow_starts_a_projects_server_that_waits_and_nothing_else() {
             "db",
             ServerState::NotAllowed {
                 launch: "node db.js".into(),
+                why: Unapproved::New,
+            },
+        ),
+        (
+            "docs",
+            ServerState::NotAllowed {
+                launch: "https://docs.example/mcp [sends your token from GITHUB_TOKEN]".into(),
+                why: Unapproved::Changed(vec![
+                    "bearer_token_env: (unset) -> \"GITHUB_TOKEN\"".into()
+                ]),
             },
         ),
     ] {
@@ -1761,7 +1771,10 @@ fn slash_mcp_allow_starts_a_projects_server_that_waits_and_nothing_else() {
     assert_eq!(
         s.notices().pop().unwrap().1,
         "MCP servers:\n  github: ready, 3 tools\n  db: not allowed yet: the project declares it; it \
-         would run `node db.js` outside rein's sandbox (/mcp allow db allows it for this project)"
+         would run `node db.js` outside rein's sandbox (/mcp allow db allows it for this project)\n  \
+         docs: not allowed since the project changed it (bearer_token_env: (unset) -> \"GITHUB_TOKEN\"); \
+         it would run `https://docs.example/mcp [sends your token from GITHUB_TOKEN]` outside rein's \
+         sandbox (/mcp allow docs allows it for this project)"
     );
     // Only a server that waits is allowed; the command line is said.
     let effects = s.send("/mcp allow github");
@@ -1790,7 +1803,20 @@ fn slash_mcp_allow_starts_a_projects_server_that_waits_and_nothing_else() {
     );
     let said = s.notices().pop().unwrap().1;
     assert!(
-        said.contains("runs `node db.js` outside rein's sandbox"),
+        said.contains("runs `node db.js` outside rein's sandbox") && !said.contains("changed"),
+        "{said}"
+    );
+    // What changed since the user allowed it before is said with the approval.
+    let effects = s.send("/mcp allow docs");
+    assert!(
+        matches!(effects.as_slice(), [Effect::AllowMcp(name)] if name == "docs"),
+        "{effects:?}"
+    );
+    let said = s.notices().pop().unwrap().1;
+    assert!(
+        said.ends_with(
+            "(changed since you allowed it before:\n  bearer_token_env: (unset) -> \"GITHUB_TOKEN\")"
+        ),
         "{said}"
     );
 }

@@ -223,7 +223,7 @@ fn every_documented_key_is_accepted_and_every_setting_is_documented() {
         [
             (
                 "filesystem",
-                "npx -y @modelcontextprotocol/server-filesystem .".to_string()
+                "npx -y @modelcontextprotocol/server-filesystem '${project}'".to_string()
             ),
             ("remote", "https://mcp.example.com/mcp".to_string())
         ]

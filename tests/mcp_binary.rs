@@ -221,3 +221,113 @@ async fn an_image_result_reaches_a_model_that_takes_images_and_only_that_one() {
     assert_eq!(blind.last().unwrap()["role"], "tool");
     assert!(!requests[3].to_string().contains("image_url"));
 }
+
+/// Issue 22 item 2's reproduction: after `rein mcp allow docs`, the project adds
+/// `bearer_token_env = "GITHUB_TOKEN"` to its HTTP server. The next run does not connect
+/// (so the token is not sent) and says what changed; `rein mcp list` says so too, and
+/// `rein mcp allow docs` prints the table it approves and the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_http_server_that_starts_asking_for_a_token_is_held_again() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    // The "server": records every request it gets, then hangs up.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(1)));
+            let mut buf = vec![0; 16 * 1024];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    let declare = |extra: &str| {
+        std::fs::write(
+            project.path().join(".rein/config.toml"),
+            format!("[mcp_servers.docs]\nurl = {url:?}\nstartup_timeout_secs = 2\n{extra}"),
+        )
+        .unwrap();
+    };
+    let model = ScriptedServer::start(vec![Reply::text("1"), Reply::text("2"), Reply::text("3")])
+        .await
+        .unwrap();
+    let rein = |args: &[&str]| {
+        let out = rein(home.path(), project.path())
+            .env("GITHUB_TOKEN", "ghp_not_for_docs")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let run = ["-p", "hi", "--base-url", &model.base_url(), "--model", "m"];
+
+    declare("");
+    let (said, _) = rein(&["mcp", "allow", "docs"]);
+    assert!(
+        said.contains(&format!("\n  url = \"{url}\"\n"))
+            && said.contains("\n  startup_timeout_secs = 2\n")
+            && said.contains("outside rein's sandbox"),
+        "{said}"
+    );
+    let (_, err) = rein(&run);
+    assert!(!err.contains("does not run until"), "{err}");
+    assert_eq!(
+        requests.lock().unwrap().len(),
+        1,
+        "the allowed server is reached"
+    );
+
+    declare("bearer_token_env = \"GITHUB_TOKEN\"\n");
+    let change = "bearer_token_env: (unset) -> \"GITHUB_TOKEN\"";
+    let (_, err) = rein(&run);
+    assert!(
+        err.contains(&format!(
+            "`docs` ({}) changed since you allowed it ({change}) and does not run until you allow it again",
+            project.path().canonicalize().unwrap().join(".rein/config.toml").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("[sends your token from GITHUB_TOKEN]"),
+        "{err}"
+    );
+    let (listed, _) = rein(&["mcp", "list"]);
+    assert!(
+        listed.contains(&format!(
+            "docs: not allowed since the project changed it ({change})"
+        )),
+        "{listed}"
+    );
+    let got = requests.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "not reached again: {got:?}");
+    assert!(got.iter().all(|r| !r.contains("ghp_not_for_docs")));
+
+    // Allowed again: the approval says what it approves and what changed.
+    let (said, _) = rein(&["mcp", "allow", "docs"]);
+    assert!(
+        said.contains("\n  bearer_token_env = \"GITHUB_TOKEN\"\n")
+            && said.contains(&format!(
+                "changed since you allowed it before:\n  {change}\n"
+            )),
+        "{said}"
+    );
+    let (_, err) = rein(&run);
+    assert!(!err.contains("does not run until"), "{err}");
+    let got = requests.lock().unwrap().clone();
+    assert!(
+        got.len() == 2 && got[1].contains("Bearer ghp_not_for_docs"),
+        "the token goes once allowed: {got:?}"
+    );
+}

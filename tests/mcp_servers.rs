@@ -12,11 +12,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rein::mcp::{
-    group_alive, McpError, McpEvent, McpManager, ServerConfig, ServerState, SubagentTools,
-    Transport,
+    group_alive, Held, McpError, McpEvent, McpManager, ServerConfig, ServerState, SubagentTools,
+    Transport, Unapproved,
 };
 use serde_json::json;
-use support::mcp::{installed, servers_dir};
+use support::mcp::{installed, servers_dir, settled, state};
 use tokio::sync::mpsc;
 
 fn hostile(mode: &str) -> ServerConfig {
@@ -25,27 +25,6 @@ fn hostile(mode: &str) -> ServerConfig {
     server.startup_timeout = Duration::from_secs(5);
     server.tool_timeout = Duration::from_secs(5);
     server
-}
-
-/// Wait for every server to leave `Starting`; their states by name.
-async fn settled(events: &mut mpsc::UnboundedReceiver<McpEvent>, mcp: &McpManager) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while mcp
-        .states()
-        .iter()
-        .any(|(_, s)| *s == ServerState::Starting)
-    {
-        assert!(Instant::now() < deadline, "servers still starting: {mcp:?}");
-        let _ = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
-    }
-}
-
-fn state(mcp: &McpManager, name: &str) -> ServerState {
-    mcp.states()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, s)| s)
-        .unwrap()
 }
 
 fn never() -> std::future::Pending<()> {
@@ -316,14 +295,15 @@ async fn server_filesystem_and_the_python_time_server() {
     std::fs::write(root.path().join("hello.txt"), "hi").unwrap();
     std::fs::create_dir(root.path().join("sub")).unwrap();
     let dir = root.path().canonicalize().unwrap();
-    let mut fs = ServerConfig::stdio("fs", fs.to_str().unwrap(), &[dir.to_str().unwrap()]);
+    // The README's way: the project named in the arguments, not taken from the folder.
+    let mut fs = ServerConfig::stdio("fs", fs.to_str().unwrap(), &["${project}"]);
     // Subagents get the tools the server marks read-only.
     fs.subagents = SubagentTools::ReadOnly;
     let servers = vec![
         fs,
         ServerConfig::stdio("time", python.to_str().unwrap(), &["-m", "mcp_server_time"]),
     ];
-    let (mcp, mut events) = McpManager::start(servers, root.path());
+    let (mcp, mut events) = McpManager::start(servers, &dir);
     settled(&mut events, &mcp).await;
     for name in ["fs", "time"] {
         let state = state(&mcp, name);
@@ -510,7 +490,13 @@ async fn a_stdio_server_gets_only_the_environment_it_is_given() {
         got["CARGO_MANIFEST_DIR"].as_str(),
         std::env::var("CARGO_MANIFEST_DIR").ok().as_deref()
     );
-    assert_eq!(got["PATH"].as_str(), std::env::var("PATH").ok().as_deref());
+    // PATH as rein has it, but only its absolute folders.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let absolute: Vec<_> = std::env::split_paths(&path)
+        .filter(|p| p.is_absolute())
+        .collect();
+    let absolute = std::env::join_paths(absolute).unwrap();
+    assert_eq!(got["PATH"].as_str(), absolute.to_str());
     assert!(!got.contains_key("CARGO_PKG_NAME"), "{:?}", got.keys());
     assert!(
         got.keys()
@@ -567,8 +553,13 @@ async fn restart_all_gives_fresh_servers_and_leaves_held_ones() {
     let held = hostile("garbage");
     let (mcp, mut events) = McpManager::prepare(
         vec![hostile("changes")],
-        vec![(held, "python3 hostile_server.py garbage".into())],
+        vec![Held {
+            config: held,
+            launch: "python3 hostile_server.py garbage".into(),
+            why: Unapproved::New,
+        }],
         root.path(),
+        None,
     );
     // Prepared, not launched: nothing runs yet.
     assert_eq!(mcp.process_group("changes"), None);

@@ -1,10 +1,11 @@
 //! The MCP servers on the dashboard: their states as they report them (a line in the
 //! transcript when one is ready or fails, with its stderr tail), `/mcp`'s list, and
-//! `/mcp allow NAME` for a project's server that waits for the user.
+//! `/mcp allow NAME` for a project's server that waits for the user (both say what changed
+//! since the user allowed it before, key by key).
 
 use super::event::Effect;
 use super::state::{App, Cell, NoticeKind, Scroll};
-use crate::mcp::{McpEvent, ServerState};
+use crate::mcp::{McpEvent, ServerState, Unapproved};
 
 /// A server's state changed, or it has something to say.
 pub fn event(app: &mut App, event: McpEvent) {
@@ -65,11 +66,19 @@ pub fn allow(app: &mut App, name: String, effects: &mut Vec<Effect>) {
             ));
             return;
         }
-        Some((_, ServerState::NotAllowed { launch })) => {
-            let text = format!(
-                "allowing the project's MCP server {name} for this project: it runs `{launch}` \
-                 outside rein's sandbox, with your permissions"
+        Some((_, ServerState::NotAllowed { launch, why })) => {
+            let mut text = format!(
+                "allowing the project's MCP server {name} for this project, as its table \
+                 declares it now: it runs `{launch}` outside rein's sandbox, with your \
+                 permissions"
             );
+            if let Unapproved::Changed(changes) = why {
+                text.push_str(" (changed since you allowed it before:");
+                for change in changes {
+                    text.push_str(&format!("\n  {change}"));
+                }
+                text.push(')');
+            }
             effects.push(Effect::AllowMcp(name));
             text
         }

@@ -5,7 +5,13 @@
 //! (`mcp_servers.github.command: expected a string`). A server has either `command` (stdio)
 //! or `url` (streamable HTTP), never both; stdio-only and HTTP-only keys are refused on the
 //! other kind. The layers stack by name: a project's `[mcp_servers.X]` replaces the user's
-//! `X` whole (and is then a project server, which must be approved before it runs).
+//! `X` whole (and is then a project server, which must be approved before it runs: the
+//! approval pins the table as written, [`ServerConfig::declared`]).
+//!
+//! In the user's own file a `cwd`, and a `command` with a `/`, must say where they are
+//! (absolute, `~/…` or `${project}/…`): relative to the project would load the project's
+//! code on the host without anyone naming it (`mcp::spawn` has the whole rule). In a
+//! project's file a relative one is the project's, as the user approves it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +20,8 @@ use super::file::{describe, MAX_TIMEOUT_SECS};
 use super::providers::key_part;
 use super::{ConfigError, Source};
 use crate::mcp::{
-    Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+    Declared, Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT, PROJECT, RELATIVE_COMMAND, RELATIVE_CWD,
 };
 
 /// The keys a server table may hold.
@@ -144,6 +151,8 @@ fn server(
         return Err((at(k), format!("not used by a {kind}")));
     }
     let get = |entry: &str| entries.get(entry).map(|v| (at(entry), v));
+    // The user's own servers take no path relative to something implicit (`mcp::spawn`).
+    let users = matches!(origin, Origin::User(_));
 
     let transport = if is_http {
         let (k, v) = get("url").ok_or_else(|| (at("url"), "missing".to_string()))?;
@@ -191,6 +200,9 @@ fn server(
         if command.trim().is_empty() {
             return Err((k, "the command is empty".into()));
         }
+        if users && command.contains('/') && !explicit(&command) {
+            return Err((k, RELATIVE_COMMAND.into()));
+        }
         let args = match get("args") {
             Some((k, v)) => strings(v).map_err(|p| (k, p))?,
             None => Vec::new(),
@@ -221,7 +233,13 @@ fn server(
             None => Vec::new(),
         };
         let cwd = match get("cwd") {
-            Some((k, v)) => Some(PathBuf::from(string(v).map_err(|p| (k, p))?)),
+            Some((k, v)) => {
+                let dir = string(v).map_err(|p| (k.clone(), p))?;
+                if users && !explicit(&dir) {
+                    return Err((k, RELATIVE_CWD.into()));
+                }
+                Some(PathBuf::from(dir))
+            }
             None => None,
         };
         Transport::Stdio {
@@ -285,7 +303,13 @@ fn server(
             }
         },
         origin,
+        declared: Declared::from_toml(entries),
     })
+}
+
+/// A path that says where it is: absolute, from `~`, or from `${project}`.
+fn explicit(path: &str) -> bool {
+    path.starts_with('/') || path == "~" || path.starts_with("~/") || path.starts_with(PROJECT)
 }
 
 fn string(value: &toml::Value) -> Result<String, String> {
@@ -360,10 +384,10 @@ mod tests {
             r#"
 [mcp_servers.fs]
 command = "npx"
-args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+args = ["-y", "@modelcontextprotocol/server-filesystem", "${project}"]
 env = { NODE_ENV = "production", B = "2" }
 env_vars = ["GITHUB_TOKEN"]
-cwd = "tools"
+cwd = "${project}/tools"
 allow = ["read_*", "list_directory"]
 deny = ["read_media_file"]
 startup_timeout_secs = 20
@@ -388,14 +412,14 @@ subagents = "read_only"
                 args: vec![
                     "-y".into(),
                     "@modelcontextprotocol/server-filesystem".into(),
-                    ".".into()
+                    "${project}".into()
                 ],
                 env: vec![
                     ("B".into(), "2".into()),
                     ("NODE_ENV".into(), "production".into())
                 ],
                 env_vars: vec!["GITHUB_TOKEN".into()],
-                cwd: Some(PathBuf::from("tools")),
+                cwd: Some(PathBuf::from("${project}/tools")),
             }
         );
         assert!(fs.enabled);

@@ -1472,7 +1472,10 @@ fn env_passthrough_names_are_checked_listed_and_a_projects_is_warned_about() {
     f.write_user("[tools]\nenv_passthrough = [\"GITHUB_TOKEN\", \"SSH_AUTH_SOCK\"]\n");
     let c = f.load().unwrap();
     assert_eq!(c.env_passthrough.value, ["GITHUB_TOKEN", "SSH_AUTH_SOCK"]);
-    assert!(c.warnings(true).is_empty(), "the user's own list is trusted");
+    assert!(
+        c.warnings(true).is_empty(),
+        "the user's own list is trusted"
+    );
     let listed = c.describe();
     let line = listed
         .lines()
@@ -1554,5 +1557,163 @@ fn the_command_environment_knows_every_secret_of_the_settings() {
         ["A", "B", "C", "D", "E", "F", "G", "H", "SNEAKY"],
         "a header or `env` value under an ordinary name is no secret; a passed-through \
          name keeps a token but never a provider key"
+    );
+}
+
+/// Issue 22: a user's own server takes no path relative to something implicit: a relative
+/// `cwd` or a `command` with a `/` in the user's file is an error naming the file and the
+/// key; `${project}`, `~` and absolute paths are fine, and in a project's file a relative
+/// one is the project's.
+#[test]
+fn a_users_server_names_the_project_explicitly_or_not_at_all() {
+    let f = Fixture::new();
+    let user = f.user_file().display().to_string();
+    for (table, key) in [
+        ("command = \"python3\"\ncwd = \"tools\"", "cwd"),
+        ("command = \"python3\"\ncwd = \".\"", "cwd"),
+        ("command = \"./server.sh\"", "command"),
+        ("command = \"bin/srv\"", "command"),
+        ("command = \"~user/srv\"", "command"),
+    ] {
+        f.write_user(&format!("[mcp_servers.t]\n{table}\n"));
+        let err = f.error();
+        assert!(
+            err.starts_with(&format!("{user}: key `mcp_servers.t.{key}`: ")),
+            "{table}: {err}"
+        );
+        let why = if key == "cwd" {
+            "write an absolute path, `~/…`, or `${project}/…`"
+        } else {
+            "a command with a `/` must be an absolute path"
+        };
+        assert!(err.contains(why), "{err}");
+    }
+    f.write_user(
+        "[mcp_servers.a]\ncommand = \"${project}/bin/srv\"\ncwd = \"${project}/tools\"\n\
+         [mcp_servers.b]\ncommand = \"~/bin/srv\"\ncwd = \"~\"\n\
+         [mcp_servers.c]\ncommand = \"/usr/bin/node\"\ncwd = \"/srv\"\n\
+         [mcp_servers.d]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"${project}\"]\n",
+    );
+    assert_eq!(f.load().unwrap().mcp_servers.len(), 4);
+    f.write_user("");
+    f.write_project("[mcp_servers.p]\ncommand = \"./server.sh\"\ncwd = \"tools\"\n");
+    assert_eq!(f.load().unwrap().mcp_servers.len(), 1);
+}
+
+/// Issue 22's reproduction: the user allows the project's HTTP server `docs`; the project
+/// then adds `bearer_token_env = "GITHUB_TOKEN"`. The server is held again and the notice
+/// says what changed. Every key of the table is pinned, however it is written.
+#[test]
+fn approving_a_projects_server_pins_its_whole_table() {
+    use crate::mcp::external::startable;
+    use crate::mcp::Unapproved;
+    use crate::trust::TrustStore;
+    let f = Fixture::new();
+    let root = f.root.path();
+    let load = |text: &str| {
+        f.write_project(text);
+        f.load().unwrap()
+    };
+    let c = load("[mcp_servers.docs]\nurl = \"https://docs.example/mcp\"\n");
+    let (mut trust, _) = TrustStore::load(&c.data_dir);
+    let out = startable(&c.mcp_servers, &trust, root);
+    assert!(out.start.is_empty());
+    assert_eq!(out.held[0].why, Unapproved::New);
+    // What `rein mcp allow docs` and `/mcp allow docs` store.
+    trust
+        .trust(root, "docs", &c.mcp_servers[0].declared.to_json())
+        .unwrap();
+    let (trust, _) = TrustStore::load(&c.data_dir);
+    let out = startable(&c.mcp_servers, &trust, root);
+    assert_eq!(out.start.len(), 1);
+    assert!(out.held.is_empty() && out.notices.is_empty());
+    // The same table written another way is the same approval.
+    let c = load("# docs\n[mcp_servers.docs]\n\"url\" = \"https://docs.example/mcp\" # the same\n");
+    assert_eq!(startable(&c.mcp_servers, &trust, root).start.len(), 1);
+
+    let c = load(
+        "[mcp_servers.docs]\nurl = \"https://docs.example/mcp\"\nbearer_token_env = \"GITHUB_TOKEN\"\n",
+    );
+    let out = startable(&c.mcp_servers, &trust, root);
+    assert!(out.start.is_empty(), "the token is not sent without asking");
+    let change = "bearer_token_env: (unset) -> \"GITHUB_TOKEN\"";
+    assert_eq!(
+        out.held[0].why,
+        Unapproved::Changed(vec![change.to_string()])
+    );
+    let notice = &out.notices[0];
+    assert!(
+        notice.contains(&format!("changed since you allowed it ({change})"))
+            && notice.contains("[sends your token from GITHUB_TOKEN]")
+            && notice.contains("rein mcp allow docs"),
+        "{notice}"
+    );
+
+    // Every key, HTTP and stdio, decides: each edit of an approved table is held again.
+    let mut trust = trust;
+    for (base, edits) in [
+        (
+            "url = \"https://docs.example/mcp\"\n",
+            &[
+                "url = \"https://evil.example/mcp\"\n",
+                "url = \"https://docs.example/mcp\"\nheaders = { Authorization = \"x\" }\n",
+                "url = \"https://docs.example/mcp\"\ntool_timeout_secs = 600\n",
+                "url = \"https://docs.example/mcp\"\nsubagents = true\n",
+            ][..],
+        ),
+        (
+            "command = \"node\"\nargs = [\"db.js\"]\n",
+            &[
+                "command = \"node\"\nargs = [\"db.js\", \"--evil\"]\n",
+                "command = \"node\"\nargs = [\"db.js\"]\nenv = { LD_PRELOAD = \"/tmp/x.so\" }\n",
+                "command = \"node\"\nargs = [\"db.js\"]\nenv_vars = [\"AWS_SECRET_ACCESS_KEY\"]\n",
+                "command = \"node\"\nargs = [\"db.js\"]\ncwd = \"/\"\n",
+                "command = \"node\"\nargs = [\"db.js\"]\nstartup_timeout_secs = 99\n",
+                "command = \"node\"\nargs = [\"db.js\"]\nallow = [\"*\"]\n",
+                "command = \"node\"\nargs = [\"db.js\"]\ndeny = []\n",
+                "command = \"node\"\nargs = [\"db.js\"]\nenabled = true\n",
+            ][..],
+        ),
+    ] {
+        let c = load(&format!("[mcp_servers.s]\n{base}"));
+        trust
+            .trust(root, "s", &c.mcp_servers[0].declared.to_json())
+            .unwrap();
+        assert_eq!(startable(&c.mcp_servers, &trust, root).start.len(), 1);
+        for edit in edits {
+            let c = load(&format!("[mcp_servers.s]\n{edit}"));
+            let out = startable(&c.mcp_servers, &trust, root);
+            assert!(
+                out.start.is_empty()
+                    && matches!(&out.held[0].why, Unapproved::Changed(c) if !c.is_empty()),
+                "{edit}: {out:?}"
+            );
+        }
+    }
+}
+
+/// An approval written by an older rein (the command line only) asks again, and says why.
+#[test]
+fn an_older_approval_asks_again_and_says_why() {
+    use crate::mcp::external::startable;
+    use crate::mcp::Unapproved;
+    let f = Fixture::new();
+    let root = f.root.path();
+    f.write_project("[mcp_servers.db]\ncommand = \"node\"\nargs = [\"db.js\"]\n");
+    let c = f.load().unwrap();
+    fs::create_dir_all(&c.data_dir).unwrap();
+    fs::write(
+        c.data_dir.join("trusted-mcp-servers.json"),
+        serde_json::json!([{"project": root, "server": "db", "launch": "node db.js"}]).to_string(),
+    )
+    .unwrap();
+    let (trust, problem) = crate::trust::TrustStore::load(&c.data_dir);
+    assert_eq!(problem, None);
+    let out = startable(&c.mcp_servers, &trust, root);
+    assert_eq!(out.held[0].why, Unapproved::OlderApproval);
+    assert!(
+        out.notices[0].contains("allowed by an older rein, which pinned only its command line"),
+        "{}",
+        out.notices[0]
     );
 }

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
+use super::Declared;
+
 /// `startup_timeout_secs` when unset: initialize and the first `tools/list` together.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// `tool_timeout_secs` when unset: a call that sends nothing (no result, no progress) for
@@ -49,7 +51,10 @@ pub enum Transport {
         /// Variables of rein's environment passed on by name, besides the few every
         /// server gets (`PATH`, `HOME`, the locale, …; see `connection::BASE_ENV`).
         env_vars: Vec<String>,
-        /// The working directory; a relative one is taken from the project root.
+        /// The working directory as written (`~/…` and `${project}` are expanded at
+        /// start). Unset: a neutral folder for the user's servers, the project for a
+        /// project's; a relative one is the project's folder for a project's server and
+        /// refused in the user's file (see `spawn.rs`).
         cwd: Option<PathBuf>,
     },
     /// Streamable HTTP.
@@ -80,6 +85,8 @@ pub struct ServerConfig {
     /// Which of its offered tools subagents get (`subagents = …`; none by default).
     pub subagents: SubagentTools,
     pub origin: Origin,
+    /// The table as written, canonical: what approving a project's server pins.
+    pub declared: Declared,
 }
 
 /// Which of a server's tools the `task` tool's subagents are offered. Subagents explore:
@@ -99,9 +106,15 @@ pub enum SubagentTools {
 }
 
 impl ServerConfig {
-    /// A stdio server with the defaults, declared in the user's file at `origin`; for
-    /// tests and benches (the files go through `config/mcp.rs`).
+    /// A stdio server with the defaults, declared in the user's file; for tests and
+    /// benches (the files go through `config/mcp.rs`). Its `declared` table holds the
+    /// command and the arguments.
     pub fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
+        let mut table = toml::Table::new();
+        table.insert("command".into(), command.into());
+        if !args.is_empty() {
+            table.insert("args".into(), args.to_vec().into());
+        }
         ServerConfig {
             name: name.to_string(),
             transport: Transport::Stdio {
@@ -118,6 +131,7 @@ impl ServerConfig {
             deny: Vec::new(),
             subagents: SubagentTools::None,
             origin: Origin::User(PathBuf::from("config.toml")),
+            declared: Declared::from_toml(&table),
         }
     }
 

@@ -26,7 +26,8 @@ use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
-use super::{McpProgress, ServerConfig, Transport};
+use super::workdir::Workdirs;
+use super::{spawn, McpProgress, ServerConfig, Transport};
 
 /// How many of a server's last stderr lines are kept for error messages.
 pub(super) const STDERR_LINES: usize = 20;
@@ -129,79 +130,39 @@ pub(super) enum Started {
     Http(StreamableHttpClientTransportConfig),
 }
 
-/// The variables of rein's environment every stdio server gets: what programs need to
-/// find their tools, home, locale, terminal, temporary folder, proxy and certificates.
-pub const BASE_ENV: &[&str] = &[
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "TERM",
-    "TMPDIR",
-    "TZ",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "ALL_PROXY",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "NODE_EXTRA_CA_CERTS",
-    "__CF_USER_TEXT_ENCODING",
-];
-
-/// Whether rein's variable `name` goes to a stdio server whose table passes `env_vars`:
-/// the [`BASE_ENV`] ones, the locale's `LC_*` and `XDG_*` folders, and those it names.
-fn passed_on(name: &str, env_vars: &[String]) -> bool {
-    BASE_ENV.contains(&name)
-        || name.starts_with("LC_")
-        || name.starts_with("XDG_")
-        || env_vars.iter().any(|v| v == name)
-}
-
 /// Start the server's process (or prepare its HTTP transport). Errors are one line.
 pub(super) fn start(
     config: &ServerConfig,
     root: &Path,
+    workdirs: &Workdirs,
     stderr: &StderrTail,
 ) -> Result<Started, String> {
     match &config.transport {
-        Transport::Stdio {
-            command,
-            args,
-            env,
-            env_vars,
-            cwd,
-        } => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).kill_on_drop(true).current_dir(match cwd {
-                Some(dir) => root.join(dir),
-                None => root.to_path_buf(),
-            });
-            // The server gets the variables a program needs to run (and the ones its
-            // table passes by name), not rein's whole environment: API keys and tokens in
-            // it are not every server's business. What `env` sets is added after.
-            cmd.env_clear();
-            for (name, value) in std::env::vars_os() {
-                if passed_on(&name.to_string_lossy(), env_vars) {
-                    cmd.env(name, value);
-                }
-            }
-            for (name, value) in env {
-                cmd.env(name, value);
-            }
+        Transport::Stdio { command, .. } => {
+            // Where it runs, what it runs and with what: decided in `spawn.rs`, so nothing
+            // of the project is reached unless the table names it.
+            let plan = spawn::plan(
+                config,
+                root,
+                || workdirs.for_server(&config.name),
+                std::env::vars_os(),
+            )?;
+            let mut cmd = tokio::process::Command::new(&plan.program);
+            cmd.arg0(&plan.arg0)
+                .args(&plan.args)
+                .kill_on_drop(true)
+                .current_dir(&plan.cwd)
+                .env_clear()
+                .envs(plan.env);
             let mut wrap = CommandWrap::from(cmd);
             // setpgid(0, 0) before exec; rmcp's kill then reaches the whole group.
             wrap.wrap(ProcessGroup::leader());
             let (transport, err) = TokioChildProcess::builder(wrap)
                 .stderr(Stdio::piped())
                 .spawn()
-                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                .map_err(|e| {
+                    format!("cannot start `{command}` ({}): {e}", plan.program.display())
+                })?;
             if let Some(err) = err {
                 stderr.read_from(err);
             }
@@ -333,36 +294,5 @@ pub(super) async fn kill_group(pgid: u32) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_server_gets_what_programs_need_and_what_its_table_names() {
-        let named = vec!["GITHUB_TOKEN".to_string()];
-        for var in [
-            "PATH",
-            "HOME",
-            "LANG",
-            "LC_ALL",
-            "XDG_CACHE_HOME",
-            "https_proxy",
-        ] {
-            assert!(passed_on(var, &[]), "{var}");
-        }
-        for var in [
-            "OPENAI_API_KEY",
-            "REIN_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "AWS_SECRET_ACCESS_KEY",
-            "GITHUB_TOKEN",
-        ] {
-            assert!(!passed_on(var, &[]), "{var}");
-        }
-        assert!(passed_on("GITHUB_TOKEN", &named));
-        assert!(!passed_on("GITHUB_TOKEN_2", &named));
     }
 }

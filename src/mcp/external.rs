@@ -4,15 +4,16 @@
 //! and a call by the qualified name (dropping the call's future cancels it: rmcp sends the
 //! server `notifications/cancelled`). [`startable`] says which configured servers run:
 //! the user's own always, a project's only once the user allowed that server of that
-//! project to run that exact command line ([`crate::trust`]); the others are named in a
-//! notice with the command that allows them.
+//! project as its whole table declares it now ([`crate::trust`], [`super::pin`]); the
+//! others are named in a notice with what they would run, what changed since the user
+//! allowed them (key by key), and the command that allows them.
 
 use std::path::Path;
 
-use super::{McpManager, Origin, ServerConfig, Transport};
+use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
 use crate::tools::external::{ExternalCall, ExternalSource, ExternalSpec, ExternalTools};
-use crate::trust::TrustStore;
+use crate::trust::{Approved, TrustStore};
 
 impl ExternalTools for McpManager {
     fn specs(&self) -> Vec<ExternalSpec> {
@@ -48,23 +49,38 @@ impl ExternalTools for McpManager {
     }
 }
 
-/// What the user approves of a project's server: everything that decides what runs (the
-/// command line or URL, the environment it adds, its folder).
+/// A project's server in one line, for the notice and the listings: the command line and
+/// what decides what it runs (the environment it adds, the variables of yours it gets,
+/// its folder), or the URL and what is sent (its headers, the variable its token comes
+/// from). What an approval pins is the whole table ([`ServerConfig::declared`]).
 pub fn launch(server: &ServerConfig) -> String {
     let mut out = server.summary();
-    if let Transport::Stdio {
-        env, env_vars, cwd, ..
-    } = &server.transport
-    {
-        for (key, value) in env {
-            out.push_str(&format!(" [env {key}={value}]"));
+    match &server.transport {
+        Transport::Stdio {
+            env, env_vars, cwd, ..
+        } => {
+            for (key, value) in env {
+                out.push_str(&format!(" [env {key}={value}]"));
+            }
+            if !env_vars.is_empty() {
+                // Which of the user's variables (tokens, say) it would read.
+                out.push_str(&format!(" [gets your {}]", env_vars.join(", ")));
+            }
+            if let Some(cwd) = cwd {
+                out.push_str(&format!(" [in {}]", cwd.display()));
+            }
         }
-        if !env_vars.is_empty() {
-            // Which of the user's variables (tokens, say) it would read.
-            out.push_str(&format!(" [gets your {}]", env_vars.join(", ")));
-        }
-        if let Some(cwd) = cwd {
-            out.push_str(&format!(" [in {}]", cwd.display()));
+        Transport::Http {
+            headers,
+            bearer_token_env,
+            ..
+        } => {
+            for (key, value) in headers {
+                out.push_str(&format!(" [header {key}: {value}]"));
+            }
+            if let Some(var) = bearer_token_env {
+                out.push_str(&format!(" [sends your token from {var}]"));
+            }
         }
     }
     out
@@ -73,37 +89,68 @@ pub fn launch(server: &ServerConfig) -> String {
 /// Which configured servers start for a project, and which wait for the user.
 #[derive(Debug, Default)]
 pub struct Startable {
-    /// The user's own servers, and the project's the user allowed for what they run now.
+    /// The user's own servers, and the project's the user allowed as declared now.
     pub start: Vec<ServerConfig>,
-    /// The project's servers not allowed (yet, or for what they run now), each with what
-    /// it would run ([`launch`]).
-    pub held: Vec<(ServerConfig, String)>,
-    /// A line for each held server: what it would run and how to allow it.
+    /// The project's servers not allowed (yet, or for what they declare now).
+    pub held: Vec<Held>,
+    /// A line for each held server: what it would run, what changed, how to allow it.
     pub notices: Vec<String>,
+}
+
+/// Why the project's `server` waits, or `None` when the user allowed its table as it is.
+pub fn unapproved(server: &ServerConfig, trust: &TrustStore, project: &Path) -> Option<Unapproved> {
+    match trust.approved(project, &server.name) {
+        None => Some(Unapproved::New),
+        Some(Approved::OlderForm) => Some(Unapproved::OlderApproval),
+        Some(Approved::Table(table)) => match Declared::from_json(table) {
+            Some(before) if before == server.declared => None,
+            Some(before) => Some(Unapproved::Changed(server.declared.changes(&before))),
+            // Not a table: nothing the user can have approved.
+            None => Some(Unapproved::New),
+        },
+    }
 }
 
 /// The servers that may start for `project`, and those that wait for the user's approval.
 pub fn startable(servers: &[ServerConfig], trust: &TrustStore, project: &Path) -> Startable {
     let mut out = Startable::default();
     for server in servers {
-        match &server.origin {
-            Origin::Project(file)
-                if server.enabled && !trust.is_trusted(project, &server.name, &launch(server)) =>
-            {
-                out.notices.push(format!(
-                    "the project's MCP server `{}` ({}) does not run until you allow it: it \
-                     would run `{}` outside rein's sandbox; `/mcp allow {}` in the dashboard \
-                     (or `rein mcp allow {}`) allows it for this project",
-                    server.name,
-                    file.display(),
-                    launch(server),
-                    server.name,
-                    server.name
-                ));
-                out.held.push((server.clone(), launch(server)));
+        let Origin::Project(file) = &server.origin else {
+            out.start.push(server.clone());
+            continue;
+        };
+        let why = match unapproved(server, trust, project) {
+            Some(why) if server.enabled => why,
+            _ => {
+                out.start.push(server.clone());
+                continue;
             }
-            _ => out.start.push(server.clone()),
-        }
+        };
+        let launch = launch(server);
+        let status = match &why {
+            Unapproved::New => "does not run until you allow it".to_string(),
+            Unapproved::Changed(changes) => format!(
+                "changed since you allowed it ({}) and does not run until you allow it again",
+                changes.join("; ")
+            ),
+            Unapproved::OlderApproval => "was allowed by an older rein, which pinned only its \
+                command line, and does not run until you allow it again"
+                .to_string(),
+        };
+        out.notices.push(format!(
+            "the project's MCP server `{}` ({}) {status}: it would run `{launch}` outside \
+             rein's sandbox; `/mcp allow {}` in the dashboard (or `rein mcp allow {}`) allows \
+             it for this project",
+            server.name,
+            file.display(),
+            server.name,
+            server.name
+        ));
+        out.held.push(Held {
+            config: server.clone(),
+            launch,
+            why,
+        });
     }
     out
 }
@@ -113,48 +160,62 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
+    fn project(server: ServerConfig) -> ServerConfig {
+        ServerConfig {
+            origin: Origin::Project(PathBuf::from("/work/p/.rein/config.toml")),
+            ..server
+        }
+    }
+
     #[test]
-    fn a_projects_server_starts_only_once_allowed_for_its_exact_command_line() {
-        let data = tempfile::tempdir().unwrap();
-        let project = Path::new("/work/p");
-        let user = ServerConfig::stdio("time", "uvx", &["mcp-server-time"]);
-        let mut mine = ServerConfig::stdio("db", "node", &["db.js"]);
-        mine.origin = Origin::Project(PathBuf::from("/work/p/.rein/config.toml"));
-        let servers = vec![user.clone(), mine.clone()];
-        let (mut trust, _) = TrustStore::load(data.path());
-        let out = startable(&servers, &trust, project);
-        assert_eq!(out.start.len(), 1);
-        assert_eq!(out.start[0].name, "time", "the user's own always");
-        assert_eq!(out.held.len(), 1);
-        assert_eq!(out.held[0].1, "node db.js");
-        let waiting = out.notices;
-        assert!(
-            waiting[0].contains("`node db.js`")
-                && waiting[0].contains("rein mcp allow db")
-                && waiting[0].contains("/mcp allow db"),
-            "{}",
-            waiting[0]
-        );
-        trust.trust(project, "db", &launch(&mine)).unwrap();
-        let out = startable(&servers, &trust, project);
-        assert_eq!(out.start.len(), 2);
-        assert!(out.notices.is_empty() && out.held.is_empty());
-        // The project changes what the server runs (or its environment): asked again.
-        if let Transport::Stdio { env, .. } = &mut mine.transport {
-            env.push(("LD_PRELOAD".into(), "/tmp/evil.so".into()));
-        }
-        let out = startable(&[user.clone(), mine.clone()], &trust, project);
-        assert_eq!(out.start.len(), 1);
-        assert!(out.notices[0].contains("LD_PRELOAD"), "{}", out.notices[0]);
-        // ... or asks for one of the user's variables.
-        trust.trust(project, "db", &launch(&mine)).unwrap();
-        if let Transport::Stdio { env_vars, .. } = &mut mine.transport {
+    fn the_line_says_what_decides_what_runs_and_what_is_sent() {
+        let mut db = ServerConfig::stdio("db", "node", &["db.js"]);
+        if let Transport::Stdio {
+            env, env_vars, cwd, ..
+        } = &mut db.transport
+        {
+            env.push(("LD_PRELOAD".into(), "/tmp/x.so".into()));
             env_vars.push("AWS_SECRET_ACCESS_KEY".into());
+            *cwd = Some(PathBuf::from("tools"));
         }
-        let out = startable(&[user, mine], &trust, project);
-        assert_eq!(out.start.len(), 1);
+        assert_eq!(
+            launch(&db),
+            "node db.js [env LD_PRELOAD=/tmp/x.so] [gets your AWS_SECRET_ACCESS_KEY] [in tools]"
+        );
+        let docs = ServerConfig {
+            transport: Transport::Http {
+                url: "https://docs.example/mcp".into(),
+                headers: vec![("X-Client".into(), "rein".into())],
+                bearer_token_env: Some("GITHUB_TOKEN".into()),
+            },
+            ..ServerConfig::stdio("docs", "unused", &[])
+        };
+        assert_eq!(
+            launch(&docs),
+            "https://docs.example/mcp [header X-Client: rein] [sends your token from GITHUB_TOKEN]"
+        );
+    }
+
+    #[test]
+    fn the_users_servers_and_disabled_ones_are_never_held() {
+        let data = tempfile::tempdir().unwrap();
+        let (trust, _) = TrustStore::load(data.path());
+        let mut off = project(ServerConfig::stdio("off", "node", &["x.js"]));
+        off.enabled = false;
+        let servers = vec![
+            ServerConfig::stdio("time", "uvx", &["mcp-server-time"]),
+            off,
+            project(ServerConfig::stdio("db", "node", &["db.js"])),
+        ];
+        let out = startable(&servers, &trust, Path::new("/work/p"));
+        let started: Vec<&str> = out.start.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(started, ["time", "off"]);
+        assert_eq!(out.held.len(), 1);
+        assert_eq!(out.held[0].launch, "node db.js");
         assert!(
-            out.notices[0].contains("[gets your AWS_SECRET_ACCESS_KEY]"),
+            out.notices[0]
+                .contains("`db` (/work/p/.rein/config.toml) does not run until you allow it")
+                && out.notices[0].contains("/mcp allow db"),
             "{}",
             out.notices[0]
         );

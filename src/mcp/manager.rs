@@ -22,8 +22,9 @@ use tokio::sync::{mpsc, watch};
 
 use super::connection::{self, Handler, ProgressRoutes, StderrTail};
 use super::result::{self, McpOutput};
+use super::workdir::Workdirs;
 use super::{
-    names, schema, McpAnnotations, McpError, McpEvent, McpProgress, McpTool, ServerConfig,
+    names, schema, Held, McpAnnotations, McpError, McpEvent, McpProgress, McpTool, ServerConfig,
     ServerState, Transport,
 };
 
@@ -36,6 +37,8 @@ pub struct McpManager {
 
 struct Inner {
     root: PathBuf,
+    /// The neutral folders the user's stdio servers start in (`workdir.rs`).
+    workdirs: Workdirs,
     events: mpsc::UnboundedSender<McpEvent>,
     slots: Mutex<Vec<Slot>>,
 }
@@ -69,9 +72,9 @@ struct Live {
 }
 
 impl McpManager {
-    /// Start every enabled server in the background; servers' stdio `cwd` and their
-    /// working directory are taken from `root`. Never waits for a server: the states and
-    /// tools arrive through the events.
+    /// Start every enabled server in the background, for the project at `root` (what
+    /// `${project}` means, and where a project's server runs). Never waits for a server:
+    /// the states and tools arrive through the events.
     pub fn start(
         servers: Vec<ServerConfig>,
         root: &Path,
@@ -79,15 +82,15 @@ impl McpManager {
         McpManager::start_holding(servers, Vec::new(), root)
     }
 
-    /// [`start`](Self::start) `servers`, and list `held` (each with what it would run)
-    /// without starting them: a project's servers the user has not allowed yet, started by
-    /// [`allow`](Self::allow) once they are.
+    /// [`start`](Self::start) `servers`, and list `held` without starting them: a
+    /// project's servers the user has not allowed (yet, or for what they declare now),
+    /// started by [`allow`](Self::allow) once they are.
     pub fn start_holding(
         servers: Vec<ServerConfig>,
-        held: Vec<(ServerConfig, String)>,
+        held: Vec<Held>,
         root: &Path,
     ) -> (McpManager, mpsc::UnboundedReceiver<McpEvent>) {
-        let (manager, events) = McpManager::prepare(servers, held, root);
+        let (manager, events) = McpManager::prepare(servers, held, root, None);
         manager.launch();
         (manager, events)
     }
@@ -95,11 +98,14 @@ impl McpManager {
     /// [`start_holding`](Self::start_holding) without starting anything yet: the servers
     /// are listed (`Starting`, `Disabled` or held) and start at [`launch`](Self::launch).
     /// The dashboard launches them once its first frame is drawn, so three servers'
-    /// start-up (node and Python take a second of CPU) never delays it.
+    /// start-up (node and Python take a second of CPU) never delays it. `data_dir` is
+    /// rein's data folder, one of the places the neutral folder of the user's servers may
+    /// go (`workdir.rs`).
     pub fn prepare(
         servers: Vec<ServerConfig>,
-        held: Vec<(ServerConfig, String)>,
+        held: Vec<Held>,
         root: &Path,
+        data_dir: Option<&Path>,
     ) -> (McpManager, mpsc::UnboundedReceiver<McpEvent>) {
         let (events, receiver) = mpsc::unbounded_channel();
         let mut all: Vec<(ServerConfig, ServerState)> = servers
@@ -112,10 +118,15 @@ impl McpManager {
                 };
                 (config, state)
             })
-            .chain(
-                held.into_iter()
-                    .map(|(config, launch)| (config, ServerState::NotAllowed { launch })),
-            )
+            .chain(held.into_iter().map(|h| {
+                (
+                    h.config,
+                    ServerState::NotAllowed {
+                        launch: h.launch,
+                        why: h.why,
+                    },
+                )
+            }))
             .collect();
         all.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         let slots = all
@@ -133,6 +144,7 @@ impl McpManager {
         let manager = McpManager {
             inner: Arc::new(Inner {
                 root: root.to_path_buf(),
+                workdirs: Workdirs::new(root, data_dir),
                 events,
                 slots: Mutex::new(slots),
             }),
@@ -534,7 +546,12 @@ async fn run_server(weak: std::sync::Weak<Inner>, config: ServerConfig, generati
             },
         );
     };
-    let started = match connection::start(&config, &manager.inner.root, &stderr) {
+    let started = match connection::start(
+        &config,
+        &manager.inner.root,
+        &manager.inner.workdirs,
+        &stderr,
+    ) {
         Ok(started) => started,
         Err(reason) => return fail(&manager, reason, &stderr),
     };

@@ -17,7 +17,9 @@
 //!
 //! Every enabled server starts concurrently in a task of its own (`manager.rs`): a stdio
 //! server is a child process in its own process group with stderr captured (the last 20
-//! lines go with a failure), an HTTP server a streamable HTTP session with its headers and
+//! lines go with a failure), started as `spawn.rs` decides (a user's server in a neutral
+//! folder of its own, `workdir.rs`, the project only where its table names it with
+//! `${project}`, its program found in the absolute folders of `PATH`), an HTTP server a streamable HTTP session with its headers and
 //! a bearer token read from the variable `bearer_token_env` names. `startup_timeout`
 //! covers initialize and the first `tools/list` (every page). `tools/list_changed`
 //! re-lists; over HTTP the tools are also re-listed once shortly after connecting, since
@@ -37,23 +39,30 @@
 //! fails that call with its stderr tail and is marked failed; the manager stays usable.
 //! Dropping the last handle kills every server's process group too.
 //!
-//! Not here (the agent integration's part): approval of project-declared servers before
-//! they start, permission rules on calls, the `/mcp` view, and sessions' record of tools.
+//! Which of a project's servers may start is `external.rs`'s [`external::startable`]
+//! (an approval pins the whole table, `pin.rs`); the manager only lists the held ones.
+//! Not here (the agent integration's part): permission rules on calls, the `/mcp` view,
+//! and sessions' record of tools.
 
 mod config;
 mod connection;
 pub mod external;
 mod manager;
 pub mod names;
+pub mod pin;
 pub mod result;
 pub mod schema;
+mod spawn;
+mod workdir;
 
 pub use config::{
     Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
 };
 pub use connection::group_alive;
 pub use manager::McpManager;
+pub use pin::Declared;
 pub use result::{McpOutput, MAX_RESULT_BYTES};
+pub use spawn::{BASE_ENV, PROJECT, RELATIVE_COMMAND, RELATIVE_CWD};
 
 /// A server's state, as `/mcp` and `rein mcp list` will show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,9 +75,10 @@ pub enum ServerState {
     Failed { reason: String, stderr: Vec<String> },
     /// `enabled = false`.
     Disabled,
-    /// A project's server the user has not allowed yet: what it would run. It starts only
-    /// once allowed ([`McpManager::allow`]).
-    NotAllowed { launch: String },
+    /// A project's server the user has not allowed (yet, or for the table it declares
+    /// now): what it would run, and why it waits. It starts only once allowed
+    /// ([`McpManager::allow`]).
+    NotAllowed { launch: String, why: Unapproved },
     /// Stopped by [`McpManager::shutdown`].
     Stopped,
 }
@@ -81,13 +91,48 @@ impl std::fmt::Display for ServerState {
             ServerState::Ready { tools } => write!(f, "ready, {tools} tools"),
             ServerState::Failed { reason, .. } => write!(f, "failed: {reason}"),
             ServerState::Disabled => f.write_str("disabled"),
-            ServerState::NotAllowed { launch } => write!(
-                f,
-                "not allowed yet: the project declares it; it would run `{launch}` outside rein's sandbox"
-            ),
+            ServerState::NotAllowed { launch, why } => match why {
+                Unapproved::New => write!(
+                    f,
+                    "not allowed yet: the project declares it; it would run `{launch}` outside \
+                     rein's sandbox"
+                ),
+                Unapproved::Changed(changes) => write!(
+                    f,
+                    "not allowed since the project changed it ({}); it would run `{launch}` \
+                     outside rein's sandbox",
+                    changes.join("; ")
+                ),
+                Unapproved::OlderApproval => write!(
+                    f,
+                    "not allowed again yet: you allowed it with an older rein, which pinned only \
+                     its command line; it would run `{launch}` outside rein's sandbox"
+                ),
+            },
             ServerState::Stopped => f.write_str("stopped"),
         }
     }
+}
+
+/// Why a project's server waits for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unapproved {
+    /// The user never allowed it for this project.
+    New,
+    /// The user allowed another table: what changed since, one line a key
+    /// (`bearer_token_env: (unset) -> "GITHUB_TOKEN"`, see [`Declared::changes`]).
+    Changed(Vec<String>),
+    /// The user allowed it with an older rein, which pinned only its command line.
+    OlderApproval,
+}
+
+/// A project's server that waits for the user: its table, what it would run (the one
+/// line [`external::launch`] gives), and why it waits.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub config: ServerConfig,
+    pub launch: String,
+    pub why: Unapproved,
 }
 
 /// What the manager reports to the front ends.

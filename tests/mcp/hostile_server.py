@@ -7,8 +7,11 @@ Usage: hostile_server.py MODE, MODE one of:
   big       answers tools/call with 10 MB of text
   pages     lists its tools over three pages
   changes   a call to `work` adds the tool `added` and sends tools/list_changed
+  where     a call to `work` says where it runs: its folder, what the folder holds, PATH
+            and PYTHONSAFEPATH, as JSON
 """
 import json
+import os
 import sys
 import time
 
@@ -65,6 +68,13 @@ for line in sys.stdin:
             added = True
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         text = "x" * (10 * 1024 * 1024) if MODE == "big" else "done"
+        if MODE == "where":
+            text = json.dumps({
+                "cwd": os.getcwd(),
+                "entries": sorted(os.listdir(".")),
+                "PATH": os.environ.get("PATH"),
+                "PYTHONSAFEPATH": os.environ.get("PYTHONSAFEPATH"),
+            })
         send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
     elif mid is not None:
         send({"jsonrpc": "2.0", "id": mid, "result": {}})

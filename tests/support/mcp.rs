@@ -1,8 +1,35 @@
 //! Where the real MCP servers the tests use are installed (`.ci/run` puts them in
 //! `target/mcp-servers`, or `$REIN_MCP_SERVERS`), and the rule for a missing one: the
 //! test says so and passes, unless `REIN_MCP=1` (set by `.ci/run`) makes it a failure.
+//! Also the waits the manager's tests share: every server out of `Starting`, a state.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rein::mcp::{McpEvent, McpManager, ServerState};
+use tokio::sync::mpsc;
+
+/// Wait for every server to leave `Starting` (30 s at most).
+pub async fn settled(events: &mut mpsc::UnboundedReceiver<McpEvent>, mcp: &McpManager) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while mcp
+        .states()
+        .iter()
+        .any(|(_, s)| *s == ServerState::Starting)
+    {
+        assert!(Instant::now() < deadline, "servers still starting: {mcp:?}");
+        let _ = tokio::time::timeout(Duration::from_millis(200), events.recv()).await;
+    }
+}
+
+/// The state of the server `name`.
+pub fn state(mcp: &McpManager, name: &str) -> ServerState {
+    mcp.states()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no server {name}: {mcp:?}"))
+}
 
 /// The folder the servers are installed in.
 pub fn servers_dir() -> PathBuf {

@@ -11,7 +11,7 @@
 //! component that became a link, and [`write()`] puts the content in a new file beside the
 //! old one and renames it over, so a hard link to a file elsewhere is replaced, never
 //! written through. The old file's permission bits are kept. [`crate::private_fs`] writes
-//! rein's own files the same way, with private bits ([`Bits::Private`]).
+//! rein's own files the same way, with private bits (`Bits::Private`).
 
 use std::collections::VecDeque;
 use std::ffi::{CString, OsStr, OsString};

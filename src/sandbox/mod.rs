@@ -11,7 +11,7 @@
 //! containers forbid). A working backend means on; a broken or missing one means off with a
 //! warning (`auto`) or every command refused (`required`). [`Sandbox::command`] then builds
 //! the process to spawn for each command, sandboxed or not with an environment that holds
-//! no secret rein can recognise ([`env`]).
+//! no secret rein can recognise ([`mod@env`]).
 
 mod bwrap;
 pub mod env;
@@ -80,7 +80,7 @@ pub struct Sandbox {
     nested_git: std::sync::OnceLock<Vec<PathBuf>>,
     /// Plan mode: the project and the extra writable paths are read-only inside too.
     read_only: bool,
-    /// What is removed from a command's environment (see [`env`]).
+    /// What is removed from a command's environment (see [`mod@env`]).
     env: CommandEnv,
     /// rein's data folder, hidden inside, and the folder of its spill folders, of which
     /// this process's stay readable ([`Sandbox::with_private_data`]).
@@ -373,7 +373,7 @@ impl Sandbox {
     /// The process to spawn for `bash -c shell_command` (see [`shell_program`]) in the
     /// project root: wrapped in the sandbox when it is on, plain when it is off, and an
     /// error when it is required but cannot run; sandboxed or not, with rein's environment
-    /// less what [`env`] removes (`keys_in_use`: the provider keys of the models in use,
+    /// less what [`mod@env`] removes (`keys_in_use`: the provider keys of the models in use,
     /// removed under any name). The caller sets stdio and the session.
     pub fn command(
         &self,

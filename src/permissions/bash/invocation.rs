@@ -5,11 +5,12 @@
 //! `/dev/udp/...` denies: bash opens a network connection there. A non-literal program
 //! name asks; a function defined in the command asks; a builtin that cannot act by itself
 //! is allowed unless its setup says otherwise; a wrapper is seen through (`setsid` asks as
-//! well: its command leaves the process group). git's global options are set aside. What
-//! remains is matched against the rules by its normalised text, and an allow is raised to
-//! ask by what the rules cannot see: a program run by path, a written file or an input rein
-//! cannot name, a variable other than a few harmless ones, a flag that writes or runs, an
-//! interpreter fed on stdin.
+//! well: its command leaves the process group; `xargs -a FILE` is a part of its own, so that
+//! the file is seen). git's global options are set aside. What remains is matched against
+//! the rules by its normalised text, and an allow is raised to ask by what the rules cannot
+//! see: a program run by path, a written file or an input rein cannot name, a variable other
+//! than a few harmless ones, a flag that writes or runs (or, under `xargs`, arguments it
+//! appends to a program that has such flags), an interpreter fed on stdin.
 
 use std::borrow::Cow;
 
@@ -142,7 +143,16 @@ impl Judge<'_> {
                     env,
                     more_args,
                     placeholder,
+                    arg_file,
                 } => {
+                    if let Some(file) = arg_file {
+                        // Judged as a part of its own, so that a sensitive file there asks.
+                        let text = join_words(inv.words.get(..at).unwrap_or_default());
+                        let reason = format!(
+                            "`{text}` reads the arguments of the command it runs from `{file}`"
+                        );
+                        self.push(text, RuleAction::Allow, reason, true);
+                    }
                     let words = inv.words.get(at..).unwrap_or_default();
                     let inner = Invocation {
                         words: substituted(words, placeholder.as_deref()),
@@ -292,9 +302,11 @@ impl Judge<'_> {
         } else {
             sensitive_env(&text, &inv.env)
         };
+        let args = inv.words.get(1..).unwrap_or_default();
         let hazard = env_hazard
             .or_else(|| self.hazard_of_setup(&text, inv))
-            .or_else(|| flag_hazard(program, inv.words.get(1..).unwrap_or_default(), &text))
+            .or_else(|| flag_hazard(program, args, &text))
+            .or_else(|| appended_hazard(program, args, &text, inv.more_args))
             .or_else(|| stdin_script(program, inv, &text));
         match hazard {
             Some(why) => self.push(text, RuleAction::Ask, why, false),
@@ -338,6 +350,26 @@ fn describe_rule(text: &str, rule: &BashRule) -> String {
             format!("`{text}` matches {action} rule `{pattern}` (a session rule)")
         }
     }
+}
+
+/// What `xargs` appends could be any argument: a program whose flags can write files or run
+/// programs asks, as it does for an argument rein cannot read (`xargs find .` given
+/// `-delete`, `xargs rg x` given `--pre=./x`).
+fn appended_hazard(program: &str, args: &[Word], text: &str, more_args: bool) -> Option<String> {
+    if !more_args {
+        return None;
+    }
+    let appended = Word {
+        raw: MORE_ARGS.to_string(),
+        literal: None,
+        glob: false,
+    };
+    let with_appended = [args, std::slice::from_ref(&appended)].concat();
+    flag_hazard(program, &with_appended, text).map(|_| {
+        format!(
+            "`{text}` also takes the arguments xargs appends, which could be an option that writes files or runs programs"
+        )
+    })
 }
 
 /// The program's basename, and whether it is run by a path outside the system directories.

@@ -1,6 +1,8 @@
 //! The bash permission checker through its public API, with the default rules: a table of
-//! cases per rule family here, the red-team findings as regressions in `redteam`, and the
-//! property that no composition hides a denied command in `compositions`.
+//! cases per rule family here, the red-team findings as regressions in `redteam`, the
+//! read-only forms of everyday programs and the forms of them that still ask in
+//! `read_only`, and the property that no composition hides a denied command in
+//! `compositions`.
 
 mod support;
 
@@ -8,6 +10,8 @@ mod support;
 mod compositions;
 #[path = "permissions_bash/expansions.rs"]
 mod expansions;
+#[path = "permissions_bash/read_only.rs"]
+mod read_only;
 #[path = "permissions_bash/redteam.rs"]
 mod redteam;
 

@@ -2,13 +2,14 @@
 //!
 //! `find -delete`, `sort -o FILE`, `tree -o` and `tree -R -H`, `uniq IN OUT`,
 //! `git diff --output`/`--ext-diff`, `git difftool`, `rg --pre`, `file -C` write files or
-//! run programs, and so do some flags of the test runners (`runners`); long options are
-//! recognised by their unambiguous abbreviations too (`file --comp`, `git diff --out`), and
-//! an argument rein cannot read could be any of them. In `test`, `[` and `[[`,
-//! `-v 'a[$i]'` and the arithmetic comparisons of `[[` evaluate their operands, which can
-//! run commands.
+//! run programs, and so do some flags of the test runners (`runners`) and a `sed` script
+//! that does more than print (`sed`); long options are recognised by their unambiguous
+//! abbreviations too (`file --comp`, `git diff --out`), and an argument rein cannot read
+//! could be any of them. In `test`, `[` and `[[`, `-v 'a[$i]'` and the arithmetic
+//! comparisons of `[[` evaluate their operands, which can run commands.
 
 use super::runners::{cargo_hazard, pytest_hazard};
+use super::sed::sed_hazard;
 use crate::permissions::shell::{self, Word};
 
 /// Flags through which an otherwise read-only program writes files or runs programs.
@@ -67,59 +68,6 @@ pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<St
         _ => pytest_hazard(&args),
     };
     why.map(|why| format!("`{text}` {why}"))
-}
-
-/// `sed` is allowed only to print lines: `-n` (or `--quiet`/`--silent`), `-E`/`-r`/`-s`/
-/// `-u`/`-z`, and scripts made of line addresses and `p` (`1,20p`, `$p`, `5p;9p`). A
-/// script's `w FILE`, `e COMMAND` or `s///w`, a script file (`-f`) and `-i` are not.
-fn sed_hazard(args: &[&str]) -> Option<String> {
-    let mut scripts = Vec::new();
-    let mut files = 0;
-    let mut i = 0;
-    while let Some(&arg) = args.get(i) {
-        match arg {
-            "-n" | "--quiet" | "--silent" | "-E" | "-r" | "-s" | "-u" | "-z"
-            | "--regexp-extended" | "--separate" | "--unbuffered" | "--null-data" => {}
-            "-e" | "--expression" => {
-                scripts.push(args.get(i + 1).copied().unwrap_or_default());
-                i += 1;
-            }
-            a if a.starts_with("--expression=") => scripts.push(&a["--expression=".len()..]),
-            a if a.starts_with('-') && a.len() > 1 => {
-                return Some(format!(
-                    "runs with an option rein does not read as printing (`{a}`)"
-                ));
-            }
-            a => {
-                if scripts.is_empty() && files == 0 {
-                    scripts.push(a);
-                } else {
-                    files += 1;
-                }
-            }
-        }
-        i += 1;
-    }
-    scripts
-        .iter()
-        .find(|s| !prints_lines(s))
-        .map(|s| format!("runs a sed script that does more than print lines (`{s}`)"))
-}
-
-/// A sed script of `;`-separated `ADDR[,ADDR]p` commands, addresses being line numbers or
-/// `$`.
-fn prints_lines(script: &str) -> bool {
-    let address = |a: &str| a == "$" || (!a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()));
-    !script.trim().is_empty()
-        && script.split(';').map(str::trim).all(|command| {
-            let Some(range) = command.strip_suffix('p') else {
-                return false;
-            };
-            match range.split_once(',') {
-                Some((a, b)) => address(a) && address(b),
-                None => range.is_empty() || address(range),
-            }
-        })
 }
 
 /// A long option's name, when `arg` is one: `--output=x` -> `output`.

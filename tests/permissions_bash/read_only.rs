@@ -38,3 +38,78 @@ fn sed_is_allowed_when_its_script_only_prints() {
         ("sed -n '1e rm -rf x' f; rm -rf y", Deny),
     ]);
 }
+
+#[test]
+fn printing_facts_and_text_filters_are_allowed() {
+    Policy::new().check(&[
+        ("printf '%s\n' a b c", Allow),
+        ("printf -- '-%s\n' x", Allow),
+        ("printf '%s' \"$x\"", Allow),
+        ("printf -v line '%s' x", Allow),
+        ("date", Allow),
+        ("date -u +%Y-%m-%dT%H:%M:%SZ", Allow),
+        ("date -d yesterday +%F", Allow),
+        ("date -r Cargo.toml", Allow),
+        ("uname -a", Allow),
+        ("uname", Allow),
+        ("whoami", Allow),
+        ("id -un", Allow),
+        ("hostname", Allow),
+        ("hostname -f", Allow),
+        ("nproc", Allow),
+        ("type cargo", Allow),
+        ("basename src/lib.rs .rs", Allow),
+        ("dirname src/lib.rs", Allow),
+        ("realpath src/../Cargo.toml", Allow),
+        ("readlink -f target", Allow),
+        ("tr -d '\\r' < notes.txt", Allow),
+        ("tr a-z A-Z", Allow),
+        ("nl -ba src/main.rs", Allow),
+        ("git log | nl", Allow),
+        ("column -t data.tsv", Allow),
+        ("sha256sum Cargo.lock", Allow),
+        ("jq . package.json", Allow),
+        ("jq -r '.scripts.test' package.json", Allow),
+        ("cat package.json | jq .name", Allow),
+        ("jq --arg v \"$V\" '.a == $v' f.json", Allow),
+        ("jq '.build.env' config.json", Allow),
+    ]);
+}
+
+#[test]
+fn the_forms_of_those_programs_that_write_or_reach_further_ask() {
+    Policy::new().check(&[
+        // A variable that changes what runs, or a subscript bash evaluates.
+        ("printf -v PATH /tmp/evil", Ask),
+        ("printf -vBASH_ENV x", Ask),
+        ("printf -v a -v PATH x", Ask),
+        ("printf -v 'a[$(touch x)]' 1", Ask),
+        ("printf $OPT x", Ask),
+        ("printf x > out", Ask),
+        // The clock.
+        ("date -s 2020-01-01", Ask),
+        ("date --set=2020-01-01", Ask),
+        ("date --s x", Ask),
+        ("date -us x", Ask),
+        ("date 0101120024", Ask),
+        ("date $WHEN", Ask),
+        ("hostname newname", Ask),
+        ("hostname -F name.txt", Ask),
+        // What a jq program reads beyond its files, and sensitive files it names.
+        ("jq . ~/.aws/credentials", Ask),
+        ("jq -n --rawfile k ~/.ssh/id_rsa '$k'", Ask),
+        ("jq --slurpfile c ~/.docker/config.json -n '$c'", Ask),
+        (
+            "jq -n 'import \"config\" as $c {search: \"~/.docker\"}; $c'",
+            Ask,
+        ),
+        ("jq -n env", Ask),
+        ("jq -n '$ENV.GITHUB_TOKEN'", Ask),
+        ("jq -f prog.jq data.json", Ask),
+        ("jq . \"$F\"", Ask),
+        ("xargs jq .", Ask),
+        ("cat ~/.ssh/id_rsa | tr a b", Ask),
+        ("nl ~/.ssh/id_rsa", Ask),
+        ("printf x; rm -rf y", Deny),
+    ]);
+}

@@ -113,3 +113,124 @@ fn the_forms_of_those_programs_that_write_or_reach_further_ask() {
         ("printf x; rm -rf y", Deny),
     ]);
 }
+
+#[test]
+fn git_reads_its_history_objects_and_refs_without_asking() {
+    Policy::new().check(&[
+        ("git grep -n judge_bash", Allow),
+        ("git grep -l RuleAction -- '*.rs'", Allow),
+        ("git ls-files", Allow),
+        ("git ls-files -z src | xargs -0 wc -l", Allow),
+        ("git ls-tree -r HEAD --name-only", Allow),
+        ("git blame -L 10,20 src/lib.rs", Allow),
+        ("git tag -l", Allow),
+        ("git tag --list 'v*'", Allow),
+        ("git tag -n", Allow),
+        ("git tag --sort=-creatordate", Allow),
+        ("git tag --contains HEAD", Allow),
+        ("git tag", Allow),
+        ("git describe", Allow),
+        ("git describe --tags --always --dirty", Allow),
+        ("git stash list", Allow),
+        ("git stash show -p 'stash@{0}'", Allow),
+        ("git cat-file -p HEAD", Allow),
+        ("git cat-file -t HEAD~3", Allow),
+        ("git diff-tree --name-only -r HEAD", Allow),
+        ("git diff-tree --no-commit-id --name-only -r HEAD", Allow),
+        ("git diff-index --quiet HEAD", Allow),
+        ("git rev-list --count HEAD", Allow),
+        ("git shortlog -sn", Allow),
+        ("git reflog", Allow),
+        ("git reflog -10", Allow),
+        ("git reflog show --oneline HEAD", Allow),
+        ("git show-ref --tags", Allow),
+        (
+            "git for-each-ref --format='%(refname:short)' refs/heads",
+            Allow,
+        ),
+        ("git merge-base HEAD main", Allow),
+        ("git name-rev HEAD", Allow),
+        ("git count-objects -vH", Allow),
+        ("git check-ignore -v target", Allow),
+        ("git worktree list", Allow),
+        ("git branch -a", Allow),
+        ("git branch --merged main", Allow),
+        ("git branch --list 'feat*'", Allow),
+        ("git --version", Allow),
+        ("git -C sub --no-pager grep x", Allow),
+    ]);
+}
+
+#[test]
+fn git_forms_that_create_change_write_or_run_still_ask() {
+    Policy::new().check(&[
+        // Creating, deleting, verifying tags and branches; changing the stash and reflog.
+        ("git tag v2", Ask),
+        ("git tag --list v2 -d v1", Ask),
+        ("git tag -a v2 -m release", Ask),
+        ("git tag -d v1", Ask),
+        ("git tag -v v1", Ask),
+        ("git tag --sort=refname v2", Ask),
+        ("git -C . tag v2", Ask),
+        ("git branch feature", Ask),
+        ("git branch -v feature", Ask),
+        ("git branch -D old", Ask),
+        ("git branch -m new", Ask),
+        ("git branch -u origin/main", Ask),
+        ("git stash", Ask),
+        ("git stash push -m wip", Ask),
+        ("git stash pop", Ask),
+        ("git stash drop", Ask),
+        ("git stash apply", Ask),
+        ("git reflog expire --expire=now --all", Ask),
+        ("git reflog delete 'HEAD@{1}'", Ask),
+        // Options that write a file or run a program, whatever the subcommand.
+        ("git grep -O foo", Ask),
+        ("git grep -lOvim foo", Ask),
+        ("git grep --open-files-in-pager=vim foo", Ask),
+        ("git log --output=/tmp/x", Ask),
+        ("git show --output x HEAD", Ask),
+        ("git diff-tree --ext-diff -p HEAD", Ask),
+        ("git stash show --ext-diff", Ask),
+        ("git stash list --output=x", Ask),
+        ("git cat-file --textconv HEAD:f", Ask),
+        ("git cat-file --filters HEAD:f", Ask),
+        ("git -c core.pager='sh -c x' grep -p foo", Ask),
+        ("git -c diff.external=./x diff-tree -p HEAD", Ask),
+        ("GIT_EXTERNAL_DIFF=./x git diff-tree -p HEAD", Ask),
+        ("git grep $PATTERN", Ask),
+        ("git blame $FILE", Ask),
+        ("xargs git tag", Ask),
+        ("xargs git grep x", Ask),
+        ("git ls-files > files.txt", Ask),
+        // Sensitive files named through a pathspec, a revision or --no-index.
+        ("git grep --no-index KEY ~/.ssh", Ask),
+        ("git cat-file -p HEAD:.env", Ask),
+        ("git blame --contents ~/.aws/credentials f", Ask),
+        ("git tag -l && git push --tags", Deny),
+    ]);
+}
+
+#[test]
+fn a_listing_subcommand_asked_about_can_be_granted_and_a_users_rule_is_obeyed() {
+    use super::{defaults, with_grants};
+    use rein::permissions::bash::judge;
+    use rein::permissions::rules::{BashRule, RuleOrigin};
+    let first = judge("git tag v2", &defaults());
+    assert_eq!(first.action, Ask);
+    assert_eq!(first.grants, ["git tag v2"]);
+    let granted = with_grants(defaults(), &first);
+    assert_eq!(judge("git tag v2", &granted).action, Allow);
+    assert_eq!(judge("git tag v3", &granted).action, Ask);
+    let mut rules = defaults();
+    rules
+        .push(BashRule::new(
+            "git tag *",
+            Allow,
+            RuleOrigin::Config("/u/config.toml".into()),
+        ))
+        .expect("the rule compiles");
+    assert_eq!(judge("git tag v2", &rules).action, Allow);
+    // A user's rule does not lift what writes a file.
+    assert_eq!(judge("git tag -l --output=x", &rules).action, Ask);
+}

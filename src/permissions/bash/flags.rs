@@ -1,9 +1,9 @@
 //! Arguments that make an otherwise harmless program act.
 //!
-//! `find -delete`, `sort -o FILE`, `tree -o` and `tree -R -H`, `uniq IN OUT`,
-//! `git diff --output`/`--ext-diff`, `git difftool`, `rg --pre`, `file -C` write files or
-//! run programs, and so do some flags of the test runners (`runners`) and a `sed` script
-//! that does more than print (`sed`); long options are recognised by their unambiguous
+//! `find -delete`, `sort -o FILE`, `tree -o` and `tree -R -H`, `uniq IN OUT`, `rg --pre`,
+//! `file -C` write files or run programs, and so do some options of git's subcommands
+//! (`git`), some flags of the test runners (`runners`) and a `sed` script that does more
+//! than print (`sed`); long options are recognised by their unambiguous
 //! abbreviations too (`file --comp`, `git diff --out`), and an argument rein cannot read
 //! could be any of them. `date -s` and `date MMDDhhmm` set the clock, `printf -v NAME`
 //! assigns a variable (asking for one that changes what runs, `PATH`, or whose subscript
@@ -11,6 +11,7 @@
 //! and `[[`, `-v 'a[$i]'` and the arithmetic comparisons of `[[` evaluate their operands,
 //! which can run commands.
 
+use super::git::{git_hazard, reads_only};
 use super::jq::jq_hazard;
 use super::runners::{cargo_hazard, pytest_hazard};
 use super::sed::sed_hazard;
@@ -37,10 +38,10 @@ pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<St
     {
         return None;
     }
-    let git_reader = matches!(
-        args.first().and_then(|w| w.literal.as_deref()),
-        Some("diff" | "log" | "show" | "status")
-    );
+    let git_reader = args
+        .first()
+        .and_then(|w| w.literal.as_deref())
+        .is_some_and(reads_only);
     let unreadable = args.iter().find(|w| w.literal.is_none());
     if let Some(word) = unreadable.filter(|_| program != "git" || git_reader) {
         return Some(format!(
@@ -267,23 +268,6 @@ fn uniq_output<'a>(args: &[&'a str]) -> Option<&'a str> {
         i += 1;
     }
     operands.get(1).copied()
-}
-
-fn git_hazard(args: &[&str]) -> Option<String> {
-    if let Some(sub @ ("difftool" | "mergetool")) = args.first().copied() {
-        return Some(format!("runs an external tool (`{sub}`)"));
-    }
-    for arg in args {
-        if let Some(name) = long_name(arg) {
-            if abbreviates(name, "output", 3) {
-                return Some(format!("writes its output to a file (`{arg}`)"));
-            }
-            if abbreviates(name, "ext-diff", 3) {
-                return Some(format!("runs an external diff program (`{arg}`)"));
-            }
-        }
-    }
-    None
 }
 
 /// `[[ $x -eq 1 ]]` and `-v 'a[$i]'` evaluate their operands as arithmetic.

@@ -7,15 +7,17 @@
 //! is allowed unless its setup says otherwise; a wrapper is seen through (`setsid` asks as
 //! well: its command leaves the process group; `xargs -a FILE` is a part of its own, so that
 //! the file is seen). git's global options are set aside. What remains is matched against
-//! the rules by its normalised text, and an allow is raised to ask by what the rules cannot
-//! see: a program run by path, a written file or an input rein cannot name, a variable other
-//! than a few harmless ones, a flag that writes or runs (or, under `xargs`, arguments it
-//! appends to a program that has such flags), an interpreter fed on stdin.
+//! the rules by its normalised text (a default rule that allows `git tag`, `git branch` or
+//! `git reflog` whole means their listing forms only), and an allow is raised to ask by
+//! what the rules cannot see: a program run by path, a written file or an input rein
+//! cannot name, a variable other than a few harmless ones, a flag that writes or runs (or,
+//! under `xargs`, arguments it appends to a program that has such flags), an interpreter
+//! fed on stdin.
 
 use std::borrow::Cow;
 
 use super::flags::{flag_hazard, test_hazard};
-use super::git::git_globals;
+use super::git::{git_globals, git_write_form};
 use super::interpreters::stdin_script;
 use super::variables::{env_on_allowed, sensitive_env, EnvVar};
 use super::wrappers::{unwrap, Unwrap};
@@ -268,6 +270,21 @@ impl Judge<'_> {
             base_text.clone()
         };
         let (mut action, mut reason) = self.rule(&base_text);
+        if action == RuleAction::Allow && program == "git" {
+            // A default rule allows a listing subcommand whole; what is not a listing asks,
+            // as a command no rule allows would (a rule of the user's own is obeyed).
+            let by_default = self
+                .rules
+                .matching(&base_text)
+                .is_some_and(|rule| rule.origin == RuleOrigin::Default);
+            let args: Vec<&str> = inv.words.iter().skip(1).map(Word::text).collect();
+            if let Some(why) = by_default.then(|| git_write_form(&args)).flatten() {
+                action = RuleAction::Ask;
+                reason = format!(
+                    "`{base_text}` {why}; the default rules allow only its read-only forms"
+                );
+            }
+        }
         if inv.more_args && action != RuleAction::Deny {
             let more = format!("{base_text} {MORE_ARGS}");
             if let Some(rule) = self

@@ -234,3 +234,36 @@ fn a_listing_subcommand_asked_about_can_be_granted_and_a_users_rule_is_obeyed() 
     // A user's rule does not lift what writes a file.
     assert_eq!(judge("git tag -l --output=x", &rules).action, Ask);
 }
+
+#[test]
+fn names_and_metadata_of_sensitive_files_are_not_their_contents() {
+    Policy::new().check(&[
+        ("ls -la ~/.ssh", Allow),
+        ("ls ~/.aws/credentials", Allow),
+        ("ls -la ~/.ssh | head", Allow),
+        ("ls ~/.ssh | grep -c id_", Allow),
+        ("stat -c '%s %n' ~/.ssh/id_rsa", Allow),
+        ("[ -d ~/.gnupg ] && ls ~/.gnupg", Allow),
+        ("test -f ~/.netrc || echo none", Allow),
+        ("realpath ~/.ssh/config", Allow),
+        ("readlink -f ~/.docker/config.json", Allow),
+        ("basename ~/.ssh/id_rsa", Allow),
+        // The contents, or names handed on to something that opens them.
+        ("cat ~/.ssh/id_rsa", Ask),
+        ("grep x ~/.ssh/config", Ask),
+        ("head -1 ~/.aws/credentials", Ask),
+        ("file ~/.ssh/id_rsa", Ask),
+        ("find ~/.ssh -type f", Ask),
+        ("tree ~/.ssh", Ask),
+        ("du -a ~/.ssh", Ask),
+        ("ls -d ~/.ssh/* | xargs cat", Ask),
+        ("ls -d ~/.ssh/* | xargs -n1 head", Ask),
+        ("cat $(ls -d ~/.ssh/*)", Ask),
+        ("f=$(realpath ~/.ssh/id_rsa); head \"$f\"", Ask),
+        ("ls ~/.ssh | sort --files0-from=-", Ask),
+        ("ls ~/.ssh; cat notes.txt", Ask),
+        ("ls < ~/.ssh/id_rsa", Ask),
+        ("xargs -a ~/.ssh/id_rsa ls", Ask),
+        ("ls ~/.ssh; rm -rf x", Deny),
+    ]);
+}

@@ -5,14 +5,14 @@
 //! `/dev/udp/...` denies: bash opens a network connection there. A non-literal program
 //! name asks; a function defined in the command asks; a builtin that cannot act by itself
 //! is allowed unless its setup says otherwise; a wrapper is seen through (`setsid` asks as
-//! well: its command leaves the process group; `xargs -a FILE` is a part of its own, so that
-//! the file is seen). git's global options are set aside. What remains is matched against
-//! the rules by its normalised text (a default rule that allows `git tag`, `git branch` or
-//! `git reflog` whole means their listing forms only), and an allow is raised to ask by
-//! what the rules cannot see: a program run by path, a written file or an input rein
-//! cannot name, a variable other than a few harmless ones, a flag that writes or runs (or,
-//! under `xargs`, arguments it appends to a program that has such flags), an interpreter
-//! fed on stdin.
+//! well: its command leaves the process group; `xargs` is a part of its own, so that the
+//! file of `-a FILE` is seen and the policy knows names on its input become arguments).
+//! git's global options are set aside. What remains is matched against the rules by its
+//! normalised text (a default rule that allows `git tag`, `git branch` or `git reflog`
+//! whole means their listing forms only), and an allow is raised to ask by what the rules
+//! cannot see: a program run by path, a written file or an input rein cannot name, a
+//! variable other than a few harmless ones, a flag that writes or runs (or, under `xargs`,
+//! arguments it appends to a program that has such flags), an interpreter fed on stdin.
 
 use std::borrow::Cow;
 
@@ -147,12 +147,18 @@ impl Judge<'_> {
                     placeholder,
                     arg_file,
                 } => {
-                    if let Some(file) = arg_file {
-                        // Judged as a part of its own, so that a sensitive file there asks.
+                    if more_args || arg_file.is_some() {
+                        // `xargs` is a part of its own: a sensitive file it reads asks, and
+                        // the policy sees that names on its input become arguments.
                         let text = join_words(inv.words.get(..at).unwrap_or_default());
-                        let reason = format!(
-                            "`{text}` reads the arguments of the command it runs from `{file}`"
-                        );
+                        let reason = match arg_file {
+                            Some(file) => format!(
+                                "`{text}` reads the arguments of the command it runs from `{file}`"
+                            ),
+                            None => format!(
+                                "`{text}` runs its command with arguments read from its input"
+                            ),
+                        };
                         self.push(text, RuleAction::Allow, reason, true);
                     }
                     let words = inv.words.get(at..).unwrap_or_default();

@@ -501,7 +501,7 @@ fn grants_let_exactly_the_asked_command_through() {
         "python3 x.py",
         "make -j4 && ./target/debug/app --flag '*'",
         "./ls",
-        "timeout 5 python3 -m pytest [x]",
+        "timeout 5 python3 -m mypy [x]",
         "npm run build | tee-less {a,b}",
         "xargs python3 x.py",
     ] {

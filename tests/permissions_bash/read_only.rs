@@ -267,3 +267,34 @@ fn names_and_metadata_of_sensitive_files_are_not_their_contents() {
         ("ls ~/.ssh; rm -rf x", Deny),
     ]);
 }
+
+#[test]
+fn the_rust_and_python_toolchains_build_lint_and_say_their_versions() {
+    Policy::new().check(&[
+        ("cargo build", Allow),
+        ("cargo build --release", Allow),
+        ("cargo clippy --all-targets -- -D warnings", Allow),
+        ("cargo fmt", Allow),
+        ("cargo fmt --check", Allow),
+        ("cargo tree --depth 1", Allow),
+        ("cargo metadata --format-version 1 --no-deps", Allow),
+        ("cargo --version", Allow),
+        ("cargo version", Allow),
+        ("rustc --version", Allow),
+        ("rustc -vV", Allow),
+        ("python3 -m pytest -q tests", Allow),
+        ("python3 --version", Allow),
+        ("node --version", Allow),
+        // Further than the project, or running what was built.
+        ("cargo build --target-dir /tmp/elsewhere", Ask),
+        ("cargo clippy --config 'target.x.runner=\"sh\"'", Ask),
+        ("cargo fmt --manifest-path ../other/Cargo.toml", Ask),
+        ("cargo run", Ask),
+        ("cargo install ripgrep", Ask),
+        ("python3 -m pytest --basetemp=/home", Ask),
+        ("python3 -m pytest -p evil", Ask),
+        ("python3 -m pip install x", Ask),
+        ("xargs cargo build", Ask),
+        ("RUSTC_WRAPPER=./x cargo build", Ask),
+    ]);
+}

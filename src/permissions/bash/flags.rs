@@ -24,6 +24,16 @@ pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<St
     let why = match program {
         "printf" => printf_hazard(args),
         "jq" => jq_hazard(args),
+        // `python3 -m pytest ARGS` is pytest with ARGS.
+        "python" | "python3" => {
+            let module = args
+                .get(..2)
+                .map(|a| a.iter().map(Word::text).collect::<Vec<_>>());
+            if module.as_deref() == Some(&["-m", "pytest"][..]) {
+                return flag_hazard("pytest", args.get(2..).unwrap_or_default(), text);
+            }
+            None
+        }
         _ => None,
     };
     if let Some(why) = why {

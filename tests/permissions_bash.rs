@@ -1,13 +1,15 @@
 //! The bash permission checker through its public API, with the default rules: a table of
 //! cases per rule family here, the red-team findings as regressions in `redteam`, the
 //! read-only forms of everyday programs and the forms of them that still ask in
-//! `read_only`, and the property that no composition hides a denied command in
-//! `compositions`.
+//! `read_only`, the share of everyday commands that ask in `everyday`, and the property
+//! that no composition hides a denied command in `compositions`.
 
 mod support;
 
 #[path = "permissions_bash/compositions.rs"]
 mod compositions;
+#[path = "permissions_bash/everyday.rs"]
+mod everyday;
 #[path = "permissions_bash/expansions.rs"]
 mod expansions;
 #[path = "permissions_bash/read_only.rs"]

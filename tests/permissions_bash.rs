@@ -1,21 +1,69 @@
 //! The bash permission checker through its public API, with the default rules: a table of
-//! cases per rule family here, the red-team findings as regressions in `redteam`, and the
-//! property that no composition hides a denied command in `compositions`.
+//! cases per rule family here, the red-team findings as regressions in `redteam`, the
+//! read-only forms of everyday programs and the forms of them that still ask in
+//! `read_only`, the share of everyday commands that ask in `everyday`, and the property
+//! that no composition hides a denied command in `compositions`.
 
 mod support;
 
 #[path = "permissions_bash/compositions.rs"]
 mod compositions;
+#[path = "permissions_bash/everyday.rs"]
+mod everyday;
 #[path = "permissions_bash/expansions.rs"]
 mod expansions;
+#[path = "permissions_bash/read_only.rs"]
+mod read_only;
 #[path = "permissions_bash/redteam.rs"]
 mod redteam;
 
 use rein::permissions::bash::{judge, Judgement};
+use rein::permissions::policy::RulePolicy;
 use rein::permissions::rules::{escape_glob, BashRule, BashRules, RuleAction, RuleOrigin};
+use rein::permissions::DEFAULT_SENSITIVE_READS;
 
 fn defaults() -> BashRules {
     BashRules::new(BashRules::defaults()).expect("the default rules compile")
+}
+
+/// The policy the agent runs with: the default rules, the default sensitive reads, and a
+/// project and a home folder of its own; its bash verdicts include the sensitive-file check.
+struct Policy {
+    policy: RulePolicy,
+    _project: tempfile::TempDir,
+    _home: tempfile::TempDir,
+}
+
+impl Policy {
+    fn new() -> Policy {
+        let project = tempfile::tempdir().expect("a project folder");
+        let home = tempfile::tempdir().expect("a home folder");
+        let sensitive: Vec<String> = DEFAULT_SENSITIVE_READS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let policy = RulePolicy::new(project.path(), &[], &sensitive, Some(home.path()))
+            .expect("the default policy builds");
+        Policy {
+            policy,
+            _project: project,
+            _home: home,
+        }
+    }
+
+    fn check(&self, cases: &[(&str, RuleAction)]) {
+        let mut failures = Vec::new();
+        for (command, expected) in cases {
+            let judgement = self.policy.judge_bash(command);
+            if judgement.action != *expected {
+                failures.push(format!(
+                    "{command:?}: expected {expected}, got {} ({})",
+                    judgement.action, judgement.reason
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+    }
 }
 
 fn check(rules: &BashRules, cases: &[(&str, RuleAction)]) {
@@ -209,6 +257,31 @@ fn wrappers_are_transparent() {
             ("env timeout 5 nice xargs rm", Deny),
         ],
     );
+}
+
+#[test]
+fn what_xargs_appends_or_reads_is_judged_too() {
+    Policy::new().check(&[
+        // The appended arguments could be the flag that writes or runs.
+        ("xargs find .", Ask),
+        ("xargs rg x", Ask),
+        ("xargs git diff", Ask),
+        ("xargs sort", Ask),
+        ("xargs -0 tree", Ask),
+        ("find . -name '*.rs' | xargs grep -n unwrap", Allow),
+        ("xargs cat", Allow),
+        ("xargs -n 1 ls", Allow),
+        // `-a FILE`: the file's contents become the arguments.
+        ("xargs -a ~/.ssh/id_rsa echo", Ask),
+        ("xargs -0a ~/.ssh/id_rsa cat", Ask),
+        ("xargs --arg-file=~/.aws/credentials ls", Ask),
+        ("xargs --arg-file ~/.aws/credentials ls", Ask),
+        ("xargs -a files.txt cat", Allow),
+        ("xargs -a files.txt rm", Deny),
+    ]);
+    let judgement = judge("xargs -a files.txt cat", &defaults());
+    let parts: Vec<&str> = judgement.parts.iter().map(|p| p.command.as_str()).collect();
+    assert_eq!(parts, ["xargs -a files.txt", "cat"]);
 }
 
 #[test]
@@ -430,7 +503,7 @@ fn grants_let_exactly_the_asked_command_through() {
         "python3 x.py",
         "make -j4 && ./target/debug/app --flag '*'",
         "./ls",
-        "timeout 5 python3 -m pytest [x]",
+        "timeout 5 python3 -m mypy [x]",
         "npm run build | tee-less {a,b}",
         "xargs python3 x.py",
     ] {

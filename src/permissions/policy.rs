@@ -4,7 +4,10 @@
 //! In: the config's rules and sensitive-read globs, the project root and home directory.
 //! Out: a [`Verdict`] per tool call. Bash commands are judged part by part by
 //! [`super::bash::judge`]; an otherwise allowed part whose arguments name a sensitive file
-//! (`cat ~/.ssh/id_rsa`) asks as well. The file tools go through [`PathRules`]. "Allow for
+//! (`cat ~/.ssh/id_rsa`) asks as well, unless its program only prints names and metadata
+//! (`ls -la ~/.ssh`, `stat`; see [`NAMES_ONLY`]) and nothing else on the line could take
+//! those names and open the files (`ls -d ~/.ssh/* | xargs cat` asks); input redirections
+//! count either way. The file tools go through [`PathRules`]. "Allow for
 //! the session" appends allow rules (bash, MCP tools) or remembers paths (file tools); a
 //! deny is never lifted that way. Tools from MCP servers (`mcp__SERVER__TOOL`) are judged
 //! by [`ToolRules`] on their name: the last matching rule wins, and with none they ask.
@@ -18,6 +21,20 @@ use super::paths::{PathRuleError, PathRules};
 use super::rules::{BashRule, BashRules, RuleAction, RuleOrigin};
 use super::tools::{is_mcp, ToolRuleEntry, ToolRules};
 use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
+
+/// Programs that print the names and metadata of the files they are given, never their
+/// contents, and read no file of names (`du --files0-from`, `tree --fromfile` and `find`,
+/// whose `-exec` runs what it finds, are not among them): a sensitive file or folder as
+/// their argument does not make them ask. `file` is not either: it reads the contents.
+pub const NAMES_ONLY: [&str; 9] = [
+    "ls", "stat", "realpath", "readlink", "basename", "dirname", "test", "[", "[[",
+];
+
+/// Filters that read their input as text and never open a file it names: the names a
+/// [`NAMES_ONLY`] program prints may reach them without making it ask.
+const TEXT_ONLY: [&str; 10] = [
+    "head", "tail", "wc", "grep", "cut", "tr", "nl", "uniq", "column", "echo",
+];
 
 /// The config could not be turned into rules.
 #[derive(Debug, thiserror::Error)]
@@ -176,6 +193,13 @@ impl RulePolicy {
     pub fn judge_bash(&self, command: &str) -> Judgement {
         let rules = self.bash.read().unwrap_or_else(|e| e.into_inner());
         let mut judgement = judge(command, &rules);
+        // The names a names-only program prints stay names when every other part is one
+        // too, or a text filter whose words hold no substitution that could splice them in.
+        let names_stay = judgement.parts.iter().all(|p| {
+            let program = p.command.split_whitespace().next().unwrap_or_default();
+            NAMES_ONLY.contains(&program)
+                || (TEXT_ONLY.contains(&program) && !p.command.contains(['$', '`', '(']))
+        });
         let mut changed = false;
         for part in judgement.parts.iter_mut() {
             let allowed_this_session = rules
@@ -184,11 +208,14 @@ impl RulePolicy {
             if part.action != RuleAction::Allow || allowed_this_session {
                 continue;
             }
-            let sensitive = part
-                .command
-                .split_whitespace()
+            let words: Vec<&str> = part.command.split_whitespace().collect();
+            let names_only = names_stay && words.first().is_some_and(|p| NAMES_ONLY.contains(p));
+            let sensitive = words
+                .iter()
+                .enumerate()
                 .skip(1)
-                .find_map(|arg| self.sensitive_argument(arg));
+                .filter(|&(i, _)| !names_only || is_input_redirection(words[i - 1]))
+                .find_map(|(_, arg)| self.sensitive_argument(arg));
             if let Some(reason) = sensitive {
                 part.action = RuleAction::Ask;
                 part.reason = format!("`{}` reads a sensitive file: {reason}", part.command);
@@ -425,6 +452,12 @@ impl PermissionPolicy for RulePolicy {
     }
 }
 
+/// `<`, `<<<`, `3<`, `<&`: the operator of a redirection whose target is read.
+fn is_input_redirection(word: &str) -> bool {
+    word.trim_start_matches(|c: char| c.is_ascii_digit())
+        .starts_with('<')
+}
+
 /// The text an [`escape_glob`](super::rules::escape_glob)d pattern matches.
 fn unescape_glob(pattern: &str) -> String {
     let mut text = String::with_capacity(pattern.len());
@@ -550,6 +583,16 @@ mod tests {
             f.check(&p, "bash", bash("cat .env.example")),
             Verdict::Allow
         );
+        // Names and metadata are not contents, unless the names are handed on.
+        assert_eq!(f.check(&p, "bash", bash("ls -la ~/.ssh")), Verdict::Allow);
+        assert_eq!(
+            f.check(&p, "bash", bash("stat .env | head -1")),
+            Verdict::Allow
+        );
+        assert!(matches!(
+            f.check(&p, "bash", bash("ls -d ~/.ssh/* | xargs cat")),
+            Verdict::Ask { .. }
+        ));
         assert_eq!(f.check(&p, "bash", bash("grep -r env src")), Verdict::Allow);
     }
 

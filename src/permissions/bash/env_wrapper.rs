@@ -104,6 +104,7 @@ pub(super) fn env_inner(words: &[Word]) -> Unwrap {
             env,
             more_args: false,
             placeholder: None,
+            arg_file: None,
         }
     } else {
         Unwrap::Itself

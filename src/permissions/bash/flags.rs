@@ -1,31 +1,57 @@
 //! Arguments that make an otherwise harmless program act.
 //!
-//! `find -delete`, `sort -o FILE`, `tree -o` and `tree -R -H`, `uniq IN OUT`,
-//! `git diff --output`/`--ext-diff`, `git difftool`, `rg --pre`, `file -C` write files or
-//! run programs, and so do some flags of the test runners (`runners`); long options are
-//! recognised by their unambiguous abbreviations too (`file --comp`, `git diff --out`), and
-//! an argument rein cannot read could be any of them. In `test`, `[` and `[[`,
-//! `-v 'a[$i]'` and the arithmetic comparisons of `[[` evaluate their operands, which can
-//! run commands.
+//! `find -delete`, `sort -o FILE`, `tree -o` and `tree -R -H`, `uniq IN OUT`, `rg --pre`,
+//! `file -C` write files or run programs, and so do some options of git's subcommands
+//! (`git`), some flags of the test runners (`runners`) and a `sed` script that does more
+//! than print (`sed`); long options are recognised by their unambiguous
+//! abbreviations too (`file --comp`, `git diff --out`), and an argument rein cannot read
+//! could be any of them. `date -s` and `date MMDDhhmm` set the clock, `printf -v NAME`
+//! assigns a variable (asking for one that changes what runs, `PATH`, or whose subscript
+//! is evaluated), and a jq program can reach past its input files (`jq`). In `test`, `[`
+//! and `[[`, `-v 'a[$i]'` and the arithmetic comparisons of `[[` evaluate their operands,
+//! which can run commands.
 
+use super::git::{git_hazard, reads_only};
+use super::jq::jq_hazard;
 use super::runners::{cargo_hazard, pytest_hazard};
+use super::sed::sed_hazard;
+use super::variables::changes_what_runs;
 use crate::permissions::shell::{self, Word};
 
 /// Flags through which an otherwise read-only program writes files or runs programs.
 pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<String> {
+    // These read their words themselves: most of them are data.
+    let why = match program {
+        "printf" => printf_hazard(args),
+        "jq" => jq_hazard(args),
+        // `python3 -m pytest ARGS` is pytest with ARGS.
+        "python" | "python3" => {
+            let module = args
+                .get(..2)
+                .map(|a| a.iter().map(Word::text).collect::<Vec<_>>());
+            if module.as_deref() == Some(&["-m", "pytest"][..]) {
+                return flag_hazard("pytest", args.get(2..).unwrap_or_default(), text);
+            }
+            None
+        }
+        _ => None,
+    };
+    if let Some(why) = why {
+        return Some(format!("`{text}` {why}"));
+    }
     let pytest = program.starts_with("pytest") || program == "py.test";
     if !pytest
         && !matches!(
             program,
-            "find" | "sort" | "tree" | "uniq" | "git" | "rg" | "file" | "cargo" | "sed"
+            "find" | "sort" | "tree" | "uniq" | "git" | "rg" | "file" | "cargo" | "sed" | "date"
         )
     {
         return None;
     }
-    let git_reader = matches!(
-        args.first().and_then(|w| w.literal.as_deref()),
-        Some("diff" | "log" | "show" | "status")
-    );
+    let git_reader = args
+        .first()
+        .and_then(|w| w.literal.as_deref())
+        .is_some_and(reads_only);
     let unreadable = args.iter().find(|w| w.literal.is_none());
     if let Some(word) = unreadable.filter(|_| program != "git" || git_reader) {
         return Some(format!(
@@ -64,62 +90,10 @@ pub(super) fn flag_hazard(program: &str, args: &[Word], text: &str) -> Option<St
             .map(|a| format!("writes a compiled magic file (`{a}`)")),
         "cargo" => cargo_hazard(&args),
         "sed" => sed_hazard(&args),
+        "date" => date_hazard(&args),
         _ => pytest_hazard(&args),
     };
     why.map(|why| format!("`{text}` {why}"))
-}
-
-/// `sed` is allowed only to print lines: `-n` (or `--quiet`/`--silent`), `-E`/`-r`/`-s`/
-/// `-u`/`-z`, and scripts made of line addresses and `p` (`1,20p`, `$p`, `5p;9p`). A
-/// script's `w FILE`, `e COMMAND` or `s///w`, a script file (`-f`) and `-i` are not.
-fn sed_hazard(args: &[&str]) -> Option<String> {
-    let mut scripts = Vec::new();
-    let mut files = 0;
-    let mut i = 0;
-    while let Some(&arg) = args.get(i) {
-        match arg {
-            "-n" | "--quiet" | "--silent" | "-E" | "-r" | "-s" | "-u" | "-z"
-            | "--regexp-extended" | "--separate" | "--unbuffered" | "--null-data" => {}
-            "-e" | "--expression" => {
-                scripts.push(args.get(i + 1).copied().unwrap_or_default());
-                i += 1;
-            }
-            a if a.starts_with("--expression=") => scripts.push(&a["--expression=".len()..]),
-            a if a.starts_with('-') && a.len() > 1 => {
-                return Some(format!(
-                    "runs with an option rein does not read as printing (`{a}`)"
-                ));
-            }
-            a => {
-                if scripts.is_empty() && files == 0 {
-                    scripts.push(a);
-                } else {
-                    files += 1;
-                }
-            }
-        }
-        i += 1;
-    }
-    scripts
-        .iter()
-        .find(|s| !prints_lines(s))
-        .map(|s| format!("runs a sed script that does more than print lines (`{s}`)"))
-}
-
-/// A sed script of `;`-separated `ADDR[,ADDR]p` commands, addresses being line numbers or
-/// `$`.
-fn prints_lines(script: &str) -> bool {
-    let address = |a: &str| a == "$" || (!a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()));
-    !script.trim().is_empty()
-        && script.split(';').map(str::trim).all(|command| {
-            let Some(range) = command.strip_suffix('p') else {
-                return false;
-            };
-            match range.split_once(',') {
-                Some((a, b)) => address(a) && address(b),
-                None => range.is_empty() || address(range),
-            }
-        })
 }
 
 /// A long option's name, when `arg` is one: `--output=x` -> `output`.
@@ -132,6 +106,97 @@ pub(super) fn long_name(arg: &str) -> Option<&str> {
 /// and git accept unambiguous abbreviations of long options).
 pub(super) fn abbreviates(name: &str, full: &str, min: usize) -> bool {
     name.len() >= min && full.starts_with(name)
+}
+
+/// bash's `printf -v NAME FORMAT ...` assigns NAME: one that changes what later commands run
+/// (`PATH`, `BASH_CMDS`, ...) asks, as an assignment would, and so does a subscript, which
+/// bash evaluates (`-v 'a[$(cmd)]'`). Options come before the format, `-v` as often as given.
+fn printf_hazard(args: &[Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let Some(option) = word.literal_program() else {
+            return Some(format!(
+                "has an argument rein cannot read where an option may be (`{}`), which could be `-v NAME`",
+                word.raw
+            ));
+        };
+        let Some(attached) = option.strip_prefix("-v") else {
+            // The format (after `--`, or any other word: bash refuses other options).
+            return None;
+        };
+        let name = if attached.is_empty() {
+            i += 1;
+            match args.get(i).map(|w| (w, w.literal_program())) {
+                Some((_, Some(name))) => name,
+                Some((w, None)) => {
+                    return Some(format!("assigns a variable rein cannot name (`{}`)", w.raw))
+                }
+                None => return None,
+            }
+        } else {
+            attached
+        };
+        let plain = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !plain {
+            return Some(format!(
+                "assigns `{name}`, whose name or subscript bash evaluates"
+            ));
+        }
+        if changes_what_runs(name) {
+            return Some(format!("sets `{name}`, which changes what runs"));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `date -s`/`--set` and an operand that is not a `+FORMAT` (`date 0101120024`) set the
+/// system clock. The values of `-d`, `-f`, `-r` (and their long forms) are skipped.
+fn date_hazard(args: &[&str]) -> Option<String> {
+    let valued = [("date", 2), ("file", 1), ("reference", 3), ("rfc-3339", 5)];
+    let mut operands_only = false;
+    let mut i = 0;
+    while let Some(&arg) = args.get(i) {
+        i += 1;
+        if operands_only || arg == "-" || !arg.starts_with('-') {
+            if !arg.starts_with('+') {
+                return Some(format!("sets the system clock (`{arg}`)"));
+            }
+            continue;
+        }
+        if arg == "--" {
+            operands_only = true;
+            continue;
+        }
+        if let Some(name) = long_name(arg) {
+            if abbreviates(name, "set", 1) {
+                return Some(format!("sets the system clock (`{arg}`)"));
+            }
+            let takes_value = valued
+                .iter()
+                .any(|(full, min)| abbreviates(name, full, *min));
+            if takes_value && !arg.contains('=') {
+                i += 1;
+            }
+            continue;
+        }
+        for (k, c) in arg.char_indices().skip(1) {
+            match c {
+                's' => return Some(format!("sets the system clock (`{arg}`)")),
+                'd' | 'f' | 'r' => {
+                    i += usize::from(k + 1 == arg.len());
+                    break;
+                }
+                'I' => break,
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 fn sort_hazard(args: &[&str]) -> Option<String> {
@@ -213,23 +278,6 @@ fn uniq_output<'a>(args: &[&'a str]) -> Option<&'a str> {
         i += 1;
     }
     operands.get(1).copied()
-}
-
-fn git_hazard(args: &[&str]) -> Option<String> {
-    if let Some(sub @ ("difftool" | "mergetool")) = args.first().copied() {
-        return Some(format!("runs an external tool (`{sub}`)"));
-    }
-    for arg in args {
-        if let Some(name) = long_name(arg) {
-            if abbreviates(name, "output", 3) {
-                return Some(format!("writes its output to a file (`{arg}`)"));
-            }
-            if abbreviates(name, "ext-diff", 3) {
-                return Some(format!("runs an external diff program (`{arg}`)"));
-            }
-        }
-    }
-    None
 }
 
 /// `[[ $x -eq 1 ]]` and `-v 'a[$i]'` evaluate their operands as arithmetic.

@@ -5,16 +5,19 @@
 //! `/dev/udp/...` denies: bash opens a network connection there. A non-literal program
 //! name asks; a function defined in the command asks; a builtin that cannot act by itself
 //! is allowed unless its setup says otherwise; a wrapper is seen through (`setsid` asks as
-//! well: its command leaves the process group). git's global options are set aside. What
-//! remains is matched against the rules by its normalised text, and an allow is raised to
-//! ask by what the rules cannot see: a program run by path, a written file or an input rein
-//! cannot name, a variable other than a few harmless ones, a flag that writes or runs, an
-//! interpreter fed on stdin.
+//! well: its command leaves the process group; `xargs` is a part of its own, so that the
+//! file of `-a FILE` is seen and the policy knows names on its input become arguments).
+//! git's global options are set aside. What remains is matched against the rules by its
+//! normalised text (a default rule that allows `git tag`, `git branch` or `git reflog`
+//! whole means their listing forms only), and an allow is raised to ask by what the rules
+//! cannot see: a program run by path, a written file or an input rein cannot name, a
+//! variable other than a few harmless ones, a flag that writes or runs (or, under `xargs`,
+//! arguments it appends to a program that has such flags), an interpreter fed on stdin.
 
 use std::borrow::Cow;
 
 use super::flags::{flag_hazard, test_hazard};
-use super::git::git_globals;
+use super::git::{git_globals, git_write_form};
 use super::interpreters::stdin_script;
 use super::variables::{env_on_allowed, sensitive_env, EnvVar};
 use super::wrappers::{unwrap, Unwrap};
@@ -142,7 +145,22 @@ impl Judge<'_> {
                     env,
                     more_args,
                     placeholder,
+                    arg_file,
                 } => {
+                    if more_args || arg_file.is_some() {
+                        // `xargs` is a part of its own: a sensitive file it reads asks, and
+                        // the policy sees that names on its input become arguments.
+                        let text = join_words(inv.words.get(..at).unwrap_or_default());
+                        let reason = match arg_file {
+                            Some(file) => format!(
+                                "`{text}` reads the arguments of the command it runs from `{file}`"
+                            ),
+                            None => format!(
+                                "`{text}` runs its command with arguments read from its input"
+                            ),
+                        };
+                        self.push(text, RuleAction::Allow, reason, true);
+                    }
                     let words = inv.words.get(at..).unwrap_or_default();
                     let inner = Invocation {
                         words: substituted(words, placeholder.as_deref()),
@@ -258,6 +276,21 @@ impl Judge<'_> {
             base_text.clone()
         };
         let (mut action, mut reason) = self.rule(&base_text);
+        if action == RuleAction::Allow && program == "git" {
+            // A default rule allows a listing subcommand whole; what is not a listing asks,
+            // as a command no rule allows would (a rule of the user's own is obeyed).
+            let by_default = self
+                .rules
+                .matching(&base_text)
+                .is_some_and(|rule| rule.origin == RuleOrigin::Default);
+            let args: Vec<&str> = inv.words.iter().skip(1).map(Word::text).collect();
+            if let Some(why) = by_default.then(|| git_write_form(&args)).flatten() {
+                action = RuleAction::Ask;
+                reason = format!(
+                    "`{base_text}` {why}; the default rules allow only its read-only forms"
+                );
+            }
+        }
         if inv.more_args && action != RuleAction::Deny {
             let more = format!("{base_text} {MORE_ARGS}");
             if let Some(rule) = self
@@ -292,9 +325,11 @@ impl Judge<'_> {
         } else {
             sensitive_env(&text, &inv.env)
         };
+        let args = inv.words.get(1..).unwrap_or_default();
         let hazard = env_hazard
             .or_else(|| self.hazard_of_setup(&text, inv))
-            .or_else(|| flag_hazard(program, inv.words.get(1..).unwrap_or_default(), &text))
+            .or_else(|| flag_hazard(program, args, &text))
+            .or_else(|| appended_hazard(program, args, &text, inv.more_args))
             .or_else(|| stdin_script(program, inv, &text));
         match hazard {
             Some(why) => self.push(text, RuleAction::Ask, why, false),
@@ -338,6 +373,26 @@ fn describe_rule(text: &str, rule: &BashRule) -> String {
             format!("`{text}` matches {action} rule `{pattern}` (a session rule)")
         }
     }
+}
+
+/// What `xargs` appends could be any argument: a program whose flags can write files or run
+/// programs asks, as it does for an argument rein cannot read (`xargs find .` given
+/// `-delete`, `xargs rg x` given `--pre=./x`).
+fn appended_hazard(program: &str, args: &[Word], text: &str, more_args: bool) -> Option<String> {
+    if !more_args {
+        return None;
+    }
+    let appended = Word {
+        raw: MORE_ARGS.to_string(),
+        literal: None,
+        glob: false,
+    };
+    let with_appended = [args, std::slice::from_ref(&appended)].concat();
+    flag_hazard(program, &with_appended, text).map(|_| {
+        format!(
+            "`{text}` also takes the arguments xargs appends, which could be an option that writes files or runs programs"
+        )
+    })
 }
 
 /// The program's basename, and whether it is run by a path outside the system directories.

@@ -24,15 +24,17 @@
 //!
 //! This file holds the verdict types and the walk over a parsed script; `invocation` judges
 //! one command; `wrappers` and `env_wrapper` tell what a wrapper runs; `git` sets git's
-//! global options aside; `variables`, `flags`, `runners` and `interpreters` find the
-//! hazards.
+//! global options aside; `variables`, `flags`, `sed`, `jq`, `runners` and `interpreters`
+//! find the hazards.
 
 mod env_wrapper;
 mod flags;
 mod git;
 mod interpreters;
 mod invocation;
+mod jq;
 mod runners;
+mod sed;
 mod variables;
 mod wrappers;
 

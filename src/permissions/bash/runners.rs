@@ -1,4 +1,5 @@
-//! Flags of the test runners the default rules allow (`pytest`, `cargo test`, `cargo check`)
+//! Flags of the test runners and build tools the default rules allow (`pytest`, also as
+//! `python3 -m pytest`; `cargo test`, `check`, `build`, `clippy`, `fmt`, `tree`, `metadata`)
 //! that write or delete outside the project, load other code, change the configuration or
 //! upload.
 //!

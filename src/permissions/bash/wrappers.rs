@@ -38,6 +38,8 @@ pub(super) enum Unwrap {
         more_args: bool,
         /// The text `xargs -I` replaces with its input, inside any argument.
         placeholder: Option<String>,
+        /// The file whose contents become the command's arguments (`xargs -a FILE`).
+        arg_file: Option<String>,
     },
     /// A command string (`sh -c`, `eval`, `watch`, `env -S`) and the shell that reads it.
     Script(String, Reader),
@@ -78,6 +80,7 @@ pub(super) fn unwrap(program: &str, words: &[Word], more_args: bool) -> Unwrap {
                 env: Vec::new(),
                 more_args: false,
                 placeholder: None,
+                arg_file: None,
             }
         } else {
             Unwrap::Itself
@@ -229,6 +232,7 @@ pub(super) fn unwrap(program: &str, words: &[Word], more_args: bool) -> Unwrap {
             env: Vec::new(),
             more_args: true,
             placeholder: xargs_placeholder(words.get(1..at).unwrap_or_default()),
+            arg_file: xargs_arg_file(words.get(1..at).unwrap_or_default()),
         },
         "watch" if short_has('x') || seen.contains(&"--exec") => inner(at),
         "watch" => match words.get(at..) {
@@ -320,6 +324,33 @@ fn xargs_placeholder(options: &[Word]) -> Option<String> {
                 'i' if rest.is_empty() => return Some("{}".to_string()),
                 'i' => return Some(rest.to_string()),
                 'a' | 'd' | 'E' | 'L' | 'n' | 'P' | 's' | 'e' | 'l' => break,
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// The file of `xargs -a FILE`, `-aFILE` or `--arg-file[=]FILE` among its options.
+fn xargs_arg_file(options: &[Word]) -> Option<String> {
+    for (i, word) in options.iter().enumerate() {
+        let arg = word.text();
+        let next = || options.get(i + 1).map(|w| w.text().to_string());
+        if let Some(long) = arg.strip_prefix("--arg-file") {
+            return match long.strip_prefix('=') {
+                Some(file) => Some(file.to_string()),
+                None => next(),
+            };
+        }
+        if arg.starts_with("--") || !arg.starts_with('-') {
+            continue;
+        }
+        for (k, c) in arg.char_indices().skip(1) {
+            let rest = &arg[k + c.len_utf8()..];
+            match c {
+                'a' if rest.is_empty() => return next(),
+                'a' => return Some(rest.to_string()),
+                'd' | 'E' | 'I' | 'L' | 'n' | 'P' | 's' | 'e' | 'i' | 'l' => break,
                 _ => {}
             }
         }

@@ -19,15 +19,7 @@ fn everything() -> Option<PathBuf> {
 }
 
 fn rein(home: &Path, project: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rein"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
-        .arg("--cwd")
-        .arg(project)
-        .stdin(std::process::Stdio::null());
-    c
+    support::rein_in(home, project)
 }
 
 fn server_table(name: &str, program: &Path) -> String {

@@ -16,15 +16,21 @@ use serde_json::{json, Value};
 use support::{Reply, ScriptedServer};
 
 fn rein(home: &Path, project: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rein"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
-        .arg("--cwd")
-        .arg(project)
-        .stdin(std::process::Stdio::null());
-    c
+    support::rein_in(home, project)
+}
+
+/// `rein -p go` in `project` against the scripted model at `server`.
+fn run(
+    home: &Path,
+    project: &Path,
+    server: &ScriptedServer,
+    extra: &[&str],
+) -> std::process::Output {
+    rein(home, project)
+        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
+        .args(extra)
+        .output()
+        .unwrap()
 }
 
 fn write(path: &Path, text: &str) {
@@ -76,10 +82,7 @@ async fn a_projects_tool_allow_lifts_neither_the_users_deny_nor_the_ask() {
     ])
     .await
     .unwrap();
-    let out = rein(home.path(), project.path())
-        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
-        .output()
-        .unwrap();
+    let out = run(home.path(), project.path(), &server, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("allows the tools `mcp__everything__*`, which is ignored"),
@@ -121,10 +124,7 @@ async fn a_projects_bash_allow_is_ignored_without_a_sandbox() {
     ])
     .await
     .unwrap();
-    let out = rein(home.path(), project.path())
-        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
-        .output()
-        .unwrap();
+    let out = run(home.path(), project.path(), &server, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("allows `touch *`, which is ignored: commands run without a sandbox"),
@@ -165,19 +165,7 @@ async fn a_rule_planted_in_a_subfolder_is_not_obeyed_until_confirmed() {
     ])
     .await
     .unwrap();
-    let out = rein(home.path(), &root)
-        .args([
-            "-p",
-            "go",
-            "--mode",
-            "auto",
-            "--base-url",
-            &server.base_url(),
-            "--model",
-            "m",
-        ])
-        .output()
-        .unwrap();
+    let out = run(home.path(), &root, &server, &["--mode", "auto"]);
     let err = String::from_utf8_lossy(&out.stderr);
     let planted = root.join("sub/.rein/config.toml");
     assert!(
@@ -194,10 +182,7 @@ async fn a_rule_planted_in_a_subfolder_is_not_obeyed_until_confirmed() {
         ]
     };
     let server = ScriptedServer::start(touch()).await.unwrap();
-    let out = rein(home.path(), &sub)
-        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
-        .output()
-        .unwrap();
+    let out = run(home.path(), &sub, &server, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("is not obeyed") && err.contains("rein config allow"),
@@ -217,10 +202,7 @@ async fn a_rule_planted_in_a_subfolder_is_not_obeyed_until_confirmed() {
         "it shows what it obeys: {said}"
     );
     let server = ScriptedServer::start(touch()).await.unwrap();
-    let out = rein(home.path(), &sub)
-        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
-        .output()
-        .unwrap();
+    let out = run(home.path(), &sub, &server, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("is not obeyed"), "{err}");
     assert!(sub.join("pwned").exists(), "{err}");

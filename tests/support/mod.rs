@@ -11,3 +11,17 @@ pub mod rng;
 
 pub use rein::demo::reply::*;
 pub use rein::demo::server::*;
+
+/// The real binary for the project `project`, with only `PATH` of the test's environment,
+/// `home` as `HOME` and `home/rein-home` as `REIN_HOME`, and no standard input.
+pub fn rein_in(home: &std::path::Path, project: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_rein"));
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .arg("--cwd")
+        .arg(project)
+        .stdin(std::process::Stdio::null());
+    c
+}

@@ -23,13 +23,11 @@ use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{spans_width, truncate, wrap_into, WrapMode};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
-use crate::app::state::{
+use crate::app::transcript::{
     AssistantCell, CachedRender, Cell, CompactionCell, NoticeCell, NoticeKind, ReasoningCell,
     RenderCache, ResultText, SubagentView, ToolCell, ToolStatus, Transcript, UserCell, Versioned,
+    FOLDED_RESULT_LINES,
 };
-
-/// Result lines shown under a folded tool call.
-pub const FOLDED_RESULT_LINES: usize = 3;
 /// The indent of a cell's text under its mark.
 const INDENT: &str = "  ";
 /// The gutter of a tool's result lines.

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::sources::{env_layer, flag_layer, user_paths, Layer};
+use super::sources::{env_layer, flag_layer, read_file, user_paths, Layer};
 use super::{
-    agents_env, file, or_default, planted, precedence, providers, target, Config, ConfigError,
+    agents_env, or_default, planted, precedence, providers, target, Config, ConfigError,
     Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL, DEFAULT_BASH_TIMEOUT_SECS,
     DEFAULT_CAP_CHARS, DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, DEFAULT_CONNECT_TIMEOUT_SECS,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_KEEP_RECENT, DEFAULT_MAX_STEPS,
@@ -31,7 +31,7 @@ impl Config {
             Some(home) => agents_env::read(&home.join(".agents").join("env"))?,
             None => Layer::default(),
         };
-        let user = file::read(
+        let user = read_file(
             &user_config_path,
             &Source::UserFile(user_config_path.clone()),
         )?;
@@ -49,7 +49,7 @@ impl Config {
         let held = planted::check(&data_dir, project_root, &project_config_path);
         let project = match held {
             Some(_) => Layer::default(),
-            None => file::read(
+            None => read_file(
                 &project_config_path,
                 &Source::ProjectFile(project_config_path.clone()),
             )?,

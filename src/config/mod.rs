@@ -35,6 +35,7 @@ mod policy;
 mod providers;
 mod secrets;
 mod sources;
+mod table;
 mod target;
 #[cfg(test)]
 mod tests;
@@ -55,6 +56,11 @@ use sources::{positive_int, precedence, Layer};
 
 /// The largest config file rein reads (a real one is a few KiB).
 pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// The longest timeout a setting may ask for: one day (longer ones overflow clocks and
+/// are never meant).
+const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// The largest context window accepted: far beyond any model, small enough for arithmetic.
+const MAX_CONTEXT_WINDOW: u64 = 1_000_000_000;
 pub use crate::permissions::policy::BashRuleEntry;
 pub use crate::permissions::tools::ToolRuleEntry;
 pub use crate::permissions::DEFAULT_SENSITIVE_READS;

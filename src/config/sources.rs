@@ -1,14 +1,17 @@
-//! The sources below the files, each read into a [`Layer`]: the environment's variables,
+//! Every source read into a [`Layer`]: a config file (its top level walked here, each part
+//! handed to its reader: `file.rs` for rein's fixed keys, `providers.rs` for
+//! `[providers.NAME]`, `mcp.rs` for `[mcp_servers.NAME]`), the environment's variables,
 //! the command line's flags, and where the user's config file and rein's data folder are.
 //! A `Layer` holds optional values; [`Layer::over`] stacks one over a lower one, the
 //! higher value winning (rules, providers and MCP servers add up instead), and
 //! [`precedence`] ranks the sources for the errors that name two of them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::table::expected_int;
 use super::{
     file, mcp, providers, BashRuleEntry, ConfigError, Environment, Overrides, Source, Sourced,
-    ToolRuleEntry,
+    ToolRuleEntry, MAX_CONTEXT_WINDOW,
 };
 use crate::sandbox::SandboxMode;
 
@@ -113,6 +116,60 @@ impl Layer {
     }
 }
 
+/// Read one config file into a layer whose values carry `source`. A missing file is an
+/// empty layer.
+pub(super) fn read_file(path: &Path, source: &Source) -> Result<Layer, ConfigError> {
+    let text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Layer::default()),
+        Err(error) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                error,
+            })
+        }
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| syntax_error(path, &text, &e))?;
+    walk(&table, path, source)
+}
+
+/// A parsed file's top level, entry by entry: the tables other readers own go to them,
+/// the rest is checked against rein's own keys.
+fn walk(table: &toml::Table, path: &Path, source: &Source) -> Result<Layer, ConfigError> {
+    let mut layer = Layer::default();
+    for (name, value) in table {
+        match name.as_str() {
+            "providers" => layer.providers = providers::read_table(value, path, source)?,
+            "mcp_servers" => layer.mcp_servers = mcp::read_table(value, path, source)?,
+            _ => file::read_entry(name, value, path, source, &mut layer)?,
+        }
+    }
+    Ok(layer)
+}
+
+/// toml's own `Display` spans several lines with a source excerpt; keep its message on one
+/// line and add the line number from the error's span.
+fn syntax_error(path: &Path, text: &str, error: &toml::de::Error) -> ConfigError {
+    let message = error
+        .message()
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let line = error.span().map(|span| {
+        let before = &text.as_bytes()[..span.start.min(text.len())];
+        before.iter().filter(|&&b| b == b'\n').count() + 1
+    });
+    ConfigError::Syntax {
+        path: path.to_path_buf(),
+        message,
+        line,
+    }
+}
+
 /// The user's config file and rein's data dir: both in `$REIN_HOME` when set, else the
 /// platform's config and data dirs.
 pub(super) fn user_paths(env: &Environment) -> Result<(PathBuf, PathBuf), ConfigError> {
@@ -163,13 +220,10 @@ pub(super) fn flag_layer(overrides: &Overrides) -> Result<Layer, ConfigError> {
         value.as_ref().map(|v| Sourced::new(v.clone(), flag(name)))
     };
     let context_window = match overrides.context_window {
-        Some(n) if n == 0 || n > file::MAX_CONTEXT_WINDOW => {
+        Some(n) if n == 0 || n > MAX_CONTEXT_WINDOW => {
             return Err(ConfigError::Flag {
                 flag: "--context-window".to_string(),
-                problem: format!(
-                    "expected {}, got {n}",
-                    file::expected_int(1, file::MAX_CONTEXT_WINDOW)
-                ),
+                problem: format!("expected {}, got {n}", expected_int(1, MAX_CONTEXT_WINDOW)),
             })
         }
         Some(n) => Some(Sourced::new(n, flag("--context-window"))),
@@ -187,10 +241,10 @@ pub(super) fn flag_layer(overrides: &Overrides) -> Result<Layer, ConfigError> {
 /// A context window from text (surrounding whitespace allowed), or the problem in words.
 pub(super) fn positive_int(text: &str) -> Result<u64, String> {
     match text.trim().parse::<u64>() {
-        Ok(n) if n > 0 && n <= file::MAX_CONTEXT_WINDOW => Ok(n),
+        Ok(n) if n > 0 && n <= MAX_CONTEXT_WINDOW => Ok(n),
         _ => Err(format!(
             "expected {}, got {text:?}",
-            file::expected_int(1, file::MAX_CONTEXT_WINDOW)
+            expected_int(1, MAX_CONTEXT_WINDOW)
         )),
     }
 }

@@ -202,21 +202,21 @@ impl McpManager {
     /// qualified names are unique across servers.
     pub fn tools(&self) -> Vec<McpTool> {
         let slots = self.slots();
-        let mut raw: Vec<(&ServerConfig, &Tool)> = slots
-            .iter()
-            .filter(|s| matches!(s.state, ServerState::Ready { .. }))
-            .flat_map(|s| s.tools.iter().map(move |t| (&s.config, t)))
-            .collect();
-        raw.sort_by(|a, b| (&a.0.name, &a.1.name).cmp(&(&b.0.name, &b.1.name)));
-        let pairs: Vec<(&str, &str)> = raw
-            .iter()
-            .map(|(s, t)| (s.name.as_str(), t.name.as_ref()))
-            .collect();
-        let qualified = names::qualify(&pairs);
-        raw.iter()
-            .zip(qualified)
-            .map(|((server, tool), name)| describe_tool(server, tool, name))
+        ready_tools(&slots)
+            .into_iter()
+            .map(|(server, tool, name)| describe_tool(server, tool, name))
             .collect()
+    }
+
+    /// The tool the model knows as `name`, as [`tools`](Self::tools) describes it, when a
+    /// ready server offers it: found by its name, without describing the others (their
+    /// schemas are only converted for the listing).
+    pub fn tool(&self, name: &str) -> Option<McpTool> {
+        let slots = self.slots();
+        ready_tools(&slots)
+            .into_iter()
+            .find(|(_, _, qualified)| qualified == name)
+            .map(|(server, tool, name)| describe_tool(server, tool, name))
     }
 
     /// The configuration of the server `name`.
@@ -390,6 +390,27 @@ impl McpManager {
     }
 }
 
+/// The offered tools of every ready server with the names the model knows them by, in
+/// (server, tool) name order.
+fn ready_tools(slots: &[Slot]) -> Vec<(&ServerConfig, &Tool, String)> {
+    let mut raw: Vec<(&ServerConfig, &Tool)> = slots
+        .iter()
+        .filter(|s| matches!(s.state, ServerState::Ready { .. }))
+        .flat_map(|s| s.tools.iter().map(move |t| (&s.config, t)))
+        .collect();
+    raw.sort_by(|a, b| (&a.0.name, &a.1.name).cmp(&(&b.0.name, &b.1.name)));
+    let pairs: Vec<(&str, &str)> = raw
+        .iter()
+        .map(|(s, t)| (s.name.as_str(), t.name.as_ref()))
+        .collect();
+    let qualified = names::qualify(&pairs);
+    raw.into_iter()
+        .zip(qualified)
+        .map(|((server, tool), name)| (server, tool, name))
+        .collect()
+}
+
+/// One offered tool as the model sees it, its input schema converted for the model.
 fn describe_tool(server: &ServerConfig, tool: &Tool, name: String) -> McpTool {
     let mut description = tool.description.as_deref().unwrap_or_default().to_string();
     let (parameters, note) = match schema::for_model(&tool.input_schema) {
@@ -458,5 +479,51 @@ impl std::fmt::Debug for McpManager {
         f.debug_struct("McpManager")
             .field("servers", &self.states())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &'static str) -> Tool {
+        let schema = serde_json::json!({"type": "object", "properties": {}});
+        let serde_json::Value::Object(schema) = schema else {
+            unreachable!("an object literal")
+        };
+        Tool::new(name, "does a thing", Arc::new(schema))
+    }
+
+    #[test]
+    fn one_tool_is_found_by_its_name_as_the_listing_describes_it() {
+        let root = tempfile::tempdir().unwrap();
+        let servers = vec![
+            ServerConfig::stdio("b", "true", &[]),
+            ServerConfig::stdio("a", "true", &[]),
+        ];
+        let (manager, _events) = McpManager::prepare(servers, Vec::new(), root.path(), None);
+        for slot in manager.slots().iter_mut() {
+            slot.tools = vec![tool("echo"), tool("time")];
+            slot.state = ServerState::Ready { tools: 2 };
+        }
+        let all = manager.tools();
+        assert_eq!(all.len(), 4);
+        for listed in &all {
+            let found = manager.tool(&listed.name).unwrap();
+            assert_eq!(
+                (&found.name, &found.server, &found.tool, &found.parameters),
+                (
+                    &listed.name,
+                    &listed.server,
+                    &listed.tool,
+                    &listed.parameters
+                )
+            );
+        }
+        assert!(manager.tool("mcp__c__echo").is_none());
+        // A server that is not ready offers nothing, by name or in the listing.
+        manager.slots()[0].state = ServerState::Stopped;
+        assert_eq!(manager.tools().len(), 2);
+        assert!(manager.tool(&all[0].name).is_none());
     }
 }

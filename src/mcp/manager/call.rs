@@ -32,9 +32,7 @@ impl McpManager {
         cancel: impl Future<Output = ()>,
     ) -> Result<McpOutput, McpError> {
         let tool = self
-            .tools()
-            .into_iter()
-            .find(|t| t.name == name)
+            .tool(name)
             .ok_or_else(|| McpError::UnknownTool(name.to_string()))?;
         let (live, timeout, generation) = {
             let slots = self.slots();

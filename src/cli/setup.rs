@@ -14,6 +14,7 @@ use rein::permissions::policy::RulePolicy;
 use rein::sandbox::{Sandbox, SandboxSettings};
 use rein::skills::SkillSet;
 
+/// The project folder: `--cwd`, else the current one, with its links resolved.
 pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
     let dir = match cwd {
         Some(dir) => dir.to_path_buf(),

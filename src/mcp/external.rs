@@ -1,8 +1,8 @@
 //! The MCP servers as the agent's external tools, and which of them may start.
 //!
 //! [`McpManager`] is a [`ExternalTools`] provider: the tools its ready servers offer now
-//! (and one of them found by its qualified name), and a call by that name (dropping the call's future cancels it: rmcp sends the
-//! server `notifications/cancelled`). [`startable`] says which configured servers run:
+//! (and one of them found by its qualified name), and a call by that name (dropping the
+//! call's future cancels it: rmcp sends the server `notifications/cancelled`). [`startable`] says which configured servers run:
 //! the user's own always, a project's only once the user allowed that server of that
 //! project as its whole table declares it now ([`crate::trust`], [`super::pin`]); the
 //! others are named in a notice with what they would run, what changed since the user

@@ -1,8 +1,8 @@
 //! The tools the main agent offers: rein's own, then the external ones (MCP servers) as
 //! they are at a turn's start.
 //!
-//! In: the external tools now ([`ExternalTools::specs`](crate::tools::external::ExternalTools::specs)),
-//! and every one this conversation (or the resumed session) offered before. Out: the
+//! In: the external tools now (`ExternalTools::specs`), and every one this conversation
+//! (or the resumed session) offered before. Out: the
 //! request's `tools` (and their size, part of every request's count), and an
 //! `Entry::Tools` in the session file when the offer changed. A tool whose server went
 //! away stays offered, marked unavailable, while the history has a call to it, so that

@@ -21,9 +21,10 @@ impl Agent {
     }
 
     /// Write one entry to the session file; a failure is reported once and the session
-    /// goes on unrecorded rather than stopping the work. After the first failed write nothing more is appended: entries that would still
-    /// fit (a full disk takes small ones) would leave holes a resume could not see, so the
-    /// file stops at a clean point and says as much as it holds.
+    /// goes on unrecorded rather than stopping the work. After the first failed write
+    /// nothing more is appended: entries that would still fit (a full disk takes small
+    /// ones) would leave holes a resume could not see, so the file stops at a clean point
+    /// and says as much as it holds.
     pub(super) fn record(&mut self, entry: Entry) {
         self.recording(|w| w.append(&entry));
     }

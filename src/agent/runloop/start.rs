@@ -4,8 +4,9 @@
 //! into (with what a resumed one held: history, summary, calibration, todos, granted rules,
 //! approval mode, the external tools it offered, the user's command output not yet told).
 //! The system prompts are built here once per conversation, so every request of it sends
-//! the same bytes (prompt caching). `/clear` starts over in a new session file with the
-//! instruction files read again, the plan empty and the session's grants forgotten.
+//! the same bytes (prompt caching). `/clear` starts over: the instruction files read
+//! again, the plan empty, the session's grants forgotten, and a recorded conversation
+//! going on in a new session file.
 
 use std::collections::VecDeque;
 
@@ -25,6 +26,7 @@ use crate::permissions::ApprovalMode;
 use crate::session::{SessionMeta, SessionWriter};
 
 impl Agent {
+    /// The agent of a new or resumed session (`session`; without one nothing is recorded).
     pub(crate) fn new(
         config: AgentConfig,
         client: LlmClient,

@@ -45,6 +45,7 @@ use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
 use crate::config::{discover, Config, Discovery, ModelTarget, Source};
 use crate::session::{LoadedSession, SessionWriter};
+use crate::ui::screen::Screen;
 
 /// The shortest time between two frames after a key (about 60 a second: typing feels
 /// immediate).
@@ -242,7 +243,7 @@ fn leave() {
 /// stops taking the editor's keys); the agent goes on, its events wait in their channel.
 async fn run_editor(
     terminal: &mut Term,
-    events: &mut Option<EventStream>,
+    events: &mut Option<TerminalEvents>,
     app: &App,
     text: &str,
     ctx: &Loop<'_>,
@@ -257,7 +258,9 @@ async fn run_editor(
     let result = match command {
         Err(why) => Err(why),
         Ok(command) => {
-            *events = None;
+            if let Some(reader) = events.take() {
+                reader.stop().await;
+            }
             leave();
             // The loop waits for the editor on the blocking pool; the agent's task goes on
             // meanwhile, on any runtime.
@@ -275,7 +278,7 @@ async fn run_editor(
             if app.mouse_capture {
                 execute!(io::stdout(), EnableMouseCapture)?;
             }
-            *events = Some(EventStream::new());
+            *events = Some(TerminalEvents::start());
             terminal.clear()?;
             result
         }
@@ -284,7 +287,7 @@ async fn run_editor(
 }
 
 async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> io::Result<()> {
-    let mut events = Some(EventStream::new());
+    let mut events = Some(TerminalEvents::start());
     let mut terminated = std::pin::pin!(crate::signals::termination());
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
@@ -295,6 +298,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             handle(app, listed, ctx)?;
         }
     }
+    let mut screen = Screen::new();
     let mut dirty = true;
     // A key asks for the next frame sooner than agent output does.
     let mut urgent = true;
@@ -308,7 +312,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             if drain_agent_events(app, ctx)? {
                 return Ok(());
             }
-            draw(terminal, app)?;
+            draw(terminal, &mut screen, app)?;
             last_frame = Instant::now();
             dirty = false;
             urgent = false;
@@ -369,6 +373,8 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
         }
         if let Some(text) = ctx.edit.take() {
             let edited = run_editor(terminal, &mut events, app, &text, ctx).await?;
+            // The editor had the screen (and it was cleared after): draw every cell.
+            screen.cleared();
             if handle(app, edited, ctx)? {
                 return Ok(());
             }
@@ -392,10 +398,56 @@ fn drain_agent_events(app: &mut App, ctx: &mut Loop<'_>) -> io::Result<bool> {
     Ok(false)
 }
 
+/// The terminal's events, read by a task of their own and handed over on a channel.
+///
+/// crossterm's `EventStream` checks the terminal (a zero-timeout poll, behind a lock its
+/// reader thread holds while it waits) every time it is polled; polled as a branch of the
+/// loop's `select!`, that was every time the loop woke, for a frame or an agent event.
+/// Its own task polls it only when the terminal has something. Stopping it (Ctrl-G hands
+/// the terminal to the editor) drops the stream, and with it its reader thread.
+struct TerminalEvents {
+    events: mpsc::UnboundedReceiver<io::Result<Event>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TerminalEvents {
+    fn start() -> TerminalEvents {
+        let (tx, events) = mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            let mut stream = EventStream::new();
+            while let Some(event) = stream.next().await {
+                if tx.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+        TerminalEvents {
+            events,
+            task: Some(task),
+        }
+    }
+
+    /// Stop reading, and wait until the stream is gone (the editor gets every key).
+    async fn stop(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for TerminalEvents {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
 /// The terminal's next event; none while the external editor has the terminal.
-async fn next_term_event(events: &mut Option<EventStream>) -> Option<io::Result<Event>> {
+async fn next_term_event(events: &mut Option<TerminalEvents>) -> Option<io::Result<Event>> {
     match events {
-        Some(events) => events.next().await,
+        Some(reader) => reader.events.recv().await,
         None => std::future::pending().await,
     }
 }
@@ -746,10 +798,8 @@ fn notify(message: &str, attention: Attention) {
     }
 }
 
-fn draw(terminal: &mut Term, app: &App) -> io::Result<()> {
-    let now = Instant::now();
-    terminal.draw(|frame| crate::ui::render(app, frame, now))?;
-    Ok(())
+fn draw(terminal: &mut Term, screen: &mut Screen, app: &App) -> io::Result<()> {
+    screen.draw(terminal, app, Instant::now())
 }
 
 /// Terminal events the update step cares about.

@@ -17,16 +17,19 @@
 
 pub mod approval_modal;
 pub mod context_modal;
+pub mod diff;
 pub mod finder;
 pub mod gauge;
 pub mod history_search;
 pub mod input;
 pub mod layout;
+pub mod lines;
 pub mod list_modal;
 pub mod markdown;
 pub mod model_picker;
 pub mod picker;
 pub mod sanitize;
+pub mod screen;
 pub mod setup;
 pub mod slash_menu;
 pub mod status;
@@ -48,18 +51,22 @@ use crate::app::{App, Layer};
 /// ([`Layer::stack`]), so the one on top is drawn last, over the others.
 pub fn render(app: &App, frame: &mut Frame, now: Instant) {
     let area = frame.area();
+    render_into(app, area, frame.buffer_mut(), now);
+}
+
+/// [`render`] into a buffer of the screen's `area` (the dashboard keeps its own two, for
+/// [`diff`]).
+pub fn render_into(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
     if area.is_empty() {
         return;
     }
     for layer in Layer::stack(app).rev() {
-        render_layer(layer, app, frame, now);
+        render_layer(layer, app, area, buf, now);
     }
 }
 
 /// Draw one layer: the main screen's panes, or a modal over the whole frame.
-fn render_layer(layer: Layer, app: &App, frame: &mut Frame, now: Instant) {
-    let area = frame.area();
-    let buf = frame.buffer_mut();
+fn render_layer(layer: Layer, app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
     match layer {
         Layer::Main => render_main(app, area, buf, now),
         Layer::Slash => {

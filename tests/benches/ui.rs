@@ -175,9 +175,15 @@ impl std::io::Write for Counting {
     }
 }
 
-/// [`bench_stream`] on the backend the dashboard draws with: crossterm's, writing the
-/// escape sequences a real terminal gets (into a counter), buffered as the dashboard's.
+/// [`bench_stream`] as the dashboard draws: `rein::ui::screen` on crossterm's backend,
+/// writing the escape sequences a real terminal gets (into a counter), buffered as the
+/// dashboard's.
 fn bench_stream_crossterm(text: &str, tokens_per_sec: f64) -> (StreamRun, u64) {
+    bench_stream_crossterm_at(text, tokens_per_sec, FRAME)
+}
+
+/// [`bench_stream_crossterm`] with a frame every `frame`.
+fn bench_stream_crossterm_at(text: &str, tokens_per_sec: f64, frame: Duration) -> (StreamRun, u64) {
     let counter = Counting::default();
     let count = counter.0.clone();
     let backend = CrosstermBackend::new(std::io::BufWriter::new(counter));
@@ -185,7 +191,11 @@ fn bench_stream_crossterm(text: &str, tokens_per_sec: f64) -> (StreamRun, u64) {
         viewport: ratatui::Viewport::Fixed(ratatui::layout::Rect::new(0, 0, WIDTH, HEIGHT)),
     };
     let mut terminal = Terminal::with_options(backend, viewport).unwrap();
-    let run = stream_into(&mut terminal, text, tokens_per_sec);
+    // Drawn as the dashboard draws (rein::ui::screen).
+    let mut screen = rein::ui::screen::Screen::new();
+    let run = stream_with(text, tokens_per_sec, frame, |app, now| {
+        screen.draw(&mut terminal, app, now).unwrap();
+    });
     (run, count.get())
 }
 
@@ -193,13 +203,26 @@ fn bench_stream_crossterm(text: &str, tokens_per_sec: f64) -> (StreamRun, u64) {
 /// a frame every 16 ms of simulated time.
 fn bench_stream(text: &str, tokens_per_sec: f64) -> StreamRun {
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
-    stream_into(&mut terminal, text, tokens_per_sec)
+    stream_into(&mut terminal, text, tokens_per_sec, FRAME)
 }
 
 fn stream_into<B: ratatui::backend::Backend>(
     terminal: &mut Terminal<B>,
     text: &str,
     tokens_per_sec: f64,
+    frame: Duration,
+) -> StreamRun {
+    stream_with(text, tokens_per_sec, frame, |app, now| {
+        terminal.draw(|f| render(app, f, now)).unwrap();
+    })
+}
+
+/// Stream `text` as [`stream_into`] does, drawing each frame with `draw`.
+fn stream_with(
+    text: &str,
+    tokens_per_sec: f64,
+    frame: Duration,
+    mut draw: impl FnMut(&App, Instant),
 ) -> StreamRun {
     let mut app = App::new(info(), 128_000);
     app.transcript.cells = transcript(20);
@@ -209,9 +232,9 @@ fn stream_into<B: ratatui::backend::Backend>(
     app.transcript.cells.push(Cell::assistant("", false));
     let start = Instant::now();
     app.activity = Activity::Streaming { since: start };
-    terminal.draw(|f| render(&app, f, start)).unwrap();
+    draw(&app, start);
 
-    let per_frame = tokens_per_sec * FRAME.as_secs_f64();
+    let per_frame = tokens_per_sec * frame.as_secs_f64();
     let chunks: Vec<&str> = text
         .as_bytes()
         .chunks(4)
@@ -235,9 +258,9 @@ fn stream_into<B: ratatui::backend::Backend>(
                     a.finished = true;
                 }
             }
-            let now = start + FRAME * frames as u32;
+            let now = start + frame * frames as u32;
             let t = thread_cpu();
-            terminal.draw(|f| render(&app, f, now)).unwrap();
+            draw(&app, now);
             worst = worst.max(thread_cpu() - t);
             frames += 1;
         }
@@ -330,8 +353,29 @@ fn bench_scroll(cells: usize) -> Vec<(String, f64, f64)> {
     rows
 }
 
+/// The dashboard bench's paced stream, in process: 5 000 four-character chunks a second,
+/// a frame every 33 ms (the dashboard's stream cadence), on crossterm's backend.
+fn bench_paced_crossterm(text: &str) -> (StreamRun, u64) {
+    bench_stream_crossterm_at(text, 5_000.0, Duration::from_millis(33))
+}
+
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
+    // `cargo bench` passes `--bench`; `-- paced` runs only the paced stream on crossterm's
+    // backend (for a profiler); any other argument is ignored.
+    if std::env::args().any(|a| a == "paced") {
+        let text = long_reply(TOKENS / 4);
+        let (run, written) = bench_paced_crossterm(&text);
+        println!(
+            "| paced stream ({} chars, 5 000 chunks/s, a frame per 33 ms) on crossterm's backend: {} frames | {:.3} s CPU in all, {:.1} µs per frame (worst {:.2} ms), {:.1} kB written a frame |",
+            text.len(),
+            run.frames,
+            run.cpu.as_secs_f64(),
+            run.cpu.as_secs_f64() * 1e6 / run.frames as f64,
+            run.worst_frame.as_secs_f64() * 1e3,
+            written as f64 / 1e3 / run.frames as f64,
+        );
+        return;
+    }
     let scroll_small = bench_scroll(20);
     let scroll_huge = bench_scroll(20_000);
     let (small, small_draw) = bench_frames(20);

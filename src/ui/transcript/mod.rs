@@ -178,7 +178,7 @@ impl Widget for &Transcript {
             skip -= from;
             let room = usize::from(area.bottom() - y);
             for line in lines[from..].iter().take(room) {
-                buf.set_line(area.left(), y, line, width);
+                crate::ui::lines::set_line(buf, area.left(), y, line, width);
                 y += 1;
             }
         }

@@ -4,9 +4,13 @@
 //!
 //! A frame follows the terminal's size (a new size clears the terminal, so every cell is
 //! written), renders the dashboard into the next buffer, writes the cells that differ from
-//! what is shown, hides the cursor (the input box draws its own) and flushes the backend
-//! once; the next buffer then becomes the shown one. After anything else cleared the
-//! screen (the external editor), [`Screen::cleared`] makes the next frame write it all.
+//! what is shown and flushes the backend once; the next buffer then becomes the shown one.
+//! The size is the one the terminal last reported in a resize event (`app.size`): asking
+//! the terminal itself opens `/dev/tty` each time, three system calls a frame. The cursor
+//! is hidden once (the input box draws its own), not at every frame, which cost a write of
+//! its own. After anything else had the screen (the external editor),
+//! [`Screen::cleared`] makes the next frame ask the size, hide the cursor and write every
+//! cell.
 
 use std::io;
 use std::time::Instant;
@@ -22,6 +26,9 @@ use crate::app::App;
 pub struct Screen {
     shown: Buffer,
     next: Buffer,
+    /// Set when the terminal's own word on its size and cursor is needed (the first frame,
+    /// after a clear).
+    fresh: bool,
 }
 
 impl Default for Screen {
@@ -36,12 +43,15 @@ impl Screen {
         Screen {
             shown: Buffer::empty(Rect::ZERO),
             next: Buffer::empty(Rect::ZERO),
+            fresh: true,
         }
     }
 
-    /// The terminal was cleared: the next frame writes every cell.
+    /// The terminal was cleared (or another program had it): the next frame asks its size,
+    /// hides the cursor and writes every cell.
     pub fn cleared(&mut self) {
         self.shown = Buffer::empty(self.shown.area);
+        self.fresh = true;
     }
 
     /// What the last frame put on the terminal.
@@ -56,7 +66,13 @@ impl Screen {
         app: &App,
         now: Instant,
     ) -> io::Result<()> {
-        terminal.autoresize()?;
+        let reported = Rect::new(0, 0, app.size.0, app.size.1);
+        if self.fresh || reported.is_empty() {
+            terminal.autoresize()?;
+        } else if reported != terminal.get_frame().area() {
+            // A resize event: the viewport follows it (and the terminal is cleared).
+            terminal.resize(reported)?;
+        }
         let area = terminal.get_frame().area();
         if self.next.area != area || self.shown.area != area {
             // A resize cleared the terminal: nothing of the last frame is on it.
@@ -68,7 +84,9 @@ impl Screen {
         let updates = super::diff::diff(&self.shown, &self.next);
         let backend = terminal.backend_mut();
         backend.draw(updates.into_iter())?;
-        backend.hide_cursor()?;
+        if std::mem::take(&mut self.fresh) {
+            backend.hide_cursor()?;
+        }
         backend.flush()?;
         std::mem::swap(&mut self.shown, &mut self.next);
         Ok(())
@@ -88,6 +106,7 @@ mod tests {
     #[test]
     fn frames_put_on_the_terminal_what_terminal_draw_would() {
         let mut app = App::new(SessionInfo::default(), 1000);
+        app.size = (60, 12);
         let mut ours = Terminal::new(TestBackend::new(60, 12)).unwrap();
         let mut theirs = Terminal::new(TestBackend::new(60, 12)).unwrap();
         let mut screen = Screen::new();
@@ -97,9 +116,10 @@ mod tests {
                 "message {step}: 漢字 and 🦀 and plain text"
             )));
             if step == 3 {
-                // A resize in between.
+                // A resize in between, as the terminal reports it.
                 ours.backend_mut().resize(50, 10);
                 theirs.backend_mut().resize(50, 10);
+                app.size = (50, 10);
             }
             screen.draw(&mut ours, &app, now).unwrap();
             theirs.draw(|f| crate::ui::render(&app, f, now)).unwrap();

@@ -922,6 +922,8 @@ fn main() {
             return;
         }
         "window" => {
+            let (base_ms, _) = baseline(&tmux);
+            println!("| tmux's own start-up (`sh -c 'echo ready'`, median of {RUNS}) | {base_ms:.1} ms |");
             for (what, figure) in window_rows(&tmux, &binary, &runtime) {
                 println!("| {what} | {figure} |");
             }

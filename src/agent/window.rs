@@ -23,10 +23,11 @@
 //!
 //! **Clearly small.** A request that cannot overflow any window a server plausibly runs
 //! a chat model with for rein, however its tokenizer counts:
-//! - the smallest such window is [`SMALLEST_WINDOW`], 4 096 tokens: llama.cpp's server
-//!   ran with it by default for years, it is Ollama's default context and LM Studio's
-//!   default load length. Below it rein's own system prompt and tool schemas (about 2 000
-//!   tokens) leave no room to work whatever the agent does, so waiting would not help;
+//! - the smallest such window is [`SMALLEST_WINDOW`], 4 096 tokens, the usual default
+//!   context of local servers (llama.cpp's server for a long time, Ollama's and LM
+//!   Studio's in recent versions). Below it rein's own system prompt and tool schemas
+//!   (about 2 000 tokens) leave no room to work whatever the agent does (Ollama's older
+//!   2 048 default cuts the prompt itself), so waiting would not help;
 //! - [`REPLY_ROOM`] (512) of it is left for the chat template's own tokens and the first
 //!   tokens of the reply, so the request may hold at most 3 584 tokens;
 //! - the system prompt and the tool schemas (English prose and JSON, about 4 bytes a token

@@ -1425,3 +1425,38 @@ async fn a_large_history_waits_for_the_window_before_it_is_compacted() {
     assert!(last.len() < 8_192 * 4, "{} characters", last.len());
     handle.shut_down().await;
 }
+
+#[tokio::test]
+async fn compact_waits_for_the_window_it_is_a_share_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("a reply").with_usage_from_request(4.0),
+        Reply::text("the handoff note").with_usage_from_request(4.0),
+    ])
+    .await
+    .unwrap();
+    server.answer_props(16_384, Duration::from_millis(800));
+    let watch = rein::config::discover::ask(unconfigured_target(&server, dir.path()));
+    let mut handle =
+        agent::spawn_learning_window(config(&server, dir.path()), None, watch).unwrap();
+    let first = turn(&mut handle, "hi").await;
+    assert_eq!(learnt(&first), None);
+    assert!(handle.send(AgentCommand::Compact { focus: None }));
+    let events = events_until(&mut handle, |e| {
+        matches!(
+            e,
+            AgentEvent::Compacted { .. } | AgentEvent::CompactionFailed { .. }
+        )
+    })
+    .await;
+    let learnt_at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::WindowLearnt { window: 16_384, .. }))
+        .unwrap_or_else(|| panic!("no window learnt: {events:#?}"));
+    let started_at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::CompactionStarted { .. }))
+        .unwrap_or_else(|| panic!("no compaction: {events:#?}"));
+    assert!(learnt_at < started_at, "{events:#?}");
+    handle.shut_down().await;
+}

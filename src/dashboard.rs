@@ -80,6 +80,9 @@ pub struct Sessions {
     pub current: Option<PathBuf>,
     /// Open the picker before the first frame (`rein --resume` without an id).
     pub pick_at_start: bool,
+    /// The server is still being asked for the window (`crate::agent::window`): an agent
+    /// started on a resumed session meanwhile learns it too. `None` once it is known.
+    pub window: Option<crate::agent::window::WindowWatch>,
 }
 
 /// Run the dashboard until the user quits. `agent` is `None` when no model is configured
@@ -471,6 +474,9 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
     if let AppEvent::Agent(AgentEvent::ModelSwitched { name, window, .. }) = &event {
         model_switched(name, *window, ctx);
     }
+    if let AppEvent::Agent(AgentEvent::WindowLearnt { window, url }) = &event {
+        window_learnt(*window, url.as_deref(), ctx);
+    }
     let mut pending = VecDeque::from([event]);
     while let Some(event) = pending.pop_front() {
         for effect in update(app, event) {
@@ -642,8 +648,12 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
         resumed: Some(for_agent),
         data_dir: sessions.data_dir.clone(),
     };
-    let agent = crate::agent::spawn_with_session(sessions.agent_config.clone(), Some(setup))
-        .map_err(|e| format!("cannot start the agent on {}: {e}", path.display()))?;
+    let agent = crate::agent::spawn_learning_window(
+        sessions.agent_config.clone(),
+        Some(setup),
+        sessions.window.clone(),
+    )
+    .map_err(|e| format!("cannot start the agent on {}: {e}", path.display()))?;
     if let Some(old) = ctx.agent.replace(agent) {
         old.send(AgentCommand::Shutdown);
     }
@@ -757,6 +767,20 @@ fn model_switched(name: &str, window: u64, ctx: &mut Loop<'_>) {
         agent.client.name = config.model_name.clone();
         agent.client.extra_headers = config.headers.clone();
         agent.context.window = window;
+        // The switch brought its window: the question about the first model is moot.
+        sessions.window = None;
+    }
+}
+
+/// The server answered the question about the window (or did not in time): the settings
+/// `/model` lists and an agent started later on a resumed session run on `window`.
+fn window_learnt(window: u64, url: Option<&str>, ctx: &mut Loop<'_>) {
+    if let (Some(config), Some(url)) = (ctx.config.as_deref_mut(), url) {
+        config.set_discovered_window(window, url.to_string());
+    }
+    if let Some(sessions) = ctx.sessions.as_deref_mut() {
+        sessions.agent_config.context.window = window;
+        sessions.window = None;
     }
 }
 

@@ -79,7 +79,19 @@ pub async fn run_with_session(
     options: HeadlessOptions,
     session: Option<agent::SessionSetup>,
 ) -> i32 {
-    let mut handle = match agent::spawn_with_session(config, session) {
+    run_learning_window(config, options, session, None).await
+}
+
+/// [`run_with_session`] while the server is still being asked for the window (`window`,
+/// see [`agent::window`]): the prompt goes in at once, and the agent sends it before the
+/// answer when the request is clearly small, after it (or the two seconds) otherwise.
+pub async fn run_learning_window(
+    config: AgentConfig,
+    options: HeadlessOptions,
+    session: Option<agent::SessionSetup>,
+    window: Option<agent::window::WindowWatch>,
+) -> i32 {
+    let mut handle = match agent::spawn_learning_window(config, session, window) {
         Ok(h) => h,
         Err(e) => {
             say!("rein: {e}");

@@ -13,8 +13,8 @@ use rein::agent::{
 use rein::permissions::{Grant, PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
 use support::agent::{
-    agent_config, outcome, stored_messages, test_client, tool_names, tool_results, turn, turn_with,
-    MODEL,
+    agent_config, events_until, outcome, stored_messages, test_client, tool_names, tool_results,
+    turn, turn_with, MODEL,
 };
 use support::{chunk, Reply, ScriptedServer, Step};
 
@@ -1315,4 +1315,148 @@ async fn deltas_that_arrive_together_cross_together() {
         (3..=6).contains(&text_events),
         "{text_events} text events for 3 bursts of 40 chunks"
     );
+}
+
+// ---- the window asked of the server in the background ------------------------------------
+
+/// The settings for `server` with no window configured: the server is asked for it
+/// (`GET /props` first), as `rein` asks when it starts.
+fn unconfigured_target(server: &ScriptedServer, home: &Path) -> rein::config::ModelTarget {
+    let env = rein::config::Environment {
+        vars: std::collections::HashMap::from([(
+            "REIN_HOME".to_string(),
+            home.join("rein-home").display().to_string(),
+        )]),
+        home: Some(home.to_path_buf()),
+    };
+    let overrides = rein::config::Overrides {
+        base_url: Some(server.base_url()),
+        model: Some(MODEL.to_string()),
+        ..Default::default()
+    };
+    let config = rein::config::Config::load(home, &overrides, &env).unwrap();
+    assert_ne!(config.discovery, rein::config::Discovery::None);
+    config.target()
+}
+
+fn learnt(events: &[AgentEvent]) -> Option<(u64, Option<String>)> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::WindowLearnt { window, url } => Some((*window, url.clone())),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn a_small_first_message_goes_before_a_slow_window_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("hello back")])
+        .await
+        .unwrap();
+    server.answer_props(8_192, Duration::from_millis(1_500));
+    let started = Instant::now();
+    let watch = rein::config::discover::ask(unconfigured_target(&server, dir.path()));
+    assert!(watch.is_some());
+    let mut handle =
+        agent::spawn_learning_window(config(&server, dir.path()), None, watch).unwrap();
+    let events = turn(&mut handle, "hello").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    assert!(
+        started.elapsed() < Duration::from_millis(1_200),
+        "the reply came {:?} after the start: it waited for the window",
+        started.elapsed()
+    );
+    assert_eq!(server.probes(), 1, "the server was asked");
+    assert_eq!(learnt(&events), None, "the answer was not in yet");
+    assert_eq!(server.requests().len(), 1);
+
+    // The answer comes while the agent waits for the next message: said, then counted.
+    let later = events_until(&mut handle, |e| matches!(e, AgentEvent::Context(_))).await;
+    let (window, url) = learnt(&later).expect("the window was learnt");
+    assert_eq!(window, 8_192);
+    assert!(url.unwrap_or_default().ends_with("/props"));
+    assert!(matches!(later.last(), Some(AgentEvent::Context(s)) if s.window == 8_192));
+    assert!(started.elapsed() >= Duration::from_millis(1_500));
+    handle.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_large_history_waits_for_the_window_before_it_is_compacted() {
+    let dir = tempfile::tempdir().unwrap();
+    // The first reply is long (10 000 tokens at four characters a token): the history
+    // fits the default 128k window, not the server's 8k.
+    let server = ScriptedServer::start(vec![
+        Reply::text(&"a long answer. ".repeat(2_700)).with_usage_from_request(4.0),
+        // The long answer is summarised in two pieces (each must fit the 8k window).
+        Reply::text("the handoff note: a long answer").with_usage_from_request(4.0),
+        Reply::text("the handoff note: a long answer was given").with_usage_from_request(4.0),
+        Reply::text("going on").with_usage_from_request(4.0),
+    ])
+    .await
+    .unwrap();
+    server.answer_props(8_192, Duration::from_millis(1_000));
+    let started = Instant::now();
+    let watch = rein::config::discover::ask(unconfigured_target(&server, dir.path()));
+    let mut handle =
+        agent::spawn_learning_window(config(&server, dir.path()), None, watch).unwrap();
+    let first = turn(&mut handle, "tell me everything").await;
+    assert_eq!(outcome(&first), TurnOutcome::Completed);
+    assert_eq!(
+        learnt(&first),
+        None,
+        "the first message went before the answer"
+    );
+
+    let second = turn(&mut handle, "go on").await;
+    assert_eq!(outcome(&second), TurnOutcome::Completed, "{second:#?}");
+    let position = |wanted: fn(&AgentEvent) -> bool| second.iter().position(wanted);
+    let learnt_at = position(|e| matches!(e, AgentEvent::WindowLearnt { window: 8_192, .. }))
+        .expect("the window was learnt in the second turn");
+    let compacted_at = position(|e| matches!(e, AgentEvent::CompactionStarted { auto: true, .. }))
+        .unwrap_or_else(|| panic!("no compaction: {second:#?}"));
+    let requested_at =
+        position(|e| matches!(e, AgentEvent::RequestStarted { .. })).expect("a request");
+    assert!(learnt_at < compacted_at, "{second:#?}");
+    assert!(compacted_at < requested_at, "{second:#?}");
+    assert!(started.elapsed() >= Duration::from_millis(1_000));
+    // The main request after the compaction fits the learnt window's budget.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let last = requests[3].to_string();
+    assert!(last.len() < 8_192 * 4, "{} characters", last.len());
+    handle.shut_down().await;
+}
+
+#[tokio::test]
+async fn compact_waits_for_the_window_it_is_a_share_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("a reply").with_usage_from_request(4.0),
+        Reply::text("the handoff note").with_usage_from_request(4.0),
+    ])
+    .await
+    .unwrap();
+    server.answer_props(16_384, Duration::from_millis(800));
+    let watch = rein::config::discover::ask(unconfigured_target(&server, dir.path()));
+    let mut handle =
+        agent::spawn_learning_window(config(&server, dir.path()), None, watch).unwrap();
+    let first = turn(&mut handle, "hi").await;
+    assert_eq!(learnt(&first), None);
+    assert!(handle.send(AgentCommand::Compact { focus: None }));
+    let events = events_until(&mut handle, |e| {
+        matches!(
+            e,
+            AgentEvent::Compacted { .. } | AgentEvent::CompactionFailed { .. }
+        )
+    })
+    .await;
+    let learnt_at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::WindowLearnt { window: 16_384, .. }))
+        .unwrap_or_else(|| panic!("no window learnt: {events:#?}"));
+    let started_at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::CompactionStarted { .. }))
+        .unwrap_or_else(|| panic!("no compaction: {events:#?}"));
+    assert!(learnt_at < started_at, "{events:#?}");
+    handle.shut_down().await;
 }

@@ -582,6 +582,55 @@ fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
 }
 
 #[test]
+fn the_gauge_says_the_window_is_asked_until_the_answer_comes() {
+    let mut s = Script::with(app());
+    // The dashboard starts while the server is asked (`dashboard_start`).
+    s.app.gauge.asking = true;
+    assert_eq!(
+        rein::ui::gauge::label(&s.app.gauge),
+        "window: asking the server…"
+    );
+    // The agent's counts meanwhile are in the configured window: still asking.
+    s.agent(AgentEvent::Context(stats(2_000, 4.0, true)));
+    assert!(s.app.gauge.asking);
+    assert_eq!(
+        rein::ui::gauge::label(&s.app.gauge),
+        "window: asking the server…"
+    );
+    s.agent(AgentEvent::WindowLearnt {
+        window: 8_192,
+        url: Some("http://127.0.0.1:8080/props".into()),
+    });
+    assert!(!s.app.gauge.asking);
+    assert_eq!(s.app.gauge.limit, 8_192);
+    assert_eq!(rein::ui::gauge::label(&s.app.gauge), "~24% · 2k/8.2k");
+}
+
+#[test]
+fn a_server_silent_about_its_window_leaves_the_configured_one_on_the_gauge() {
+    let mut s = Script::with(app());
+    s.app.gauge.asking = true;
+    s.agent(AgentEvent::WindowLearnt {
+        window: 128_000,
+        url: None,
+    });
+    assert_eq!(rein::ui::gauge::label(&s.app.gauge), "0% · 0/128k");
+    // A switch brings its own window and ends the asking too.
+    let mut s = Script::with(app());
+    s.app.gauge.asking = true;
+    s.agent(AgentEvent::ModelSwitched {
+        name: "ollama/qwen3".into(),
+        model: "qwen3".into(),
+        base_url: "http://127.0.0.1:11434/v1".into(),
+        window: 32_000,
+        over_budget: None,
+        prices: None,
+    });
+    assert!(!s.app.gauge.asking);
+    assert_eq!(s.app.gauge.limit, 32_000);
+}
+
+#[test]
 fn the_gauge_drops_at_once_after_a_compaction() {
     let mut s = Script::with(app());
     s.agent(AgentEvent::Context(stats(85_000, 3.0, false)));

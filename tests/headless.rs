@@ -1053,3 +1053,50 @@ async fn commands_never_see_a_secret_rein_can_recognise_unless_passed_through() 
         );
     }
 }
+
+/// A server that never says its window: a short prompt goes at once (the question still
+/// open), a long one waits for the question to give up (two seconds) and then goes in the
+/// configured window.
+#[tokio::test]
+async fn a_short_prompt_does_not_wait_for_a_window_probe_that_hangs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("short answer"), Reply::text("long")])
+        .await
+        .unwrap();
+    server.hang_props();
+    let started = std::time::Instant::now();
+    let mut args = print_args("hello", &server.base_url(), "scripted", project.path());
+    args.extend(["--output-format".into(), "jsonl".into()]);
+    let out = rein(home.path(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(
+        started.elapsed() < Duration::from_millis(1_500),
+        "took {:?}: the prompt waited for the window",
+        started.elapsed()
+    );
+    assert_eq!(server.probes(), 1, "the server was asked");
+    let lines = stdout(&out);
+    assert!(!lines.contains("\"window_learnt\""), "{lines}");
+    assert!(lines.contains("short answer"), "{lines}");
+
+    // 20 000 characters are not clearly small: the request waits for the answer, which
+    // never comes; after the two seconds it goes in the configured window.
+    let started = std::time::Instant::now();
+    let long = "word ".repeat(4_000);
+    let mut args = print_args(&long, &server.base_url(), "scripted", project.path());
+    args.extend(["--output-format".into(), "jsonl".into()]);
+    let out = rein(home.path(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let at = |kind: &str| events.iter().position(|e| e["type"] == kind);
+    let learnt = at("window_learnt").expect("the question gave up");
+    assert_eq!(events[learnt]["window"], 128_000);
+    assert!(events[learnt].get("url").is_none());
+    assert!(learnt < at("request_started").expect("a request"));
+    assert_eq!(server.requests().len(), 2);
+}

@@ -180,6 +180,47 @@ async fn approve_a_command_from_the_keyboard() {
     assert!(!tmux.alive(), "rein did not quit on Ctrl-C");
 }
 
+/// The input is on screen at once while the model's server hangs on the question about
+/// its window; a short message goes and is answered meanwhile; when the question gives up
+/// (two seconds) the gauge shows the configured window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_input_shows_while_the_window_probe_hangs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("Answered before the window.")])
+        .await
+        .unwrap();
+    server.hang_props();
+    let started = Instant::now();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    let screen = tmux
+        .wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(1_500),
+        "the first frame took {:?}:\n{screen}",
+        started.elapsed()
+    );
+    assert!(screen.contains("window: asking the server…"), "{screen}");
+    tmux.send("hello", &["Enter"]);
+    let screen = tmux
+        .wait_for("the reply", |s| s.contains("Answered before the window."))
+        .await;
+    if started.elapsed() < Duration::from_millis(1_900) {
+        assert!(screen.contains("window: asking the server…"), "{screen}");
+    }
+    assert_eq!(server.probes(), 1);
+    let screen = tmux
+        .wait_for("the configured window", |s| s.contains("/128k"))
+        .await;
+    assert!(!screen.contains("asking the server"), "{screen}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+}
+
 /// One headless turn (`rein -p PROMPT`) recorded as a session of `project`.
 async fn record_headless(home: &Path, project: &Path, server: &ScriptedServer, prompt: &str) {
     let mut headless = rein_command(home, project, &server.base_url());

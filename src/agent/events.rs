@@ -196,6 +196,15 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         prices: Option<Prices>,
     },
+    /// The server was asked for the model's context window at start and the question is
+    /// over: `window` is what the agent uses from now on, the server's answer (`url`
+    /// reported it) or, when it said nothing in time, the configured (or default) window
+    /// (`url` is `None`). A `Context` event with it follows.
+    WindowLearnt {
+        window: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
     /// The project instructions were read again for a new conversation (`/clear`): a
     /// label per file in the system prompt now (path, size, whether cut), and what was
     /// cut or skipped.
@@ -455,6 +464,7 @@ impl AgentEvent {
             | AgentEvent::CompactionFailed { .. }
             | AgentEvent::Context(_)
             | AgentEvent::InstructionsLoaded { .. }
+            | AgentEvent::WindowLearnt { .. }
             | AgentEvent::ModelSwitched { .. } => EventFamily::Context,
             AgentEvent::Retrying { .. }
             | AgentEvent::ModeChanged { .. }

@@ -6,7 +6,11 @@
 //! requests are queued for after the turn, and an approval answer (a command naming the
 //! request's id) reaches the request it names: the main agent's, which the inbox itself
 //! waits for, or a running subagent's, passed on through the one-shot channel the subagent
-//! registered in [`OpenApprovals`] (the channel stays inside the agent).
+//! registered in [`OpenApprovals`] (the channel stays inside the agent). While the server
+//! is being asked for the context window the inbox watches that question too: the answer
+//! is reported ([`AgentEvent::WindowLearnt`]) the moment it arrives, and kept in
+//! `learnt` for the agent to take in before its next count or decision
+//! ([`super::window`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -16,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ModelSwitch};
 use super::mode::SharedMode;
+use super::window::{self, Answer, WindowWatch};
 
 /// The approval requests of running subagents, by request id: where the answer goes.
 /// Dropping a sender (an interrupt clears them all) leaves its subagent's request
@@ -33,6 +38,21 @@ pub(crate) enum Queued {
     SetModel(Box<ModelSwitch>),
 }
 
+/// What woke the agent between turns.
+pub(crate) enum Wake {
+    /// A command (`None`: every sender is gone).
+    Command(Option<AgentCommand>),
+    /// The window's answer arrived (it is in `learnt`).
+    Window,
+}
+
+/// The window question the inbox watches: its channel, and the window that stands when
+/// the server says nothing.
+pub(crate) struct OpenQuestion {
+    pub(crate) watch: WindowWatch,
+    pub(crate) configured: u64,
+}
+
 /// The command channel, watched while the agent awaits something else.
 pub(crate) struct Inbox {
     pub(crate) rx: mpsc::UnboundedReceiver<AgentCommand>,
@@ -48,6 +68,18 @@ pub(crate) struct Inbox {
     pub(crate) mode: SharedMode,
     /// Where a switch is reported.
     pub(crate) events: mpsc::UnboundedSender<AgentEvent>,
+    /// The server is being asked for the window (`None`: the window is known).
+    pub(crate) window: Option<OpenQuestion>,
+    /// The window the answer settled on, not yet taken in by the agent.
+    pub(crate) learnt: Option<u64>,
+}
+
+/// The open question's answer; never returns while there is none.
+async fn next_answer(question: &mut Option<OpenQuestion>) -> Answer {
+    match question {
+        Some(open) => window::answer(&mut open.watch).await,
+        None => std::future::pending().await,
+    }
 }
 
 impl Inbox {
@@ -63,8 +95,69 @@ impl Inbox {
                         return None;
                     }
                 }
+                answer = next_answer(&mut self.window) => self.answered(answer),
             }
         }
+    }
+
+    /// Between turns: the next command, or the window's answer.
+    pub(crate) async fn wake(&mut self) -> Wake {
+        tokio::select! {
+            cmd = self.rx.recv() => Wake::Command(cmd),
+            answer = next_answer(&mut self.window) => {
+                self.answered(answer);
+                Wake::Window
+            }
+        }
+    }
+
+    /// Wait for the window's answer (at most [`window::ANSWER_WAIT`]), taking commands
+    /// meanwhile as a turn does; false when the user interrupted (or the agent is shutting
+    /// down). At once when no question is open.
+    pub(crate) async fn wait_window(&mut self) -> bool {
+        if self.window.is_none() {
+            return true;
+        }
+        let limit = tokio::time::sleep(window::ANSWER_WAIT);
+        let mut limit = std::pin::pin!(limit);
+        loop {
+            tokio::select! {
+                biased;
+                answer = next_answer(&mut self.window) => {
+                    self.answered(answer);
+                    return true;
+                }
+                cmd = self.rx.recv() => {
+                    if self.take(cmd) {
+                        return false;
+                    }
+                }
+                () = &mut limit => {
+                    self.answered(Answer::Silent);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Forget the question (a `/model` switch brought its own window).
+    pub(crate) fn drop_question(&mut self) {
+        self.window = None;
+        self.learnt = None;
+    }
+
+    /// The question is over: say which window holds from now on, and keep it for the
+    /// agent.
+    fn answered(&mut self, answer: Answer) {
+        let Some(open) = self.window.take() else {
+            return;
+        };
+        let (window, url) = match answer {
+            Answer::Reported { tokens, url } if tokens > 0 => (tokens, Some(url)),
+            _ => (open.configured, None),
+        };
+        self.learnt = Some(window);
+        let _ = self.events.send(AgentEvent::WindowLearnt { window, url });
     }
 
     /// Wait for the answer to the main agent's approval request `id`; `None` on an

@@ -4,7 +4,9 @@
 //! in, events ([`AgentEvent`]) come out. The outer loop waits for a user message; the inner
 //! loop (one turn) calls the model, runs every tool call it asked for, appends the results
 //! and calls it again until a reply asks for no tools; a `task` call runs a subagent
-//! ([`subagent`]) with its own history. Nothing here knows about terminals.
+//! ([`subagent`]) with its own history. When the server is still being asked for the
+//! model's context window, [`spawn_learning_window`] hands the agent the answer's watch
+//! ([`window`]). Nothing here knows about terminals.
 
 pub mod attach;
 pub mod client;
@@ -18,6 +20,7 @@ pub mod stream;
 pub mod subagent;
 mod toolrun;
 pub mod usage;
+pub mod window;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -160,10 +163,22 @@ pub fn spawn_with_session(
     config: AgentConfig,
     session: Option<SessionSetup>,
 ) -> Result<AgentHandle, ClientError> {
+    spawn_learning_window(config, session, None)
+}
+
+/// [`spawn_with_session`] while the server is still being asked for the window
+/// (`window`; `None`: the window in `config` is the one): the agent runs on
+/// `config.context.window` until the answer comes, and decides nothing on it meanwhile
+/// (see [`window`]).
+pub fn spawn_learning_window(
+    config: AgentConfig,
+    session: Option<SessionSetup>,
+    window: Option<window::WindowWatch>,
+) -> Result<AgentHandle, ClientError> {
     let client = LlmClient::new(config.client.clone())?;
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let agent = runloop::Agent::new(config, client, cmd_rx, event_tx, session);
+    let agent = runloop::Agent::new(config, client, cmd_rx, event_tx, session, window);
     let task = tokio::spawn(agent.run());
     Ok(AgentHandle {
         commands: cmd_tx,

@@ -4,8 +4,8 @@
 //! conversation (`start`), the tools offered (`offered_tools`), fitting the context
 //! (`fit`), the reminder (`reminders`), streaming the text to the front end (`deltas`),
 //! running the reply's tool calls (`tool_calls`), recording (`recording`), the user's own
-//! commands (`user_command`) and model switches (`switch`). Here: the loops, and the
-//! interrupted and failed outcomes.
+//! commands (`user_command`), model switches (`switch`) and the window still being asked
+//! of the server (`window`). Here: the loops, and the interrupted and failed outcomes.
 //!
 //! Every await that may take long (a model reply, a running tool or subagent, an approval)
 //! goes through the [`Inbox`], which watches the command channel meanwhile: an interrupt
@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 
 use super::client::LlmClient;
 use super::events::{AgentCommand, AgentEvent, TurnOutcome};
-use super::inbox::{Inbox, Queued};
+use super::inbox::{Inbox, Queued, Wake};
 use super::mode::SharedMode;
 use super::step::Step;
 use super::stream::{Assembler, StreamDelta};
@@ -54,6 +54,7 @@ mod start;
 mod switch;
 mod tool_calls;
 mod user_command;
+mod window;
 
 use deltas::PendingDeltas;
 use tool_calls::display_args;
@@ -175,34 +176,41 @@ impl Agent {
                     self.switch_model(*switch).await;
                     continue;
                 }
-                None => match self.inbox.rx.recv().await {
-                    None | Some(AgentCommand::Shutdown) => break,
-                    Some(AgentCommand::UserMessage(text)) => text,
-                    Some(AgentCommand::RunCommand(command)) => {
-                        self.run_user_command(command).await;
+                None => match self.inbox.wake().await {
+                    // The window is known now: the gauge and the session file say so.
+                    Wake::Window => {
+                        self.emit_context();
                         continue;
                     }
-                    Some(AgentCommand::SetMode(mode)) => {
-                        self.mode.switch(mode, &self.events);
-                        continue;
-                    }
-                    Some(AgentCommand::NewConversation) => {
-                        self.new_conversation();
-                        continue;
-                    }
-                    Some(AgentCommand::Rename(title)) => {
-                        self.rename(&title);
-                        continue;
-                    }
-                    Some(AgentCommand::Compact { focus }) => {
-                        self.compact_on_demand(focus).await;
-                        continue;
-                    }
-                    Some(AgentCommand::SetModel(switch)) => {
-                        self.switch_model(*switch).await;
-                        continue;
-                    }
-                    Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
+                    Wake::Command(command) => match command {
+                        None | Some(AgentCommand::Shutdown) => break,
+                        Some(AgentCommand::UserMessage(text)) => text,
+                        Some(AgentCommand::RunCommand(command)) => {
+                            self.run_user_command(command).await;
+                            continue;
+                        }
+                        Some(AgentCommand::SetMode(mode)) => {
+                            self.mode.switch(mode, &self.events);
+                            continue;
+                        }
+                        Some(AgentCommand::NewConversation) => {
+                            self.new_conversation();
+                            continue;
+                        }
+                        Some(AgentCommand::Rename(title)) => {
+                            self.rename(&title);
+                            continue;
+                        }
+                        Some(AgentCommand::Compact { focus }) => {
+                            self.compact_on_demand(focus).await;
+                            continue;
+                        }
+                        Some(AgentCommand::SetModel(switch)) => {
+                            self.switch_model(*switch).await;
+                            continue;
+                        }
+                        Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
+                    },
                 },
             };
             self.turns += 1;
@@ -278,9 +286,15 @@ impl Agent {
         // same bytes).
         let attached = self.attach_mentions(&text).await;
         let paths: Vec<String> = attached.files.iter().map(|a| a.path.clone()).collect();
-        let mut message =
-            Message::user(self.fit_user_message(content)).with_attachments(attached.files);
+        let mut message = Message::user(content).with_attachments(attached.files);
         message.set_reminder(self.reminder(true));
+        // How much of the message the model gets depends on the window: unless the request
+        // is clearly small, that waits for the server's answer.
+        let ready = self.settle_window(budget::message_chars(&message)).await;
+        if let Message::User { content, .. } = &mut message {
+            let whole = std::mem::take(content);
+            *content = self.fit_user_message(whole);
+        }
         self.push(message);
         self.emit(AgentEvent::TurnStarted { text });
         if !paths.is_empty() {
@@ -288,6 +302,10 @@ impl Agent {
         }
         for message in attached.notices {
             self.emit(AgentEvent::Notice { message });
+        }
+        if !ready {
+            self.keep_partial(String::new(), "interrupted by the user");
+            return TurnOutcome::Interrupted;
         }
         for step in 1..=self.config.max_steps.max(1) {
             // What streamed is kept in the assembler (for an interrupt or a failure), not
@@ -366,6 +384,12 @@ impl Agent {
                 }
                 return TurnOutcome::Completed;
             }
+            // A subagent budgets its own history on the window it is given: not on a guess.
+            let tasks_in_reply = calls.iter().any(|c| c.function.name == tools::task::NAME);
+            if tasks_in_reply && !self.wait_for_window().await {
+                self.not_run(&calls);
+                return TurnOutcome::Interrupted;
+            }
             let mut i = 0;
             while i < calls.len() {
                 // A run of `task` calls goes at once; anything else one by one.
@@ -380,14 +404,7 @@ impl Agent {
                 };
                 i += tasks.max(1);
                 if !completed {
-                    for rest in &calls[i..] {
-                        self.emit(AgentEvent::ToolCallStarted {
-                            id: rest.id.clone(),
-                            name: rest.function.name.clone(),
-                            args: display_args(&rest.function.arguments),
-                        });
-                        self.finish_tool(rest, ToolResult::not_run(), Instant::now());
-                    }
+                    self.not_run(&calls[i..]);
                     return TurnOutcome::Interrupted;
                 }
             }
@@ -399,6 +416,18 @@ impl Agent {
             ),
         });
         TurnOutcome::StepLimit
+    }
+
+    /// Calls of an interrupted reply that never ran: each gets its result all the same.
+    fn not_run(&mut self, calls: &[crate::conversation::ToolCall]) {
+        for rest in calls {
+            self.emit(AgentEvent::ToolCallStarted {
+                id: rest.id.clone(),
+                name: rest.function.name.clone(),
+                args: display_args(&rest.function.arguments),
+            });
+            self.finish_tool(rest, ToolResult::not_run(), Instant::now());
+        }
     }
 
     /// The files `text` mentions, read off the async threads ([`super::attach`]).

@@ -151,6 +151,9 @@ pub struct Gauge {
     pub estimated: bool,
     /// The server sent no usage with the last reply (the agent had to estimate it).
     pub no_server_usage: bool,
+    /// The model's server is still being asked for the window (`limit` is only the
+    /// configured or default one): the label says so instead of a share.
+    pub asking: bool,
 }
 
 impl Gauge {
@@ -163,7 +166,15 @@ impl Gauge {
             compact_at: crate::context::DEFAULT_COMPACT_AT,
             estimated: false,
             no_server_usage: false,
+            asking: false,
         }
+    }
+
+    /// The window is known: the server's answer, or the configured one when it said
+    /// nothing in time.
+    pub fn learnt(&mut self, window: u64) {
+        self.limit = window.max(1);
+        self.asking = false;
     }
 
     /// Start from the agent's count: the window, the threshold and the learnt rate with it.

@@ -1,6 +1,8 @@
 //! Starting the full-screen dashboard: the app state from the settings (session info,
-//! keymap, notifications, the first-run setup text), the agent and its session, the MCP
-//! servers listed for the dashboard to start, then `rein::dashboard::run` until it quits.
+//! keymap, notifications, the first-run setup text), the question about the model's
+//! window put to its server in the background (the gauge says so until the answer), the
+//! agent and its session, the MCP servers listed for the dashboard to start, then
+//! `rein::dashboard::run` until it quits.
 //! `rein --demo` does the same against the built-in scripted model.
 
 use std::path::Path;
@@ -19,8 +21,8 @@ use rein::skills::SkillSet;
 use super::args::Cli;
 use super::resume::new_session;
 use super::setup::{
-    agent_config, detect_sandbox, discover_instructions, discover_skills, runtime, start_mcp,
-    tighten_data_dir,
+    agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills, runtime,
+    start_mcp, tighten_data_dir,
 };
 use super::{Guidance, Launch};
 
@@ -68,6 +70,9 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     }
     let runtime = runtime()?;
     let result = runtime.block_on(async {
+        // Asked while the rest starts; the first frame never waits for the answer.
+        let window = ask_window(&config);
+        app.gauge.asking = window.is_some();
         for line in instructions.summary().iter().chain(&instructions.notices) {
             app.transcript
                 .cells
@@ -129,8 +134,9 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
                     agent_config: agent_config.clone(),
                     current: session.as_ref().map(|s| s.writer.path().to_path_buf()),
                     pick_at_start: cli.resume.as_deref() == Some(""),
+                    window: window.clone(),
                 };
-                let agent = rein::agent::spawn_with_session(agent_config, session)
+                let agent = rein::agent::spawn_learning_window(agent_config, session, window)
                     .map_err(|e| e.to_string())?;
                 if let Some(mode) = mode {
                     agent.send(rein::agent::AgentCommand::SetMode(mode));

@@ -2,10 +2,12 @@
 //!
 //! [`run`] resolves the settings in stages and hands over as soon as a stage is enough: the
 //! project folder and the config (`rein models` needs no more), the sandbox and the
-//! permission policy (`rein policy check`, `rein sessions`, `rein mcp`), the model's window
-//! and the approval mode (`rein config`), then the skills, AGENTS.md files, custom
-//! commands and the session to continue, which start a front end: the dashboard
-//! ([`dashboard_start`]) or, with a prompt, print mode ([`print_mode`]). The subcommands'
+//! permission policy (`rein policy check`, `rein sessions`, `rein mcp`), the approval mode
+//! and, for `rein config` alone, the model's window asked of the server, then the skills,
+//! AGENTS.md files, custom commands and the session to continue, which start a front end:
+//! the dashboard ([`dashboard_start`]) or, with a prompt, print mode ([`print_mode`]). The
+//! front ends ask the server for the window in the background, so neither waits for it
+//! to start. The subcommands'
 //! own work is in [`commands`]; what the stages build is in [`setup`] and [`resume`].
 //! Errors are the one line `main` prints after `rein: `.
 
@@ -101,7 +103,6 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Mcp { command }) = &cli.command {
         return commands::mcp_command(&config, &root, command);
     }
-    discover_window(&mut config);
     let mode = start_mode(&cli, &sandbox)?;
 
     if let Some(Command::Config {
@@ -111,6 +112,8 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
         return commands::config_allow(&config);
     }
     if let Some(Command::Config { command: None }) = &cli.command {
+        // It shows the window: asked now, and waited for.
+        discover_window(&mut config);
         return Ok(commands::config_show(&config, &root, &sandbox));
     }
 

@@ -1,6 +1,8 @@
 //! Print mode (`rein -p PROMPT`): the prompt (from stdin for `-`, a custom command
-//! expanded), what the run starts with said on stderr, the MCP servers waited for, then
-//! one headless run (`rein::headless`) whose exit code is the process's.
+//! expanded), what the run starts with said on stderr, the model's window asked of its
+//! server in the background, the MCP servers waited for, then one headless run
+//! (`rein::headless`) whose exit code is the process's. A clearly small prompt goes before
+//! the window's answer (see `rein::agent::window`).
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -11,7 +13,7 @@ use rein::headless::{self, HeadlessOptions, OutputFormat};
 
 use super::args::{Cli, Format};
 use super::resume::new_session;
-use super::setup::{agent_config, headless_runtime, start_mcp};
+use super::setup::{agent_config, ask_window, headless_runtime, start_mcp};
 use super::{Guidance, Launch};
 
 /// Run `prompt` headless and exit with its code.
@@ -93,6 +95,11 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     let session_id = session.as_ref().map(|s| s.writer.id().to_string());
     let runtime = headless_runtime()?;
     let mut agent_config = agent_config;
+    // Asked while the MCP servers start (on this one thread, between their steps).
+    let window = {
+        let _inside = runtime.enter();
+        ask_window(&config)
+    };
     let mcp = runtime.block_on(async {
         let (started, notices) = start_mcp(&config, &root, true);
         for notice in &notices {
@@ -121,7 +128,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         mode,
     };
     let code = runtime.block_on(async {
-        let code = headless::run_with_session(agent_config, options, session).await;
+        let code = headless::run_learning_window(agent_config, options, session, window).await;
         if let Some(manager) = mcp {
             manager.shutdown().await;
         }

@@ -8,7 +8,6 @@ use rein::config::Config;
 use rein::session::{LoadedSession, SessionMeta, SessionWriter};
 
 use super::args::Cli;
-use super::setup::discover_window;
 
 /// A session to continue (`--continue`, `--resume ID`), read and opened for appending.
 pub(super) struct Resumed {
@@ -31,7 +30,8 @@ impl Resumed {
 /// The session `--continue` or `--resume ID` names, if any (`--resume` without an ID
 /// continues none: the dashboard opens its picker). The settings switch to the model the
 /// session last ran on, unless `--model` is given or the name no longer resolves (see
-/// `Config::model_for_resume`); its window is asked of the server as at startup.
+/// `Config::model_for_resume`); its window is asked of the server as a new session's is,
+/// once the front end starts.
 pub(super) fn resume_session(
     config: &mut Config,
     root: &Path,
@@ -72,7 +72,6 @@ pub(super) fn resume_session(
     let decision = config.model_for_resume(recorded, cli.model.is_some());
     if let Some(target) = decision.target {
         config.set_target(target);
-        discover_window(config);
     }
     Ok(Some(Resumed {
         writer,

@@ -1,12 +1,14 @@
 //! What a run is set up from, shared by the front ends and the subcommands: the project
 //! folder, rein's data folder tightened, the sandbox, the skills and AGENTS.md files, the
-//! model's context window asked of the server, the agent's settings, the async runtimes,
-//! and the MCP servers that may start.
+//! model's context window asked of the server (in the background for the front ends, at
+//! once for `rein config`), the agent's settings, the async runtimes, and the MCP servers
+//! that may start.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use rein::agent::window::WindowWatch;
 use rein::agent::{AgentConfig, ClientConfig};
 use rein::config::{Config, Environment};
 use rein::instructions::Instructions;
@@ -87,8 +89,9 @@ pub(super) fn discover_instructions(
 }
 
 /// Ask the server for the model's context window when the settings leave it open, for at
-/// most `discover::TIMEOUT` (2 s), before anything starts: a window that is found replaces
-/// the `context_window` setting; a server that is down or says nothing changes nothing.
+/// most `discover::TIMEOUT` (2 s), and wait (`rein config`, which shows it): a window that
+/// is found replaces the `context_window` setting; a server that is down or says nothing
+/// changes nothing. The front ends ask in the background instead ([`ask_window`]).
 pub(super) fn discover_window(config: &mut Config) {
     if config.discovery == rein::config::Discovery::None {
         return;
@@ -104,6 +107,16 @@ pub(super) fn discover_window(config: &mut Config) {
         config.set_discovered_window(found.tokens, found.url);
     }
     runtime.shutdown_timeout(Duration::from_millis(100));
+}
+
+/// Ask the server for the model's context window in the background when the settings
+/// leave it open (call inside the runtime; see `rein::config::discover::ask`): the agent
+/// is spawned with the returned watch. `None` when the window is configured.
+pub(super) fn ask_window(config: &Config) -> Option<WindowWatch> {
+    if config.discovery == rein::config::Discovery::None {
+        return None;
+    }
+    rein::config::discover::ask(config.target())
 }
 
 pub(super) fn agent_config(

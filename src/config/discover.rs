@@ -18,6 +18,8 @@
 //!
 //! Everything is capped at [`TIMEOUT`] in all and nothing is ever fatal: a server that is
 //! down, slow, or answers something else yields `None`, and the configured window stays.
+//! The front ends ask in the background ([`ask`]): the answer comes on a watch the agent
+//! is spawned with (`crate::agent::window`), so nothing waits for it to start.
 
 use std::time::Duration;
 
@@ -25,6 +27,7 @@ use serde_json::Value;
 
 use super::MAX_CONTEXT_WINDOW;
 use super::{Discovery, ModelTarget};
+use crate::agent::window::{self, Answer, WindowProbe, WindowWatch};
 
 /// The longest discovery may take, every request included.
 pub const TIMEOUT: Duration = Duration::from_secs(2);
@@ -40,6 +43,28 @@ pub struct Discovered {
 /// The context window of `target`'s model as its server reports it, within [`TIMEOUT`].
 pub async fn context_window(target: &ModelTarget) -> Option<Discovered> {
     context_window_within(target, TIMEOUT).await
+}
+
+/// Ask `target`'s server for the window in a task of its own (call inside a tokio
+/// runtime): the answer, or [`Answer::Silent`] after [`TIMEOUT`] or a failure, comes on the
+/// returned watch. `None` when there is nothing to ask (the window is configured, or no
+/// model is).
+pub fn ask(target: ModelTarget) -> Option<WindowWatch> {
+    if target.discovery == Discovery::None || target.model.value.trim().is_empty() {
+        return None;
+    }
+    let (answer, watch) = window::channel();
+    tokio::spawn(async move {
+        let answered = match context_window(&target).await {
+            Some(found) => Answer::Reported {
+                tokens: found.tokens,
+                url: found.url,
+            },
+            None => Answer::Silent,
+        };
+        let _ = answer.send(WindowProbe::Answered(answered));
+    });
+    Some(watch)
 }
 
 /// [`context_window`] with another time limit.

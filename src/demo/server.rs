@@ -7,7 +7,10 @@
 //! the next `Reply` of the script; when the script runs out the answer is a loud 500.
 //! A reply built `with_usage_from_request` gets its usage computed from the body of the
 //! request it answers (`Reply::for_request`).
-//! `GET /v1/models` lists one model, anything else is a 404. Streaming bodies are
+//! `GET /v1/models` lists one model; `GET /props` (where llama.cpp says its context
+//! window) is a 404 unless [`ScriptedServer::answer_props`] or
+//! [`ScriptedServer::hang_props`] set it up (a slow or silent window probe); anything
+//! else is a 404. Streaming bodies are
 //! close-delimited SSE, written step by step so pauses and cuts happen where the
 //! script puts them. Dropping the server stops it and every open connection.
 
@@ -48,6 +51,19 @@ struct State {
     /// Chat requests being answered right now, and the most there ever were at once.
     open: usize,
     most_open: usize,
+    /// How `GET /props` answers: `None` a 404; else the window, after a delay (`None`:
+    /// never).
+    props: Option<Props>,
+    /// `GET /props` requests received.
+    probes: usize,
+}
+
+/// A `/props` answer: llama.cpp's `n_ctx`, after `delay` (`None`: the connection is held
+/// open and nothing is ever sent).
+#[derive(Debug, Clone, Copy)]
+struct Props {
+    n_ctx: u64,
+    delay: Option<std::time::Duration>,
 }
 
 impl ScriptedServer {
@@ -118,6 +134,28 @@ impl ScriptedServer {
         self.lock().script.len()
     }
 
+    /// Answer `GET /props` as llama.cpp does, with a context window of `n_ctx` tokens,
+    /// `delay` after the request (a slow window probe).
+    pub fn answer_props(&self, n_ctx: u64, delay: std::time::Duration) {
+        self.lock().props = Some(Props {
+            n_ctx,
+            delay: Some(delay),
+        });
+    }
+
+    /// Take `GET /props` requests and never answer them (a server that hangs).
+    pub fn hang_props(&self) {
+        self.lock().props = Some(Props {
+            n_ctx: 0,
+            delay: None,
+        });
+    }
+
+    /// `GET /props` requests received so far.
+    pub fn probes(&self) -> usize {
+        self.lock().probes
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
@@ -164,6 +202,22 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     let Some(request) = read_request(&mut stream).await else {
         return;
     };
+    if request.method == "GET" && request.path == "/props" {
+        let props = {
+            let mut s = lock(&state);
+            s.probes += 1;
+            s.props
+        };
+        if let Some(props) = props {
+            match props.delay {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => std::future::pending::<()>().await,
+            }
+            let body = json!({ "default_generation_settings": { "n_ctx": props.n_ctx } });
+            let _ = write_reply(&mut stream, Reply::json(200, body)).await;
+            return;
+        }
+    }
     let chat = request.path == "/v1/chat/completions";
     if chat {
         let mut s = lock(&state);

@@ -3,7 +3,9 @@
 //! A ratatui [`Gauge`] coloured by band (green below 60 %, yellow below the compaction
 //! threshold, red beyond), with that threshold (the agent's `compact_at`, 85 % unless
 //! configured) marked by a `│` in the bar, and a label such as `42% · 53.7k/128k` (`~` in
-//! front when the count is rein's estimate).
+//! front when the count is rein's estimate). While the model's server is still being
+//! asked for the window there is no share to draw: the gauge says
+//! `window: asking the server…` (shortened where the space is narrow) until it knows.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -17,8 +19,17 @@ use crate::app::state::Gauge;
 /// A token count in a few characters: `950`, `53.7k`, `128k`, `1.2M` (the describer's).
 pub use crate::describe::tokens;
 
-/// `42% · 53.7k/128k`, with `~` in front when estimated.
+/// What the gauge says while the server is asked for the window.
+pub const ASKING: &str = "window: asking the server…";
+/// The same where the space is narrow.
+const ASKING_SHORT: &str = "window: asking…";
+
+/// `42% · 53.7k/128k`, with `~` in front when estimated; [`ASKING`] while the window is
+/// not known.
 pub fn label(g: &Gauge) -> String {
+    if g.asking {
+        return ASKING.to_string();
+    }
     let pct = (g.used() as f64 * 100.0 / g.limit as f64).round();
     let approx = if g.estimated { "~" } else { "" };
     format!("{approx}{pct}% · {}/{}", tokens(g.used()), tokens(g.limit))
@@ -27,6 +38,19 @@ pub fn label(g: &Gauge) -> String {
 impl Widget for &Gauge {
     fn render(self, area: Rect, buf: &mut Buffer) {
         if area.is_empty() {
+            return;
+        }
+        if self.asking {
+            let prefix = "ctx ";
+            let room = usize::from(area.width).saturating_sub(width(prefix));
+            let text = if room >= width(ASKING) {
+                ASKING
+            } else {
+                ASKING_SHORT
+            };
+            buf.set_stringn(area.x, area.y, prefix, area.width.into(), theme::DIM);
+            let x = area.x + (width(prefix) as u16).min(area.width);
+            buf.set_stringn(x, area.y, text, room, theme::DIM);
             return;
         }
         let ratio = self.ratio();
@@ -99,6 +123,25 @@ mod tests {
         };
         let (low, high) = (mark_at(0.5).unwrap(), mark_at(0.85).unwrap());
         assert!(low < high, "{low} {high}");
+    }
+
+    #[test]
+    fn while_the_window_is_asked_the_gauge_says_so() {
+        let mut g = Gauge::new(128_000);
+        g.asking = true;
+        assert_eq!(label(&g), ASKING);
+        let row = |w: u16| {
+            let area = Rect::new(0, 0, w, 1);
+            let mut buf = Buffer::empty(area);
+            (&g).render(area, &mut buf);
+            (0..w)
+                .map(|x| buf[(x, 0)].symbol().to_string())
+                .collect::<String>()
+        };
+        assert_eq!(row(40).trim(), "ctx window: asking the server…");
+        assert_eq!(row(24).trim(), "ctx window: asking…");
+        g.learnt(8_192);
+        assert_eq!(label(&g), "0% · 0/8.2k");
     }
 
     #[test]

@@ -19,8 +19,14 @@
 //!
 //! Results are printed as a Markdown table, with the machine they ran on.
 //!
+//! 5. Startup while the server is asked for the model's window: the first frame with the
+//!    window configured (nothing asked), with a server whose `/props` is a 404 at once,
+//!    answers after 1.5 s, or never answers (rein gives up after 2 s); for the slow one also
+//!    the time until the gauge shows the server's window.
+//!
 //! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `memory`, `memory
-//! 1200000-lines`, `stream`) runs only that group (or scenario) and prints its rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
+//! 1200000-lines`, `stream`, `window`) runs only that group (or scenario) and prints its
+//! rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
 //! environment (a profiler's `LD_PRELOAD`, say).
 
 #[path = "../support/mod.rs"]
@@ -221,6 +227,11 @@ impl Dirs {
     }
 
     fn rein_command(&self, binary: &Path, base_url: &str) -> Vec<String> {
+        self.rein_command_with(binary, base_url, &[])
+    }
+
+    /// [`Dirs::rein_command`] with `vars` (`NAME=VALUE`) in rein's environment too.
+    fn rein_command_with(&self, binary: &Path, base_url: &str, vars: &[&str]) -> Vec<String> {
         let home = self.home.path();
         vec![
             "env".into(),
@@ -233,6 +244,7 @@ impl Dirs {
         ]
         .into_iter()
         .chain(extra_env())
+        .chain(vars.iter().map(|v| v.to_string()))
         .chain([
             binary.display().to_string(),
             "--base-url".into(),
@@ -454,6 +466,80 @@ fn startup(tmux: &TmuxServer, binary: &Path, base_url: &str) -> Startup {
         rss_kb: median(rss) as u64,
         pane,
     }
+}
+
+/// The window's question, answered after this long by the slow server.
+const SLOW_PROBE: Duration = Duration::from_millis(1_500);
+/// The window the slow server reports, and how the gauge writes it.
+const SLOW_WINDOW: (u64, &str) = (32_768, "/32.8k");
+
+/// Startup while the server is asked for the window: (row, figure) pairs, each the median
+/// of `RUNS` fresh processes.
+fn window_rows(
+    tmux: &TmuxServer,
+    binary: &Path,
+    runtime: &tokio::runtime::Runtime,
+) -> Vec<(String, String)> {
+    let server = |props: &dyn Fn(&ScriptedServer)| {
+        let server = runtime
+            .block_on(ScriptedServer::start(Vec::new()))
+            .expect("the scripted server starts");
+        props(&server);
+        server
+    };
+    let at_once = server(&|_| {});
+    let slow = server(&|s| s.answer_props(SLOW_WINDOW.0, SLOW_PROBE));
+    let silent = server(&|s| s.hang_props());
+    let first_frame = |base_url: &str, vars: &[&str], then: Option<&str>| {
+        let mut frames = Vec::new();
+        let mut learnt = Vec::new();
+        for i in 0..RUNS {
+            let dirs = Dirs::new();
+            let command = dirs.rein_command_with(binary, base_url, vars);
+            let start = Instant::now();
+            let session = Session::start(tmux, &format!("window-{i}"), &command);
+            frames.push(ms(session.wait_for(MODEL, STARTUP_POLL) - start));
+            if let Some(needle) = then {
+                learnt.push(ms(session.wait_for(needle, STARTUP_POLL) - start));
+            }
+        }
+        (median(frames), (!learnt.is_empty()).then(|| median(learnt)))
+    };
+    let row = |(frame, _): (f64, Option<f64>)| format!("{frame:.1} ms");
+    let (slow_frame, slow_learnt) = first_frame(&slow.base_url(), &[], Some(SLOW_WINDOW.1));
+    vec![
+        (
+            "startup to first frame, window configured (`REIN_CONTEXT_WINDOW`, nothing asked)"
+                .to_string(),
+            row(first_frame(
+                &at_once.base_url(),
+                &["REIN_CONTEXT_WINDOW=128000"],
+                None,
+            )),
+        ),
+        (
+            "startup to first frame, the server's window endpoints answer 404 at once".to_string(),
+            row(first_frame(&at_once.base_url(), &[], None)),
+        ),
+        (
+            format!(
+                "startup to first frame, `/props` answers after {:.1} s",
+                SLOW_PROBE.as_secs_f64()
+            ),
+            format!("{slow_frame:.1} ms"),
+        ),
+        (
+            format!(
+                "until the gauge shows that server's {} window",
+                &SLOW_WINDOW.1[1..]
+            ),
+            format!("{:.0} ms", slow_learnt.unwrap_or_default()),
+        ),
+        (
+            "startup to first frame, `/props` never answers".to_string(),
+            row(first_frame(&silent.base_url(), &[], None)),
+        ),
+    ]
 }
 
 /// With three stdio MCP servers configured (server-everything, server-filesystem and
@@ -835,6 +921,14 @@ fn main() {
             }
             return;
         }
+        "window" => {
+            let (base_ms, _) = baseline(&tmux);
+            println!("| tmux's own start-up (`sh -c 'echo ready'`, median of {RUNS}) | {base_ms:.1} ms |");
+            for (what, figure) in window_rows(&tmux, &binary, &runtime) {
+                println!("| {what} | {figure} |");
+            }
+            return;
+        }
         "stream" => {
             let fast = stream(&tmux, &binary, &runtime, &text, false, false);
             stream_row("stream, unpaced", &fast);
@@ -853,6 +947,7 @@ fn main() {
     let (base_ms, base_runs) = baseline(&tmux);
     let start = startup(&tmux, &binary, &idle_server.base_url());
     let with_mcp = startup_with_mcp(&tmux, &binary, &idle_server.base_url());
+    let window = window_rows(&tmux, &binary, &runtime);
     let resumed_rows = resumed_all();
     let fast = stream(&tmux, &binary, &runtime, &text, false, true);
     let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);
@@ -880,6 +975,9 @@ fn main() {
         println!(
             "| until all three servers are ready on screen (median of {RUNS}) | {ready:.0} ms | |"
         );
+    }
+    for (what, figure) in &window {
+        println!("| {what} (median of {RUNS}) | {figure} | ≤ 50 ms to the first frame |");
     }
     for (what, hwm) in &memory_rows {
         println!(

@@ -7,7 +7,9 @@
 //! (which otherwise run only when a turn ends), then drops (down to halfway between
 //! `compact_to` and `compact_at`, so the next requests extend the dropped history for a
 //! while), then a compaction (down to `compact_to`). Each rewrite is recorded in the
-//! session file and reported as an event, followed by the new count.
+//! session file and reported as an event, followed by the new count. While the server is
+//! still being asked for the window, none of that is decided on a guess: a request that
+//! is not clearly small waits for the answer first (`window.rs`).
 
 use super::Agent;
 use crate::agent::events::{AgentEvent, ContextStats, Usage};
@@ -48,8 +50,10 @@ impl Agent {
         self.meter.used(self.history.messages(), self.tools_chars)
     }
 
-    /// Tell the front end the context's size now.
-    pub(super) fn emit_context(&self) {
+    /// Tell the front end the context's size now (in the window the server's answer
+    /// settled on, when one came since the last count).
+    pub(super) fn emit_context(&mut self) {
+        self.take_window();
         let messages = self.history.messages();
         self.emit(AgentEvent::Context(ContextStats {
             tokens: self.used(),
@@ -132,6 +136,9 @@ impl Agent {
     /// Make the next request fit the budget, cheapest layer first. False when the user
     /// interrupted a compaction.
     pub(super) async fn fit_context(&mut self) -> bool {
+        if !self.settle_window(0).await {
+            return false;
+        }
         let budget = self.config.context.budget();
         if self.used() <= budget {
             return true;
@@ -218,6 +225,13 @@ impl Agent {
         if self.history.stored().is_empty() {
             self.emit(AgentEvent::Notice {
                 message: "nothing to compact yet: the conversation is empty".to_string(),
+            });
+            return;
+        }
+        // The note's length and the pieces' size are shares of the window.
+        if !self.wait_for_window().await {
+            self.emit(AgentEvent::CompactionFailed {
+                message: "compaction interrupted; the conversation is unchanged".to_string(),
             });
             return;
         }

@@ -16,8 +16,9 @@ use super::offered_tools::tools_json;
 use super::Agent;
 use crate::agent::client::LlmClient;
 use crate::agent::events::{AgentCommand, AgentEvent};
-use crate::agent::inbox::{Inbox, OpenApprovals};
+use crate::agent::inbox::{Inbox, OpenApprovals, OpenQuestion};
 use crate::agent::mode::SharedMode;
+use crate::agent::window::WindowWatch;
 use crate::agent::{subagent, system_prompt, AgentConfig, SessionSetup};
 use crate::context::budget::TokenMeter;
 use crate::context::history::History;
@@ -26,13 +27,15 @@ use crate::permissions::ApprovalMode;
 use crate::session::{SessionMeta, SessionWriter};
 
 impl Agent {
-    /// The agent of a new or resumed session (`session`; without one nothing is recorded).
+    /// The agent of a new or resumed session (`session`; without one nothing is recorded),
+    /// learning its window from `window` when the server is still being asked for it.
     pub(crate) fn new(
         config: AgentConfig,
         client: LlmClient,
         rx: mpsc::UnboundedReceiver<AgentCommand>,
         events: mpsc::UnboundedSender<AgentEvent>,
         session: Option<SessionSetup>,
+        window: Option<WindowWatch>,
     ) -> Self {
         let tools_json = tools_json(&config, &[]);
         let ctx = config.tool_context();
@@ -88,6 +91,10 @@ impl Agent {
             config.policy.grant(&resumed.rules);
         }
         let tools_chars = tools_json.to_string().len();
+        let window = window.map(|watch| OpenQuestion {
+            watch,
+            configured: config.context.window,
+        });
         Agent {
             config,
             client,
@@ -107,6 +114,8 @@ impl Agent {
                 open: OpenApprovals::default(),
                 mode: mode.clone(),
                 events: events.clone(),
+                window,
+                learnt: None,
             },
             mode,
             recorded_mode,

@@ -59,6 +59,8 @@ impl Agent {
         if !switch.api_key.is_empty() && !self.ctx.secrets.contains(&switch.api_key) {
             self.ctx.secrets.push(switch.api_key.clone());
         }
+        // The new model's window is known: an answer about the old one no longer matters.
+        self.inbox.drop_question();
         self.config.context.window = switch.window.max(1);
         // The last usage report counted the old model's tokens; from here the count is an
         // estimate at the learnt rate until the new server reports.

@@ -5,7 +5,9 @@
 //! Done / Failed / Refused / Interrupted. The end of a turn closes whatever is still live.
 //! The gauge starts from the agent's count (`Context`, sent after every reply and every
 //! rewrite of the history); what the model will read again and arrives in between (user
-//! text, reply deltas, tool results) is added at the rate the agent learnt. A `task` call's
+//! text, reply deltas, tool results) is added at the rate the agent learnt. While the
+//! server is asked for the window the gauge says so (`Gauge::asking`), until
+//! `WindowLearnt` (or a model switch) gives the window. A `task` call's
 //! cell carries its subagent's progress (steps, its own calls, its usage); none of that
 //! reaches the gauge, since only the task's result enters the main conversation.
 //!
@@ -269,6 +271,7 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
             app.gauge.apply(&stats);
             app.context = Some(stats);
         }
+        AgentEvent::WindowLearnt { window, .. } => app.gauge.learnt(window),
         AgentEvent::ModelSwitched {
             name,
             window,
@@ -276,6 +279,7 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
             prices,
             ..
         } => {
+            app.gauge.learnt(window);
             let text = crate::agent::model_switched_text(&name, window, over_budget);
             super::model_switch::switched(app, name, prices, text);
         }

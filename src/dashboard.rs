@@ -1,7 +1,9 @@
 //! The full-screen front end: the terminal, the event loop, and the effects of the update
 //! step.
 //!
-//! One loop `select!`s over the terminal's events, the agent's events and a frame timer.
+//! One loop `select!`s over the terminal's events (read by a task of their own,
+//! `TerminalEvents`), the agent's events and a frame timer; frames are drawn by
+//! [`crate::ui::screen::Screen`].
 //! Every event goes through [`update`] (pure); the effects it returns are carried out here
 //! (send to the agent, answer an approval, ring the bell, list the sessions or the models
 //! for a picker, switch to a resumed session by starting a new agent on it, resolve a model

@@ -455,6 +455,53 @@ mod tests {
         assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
     }
 
+    /// A FIFO, a socket or a device at the path: refused at once, without opening it (a
+    /// FIFO's open would block with no reader, a device's write would go to the device)
+    /// and without renaming a file over it (the FIFO, the socket and the device stay).
+    #[test]
+    fn writes_over_a_fifo_a_socket_or_a_device_are_refused_and_leave_it_alone() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let fifo = root.join("fifo");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let socket = root.join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let mut special = vec![fifo, socket];
+        // A device of our own (a null device made in the temporary folder, where root may
+        // make one); elsewhere /dev/null, which no one but root could replace.
+        let device = root.join("null");
+        let dc = CString::new(device.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path; makedev of /dev/null's numbers.
+        let made = unsafe { libc::mknod(dc.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+        if made == 0 {
+            special.push(device);
+        } else if unsafe { libc::geteuid() } != 0 {
+            special.push(PathBuf::from("/dev/null"));
+        }
+        for path in &special {
+            let before = std::fs::symlink_metadata(path).unwrap().file_type();
+            let err = write(path, b"x").unwrap_err();
+            assert!(
+                matches!(err, WriteError::Special),
+                "{}: {err}",
+                path.display()
+            );
+            assert!(err.to_string().contains("not a regular file"), "{err}");
+            let after = std::fs::symlink_metadata(path).unwrap().file_type();
+            assert_eq!(before, after, "{} was replaced", path.display());
+            assert!(after.is_fifo() || after.is_socket() || after.is_char_device());
+        }
+        assert!(special.len() >= 2);
+        let names: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
+    }
+
     #[test]
     fn reads_never_go_through_a_link() {
         let d = tempfile::tempdir().unwrap();

@@ -186,6 +186,26 @@ mod tests {
             ["a\nb"]
         );
         assert_eq!(events(&[b"da", b"ta: x", b"y\n", b"\n"]), ["xy"]);
+        // The `\n` alone in a read of one byte: still one line end, and the next `\n`
+        // (another read) is the blank line that dispatches.
+        assert_eq!(events(&[b"data: a\r", b"\n", b"\n"]), ["a"]);
+        assert_eq!(
+            events(&[b"data: a\r", b"\n", b"data: b\r", b"\n", b"\r", b"\n"]),
+            ["a\nb"]
+        );
+        assert_eq!(events(&[b"data: a\r", b"\n", b"\r", b"\n", b"\n"]), ["a"]);
+    }
+
+    #[test]
+    fn only_a_field_named_data_adds_data() {
+        assert_eq!(
+            events(&[b"datax: no\ndat: no\nDATA: no\nxdata: no\ndata: yes\n\n"]),
+            ["yes"]
+        );
+        assert_eq!(events(&[b"datax: no\n\n"]), Vec::<String>::new());
+        assert_eq!(events(&[b"datax\n\n"]), Vec::<String>::new());
+        // The field name ends at the first colon: `data:x: y` is data `x: y`.
+        assert_eq!(events(&[b"data:x: y\n\n"]), ["x: y"]);
     }
 
     #[test]

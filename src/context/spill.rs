@@ -368,6 +368,18 @@ mod tests {
         // The same id again gets its own file.
         spill.cap("call/1", text.clone());
         assert!(spill.dir().unwrap().join("call_1-2.txt").is_file());
+        // And a third time (subagents reuse call ids): a third file, the others kept.
+        let third: String = (0..100).map(|i| format!("third {i}\n")).collect();
+        let capped = spill.cap("call/1", third.clone());
+        let path3 = spill.dir().unwrap().join("call_1-3.txt");
+        assert_eq!(std::fs::read_to_string(&path3).unwrap(), third);
+        assert!(capped.contains(&path3.display().to_string()), "{capped}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert_eq!(
+            std::fs::read_to_string(spill.dir().unwrap().join("call_1-2.txt")).unwrap(),
+            text
+        );
+        assert_eq!(std::fs::read_dir(spill.dir().unwrap()).unwrap().count(), 3);
         // The user's alone: a 0700 turn folder, 0600 files.
         use std::os::unix::fs::PermissionsExt;
         let bits = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

@@ -255,6 +255,30 @@ mod tests {
         assert_eq!(err.to_string(), "one event from the server exceeded 1 KB");
     }
 
+    /// The default limit is 16 MiB: a line of that many bytes is taken, one byte more is
+    /// refused, and the message names the limit as the user reads it.
+    #[test]
+    fn the_default_limit_is_sixteen_mebibytes() {
+        let mut p = SseParser::default();
+        p.feed(b"data: ").unwrap();
+        p.feed(&vec![b'x'; MAX_EVENT_BYTES - 6]).unwrap();
+        let err = p.feed(b"x").unwrap_err();
+        assert_eq!(err.limit, 16 * 1024 * 1024);
+        assert_eq!(err.to_string(), "one event from the server exceeded 16 MB");
+    }
+
+    #[test]
+    fn sizes_in_words() {
+        assert_eq!(size(16 * 1024 * 1024), "16 MB");
+        assert_eq!(size(3 * 1024 * 1024 + 1024), "3073 KB");
+        assert_eq!(size(512 * 1024), "512 KB");
+        assert_eq!(size(1024), "1 KB");
+        assert_eq!(size(2049), "2049 bytes");
+        assert_eq!(size(1536), "1536 bytes");
+        assert_eq!(size(100), "100 bytes");
+        assert_eq!(size(0), "0 bytes");
+    }
+
     #[test]
     fn a_big_event_in_small_reads_is_whole() {
         let body = format!("data: {}\n\n", "ü".repeat(100_000));

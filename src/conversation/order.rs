@@ -147,12 +147,9 @@ pub fn check(messages: &[serde_json::Value]) -> Result<(), OrderError> {
             "system" => return fail(index, "a second system message".into()),
             other => return fail(index, format!("unknown role {other:?}")),
         }
-        previous = if this == "assistant" && !pending.is_empty() {
-            // An assistant message with calls is "answered" by its tool messages.
-            "calls".to_string()
-        } else {
-            this
-        };
+        // An assistant message with calls needs no role of its own: while its results are
+        // pending only tool messages pass (above), and the last of them leaves "tool".
+        previous = this;
     }
     Ok(())
 }

@@ -474,7 +474,12 @@ mod tests {
             json!([{"type":"text","text":"three","cache_control":{"type":"ephemeral"}}])
         );
         assert!(wants_cache_markers("anthropic/claude-sonnet-4.5"));
+        // Each of the three ways a Claude model is named, alone.
+        assert!(wants_cache_markers("Anthropic/some-model"));
+        assert!(wants_cache_markers("vertex/claude-opus-4"));
+        assert!(wants_cache_markers("claude-3-5-haiku"));
         assert!(!wants_cache_markers("openai/gpt-4o"));
+        assert!(!wants_cache_markers("my-claude"));
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! comes back on the loop's background channel, so the loop never waits on the network.
 //! Redraws are coalesced: an event marks the screen dirty and a frame is drawn at most
 //! every `FRAME` after a key, or every `STREAM_FRAME` while only the agent's output
-//! changes it; with nothing happening there is no timer at all, so an idle dashboard uses
+//! changes it; while a frame is pending the agent's events wait in their channel and are
+//! applied together just before it, so a fast stream wakes the loop once a frame, not once
+//! a delta; with nothing happening there is no timer at all, so an idle dashboard uses
 //! no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
 //! hook restores it before the report is printed). Ctrl-G hands the terminal to the user's
 //! editor ([`crate::external_editor`]) and takes it back through the same setup code
@@ -302,6 +304,10 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
     loop {
         let interval = if urgent { FRAME } else { STREAM_FRAME };
         if dirty && last_frame.elapsed() >= interval {
+            // What the agent sent while the frame waited goes in before it is drawn.
+            if drain_agent_events(app, ctx)? {
+                return Ok(());
+            }
             draw(terminal, app)?;
             last_frame = Instant::now();
             dirty = false;
@@ -325,7 +331,10 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
             },
-            agent_event = next_agent_event(ctx.agent) => match agent_event {
+            // While a frame is pending the agent's events wait in their channel and go in
+            // together just before it (above): a stream of 5 000 deltas a second wakes
+            // this loop for each frame, not for each delta.
+            agent_event = next_agent_event(ctx.agent), if !dirty => match agent_event {
                 Some(event) => AppEvent::Agent(event),
                 None => {
                     // The agent task ended; keep the dashboard up so the user can read it.
@@ -355,15 +364,8 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
         }
         // Take every agent event already waiting before drawing: a burst of deltas
         // costs one frame, not one frame each.
-        while let Some(handle_ref) = ctx.agent.as_mut() {
-            match handle_ref.events.try_recv() {
-                Ok(event) => {
-                    if handle(app, AppEvent::Agent(event), ctx)? {
-                        return Ok(());
-                    }
-                }
-                Err(_) => break,
-            }
+        if drain_agent_events(app, ctx)? {
+            return Ok(());
         }
         if let Some(text) = ctx.edit.take() {
             let edited = run_editor(terminal, &mut events, app, &text, ctx).await?;
@@ -373,6 +375,21 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             urgent = true;
         }
     }
+}
+
+/// Apply every agent event waiting in the channel; true when the dashboard should close.
+fn drain_agent_events(app: &mut App, ctx: &mut Loop<'_>) -> io::Result<bool> {
+    while let Some(agent) = ctx.agent.as_mut() {
+        match agent.events.try_recv() {
+            Ok(event) => {
+                if handle(app, AppEvent::Agent(event), ctx)? {
+                    return Ok(true);
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    Ok(false)
 }
 
 /// The terminal's next event; none while the external editor has the terminal.

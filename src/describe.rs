@@ -7,6 +7,7 @@
 //! the model or a tool wrote, and both front ends pass them through [`crate::sanitize`] as
 //! they print.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::agent::Usage;
@@ -163,9 +164,40 @@ pub fn compaction_started(messages: usize, pieces: usize, auto: bool) -> String 
 /// What is said after a reply marked as a refusal.
 pub const REFUSAL: &str = "the model refused: its reply is a refusal, not an answer";
 
+/// `path` with the home directory shown as `~`.
+pub fn shorten_home(path: &Path, home: Option<&Path>) -> String {
+    if let Some(home) = home {
+        if home.parent().is_some() {
+            if let Ok(rest) = path.strip_prefix(home) {
+                return if rest.as_os_str().is_empty() {
+                    "~".to_string()
+                } else {
+                    format!("~/{}", rest.display())
+                };
+            }
+        }
+    }
+    path.display().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_becomes_tilde() {
+        let home = Path::new("/home/ann");
+        assert_eq!(
+            shorten_home(Path::new("/home/ann/src/x"), Some(home)),
+            "~/src/x"
+        );
+        assert_eq!(shorten_home(Path::new("/home/ann"), Some(home)), "~");
+        assert_eq!(shorten_home(Path::new("/srv/x"), Some(home)), "/srv/x");
+        assert_eq!(
+            shorten_home(Path::new("/srv/x"), Some(Path::new("/"))),
+            "/srv/x"
+        );
+    }
 
     #[test]
     fn the_key_argument_is_the_command_path_or_name_on_one_line() {

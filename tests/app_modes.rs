@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use rein::agent::{AgentCommand, AgentEvent, ToolOutcome};
-use rein::app::modes::{AUTO_APPROVED, RUN_BY_YOU};
 use rein::app::state::{Activity, App, Cell, SessionInfo, ToolStatus};
+use rein::app::update::modes::{AUTO_APPROVED, RUN_BY_YOU};
 use rein::app::Effect;
 use rein::permissions::ApprovalMode;
 use support::app::{snapshot, Script};

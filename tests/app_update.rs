@@ -1358,17 +1358,12 @@ fn app_with_commands() -> (tempfile::TempDir, Script) {
 }
 
 fn menu_names(s: &Script) -> Vec<String> {
-    rein::app::slash_menu::matches(&s.app)
-        .into_iter()
-        .map(|e| e.name)
-        .collect()
+    s.app.slash_matches().into_iter().map(|e| e.name).collect()
 }
 
 fn selected_name(s: &Script) -> String {
-    let list = rein::app::slash_menu::matches(&s.app);
-    list[rein::app::slash_menu::selected(&s.app, list.len())]
-        .name
-        .clone()
+    let list = s.app.slash_matches();
+    list[s.app.slash_selected(list.len())].name.clone()
 }
 
 #[test]

@@ -53,7 +53,7 @@ fn listed(s: &Script) -> Vec<String> {
 }
 
 fn selected(s: &Script) -> Option<String> {
-    rein::app::finder::selected_path(&s.app).map(|(p, _)| p.to_string())
+    s.app.finder.selected_path().map(|(p, _)| p.to_string())
 }
 
 /// `@` typed, the scan asked for and answered.

@@ -21,7 +21,7 @@ use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
 use crate::permissions::mode::{self, ModeDecision};
 use crate::permissions::{ApprovalMode, Grant, PermissionPolicy, ToolRequest};
-use crate::tools::external::ExternalTools;
+use crate::tools::external::{ExternalSpec, ExternalTools};
 use crate::tools::{ToolContext, Toolset};
 
 /// What a call runs with.
@@ -63,6 +63,19 @@ pub(crate) fn cap_reporting(
         });
     }
     text
+}
+
+/// The external tool `name` this agent may call, found by its name (listing every tool
+/// for each call would describe them all): a subagent only those its servers open to
+/// subagents.
+fn external_spec(
+    external: Option<&dyn ExternalTools>,
+    name: &str,
+    subagent: bool,
+) -> Option<ExternalSpec> {
+    external?
+        .spec(name)
+        .filter(|s| !subagent || s.for_subagents())
 }
 
 /// How a call went.
@@ -118,11 +131,7 @@ impl ToolEnv<'_> {
             granted: Vec::new(),
         };
         let name = call.function.name.as_str();
-        let external = self.external.and_then(|e| {
-            e.specs()
-                .into_iter()
-                .find(|s| s.name == name && (self.subagent.is_none() || s.for_subagents()))
-        });
+        let external = external_spec(self.external, name, self.subagent.is_some());
         let prepared = match &external {
             Some(spec) => crate::tools::prepare_external(spec, &call.function.arguments),
             // Offered as unavailable (a resumed session's tool whose server is gone).
@@ -280,5 +289,49 @@ impl ToolEnv<'_> {
             }
         }
         run
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::external::{ExternalCall, ExternalSource};
+
+    /// A provider whose full listing must not be asked for.
+    struct ByNameOnly;
+
+    impl ExternalTools for ByNameOnly {
+        fn specs(&self) -> Vec<ExternalSpec> {
+            panic!("a call's lookup listed every external tool")
+        }
+
+        fn spec(&self, name: &str) -> Option<ExternalSpec> {
+            (name == "mcp__a__x").then(|| ExternalSpec {
+                name: name.to_string(),
+                description: String::new(),
+                parameters: serde_json::json!({"type": "object"}),
+                source: Some(ExternalSource {
+                    server: "a".into(),
+                    tool: "x".into(),
+                    project: false,
+                    subagents: false,
+                }),
+            })
+        }
+
+        fn call(&self, _: &str, _: serde_json::Value) -> ExternalCall {
+            Box::pin(async { ToolResult::ok(String::new()) })
+        }
+    }
+
+    #[test]
+    fn a_call_looks_its_external_tool_up_by_name() {
+        let external: Option<&dyn ExternalTools> = Some(&ByNameOnly);
+        let found = external_spec(external, "mcp__a__x", false);
+        assert_eq!(found.map(|s| s.name).as_deref(), Some("mcp__a__x"));
+        assert_eq!(external_spec(external, "mcp__a__y", false), None);
+        // Not opened to subagents.
+        assert_eq!(external_spec(external, "mcp__a__x", true), None);
+        assert_eq!(external_spec(None, "mcp__a__x", false), None);
     }
 }

@@ -1,6 +1,7 @@
-//! The approval modal as a layer: while requests wait it takes every key, and answers go
-//! out as an [`AgentCommand::Approval`] effect naming the request's id (the loop sends it;
-//! the modal never runs anything itself).
+//! The approval modal as a layer: while requests wait it takes every key, and an answer
+//! comes back as [`ApprovalOutcome::Answer`] (the router pops the request and sends the
+//! agent an `AgentCommand::Approval` naming its id; the modal never runs anything itself).
+//! A leaf: the queue and the modal's own state are all it knows.
 //!
 //! States: the choices (`y` once, `a` for the session, `p` always in this project, `n`,
 //! Esc or Ctrl-C deny, `e` opens the feedback field), and the one-line feedback field (Enter
@@ -12,98 +13,216 @@
 //! them into the indented JSON the modal shows (long strings cut with a marker, very long
 //! documents cut after [`ARGS_MAX_LINES`]), and scrolling reaches its end as for a diff.
 
-use std::time::Instant;
+use std::collections::VecDeque;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
-use super::agent_events::{subagent_call_mut, tool_cell_mut, tool_detail};
-use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
-use super::state::{Activity, App, ToolStatus};
-use crate::agent::{AgentCommand, ApprovalDecision};
+use crate::agent::ApprovalDecision;
 use crate::permissions::Grant;
 
 /// Lines the mouse wheel scrolls the modal by.
 const WHEEL_LINES: u16 = 3;
 
-/// A key while the modal is up.
-pub fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
-    let Some(front) = app.approvals.queue.front() else {
-        return;
-    };
-    let feedback_open = app.approvals.feedback.is_some();
-    // A held key repeats; a repeat is not a choice.
-    if key.kind == KeyEventKind::Release || (key.kind == KeyEventKind::Repeat && !feedback_open) {
-        return;
-    }
-    let mode = if feedback_open {
-        Mode::Feedback
-    } else {
-        Mode::Approval
-    };
-    let action = keymap()
-        .lookup(&[mode], &key)
-        .find(|b| b.applies(app))
-        .map(|b| b.action);
-    let page = page(app);
-    match action {
-        Some(Action::Deny) => answer(app, ApprovalDecision::Deny { feedback: None }, now, effects),
-        Some(Action::PageUp) => scroll_up(app, page),
-        Some(Action::PageDown) => scroll_down(app, page),
-        Some(Action::ScrollUp) => scroll_up(app, 1),
-        Some(Action::ScrollDown) => scroll_down(app, 1),
-        _ if feedback_open => match action {
-            Some(Action::SubmitFeedback) => {
-                let text = app
-                    .approvals
-                    .feedback
-                    .as_ref()
-                    .map(|f| f.lines().join(" ").trim().to_string())
-                    .unwrap_or_default();
-                let feedback = (!text.is_empty()).then_some(text);
-                answer(app, ApprovalDecision::Deny { feedback }, now, effects);
+/// Approval requests, answered in the order the model asked.
+#[derive(Default)]
+pub struct Approvals {
+    pub queue: VecDeque<PendingApproval>,
+    /// How many requests the current batch had (for "1 of 3"), and how many are answered.
+    pub batch_total: usize,
+    pub answered: usize,
+    /// The one-line "deny and tell the agent why" field, while it is open.
+    pub feedback: Option<TextArea<'static>>,
+    /// Lines the modal's command or diff is scrolled by.
+    pub scroll: u16,
+}
+
+/// One approval request waiting for the user; answered by its `id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingApproval {
+    pub id: String,
+    pub tool: String,
+    /// The full command, or the path for file writes.
+    pub summary: String,
+    /// Which part of the command, which rule.
+    pub reason: String,
+    /// What "allow for the session" (and "always in this project") would add.
+    pub grants: Vec<Grant>,
+    /// A unified diff of the change, for file writes.
+    pub preview: Option<String>,
+    /// Set when a subagent asks: the id of its `task` call.
+    pub subagent: Option<String>,
+    /// For a tool from an MCP server: server, tool, arguments (shown as formatted JSON).
+    pub mcp: Option<crate::permissions::tools::McpCall>,
+}
+
+/// What a key, paste or wheel turn in the modal leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApprovalOutcome {
+    /// Nothing to tell the router (the modal may have scrolled, or its field changed).
+    Stay,
+    /// The "deny and say why" field opened (the hint under the input goes).
+    FeedbackOpened,
+    /// A one-line hint under the input: why this choice is not offered.
+    Hint(String),
+    /// The front request is answered: the router pops it and tells the agent.
+    Answer(ApprovalDecision),
+}
+
+/// The keymap modes of the modal: its choices, or its feedback field while that is open.
+pub const MODES: &[Mode] = &[Mode::Approval];
+/// The keymap modes while the "deny and say why" field is open.
+pub const FEEDBACK_MODES: &[Mode] = &[Mode::Feedback];
+
+/// What the footer names while the modal is on top.
+pub const FOOTER: &[(Mode, Action)] = &[
+    (Mode::Approval, Action::Deny),
+    (Mode::Approval, Action::PageDown),
+];
+/// What the footer names while the feedback field is open.
+pub const FEEDBACK_FOOTER: &[(Mode, Action)] = &[
+    (Mode::Feedback, Action::SubmitFeedback),
+    (Mode::Feedback, Action::CloseFeedback),
+];
+
+impl Approvals {
+    /// A key while the modal is up; `size` is the terminal's (a page is about half of it),
+    /// `input` the input box, which the keymap's conditions read.
+    pub fn handle_key(
+        &mut self,
+        key: &KeyEvent,
+        size: (u16, u16),
+        input: &TextArea<'_>,
+    ) -> ApprovalOutcome {
+        let Some(front) = self.queue.front() else {
+            return ApprovalOutcome::Stay;
+        };
+        let feedback_open = self.feedback.is_some();
+        // A held key repeats; a repeat is not a choice.
+        if key.kind == KeyEventKind::Release || (key.kind == KeyEventKind::Repeat && !feedback_open)
+        {
+            return ApprovalOutcome::Stay;
+        }
+        let modes = if feedback_open { FEEDBACK_MODES } else { MODES };
+        let action = keymap().action(modes, key, input);
+        let page = page(size);
+        match action {
+            Some(Action::Deny) => {
+                return ApprovalOutcome::Answer(ApprovalDecision::Deny { feedback: None })
             }
-            Some(Action::CloseFeedback) => app.approvals.feedback = None,
-            Some(_) => {}
-            None => {
-                if !inserts_newline(&key) {
-                    if let Some(field) = app.approvals.feedback.as_mut() {
-                        field.input(key);
+            Some(Action::PageUp) => self.scroll_up(page),
+            Some(Action::PageDown) => self.scroll_down(page, size),
+            Some(Action::ScrollUp) => self.scroll_up(1),
+            Some(Action::ScrollDown) => self.scroll_down(1, size),
+            _ if feedback_open => match action {
+                Some(Action::SubmitFeedback) => {
+                    let text = self
+                        .feedback
+                        .as_ref()
+                        .map(|f| f.lines().join(" ").trim().to_string())
+                        .unwrap_or_default();
+                    let feedback = (!text.is_empty()).then_some(text);
+                    return ApprovalOutcome::Answer(ApprovalDecision::Deny { feedback });
+                }
+                Some(Action::CloseFeedback) => self.feedback = None,
+                Some(_) => {}
+                None => {
+                    if !inserts_newline(key) {
+                        if let Some(field) = self.feedback.as_mut() {
+                            field.input(*key);
+                        }
                     }
                 }
+            },
+            Some(Action::Approve) => return ApprovalOutcome::Answer(ApprovalDecision::Approve),
+            Some(Action::ApproveSession) => {
+                return if front.grants.is_empty() {
+                    ApprovalOutcome::Hint(
+                        "this request cannot be allowed for the session: y allows it once".into(),
+                    )
+                } else {
+                    ApprovalOutcome::Answer(ApprovalDecision::ApproveForSession)
+                };
             }
-        },
-        Some(Action::Approve) => answer(app, ApprovalDecision::Approve, now, effects),
-        Some(Action::ApproveSession) => {
-            if front.grants.is_empty() {
-                app.hint =
-                    Some("this request cannot be allowed for the session: y allows it once".into());
-            } else {
-                answer(app, ApprovalDecision::ApproveForSession, now, effects);
-            }
-        }
-        Some(Action::ApproveProject) => {
-            if front.grants.iter().any(savable) {
-                answer(app, ApprovalDecision::ApproveForProject, now, effects);
-            } else {
+            Some(Action::ApproveProject) => {
+                if front.grants.iter().any(savable) {
+                    return ApprovalOutcome::Answer(ApprovalDecision::ApproveForProject);
+                }
                 let instead = if front.grants.is_empty() {
                     "y allows this once"
                 } else {
                     "a allows this for the session, y once"
                 };
-                app.hint = Some(format!(
+                return ApprovalOutcome::Hint(format!(
                     "only commands and MCP tools can be allowed for the project: {instead}"
                 ));
             }
+            Some(Action::DenyWithFeedback) => {
+                let mut field = TextArea::default();
+                field.set_placeholder_text("why not? Enter denies with this, Esc goes back");
+                self.feedback = Some(field);
+                return ApprovalOutcome::FeedbackOpened;
+            }
+            _ => {}
         }
-        Some(Action::DenyWithFeedback) => {
-            let mut field = TextArea::default();
-            field.set_placeholder_text("why not? Enter denies with this, Esc goes back");
-            app.approvals.feedback = Some(field);
-            app.hint = None;
+        ApprovalOutcome::Stay
+    }
+
+    /// A paste while the modal is up: into the feedback field (as one line), else ignored.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(field) = self.feedback.as_mut() {
+            let line = text.replace("\r\n", " ").replace(['\n', '\r'], " ");
+            field.insert_str(line);
         }
-        _ => {}
+    }
+
+    /// The mouse wheel scrolls the modal's text.
+    pub fn mouse(&mut self, mouse: &MouseEvent, size: (u16, u16)) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.scroll_up(WHEEL_LINES),
+            MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES, size),
+            _ => {}
+        }
+    }
+
+    /// The front request is answered: pop it (the next shows as "2 of 3"), and the modal's
+    /// scroll and field start over.
+    pub fn pop_answered(&mut self) -> Option<PendingApproval> {
+        let request = self.queue.pop_front()?;
+        self.answered += 1;
+        self.scroll = 0;
+        self.feedback = None;
+        Some(request)
+    }
+
+    /// The lines the modal's text has (summary and diff), a bound for scrolling.
+    fn content_lines(&self, size: (u16, u16)) -> u16 {
+        self.queue.front().map_or(0, |r| {
+            // The modal's text width at most (it is at most 96 wide, 4 of them frame).
+            let width = usize::from(size.0.clamp(34, 96) - 8).max(1);
+            let mcp = r.mcp.as_ref().map_or(0, |call| {
+                mcp_args_lines(&call.args)
+                    .iter()
+                    .map(|line| 1 + line.chars().count() / width)
+                    .sum::<usize>()
+                    + 1
+            });
+            let lines = r.summary.lines().count()
+                + r.reason.lines().count()
+                + r.preview.as_deref().map_or(0, |p| p.lines().count())
+                + mcp;
+            u16::try_from(lines).unwrap_or(u16::MAX)
+        })
+    }
+
+    fn scroll_up(&mut self, lines: u16) {
+        self.scroll = self.scroll.saturating_sub(lines);
+    }
+
+    fn scroll_down(&mut self, lines: u16, size: (u16, u16)) {
+        let max = self.content_lines(size);
+        self.scroll = self.scroll.saturating_add(lines).min(max);
     }
 }
 
@@ -115,71 +234,6 @@ fn inserts_newline(key: &KeyEvent) -> bool {
         KeyCode::Char('m' | 'j') => key.modifiers.contains(KeyModifiers::CONTROL),
         _ => false,
     }
-}
-
-/// A paste while the modal is up: into the feedback field (as one line), else ignored.
-pub fn paste(app: &mut App, text: &str) {
-    if let Some(field) = app.approvals.feedback.as_mut() {
-        let line = text.replace("\r\n", " ").replace(['\n', '\r'], " ");
-        field.insert_str(line);
-    }
-}
-
-/// The mouse wheel scrolls the modal's text.
-pub fn mouse(app: &mut App, mouse: MouseEvent) {
-    match mouse.kind {
-        MouseEventKind::ScrollUp => scroll_up(app, WHEEL_LINES),
-        MouseEventKind::ScrollDown => scroll_down(app, WHEEL_LINES),
-        _ => {}
-    }
-}
-
-/// Answer the front request: pop it, count it, note the decision on its tool cell.
-pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: &mut Vec<Effect>) {
-    let Some(request) = app.approvals.queue.pop_front() else {
-        return;
-    };
-    let approvals = &mut app.approvals;
-    approvals.answered += 1;
-    approvals.scroll = 0;
-    approvals.feedback = None;
-    app.hint = None;
-    let approved = !matches!(decision, ApprovalDecision::Deny { .. });
-    let mut detail = None;
-    if let Some(task_id) = &request.subagent {
-        if let Some(call) = subagent_call_mut(app, task_id, &request.id) {
-            call.status = if approved {
-                ToolStatus::Running
-            } else {
-                ToolStatus::Refused
-            };
-        }
-    } else if let Some(cell) = tool_cell_mut(app, &request.id) {
-        // The agent's result settles the status; until then the call runs or was refused.
-        cell.status = if approved {
-            ToolStatus::Running
-        } else {
-            ToolStatus::Refused
-        };
-        cell.approved = approved;
-        detail = Some((cell.name.clone(), cell.key_arg.clone()));
-    }
-    app.activity = if !app.approvals.queue.is_empty() {
-        Activity::WaitingApproval { since: now }
-    } else if approved {
-        let (name, key_arg) = detail.unwrap_or_else(|| (request.tool.clone(), String::new()));
-        Activity::Tool {
-            detail: tool_detail(app, &name, &key_arg),
-            name,
-            since: now,
-        }
-    } else {
-        Activity::Thinking { since: now }
-    };
-    effects.push(Effect::Agent(AgentCommand::Approval {
-        id: request.id,
-        decision,
-    }));
 }
 
 /// Whether "always allow in this project" can save `grant` (a command or tool rule).
@@ -228,37 +282,8 @@ fn cut_strings(value: &serde_json::Value) -> serde_json::Value {
 }
 
 /// A page of the modal: about half the terminal.
-fn page(app: &App) -> u16 {
-    (app.size.1 / 2).saturating_sub(4).max(1)
-}
-
-/// The lines the modal's text has (summary and diff), a bound for scrolling.
-fn content_lines(app: &App) -> u16 {
-    app.approvals.queue.front().map_or(0, |r| {
-        // The modal's text width at most (it is at most 96 wide, 4 of them frame).
-        let width = usize::from(app.size.0.clamp(34, 96) - 8).max(1);
-        let mcp = r.mcp.as_ref().map_or(0, |call| {
-            mcp_args_lines(&call.args)
-                .iter()
-                .map(|line| 1 + line.chars().count() / width)
-                .sum::<usize>()
-                + 1
-        });
-        let lines = r.summary.lines().count()
-            + r.reason.lines().count()
-            + r.preview.as_deref().map_or(0, |p| p.lines().count())
-            + mcp;
-        u16::try_from(lines).unwrap_or(u16::MAX)
-    })
-}
-
-fn scroll_up(app: &mut App, lines: u16) {
-    app.approvals.scroll = app.approvals.scroll.saturating_sub(lines);
-}
-
-fn scroll_down(app: &mut App, lines: u16) {
-    let max = content_lines(app);
-    app.approvals.scroll = app.approvals.scroll.saturating_add(lines).min(max);
+fn page(size: (u16, u16)) -> u16 {
+    (size.1 / 2).saturating_sub(4).max(1)
 }
 
 #[cfg(test)]

@@ -12,13 +12,12 @@
 //! | `never`            | the bell only (`ui.bell`)       | no                 |
 //!
 //! With `unfocused` and a terminal that never reported focus, approvals notify as they
-//! always did and turns do not (the focus is unknown). The update step only decides; the
-//! loop rings the bell and posts the OSC 9 notification (`Effect::Notify`, `ui.bell`).
+//! always did and turns do not (the focus is unknown). This leaf only decides, from what
+//! it is given; the router turns a decision into `Effect::Notify`, and the loop rings the
+//! bell and posts the OSC 9 notification (`ui.bell`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::event::Effect;
-use super::state::{App, Cell};
 use crate::describe;
 
 /// The default of `ui.notify_after_secs`: a turn shorter than this ends without a call.
@@ -72,43 +71,39 @@ impl Default for Notifications {
     }
 }
 
-/// An approval starts waiting: whether to notify.
-pub fn approval_notifies(app: &App) -> bool {
-    match app.notifications.when {
-        NotifyWhen::Always | NotifyWhen::Never => true,
-        NotifyWhen::Unfocused => app.focused != Some(true),
+impl Notifications {
+    /// An approval starts waiting, the terminal's focus as it last reported: whether to
+    /// notify.
+    pub fn approval_notifies(&self, focused: Option<bool>) -> bool {
+        match self.when {
+            NotifyWhen::Always | NotifyWhen::Never => true,
+            NotifyWhen::Unfocused => focused != Some(true),
+        }
     }
-}
 
-/// The turn that began at `app.turn_started` ended at `now` and nothing waits to run:
-/// notify when it was long and the setting and the focus say so.
-pub fn turn_finished(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
-    let Some(started) = app.turn_started.take() else {
-        return;
-    };
-    let took = now.saturating_duration_since(started);
-    if took < app.notifications.after {
-        return;
-    }
-    let notify = match app.notifications.when {
-        NotifyWhen::Always => true,
-        NotifyWhen::Unfocused => app.focused == Some(false),
-        NotifyWhen::Never => false,
-    };
-    if notify {
-        effects.push(Effect::Notify {
-            message: done_message(app, took),
-        });
+    /// A turn that took `took` ended and nothing waits to run: the notification to post,
+    /// when it was long and the setting and the focus say so. `reply` is the turn's reply,
+    /// if it had one: its first line goes in the message.
+    pub fn turn_finished(
+        &self,
+        focused: Option<bool>,
+        took: Duration,
+        reply: Option<&str>,
+    ) -> Option<String> {
+        if took < self.after {
+            return None;
+        }
+        let notify = match self.when {
+            NotifyWhen::Always => true,
+            NotifyWhen::Unfocused => focused == Some(false),
+            NotifyWhen::Never => false,
+        };
+        notify.then(|| done_message(took, reply))
     }
 }
 
 /// "rein is done (42s): the reply's first line".
-fn done_message(app: &App, took: Duration) -> String {
-    let reply = app.transcript.cells.iter().rev().find_map(|c| match c {
-        Cell::Assistant(a) if !a.text.trim().is_empty() => Some(a.text.as_str()),
-        Cell::User(_) => Some(""),
-        _ => None,
-    });
+fn done_message(took: Duration, reply: Option<&str>) -> String {
     let secs = took.as_secs();
     let took = if secs < 60 {
         format!("{secs}s")

@@ -3,16 +3,15 @@
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message, unless it names a custom command
-//! ([`crate::custom_commands`], sent by [`super::composer::submit`]). Unknown commands get
-//! a one-line hint and never reach the model. `/help` is generated from the keymap's
+//! ([`crate::custom_commands`], sent by `super::update::send::submit`). Unknown commands
+//! get a one-line hint and never reach the model. `/help` is generated from the keymap's
 //! descriptions and lists the custom commands.
+//!
+//! A leaf: the table, the parser and the texts that need no state. Carrying a command out
+//! is the router's (`super::update::slash`).
 
-use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
-use super::state::{Activity, App, Cell, NoticeKind, Scroll, Transcript};
-use crate::agent::AgentCommand;
 use crate::custom_commands::CommandSet;
-use crate::permissions::ApprovalMode;
 
 /// The commands, with what `/help` says about them.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -144,171 +143,6 @@ fn mcp_action(rest: &str) -> McpAction {
 /// custom command of that name is skipped.
 pub fn is_builtin(name: &str) -> bool {
     matches!(parse(&format!("/{name}")), Some(c) if !matches!(c, SlashCommand::Unknown(_)))
-}
-
-/// Carry out a command.
-pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
-    match command {
-        SlashCommand::Help => {
-            app.transcript.cells.push(Cell::notice(
-                NoticeKind::Info,
-                help_text_with(&app.custom_commands),
-            ));
-            app.transcript.scroll = Scroll::default();
-        }
-        SlashCommand::Clear => {
-            if app.busy() {
-                let esc = keymap()
-                    .keys_for(Mode::Global, Action::Interrupt)
-                    .unwrap_or_else(|| "Esc".to_string());
-                app.hint = Some(format!(
-                    "/clear waits for the turn to end ({esc} interrupts it)"
-                ));
-                return;
-            }
-            // A new conversation: the screen, the plan and the gauge start over, and so does
-            // the agent's history.
-            app.transcript = Transcript::default();
-            app.todos.clear();
-            app.gauge = app.gauge.cleared();
-            effects.push(Effect::Agent(AgentCommand::NewConversation));
-            // Custom command files added or changed since the start count from here on.
-            effects.push(Effect::ReloadCommands);
-        }
-        SlashCommand::Resume => {
-            if app.busy() {
-                app.hint = Some(super::picker::busy_hint());
-            } else {
-                effects.push(Effect::OpenPicker);
-            }
-        }
-        SlashCommand::Model(Some(name)) => super::model_switch::begin(app, &name, effects),
-        SlashCommand::Model(None) => {
-            if app.info.setup.is_some() {
-                app.hint = Some(super::composer::SETUP_HINT.to_string());
-            } else {
-                effects.push(Effect::ListModels);
-            }
-        }
-        SlashCommand::Todos => app.show_todos = !app.show_todos,
-        SlashCommand::Rename(title) => {
-            if title.is_empty() {
-                app.hint = Some("/rename needs a name: /rename fix the flaky test".to_string());
-            } else {
-                effects.push(Effect::Agent(AgentCommand::Rename(title)));
-            }
-        }
-        SlashCommand::Context => super::context_view::open(app),
-        SlashCommand::Compact(focus) => {
-            // The agent queues it while it works; say when it will run.
-            let queued = match app.activity {
-                Activity::Idle => None,
-                Activity::Compacting { .. } => {
-                    Some("compaction queued: it runs when this one ends")
-                }
-                _ => Some("compaction queued: it runs when this turn ends"),
-            };
-            if let Some(text) = queued {
-                app.transcript
-                    .cells
-                    .push(Cell::notice(NoticeKind::Info, text));
-                app.transcript.scroll = Scroll::default();
-            }
-            effects.push(Effect::Agent(AgentCommand::Compact { focus }));
-        }
-        SlashCommand::Memory => {
-            let text = if app.instructions.is_empty() {
-                "No project instructions: rein reads AGENTS.md (or CLAUDE.md) from ~/.agents/, \
-                 rein's config folder and every folder from the repository's root down to the \
-                 project, at the start of a session."
-                    .to_string()
-            } else {
-                let mut out = String::from("Project instructions in the system prompt:");
-                for line in &app.instructions {
-                    out.push_str(&format!("\n  {line}"));
-                }
-                out
-            };
-            app.transcript
-                .cells
-                .push(Cell::notice(NoticeKind::Info, text));
-            app.transcript.scroll = Scroll::default();
-        }
-        SlashCommand::Skills => {
-            let text = skills_text(&app.info.skills, &app.info.skill_notices);
-            app.transcript
-                .cells
-                .push(Cell::notice(NoticeKind::Info, text));
-            app.transcript.scroll = Scroll::default();
-        }
-        SlashCommand::Cost => {
-            let text = cost_text(app);
-            app.transcript
-                .cells
-                .push(Cell::notice(NoticeKind::Info, text));
-            app.transcript.scroll = Scroll::default();
-        }
-        SlashCommand::Mcp(McpAction::Restart(name)) => {
-            app.transcript.cells.push(Cell::notice(
-                NoticeKind::Info,
-                format!("restarting the MCP server {name}"),
-            ));
-            effects.push(Effect::RestartMcp(name));
-        }
-        SlashCommand::Mcp(McpAction::Allow(name)) => super::mcp_view::allow(app, name, effects),
-        SlashCommand::Mcp(McpAction::Unknown(words)) => {
-            app.hint = Some(format!(
-                "/mcp {words}: expected /mcp, /mcp restart NAME or /mcp allow NAME"
-            ));
-        }
-        SlashCommand::Mcp(McpAction::List) => {
-            let text = super::mcp_view::list_text(app);
-            app.transcript
-                .cells
-                .push(Cell::notice(NoticeKind::Info, text));
-            app.transcript.scroll = Scroll::default();
-        }
-        SlashCommand::Mode(None) => {
-            let text = format!(
-                "{}; /mode plan|default|auto or Shift+Tab switches it",
-                app.mode.describe()
-            );
-            app.transcript
-                .cells
-                .push(Cell::notice(NoticeKind::Info, text));
-            app.transcript.scroll = Scroll::default();
-        }
-        SlashCommand::Mode(Some(name)) => match name.parse::<ApprovalMode>() {
-            Ok(ApprovalMode::Auto) if app.no_auto.is_some() => app.hint = app.no_auto.clone(),
-            Ok(mode) => super::modes::set(app, mode, effects),
-            Err(e) => app.hint = Some(e.to_string()),
-        },
-        SlashCommand::Quit => effects.push(Effect::Quit),
-        SlashCommand::Unknown(name) => {
-            app.hint = Some(format!("unknown command {name}; /help lists them"));
-        }
-    }
-}
-
-/// The `/cost` text: the main agent's tokens in this conversation, what the prompt cache
-/// took, and the cost when the model's prices are configured.
-pub fn cost_text(app: &App) -> String {
-    let usage = &app.usage;
-    if usage.calls == 0 {
-        return "no model calls yet in this conversation".to_string();
-    }
-    let mut out = usage.tokens_line();
-    for line in usage.describe(app.info.prices) {
-        out.push('\n');
-        out.push_str(&line);
-    }
-    if app.info.prices.is_none() {
-        out.push_str(
-            "\nno prices configured for this model ([providers.NAME.models.MODEL] input_price, \
-             cached_input_price, output_price)",
-        );
-    }
-    out
 }
 
 /// The `/skills` text: each skill as `name: description`, then the skills left out and why.

@@ -1,238 +1,164 @@
-//! The input box: sending, new lines, pasting, and recalling earlier inputs.
+//! The input box and what it remembers: earlier inputs recalled with Up and Down, the draft
+//! typed before recalling started, messages queued while a turn runs, custom commands sent.
 //!
-//! Enter hands the trimmed text to [`submit`]: a slash command runs here (see
-//! [`super::commands`]); a custom command (`/review`, [`crate::custom_commands`]) sends
-//! its prompt, the history keeping what was typed; anything else goes to the agent as a
-//! user message and into the history. While a turn runs the message is also kept in `composer.queued` (the agent
-//! queues it; the transcript shows it when its turn starts), and while a model switch is
-//! being resolved it is held back until the switch is sent ([`super::model_switch`]). Up on
-//! the first line and Down on the last walk the history; the text typed before is kept as
-//! the draft.
+//! A leaf: it changes only its own state. Up on the first line and Down on the last walk
+//! the history ([`Composer::history_prev`], [`Composer::history_next`]); the text typed
+//! before is kept as the draft and comes back past the newest entry. What Enter does with
+//! the text (a slash command, a message, a held or queued one) is the router's
+//! (`super::update::send`).
 
-use std::time::Instant;
+use std::collections::HashSet;
 
-use tui_textarea::{CursorMove, TextArea};
+use tui_textarea::TextArea;
 
-use super::commands;
-use super::event::Effect;
-use super::state::{Activity, App, SentCommand};
-use crate::agent::AgentCommand;
+pub use super::input::{clear, normalize_newlines, text};
+use super::input::{replace_text, CursorAt};
 
-/// Shown instead of sending while no model is configured.
-pub const SETUP_HINT: &str =
-    "no model is configured yet: set one as described above, then start rein again (/quit leaves)";
+/// The input box's placeholder.
+const PLACEHOLDER: &str =
+    "Ask rein to do something…  (Enter sends, Shift+Enter or Ctrl+J for a new line, /help)";
 
-/// The input's text, lines joined with `\n`.
-pub fn text(textarea: &TextArea<'_>) -> String {
-    textarea.lines().join("\n")
+/// The input box and what it remembers.
+pub struct Composer {
+    pub textarea: TextArea<'static>,
+    /// Earlier inputs, oldest first (Up/Down recall them).
+    pub history: Vec<String>,
+    /// The history entry being shown, when recalling.
+    pub history_pos: Option<usize>,
+    /// What was typed before recalling started, restored past the newest entry.
+    pub draft: String,
+    /// Messages sent while the agent worked, delivered when its turn ends (shown as
+    /// queued until then).
+    pub queued: Vec<String>,
+    /// Custom commands sent whose turn has not started yet: when it does, the transcript
+    /// shows what was typed instead of the prompt.
+    pub sent_commands: Vec<SentCommand>,
 }
 
-/// Empty the input, keeping its styles and placeholder (the undo history keeps the text).
-pub fn clear(textarea: &mut TextArea<'_>) {
-    textarea.select_all();
-    textarea.delete_char();
+/// A custom command as typed and as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentCommand {
+    /// `/fix-issue 123`.
+    pub typed: String,
+    /// The prompt the model gets.
+    pub expanded: String,
+    /// Where the prompt came from (`.agents/commands/fix-issue.md`).
+    pub from: String,
 }
 
-/// Where the cursor goes after the text is replaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CursorAt {
-    /// End of the first line: Up again recalls the entry before.
-    FirstLine,
-    /// End of the text: Down again recalls the entry after.
-    End,
-}
-
-fn replace_text(textarea: &mut TextArea<'_>, text: &str, at: CursorAt) {
-    clear(textarea);
-    textarea.insert_str(text);
-    match at {
-        CursorAt::FirstLine => {
-            textarea.move_cursor(CursorMove::Top);
-            textarea.move_cursor(CursorMove::End);
-        }
-        CursorAt::End => {
-            textarea.move_cursor(CursorMove::Bottom);
-            textarea.move_cursor(CursorMove::End);
+impl Default for Composer {
+    fn default() -> Self {
+        let mut textarea = TextArea::default();
+        textarea.set_placeholder_text(PLACEHOLDER);
+        Composer {
+            textarea,
+            history: Vec::new(),
+            history_pos: None,
+            draft: String::new(),
+            queued: Vec::new(),
+            sent_commands: Vec::new(),
         }
     }
 }
 
-/// Enter: run a slash command, or send the text to the agent.
-pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
-    let raw = text(&app.composer.textarea);
-    let text = raw.trim();
-    if text.is_empty() {
-        return;
+impl Composer {
+    /// The input's text, lines joined with `\n`.
+    pub fn text(&self) -> String {
+        text(&self.textarea)
     }
-    let custom = app
-        .custom_commands
-        .expand(text)
-        .map(|e| (e.text, e.command.label.clone()));
-    let command = match (commands::parse(text), custom) {
-        // A built-in name never reaches here as custom: the loader skips it.
-        (None | Some(commands::SlashCommand::Unknown(_)), Some((expanded, from))) => {
-            if app.info.setup.is_some() {
-                app.hint = Some(SETUP_HINT.to_string());
-                return;
+
+    /// A sent input into the history (not twice in a row), and the recall ends. True when
+    /// it was added (then it goes to the history file too, when inputs are saved).
+    pub fn remember(&mut self, text: &str) -> bool {
+        let added = self.history.last().map(String::as_str) != Some(text);
+        if added {
+            self.history.push(text.to_string());
+        }
+        self.history_pos = None;
+        self.draft.clear();
+        added
+    }
+
+    /// The inputs of earlier sessions, read from the history file after the dashboard
+    /// started: they go before what this run has in its history already (typed since, or
+    /// a resumed session's), which is not repeated; a recall in progress stays on its
+    /// entry.
+    pub fn earlier_inputs(&mut self, earlier: Vec<String>) {
+        let old = std::mem::take(&mut self.history);
+        let shown = self.history_pos.and_then(|i| old.get(i).cloned());
+        let known: HashSet<&str> = earlier.iter().map(String::as_str).collect();
+        let newer: Vec<String> = old
+            .into_iter()
+            .filter(|e| !known.contains(e.as_str()))
+            .collect();
+        self.history = earlier;
+        self.history.extend(newer);
+        if let Some(entry) = shown {
+            self.history_pos = self.history.iter().rposition(|e| *e == entry);
+        }
+    }
+
+    /// Up on the first line: show the entry before the one shown (the newest at first).
+    pub fn history_prev(&mut self) {
+        let pos = match self.history_pos {
+            _ if self.history.is_empty() => return,
+            None => {
+                self.draft = text(&self.textarea);
+                self.history.len() - 1
             }
-            let typed = text.to_string();
-            app.composer.sent_commands.push(SentCommand {
-                typed: typed.clone(),
-                expanded: expanded.clone(),
-                from,
-            });
-            send(app, &typed, expanded, now, effects);
+            Some(0) => return,
+            Some(i) => i - 1,
+        };
+        self.history_pos = Some(pos);
+        replace_text(&mut self.textarea, &self.history[pos], CursorAt::FirstLine);
+    }
+
+    /// Down on the last line: show the entry after the one shown, and past the newest the
+    /// draft typed before recalling started.
+    pub fn history_next(&mut self) {
+        let Some(pos) = self.history_pos else {
             return;
-        }
-        (command, _) => command,
-    };
-    if let Some(command) = command {
-        let text = text.to_string();
-        remember(app, &text, effects);
-        clear(&mut app.composer.textarea);
-        app.hint = None;
-        commands::run(app, command, effects);
-        return;
-    }
-    if app.info.setup.is_some() {
-        app.hint = Some(SETUP_HINT.to_string());
-        return;
-    }
-    let text = text.to_string();
-    send(app, &text.clone(), text, now, effects);
-}
-
-/// Send `text` to the agent (or hold or queue it), `typed` going into the history.
-fn send(app: &mut App, typed: &str, text: String, now: Instant, effects: &mut Vec<Effect>) {
-    remember(app, typed, effects);
-    clear(&mut app.composer.textarea);
-    app.transcript.scroll = Default::default();
-    if let Some(command) = super::modes::user_command(&text) {
-        app.hint = None;
-        super::modes::submit_command(app, &text, command, now, effects);
-        return;
-    }
-    // While a model switch is resolved, the message waits for it (and goes to the new
-    // model).
-    if super::model_switch::hold(app, &text) {
-        return;
-    }
-    app.hint = None;
-    if app.busy() {
-        app.composer.queued.push(text.clone());
-    } else {
-        // The turn starts as soon as the agent reads the message: say so now, so a second
-        // message sent before its TurnStarted arrives shows as queued too.
-        app.activity = Activity::Thinking { since: now };
-    }
-    effects.push(Effect::Agent(AgentCommand::UserMessage(text)));
-}
-
-/// Add a sent input to the history (not twice in a row), and to the history file when
-/// inputs are saved, and stop recalling.
-fn remember(app: &mut App, text: &str, effects: &mut Vec<Effect>) {
-    let composer = &mut app.composer;
-    if composer.history.last().map(String::as_str) != Some(text) {
-        composer.history.push(text.to_string());
-        if app.input_history.is_some() {
-            effects.push(Effect::SaveInput(text.to_string()));
+        };
+        if pos + 1 < self.history.len() {
+            self.history_pos = Some(pos + 1);
+            replace_text(&mut self.textarea, &self.history[pos + 1], CursorAt::End);
+        } else {
+            self.history_pos = None;
+            let draft = std::mem::take(&mut self.draft);
+            replace_text(&mut self.textarea, &draft, CursorAt::End);
         }
     }
-    composer.history_pos = None;
-    composer.draft.clear();
-}
 
-/// The inputs of earlier sessions, read from the history file after the dashboard
-/// started: they go before what this run has in its history already (typed since, or a
-/// resumed session's), which is not repeated; a recall in progress stays on its entry.
-pub fn earlier_inputs(app: &mut App, earlier: Vec<String>) {
-    let composer = &mut app.composer;
-    let old = std::mem::take(&mut composer.history);
-    let shown = composer.history_pos.and_then(|i| old.get(i).cloned());
-    let known: std::collections::HashSet<&str> = earlier.iter().map(String::as_str).collect();
-    let newer: Vec<String> = old
-        .into_iter()
-        .filter(|e| !known.contains(e.as_str()))
-        .collect();
-    composer.history = earlier;
-    composer.history.extend(newer);
-    if let Some(entry) = shown {
-        composer.history_pos = composer.history.iter().rposition(|e| *e == entry);
-    }
-}
-
-/// Up on the first line: show the entry before the one shown (the newest at first).
-pub fn history_prev(app: &mut App) {
-    let composer = &mut app.composer;
-    let pos = match composer.history_pos {
-        _ if composer.history.is_empty() => return,
-        None => {
-            composer.draft = text(&composer.textarea);
-            composer.history.len() - 1
+    /// Show history entry `index` in the input, as if recalled with Up (the Ctrl-R search
+    /// accepts its match so): the text there becomes the draft, and Up/Down go on from it.
+    /// False when there is no such entry.
+    pub fn recall(&mut self, index: usize) -> bool {
+        let Some(entry) = self.history.get(index) else {
+            return false;
+        };
+        if self.history_pos.is_none() {
+            self.draft = text(&self.textarea);
         }
-        Some(0) => return,
-        Some(i) => i - 1,
-    };
-    composer.history_pos = Some(pos);
-    replace_text(
-        &mut composer.textarea,
-        &composer.history[pos],
-        CursorAt::FirstLine,
-    );
-}
-
-/// Down on the last line: show the entry after the one shown, and past the newest the
-/// draft typed before recalling started.
-pub fn history_next(app: &mut App) {
-    let composer = &mut app.composer;
-    let Some(pos) = composer.history_pos else {
-        return;
-    };
-    if pos + 1 < composer.history.len() {
-        composer.history_pos = Some(pos + 1);
-        replace_text(
-            &mut composer.textarea,
-            &composer.history[pos + 1],
-            CursorAt::End,
-        );
-    } else {
-        composer.history_pos = None;
-        let draft = std::mem::take(&mut composer.draft);
-        replace_text(&mut composer.textarea, &draft, CursorAt::End);
+        self.history_pos = Some(index);
+        replace_text(&mut self.textarea, entry, CursorAt::End);
+        true
     }
-}
 
-/// Show history entry `index` in the input, as if recalled with Up (the Ctrl-R search
-/// accepts its match so): the text there becomes the draft, and Up/Down go on from it.
-pub fn recall(app: &mut App, index: usize) {
-    let composer = &mut app.composer;
-    let Some(entry) = composer.history.get(index) else {
-        return;
-    };
-    if composer.history_pos.is_none() {
-        composer.draft = text(&composer.textarea);
+    /// Replace the input's text (the external editor's result), the cursor at its end; the
+    /// history walk ends.
+    pub fn set_text(&mut self, new: &str) {
+        self.history_pos = None;
+        replace_text(&mut self.textarea, new, CursorAt::End);
     }
-    composer.history_pos = Some(index);
-    replace_text(&mut composer.textarea, entry, CursorAt::End);
-    app.hint = None;
-}
 
-/// Replace the input's text (the external editor's result), the cursor at its end; the
-/// history walk ends.
-pub fn set_text(app: &mut App, new: &str) {
-    let composer = &mut app.composer;
-    composer.history_pos = None;
-    replace_text(&mut composer.textarea, new, CursorAt::End);
-    app.hint = None;
-}
+    /// Bracketed paste: inserted at the cursor, line breaks kept; never sends.
+    pub fn paste(&mut self, text: &str) {
+        self.textarea.insert_str(normalize_newlines(text));
+    }
 
-/// Terminals send pasted line breaks as `\r`, `\r\n` or `\n`; the input wants `\n`.
-pub fn normalize_newlines(text: &str) -> String {
-    text.replace("\r\n", "\n").replace('\r', "\n")
-}
-
-/// Bracketed paste: inserted at the cursor, line breaks kept; never sends.
-pub fn paste(app: &mut App, text: &str) {
-    app.composer.textarea.insert_str(normalize_newlines(text));
-    app.hint = None;
+    /// Ctrl-C with text: empty the input and end the history walk.
+    pub fn clear(&mut self) {
+        clear(&mut self.textarea);
+        self.history_pos = None;
+    }
 }

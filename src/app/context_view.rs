@@ -4,29 +4,22 @@
 //! so it follows every `AgentEvent::Context` that arrives while it is open (drawn by
 //! `crate::ui::context_modal`). While open it takes every key: the keymap's `context`
 //! bindings close it (Esc, q), anything else does nothing. An approval request goes over
-//! it and takes the keys until answered.
+//! it and takes the keys until answered. A leaf: whether it is open is all its state.
 
 use crossterm::event::{KeyEvent, KeyEventKind};
+use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
-use super::state::App;
 
-/// `/context`: open the layer.
-pub fn open(app: &mut App) {
-    app.context_open = true;
-    app.hint = None;
-}
+/// The keymap modes the layer consults.
+pub const MODES: &[Mode] = &[Mode::Context];
 
-/// A key while the layer is open.
-pub fn handle_key(app: &mut App, key: KeyEvent) {
-    if key.kind == KeyEventKind::Release {
-        return;
-    }
-    let action = keymap()
-        .lookup(&[Mode::Context], &key)
-        .find(|b| b.applies(app))
-        .map(|b| b.action);
-    if action == Some(Action::CloseContext) {
-        app.context_open = false;
-    }
+/// What the footer names while the layer is on top.
+pub const FOOTER: &[(Mode, Action)] = &[(Mode::Context, Action::CloseContext)];
+
+/// A key while the layer is open: true when it closes the layer. `input` is the input
+/// box, which the keymap's conditions read.
+pub fn closes(key: &KeyEvent, input: &TextArea<'_>) -> bool {
+    key.kind != KeyEventKind::Release
+        && keymap().action(MODES, key, input) == Some(Action::CloseContext)
 }

@@ -2,16 +2,17 @@
 //!
 //! Typing `@` at the start of the input or after whitespace opens it; the text between the
 //! `@` and the cursor is the query. Typing and Backspace still edit the input box and the
-//! list follows ([`sync`] runs after every key and paste on the main screen); Up/Down
+//! list follows ([`FinderState::sync`] runs after every key and paste on the main screen); Up/Down
 //! (Ctrl-P/Ctrl-N) move, Tab or Enter put the chosen path in place of the `@word`
 //! (`@src/app/state.rs ` with a space after; a folder goes in as `@src/app/` and the list
 //! stays open on it), Esc closes it and leaves the text as typed (that `@` stays closed
 //! until the cursor leaves its word). A space, or moving the cursor out of the word,
 //! closes it.
 //!
-//! The list matches the project's files ([`crate::file_index`]): the first `@` asks the
-//! loop for a scan ([`Effect::IndexFiles`]), which comes back as
-//! [`super::AppEvent::FilesIndexed`]; until then the list says "indexing…". A scan older
+//! The list matches the project's files ([`crate::file_index`]): the first `@` asks for a
+//! scan (the router sends the loop `Effect::IndexFiles`), which comes back as
+//! `AppEvent::FilesIndexed` ([`FinderState::indexed`]); until then the list says
+//! "indexing…". A leaf: it edits the input box it is handed, and nothing else outside it. A scan older
 //! than [`RESCAN_AFTER`] is redone in the background when the finder opens, the old index
 //! serving meanwhile. Matching itself is pure and quick (see the `finder` benchmark), so
 //! it runs here, on each keystroke.
@@ -20,13 +21,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::KeyEvent;
-use tui_textarea::CursorMove;
+use tui_textarea::{CursorMove, TextArea};
 
-use super::event::Effect;
 use super::keymap::{keymap, Action, Mode};
-use super::state::App;
 use crate::file_index::matcher::{Matches, PathMatcher};
-use crate::file_index::{FileIndex, DEFAULT_CAP};
+use crate::file_index::FileIndex;
 
 /// Rows the list shows at most.
 pub const ROWS: usize = 8;
@@ -76,8 +75,7 @@ struct Word {
     len: usize,
 }
 
-fn word_at_cursor(app: &App) -> Option<Word> {
-    let textarea = &app.composer.textarea;
+fn word_at_cursor(textarea: &TextArea<'_>) -> Option<Word> {
     let (row, col) = textarea.cursor();
     let line: Vec<char> = textarea.lines().get(row)?.chars().collect();
     let before = line.get(..col)?;
@@ -100,45 +98,184 @@ fn word_at_cursor(app: &App) -> Option<Word> {
     })
 }
 
-/// After a key or paste on the main screen: open, refilter or close the list for where the
-/// cursor is now.
-pub fn sync(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
-    let Some(word) = word_at_cursor(app) else {
-        app.finder.open = None;
-        app.finder.dismissed = None;
-        return;
-    };
-    if app.finder.dismissed == Some((word.row, word.at)) {
-        return;
-    }
-    app.finder.dismissed = None;
-    let opening = app.finder.open.is_none();
-    if opening {
-        request_scan(app, now, effects);
-    }
-    let same = app.finder.open.as_ref().is_some_and(|l| {
-        l.row == word.row
-            && l.at == word.at
-            && l.query == word.query
-            && l.generation == generation(&app.finder.index)
-    });
-    if !same {
-        refilter(app, word.row, word.at, word.query);
-    }
+/// What a key the finder took did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FinderKey {
+    /// A path went into the input (the hint under it goes).
+    pub inserted: bool,
+    /// A scan of the project is wanted ([`FinderState::sync`] says when).
+    pub scan: bool,
 }
 
-/// Ask for a scan when there is no index, or it is old, and none is running.
-fn request_scan(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
-    let finder = &mut app.finder;
-    let stale = finder
-        .indexed_at
-        .is_none_or(|t| now.saturating_duration_since(t) >= RESCAN_AFTER);
-    if stale && !finder.scanning {
-        finder.scanning = true;
-        effects.push(Effect::IndexFiles {
-            root: app.info.project.clone(),
-            cap: DEFAULT_CAP,
+/// The keymap modes the finder consults before the main screen's.
+pub const MODES: &[Mode] = &[Mode::Finder, Mode::Global, Mode::Composer];
+
+/// What the footer names while the finder is on top.
+pub const FOOTER: &[(Mode, Action)] = &[
+    (Mode::Finder, Action::InsertPath),
+    (Mode::Finder, Action::ScrollDown),
+    (Mode::Finder, Action::ClosePicker),
+];
+
+impl FinderState {
+    /// After a key or paste on the main screen: open, refilter or close the list for where
+    /// the cursor is now. True when a scan of the project should start (the list just
+    /// opened, and there is no index or it is old, and none runs): the router asks the
+    /// loop for it, and [`FinderState::indexed`] takes the result.
+    pub fn sync(&mut self, input: &TextArea<'_>, now: Instant) -> bool {
+        let Some(word) = word_at_cursor(input) else {
+            self.open = None;
+            self.dismissed = None;
+            return false;
+        };
+        if self.dismissed == Some((word.row, word.at)) {
+            return false;
+        }
+        self.dismissed = None;
+        let scan = self.open.is_none() && self.wants_scan(now);
+        let same = self.open.as_ref().is_some_and(|l| {
+            l.row == word.row
+                && l.at == word.at
+                && l.query == word.query
+                && l.generation == generation(&self.index)
         });
+        if !same {
+            self.refilter(word.row, word.at, word.query);
+        }
+        scan
+    }
+
+    /// Whether to scan: no index, or an old one, and none running (then one is running).
+    fn wants_scan(&mut self, now: Instant) -> bool {
+        let stale = self
+            .indexed_at
+            .is_none_or(|t| now.saturating_duration_since(t) >= RESCAN_AFTER);
+        let scan = stale && !self.scanning;
+        if scan {
+            self.scanning = true;
+        }
+        scan
+    }
+
+    fn refilter(&mut self, row: usize, at: usize, query: String) {
+        let matches = match &self.index {
+            Some(index) => self.matcher.query(index, &query, KEPT),
+            None => Matches::default(),
+        };
+        let selected = match &self.open {
+            Some(l) if l.query == query && l.row == row && l.at == at => {
+                l.selected.min(matches.hits.len().saturating_sub(1))
+            }
+            _ => 0,
+        };
+        self.open = Some(FinderList {
+            row,
+            at,
+            query,
+            matches,
+            selected,
+            generation: generation(&self.index),
+        });
+    }
+
+    /// A scan finished: keep it, and match the open list's query against it.
+    pub fn indexed(&mut self, index: FileIndex, now: Instant) {
+        self.index = Some(Arc::new(index));
+        self.indexed_at = Some(now);
+        self.scanning = false;
+        if let Some(list) = self.open.clone() {
+            self.refilter(list.row, list.at, list.query);
+        }
+    }
+
+    /// A key while the list is open: its own bindings (the `finder` mode); `None` when the
+    /// key is not one of them and goes on to the main screen. Inserting a path edits
+    /// `input`.
+    pub fn handle_key(
+        &mut self,
+        key: &KeyEvent,
+        input: &mut TextArea<'static>,
+        now: Instant,
+    ) -> Option<FinderKey> {
+        let action = keymap()
+            .lookup(&[Mode::Finder], key)
+            .next()
+            .map(|b| b.action)?;
+        let mut done = FinderKey {
+            inserted: false,
+            scan: false,
+        };
+        match action {
+            Action::InsertPath => done = self.insert(input, now),
+            Action::ClosePicker => {
+                if let Some(list) = self.open.take() {
+                    self.dismissed = Some((list.row, list.at));
+                }
+            }
+            Action::ScrollUp => self.move_by(-1),
+            Action::ScrollDown => self.move_by(1),
+            _ => return None,
+        }
+        Some(done)
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        if let Some(list) = self.open.as_mut() {
+            let last = list.matches.hits.len().saturating_sub(1);
+            list.selected = list.selected.saturating_add_signed(delta).min(last);
+        }
+    }
+
+    /// The selected entry's path and whether it is a folder.
+    pub fn selected_path(&self) -> Option<(&str, bool)> {
+        let list = self.open.as_ref()?;
+        let hit = list.matches.hits.get(list.selected)?;
+        let entry = self.index.as_ref()?.entries.get(hit.entry)?;
+        Some((entry.path.as_str(), entry.is_dir))
+    }
+
+    /// Tab or Enter: put the selected path in place of the `@word`. A file gets a space
+    /// after it and closes the list; a folder keeps it open, listing what is inside.
+    fn insert(&mut self, textarea: &mut TextArea<'static>, now: Instant) -> FinderKey {
+        let nothing = FinderKey {
+            inserted: false,
+            scan: false,
+        };
+        let Some((path, is_dir)) = self.selected_path().map(|(p, d)| (p.to_string(), d)) else {
+            // Nothing to insert (no match yet): the list closes, the text stays.
+            if let Some(list) = self.open.take() {
+                self.dismissed = Some((list.row, list.at));
+            }
+            return nothing;
+        };
+        let Some(word) = word_at_cursor(textarea) else {
+            self.open = None;
+            return nothing;
+        };
+        let next = textarea
+            .lines()
+            .get(word.row)
+            .and_then(|l| l.chars().nth(word.at + 1 + word.len));
+        let (row, at) = (
+            u16::try_from(word.row).unwrap_or(u16::MAX),
+            u16::try_from(word.at).unwrap_or(u16::MAX),
+        );
+        textarea.move_cursor(CursorMove::Jump(row, at));
+        textarea.delete_str(word.len + 1);
+        textarea.insert_str(format!("@{path}"));
+        if !is_dir {
+            match next {
+                Some(c) if c.is_whitespace() => textarea.move_cursor(CursorMove::Forward),
+                _ => {
+                    textarea.insert_char(' ');
+                }
+            }
+        }
+        self.open = None;
+        FinderKey {
+            inserted: true,
+            scan: self.sync(textarea, now),
+        }
     }
 }
 
@@ -147,129 +284,14 @@ fn generation(index: &Option<Arc<FileIndex>>) -> Option<usize> {
     index.as_ref().map(|i| Arc::as_ptr(i) as usize)
 }
 
-fn refilter(app: &mut App, row: usize, at: usize, query: String) {
-    let finder = &mut app.finder;
-    let matches = match &finder.index {
-        Some(index) => finder.matcher.query(index, &query, KEPT),
-        None => Matches::default(),
-    };
-    let selected = match &finder.open {
-        Some(l) if l.query == query && l.row == row && l.at == at => {
-            l.selected.min(matches.hits.len().saturating_sub(1))
-        }
-        _ => 0,
-    };
-    finder.open = Some(FinderList {
-        row,
-        at,
-        query,
-        matches,
-        selected,
-        generation: generation(&finder.index),
-    });
-}
-
-/// A scan finished: keep it, and match the open list's query against it.
-pub fn indexed(app: &mut App, index: FileIndex, now: Instant) {
-    app.finder.index = Some(Arc::new(index));
-    app.finder.indexed_at = Some(now);
-    app.finder.scanning = false;
-    if let Some(list) = app.finder.open.clone() {
-        refilter(app, list.row, list.at, list.query);
-    }
-}
-
-/// A key while the list is open: its own bindings (the `finder` mode); false when the key
-/// is not one of them and goes on to the main screen.
-pub fn handle_key(app: &mut App, key: &KeyEvent, now: Instant, effects: &mut Vec<Effect>) -> bool {
-    let Some(action) = keymap()
-        .lookup(&[Mode::Finder], key)
-        .next()
-        .map(|b| b.action)
-    else {
-        return false;
-    };
-    match action {
-        Action::InsertPath => insert(app, now, effects),
-        Action::ClosePicker => {
-            if let Some(list) = app.finder.open.take() {
-                app.finder.dismissed = Some((list.row, list.at));
-            }
-        }
-        Action::ScrollUp => move_by(app, -1),
-        Action::ScrollDown => move_by(app, 1),
-        _ => return false,
-    }
-    true
-}
-
-fn move_by(app: &mut App, delta: isize) {
-    if let Some(list) = app.finder.open.as_mut() {
-        let last = list.matches.hits.len().saturating_sub(1);
-        list.selected = list.selected.saturating_add_signed(delta).min(last);
-    }
-}
-
-/// The selected entry's path and whether it is a folder.
-pub fn selected_path(app: &App) -> Option<(&str, bool)> {
-    let list = app.finder.open.as_ref()?;
-    let hit = list.matches.hits.get(list.selected)?;
-    let entry = app.finder.index.as_ref()?.entries.get(hit.entry)?;
-    Some((entry.path.as_str(), entry.is_dir))
-}
-
-/// Tab or Enter: put the selected path in place of the `@word`. A file gets a space after
-/// it and closes the list; a folder keeps it open, listing what is inside.
-fn insert(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
-    let Some((path, is_dir)) = selected_path(app).map(|(p, d)| (p.to_string(), d)) else {
-        // Nothing to insert (no match yet): the list closes, the text stays.
-        if let Some(list) = app.finder.open.take() {
-            app.finder.dismissed = Some((list.row, list.at));
-        }
-        return;
-    };
-    let Some(word) = word_at_cursor(app) else {
-        app.finder.open = None;
-        return;
-    };
-    let textarea = &mut app.composer.textarea;
-    let next = textarea
-        .lines()
-        .get(word.row)
-        .and_then(|l| l.chars().nth(word.at + 1 + word.len));
-    let (row, at) = (
-        u16::try_from(word.row).unwrap_or(u16::MAX),
-        u16::try_from(word.at).unwrap_or(u16::MAX),
-    );
-    textarea.move_cursor(CursorMove::Jump(row, at));
-    textarea.delete_str(word.len + 1);
-    textarea.insert_str(format!("@{path}"));
-    if !is_dir {
-        match next {
-            Some(c) if c.is_whitespace() => textarea.move_cursor(CursorMove::Forward),
-            _ => {
-                textarea.insert_char(' ');
-            }
-        }
-    }
-    app.hint = None;
-    app.finder.open = None;
-    sync(app, now, effects);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::state::SessionInfo;
-    use tui_textarea::TextArea;
 
-    fn app_with(text: &str, col: usize) -> App {
-        let mut app = App::new(SessionInfo::default(), 1000);
-        app.composer.textarea = TextArea::from([text]);
-        app.composer
-            .textarea
-            .move_cursor(CursorMove::Jump(0, col as u16));
-        app
+    fn app_with(text: &str, col: usize) -> TextArea<'static> {
+        let mut textarea = TextArea::from([text.to_string()]);
+        textarea.move_cursor(CursorMove::Jump(0, col as u16));
+        textarea
     }
 
     #[test]

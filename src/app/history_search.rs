@@ -9,13 +9,14 @@
 //! to the next newer. When nothing matches the search says so and keeps the last match.
 //! Enter or Tab puts the match in the input box, not sent, and Up/Down then go on from
 //! there through the history; Esc, Ctrl-G or Ctrl-C closes the search and the input keeps
-//! the text it had. Drawn by `crate::ui::history_search`.
+//! the text it had. Drawn by `crate::ui::history_search`. A leaf: it reads the history it
+//! is given and changes only its own state.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use tui_textarea::TextArea;
 
-use super::composer;
+use super::input::normalize_newlines;
 use super::keymap::{keymap, Action, Mode};
-use super::state::App;
 
 /// The search while it is open.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -49,103 +50,97 @@ fn find(history: &[String], query: &str, start: usize, direction: Direction) -> 
     }
 }
 
-/// Ctrl-R on the main screen: open the search (nothing found yet, the input untouched).
-pub fn open(app: &mut App) {
-    app.search = Some(HistorySearch::default());
-    app.hint = None;
+/// What a key in the search leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchOutcome {
+    /// The search stays open.
+    Stay,
+    /// Esc, Ctrl-G or Ctrl-C: close it; the input keeps its text.
+    Close,
+    /// Enter or Tab: close it and put history entry `.0` in the input box (not sent).
+    Accept(Option<usize>),
 }
 
-/// Search again for the current query, from `start` in `direction`; keep the last match
-/// when nothing holds it.
-fn research(app: &mut App, start: Option<usize>, direction: Direction) {
-    let history = &app.composer.history;
-    let Some(search) = app.search.as_mut() else {
-        return;
-    };
-    let found = start.and_then(|s| find(history, &search.query, s, direction));
-    search.failed = found.is_none() && (start.is_some() || !history.is_empty());
-    if found.is_some() {
-        search.found = found;
-    }
-}
+/// The keymap modes the search consults.
+pub const MODES: &[Mode] = &[Mode::Search];
 
-/// A key while the search is open.
-pub fn handle_key(app: &mut App, key: KeyEvent) {
-    if key.kind == KeyEventKind::Release {
-        return;
-    }
-    let action = keymap()
-        .lookup(&[Mode::Search], &key)
-        .find(|b| b.applies(app))
-        .map(|b| b.action);
-    let Some(search) = app.search.as_ref() else {
-        return;
-    };
-    let newest = app.composer.history.len().checked_sub(1);
-    let found = search.found;
-    match action {
-        Some(Action::CancelSearch) => app.search = None,
-        Some(Action::AcceptSearch) => accept(app),
-        Some(Action::SearchOlder) => {
-            let start = match found {
-                Some(i) => i.checked_sub(1),
-                None => newest,
-            };
-            research(app, start, Direction::Older);
+/// What the footer names while the search is on top.
+pub const FOOTER: &[(Mode, Action)] = &[
+    (Mode::Search, Action::AcceptSearch),
+    (Mode::Search, Action::SearchOlder),
+    (Mode::Search, Action::CancelSearch),
+];
+
+impl HistorySearch {
+    /// Search again for the current query, from `start` in `direction`; keep the last
+    /// match when nothing holds it.
+    fn research(&mut self, history: &[String], start: Option<usize>, direction: Direction) {
+        let found = start.and_then(|s| find(history, &self.query, s, direction));
+        self.failed = found.is_none() && (start.is_some() || !history.is_empty());
+        if found.is_some() {
+            self.found = found;
         }
-        Some(Action::SearchNewer) => {
-            let start = found.map(|i| i + 1).filter(|&i| Some(i) <= newest);
-            research(app, start, Direction::Newer);
-        }
-        Some(_) => {}
-        None => edit_query(app, &key),
     }
-}
 
-/// Typing and Backspace change the query, and the search runs again.
-fn edit_query(app: &mut App, key: &KeyEvent) {
-    let Some(search) = app.search.as_mut() else {
-        return;
-    };
-    let plain = !key
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    match key.code {
-        KeyCode::Char(c) if plain && !c.is_control() => {
-            search.query.push(c);
-            // The match shown stays while it still holds the longer query.
-            let start = search.found.or(app.composer.history.len().checked_sub(1));
-            research(app, start, Direction::Older);
+    /// A key while the search is open, over the earlier inputs `history` (oldest first);
+    /// `input` is the input box, which the keymap's conditions read.
+    pub fn handle_key(
+        &mut self,
+        key: &KeyEvent,
+        history: &[String],
+        input: &TextArea<'_>,
+    ) -> SearchOutcome {
+        if key.kind == KeyEventKind::Release {
+            return SearchOutcome::Stay;
         }
-        KeyCode::Backspace if search.query.pop().is_some() => {
-            let start = app.composer.history.len().checked_sub(1);
-            research(app, start, Direction::Older);
+        let newest = history.len().checked_sub(1);
+        match keymap().action(MODES, key, input) {
+            Some(Action::CancelSearch) => return SearchOutcome::Close,
+            Some(Action::AcceptSearch) => return SearchOutcome::Accept(self.found),
+            Some(Action::SearchOlder) => {
+                let start = match self.found {
+                    Some(i) => i.checked_sub(1),
+                    None => newest,
+                };
+                self.research(history, start, Direction::Older);
+            }
+            Some(Action::SearchNewer) => {
+                let start = self.found.map(|i| i + 1).filter(|&i| Some(i) <= newest);
+                self.research(history, start, Direction::Newer);
+            }
+            Some(_) => {}
+            None => self.edit_query(key, history),
         }
-        _ => {}
+        SearchOutcome::Stay
     }
-}
 
-/// A paste while the search is open goes into the query (one line).
-pub fn paste(app: &mut App, text: &str) {
-    let Some(search) = app.search.as_mut() else {
-        return;
-    };
-    let line = composer::normalize_newlines(text).replace('\n', " ");
-    search.query.push_str(&line);
-    let start = search.found.or(app.composer.history.len().checked_sub(1));
-    research(app, start, Direction::Older);
-}
+    /// Typing and Backspace change the query, and the search runs again.
+    fn edit_query(&mut self, key: &KeyEvent, history: &[String]) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char(c) if plain && !c.is_control() => {
+                self.query.push(c);
+                // The match shown stays while it still holds the longer query.
+                let start = self.found.or(history.len().checked_sub(1));
+                self.research(history, start, Direction::Older);
+            }
+            KeyCode::Backspace if self.query.pop().is_some() => {
+                let start = history.len().checked_sub(1);
+                self.research(history, start, Direction::Older);
+            }
+            _ => {}
+        }
+    }
 
-/// Enter / Tab: the match into the input box (the text there before becomes the draft
-/// that Down past the newest entry brings back), and the search closes.
-fn accept(app: &mut App) {
-    let Some(search) = app.search.take() else {
-        return;
-    };
-    let Some(index) = search.found else {
-        return;
-    };
-    composer::recall(app, index);
+    /// A paste goes into the query (one line).
+    pub fn paste(&mut self, text: &str, history: &[String]) {
+        let line = normalize_newlines(text).replace('\n', " ");
+        self.query.push_str(&line);
+        let start = self.found.or(history.len().checked_sub(1));
+        self.research(history, start, Direction::Older);
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::sync::{LazyLock, OnceLock};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 
-use super::state::App;
+use tui_textarea::TextArea;
 
 /// The compiled-in key bindings.
 pub const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
@@ -160,8 +160,8 @@ pub enum Condition {
 }
 
 impl Condition {
-    pub fn holds(self, app: &App) -> bool {
-        let textarea = &app.composer.textarea;
+    /// Whether the condition holds for the input box as it is.
+    pub fn holds(self, textarea: &TextArea<'_>) -> bool {
         match self {
             Condition::InputEmpty => textarea.is_empty(),
             Condition::FirstLine => textarea.cursor().0 == 0,
@@ -334,9 +334,9 @@ pub struct Binding {
 }
 
 impl Binding {
-    /// Whether the binding applies in this state.
-    pub fn applies(&self, app: &App) -> bool {
-        self.when.is_none_or(|c| c.holds(app))
+    /// Whether the binding applies with the input box as it is.
+    pub fn applies(&self, input: &TextArea<'_>) -> bool {
+        self.when.is_none_or(|c| c.holds(input))
     }
 
     /// The keys as the footer shows them: "Shift-Enter/Alt-Enter/Ctrl-J", with the
@@ -499,10 +499,11 @@ impl Keymap {
             .filter(move |b| b.keys.contains(&spec))
     }
 
-    /// The first action this press triggers in this state, if any.
-    pub fn action(&self, app: &App, key: &KeyEvent) -> Option<Action> {
-        self.lookup(super::layer::Layer::top(app).modes(), key)
-            .find(|b| b.applies(app))
+    /// The first action this press triggers in these modes (in lookup order), with the
+    /// input box as it is (the bindings' conditions read it).
+    pub fn action(&self, modes: &[Mode], key: &KeyEvent, input: &TextArea<'_>) -> Option<Action> {
+        self.lookup(modes, key)
+            .find(|b| b.applies(input))
             .map(|b| b.action)
     }
 

@@ -21,12 +21,17 @@
 //! modes ([`Layer::modes`]) and the footer's hints ([`Layer::footer`]). The UI draws the
 //! stack bottom up, so the layer on top is drawn last, over the others.
 //!
-//! A new layer is a variant here, its place in [`Layer::ORDER`] and its test in
-//! [`Layer::is_open`]; the compiler then asks for its modes, its footer, its input handlers
-//! (`update::route`) and its drawing (`crate::ui::render`).
+//! Each layer is a leaf module that owns its state, handles its keys on that state alone
+//! and returns an outcome; its keymap modes and footer are constants there, which the
+//! matches below name. A new layer is that file, a variant here with its place in
+//! [`Layer::ORDER`] and its test in [`Layer::is_open`] (reading the field of [`App`] that
+//! holds its state); the compiler then asks for its modes and footer here, for its
+//! outcome's handling in the router (`super::update::route`) and for its drawing
+//! (`crate::ui::render`).
 
 use super::keymap::{Action, Mode};
 use super::state::App;
+use super::{approval, context_view, finder, history_search, model_picker, picker, slash_menu};
 
 /// A layer of the dashboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +79,9 @@ impl Layer {
             Layer::Models => app.model_picker.is_some(),
             Layer::Context => app.context_open,
             Layer::Search => app.search.is_some(),
-            Layer::Slash => super::slash_menu::is_open(app),
+            Layer::Slash => app
+                .slash_menu
+                .is_open(&app.composer.textarea, &app.custom_commands),
             Layer::Finder => app.finder.open.is_some(),
             Layer::Main => true,
         }
@@ -90,18 +97,18 @@ impl Layer {
         Layer::stack(app).next().unwrap_or(Layer::Main)
     }
 
-    /// The keymap modes this layer consults, in lookup order.
+    /// The keymap modes this layer consults, in lookup order (each layer's module says).
     pub fn modes(self) -> &'static [Mode] {
         match self {
-            Layer::Approval => &[Mode::Approval],
-            Layer::Feedback => &[Mode::Feedback],
-            Layer::Sessions => &[Mode::Picker],
-            Layer::Models => &[Mode::Models],
-            Layer::Context => &[Mode::Context],
-            Layer::Search => &[Mode::Search],
-            Layer::Slash => &[Mode::Slash, Mode::Global, Mode::Composer],
-            Layer::Finder => &[Mode::Finder, Mode::Global, Mode::Composer],
-            Layer::Main => &[Mode::Global, Mode::Composer],
+            Layer::Approval => approval::MODES,
+            Layer::Feedback => approval::FEEDBACK_MODES,
+            Layer::Sessions => picker::MODES,
+            Layer::Models => model_picker::MODES,
+            Layer::Context => context_view::MODES,
+            Layer::Search => history_search::MODES,
+            Layer::Slash => slash_menu::MODES,
+            Layer::Finder => finder::MODES,
+            Layer::Main => MAIN_MODES,
         }
     }
 
@@ -110,41 +117,14 @@ impl Layer {
     /// (`assets/keymap.toml`), so the footer says what the keys really do.
     pub fn footer(self, busy: bool) -> &'static [(Mode, Action)] {
         match self {
-            Layer::Sessions => &[
-                (Mode::Picker, Action::Resume),
-                (Mode::Picker, Action::ClosePicker),
-                (Mode::Picker, Action::ClearFilter),
-            ],
-            Layer::Models => &[
-                (Mode::Models, Action::ChooseModel),
-                (Mode::Models, Action::ClosePicker),
-                (Mode::Models, Action::ClearFilter),
-            ],
-            Layer::Context => &[(Mode::Context, Action::CloseContext)],
-            Layer::Search => &[
-                (Mode::Search, Action::AcceptSearch),
-                (Mode::Search, Action::SearchOlder),
-                (Mode::Search, Action::CancelSearch),
-            ],
-            Layer::Slash => &[
-                (Mode::Slash, Action::SlashComplete),
-                (Mode::Slash, Action::SlashAccept),
-                (Mode::Slash, Action::SlashNext),
-                (Mode::Slash, Action::SlashClose),
-            ],
-            Layer::Finder => &[
-                (Mode::Finder, Action::InsertPath),
-                (Mode::Finder, Action::ScrollDown),
-                (Mode::Finder, Action::ClosePicker),
-            ],
-            Layer::Feedback => &[
-                (Mode::Feedback, Action::SubmitFeedback),
-                (Mode::Feedback, Action::CloseFeedback),
-            ],
-            Layer::Approval => &[
-                (Mode::Approval, Action::Deny),
-                (Mode::Approval, Action::PageDown),
-            ],
+            Layer::Sessions => picker::FOOTER,
+            Layer::Models => model_picker::FOOTER,
+            Layer::Context => context_view::FOOTER,
+            Layer::Search => history_search::FOOTER,
+            Layer::Slash => slash_menu::FOOTER,
+            Layer::Finder => finder::FOOTER,
+            Layer::Feedback => approval::FEEDBACK_FOOTER,
+            Layer::Approval => approval::FOOTER,
             Layer::Main if busy => &[
                 (Mode::Global, Action::Cancel),
                 (Mode::Global, Action::Help),
@@ -160,6 +140,9 @@ impl Layer {
         }
     }
 }
+
+/// The main screen's keymap modes: its global keys, then the input box's.
+pub const MAIN_MODES: &[Mode] = &[Mode::Global, Mode::Composer];
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! The model picker as a layer: `/model` opens it over the dashboard; while it is open it
-//! takes every key, and the model chosen goes to [`super::model_switch::begin`] (the loop
-//! resolves the name and asks the agent to switch; the picker never reads the settings).
+//! takes every key, and the model chosen comes back as [`ModelPickerOutcome::Choose`] (the
+//! router begins the switch: the loop resolves the name and asks the agent to switch; the
+//! picker never reads the settings). A leaf: it knows only its own state.
 //!
 //! In: the models the loop listed ([`ModelList`]: the one in use, with the window in
 //! effect, and every `[providers.NAME.models.MODEL]` entry with the window and prices
@@ -12,13 +13,11 @@
 
 use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 
-use super::event::Effect;
+use super::input::{edit_filter, paste_line};
 use super::keymap::{keymap, Action, Mode};
-use super::picker::{edit_filter, paste_line};
-use super::state::App;
 use crate::agent::Prices;
 
-/// What the loop found when asked to list models ([`Effect::ListModels`]).
+/// What the loop found when asked to list models (`Effect::ListModels`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelList {
     /// The model in use, with the window in effect; no name when none is configured.
@@ -124,66 +123,72 @@ impl ModelPicker {
     }
 }
 
-/// Models arrived: open the picker over them.
-pub fn open(app: &mut App, list: ModelList) {
-    app.model_picker = Some(ModelPicker::open(list));
-    app.hint = None;
+/// What a key in the model picker leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelPickerOutcome {
+    /// It stays open.
+    Stay,
+    /// Esc: close it, nothing changes.
+    Close,
+    /// Enter: switch to this model (the picker closes).
+    Choose(String),
 }
 
-/// A key while the picker is open.
-pub fn handle_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
-    if key.kind == KeyEventKind::Release {
-        return;
-    }
-    let page = super::picker::page(app);
-    let Some(picker) = app.model_picker.as_mut() else {
-        return;
-    };
-    let action = keymap()
-        .lookup(&[Mode::Models], &key)
-        .next()
-        .map(|b| b.action);
-    match action {
-        Some(Action::ClosePicker) => app.model_picker = None,
-        Some(Action::ChooseModel) => {
-            if let Some(name) = picker.selected_name() {
-                app.model_picker = None;
-                super::model_switch::begin(app, &name, effects);
+/// The keymap modes the model picker consults.
+pub const MODES: &[Mode] = &[Mode::Models];
+
+/// What the footer names while the model picker is on top.
+pub const FOOTER: &[(Mode, Action)] = &[
+    (Mode::Models, Action::ChooseModel),
+    (Mode::Models, Action::ClosePicker),
+    (Mode::Models, Action::ClearFilter),
+];
+
+impl ModelPicker {
+    /// A key while the picker is open; `page` is the rows a page moves.
+    pub fn handle_key(&mut self, key: &KeyEvent, page: usize) -> ModelPickerOutcome {
+        if key.kind == KeyEventKind::Release {
+            return ModelPickerOutcome::Stay;
+        }
+        let action = keymap().lookup(MODES, key).next().map(|b| b.action);
+        match action {
+            Some(Action::ClosePicker) => return ModelPickerOutcome::Close,
+            Some(Action::ChooseModel) => {
+                if let Some(name) = self.selected_name() {
+                    return ModelPickerOutcome::Choose(name);
+                }
+            }
+            Some(Action::ScrollUp) => self.move_by(-1),
+            Some(Action::ScrollDown) => self.move_by(1),
+            Some(Action::PageUp) => self.move_by(-(page as isize)),
+            Some(Action::PageDown) => self.move_by(page as isize),
+            Some(Action::ScrollTop) => self.selected = 0,
+            Some(Action::ScrollBottom) => self.move_by(isize::MAX),
+            Some(Action::ClearFilter) => {
+                self.filter.clear();
+                self.selected = 0;
+            }
+            Some(_) => {}
+            None => {
+                if edit_filter(&mut self.filter, key) {
+                    self.selected = 0;
+                }
             }
         }
-        Some(Action::ScrollUp) => picker.move_by(-1),
-        Some(Action::ScrollDown) => picker.move_by(1),
-        Some(Action::PageUp) => picker.move_by(-(page as isize)),
-        Some(Action::PageDown) => picker.move_by(page as isize),
-        Some(Action::ScrollTop) => picker.selected = 0,
-        Some(Action::ScrollBottom) => picker.move_by(isize::MAX),
-        Some(Action::ClearFilter) => {
-            picker.filter.clear();
-            picker.selected = 0;
-        }
-        Some(_) => {}
-        None => {
-            if edit_filter(&mut picker.filter, &key) {
-                picker.selected = 0;
-            }
-        }
+        ModelPickerOutcome::Stay
     }
-}
 
-/// A paste while the picker is open goes into the filter, as one line.
-pub fn paste(app: &mut App, text: &str) {
-    if let Some(picker) = app.model_picker.as_mut() {
-        picker.filter.push_str(&paste_line(text));
-        picker.selected = 0;
+    /// A paste goes into the filter, as one line.
+    pub fn paste(&mut self, text: &str) {
+        self.filter.push_str(&paste_line(text));
+        self.selected = 0;
     }
-}
 
-/// The mouse wheel moves the selection.
-pub fn mouse(app: &mut App, mouse: MouseEvent) {
-    if let Some(picker) = app.model_picker.as_mut() {
+    /// The mouse wheel moves the selection.
+    pub fn mouse(&mut self, mouse: &MouseEvent) {
         match mouse.kind {
-            MouseEventKind::ScrollUp => picker.move_by(-(WHEEL_ROWS as isize)),
-            MouseEventKind::ScrollDown => picker.move_by(WHEEL_ROWS as isize),
+            MouseEventKind::ScrollUp => self.move_by(-(WHEEL_ROWS as isize)),
+            MouseEventKind::ScrollDown => self.move_by(WHEEL_ROWS as isize),
             _ => {}
         }
     }

@@ -1,7 +1,7 @@
 //! The session picker as a layer: `/resume` (or `rein --resume` with no id) opens it over the
-//! dashboard; while it is open it takes every key, and choosing a session goes out as
-//! [`Effect::ResumeSession`] (the loop loads the file and restarts the agent on it; the
-//! picker never touches the disk).
+//! dashboard; while it is open it takes every key, and choosing a session comes back as
+//! [`PickerOutcome::Resume`] (the router asks the loop to load the file and restart the
+//! agent on it; the picker never touches the disk). A leaf: it knows only its own state.
 //!
 //! In: the sessions the loop listed, with the time they were listed at (ages are relative
 //! to it, so drawing stays a pure function of the state). States: open with a filter and a
@@ -14,14 +14,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 
-use super::event::Effect;
+use super::input::{edit_filter, paste_line};
 use super::keymap::{keymap, Action, Mode};
-use super::state::App;
 use crate::session::{MessageCount, SessionSummary};
 
-/// What the loop found when asked to list sessions ([`Effect::OpenPicker`]).
+/// What the loop found when asked to list sessions (`Effect::OpenPicker`).
 #[derive(Debug, Clone)]
 pub struct SessionList {
     /// Most recently updated first, as [`crate::session::list`] returns them.
@@ -101,7 +100,7 @@ impl Picker {
 
     /// A project path with the home directory as `~`.
     pub fn project_label(&self, project: &Path) -> String {
-        super::state::shorten_home(project, self.home.as_deref())
+        crate::describe::shorten_home(project, self.home.as_deref())
     }
 
     /// "just now", "3 min ago", "2 days ago": how long ago `s` was last written.
@@ -140,113 +139,77 @@ pub fn age(d: Duration) -> String {
     }
 }
 
-/// Sessions arrived: open the picker over them, or say there is nothing to resume.
-pub fn open(app: &mut App, list: SessionList) {
-    match Picker::open(list) {
-        Some(picker) => {
-            app.picker = Some(picker);
-            app.hint = None;
-        }
-        None => app.hint = Some(NOTHING_TO_RESUME.to_string()),
-    }
+/// What a key, paste or wheel turn in the picker leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PickerOutcome {
+    /// The picker stays open (its filter or selection may have changed).
+    Stay,
+    /// Esc: close it, nothing changes.
+    Close,
+    /// Enter: resume this session (the router closes the picker, unless a turn runs).
+    Resume(PathBuf),
 }
 
-/// A key while the picker is open.
-pub fn handle_key(app: &mut App, key: KeyEvent, effects: &mut Vec<Effect>) {
-    if key.kind == KeyEventKind::Release {
-        return;
-    }
-    let page = page(app);
-    let Some(picker) = app.picker.as_mut() else {
-        return;
-    };
-    let action = keymap()
-        .lookup(&[Mode::Picker], &key)
-        .next()
-        .map(|b| b.action);
-    if let Some(action) = action {
+impl Picker {
+    /// A key while the picker is open; `page` is the rows a page moves.
+    pub fn handle_key(&mut self, key: &KeyEvent, page: usize) -> PickerOutcome {
+        if key.kind == KeyEventKind::Release {
+            return PickerOutcome::Stay;
+        }
+        let action = keymap().lookup(MODES, key).next().map(|b| b.action);
+        let Some(action) = action else {
+            if edit_filter(&mut self.filter, key) {
+                self.selected = 0;
+            }
+            return PickerOutcome::Stay;
+        };
         match action {
-            Action::ClosePicker => app.picker = None,
-            Action::Resume => choose(app, effects),
-            Action::ScrollUp => picker.move_by(-1),
-            Action::ScrollDown => picker.move_by(1),
-            Action::PageUp => picker.move_by(-(page as isize)),
-            Action::PageDown => picker.move_by(page as isize),
-            Action::ScrollTop => picker.selected = 0,
-            Action::ScrollBottom => picker.move_by(isize::MAX),
+            Action::ClosePicker => return PickerOutcome::Close,
+            Action::Resume => {
+                if let Some(s) = self.selected_session() {
+                    return PickerOutcome::Resume(s.path.clone());
+                }
+            }
+            Action::ScrollUp => self.move_by(-1),
+            Action::ScrollDown => self.move_by(1),
+            Action::PageUp => self.move_by(-(page as isize)),
+            Action::PageDown => self.move_by(page as isize),
+            Action::ScrollTop => self.selected = 0,
+            Action::ScrollBottom => self.move_by(isize::MAX),
             Action::ClearFilter => {
-                picker.filter.clear();
-                picker.selected = 0;
+                self.filter.clear();
+                self.selected = 0;
             }
             _ => {}
         }
-        return;
+        PickerOutcome::Stay
     }
-    if edit_filter(&mut picker.filter, &key) {
-        picker.selected = 0;
+
+    /// A paste goes into the filter, as one line.
+    pub fn paste(&mut self, text: &str) {
+        self.filter.push_str(&paste_line(text));
+        self.selected = 0;
     }
-}
 
-/// A key that edits a picker's filter: a character is typed, Backspace deletes. True when
-/// the filter changed (the selection then goes back to the top). Shared with the model
-/// picker.
-pub(super) fn edit_filter(filter: &mut String, key: &KeyEvent) -> bool {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    match key.code {
-        KeyCode::Backspace => filter.pop().is_some(),
-        KeyCode::Char(c) if !ctrl && !alt && !c.is_control() => {
-            filter.push(c);
-            true
-        }
-        _ => false,
-    }
-}
-
-/// Pasted text as one line of a filter: control characters (line breaks) become spaces.
-pub(super) fn paste_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// A paste while the picker is open goes into the filter, as one line.
-pub fn paste(app: &mut App, text: &str) {
-    if let Some(picker) = app.picker.as_mut() {
-        picker.filter.push_str(&paste_line(text));
-        picker.selected = 0;
-    }
-}
-
-/// The mouse wheel moves the selection.
-pub fn mouse(app: &mut App, mouse: MouseEvent) {
-    if let Some(picker) = app.picker.as_mut() {
+    /// The mouse wheel moves the selection.
+    pub fn mouse(&mut self, mouse: &MouseEvent) {
         match mouse.kind {
-            MouseEventKind::ScrollUp => picker.move_by(-(WHEEL_ROWS as isize)),
-            MouseEventKind::ScrollDown => picker.move_by(WHEEL_ROWS as isize),
+            MouseEventKind::ScrollUp => self.move_by(-(WHEEL_ROWS as isize)),
+            MouseEventKind::ScrollDown => self.move_by(WHEEL_ROWS as isize),
             _ => {}
         }
     }
 }
 
-/// Enter: resume the selected session. A running turn must end first (the picker stays).
-fn choose(app: &mut App, effects: &mut Vec<Effect>) {
-    let Some(path) = app
-        .picker
-        .as_ref()
-        .and_then(|p| p.selected_session())
-        .map(|s| s.path.clone())
-    else {
-        return;
-    };
-    if app.busy() {
-        app.hint = Some(busy_hint());
-        return;
-    }
-    app.picker = None;
-    app.hint = None;
-    effects.push(Effect::ResumeSession(path));
-}
+/// The keymap modes the picker consults.
+pub const MODES: &[Mode] = &[Mode::Picker];
+
+/// What the footer names while the picker is on top.
+pub const FOOTER: &[(Mode, Action)] = &[
+    (Mode::Picker, Action::Resume),
+    (Mode::Picker, Action::ClosePicker),
+    (Mode::Picker, Action::ClearFilter),
+];
 
 /// "/resume waits for the turn to end (Esc interrupts it)".
 pub fn busy_hint() -> String {
@@ -256,9 +219,10 @@ pub fn busy_hint() -> String {
     format!("/resume waits for the turn to end ({esc} interrupts it)")
 }
 
-/// Rows a page moves: the rows the modal shows, about the terminal less its frame.
-pub fn page(app: &App) -> usize {
-    usize::from(app.size.1.saturating_sub(10)).max(1)
+/// Rows a page moves, for a terminal `height` rows high: the rows the modal shows, about
+/// the terminal less its frame.
+pub fn page(height: u16) -> usize {
+    usize::from(height.saturating_sub(10)).max(1)
 }
 
 #[cfg(test)]

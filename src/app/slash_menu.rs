@@ -4,28 +4,27 @@
 //! ([`crate::custom_commands`]), each with its one-line description.
 //!
 //! Nothing opens it: it is open whenever [`query`] finds a first word being typed, some
-//! command [`matches()`] it, and Esc has not closed it for this very text
+//! command [`SlashMenu::matches`] it, and Esc has not closed it for this very text
 //! ([`SlashMenu::closed_for`]); typing a space after the name, deleting the `/` or typing
 //! something no command matches closes it. Matches are ranked: names that start with the
 //! query, then names that contain it, then names that hold its letters in order; within a
 //! rank, the table's order. The selection is kept per query ([`SlashMenu::query`]), so
 //! typing another letter starts again from the first match.
 //!
-//! Keys ([`run`], the keymap's `slash` mode, consulted before `global` and `composer`):
+//! Keys ([`SlashMenu::handle`], the keymap's `slash` mode, consulted before `global` and
+//! `composer`):
 //! Tab completes the selected name and a space; Enter runs the typed command when it names
 //! one, else completes the selection (a second Enter runs it); Down/Up (Ctrl-N/Ctrl-P) move
 //! the selection, wrapping around; Esc closes the list and keeps the text. Every other key
-//! edits the input as usual.
+//! edits the input as usual. A leaf: it reads the input box and the custom commands it is
+//! handed, and edits only the input when it completes a name.
 
-use std::time::Instant;
-
-use tui_textarea::CursorMove;
+use tui_textarea::{CursorMove, TextArea};
 
 use super::commands::{self, SlashCommand, COMMANDS};
-use super::composer;
-use super::event::Effect;
-use super::keymap::Action;
-use super::state::App;
+use super::input::clear;
+use super::keymap::{Action, Mode};
+use crate::custom_commands::CommandSet;
 
 /// The list's state between keys.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,7 +50,7 @@ pub struct Entry {
 }
 
 /// Every command, built-in ones first, in the list's order.
-pub fn entries(app: &App) -> Vec<Entry> {
+pub fn entries(custom: &CommandSet) -> Vec<Entry> {
     let builtin = COMMANDS.iter().map(|(usage, description)| {
         let (name, hint) = usage.split_once(' ').unwrap_or((usage, ""));
         Entry {
@@ -61,7 +60,7 @@ pub fn entries(app: &App) -> Vec<Entry> {
             source: None,
         }
     });
-    let custom = app.custom_commands.iter().map(|c| Entry {
+    let custom = custom.iter().map(|c| Entry {
         name: format!("/{}", c.name),
         hint: c.argument_hint.clone().unwrap_or_default(),
         description: c.description.clone(),
@@ -72,10 +71,9 @@ pub fn entries(app: &App) -> Vec<Entry> {
 
 /// The first word being typed, without its slash: the input's first line starts with `/`
 /// and the cursor is inside that word (or right after it).
-pub fn query(app: &App) -> Option<String> {
-    let textarea = &app.composer.textarea;
-    let (row, col) = textarea.cursor();
-    let line = textarea.lines().first()?;
+pub fn query(input: &TextArea<'_>) -> Option<String> {
+    let (row, col) = input.cursor();
+    let line = input.lines().first()?;
     let word = line.split(char::is_whitespace).next()?;
     let rest = word.strip_prefix('/')?;
     (row == 0 && col >= 1 && col <= word.chars().count()).then(|| rest.to_string())
@@ -110,75 +108,105 @@ fn in_order(name: &str, query: &str) -> bool {
     query.chars().all(|q| chars.any(|c| c == q))
 }
 
-/// The list as shown now: empty when it is closed.
-pub fn matches(app: &App) -> Vec<Entry> {
-    let Some(query) = query(app) else {
-        return Vec::new();
-    };
-    let first_line = app.composer.textarea.lines().first();
-    if app.slash_menu.closed_for.as_ref() == first_line {
-        return Vec::new();
-    }
-    rank(entries(app), &query)
+/// What a key of the list's keymap mode leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlashOutcome {
+    /// Nothing for the router (the selection moved, or the list closed).
+    Stay,
+    /// A name was completed in the input (the hint under it goes).
+    Completed,
+    /// Enter on a whole command's name: the router submits the input.
+    Submit,
 }
 
-/// Whether the list is open (it is a layer: [`super::layer::Layer::Slash`]).
-pub fn is_open(app: &App) -> bool {
-    !matches(app).is_empty()
-}
+/// The keymap modes the list consults, before the main screen's.
+pub const MODES: &[Mode] = &[Mode::Slash, Mode::Global, Mode::Composer];
 
-/// The selected match's index in [`matches()`] (of `len`).
-pub fn selected(app: &App, len: usize) -> usize {
-    match query(app) {
-        Some(q) if q == app.slash_menu.query => app.slash_menu.selected.min(len.saturating_sub(1)),
-        _ => 0,
-    }
-}
+/// What the footer names while the list is on top.
+pub const FOOTER: &[(Mode, Action)] = &[
+    (Mode::Slash, Action::SlashComplete),
+    (Mode::Slash, Action::SlashAccept),
+    (Mode::Slash, Action::SlashNext),
+    (Mode::Slash, Action::SlashClose),
+];
 
-/// A key of the list's keymap mode.
-pub fn run(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Effect>) {
-    let list = matches(app);
-    if list.is_empty() {
-        return;
+impl SlashMenu {
+    /// The list as shown now, for the input box and the custom commands: empty when it is
+    /// closed.
+    pub fn matches(&self, input: &TextArea<'_>, custom: &CommandSet) -> Vec<Entry> {
+        let Some(query) = query(input) else {
+            return Vec::new();
+        };
+        if self.closed_for.as_ref() == input.lines().first() {
+            return Vec::new();
+        }
+        rank(entries(custom), &query)
     }
-    let current = selected(app, list.len());
-    match action {
-        Action::SlashNext => select(app, (current + 1) % list.len()),
-        Action::SlashPrev => select(app, (current + list.len() - 1) % list.len()),
-        Action::SlashComplete => complete(app, &list[current].name),
-        Action::SlashAccept => {
-            let typed = query(app).unwrap_or_default();
-            if names_a_command(app, &typed) {
-                composer::submit(app, now, effects);
-            } else {
-                complete(app, &list[current].name);
+
+    /// Whether the list is open (it is a layer: [`super::layer::Layer::Slash`]).
+    pub fn is_open(&self, input: &TextArea<'_>, custom: &CommandSet) -> bool {
+        !self.matches(input, custom).is_empty()
+    }
+
+    /// The selected match's index in [`SlashMenu::matches`] (of `len`).
+    pub fn selected(&self, input: &TextArea<'_>, len: usize) -> usize {
+        match query(input) {
+            Some(q) if q == self.query => self.selected.min(len.saturating_sub(1)),
+            _ => 0,
+        }
+    }
+
+    /// A key of the list's keymap mode, over the input box it completes in.
+    pub fn handle(
+        &mut self,
+        action: Action,
+        input: &mut TextArea<'static>,
+        custom: &CommandSet,
+    ) -> SlashOutcome {
+        let list = self.matches(input, custom);
+        if list.is_empty() {
+            return SlashOutcome::Stay;
+        }
+        let current = self.selected(input, list.len());
+        match action {
+            Action::SlashNext => self.select(input, (current + 1) % list.len()),
+            Action::SlashPrev => self.select(input, (current + list.len() - 1) % list.len()),
+            Action::SlashComplete => {
+                complete(input, &list[current].name);
+                return SlashOutcome::Completed;
             }
+            Action::SlashAccept => {
+                let typed = query(input).unwrap_or_default();
+                if names_a_command(custom, &typed) {
+                    return SlashOutcome::Submit;
+                }
+                complete(input, &list[current].name);
+                return SlashOutcome::Completed;
+            }
+            Action::SlashClose => self.closed_for = input.lines().first().cloned(),
+            _ => {}
         }
-        Action::SlashClose => {
-            app.slash_menu.closed_for = app.composer.textarea.lines().first().cloned();
-        }
-        _ => {}
+        SlashOutcome::Stay
     }
-}
 
-fn select(app: &mut App, index: usize) {
-    app.slash_menu.selected = index;
-    app.slash_menu.query = query(app).unwrap_or_default();
+    fn select(&mut self, input: &TextArea<'_>, index: usize) {
+        self.selected = index;
+        self.query = query(input).unwrap_or_default();
+    }
 }
 
 /// Whether `/name` as typed is a whole command, built-in (an alias too) or custom.
-fn names_a_command(app: &App, name: &str) -> bool {
+fn names_a_command(custom: &CommandSet, name: &str) -> bool {
     let builtin = matches!(
         commands::parse(&format!("/{name}")),
         Some(c) if !matches!(c, SlashCommand::Unknown(_))
     );
-    builtin || app.custom_commands.get(name).is_some()
+    builtin || custom.get(name).is_some()
 }
 
 /// Put `name` and a space in place of the first word, the cursor after them; the rest of
 /// the input stays.
-fn complete(app: &mut App, name: &str) {
-    let textarea = &mut app.composer.textarea;
+fn complete(textarea: &mut TextArea<'static>, name: &str) {
     let mut lines = textarea.lines().to_vec();
     let Some(first) = lines.first_mut() else {
         return;
@@ -187,11 +215,10 @@ fn complete(app: &mut App, name: &str) {
     let rest = first[word_len..].trim_start();
     *first = format!("{name} {rest}");
     let text = lines.join("\n");
-    composer::clear(textarea);
+    clear(textarea);
     textarea.insert_str(&text);
     let col = u16::try_from(name.chars().count() + 1).unwrap_or(u16::MAX);
     textarea.move_cursor(CursorMove::Jump(0, col));
-    app.hint = None;
 }
 
 #[cfg(test)]
@@ -237,29 +264,31 @@ mod tests {
 
     #[test]
     fn the_query_is_the_first_word_while_the_cursor_is_in_it() {
-        let mut app = App::new(Default::default(), 1000);
-        let set = |app: &mut App, text: &str| {
-            composer::clear(&mut app.composer.textarea);
-            app.composer.textarea.insert_str(text);
+        let mut input = TextArea::default();
+        let set = |input: &mut TextArea<'static>, text: &str| {
+            clear(input);
+            input.insert_str(text);
         };
-        set(&mut app, "/mo");
-        assert_eq!(query(&app).as_deref(), Some("mo"));
-        set(&mut app, "/");
-        assert_eq!(query(&app).as_deref(), Some(""));
-        set(&mut app, "/model ");
-        assert_eq!(query(&app), None, "past the name");
-        app.composer.textarea.move_cursor(CursorMove::Jump(0, 3));
+        let menu = SlashMenu::default();
+        let none = CommandSet::empty();
+        set(&mut input, "/mo");
+        assert_eq!(query(&input).as_deref(), Some("mo"));
+        set(&mut input, "/");
+        assert_eq!(query(&input).as_deref(), Some(""));
+        set(&mut input, "/model ");
+        assert_eq!(query(&input), None, "past the name");
+        input.move_cursor(CursorMove::Jump(0, 3));
         assert_eq!(
-            query(&app).as_deref(),
+            query(&input).as_deref(),
             Some("model"),
             "cursor back in the word"
         );
-        set(&mut app, "hello /model");
-        assert_eq!(query(&app), None);
-        set(&mut app, "/etc/hosts");
-        assert_eq!(query(&app).as_deref(), Some("etc/hosts"));
-        assert!(!is_open(&app), "nothing matches a path");
-        set(&mut app, "/review\nmore");
-        assert_eq!(query(&app), None, "cursor on the second line");
+        set(&mut input, "hello /model");
+        assert_eq!(query(&input), None);
+        set(&mut input, "/etc/hosts");
+        assert_eq!(query(&input).as_deref(), Some("etc/hosts"));
+        assert!(!menu.is_open(&input, &none), "nothing matches a path");
+        set(&mut input, "/review\nmore");
+        assert_eq!(query(&input), None, "cursor on the second line");
     }
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::file::MAX_CONTEXT_WINDOW;
+use super::MAX_CONTEXT_WINDOW;
 use super::{Discovery, ModelTarget};
 
 /// The longest discovery may take, every request included.

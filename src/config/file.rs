@@ -1,13 +1,18 @@
-//! The TOML config files: the user's `config.toml` and the project's `.rein/config.toml`.
+//! rein's own keys in the TOML config files (the user's `config.toml` and the project's
+//! `.rein/config.toml`), and the writer of the rules the approval prompt saves.
 //!
-//! A file is parsed into a plain `toml::Table` and walked by hand against [`KEYS`], so each
-//! error can name the file and the `section.key` at fault. Unknown keys and sections are
-//! errors (a typo must not pass silently), except the sections a later rein will read,
-//! which are accepted and ignored. A missing file yields an empty layer.
+//! `sources.rs` parses a file into a plain `toml::Table` and hands each top-level entry
+//! that is not `[providers]` or `[mcp_servers]` to [`read_entry`], which checks it by hand
+//! against [`KEYS`], so each error can name the file and the `section.key` at fault.
+//! Unknown keys and sections are errors (a typo must not pass silently), except the
+//! sections a later rein will read, which are accepted and ignored.
 
 use std::path::Path;
 
-use super::{BashRuleEntry, ConfigError, Layer, Source, Sourced};
+use super::table::{describe, expected_int, in_file, is_variable_name, string, strings, Table};
+use super::{
+    BashRuleEntry, ConfigError, Layer, Source, Sourced, MAX_CONTEXT_WINDOW, MAX_TIMEOUT_SECS,
+};
 use crate::permissions::policy::RuleList;
 use crate::permissions::tools::ToolRuleEntry;
 use crate::permissions::RuleAction;
@@ -57,11 +62,6 @@ struct Key {
 
 /// The largest value an integer setting stored as `u32` may take.
 const U32_MAX: u64 = u32::MAX as u64;
-/// The longest timeout a setting may ask for: one day (longer ones overflow clocks and
-/// are never meant).
-pub(super) const MAX_TIMEOUT_SECS: u64 = 86_400;
-/// The largest context window accepted: far beyond any model, small enough for arithmetic.
-pub(super) const MAX_CONTEXT_WINDOW: u64 = 1_000_000_000;
 
 /// Every key the config files may hold. Adding a setting to the files is one row here.
 const KEYS: &[Key] = &[
@@ -311,76 +311,49 @@ const RESERVED_SECTIONS: &[&str] = &[];
 /// Sections only the user's own file may set: a project must not loosen its own sandbox.
 const USER_ONLY_SECTIONS: &[&str] = &["sandbox"];
 
-/// Read one config file into a layer whose values carry `source`. A missing file is an
-/// empty layer.
-pub(super) fn read(path: &Path, source: &Source) -> Result<Layer, ConfigError> {
-    let text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Layer::default()),
-        Err(error) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                error,
-            })
-        }
-    };
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| syntax_error(path, &text, &e))?;
-    walk(&table, path, source)
-}
-
-/// Check every entry of a parsed file against [`KEYS`] and collect the values.
-fn walk(table: &toml::Table, path: &Path, source: &Source) -> Result<Layer, ConfigError> {
-    let mut layer = Layer::default();
-    for (name, value) in table {
-        if let Some(key) = find("", name) {
-            store(key, value, path, source, &mut layer)?;
-            continue;
-        }
-        if name == "providers" {
-            layer.providers = super::providers::read_table(value, path, source)?;
-            continue;
-        }
-        if name == "mcp_servers" {
-            layer.mcp_servers = super::mcp::read_table(value, path, source)?;
-            continue;
-        }
-        let is_section = sections().contains(&name.as_str());
-        if !is_section && !RESERVED_SECTIONS.contains(&name.as_str()) {
-            return Err(unknown_top_level(path, name, value));
-        }
-        let Some(entries) = value.as_table() else {
+/// One top-level entry of a file that is not another reader's table (`[providers]`,
+/// `[mcp_servers]`), checked against [`KEYS`] and put in `layer`: a top-level key, a
+/// section and its keys, or a reserved section (ignored). Anything else is an unknown key
+/// or section.
+pub(super) fn read_entry(
+    name: &str,
+    value: &toml::Value,
+    path: &Path,
+    source: &Source,
+    layer: &mut Layer,
+) -> Result<(), ConfigError> {
+    if let Some(key) = find("", name) {
+        return store(key, value, path, source, layer);
+    }
+    let is_section = sections().contains(&name);
+    if !is_section && !RESERVED_SECTIONS.contains(&name) {
+        return Err(unknown_top_level(path, name, value));
+    }
+    let section = Table::of(name, value, &format!("a table [{name}]")).map_err(in_file(path))?;
+    if !is_section {
+        return Ok(());
+    }
+    if USER_ONLY_SECTIONS.contains(&name) {
+        if let Source::ProjectFile(_) = source {
             return Err(ConfigError::Value {
                 path: path.to_path_buf(),
-                key: name.clone(),
-                problem: format!("expected a table [{name}], got {}", describe(value)),
+                key: format!("[{name}]"),
+                problem: format!(
+                    "[{name}] may only be set in your own config.toml, not in a project's (a project must not loosen its own sandbox)"
+                ),
             });
-        };
-        if !is_section {
-            continue;
-        }
-        if USER_ONLY_SECTIONS.contains(&name.as_str()) {
-            if let Source::ProjectFile(_) = source {
-                return Err(ConfigError::Value {
-                    path: path.to_path_buf(),
-                    key: format!("[{name}]"),
-                    problem: format!(
-                        "[{name}] may only be set in your own config.toml, not in a project's (a project must not loosen its own sandbox)"
-                    ),
-                });
-            }
-        }
-        for (entry, value) in entries {
-            let key = find(name, entry).ok_or_else(|| ConfigError::UnknownKey {
-                path: path.to_path_buf(),
-                key: format!("{name}.{entry}"),
-                known: format!("known keys in [{name}]: {}", key_names(name)),
-            })?;
-            store(key, value, path, source, &mut layer)?;
         }
     }
-    Ok(layer)
+    // The key as written (an unknown one unquoted), not as `Table::entries` quotes it.
+    for (entry, value) in section.entries {
+        let key = find(name, entry).ok_or_else(|| ConfigError::UnknownKey {
+            path: path.to_path_buf(),
+            key: format!("{name}.{entry}"),
+            known: format!("known keys in [{name}]: {}", key_names(name)),
+        })?;
+        store(key, value, path, source, layer)?;
+    }
+    Ok(())
 }
 
 /// Check `value` against `key`'s kind and put it in `layer`.
@@ -392,11 +365,13 @@ fn store(
     layer: &mut Layer,
 ) -> Result<(), ConfigError> {
     let problem = match (key.kind, value) {
-        (Kind::Text(set), toml::Value::String(s)) => {
-            set(layer, Sourced::new(s.clone(), source.clone()));
-            return Ok(());
-        }
-        (Kind::Text(_), _) => format!("expected a string, got {}", describe(value)),
+        (Kind::Text(set), _) => match string(value) {
+            Ok(s) => {
+                set(layer, Sourced::new(s, source.clone()));
+                return Ok(());
+            }
+            Err(problem) => problem,
+        },
         (Kind::Int { min, max, store }, toml::Value::Integer(n)) => {
             match u64::try_from(*n).ok().filter(|n| (min..=max).contains(n)) {
                 Some(n) => {
@@ -429,27 +404,20 @@ fn store(
             return Ok(());
         }
         (Kind::Bool(_), _) => format!("expected true or false, got {}", describe(value)),
-        (Kind::List(store), toml::Value::Array(items)) => {
-            match items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect()
-            {
-                Some(list) => {
-                    store(layer, Sourced::new(list, source.clone()));
-                    return Ok(());
-                }
-                None => format!("expected an array of strings, got {}", describe(value)),
+        (Kind::List(store), _) => match strings(value) {
+            Ok(list) => {
+                store(layer, Sourced::new(list, source.clone()));
+                return Ok(());
             }
-        }
-        (Kind::List(_), _) => format!("expected an array of strings, got {}", describe(value)),
+            Err(problem) => problem,
+        },
         (Kind::VarNames(store), toml::Value::Array(items)) => {
             let names: Option<Vec<String>> = items
                 .iter()
                 .map(|v| v.as_str().map(str::to_string))
                 .collect();
             match names {
-                Some(names) => match names.iter().find(|n| !is_var_name(n)) {
+                Some(names) => match names.iter().find(|n| !is_variable_name(n)) {
                     None => {
                         store(layer, Sourced::new(names, source.clone()));
                         return Ok(());
@@ -557,15 +525,8 @@ fn bash_rule(
     path: &Path,
     source: &Source,
 ) -> Result<BashRuleEntry, (String, String)> {
-    let Some(table) = item.as_table() else {
-        return Err((
-            String::new(),
-            format!(
-                "expected a table with `pattern` and `action`, got {}",
-                describe(item)
-            ),
-        ));
-    };
+    // Its keys are named after the rule's (`permissions.bash[2].pattern`), as written.
+    let table = Table::of("", item, "a table with `pattern` and `action`")?.entries;
     for key in table.keys() {
         if key != "pattern" && key != "action" {
             return Err((
@@ -613,15 +574,6 @@ fn bash_rule(
         file: path.to_path_buf(),
         project: matches!(source, Source::ProjectFile(_)),
     })
-}
-
-/// What an integer key accepts, in words: "a positive integer" or "an integer from 1 to 10".
-pub(super) fn expected_int(min: u64, max: u64) -> String {
-    if min == 1 && max == u64::MAX {
-        "a positive integer".to_string()
-    } else {
-        format!("an integer from {min} to {max}")
-    }
 }
 
 /// What a float key accepts, in words: "a number between 0 and 1 (exclusive)".
@@ -679,49 +631,6 @@ fn unknown_top_level(path: &Path, name: &str, value: &toml::Value) -> ConfigErro
             ),
         }
     }
-}
-
-/// A TOML value in words for an error message: `string "abc"`, `float 1.5`, `a table`.
-pub(super) fn describe(value: &toml::Value) -> String {
-    match value {
-        toml::Value::String(s) => format!("string {s:?}"),
-        toml::Value::Integer(n) => format!("integer {n}"),
-        toml::Value::Float(_) => format!("float {value}"),
-        toml::Value::Boolean(b) => format!("boolean {b}"),
-        toml::Value::Datetime(d) => format!("date-time {d}"),
-        toml::Value::Array(_) => "an array".to_string(),
-        toml::Value::Table(_) => "a table".to_string(),
-    }
-}
-
-/// toml's own `Display` spans several lines with a source excerpt; keep its message on one
-/// line and add the line number from the error's span.
-fn syntax_error(path: &Path, text: &str, error: &toml::de::Error) -> ConfigError {
-    let message = error
-        .message()
-        .lines()
-        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
-    let line = error.span().map(|span| {
-        let before = &text.as_bytes()[..span.start.min(text.len())];
-        before.iter().filter(|&&b| b == b'\n').count() + 1
-    });
-    ConfigError::Syntax {
-        path: path.to_path_buf(),
-        message,
-        line,
-    }
-}
-
-/// Whether `name` can name an environment variable: `[A-Za-z_][A-Za-z0-9_]*`.
-fn is_var_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Values bound for a `u32` setting were checked against [`U32_MAX`] or less.

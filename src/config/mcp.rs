@@ -16,9 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::file::{describe, MAX_TIMEOUT_SECS};
-use super::providers::key_part;
-use super::{ConfigError, Source};
+use super::table::{
+    describe, in_file, is_variable_name, key_part, string, strings, Problem, Table,
+};
+use super::{ConfigError, Source, MAX_TIMEOUT_SECS};
 use crate::mcp::{
     Declared, Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT, PROJECT, RELATIVE_COMMAND, RELATIVE_CWD,
@@ -50,30 +51,15 @@ pub(super) fn read_table(
     path: &Path,
     source: &Source,
 ) -> Result<Vec<ServerConfig>, ConfigError> {
-    let bad = |key: String, problem: String| ConfigError::Value {
-        path: path.to_path_buf(),
-        key,
-        problem,
-    };
-    let Some(table) = value.as_table() else {
-        return Err(bad(
-            "mcp_servers".into(),
-            format!(
-                "expected tables [mcp_servers.NAME], got {}",
-                describe(value)
-            ),
-        ));
-    };
+    let table =
+        Table::of("mcp_servers", value, "tables [mcp_servers.NAME]").map_err(in_file(path))?;
     let origin = match source {
         Source::ProjectFile(p) => Origin::Project(p.clone()),
         _ => Origin::User(path.to_path_buf()),
     };
     let mut servers = Vec::new();
-    for (name, value) in table {
-        let key = format!("mcp_servers.{}", key_part(name));
-        server(name, value, &key, origin.clone())
-            .map(|s| servers.push(s))
-            .map_err(|(k, p)| bad(k, p))?;
+    for (name, key, value) in table.entries() {
+        servers.push(server(name, value, &key, origin.clone()).map_err(in_file(path))?);
     }
     Ok(servers)
 }
@@ -89,15 +75,12 @@ pub(super) fn stack(lower: Vec<ServerConfig>, higher: Vec<ServerConfig>) -> Vec<
     servers
 }
 
-type Problem = (String, String);
-
 fn server(
     name: &str,
     value: &toml::Value,
     key: &str,
     origin: Origin,
 ) -> Result<ServerConfig, Problem> {
-    let at = |entry: &str| format!("{key}.{}", key_part(entry));
     if name.is_empty()
         || !name
             .chars()
@@ -109,12 +92,9 @@ fn server(
                 .into(),
         ));
     }
-    let Some(entries) = value.as_table() else {
-        return Err((
-            key.to_string(),
-            format!("expected a table [{key}], got {}", describe(value)),
-        ));
-    };
+    let table = Table::of(key, value, &format!("a table [{key}]"))?;
+    let entries = table.entries;
+    let at = |entry: &str| table.key_of(entry);
     if let Some(unknown) = entries.keys().find(|k| !SERVER_KEYS.contains(&k.as_str())) {
         return Err((
             at(unknown),
@@ -150,7 +130,7 @@ fn server(
     if let Some(k) = entries.keys().find(|k| wrong.contains(&k.as_str())) {
         return Err((at(k), format!("not used by a {kind}")));
     }
-    let get = |entry: &str| entries.get(entry).map(|v| (at(entry), v));
+    let get = |entry: &str| table.get(entry);
     // The user's own servers take no path relative to something implicit (`mcp::spawn`).
     let users = matches!(origin, Origin::User(_));
 
@@ -312,49 +292,13 @@ fn explicit(path: &str) -> bool {
     path.starts_with('/') || path == "~" || path.starts_with("~/") || path.starts_with(PROJECT)
 }
 
-fn string(value: &toml::Value) -> Result<String, String> {
-    value
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| format!("expected a string, got {}", describe(value)))
-}
-
-fn strings(value: &toml::Value) -> Result<Vec<String>, String> {
-    let expected = || format!("expected an array of strings, got {}", describe(value));
-    value
-        .as_array()
-        .ok_or_else(expected)?
-        .iter()
-        .map(|v| v.as_str().map(str::to_string).ok_or_else(expected))
-        .collect()
-}
-
-/// `{ NAME = "value", … }`, in the file's order.
+/// `{ NAME = "value", … }`, in name order.
 fn string_table(value: &toml::Value, key: &str) -> Result<Vec<(String, String)>, Problem> {
-    let Some(table) = value.as_table() else {
-        return Err((
-            key.to_string(),
-            format!(
-                "expected a table of strings {{ NAME = \"value\" }}, got {}",
-                describe(value)
-            ),
-        ));
-    };
+    let table = Table::of(key, value, "a table of strings { NAME = \"value\" }")?;
     table
-        .iter()
-        .map(|(name, v)| {
-            let value = string(v).map_err(|p| (format!("{key}.{}", key_part(name)), p))?;
-            Ok((name.clone(), value))
-        })
+        .entries()
+        .map(|(name, key, v)| Ok((name.clone(), string(v).map_err(|p| (key, p))?)))
         .collect()
-}
-
-fn is_variable_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]

@@ -10,8 +10,10 @@
 
 use std::path::Path;
 
-use super::file::{describe, MAX_CONTEXT_WINDOW};
-use super::{ConfigError, Source, Sourced};
+use super::table::{
+    describe, expected_int, in_file, is_variable_name, key_part, string, Problem, Table,
+};
+use super::{ConfigError, Source, Sourced, MAX_CONTEXT_WINDOW};
 
 /// How a server is asked for a model's context window (see `discover`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,34 +210,19 @@ pub(super) fn read_table(
     path: &Path,
     source: &Source,
 ) -> Result<Vec<ProviderLayer>, ConfigError> {
-    let bad = |key: String, problem: String| ConfigError::Value {
-        path: path.to_path_buf(),
-        key,
-        problem,
-    };
-    let Some(table) = value.as_table() else {
-        return Err(bad(
-            "providers".to_string(),
-            format!("expected a table [providers.NAME], got {}", describe(value)),
-        ));
-    };
+    let bad = in_file(path);
+    let table = Table::of("providers", value, "a table [providers.NAME]").map_err(&bad)?;
     let mut layers = Vec::new();
-    for (name, value) in table {
-        let key = format!("providers.{}", key_part(name));
+    for (name, key, value) in table.entries() {
         if name.trim().is_empty() || name.contains('/') || name.contains(char::is_whitespace) {
-            return Err(bad(
+            return Err(bad((
                 key,
                 "a provider name may not be empty or contain `/` or spaces (it is the first part \
                  of a model name, as in `NAME/model`)"
                     .to_string(),
-            ));
+            )));
         }
-        let Some(entries) = value.as_table() else {
-            return Err(bad(
-                key,
-                format!("expected a table [providers.NAME], got {}", describe(value)),
-            ));
-        };
+        let fields = Table::of(&key, value, "a table [providers.NAME]").map_err(&bad)?;
         let mut layer = ProviderLayer {
             name: canonical(name).to_string(),
             path: path.to_path_buf(),
@@ -244,41 +231,36 @@ pub(super) fn read_table(
             headers: Vec::new(),
             models: Vec::new(),
         };
-        for (entry, value) in entries {
-            let key = format!("{key}.{}", key_part(entry));
+        for (entry, key, value) in fields.entries() {
             match entry.as_str() {
                 "base_url" => {
-                    let url = text(value).map_err(|p| bad(key.clone(), p))?;
+                    let url = string(value).map_err(|p| bad((key.clone(), p)))?;
                     let url = url.trim().trim_end_matches('/').to_string();
                     if !(url.starts_with("http://") || url.starts_with("https://")) {
-                        return Err(bad(
+                        return Err(bad((
                             key,
                             format!("expected an http:// or https:// URL, got {url:?}"),
-                        ));
+                        )));
                     }
                     layer.base_url = Some(Sourced::new(url, source.clone()));
                 }
                 "api_key_env" => {
-                    let var = text(value).map_err(|p| bad(key.clone(), p))?;
+                    let var = string(value).map_err(|p| bad((key.clone(), p)))?;
                     let var = var.trim().to_string();
                     if !var.is_empty() && !is_variable_name(&var) {
-                        return Err(bad(
+                        return Err(bad((
                             key,
                             format!(
                                 "expected the name of an environment variable (letters, digits \
                                  and `_`), got {var:?}; the key itself belongs in that variable, \
                                  never in a file"
                             ),
-                        ));
+                        )));
                     }
                     layer.api_key_env = Some(Sourced::new(var, source.clone()));
                 }
-                "headers" => {
-                    layer.headers = headers(value, &key, source).map_err(|(k, p)| bad(k, p))?
-                }
-                "models" => {
-                    layer.models = models(value, &key, source).map_err(|(k, p)| bad(k, p))?
-                }
+                "headers" => layer.headers = headers(value, &key, source).map_err(&bad)?,
+                "models" => layer.models = models(value, &key, source).map_err(&bad)?,
                 _ => {
                     return Err(ConfigError::UnknownKey {
                         path: path.to_path_buf(),
@@ -297,23 +279,10 @@ pub(super) fn read_table(
 }
 
 /// `headers = { "X-Title" = "rein" }`: names and values checked as HTTP allows.
-fn headers(
-    value: &toml::Value,
-    key: &str,
-    source: &Source,
-) -> Result<Vec<Header>, (String, String)> {
-    let Some(table) = value.as_table() else {
-        return Err((
-            key.to_string(),
-            format!(
-                "expected a table of header names and string values, got {}",
-                describe(value)
-            ),
-        ));
-    };
+fn headers(value: &toml::Value, key: &str, source: &Source) -> Result<Vec<Header>, Problem> {
+    let table = Table::of(key, value, "a table of header names and string values")?;
     let mut out = Vec::new();
-    for (name, value) in table {
-        let key = format!("{key}.{}", key_part(name));
+    for (name, key, value) in table.entries() {
         if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
             return Err((key, "not a valid HTTP header name".to_string()));
         }
@@ -324,7 +293,7 @@ fn headers(
                     .to_string(),
             ));
         }
-        let value = text(value).map_err(|p| (key.clone(), p))?;
+        let value = string(value).map_err(|p| (key.clone(), p))?;
         if reqwest::header::HeaderValue::from_str(&value).is_err() {
             return Err((
                 key,
@@ -340,35 +309,14 @@ fn headers(
 }
 
 /// `models."anthropic/claude-sonnet-4.5" = { context_window = ..., ... }`.
-fn models(
-    value: &toml::Value,
-    key: &str,
-    source: &Source,
-) -> Result<Vec<ModelEntry>, (String, String)> {
-    let Some(table) = value.as_table() else {
-        return Err((
-            key.to_string(),
-            format!(
-                "expected a table [providers.NAME.models.MODEL], got {}",
-                describe(value)
-            ),
-        ));
-    };
+fn models(value: &toml::Value, key: &str, source: &Source) -> Result<Vec<ModelEntry>, Problem> {
+    let table = Table::of(key, value, "a table [providers.NAME.models.MODEL]")?;
     let mut out = Vec::new();
-    for (name, value) in table {
-        let key = format!("{key}.{}", key_part(name));
+    for (name, key, value) in table.entries() {
         if name.trim().is_empty() {
             return Err((key, "the model name is empty".to_string()));
         }
-        let Some(fields) = value.as_table() else {
-            return Err((
-                key,
-                format!(
-                    "expected a table with {MODEL_KEYS}, got {}",
-                    describe(value)
-                ),
-            ));
-        };
+        let fields = Table::of(&key, value, &format!("a table with {MODEL_KEYS}"))?;
         let mut entry = ModelEntry {
             name: name.clone(),
             context_window: None,
@@ -377,8 +325,7 @@ fn models(
             output_price: None,
             images: None,
         };
-        for (field, value) in fields {
-            let key = format!("{key}.{}", key_part(field));
+        for (field, key, value) in fields.entries() {
             let price = |value: &toml::Value| {
                 let x = match value {
                     toml::Value::Float(x) => *x,
@@ -419,7 +366,7 @@ fn models(
                             key,
                             format!(
                                 "expected {}, got {}",
-                                super::file::expected_int(1, MAX_CONTEXT_WINDOW),
+                                expected_int(1, MAX_CONTEXT_WINDOW),
                                 describe(value)
                             ),
                         ));
@@ -519,59 +466,14 @@ pub(super) fn preset_names() -> String {
         .join(", ")
 }
 
-fn text(value: &toml::Value) -> Result<String, String> {
-    value
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| format!("expected a string, got {}", describe(value)))
-}
-
-fn is_variable_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// A table key as TOML would write it in a dotted key: bare when it can be, else quoted.
-pub(super) fn key_part(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        name.to_string()
-    } else {
-        format!("{name:?}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_parts_are_quoted_only_when_toml_needs_it() {
-        assert_eq!(key_part("openrouter"), "openrouter");
-        assert_eq!(key_part("X-Title"), "X-Title");
-        assert_eq!(key_part("anthropic/claude"), "\"anthropic/claude\"");
-        assert_eq!(key_part("llama.cpp"), "\"llama.cpp\"");
-    }
 
     #[test]
     fn aliases_name_their_preset() {
         assert_eq!(canonical("llama.cpp"), "llamacpp");
         assert_eq!(canonical("llamacpp"), "llamacpp");
         assert_eq!(canonical("mine"), "mine");
-    }
-
-    #[test]
-    fn variable_names() {
-        assert!(is_variable_name("OPENROUTER_API_KEY"));
-        assert!(is_variable_name("_x1"));
-        assert!(!is_variable_name("1X"));
-        assert!(!is_variable_name("sk-abc"));
-        assert!(!is_variable_name(""));
     }
 }

@@ -26,7 +26,8 @@
 use std::collections::HashMap;
 
 use super::providers::{canonical, Discovery, Provider};
-use super::{precedence, providers, Config, ConfigError, Source, Sourced, DEFAULT_BASE_URL};
+use super::table::key_part;
+use super::{precedence, Config, ConfigError, Source, Sourced, DEFAULT_BASE_URL};
 
 /// Everything needed to talk to one model; what a `/model NAME` switch would use.
 #[derive(Clone)]
@@ -392,7 +393,7 @@ impl Config {
                         path.display(),
                         var.value,
                         target.base_url.value,
-                        providers::key_part(&provider.name)
+                        key_part(&provider.name)
                     ));
                 }
             }

@@ -3,9 +3,11 @@
 //! environment or home.
 
 use std::fs;
+use std::path::Path;
 
 use tempfile::TempDir;
 
+use super::sources::user_paths;
 use super::*;
 
 /// A project root, a `REIN_HOME` and a home dir, all empty temp dirs.

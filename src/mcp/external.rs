@@ -1,8 +1,8 @@
 //! The MCP servers as the agent's external tools, and which of them may start.
 //!
-//! [`McpManager`] is a [`ExternalTools`] provider: the tools its ready servers offer now,
-//! and a call by the qualified name (dropping the call's future cancels it: rmcp sends the
-//! server `notifications/cancelled`). [`startable`] says which configured servers run:
+//! [`McpManager`] is a [`ExternalTools`] provider: the tools its ready servers offer now
+//! (and one of them found by its qualified name), and a call by that name (dropping the
+//! call's future cancels it: rmcp sends the server `notifications/cancelled`). [`startable`] says which configured servers run:
 //! the user's own always, a project's only once the user allowed that server of that
 //! project as its whole table declares it now ([`crate::trust`], [`super::pin`]); the
 //! others are named in a notice with what they would run, what changed since the user
@@ -20,18 +20,13 @@ impl ExternalTools for McpManager {
         let project: Vec<String> = self.project_servers();
         self.tools()
             .into_iter()
-            .map(|t| ExternalSpec {
-                source: Some(ExternalSource {
-                    project: project.contains(&t.server),
-                    subagents: t.subagents,
-                    server: t.server,
-                    tool: t.tool,
-                }),
-                name: t.name,
-                description: t.description,
-                parameters: t.parameters,
-            })
+            .map(|t| external_spec(t, &project))
             .collect()
+    }
+
+    fn spec(&self, name: &str) -> Option<ExternalSpec> {
+        let tool = self.tool(name)?;
+        Some(external_spec(tool, &self.project_servers()))
     }
 
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall {
@@ -46,6 +41,21 @@ impl ExternalTools for McpManager {
                 Err(e) => ToolResult::error(format!("Error: {name} failed - {e}")),
             }
         })
+    }
+}
+
+/// What the agent knows of an MCP tool; `project` names the servers a project declared.
+fn external_spec(t: crate::mcp::McpTool, project: &[String]) -> ExternalSpec {
+    ExternalSpec {
+        source: Some(ExternalSource {
+            project: project.contains(&t.server),
+            subagents: t.subagents,
+            server: t.server,
+            tool: t.tool,
+        }),
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters,
     }
 }
 

@@ -1,32 +1,29 @@
 //! [`McpManager`]: every configured server, its state, its tools, and calls to them.
 //!
-//! Each enabled server gets a task of its own (started by [`McpManager::start`], which
-//! returns at once): start the transport, handshake and list the tools within
-//! `startup_timeout`, then wait for the connection to end, re-listing on
-//! `tools/list_changed` (and once, shortly after connecting, over HTTP, where the early
-//! notification can be lost). A restart bumps the server's generation, so whatever the old
-//! task still reports is ignored.
+//! Each enabled server gets a task of its own (`server_task.rs`, started by
+//! [`McpManager::start`], which returns at once): start the transport, handshake and list
+//! the tools within `startup_timeout`, then wait for the connection to end, re-listing on
+//! `tools/list_changed`. A restart bumps the server's generation, so whatever the old task
+//! still reports is ignored. Here: the servers' slots and their states, the tools as the
+//! model sees them, restarts and shutdown; a call to a tool is in `call.rs`.
 
-use std::future::Future;
+mod call;
+mod server_task;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    PaginatedRequestParams, ServerResult, Tool,
-};
-use rmcp::service::{PeerRequestOptions, RoleClient};
-use rmcp::{Peer, ServiceError};
+use rmcp::model::Tool;
+use rmcp::service::RoleClient;
+use rmcp::Peer;
 use tokio::sync::{mpsc, watch};
 
-use super::connection::{self, Handler, ProgressRoutes, StderrTail};
-use super::result::{self, McpOutput};
+use super::connection::{self, ProgressRoutes, StderrTail};
 use super::workdir::Workdirs;
 use super::{
-    names, schema, Held, McpAnnotations, McpError, McpEvent, McpProgress, McpTool, ServerConfig,
-    ServerState, Transport,
+    names, schema, Held, McpAnnotations, McpError, McpEvent, McpTool, ServerConfig, ServerState,
 };
+use server_task::run_server;
 
 /// A cheaply clonable handle on the servers; the last one dropped kills every server's
 /// process group (SIGTERM, then SIGKILL after 2 s, on a plain thread).
@@ -205,111 +202,21 @@ impl McpManager {
     /// qualified names are unique across servers.
     pub fn tools(&self) -> Vec<McpTool> {
         let slots = self.slots();
-        let mut raw: Vec<(&ServerConfig, &Tool)> = slots
-            .iter()
-            .filter(|s| matches!(s.state, ServerState::Ready { .. }))
-            .flat_map(|s| s.tools.iter().map(move |t| (&s.config, t)))
-            .collect();
-        raw.sort_by(|a, b| (&a.0.name, &a.1.name).cmp(&(&b.0.name, &b.1.name)));
-        let pairs: Vec<(&str, &str)> = raw
-            .iter()
-            .map(|(s, t)| (s.name.as_str(), t.name.as_ref()))
-            .collect();
-        let qualified = names::qualify(&pairs);
-        raw.iter()
-            .zip(qualified)
-            .map(|((server, tool), name)| describe_tool(server, tool, name))
+        ready_tools(&slots)
+            .into_iter()
+            .map(|(server, tool, name)| describe_tool(server, tool, name))
             .collect()
     }
 
-    /// Call the tool the model knows as `name` with `arguments` (an object, or null for
-    /// none). Progress notifications go to `progress`; when `cancel` completes first, the
-    /// server is sent `notifications/cancelled` and the call ends with
-    /// [`McpError::Cancelled`]. The server's `tool_timeout` applies to the time without a
-    /// result or progress.
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: serde_json::Value,
-        progress: Option<mpsc::UnboundedSender<McpProgress>>,
-        cancel: impl Future<Output = ()>,
-    ) -> Result<McpOutput, McpError> {
-        let tool = self
-            .tools()
+    /// The tool the model knows as `name`, as [`tools`](Self::tools) describes it, when a
+    /// ready server offers it: found by its name, without describing the others (their
+    /// schemas are only converted for the listing).
+    pub fn tool(&self, name: &str) -> Option<McpTool> {
+        let slots = self.slots();
+        ready_tools(&slots)
             .into_iter()
-            .find(|t| t.name == name)
-            .ok_or_else(|| McpError::UnknownTool(name.to_string()))?;
-        let (live, timeout, generation) = {
-            let slots = self.slots();
-            let slot = slots
-                .iter()
-                .find(|s| s.config.name == tool.server)
-                .ok_or_else(|| McpError::UnknownTool(name.to_string()))?;
-            if !slot.config.offers(&tool.tool) {
-                return Err(McpError::UnknownTool(name.to_string()));
-            }
-            match (&slot.state, &slot.live) {
-                (ServerState::Ready { .. }, Some(live)) => {
-                    (live.clone(), slot.config.tool_timeout, slot.generation)
-                }
-                (state, _) => {
-                    return Err(McpError::NotReady {
-                        server: tool.server.clone(),
-                        state: state.clone(),
-                    })
-                }
-            }
-        };
-        let arguments = match arguments {
-            serde_json::Value::Object(map) => Some(map),
-            serde_json::Value::Null => None,
-            other => {
-                return Err(McpError::BadArguments(format!(
-                    "the arguments must be a JSON object, got {other}"
-                )))
-            }
-        };
-        let mut params = CallToolRequestParams::new(tool.tool.clone());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
-        let handle = live
-            .peer
-            .send_cancellable_request(
-                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                options,
-            )
-            .await
-            .map_err(|e| self.call_failed(&tool, &live, generation, e, timeout))?;
-        let token = handle.progress_token.0.clone();
-        if let Some(sender) = progress {
-            lock(&live.progress).insert(token.clone(), sender);
-        }
-        let (id, peer) = (handle.id.clone(), handle.peer.clone());
-        let mut closed = live.closed.clone();
-        let outcome = tokio::select! {
-            response = handle.await_response() => match response {
-                Ok(ServerResult::CallToolResult(r)) => Ok(result::convert(&r, result::MAX_RESULT_BYTES)),
-                Ok(_) => Err(McpError::Protocol {
-                    server: tool.server.clone(),
-                    message: "the server answered tools/call with something else".into(),
-                }),
-                Err(e) => Err(self.call_failed(&tool, &live, generation, e, timeout)),
-            },
-            () = cancel => {
-                let _ = peer
-                    .notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the user interrupted".into())))
-                    .await;
-                Err(McpError::Cancelled)
-            }
-            // The watch's guard is dropped in here: the call's future stays `Send`.
-            () = async { let _ = closed.wait_for(|c| *c).await; } => {
-                Err(self.exited(&tool.server, &live, generation))
-            }
-        };
-        lock(&live.progress).remove(&token);
-        outcome
+            .find(|(_, _, qualified)| qualified == name)
+            .map(|(server, tool, name)| describe_tool(server, tool, name))
     }
 
     /// The configuration of the server `name`.
@@ -466,53 +373,6 @@ impl McpManager {
         });
     }
 
-    /// The error for a failed request; a closed transport marks the server failed.
-    fn call_failed(
-        &self,
-        tool: &McpTool,
-        live: &Live,
-        generation: u64,
-        error: ServiceError,
-        timeout: Duration,
-    ) -> McpError {
-        match error {
-            ServiceError::Timeout { .. } => McpError::Timeout {
-                server: tool.server.clone(),
-                tool: tool.tool.clone(),
-                secs: timeout.as_secs(),
-            },
-            ServiceError::McpError(e) => McpError::Rejected {
-                server: tool.server.clone(),
-                message: e.message.to_string(),
-            },
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                self.exited(&tool.server, live, generation)
-            }
-            other => McpError::Protocol {
-                server: tool.server.clone(),
-                message: other.to_string(),
-            },
-        }
-    }
-
-    /// The server's connection ended under a call: it is marked failed.
-    fn exited(&self, server: &str, live: &Live, generation: u64) -> McpError {
-        let stderr = live.stderr.lines();
-        let reason = "the connection to the server ended (it exited or closed its output)";
-        self.set_state(
-            server,
-            generation,
-            ServerState::Failed {
-                reason: reason.into(),
-                stderr: stderr.clone(),
-            },
-        );
-        McpError::ServerExited {
-            server: server.to_string(),
-            stderr,
-        }
-    }
-
     fn spawn_server(&self, name: &str, generation: u64) {
         let config = {
             let slots = self.slots();
@@ -530,230 +390,27 @@ impl McpManager {
     }
 }
 
-/// One server's task: connect, list, then follow the connection until it ends.
-async fn run_server(weak: std::sync::Weak<Inner>, config: ServerConfig, generation: u64) {
-    let upgrade = || weak.upgrade().map(|inner| McpManager { inner });
-    let Some(manager) = upgrade() else { return };
-    let name = config.name.clone();
-    let stderr = StderrTail::default();
-    let fail = |manager: &McpManager, reason: String, stderr: &StderrTail| {
-        manager.set_state(
-            &name,
-            generation,
-            ServerState::Failed {
-                reason,
-                stderr: stderr.lines(),
-            },
-        );
-    };
-    let started = match connection::start(
-        &config,
-        &manager.inner.root,
-        &manager.inner.workdirs,
-        &stderr,
-    ) {
-        Ok(started) => started,
-        Err(reason) => return fail(&manager, reason, &stderr),
-    };
-    let pgid = match &started {
-        connection::Started::Stdio { pgid, .. } => *pgid,
-        connection::Started::Http(_) => None,
-    };
-    {
-        let mut slots = manager.slots();
-        if let Some(slot) = slots
-            .iter_mut()
-            .find(|s| s.config.name == name && s.generation == generation)
-        {
-            slot.starting_pgid = pgid;
-        }
-    }
-    let progress = ProgressRoutes::default();
-    let (changed_tx, mut changed) = mpsc::unbounded_channel();
-    let handler = Handler {
-        progress: progress.clone(),
-        tools_changed: changed_tx,
-    };
-    drop(manager);
-    let startup = async {
-        let service = connection::handshake(started, handler).await?;
-        let tools = list_tools(service.peer())
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
-        Ok::<_, String>((service, tools))
-    };
-    let outcome = tokio::time::timeout(config.startup_timeout, startup).await;
-    let Some(manager) = upgrade() else {
-        if let Some(pgid) = pgid {
-            connection::kill_group_in_background(pgid);
-        }
-        return;
-    };
-    let (service, tools) = match outcome {
-        Ok(Ok(connected)) => connected,
-        Ok(Err(reason)) => {
-            if let Some(pgid) = pgid {
-                connection::kill_group(pgid).await;
-            }
-            return fail(&manager, reason, &stderr);
-        }
-        Err(_) => {
-            if let Some(pgid) = pgid {
-                connection::kill_group(pgid).await;
-            }
-            let reason = format!(
-                "did not start within {} s (initialize and tools/list); raise mcp_servers.{name}.startup_timeout_secs if it needs longer",
-                config.startup_timeout.as_secs()
-            );
-            return fail(&manager, reason, &stderr);
-        }
-    };
-    let (closed_tx, closed_rx) = watch::channel(false);
-    let peer = service.peer().clone();
-    let live = Live {
-        peer: peer.clone(),
-        progress,
-        closed: closed_rx,
-        stderr: stderr.clone(),
-        pgid,
-        stop: Arc::new(Mutex::new(Some(service.cancellation_token()))),
-    };
-    let current = {
-        let mut slots = manager.slots();
-        match slots
-            .iter_mut()
-            .find(|s| s.config.name == name && s.generation == generation)
-        {
-            Some(slot) => {
-                slot.live = Some(live.clone());
-                slot.starting_pgid = None;
-                true
-            }
-            None => false,
-        }
-    };
-    if !current {
-        // Restarted or shut down meanwhile.
-        stop(&live);
-        if let Some(pgid) = pgid {
-            connection::kill_group(pgid).await;
-        }
-        return;
-    }
-    store_tools(&manager, &name, generation, &config, tools);
-    drop(manager);
-
-    let waiting = service.waiting();
-    tokio::pin!(waiting);
-    let relist_http = tokio::time::sleep(Duration::from_millis(500));
-    tokio::pin!(relist_http);
-    let mut relisted = !matches!(config.transport, Transport::Http { .. });
-    loop {
-        tokio::select! {
-            _ = &mut waiting => break,
-            Some(()) = changed.recv() => relist(&weak, &peer, &name, generation, &config).await,
-            () = &mut relist_http, if !relisted => {
-                relisted = true;
-                relist(&weak, &peer, &name, generation, &config).await;
-            }
-        }
-    }
-    let _ = closed_tx.send(true);
-    if let Some(pgid) = pgid {
-        connection::kill_group(pgid).await;
-    }
-    if let Some(manager) = upgrade() {
-        fail(
-            &manager,
-            "the server closed the connection (it exited)".into(),
-            &stderr,
-        );
-    }
-}
-
-async fn relist(
-    weak: &std::sync::Weak<Inner>,
-    peer: &Peer<RoleClient>,
-    name: &str,
-    generation: u64,
-    config: &ServerConfig,
-) {
-    let listed = list_tools(peer).await;
-    let Some(inner) = weak.upgrade() else { return };
-    let manager = McpManager { inner };
-    match listed {
-        Ok(tools) => store_tools(&manager, name, generation, config, tools),
-        Err(e) => manager.emit(McpEvent::Notice {
-            name: name.to_string(),
-            message: format!("re-listing its tools failed: {e}"),
-        }),
-    }
-}
-
-/// Keep the offered tools and report the server ready with their count.
-fn store_tools(
-    manager: &McpManager,
-    name: &str,
-    generation: u64,
-    config: &ServerConfig,
-    tools: Vec<Tool>,
-) {
-    let offered: Vec<Tool> = tools
-        .into_iter()
-        .filter(|t| config.offers(&t.name))
+/// The offered tools of every ready server with the names the model knows them by, in
+/// (server, tool) name order.
+fn ready_tools(slots: &[Slot]) -> Vec<(&ServerConfig, &Tool, String)> {
+    let mut raw: Vec<(&ServerConfig, &Tool)> = slots
+        .iter()
+        .filter(|s| matches!(s.state, ServerState::Ready { .. }))
+        .flat_map(|s| s.tools.iter().map(move |t| (&s.config, t)))
         .collect();
-    let count = offered.len();
-    let changed = {
-        let mut slots = manager.slots();
-        let Some(slot) = slots
-            .iter_mut()
-            .find(|s| s.config.name == name && s.generation == generation)
-        else {
-            return;
-        };
-        let names = |tools: &[Tool]| tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
-        let changed = slot.state != (ServerState::Ready { tools: count })
-            || names(&slot.tools) != names(&offered);
-        slot.tools = offered;
-        slot.state = ServerState::Ready { tools: count };
-        changed
-    };
-    if changed {
-        manager.emit(McpEvent::ServerState {
-            name: name.to_string(),
-            state: ServerState::Ready { tools: count },
-        });
-    }
+    raw.sort_by(|a, b| (&a.0.name, &a.1.name).cmp(&(&b.0.name, &b.1.name)));
+    let pairs: Vec<(&str, &str)> = raw
+        .iter()
+        .map(|(s, t)| (s.name.as_str(), t.name.as_ref()))
+        .collect();
+    let qualified = names::qualify(&pairs);
+    raw.into_iter()
+        .zip(qualified)
+        .map(|((server, tool), name)| (server, tool, name))
+        .collect()
 }
 
-/// `tools/list`, every page; a server that repeats a cursor is an error, not a loop.
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut seen = Vec::new();
-    loop {
-        let page = peer
-            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await?;
-        tools.extend(page.tools);
-        match page.next_cursor {
-            Some(next) if seen.contains(&next) => {
-                return Err(ServiceError::McpError(
-                    rmcp::model::ErrorData::invalid_request(
-                        format!("tools/list returned the cursor {next:?} twice"),
-                        None,
-                    ),
-                ))
-            }
-            Some(next) => {
-                seen.push(next.clone());
-                cursor = Some(next);
-            }
-            None => return Ok(tools),
-        }
-    }
-}
-
+/// One offered tool as the model sees it, its input schema converted for the model.
 fn describe_tool(server: &ServerConfig, tool: &Tool, name: String) -> McpTool {
     let mut description = tool.description.as_deref().unwrap_or_default().to_string();
     let (parameters, note) = match schema::for_model(&tool.input_schema) {
@@ -822,5 +479,51 @@ impl std::fmt::Debug for McpManager {
         f.debug_struct("McpManager")
             .field("servers", &self.states())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &'static str) -> Tool {
+        let schema = serde_json::json!({"type": "object", "properties": {}});
+        let serde_json::Value::Object(schema) = schema else {
+            unreachable!("an object literal")
+        };
+        Tool::new(name, "does a thing", Arc::new(schema))
+    }
+
+    #[test]
+    fn one_tool_is_found_by_its_name_as_the_listing_describes_it() {
+        let root = tempfile::tempdir().unwrap();
+        let servers = vec![
+            ServerConfig::stdio("b", "true", &[]),
+            ServerConfig::stdio("a", "true", &[]),
+        ];
+        let (manager, _events) = McpManager::prepare(servers, Vec::new(), root.path(), None);
+        for slot in manager.slots().iter_mut() {
+            slot.tools = vec![tool("echo"), tool("time")];
+            slot.state = ServerState::Ready { tools: 2 };
+        }
+        let all = manager.tools();
+        assert_eq!(all.len(), 4);
+        for listed in &all {
+            let found = manager.tool(&listed.name).unwrap();
+            assert_eq!(
+                (&found.name, &found.server, &found.tool, &found.parameters),
+                (
+                    &listed.name,
+                    &listed.server,
+                    &listed.tool,
+                    &listed.parameters
+                )
+            );
+        }
+        assert!(manager.tool("mcp__c__echo").is_none());
+        // A server that is not ready offers nothing, by name or in the listing.
+        manager.slots()[0].state = ServerState::Stopped;
+        assert_eq!(manager.tools().len(), 2);
+        assert!(manager.tool(&all[0].name).is_none());
     }
 }

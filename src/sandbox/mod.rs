@@ -6,26 +6,31 @@
 //! in force and wraps a shell command so it can read anywhere, write only the project (and
 //! the extra writable paths), never write `.git` or `.rein`, and reach no network.
 //!
-//! [`Sandbox::detect`] decides once per process start: `mode = "off"` means off by choice;
-//! otherwise the backend is probed (bwrap must really create its namespaces here, which many
-//! containers forbid). A working backend means on; a broken or missing one means off with a
-//! warning (`auto`) or every command refused (`required`). [`Sandbox::command`] then builds
-//! the process to spawn for each command, sandboxed or not with an environment that holds
-//! no secret rein can recognise ([`mod@env`]).
+//! [`Sandbox::detect`] decides once per process start (`detect.rs`): `mode = "off"` means
+//! off by choice; otherwise the backend is probed (bwrap must really create its namespaces
+//! here, which many containers forbid). A working backend means on; a broken or missing one
+//! means off with a warning (`auto`) or every command refused (`required`).
+//! [`Sandbox::command`] then builds the process to spawn for each command, sandboxed or not
+//! with an environment that holds no secret rein can recognise ([`mod@env`]); what stays
+//! read-only inside is found by `protected.rs`, and each backend's own arguments are built
+//! by `bwrap.rs` and `seatbelt.rs`.
 
 mod bwrap;
+mod detect;
 pub mod env;
+mod protected;
 mod seatbelt;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 pub use bwrap::bwrap_args;
 pub use env::CommandEnv;
+pub use protected::{nested_git_dirs, protected_paths};
 pub use seatbelt::seatbelt_profile;
+
+use detect::{run_probe, ProbeFailure};
+use protected::{ensure_rein_dir, real_path};
 
 /// `sandbox.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,9 +119,6 @@ impl Backend {
 }
 
 const OFF_BY_CHOICE: &str = "sandbox.mode = \"off\"";
-/// How long a probe may take before the backend counts as broken.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-
 impl Sandbox {
     /// No sandbox, by choice (tests, `sandbox.mode = "off"`).
     pub fn off(root: &Path) -> Sandbox {
@@ -132,84 +134,6 @@ impl Sandbox {
                 by_choice: true,
             },
             backend: None,
-            nested_git: std::sync::OnceLock::new(),
-            read_only: false,
-            private: None,
-            env: CommandEnv::default(),
-        }
-    }
-
-    /// Decide what is in force for `root`, once per process start. Unless the mode is off,
-    /// this finds the backend for this OS (`bwrap` on PATH on Linux, `/usr/bin/sandbox-exec`
-    /// on macOS) and runs it once on `true` to prove it works here (a few milliseconds).
-    pub fn detect(settings: SandboxSettings, root: &Path, readable: Vec<PathBuf>) -> Sandbox {
-        Sandbox::decide(settings, root, readable, |settings| {
-            if cfg!(target_os = "linux") {
-                probe_bwrap(bwrap::find_on_path(), settings)
-            } else if cfg!(target_os = "macos") {
-                seatbelt::probe().map(|()| Backend::Seatbelt)
-            } else {
-                Err(
-                    "no sandbox is available on this OS (rein uses bubblewrap on Linux and \
-                     Seatbelt on macOS)"
-                        .to_string(),
-                )
-            }
-        })
-    }
-
-    /// [`Sandbox::detect`] with bubblewrap as the backend, whatever the OS, using the given
-    /// `bwrap` executable (`None`: as if it were not installed) instead of looking on PATH.
-    pub fn detect_with(
-        settings: SandboxSettings,
-        root: &Path,
-        readable: Vec<PathBuf>,
-        bwrap: Option<PathBuf>,
-    ) -> Sandbox {
-        Sandbox::decide(settings, root, readable, |settings| {
-            probe_bwrap(bwrap, settings)
-        })
-    }
-
-    fn decide(
-        settings: SandboxSettings,
-        root: &Path,
-        readable: Vec<PathBuf>,
-        probe: impl FnOnce(&SandboxSettings) -> Result<Backend, String>,
-    ) -> Sandbox {
-        let (state, backend) = match settings.mode {
-            SandboxMode::Off => (
-                SandboxState::Off {
-                    reason: OFF_BY_CHOICE.to_string(),
-                    by_choice: true,
-                },
-                None,
-            ),
-            mode => match probe(&settings) {
-                Ok(backend) => (
-                    SandboxState::On {
-                        detail: on_detail(&backend, &settings),
-                    },
-                    Some(backend),
-                ),
-                Err(reason) if mode == SandboxMode::Required => {
-                    (SandboxState::Unavailable { reason }, None)
-                }
-                Err(reason) => (
-                    SandboxState::Off {
-                        reason,
-                        by_choice: false,
-                    },
-                    None,
-                ),
-            },
-        };
-        Sandbox {
-            settings,
-            root: root.to_path_buf(),
-            readable,
-            state,
-            backend,
             nested_git: std::sync::OnceLock::new(),
             read_only: false,
             private: None,
@@ -437,209 +361,6 @@ pub fn shell_program() -> &'static Path {
     })
 }
 
-/// The `detail` of the `On` state.
-fn on_detail(backend: &Backend, settings: &SandboxSettings) -> String {
-    let extra = match settings.writable.len() {
-        0 => String::new(),
-        1 => " (and 1 extra path)".to_string(),
-        n => format!(" (and {n} extra paths)"),
-    };
-    let network = if settings.network {
-        "network allowed"
-    } else {
-        "no network"
-    };
-    format!(
-        "{}: the project is writable{extra}, .git and .rein read-only, {network}",
-        backend.name()
-    )
-}
-
-fn probe_bwrap(bwrap: Option<PathBuf>, settings: &SandboxSettings) -> Result<Backend, String> {
-    let bwrap = bwrap.ok_or_else(|| {
-        "bwrap was not found; install bubblewrap (Debian/Ubuntu: apt install bubblewrap)"
-            .to_string()
-    })?;
-    bwrap::probe(&bwrap, settings.network)?;
-    Ok(Backend::Bubblewrap(bwrap))
-}
-
-/// Why a backend's check failed.
-#[derive(Debug, PartialEq, Eq)]
-enum ProbeFailure {
-    /// The program could not be started or waited for.
-    Start(String),
-    /// It ran and failed: the first line it printed on stderr, or its exit status.
-    Failed(String),
-}
-
-/// Run a backend's check command to the end (at most [`PROBE_TIMEOUT`]).
-fn run_probe(mut cmd: std::process::Command) -> Result<(), ProbeFailure> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| ProbeFailure::Start(e.to_string()))?;
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < PROBE_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(ProbeFailure::Failed(format!(
-                    "its check did not finish within {} s",
-                    PROBE_TIMEOUT.as_secs()
-                )));
-            }
-            Err(e) => return Err(ProbeFailure::Start(e.to_string())),
-        }
-    };
-    if status.success() {
-        return Ok(());
-    }
-    let mut stderr = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        let _ = pipe.read_to_string(&mut stderr);
-    }
-    Err(ProbeFailure::Failed(
-        stderr
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("its check failed ({status})")),
-    ))
-}
-
-/// Most directories [`nested_git_dirs`] looks into.
-const NESTED_SCAN_DIRS: usize = 20_000;
-/// How deep it looks.
-const NESTED_SCAN_DEPTH: usize = 8;
-
-/// The `.git` directories (or `.git` pointer files) of repositories nested in `root`, not
-/// `root`'s own: looked for at most `NESTED_SCAN_DEPTH` folders deep, in at most
-/// `NESTED_SCAN_DIRS` folders, never following links nor entering `.git`, `target` or
-/// `node_modules`.
-pub fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
-    let mut visited = 0;
-    while let Some((dir, depth)) = queue.pop_front() {
-        visited += 1;
-        if visited > NESTED_SCAN_DIRS {
-            break;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if name == ".git" {
-                if dir != root {
-                    found.push(entry.path());
-                }
-                continue;
-            }
-            if kind.is_dir()
-                && depth < NESTED_SCAN_DEPTH
-                && name != "target"
-                && name != "node_modules"
-            {
-                queue.push_back((entry.path(), depth + 1));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-/// The paths inside (or belonging to) the project that commands must not write, even though
-/// the project is writable: `.git` (a directory, or a `gitdir:` pointer file, in which case
-/// also the git directory it names and that directory's `commondir`), and `.rein`, whether
-/// or not it exists yet.
-pub fn protected_paths(root: &Path) -> Vec<PathBuf> {
-    let mut paths = Vec::new();
-    let git = root.join(".git");
-    match std::fs::metadata(&git) {
-        Ok(meta) if meta.is_dir() => paths.push(git),
-        Ok(meta) if meta.is_file() => {
-            // A worktree or submodule: `.git` names the real git directory. The file itself
-            // is protected too, or a command could point it at a git directory of its own.
-            let target = gitdir_target(root, &git);
-            paths.push(git);
-            if let Some(target) = target {
-                let common = common_dir(&target);
-                paths.push(target);
-                paths.extend(common);
-            }
-        }
-        _ => {}
-    }
-    paths.push(root.join(".rein"));
-    paths
-}
-
-/// The directory a `.git` file's `gitdir: PATH` line names (relative to the project root).
-fn gitdir_target(root: &Path, git_file: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(git_file).ok()?;
-    let target = text
-        .lines()
-        .find_map(|line| line.strip_prefix("gitdir:"))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())?;
-    Some(root.join(target))
-}
-
-/// A worktree's shared git directory, named by the `commondir` file in its git directory
-/// (relative to that directory). It holds the hooks and config git runs later.
-fn common_dir(gitdir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
-    let common = text
-        .lines()
-        .next()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())?;
-    Some(gitdir.join(common))
-}
-
-/// Make sure `.rein` exists so it can be bound read-only: a missing one could be created by
-/// a command, with a `config.toml` that changes rein's own rules. A new one is 0700.
-fn ensure_rein_dir(root: &Path) -> Result<(), String> {
-    let dir = root.join(".rein");
-    let created = crate::private_fs::create_dir(&dir);
-    if dir.exists() {
-        return Ok(());
-    }
-    let why = match created {
-        Err(e) => e.to_string(),
-        Ok(()) => "it vanished".to_string(),
-    };
-    Err(format!(
-        "could not create {} ({why}); the sandbox must protect it, so commands cannot run. \
-         Make it a directory (or remove a broken symlink there)",
-        dir.display()
-    ))
-}
-
-/// `path` with symlinks resolved as far as it exists, the rest appended unchanged.
-fn real_path(path: &Path) -> PathBuf {
-    if let Ok(real) = path.canonicalize() {
-        return real;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => real_path(parent).join(name),
-        _ => path.to_path_buf(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -649,117 +370,6 @@ mod tests {
             mode,
             ..SandboxSettings::default()
         }
-    }
-
-    fn fake(backend: Result<Backend, String>, mode: SandboxMode) -> Sandbox {
-        Sandbox::decide(settings(mode), Path::new("/p"), Vec::new(), |_| backend)
-    }
-
-    fn missing() -> Result<Backend, String> {
-        Err(
-            "bwrap was not found; install bubblewrap (Debian/Ubuntu: apt install bubblewrap)"
-                .to_string(),
-        )
-    }
-
-    #[test]
-    fn off_by_choice_never_probes_and_never_warns() {
-        let s = Sandbox::decide(settings(SandboxMode::Off), Path::new("/p"), vec![], |_| {
-            panic!("probed although the mode is off")
-        });
-        assert_eq!(
-            s.state(),
-            &SandboxState::Off {
-                reason: "sandbox.mode = \"off\"".to_string(),
-                by_choice: true
-            }
-        );
-        assert_eq!(s.warning(), None);
-        assert_eq!(s.describe(), "off (sandbox.mode = \"off\")");
-        assert_eq!(Sandbox::off(Path::new("/p")).describe(), s.describe());
-    }
-
-    #[test]
-    fn auto_follows_the_probe() {
-        let on = fake(
-            Ok(Backend::Bubblewrap("/usr/bin/bwrap".into())),
-            SandboxMode::Auto,
-        );
-        assert_eq!(
-            on.state(),
-            &SandboxState::On {
-                detail: "bubblewrap: the project is writable, .git and .rein read-only, \
-                         no network"
-                    .to_string()
-            }
-        );
-        assert_eq!(on.warning(), None);
-        assert_eq!(
-            on.describe(),
-            "on (bubblewrap; project writable, network off)"
-        );
-
-        let off = fake(missing(), SandboxMode::Auto);
-        assert!(matches!(
-            off.state(),
-            SandboxState::Off {
-                by_choice: false,
-                ..
-            }
-        ));
-        assert_eq!(
-            off.describe(),
-            "off: bwrap was not found; install bubblewrap (Debian/Ubuntu: apt install bubblewrap)"
-        );
-        let warning = off.warning().unwrap();
-        assert!(
-            warning.starts_with("commands run without a sandbox: bwrap was not found;"),
-            "{warning}"
-        );
-        assert!(!warning.contains('\n'));
-    }
-
-    #[test]
-    fn required_without_a_backend_refuses() {
-        let s = fake(missing(), SandboxMode::Required);
-        assert!(matches!(s.state(), SandboxState::Unavailable { .. }));
-        assert!(s
-            .describe()
-            .starts_with("required but unavailable: bwrap was not found;"));
-        assert!(s.warning().unwrap().starts_with("commands are refused:"));
-        let err = s.command("true", &[]).unwrap_err();
-        assert_eq!(
-            err,
-            "the sandbox is required (sandbox.mode = \"required\") but cannot run: bwrap was \
-             not found; install bubblewrap (Debian/Ubuntu: apt install bubblewrap)"
-        );
-    }
-
-    #[test]
-    fn describe_counts_extra_paths_and_network() {
-        let s = Sandbox::decide(
-            SandboxSettings {
-                mode: SandboxMode::Required,
-                network: true,
-                writable: vec!["/a".into(), "/b".into()],
-                hidden: Vec::new(),
-            },
-            Path::new("/p"),
-            vec![],
-            |_| Ok(Backend::Seatbelt),
-        );
-        assert_eq!(
-            s.describe(),
-            "on (seatbelt; project + 2 extra paths writable, network on)"
-        );
-        assert_eq!(
-            s.state(),
-            &SandboxState::On {
-                detail: "seatbelt: the project is writable (and 2 extra paths), .git and .rein \
-                         read-only, network allowed"
-                    .to_string()
-            }
-        );
     }
 
     #[test]
@@ -827,72 +437,5 @@ mod tests {
         });
         let err = s.command("true", &[]).unwrap_err();
         assert!(err.starts_with("could not create "), "{err}");
-    }
-
-    #[test]
-    fn protected_paths_of_a_plain_repo() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        assert_eq!(protected_paths(root), [root.join(".rein")]);
-        std::fs::create_dir(root.join(".git")).unwrap();
-        assert_eq!(
-            protected_paths(root),
-            [root.join(".git"), root.join(".rein")]
-        );
-    }
-
-    #[test]
-    fn protected_paths_follow_a_gitdir_file_and_its_commondir() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::write(root.join(".git"), "gitdir: ../main/.git/worktrees/wt\n").unwrap();
-        // No such directory: the pointer is still followed (and bwrap_args skips it).
-        assert_eq!(
-            protected_paths(root),
-            [
-                root.join(".git"),
-                root.join("../main/.git/worktrees/wt"),
-                root.join(".rein")
-            ]
-        );
-        let gitdir = root.join("wt-gitdir");
-        std::fs::create_dir(&gitdir).unwrap();
-        std::fs::write(gitdir.join("commondir"), "../shared\n").unwrap();
-        std::fs::write(root.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
-        assert_eq!(
-            protected_paths(root),
-            [
-                root.join(".git"),
-                gitdir.clone(),
-                gitdir.join("../shared"),
-                root.join(".rein")
-            ]
-        );
-    }
-
-    #[test]
-    fn real_path_resolves_what_exists() {
-        let dir = tempfile::tempdir().unwrap();
-        let real = dir.path().canonicalize().unwrap();
-        assert_eq!(real_path(&dir.path().join("a/b")), real.join("a/b"));
-        assert_eq!(real_path(Path::new("/no/such")), Path::new("/no/such"));
-    }
-
-    #[test]
-    fn probe_reports_the_first_stderr_line() {
-        let mut cmd = std::process::Command::new("sh");
-        cmd.args([
-            "-c",
-            "echo out; echo >&2; echo '  bwrap: no namespaces  ' >&2; echo more >&2; exit 1",
-        ]);
-        assert_eq!(
-            run_probe(cmd),
-            Err(ProbeFailure::Failed("bwrap: no namespaces".to_string()))
-        );
-        let mut cmd = std::process::Command::new("sh");
-        cmd.args(["-c", "exit 0"]);
-        assert_eq!(run_probe(cmd), Ok(()));
-        let cmd = std::process::Command::new("/no/such/program");
-        assert!(matches!(run_probe(cmd), Err(ProbeFailure::Start(_))));
     }
 }

@@ -2,7 +2,8 @@
 //! the agent loop does not depend on where they come from.
 //!
 //! A provider of external tools lists the tools it has now ([`ExternalTools::specs`]: a
-//! name the model calls, a description and a JSON Schema) and runs one
+//! name the model calls, a description and a JSON Schema), finds one by its name
+//! ([`ExternalTools::spec`], what each call looks up) and runs one
 //! ([`ExternalTools::call`]). The agent offers them after its own tools, judges every call
 //! through the permission policy by its name like any other, and runs it through the
 //! provider; the result goes through the same cap, spill, stub and drop layers as every
@@ -52,8 +53,14 @@ pub type ExternalCall = Pin<Box<dyn Future<Output = crate::conversation::ToolRes
 
 /// A source of external tools (the MCP servers of a session).
 pub trait ExternalTools: Send + Sync {
-    /// The tools it offers now, in a stable order.
+    /// The tools it offers now, in a stable order; no two share a name.
     fn specs(&self) -> Vec<ExternalSpec>;
+    /// The tool `name` as [`specs`](Self::specs) would list it, when it offers one: what
+    /// every call looks up, so a provider that can find one tool without describing all
+    /// of them should. The default looks through `specs`.
+    fn spec(&self, name: &str) -> Option<ExternalSpec> {
+        self.specs().into_iter().find(|s| s.name == name)
+    }
     /// Run the tool `name` with the argument object `args`.
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall;
 }
@@ -64,4 +71,37 @@ pub fn specs_json(specs: &[ExternalSpec]) -> Vec<serde_json::Value> {
         .iter()
         .map(|s| super::function_json(&s.name, &s.description, &s.parameters))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Two;
+
+    impl ExternalTools for Two {
+        fn specs(&self) -> Vec<ExternalSpec> {
+            ["mcp__a__x", "mcp__a__y"]
+                .map(|name| ExternalSpec {
+                    name: name.to_string(),
+                    description: String::new(),
+                    parameters: serde_json::json!({"type": "object"}),
+                    source: None,
+                })
+                .to_vec()
+        }
+
+        fn call(&self, _: &str, _: serde_json::Value) -> ExternalCall {
+            Box::pin(async { crate::conversation::ToolResult::ok(String::new()) })
+        }
+    }
+
+    #[test]
+    fn the_default_lookup_finds_one_spec_by_name() {
+        assert_eq!(
+            Two.spec("mcp__a__y").map(|s| s.name).as_deref(),
+            Some("mcp__a__y")
+        );
+        assert_eq!(Two.spec("mcp__a__z"), None);
+    }
 }

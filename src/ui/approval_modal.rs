@@ -22,7 +22,7 @@ use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{wrap_into, WrapMode};
 use crate::app::approval::{mcp_args_lines, savable};
-use crate::app::state::{Approvals, PendingApproval};
+use crate::app::approval::{Approvals, PendingApproval};
 use crate::permissions::Grant;
 
 /// What the modal says of a server the project's config declared.

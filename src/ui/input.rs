@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
 use super::theme;
-use crate::app::state::Composer;
+use crate::app::composer::Composer;
 
 /// The most lines the box grows to; beyond, the text area scrolls.
 pub const MAX_LINES: u16 = 8;

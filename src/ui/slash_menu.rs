@@ -30,11 +30,11 @@ pub struct SlashMenuPopup<'a> {
 
 impl Widget for SlashMenuPopup<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let entries = slash_menu::matches(self.app);
+        let entries = self.app.slash_matches();
         if entries.is_empty() {
             return;
         }
-        let selected = slash_menu::selected(self.app, entries.len());
+        let selected = self.app.slash_selected(entries.len());
         let room = usize::from(self.input.y.saturating_sub(area.y)).saturating_sub(2);
         let rows = entries.len().min(MAX_ROWS).min(room);
         if rows == 0 {
@@ -47,7 +47,7 @@ impl Widget for SlashMenuPopup<'_> {
             width: self.input.width,
             height,
         };
-        let total = slash_menu::entries(self.app).len();
+        let total = slash_menu::entries(&self.app.custom_commands).len();
         let count = if entries.len() == total {
             format!("{total}")
         } else {

@@ -20,7 +20,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ratatui::backend::TestBackend;
+use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::Terminal;
 use rein::app::event::AppEvent;
 use rein::app::state::{Activity, App, Cell, SessionInfo, ToolStatus};
@@ -161,9 +161,46 @@ struct StreamRun {
     worst_frame: Duration,
 }
 
+/// A writer that only counts what it is given: the bytes a terminal would get.
+#[derive(Default)]
+struct Counting(std::rc::Rc<std::cell::Cell<u64>>);
+
+impl std::io::Write for Counting {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.set(self.0.get() + buf.len() as u64);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`bench_stream`] on the backend the dashboard draws with: crossterm's, writing the
+/// escape sequences a real terminal gets (into a counter), buffered as the dashboard's.
+fn bench_stream_crossterm(text: &str, tokens_per_sec: f64) -> (StreamRun, u64) {
+    let counter = Counting::default();
+    let count = counter.0.clone();
+    let backend = CrosstermBackend::new(std::io::BufWriter::new(counter));
+    let viewport = ratatui::TerminalOptions {
+        viewport: ratatui::Viewport::Fixed(ratatui::layout::Rect::new(0, 0, WIDTH, HEIGHT)),
+    };
+    let mut terminal = Terminal::with_options(backend, viewport).unwrap();
+    let run = stream_into(&mut terminal, text, tokens_per_sec);
+    (run, count.get())
+}
+
 /// Stream `text` into an assistant cell at `tokens_per_sec` (4-character chunks), drawing
 /// a frame every 16 ms of simulated time.
 fn bench_stream(text: &str, tokens_per_sec: f64) -> StreamRun {
+    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
+    stream_into(&mut terminal, text, tokens_per_sec)
+}
+
+fn stream_into<B: ratatui::backend::Backend>(
+    terminal: &mut Terminal<B>,
+    text: &str,
+    tokens_per_sec: f64,
+) -> StreamRun {
     let mut app = App::new(info(), 128_000);
     app.transcript.cells = transcript(20);
     app.transcript
@@ -172,7 +209,6 @@ fn bench_stream(text: &str, tokens_per_sec: f64) -> StreamRun {
     app.transcript.cells.push(Cell::assistant("", false));
     let start = Instant::now();
     app.activity = Activity::Streaming { since: start };
-    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
     terminal.draw(|f| render(&app, f, start)).unwrap();
 
     let per_frame = tokens_per_sec * FRAME.as_secs_f64();
@@ -335,6 +371,20 @@ fn main() {
             run.cpu.as_secs_f64(),
             run.cpu.as_secs_f64() * 1e6 / run.frames as f64,
             run.worst_frame.as_secs_f64() * 1e3,
+        );
+    }
+    for (what, text, rate) in [
+        ("Markdown reply", &text, 10_000.0),
+        ("Markdown reply", &text, 1_000.0),
+    ] {
+        let (run, written) = bench_stream_crossterm(text, rate);
+        println!(
+            "| the same {what} at {rate:.0} tokens/s on crossterm's backend (the escape sequences a terminal gets): {} frames | {:.3} s CPU in all, {:.1} µs per frame (worst {:.2} ms), {:.1} kB written a frame |",
+            run.frames,
+            run.cpu.as_secs_f64(),
+            run.cpu.as_secs_f64() * 1e6 / run.frames as f64,
+            run.worst_frame.as_secs_f64() * 1e3,
+            written as f64 / 1e3 / run.frames as f64,
         );
     }
 }

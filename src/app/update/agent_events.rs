@@ -15,12 +15,13 @@
 
 use std::time::Instant;
 
-use super::event::Effect;
-use super::state::{
-    Activity, App, Cell, NoticeKind, PendingApproval, ResultText, SubagentCall, SubagentView,
-    ToolCell, ToolStatus,
-};
 use crate::agent::{AgentEvent, EventFamily, SubagentEvent, ToolOutcome, TurnOutcome};
+use crate::app::approval::PendingApproval;
+use crate::app::state::{Activity, App};
+use crate::app::transcript::{
+    Cell, NoticeKind, ResultText, SubagentCall, SubagentView, ToolStatus,
+};
+use crate::app::Effect;
 use crate::describe;
 use crate::tools::task;
 use crate::tools::write_todos::TodoStatus;
@@ -95,7 +96,7 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             turn_finished(app, outcome, now);
             // A long turn over with nothing queued behind it: call the user back.
             if !app.busy() {
-                super::attention::turn_finished(app, now, effects);
+                notify_turn_finished(app, now, effects);
             }
         }
         _ => {}
@@ -157,7 +158,7 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
             ..
         } => {
             add_chars(app, &result);
-            if let Some(cell) = tool_cell_mut(app, &id) {
+            if let Some(cell) = app.transcript.tool_cell_mut(&id) {
                 let approved = cell.approved || cell.status == ToolStatus::WaitingApproval;
                 cell.status = finished_status(outcome, approved);
                 cell.duration = Some(duration);
@@ -173,7 +174,7 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
 }
 
 /// An approval request: its call waits, and it joins the queue (opening the modal, with a
-/// desktop notification when the queue was empty and [`super::attention`] says so).
+/// desktop notification when the queue was empty and [`crate::app::attention`] says so).
 fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
     if let AgentEvent::AutoApproved { id, subagent, .. } = &event {
         // A subagent's calls show their marks only; the main agent's cell says it.
@@ -196,13 +197,19 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         return;
     };
     let waiting = match &subagent {
-        Some(task_id) => subagent_call_mut(app, task_id, &id).map(|call| &mut call.status),
-        None => tool_cell_mut(app, &id).map(|cell| &mut cell.status),
+        Some(task_id) => app
+            .transcript
+            .subagent_call_mut(task_id, &id)
+            .map(|call| &mut call.status),
+        None => app
+            .transcript
+            .tool_cell_mut(&id)
+            .map(|cell| &mut cell.status),
     };
     if let Some(status) = waiting {
         *status = ToolStatus::WaitingApproval;
     }
-    let notifies = super::attention::approval_notifies(app);
+    let notifies = app.notifications.approval_notifies(app.focused);
     let approvals = &mut app.approvals;
     let opens = approvals.queue.is_empty();
     if opens {
@@ -417,13 +424,13 @@ fn finish_live(app: &mut App) -> bool {
         match cell {
             // Done growing: the slack of the growth goes back.
             Cell::Assistant(c) if !c.finished => {
-                let c: &mut super::state::AssistantCell = c;
+                let c: &mut crate::app::transcript::AssistantCell = c;
                 c.finished = true;
                 c.text.shrink_to_fit();
                 assistant = true;
             }
             Cell::Reasoning(c) if !c.finished => {
-                let c: &mut super::state::ReasoningCell = c;
+                let c: &mut crate::app::transcript::ReasoningCell = c;
                 c.finished = true;
                 c.text.shrink_to_fit();
             }
@@ -469,14 +476,6 @@ fn turn_finished(app: &mut App, outcome: TurnOutcome, now: Instant) {
     approvals.scroll = 0;
 }
 
-/// The tool cell of a call, newest first, to change: finding it bumps its version.
-pub fn tool_cell_mut<'a>(app: &'a mut App, id: &str) -> Option<&'a mut ToolCell> {
-    app.transcript.cells.iter_mut().rev().find_map(|c| match c {
-        Cell::Tool(t) if t.id == id => Some(&mut ***t),
-        _ => None,
-    })
-}
-
 /// A subagent's progress, onto its `task` cell.
 fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Instant) {
     if let SubagentEvent::ToolCallStarted { name, args, .. } = &event {
@@ -486,7 +485,7 @@ fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Insta
             since: now,
         };
     }
-    let Some(cell) = tool_cell_mut(app, task_id) else {
+    let Some(cell) = app.transcript.tool_cell_mut(task_id) else {
         return;
     };
     let view = cell.subagent.get_or_insert_with(SubagentView::default);
@@ -520,21 +519,6 @@ fn subagent_event(app: &mut App, task_id: &str, event: SubagentEvent, now: Insta
     }
 }
 
-/// The subagent call an approval request `approval_id` is about (the agent names it
-/// `TASK/CALL`), and the `task` cell it shows in.
-pub fn subagent_call_mut<'a>(
-    app: &'a mut App,
-    task_id: &str,
-    approval_id: &str,
-) -> Option<&'a mut SubagentCall> {
-    let call_id = approval_id
-        .strip_prefix(task_id)
-        .and_then(|rest| rest.strip_prefix('/'))?;
-    let cell = tool_cell_mut(app, task_id)?;
-    let view = cell.subagent.as_mut()?;
-    view.calls.iter_mut().rev().find(|c| c.id == call_id)
-}
-
 /// The mark of a call that ended with `outcome` (`approved`: the user allowed it).
 fn finished_status(outcome: ToolOutcome, approved: bool) -> ToolStatus {
     match outcome {
@@ -555,6 +539,24 @@ pub fn tool_detail(app: &App, name: &str, key_arg: &str) -> String {
         .find(|t| t.status == TodoStatus::InProgress)
         .and_then(|t| t.active_form.clone())
         .unwrap_or_else(|| format!("{name} {key_arg}"))
+}
+
+/// The turn that began at `app.turn_started` ended at `now` and nothing waits to run:
+/// notify when it was long and the setting and the focus say so.
+fn notify_turn_finished(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
+    let Some(started) = app.turn_started.take() else {
+        return;
+    };
+    let took = now.saturating_duration_since(started);
+    // The turn's reply: the last assistant text after the last user message.
+    let reply = app.transcript.cells.iter().rev().find_map(|c| match c {
+        Cell::Assistant(a) if !a.text.trim().is_empty() => Some(a.text.as_str()),
+        Cell::User(_) => Some(""),
+        _ => None,
+    });
+    if let Some(message) = app.notifications.turn_finished(app.focused, took, reply) {
+        effects.push(Effect::Notify { message });
+    }
 }
 
 /// The desktop notification when the approval modal opens.

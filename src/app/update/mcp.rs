@@ -3,8 +3,9 @@
 //! `/mcp allow NAME` for a project's server that waits for the user (both say what changed
 //! since the user allowed it before, key by key).
 
-use super::event::Effect;
-use super::state::{App, Cell, NoticeKind, Scroll};
+use crate::app::state::App;
+use crate::app::transcript::{Cell, NoticeKind};
+use crate::app::Effect;
 use crate::mcp::{McpEvent, ServerState, Unapproved};
 
 /// A server's state changed, or it has something to say.
@@ -87,8 +88,5 @@ pub fn allow(app: &mut App, name: String, effects: &mut Vec<Effect>) {
              project's you allowed, start by themselves"
         ),
     };
-    app.transcript
-        .cells
-        .push(Cell::notice(NoticeKind::Info, text));
-    app.transcript.scroll = Scroll::default();
+    app.transcript.notice(NoticeKind::Info, text);
 }

@@ -13,16 +13,10 @@
 
 use std::time::Instant;
 
-use super::event::{Effect, ModelResolved};
-use super::state::{Activity, App, Cell, NoticeKind, Scroll};
 use crate::agent::{AgentCommand, Prices};
-
-/// A switch being resolved: the name asked for, and the messages sent meanwhile.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PendingSwitch {
-    pub name: String,
-    pub held: Vec<String>,
-}
+use crate::app::event::{Effect, ModelResolved};
+use crate::app::state::{Activity, App, PendingSwitch};
+use crate::app::transcript::NoticeKind;
 
 /// Switch to the model `name` (trimmed; nothing happens for an empty name).
 pub fn begin(app: &mut App, name: &str, effects: &mut Vec<Effect>) {
@@ -31,7 +25,7 @@ pub fn begin(app: &mut App, name: &str, effects: &mut Vec<Effect>) {
         return;
     }
     if app.info.setup.is_some() {
-        app.hint = Some(super::composer::SETUP_HINT.to_string());
+        app.hint = Some(crate::app::state::SETUP_HINT.to_string());
         return;
     }
     if app.model_switch.is_none() && name == app.info.model {
@@ -94,7 +88,7 @@ pub fn resolved(app: &mut App, answer: ModelResolved, now: Instant, effects: &mu
         Err(message) => notice(app, NoticeKind::Error, message),
     }
     for text in pending.held {
-        // The turn starts as soon as the agent reads it (see `composer::submit`).
+        // The turn starts as soon as the agent reads it (see `super::send::submit`).
         if !app.busy() {
             app.activity = Activity::Thinking { since: now };
         }
@@ -110,6 +104,5 @@ pub fn switched(app: &mut App, name: String, prices: Option<Prices>, text: Strin
 }
 
 fn notice(app: &mut App, kind: NoticeKind, text: String) {
-    app.transcript.cells.push(Cell::notice(kind, text));
-    app.transcript.scroll = Scroll::default();
+    app.transcript.notice(kind, text);
 }

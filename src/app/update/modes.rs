@@ -14,9 +14,10 @@
 
 use std::time::Instant;
 
-use super::event::Effect;
-use super::state::{Activity, App, Cell, NoticeKind, ToolStatus};
 use crate::agent::{AgentCommand, AgentEvent, ToolOutcome};
+use crate::app::state::{Activity, App};
+use crate::app::transcript::{Cell, NoticeKind, ToolStatus};
+use crate::app::Effect;
 use crate::permissions::ApprovalMode;
 
 /// What a tool cell says of a call auto mode approved.
@@ -53,7 +54,7 @@ pub fn changed(app: &mut App, mode: ApprovalMode) {
 
 /// A call auto mode approved: its cell says so.
 pub fn auto_approved(app: &mut App, id: &str) {
-    if let Some(cell) = super::agent_events::tool_cell_mut(app, id) {
+    if let Some(cell) = app.transcript.tool_cell_mut(id) {
         cell.note = Some(AUTO_APPROVED.to_string());
     }
 }
@@ -111,7 +112,7 @@ pub fn command_event(app: &mut App, event: AgentEvent, now: Instant) {
             duration,
             ..
         } => {
-            if let Some(cell) = super::agent_events::tool_cell_mut(app, &id) {
+            if let Some(cell) = app.transcript.tool_cell_mut(&id) {
                 cell.status = match outcome {
                     ToolOutcome::Ok => ToolStatus::Done { approved: false },
                     ToolOutcome::Denied => ToolStatus::Refused,

@@ -4,9 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::state::{
-    Activity, App, Approvals, Cell, Gauge, NoticeKind, ResultText, StoredResult, ToolStatus,
-    Transcript,
+use crate::app::approval::Approvals;
+use crate::app::state::{Activity, App, Gauge};
+use crate::app::transcript::{
+    Cell, NoticeKind, ResultText, StoredResult, ToolStatus, Transcript, FOLDED_RESULT_LINES,
 };
 use crate::conversation::Message;
 use crate::session::{tool_outcome, EntryAt, LoadedSession, Shown};
@@ -14,7 +15,7 @@ use crate::tools::parse_arguments;
 
 /// What a dashboard loads of a session: long tool results as their folded heads (the
 /// rest is read back from the file when one is expanded).
-pub const SHOWN: Shown = Shown::Heads(crate::ui::transcript::FOLDED_RESULT_LINES);
+pub const SHOWN: Shown = Shown::Heads(FOLDED_RESULT_LINES);
 
 /// Forget the conversation shown: transcript, todo list, gauge and context figures and
 /// queued messages. The input's text, the input history (the user's, across sessions), the
@@ -157,7 +158,7 @@ fn restore_result(
     let Message::Tool { tool_call_id, .. } = &message else {
         return;
     };
-    let Some(cell) = crate::app::agent_events::tool_cell_mut(app, tool_call_id) else {
+    let Some(cell) = app.transcript.tool_cell_mut(tool_call_id) else {
         return;
     };
     // Judged before the text moves into the cell.

@@ -1,0 +1,201 @@
+//! Running the tool calls of one reply and keeping their results.
+//!
+//! A call is recorded as started before it runs (so a resume after a crash knows it may
+//! have done its work), judged and run (`toolrun`), and answered by exactly
+//! one tool message, with its `ToolFinished` event; rules the user granted on the way and
+//! a new todo list are recorded too. Consecutive `task` calls run at the same time, each a
+//! [`Subagent`], at most `subagent.max_parallel` at once, their results appended in call
+//! order. An interrupt answers what did not finish as interrupted.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+
+use super::Agent;
+use crate::agent::events::{AgentEvent, SubagentEvent};
+use crate::agent::subagent::{self, Subagent};
+use crate::agent::toolrun::{self, ToolEnv};
+use crate::conversation::{Message, ToolCall, ToolResult};
+use crate::session::Entry;
+use crate::tools::{self, Toolset};
+
+impl Agent {
+    /// Judge and run one tool call and append its result. False when the user interrupted.
+    pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
+        // On disk before it runs: after a crash, resuming knows it may have done its work.
+        self.record(Entry::CallStarted {
+            id: call.id.clone(),
+        });
+        self.emit(AgentEvent::ToolCallStarted {
+            id: call.id.clone(),
+            name: call.function.name.clone(),
+            args: display_args(&call.function.arguments),
+        });
+        let open = self.inbox.open.clone();
+        let env = ToolEnv {
+            toolset: Toolset::Main,
+            policy: &*self.config.policy,
+            root: &self.config.root,
+            ctx: &self.ctx,
+            events: &self.events,
+            subagent: None,
+            open: &open,
+            spill: &self.spill,
+            mode: &self.mode,
+            external: self.config.external_tools.as_deref(),
+        };
+        let run = env.judge_and_run(Some(&mut self.inbox), call).await;
+        self.record_mode();
+        for grant in &run.granted {
+            self.record(Entry::rule(grant));
+        }
+        let accepted = !run.result.outcome.is_error();
+        self.finish_tool(call, run.result, run.started);
+        if call.function.name == tools::write_todos::NAME && accepted {
+            let todos = self.todos();
+            self.record(Entry::todos(todos.clone()));
+            self.emit(AgentEvent::TodosUpdated { todos });
+        }
+        !run.interrupted
+    }
+
+    /// Run `task` calls (consecutive ones of one reply) at the same time, each a subagent,
+    /// and append their results in call order. Each call's `ToolFinished` goes out as soon
+    /// as its subagent is done. False when the user interrupted (which drops every running
+    /// subagent, its request and its commands).
+    pub(super) async fn run_tasks(&mut self, calls: &[ToolCall]) -> bool {
+        let mut results: Vec<Option<subagent::Outcome>> = Vec::new();
+        let mut starts = Vec::new();
+        let mut running = FuturesUnordered::new();
+        // At most `subagent.max_parallel` run at once (a reply of 2,000 `task` calls would
+        // otherwise send hundreds of requests in a second); the rest wait their turn, in
+        // order, and say so.
+        let max = self.config.subagent_max_parallel.max(1);
+        let slots = Arc::new(tokio::sync::Semaphore::new(max));
+        for (i, call) in calls.iter().enumerate() {
+            self.record(Entry::CallStarted {
+                id: call.id.clone(),
+            });
+            self.emit(AgentEvent::ToolCallStarted {
+                id: call.id.clone(),
+                name: call.function.name.clone(),
+                args: display_args(&call.function.arguments),
+            });
+            starts.push(Instant::now());
+            // A task only reads, and each of its subagent's calls is judged on its own,
+            // so the task itself needs no permission.
+            match Toolset::Main.prepare(&call.function.name, &call.function.arguments) {
+                Ok(prepared) => {
+                    let description = prepared.task_description().unwrap_or_default();
+                    if running.len() >= max {
+                        self.emit(AgentEvent::Subagent {
+                            task_id: call.id.clone(),
+                            event: SubagentEvent::Queued,
+                        });
+                    }
+                    let run = self
+                        .subagent()
+                        .run(call.id.clone(), description.to_string());
+                    let slots = slots.clone();
+                    running.push(async move {
+                        // Held until the subagent is done; never closed.
+                        let _slot = slots.acquire_owned().await;
+                        (i, run.await)
+                    });
+                    results.push(None);
+                }
+                Err(text) => {
+                    let outcome = subagent::Outcome::error(text);
+                    self.emit(finished_event(call, &outcome.result, starts[i]));
+                    results.push(Some(outcome));
+                }
+            }
+        }
+        let events = self.events.clone();
+        let spill = self.spill.clone();
+        let slots = &mut results;
+        let all = async {
+            while let Some((i, mut outcome)) = running.next().await {
+                outcome.result.text = toolrun::cap_reporting(
+                    &spill,
+                    Some(&events),
+                    &calls[i].id,
+                    &calls[i],
+                    outcome.result.text,
+                );
+                let _ = events.send(finished_event(&calls[i], &outcome.result, starts[i]));
+                slots[i] = Some(outcome);
+            }
+        };
+        let completed = self.inbox.run_until(all).await.is_some();
+        // No subagent runs now: requests an interrupt left unanswered are void.
+        if let Ok(mut open) = self.inbox.open.lock() {
+            open.clear();
+        }
+        for (i, call) in calls.iter().enumerate() {
+            match results[i].take() {
+                // Its result event is out already.
+                Some(outcome) => {
+                    for grant in &outcome.granted {
+                        self.record(Entry::rule(grant));
+                    }
+                    self.push(Message::tool_result(call.id.clone(), outcome.result));
+                }
+                None => self.finish_tool(call, ToolResult::interrupted(), starts[i]),
+            }
+        }
+        completed
+    }
+
+    /// A subagent that shares this agent's client, rules, sandbox and approvals.
+    pub(super) fn subagent(&self) -> Subagent {
+        Subagent {
+            client: self.client.clone(),
+            policy: self.config.policy.clone(),
+            root: self.config.root.clone(),
+            ctx: self.ctx.clone(),
+            events: self.events.clone(),
+            open: self.inbox.open.clone(),
+            max_steps: self.config.subagent_max_steps,
+            system_prompt: self.subagent_prompt.clone(),
+            spill: self.spill.clone(),
+            context: self.config.context.clone(),
+            meter: {
+                let mut meter = self.meter.clone();
+                meter.history_rewritten();
+                meter
+            },
+            mode: self.mode.clone(),
+            external: self.config.external_tools.clone(),
+        }
+    }
+
+    pub(super) fn finish_tool(&mut self, call: &ToolCall, result: ToolResult, started: Instant) {
+        let mut event = finished_event(call, &result, started);
+        let at = self.push(Message::tool_result(call.id.clone(), result));
+        if let AgentEvent::ToolFinished { stored, .. } = &mut event {
+            *stored = at;
+        }
+        self.emit(event);
+    }
+}
+
+/// The `ToolFinished` event of `call`, which `result` ended and which began at `started`.
+fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> AgentEvent {
+    AgentEvent::ToolFinished {
+        id: call.id.clone(),
+        name: call.function.name.clone(),
+        result: result.text.clone(),
+        is_error: result.outcome.is_error(),
+        outcome: result.outcome,
+        duration: started.elapsed(),
+        stored: None,
+    }
+}
+
+/// A call's arguments for display: the parsed object, or the raw text when it is not JSON,
+/// long strings cut ([`tools::display_arguments`]).
+pub(super) fn display_args(raw: &str) -> serde_json::Value {
+    tools::display_arguments(raw)
+}

@@ -1,0 +1,356 @@
+//! The assembler: the pieces a wire reader took out of a stream in, the deltas a front end
+//! shows while it runs and one finished [`AssembledReply`] out.
+//!
+//! It knows no wire format. A reader ([`chat_chunk`](super::chat_chunk) for
+//! chat-completions chunks) calls it with text, reasoning and refusal pieces, provider
+//! reasoning state, tool-call pieces, usage and the finish reason; the assembler emits the
+//! visible pieces as [`StreamDelta`]s, keeps what the server needs back, and joins the
+//! tool-call pieces into whole calls: a piece continues the call of its `index` unless it
+//! brings a different id (some servers send every call at index 0), a piece without an
+//! index continues the call of its id, and one with neither the latest call. Calls that
+//! came without an id get one unique for the process.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Map, Value};
+
+use crate::agent::events::Usage;
+use crate::conversation::{Reasoning, ToolCall};
+
+/// Source of ids for tool calls that arrived without one.
+static GENERATED_IDS: AtomicU64 = AtomicU64::new(1);
+
+/// A visible piece of a reply, emitted while the stream is still running.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamDelta<'a> {
+    Text(&'a str),
+    Reasoning(&'a str),
+    /// A piece of a refusal (shown as the reply, recorded as a refusal).
+    Refusal(&'a str),
+    /// Not a piece: the pieces since the last `Flush` arrived together (one network read),
+    /// and the next may be a while. A front end's copy of the stream is passed on here, so
+    /// pieces that arrive together cross to it together.
+    Flush,
+}
+
+/// A reply after its stream ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssembledReply {
+    pub text: String,
+    /// The reasoning as shown.
+    pub reasoning: String,
+    /// The wire field the reasoning text came in, when it came in one.
+    pub reasoning_field: Option<String>,
+    /// `reasoning_details` merged from the stream's pieces.
+    pub reasoning_details: Vec<Value>,
+    /// The refusal the model gave instead of an answer.
+    pub refusal: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: Option<String>,
+    /// The server's usage, when it sent one.
+    pub usage: Option<Usage>,
+}
+
+impl AssembledReply {
+    /// The reasoning and provider state to keep with the assistant message.
+    pub fn reasoning_state(&self) -> Option<Reasoning> {
+        let r = Reasoning {
+            text: self.reasoning.clone(),
+            field: self.reasoning_field.clone(),
+            details: self.reasoning_details.clone(),
+        };
+        (!r.is_empty()).then_some(r)
+    }
+}
+
+/// One piece of a tool call, as a reader took it off the wire.
+#[derive(Debug, Default)]
+pub(crate) struct CallPiece {
+    /// The `index` the server keyed the call by, when it sent one.
+    pub index: Option<usize>,
+    /// The call's id, when this piece carries it (an empty id is none).
+    pub id: Option<String>,
+    /// The name or a part of it (an empty name is none).
+    pub name: Option<String>,
+    /// The next part of the arguments' text.
+    pub arguments: String,
+    /// Anything else the server sent with the call (Gemini's `extra_content`); `null`s
+    /// are dropped.
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    /// The `index` the server keyed this call by, when it sent one.
+    index: Option<usize>,
+    id: String,
+    name: String,
+    arguments: String,
+    extra: Map<String, Value>,
+}
+
+/// Accumulates one reply from its pieces.
+#[derive(Debug, Default)]
+pub struct Assembler {
+    reply: AssembledReply,
+    calls: Vec<PartialCall>,
+    /// Cached prompt tokens reported apart from the usage (llama.cpp's `timings`).
+    cache_n: Option<u64>,
+    /// True once any text, reasoning or tool call arrived (after that a retry would repeat
+    /// what the user already saw).
+    started: bool,
+}
+
+impl Assembler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True once anything visible or a tool call has arrived.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// The text received so far.
+    pub fn text(&self) -> &str {
+        &self.reply.text
+    }
+
+    /// What the user saw stream so far (the text, then any refusal), taken out: what an
+    /// interrupted or failed reply keeps.
+    pub fn take_streamed(&mut self) -> String {
+        let mut text = std::mem::take(&mut self.reply.text);
+        text.push_str(&std::mem::take(&mut self.reply.refusal));
+        text
+    }
+
+    /// The finish reason, once a chunk carried one.
+    pub fn finish_reason(&self) -> Option<&str> {
+        self.reply.finish_reason.as_deref()
+    }
+
+    /// How much reasoning text arrived (for usage estimates).
+    pub fn reasoning_len(&self) -> usize {
+        self.reply.reasoning.len()
+    }
+
+    /// A piece of the answer's text; an empty piece is nothing.
+    pub(crate) fn push_text(&mut self, t: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+        if !t.is_empty() {
+            self.started = true;
+            on_delta(StreamDelta::Text(t));
+            self.reply.text.push_str(t);
+        }
+    }
+
+    /// A piece of the reasoning; an empty piece is nothing.
+    pub(crate) fn push_reasoning(&mut self, r: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+        if !r.is_empty() {
+            self.started = true;
+            on_delta(StreamDelta::Reasoning(r));
+            self.reply.reasoning.push_str(r);
+        }
+    }
+
+    /// The wire field the reasoning text comes in; the first one named is kept.
+    pub(crate) fn reasoning_field(&mut self, field: &str) {
+        self.reply
+            .reasoning_field
+            .get_or_insert_with(|| field.to_string());
+    }
+
+    /// A piece of a refusal.
+    pub(crate) fn push_refusal(&mut self, r: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+        self.started = true;
+        on_delta(StreamDelta::Refusal(r));
+        self.reply.refusal.push_str(r);
+    }
+
+    /// One streamed `reasoning_details` piece, merged into the list kept for the server.
+    pub(crate) fn push_reasoning_detail(&mut self, detail: Value) {
+        self.started = true;
+        merge_detail(&mut self.reply.reasoning_details, detail);
+    }
+
+    /// The server's usage (a later report replaces an earlier one).
+    pub(crate) fn usage(&mut self, usage: Usage) {
+        self.reply.usage = Some(usage);
+    }
+
+    /// Cached prompt tokens the server reported apart from its usage; the usage's own
+    /// figure, when it has one, wins.
+    pub(crate) fn cached_tokens(&mut self, n: u64) {
+        self.cache_n = Some(n);
+    }
+
+    /// Why the reply ended.
+    pub(crate) fn finish_reason_is(&mut self, reason: String) {
+        self.reply.finish_reason = Some(reason);
+    }
+
+    /// One piece of a tool call; `position` is its place among the pieces that arrived
+    /// together (a piece with neither index nor id continues the latest call only when it
+    /// comes first).
+    pub(crate) fn push_call(&mut self, position: usize, piece: CallPiece) {
+        self.started = true;
+        let id = piece.id.filter(|id| !id.is_empty());
+        // Find the call this piece continues: same index, unless it brings a different id
+        // (some servers send every call at index 0, each with its own id).
+        let existing = match piece.index {
+            Some(index) => self
+                .calls
+                .iter()
+                .rposition(|c| c.index == Some(index))
+                .filter(|&i| match &id {
+                    Some(id) => self.calls[i].id.is_empty() || &self.calls[i].id == id,
+                    None => true,
+                }),
+            None => match &id {
+                Some(id) => self.calls.iter().rposition(|c| &c.id == id),
+                // No index and no id: a continuation of the latest call, or the
+                // position-th call of this delta when several arrive at once.
+                None if position == 0 => self.calls.len().checked_sub(1),
+                None => None,
+            },
+        };
+        let slot = match existing {
+            Some(i) => i,
+            None => {
+                self.calls.push(PartialCall {
+                    index: piece.index,
+                    ..PartialCall::default()
+                });
+                self.calls.len() - 1
+            }
+        };
+        let target = &mut self.calls[slot];
+        if let Some(id) = id {
+            target.id = id;
+        }
+        for (key, value) in piece.extra {
+            if !value.is_null() {
+                target.extra.insert(key, value);
+            }
+        }
+        if let Some(name) = piece.name.filter(|n| !n.is_empty()) {
+            // A name repeated on every piece is the same name; a different piece
+            // continues a name streamed in parts.
+            if target.name.is_empty() {
+                target.name = name;
+            } else if target.name != name {
+                target.name.push_str(&name);
+            }
+        }
+        target.arguments.push_str(&piece.arguments);
+    }
+
+    /// The reply as it stands; tool calls without an id get a generated one.
+    pub fn finish(mut self) -> AssembledReply {
+        // The reply is kept for the rest of the session: without the slack of its growth.
+        self.reply.text.shrink_to_fit();
+        self.reply.reasoning.shrink_to_fit();
+        self.reply.tool_calls = self
+            .calls
+            .into_iter()
+            .filter(|c| !c.name.is_empty() || !c.arguments.is_empty())
+            .map(|c| {
+                let id = if c.id.is_empty() {
+                    // Unique for the whole process, so an answer meant for one call can
+                    // never match a later one.
+                    let n = GENERATED_IDS.fetch_add(1, Ordering::Relaxed);
+                    format!("call_rein_{n}")
+                } else {
+                    c.id
+                };
+                let mut call = ToolCall::new(id, c.name, c.arguments);
+                call.extra = c.extra;
+                call
+            })
+            .collect();
+        if let (Some(usage), Some(cached)) = (self.reply.usage.as_mut(), self.cache_n) {
+            if usage.cached_tokens.is_none() {
+                usage.cached_tokens = Some(cached.min(usage.prompt_tokens));
+            }
+        }
+        self.reply
+    }
+}
+
+/// Add one streamed `reasoning_details` piece to the merged list: a piece with the
+/// `index` (and type) of an entry continues it (its text, summary and data appended, its
+/// other fields set), anything else is a new entry.
+fn merge_detail(details: &mut Vec<Value>, piece: Value) {
+    let Value::Object(piece) = piece else {
+        return;
+    };
+    let index = piece.get("index").and_then(Value::as_u64);
+    let kind = piece.get("type").cloned();
+    let existing = index.and_then(|index| {
+        details.iter_mut().rev().find(|d| {
+            d.get("index").and_then(Value::as_u64) == Some(index)
+                && (kind.is_none() || d.get("type") == kind.as_ref())
+        })
+    });
+    let Some(Value::Object(entry)) = existing else {
+        details.push(Value::Object(piece));
+        return;
+    };
+    for (key, value) in piece {
+        match (key.as_str(), entry.get_mut(&key), value) {
+            ("text" | "summary" | "data", Some(Value::String(have)), Value::String(more)) => {
+                have.push_str(&more)
+            }
+            (_, _, Value::Null) => {}
+            // An empty value never overwrites one that arrived (a signature).
+            (_, Some(Value::String(_)), Value::String(more)) if more.is_empty() => {}
+            (_, _, value) => {
+                entry.insert(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(index: Option<usize>, id: &str, name: &str, arguments: &str) -> CallPiece {
+        CallPiece {
+            index,
+            id: Some(id.to_string()),
+            name: Some(name.to_string()),
+            arguments: arguments.to_string(),
+            extra: Map::new(),
+        }
+    }
+
+    #[test]
+    fn pieces_from_any_reader_make_one_reply() {
+        let mut a = Assembler::new();
+        let mut seen = Vec::new();
+        let mut on = |d: StreamDelta<'_>| seen.push(format!("{d:?}"));
+        a.push_reasoning("hm", &mut on);
+        a.push_text("", &mut on);
+        a.push_text("ok", &mut on);
+        a.push_call(0, piece(Some(0), "a", "bash", "{\"command\""));
+        a.push_call(0, piece(Some(0), "", "bash", ":\"ls\"}"));
+        a.push_call(1, piece(None, "", "", "{}"));
+        a.finish_reason_is("tool_calls".into());
+        a.cached_tokens(7);
+        a.usage(Usage {
+            prompt_tokens: 5,
+            ..Usage::default()
+        });
+        assert!(a.started());
+        let r = a.finish();
+        assert_eq!(seen, ["Reasoning(\"hm\")", "Text(\"ok\")"]);
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!(
+            r.tool_calls[0],
+            ToolCall::new("a", "bash", "{\"command\":\"ls\"}")
+        );
+        assert!(r.tool_calls[1].id.starts_with("call_rein_"));
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(r.usage.map(|u| u.cached_tokens), Some(Some(5)));
+    }
+}

@@ -1,0 +1,569 @@
+//! The chat-completions reader: the `data` of one SSE event in, pieces for the
+//! [`Assembler`] out.
+//!
+//! Copes with the ways real servers differ: tool-call deltas keyed by `index` (or missing
+//! it), ids repeated on every piece or sent once, several calls in one reply, several calls
+//! all sent at index 0 with different ids, `reasoning_content` or `reasoning`, arguments
+//! sent as an object instead of a string, usage in a final chunk with empty `choices`, and
+//! `null` wherever a field may be absent. `content` may be an array of typed parts
+//! (Mistral's Magistral streams `thinking` parts, which are reasoning, and `text` parts); a
+//! `refusal` is the reply. What the server needs back is passed on as it arrived: which
+//! field carried the reasoning, OpenRouter's `reasoning_details`, and any extra field on a
+//! tool call (Gemini's `extra_content` thought signature). Cached prompt tokens are read
+//! wherever a server reports them. A chunk that is not JSON, or not a chunk, is a
+//! [`ChunkError`]; so is an `error` the server sent inside the stream.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::assembler::{Assembler, CallPiece, StreamDelta};
+use super::error_text::{error_message, snippet};
+use super::ChunkError;
+use crate::agent::events::Usage;
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+    /// llama.cpp's timings: `cache_n` is the prompt tokens it took from its cache.
+    #[serde(default)]
+    timings: Option<Timings>,
+}
+
+#[derive(Deserialize)]
+struct Timings {
+    #[serde(default)]
+    cache_n: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    /// Servers that ignore `stream: true` answer with a whole message instead of deltas.
+    #[serde(default)]
+    message: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    /// A string, or an array of typed parts.
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    reasoning: Option<serde_json::Value>,
+    #[serde(default)]
+    reasoning_details: Option<Vec<Value>>,
+    #[serde(default)]
+    refusal: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default, rename = "type")]
+    _kind: Option<Value>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+    /// Anything else the server sent with the call (Gemini's `extra_content`).
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    total_tokens: Option<u64>,
+    /// OpenAI, OpenRouter, Groq, vLLM, xAI: `cached_tokens` inside.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    /// DeepSeek.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+    /// Anthropic-style gateways.
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn to_usage(&self) -> Usage {
+        let prompt = self.prompt_tokens.unwrap_or(0);
+        let completion = self.completion_tokens.unwrap_or(0);
+        let cached = self
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .or(self.prompt_cache_hit_tokens)
+            .or(self.cache_read_input_tokens);
+        Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: self
+                .total_tokens
+                .unwrap_or(prompt.saturating_add(completion)),
+            cached_tokens: cached.map(|c| c.min(prompt)),
+            estimated: false,
+        }
+    }
+}
+
+/// A chunk from its JSON. The typed parse is tried first (the fast path); when it fails,
+/// the text is parsed as a JSON value and converted from there, which takes a key that
+/// appears twice in one object as its last value (as JavaScript's `JSON.parse` does) where
+/// the typed parse refuses it. What fails both ways is told as not JSON or not a chunk.
+fn parse_chunk(data: &str) -> Result<Chunk, ChunkError> {
+    let typed = match serde_json::from_str::<Chunk>(data) {
+        Ok(chunk) => return Ok(chunk),
+        Err(e) => e,
+    };
+    let value = serde_json::from_str::<Value>(data).map_err(|e| ChunkError::Malformed {
+        detail: e.to_string(),
+        snippet: snippet(data),
+    })?;
+    Chunk::deserialize(&value).map_err(|_| ChunkError::Unexpected {
+        detail: typed.to_string(),
+        snippet: snippet(data),
+    })
+}
+
+impl Assembler {
+    /// Feed the `data` of one chat-completions SSE event (not `[DONE]`). Visible pieces go
+    /// to `on_delta`.
+    pub fn push(
+        &mut self,
+        data: &str,
+        on_delta: &mut dyn FnMut(StreamDelta<'_>),
+    ) -> Result<(), ChunkError> {
+        let chunk = parse_chunk(data)?;
+        if let Some(err) = chunk.error {
+            return Err(ChunkError::Server(error_message(&err)));
+        }
+        if let Some(usage) = &chunk.usage {
+            self.usage(usage.to_usage());
+        }
+        if let Some(n) = chunk.timings.and_then(|t| t.cache_n) {
+            self.cached_tokens(n);
+        }
+        for choice in chunk.choices.into_iter().flatten() {
+            if choice.index.unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(delta) = choice.delta.or(choice.message) {
+                apply(self, delta, on_delta);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason_is(reason);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One choice's delta, piece by piece.
+fn apply(a: &mut Assembler, delta: Delta, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+    let (field, reasoning) = match (delta.reasoning_content, delta.reasoning) {
+        (Some(r), _) if !r.is_empty() => ("reasoning_content", Some(r)),
+        (_, Some(Value::String(r))) if !r.is_empty() => ("reasoning", Some(r)),
+        _ => ("", None),
+    };
+    let had_reasoning_text = reasoning.is_some();
+    if let Some(r) = reasoning {
+        a.reasoning_field(field);
+        a.push_reasoning(&r, on_delta);
+    }
+    for detail in delta.reasoning_details.into_iter().flatten() {
+        // The same text arrives in `reasoning` too where a server sends both.
+        if !had_reasoning_text {
+            if let Some(text) = detail_text(&detail).filter(|t| !t.is_empty()) {
+                let text = text.to_string();
+                a.push_reasoning(&text, on_delta);
+            }
+        }
+        a.push_reasoning_detail(detail);
+    }
+    match delta.content {
+        Some(Value::String(t)) => a.push_text(&t, on_delta),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                content_part(a, part, on_delta);
+            }
+        }
+        _ => {}
+    }
+    if let Some(r) = delta.refusal.filter(|r| !r.is_empty()) {
+        a.push_refusal(&r, on_delta);
+    }
+    for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+        a.push_call(position, call.into_piece());
+    }
+}
+
+/// One typed part of an array `content`: `text` is text, `thinking` is reasoning (its own
+/// value a string or a list of text parts); a bare string is text.
+fn content_part(a: &mut Assembler, part: Value, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
+    match part {
+        Value::String(t) => a.push_text(&t, on_delta),
+        Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+            Some("thinking" | "reasoning") => {
+                let mut text = String::new();
+                collect_text(o.get("thinking").or(o.get("text")), &mut text);
+                a.push_reasoning(&text, on_delta);
+            }
+            Some("refusal") => {
+                if let Some(r) = o.get("refusal").and_then(Value::as_str) {
+                    a.push_refusal(r, on_delta);
+                }
+            }
+            _ => {
+                if let Some(t) = o.get("text").and_then(Value::as_str) {
+                    a.push_text(t, on_delta);
+                }
+            }
+        },
+        _ => {}
+    }
+}
+
+impl ToolCallDelta {
+    /// The piece for the assembler: arguments sent as an object count as their JSON text.
+    fn into_piece(self) -> CallPiece {
+        let (name, arguments) = match self.function {
+            Some(f) => {
+                let arguments = match f.arguments {
+                    Some(Value::String(s)) => s,
+                    Some(Value::Null) | None => String::new(),
+                    Some(other) => other.to_string(),
+                };
+                (f.name, arguments)
+            }
+            None => (None, String::new()),
+        };
+        CallPiece {
+            index: self.index,
+            id: self.id,
+            name,
+            arguments,
+            extra: self.extra,
+        }
+    }
+}
+
+/// The text of a `reasoning_details` entry: its `text`, or a summary's `summary`.
+fn detail_text(detail: &Value) -> Option<&str> {
+    detail
+        .get("text")
+        .or_else(|| detail.get("summary"))
+        .and_then(Value::as_str)
+}
+
+/// The text in a `thinking` value: a string, or parts with `text`.
+fn collect_text(value: Option<&Value>, out: &mut String) {
+    match value {
+        Some(Value::String(s)) => out.push_str(s),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                match part {
+                    Value::String(s) => out.push_str(s),
+                    other => collect_text(other.get("text"), out),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::stream::AssembledReply;
+    use crate::conversation::ToolCall;
+    use serde_json::json;
+
+    fn feed(chunks: &[serde_json::Value]) -> (AssembledReply, String) {
+        let mut a = Assembler::new();
+        let mut seen = String::new();
+        for c in chunks {
+            a.push(&c.to_string(), &mut |d| match d {
+                StreamDelta::Text(t) => seen.push_str(t),
+                StreamDelta::Refusal(t) => {
+                    seen.push_str("{refusal:");
+                    seen.push_str(t);
+                    seen.push('}');
+                }
+                StreamDelta::Reasoning(r) => {
+                    seen.push('[');
+                    seen.push_str(r);
+                    seen.push(']');
+                }
+                // The assembler never sends one: the client does, between reads.
+                StreamDelta::Flush => seen.push_str("{flush}"),
+            })
+            .unwrap();
+        }
+        (a.finish(), seen)
+    }
+
+    fn delta(d: serde_json::Value) -> serde_json::Value {
+        json!({"choices":[{"index":0,"delta":d,"finish_reason":null}]})
+    }
+
+    #[test]
+    fn text_reasoning_finish_and_usage() {
+        let (r, seen) = feed(&[
+            delta(json!({"role":"assistant","content":""})),
+            delta(json!({"reasoning_content":"think"})),
+            delta(json!({"reasoning":"more"})),
+            delta(json!({"content":"Hel"})),
+            delta(json!({"content":"lo"})),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13},"timings":{}}),
+        ]);
+        assert_eq!(r.text, "Hello");
+        assert_eq!(r.reasoning, "thinkmore");
+        assert_eq!(seen, "[think][more]Hello");
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(r.usage.unwrap().total_tokens, 13);
+        assert!(!r.usage.unwrap().estimated);
+    }
+
+    #[test]
+    fn tool_calls_by_index_in_pieces() {
+        let (r, _) = feed(&[
+            delta(
+                json!({"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"bash","arguments":""}}]}),
+            ),
+            delta(json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"comm"}}]})),
+            delta(
+                json!({"tool_calls":[{"index":1,"id":"b","function":{"name":"read_file","arguments":"{\"path\":"}}]}),
+            ),
+            delta(json!({"tool_calls":[{"index":0,"function":{"arguments":"and\":\"ls\"}"}}]})),
+            delta(json!({"tool_calls":[{"index":1,"function":{"arguments":"\"x\"}"}}]})),
+        ]);
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!(
+            r.tool_calls[0],
+            ToolCall::new("a", "bash", "{\"command\":\"ls\"}")
+        );
+        assert_eq!(
+            r.tool_calls[1],
+            ToolCall::new("b", "read_file", "{\"path\":\"x\"}")
+        );
+    }
+
+    #[test]
+    fn calls_all_at_index_zero_with_distinct_ids_and_object_arguments() {
+        let (r, _) = feed(&[
+            delta(
+                json!({"tool_calls":[{"index":0,"id":"a","function":{"name":"bash","arguments":{"command":"ls"}}}]}),
+            ),
+            delta(
+                json!({"tool_calls":[{"index":0,"id":"b","function":{"name":"bash","arguments":"{}"}}]}),
+            ),
+        ]);
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!(r.tool_calls[0].function.arguments, "{\"command\":\"ls\"}");
+        assert_eq!(r.tool_calls[1].id, "b");
+    }
+
+    #[test]
+    fn ids_repeated_and_missing_index_and_missing_id() {
+        let (r, _) = feed(&[
+            delta(
+                json!({"tool_calls":[{"id":"x1","function":{"name":"bash","arguments":"{\"command\""}}]}),
+            ),
+            delta(json!({"tool_calls":[{"id":"x1","function":{"arguments":":\"pwd\"}"}}]})),
+            delta(
+                json!({"tool_calls":[{"index":3,"function":{"name":"read_file","arguments":"{}"}}]}),
+            ),
+        ]);
+        assert_eq!(
+            r.tool_calls[0],
+            ToolCall::new("x1", "bash", "{\"command\":\"pwd\"}")
+        );
+        assert_eq!(r.tool_calls[1].function.name, "read_file");
+        assert!(r.tool_calls[1].id.starts_with("call_rein_"));
+    }
+
+    #[test]
+    fn error_object_in_stream_and_malformed_chunk() {
+        let mut a = Assembler::new();
+        let err = a
+            .push(
+                r#"{"error":{"message":"model overloaded","code":503}}"#,
+                &mut |_| {},
+            )
+            .unwrap_err();
+        assert_eq!(err, ChunkError::Server("model overloaded".into()));
+        let err = a.push("{not json", &mut |_| {}).unwrap_err();
+        assert!(matches!(err, ChunkError::Malformed { .. }));
+    }
+
+    #[test]
+    fn whole_message_from_a_non_streaming_server() {
+        let (r, _) = feed(&[
+            json!({"choices":[{"index":0,"message":{"role":"assistant","content":"hi","tool_calls":[{"id":"q","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}),
+        ]);
+        assert_eq!(r.text, "hi");
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(r.usage.unwrap().total_tokens, 2);
+    }
+
+    #[test]
+    fn typed_content_parts_refusals_and_provider_state() {
+        let (r, seen) = feed(&[
+            delta(
+                json!({"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]}]}),
+            ),
+            delta(json!({"content":[{"type":"text","text":"A"}, "B"]})),
+            delta(json!({"refusal":"no"})),
+        ]);
+        assert_eq!((r.reasoning.as_str(), r.text.as_str()), ("hm", "AB"));
+        assert_eq!(
+            r.reasoning_field, None,
+            "thinking parts are not a wire field"
+        );
+        assert_eq!(r.refusal, "no");
+        assert_eq!(seen, "[hm]AB{refusal:no}");
+
+        // OpenRouter: `reasoning` and `reasoning_details` carry the same text once.
+        let piece = |text: &str| {
+            delta(
+                json!({"reasoning": text, "reasoning_details":[{"type":"reasoning.text","text":text,"format":"f","index":0}]}),
+            )
+        };
+        let (r, seen) = feed(&[
+            piece("one "),
+            piece("two"),
+            delta(
+                json!({"reasoning_details":[{"type":"reasoning.text","signature":"SIG","index":0}]}),
+            ),
+            delta(
+                json!({"reasoning_details":[{"type":"reasoning.encrypted","data":"ENC","index":1}]}),
+            ),
+            delta(
+                json!({"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"T"}}}]}),
+            ),
+        ]);
+        assert_eq!(seen, "[one ][two]");
+        assert_eq!(r.reasoning_field.as_deref(), Some("reasoning"));
+        assert_eq!(
+            r.reasoning_details,
+            vec![
+                json!({"type":"reasoning.text","text":"one two","format":"f","index":0,"signature":"SIG"}),
+                json!({"type":"reasoning.encrypted","data":"ENC","index":1}),
+            ]
+        );
+        assert_eq!(
+            r.tool_calls[0].extra["extra_content"]["google"]["thought_signature"],
+            "T"
+        );
+        assert!(!r.tool_calls[0].extra.contains_key("type"));
+        // Details alone (no reasoning string) are shown as reasoning.
+        let (_, seen) = feed(&[delta(
+            json!({"reasoning_details":[{"type":"reasoning.text","text":"only","index":0}]}),
+        )]);
+        assert_eq!(seen, "[only]");
+    }
+
+    #[test]
+    fn cached_prompt_tokens_wherever_the_server_reports_them() {
+        let usage = |u: serde_json::Value, extra: serde_json::Value| {
+            let mut chunk = json!({"choices":[], "usage": u});
+            if let serde_json::Value::Object(o) = extra {
+                chunk.as_object_mut().unwrap().extend(o);
+            }
+            feed(&[chunk]).0.usage.unwrap().cached_tokens
+        };
+        let base = |k: &str, v: serde_json::Value| {
+            let mut u = json!({"prompt_tokens":100,"completion_tokens":1});
+            u[k] = v;
+            u
+        };
+        assert_eq!(
+            usage(
+                base("prompt_tokens_details", json!({"cached_tokens":80})),
+                json!({})
+            ),
+            Some(80)
+        );
+        assert_eq!(
+            usage(base("prompt_cache_hit_tokens", json!(64)), json!({})),
+            Some(64)
+        );
+        assert_eq!(
+            usage(base("cache_read_input_tokens", json!(50)), json!({})),
+            Some(50)
+        );
+        assert_eq!(
+            usage(base("x", json!(0)), json!({"timings":{"cache_n":90}})),
+            Some(90)
+        );
+        assert_eq!(usage(base("x", json!(0)), json!({})), None);
+    }
+
+    #[test]
+    fn a_key_twice_in_one_object_takes_its_last_value() {
+        let mut a = Assembler::new();
+        let mut seen = String::new();
+        let mut on = |d: StreamDelta<'_>| {
+            if let StreamDelta::Text(t) = d {
+                seen.push_str(t)
+            }
+        };
+        a.push(
+            r#"{"choices":[{"delta":{"content":"a","content":"b"},"index":0,"index":0}]}"#,
+            &mut on,
+        )
+        .unwrap();
+        a.push(
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","name":"g","arguments":"{}"}}]}}],"usage":{"prompt_tokens":1,"prompt_tokens":2}}"#,
+            &mut on,
+        )
+        .unwrap();
+        let r = a.finish();
+        assert_eq!(seen, "b");
+        assert_eq!(r.tool_calls[0].function.name, "g");
+        assert_eq!(r.usage.unwrap().prompt_tokens, 2);
+    }
+
+    #[test]
+    fn valid_json_of_another_shape_is_not_called_invalid_json() {
+        let mut a = Assembler::new();
+        let err = a.push(r#"{"choices":"nope"}"#, &mut |_| {}).unwrap_err();
+        assert!(matches!(err, ChunkError::Unexpected { .. }), "{err}");
+        assert!(!err.to_string().contains("not valid JSON"));
+    }
+}

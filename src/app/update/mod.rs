@@ -1,0 +1,484 @@
+//! The update step: state + event in, new state + effects out. Pure: no I/O, no waiting,
+//! no clock: [`update_at`] takes the instant it runs at (tests pass fixed ones), and
+//! [`update`] reads the clock once for it.
+//!
+//! The router: the one place, with the agent-event handling beside it, that changes the
+//! [`App`] as a whole. Keys, pastes and the mouse go to the layer on top ([`Layer::top`];
+//! the order is in [`crate::app::layer`]), by one routing table (`route`). Each layer is a
+//! leaf module that handles its keys on its own state and returns an outcome (the
+//! approval modal's [`ApprovalOutcome`], a picker's [`PickerOutcome`], the search's
+//! [`SearchOutcome`], …); what an outcome means for the rest of the dashboard (close the
+//! layer, answer the agent, ask the loop for something) is decided here. On the main
+//! screen the keymap's `global` and `composer` bindings come first (with the `/` list open,
+//! its `slash` bindings before them) and every other key edits the input.
+//!
+//! The submodules are the router's too: agent events ([`agent_events`]), an approval's
+//! answer ([`answer`]), Enter in the input box ([`send`]), slash commands ([`slash`]), model
+//! switches ([`model_switch`]), approval modes and `!COMMAND`s ([`modes`]), MCP servers
+//! ([`mcp`]), the external editor ([`editor`]) and a resumed session ([`resume`]).
+
+pub mod agent_events;
+pub mod answer;
+pub mod editor;
+pub mod mcp;
+pub mod model_switch;
+pub mod modes;
+pub mod resume;
+pub mod send;
+pub mod slash;
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+
+use crate::agent::AgentCommand;
+use crate::app::approval::ApprovalOutcome;
+use crate::app::commands::SlashCommand;
+use crate::app::context_view;
+use crate::app::event::{AppEvent, Effect};
+use crate::app::history_search::{HistorySearch, SearchOutcome};
+use crate::app::keymap::{keymap, Action};
+use crate::app::layer::Layer;
+use crate::app::model_picker::{ModelPicker, ModelPickerOutcome};
+use crate::app::picker::{self, Picker, PickerOutcome};
+use crate::app::slash_menu::SlashOutcome;
+use crate::app::state::App;
+use crate::app::transcript::{Cell, NoticeKind, ResultText, ToolCell};
+use crate::file_index::DEFAULT_CAP;
+
+/// A second Ctrl-C within this long quits.
+pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+/// Shown after a Ctrl-C that did not quit.
+pub const CTRL_C_HINT: &str = "press Ctrl-C again to quit";
+/// Lines the mouse wheel scrolls by.
+pub const WHEEL_LINES: usize = 3;
+/// Lines of the screen that are not transcript (status, gauge, input, footer): a page is
+/// the rest.
+const CHROME_LINES: u16 = 8;
+/// Keys arriving this soon after a paste, each after the one before, are taken as the rest
+/// of it: a terminal delivers a paste in one burst, and no one presses Enter 50 ms after
+/// pasting.
+pub const PASTE_TAIL: Duration = Duration::from_millis(50);
+
+/// Where Home puts the view: past any real top (the UI clamps it when drawing).
+pub use crate::app::transcript::TOP;
+
+/// Apply one event to the state; what must happen outside comes back as effects.
+pub fn update(app: &mut App, event: AppEvent) -> Vec<Effect> {
+    update_at(app, event, Instant::now())
+}
+
+/// [`update`] at a given instant: the time stamps of new cells, activities and Ctrl-C
+/// presses. A tick carries its own instant.
+pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match event {
+        AppEvent::Key(key) => handle_key(app, key, now, &mut effects),
+        AppEvent::Paste(text) => {
+            app.paste_tail = Some(now);
+            route(app, Input::Paste(&text), now, &mut effects);
+        }
+        AppEvent::Resize { width, height } => app.size = (width, height),
+        AppEvent::Mouse(mouse) => route(app, Input::Mouse(mouse), now, &mut effects),
+        AppEvent::Agent(event) => agent_events::handle(app, event, now, &mut effects),
+        AppEvent::Tick(at) => {
+            let expired = app
+                .last_ctrl_c
+                .is_none_or(|t| at.saturating_duration_since(t) > DOUBLE_CTRL_C);
+            if expired && app.hint.as_deref() == Some(CTRL_C_HINT) {
+                app.hint = None;
+            }
+        }
+        AppEvent::Sessions(list) => match Picker::open(list) {
+            Some(picker) => {
+                app.picker = Some(picker);
+                app.hint = None;
+            }
+            None => app.hint = Some(picker::NOTHING_TO_RESUME.to_string()),
+        },
+        AppEvent::Resumed(Ok(mut session)) => {
+            resume::reset(app);
+            resume::restore(app, &mut session);
+            // The new agent runs on the model in use; the session goes on with the one it
+            // last ran on.
+            if let Some(recorded) = session.model_name() {
+                if recorded != app.info.model {
+                    model_switch::begin(app, recorded, &mut effects);
+                }
+            }
+        }
+        AppEvent::Resumed(Err(message)) => app.transcript.notice(NoticeKind::Error, message),
+        AppEvent::FilesIndexed(index) => app.finder.indexed(*index, now),
+        AppEvent::Models(list) => {
+            app.model_picker = Some(ModelPicker::open(list));
+            app.hint = None;
+        }
+        AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
+        AppEvent::CommandsLoaded(commands) => {
+            for notice in &commands.notices {
+                app.transcript
+                    .cells
+                    .push(Cell::notice(NoticeKind::Info, notice.clone()));
+            }
+            app.custom_commands = commands;
+        }
+        AppEvent::Focus(focused) => app.focused = Some(focused),
+        AppEvent::Mcp(event) => mcp::event(app, event),
+        AppEvent::HistoryLoaded(earlier) => app.composer.earlier_inputs(earlier),
+        AppEvent::Edited(result) => editor::edited(app, result),
+        AppEvent::ResultRead { id, at, text } => result_read(app, &id, &at, text),
+    }
+    effects
+}
+
+fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effect>) {
+    if key.kind == KeyEventKind::Release {
+        return;
+    }
+    // Pasted text that holds the end-of-paste marker itself ends the paste early, and
+    // the rest arrives as keys, at once: none of them may send the message or answer an
+    // approval. Each such key keeps the window open for the next.
+    let in_paste = app
+        .paste_tail
+        .is_some_and(|t| now.saturating_duration_since(t) < PASTE_TAIL);
+    app.paste_tail = in_paste.then_some(now);
+    route(app, Input::Key { key, in_paste }, now, effects);
+}
+
+/// Input for the layer on top.
+enum Input<'a> {
+    /// A key, and whether it is the tail of a paste.
+    Key {
+        key: KeyEvent,
+        in_paste: bool,
+    },
+    Paste(&'a str),
+    Mouse(MouseEvent),
+}
+
+/// Hand `input` to the layer on top ([`Layer::top`]): each layer's handlers, in one place,
+/// and what their outcomes mean for the rest of the dashboard.
+fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
+    let top = Layer::top(app);
+    match (top, input) {
+        // The tail of a paste must not answer an approval.
+        (Layer::Approval | Layer::Feedback, Input::Key { in_paste: true, .. }) => {}
+        (Layer::Approval | Layer::Feedback, Input::Key { key, .. }) => {
+            let outcome = app
+                .approvals
+                .handle_key(&key, app.size, &app.composer.textarea);
+            match outcome {
+                ApprovalOutcome::Stay => {}
+                ApprovalOutcome::FeedbackOpened => app.hint = None,
+                ApprovalOutcome::Hint(hint) => app.hint = Some(hint),
+                ApprovalOutcome::Answer(decision) => answer::answer(app, decision, now, effects),
+            }
+        }
+        (Layer::Approval | Layer::Feedback, Input::Paste(text)) => app.approvals.paste(text),
+        (Layer::Approval | Layer::Feedback, Input::Mouse(mouse)) => {
+            app.approvals.mouse(&mouse, app.size)
+        }
+        (Layer::Sessions, Input::Key { key, .. }) => {
+            let page = picker::page(app.size.1);
+            let outcome = app.picker.as_mut().map(|p| p.handle_key(&key, page));
+            match outcome {
+                None | Some(PickerOutcome::Stay) => {}
+                Some(PickerOutcome::Close) => app.picker = None,
+                // A running turn must end first (the picker stays).
+                Some(PickerOutcome::Resume(_)) if app.busy() => {
+                    app.hint = Some(picker::busy_hint())
+                }
+                Some(PickerOutcome::Resume(path)) => {
+                    app.picker = None;
+                    app.hint = None;
+                    effects.push(Effect::ResumeSession(path));
+                }
+            }
+        }
+        (Layer::Sessions, Input::Paste(text)) => app.picker.iter_mut().for_each(|p| p.paste(text)),
+        (Layer::Sessions, Input::Mouse(mouse)) => {
+            app.picker.iter_mut().for_each(|p| p.mouse(&mouse))
+        }
+        (Layer::Models, Input::Key { key, .. }) => {
+            let page = picker::page(app.size.1);
+            let outcome = app.model_picker.as_mut().map(|p| p.handle_key(&key, page));
+            match outcome {
+                None | Some(ModelPickerOutcome::Stay) => {}
+                Some(ModelPickerOutcome::Close) => app.model_picker = None,
+                Some(ModelPickerOutcome::Choose(name)) => {
+                    app.model_picker = None;
+                    model_switch::begin(app, &name, effects);
+                }
+            }
+        }
+        (Layer::Models, Input::Paste(text)) => {
+            app.model_picker.iter_mut().for_each(|p| p.paste(text))
+        }
+        (Layer::Models, Input::Mouse(mouse)) => {
+            app.model_picker.iter_mut().for_each(|p| p.mouse(&mouse))
+        }
+        (Layer::Context, Input::Key { key, .. }) => {
+            if context_view::closes(&key, &app.composer.textarea) {
+                app.context_open = false;
+            }
+        }
+        // The layer has no text field and does not scroll.
+        (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
+        (Layer::Search, Input::Key { key, .. }) => search_key(app, &key),
+        (Layer::Search, Input::Paste(text)) => {
+            let history = &app.composer.history;
+            app.search.iter_mut().for_each(|s| s.paste(text, history))
+        }
+        (Layer::Search, Input::Mouse(mouse)) => main_mouse(app, mouse),
+        // The finder's own keys, else the main screen's (the tail of a paste edits).
+        (Layer::Finder, Input::Key { key, in_paste }) => {
+            let taken = match in_paste {
+                true => None,
+                false => app.finder.handle_key(&key, &mut app.composer.textarea, now),
+            };
+            match taken {
+                Some(done) => {
+                    if done.inserted {
+                        app.hint = None;
+                    }
+                    if done.scan {
+                        request_scan(app, effects);
+                    }
+                }
+                None => main_key(app, key, in_paste, now, effects),
+            }
+        }
+        // The completion list's keys come first (its mode is first in its modes); the
+        // rest are the main screen's.
+        (Layer::Main | Layer::Slash, Input::Key { key, in_paste }) => {
+            main_key(app, key, in_paste, now, effects)
+        }
+        (Layer::Main | Layer::Slash | Layer::Finder, Input::Paste(text)) => {
+            app.composer.paste(text);
+            app.hint = None;
+        }
+        (Layer::Main | Layer::Slash | Layer::Finder, Input::Mouse(mouse)) => main_mouse(app, mouse),
+    }
+    // The input may have changed: the `@` finder follows the cursor.
+    if matches!(top, Layer::Main | Layer::Slash | Layer::Finder)
+        && app.finder.sync(&app.composer.textarea, now)
+    {
+        request_scan(app, effects);
+    }
+}
+
+/// Ask the loop to scan the project's files for the `@` finder.
+fn request_scan(app: &App, effects: &mut Vec<Effect>) {
+    effects.push(Effect::IndexFiles {
+        root: app.info.project.clone(),
+        cap: DEFAULT_CAP,
+    });
+}
+
+/// A key while the Ctrl-R search is open.
+fn search_key(app: &mut App, key: &KeyEvent) {
+    let Some(search) = app.search.as_mut() else {
+        return;
+    };
+    match search.handle_key(key, &app.composer.history, &app.composer.textarea) {
+        SearchOutcome::Stay => {}
+        SearchOutcome::Close => app.search = None,
+        SearchOutcome::Accept(found) => {
+            // The match into the input box (the text there before becomes the draft that
+            // Down past the newest entry brings back), and the search closes.
+            app.search = None;
+            if found.is_some_and(|index| app.composer.recall(index)) {
+                app.hint = None;
+            }
+        }
+    }
+}
+
+/// A key on the main screen: the keymap's bindings for the layer on top (the `/` list's,
+/// then `global` and `composer`), else the input box's editing.
+fn main_key(app: &mut App, key: KeyEvent, in_paste: bool, now: Instant, effects: &mut Vec<Effect>) {
+    let modes = Layer::top(app).modes();
+    match keymap().action(modes, &key, &app.composer.textarea) {
+        Some(Action::Send | Action::SlashAccept) if in_paste => {
+            app.composer.textarea.insert_newline()
+        }
+        Some(action) => run_action(app, action, now, effects),
+        None => {
+            if app.composer.textarea.input(key) {
+                app.hint = None;
+            }
+        }
+    }
+}
+
+/// A main-screen action. Actions of the modal do nothing here.
+fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Effect>) {
+    match action {
+        Action::Cancel => cancel(app, now, effects),
+        Action::Interrupt => {
+            if app.busy() {
+                effects.push(Effect::Agent(AgentCommand::Interrupt));
+            } else {
+                app.hint = None;
+            }
+        }
+        Action::Quit => effects.push(Effect::Quit),
+        Action::Help => slash::run(app, SlashCommand::Help, effects),
+        Action::Send => send::submit(app, now, effects),
+        Action::Newline => app.composer.textarea.insert_newline(),
+        Action::HistoryPrev => app.composer.history_prev(),
+        Action::HistoryNext => app.composer.history_next(),
+        Action::ScrollUp => app.transcript.scroll_up(1),
+        Action::ScrollDown => app.transcript.scroll_down(1),
+        Action::PageUp => app.transcript.scroll_up(page(app)),
+        Action::PageDown => app.transcript.scroll_down(page(app)),
+        Action::ScrollTop => app.transcript.scroll_to_top(),
+        Action::ScrollBottom => app.transcript.scroll = Default::default(),
+        Action::ToggleToolOutput => toggle_tool_output(app, effects),
+        Action::ToggleReasoning => {
+            let last = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+                Cell::Reasoning(r) => Some(r),
+                _ => None,
+            });
+            if let Some(reasoning) = last {
+                reasoning.expanded = !reasoning.expanded;
+            }
+        }
+        Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::SlashNext
+        | Action::SlashPrev
+        | Action::SlashComplete
+        | Action::SlashAccept
+        | Action::SlashClose => {
+            let outcome =
+                app.slash_menu
+                    .handle(action, &mut app.composer.textarea, &app.custom_commands);
+            match outcome {
+                SlashOutcome::Stay => {}
+                SlashOutcome::Completed => app.hint = None,
+                SlashOutcome::Submit => send::submit(app, now, effects),
+            }
+        }
+        Action::CycleMode => modes::cycle(app, effects),
+        Action::EditInEditor => editor::open(app, effects),
+        Action::HistorySearch => {
+            app.search = Some(HistorySearch::default());
+            app.hint = None;
+        }
+        Action::ToggleMouse => {
+            app.mouse_capture = !app.mouse_capture;
+            app.hint = Some(if app.mouse_capture {
+                "mouse scrolling on (hold Shift to select text)".to_string()
+            } else {
+                "mouse scrolling off: the terminal selects text".to_string()
+            });
+            effects.push(Effect::MouseCapture(app.mouse_capture));
+        }
+        Action::Approve
+        | Action::ApproveSession
+        | Action::ApproveProject
+        | Action::Deny
+        | Action::DenyWithFeedback
+        | Action::SubmitFeedback
+        | Action::CloseFeedback
+        | Action::Resume
+        | Action::ClosePicker
+        | Action::ClearFilter
+        | Action::ChooseModel
+        | Action::CloseContext
+        | Action::SearchOlder
+        | Action::SearchNewer
+        | Action::AcceptSearch
+        | Action::CancelSearch
+        | Action::InsertPath => {}
+    }
+}
+
+/// The last cell with something folded, opened or folded again: a tool's output (or its
+/// subagent's calls), or a compaction's handoff note. A long stored result is read back
+/// from the session file when opened.
+fn toggle_tool_output(app: &mut App, effects: &mut Vec<Effect>) {
+    let last = app.transcript.cells.iter_mut().rev().find(|c| match c {
+        Cell::Tool(t) => t.result.is_some() || t.subagent.is_some(),
+        Cell::Compaction(c) => !c.note.trim().is_empty(),
+        _ => false,
+    });
+    match last {
+        Some(Cell::Tool(tool)) => {
+            let tool: &mut ToolCell = tool;
+            tool.expanded = !tool.expanded;
+            if let Some(ResultText::Stored(stored)) = &mut tool.result {
+                if !tool.expanded {
+                    // Folded again: only the head is kept.
+                    stored.whole = None;
+                } else if stored.whole.is_none() {
+                    effects.push(Effect::ReadResult {
+                        id: tool.id.clone(),
+                        at: stored.at.clone(),
+                    });
+                }
+            }
+        }
+        Some(Cell::Compaction(cell)) => {
+            cell.expanded = !cell.expanded;
+        }
+        _ => {}
+    }
+}
+
+/// Ctrl-C: a second press within a second quits; busy, it interrupts; idle, it clears the
+/// input, or quits when there is nothing to clear.
+fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
+    let again = app
+        .last_ctrl_c
+        .is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_CTRL_C);
+    if again {
+        effects.push(Effect::Quit);
+        return;
+    }
+    if app.busy() {
+        effects.push(Effect::Agent(AgentCommand::Interrupt));
+    } else if !app.composer.textarea.is_empty() {
+        app.composer.clear();
+    } else {
+        effects.push(Effect::Quit);
+        return;
+    }
+    app.last_ctrl_c = Some(now);
+    app.hint = Some(CTRL_C_HINT.to_string());
+}
+
+/// The whole of a stored result came back: its cell shows it, if it is still expanded
+/// (folded meanwhile, or the transcript replaced, it is dropped).
+fn result_read(
+    app: &mut App,
+    id: &str,
+    at: &crate::session::EntryAt,
+    text: Result<String, String>,
+) {
+    let cell = app.transcript.cells.iter_mut().rev().find_map(|c| match c {
+        Cell::Tool(t) if t.id == id && t.expanded => Some(t),
+        _ => None,
+    });
+    if let Some(cell) = cell {
+        if let Some(ResultText::Stored(stored)) = &mut cell.result {
+            if stored.at == *at && stored.whole.is_none() {
+                stored.whole = Some(text);
+            }
+        }
+    }
+}
+
+/// The mouse on the main screen: the wheel scrolls the transcript.
+fn main_mouse(app: &mut App, mouse: MouseEvent) {
+    match mouse.kind {
+        MouseEventKind::ScrollUp => app.transcript.scroll_up(WHEEL_LINES),
+        MouseEventKind::ScrollDown => app.transcript.scroll_down(WHEEL_LINES),
+        _ => {}
+    }
+}
+
+/// A page of the transcript: the terminal's height less the other panes.
+fn page(app: &App) -> usize {
+    usize::from(app.size.1.saturating_sub(CHROME_LINES).max(1))
+}

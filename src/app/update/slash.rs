@@ -1,0 +1,156 @@
+//! Carrying out a slash command on the dashboard ([`crate::app::commands`] parses it).
+
+use crate::agent::AgentCommand;
+use crate::app::commands::{help_text_with, skills_text, McpAction, SlashCommand};
+use crate::app::keymap::{keymap, Action, Mode};
+use crate::app::state::{Activity, App};
+use crate::app::transcript::{Cell, NoticeKind, Transcript};
+use crate::app::Effect;
+use crate::permissions::ApprovalMode;
+
+/// Carry out a command.
+pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
+    match command {
+        SlashCommand::Help => {
+            app.transcript
+                .notice(NoticeKind::Info, help_text_with(&app.custom_commands));
+        }
+        SlashCommand::Clear => {
+            if app.busy() {
+                let esc = keymap()
+                    .keys_for(Mode::Global, Action::Interrupt)
+                    .unwrap_or_else(|| "Esc".to_string());
+                app.hint = Some(format!(
+                    "/clear waits for the turn to end ({esc} interrupts it)"
+                ));
+                return;
+            }
+            // A new conversation: the screen, the plan and the gauge start over, and so does
+            // the agent's history.
+            app.transcript = Transcript::default();
+            app.todos.clear();
+            app.gauge = app.gauge.cleared();
+            effects.push(Effect::Agent(AgentCommand::NewConversation));
+            // Custom command files added or changed since the start count from here on.
+            effects.push(Effect::ReloadCommands);
+        }
+        SlashCommand::Resume => {
+            if app.busy() {
+                app.hint = Some(crate::app::picker::busy_hint());
+            } else {
+                effects.push(Effect::OpenPicker);
+            }
+        }
+        SlashCommand::Model(Some(name)) => super::model_switch::begin(app, &name, effects),
+        SlashCommand::Model(None) => {
+            if app.info.setup.is_some() {
+                app.hint = Some(crate::app::state::SETUP_HINT.to_string());
+            } else {
+                effects.push(Effect::ListModels);
+            }
+        }
+        SlashCommand::Todos => app.show_todos = !app.show_todos,
+        SlashCommand::Rename(title) => {
+            if title.is_empty() {
+                app.hint = Some("/rename needs a name: /rename fix the flaky test".to_string());
+            } else {
+                effects.push(Effect::Agent(AgentCommand::Rename(title)));
+            }
+        }
+        SlashCommand::Context => {
+            app.context_open = true;
+            app.hint = None;
+        }
+        SlashCommand::Compact(focus) => {
+            // The agent queues it while it works; say when it will run.
+            let queued = match app.activity {
+                Activity::Idle => None,
+                Activity::Compacting { .. } => {
+                    Some("compaction queued: it runs when this one ends")
+                }
+                _ => Some("compaction queued: it runs when this turn ends"),
+            };
+            if let Some(text) = queued {
+                app.transcript.notice(NoticeKind::Info, text);
+            }
+            effects.push(Effect::Agent(AgentCommand::Compact { focus }));
+        }
+        SlashCommand::Memory => {
+            let text = if app.instructions.is_empty() {
+                "No project instructions: rein reads AGENTS.md (or CLAUDE.md) from ~/.agents/, \
+                 rein's config folder and every folder from the repository's root down to the \
+                 project, at the start of a session."
+                    .to_string()
+            } else {
+                let mut out = String::from("Project instructions in the system prompt:");
+                for line in &app.instructions {
+                    out.push_str(&format!("\n  {line}"));
+                }
+                out
+            };
+            app.transcript.notice(NoticeKind::Info, text);
+        }
+        SlashCommand::Skills => {
+            let text = skills_text(&app.info.skills, &app.info.skill_notices);
+            app.transcript.notice(NoticeKind::Info, text);
+        }
+        SlashCommand::Cost => {
+            let text = cost_text(app);
+            app.transcript.notice(NoticeKind::Info, text);
+        }
+        SlashCommand::Mcp(McpAction::Restart(name)) => {
+            app.transcript.cells.push(Cell::notice(
+                NoticeKind::Info,
+                format!("restarting the MCP server {name}"),
+            ));
+            effects.push(Effect::RestartMcp(name));
+        }
+        SlashCommand::Mcp(McpAction::Allow(name)) => super::mcp::allow(app, name, effects),
+        SlashCommand::Mcp(McpAction::Unknown(words)) => {
+            app.hint = Some(format!(
+                "/mcp {words}: expected /mcp, /mcp restart NAME or /mcp allow NAME"
+            ));
+        }
+        SlashCommand::Mcp(McpAction::List) => {
+            let text = super::mcp::list_text(app);
+            app.transcript.notice(NoticeKind::Info, text);
+        }
+        SlashCommand::Mode(None) => {
+            let text = format!(
+                "{}; /mode plan|default|auto or Shift+Tab switches it",
+                app.mode.describe()
+            );
+            app.transcript.notice(NoticeKind::Info, text);
+        }
+        SlashCommand::Mode(Some(name)) => match name.parse::<ApprovalMode>() {
+            Ok(ApprovalMode::Auto) if app.no_auto.is_some() => app.hint = app.no_auto.clone(),
+            Ok(mode) => super::modes::set(app, mode, effects),
+            Err(e) => app.hint = Some(e.to_string()),
+        },
+        SlashCommand::Quit => effects.push(Effect::Quit),
+        SlashCommand::Unknown(name) => {
+            app.hint = Some(format!("unknown command {name}; /help lists them"));
+        }
+    }
+}
+
+/// The `/cost` text: the main agent's tokens in this conversation, what the prompt cache
+/// took, and the cost when the model's prices are configured.
+pub fn cost_text(app: &App) -> String {
+    let usage = &app.usage;
+    if usage.calls == 0 {
+        return "no model calls yet in this conversation".to_string();
+    }
+    let mut out = usage.tokens_line();
+    for line in usage.describe(app.info.prices) {
+        out.push('\n');
+        out.push_str(&line);
+    }
+    if app.info.prices.is_none() {
+        out.push_str(
+            "\nno prices configured for this model ([providers.NAME.models.MODEL] input_price, \
+             cached_input_price, output_price)",
+        );
+    }
+    out
+}

@@ -1,0 +1,186 @@
+//! The command line's flags and subcommands, as clap reads them: the flags that start a
+//! front end (a prompt for print mode, the project, the model and its endpoint, the
+//! approval mode, the session to continue) and the subcommands that answer and exit
+//! (`config`, `models`, `policy`, `sessions`, `mcp`). `start_mode` checks the one pair of
+//! flags that only make sense together with the sandbox.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use rein::permissions::ApprovalMode;
+use rein::sandbox::Sandbox;
+
+/// rein: a terminal coding agent for any OpenAI-compatible model.
+#[derive(Debug, Parser)]
+#[command(name = "rein", version, about, long_about = None)]
+pub(crate) struct Cli {
+    /// Run one prompt headless and exit ("-" reads the prompt from stdin).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub(super) prompt: Option<String>,
+
+    /// The project directory (default: the current directory).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(super) cwd: Option<PathBuf>,
+
+    /// Headless output: the reply as text, or one JSON object per agent event.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(super) output_format: Format,
+
+    /// Headless: approve every action that would ask for approval. Where the sandbox
+    /// works this is --mode auto (sandboxed commands are auto-approved, and shown so).
+    #[arg(long)]
+    pub(super) yes: bool,
+
+    /// The approval mode to start in: plan (read and explore only, nothing that writes
+    /// runs), default, or auto (sandboxed commands that would ask run without asking;
+    /// needs a working sandbox). A resumed session goes on in its own mode without it.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(super) mode: Option<ModeArg>,
+
+    /// Open the dashboard on a built-in scripted model and a small example project: see
+    /// every part of rein without an API key.
+    #[arg(long, conflicts_with_all = ["prompt", "base_url", "model"])]
+    pub(super) demo: bool,
+
+    /// Continue the latest session of this project.
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    pub(super) continue_session: bool,
+
+    /// Continue session ID (an id or a unique prefix of one; `rein sessions` lists them).
+    /// Without an ID the dashboard opens with a session picker.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub(super) resume: Option<String>,
+
+    /// With --continue or --resume: go on in a copy of the session (a new id), leaving
+    /// the original as it is; the way to continue a session another rein has open.
+    #[arg(long)]
+    pub(super) fork: bool,
+
+    /// The chat-completions endpoint, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL", global = true)]
+    pub(super) base_url: Option<String>,
+
+    /// The model: a name the endpoint knows, or PROVIDER/MODEL (e.g. ollama/qwen3-coder,
+    /// openrouter/anthropic/claude-sonnet-4.5; `rein models` lists the providers).
+    #[arg(long, value_name = "NAME", global = true)]
+    pub(super) model: Option<String>,
+
+    /// The model's context window in tokens.
+    #[arg(long, value_name = "TOKENS", global = true)]
+    pub(super) context_window: Option<u64>,
+
+    #[command(subcommand)]
+    pub(super) command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum Command {
+    /// Print the resolved settings and where each came from (or confirm the project's).
+    Config {
+        #[command(subcommand)]
+        command: Option<ConfigCommand>,
+    },
+    /// List the providers and configured models (the current one marked).
+    Models,
+    /// Inspect the permission rules.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// List the recorded sessions, newest first (or export one).
+    Sessions {
+        #[command(subcommand)]
+        command: Option<SessionsCommand>,
+    },
+    /// The MCP servers: list them, or allow one the project declares.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum ConfigCommand {
+    /// Obey this folder's `.rein/config.toml` as it is now, after rein held it because a
+    /// command may have written it (a later change holds it again).
+    Allow,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum McpCommand {
+    /// Start the configured servers and list them with their state and tools.
+    List,
+    /// Allow the project's server NAME to run as it declares it (remembered for this
+    /// project and that exact table: a change to any key asks again).
+    Allow {
+        /// The server's name, as in `[mcp_servers.NAME]`.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum SessionsCommand {
+    /// Print session ID as Markdown.
+    Export {
+        /// A session id or a unique prefix of one.
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum PolicyCommand {
+    /// Judge a bash command as the agent would: prints `allow`, `ask` or `deny` and why.
+    Check {
+        /// The command line, as the model would send it.
+        command: String,
+        /// Print the verdict, the reason and every part as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum ModeArg {
+    Plan,
+    Default,
+    Auto,
+}
+
+impl From<ModeArg> for ApprovalMode {
+    fn from(mode: ModeArg) -> ApprovalMode {
+        match mode {
+            ModeArg::Plan => ApprovalMode::Plan,
+            ModeArg::Default => ApprovalMode::Default,
+            ModeArg::Auto => ApprovalMode::Auto,
+        }
+    }
+}
+
+/// The mode to start in: `--mode`, or for headless `--yes` where the sandbox works (auto).
+/// `--mode auto` without a working sandbox, and `--yes` with another mode, are errors.
+pub(super) fn start_mode(cli: &Cli, sandbox: &Sandbox) -> Result<Option<ApprovalMode>, String> {
+    let mode = cli.mode.map(ApprovalMode::from);
+    if cli.yes && cli.prompt.is_some() {
+        if let Some(other) = mode.filter(|m| *m != ApprovalMode::Auto) {
+            return Err(format!(
+                "--yes approves what would ask, which is --mode auto; it cannot go with --mode {other}"
+            ));
+        }
+        // Without a sandbox --yes keeps its old meaning: every question approved.
+        return Ok(sandbox.works().then_some(ApprovalMode::Auto));
+    }
+    if let (Some(ApprovalMode::Auto), Some(reason)) = (mode, sandbox.not_working_reason()) {
+        return Err(format!(
+            "--mode auto: {}",
+            rein::permissions::mode::auto_unavailable(reason)
+        ));
+    }
+    Ok(mode)
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum Format {
+    Text,
+    Jsonl,
+}

@@ -1,0 +1,197 @@
+//! The subcommands that answer and exit: `rein models`, `rein policy check`, `rein
+//! sessions` (and `export ID`), `rein mcp list` / `allow NAME`, `rein config` (and
+//! `allow`). Each gets the settings already loaded and prints to stdout, every text that
+//! came from outside through `rein::sanitize`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use rein::config::Config;
+use rein::permissions::policy::RulePolicy;
+use rein::sandbox::Sandbox;
+
+use super::args::{McpCommand, SessionsCommand};
+use super::dashboard_start::user_keymap;
+use super::setup::{runtime, start_mcp};
+
+/// `rein models`: the providers and configured models.
+pub(super) fn models(config: &Config) -> ExitCode {
+    println!("{}", config.models_listing());
+    ExitCode::SUCCESS
+}
+
+/// `rein policy check COMMAND [--json]`: the verdict on a bash command, and why.
+pub(super) fn policy_check(
+    policy: &RulePolicy,
+    command: &str,
+    json: bool,
+) -> Result<ExitCode, String> {
+    let judgement = policy.judge_bash(command);
+    if json {
+        let text = serde_json::to_string(&judgement).map_err(|e| e.to_string())?;
+        println!("{}", rein::sanitize::json_line(&text));
+    } else {
+        let line = format!("{} {}", judgement.action, judgement.reason);
+        println!("{}", rein::sanitize::sanitize(&line));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rein config`: the project, the sandbox, the keymap and every setting with where it
+/// came from.
+pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> ExitCode {
+    println!("project    {}", root.display());
+    println!("sandbox    {}", sandbox.describe());
+    let keymap = user_keymap(config);
+    for error in &keymap.errors {
+        eprintln!("rein: warning: keymap: {error}");
+    }
+    println!("keymap     {}", keymap.source());
+    println!("{}", config.describe());
+    ExitCode::SUCCESS
+}
+
+/// `rein config allow`: obey the project's held `.rein/config.toml` as it is now.
+pub(super) fn config_allow(config: &Config) -> Result<ExitCode, String> {
+    let file = &config.project_config_path;
+    if config.held_project_config.is_none() {
+        if file.exists() {
+            println!("{} is obeyed already: nothing to allow", file.display());
+        } else {
+            println!("{} does not exist: nothing to allow", file.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = rein::config::planted::confirm(&config.data_dir, file)?;
+    println!(
+        "obeying {} from now on (until it changes); what it says:\n{}",
+        file.display(),
+        rein::sanitize::sanitize(&text)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rein sessions` and `rein sessions export ID`.
+pub(super) fn sessions_command(
+    config: &Config,
+    command: Option<&SessionsCommand>,
+) -> Result<ExitCode, String> {
+    match command {
+        Some(SessionsCommand::Export { id }) => {
+            let path = rein::session::find(&config.data_dir, id).map_err(|e| e.to_string())?;
+            let loaded = rein::session::load(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            // Model text and tool output are in it: shown, never obeyed by the terminal.
+            let markdown = rein::session::export_markdown(&loaded);
+            print!("{}", rein::sanitize::sanitize(&markdown));
+        }
+        None => {
+            let sessions = rein::session::list(&config.data_dir);
+            if sessions.is_empty() {
+                println!(
+                    "no sessions yet (they are kept in {})",
+                    rein::session::sessions_dir(&config.data_dir).display()
+                );
+            }
+            for s in sessions {
+                let title = s.title.as_deref().unwrap_or("(untitled)");
+                let open = s.open.map(|h| format!("  ({h})")).unwrap_or_default();
+                println!(
+                    "{}  {:>5} msgs  {}  {}  {}{open}",
+                    s.id,
+                    s.messages.to_string(),
+                    s.started.get(..16).unwrap_or(&s.started).replace('T', " "),
+                    rein::sanitize::sanitize(&s.project.display().to_string()),
+                    rein::sanitize::sanitize(title)
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rein mcp list` and `rein mcp allow NAME`.
+pub(super) fn mcp_command(
+    config: &Config,
+    root: &Path,
+    command: &McpCommand,
+) -> Result<ExitCode, String> {
+    match command {
+        McpCommand::Allow { name } => {
+            let Some(server) = config.mcp_servers.iter().find(|s| &s.name == name) else {
+                return Err(format!(
+                    "no MCP server named {name} is configured (`rein mcp list` lists them)"
+                ));
+            };
+            if !matches!(server.origin, rein::mcp::Origin::Project(_)) {
+                println!(
+                    "{name} is declared in your own config ({}): it needs no approval",
+                    server.origin.path().display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let (mut trust, _) = rein::trust::TrustStore::load(&config.data_dir);
+            let why = rein::mcp::external::unapproved(server, &trust, root);
+            trust
+                .trust(root, name, &server.declared.to_json())
+                .map_err(|e| format!("the approval was not saved: {e}"))?;
+            // What is approved is the whole table: say it, key by key, and what changed.
+            let mut said = format!(
+                "allowed: the project's MCP server {name} may run `{}` outside rein's sandbox, \
+                 in {}, as {} declares it now:",
+                rein::mcp::external::launch(server),
+                root.display(),
+                server.origin.path().display()
+            );
+            for line in server.declared.lines() {
+                said.push_str(&format!("\n  {line}"));
+            }
+            match why {
+                Some(rein::mcp::Unapproved::Changed(changes)) => {
+                    said.push_str("\nchanged since you allowed it before:");
+                    for change in changes {
+                        said.push_str(&format!("\n  {change}"));
+                    }
+                }
+                None => said.push_str("\n(it was allowed as it is already)"),
+                Some(_) => {}
+            }
+            said.push_str("\na change to any of these keys asks again");
+            println!("{}", rein::sanitize::sanitize(&said));
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::List => {
+            if config.mcp_servers.is_empty() {
+                println!("no MCP servers are configured ([mcp_servers.NAME] in config.toml; see the README)");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let runtime = runtime()?;
+            runtime.block_on(async {
+                let (started, notices) = start_mcp(config, root, true);
+                for notice in &notices {
+                    println!("{}", rein::sanitize::sanitize(notice));
+                }
+                if let Some((manager, mut events)) = started {
+                    while manager
+                        .states()
+                        .iter()
+                        .any(|(_, s)| *s == rein::mcp::ServerState::Starting)
+                    {
+                        if events.recv().await.is_none() {
+                            break;
+                        }
+                    }
+                    let tools = manager.tools();
+                    for (name, state) in manager.states() {
+                        println!("{name}: {}", rein::sanitize::sanitize(&state.to_string()));
+                        for tool in tools.iter().filter(|t| t.server == name) {
+                            println!("  {}", tool.name);
+                        }
+                    }
+                    manager.shutdown().await;
+                }
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The `rein` command line behind `main`: the flags ([`args`]), then one run.
+//!
+//! [`run`] resolves the settings in stages and hands over as soon as a stage is enough: the
+//! project folder and the config (`rein models` needs no more), the sandbox and the
+//! permission policy (`rein policy check`, `rein sessions`, `rein mcp`), the model's window
+//! and the approval mode (`rein config`), then the skills, AGENTS.md files, custom
+//! commands and the session to continue, which start a front end: the dashboard
+//! ([`dashboard_start`]) or, with a prompt, print mode ([`print_mode`]). The subcommands'
+//! own work is in [`commands`]; what the stages build is in [`setup`] and [`resume`].
+//! Errors are the one line `main` prints after `rein: `.
+
+mod args;
+mod commands;
+mod dashboard_start;
+mod print_mode;
+mod resume;
+mod setup;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use rein::config::{Config, Environment, Overrides};
+use rein::custom_commands::CommandSet;
+use rein::instructions::Instructions;
+use rein::permissions::policy::RulePolicy;
+use rein::permissions::ApprovalMode;
+use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
+
+pub(crate) use args::Cli;
+use args::{start_mode, Command, ConfigCommand, PolicyCommand};
+use resume::{resume_session, Resumed};
+use setup::{
+    detect_sandbox, discover_instructions, discover_skills, discover_window, project_root,
+    tighten_data_dir,
+};
+
+/// What the project and the user tell the model beyond the built-in prompt, found once at
+/// start: the skills it may load, the AGENTS.md instructions and the custom commands.
+struct Guidance {
+    skills: Arc<SkillSet>,
+    instructions: Instructions,
+    commands: CommandSet,
+    /// The approval mode to start in (`--mode`), when given.
+    mode: Option<ApprovalMode>,
+}
+
+/// What a front end starts from, once `run` has resolved it.
+struct Launch {
+    config: Config,
+    root: PathBuf,
+    sandbox: Arc<Sandbox>,
+    policy: Arc<RulePolicy>,
+    guidance: Guidance,
+    /// The session to continue, and the model it goes on with.
+    resumed: Option<Resumed>,
+}
+
+/// One run of `rein`: a subcommand, the dashboard or print mode; the exit code, or the
+/// error to print.
+pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
+    if cli.demo {
+        return dashboard_start::run_demo();
+    }
+    let root = project_root(cli.cwd.as_deref())?;
+    let overrides = Overrides {
+        base_url: cli.base_url.clone(),
+        model: cli.model.clone(),
+        context_window: cli.context_window,
+        ..Overrides::default()
+    };
+    let env = Environment::from_process();
+    let mut config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
+    tighten_data_dir(&config);
+    if let Some(Command::Models) = &cli.command {
+        return Ok(commands::models(&config));
+    }
+
+    // Before the policy: a project's allow rules count only where a working sandbox
+    // contains what they allow.
+    let sandbox = detect_sandbox(&config, &root, &env);
+    let confined = sandbox.not_working_reason().is_none();
+    for warning in config.warnings(confined) {
+        eprintln!("rein: warning: {warning}");
+    }
+    let policy = Arc::new(
+        config
+            .policy(&root, env.home.as_deref(), confined)
+            .map_err(|e| e.to_string())?,
+    );
+    if let Some(Command::Policy {
+        command: PolicyCommand::Check { command, json },
+    }) = &cli.command
+    {
+        return commands::policy_check(&policy, command, *json);
+    }
+    if let Some(Command::Sessions { command }) = &cli.command {
+        return commands::sessions_command(&config, command.as_ref());
+    }
+    if let Some(Command::Mcp { command }) = &cli.command {
+        return commands::mcp_command(&config, &root, command);
+    }
+    discover_window(&mut config);
+    let mode = start_mode(&cli, &sandbox)?;
+
+    if let Some(Command::Config {
+        command: Some(ConfigCommand::Allow),
+    }) = &cli.command
+    {
+        return commands::config_allow(&config);
+    }
+    if let Some(Command::Config { command: None }) = &cli.command {
+        return Ok(commands::config_show(&config, &root, &sandbox));
+    }
+
+    let skills = discover_skills(&config, &env, &root);
+    let instructions = discover_instructions(&config, &env, &root);
+    let commands =
+        CommandSet::discover(env.home.as_deref(), &root, &rein::app::commands::is_builtin);
+    if cli.fork && !cli.continue_session && cli.resume.is_none() {
+        return Err("--fork goes with --continue or --resume ID".to_string());
+    }
+    if cli.prompt.is_some() && cli.resume.as_deref() == Some("") {
+        return Err("headless --resume needs an ID; `rein sessions` lists them".to_string());
+    }
+    // The session to continue, and the model it goes on with.
+    let resumed = resume_session(&mut config, &root, &cli)?;
+    // From now on commands may run here: a `.rein/config.toml` that appears below this
+    // folder later is held until confirmed (config::planted).
+    if let Err(e) = rein::config::planted::record_root(&config.data_dir, &root) {
+        eprintln!(
+            "rein: warning: cannot record this folder in {}: {e}",
+            config.data_dir.display()
+        );
+    }
+    let launch = Launch {
+        config,
+        root,
+        sandbox,
+        policy,
+        guidance: Guidance {
+            skills,
+            instructions,
+            commands,
+            mode,
+        },
+        resumed,
+    };
+    match cli.prompt.clone() {
+        Some(prompt) => print_mode::run(launch, &cli, prompt),
+        None => dashboard_start::run_dashboard(launch, &cli),
+    }
+}

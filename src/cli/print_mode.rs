@@ -1,0 +1,179 @@
+//! Print mode (`rein -p PROMPT`): the prompt (from stdin for `-`, a custom command
+//! expanded), what the run starts with said on stderr, the MCP servers waited for, then
+//! one headless run (`rein::headless`) whose exit code is the process's.
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rein::headless::{self, HeadlessOptions, OutputFormat};
+
+use super::args::{Cli, Format};
+use super::resume::new_session;
+use super::setup::{agent_config, headless_runtime, start_mcp};
+use super::{Guidance, Launch};
+
+/// Run `prompt` headless and exit with its code.
+pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode, String> {
+    let Launch {
+        config,
+        root,
+        sandbox,
+        policy,
+        guidance,
+        resumed,
+    } = launch;
+    let Guidance {
+        skills,
+        instructions,
+        commands,
+        mode,
+    } = guidance;
+    let prompt = if prompt == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+        text
+    } else {
+        prompt
+    };
+    if prompt.trim().is_empty() {
+        return Err("the prompt is empty".to_string());
+    }
+    for notice in &commands.notices {
+        eprintln!("rein: warning: {notice}");
+    }
+    // `/name args` of a custom command: its prompt, as the dashboard sends it.
+    let prompt = match commands.expand(&prompt) {
+        Some(expansion) => {
+            eprintln!(
+                "rein: /{} expanded from {}",
+                expansion.command.name, expansion.command.label
+            );
+            expansion.text
+        }
+        None => prompt,
+    };
+    if let Some(warning) = sandbox.warning() {
+        eprintln!("rein: warning: {warning}");
+    }
+    if let Some(summary) = instructions.summary() {
+        eprintln!("rein: {summary}");
+    }
+    for notice in &instructions.notices {
+        eprintln!("rein: warning: {notice}");
+    }
+    let agent_config = agent_config(
+        &config,
+        root.clone(),
+        sandbox,
+        policy,
+        skills,
+        &instructions,
+    )?;
+    let session = match resumed {
+        Some(resumed) => {
+            let loaded = &resumed.session;
+            eprintln!(
+                "rein: continuing session {} ({} messages)",
+                loaded.id(),
+                loaded.message_count
+            );
+            for notice in loaded.notices.iter().chain(&resumed.model_notices) {
+                eprintln!("rein: {notice}");
+            }
+            Some(resumed.setup(&config))
+        }
+        None => new_session(&config, &root)
+            .inspect_err(|why| eprintln!("rein: warning: {why}"))
+            .ok(),
+    };
+    let session_id = session.as_ref().map(|s| s.writer.id().to_string());
+    let runtime = headless_runtime()?;
+    let mut agent_config = agent_config;
+    let mcp = runtime.block_on(async {
+        let (started, notices) = start_mcp(&config, &root, true);
+        for notice in &notices {
+            eprintln!("rein: warning: {notice}");
+        }
+        let (manager, mut events) = started?;
+        wait_for_mcp(
+            &mut events,
+            &manager,
+            matches!(cli.output_format, Format::Jsonl),
+        )
+        .await;
+        Some(manager)
+    });
+    if let Some(manager) = &mcp {
+        agent_config.external_tools = Some(Arc::new(manager.clone()));
+    }
+    let options = HeadlessOptions {
+        prompt,
+        format: match cli.output_format {
+            Format::Text => OutputFormat::Text,
+            Format::Jsonl => OutputFormat::Jsonl,
+        },
+        yes: cli.yes,
+        prices: rein::dashboard::usage_prices(&config.prices),
+        mode,
+    };
+    let code = runtime.block_on(async {
+        let code = headless::run_with_session(agent_config, options, session).await;
+        if let Some(manager) = mcp {
+            manager.shutdown().await;
+        }
+        code
+    });
+    if let Some(id) = session_id {
+        eprintln!("rein: session {id} (continue it with --resume {id})");
+    }
+    // Do not wait for stray blocking work (a stuck read) on the way out.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// Headless: wait until no server is starting any more (each has its own startup
+/// timeout), so the first request already offers their tools; say which are ready and
+/// which failed (on stderr; with `jsonl` also as `mcp_server` events on stdout).
+pub(super) async fn wait_for_mcp(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
+    manager: &rein::mcp::McpManager,
+    jsonl: bool,
+) {
+    use rein::mcp::{McpEvent, ServerState};
+    let starting =
+        |m: &rein::mcp::McpManager| m.states().iter().any(|(_, s)| *s == ServerState::Starting);
+    while starting(manager) {
+        let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(120), events.recv()).await
+        else {
+            break;
+        };
+        let McpEvent::ServerState { name, state } = event else {
+            continue;
+        };
+        let mut line = serde_json::json!({"type": "mcp_server", "name": name});
+        match &state {
+            ServerState::Ready { tools } => {
+                eprintln!("rein: MCP server {name} ready ({tools} tools)");
+                line["state"] = "ready".into();
+                line["tools"] = (*tools).into();
+            }
+            ServerState::Failed { reason, stderr } => {
+                eprintln!("rein: warning: MCP server {name} failed: {reason}");
+                for l in stderr.iter().rev().take(5).rev() {
+                    eprintln!("rein:   {}", rein::sanitize::sanitize(l));
+                }
+                line["state"] = "failed".into();
+                line["reason"] = reason.clone().into();
+                line["stderr"] = stderr.clone().into();
+            }
+            _ => continue,
+        }
+        if jsonl {
+            println!("{}", rein::sanitize::json_line(&line.to_string()));
+        }
+    }
+}

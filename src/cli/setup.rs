@@ -1,0 +1,203 @@
+//! What a run is set up from, shared by the front ends and the subcommands: the project
+//! folder, rein's data folder tightened, the sandbox, the skills and AGENTS.md files, the
+//! model's context window asked of the server, the agent's settings, the async runtimes,
+//! and the MCP servers that may start.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rein::agent::{AgentConfig, ClientConfig};
+use rein::config::{Config, Environment};
+use rein::instructions::Instructions;
+use rein::permissions::policy::RulePolicy;
+use rein::sandbox::{Sandbox, SandboxSettings};
+use rein::skills::SkillSet;
+
+/// The project folder: `--cwd`, else the current one, with its links resolved.
+pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = match cwd {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    let root = dir
+        .canonicalize()
+        .map_err(|e| format!("project directory {}: {e}", dir.display()))?;
+    if !root.is_dir() {
+        return Err(format!(
+            "project directory {} is not a directory",
+            root.display()
+        ));
+    }
+    Ok(root)
+}
+
+/// rein's data folder and the folders of its own in it, made the user's alone: an older
+/// rein made them 0755 (see `rein::private_fs`).
+pub(super) fn tighten_data_dir(config: &Config) {
+    for problem in rein::private_fs::tighten_data_dir(&config.data_dir) {
+        eprintln!("rein: warning: {problem}");
+    }
+}
+
+/// The sandbox for `root` as the config asks: rein's data folder hidden inside but for
+/// this rein's spill folders, and the secrets the config knows kept out of commands'
+/// environment.
+pub(super) fn detect_sandbox(config: &Config, root: &Path, env: &Environment) -> Arc<Sandbox> {
+    let sandbox = Sandbox::detect(
+        SandboxSettings {
+            mode: config.sandbox_mode.value,
+            network: config.sandbox_network.value,
+            writable: config.sandbox_writable.value.clone(),
+            hidden: config.hidden_from_commands(env.home.as_deref()),
+        },
+        root,
+        Vec::new(),
+    )
+    .with_private_data(&config.data_dir, &config.data_dir.join("spill"));
+    Arc::new(sandbox.with_env(config.command_env(env)))
+}
+
+/// The skills of the user, of rein and of the project; each one skipped is a warning.
+pub(super) fn discover_skills(config: &Config, env: &Environment, root: &Path) -> Arc<SkillSet> {
+    let skills = SkillSet::discover(env.home.as_deref(), &config.data_dir, root);
+    for notice in &skills.notices {
+        eprintln!("rein: warning: {notice}");
+    }
+    Arc::new(skills)
+}
+
+/// The AGENTS.md files for `root`: the user's (`~/.agents/AGENTS.md`, then `AGENTS.md` in
+/// rein's config folder), then the repository's.
+pub(super) fn discover_instructions(
+    config: &Config,
+    env: &Environment,
+    root: &Path,
+) -> Instructions {
+    let mut user = Vec::new();
+    if let Some(home) = &env.home {
+        user.push(home.join(".agents").join("AGENTS.md"));
+    }
+    if let Some(dir) = config.user_config_path.parent() {
+        user.push(dir.join("AGENTS.md"));
+    }
+    user.dedup();
+    rein::instructions::discover(&user, root, config.instructions_max_bytes.value as usize)
+}
+
+/// Ask the server for the model's context window when the settings leave it open, for at
+/// most `discover::TIMEOUT` (2 s), before anything starts: a window that is found replaces
+/// the `context_window` setting; a server that is down or says nothing changes nothing.
+pub(super) fn discover_window(config: &mut Config) {
+    if config.discovery == rein::config::Discovery::None {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let target = config.target();
+    if let Some(found) = runtime.block_on(rein::config::discover::context_window(&target)) {
+        config.set_discovered_window(found.tokens, found.url);
+    }
+    runtime.shutdown_timeout(Duration::from_millis(100));
+}
+
+pub(super) fn agent_config(
+    config: &Config,
+    root: PathBuf,
+    sandbox: Arc<Sandbox>,
+    policy: Arc<RulePolicy>,
+    skills: Arc<SkillSet>,
+    instructions: &Instructions,
+) -> Result<AgentConfig, String> {
+    if config.model.value.trim().is_empty() {
+        return Err(
+            "no model configured: pass --model NAME (or PROVIDER/MODEL, e.g. ollama/qwen3-coder; `rein models` lists them), set REIN_MODEL, or set `model` in config.toml (`rein config` shows where settings come from)"
+                .to_string(),
+        );
+    }
+    let mut client = ClientConfig::new(
+        config.base_url.value.clone(),
+        config.api_key.value.clone(),
+        config.model.value.clone(),
+    );
+    client.name = config.model_name.clone();
+    client.idle_timeout = Duration::from_secs(config.idle_timeout_secs.value);
+    client.connect_timeout = Duration::from_secs(config.connect_timeout_secs.value);
+    client.max_tries = config.max_tries.value;
+    client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
+    client.extra_headers = config.headers.clone();
+    client.images = config.images;
+    Ok(AgentConfig {
+        client,
+        sandbox,
+        root,
+        bash_timeout: Duration::from_secs(config.bash_timeout_secs.value),
+        max_steps: config.max_steps.value,
+        subagent_max_steps: config.subagent_max_steps.value,
+        subagent_max_parallel: config.subagent_max_parallel.value as usize,
+        instructions: instructions.clone(),
+        policy,
+        skills,
+        context: config.context(),
+        external_tools: None,
+    })
+}
+
+/// The async runtime both front ends run on.
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Headless: every task on one thread. The stream's pieces pass from the HTTP connection
+/// to the agent to the output without a thread waking another (which cost more CPU in the
+/// kernel than the parsing itself); commands and file work still go to the blocking pool.
+pub(super) fn headless_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// The configured MCP servers that may start (the project's only once allowed), started in
+/// the background (call inside the runtime), with what to tell the user first: project
+/// servers waiting for approval, a trust file rein could not read.
+pub(super) fn start_mcp(
+    config: &Config,
+    root: &Path,
+    launch: bool,
+) -> (
+    Option<(
+        rein::mcp::McpManager,
+        tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
+    )>,
+    Vec<String>,
+) {
+    if config.mcp_servers.is_empty() {
+        return (None, Vec::new());
+    }
+    let (trust, problem) = rein::trust::TrustStore::load(&config.data_dir);
+    let startable = rein::mcp::external::startable(&config.mcp_servers, &trust, root);
+    let mut notices = startable.notices;
+    notices.extend(problem);
+    if startable.start.is_empty() && startable.held.is_empty() {
+        return (None, notices);
+    }
+    let (manager, events) = rein::mcp::McpManager::prepare(
+        startable.start,
+        startable.held,
+        root,
+        Some(&config.data_dir),
+    );
+    if launch {
+        manager.launch();
+    }
+    (Some((manager, events)), notices)
+}

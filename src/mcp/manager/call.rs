@@ -1,0 +1,156 @@
+//! A call to a ready server's tool: the tool found by the name the model knows, its
+//! arguments checked (an object, or none), the request sent with the server's
+//! `tool_timeout` (reset by progress), progress routed to the caller, and the answer
+//! converted (`result.rs`). A cancel sends the server `notifications/cancelled`; a
+//! connection that ends under the call marks the server failed.
+
+use std::future::Future;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use rmcp::ServiceError;
+use tokio::sync::mpsc;
+
+use super::{lock, Live, McpManager};
+use crate::mcp::result::{self, McpOutput};
+use crate::mcp::{McpError, McpProgress, McpTool, ServerState};
+
+impl McpManager {
+    /// Call the tool the model knows as `name` with `arguments` (an object, or null for
+    /// none). Progress notifications go to `progress`; when `cancel` completes first, the
+    /// server is sent `notifications/cancelled` and the call ends with
+    /// [`McpError::Cancelled`]. The server's `tool_timeout` applies to the time without a
+    /// result or progress.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        progress: Option<mpsc::UnboundedSender<McpProgress>>,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<McpOutput, McpError> {
+        let tool = self
+            .tool(name)
+            .ok_or_else(|| McpError::UnknownTool(name.to_string()))?;
+        let (live, timeout, generation) = {
+            let slots = self.slots();
+            let slot = slots
+                .iter()
+                .find(|s| s.config.name == tool.server)
+                .ok_or_else(|| McpError::UnknownTool(name.to_string()))?;
+            if !slot.config.offers(&tool.tool) {
+                return Err(McpError::UnknownTool(name.to_string()));
+            }
+            match (&slot.state, &slot.live) {
+                (ServerState::Ready { .. }, Some(live)) => {
+                    (live.clone(), slot.config.tool_timeout, slot.generation)
+                }
+                (state, _) => {
+                    return Err(McpError::NotReady {
+                        server: tool.server.clone(),
+                        state: state.clone(),
+                    })
+                }
+            }
+        };
+        let arguments = match arguments {
+            serde_json::Value::Object(map) => Some(map),
+            serde_json::Value::Null => None,
+            other => {
+                return Err(McpError::BadArguments(format!(
+                    "the arguments must be a JSON object, got {other}"
+                )))
+            }
+        };
+        let mut params = CallToolRequestParams::new(tool.tool.clone());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        let handle = live
+            .peer
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                options,
+            )
+            .await
+            .map_err(|e| self.call_failed(&tool, &live, generation, e, timeout))?;
+        let token = handle.progress_token.0.clone();
+        if let Some(sender) = progress {
+            lock(&live.progress).insert(token.clone(), sender);
+        }
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        let mut closed = live.closed.clone();
+        let outcome = tokio::select! {
+            response = handle.await_response() => match response {
+                Ok(ServerResult::CallToolResult(r)) => Ok(result::convert(&r, result::MAX_RESULT_BYTES)),
+                Ok(_) => Err(McpError::Protocol {
+                    server: tool.server.clone(),
+                    message: "the server answered tools/call with something else".into(),
+                }),
+                Err(e) => Err(self.call_failed(&tool, &live, generation, e, timeout)),
+            },
+            () = cancel => {
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the user interrupted".into())))
+                    .await;
+                Err(McpError::Cancelled)
+            }
+            // The watch's guard is dropped in here: the call's future stays `Send`.
+            () = async { let _ = closed.wait_for(|c| *c).await; } => {
+                Err(self.exited(&tool.server, &live, generation))
+            }
+        };
+        lock(&live.progress).remove(&token);
+        outcome
+    }
+
+    /// The error for a failed request; a closed transport marks the server failed.
+    fn call_failed(
+        &self,
+        tool: &McpTool,
+        live: &Live,
+        generation: u64,
+        error: ServiceError,
+        timeout: Duration,
+    ) -> McpError {
+        match error {
+            ServiceError::Timeout { .. } => McpError::Timeout {
+                server: tool.server.clone(),
+                tool: tool.tool.clone(),
+                secs: timeout.as_secs(),
+            },
+            ServiceError::McpError(e) => McpError::Rejected {
+                server: tool.server.clone(),
+                message: e.message.to_string(),
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                self.exited(&tool.server, live, generation)
+            }
+            other => McpError::Protocol {
+                server: tool.server.clone(),
+                message: other.to_string(),
+            },
+        }
+    }
+
+    /// The server's connection ended under a call: it is marked failed.
+    fn exited(&self, server: &str, live: &Live, generation: u64) -> McpError {
+        let stderr = live.stderr.lines();
+        let reason = "the connection to the server ended (it exited or closed its output)";
+        self.set_state(
+            server,
+            generation,
+            ServerState::Failed {
+                reason: reason.into(),
+                stderr: stderr.clone(),
+            },
+        );
+        McpError::ServerExited {
+            server: server.to_string(),
+            stderr,
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! One server's task, from its start to the end of its connection: start the transport,
+//! handshake and list the tools within `startup_timeout` (a server that does not is
+//! failed, its process group killed), then follow the connection, re-listing on
+//! `tools/list_changed` (and once, shortly after connecting, over HTTP, where the early
+//! notification can be lost). The task holds only a weak handle between steps, and every
+//! report carries its generation: a restarted or dropped manager ignores the old task.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::model::{PaginatedRequestParams, Tool};
+use rmcp::service::RoleClient;
+use rmcp::{Peer, ServiceError};
+use tokio::sync::{mpsc, watch};
+
+use super::{stop, Inner, Live, McpManager};
+use crate::mcp::connection::{self, Handler, ProgressRoutes, StderrTail};
+use crate::mcp::{McpEvent, ServerConfig, ServerState, Transport};
+
+/// One server's task: connect, list, then follow the connection until it ends.
+pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generation: u64) {
+    let upgrade = || weak.upgrade().map(|inner| McpManager { inner });
+    let Some(manager) = upgrade() else { return };
+    let name = config.name.clone();
+    let stderr = StderrTail::default();
+    let fail = |manager: &McpManager, reason: String, stderr: &StderrTail| {
+        manager.set_state(
+            &name,
+            generation,
+            ServerState::Failed {
+                reason,
+                stderr: stderr.lines(),
+            },
+        );
+    };
+    let started = match connection::start(
+        &config,
+        &manager.inner.root,
+        &manager.inner.workdirs,
+        &stderr,
+    ) {
+        Ok(started) => started,
+        Err(reason) => return fail(&manager, reason, &stderr),
+    };
+    let pgid = match &started {
+        connection::Started::Stdio { pgid, .. } => *pgid,
+        connection::Started::Http(_) => None,
+    };
+    {
+        let mut slots = manager.slots();
+        if let Some(slot) = slots
+            .iter_mut()
+            .find(|s| s.config.name == name && s.generation == generation)
+        {
+            slot.starting_pgid = pgid;
+        }
+    }
+    let progress = ProgressRoutes::default();
+    let (changed_tx, mut changed) = mpsc::unbounded_channel();
+    let handler = Handler {
+        progress: progress.clone(),
+        tools_changed: changed_tx,
+    };
+    drop(manager);
+    let startup = async {
+        let service = connection::handshake(started, handler).await?;
+        let tools = list_tools(service.peer())
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        Ok::<_, String>((service, tools))
+    };
+    let outcome = tokio::time::timeout(config.startup_timeout, startup).await;
+    let Some(manager) = upgrade() else {
+        if let Some(pgid) = pgid {
+            connection::kill_group_in_background(pgid);
+        }
+        return;
+    };
+    let (service, tools) = match outcome {
+        Ok(Ok(connected)) => connected,
+        Ok(Err(reason)) => {
+            if let Some(pgid) = pgid {
+                connection::kill_group(pgid).await;
+            }
+            return fail(&manager, reason, &stderr);
+        }
+        Err(_) => {
+            if let Some(pgid) = pgid {
+                connection::kill_group(pgid).await;
+            }
+            let reason = format!(
+                "did not start within {} s (initialize and tools/list); raise mcp_servers.{name}.startup_timeout_secs if it needs longer",
+                config.startup_timeout.as_secs()
+            );
+            return fail(&manager, reason, &stderr);
+        }
+    };
+    let (closed_tx, closed_rx) = watch::channel(false);
+    let peer = service.peer().clone();
+    let live = Live {
+        peer: peer.clone(),
+        progress,
+        closed: closed_rx,
+        stderr: stderr.clone(),
+        pgid,
+        stop: Arc::new(Mutex::new(Some(service.cancellation_token()))),
+    };
+    let current = {
+        let mut slots = manager.slots();
+        match slots
+            .iter_mut()
+            .find(|s| s.config.name == name && s.generation == generation)
+        {
+            Some(slot) => {
+                slot.live = Some(live.clone());
+                slot.starting_pgid = None;
+                true
+            }
+            None => false,
+        }
+    };
+    if !current {
+        // Restarted or shut down meanwhile.
+        stop(&live);
+        if let Some(pgid) = pgid {
+            connection::kill_group(pgid).await;
+        }
+        return;
+    }
+    store_tools(&manager, &name, generation, &config, tools);
+    drop(manager);
+
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    let relist_http = tokio::time::sleep(Duration::from_millis(500));
+    tokio::pin!(relist_http);
+    let mut relisted = !matches!(config.transport, Transport::Http { .. });
+    loop {
+        tokio::select! {
+            _ = &mut waiting => break,
+            Some(()) = changed.recv() => relist(&weak, &peer, &name, generation, &config).await,
+            () = &mut relist_http, if !relisted => {
+                relisted = true;
+                relist(&weak, &peer, &name, generation, &config).await;
+            }
+        }
+    }
+    let _ = closed_tx.send(true);
+    if let Some(pgid) = pgid {
+        connection::kill_group(pgid).await;
+    }
+    if let Some(manager) = upgrade() {
+        fail(
+            &manager,
+            "the server closed the connection (it exited)".into(),
+            &stderr,
+        );
+    }
+}
+
+async fn relist(
+    weak: &Weak<Inner>,
+    peer: &Peer<RoleClient>,
+    name: &str,
+    generation: u64,
+    config: &ServerConfig,
+) {
+    let listed = list_tools(peer).await;
+    let Some(inner) = weak.upgrade() else { return };
+    let manager = McpManager { inner };
+    match listed {
+        Ok(tools) => store_tools(&manager, name, generation, config, tools),
+        Err(e) => manager.emit(McpEvent::Notice {
+            name: name.to_string(),
+            message: format!("re-listing its tools failed: {e}"),
+        }),
+    }
+}
+
+/// Keep the offered tools and report the server ready with their count.
+fn store_tools(
+    manager: &McpManager,
+    name: &str,
+    generation: u64,
+    config: &ServerConfig,
+    tools: Vec<Tool>,
+) {
+    let offered: Vec<Tool> = tools
+        .into_iter()
+        .filter(|t| config.offers(&t.name))
+        .collect();
+    let count = offered.len();
+    let changed = {
+        let mut slots = manager.slots();
+        let Some(slot) = slots
+            .iter_mut()
+            .find(|s| s.config.name == name && s.generation == generation)
+        else {
+            return;
+        };
+        let names = |tools: &[Tool]| tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+        let changed = slot.state != (ServerState::Ready { tools: count })
+            || names(&slot.tools) != names(&offered);
+        slot.tools = offered;
+        slot.state = ServerState::Ready { tools: count };
+        changed
+    };
+    if changed {
+        manager.emit(McpEvent::ServerState {
+            name: name.to_string(),
+            state: ServerState::Ready { tools: count },
+        });
+    }
+}
+
+/// `tools/list`, every page; a server that repeats a cursor is an error, not a loop.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = Vec::new();
+    loop {
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) if seen.contains(&next) => {
+                return Err(ServiceError::McpError(
+                    rmcp::model::ErrorData::invalid_request(
+                        format!("tools/list returned the cursor {next:?} twice"),
+                        None,
+                    ),
+                ))
+            }
+            Some(next) => {
+                seen.push(next.clone());
+                cursor = Some(next);
+            }
+            None => return Ok(tools),
+        }
+    }
+}

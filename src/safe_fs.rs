@@ -46,11 +46,8 @@ pub fn resolve(path: &Path, base: &Path) -> Result<PathBuf, TooManyLinks> {
             continue;
         }
         let next = current.join(&name);
-        let link = match std::fs::symlink_metadata(&next) {
-            Ok(meta) if meta.file_type().is_symlink() => std::fs::read_link(&next).ok(),
-            _ => None,
-        };
-        match link {
+        // Only a link has a target to read (anything else fails with EINVAL).
+        match std::fs::read_link(&next).ok() {
             Some(target) => {
                 links += 1;
                 if links > MAX_LINKS {
@@ -419,7 +416,11 @@ mod tests {
         // A folder on the way that is a link: refused.
         symlink(outside.path(), root.join("via")).unwrap();
         let err = write(&root.join("via/file"), b"x").unwrap_err();
-        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("a symbolic link appeared on the way after rein checked the path"),
+            "{err}"
+        );
         assert!(!outside.path().join("file").exists());
         // A final name that is a link: refused, the target untouched.
         std::fs::write(outside.path().join("t"), "old").unwrap();
@@ -453,6 +454,116 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
             .collect();
         assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
+    }
+
+    /// A FIFO, a socket or a device at the path: refused at once, without opening it (a
+    /// FIFO's open would block with no reader, a device's write would go to the device)
+    /// and without renaming a file over it (the FIFO, the socket and the device stay).
+    #[test]
+    fn writes_over_a_fifo_a_socket_or_a_device_are_refused_and_leave_it_alone() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let fifo = root.join("fifo");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let socket = root.join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let mut special = vec![fifo, socket];
+        // A device of our own (a null device made in the temporary folder, where root may
+        // make one); elsewhere /dev/null, which no one but root could replace.
+        let device = root.join("null");
+        let dc = CString::new(device.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path; makedev of /dev/null's numbers.
+        let made = unsafe { libc::mknod(dc.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+        if made == 0 {
+            special.push(device);
+        } else if unsafe { libc::geteuid() } != 0 {
+            special.push(PathBuf::from("/dev/null"));
+        }
+        for path in &special {
+            let before = std::fs::symlink_metadata(path).unwrap().file_type();
+            let err = write(path, b"x").unwrap_err();
+            assert!(
+                matches!(err, WriteError::Special),
+                "{}: {err}",
+                path.display()
+            );
+            assert!(err.to_string().contains("not a regular file"), "{err}");
+            let after = std::fs::symlink_metadata(path).unwrap().file_type();
+            assert_eq!(before, after, "{} was replaced", path.display());
+            assert!(after.is_fifo() || after.is_socket() || after.is_char_device());
+        }
+        assert!(special.len() >= 2);
+        // A FIFO on the way, where a folder should be: refused at once, never opened (an
+        // open without O_DIRECTORY would wait for a writer).
+        let err = write(&root.join("fifo/file"), b"x").unwrap_err();
+        assert!(
+            matches!(&err, WriteError::Io(e) if e.raw_os_error() == Some(libc::ENOTDIR)),
+            "{err}"
+        );
+        assert!(open_read(&root.join("fifo/file")).is_err());
+        let names: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
+    }
+
+    /// A chain of exactly MAX_LINKS links resolves; one more is refused.
+    #[test]
+    fn the_budget_is_exactly_max_links() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("end"), "").unwrap();
+        symlink("end", root.join("l0")).unwrap();
+        for i in 1..=MAX_LINKS {
+            symlink(format!("l{}", i - 1), root.join(format!("l{i}"))).unwrap();
+        }
+        let last = format!("l{}", MAX_LINKS - 1);
+        assert_eq!(resolve(Path::new(&last), &root).unwrap(), root.join("end"));
+        let over = format!("l{MAX_LINKS}");
+        assert_eq!(
+            resolve(Path::new(&over), &root),
+            Err(TooManyLinks(PathBuf::from(&over)))
+        );
+    }
+
+    /// A small text file is read whole up to its limit and refused past it; anything that
+    /// is not a regular file is refused by what it is, without blocking on a FIFO.
+    #[test]
+    fn small_text_is_read_whole_or_refused_by_what_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let file = root.join("config.toml");
+        std::fs::write(&file, "x".repeat(100)).unwrap();
+        assert_eq!(read_small_text(&file, 100).unwrap(), "x".repeat(100));
+        let err = read_small_text(&file, 99).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("larger than"), "{err}");
+        std::fs::write(&file, b"a\xFFb").unwrap();
+        assert!(read_small_text(&file, 100)
+            .unwrap_err()
+            .to_string()
+            .contains("not UTF-8"));
+        let fifo = root.join("fifo");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let socket = root.join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        for (path, what) in [
+            (root.clone(), "a directory"),
+            (fifo, "a named pipe"),
+            (PathBuf::from("/dev/null"), "a device"),
+        ] {
+            let err = read_small_text(&path, 100).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{what}");
+            assert_eq!(err.to_string(), format!("it is {what}, not a regular file"));
+        }
+        // A socket cannot even be opened as a file.
+        assert!(read_small_text(&socket, 100).is_err());
     }
 
     #[test]

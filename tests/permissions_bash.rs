@@ -542,6 +542,56 @@ fn asks_no_rule_can_lift_offer_no_grants() {
     }
 }
 
+/// A compound command whose asking parts can be granted only in part offers no grant: a
+/// session rule for the grantable part would still leave the command asking, so "allow
+/// for this session" would allow nothing it promised. Whatever part the ask comes from,
+/// by the rules or by a sensitive file named in an allowed command's arguments.
+#[test]
+fn a_compound_command_offers_grants_only_when_every_asking_part_can_be_granted() {
+    for command in [
+        "python3 x.py && ls > out",
+        "ls > out; python3 x.py",
+        "python3 x.py | sh",
+        "make -j4 && find . -delete",
+    ] {
+        let judgement = judge(command, &defaults());
+        assert_eq!(judgement.action, Ask, "{command}");
+        let asking = judgement.parts.iter().filter(|p| p.action == Ask).count();
+        assert!(asking >= 2, "{command}: {:?}", judgement.parts);
+        assert!(
+            judgement.grants.is_empty(),
+            "{command}: {:?}",
+            judgement.grants
+        );
+    }
+    // Every asking part grantable: one grant each, once each.
+    let both = judge("python3 x.py && make -j4 && python3 x.py", &defaults());
+    assert_eq!(both.grants, ["python3 x.py", "make -j4"]);
+    let rules = with_grants(defaults(), &both);
+    assert_eq!(
+        judge("python3 x.py && make -j4 && python3 x.py", &rules).action,
+        Allow
+    );
+
+    // The policy's sensitive-file check makes an allowed part ask; the grants it offers
+    // follow the same rule.
+    let p = Policy::new();
+    let mixed = p.policy.judge_bash("cat ~/.ssh/config && ls > out");
+    assert_eq!(mixed.action, Ask);
+    assert!(mixed.grants.is_empty(), "{:?}", mixed.grants);
+    let grantable = p.policy.judge_bash("cat ~/.ssh/config && python3 x.py");
+    assert_eq!(grantable.action, Ask);
+    assert_eq!(grantable.grants, ["cat ~/.ssh/config", "python3 x.py"]);
+    let twice = p
+        .policy
+        .judge_bash("cat ~/.ssh/config; python3 x.py; cat ~/.ssh/config");
+    assert_eq!(twice.grants, ["cat ~/.ssh/config", "python3 x.py"]);
+    // A deny stays a deny, with nothing to grant.
+    let denied = p.policy.judge_bash("cat ~/.ssh/config && rm -rf /");
+    assert_eq!(denied.action, Deny);
+    assert!(denied.grants.is_empty(), "{:?}", denied.grants);
+}
+
 #[test]
 fn later_rules_override_earlier_ones() {
     let mut rules = defaults();

@@ -51,7 +51,8 @@ fn kinds(path: &Path) -> Vec<&'static str> {
         .collect()
 }
 
-/// Every assistant message with calls is followed by exactly one result per call.
+/// Every assistant message with calls is followed by exactly one result per call, in
+/// call order.
 fn assert_valid_request(history: &[Message]) {
     let mut i = 0;
     while i < history.len() {
@@ -59,9 +60,11 @@ fn assert_valid_request(history: &[Message]) {
             let mut ids: Vec<&str> = tool_calls.iter().map(|c| c.id.as_str()).collect();
             i += 1;
             while let Some(Message::Tool { tool_call_id, .. }) = history.get(i) {
-                let at = ids.iter().position(|id| id == tool_call_id);
-                assert!(at.is_some(), "result {tool_call_id} answers no call");
-                ids.remove(at.unwrap());
+                assert!(
+                    ids.first() == Some(&tool_call_id.as_str()),
+                    "result {tool_call_id} where {ids:?} wait, in that order"
+                );
+                ids.remove(0);
                 i += 1;
             }
             assert!(ids.is_empty(), "calls {ids:?} have no result");
@@ -294,6 +297,57 @@ fn a_turn_cut_off_mid_tool_gets_exactly_the_missing_results() {
         s.notices.iter().any(|n| n.contains("1 tool call finished")),
         "{:?}",
         s.notices
+    );
+}
+
+/// A file whose results are out of call order (nothing in the format forbids it) loads
+/// with them in call order, the one missing answered in its place, and makes a request
+/// that keeps the order rules.
+#[test]
+fn results_out_of_call_order_load_in_call_order() {
+    let home = tempfile::tempdir().unwrap();
+    let mut w = new_writer(home.path(), "/p");
+    for m in [
+        Message::user("look around"),
+        calls(&["call_a", "call_b", "call_c"]),
+        Message::tool("call_c", "three"),
+        Message::tool("call_a", "one"),
+        Message::assistant("done".into(), vec![]),
+        Message::user("and now?"),
+    ] {
+        w.append(&Entry::message(m)).unwrap();
+    }
+    let path = w.path().to_path_buf();
+    drop(w);
+
+    let s = load(&path).unwrap();
+    assert_valid_request(&s.history);
+    let ids: Vec<&str> = s
+        .history
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["call_a", "call_b", "call_c"]);
+    assert_eq!(s.history[4], Message::tool("call_c", "three"));
+    assert_eq!(s.synthetic_results, 1);
+    // The request built from it keeps every rule.
+    let mut request = vec![Message::system("s")];
+    request.extend(s.history.iter().cloned());
+    let wire = serde_json::to_value(rein::conversation::wire::WireMessages {
+        history: &request,
+        options: rein::conversation::wire::WireOptions {
+            model: "m",
+            cache_control: false,
+            images: false,
+        },
+    })
+    .unwrap();
+    assert_eq!(
+        rein::conversation::order::check(wire.as_array().unwrap()),
+        Ok(())
     );
 }
 

@@ -186,6 +186,26 @@ mod tests {
             ["a\nb"]
         );
         assert_eq!(events(&[b"da", b"ta: x", b"y\n", b"\n"]), ["xy"]);
+        // The `\n` alone in a read of one byte: still one line end, and the next `\n`
+        // (another read) is the blank line that dispatches.
+        assert_eq!(events(&[b"data: a\r", b"\n", b"\n"]), ["a"]);
+        assert_eq!(
+            events(&[b"data: a\r", b"\n", b"data: b\r", b"\n", b"\r", b"\n"]),
+            ["a\nb"]
+        );
+        assert_eq!(events(&[b"data: a\r", b"\n", b"\r", b"\n", b"\n"]), ["a"]);
+    }
+
+    #[test]
+    fn only_a_field_named_data_adds_data() {
+        assert_eq!(
+            events(&[b"datax: no\ndat: no\nDATA: no\nxdata: no\ndata: yes\n\n"]),
+            ["yes"]
+        );
+        assert_eq!(events(&[b"datax: no\n\n"]), Vec::<String>::new());
+        assert_eq!(events(&[b"datax\n\n"]), Vec::<String>::new());
+        // The field name ends at the first colon: `data:x: y` is data `x: y`.
+        assert_eq!(events(&[b"data:x: y\n\n"]), ["x: y"]);
     }
 
     #[test]
@@ -233,6 +253,30 @@ mod tests {
         };
         assert_eq!(fed, 1000);
         assert_eq!(err.to_string(), "one event from the server exceeded 1 KB");
+    }
+
+    /// The default limit is 16 MiB: a line of that many bytes is taken, one byte more is
+    /// refused, and the message names the limit as the user reads it.
+    #[test]
+    fn the_default_limit_is_sixteen_mebibytes() {
+        let mut p = SseParser::default();
+        p.feed(b"data: ").unwrap();
+        p.feed(&vec![b'x'; MAX_EVENT_BYTES - 6]).unwrap();
+        let err = p.feed(b"x").unwrap_err();
+        assert_eq!(err.limit, 16 * 1024 * 1024);
+        assert_eq!(err.to_string(), "one event from the server exceeded 16 MB");
+    }
+
+    #[test]
+    fn sizes_in_words() {
+        assert_eq!(size(16 * 1024 * 1024), "16 MB");
+        assert_eq!(size(3 * 1024 * 1024 + 1024), "3073 KB");
+        assert_eq!(size(512 * 1024), "512 KB");
+        assert_eq!(size(1024), "1 KB");
+        assert_eq!(size(2049), "2049 bytes");
+        assert_eq!(size(1536), "1536 bytes");
+        assert_eq!(size(100), "100 bytes");
+        assert_eq!(size(0), "0 bytes");
     }
 
     #[test]

@@ -227,6 +227,10 @@ mod tests {
             ..p
         };
         assert!((no_cached_price.cost(&u) - (3.0 + 1.5)).abs() < 1e-9);
+        // A usage that claims more cached tokens than prompt tokens (one not read through
+        // the stream, which cuts them) costs the prompt at the cached price, no more.
+        let over = usage(1_000_000, Some(1_500_000), 0);
+        assert!((p.cost(&over) - 0.3).abs() < 1e-9, "{}", p.cost(&over));
         assert_eq!(dollars(0.0042), "$0.0042");
         assert_eq!(dollars(12.3), "$12.30");
     }

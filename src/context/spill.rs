@@ -290,6 +290,19 @@ mod tests {
         assert_eq!(gone_fresh.exists(), expected == 0);
         assert_eq!(gone_old.exists(), expected == 0);
         assert!(alive_recent.exists() && own_ancient.exists() && other.exists());
+        // Exactly an hour untouched is not over an hour; exactly a day is not over a day.
+        let mtime = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+        let alive_day = make("1-9");
+        let gone_hour = make("999999993-1");
+        assert_eq!(
+            sweep_stale(root.path(), mtime(&gone_hour) + GONE_STALE_AFTER),
+            0
+        );
+        assert!(gone_hour.exists());
+        std::fs::remove_dir_all(&gone_hour).unwrap();
+        sweep_stale(root.path(), mtime(&alive_day) + STALE_AFTER);
+        assert!(alive_day.exists());
+        std::fs::remove_dir_all(&alive_day).unwrap();
         // Two days on: anything that is not this process's and looks like a turn folder.
         sweep_stale(root.path(), later(48));
         assert!(!alive_recent.exists());
@@ -331,6 +344,52 @@ mod tests {
         assert!(tail.chars().count() <= 60 && tail.chars().count() >= 30);
     }
 
+    /// The line ends that count lie in the outer half of each part: exactly at the half
+    /// still counts for the head, not for the tail.
+    #[test]
+    fn line_ends_at_the_half_of_each_part() {
+        // Head: 40 characters, a line end at its 20th.
+        let text = format!("{}\n{}", "a".repeat(19), "b".repeat(2000));
+        let (head, _) = cut(&text, 100).unwrap();
+        assert_eq!(head, format!("{}\n", "a".repeat(19)));
+        let text = format!("{}\n{}", "a".repeat(18), "b".repeat(2000));
+        let (head, _) = cut(&text, 100).unwrap();
+        assert_eq!(head.chars().count(), 40, "{head:?}");
+        // Tail: 60 characters, a line end at its 31st (index 30 = half): kept whole.
+        let text = format!("{}{}\n{}", "x".repeat(2000), "c".repeat(30), "d".repeat(29));
+        let (_, tail) = cut(&text, 100).unwrap();
+        assert_eq!(tail, format!("{}\n{}", "c".repeat(30), "d".repeat(29)));
+        let text = format!("{}{}\n{}", "x".repeat(2000), "c".repeat(29), "d".repeat(30));
+        let (_, tail) = cut(&text, 100).unwrap();
+        assert_eq!(tail, "d".repeat(30));
+    }
+
+    #[test]
+    fn the_summary_names_the_sizes_and_the_file() {
+        let capped = Capped {
+            total_chars: 42_000,
+            kept_chars: 10_000,
+            spill: Some(PathBuf::from("/s/call_1.txt")),
+        };
+        assert_eq!(
+            summary("bash", &capped),
+            format!(
+                "bash output capped on arrival: {} → {} chars; the whole is in /s/call_1.txt until your turn ends",
+                super::super::short_count(42_000),
+                super::super::short_count(10_000)
+            )
+        );
+        let lost = Capped {
+            spill: None,
+            ..capped
+        };
+        assert!(
+            summary("bash", &lost).ends_with(" chars"),
+            "{}",
+            summary("bash", &lost)
+        );
+    }
+
     #[test]
     fn one_long_line_is_cut_mid_line() {
         let text = format!("{}\n{}", "x".repeat(5), "y".repeat(1000));
@@ -368,6 +427,18 @@ mod tests {
         // The same id again gets its own file.
         spill.cap("call/1", text.clone());
         assert!(spill.dir().unwrap().join("call_1-2.txt").is_file());
+        // And a third time (subagents reuse call ids): a third file, the others kept.
+        let third: String = (0..100).map(|i| format!("third {i}\n")).collect();
+        let capped = spill.cap("call/1", third.clone());
+        let path3 = spill.dir().unwrap().join("call_1-3.txt");
+        assert_eq!(std::fs::read_to_string(&path3).unwrap(), third);
+        assert!(capped.contains(&path3.display().to_string()), "{capped}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert_eq!(
+            std::fs::read_to_string(spill.dir().unwrap().join("call_1-2.txt")).unwrap(),
+            text
+        );
+        assert_eq!(std::fs::read_dir(spill.dir().unwrap()).unwrap().count(), 3);
         // The user's alone: a 0700 turn folder, 0600 files.
         use std::os::unix::fs::PermissionsExt;
         let bits = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -377,6 +448,119 @@ mod tests {
         spill.remove().unwrap();
         assert!(!spill.dir().unwrap().exists());
         spill.remove().unwrap();
+    }
+
+    /// The note and the report count what was cut and what is kept; a user message is cut
+    /// the same way, by its own limit, and called a message.
+    #[test]
+    fn the_note_and_the_report_count_what_was_cut() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = ContextConfig {
+            cap_chars: 100,
+            spill_dir: Some(tmp.path().to_path_buf()),
+            ..ContextConfig::default()
+        };
+        let spill = TurnSpill::new(&config, 3);
+        let text = "a".repeat(500) + &"b".repeat(500);
+        let (out, capped) = spill.cap_reporting("c", text.clone());
+        let file = spill.dir().unwrap().join("c.txt");
+        assert_eq!(
+            capped,
+            Some(Capped {
+                total_chars: 1000,
+                kept_chars: 100,
+                spill: Some(file.clone()),
+            })
+        );
+        assert_eq!(
+            out,
+            format!(
+                "{}\n[… 900 of 1000 characters cut from the middle of this output. The whole \
+                 output is in {}: page it with `head`, `tail`, `sed -n 'A,Bp'` or `grep` (it is \
+                 removed when this user turn ends).]\n{}",
+                "a".repeat(40),
+                file.display(),
+                "b".repeat(60)
+            )
+        );
+        // A head that ends a line gets no second line end.
+        let lines: String = (0..100).map(|i| format!("{i:09}\n")).collect();
+        let (out, _) = spill.cap_reporting("l", lines);
+        assert!(
+            out.starts_with("000000000\n000000001\n000000002\n000000003\n[… "),
+            "{out}"
+        );
+        // A user message: its own limit, called a message.
+        let (out, capped) = spill.cap_message("m", text.clone(), 10);
+        let capped = capped.unwrap();
+        assert_eq!((capped.total_chars, capped.kept_chars), (1000, 10));
+        assert!(
+            out.starts_with("aaaa\n[… 990 of 1000 characters cut from the middle of this message. The whole message is in "),
+            "{out}"
+        );
+        assert!(out.ends_with("]\nbbbbbb"), "{out}");
+        assert_eq!(
+            std::fs::read_to_string(spill.dir().unwrap().join("m.txt")).unwrap(),
+            text
+        );
+        // A limit of 0 keeps one character: no head, so no line end before the note.
+        let (out, capped) = spill.cap_message("z", text.clone(), 0);
+        assert_eq!(capped.unwrap().kept_chars, 1);
+        assert!(out.starts_with("[… 999 of 1000"), "{out}");
+        // Within its limit, a message passes whole.
+        assert_eq!(
+            spill.cap_message("s", "short".into(), 10),
+            ("short".to_string(), None)
+        );
+        spill.remove().unwrap();
+    }
+
+    /// A call id becomes a file name: letters, digits, `-` and `_` kept, anything else
+    /// `_`, at most 100 characters, `result` when nothing is left.
+    #[test]
+    fn spill_file_names_come_from_the_call_id() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = ContextConfig {
+            cap_chars: 10,
+            spill_dir: Some(tmp.path().to_path_buf()),
+            ..ContextConfig::default()
+        };
+        let spill = TurnSpill::new(&config, 4);
+        let long = "z".repeat(50);
+        let dir = spill.dir().unwrap().to_path_buf();
+        for (id, file) in [
+            ("call-1_x/../y é", "call-1_x____y__.txt".to_string()),
+            ("", "result.txt".to_string()),
+            (&"k".repeat(150), format!("{}.txt", "k".repeat(100))),
+        ] {
+            let (_, capped) = spill.cap_reporting(id, long.clone());
+            assert_eq!(capped.unwrap().spill, Some(dir.join(&file)), "{id:?}");
+        }
+    }
+
+    /// A thousand spills of one id: the next is refused (the note says the whole was not
+    /// kept) rather than tried without end.
+    #[test]
+    fn after_a_thousand_spills_of_one_id_the_next_is_not_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = ContextConfig {
+            cap_chars: 10,
+            spill_dir: Some(tmp.path().to_path_buf()),
+            ..ContextConfig::default()
+        };
+        let spill = TurnSpill::new(&config, 5);
+        let dir = spill.dir().unwrap().to_path_buf();
+        crate::private_fs::own_dir(&dir).unwrap();
+        std::fs::write(dir.join("c.txt"), "").unwrap();
+        for n in 2..=999 {
+            std::fs::write(dir.join(format!("c-{n}.txt")), "").unwrap();
+        }
+        let (_, capped) = spill.cap_reporting("c", "y".repeat(50));
+        assert_eq!(capped.unwrap().spill, Some(dir.join("c-1000.txt")));
+        let (out, capped) = spill.cap_reporting("c", "y".repeat(50));
+        assert_eq!(capped.unwrap().spill, None);
+        assert!(out.contains("could not be kept"), "{out}");
+        assert!(!dir.join("c-1001.txt").exists());
     }
 
     #[test]
@@ -389,8 +573,11 @@ mod tests {
             spill_dir: Some(blocker),
             ..ContextConfig::default()
         };
-        let capped = TurnSpill::new(&config, 1).cap("c", "z".repeat(1000));
+        let spill = TurnSpill::new(&config, 1);
+        let capped = spill.cap("c", "z".repeat(1000));
         assert!(capped.contains("could not be kept"), "{capped}");
         assert!(capped.len() < 400);
+        // Removing a folder that cannot be there is an error, not "nothing to remove".
+        assert!(spill.remove().is_err());
     }
 }

@@ -147,12 +147,9 @@ pub fn check(messages: &[serde_json::Value]) -> Result<(), OrderError> {
             "system" => return fail(index, "a second system message".into()),
             other => return fail(index, format!("unknown role {other:?}")),
         }
-        previous = if this == "assistant" && !pending.is_empty() {
-            // An assistant message with calls is "answered" by its tool messages.
-            "calls".to_string()
-        } else {
-            this
-        };
+        // An assistant message with calls needs no role of its own: while its results are
+        // pending only tool messages pass (above), and the last of them leaves "tool".
+        previous = this;
     }
     Ok(())
 }
@@ -270,5 +267,171 @@ mod tests {
         ])
         .contains("before the results"));
         assert!(err(std::slice::from_ref(&user)).contains("system"));
+    }
+
+    /// A history that opens with an assistant message right after the system one (a
+    /// session whose first user message was compacted away) gets a user note between them.
+    #[test]
+    fn an_assistant_message_right_after_the_system_one_gets_a_user_note() {
+        let calls = Message::assistant(String::new(), vec![ToolCall::new("a", "bash", "{}")]);
+        let h = [Message::system("s"), Message::assistant("x".into(), vec![])];
+        assert_eq!(roles(&h), ["system", "USER-NOTE", "assistant"]);
+        let h = [Message::system("s"), calls, Message::tool("a", "r")];
+        assert_eq!(roles(&h), ["system", "USER-NOTE", "calls", "tool"]);
+        assert_eq!(
+            ordered(&h).nth(1),
+            Some(Item::UserNote(GO_ON)),
+            "the note's text"
+        );
+        // Nothing is added before the system message or after a user message.
+        let h = [
+            Message::system("s"),
+            Message::user("u"),
+            Message::assistant("x".into(), vec![]),
+        ];
+        assert_eq!(roles(&h), ["system", "user", "assistant"]);
+    }
+
+    /// The requests `ordered` builds pass `check` wherever the stored history breaks
+    /// the order.
+    #[test]
+    fn what_ordered_builds_passes_check() {
+        let calls = Message::assistant(String::new(), vec![ToolCall::new("a", "bash", "{}")]);
+        let h = [
+            Message::system("s"),
+            Message::assistant("x".into(), vec![]),
+            Message::assistant("y".into(), vec![]),
+            Message::user("one"),
+            Message::user("two"),
+            calls,
+            Message::tool("a", "r"),
+            Message::user("three"),
+        ];
+        let wire = serde_json::to_value(super::super::wire::WireMessages {
+            history: &h,
+            options: super::super::wire::WireOptions {
+                model: "m",
+                cache_control: false,
+                images: false,
+            },
+        })
+        .unwrap();
+        assert_eq!(check(wire.as_array().unwrap()), Ok(()));
+    }
+
+    /// Each of `check`'s ten rules, with a request that keeps it and one that breaks it
+    /// (the index and the words of the failure included).
+    #[test]
+    fn check_keeps_and_breaks_every_rule() {
+        use serde_json::{json, Value};
+        let sys = json!({"role":"system","content":"s"});
+        let user = json!({"role":"user","content":"u"});
+        let calls = json!({"role":"assistant","content":null,"tool_calls":[{"id":"a"},{"id":"b"}]});
+        let no_calls = json!({"role":"assistant","content":"ok","tool_calls":[]});
+        let ta = json!({"role":"tool","tool_call_id":"a","content":"r"});
+        let tb = json!({"role":"tool","tool_call_id":"b","content":"r"});
+        let reply = json!({"role":"assistant","content":"ok"});
+        let ok = |m: &[Value]| assert_eq!(check(m), Ok(()), "{m:?}");
+        let fails = |m: &[Value], index: usize, words: &str| {
+            let e = check(m).expect_err(words);
+            assert_eq!(e.index, index, "{words}: {e}");
+            assert!(e.problem.contains(words), "{words}: {e}");
+        };
+        let s = |v: &[&Value]| v.iter().map(|m| (*m).clone()).collect::<Vec<Value>>();
+
+        // 1. The system message comes first.
+        ok(&s(&[&sys]));
+        fails(
+            &s(&[&user]),
+            0,
+            "the first message is not the system message",
+        );
+        fails(&[], 0, "the first message is not the system message");
+        // 2. Nothing but a tool message while results are pending.
+        ok(&s(&[&sys, &user, &calls, &ta, &tb, &reply]));
+        fails(
+            &s(&[&sys, &user, &calls, &ta, &reply]),
+            4,
+            "before the results of [\"b\"]",
+        );
+        fails(
+            &s(&[&sys, &user, &calls, &user]),
+            3,
+            "a user message before the results",
+        );
+        // 3. No two user messages in a row.
+        ok(&s(&[&sys, &user, &reply, &user]));
+        fails(&s(&[&sys, &user, &user]), 2, "two user messages in a row");
+        // 4. No user message right after a tool message.
+        ok(&s(&[&sys, &user, &calls, &ta, &tb, &reply, &user]));
+        fails(
+            &s(&[&sys, &user, &calls, &ta, &tb, &user]),
+            5,
+            "a user message right after a tool message",
+        );
+        // 5. No two assistant messages in a row (an empty list of calls is no call).
+        ok(&s(&[&sys, &user, &reply, &user, &reply]));
+        fails(
+            &s(&[&sys, &user, &reply, &reply]),
+            3,
+            "two assistant messages in a row",
+        );
+        fails(
+            &s(&[&sys, &user, &no_calls, &reply]),
+            3,
+            "two assistant messages in a row",
+        );
+        // After its results, an assistant message with calls may be followed by another.
+        ok(&s(&[
+            &sys, &user, &calls, &ta, &tb, &calls, &ta, &tb, &reply,
+        ]));
+        // 6. No assistant message right after the system one.
+        ok(&s(&[&sys, &user, &reply]));
+        fails(
+            &s(&[&sys, &reply]),
+            1,
+            "an assistant message right after the system one",
+        );
+        fails(
+            &s(&[&sys, &calls]),
+            1,
+            "an assistant message right after the system one",
+        );
+        // 7. Results in call order.
+        ok(&s(&[&sys, &user, &calls, &ta, &tb]));
+        fails(
+            &s(&[&sys, &user, &calls, &tb, &ta]),
+            3,
+            "result for \"b\", expected \"a\"",
+        );
+        // 8. A result answers a call.
+        ok(&s(&[&sys, &user, &calls, &ta, &tb]));
+        fails(
+            &s(&[&sys, &user, &reply, &ta]),
+            3,
+            "result for \"a\" answers no call",
+        );
+        fails(
+            &s(&[&sys, &user, &calls, &ta, &tb, &tb]),
+            5,
+            "answers no call",
+        );
+        fails(&s(&[&sys, &ta]), 1, "answers no call");
+        // 9. One system message.
+        ok(&s(&[&sys, &user, &reply, &user]));
+        fails(&s(&[&sys, &user, &sys]), 2, "a second system message");
+        fails(&s(&[&sys, &sys]), 1, "a second system message");
+        // 10. Known roles only.
+        ok(&s(&[&sys, &user, &calls, &ta, &tb, &reply]));
+        fails(
+            &s(&[&sys, &user, &json!({"role":"developer","content":"d"})]),
+            2,
+            "unknown role \"developer\"",
+        );
+        fails(
+            &s(&[&sys, &json!({"content":"no role"})]),
+            1,
+            "unknown role \"\"",
+        );
     }
 }

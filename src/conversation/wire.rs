@@ -380,6 +380,40 @@ mod tests {
         assert_eq!(v.as_array().unwrap().len(), 4);
     }
 
+    /// A message without text of its own (an empty tool result, a user message that is
+    /// only a mention) sends its reminder or attachment alone: no blank line before it.
+    #[test]
+    fn empty_text_with_a_reminder_sends_the_reminder_alone() {
+        let mut tool = Message::tool("a", "");
+        tool.set_reminder("(later)".into());
+        let mut user = Message::user("");
+        user.set_reminder("(rein context)".into());
+        let h = [
+            Message::system("s"),
+            Message::user("u"),
+            Message::assistant(String::new(), vec![ToolCall::new("a", "bash", "{}")]),
+            tool,
+            Message::assistant("ok".into(), vec![]),
+            user,
+        ];
+        let v = wire(&h, "m", false);
+        assert_eq!(v[3]["content"], "(later)");
+        assert_eq!(v[5]["content"], "(rein context)");
+        let file = crate::conversation::Attachment {
+            path: "a.rs".into(),
+            text: "<file a.rs>".into(),
+        };
+        let mut only_files = Message::user("").with_attachments(vec![file]);
+        let v = wire(&[Message::system("s"), only_files.clone()], "m", false);
+        assert_eq!(v[1]["content"], "<file a.rs>");
+        only_files.set_reminder("(r)".into());
+        let v = wire(&[Message::system("s"), only_files], "m", true);
+        assert_eq!(v[1]["content"][0]["text"], "<file a.rs>\n\n(r)");
+        // Empty text and nothing else stays empty.
+        let v = wire(&[Message::system("s"), Message::user("")], "m", false);
+        assert_eq!(v[1]["content"], "");
+    }
+
     #[test]
     fn provider_state_goes_back_to_its_own_model_only() {
         let mut call = ToolCall::new("a", "bash", "{}");
@@ -440,7 +474,12 @@ mod tests {
             json!([{"type":"text","text":"three","cache_control":{"type":"ephemeral"}}])
         );
         assert!(wants_cache_markers("anthropic/claude-sonnet-4.5"));
+        // Each of the three ways a Claude model is named, alone.
+        assert!(wants_cache_markers("Anthropic/some-model"));
+        assert!(wants_cache_markers("vertex/claude-opus-4"));
+        assert!(wants_cache_markers("claude-3-5-haiku"));
         assert!(!wants_cache_markers("openai/gpt-4o"));
+        assert!(!wants_cache_markers("my-claude"));
     }
 
     #[test]

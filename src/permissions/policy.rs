@@ -193,6 +193,10 @@ impl RulePolicy {
     pub fn judge_bash(&self, command: &str) -> Judgement {
         let rules = self.bash.read().unwrap_or_else(|e| e.into_inner());
         let mut judgement = judge(command, &rules);
+        // Whether every part that asks by the rules can be granted (an ask without grants
+        // has one that cannot): a part asking for a sensitive file adds to the grants only
+        // then, or "allow for this session" would leave the command asking.
+        let grantable = judgement.action != RuleAction::Ask || !judgement.grants.is_empty();
         // The names a names-only program prints stay names when every other part is one
         // too, or a text filter whose words hold no substitution that could splice them in.
         let names_stay = judgement.parts.iter().all(|p| {
@@ -229,12 +233,19 @@ impl RulePolicy {
                     judgement.reason = strictest.reason.clone();
                 }
             }
-            judgement.grants = judgement
-                .parts
-                .iter()
-                .filter(|p| p.action == RuleAction::Ask)
-                .map(|p| super::rules::escape_glob(&p.command))
-                .collect();
+            judgement.grants.clear();
+            if judgement.action == RuleAction::Ask && grantable {
+                for part in judgement
+                    .parts
+                    .iter()
+                    .filter(|p| p.action == RuleAction::Ask)
+                {
+                    let grant = super::rules::escape_glob(&part.command);
+                    if !judgement.grants.contains(&grant) {
+                        judgement.grants.push(grant);
+                    }
+                }
+            }
         }
         judgement
     }

@@ -2,9 +2,13 @@
 //!
 //! A session cut off mid-tool ends with an assistant message whose calls were never all
 //! answered; chat-completions servers reject such a history. Every assistant message with
-//! tool calls gets, right after the results it has, a synthetic error result for each call
-//! that has none. A tool result that answers no call before it (nothing should produce one)
-//! is dropped, and a leading system message is dropped since the system prompt is always
+//! tool calls is followed by one result per call, in call order (what
+//! [`crate::conversation::order`] requires): the results the file holds, put back in call
+//! order where they are not (rein writes them in order, but nothing in the file's format
+//! keeps another writer or a hand edit from swapping them), and a synthetic error result
+//! for each call that has none. A tool result that answers no call of the assistant
+//! message before it (or answers one a second time; nothing should produce either) is
+//! dropped, and a leading system message is dropped since the system prompt is always
 //! rebuilt fresh.
 
 use crate::conversation::outcome::{SESSION_ENDED_MAY_HAVE_RUN, SESSION_ENDED_NOT_RUN};
@@ -57,42 +61,50 @@ pub(crate) fn repair<T: Repairable>(
     }
     let mut report = Repair::default();
     let mut out = Vec::with_capacity(history.len());
-    // Calls of the latest assistant message still waiting for their result.
-    let mut pending: Vec<String> = Vec::new();
+    // The calls of the latest assistant message, each with the result it got so far.
+    let mut calls: Vec<(String, Option<T>)> = Vec::new();
     for message in history.drain(..) {
         match message.message() {
             Message::Tool { tool_call_id, .. } => {
-                if let Some(i) = pending.iter().position(|id| id == tool_call_id) {
-                    pending.remove(i);
-                    out.push(message);
-                } else {
-                    report.orphans += 1;
+                let id = tool_call_id.clone();
+                match calls
+                    .iter_mut()
+                    .find(|(call, result)| *call == id && result.is_none())
+                {
+                    Some((_, slot)) => *slot = Some(message),
+                    None => report.orphans += 1,
                 }
             }
             _ => {
-                answer(&mut pending, &mut out, &mut report, started);
+                answer(&mut calls, &mut out, &mut report, started);
                 if let Message::Assistant { tool_calls, .. } = message.message() {
-                    pending = tool_calls.iter().map(|c| c.id.clone()).collect();
+                    calls = tool_calls.iter().map(|c| (c.id.clone(), None)).collect();
                 }
                 out.push(message);
             }
         }
     }
-    answer(&mut pending, &mut out, &mut report, started);
+    answer(&mut calls, &mut out, &mut report, started);
     *history = out;
     report
 }
 
+/// The results of `calls`, in call order: each its own, or a synthetic one.
 fn answer<T: Repairable>(
-    pending: &mut Vec<String>,
+    calls: &mut Vec<(String, Option<T>)>,
     out: &mut Vec<T>,
     report: &mut Repair,
     started: &std::collections::HashSet<String>,
 ) {
-    for id in pending.drain(..) {
-        let result = ToolResult::session_ended(started.contains(&id));
-        out.push(T::from_message(Message::tool_result(id, result)));
-        report.synthetic += 1;
+    for (id, result) in calls.drain(..) {
+        match result {
+            Some(result) => out.push(result),
+            None => {
+                let result = ToolResult::session_ended(started.contains(&id));
+                out.push(T::from_message(Message::tool_result(id, result)));
+                report.synthetic += 1;
+            }
+        }
     }
 }
 
@@ -115,13 +127,73 @@ mod tests {
         let mut h = vec![
             Message::user("go"),
             calls(&["a", "b"]),
-            Message::tool("b", "2"),
             Message::tool("a", "1"),
+            Message::tool("b", "2"),
             Message::assistant("done".into(), vec![]),
+            Message::user("more"),
+            calls(&["c"]),
+            Message::tool("c", "3"),
         ];
         let before = h.clone();
         assert_eq!(repair(&mut h, &Default::default()), Repair::default());
         assert_eq!(h, before);
+    }
+
+    /// A file may hold a reply's results out of call order (written by hand, by another
+    /// tool, or by a rein that appended them as they finished); the order rules want call
+    /// order, so they are put back in it, a missing one given its synthetic result in its
+    /// own place.
+    #[test]
+    fn results_out_of_call_order_are_put_back_in_call_order() {
+        let mut h = vec![
+            Message::user("go"),
+            calls(&["a", "b", "c"]),
+            Message::tool("c", "3"),
+            Message::tool("a", "1"),
+            Message::assistant("done".into(), vec![]),
+        ];
+        let started = ["b".to_string()].into_iter().collect();
+        let r = repair(&mut h, &started);
+        assert_eq!(
+            r,
+            Repair {
+                synthetic: 1,
+                orphans: 0
+            }
+        );
+        assert_eq!(
+            h,
+            vec![
+                Message::user("go"),
+                calls(&["a", "b", "c"]),
+                Message::tool("a", "1"),
+                Message::tool_result("b", ToolResult::session_ended(true)),
+                Message::tool("c", "3"),
+                Message::assistant("done".into(), vec![]),
+            ]
+        );
+        // A second result for one call is an orphan; the first one stays.
+        let mut h = vec![
+            Message::user("go"),
+            calls(&["a", "b"]),
+            Message::tool("b", "2"),
+            Message::tool("b", "again"),
+            Message::tool("a", "1"),
+        ];
+        assert_eq!(repair(&mut h, &Default::default()).orphans, 1);
+        assert_eq!(h[2..], [Message::tool("a", "1"), Message::tool("b", "2")]);
+        // Two calls with one id each get their own result, in order.
+        let mut h = vec![
+            Message::user("go"),
+            calls(&["a", "a"]),
+            Message::tool("a", "first"),
+            Message::tool("a", "second"),
+        ];
+        assert_eq!(repair(&mut h, &Default::default()), Repair::default());
+        assert_eq!(
+            h[2..],
+            [Message::tool("a", "first"), Message::tool("a", "second")]
+        );
     }
 
     #[test]
@@ -161,5 +233,17 @@ mod tests {
         let mut h = vec![Message::tool("x", "?"), Message::user("hi")];
         assert_eq!(repair(&mut h, &Default::default()).orphans, 1);
         assert_eq!(h, vec![Message::user("hi")]);
+        // A result for a call of an earlier reply is an orphan too.
+        let mut h = vec![
+            Message::user("go"),
+            calls(&["a"]),
+            Message::tool("a", "1"),
+            Message::assistant("ok".into(), vec![]),
+            Message::tool("a", "late"),
+            Message::user("hi"),
+        ];
+        assert_eq!(repair(&mut h, &Default::default()).orphans, 1);
+        assert_eq!(h.len(), 5);
+        assert_eq!(h[4], Message::user("hi"));
     }
 }

@@ -353,4 +353,34 @@ mod tests {
         assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(r.usage.map(|u| u.cached_tokens), Some(Some(5)));
     }
+
+    /// The reasoning kept with the assistant message: text, field and details as they
+    /// came; none at all when the reply had neither text nor details.
+    #[test]
+    fn the_reasoning_state_is_kept_only_when_there_is_some() {
+        let reply = AssembledReply {
+            reasoning: "think".into(),
+            reasoning_field: Some("reasoning_content".into()),
+            ..AssembledReply::default()
+        };
+        assert_eq!(
+            reply.reasoning_state(),
+            Some(Reasoning {
+                text: "think".into(),
+                field: Some("reasoning_content".into()),
+                details: Vec::new(),
+            })
+        );
+        let details = AssembledReply {
+            reasoning_details: vec![serde_json::json!({"type": "reasoning.encrypted"})],
+            ..AssembledReply::default()
+        };
+        assert_eq!(details.reasoning_state().map(|r| r.details.len()), Some(1));
+        let none = AssembledReply {
+            reasoning_field: Some("reasoning".into()),
+            text: "hi".into(),
+            ..AssembledReply::default()
+        };
+        assert_eq!(none.reasoning_state(), None);
+    }
 }

@@ -534,6 +534,39 @@ mod tests {
         assert_eq!(usage(base("x", json!(0)), json!({})), None);
     }
 
+    /// A server that reports more cached tokens than prompt tokens (seen from gateways
+    /// that count the cache across requests): the cached figure is cut to the prompt, so
+    /// the hit rate stays at most 100 % and the cost never counts a negative uncached part.
+    #[test]
+    fn cached_tokens_above_the_prompt_are_cut_to_the_prompt() {
+        let reply = |chunk: serde_json::Value| feed(&[chunk]).0.usage.unwrap();
+        for cached in [
+            json!({"prompt_tokens":100,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":150}}),
+            json!({"prompt_tokens":100,"completion_tokens":1,"prompt_cache_hit_tokens":101}),
+            json!({"prompt_tokens":100,"completion_tokens":1,"cache_read_input_tokens":1000}),
+        ] {
+            let u = reply(json!({"choices":[], "usage": cached}));
+            assert_eq!(u.cached_tokens, Some(100), "{u:?}");
+            assert_eq!(u.hit_rate(), Some(1.0));
+        }
+        // llama.cpp's `timings.cache_n` likewise.
+        let u = reply(
+            json!({"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":1},"timings":{"cache_n":90}}),
+        );
+        assert_eq!(u.cached_tokens, Some(40));
+        // No prompt figure at all: nothing of it can have been cached.
+        let u = reply(
+            json!({"choices":[],"usage":{"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":5}}}),
+        );
+        assert_eq!((u.prompt_tokens, u.cached_tokens), (0, Some(0)));
+        let mut totals = crate::agent::usage::UsageTotals::default();
+        totals.record(reply(json!({"choices":[], "usage": {"prompt_tokens":100,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":150}}})));
+        assert_eq!(
+            totals.cache_summary().as_deref(),
+            Some("cache 100% · session 100%")
+        );
+    }
+
     #[test]
     fn a_key_twice_in_one_object_takes_its_last_value() {
         let mut a = Assembler::new();

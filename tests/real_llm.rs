@@ -207,9 +207,14 @@ fn smollm2_on_llama_cpp_calls_the_tool_and_a_strict_template_takes_every_request
             break (project, home);
         }
         tries.push(of_type(&first, "tool_call_started").len());
+        // A listing needs the right call and a command that runs: the tiny model sometimes
+        // calls bash with a made-up command (`list-files-in-current-directory`), which
+        // asks and is refused headless. A clean clone's CI once drew three of those in a
+        // row; six tries keep that rare without letting a broken path pass (every try
+        // checks the exit code and that no request was refused).
         assert!(
-            tries.len() < 3,
-            "no bash listing in three tries (calls per try: {tries:?})"
+            tries.len() < 6,
+            "no bash listing in six tries (calls per try: {tries:?})"
         );
     };
     let (code, second) = rein(

@@ -53,7 +53,8 @@ pub enum Step {
     Bytes(Vec<u8>),
     /// `data: [DONE]\n\n`
     Done,
-    /// Flush what was written so far, then pause.
+    /// Flush what was written so far, then pause (`Duration::ZERO`: a write of its own, no
+    /// pause).
     Sleep(Duration),
     /// Flush, then reset the connection (TCP RST); later steps are ignored.
     Cut,

@@ -371,7 +371,13 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()
             Step::Sleep(d) => {
                 stream.write_all(&buf).await?;
                 buf.clear();
-                tokio::time::sleep(d).await;
+                // No pause: a write of its own (the timer would round zero up to its
+                // millisecond tick, pacing a stream of many small writes).
+                if d.is_zero() {
+                    tokio::task::yield_now().await;
+                } else {
+                    tokio::time::sleep(d).await;
+                }
             }
             Step::Cut => {
                 stream.write_all(&buf).await?;

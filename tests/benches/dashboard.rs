@@ -401,6 +401,12 @@ fn sized_reply(chars: usize, shape: Shape) -> String {
 
 /// The reply in `CHUNK_CHARS`-character content deltas, optionally paced.
 fn long_reply(text: &str, paced: bool) -> (Reply, usize) {
+    long_reply_written(text, paced, false)
+}
+
+/// [`long_reply`], and with `each` every chunk written on its own (the server's write per
+/// chunk, as a server that flushes each token does), unpaced.
+fn long_reply_written(text: &str, paced: bool, each: bool) -> (Reply, usize) {
     let mut steps = vec![Step::Data(chunk(
         json!({ "role": "assistant", "content": "" }),
         None,
@@ -412,7 +418,9 @@ fn long_reply(text: &str, paced: bool) -> (Reply, usize) {
         .collect();
     for (i, piece) in pieces.iter().enumerate() {
         steps.push(Step::Data(chunk(json!({ "content": piece }), None)));
-        if paced && (i + 1) % PACE_EVERY == 0 {
+        if each {
+            steps.push(Step::Sleep(Duration::ZERO));
+        } else if paced && (i + 1) % PACE_EVERY == 0 {
             steps.push(Step::Sleep(PACE_SLEEP));
         }
     }
@@ -635,6 +643,44 @@ fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (us
     (chunks, Duration::from_secs_f64(median(cpus)))
 }
 
+/// curl's CPU reading the reply a chunk a write (`-sN`, to /dev/null): what reading the
+/// stream costs a plain HTTP client, the yardstick for showing it live. The median of
+/// `RUNS`.
+// wait4 reaps the child (for its rusage), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn curl_cpu(runtime: &tokio::runtime::Runtime, text: &str) -> Duration {
+    let mut cpus = Vec::new();
+    for _ in 0..RUNS {
+        let (reply, _) = long_reply_written(text, false, true);
+        let server = runtime
+            .block_on(ScriptedServer::start(vec![reply]))
+            .expect("the scripted server starts");
+        let url = format!("{}/chat/completions", server.base_url());
+        let child = Command::new("curl")
+            .args([
+                "-sN",
+                "-o",
+                "/dev/null",
+                "-H",
+                "content-type: application/json",
+            ])
+            .args(["--data", r#"{"model":"m","messages":[],"stream":true}"#])
+            .arg(&url)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("curl starts (apt install curl)");
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for the child we just spawned; the pointers are to live locals.
+        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+        assert_eq!(pid, child.id() as i32, "wait4 failed");
+        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        cpus.push((tv(usage.ru_utime) + tv(usage.ru_stime)).as_secs_f64());
+    }
+    Duration::from_secs_f64(median(cpus))
+}
+
 /// A session file of `messages` messages (a question, a reply with a `bash` call, its
 /// result of `result_lines` lines, a Markdown answer, in turn) for the project of `dirs`,
 /// in its data folder, with the `stubbed` entries each turn's end writes; its size in
@@ -773,7 +819,18 @@ fn stream(
     paced: bool,
     idle: bool,
 ) -> Stream {
-    let (reply, chunks) = long_reply(text, paced);
+    stream_reply(tmux, binary, runtime, long_reply(text, paced), paced, idle)
+}
+
+/// [`stream`] of a given reply (and its chunk count).
+fn stream_reply(
+    tmux: &TmuxServer,
+    binary: &Path,
+    runtime: &tokio::runtime::Runtime,
+    (reply, chunks): (Reply, usize),
+    paced: bool,
+    idle: bool,
+) -> Stream {
     let server = runtime
         .block_on(ScriptedServer::start(vec![reply]))
         .expect("the scripted server starts");
@@ -927,6 +984,19 @@ fn main() {
             for (what, figure) in window_rows(&tmux, &binary, &runtime) {
                 println!("| {what} | {figure} |");
             }
+            return;
+        }
+        "chunks" => {
+            // The 4-character chunks, each written on its own, shown live, against curl.
+            let reply = long_reply_written(&text, false, true);
+            let live = stream_reply(&tmux, &binary, &runtime, reply, false, false);
+            stream_row("stream, a write per chunk", &live);
+            let curl = curl_cpu(&runtime, &text);
+            println!(
+                "| curl -sN reading the same stream | {:.3} s CPU; the dashboard spent {:.1} times that | ≤ 2 times |",
+                curl.as_secs_f64(),
+                live.cpu.as_secs_f64() / curl.as_secs_f64()
+            );
             return;
         }
         "stream" => {

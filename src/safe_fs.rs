@@ -363,6 +363,15 @@ pub(crate) fn write_with(path: &Path, content: &[u8], bits: Bits) -> Result<Writ
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No temporary file of a write is left behind in `dir`.
+    fn no_temporary_file_in(dir: &Path) {
+        let names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
+    }
     use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 
     #[test]
@@ -449,11 +458,7 @@ mod tests {
             Err(WriteError::Directory)
         ));
         // No temporary file is left behind.
-        let names: Vec<_> = std::fs::read_dir(&root)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-            .collect();
-        assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
+        no_temporary_file_in(&root);
     }
 
     /// A FIFO, a socket or a device at the path: refused at once, without opening it (a
@@ -504,11 +509,7 @@ mod tests {
             "{err}"
         );
         assert!(open_read(&root.join("fifo/file")).is_err());
-        let names: Vec<_> = std::fs::read_dir(&root)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-            .collect();
-        assert!(names.iter().all(|n| !n.contains(".rein-")), "{names:?}");
+        no_temporary_file_in(&root);
     }
 
     /// A chain of exactly MAX_LINKS links resolves; one more is refused.

@@ -631,16 +631,21 @@ fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (us
             .stderr(Stdio::null())
             .spawn()
             .expect("rein -p starts");
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waits for the child we just spawned; the pointers are to live locals.
-        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-        assert_eq!(pid, child.id() as i32, "wait4 failed");
-        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-        cpus.push((tv(usage.ru_utime) + tv(usage.ru_stime)).as_secs_f64());
+        cpus.push(child_cpu(&child).as_secs_f64());
     }
     (chunks, Duration::from_secs_f64(median(cpus)))
+}
+
+/// Wait for `child` and return the CPU it used (user + system, from `wait4`, which reaps it).
+fn child_cpu(child: &std::process::Child) -> Duration {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child we spawned; the pointers are to live locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// curl's CPU reading the reply a chunk a write (`-sN`, to /dev/null): what reading the
@@ -669,14 +674,7 @@ fn curl_cpu(runtime: &tokio::runtime::Runtime, text: &str) -> Duration {
             .stdin(Stdio::null())
             .spawn()
             .expect("curl starts (apt install curl)");
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waits for the child we just spawned; the pointers are to live locals.
-        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-        assert_eq!(pid, child.id() as i32, "wait4 failed");
-        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-        cpus.push((tv(usage.ru_utime) + tv(usage.ru_stime)).as_secs_f64());
+        cpus.push(child_cpu(&child).as_secs_f64());
     }
     Duration::from_secs_f64(median(cpus))
 }

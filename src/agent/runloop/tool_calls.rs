@@ -21,9 +21,9 @@ use crate::session::Entry;
 use crate::tools::{self, Toolset};
 
 impl Agent {
-    /// Judge and run one tool call and append its result. False when the user interrupted.
-    pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
-        // On disk before it runs: after a crash, resuming knows it may have done its work.
+    /// A call starts: on disk before it runs (after a crash, resuming knows it may have done
+    /// its work), then to the front end.
+    fn call_started(&mut self, call: &ToolCall) {
         self.record(Entry::CallStarted {
             id: call.id.clone(),
         });
@@ -32,6 +32,11 @@ impl Agent {
             name: call.function.name.clone(),
             args: display_args(&call.function.arguments),
         });
+    }
+
+    /// Judge and run one tool call and append its result. False when the user interrupted.
+    pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
+        self.call_started(call);
         let open = self.inbox.open.clone();
         let env = ToolEnv {
             toolset: Toolset::Main,
@@ -74,14 +79,7 @@ impl Agent {
         let max = self.config.subagent_max_parallel.max(1);
         let slots = Arc::new(tokio::sync::Semaphore::new(max));
         for (i, call) in calls.iter().enumerate() {
-            self.record(Entry::CallStarted {
-                id: call.id.clone(),
-            });
-            self.emit(AgentEvent::ToolCallStarted {
-                id: call.id.clone(),
-                name: call.function.name.clone(),
-                args: display_args(&call.function.arguments),
-            });
+            self.call_started(call);
             starts.push(Instant::now());
             // A task only reads, and each of its subagent's calls is judged on its own,
             // so the task itself needs no permission.

@@ -733,6 +733,33 @@ async fn openrouter_reports_context_length_in_its_model_list() {
 }
 
 #[tokio::test]
+async fn an_answer_past_the_cap_is_no_answer_and_the_probe_goes_on() {
+    // A `/props` far larger than any real one (a window inside it, after the padding), then
+    // a model list that says the window: the first is cut at the cap and read as nothing.
+    let pad = "x".repeat(discover::MAX_ANSWER_BYTES + 1024);
+    let server = TinyServer::start(vec![
+        (
+            "GET /props",
+            json!({"pad": pad, "default_generation_settings": {"n_ctx": 999}}),
+        ),
+        (
+            "GET /v1/models",
+            json!({"data": [{"id": "my-model", "max_model_len": 16384}]}),
+        ),
+    ])
+    .await;
+    let f = Fixture::new();
+    let c = f.load(&Overrides {
+        base_url: Some(format!("{}/v1", server.root())),
+        model: Some("my-model".into()),
+        ..Overrides::default()
+    });
+    let found = discover::context_window(&c.target()).await.unwrap();
+    assert_eq!(found.tokens, 16384);
+    assert_eq!(server.routes_seen(), ["GET /props", "GET /v1/models"]);
+}
+
+#[tokio::test]
 async fn an_unknown_endpoint_is_probed_and_silence_changes_nothing() {
     // vLLM-style list on an endpoint that is no provider.
     let server = TinyServer::start(vec![(

@@ -524,7 +524,7 @@ fn endpoint(base_url: &str) -> Result<String, ClientError> {
 }
 
 /// How reading a body ended.
-enum BodyEnd {
+pub(crate) enum BodyEnd {
     Complete,
     /// The body went past the limit; what was read stops at it.
     Capped,
@@ -534,7 +534,7 @@ enum BodyEnd {
 
 /// At most `limit` bytes of `response`'s body, each read within `idle`; the rest is never
 /// read (an endless body costs `limit` bytes of memory, not all of it).
-async fn read_body(
+pub(crate) async fn read_body(
     response: &mut reqwest::Response,
     limit: usize,
     idle: Duration,

@@ -27,10 +27,15 @@ use serde_json::Value;
 
 use super::MAX_CONTEXT_WINDOW;
 use super::{Discovery, ModelTarget};
+use crate::agent::client::{read_body, BodyEnd};
 use crate::agent::window::{self, Answer, WindowProbe, WindowWatch};
 
 /// The longest discovery may take, every request included.
 pub const TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The most bytes of an answer read (a hosted model list is a few hundred kilobytes; a
+/// larger answer is no answer).
+pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 
 /// A window the server reported, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,12 +215,17 @@ impl Asker<'_> {
         for (name, value) in &self.target.headers {
             request = request.header(name, value);
         }
-        let response = request.send().await.ok()?;
+        let mut response = request.send().await.ok()?;
         if !response.status().is_success() {
             return None;
         }
-        let body = response.bytes().await.ok()?;
-        serde_json::from_slice(&body).ok()
+        // Read with a cap: a server that answers with an endless body costs
+        // `MAX_ANSWER_BYTES`, not the memory it can fill in the time limit.
+        let (body, end) = read_body(&mut response, MAX_ANSWER_BYTES, TIMEOUT).await;
+        match end {
+            BodyEnd::Complete => serde_json::from_slice(&body).ok(),
+            BodyEnd::Capped | BodyEnd::Failed(_) => None,
+        }
     }
 }
 

@@ -23,21 +23,43 @@ pub fn diff<'a>(prev: &Buffer, next: &'a Buffer) -> Vec<(u16, u16, &'a Cell)> {
     // Cells of `next` covered by a preceding wide character.
     let mut to_skip: usize = 0;
     for (i, (current, previous)) in next.content.iter().zip(&prev.content).enumerate() {
-        if !current.skip && (current != previous || invalidated > 0) && to_skip == 0 {
+        let symbol = current.symbol();
+        let same = same_cell(current, symbol, previous);
+        if !current.skip && (!same || invalidated > 0) && to_skip == 0 {
             // The index is below width × height, both u16, so each part fits a u16.
             let x = area.x.saturating_add((i % columns) as u16);
             let y = area.y.saturating_add((i / columns) as u16);
             updates.push((x, y, current));
         }
-        let width = symbol_width(current.symbol());
+        let width = symbol_width(symbol);
         to_skip = width.saturating_sub(1);
-        let affected = width.max(symbol_width(previous.symbol()));
+        // An unchanged cell is as wide as it was.
+        let affected = if same {
+            width
+        } else {
+            width.max(symbol_width(previous.symbol()))
+        };
         invalidated = affected.max(invalidated).saturating_sub(1);
     }
     updates
 }
 
 /// A symbol's display width: 1 for one printable ASCII byte, else the Unicode tables'.
+/// `current == previous` (`symbol` being `current`'s symbol), field by field, a one-byte
+/// symbol compared as a byte (the derived comparison calls `memcmp` for every cell).
+fn same_cell(current: &Cell, symbol: &str, previous: &Cell) -> bool {
+    let same_symbol = match (symbol.as_bytes(), previous.symbol().as_bytes()) {
+        ([a], [b]) => a == b,
+        (a, b) => a == b,
+    };
+    same_symbol
+        && current.fg == previous.fg
+        && current.bg == previous.bg
+        && current.underline_color == previous.underline_color
+        && current.modifier == previous.modifier
+        && current.skip == previous.skip
+}
+
 fn symbol_width(symbol: &str) -> usize {
     match symbol.as_bytes() {
         [b] if (0x20..0x7f).contains(b) => 1,
@@ -81,9 +103,11 @@ mod tests {
                     0..=6 => rng.below(4) as usize,
                     _ => 4 + rng.below((symbols.len() - 4) as u64) as usize,
                 };
-                let style = match rng.below(4) {
+                let style = match rng.below(6) {
                     0 => Style::default().fg(Color::Red),
                     1 => Style::default().bg(Color::Blue),
+                    2 => Style::default().underline_color(Color::Green),
+                    3 => Style::default().add_modifier(ratatui::style::Modifier::BOLD),
                     _ => Style::default(),
                 };
                 let cell = &mut buf[(x, y)];

@@ -38,6 +38,73 @@ struct Grapheme<'a> {
     width: usize,
 }
 
+/// The graphemes of some spans with their styles and widths, as ratatui's
+/// `Span::styled_graphemes` splits them, zero-width ones (and newlines) dropped as the
+/// buffer drops them. Printable ASCII, the bulk of any reply, is taken a byte at a time: a
+/// printable ASCII byte followed by another ASCII byte (or nothing) is a grapheme of its
+/// own, since everything that joins a cluster (combining marks, joiners, spacing marks,
+/// prepended characters) is outside ASCII, and CR, the one ASCII byte that joins, is not
+/// printable. Any other byte starts a cluster found by Unicode segmentation.
+struct Graphemes<'a> {
+    spans: std::slice::Iter<'a, Span<'a>>,
+    /// What is left of the span being read.
+    text: &'a str,
+    style: Style,
+}
+
+impl<'a> Graphemes<'a> {
+    fn new(spans: &'a [Span<'a>]) -> Self {
+        Graphemes {
+            spans: spans.iter(),
+            text: "",
+            style: Style::default(),
+        }
+    }
+}
+
+/// One printable ASCII byte.
+fn printable_ascii(b: u8) -> bool {
+    (0x20..0x7f).contains(&b)
+}
+
+impl<'a> Iterator for Graphemes<'a> {
+    type Item = Grapheme<'a>;
+
+    fn next(&mut self) -> Option<Grapheme<'a>> {
+        use unicode_segmentation::UnicodeSegmentation;
+        loop {
+            let bytes = self.text.as_bytes();
+            let Some(&b) = bytes.first() else {
+                let span = self.spans.next()?;
+                self.text = span.content.as_ref();
+                self.style = Style::default().patch(span.style);
+                continue;
+            };
+            let ascii = printable_ascii(b) && bytes.get(1).is_none_or(u8::is_ascii);
+            let len = if ascii {
+                1
+            } else {
+                self.text
+                    .graphemes(true)
+                    .next()
+                    .map_or(self.text.len(), str::len)
+            };
+            let (symbol, rest) = self.text.split_at(len);
+            self.text = rest;
+            let width = if ascii { 1 } else { width_of(symbol) };
+            // The buffer drops zero-width graphemes; so do we, or widths would disagree.
+            if width == 0 || symbol == "\n" {
+                continue;
+            }
+            return Some(Grapheme {
+                symbol,
+                style: self.style,
+                width,
+            });
+        }
+    }
+}
+
 /// Builds one screen line, merging neighbouring graphemes of the same style.
 struct LineBuilder {
     spans: Vec<Span<'static>>,
@@ -93,19 +160,7 @@ pub fn wrap_into(
     mode: WrapMode,
     out: &mut Vec<Line<'static>>,
 ) {
-    let mut graphemes = spans
-        .iter()
-        .flat_map(|span| span.styled_graphemes(Style::default()))
-        .filter_map(|g| {
-            let w = width_of(g.symbol);
-            // The buffer drops zero-width graphemes; so do we, or widths would disagree.
-            (w > 0).then_some(Grapheme {
-                symbol: g.symbol,
-                style: g.style,
-                width: w,
-            })
-        })
-        .peekable();
+    let mut graphemes = Graphemes::new(spans).peekable();
     let avail = |prefix: &[Span<'static>]| width.saturating_sub(spans_width(prefix)).max(1);
 
     let mut line = LineBuilder::new(first);
@@ -240,12 +295,75 @@ pub fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::style::Stylize;
 
     fn texts(lines: &[Line<'_>]) -> Vec<String> {
         lines
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect()
+    }
+
+    /// The graphemes as `Span::styled_graphemes` gives them (what the fast path replaces).
+    fn ratatui_graphemes<'a>(spans: &'a [Span<'a>]) -> Vec<(String, Style, usize)> {
+        spans
+            .iter()
+            .flat_map(|span| span.styled_graphemes(Style::default()))
+            .filter_map(|g| {
+                let w = width_of(g.symbol);
+                (w > 0).then(|| (g.symbol.to_string(), g.style, w))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn graphemes_are_ratatuis_on_random_mixed_text() {
+        let pieces = [
+            "a",
+            "Z",
+            " ",
+            "~",
+            "\u{301}",
+            "e\u{301}",
+            "\r",
+            "\n",
+            "\r\n",
+            "\t",
+            "\u{7f}",
+            "\u{1b}",
+            "漢",
+            "🦀",
+            "👩\u{200d}💻",
+            "\u{200d}",
+            "\u{fe0f}",
+            "🇫🇷",
+            "\u{600}",
+            "é",
+            "ि",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for round in 0..2000 {
+            let spans: Vec<Span<'static>> = (0..1 + next(3))
+                .map(|_| {
+                    let text: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
+                    let style = match next(3) {
+                        0 => Style::default().bold(),
+                        _ => Style::default(),
+                    };
+                    Span::styled(text, style)
+                })
+                .collect();
+            let ours: Vec<(String, Style, usize)> = Graphemes::new(&spans)
+                .map(|g| (g.symbol.to_string(), g.style, g.width))
+                .collect();
+            assert_eq!(ours, ratatui_graphemes(&spans), "round {round}: {spans:?}");
+        }
     }
 
     #[test]

@@ -25,8 +25,9 @@
 //!    the time until the gauge shows the server's window.
 //!
 //! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `memory`, `memory
-//! 1200000-lines`, `stream`, `window`) runs only that group (or scenario) and prints its
-//! rows. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
+//! 1200000-lines`, `stream`, `window`, `chunks`, `headless-paced`) runs only that group
+//! (or scenario) and prints its rows. `stream` also runs `rein -p` on the paced stream:
+//! the agent's share of the paced figure, with no frames. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
 //! environment (a profiler's `LD_PRELOAD`, say).
 
 #[path = "../support/mod.rs"]
@@ -601,16 +602,23 @@ fn startup_with_mcp(tmux: &TmuxServer, binary: &Path, base_url: &str) -> Option<
     Some((median(first), median(ready)))
 }
 
-/// Headless ingestion: `rein -p` reading the long reply (unpaced) with its output to
-/// /dev/null; the child's CPU time (user + system, from `wait4`), median of `RUNS`.
-/// Returns (chunks, median CPU).
+/// Headless ingestion: `rein -p` reading the long reply (paced or not) with its output to
+/// /dev/null; the child's CPU time (user + system, from `wait4`), median of `runs`.
+/// Returns (chunks, median CPU). Paced, it is the agent's share of the dashboard's paced
+/// stream: the same reading and parsing, with no frames.
 // `wait4` reaps the child (for its rusage); clippy sees no `wait()`.
 #[allow(clippy::zombie_processes)]
-fn headless(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) -> (usize, Duration) {
+fn headless(
+    binary: &Path,
+    runtime: &tokio::runtime::Runtime,
+    text: &str,
+    paced: bool,
+    runs: usize,
+) -> (usize, Duration) {
     let mut cpus = Vec::new();
     let mut chunks = 0;
-    for _ in 0..RUNS {
-        let (reply, n) = long_reply(text, false);
+    for _ in 0..runs {
+        let (reply, n) = long_reply(text, paced);
         chunks = n;
         let server = runtime
             .block_on(ScriptedServer::start(vec![reply]))
@@ -997,16 +1005,28 @@ fn main() {
             );
             return;
         }
+        "headless-paced" => {
+            // The agent alone on the paced stream (for a profiler: REIN_BENCH_BINARY may be a
+            // wrapper that runs rein under one).
+            let (_, cpu) = headless(&binary, &runtime, &text, true, 1);
+            println!("| headless, paced | {:.3} s CPU | |", cpu.as_secs_f64());
+            return;
+        }
         "stream" => {
             let fast = stream(&tmux, &binary, &runtime, &text, false, false);
             stream_row("stream, unpaced", &fast);
             let paced = stream(&tmux, &binary, &runtime, &text, true, false);
             stream_row("stream, paced", &paced);
-            let (chunks, cpu) = headless(&binary, &runtime, &text);
+            let (chunks, cpu) = headless(&binary, &runtime, &text, false, RUNS);
             println!(
                 "| headless | {:.3} s CPU: {:.0} chunks per CPU-second | |",
                 cpu.as_secs_f64(),
                 chunks as f64 / cpu.as_secs_f64()
+            );
+            let (_, cpu) = headless(&binary, &runtime, &text, true, 1);
+            println!(
+                "| headless, paced (the agent's share of the paced stream) | {:.3} s CPU | |",
+                cpu.as_secs_f64()
             );
             return;
         }
@@ -1018,7 +1038,7 @@ fn main() {
     let window = window_rows(&tmux, &binary, &runtime);
     let resumed_rows = resumed_all();
     let fast = stream(&tmux, &binary, &runtime, &text, false, true);
-    let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text);
+    let (headless_chunks, headless_cpu) = headless(&binary, &runtime, &text, false, RUNS);
     let paced = stream(&tmux, &binary, &runtime, &text, true, false);
     let memory_rows = long_replies(&tmux, &binary, &runtime, "");
 

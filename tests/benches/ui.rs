@@ -225,6 +225,8 @@ fn stream_with(
     mut draw: impl FnMut(&App, Instant),
 ) -> StreamRun {
     let mut app = App::new(info(), 128_000);
+    // The terminal's size as its resize events report it (`Screen::draw` follows it).
+    app.size = (WIDTH, HEIGHT);
     app.transcript.cells = transcript(20);
     app.transcript
         .cells
@@ -269,8 +271,9 @@ fn stream_with(
     // The incremental render must agree with rendering the whole reply at once.
     if let Some(Cell::Assistant(a)) = app.transcript.cells.last() {
         let cached = a.cache.0.borrow();
-        let once = rein::ui::markdown::render(&a.text, WIDTH);
-        assert_eq!(cached.as_ref().unwrap().lines, once);
+        let cached = cached.as_ref().unwrap();
+        let once = rein::ui::markdown::render(&a.text, cached.width);
+        assert_eq!(cached.lines, once);
     }
     StreamRun {
         cpu,

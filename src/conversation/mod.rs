@@ -336,6 +336,52 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_token_estimate_counts_each_part_of_a_message_once() {
+        let call = ToolCall::new("c1", "bash", r#"{"command":"ls"}"#);
+        let reasoning = |field: &str| Reasoning {
+            text: "thinking".into(),
+            field: Some(field.into()),
+            details: vec![json!({"a": 1})],
+        };
+        let reply = |calls: Vec<ToolCall>, field: &str| Message::Assistant {
+            content: Some("hello".into()),
+            tool_calls: calls,
+            reasoning: Some(reasoning(field)),
+            refusal: Some("no".into()),
+            model: None,
+        };
+        // `reasoning_content` text goes back only with calls; the details always do.
+        let with_calls = reply(vec![call.clone()], "reasoning_content");
+        assert_eq!(with_calls.reasoning_chars(), 8 + 7);
+        assert_eq!(reply(Vec::new(), "reasoning_content").reasoning_chars(), 7);
+        assert_eq!(reply(vec![call.clone()], "reasoning").reasoning_chars(), 7);
+        assert_eq!(Message::user("x").reasoning_chars(), 0);
+        // Text, refusal, reasoning, and each call's name, arguments and 24 of framing.
+        assert_eq!(with_calls.approx_chars(), 5 + 2 + 15 + (4 + 16 + 24));
+        let mut user = Message::user("fix it");
+        assert!(user.set_reminder("(ctx)".into()));
+        assert_eq!(user.approx_chars(), 6 + (5 + 2));
+        assert_eq!(Message::tool("c1", "out").approx_chars(), 3 + 16);
+    }
+
+    #[test]
+    fn text_outcome_and_null_content() {
+        let call = ToolCall::new("c1", "bash", "{}");
+        assert_eq!(Message::user("fix it").text(), "fix it");
+        assert_eq!(Message::assistant("done".into(), Vec::new()).text(), "done");
+        // Calls with text keep it; calls alone send null; neither keeps "".
+        let both = Message::assistant("looking".into(), vec![call.clone()]);
+        assert!(matches!(&both, Message::Assistant { content: Some(t), .. } if t == "looking"));
+        let calls = Message::assistant(String::new(), vec![call]);
+        assert!(matches!(calls, Message::Assistant { content: None, .. }));
+        let empty = Message::assistant(String::new(), Vec::new());
+        assert!(matches!(&empty, Message::Assistant { content: Some(t), .. } if t.is_empty()));
+        let result = Message::tool_result("c1", ToolResult::error("failed"));
+        assert_eq!(result.outcome(), Some(ToolOutcome::Error));
+        assert_eq!(Message::tool("c1", "out").outcome(), None);
+    }
+
+    #[test]
     fn stored_form_keeps_reminders_and_provider_state_apart() {
         let mut u = Message::user("fix it");
         assert!(u.set_reminder("(rein context)".into()));

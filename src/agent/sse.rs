@@ -132,7 +132,12 @@ impl SseParser {
             None => (line, &b""[..]),
         };
         if name == b"data" {
-            self.data.push_str(&String::from_utf8_lossy(value));
+            // The validator behind `from_utf8` reads ASCII a word at a time; the lossy one
+            // (for the rare line that is not UTF-8) a byte at a time.
+            match std::str::from_utf8(value) {
+                Ok(text) => self.data.push_str(text),
+                Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),
+            }
             self.data.push('\n');
         }
     }

@@ -25,7 +25,7 @@
 //!    the time until the gauge shows the server's window.
 //!
 //! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `memory`, `memory
-//! 1200000-lines`, `stream`, `window`, `chunks`, `headless-paced`) runs only that group
+//! 1200000-lines`, `stream`, `window`, `chunks`, `headless`, `headless-paced`) runs only that group
 //! (or scenario) and prints its rows. `stream` also runs `rein -p` on the paced stream:
 //! the agent's share of the paced figure, with no frames. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
 //! environment (a profiler's `LD_PRELOAD`, say).
@@ -661,10 +661,10 @@ fn child_cpu(child: &std::process::Child) -> Duration {
 /// `RUNS`.
 // wait4 reaps the child (for its rusage), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
-fn curl_cpu(runtime: &tokio::runtime::Runtime, text: &str) -> Duration {
+fn curl_cpu(runtime: &tokio::runtime::Runtime, text: &str, paced: bool) -> Duration {
     let mut cpus = Vec::new();
     for _ in 0..RUNS {
-        let (reply, _) = long_reply_written(text, false, true);
+        let (reply, _) = long_reply_written(text, paced, !paced);
         let server = runtime
             .block_on(ScriptedServer::start(vec![reply]))
             .expect("the scripted server starts");
@@ -997,11 +997,33 @@ fn main() {
             let reply = long_reply_written(&text, false, true);
             let live = stream_reply(&tmux, &binary, &runtime, reply, false, false);
             stream_row("stream, a write per chunk", &live);
-            let curl = curl_cpu(&runtime, &text);
+            let curl = curl_cpu(&runtime, &text, false);
             println!(
                 "| curl -sN reading the same stream | {:.3} s CPU; the dashboard spent {:.1} times that | ≤ 2 times |",
                 curl.as_secs_f64(),
                 live.cpu.as_secs_f64() / curl.as_secs_f64()
+            );
+            return;
+        }
+        "headless" => {
+            // The agent alone, unpaced then paced: what reading and parsing the stream costs
+            // with no frames, and what the pauses add.
+            let (chunks, cpu) = headless(&binary, &runtime, &text, false, RUNS);
+            println!(
+                "| headless | {:.3} s CPU: {:.0} chunks per CPU-second | |",
+                cpu.as_secs_f64(),
+                chunks as f64 / cpu.as_secs_f64()
+            );
+            let (_, cpu) = headless(&binary, &runtime, &text, true, 1);
+            println!("| headless, paced | {:.3} s CPU | |", cpu.as_secs_f64());
+            return;
+        }
+        "curl-paced" => {
+            // The floor for the paced stream: a plain HTTP client reading it.
+            let curl = curl_cpu(&runtime, &text, true);
+            println!(
+                "| curl -sN reading the paced stream | {:.3} s CPU | |",
+                curl.as_secs_f64()
             );
             return;
         }

@@ -13,6 +13,10 @@
 //! wherever a server reports them. A chunk that is not JSON, or not a chunk, is a
 //! [`ChunkError`]; so is an `error` the server sent inside the stream.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -21,10 +25,12 @@ use super::error_text::{error_message, snippet};
 use super::ChunkError;
 use crate::agent::events::Usage;
 
+/// One chunk. Its text borrows from the event's data where the JSON string has no escape,
+/// so the common chunk (a few characters of `content`) costs no allocation for its text.
 #[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    choices: Option<Vec<Choice>>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Option<Vec<Choice<'a>>>,
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
@@ -41,33 +47,90 @@ struct Timings {
 }
 
 #[derive(Deserialize)]
-struct Choice {
+struct Choice<'a> {
     #[serde(default)]
     index: Option<u32>,
-    #[serde(default)]
-    delta: Option<Delta>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
     /// Servers that ignore `stream: true` answer with a whole message instead of deltas.
-    #[serde(default)]
-    message: Option<Delta>,
+    #[serde(default, borrow)]
+    message: Option<Delta<'a>>,
     #[serde(default)]
     finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct Delta {
+struct Delta<'a> {
     /// A string, or an array of typed parts.
-    #[serde(default)]
-    content: Option<Value>,
-    #[serde(default)]
-    reasoning_content: Option<String>,
-    #[serde(default)]
-    reasoning: Option<serde_json::Value>,
+    #[serde(default, borrow)]
+    content: Option<Loose<'a>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// A string (OpenRouter, Ollama); anything else carries no text.
+    #[serde(default, borrow)]
+    reasoning: Option<Loose<'a>>,
     #[serde(default)]
     reasoning_details: Option<Vec<Value>>,
     #[serde(default)]
     refusal: Option<String>,
     #[serde(default)]
     tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+/// A field that is a string, a list, or anything else: what `serde_json::Value` accepted
+/// there, with the string borrowed from the event's data when it can be.
+enum Loose<'a> {
+    Text(Cow<'a, str>),
+    List(Vec<Value>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LooseVisitor;
+        impl<'de> Visitor<'de> for LooseVisitor {
+            type Value = Loose<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Loose::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Loose::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Loose::Text(Cow::Owned(v)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Value>()? {
+                    items.push(item);
+                }
+                Ok(Loose::List(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+        }
+        deserializer.deserialize_any(LooseVisitor)
+    }
 }
 
 #[derive(Deserialize)]
@@ -144,7 +207,7 @@ impl WireUsage {
 /// the text is parsed as a JSON value and converted from there, which takes a key that
 /// appears twice in one object as its last value (as JavaScript's `JSON.parse` does) where
 /// the typed parse refuses it. What fails both ways is told as not JSON or not a chunk.
-fn parse_chunk(data: &str) -> Result<Chunk, ChunkError> {
+fn parse_chunk(data: &str) -> Result<Chunk<'_>, ChunkError> {
     let typed = match serde_json::from_str::<Chunk>(data) {
         Ok(chunk) => return Ok(chunk),
         Err(e) => e,
@@ -153,7 +216,8 @@ fn parse_chunk(data: &str) -> Result<Chunk, ChunkError> {
         detail: e.to_string(),
         snippet: snippet(data),
     })?;
-    Chunk::deserialize(&value).map_err(|_| ChunkError::Unexpected {
+    // From the value itself (not a reference to it), so its strings move into the chunk.
+    Chunk::deserialize(value).map_err(|_| ChunkError::Unexpected {
         detail: typed.to_string(),
         snippet: snippet(data),
     })
@@ -196,7 +260,7 @@ impl Assembler {
 fn apply(a: &mut Assembler, delta: Delta, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
     let (field, reasoning) = match (delta.reasoning_content, delta.reasoning) {
         (Some(r), _) if !r.is_empty() => ("reasoning_content", Some(r)),
-        (_, Some(Value::String(r))) if !r.is_empty() => ("reasoning", Some(r)),
+        (_, Some(Loose::Text(r))) if !r.is_empty() => ("reasoning", Some(r)),
         _ => ("", None),
     };
     let had_reasoning_text = reasoning.is_some();
@@ -215,8 +279,8 @@ fn apply(a: &mut Assembler, delta: Delta, on_delta: &mut dyn FnMut(StreamDelta<'
         a.push_reasoning_detail(detail);
     }
     match delta.content {
-        Some(Value::String(t)) => a.push_text(&t, on_delta),
-        Some(Value::Array(parts)) => {
+        Some(Loose::Text(t)) => a.push_text(&t, on_delta),
+        Some(Loose::List(parts)) => {
             for part in parts {
                 content_part(a, part, on_delta);
             }
@@ -590,6 +654,37 @@ mod tests {
         assert_eq!(seen, "b");
         assert_eq!(r.tool_calls[0].function.name, "g");
         assert_eq!(r.usage.unwrap().prompt_tokens, 2);
+    }
+
+    #[test]
+    fn text_with_escapes_and_fields_of_odd_types() {
+        // Escaped text is decoded (it cannot borrow from the data); a `content` or
+        // `reasoning` that is a number, a boolean or an object carries no text and is no
+        // error, as when these fields were read as JSON values.
+        let (r, seen) = feed(&[
+            delta(json!({"content":"a\n\"é\"\t\u{1F980}"})),
+            delta(json!({"reasoning":"why\n"})),
+            delta(json!({"content":7,"reasoning":{"effort":"high"}})),
+            delta(json!({"content":true,"reasoning":false})),
+            delta(json!({"content":{"type":"text","text":"no"},"reasoning":[1]})),
+            delta(json!({"content":3.5,"reasoning":-2})),
+        ]);
+        assert_eq!(seen, "a\n\"é\"\t\u{1F980}[why\n]");
+        assert_eq!(r.text, "a\n\"é\"\t\u{1F980}");
+        assert_eq!(r.reasoning, "why\n");
+        // The same through the value path (a key twice), where strings arrive owned.
+        let mut a = Assembler::new();
+        let mut seen = String::new();
+        a.push(
+            r#"{"choices":[{"delta":{"content":"x","content":"y\u00e9","reasoning_content":"r"}}],"choices":[{"delta":{"content":"z","reasoning":"q"}}]}"#,
+            &mut |d| match d {
+                StreamDelta::Text(t) => seen.push_str(t),
+                StreamDelta::Reasoning(t) => seen.push_str(&format!("[{t}]")),
+                _ => {}
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, "[q]z");
     }
 
     #[test]

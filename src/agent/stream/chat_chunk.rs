@@ -53,8 +53,9 @@ struct Choice<'a> {
     #[serde(default, borrow)]
     delta: Option<Delta<'a>>,
     /// Servers that ignore `stream: true` answer with a whole message instead of deltas.
+    /// Boxed: it is rare, and a choice is moved several times on its way out of the parse.
     #[serde(default, borrow)]
-    message: Option<Delta<'a>>,
+    message: Option<Box<Delta<'a>>>,
     #[serde(default)]
     finish_reason: Option<String>,
 }
@@ -245,7 +246,7 @@ impl Assembler {
             if choice.index.unwrap_or(0) != 0 {
                 continue;
             }
-            if let Some(delta) = choice.delta.or(choice.message) {
+            if let Some(delta) = choice.delta.or(choice.message.map(|m| *m)) {
                 apply(self, delta, on_delta);
             }
             if let Some(reason) = choice.finish_reason {

@@ -12,9 +12,10 @@
 //! comes back on the loop's background channel, so the loop never waits on the network.
 //! Redraws are coalesced: an event marks the screen dirty and a frame is drawn at most
 //! every `FRAME` after a key, or every `STREAM_FRAME` while only the agent's output
-//! changes it; while a frame is pending the agent's events wait in their channel and are
-//! applied together just before it, so a fast stream wakes the loop once a frame, not once
-//! a delta; with nothing happening there is no timer at all, so an idle dashboard uses
+//! changes it; while a frame is pending, and for a frame's time after a frame of the
+//! agent's output, the agent's events wait in their channel and are applied together just
+//! before the next frame, so a fast stream wakes the loop once a frame, not once a delta
+//! (nor for the first delta after each frame); with nothing happening there is no timer at all, so an idle dashboard uses
 //! no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
 //! hook restores it before the report is printed). Ctrl-G hands the terminal to the user's
 //! editor ([`crate::external_editor`]) and takes it back through the same setup code
@@ -310,15 +311,26 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
     let mut last_frame = Instant::now() - FRAME;
     let mut next_tick = Instant::now() + TICK;
     let mut launched = false;
+    // After a frame of the agent's output, the time its next frame is due: until then its
+    // events wait in their channel (a stream wakes the loop once a frame, not for the first
+    // delta after each frame as well); then they go in together, or, if none came, the
+    // loop waits for the agent again.
+    let mut streaming: Option<Instant> = None;
+    // The agent's events went in since the last frame.
+    let mut agent_output = false;
     loop {
         let interval = if urgent { FRAME } else { STREAM_FRAME };
         if dirty && last_frame.elapsed() >= interval {
             // What the agent sent while the frame waited goes in before it is drawn.
-            if drain_agent_events(app, ctx)? {
+            let drained = drain_agent_events(app, ctx)?;
+            if drained.closed {
                 return Ok(());
             }
+            agent_output |= drained.applied > 0;
             draw(terminal, &mut screen, app)?;
             last_frame = Instant::now();
+            streaming = (agent_output && !urgent).then(|| last_frame + STREAM_FRAME);
+            agent_output = false;
             dirty = false;
             urgent = false;
             if !launched {
@@ -343,7 +355,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             // While a frame is pending the agent's events wait in their channel and go in
             // together just before it (above): a stream of 5 000 deltas a second wakes
             // this loop for each frame, not for each delta.
-            agent_event = next_agent_event(ctx.agent), if !dirty => match agent_event {
+            agent_event = next_agent_event(ctx.agent), if !dirty && streaming.is_none() => match agent_event {
                 Some(event) => AppEvent::Agent(event),
                 None => {
                     // The agent task ended; keep the dashboard up so the user can read it.
@@ -361,6 +373,17 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                 return Ok(());
             }
             _ = tokio::time::sleep_until(frame_due.into()), if dirty => continue,
+            _ = sleep_until_some(streaming), if !dirty && streaming.is_some() => {
+                streaming = None;
+                let drained = drain_agent_events(app, ctx)?;
+                if drained.closed {
+                    return Ok(());
+                }
+                // Nothing came: the stream paused or ended; wait for the agent again.
+                dirty = drained.applied > 0;
+                agent_output |= dirty;
+                continue;
+            }
             _ = tokio::time::sleep_until(next_tick.into()), if busy => {
                 next_tick = Instant::now() + TICK;
                 AppEvent::Tick(Instant::now())
@@ -368,14 +391,17 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
         };
         dirty = true;
         urgent |= !matches!(event, AppEvent::Agent(_) | AppEvent::Tick(_));
+        agent_output |= matches!(event, AppEvent::Agent(_));
         if handle(app, event, ctx)? {
             return Ok(());
         }
         // Take every agent event already waiting before drawing: a burst of deltas
         // costs one frame, not one frame each.
-        if drain_agent_events(app, ctx)? {
+        let drained = drain_agent_events(app, ctx)?;
+        if drained.closed {
             return Ok(());
         }
+        agent_output |= drained.applied > 0;
         if let Some(text) = ctx.edit.take() {
             let edited = run_editor(terminal, &mut events, app, &text, ctx).await?;
             // The editor had the screen (and it was cleared after): draw every cell.
@@ -388,19 +414,43 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
     }
 }
 
-/// Apply every agent event waiting in the channel; true when the dashboard should close.
-fn drain_agent_events(app: &mut App, ctx: &mut Loop<'_>) -> io::Result<bool> {
+/// What [`drain_agent_events`] did.
+struct Drained {
+    /// How many events it applied.
+    applied: usize,
+    /// The dashboard should close.
+    closed: bool,
+}
+
+/// Apply every agent event waiting in the channel.
+fn drain_agent_events(app: &mut App, ctx: &mut Loop<'_>) -> io::Result<Drained> {
+    let mut applied = 0;
     while let Some(agent) = ctx.agent.as_mut() {
         match agent.events.try_recv() {
             Ok(event) => {
+                applied += 1;
                 if handle(app, AppEvent::Agent(event), ctx)? {
-                    return Ok(true);
+                    return Ok(Drained {
+                        applied,
+                        closed: true,
+                    });
                 }
             }
             Err(_) => break,
         }
     }
-    Ok(false)
+    Ok(Drained {
+        applied,
+        closed: false,
+    })
+}
+
+/// Sleep until `at`; never, without one.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The terminal's events, read by a task of their own and handed over on a channel.

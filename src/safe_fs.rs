@@ -317,7 +317,9 @@ pub(crate) fn write_with(path: &Path, content: &[u8], bits: Bits) -> Result<Writ
         t.push(format!(".rein-{}-{n}.tmp", std::process::id()));
         c_name(&t)?
     };
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // O_CREAT with O_EXCL fails on any name that exists, a link (dangling or not) included,
+    // so no link is followed here (O_NOFOLLOW would add nothing).
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
     // SAFETY: a valid directory descriptor and a NUL-terminated name; mode is an int arg.
     let fd = check(unsafe {
         libc::openat(
@@ -459,6 +461,47 @@ mod tests {
         ));
         // No temporary file is left behind.
         no_temporary_file_in(&root);
+    }
+
+    /// A link planted where the write's temporary file goes (its name is predictable: the
+    /// file's name, rein's pid and a counter) is neither followed nor replaced: the write
+    /// fails and the link's target keeps its content.
+    #[test]
+    fn a_link_planted_at_the_temporary_name_is_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("t");
+        std::fs::write(&target, "old").unwrap();
+        // Other tests' writes take numbers too: cover the next few hundred.
+        let next = NEXT_TEMP.load(Ordering::Relaxed);
+        for n in next..next + 500 {
+            let name = format!(".f.rein-{}-{n}.tmp", std::process::id());
+            symlink(&target, root.join(name)).unwrap();
+        }
+        assert!(write(&root.join("f"), b"new").is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+        assert!(!root.join("f").exists());
+    }
+
+    /// A folder that cannot be made: the error is mkdir's own ("Operation not permitted"
+    /// in sysfs), not the "not found" of the open that follows it.
+    #[test]
+    fn a_folder_that_cannot_be_made_gives_mkdirs_error() {
+        // sysfs refuses new folders, to root too; without it there is nothing to try.
+        if !Path::new("/sys/kernel").is_dir() {
+            eprintln!("skipped: no sysfs at /sys");
+            return;
+        }
+        let err = open_dir(Path::new("/sys/kernel/rein-test-no/deeper"), Some(0o700))
+            .err()
+            .expect("sysfs makes no folder");
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+        let err = write(Path::new("/sys/kernel/rein-test-no/file"), b"x").unwrap_err();
+        assert!(
+            err.to_string().contains("not permitted") || err.to_string().contains("denied"),
+            "{err}"
+        );
     }
 
     /// A FIFO, a socket or a device at the path: refused at once, without opening it (a

@@ -494,8 +494,7 @@ mod tests {
             return;
         }
         let err = open_dir(Path::new("/sys/kernel/rein-test-no/deeper"), Some(0o700))
-            .err()
-            .expect("sysfs makes no folder");
+            .expect_err("sysfs makes no folder");
         assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
         let err = write(Path::new("/sys/kernel/rein-test-no/file"), b"x").unwrap_err();
         assert!(

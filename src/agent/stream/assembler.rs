@@ -354,6 +354,28 @@ mod tests {
         assert_eq!(r.usage.map(|u| u.cached_tokens), Some(Some(5)));
     }
 
+    /// At one index: a piece repeating the call's id continues it, a piece with an id
+    /// continues a call that had none yet, and a piece with another id starts a call of
+    /// its own (servers that send every call at index 0).
+    #[test]
+    fn an_index_and_an_id_decide_together_which_call_a_piece_continues() {
+        let mut a = Assembler::new();
+        a.push_call(0, piece(Some(0), "a", "bash", "{\"command\""));
+        a.push_call(0, piece(Some(0), "a", "bash", ":\"ls\"}"));
+        a.push_call(0, piece(Some(1), "", "read_file", "{\"path\""));
+        a.push_call(0, piece(Some(1), "b", "", ":\"x\"}"));
+        a.push_call(0, piece(Some(1), "c", "write_file", "{}"));
+        let r = a.finish();
+        assert_eq!(
+            r.tool_calls,
+            [
+                ToolCall::new("a", "bash", "{\"command\":\"ls\"}"),
+                ToolCall::new("b", "read_file", "{\"path\":\"x\"}"),
+                ToolCall::new("c", "write_file", "{}"),
+            ]
+        );
+    }
+
     /// The reasoning kept with the assistant message: text, field and details as they
     /// came; none at all when the reply had neither text nor details.
     #[test]

@@ -689,6 +689,72 @@ mod tests {
     }
 
     #[test]
+    fn which_field_carries_the_reasoning_when_one_is_empty() {
+        // An empty `reasoning_content` beside a `reasoning` with text: the text is kept,
+        // and its field is the one named.
+        let (r, seen) = feed(&[delta(json!({"reasoning_content":"","reasoning":"think"}))]);
+        assert_eq!((seen.as_str(), r.reasoning.as_str()), ("[think]", "think"));
+        assert_eq!(r.reasoning_field.as_deref(), Some("reasoning"));
+        // An empty `reasoning` first names no field: the field is the one with the text.
+        let (r, _) = feed(&[
+            delta(json!({"reasoning":""})),
+            delta(json!({"reasoning_content":"x"})),
+        ]);
+        assert_eq!(r.reasoning_field.as_deref(), Some("reasoning_content"));
+    }
+
+    #[test]
+    fn a_refusal_part_in_typed_content_is_a_refusal() {
+        let (r, seen) = feed(&[delta(
+            json!({"content":[{"type":"refusal","refusal":"I can't"},{"type":"text","text":"."}]}),
+        )]);
+        assert_eq!(seen, "{refusal:I can't}.");
+        assert_eq!(r.refusal, "I can't");
+        assert_eq!(r.text, ".");
+    }
+
+    #[test]
+    fn calls_without_index_and_a_call_with_no_arguments() {
+        // No index: the id names the call; a piece with neither continues the latest.
+        let (r, _) = feed(&[
+            delta(
+                json!({"tool_calls":[{"id":"a","function":{"name":"bash","arguments":"{\"command\""}}]}),
+            ),
+            delta(json!({"tool_calls":[{"function":{"arguments":":\"ls\"}"}}]})),
+            // A call with a name and no arguments at all is a call.
+            delta(json!({"tool_calls":[{"id":"b","function":{"name":"list_models"}}]})),
+        ]);
+        assert_eq!(
+            r.tool_calls,
+            [
+                ToolCall::new("a", "bash", "{\"command\":\"ls\"}"),
+                ToolCall::new("b", "list_models", ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_details_merge_by_index_and_type_and_keep_their_signature() {
+        let detail = |d: serde_json::Value| delta(json!({ "reasoning_details": [d] }));
+        let (r, _) = feed(&[
+            detail(json!({"type":"reasoning.text","text":"a","index":0,"signature":"S1"})),
+            // Same type, another index: an entry of its own.
+            detail(json!({"type":"reasoning.text","text":"b","index":1})),
+            // Index 0 again: its text continues, a new signature replaces the old, an
+            // empty one does not.
+            detail(json!({"type":"reasoning.text","text":"c","index":0,"signature":"S2"})),
+            detail(json!({"type":"reasoning.text","index":0,"signature":""})),
+        ]);
+        assert_eq!(
+            r.reasoning_details,
+            vec![
+                json!({"type":"reasoning.text","text":"ac","index":0,"signature":"S2"}),
+                json!({"type":"reasoning.text","text":"b","index":1}),
+            ]
+        );
+    }
+
+    #[test]
     fn valid_json_of_another_shape_is_not_called_invalid_json() {
         let mut a = Assembler::new();
         let err = a.push(r#"{"choices":"nope"}"#, &mut |_| {}).unwrap_err();

@@ -177,5 +177,25 @@ mod tests {
         assert_eq!(body_error_message(r#"{"detail":"Not Found"}"#), "Not Found");
         assert_eq!(body_error_message("Bad Gateway\n"), "Bad Gateway");
         assert_eq!(body_error_message(r#"{"error":"plain"}"#), "plain");
+        // An empty JSON array is the JSON itself, not a reach for its first item.
+        assert_eq!(body_error_message("[]"), "[]");
+    }
+
+    #[test]
+    fn the_upstreams_words_are_added_only_when_they_say_something_new() {
+        let error = |raw: &str| serde_json::json!({"message": "Provider returned error: rate limited", "metadata": {"raw": raw}});
+        assert_eq!(
+            error_message(&error("upstream busy")),
+            "Provider returned error: rate limited (upstream busy)"
+        );
+        // Empty, or already in the message: nothing added.
+        assert_eq!(
+            error_message(&error("")),
+            "Provider returned error: rate limited"
+        );
+        assert_eq!(
+            error_message(&error("rate limited")),
+            "Provider returned error: rate limited"
+        );
     }
 }

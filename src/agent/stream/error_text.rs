@@ -177,6 +177,11 @@ mod tests {
         assert_eq!(body_error_message(r#"{"detail":"Not Found"}"#), "Not Found");
         assert_eq!(body_error_message("Bad Gateway\n"), "Bad Gateway");
         assert_eq!(body_error_message(r#"{"error":"plain"}"#), "plain");
+        // Plain text with angle brackets is not a page: nothing is taken for a tag.
+        assert_eq!(
+            body_error_message("expected <string>, got a number"),
+            "expected <string>, got a number"
+        );
         // An empty JSON array is the JSON itself, not a reach for its first item.
         assert_eq!(body_error_message("[]"), "[]");
     }

@@ -157,6 +157,11 @@ mod tests {
             ),
             "Bad gateway"
         );
+        // A `>` outside a tag is text.
+        assert_eq!(
+            body_error_message("<html><body><p>queue > 100 requests</p></body></html>"),
+            "queue > 100 requests"
+        );
         let raw = r#"{"error":{"message":"Provider returned error","metadata":{"raw":"{\"error\":{\"message\":\"reasoning_content is missing\"}}"}}}"#;
         assert_eq!(
             body_error_message(raw),

@@ -111,11 +111,6 @@ impl Assembler {
         self.started
     }
 
-    /// The text received so far.
-    pub fn text(&self) -> &str {
-        &self.reply.text
-    }
-
     /// What the user saw stream so far (the text, then any refusal), taken out: what an
     /// interrupted or failed reply keeps.
     pub fn take_streamed(&mut self) -> String {

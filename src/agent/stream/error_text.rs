@@ -191,6 +191,41 @@ mod tests {
         assert_eq!(body_error_message("[]"), "[]");
     }
 
+    /// A long text ends at its last sentence past a third of the limit, else at its last
+    /// word past a third, else at the limit itself.
+    #[test]
+    fn a_long_text_is_cut_at_a_sentence_a_word_or_the_limit() {
+        let cut = |text: String| {
+            let line = snippet(&text);
+            assert!(line.chars().count() <= 602, "{line}");
+            line
+        };
+        // A sentence ends at 404, past a third: the cut is there.
+        let late_sentence = cut(format!(
+            "{}end. {}",
+            "word ".repeat(80),
+            "more ".repeat(100)
+        ));
+        assert!(late_sentence.ends_with("word end. …"), "{late_sentence}");
+        // A sentence ends early (at 6), words go on: the last word that fits.
+        let early_sentence = cut(format!("Short. {}", "word ".repeat(200)));
+        assert!(early_sentence.ends_with("word …"), "{early_sentence}");
+        assert!(early_sentence.chars().count() > 590, "{early_sentence}");
+        // A sentence ending exactly at a third (its `.` at 199) is not past it.
+        let at_third = cut(format!("{}. {}", "a".repeat(199), "word ".repeat(200)));
+        assert!(at_third.ends_with("word …"), "{at_third}");
+        // No sentence, a space at 400: the cut is at that word.
+        let late_space = cut(format!("{} {}", "x".repeat(400), "y".repeat(900)));
+        assert_eq!(late_space, format!("{} …", "x".repeat(400)));
+        // No sentence, the only space early (at 100) or exactly at a third (200): the
+        // limit itself.
+        for at in [100, 200] {
+            let line = cut(format!("{} {}", "x".repeat(at), "y".repeat(900)));
+            assert!(line.ends_with("yyy …"), "{line}");
+            assert_eq!(line.chars().count(), 602, "{line}");
+        }
+    }
+
     #[test]
     fn the_upstreams_words_are_added_only_when_they_say_something_new() {
         let error = |raw: &str| serde_json::json!({"message": "Provider returned error: rate limited", "metadata": {"raw": raw}});

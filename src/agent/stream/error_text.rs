@@ -157,6 +157,15 @@ mod tests {
             ),
             "Bad gateway"
         );
+        // A page without a head, or a fragment with one: its heading.
+        assert_eq!(
+            body_error_message("<html><body><h1>Gateway Timeout</h1></body></html>"),
+            "Gateway Timeout"
+        );
+        assert_eq!(
+            body_error_message("<head><title>Blocked</title></head><p>by policy</p>"),
+            "Blocked"
+        );
         // A `>` outside a tag is text.
         assert_eq!(
             body_error_message("<html><body><p>queue > 100 requests</p></body></html>"),

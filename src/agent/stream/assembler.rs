@@ -324,7 +324,10 @@ mod tests {
         let mut a = Assembler::new();
         let mut seen = Vec::new();
         let mut on = |d: StreamDelta<'_>| seen.push(format!("{d:?}"));
+        assert!(!a.started());
         a.push_reasoning("hm", &mut on);
+        // What the usage estimate counts when the server reports none.
+        assert_eq!(a.reasoning_len(), 2);
         a.push_text("", &mut on);
         a.push_text("ok", &mut on);
         a.push_call(0, piece(Some(0), "a", "bash", "{\"command\""));

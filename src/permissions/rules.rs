@@ -336,6 +336,44 @@ mod tests {
             .is_none());
     }
 
+    /// A rule saved for good after one allowed for the session (`p` after `s` in the
+    /// approval modal): once the session's rules are forgotten (`/clear`, another session),
+    /// the saved rule still decides, and the forgotten one no longer does.
+    #[test]
+    fn forgetting_the_session_rules_keeps_the_rules_added_after_them() {
+        let mut r = BashRules::new(vec![BashRule::new(
+            "*",
+            RuleAction::Ask,
+            RuleOrigin::Default,
+        )])
+        .unwrap();
+        r.push(BashRule::new(
+            "git push *",
+            RuleAction::Allow,
+            RuleOrigin::Session,
+        ))
+        .unwrap();
+        r.push(BashRule::new(
+            "cargo *",
+            RuleAction::Allow,
+            RuleOrigin::Config(PathBuf::from("/home/u/.config/rein/config.toml")),
+        ))
+        .unwrap();
+        // The matcher is built here, with all three.
+        assert_eq!(
+            r.matching("git push origin").unwrap().action,
+            RuleAction::Allow
+        );
+        assert_eq!(r.matching("cargo build").unwrap().action, RuleAction::Allow);
+        r.forget_session_rules();
+        assert_eq!(r.rules().len(), 2);
+        assert_eq!(
+            r.matching("git push origin").unwrap().action,
+            RuleAction::Ask
+        );
+        assert_eq!(r.matching("cargo build").unwrap().pattern, "cargo *");
+    }
+
     #[test]
     fn escaped_patterns_match_exactly_their_text() {
         for text in [

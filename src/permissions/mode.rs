@@ -345,4 +345,20 @@ mod tests {
         assert_eq!(" PLAN ".parse::<ApprovalMode>(), Ok(Plan));
         assert!("yolo".parse::<ApprovalMode>().is_err());
     }
+
+    /// The line shown when the mode changes (`/mode`, Shift+Tab, headless) names the mode
+    /// and says what it lets run.
+    #[test]
+    fn each_mode_says_what_it_does() {
+        for mode in ApprovalMode::ALL {
+            let line = mode.describe();
+            assert!(
+                line.starts_with(&format!("{} mode: ", mode.name())),
+                "{line}"
+            );
+        }
+        assert!(Plan.describe().contains("nothing that writes runs"));
+        assert!(Default.describe().contains("put to you"));
+        assert!(Auto.describe().contains("deny rules still deny"));
+    }
 }

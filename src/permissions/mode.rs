@@ -360,5 +360,14 @@ mod tests {
         assert!(Plan.describe().contains("nothing that writes runs"));
         assert!(Default.describe().contains("put to you"));
         assert!(Auto.describe().contains("deny rules still deny"));
+        // What the model is told: nothing in default mode, the mode's rule otherwise.
+        assert_eq!(Default.reminder(), None);
+        for mode in [Plan, Auto] {
+            let line = mode.reminder().unwrap_or_default();
+            assert!(
+                line.starts_with(&format!("approval mode: {}. ", mode.name())),
+                "{line}"
+            );
+        }
     }
 }

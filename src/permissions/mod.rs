@@ -121,3 +121,28 @@ impl PermissionPolicy for AllowAll {
         Verdict::Allow
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the approval prompt offers to allow, in words.
+    #[test]
+    fn a_grant_in_words() {
+        let cases = [
+            (
+                Grant::Bash("cargo build*".into()),
+                "commands matching `cargo build*`",
+            ),
+            (Grant::Write("/p/src/a.rs".into()), "writes to /p/src/a.rs"),
+            (Grant::Read("/etc/hosts".into()), "reads of /etc/hosts"),
+            (
+                Grant::Tool("mcp__time__now".into()),
+                "the tool `mcp__time__now`",
+            ),
+        ];
+        for (grant, words) in cases {
+            assert_eq!(grant.describe(), words);
+        }
+    }
+}

@@ -607,6 +607,32 @@ mod tests {
         assert_eq!(f.check(&p, "bash", bash("grep -r env src")), Verdict::Allow);
     }
 
+    /// `~user/` is judged as if it were the user's own home; `~+/` (the working folder)
+    /// and `~-/` (the previous one) are not homes; and `REV:PATH` is looked into only
+    /// where REV has no `/` (a path that merely holds a colon is one path).
+    #[test]
+    fn home_forms_and_revision_paths_in_arguments() {
+        let f = Fixture::new();
+        let p = f.policy(&[]);
+        for command in ["cat ~bob/.ssh/id_rsa", "git show main:~/.ssh/id_rsa"] {
+            assert!(
+                matches!(f.check(&p, "bash", bash(command)), Verdict::Ask { .. }),
+                "{command}"
+            );
+        }
+        for command in [
+            "cat ~+/.ssh/id_rsa",
+            "cat ~-/.ssh/id_rsa",
+            "cat /tmp/a:~/.ssh/id_rsa",
+        ] {
+            assert_eq!(
+                f.check(&p, "bash", bash(command)),
+                Verdict::Allow,
+                "{command}"
+            );
+        }
+    }
+
     #[test]
     fn session_grants_let_exactly_the_approved_command_through() {
         let f = Fixture::new();

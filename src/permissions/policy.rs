@@ -624,6 +624,8 @@ mod tests {
             "cat ~+/.ssh/id_rsa",
             "cat ~-/.ssh/id_rsa",
             "cat /tmp/a:~/.ssh/id_rsa",
+            // A flag is not a file, whatever it spells.
+            "cat -/.env",
         ] {
             assert_eq!(
                 f.check(&p, "bash", bash(command)),

@@ -746,6 +746,17 @@ mod tests {
     fn tools_without_rules_ask() {
         let f = Fixture::new();
         let p = f.policy(&[]);
+        assert_eq!(
+            f.check(&p, "launch_rockets", json!({})),
+            Verdict::Ask {
+                reason: "no permission rule covers the tool `launch_rockets`".into(),
+                grants: Vec::new(),
+            }
+        );
+        // The MCP tools' rules are for MCP tools: a rule allowing every tool there does
+        // not reach a tool rein does not know.
+        let user = "/home/u/.config/rein/config.toml";
+        let p = tool_policy(&f, &[("*", RuleAction::Allow, user)]);
         assert!(matches!(
             f.check(&p, "launch_rockets", json!({})),
             Verdict::Ask { .. }

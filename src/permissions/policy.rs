@@ -652,12 +652,29 @@ mod tests {
             f.check(&p, "bash", bash("npm run deploy")),
             Verdict::Ask { .. }
         ));
-        // A grant never lifts a deny.
+        // A grant never lifts a deny, the built-in ones included, also when its pattern is
+        // escaped as the prompt escapes it.
         p.grant(&[Grant::Bash("rm -rf build".into())]);
-        assert!(matches!(
-            f.check(&p, "bash", bash("npm run build; rm -rf build")),
-            Verdict::Allow | Verdict::Deny { .. }
-        ));
+        p.grant(&[Grant::Bash(crate::permissions::rules::escape_glob(
+            "rm -rf build/*.o",
+        ))]);
+        for command in ["npm run build; rm -rf build", "rm -rf build/*.o"] {
+            assert!(
+                matches!(f.check(&p, "bash", bash(command)), Verdict::Deny { .. }),
+                "{command}"
+            );
+        }
+        // Nor is it remembered: the only session rule is the one for `npm run build`.
+        let session: Vec<String> = p
+            .bash
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .rules()
+            .iter()
+            .filter(|r| r.origin == RuleOrigin::Session)
+            .map(|r| r.pattern.clone())
+            .collect();
+        assert_eq!(session, ["npm run build"]);
 
         let Verdict::Ask { grants, .. } = f.check(&p, "bash", bash("cat ~/.ssh/config")) else {
             panic!("sensitive read asks");

@@ -400,6 +400,26 @@ mod tests {
         }
     }
 
+    /// rein's data folder is judged by the name as given and by where it leads: a link in
+    /// the project into it asks, and so does a link inside it that leads out.
+    #[test]
+    fn reads_into_reins_data_folder_ask_by_either_name() {
+        let d = dirs();
+        let root = std::fs::canonicalize(d.project.path()).unwrap();
+        let data = std::fs::canonicalize(d.outside.path()).unwrap();
+        std::fs::write(data.join("sessions.jsonl"), "{}").unwrap();
+        std::os::unix::fs::symlink(data.join("sessions.jsonl"), root.join("log")).unwrap();
+        std::fs::write(root.join("notes.txt"), "n").unwrap();
+        std::os::unix::fs::symlink(root.join("notes.txt"), data.join("out")).unwrap();
+        let r = rules(&root, d.home.path()).with_rein_folders(&data, &[], &[]);
+        for path in ["log", data.join("out").to_str().unwrap()] {
+            let v = r.read(path);
+            assert_eq!(v.action, RuleAction::Ask, "{path}: {}", v.reason);
+            assert!(v.reason.contains("rein's data folder"), "{}", v.reason);
+        }
+        assert_eq!(r.read("notes.txt").action, RuleAction::Allow);
+    }
+
     #[test]
     fn writes_inside_allow_outside_ask_git_and_rein_deny() {
         let d = dirs();

@@ -420,6 +420,25 @@ mod tests {
         assert_eq!(r.read("notes.txt").action, RuleAction::Allow);
     }
 
+    /// A write that would make a folder a repository git acts on asks: a pointer file, or
+    /// the last of HEAD, config and objects/; the same names elsewhere are plain files.
+    #[test]
+    fn writes_that_would_make_a_git_repository_ask() {
+        let d = dirs();
+        let root = std::fs::canonicalize(d.project.path()).unwrap();
+        std::fs::create_dir_all(root.join("x/objects")).unwrap();
+        std::fs::write(root.join("x/HEAD"), "ref: refs/heads/main").unwrap();
+        let r = rules(&root, d.home.path());
+        for path in ["x/config", "sub/gitdir", "sub/commondir"] {
+            let v = r.write(path);
+            assert_eq!(v.action, RuleAction::Ask, "{path}: {}", v.reason);
+            assert!(v.reason.contains("git would run"), "{}", v.reason);
+        }
+        for path in ["y/config", "x/notes.txt", "HEADER"] {
+            assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
+        }
+    }
+
     #[test]
     fn writes_inside_allow_outside_ask_git_and_rein_deny() {
         let d = dirs();

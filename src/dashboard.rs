@@ -15,8 +15,8 @@
 //! changes it; while a frame is pending, and for a frame's time after a frame of the
 //! agent's output, the agent's events wait in their channel and are applied together just
 //! before the next frame, so a fast stream wakes the loop once a frame, not once a delta
-//! (nor for the first delta after each frame); with nothing happening there is no timer at all, so an idle dashboard uses
-//! no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
+//! (nor for the first delta after each frame); with nothing happening there is no timer
+//! at all, so an idle dashboard uses no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
 //! hook restores it before the report is printed). Ctrl-G hands the terminal to the user's
 //! editor ([`crate::external_editor`]) and takes it back through the same setup code
 //! (`setup_terminal`, `leave`); the terminal's focus reports become `AppEvent::Focus`.
@@ -311,11 +311,11 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
     let mut last_frame = Instant::now() - FRAME;
     let mut next_tick = Instant::now() + TICK;
     let mut launched = false;
-    // After a frame of the agent's output, the time its next frame is due: until then its
+    // The last frame showed the agent's output: until the next stream frame is due its
     // events wait in their channel (a stream wakes the loop once a frame, not for the first
     // delta after each frame as well); then they go in together, or, if none came, the
     // loop waits for the agent again.
-    let mut streaming: Option<Instant> = None;
+    let mut streaming = false;
     // The agent's events went in since the last frame.
     let mut agent_output = false;
     loop {
@@ -329,7 +329,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             agent_output |= drained.applied > 0;
             draw(terminal, &mut screen, app)?;
             last_frame = Instant::now();
-            streaming = (agent_output && !urgent).then(|| last_frame + STREAM_FRAME);
+            streaming = agent_output && !urgent;
             agent_output = false;
             dirty = false;
             urgent = false;
@@ -355,7 +355,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             // While a frame is pending the agent's events wait in their channel and go in
             // together just before it (above): a stream of 5 000 deltas a second wakes
             // this loop for each frame, not for each delta.
-            agent_event = next_agent_event(ctx.agent), if !dirty && streaming.is_none() => match agent_event {
+            agent_event = next_agent_event(ctx.agent), if !dirty && !streaming => match agent_event {
                 Some(event) => AppEvent::Agent(event),
                 None => {
                     // The agent task ended; keep the dashboard up so the user can read it.
@@ -373,8 +373,8 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                 return Ok(());
             }
             _ = tokio::time::sleep_until(frame_due.into()), if dirty => continue,
-            _ = sleep_until_some(streaming), if !dirty && streaming.is_some() => {
-                streaming = None;
+            _ = tokio::time::sleep_until((last_frame + STREAM_FRAME).into()), if !dirty && streaming => {
+                streaming = false;
                 let drained = drain_agent_events(app, ctx)?;
                 if drained.closed {
                     return Ok(());
@@ -443,14 +443,6 @@ fn drain_agent_events(app: &mut App, ctx: &mut Loop<'_>) -> io::Result<Drained> 
         applied,
         closed: false,
     })
-}
-
-/// Sleep until `at`; never, without one.
-async fn sleep_until_some(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
-    }
 }
 
 /// The terminal's events, read by a task of their own and handed over on a channel.

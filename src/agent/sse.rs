@@ -132,10 +132,10 @@ impl SseParser {
             None => (line, &b""[..]),
         };
         if name == b"data" {
-            // The validator behind `from_utf8` reads ASCII a word at a time; the lossy one
-            // (for the rare line that is not UTF-8) a byte at a time.
             // Room for the line and its `\n` at once: the buffer is new for each event.
             self.data.reserve(value.len() + 1);
+            // The validator behind `from_utf8` reads ASCII a word at a time; the lossy one
+            // (for the rare line that is not UTF-8) a byte at a time.
             match std::str::from_utf8(value) {
                 Ok(text) => self.data.push_str(text),
                 Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),

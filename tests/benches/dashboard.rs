@@ -652,6 +652,22 @@ fn headless(
     (chunks, Duration::from_secs_f64(median(cpus)))
 }
 
+/// The rows of [`headless`]: unpaced (median of `RUNS`), then paced once (the agent's share
+/// of the dashboard's paced stream).
+fn headless_rows(binary: &Path, runtime: &tokio::runtime::Runtime, text: &str) {
+    let (chunks, cpu) = headless(binary, runtime, text, false, RUNS);
+    println!(
+        "| headless | {:.3} s CPU: {:.0} chunks per CPU-second | |",
+        cpu.as_secs_f64(),
+        chunks as f64 / cpu.as_secs_f64()
+    );
+    let (_, cpu) = headless(binary, runtime, text, true, 1);
+    println!(
+        "| headless, paced (the agent's share of the paced stream) | {:.3} s CPU | |",
+        cpu.as_secs_f64()
+    );
+}
+
 /// Wait for `child` and return the CPU it used (user + system, from `wait4`, which reaps it).
 fn child_cpu(child: &std::process::Child) -> Duration {
     let mut status = 0;
@@ -1036,14 +1052,7 @@ fn main() {
         "headless" => {
             // The agent alone, unpaced then paced: what reading and parsing the stream costs
             // with no frames, and what the pauses add.
-            let (chunks, cpu) = headless(&binary, &runtime, &text, false, RUNS);
-            println!(
-                "| headless | {:.3} s CPU: {:.0} chunks per CPU-second | |",
-                cpu.as_secs_f64(),
-                chunks as f64 / cpu.as_secs_f64()
-            );
-            let (_, cpu) = headless(&binary, &runtime, &text, true, 1);
-            println!("| headless, paced | {:.3} s CPU | |", cpu.as_secs_f64());
+            headless_rows(&binary, &runtime, &text);
             return;
         }
         "curl-paced" => {
@@ -1067,17 +1076,7 @@ fn main() {
             stream_row("stream, unpaced", &fast);
             let paced = stream(&tmux, &binary, &runtime, &text, true, false);
             stream_row("stream, paced", &paced);
-            let (chunks, cpu) = headless(&binary, &runtime, &text, false, RUNS);
-            println!(
-                "| headless | {:.3} s CPU: {:.0} chunks per CPU-second | |",
-                cpu.as_secs_f64(),
-                chunks as f64 / cpu.as_secs_f64()
-            );
-            let (_, cpu) = headless(&binary, &runtime, &text, true, 1);
-            println!(
-                "| headless, paced (the agent's share of the paced stream) | {:.3} s CPU | |",
-                cpu.as_secs_f64()
-            );
+            headless_rows(&binary, &runtime, &text);
             return;
         }
         _ => {}

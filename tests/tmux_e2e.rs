@@ -1346,3 +1346,105 @@ async fn a_projects_mcp_server_is_allowed_from_the_dashboard() {
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(listed.contains("cloned: ready"), "{listed}");
 }
+
+fn resize(tmux: &Tmux, width: u16) {
+    let status = Command::new("tmux")
+        .args(["resize-window", "-t", &tmux.name, "-x", &width.to_string()])
+        .status()
+        .expect("tmux resize-window");
+    assert!(status.success());
+}
+
+/// The screen as rein left it, then as it draws it from nothing (a resize clears the
+/// terminal and writes every cell): they must be the same.
+async fn redrawn(tmux: &Tmux) -> String {
+    resize(tmux, 100);
+    tmux.wait_for("the narrower screen", |s| {
+        s.lines().all(|l| l.chars().count() <= 100)
+    })
+    .await;
+    // Wait for the frame at 100 columns to be drawn before going back.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    resize(tmux, 120);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tmux.wait_for("the screen at 120 columns", |s| {
+        s.lines().any(|l| l.chars().count() > 100)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_scrolls_leaves_the_screen_a_full_redraw_gives() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // 150 numbered lines of a code block, three at a time with a pause, so that the
+    // transcript scrolls over many frames (rein moves the rows in the terminal and writes
+    // only the new ones).
+    let mut steps = vec![support::Step::Data(support::chunk(
+        json!({"role": "assistant", "content": "Here they are:\n\n```text\n"}),
+        None,
+    ))];
+    for i in (1..=150).step_by(3) {
+        let piece: String = (i..i + 3)
+            .map(|n| format!("line {n:03} of the listing\n"))
+            .collect();
+        steps.push(support::Step::Data(support::chunk(
+            json!({ "content": piece }),
+            None,
+        )));
+        steps.push(support::Step::Sleep(Duration::from_millis(15)));
+    }
+    steps.push(support::Step::Data(support::chunk(
+        json!({"content": "```\n\nDONE-MARK"}),
+        Some("stop"),
+    )));
+    steps.push(support::Step::Done);
+    let server = ScriptedServer::start(vec![Reply::sse(steps)])
+        .await
+        .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("list the lines", &["Enter"]);
+    let shown = tmux
+        .wait_for("the end of the reply", |s| {
+            s.contains("DONE-MARK") && s.contains("ready")
+        })
+        .await;
+    // The last lines, each once and in order, and the panes below in place.
+    let numbers: Vec<u32> = shown
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("line ")?.get(..3)?.parse().ok())
+        .collect();
+    assert!(
+        numbers.len() > 20,
+        "the listing fills the transcript:\n{shown}"
+    );
+    assert_eq!(numbers.last(), Some(&150), "{shown}");
+    assert!(
+        numbers.windows(2).all(|w| w[1] == w[0] + 1),
+        "in order:\n{shown}"
+    );
+    assert_eq!(
+        redrawn(&tmux).await,
+        shown,
+        "the streamed screen is the drawn one"
+    );
+
+    // Paging up moves the rows the other way.
+    tmux.send("", &["PPage"]);
+    let paged = tmux
+        .wait_for("the page above", |s| s.contains("more lines (End)"))
+        .await;
+    assert!(!paged.contains("line 150"), "{paged}");
+    assert_eq!(
+        redrawn(&tmux).await,
+        paged,
+        "the paged screen is the drawn one"
+    );
+    tmux.send("", &["C-c"]);
+}

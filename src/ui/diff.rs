@@ -12,36 +12,79 @@
 use ratatui::buffer::{Buffer, Cell};
 use unicode_width::UnicodeWidthStr;
 
+#[cfg(doc)]
+use super::scroll;
+use super::scroll::Scroll;
+
 /// The cells of `next` to write over a screen that shows `prev` (same area), with their
 /// positions, left to right and top to bottom: `prev.diff(next)`.
 pub fn diff<'a>(prev: &Buffer, next: &'a Buffer) -> Vec<(u16, u16, &'a Cell)> {
+    diff_moved(prev, next, None)
+}
+
+/// [`diff`] over a screen that shows `prev` with `scroll` applied: the rows it moves are
+/// compared where they went and the rows it uncovers as blank, as if `prev` had been
+/// shifted ([`scroll::shift`]) first, without moving a cell.
+pub fn diff_moved<'a>(
+    prev: &Buffer,
+    next: &'a Buffer,
+    scroll: Option<&Scroll>,
+) -> Vec<(u16, u16, &'a Cell)> {
     let area = next.area;
-    let columns = usize::from(area.width).max(1);
+    let columns = usize::from(area.width);
     let mut updates = Vec::new();
+    if columns == 0 || prev.content.len() != next.content.len() {
+        return updates;
+    }
+    let blank = if scroll.is_some() {
+        vec![Cell::default(); columns]
+    } else {
+        Vec::new()
+    };
     // Cells invalidated by drawing or replacing a preceding wide character.
     let mut invalidated: usize = 0;
     // Cells of `next` covered by a preceding wide character.
     let mut to_skip: usize = 0;
-    for (i, (current, previous)) in next.content.iter().zip(&prev.content).enumerate() {
-        let symbol = current.symbol();
-        let same = same_cell(current, symbol, previous);
-        if !current.skip && (!same || invalidated > 0) && to_skip == 0 {
-            // The index is below width × height, both u16, so each part fits a u16.
-            let x = area.x.saturating_add((i % columns) as u16);
-            let y = area.y.saturating_add((i / columns) as u16);
-            updates.push((x, y, current));
-        }
-        let width = symbol_width(symbol);
-        to_skip = width.saturating_sub(1);
-        // An unchanged cell is as wide as it was.
-        let affected = if same {
-            width
-        } else {
-            width.max(symbol_width(previous.symbol()))
+    for (row, next_row) in next.content.chunks_exact(columns).enumerate() {
+        let y = area.y.saturating_add(row as u16);
+        let prev_row = match scroll.and_then(|s| moved_from(s, y)) {
+            Some(Some(from)) => {
+                let start = usize::from(from - area.y) * columns;
+                &prev.content[start..start + columns]
+            }
+            Some(None) => &blank[..],
+            None => &prev.content[row * columns..(row + 1) * columns],
         };
-        invalidated = affected.max(invalidated).saturating_sub(1);
+        for (x, (current, previous)) in next_row.iter().zip(prev_row).enumerate() {
+            let symbol = current.symbol();
+            let same = same_cell(current, symbol, previous);
+            if !current.skip && (!same || invalidated > 0) && to_skip == 0 {
+                // x is below the width, a u16.
+                updates.push((area.x.saturating_add(x as u16), y, current));
+            }
+            let width = symbol_width(symbol);
+            to_skip = width.saturating_sub(1);
+            // An unchanged cell is as wide as it was.
+            let affected = if same {
+                width
+            } else {
+                width.max(symbol_width(previous.symbol()))
+            };
+            invalidated = affected.max(invalidated).saturating_sub(1);
+        }
     }
     updates
+}
+
+/// Where screen row `y` comes from after `scroll`: `None` outside the rows it moves,
+/// `Some(None)` for a row it uncovers, else `Some(Some(row))`.
+fn moved_from(scroll: &Scroll, y: u16) -> Option<Option<u16>> {
+    if !scroll.rows.contains(&y) {
+        return None;
+    }
+    let from = i32::from(y) + scroll.by;
+    let inside = from >= i32::from(scroll.rows.start) && from < i32::from(scroll.rows.end);
+    Some(inside.then_some(from as u16))
 }
 
 /// A symbol's display width: 1 for one printable ASCII byte, else the Unicode tables'.
@@ -148,6 +191,43 @@ mod tests {
                 diff(&prev, &next),
                 prev.diff(&next),
                 "round {round}, {area:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_move_compares_as_if_the_shown_screen_had_been_shifted() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for round in 0..400 {
+            let area = Rect::new(
+                rng.below(3) as u16,
+                rng.below(3) as u16,
+                1 + rng.below(20) as u16,
+                2 + rng.below(10) as u16,
+            );
+            let prev = random_buffer(&mut rng, area);
+            let mut next = random_buffer(&mut rng, area);
+            // Most rows of the next frame are rows of the last one, moved.
+            let first = area.y + rng.below(u64::from(area.height)) as u16;
+            let last = first + 1 + rng.below(u64::from(area.bottom() - first)) as u16;
+            let by = rng.below(u64::from(area.height)) as i32 - (area.height / 2) as i32;
+            let scroll = Scroll {
+                rows: first..last,
+                by,
+            };
+            let mut shifted = prev.clone();
+            super::super::scroll::shift(&mut shifted, &scroll);
+            for y in area.top()..area.bottom() {
+                if rng.below(4) != 0 {
+                    for x in area.left()..area.right() {
+                        next[(x, y)] = shifted[(x, y)].clone();
+                    }
+                }
+            }
+            assert_eq!(
+                diff_moved(&prev, &next, Some(&scroll)),
+                diff(&shifted, &next),
+                "round {round}, {area:?}, {scroll:?}"
             );
         }
     }

@@ -30,6 +30,7 @@ pub mod model_picker;
 pub mod picker;
 pub mod sanitize;
 pub mod screen;
+pub mod scroll;
 pub mod setup;
 pub mod slash_menu;
 pub mod status;

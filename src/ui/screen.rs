@@ -11,6 +11,10 @@
 //! its own. After anything else had the screen (the external editor),
 //! [`Screen::cleared`] makes the next frame ask the size, hide the cursor and write every
 //! cell.
+//!
+//! When the transcript moved (a streamed reply scrolls it a few lines a frame, PgUp and
+//! PgDn by pages), the terminal moves the rows it already shows ([`super::scroll`]) and
+//! only the rows uncovered are written, not the whole pane.
 
 use std::io;
 use std::time::Instant;
@@ -20,6 +24,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::Terminal;
 
+use super::scroll::{self, ScrollRows};
 use crate::app::App;
 
 /// What the terminal shows, and the frame being drawn.
@@ -29,6 +34,9 @@ pub struct Screen {
     /// Set when the terminal's own word on its size and cursor is needed (the first frame,
     /// after a clear).
     fresh: bool,
+    /// The transcript's rectangle in the shown frame and a hash of each of its rows, to
+    /// find how far it moved.
+    shown_rows: Option<(Rect, Vec<u64>)>,
 }
 
 impl Default for Screen {
@@ -44,6 +52,7 @@ impl Screen {
             shown: Buffer::empty(Rect::ZERO),
             next: Buffer::empty(Rect::ZERO),
             fresh: true,
+            shown_rows: None,
         }
     }
 
@@ -52,6 +61,7 @@ impl Screen {
     pub fn cleared(&mut self) {
         self.shown = Buffer::empty(self.shown.area);
         self.fresh = true;
+        self.shown_rows = None;
     }
 
     /// What the last frame put on the terminal.
@@ -60,7 +70,7 @@ impl Screen {
     }
 
     /// Draw `app` as of `now` on `terminal`.
-    pub fn draw<B: Backend>(
+    pub fn draw<B: Backend + ScrollRows>(
         &mut self,
         terminal: &mut Terminal<B>,
         app: &App,
@@ -78,11 +88,26 @@ impl Screen {
             // A resize cleared the terminal: nothing of the last frame is on it.
             self.shown = Buffer::empty(area);
             self.next = Buffer::empty(area);
+            self.shown_rows = None;
         }
         self.next.reset();
         super::render_into(app, area, &mut self.next, now);
-        let updates = super::diff::diff(&self.shown, &self.next);
         let backend = terminal.backend_mut();
+        let pane = super::layout::areas(app, area).transcript;
+        let rows = scroll::row_hashes(&self.next, pane);
+        let mut moved = None;
+        if let Some((shown_pane, shown_rows)) = self.shown_rows.take() {
+            if shown_pane == pane && !self.fresh {
+                let rest = area.width.saturating_sub(pane.width);
+                let blank = scroll::blank_hash(pane.width);
+                moved = scroll::find(&shown_rows, &rows, blank, pane.y, pane.width, rest);
+            }
+        }
+        self.shown_rows = Some((pane, rows));
+        if let Some(scroll) = &moved {
+            backend.scroll_rows(scroll)?;
+        }
+        let updates = super::diff::diff_moved(&self.shown, &self.next, moved.as_ref());
         backend.draw(updates.into_iter())?;
         if std::mem::take(&mut self.fresh) {
             backend.hide_cursor()?;
@@ -130,6 +155,96 @@ mod tests {
             );
             assert_eq!(text(screen.shown()), text(theirs.backend().buffer()));
         }
+    }
+
+    /// A reply of numbered lines growing by `lines` at a time.
+    fn grow(app: &mut App, from: usize, lines: usize) {
+        if let Some(Cell::Assistant(a)) = app.transcript.cells.last_mut() {
+            for i in from..from + lines {
+                a.text.push_str(&format!("- line {i} of the reply\n"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_growing_reply_moves_the_rows_and_the_screen_is_what_a_full_draw_gives() {
+        let mut app = App::new(SessionInfo::default(), 1000);
+        app.size = (60, 16);
+        app.transcript.cells.push(Cell::user("write lines"));
+        app.transcript.cells.push(Cell::assistant("", false));
+        let mut ours = Terminal::new(TestBackend::new(60, 16)).unwrap();
+        let mut theirs = Terminal::new(TestBackend::new(60, 16)).unwrap();
+        let mut screen = Screen::new();
+        let now = Instant::now();
+        let mut from = 0;
+        for step in 0..12 {
+            grow(&mut app, from, 1 + step % 4);
+            from += 1 + step % 4;
+            if step == 8 {
+                // Paging up and back: the rows move down, then up.
+                app.transcript.scroll.from_bottom = 5;
+            }
+            if step == 10 {
+                app.transcript.scroll.from_bottom = 0;
+            }
+            screen.draw(&mut ours, &app, now).unwrap();
+            theirs.draw(|f| crate::ui::render(&app, f, now)).unwrap();
+            assert_eq!(
+                ours.backend().buffer(),
+                theirs.backend().buffer(),
+                "step {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_scrolling_reply_writes_the_move_and_only_the_new_rows() {
+        let mut app = App::new(SessionInfo::default(), 1000);
+        app.size = (80, 24);
+        app.transcript.cells.push(Cell::user("write lines"));
+        app.transcript.cells.push(Cell::assistant("", false));
+        grow(&mut app, 0, 40);
+        /// What the terminal is sent.
+        #[derive(Clone, Default)]
+        struct Sent(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl io::Write for Sent {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sent = Sent::default();
+        let backend = ratatui::backend::CrosstermBackend::new(sent.clone());
+        let viewport = ratatui::TerminalOptions {
+            viewport: ratatui::Viewport::Fixed(Rect::new(0, 0, 80, 24)),
+        };
+        let mut terminal = Terminal::with_options(backend, viewport).unwrap();
+        let mut screen = Screen::new();
+        let now = Instant::now();
+        screen.draw(&mut terminal, &app, now).unwrap();
+        let full = sent.0.borrow().len();
+        grow(&mut app, 40, 3);
+        screen.draw(&mut terminal, &app, now).unwrap();
+        let all = sent.0.borrow();
+        let out = &all[full..];
+        let text = String::from_utf8_lossy(out);
+        assert!(text.contains("S\x1b[r"), "a move up: {text:?}");
+        // (Blank cells over blank ones are skipped, so words arrive apart.)
+        for new in ["40", "41", "42"] {
+            assert!(text.contains(new), "the new rows are written: {text:?}");
+        }
+        assert!(
+            !text.contains("H39"),
+            "rows that moved are not written again: {text:?}"
+        );
+        assert!(
+            out.len() * 4 < full,
+            "{} bytes against {full} for the first frame",
+            out.len()
+        );
     }
 
     #[test]

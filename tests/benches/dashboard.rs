@@ -25,10 +25,12 @@
 //!    the time until the gauge shows the server's window.
 //!
 //! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `memory`, `memory
-//! 1200000-lines`, `stream`, `window`, `chunks`, `headless`, `headless-paced`) runs only that group
+//! 1200000-lines`, `stream`, `stream-paced`, `window`, `chunks`, `headless`, `headless-paced`) runs only that group
 //! (or scenario) and prints its rows. `stream` also runs `rein -p` on the paced stream:
 //! the agent's share of the paced figure, with no frames. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
-//! environment (a profiler's `LD_PRELOAD`, say).
+//! environment (a profiler's `LD_PRELOAD`, say). For a profile, `REIN_BENCH_BINARY` names a
+//! wrapper that execs rein under valgrind and `REIN_BENCH_PROFILER=1` leaves time between
+//! typing and Enter.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -176,6 +178,11 @@ impl<'a> Session<'a> {
             .server
             .output(&["send-keys", "-t", &self.name, "-l", text]);
         assert!(out.status.success(), "tmux send-keys");
+        if std::env::var_os("REIN_BENCH_PROFILER").is_some() {
+            // Under a profiler rein reads the text and the Enter in one go and takes them
+            // for a paste (a new line, not a send); the pause keeps them apart.
+            std::thread::sleep(Duration::from_secs(3));
+        }
         let out = self
             .server
             .output(&["send-keys", "-t", &self.name, "Enter"]);
@@ -322,7 +329,12 @@ fn written_bytes(pid: u32) -> Option<u64> {
 fn rein_pid(session: &Session) -> u32 {
     let pid = session.pane_pid();
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    assert_eq!(comm.trim(), "rein", "pane pid {pid} is not rein");
+    // Or rein under valgrind (REIN_BENCH_BINARY a wrapper that execs it), for a profile.
+    let comm = comm.trim();
+    assert!(
+        comm == "rein" || comm.starts_with("callgrind"),
+        "pane pid {pid} is not rein: {comm}"
+    );
     pid
 }
 
@@ -1069,6 +1081,12 @@ fn main() {
             // wrapper that runs rein under one).
             let (_, cpu) = headless(&binary, &runtime, &text, true, 1);
             println!("| headless, paced | {:.3} s CPU | |", cpu.as_secs_f64());
+            return;
+        }
+        "stream-paced" => {
+            // The paced stream alone (for a profiler: REIN_BENCH_BINARY may be a wrapper).
+            let paced = stream(&tmux, &binary, &runtime, &text, true, false);
+            stream_row("stream, paced", &paced);
             return;
         }
         "stream" => {

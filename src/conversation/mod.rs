@@ -362,6 +362,20 @@ mod tests {
         assert!(user.set_reminder("(ctx)".into()));
         assert_eq!(user.approx_chars(), 6 + (5 + 2));
         assert_eq!(Message::tool("c1", "out").approx_chars(), 3 + 16);
+        let mut result = Message::tool("c1", "out");
+        assert!(result.set_reminder("(ctx)".into()));
+        assert_eq!(result.approx_chars(), 3 + 16 + (5 + 2));
+    }
+
+    /// A call a server sends without `type` is a function call (the only kind there is).
+    #[test]
+    fn a_call_without_a_type_is_a_function() {
+        let call: ToolCall = serde_json::from_value(json!({
+            "id": "c1",
+            "function": {"name": "bash", "arguments": "{}"}
+        }))
+        .unwrap();
+        assert_eq!(call.kind, "function");
     }
 
     #[test]

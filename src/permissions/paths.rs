@@ -420,6 +420,24 @@ mod tests {
         assert_eq!(r.read("notes.txt").action, RuleAction::Allow);
     }
 
+    /// The folder a sensitive pattern names before its first wildcard, which a read of
+    /// the folder itself is judged by (`grep -r . ~/.ssh`).
+    #[test]
+    fn a_patterns_literal_folder_stops_at_the_separator_before_its_wildcard() {
+        let folder = |p: &str| literal_folder(p).map(|f| f.display().to_string());
+        assert_eq!(folder("/home/u/.ssh/**").as_deref(), Some("/home/u/.ssh"));
+        assert_eq!(
+            folder("/home/u/.aws/cred*").as_deref(),
+            Some("/home/u/.aws")
+        );
+        // No wildcard: the whole path.
+        assert_eq!(folder("/etc/shadow").as_deref(), Some("/etc/shadow"));
+        // Relative, starting with a wildcard, or the root itself: none.
+        for pattern in ["a/b/*", "**/.env", "/", "/x*"] {
+            assert_eq!(folder(pattern), None, "{pattern}");
+        }
+    }
+
     /// A write that would make a folder a repository git acts on asks: a pointer file, or
     /// the last of HEAD, config and objects/; the same names elsewhere are plain files.
     #[test]
@@ -435,6 +453,18 @@ mod tests {
             assert!(v.reason.contains("git would run"), "{}", v.reason);
         }
         for path in ["y/config", "x/notes.txt", "HEADER"] {
+            assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
+        }
+        // HEAD as the last part asks too.
+        std::fs::create_dir_all(root.join("w/objects")).unwrap();
+        std::fs::write(root.join("w/config"), "[core]").unwrap();
+        assert_eq!(r.write("w/HEAD").action, RuleAction::Ask);
+        // One part alone completes nothing, and a folder that has all three is not
+        // completed by another file in it.
+        std::fs::create_dir_all(root.join("z/objects")).unwrap();
+        std::fs::write(root.join("z/config"), "[core]").unwrap();
+        std::fs::write(root.join("z/HEAD"), "ref: refs/heads/main").unwrap();
+        for path in ["e/HEAD", "f/objects/ab/cd", "z/notes.txt"] {
             assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
         }
     }

@@ -232,6 +232,35 @@ impl Assembler {
         data: &str,
         on_delta: &mut dyn FnMut(StreamDelta<'_>),
     ) -> Result<(), ChunkError> {
+        match super::common_chunk::read(data) {
+            Some(common) => {
+                self.push_common(common, on_delta);
+                Ok(())
+            }
+            None => self.push_typed(data, on_delta),
+        }
+    }
+
+    /// The common chunk, as [`Self::push_typed`] would read it.
+    fn push_common(
+        &mut self,
+        common: super::common_chunk::Common<'_>,
+        on_delta: &mut dyn FnMut(StreamDelta<'_>),
+    ) {
+        if let Some(text) = common.content {
+            self.push_text(&text, on_delta);
+        }
+        if let Some(reason) = common.finish_reason {
+            self.finish_reason_is(reason.to_string());
+        }
+    }
+
+    /// Any chunk, through serde.
+    pub(super) fn push_typed(
+        &mut self,
+        data: &str,
+        on_delta: &mut dyn FnMut(StreamDelta<'_>),
+    ) -> Result<(), ChunkError> {
         let chunk = parse_chunk(data)?;
         if let Some(err) = chunk.error {
             return Err(ChunkError::Server(error_message(&err)));

@@ -2,13 +2,15 @@
 //! their pieces together into text/reasoning deltas and one finished reply.
 //!
 //! Pure and synchronous, so the benchmark and the tests drive it without a network. The
-//! reader for chat-completions chunks is `chat_chunk` ([`Assembler::push`]); the
+//! reader for chat-completions chunks is `chat_chunk` ([`Assembler::push`]), with
+//! `common_chunk` reading the common chunk (a piece of text) without serde; the
 //! `assembler` knows no wire format, so readers for other wire APIs feed the same one.
 //! `error_text` words a server's error as one line, from inside a stream or from a failed
 //! response's body.
 
 mod assembler;
 mod chat_chunk;
+mod common_chunk;
 mod error_text;
 
 pub use assembler::{AssembledReply, Assembler, StreamDelta};

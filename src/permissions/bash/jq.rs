@@ -157,8 +157,24 @@ mod tests {
             &[".environment", "f"],
             &["--", "-1", "f"],
             &["--tab", "--sort-keys", "."],
+            // A flag's value is never the program.
+            &["--arg", "v", "env", "."],
+            // `env` inside a longer name is not `env`.
+            &[".a | environ", "f"],
+            &[".my_env", "f"],
         ] {
             assert_eq!(hazard(args), None, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn a_program_from_a_file_says_so() {
+        for args in [&["-f", "prog.jq", "f"][..], &["--from-file", "prog.jq"]] {
+            let why = hazard(args).unwrap_or_default();
+            assert!(
+                why.contains("reads its program from a file"),
+                "{args:?}: {why}"
+            );
         }
     }
 

@@ -617,3 +617,51 @@ fn later_rules_override_earlier_ones() {
     );
     assert!(judge("ls /etc", &rules).reason.contains("/c.toml"));
 }
+
+/// An interpreter with a version in its name is still an interpreter: fed on stdin, it
+/// asks for that reason; named a script, it does not get it.
+#[test]
+fn versioned_interpreters_fed_on_stdin_say_so() {
+    let policy = Policy::new();
+    let reason = |c: &str| policy.policy.judge_bash(c).reason;
+    for command in [
+        "echo 'print(1)' | python3",
+        "echo 'print(1)' | python3.12",
+        "python3.12 < script.py",
+        "echo 'puts 1' | ruby-3",
+        "echo x | bash -s",
+    ] {
+        let why = reason(command);
+        assert!(
+            why.contains("interpreter fed a script on stdin"),
+            "{command}: {why}"
+        );
+    }
+    for command in [
+        "cat data.csv | python3 script.py",
+        "echo x | python3.12 -c 'print(1)'",
+    ] {
+        let why = reason(command);
+        assert!(
+            !why.contains("interpreter fed a script"),
+            "{command}: {why}"
+        );
+    }
+}
+
+/// A judgement parses at most 256 command strings, the command itself the first of them:
+/// 255 `eval`s are judged like one, a 256th asks.
+#[test]
+fn the_command_string_limit_is_256() {
+    let at = vec!["eval ls"; 255].join("; ");
+    let judgement = judge(&at, &defaults());
+    assert_eq!(judgement.action, Allow, "{}", judgement.reason);
+    let over = vec!["eval ls"; 256].join("; ");
+    let judgement = judge(&over, &defaults());
+    assert_eq!(judgement.action, Ask);
+    assert!(
+        judgement.reason.contains("too many command strings"),
+        "{}",
+        judgement.reason
+    );
+}

@@ -84,3 +84,62 @@ fn reads_script_from_stdin(family: &str, args: &[Word]) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(args: &[&str]) -> Vec<Word> {
+        args.iter()
+            .map(|a| Word {
+                raw: a.to_string(),
+                literal: Some(a.to_string()),
+                glob: false,
+            })
+            .collect()
+    }
+
+    fn from_stdin(family: &str, args: &[&str]) -> bool {
+        reads_script_from_stdin(family, &words(args))
+    }
+
+    #[test]
+    fn no_script_named_means_the_script_is_on_stdin() {
+        for (family, args) in [
+            ("python", &[][..]),
+            ("python", &["-"]),
+            ("python", &["/dev/stdin"]),
+            ("python", &["-u"]),
+            ("python", &["--"]),
+            ("python", &["--", "-"]),
+            ("python", &["-W", "ignore"]),
+            ("python", &["-X", "dev", "-"]),
+            ("bash", &["-s"]),
+            ("bash", &["-s", "arg.sh"]),
+            ("bash", &["-xs", "arg.sh"]),
+            ("bash", &["-o", "pipefail"]),
+            ("bash", &["--rcfile", "rc.sh"]),
+        ] {
+            assert!(from_stdin(family, args), "{family} {args:?}");
+        }
+    }
+
+    #[test]
+    fn a_script_or_code_named_is_not_stdin() {
+        for (family, args) in [
+            ("python", &["script.py"][..]),
+            ("python", &["-u", "script.py"]),
+            ("python", &["-c", "print(1)"]),
+            ("python", &["--", "script.py"]),
+            ("python", &["-W", "ignore", "script.py"]),
+            ("bash", &["script.sh"]),
+            ("bash", &["-x", "script.sh"]),
+            ("bash", &["--posix", "script.sh"]),
+            ("bash", &["--rcfile", "rc.sh", "script.sh"]),
+            // `-s` is the shells' only: for python it is an option like another.
+            ("python", &["-s", "script.py"]),
+        ] {
+            assert!(!from_stdin(family, args), "{family} {args:?}");
+        }
+    }
+}

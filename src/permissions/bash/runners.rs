@@ -190,8 +190,26 @@ mod tests {
             "--debug=/x",
             "--pdbcls=mod:Cls",
             "--cov-report=html:/x",
+            "--cov-report=term:x",
+            "--cov-report=xml",
+            "--cov-report",
+            // A plugin turned off, then one loaded.
+            "-p no:cacheprovider -p evil",
+            "-pno:cacheprovider -c x.ini",
+            // `-r` takes its value in the same word, `-k` the next one.
+            "-rA -p evil",
+            "-k x -p evil",
+            "-x -o a=b",
         ] {
             assert!(pytest_hazard(&split(args)).is_some(), "{args}");
+        }
+        for (args, flag) in [
+            ("-p no:x -p evil", "`-p`"),
+            ("-k x -c other.ini", "`-c`"),
+            ("-vx -o a=b", "`-o`"),
+        ] {
+            let why = pytest_hazard(&split(args)).unwrap_or_default();
+            assert!(why.contains(flag), "{args}: {why}");
         }
         for args in [
             "",
@@ -204,6 +222,19 @@ mod tests {
             "--cache-clear",
             "-n 4",
             "-- -p",
+            "-x -- -p evil",
+            "--cov-report=term",
+            "--cov-report=term-missing",
+            "--cov-report=term-missing:skip-covered",
+            "-p no:cacheprovider",
+            "-pno:cacheprovider -x",
+            "-p no:randomly -p no:cacheprovider tests",
+            // The next word is `-k`'s or `-m`'s expression, not a flag.
+            "-k -p",
+            "-m -c",
+            "-vk -o",
+            "-W error -x",
+            "-n -p",
         ] {
             assert_eq!(pytest_hazard(&split(args)), None, "{args}");
         }

@@ -81,7 +81,7 @@ pub(super) fn pytest_hazard(args: &[&str]) -> Option<String> {
             {
                 return Some(format!("{what} (`{arg}`)"));
             }
-        } else if arg.len() > 1 && arg.starts_with('-') {
+        } else if arg.starts_with('-') && arg != "-" {
             let cluster: Vec<char> = arg.chars().skip(1).collect();
             // `-p no:NAME` (or `-pno:NAME`) turns a plugin off.
             let value = if cluster.len() > 1 {
@@ -235,6 +235,8 @@ mod tests {
             "-vk -o",
             "-W error -x",
             "-n -p",
+            // Paths are not flags, whatever letters they hold.
+            "tests/conftest.py -x",
         ] {
             assert_eq!(pytest_hazard(&split(args)), None, "{args}");
         }

@@ -90,7 +90,9 @@ pub(super) fn pytest_hazard(args: &[&str]) -> Option<String> {
                 args.get(i + 1).copied()
             };
             if cluster.first() == Some(&'p') && value.is_some_and(|v| v.starts_with("no:")) {
-                i += if cluster.len() > 1 { 1 } else { 2 };
+                // A `no:NAME` in the next word is passed over as any word that is not a
+                // flag is.
+                i += 1;
                 continue;
             }
             for (k, c) in cluster.iter().enumerate() {

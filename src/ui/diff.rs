@@ -24,7 +24,7 @@ pub fn diff<'a>(prev: &Buffer, next: &'a Buffer) -> Vec<(u16, u16, &'a Cell)> {
 
 /// [`diff`] over a screen that shows `prev` with `scroll` applied: the rows it moves are
 /// compared where they went and the rows it uncovers as blank, as if `prev` had been
-/// shifted ([`scroll::shift`]) first, without moving a cell.
+/// shifted first (the tests' `scroll::shift`), without moving a cell.
 pub fn diff_moved<'a>(
     prev: &Buffer,
     next: &'a Buffer,

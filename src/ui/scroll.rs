@@ -9,8 +9,8 @@
 //! Nothing here decides what is shown; it only guesses a move that saves writing. Each
 //! row of the transcript's columns is hashed ([`row_hashes`]), and [`find`] looks for the
 //! shift that lines up the most rows of the new frame with rows of the shown one, less
-//! the rows that already matched where they were. The caller moves its copy of the
-//! shown screen exactly as the terminal moves its rows ([`shift`]) and then writes the
+//! the rows that already matched where they were. The caller then compares the next
+//! frame with the shown one as the terminal moved it (`diff::diff_moved`) and writes the
 //! cells that still differ, so a wrong guess (a hash collision, a pane beside the
 //! transcript that moves with it) costs writes, never a wrong screen.
 
@@ -48,7 +48,7 @@ impl<W: io::Write> ScrollRows for CrosstermBackend<W> {
         // The region (1-based, inclusive), the move, the region back to the whole screen
         // (which also puts the cursor home; every frame's first write moves it anyway).
         // Colours and attributes were reset at the end of the last frame, so the rows
-        // uncovered are blank in the default colours, as `shift` leaves them.
+        // uncovered are blank in the default colours, as `diff_moved` takes them.
         write!(
             self,
             "\x1b[{};{}r\x1b[{n}{direction}\x1b[r",
@@ -213,7 +213,9 @@ pub fn find(
 /// Rows a move must save (in cells, as rows of the hashed width) to be worth its bytes.
 const MIN_GAIN: usize = 2;
 
-/// Move `buf`'s rows as the terminal moves them for `scroll`, blanking the rows uncovered.
+/// Move `buf`'s rows as the terminal moves them for `scroll`, blanking the rows uncovered:
+/// the model the tests hold `diff_moved` and the backends to.
+#[cfg(test)]
 pub fn shift(buf: &mut Buffer, scroll: &Scroll) {
     let width = usize::from(buf.area.width);
     let top = usize::from(scroll.rows.start.saturating_sub(buf.area.y)) * width;

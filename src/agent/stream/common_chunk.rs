@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 
 /// What the common chunk says.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub(super) struct Common<'a> {
     /// The delta's `content`, when the chunk has a delta for choice 0 with a string there.
     pub content: Option<Cow<'a, str>>,
@@ -44,10 +44,7 @@ const MAX_DEPTH: usize = 16;
 /// Read `data` if it is the common chunk; `None` sends it to the typed parse.
 pub(super) fn read(data: &str) -> Option<Common<'_>> {
     let mut s = Scan { s: data, i: 0 };
-    let mut common = Common {
-        content: None,
-        finish_reason: None,
-    };
+    let mut common = Common::default();
     let mut seen_choices = false;
     s.object(|s, key| match key {
         "choices" => {
@@ -186,10 +183,7 @@ impl<'a> Scan<'a> {
     /// Choice 0 of the common chunk: its index 0 (or none), a delta of text, a finish
     /// reason.
     fn choice(&mut self) -> Option<Common<'a>> {
-        let mut common = Common {
-            content: None,
-            finish_reason: None,
-        };
+        let mut common = Common::default();
         let mut seen = [false; 4];
         self.object(|s, key| {
             let slot = ["index", "delta", "message", "finish_reason"]

@@ -12,6 +12,8 @@ mod compositions;
 mod everyday;
 #[path = "permissions_bash/expansions.rs"]
 mod expansions;
+#[path = "permissions_bash/options.rs"]
+mod options;
 #[path = "permissions_bash/read_only.rs"]
 mod read_only;
 #[path = "permissions_bash/redteam.rs"]

@@ -1,0 +1,61 @@
+//! The options of the programs rein sees through (`env`, `git`, `sed`, the wrappers), one
+//! test per program: each option is skipped with exactly the words it takes, so the
+//! command after it is the one judged. Most cases here were missing until mutation
+//! testing (TESTING.md) showed a changed option table passing every other test.
+
+use super::{check, defaults, judge};
+use rein::permissions::rules::RuleAction::{Allow, Ask, Deny};
+
+/// The program and words of each part a command was judged as.
+fn parts(command: &str) -> Vec<String> {
+    judge(command, &defaults())
+        .parts
+        .iter()
+        .map(|part| part.command.clone())
+        .collect()
+}
+
+#[test]
+fn env_skips_its_long_options_and_their_values() {
+    check(
+        &defaults(),
+        &[
+            ("env --ignore-environment ls", Allow),
+            ("env --null --debug --list-signal-handling ls", Allow),
+            (
+                "env --ignore-signal --default-signal --block-signal ls",
+                Allow,
+            ),
+            ("env --ignore-environment rm x", Deny),
+            ("env --unset HOME ls", Allow),
+            ("env --unset=HOME ls", Allow),
+            ("env --chdir=/tmp ls", Allow),
+            ("env --unset=HOME rm x", Deny),
+            ("env --chdir /tmp rm x", Deny),
+            ("env --frobnicate ls", Ask),
+        ],
+    );
+}
+
+/// `-S STRING` and `--split-string[=STRING]`: the string is the command line and the
+/// words after it its arguments, whichever form names it.
+#[test]
+fn env_split_string_takes_the_words_after_it_as_arguments() {
+    for (command, expected) in [
+        ("env --split-string=git diff", "git diff"),
+        ("env --split-string git diff", "git diff"),
+        ("env -i --split-string git diff", "git diff"),
+        ("env -S git diff", "git diff"),
+        ("env -iS git diff", "git diff"),
+        ("env -Sgit diff", "git diff"),
+        ("env -u HOME -S 'git log' -1", "git log -1"),
+    ] {
+        let parts = parts(command);
+        assert_eq!(
+            parts.last().map(String::as_str),
+            Some(expected),
+            "{command}: {parts:?}"
+        );
+        assert_eq!(judge(command, &defaults()).action, Allow, "{command}");
+    }
+}

@@ -360,13 +360,7 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<Word> {
-        text.split(' ')
-            .map(|w| Word {
-                raw: w.to_string(),
-                literal: Some(w.to_string()),
-                glob: false,
-            })
-            .collect()
+        Word::plain(&text.split(' ').collect::<Vec<_>>())
     }
 
     #[test]

@@ -127,13 +127,7 @@ mod tests {
     use super::*;
 
     fn words(args: &[&str]) -> Vec<Word> {
-        args.iter()
-            .map(|a| Word {
-                raw: a.to_string(),
-                literal: Some(a.to_string()),
-                glob: false,
-            })
-            .collect()
+        Word::plain(args)
     }
 
     fn hazard(args: &[&str]) -> Option<String> {

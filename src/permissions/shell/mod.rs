@@ -104,6 +104,19 @@ impl Word {
         }
     }
 
+    /// Plain words with no quotes or expansions, for the unit tests of what reads them.
+    #[cfg(test)]
+    pub(crate) fn plain(words: &[&str]) -> Vec<Word> {
+        words
+            .iter()
+            .map(|w| Word {
+                raw: w.to_string(),
+                literal: Some(w.to_string()),
+                glob: false,
+            })
+            .collect()
+    }
+
     /// The literal value, or the raw text when the word has expansions.
     pub fn text(&self) -> &str {
         self.literal.as_deref().unwrap_or(&self.raw)

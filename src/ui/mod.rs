@@ -56,22 +56,31 @@ pub fn render(app: &App, frame: &mut Frame, now: Instant) {
 }
 
 /// [`render`] into a buffer of the screen's `area` (the dashboard keeps its own two, for
-/// [`diff`]).
-pub fn render_into(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
+/// [`diff`]). Returns where the panes went.
+pub fn render_into(app: &App, area: Rect, buf: &mut Buffer, now: Instant) -> layout::Areas {
+    let areas = layout::areas(app, area);
     if area.is_empty() {
-        return;
+        return areas;
     }
     for layer in Layer::stack(app).rev() {
-        render_layer(layer, app, area, buf, now);
+        render_layer(layer, app, area, &areas, buf, now);
     }
+    areas
 }
 
 /// Draw one layer: the main screen's panes, or a modal over the whole frame.
-fn render_layer(layer: Layer, app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
+fn render_layer(
+    layer: Layer,
+    app: &App,
+    area: Rect,
+    areas: &layout::Areas,
+    buf: &mut Buffer,
+    now: Instant,
+) {
     match layer {
-        Layer::Main => render_main(app, area, buf, now),
+        Layer::Main => render_main(app, areas, buf, now),
         Layer::Slash => {
-            let input = layout::areas(app, area).input;
+            let input = areas.input;
             buf_render(slash_menu::SlashMenuPopup { app, input }, area, buf);
         }
         Layer::Context => buf_render(
@@ -102,7 +111,7 @@ fn render_layer(layer: Layer, app: &App, area: Rect, buf: &mut Buffer, now: Inst
         }
         Layer::Approval => buf_render(&app.approvals, area, buf),
         Layer::Finder => {
-            let input = layout::areas(app, area).input;
+            let input = areas.input;
             buf_render(
                 finder::FinderPopup {
                     finder: &app.finder,
@@ -116,7 +125,7 @@ fn render_layer(layer: Layer, app: &App, area: Rect, buf: &mut Buffer, now: Inst
         Layer::Feedback => {}
         Layer::Search => {
             if let Some(search) = &app.search {
-                let input = layout::areas(app, area).input;
+                let input = areas.input;
                 buf_render(
                     history_search::SearchBox {
                         search,
@@ -132,8 +141,7 @@ fn render_layer(layer: Layer, app: &App, area: Rect, buf: &mut Buffer, now: Inst
 
 /// The main screen: transcript (or the first-run explanation), todo pane, input, hint,
 /// status line, key hints and gauge.
-fn render_main(app: &App, area: Rect, buf: &mut Buffer, now: Instant) {
-    let areas = layout::areas(app, area);
+fn render_main(app: &App, areas: &layout::Areas, buf: &mut Buffer, now: Instant) {
     match &app.info.setup {
         Some(text) => buf_render(setup::SetupScreen { text }, areas.transcript, buf),
         None => buf_render(&app.transcript, areas.transcript, buf),

@@ -91,9 +91,8 @@ impl Screen {
             self.shown_rows = None;
         }
         self.next.reset();
-        super::render_into(app, area, &mut self.next, now);
+        let pane = super::render_into(app, area, &mut self.next, now).transcript;
         let backend = terminal.backend_mut();
-        let pane = super::layout::areas(app, area).transcript;
         let rows = scroll::row_hashes(&self.next, pane);
         let mut moved = None;
         if let Some((shown_pane, shown_rows)) = self.shown_rows.take() {

@@ -33,6 +33,10 @@ fn env_skips_its_long_options_and_their_values() {
             ("env --unset=HOME rm x", Deny),
             ("env --chdir /tmp rm x", Deny),
             ("env --frobnicate ls", Ask),
+            ("env - ls", Allow),
+            ("env - rm x", Deny),
+            ("env -0v ls", Allow),
+            ("env -x ls", Ask),
         ],
     );
 }

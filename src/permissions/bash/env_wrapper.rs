@@ -51,8 +51,9 @@ pub(super) fn env_inner(words: &[Word]) -> Unwrap {
             i += 1;
             continue;
         }
-        if arg.len() > 1 && arg.starts_with('-') {
-            let cluster: Vec<char> = arg.chars().skip(1).collect();
+        // A cluster of short options; `-` alone (an empty cluster) is the old `-i`.
+        if let Some(flags) = arg.strip_prefix('-') {
+            let cluster: Vec<char> = flags.chars().collect();
             for (k, c) in cluster.iter().enumerate() {
                 match c {
                     'i' | '0' | 'v' => {}
@@ -78,10 +79,6 @@ pub(super) fn env_inner(words: &[Word]) -> Unwrap {
                     }
                 }
             }
-            i += 1;
-            continue;
-        }
-        if arg == "-" {
             i += 1;
             continue;
         }

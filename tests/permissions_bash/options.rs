@@ -37,6 +37,11 @@ fn env_skips_its_long_options_and_their_values() {
             ("env - rm x", Deny),
             ("env -0v ls", Allow),
             ("env -x ls", Ask),
+            // Not an assignment: GNU env refuses an empty name.
+            ("env =x ls", Ask),
+            // The words after `-S STRING` are quoted, not read as shell.
+            ("env -S ls '; rm -rf x'", Allow),
+            ("env -S 'ls; rm -rf x'", Deny),
         ],
     );
 }
@@ -53,6 +58,8 @@ fn env_split_string_takes_the_words_after_it_as_arguments() {
         ("env -iS git diff", "git diff"),
         ("env -Sgit diff", "git diff"),
         ("env -u HOME -S 'git log' -1", "git log -1"),
+        ("env -S 'git log'", "git log"),
+        ("env -S 'git log' 'a b' \"c'd\"", "git log a b c'd"),
     ] {
         let parts = parts(command);
         assert_eq!(

@@ -128,22 +128,21 @@ fn split_string(string: &str, rest: Option<&[Word]>) -> Unwrap {
             "`env -S` resolves its own escapes and variables in `{string}`, which rein does not model"
         ));
     }
-    let rest = rest.unwrap_or_default();
-    let mut args = Vec::with_capacity(rest.len());
-    for word in rest {
-        match word.literal_program() {
-            Some(text) => args.push(text),
-            None => {
-                return Unwrap::Opaque(format!(
-                    "the argument `{}` of `env` is not a literal word",
-                    word.raw
-                ))
+    let mut script = string.to_string();
+    for word in rest.unwrap_or_default() {
+        let Some(text) = word.literal_program() else {
+            return Unwrap::Opaque(format!(
+                "the argument `{}` of `env` is not a literal word",
+                word.raw
+            ));
+        };
+        match shlex::try_quote(text) {
+            Ok(quoted) => {
+                script.push(' ');
+                script.push_str(&quoted);
             }
+            Err(_) => return Unwrap::Opaque("cannot quote the arguments of `env -S`".to_string()),
         }
     }
-    match shlex::try_join(args) {
-        Ok(joined) if joined.is_empty() => Unwrap::Script(string.to_string(), Reader::Bash),
-        Ok(joined) => Unwrap::Script(format!("{string} {joined}"), Reader::Bash),
-        Err(_) => Unwrap::Opaque("cannot quote the arguments of `env -S`".to_string()),
-    }
+    Unwrap::Script(script, Reader::Bash)
 }

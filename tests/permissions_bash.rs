@@ -667,3 +667,46 @@ fn the_command_string_limit_is_256() {
         judgement.reason
     );
 }
+
+/// At most 32 wrappers inside each other are seen through (`nice nice ... ls`), a 33rd
+/// asks; and command strings inside command strings deepen the parser's nesting bound,
+/// so `eval eval ... ls` cannot nest deeper than a script could.
+#[test]
+fn wrappers_and_command_strings_nest_only_so_deep() {
+    let nested = |wrapper: &str, n: usize| format!("{}ls", wrapper.repeat(n));
+    let at = judge(&nested("nice ", 32), &defaults());
+    assert_eq!(at.action, Allow, "{}", at.reason);
+    let over = judge(&nested("nice ", 33), &defaults());
+    assert_eq!(over.action, Ask);
+    assert!(over.reason.contains("too many wrapper"), "{}", over.reason);
+    assert_eq!(judge(&nested("nice ", 33), &defaults()).parts.len(), 1);
+
+    // Each string is one level deeper and its command one more: 31 fit in the 64 levels.
+    let shallow = judge(&nested("eval ", 31), &defaults());
+    assert_eq!(shallow.action, Allow, "{}", shallow.reason);
+    let deep = judge(&nested("eval ", 32), &defaults());
+    assert_eq!(deep.action, Ask);
+    assert!(deep.reason.contains("nested too deeply"), "{}", deep.reason);
+}
+
+/// A subcommand of git that is not one of the read-only ones the default rules allow
+/// whole is judged by the user's rule for it, whatever its arguments: a message in a
+/// variable is no option that writes.
+#[test]
+fn a_rule_for_a_git_subcommand_that_writes_is_obeyed_with_any_argument() {
+    let mut rules = defaults();
+    rules
+        .push(BashRule::new(
+            "git commit *",
+            Allow,
+            RuleOrigin::Config("/c.toml".into()),
+        ))
+        .expect("the rule compiles");
+    check(
+        &rules,
+        &[
+            ("git commit -m \"$MSG\"", Allow),
+            ("git log \"$RANGE\"", Ask),
+        ],
+    );
+}

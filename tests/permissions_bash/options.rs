@@ -5,6 +5,7 @@
 
 use super::{check, defaults, judge};
 use rein::permissions::rules::RuleAction::{Allow, Ask, Deny};
+use rein::permissions::rules::{BashRule, RuleOrigin};
 
 /// The program and words of each part a command was judged as.
 fn parts(command: &str) -> Vec<String> {
@@ -69,4 +70,30 @@ fn env_split_string_takes_the_words_after_it_as_arguments() {
         );
         assert_eq!(judge(command, &defaults()).action, Allow, "{command}");
     }
+}
+
+/// `git --exec-path` alone prints where git's programs are, as `--version` prints the
+/// version: nothing follows, and a rule of the user's for it is obeyed. With a value it
+/// runs git's commands from there.
+#[test]
+fn git_information_options_end_the_command() {
+    let mut rules = defaults();
+    for rule in ["git --exec-path*", "git --html-path"] {
+        rules
+            .push(BashRule::new(
+                rule,
+                Allow,
+                RuleOrigin::Config("/c.toml".into()),
+            ))
+            .expect("the rule compiles");
+    }
+    check(
+        &rules,
+        &[
+            ("git --exec-path", Allow),
+            ("git --html-path", Allow),
+            ("git --exec-path=/tmp status", Ask),
+            ("git --exec-path=/tmp", Ask),
+        ],
+    );
 }

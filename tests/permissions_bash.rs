@@ -687,6 +687,35 @@ fn wrappers_and_command_strings_nest_only_so_deep() {
     let deep = judge(&nested("eval ", 32), &defaults());
     assert_eq!(deep.action, Ask);
     assert!(deep.reason.contains("nested too deeply"), "{}", deep.reason);
+
+    // What `find -exec` runs and git after its global options are one wrapper deeper.
+    for command in ["find . -exec ls {} +", "git -C . status"] {
+        let at = format!("{}{command}", "nice ".repeat(31));
+        let judgement = judge(&at, &defaults());
+        assert_eq!(judgement.action, Allow, "{at}: {}", judgement.reason);
+        let over = format!("nice {at}");
+        let judgement = judge(&over, &defaults());
+        assert!(
+            judgement.reason.contains("too many wrapper"),
+            "{over}: {}",
+            judgement.reason
+        );
+    }
+}
+
+/// A deny rule for a program with arguments (`rm *`) does not reach the bare program, and
+/// a program run by path that no rule allows asks for the rule's reason; only git's
+/// listing subcommands are read for a form that writes (`echo tag v1` makes no tag).
+#[test]
+fn a_bare_program_and_a_program_by_path_keep_their_own_verdicts() {
+    check(&defaults(), &[("rm", Ask), ("rm x", Deny), ("./frob", Ask)]);
+    assert!(judge("./frob", &defaults())
+        .reason
+        .contains("the default rule `*`"));
+    assert!(judge("./ls -la", &defaults())
+        .reason
+        .contains("runs a program by path"));
+    assert!(judge("echo tag v1", &defaults()).action == Allow);
 }
 
 /// A subcommand of git that is not one of the read-only ones the default rules allow

@@ -97,3 +97,23 @@ fn git_information_options_end_the_command() {
         ],
     );
 }
+
+/// `git tag` and `git branch` list with only listing options; a short-option cluster is
+/// read letter by letter (`-n` takes the digits after it), and `-` is a name.
+#[test]
+fn git_tag_and_branch_read_their_option_clusters() {
+    check(
+        &defaults(),
+        &[
+            ("git tag -n5 v*", Allow),
+            ("git tag -ln", Allow),
+            ("git tag -nl v*", Allow),
+            ("git tag -nd v1", Ask),
+            ("git tag -l5", Ask),
+            ("git tag -", Ask),
+            ("git branch -", Ask),
+            ("git branch -av", Allow),
+            ("git branch -vd x", Ask),
+        ],
+    );
+}

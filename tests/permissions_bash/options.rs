@@ -117,3 +117,24 @@ fn git_tag_and_branch_read_their_option_clusters() {
         ],
     );
 }
+
+/// sed's options that take a value take exactly one word, attached or not, and after
+/// `--` every word is a file.
+#[test]
+fn sed_options_take_their_values() {
+    check(
+        &defaults(),
+        &[
+            ("sed -n --expression 1p f", Allow),
+            ("sed -n --expression 'w out' f", Ask),
+            ("sed -n --expression='w out' f", Ask),
+            ("sed -n --line-length 5 p f", Allow),
+            ("sed -n --line-length=5 p f", Allow),
+            ("sed -nl 5 p f", Allow),
+            ("sed -nl5 p f", Allow),
+            ("sed -n -l 5 -e 'w out' f", Ask),
+            ("sed -e p -- -i", Allow),
+            ("sed -e p -i", Ask),
+        ],
+    );
+}

@@ -43,9 +43,8 @@ pub(super) fn sed_hazard(args: &[&str]) -> Option<String> {
     let mut expressions: Vec<&str> = Vec::new();
     let mut operands = Vec::new();
     let mut options = true;
-    let mut i = 0;
-    while let Some(&arg) = args.get(i) {
-        i += 1;
+    let mut words = args.iter().copied();
+    while let Some(arg) = words.next() {
         if !options || arg == "-" || !arg.starts_with('-') {
             operands.push(arg);
             continue;
@@ -58,14 +57,14 @@ pub(super) fn sed_hazard(args: &[&str]) -> Option<String> {
             let attached = arg.split_once('=').map(|(_, v)| v);
             match long_option(name) {
                 Long::Flag => {}
-                Long::Expression => match attached {
-                    Some(value) => expressions.push(value),
-                    None => {
-                        expressions.push(args.get(i).copied().unwrap_or_default());
-                        i += 1;
+                Long::Expression => {
+                    expressions.push(attached.or_else(|| words.next()).unwrap_or_default())
+                }
+                Long::LineLength => {
+                    if attached.is_none() {
+                        words.next();
                     }
-                },
-                Long::LineLength => i += usize::from(attached.is_none()),
+                }
                 Long::Refused(why) => return Some(format!("{why} (`{arg}`)")),
             }
             continue;
@@ -74,10 +73,10 @@ pub(super) fn sed_hazard(args: &[&str]) -> Option<String> {
             match c {
                 'n' | 'E' | 'r' | 's' | 'u' | 'z' | 'b' => {}
                 'e' | 'l' => {
+                    // The value is the rest of the cluster, or else the next word.
                     let rest = &arg[k + 1..];
                     let value = if rest.is_empty() {
-                        i += 1;
-                        args.get(i - 1).copied().unwrap_or_default()
+                        words.next().unwrap_or_default()
                     } else {
                         rest
                     };

@@ -137,4 +137,21 @@ fn sed_options_take_their_values() {
             ("sed -e p -i", Ask),
         ],
     );
+    for (command, why) in [
+        ("sed -i s/a/b/ f", "edits files in place (`-i`)"),
+        ("sed -ni 1p f", "edits files in place (`-ni`)"),
+        ("sed --in-pl 1p f", "edits files in place (`--in-pl`)"),
+        ("sed -f script.sed f", "reads its script from a file (`-f`)"),
+        (
+            "sed -nf script.sed f",
+            "reads its script from a file (`-nf`)",
+        ),
+        (
+            "sed -x 1p f",
+            "an option rein does not read as printing (`-x`)",
+        ),
+    ] {
+        let reason = judge(command, &defaults()).reason;
+        assert!(reason.contains(why), "{command}: {reason}");
+    }
 }

@@ -254,7 +254,11 @@ fn f15_and_18_network_redirections_and_setsid() {
             ("echo x > \"/dev/tcp/$H/80\"", Deny),
             ("exec 3<>/dev/tcp/h/80", Deny),
             ("cat < $F", Ask),
+            ("cat <&\"$FD\"", Ask),
+            ("cat <(ls $D)", Allow),
             ("cat < f", Allow),
+            ("cat <&0", Allow),
+            ("cat <&3-", Allow),
             ("cat <<EOF\n/dev/tcp/x/1\nEOF", Allow),
             ("setsid -f tail -f /dev/null", Ask),
             ("setsid -f rm x", Deny),
@@ -265,6 +269,7 @@ fn f15_and_18_network_redirections_and_setsid() {
         "`< /dev/tcp/example.com/80` opens a network connection"
     );
     assert!(reason("setsid -f tail -f /dev/null").contains("leaves the process group"));
+    assert!(reason("cat <&\"$FD\"").contains("could be a network connection"));
 }
 
 #[test]

@@ -472,27 +472,18 @@ fn opens_network(redirect: &Redirect) -> bool {
 }
 
 /// An input redirection whose file is not a literal word: it could be `/dev/tcp/...`.
+/// (`<&WORD` takes only a descriptor in bash, but one the word names is asked about too:
+/// rein does not count on every shell refusing a file there.)
 fn unnamed_input(text: &str, redirects: &[Redirect]) -> Option<String> {
     let redirect = redirects.iter().find(|r| {
-        let input = match r.op {
-            RedirectOp::Read => true,
-            RedirectOp::DupIn => !is_descriptor_word(&r.target),
-            _ => false,
-        };
-        input && r.target.literal.is_none() && !r.target.raw.starts_with("<(")
+        matches!(r.op, RedirectOp::Read | RedirectOp::DupIn)
+            && r.target.literal.is_none()
+            && !r.target.raw.starts_with("<(")
     })?;
     Some(format!(
         "`{text} {}` reads from a file rein cannot name, which could be a network connection (`/dev/tcp/...`)",
         render_redirect(redirect)
     ))
-}
-
-/// `0`, `3-`, `-`: a descriptor, not a file.
-fn is_descriptor_word(word: &Word) -> bool {
-    word.literal.as_deref().is_some_and(|text| {
-        let digits = text.strip_suffix('-').unwrap_or(text);
-        digits.chars().all(|c| c.is_ascii_digit())
-    })
 }
 
 /// The first redirection that writes a real file (not /dev/null and friends).

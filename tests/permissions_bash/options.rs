@@ -155,3 +155,49 @@ fn sed_options_take_their_values() {
         assert!(reason.contains(why), "{command}: {reason}");
     }
 }
+
+/// `date`, `sort`, `uniq` and `printf` skip exactly the values of their options: a value
+/// not skipped would be read as an operand (a date to set, an output file) or an option.
+#[test]
+fn date_sort_uniq_and_printf_skip_their_option_values() {
+    check(
+        &defaults(),
+        &[
+            ("date --date yesterday +%F", Allow),
+            ("date --date=yesterday 0101", Ask),
+            ("date --da yesterday", Allow),
+            ("date --d yesterday", Ask),
+            ("date --ref Cargo.toml", Allow),
+            ("date --re Cargo.toml", Ask),
+            ("date --rfc-3339 seconds", Allow),
+            ("date -ud yesterday", Allow),
+            ("date -dyesterday +%F", Allow),
+            ("date -dyesterday 0101", Ask),
+            ("date -Iseconds", Allow),
+            ("date -- +%F", Allow),
+            ("date -- 0101", Ask),
+            ("date - +%F", Ask),
+            ("sort -k1 -o f", Ask),
+            ("sort -k 1 -o f", Ask),
+            ("sort -T /tmp -o out", Ask),
+            ("sort -S 50% x", Allow),
+            ("sort -t , -k 2 x", Allow),
+            ("sort -- -o", Allow),
+            ("uniq -cf 2 a", Allow),
+            ("uniq -f2 a b", Ask),
+            ("uniq -w 3 a", Allow),
+            ("uniq -s 3 a b", Ask),
+            ("uniq --skip-fields 2 a", Allow),
+            ("uniq --skip-fields=2 a b", Ask),
+            ("uniq --check-chars 3 a", Allow),
+            ("uniq -- -c out", Ask),
+            ("uniq -c -- a", Allow),
+            ("printf -v x -v y '%s' z", Allow),
+            ("printf -vx -- '%s' a", Allow),
+            ("printf -v", Allow),
+            ("printf -v x -v PATH", Ask),
+            ("printf -v \"$N\" x", Ask),
+            ("printf -v 9x y", Ask),
+        ],
+    );
+}

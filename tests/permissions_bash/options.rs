@@ -177,6 +177,8 @@ fn date_sort_uniq_and_printf_skip_their_option_values() {
             ("date -- +%F", Allow),
             ("date -- 0101", Ask),
             ("date - +%F", Ask),
+            // `-s` takes any date, `+1 hour` too, which is no format.
+            ("date -s '+1 hour'", Ask),
             ("sort -k1 -o f", Ask),
             ("sort -k 1 -o f", Ask),
             ("sort -T /tmp -o out", Ask),
@@ -200,4 +202,39 @@ fn date_sort_uniq_and_printf_skip_their_option_values() {
             ("printf -v 9x y", Ask),
         ],
     );
+}
+
+/// A sed script is read as GNU sed's compiler reads it, and the reason says what was found:
+/// what a command may not be followed by, a relative range end without its number, a
+/// newline or backslash as a delimiter, the `s` flags that write or run.
+#[test]
+fn sed_scripts_are_read_as_gnu_sed_reads_them() {
+    check(
+        &defaults(),
+        &[
+            ("sed -n pp f", Ask),
+            ("sed -n 'p;p' f", Allow),
+            ("sed -n '1,+p' f", Ask),
+            ("sed -n '1,+3p' f", Allow),
+            ("sed -n '1,~4p' f", Allow),
+            ("sed 's\na\nb\n' f", Ask),
+            ("sed 's\\a\\b\\' f", Ask),
+            ("sed 's|a|b|g' f", Allow),
+        ],
+    );
+    for (command, why) in [
+        ("sed -n pp f", "(`p` after the command `p`)"),
+        ("sed -n '1,+p' f", "a range without its end"),
+        ("sed 's\na\nb\n' f", "`s` without a delimiter"),
+        (
+            "sed -n '/abc p' f",
+            "an address without its closing delimiter",
+        ),
+        ("sed 's/a/b' f", "`s` without its closing delimiter"),
+        ("sed 's/a/b/w out' f", "writes a file (`s///w`)"),
+        ("sed 's/a/b/e' f", "runs its result as a command (`s///e`)"),
+    ] {
+        let reason = judge(command, &defaults()).reason;
+        assert!(reason.contains(why), "{command}: {reason}");
+    }
 }

@@ -238,3 +238,22 @@ fn sed_scripts_are_read_as_gnu_sed_reads_them() {
         assert!(reason.contains(why), "{command}: {reason}");
     }
 }
+
+/// A wrapper with nothing to run is a command of its own, judged by the rules for it.
+#[test]
+fn a_wrapper_with_nothing_to_run_is_judged_itself() {
+    for command in [
+        "nice",
+        "nice -n 5",
+        "nohup",
+        "timeout 5",
+        "stdbuf -oL",
+        "watch -x",
+        "busybox",
+        "xargs -0",
+    ] {
+        let judgement = judge(command, &defaults());
+        let parts: Vec<&str> = judgement.parts.iter().map(|p| p.command.as_str()).collect();
+        assert_eq!(parts, [command], "{command}");
+    }
+}

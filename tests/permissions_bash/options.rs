@@ -185,6 +185,8 @@ fn date_sort_uniq_and_printf_skip_their_option_values() {
             ("sort -S 50% x", Allow),
             ("sort -t , -k 2 x", Allow),
             ("sort -- -o", Allow),
+            ("sort notes.md", Allow),
+            ("sort -t o notes.md", Allow),
             ("uniq -cf 2 a", Allow),
             ("uniq -f2 a b", Ask),
             ("uniq -w 3 a", Allow),

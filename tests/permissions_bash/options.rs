@@ -158,6 +158,7 @@ fn sed_options_take_their_values() {
 
 /// `date`, `sort`, `uniq` and `printf` skip exactly the values of their options: a value
 /// not skipped would be read as an operand (a date to set, an output file) or an option.
+/// (`tree` has no such values: only its short options can write.)
 #[test]
 fn date_sort_uniq_and_printf_skip_their_option_values() {
     check(
@@ -186,6 +187,10 @@ fn date_sort_uniq_and_printf_skip_their_option_values() {
             ("sort -t , -k 2 x", Allow),
             ("sort -- -o", Allow),
             ("sort notes.md", Allow),
+            // A temporary folder named `--` is no end of the options.
+            ("sort -T -- -o out x", Ask),
+            ("tree foo", Allow),
+            ("tree --noreport", Allow),
             ("sort -t o notes.md", Allow),
             ("uniq -cf 2 a", Allow),
             ("uniq -f2 a b", Ask),
@@ -251,6 +256,9 @@ fn a_wrapper_with_nothing_to_run_is_judged_itself() {
         "timeout 5",
         "stdbuf -oL",
         "watch -x",
+        "eval",
+        "eval --",
+        "busybox --list",
         "busybox",
         "xargs -0",
     ] {

@@ -212,8 +212,9 @@ fn sort_hazard(args: &[&str]) -> Option<String> {
             if abbreviates(name, "compress-program", 2) {
                 return Some(format!("runs a program (`{arg}`)"));
             }
-        } else if arg.len() > 1 && arg.starts_with('-') {
-            let cluster: Vec<char> = arg.chars().skip(1).collect();
+        } else if let Some(flags) = arg.strip_prefix('-') {
+            // A cluster of short options (`-` alone is an empty one).
+            let cluster: Vec<char> = flags.chars().collect();
             for (k, c) in cluster.iter().enumerate() {
                 if *c == 'o' {
                     return Some(format!("writes its output to a file (`{arg}`)"));

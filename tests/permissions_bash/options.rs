@@ -256,6 +256,7 @@ fn a_wrapper_with_nothing_to_run_is_judged_itself() {
         "timeout 5",
         "stdbuf -oL",
         "watch -x",
+        "watch -n 1",
         "eval",
         "eval --",
         "busybox --list",

@@ -268,3 +268,155 @@ fn a_wrapper_with_nothing_to_run_is_judged_itself() {
         assert_eq!(parts, [command], "{command}");
     }
 }
+
+/// Every option of every wrapper rein sees through, in each form it can be written
+/// (alone, with its value attached or as the next word, long with `=` or a space): the
+/// command after them is the one judged, so `rm x` behind any of them is denied.
+#[test]
+fn every_wrapper_option_is_skipped_with_its_value() {
+    struct Wrapper {
+        name: &'static str,
+        flags: &'static str,
+        valued: &'static str,
+        long_flags: &'static [&'static str],
+        long_valued: &'static [&'static str],
+    }
+    // What each option means is in its manual; those that change what the wrapper does
+    // (`command -v`, `time -o`, `ionice -p`) have tests of their own.
+    let wrappers = [
+        Wrapper {
+            name: "command",
+            flags: "p",
+            valued: "",
+            long_flags: &[],
+            long_valued: &[],
+        },
+        Wrapper {
+            name: "exec",
+            flags: "cl",
+            valued: "a",
+            long_flags: &[],
+            long_valued: &[],
+        },
+        Wrapper {
+            name: "nice",
+            flags: "0123456789",
+            valued: "n",
+            long_flags: &[],
+            long_valued: &["adjustment"],
+        },
+        Wrapper {
+            // bash's own `time` keyword takes only `-p`; the program takes the rest.
+            name: "/usr/bin/time",
+            flags: "pvaq",
+            valued: "f",
+            long_flags: &["portability", "verbose", "append", "quiet"],
+            long_valued: &["format"],
+        },
+        Wrapper {
+            name: "timeout",
+            flags: "fpv",
+            valued: "ks",
+            long_flags: &["foreground", "preserve-status", "verbose"],
+            long_valued: &["kill-after", "signal"],
+        },
+        Wrapper {
+            name: "stdbuf",
+            flags: "",
+            valued: "ioe",
+            long_flags: &[],
+            long_valued: &["input", "output", "error"],
+        },
+        Wrapper {
+            name: "ionice",
+            flags: "t",
+            valued: "cn",
+            long_flags: &["ignore"],
+            long_valued: &["class", "classdata"],
+        },
+        Wrapper {
+            name: "setsid",
+            flags: "cfw",
+            valued: "",
+            long_flags: &["ctty", "fork", "wait"],
+            long_valued: &[],
+        },
+        Wrapper {
+            name: "xargs",
+            flags: "0rtpx",
+            valued: "adEILnPs",
+            long_flags: &[
+                "null",
+                "no-run-if-empty",
+                "verbose",
+                "interactive",
+                "exit",
+                "open-tty",
+                "show-limits",
+                "eof",
+                "max-lines",
+            ],
+            long_valued: &[
+                "arg-file",
+                "delimiter",
+                "max-args",
+                "max-procs",
+                "max-chars",
+                "process-slot-var",
+            ],
+        },
+        Wrapper {
+            name: "watch",
+            flags: "bcdegtwpx",
+            valued: "n",
+            long_flags: &[
+                "beep",
+                "color",
+                "no-color",
+                "differences",
+                "errexit",
+                "chgexit",
+                "no-title",
+                "no-wrap",
+                "precise",
+                "exec",
+            ],
+            long_valued: &["interval"],
+        },
+    ];
+    let mut commands = Vec::new();
+    for w in &wrappers {
+        let inner = if w.name == "timeout" {
+            "5 rm x"
+        } else {
+            "rm x"
+        };
+        let name = w.name;
+        for c in w.flags.chars() {
+            commands.push(format!("{name} -{c} {inner}"));
+        }
+        for c in w.valued.chars() {
+            commands.push(format!("{name} -{c} 5 {inner}"));
+            commands.push(format!("{name} -{c}5 {inner}"));
+        }
+        for long in w.long_flags {
+            commands.push(format!("{name} --{long} {inner}"));
+        }
+        for long in w.long_valued {
+            commands.push(format!("{name} --{long} 5 {inner}"));
+            commands.push(format!("{name} --{long}=5 {inner}"));
+        }
+        commands.push(format!("{name} -- {inner}"));
+    }
+    let mut failures = Vec::new();
+    for command in &commands {
+        let judgement = judge(command, &defaults());
+        if judgement.action != Deny {
+            failures.push(format!(
+                "{command}: {} ({})",
+                judgement.action, judgement.reason
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}

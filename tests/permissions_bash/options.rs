@@ -200,6 +200,9 @@ fn date_sort_uniq_and_printf_skip_their_option_values() {
             ("uniq --skip-fields=2 a b", Ask),
             ("uniq --check-chars 3 a", Allow),
             ("uniq -- -c out", Ask),
+            // `-` is standard input, so `out` is the output.
+            ("uniq - out", Ask),
+            ("uniq -", Allow),
             ("uniq -c -- a", Allow),
             ("printf -v x -v y '%s' z", Allow),
             ("printf -vx -- '%s' a", Allow),

@@ -423,3 +423,25 @@ fn every_wrapper_option_is_skipped_with_its_value() {
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+/// `[[ A -eq B ]]` evaluates both operands as arithmetic (which runs a substitution hidden
+/// in a variable's value); `test` and `[` compare integers and evaluate nothing. `-v NAME`
+/// evaluates NAME's subscript in all three.
+#[test]
+fn test_and_brackets_evaluate_arithmetic_only_where_bash_does() {
+    check(
+        &defaults(),
+        &[
+            ("[[ $x -eq 1 ]]", Ask),
+            ("[[ 1 -eq $x ]]", Ask),
+            ("[[ 1 -lt 2 ]]", Allow),
+            ("test \"$x\" -eq 1", Allow),
+            ("[ 1 -eq \"$x\" ]", Allow),
+            ("test -v 'a[$(touch x)]'", Ask),
+            ("[ -v 'a[$i]' ]", Ask),
+            ("[[ -v 'a[$(touch x)]' ]]", Ask),
+            ("test -v a", Allow),
+            ("[[ -v a[1] ]]", Allow),
+        ],
+    );
+}

@@ -253,6 +253,7 @@ fn wrappers_are_transparent() {
             ("setsid ls", Ask),
             ("watch rm x", Deny),
             ("watch -n 1 'rm x'", Deny),
+            ("watch -n 1 'ls; rm x'", Deny),
             ("watch -x rm x", Deny),
             ("watch -n 1 ls", Allow),
             ("/usr/bin/env rm x", Deny),

@@ -47,6 +47,13 @@ fn env_skips_its_long_options_and_their_values() {
     );
 }
 
+/// A word with an empty name before `=` is no assignment: it is the command env runs.
+#[test]
+fn env_takes_an_empty_name_for_the_command() {
+    assert_eq!(parts("env =x ls"), ["=x ls"]);
+    assert_eq!(parts("env A=1 ls"), ["ls"]);
+}
+
 /// `-S STRING` and `--split-string[=STRING]`: the string is the command line and the
 /// words after it its arguments, whichever form names it.
 #[test]

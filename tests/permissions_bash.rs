@@ -1,7 +1,8 @@
 //! The bash permission checker through its public API, with the default rules: a table of
 //! cases per rule family here, the red-team findings as regressions in `redteam`, the
 //! read-only forms of everyday programs and the forms of them that still ask in
-//! `read_only`, the share of everyday commands that ask in `everyday`, and the property
+//! `read_only`, the share of everyday commands that ask in `everyday`, each option of the
+//! programs rein sees through taking exactly its words in `options`, and the property
 //! that no composition hides a denied command in `compositions`.
 
 mod support;

@@ -99,6 +99,8 @@ pub struct Assembler {
     /// True once any text, reasoning or tool call arrived (after that a retry would repeat
     /// what the user already saw).
     started: bool,
+    /// The chat-completions reader's frame of the common chunk (a cache).
+    pub(super) frame: super::common_chunk::Frame,
 }
 
 impl Assembler {

@@ -232,7 +232,7 @@ impl Assembler {
         data: &str,
         on_delta: &mut dyn FnMut(StreamDelta<'_>),
     ) -> Result<(), ChunkError> {
-        match super::common_chunk::read(data) {
+        match self.frame.read(data) {
             Some(common) => {
                 self.push_common(common, on_delta);
                 Ok(())

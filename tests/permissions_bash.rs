@@ -243,6 +243,10 @@ fn wrappers_are_transparent() {
             ("exec ls", Allow),
             ("time rm x", Deny),
             ("time -p ls", Allow),
+            // GNU time (not the shell's keyword) writing its report to a file.
+            ("/usr/bin/time -p ls", Allow),
+            ("/usr/bin/time -o report ls", Ask),
+            ("env time --output=report ls", Ask),
             ("ls | time rm x", Deny),
             ("builtin echo hi", Allow),
             ("builtin rm x", Deny),
@@ -250,12 +254,22 @@ fn wrappers_are_transparent() {
             ("stdbuf -o L ls", Allow),
             ("ionice -c3 rm x", Deny),
             ("ionice -c 3 ls", Allow),
+            // After -p, -P or -u the words are process, group or user ids, not a command.
+            ("ionice -p ls", Ask),
+            ("ionice -c3 -P ls", Ask),
+            ("ionice -u ls", Ask),
+            ("ionice --pid ls", Ask),
+            ("ionice --pgid ls", Ask),
+            ("ionice --uid ls", Ask),
             ("setsid -f rm x", Deny),
             ("setsid ls", Ask),
             ("watch rm x", Deny),
             ("watch -n 1 'rm x'", Deny),
             ("watch -n 1 'ls; rm x'", Deny),
             ("watch -x rm x", Deny),
+            // -x runs its words as they are (a program named `ls; rm x`), without a shell.
+            ("watch -x 'ls; rm x'", Ask),
+            ("watch --exec 'ls; rm x'", Ask),
             ("watch -n 1 ls", Allow),
             ("/usr/bin/env rm x", Deny),
             ("env timeout 5 nice xargs rm", Deny),
@@ -466,6 +480,8 @@ fn reasons_name_the_part_and_the_rule() {
     assert!(reason("PATH=/x ls").contains("`PATH`"));
     assert!(reason("echo x | sh").contains("interpreter fed a script on stdin"));
     assert_eq!(reason("ls -la"), "`ls -la` matches allow rule `ls *`");
+    // xargs with no command runs `echo`, which is all it does.
+    assert_eq!(reason("xargs -0"), "`xargs -0` runs `echo` on its input");
 }
 
 #[test]

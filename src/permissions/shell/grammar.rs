@@ -385,6 +385,13 @@ mod tests {
         assert!(bare[0].words.is_empty());
         assert_eq!(bare[0].assignments[0].1.literal, None);
         assert_eq!(programs("a=(1 $(rm x) 3)"), ["rm", ""]);
+        // A name starts with a letter or `_` and holds only those and digits; any other
+        // word with `=` is the program.
+        assert_eq!(programs("_x=1 ls"), ["ls"]);
+        assert_eq!(programs("x_1=1 ls"), ["ls"]);
+        assert_eq!(programs("1x=foo ls"), ["1x=foo"]);
+        assert_eq!(programs("a-b=1 ls"), ["a-b=1"]);
+        assert_eq!(programs("=1 ls"), ["=1"]);
     }
 
     #[test]

@@ -291,10 +291,8 @@ pub fn parse_script_as(
 ) -> Result<Script, ParseError> {
     let mut script = Script::default();
     {
+        // The list enters a level, which holds the bound (`Parser::enter`).
         let mut parser = Parser::new(command, depth, false, dialect, &mut script);
-        if depth > MAX_DEPTH {
-            return Err(ParseError::new("nested too deeply"));
-        }
         parser.parse_list()?;
         parser.skip_blanks();
         if !parser.eof() {
@@ -333,6 +331,49 @@ mod tests {
         list
     }
 
+    /// What reaches a command's stdin: a file, a descriptor duplicated onto 0, a here
+    /// document or string; not a descriptor closed, another descriptor, or an output.
+    #[test]
+    fn which_redirections_feed_stdin() {
+        for (command, feeds) in [
+            ("cat < f", true),
+            ("cat 0< f", true),
+            ("cat < -", true),
+            ("cat <> f", true),
+            ("cat <&3", true),
+            ("cat 0<&3", true),
+            ("cat <<< x", true),
+            ("cat << EOF\nx\nEOF", true),
+            ("cat <<- EOF\nx\nEOF", true),
+            ("cat <&-", false),
+            ("cat 0<&-", false),
+            ("cat 3< f", false),
+            ("cat 3<&-", false),
+            ("cat > f", false),
+            ("cat 0> f", false),
+            ("cat >&-", false),
+            ("cat 2>&1", false),
+        ] {
+            let commands = parse(command).unwrap();
+            let redirect = &commands[0].redirects[0];
+            assert_eq!(redirect.feeds_stdin(), feeds, "{command}");
+        }
+    }
+
+    /// A script handed down one level above the bound still parses (its own list is the
+    /// last level); from the bound on it is an error, however much deeper.
+    #[test]
+    fn a_script_past_the_nesting_bound_is_an_error() {
+        assert!(parse_script("ls", MAX_DEPTH - 1).is_ok());
+        for depth in [MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2, 1_000] {
+            let error = parse_script("ls", depth).unwrap_err();
+            assert_eq!(error.to_string(), "nested too deeply", "{depth}");
+        }
+        // Levels left are given back: a hundred groups one after another are one level.
+        let sequential = "(ls); $(ls); { ls; }; ".repeat(100);
+        assert!(parse_script(&sequential, MAX_DEPTH - 3).is_ok());
+    }
+
     #[test]
     fn malformed_input_is_an_error() {
         for (input, message) in [
@@ -351,6 +392,11 @@ mod tests {
             ("; ls", "unexpected `;`"),
             ("ls >", "redirection `>` without a target"),
             ("then", "unexpected `then`"),
+            // What is shown of an unexpected word stops at 20 characters.
+            (
+                "(ls) abcdefghijklmnopqrstuvwxyz",
+                "unexpected `abcdefghijklmnopqrst`",
+            ),
             (
                 "f() ls",
                 "a function body must be a compound command like `{ ...; }`",

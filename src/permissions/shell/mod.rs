@@ -374,6 +374,40 @@ mod tests {
         assert!(parse_script(&sequential, MAX_DEPTH - 3).is_ok());
     }
 
+    /// A backslash before a newline joins the lines, between words and around operators
+    /// as inside a word.
+    #[test]
+    fn line_continuations_are_blanks() {
+        for (input, expected) in [
+            ("ls \\\n-la", vec!["ls -la"]),
+            ("ls \\\n| rm x", vec!["ls", "rm x"]),
+            ("ls \\\n&& rm x", vec!["ls", "rm x"]),
+            ("ls; \\\n rm x", vec!["ls", "rm x"]),
+            ("\\\n\\\n rm x", vec!["rm x"]),
+            ("ls \\\n # a comment\nrm x", vec!["ls", "rm x"]),
+        ] {
+            let commands = parse(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+            let shown: Vec<String> = commands.iter().map(|c| words(c).join(" ")).collect();
+            assert_eq!(shown, expected, "{input:?}");
+        }
+    }
+
+    /// In bash `&>` (and `&>>`) sends both outputs to a file: a redirection, not `&`
+    /// ending a command (the POSIX dialect reads it as that; see below).
+    #[test]
+    fn bash_reads_ampersand_greater_as_a_redirection() {
+        for input in ["ls &>/dev/null rm x", "ls &>>log rm x"] {
+            let commands = parse(input).unwrap();
+            assert_eq!(commands.len(), 1, "{input}");
+            assert_eq!(words(&commands[0]), ["ls", "rm", "x"], "{input}");
+        }
+        // Also right after the `time` keyword, where a `&` would end the timed pipeline.
+        let timed = parse("time &>/dev/null ls").unwrap();
+        assert_eq!(timed.len(), 1);
+        assert_eq!(words(&timed[0]), ["ls"]);
+        assert_eq!(timed[0].redirects[0].op.as_str(), "&>");
+    }
+
     #[test]
     fn malformed_input_is_an_error() {
         for (input, message) in [
@@ -392,6 +426,10 @@ mod tests {
             ("; ls", "unexpected `;`"),
             ("ls >", "redirection `>` without a target"),
             ("then", "unexpected `then`"),
+            ("ls (", "unexpected `(` after `ls`"),
+            ("(ls) (", "unexpected `(`"),
+            ("{ ls; } (", "unexpected `(`"),
+            ("ls <", "redirection `<` without a target"),
             // What is shown of an unexpected word stops at 20 characters.
             (
                 "(ls) abcdefghijklmnopqrstuvwxyz",

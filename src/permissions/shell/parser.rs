@@ -24,7 +24,6 @@ pub(super) enum Op {
     OrIf,
     Pipe,
     PipeAmp,
-    LParen,
     RParen,
 }
 
@@ -242,7 +241,6 @@ impl<'o> Parser<'o> {
                 Some('&') => (Op::PipeAmp, 2),
                 _ => (Op::Pipe, 1),
             },
-            '(' => (Op::LParen, 1),
             ')' => (Op::RParen, 1),
             _ => return None,
         })

@@ -210,6 +210,16 @@ fn wrappers_are_transparent() {
             ("xargs sh -c", Ask),
             ("xargs env", Ask),
             ("xargs -n 1 sh -c 'rm $0'", Deny),
+            // The replace string in each of its forms, and letters of option values that
+            // are not one: only a real one puts the input inside the script.
+            ("xargs -iX sh -c 'echo X'", Ask),
+            ("xargs -i sh -c 'echo {}'", Ask),
+            ("xargs -i sh -c 'echo X'", Allow),
+            ("xargs -di sh -c 'echo {}'", Allow),
+            ("xargs -E xIy sh -c 'echo y'", Allow),
+            ("xargs --interactive sh -c 'echo nteractive'", Allow),
+            // `-` alone is not an option: it is the command.
+            ("nice - ls", Ask),
             ("find . -name x -exec rm {} \\;", Deny),
             ("find . -execdir rm {} +", Deny),
             ("find . -ok rm {} ';'", Deny),

@@ -415,6 +415,17 @@ mod tests {
         assert_eq!(c.redirects[5].fd.as_deref(), Some("{fd}"));
         assert!(c.redirects[4].feeds_stdin());
         assert!(!c.redirects[0].feeds_stdin());
+        // `{name}` before the operator names a descriptor; `{}` or `{1x}` is a word.
+        for (input, fd, word) in [
+            ("echo {}>out", None, Some("{}")),
+            ("echo {1x}>out", None, Some("{1x}")),
+            ("echo {x}>out", Some("{x}"), None),
+            ("echo {x_1}>out", Some("{x_1}"), None),
+        ] {
+            let c = &parse(input).unwrap()[0];
+            assert_eq!(c.redirects[0].fd.as_deref(), fd, "{input}");
+            assert_eq!(words(c).get(1).copied(), word, "{input}");
+        }
         let diff = parse("diff <(ls) >(cat)").unwrap();
         assert!(diff.iter().all(|c| c.redirects.is_empty()));
         assert_eq!(sorted(programs("diff <(ls) >(cat)")), ["cat", "diff", "ls"]);

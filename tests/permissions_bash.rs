@@ -310,6 +310,24 @@ fn what_xargs_appends_or_reads_is_judged_too() {
     let judgement = judge("xargs -a files.txt cat", &defaults());
     let parts: Vec<&str> = judgement.parts.iter().map(|p| p.command.as_str()).collect();
     assert_eq!(parts, ["xargs -a files.txt", "cat"]);
+    // The file named in each form of the option (the reason of the xargs part), and the
+    // input named where there is none.
+    for (command, from) in [
+        ("xargs -a list cat", "from `list`"),
+        ("xargs -alist cat", "from `list`"),
+        ("xargs -0a list cat", "from `list`"),
+        ("xargs --arg-file=list cat", "from `list`"),
+        ("xargs --arg-file list cat", "from `list`"),
+        ("xargs -n 1 cat", "from its input"),
+        ("xargs -da cat", "from its input"),
+    ] {
+        let judgement = judge(command, &defaults());
+        assert!(
+            judgement.parts[0].reason.ends_with(from),
+            "{command}: {}",
+            judgement.parts[0].reason
+        );
+    }
 }
 
 #[test]

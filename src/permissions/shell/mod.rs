@@ -396,11 +396,18 @@ mod tests {
     /// ending a command (the POSIX dialect reads it as that; see below).
     #[test]
     fn bash_reads_ampersand_greater_as_a_redirection() {
-        for input in ["ls &>/dev/null rm x", "ls &>>log rm x"] {
+        for (input, op) in [("ls &>/dev/null rm x", "&>"), ("ls &>>log rm x", "&>>")] {
             let commands = parse(input).unwrap();
             assert_eq!(commands.len(), 1, "{input}");
             assert_eq!(words(&commands[0]), ["ls", "rm", "x"], "{input}");
+            assert_eq!(commands[0].redirects[0].op.as_str(), op, "{input}");
         }
+        // Digits before it are a word of the command, as bash reads them (`&>` takes no
+        // descriptor).
+        let digits = &parse("ls 2&>>log rm x").unwrap()[0];
+        assert_eq!(words(digits), ["ls", "2", "rm", "x"]);
+        assert_eq!(digits.redirects[0].fd, None);
+        assert_eq!(digits.redirects[0].op.as_str(), "&>>");
         // Also right after the `time` keyword, where a `&` would end the timed pipeline.
         let timed = parse("time &>/dev/null ls").unwrap();
         assert_eq!(timed.len(), 1);
@@ -455,6 +462,7 @@ mod tests {
             ("echo $\"a\"; rm x", vec!["echo", "rm"], "`$\"`"),
             ("echo $[ '] ' ]\nrm x\n# '", vec!["echo", "rm"], "`$[`"),
             ("ls &>/dev/null rm x", vec!["ls", "rm"], "`&>`"),
+            ("ls &>>log rm x", vec!["ls", "rm"], "`&>`"),
             ("{fd}>x rm y", vec!["{fd}"], "`{fd}>`"),
             ("a[1]=x rm y", vec!["a[1]=x"], "`a[1]=`"),
             ("a+=x", vec!["a+=x"], "`a+=`"),

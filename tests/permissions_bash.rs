@@ -320,6 +320,8 @@ fn what_xargs_appends_or_reads_is_judged_too() {
         ("xargs --arg-file list cat", "from `list`"),
         ("xargs -n 1 cat", "from its input"),
         ("xargs -da cat", "from its input"),
+        ("xargs -E tail cat", "from its input"),
+        ("xargs -Eab cat", "from its input"),
     ] {
         let judgement = judge(command, &defaults());
         assert!(

@@ -435,6 +435,8 @@ mod tests {
             ("then", "unexpected `then`"),
             ("ls (", "unexpected `(` after `ls`"),
             ("(ls) (", "unexpected `(`"),
+            ("({ ls; } x)", "unexpected `x`"),
+            ("if { ls; } x; then ls; fi", "unexpected `x`"),
             ("{ ls; } (", "unexpected `(`"),
             ("ls <", "redirection `<` without a target"),
             // What is shown of an unexpected word stops at 20 characters.

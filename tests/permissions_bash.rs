@@ -233,6 +233,14 @@ fn wrappers_are_transparent() {
             ("bash -ec 'ls; rm x'", Deny),
             ("bash -o errexit -c 'rm x'", Deny),
             ("sh -c -- 'rm x'", Deny),
+            // After `--` or `-` the next word is a script file, whatever it looks like.
+            ("bash -- -c 'rm x'", Ask),
+            ("sh - -c 'rm x'", Ask),
+            // A long option is one word; `+c` or `+` alone is no command string.
+            ("bash --norc -c 'rm x'", Deny),
+            ("bash --login -c ls", Allow),
+            ("sh + -c 'rm x'", Ask),
+            ("bash +c 'rm x'", Ask),
             ("bash -lc \"ls\"", Allow),
             ("sh -c 'ls | wc -l'", Allow),
             ("sh -c \"$CMD\"", Ask),
@@ -510,6 +518,12 @@ fn reasons_name_the_part_and_the_rule() {
     assert!(reason("PATH=/x ls").contains("`PATH`"));
     assert!(reason("echo x | sh").contains("interpreter fed a script on stdin"));
     assert_eq!(reason("ls -la"), "`ls -la` matches allow rule `ls *`");
+    for startup in ["bash --rcfile x -c ls", "bash --init-file x -c ls"] {
+        assert!(
+            reason(startup).contains("reads its startup commands from a file"),
+            "{startup}"
+        );
+    }
     // xargs with no command runs `echo`, which is all it does.
     assert_eq!(reason("xargs -0"), "`xargs -0` runs `echo` on its input");
 }

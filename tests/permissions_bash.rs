@@ -224,6 +224,15 @@ fn wrappers_are_transparent() {
             ("find . -execdir rm {} +", Deny),
             ("find . -ok rm {} ';'", Deny),
             ("find . -exec ls {} +", Allow),
+            // `;` ends a command, and `+` only right after `{}`; anything else (another
+            // `-exec` too) is an argument of the command before.
+            ("find . -exec echo + \\; -exec rm x \\;", Deny),
+            ("find . -exec echo {} + -exec rm x \\;", Deny),
+            (
+                "find . -exec echo {} \\; -exec echo + -exec rm x \\;",
+                Allow,
+            ),
+            ("find . -exec echo {} {} -exec rm x \\;", Allow),
             (
                 "find . -name x -exec grep -l y {} \\; -exec cat {} \\;",
                 Allow,

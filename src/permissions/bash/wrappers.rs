@@ -440,7 +440,11 @@ fn find_execs(words: &[Word]) -> Unwrap {
         let mut end = from;
         while let Some(word) = words.get(end) {
             let text = word.literal.as_deref();
-            let after_braces = end > from && words[end - 1].literal.as_deref() == Some("{}");
+            // The word before (the action itself for the first, never `{}`).
+            let after_braces = end
+                .checked_sub(1)
+                .and_then(|before| words.get(before))
+                .is_some_and(|before| before.literal.as_deref() == Some("{}"));
             if text == Some(";") || (text == Some("+") && after_braces) {
                 break;
             }

@@ -435,6 +435,11 @@ mod tests {
             ("then", "unexpected `then`"),
             ("ls (", "unexpected `(` after `ls`"),
             ("(ls) (", "unexpected `(`"),
+            // A function's name is a command's only word: no assignment, redirection or
+            // second word before the `()`.
+            ("FOO=1 f() { ls; }", "unexpected `(`"),
+            (">out f() { ls; }", "unexpected `(`"),
+            ("ls x () { ls; }", "unexpected `(`"),
             ("({ ls; } x)", "unexpected `x`"),
             ("if { ls; } x; then ls; fi", "unexpected `x`"),
             ("{ ls; } (", "unexpected `(`"),
@@ -511,6 +516,11 @@ mod tests {
             "case x in a) ls;; esac; for f in a b; do cat $f; done",
             "cat <<'EOF'\n$x\nEOF\n",
             "echo $((1 + 2)) ${x:-y} `pwd`",
+            // Braces that are no named descriptor: not a name, no `}`, nothing after it.
+            "echo {1}>x",
+            "echo {x >x",
+            "echo {x}y >x",
+            "echo {x} >x",
         ] {
             let script = parse_script_as(input, 0, Dialect::Posix).unwrap();
             assert!(

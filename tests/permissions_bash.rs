@@ -233,6 +233,8 @@ fn wrappers_are_transparent() {
                 Allow,
             ),
             ("find . -exec echo {} {} -exec rm x \\;", Allow),
+            // An -exec with no command runs nothing: find is judged itself.
+            ("find . -exec \\;", Allow),
             (
                 "find . -name x -exec grep -l y {} \\; -exec cat {} \\;",
                 Allow,

@@ -450,10 +450,10 @@ fn find_execs(words: &[Word]) -> Unwrap {
             }
             end += 1;
         }
-        if end > from {
-            ranges.push((from, end));
-        }
-        i = end + 1;
+        // An empty range (`-exec ;`) runs nothing and judges nothing.
+        ranges.push((from, end));
+        // The word at `end` (`;`, `+`) is no action, so the search goes on from it.
+        i = end;
     }
     if ranges.is_empty() {
         Unwrap::Itself

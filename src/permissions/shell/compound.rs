@@ -229,9 +229,11 @@ impl Parser<'_> {
             if self.eof() {
                 return Err(self.missing("]]"));
             }
+            // After `=~` the pattern is one word, parentheses and all (bash reads
+            // `[[ x =~ (a|b)c ]]`, where a `(` elsewhere would group).
             let operator = ["&&", "||", "(", ")", "<", ">"]
                 .into_iter()
-                .find(|op| self.at(op));
+                .find(|op| !regex_next && self.at(op));
             if let Some(op) = operator {
                 self.pos += op.len();
                 words.push(Word::token(op));

@@ -232,6 +232,61 @@ mod tests {
         }
     }
 
+    /// Which words the shell would expand as a pattern or a brace list: `*`, `?`, a
+    /// bracket closed after it opened, braces holding a comma or `..`; not a `]`, `}`, `,`
+    /// or `.` on its own.
+    #[test]
+    fn which_words_are_globs() {
+        for (word, glob) in [
+            ("*.rs", true),
+            ("a?", true),
+            ("[ab]", true),
+            ("{a,b}", true),
+            ("{1..3}", true),
+            ("a]", false),
+            ("a[", false),
+            ("a,b}", false),
+            ("a.}", false),
+            ("a..}", false),
+            ("{a.b}", false),
+            ("a}", false),
+            ("{a}", false),
+            ("{a,b", false),
+        ] {
+            let commands = parse(&format!("ls {word}")).unwrap();
+            assert_eq!(commands[0].words[1].glob, glob, "{word}");
+        }
+    }
+
+    /// An assignment ends its name at the first `=`; the rest is the value.
+    #[test]
+    fn the_first_equals_sign_ends_the_name() {
+        let commands = parse("a=b=c ls").unwrap();
+        assert_eq!(words(&commands[0]), ["ls"]);
+        assert_eq!(commands[0].assignments[0].0, "a");
+        assert_eq!(commands[0].assignments[0].1.literal.as_deref(), Some("b=c"));
+    }
+
+    /// A `[[ =~ ]]` pattern holds its parentheses and bars, nested or not, also at its
+    /// start; a `)` it did not open ends it; the commands after it are read.
+    #[test]
+    fn a_regex_holds_its_groups() {
+        for (input, pattern) in [
+            ("[[ x =~ ((a)|b)c ]] && rm y", "((a)|b)c"),
+            ("[[ x =~ a(b)(c) ]] && rm y", "a(b)(c)"),
+            ("[[ x =~ (a|b)c ]] && rm y", "(a|b)c"),
+            ("[[ x =~ a|(b) ]] && rm y", "a|(b)"),
+            // bash refuses a `)` the pattern did not open; rein ends the pattern there.
+            ("[[ x =~ a) ]] && rm y", "a"),
+            ("[[ x =~ (a)) ]] && rm y", "(a)"),
+        ] {
+            let commands = parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            let test = commands.iter().find(|c| c.words[0].text() == "[[").unwrap();
+            assert!(words(test).contains(&pattern), "{input}: {:?}", words(test));
+            assert!(programs(input).contains(&"rm".to_string()), "{input}");
+        }
+    }
+
     #[test]
     fn line_continuations_join_words() {
         assert_eq!(programs("r\\\nm x"), ["rm"]);

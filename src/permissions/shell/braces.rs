@@ -340,6 +340,50 @@ mod tests {
         );
     }
 
+    /// Expanded words keep a pattern only where an unquoted `*`, `?` or closed bracket
+    /// remains; quoting inside double quotes keeps a backslash that escapes nothing; `$`
+    /// alone is a character, `$'...'` is not read.
+    #[test]
+    fn expanded_words_keep_their_patterns_and_quoting() {
+        let glob = |command: &str| -> Vec<bool> {
+            let words = &parse(command).unwrap()[0].words;
+            expand_words(words)
+                .unwrap()
+                .iter()
+                .map(|w| w.glob)
+                .collect()
+        };
+        assert_eq!(glob("echo {a,b}]"), [false, false, false]);
+        assert_eq!(glob("echo {a,b}x"), [false, false, false]);
+        assert_eq!(glob("echo {a,b}[x]"), [false, true, true]);
+        assert_eq!(glob("echo {a,b}'*'"), [false, false, false]);
+        assert_eq!(texts(r#"echo "a"{x,y}"#), ["echo", r"ax", r"ay"]);
+        assert_eq!(texts(r#"echo "a\$"{x,y}"#), ["echo", "a$x", "a$y"]);
+        assert_eq!(
+            expanded("echo {a,b}$"),
+            [
+                ("echo".to_string(), true),
+                ("a$".to_string(), true),
+                ("b$".to_string(), true)
+            ]
+        );
+        let unread = expanded("echo {a,b}$'x'");
+        assert_eq!(unread.len(), 2);
+        assert!(!unread[1].1, "{unread:?}");
+    }
+
+    /// At most [`MAX_WORDS`] words in all, counting the plain ones before a pattern.
+    #[test]
+    fn the_word_bound_is_exact() {
+        let words = &parse("echo {1..255}").unwrap()[0].words;
+        assert_eq!(expand_words(words).map(|w| w.len()), Ok(MAX_WORDS));
+        let words = &parse("echo {1..256}").unwrap()[0].words;
+        assert!(expand_words(words).is_err());
+        let many = format!("echo {} *.rs", "x ".repeat(MAX_WORDS + 10));
+        let words = &parse(&many).unwrap()[0].words;
+        assert!(expand_words(words).is_err());
+    }
+
     #[test]
     fn expansion_is_bounded() {
         let words = &parse("echo {1..9}{1..9}{1..9}{1..9}").unwrap()[0].words;

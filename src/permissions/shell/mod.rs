@@ -435,6 +435,10 @@ mod tests {
             ("then", "unexpected `then`"),
             ("ls (", "unexpected `(` after `ls`"),
             ("(ls) (", "unexpected `(`"),
+            (
+                "case x in a) ls; b) rm y; esac",
+                "expected `esac`, unexpected `)`",
+            ),
             // A function's name is a command's only word: no assignment, redirection or
             // second word before the `()`.
             ("FOO=1 f() { ls; }", "unexpected `(`"),
@@ -470,6 +474,12 @@ mod tests {
             ("echo $[ '] ' ]\nrm x\n# '", vec!["echo", "rm"], "`$[`"),
             ("ls &>/dev/null rm x", vec!["ls", "rm"], "`&>`"),
             ("ls &>>log rm x", vec!["ls", "rm"], "`&>`"),
+            ("case x in a) ls;& b) rm y;; esac", vec!["ls", "rm"], "`;&`"),
+            (
+                "case x in a) ls;;& b) rm y;; esac",
+                vec!["ls", "rm"],
+                "`;;&`",
+            ),
             ("{fd}>x rm y", vec!["{fd}"], "`{fd}>`"),
             ("a[1]=x rm y", vec!["a[1]=x"], "`a[1]=`"),
             ("a+=x", vec!["a+=x"], "`a+=`"),

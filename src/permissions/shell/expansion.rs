@@ -195,8 +195,35 @@ fn offset_hazard(rest: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::permissions::shell::parse_script;
     use crate::permissions::shell::tests::programs;
+    use crate::permissions::shell::{parse, parse_script};
+
+    /// What a `$` starts: a variable (a name, a digit, a special character), a quote of
+    /// its own outside double quotes (inside them `$'` and `$"` are plain text), or a
+    /// plain `$`.
+    #[test]
+    fn what_a_dollar_sign_starts() {
+        for (input, literal) in [
+            (r#"echo "$'aA'""#, Some(r"$'aA'")),
+            (r#"echo "a$""#, Some("a$")),
+            (r#"echo $"x""#, Some("x")),
+            (r"echo $'aA'", Some("aA")),
+            ("echo $%", Some("$%")),
+            ("echo a$", Some("a$")),
+            ("echo $x", None),
+            ("echo $1", None),
+            ("echo $@", None),
+            ("echo $-", None),
+            ("echo $[1+2]", None),
+            ("echo ${x}", None),
+            ("echo $(ls)", None),
+        ] {
+            let commands = parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(commands[0].words.len(), 2, "{input}");
+            assert_eq!(commands[0].words[1].literal.as_deref(), literal, "{input}");
+        }
+        assert_eq!(programs("echo 0123456789 $(rm x)"), ["rm", "echo"]);
+    }
 
     #[test]
     fn a_bare_brace_does_not_nest_in_a_parameter_expansion() {

@@ -385,6 +385,9 @@ mod tests {
         assert!(bare[0].words.is_empty());
         assert_eq!(bare[0].assignments[0].1.literal, None);
         assert_eq!(programs("a=(1 $(rm x) 3)"), ["rm", ""]);
+        assert_eq!(programs("a=(x\ny); ls"), ["", "ls"]);
+        // Only `(` right after the `=` opens an array.
+        assert!(parse("a=b(c)").is_err());
         // A name starts with a letter or `_` and holds only those and digits; any other
         // word with `=` is the program.
         assert_eq!(programs("_x=1 ls"), ["ls"]);

@@ -435,6 +435,7 @@ mod tests {
             ("then", "unexpected `then`"),
             ("ls (", "unexpected `(` after `ls`"),
             ("(ls) (", "unexpected `(`"),
+            ("a=(x", "unterminated array assignment"),
             (
                 "case x in a) ls; b) rm y; esac",
                 "expected `esac`, unexpected `)`",
@@ -526,6 +527,8 @@ mod tests {
             "case x in a) ls;; esac; for f in a b; do cat $f; done",
             "cat <<'EOF'\n$x\nEOF\n",
             "echo $((1 + 2)) ${x:-y} `pwd`",
+            // Inside double quotes `$'` is plain text in both dialects.
+            "echo \"$'x'\"",
             // Braces that are no named descriptor: not a name, no `}`, nothing after it.
             "echo {1}>x",
             "echo {x >x",

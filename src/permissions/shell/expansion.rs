@@ -216,7 +216,6 @@ mod tests {
             ("echo $-", None),
             ("echo $[1+2]", None),
             ("echo ${x}", None),
-            ("echo $(ls)", None),
         ] {
             let commands = parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(commands[0].words.len(), 2, "{input}");

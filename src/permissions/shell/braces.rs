@@ -246,7 +246,8 @@ fn sequence(inner: &[Ch]) -> Option<Vec<Vec<Ch>>> {
         // Zero-padded when either end is written with a leading zero.
         let pad = [from, to]
             .iter()
-            .filter(|s| s.trim_start_matches('-').starts_with('0') && s.len() > 1)
+            // (`0` alone pads to its own width, which changes nothing.)
+            .filter(|s| s.trim_start_matches('-').starts_with('0'))
             .map(|s| s.len())
             .max()
             .unwrap_or(0);
@@ -381,6 +382,26 @@ mod tests {
         assert!(expand_words(words).is_err());
         let many = format!("echo {} *.rs", "x ".repeat(MAX_WORDS + 10));
         let words = &parse(&many).unwrap()[0].words;
+        assert!(expand_words(words).is_err());
+    }
+
+    /// Sequences down as well as up, with a step, of letters only when both ends are one
+    /// letter; a whole command of one sequence may reach the bound exactly.
+    #[test]
+    fn sequences_in_every_direction() {
+        assert_eq!(texts("echo {3..1}"), ["echo", "3", "2", "1"]);
+        assert_eq!(texts("echo {1..7..3}"), ["echo", "1", "4", "7"]);
+        assert_eq!(texts("echo {a..e..2}"), ["echo", "a", "c", "e"]);
+        assert_eq!(texts("echo {c..a}"), ["echo", "c", "b", "a"]);
+        assert_eq!(texts("echo {a..3}"), ["echo", "{a..3}"]);
+        assert_eq!(texts("echo {ab..c}"), ["echo", "{ab..c}"]);
+        assert_eq!(texts("echo {0..2}"), ["echo", "0", "1", "2"]);
+        let words = &parse("{1..256}").unwrap()[0].words;
+        assert_eq!(expand_words(words).map(|w| w.len()), Ok(MAX_WORDS));
+        let words = &parse("{1..257}").unwrap()[0].words;
+        assert!(expand_words(words).is_err());
+        // Refused before it is made, however long.
+        let words = &parse("echo {1..9000000000000000}").unwrap()[0].words;
         assert!(expand_words(words).is_err());
     }
 

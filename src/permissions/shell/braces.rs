@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(glob("echo {a,b}x"), [false, false, false]);
         assert_eq!(glob("echo {a,b}[x]"), [false, true, true]);
         assert_eq!(glob("echo {a,b}'*'"), [false, false, false]);
-        assert_eq!(texts(r#"echo "a"{x,y}"#), ["echo", r"ax", r"ay"]);
+        assert_eq!(texts(r#"echo "a\b"{x,y}"#), ["echo", r"a\bx", r"a\by"]);
         assert_eq!(texts(r#"echo "a\$"{x,y}"#), ["echo", "a$x", "a$y"]);
         assert_eq!(
             expanded("echo {a,b}$"),

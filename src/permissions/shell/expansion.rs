@@ -204,10 +204,10 @@ mod tests {
     #[test]
     fn what_a_dollar_sign_starts() {
         for (input, literal) in [
-            (r#"echo "$'aA'""#, Some(r"$'aA'")),
+            (r#"echo "$'a\x41'""#, Some(r"$'a\x41'")),
             (r#"echo "a$""#, Some("a$")),
             (r#"echo $"x""#, Some("x")),
-            (r"echo $'aA'", Some("aA")),
+            (r"echo $'a\x41'", Some("aA")),
             ("echo $%", Some("$%")),
             ("echo a$", Some("a$")),
             ("echo $x", None),
@@ -216,12 +216,16 @@ mod tests {
             ("echo $-", None),
             ("echo $[1+2]", None),
             ("echo ${x}", None),
+            // A backslash in `${...}` escapes the `}` after it.
+            (r"echo ${x:-a\}b}", None),
         ] {
             let commands = parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(commands[0].words.len(), 2, "{input}");
             assert_eq!(commands[0].words[1].literal.as_deref(), literal, "{input}");
         }
         assert_eq!(programs("echo 0123456789 $(rm x)"), ["rm", "echo"]);
+        // The escaped `}` does not end the expansion, so no command follows it.
+        assert_eq!(programs(r"echo ${x:-\}; rm y}"), ["echo"]);
     }
 
     #[test]

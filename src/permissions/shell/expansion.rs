@@ -224,6 +224,10 @@ mod tests {
             assert_eq!(commands[0].words[1].literal.as_deref(), literal, "{input}");
         }
         assert_eq!(programs("echo 0123456789 $(rm x)"), ["rm", "echo"]);
+        // Quotes and backquotes inside `${...}`: a quoted `}` does not end it, and a
+        // command in backquotes there is read.
+        assert_eq!(programs(r#"echo ${x:-"}; rm y"}"#), ["echo"]);
+        assert_eq!(programs("echo ${x:-`rm y`}"), ["rm", "echo"]);
         // The escaped `}` does not end the expansion, so no command follows it.
         assert_eq!(programs(r"echo ${x:-\}; rm y}"), ["echo"]);
     }
@@ -258,6 +262,9 @@ mod tests {
             let script = parse_script(input, 0).unwrap();
             assert_eq!(script.hazards.len(), 1, "{input}");
         }
+        // The hazard is the whole expansion, braces included.
+        let script = parse_script("echo ${a[$i]}x", 0).unwrap();
+        assert_eq!(script.hazards, ["${a[$i]}"]);
         for input in [
             "echo $((1 + 2 * 0x10))",
             "echo ${a[1]} ${s:1:2} ${!p*} ${#x} ${x:-y}",

@@ -253,6 +253,7 @@ mod tests {
             "echo $((x + 1))",
             "(( y ))",
             "echo ${a[$i]}",
+            "echo ${#a[$i]}",
             "echo ${s:$n}",
             "echo ${!ref}",
             "echo ${p@P}",
@@ -268,6 +269,7 @@ mod tests {
         for input in [
             "echo $((1 + 2 * 0x10))",
             "echo ${a[1]} ${s:1:2} ${!p*} ${#x} ${x:-y}",
+            "echo ${!p@} ${!a[@]} ${!a[*]} ${#} ${#a[1]}",
             "(( $# > 0 ))",
         ] {
             let script = parse_script(input, 0).unwrap();

@@ -254,6 +254,7 @@ mod tests {
             "(( y ))",
             "echo ${a[$i]}",
             "echo ${#a[$i]}",
+            "echo ${a[1]:$n}",
             "echo ${s:$n}",
             "echo ${!ref}",
             "echo ${p@P}",

@@ -146,6 +146,7 @@ mod tests {
         assert_eq!(commands[0].redirects[0].target.text(), "EOF");
         assert_eq!(programs("cat <<'EOF'\n$(rm x)\nEOF"), ["cat"]);
         assert_eq!(programs("cat <<\"EOF\"\n`rm x`\nEOF"), ["cat"]);
+        assert_eq!(sorted(programs("cat <<EOF\n`rm x`\nEOF")), ["cat", "rm"]);
         assert_eq!(
             programs("cat <<-EOF\n\t$(pwd)\n\tEOF\nls"),
             ["cat", "pwd", "ls"]

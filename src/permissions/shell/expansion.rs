@@ -228,6 +228,9 @@ mod tests {
         // command in backquotes there is read.
         assert_eq!(programs(r#"echo ${x:-"}; rm y"}"#), ["echo"]);
         assert_eq!(programs("echo ${x:-`rm y`}"), ["rm", "echo"]);
+        // Inside double quotes a single quote in `${...}` quotes nothing: bash runs the
+        // substitution and prints the quotes.
+        assert_eq!(programs(r#"echo "${x:-'$(rm y)'}""#), ["rm", "echo"]);
         // The escaped `}` does not end the expansion, so no command follows it.
         assert_eq!(programs(r"echo ${x:-\}; rm y}"), ["echo"]);
     }

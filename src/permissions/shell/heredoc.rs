@@ -170,6 +170,7 @@ mod tests {
             ("cat <<\"E\"$F\nx\nE$F\nrm x\n", vec!["cat", "rm"]),
             ("cat <<$'E\\x4fF'\nx\nEOF\nrm x\n", vec!["cat", "rm"]),
             ("cat <<$\"EOF\"\nx\nEOF\nrm x\n", vec!["cat", "rm"]),
+            ("cat <<$'E\\'F'\nx\nE'F\nrm x\n", vec!["cat", "rm"]),
             ("cat <<E\\OF\n$(pwd)\nEOF\nrm x\n", vec!["cat", "rm"]),
             ("cat <<\\$E\nx\n$E\nrm x\n", vec!["cat", "rm"]),
             ("cat <<\"EO\\\nF\"\n$(pwd)\nEOF\nrm x\n", vec!["cat", "rm"]),

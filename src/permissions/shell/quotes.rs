@@ -85,7 +85,8 @@ impl Parser<'_> {
                         inner.push('"');
                         self.pos += 2;
                     }
-                    Some('\n') => self.pos += 2,
+                    // Any other backslash stays, `\` and a newline too: the inner command's
+                    // own reading joins the lines.
                     _ => {
                         inner.push('\\');
                         self.pos += 1;
@@ -123,6 +124,43 @@ impl Parser<'_> {
 mod tests {
     use crate::permissions::shell::parse;
     use crate::permissions::shell::tests::{programs, words};
+
+    /// In double quotes a backslash escapes only `$`, `` ` ``, `"`, `\` and a newline (which
+    /// it removes); before anything else it stays.
+    #[test]
+    fn backslashes_in_double_quotes() {
+        for (input, literal) in [
+            (r#"echo "a\"b""#, r#"a"b"#),
+            (r#"echo "a\$b""#, "a$b"),
+            (r#"echo "a\\b""#, r"a\b"),
+            (r#"echo "a\`b""#, "a`b"),
+            (r#"echo "a\nb""#, r"a\nb"),
+            ("echo \"a\\\nb\"", "ab"),
+        ] {
+            let commands = parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(words(&commands[0])[1], literal, "{input}");
+        }
+    }
+
+    /// Inside backquotes a backslash escapes `$`, `` ` `` and `\` (and `"` when the
+    /// backquotes are inside double quotes) and removes a newline; the command read is
+    /// the text so unescaped.
+    #[test]
+    fn backslashes_in_backquotes() {
+        for (input, inner) in [
+            (r"echo `echo \$x`", vec!["echo", "$x"]),
+            (r"echo `echo \\x`", vec!["echo", "x"]),
+            (r"echo `echo \nx`", vec!["echo", r"nx"]),
+            ("echo `echo a\\\nb`", vec!["echo", "ab"]),
+            (r#"echo "`echo \"a b\"`""#, vec!["echo", "a b"]),
+            (r#"echo `echo \"a`"#, vec!["echo", r#""a"#]),
+        ] {
+            let commands = parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(words(&commands[0]), inner, "{input}");
+        }
+        // A nested backquote runs its command too.
+        assert_eq!(programs(r"echo `echo \`rm x\``"), ["rm", "echo", "echo"]);
+    }
 
     #[test]
     fn ansi_c_quotes_resolve_their_escapes() {

@@ -422,9 +422,18 @@ mod tests {
     use super::*;
     use crate::agent::stream::{Assembler, ChunkError};
 
-    /// What feeding `data` does: the deltas, the assembler after, and the result.
+    /// What feeding `data` to a new assembler does: the deltas, the assembler after, and
+    /// the result.
     fn feed(data: &str, typed_only: bool) -> (Vec<String>, String, Result<(), ChunkError>) {
-        let mut a = Assembler::default();
+        feed_into(&mut Assembler::default(), data, typed_only)
+    }
+
+    /// What feeding `data` to `a` does.
+    fn feed_into(
+        a: &mut Assembler,
+        data: &str,
+        typed_only: bool,
+    ) -> (Vec<String>, String, Result<(), ChunkError>) {
         let mut deltas = Vec::new();
         let mut on_delta = |d: crate::agent::stream::StreamDelta<'_>| deltas.push(format!("{d:?}"));
         let result = if typed_only {
@@ -459,30 +468,38 @@ mod tests {
         }
     }
 
-    /// Every chunk of every recorded provider stream: what this reader accepts it reads
-    /// as the typed parse does, and the rest goes there.
-    #[test]
-    fn every_recorded_chunk_reads_the_same_both_ways() {
+    /// The chunks (`data` of each event but `[DONE]`) of every recorded provider stream,
+    /// a list per stream.
+    fn recorded_streams() -> Vec<Vec<String>> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples");
-        let (mut chunks, mut common) = (0, 0);
+        let mut streams = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_none_or(|e| e != "sse") {
                 continue;
             }
             let body = std::fs::read_to_string(&path).unwrap_or_default();
-            for line in body.lines() {
-                let Some(data) = line.strip_prefix("data:") else {
-                    continue;
-                };
-                let data = data.strip_prefix(' ').unwrap_or(data);
-                if data == "[DONE]" {
-                    continue;
-                }
-                chunks += 1;
-                common += usize::from(read(data).is_some());
-                same_both_ways(data);
-            }
+            streams.push(
+                body.lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(|data| data.strip_prefix(' ').unwrap_or(data))
+                    .filter(|data| *data != "[DONE]")
+                    .map(str::to_string)
+                    .collect(),
+            );
+        }
+        streams
+    }
+
+    /// Every chunk of every recorded provider stream: what this reader accepts it reads
+    /// as the typed parse does, and the rest goes there.
+    #[test]
+    fn every_recorded_chunk_reads_the_same_both_ways() {
+        let (mut chunks, mut common) = (0, 0);
+        for data in recorded_streams().iter().flatten() {
+            chunks += 1;
+            common += usize::from(read(data).is_some());
+            same_both_ways(data);
         }
         assert!(chunks > 300, "{chunks} chunks");
         assert!(
@@ -499,18 +516,11 @@ mod tests {
         let mut hits = 0;
         for data in chunks {
             hits += usize::from(framed.frame.text(data).is_some());
-            let one = |a: &mut Assembler, typed_only: bool| {
-                let mut deltas = Vec::new();
-                let mut on_delta =
-                    |d: crate::agent::stream::StreamDelta<'_>| deltas.push(format!("{d:?}"));
-                let result = if typed_only {
-                    a.push_typed(data, &mut on_delta)
-                } else {
-                    a.push(data, &mut on_delta)
-                };
-                (deltas, format!("{a:?}"), result)
-            };
-            assert_eq!(one(&mut framed, false), one(&mut typed, true), "{data}");
+            assert_eq!(
+                feed_into(&mut framed, data, false),
+                feed_into(&mut typed, data, true),
+                "{data}"
+            );
         }
         hits
     }
@@ -519,20 +529,9 @@ mod tests {
     /// it reads most text chunks of the streams whose chunks share their frame.
     #[test]
     fn recorded_streams_read_the_same_through_the_frame() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples");
         let (mut chunks, mut hits) = (0, 0);
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "sse") {
-                continue;
-            }
-            let body = std::fs::read_to_string(&path).unwrap_or_default();
-            let data: Vec<&str> = body
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|data| data.strip_prefix(' ').unwrap_or(data))
-                .filter(|data| *data != "[DONE]")
-                .collect();
+        for stream in recorded_streams() {
+            let data: Vec<&str> = stream.iter().map(String::as_str).collect();
             chunks += data.len();
             hits += same_in_order(&data);
         }

@@ -15,6 +15,7 @@
 pub mod agent;
 pub mod allowed_tools;
 pub mod app;
+pub mod checkpoint;
 pub mod config;
 pub mod context;
 pub mod conversation;
@@ -30,6 +31,7 @@ pub mod instructions;
 pub mod mcp;
 pub mod permissions;
 pub mod private_fs;
+pub mod program_path;
 pub mod safe_fs;
 pub mod sandbox;
 pub mod sanitize;

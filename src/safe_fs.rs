@@ -362,6 +362,118 @@ pub(crate) fn write_with(path: &Path, content: &[u8], bits: Bits) -> Result<Writ
     })
 }
 
+/// What [`put`] puts at a path: a file (executable or not) or a symbolic link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutKind {
+    File { executable: bool },
+    Link,
+}
+
+/// Put `content` at `path` (absolute, resolved) as `what`, whatever non-folder is there
+/// now (a file, or a link, which is replaced, never followed): the checkpoint restore's
+/// write. Missing folders are made; every folder on the way is opened without following
+/// links; the new file or link is made beside the old one and renamed over it. A file gets
+/// 0666 or 0777 less the umask, as git gives the files it checks out; for a link, `content`
+/// is its target.
+pub fn put(path: &Path, content: &[u8], what: PutKind) -> Result<Written, WriteError> {
+    let (parent, name) = split(path)?;
+    let dir = open_dir(parent, Some(0o777))?;
+    let target = c_name(name)?;
+    let old = stat_at(dir.as_raw_fd(), &target)?;
+    if old.as_ref().is_some_and(|st| kind(st) == libc::S_IFDIR) {
+        return Err(WriteError::Directory);
+    }
+    let temp_name = {
+        let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
+        let mut t = OsString::from(".");
+        t.push(name);
+        t.push(format!(".rein-{}-{n}.tmp", std::process::id()));
+        c_name(&t)?
+    };
+    let made = (|| -> io::Result<()> {
+        match what {
+            PutKind::Link => {
+                let link_target = CString::new(content)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+                // SAFETY: NUL-terminated strings and a valid directory descriptor.
+                check(unsafe {
+                    libc::symlinkat(link_target.as_ptr(), dir.as_raw_fd(), temp_name.as_ptr())
+                })?;
+            }
+            PutKind::File { executable } => {
+                let bits: libc::c_uint = if executable { 0o777 } else { 0o666 };
+                let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
+                // SAFETY: a valid directory descriptor and a NUL-terminated name.
+                let fd = check(unsafe {
+                    libc::openat(dir.as_raw_fd(), temp_name.as_ptr(), flags, bits)
+                })?;
+                // SAFETY: just opened, owned by nothing else.
+                let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+                file.write_all(content)?;
+                file.flush()?;
+            }
+        }
+        // SAFETY: valid directory descriptors and NUL-terminated names.
+        check(unsafe {
+            libc::renameat(
+                dir.as_raw_fd(),
+                temp_name.as_ptr(),
+                dir.as_raw_fd(),
+                target.as_ptr(),
+            )
+        })?;
+        Ok(())
+    })();
+    if let Err(e) = made {
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), temp_name.as_ptr(), 0) };
+        return Err(e.into());
+    }
+    Ok(if old.is_some() {
+        Written::Replaced
+    } else {
+        Written::Created
+    })
+}
+
+/// Remove the file or link at `path` (absolute, resolved), never following a link on the
+/// way: whether something was there. A folder is not removed ([`WriteError::Directory`]).
+pub fn remove(path: &Path) -> Result<bool, WriteError> {
+    let (parent, name) = split(path)?;
+    let dir = match open_dir(parent, None) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    let target = c_name(name)?;
+    match stat_at(dir.as_raw_fd(), &target)? {
+        None => Ok(false),
+        Some(st) if kind(&st) == libc::S_IFDIR => Err(WriteError::Directory),
+        Some(_) => {
+            // SAFETY: a valid directory descriptor and a NUL-terminated name.
+            check(unsafe { libc::unlinkat(dir.as_raw_fd(), target.as_ptr(), 0) })?;
+            Ok(true)
+        }
+    }
+}
+
+/// Remove the folder at `path` if it is empty (and not a link): whether it was removed.
+pub fn remove_empty_dir(path: &Path) -> io::Result<bool> {
+    let (parent, name) = split(path)?;
+    let dir = open_dir(parent, None)?;
+    let target = c_name(name)?;
+    // SAFETY: a valid directory descriptor and a NUL-terminated name.
+    let ret = unsafe { libc::unlinkat(dir.as_raw_fd(), target.as_ptr(), libc::AT_REMOVEDIR) };
+    if ret == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOENT | libc::ENOTDIR) => Ok(false),
+        _ => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,7 +35,7 @@
 //! project), and a relative `command` is the project's program, as approved. Its bare
 //! command names are still looked up in the absolute folders of `PATH` only.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -148,7 +148,7 @@ pub(super) fn plan(
     // Only the absolute folders of PATH: an empty entry, `.` or a relative one is the
     // working folder of whoever looks a name up.
     let path_var = out.iter_mut().find(|(k, _)| k == "PATH").map(|(_, v)| {
-        *v = absolute_entries(v);
+        *v = crate::program_path::absolute_entries(v);
         v.clone()
     });
     let safe_path = env.iter().any(|(k, _)| k == "PYTHONSAFEPATH");
@@ -172,7 +172,7 @@ pub(super) fn plan(
             project.join(program)
         }
     } else {
-        lookup(command, path_var.as_deref()).ok_or_else(|| {
+        crate::program_path::lookup(command, path_var.as_deref()).ok_or_else(|| {
             format!(
                 "`{command}` is not in any absolute folder of PATH ({}); give {} its full path",
                 path_var
@@ -225,29 +225,10 @@ fn path(text: &str, project: &Path, home: Option<&Path>) -> Result<PathBuf, Stri
     Ok(PathBuf::from(expand(text, project)))
 }
 
-/// The absolute entries of a `PATH` value, in order.
-fn absolute_entries(path: &OsStr) -> OsString {
-    let kept: Vec<PathBuf> = std::env::split_paths(path)
-        .filter(|p| p.is_absolute())
-        .collect();
-    std::env::join_paths(kept).unwrap_or_default()
-}
-
-/// `name` in the folders of `path` (all absolute by now): the first executable file.
-fn lookup(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path?)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsStr;
     use std::os::unix::fs::PermissionsExt;
 
     fn executable(path: &Path) {

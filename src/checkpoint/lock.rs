@@ -1,0 +1,83 @@
+//! One rein at a time in a project's record: an exclusive `flock` on `<record>/lock`,
+//! which the kernel lets go when the holder exits, killed or not. Whoever takes it next
+//! clears the lock files a killed git left behind (`index.lock` and the like): under this
+//! lock nobody else can be running git on the record.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::CheckpointError;
+
+/// How long a checkpoint waits for another rein's before giving up (a notice, not a
+/// failed turn).
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The held lock: let go when dropped.
+#[derive(Debug)]
+pub(crate) struct RecordLock {
+    _file: File,
+}
+
+/// Lock files git leaves when it is killed mid-write.
+const STALE: [&str; 5] = [
+    "index.lock",
+    "HEAD.lock",
+    "packed-refs.lock",
+    "config.lock",
+    "shallow.lock",
+];
+
+impl RecordLock {
+    /// Take the lock of the record at `record` (its git folder is `record/git`).
+    pub(crate) fn take(record: &Path) -> Result<RecordLock, CheckpointError> {
+        let path = record.join("lock");
+        let file = crate::private_fs::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(CheckpointError::io(
+                "cannot open the checkpoint record's lock",
+                &path,
+            ))?;
+        let started = Instant::now();
+        loop {
+            // SAFETY: a valid descriptor owned by `file`.
+            let got = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if got == 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(CheckpointError::io(
+                    "cannot lock the checkpoint record",
+                    &path,
+                )(e));
+            }
+            if started.elapsed() > WAIT {
+                return Err(CheckpointError::Busy);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let git = record.join("git");
+        for name in STALE {
+            let _ = std::fs::remove_file(git.join(name));
+        }
+        Ok(RecordLock { _file: file })
+    }
+}
+
+/// Remove the lock files of refs under `refs/rein` (a git killed while updating one).
+pub(crate) fn clear_stale_ref_locks(git_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(git_dir.join("refs/rein")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().ends_with(".lock") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

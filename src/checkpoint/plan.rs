@@ -1,0 +1,340 @@
+//! A session's checkpoints as its file records them, and what a rewind restores.
+//!
+//! The agent writes a [`CheckpointRecord`] when a turn starts, before a batch of tool calls
+//! that could change files (only when the files changed since its previous one: someone
+//! else did that) and after the batch (with the paths the batch changed). A rewind writes a
+//! [`Rewind`]. [`TurnCheckpoints::from_records`] reads them back in order: the turns, and
+//! the segments (a batch, or a rewind, with the checkpoint before and after it).
+//!
+//! Rewinding to turn N restores only paths this session changed from turn N on: each to
+//! its state before the first change (the `base` of the first segment that changed it) and
+//! only if it is still as this session last left it (the `after` of the last segment that
+//! changed it, a rewind included); see [`super::restore`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::Skipped;
+
+/// When a checkpoint was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointAt {
+    /// Before the turn's user message: what `--to N` goes back to.
+    Start,
+    /// Before a batch of tool calls, when someone else changed files since the last one.
+    Before,
+    /// After a batch of tool calls: `changed` is what the batch changed.
+    After,
+}
+
+/// A checkpoint in a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointRecord {
+    pub turn: u64,
+    pub at: CheckpointAt,
+    pub commit: String,
+    /// Paths (relative to the project) the batch changed (`After` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// What this checkpoint left out for the first time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+}
+
+/// A restore in a session file: the checkpoints around it and the paths it wrote or
+/// removed (what `--undo` puts back).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rewind {
+    /// The turn it went back to; `None` for an undo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_turn: Option<u64>,
+    pub before: String,
+    pub after: String,
+    pub paths: Vec<String>,
+}
+
+/// One turn that has a start checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnInfo {
+    pub turn: u64,
+    /// The checkpoint just before the turn began.
+    pub start: String,
+    /// When it began (RFC 3339).
+    pub time: String,
+    /// The first line of the user's message.
+    pub message: String,
+    /// What the turn's tool calls changed.
+    pub changed: BTreeSet<String>,
+    /// The index of the start checkpoint among the session file's records: a conversation
+    /// rewind keeps the records before it.
+    pub record: usize,
+}
+
+/// Changes made by this session between two of its checkpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The record index of the checkpoint that ends it.
+    pub record: usize,
+    pub base: String,
+    pub after: String,
+    pub changed: Vec<String>,
+}
+
+/// One path a restore may put back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathStep {
+    pub path: String,
+    /// The checkpoint whose version goes back (absent there: the file is removed).
+    pub target: String,
+    /// The checkpoint holding the version this session last left: a file that is not
+    /// that version any more was changed by someone else, and is kept.
+    pub expected: String,
+}
+
+/// A session's checkpoints, read from its records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnCheckpoints {
+    pub turns: Vec<TurnInfo>,
+    pub segments: Vec<Segment>,
+    /// The rewinds, in order, with their record index.
+    pub rewinds: Vec<(usize, Rewind)>,
+}
+
+/// What one record of a session file says, for [`TurnCheckpoints::from_records`].
+pub enum Seen<'a> {
+    Checkpoint(&'a CheckpointRecord, &'a str),
+    Rewind(&'a Rewind),
+    /// A user message's text.
+    UserMessage(&'a str),
+    Other,
+}
+
+impl TurnCheckpoints {
+    /// Read the checkpoints of a session from its records in order.
+    pub fn from_records<'a>(records: impl IntoIterator<Item = Seen<'a>>) -> TurnCheckpoints {
+        let mut out = TurnCheckpoints::default();
+        let mut previous: Option<String> = None;
+        let mut waiting_message = false;
+        for (index, seen) in records.into_iter().enumerate() {
+            match seen {
+                Seen::Checkpoint(record, time) => {
+                    match record.at {
+                        CheckpointAt::Start => {
+                            out.turns.push(TurnInfo {
+                                turn: record.turn,
+                                start: record.commit.clone(),
+                                time: time.to_string(),
+                                message: String::new(),
+                                changed: BTreeSet::new(),
+                                record: index,
+                            });
+                            waiting_message = true;
+                        }
+                        CheckpointAt::Before => {}
+                        CheckpointAt::After => {
+                            if let Some(base) = &previous {
+                                out.segments.push(Segment {
+                                    record: index,
+                                    base: base.clone(),
+                                    after: record.commit.clone(),
+                                    changed: record.changed.clone(),
+                                });
+                            }
+                            if let Some(turn) =
+                                out.turns.iter_mut().rev().find(|t| t.turn == record.turn)
+                            {
+                                turn.changed.extend(record.changed.iter().cloned());
+                            }
+                        }
+                    }
+                    previous = Some(record.commit.clone());
+                }
+                Seen::Rewind(rewind) => {
+                    out.segments.push(Segment {
+                        record: index,
+                        base: rewind.before.clone(),
+                        after: rewind.after.clone(),
+                        changed: rewind.paths.clone(),
+                    });
+                    out.rewinds.push((index, rewind.clone()));
+                    previous = Some(rewind.after.clone());
+                }
+                Seen::UserMessage(text) => {
+                    if waiting_message {
+                        if let Some(turn) = out.turns.last_mut() {
+                            turn.message = first_line(text);
+                        }
+                        waiting_message = false;
+                    }
+                }
+                Seen::Other => {}
+            }
+        }
+        out
+    }
+
+    /// The turn numbered `turn`.
+    pub fn turn(&self, turn: u64) -> Option<&TurnInfo> {
+        self.turns.iter().rev().find(|t| t.turn == turn)
+    }
+
+    /// The highest turn number recorded (0: none).
+    pub fn last_turn(&self) -> u64 {
+        self.turns.iter().map(|t| t.turn).max().unwrap_or(0)
+    }
+
+    /// What going back to before turn `turn` restores: every path changed from then on.
+    pub fn steps_to(&self, turn: &TurnInfo) -> Vec<PathStep> {
+        let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut last: BTreeMap<&str, &str> = BTreeMap::new();
+        for segment in self.segments.iter().filter(|s| s.record > turn.record) {
+            for path in &segment.changed {
+                first.entry(path).or_insert(&segment.base);
+                last.insert(path, &segment.after);
+            }
+        }
+        first
+            .into_iter()
+            .map(|(path, target)| PathStep {
+                path: path.to_string(),
+                target: target.to_string(),
+                expected: last.get(path).copied().unwrap_or(target).to_string(),
+            })
+            .collect()
+    }
+
+    /// What taking back the last rewind restores.
+    pub fn undo_steps(&self) -> Option<Vec<PathStep>> {
+        let (_, rewind) = self.rewinds.last()?;
+        Some(
+            rewind
+                .paths
+                .iter()
+                .map(|path| PathStep {
+                    path: path.clone(),
+                    target: rewind.before.clone(),
+                    expected: rewind.after.clone(),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The first line of `text`, at most 80 characters.
+fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut out: String = line.chars().take(80).collect();
+    if line.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cp(turn: u64, at: CheckpointAt, commit: &str, changed: &[&str]) -> CheckpointRecord {
+        CheckpointRecord {
+            turn,
+            at,
+            commit: commit.to_string(),
+            changed: changed.iter().map(|s| s.to_string()).collect(),
+            skipped: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_path_goes_back_to_before_its_first_change_and_is_expected_as_last_left() {
+        use CheckpointAt::*;
+        let records = [
+            cp(1, Start, "s1", &[]),
+            cp(1, After, "a1", &["x", "y"]),
+            cp(2, Start, "s2", &[]),
+            // Someone else changed files between the turns and before the batch.
+            cp(2, Before, "b2", &[]),
+            cp(2, After, "a2", &["y", "z"]),
+            cp(3, Start, "s3", &[]),
+        ];
+        let seen: Vec<Seen> = records
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| {
+                let mut v = vec![Seen::Checkpoint(r, "t")];
+                if r.at == Start {
+                    v.push(Seen::UserMessage(if i == 0 {
+                        "\n  first ask\nmore"
+                    } else {
+                        "next"
+                    }));
+                }
+                v
+            })
+            .collect();
+        let cps = TurnCheckpoints::from_records(seen);
+        assert_eq!(cps.last_turn(), 3);
+        assert_eq!(cps.turns[0].message, "first ask");
+        assert_eq!(cps.turns[1].changed.iter().collect::<Vec<_>>(), ["y", "z"]);
+        let step = |p: &str, t: &str, e: &str| PathStep {
+            path: p.into(),
+            target: t.into(),
+            expected: e.into(),
+        };
+        assert_eq!(
+            cps.steps_to(cps.turn(1).unwrap()),
+            [
+                step("x", "s1", "a1"),
+                step("y", "s1", "a2"),
+                step("z", "b2", "a2")
+            ]
+        );
+        assert_eq!(
+            cps.steps_to(cps.turn(2).unwrap()),
+            [step("y", "b2", "a2"), step("z", "b2", "a2")]
+        );
+        assert!(cps.steps_to(cps.turn(3).unwrap()).is_empty());
+        assert_eq!(cps.undo_steps(), None);
+    }
+
+    #[test]
+    fn a_rewind_is_this_sessions_last_write_and_what_undo_takes_back() {
+        use CheckpointAt::*;
+        let records = [
+            cp(1, Start, "s1", &[]),
+            cp(1, After, "a1", &["x"]),
+            cp(2, Start, "s2", &[]),
+            cp(2, After, "a2", &["x", "y"]),
+        ];
+        let rewind = Rewind {
+            to_turn: Some(2),
+            before: "r0".into(),
+            after: "r1".into(),
+            paths: vec!["x".into(), "y".into()],
+        };
+        let mut seen: Vec<Seen> = records.iter().map(|r| Seen::Checkpoint(r, "t")).collect();
+        seen.push(Seen::Rewind(&rewind));
+        let cps = TurnCheckpoints::from_records(seen);
+        let steps = cps.steps_to(cps.turn(1).unwrap());
+        assert_eq!(steps[0].path, "x");
+        assert_eq!(
+            (steps[0].target.as_str(), steps[0].expected.as_str()),
+            ("s1", "r1")
+        );
+        assert_eq!(
+            (steps[1].target.as_str(), steps[1].expected.as_str()),
+            ("s2", "r1")
+        );
+        let undo = cps.undo_steps().unwrap();
+        assert_eq!(undo.len(), 2);
+        assert_eq!(
+            (undo[1].target.as_str(), undo[1].expected.as_str()),
+            ("r0", "r1")
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! What the record reads of the user's own repository, as data and without running git
+//! on it (a project's `.git/config` can name programs, and the record never runs them):
+//! where it is, its `info/exclude`, and the paths its index tracks.
+//!
+//! The index is read for one question only: does the user's repository track any file
+//! under a folder (an untracked folder is one it does not, as `git status` shows it
+//! whole). Versions 2, 3 and 4 of the index format are read; an index rein cannot read
+//! (split, sparse, another hash, damaged) is as if the repository tracked everything, so
+//! the folder cap never skips what the user may track.
+
+use std::path::{Path, PathBuf};
+
+/// The user's repository around the project, found by walking up from it.
+#[derive(Debug, Clone)]
+pub(crate) struct UserRepo {
+    /// The work tree's top: the folder holding `.git`.
+    pub top: PathBuf,
+    /// The repository's own folder (`.git`, or where a `.git` file points).
+    pub git_dir: PathBuf,
+    /// The folder shared by all its worktrees (`info/exclude` lives there).
+    pub common_dir: PathBuf,
+}
+
+impl UserRepo {
+    /// The repository `root` is in, if any.
+    pub(crate) fn find(root: &Path) -> Option<UserRepo> {
+        let mut dir = Some(root);
+        while let Some(d) = dir {
+            let dot_git = d.join(".git");
+            if let Ok(meta) = std::fs::symlink_metadata(&dot_git) {
+                if meta.is_dir() {
+                    return Some(UserRepo {
+                        top: d.to_path_buf(),
+                        git_dir: dot_git.clone(),
+                        common_dir: dot_git,
+                    });
+                }
+                if meta.is_file() {
+                    let git_dir = gitfile_target(&dot_git)?;
+                    let common_dir = std::fs::read_to_string(git_dir.join("commondir"))
+                        .ok()
+                        .map(|c| git_dir.join(c.trim()))
+                        .unwrap_or_else(|| git_dir.clone());
+                    return Some(UserRepo {
+                        top: d.to_path_buf(),
+                        git_dir,
+                        common_dir,
+                    });
+                }
+            }
+            dir = d.parent();
+        }
+        None
+    }
+
+    /// The repository's `info/exclude` (at most 1 MiB of it), or nothing.
+    pub(crate) fn info_exclude(&self) -> String {
+        crate::safe_fs::read_small_text(&self.common_dir.join("info/exclude"), 1 << 20)
+            .unwrap_or_default()
+    }
+
+    /// The paths the repository's index tracks, sorted; `None` when it cannot be read.
+    pub(crate) fn tracked(&self) -> Option<Vec<Vec<u8>>> {
+        let bytes = std::fs::read(self.git_dir.join("index")).ok()?;
+        let mut paths = parse_index(&bytes)?;
+        paths.sort();
+        Some(paths)
+    }
+}
+
+/// Where a `.git` file (`gitdir: PATH`) points.
+fn gitfile_target(file: &Path) -> Option<PathBuf> {
+    let text = crate::safe_fs::read_small_text(file, 64 * 1024).ok()?;
+    let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let base = file.parent()?;
+    Some(base.join(target))
+}
+
+/// Whether `tracked` (sorted) holds a path under folder `dir` (no trailing slash).
+pub(crate) fn tracks_under(tracked: &[Vec<u8>], dir: &[u8]) -> bool {
+    let mut prefix = dir.to_vec();
+    prefix.push(b'/');
+    let at = tracked.partition_point(|p| p.as_slice() < prefix.as_slice());
+    tracked.get(at).is_some_and(|p| p.starts_with(&prefix))
+}
+
+/// The paths of a git index file (format versions 2 to 4, SHA-1), or `None`.
+fn parse_index(bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let header = bytes.get(..12)?;
+    if &header[..4] != b"DIRC" {
+        return None;
+    }
+    let version = u32::from_be_bytes(header[4..8].try_into().ok()?);
+    let count = u32::from_be_bytes(header[8..12].try_into().ok()?) as usize;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    const FIXED: usize = 62; // times, dev, ino, mode, ids, size, SHA-1, flags
+    let mut paths: Vec<Vec<u8>> = Vec::with_capacity(count.min(1 << 20));
+    let mut at = 12;
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        let flags = u16::from_be_bytes(bytes.get(at + 60..at + 62)?.try_into().ok()?);
+        at += FIXED;
+        if flags & 0x4000 != 0 {
+            if version < 3 {
+                return None;
+            }
+            let extended = u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?);
+            // Skip-worktree and intent-to-add are still tracked paths (a sparse index's
+            // folder entry `dir/` counts as tracking under `dir`); anything else: give up.
+            if extended & !0x6000 != 0 {
+                return None;
+            }
+            at += 2;
+        }
+        let path = if version == 4 {
+            let (strip, used) = varint(bytes.get(at..)?)?;
+            at += used;
+            let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
+            let keep = previous.len().checked_sub(strip)?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&bytes[at..end]);
+            at = end + 1;
+            path
+        } else {
+            let end = at + bytes.get(at..)?.iter().position(|&b| b == 0)?;
+            let path = bytes[at..end].to_vec();
+            // Entries are padded with NULs to a multiple of eight bytes.
+            let len = end + 1 - start;
+            at = start + len.div_ceil(8) * 8;
+            path
+        };
+        if path.is_empty() {
+            return None;
+        }
+        previous.clone_from(&path);
+        paths.push(path);
+    }
+    Some(paths)
+}
+
+/// Git's offset varint (index version 4): the value and the bytes it took.
+fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut value: usize = 0;
+    for (i, &b) in bytes.iter().enumerate().take(9) {
+        if i > 0 {
+            value = value.checked_add(1)?.checked_shl(7)?;
+        }
+        value |= usize::from(b & 0x7f);
+        if b & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+    }
+
+    /// The index git itself writes, in each version, reads back as `git ls-files` lists it.
+    #[test]
+    fn every_index_version_git_writes_reads_back() {
+        for version in ["2", "3", "4"] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            git(root, &["init", "-q"]);
+            for path in [
+                "a.txt",
+                "src/lib.rs",
+                "src/long/deeper/name.rs",
+                "src/lo.rs",
+                "z",
+            ] {
+                let full = root.join(path);
+                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+                std::fs::write(full, path).unwrap();
+            }
+            std::fs::write(root.join("untracked.txt"), "u").unwrap();
+            git(root, &["add", "a.txt", "src", "z"]);
+            // An intent-to-add entry has an extended flag (version 3).
+            std::fs::write(root.join("later.txt"), "l").unwrap();
+            git(root, &["add", "-N", "later.txt"]);
+            git(root, &["update-index", "--index-version", version]);
+            let repo = UserRepo::find(&root.join("src/long")).unwrap();
+            assert_eq!(repo.top, root);
+            let tracked = repo.tracked().expect(version);
+            let names: Vec<String> = tracked
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).to_string())
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    "a.txt",
+                    "later.txt",
+                    "src/lib.rs",
+                    "src/lo.rs",
+                    "src/long/deeper/name.rs",
+                    "z"
+                ],
+                "version {version}"
+            );
+            assert!(tracks_under(&tracked, b"src"));
+            assert!(tracks_under(&tracked, b"src/long"));
+            assert!(!tracks_under(&tracked, b"sr"));
+            assert!(!tracks_under(&tracked, b"src/lon"));
+            assert!(!tracks_under(&tracked, b"a.txt"));
+        }
+    }
+
+    #[test]
+    fn a_damaged_index_is_unreadable_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a"), "a").unwrap();
+        git(root, &["add", "a"]);
+        let index = std::fs::read(root.join(".git/index")).unwrap();
+        for cut in 0..index.len() {
+            let _ = parse_index(&index[..cut]);
+        }
+        let mut bad = index.clone();
+        bad[3] = b'X';
+        assert_eq!(parse_index(&bad), None);
+    }
+
+    #[test]
+    fn worktrees_find_their_common_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("main");
+        std::fs::create_dir(&root).unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join("a"), "a").unwrap();
+        git(&root, &["add", "a"]);
+        git(
+            &root,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        );
+        let other = dir.path().join("other");
+        git(&root, &["worktree", "add", "-q", other.to_str().unwrap()]);
+        std::fs::write(root.join(".git/info/exclude"), "*.log\n").unwrap();
+        let repo = UserRepo::find(&other).unwrap();
+        assert_eq!(repo.top, other);
+        assert_eq!(
+            repo.common_dir.canonicalize().unwrap(),
+            root.join(".git").canonicalize().unwrap()
+        );
+        assert_eq!(repo.info_exclude(), "*.log\n");
+        assert!(repo.tracked().unwrap().contains(&b"a".to_vec()));
+    }
+}

@@ -32,6 +32,7 @@ pub mod mcp;
 pub mod permissions;
 pub mod private_fs;
 pub mod program_path;
+pub mod rewind;
 pub mod safe_fs;
 pub mod sandbox;
 pub mod sanitize;

@@ -96,6 +96,60 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// The time an [`rfc3339`] text names (`YYYY-MM-DDTHH:MM:SS[.mmm]Z`, the form rein writes);
+/// `None` for anything else.
+pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+    let b = text.as_bytes();
+    let num = |from: usize, len: usize| -> Option<u64> {
+        let part = text.get(from..from + len)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') || b.get(10) != Some(&b'T') {
+        return None;
+    }
+    if b.get(13) != Some(&b':') || b.get(16) != Some(&b':') || b.last() != Some(&b'Z') {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    let millis = match &text[19..text.len() - 1] {
+        "" => 0,
+        fraction => {
+            let digits = fraction.strip_prefix('.')?;
+            if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|c| c.is_ascii_digit())
+            {
+                return None;
+            }
+            digits.get(..3).unwrap_or(digits).parse::<u64>().ok()?
+                * 10u64.pow(3u32.saturating_sub(digits.len() as u32))
+        }
+    };
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let days = days_from_civil(year as i64, month as u32, day as u32);
+    let secs = u64::try_from(days).ok()? * 86_400 + hour * 3600 + minute * 60 + second;
+    Some(UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + millis))
+}
+
+/// Days since 1970-01-01 of a civil date (the inverse of `civil_from_days`).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = year - i64::from(month <= 2);
+    let era = year.div_euclid(400);
+    let yoe = year.rem_euclid(400);
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +157,44 @@ mod tests {
 
     fn at(secs: u64, millis: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis)
+    }
+
+    #[test]
+    fn what_rfc3339_writes_parses_back() {
+        for secs in [
+            0,
+            1,
+            59,
+            86_399,
+            86_400,
+            951_782_400,
+            1_764_000_000,
+            4_102_444_800,
+        ] {
+            for millis in [0, 7, 999] {
+                let t = at(secs, millis);
+                assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t), "{}", rfc3339(t));
+            }
+        }
+        assert_eq!(
+            parse_rfc3339("2026-12-04T10:00:00Z"),
+            Some(at(1_796_378_400, 0))
+        );
+        assert_eq!(
+            parse_rfc3339("2026-12-04T10:00:00.5Z"),
+            Some(at(1_796_378_400, 500))
+        );
+        for bad in [
+            "",
+            "2026-12-04",
+            "2026-12-04T10:00:00",
+            "2026-13-04T10:00:00Z",
+            "2026-12-04T10:00:00.Z",
+            "2026-12-04T1a:00:00Z",
+            "x026-12-04T10:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -212,6 +212,9 @@ pub enum AgentEvent {
         files: Vec<String>,
         notices: Vec<String>,
     },
+    /// A batch of tool calls of turn `turn` changed these files (relative to the project),
+    /// as the checkpoint after it found, whatever tool changed them.
+    FilesChanged { turn: u64, paths: Vec<String> },
     /// Something the user should know that is not an error.
     Notice { message: String },
     /// Something went wrong; the session stays usable.
@@ -469,6 +472,7 @@ impl AgentEvent {
             AgentEvent::Retrying { .. }
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::Notice { .. }
+            | AgentEvent::FilesChanged { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::RecordingStopped { .. } => EventFamily::Notice,
         }

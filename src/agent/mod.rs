@@ -14,6 +14,7 @@ pub mod events;
 mod inbox;
 mod mode;
 mod runloop;
+pub use runloop::CheckpointSetup;
 pub mod sse;
 mod step;
 pub mod stream;
@@ -73,6 +74,8 @@ pub struct AgentConfig {
     /// Tools from outside rein (MCP servers), offered after rein's own from the next turn
     /// on as they come and go; subagents get none.
     pub external_tools: Option<Arc<dyn ExternalTools>>,
+    /// Where the project's files are recorded around each turn (`None`: they are not).
+    pub checkpoints: Option<CheckpointSetup>,
 }
 
 impl AgentConfig {

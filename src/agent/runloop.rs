@@ -45,6 +45,7 @@ use crate::tools::external::ExternalSpec;
 use crate::tools::write_todos::Todo;
 use crate::tools::{self, ToolContext};
 
+mod checkpoints;
 mod deltas;
 mod fit;
 mod offered_tools;
@@ -56,6 +57,8 @@ mod tool_calls;
 mod user_command;
 mod window;
 
+pub use checkpoints::CheckpointSetup;
+pub(crate) use checkpoints::Checkpoints;
 use deltas::PendingDeltas;
 use tool_calls::display_args;
 
@@ -121,6 +124,8 @@ pub(crate) struct Agent {
     known_external: Vec<ExternalSpec>,
     /// The external tools last offered, as the session file records them.
     offered_external: Vec<ExternalSpec>,
+    /// The project's files recorded around turns and tool batches.
+    checkpoints: Checkpoints,
 }
 
 impl Agent {
@@ -236,7 +241,9 @@ impl Agent {
                     ),
                 });
             }
+            self.checkpoint_turn_start();
             let outcome = self.run_turn(text).await;
+            self.checkpoint_turn_end().await;
             // Whatever changed during the turn is the agent's own doing.
             self.after_last_turn = Some(Snapshot::take(&self.config.root));
             self.end_turn();
@@ -390,6 +397,13 @@ impl Agent {
                 self.not_run(&calls);
                 return TurnOutcome::Interrupted;
             }
+            let changes_files = calls
+                .iter()
+                .any(|c| checkpoints::could_change_files(&c.function.name));
+            if changes_files {
+                self.checkpoint_before_batch().await;
+            }
+            let mut interrupted = false;
             let mut i = 0;
             while i < calls.len() {
                 // A run of `task` calls goes at once; anything else one by one.
@@ -405,8 +419,15 @@ impl Agent {
                 i += tasks.max(1);
                 if !completed {
                     self.not_run(&calls[i..]);
-                    return TurnOutcome::Interrupted;
+                    interrupted = true;
+                    break;
                 }
+            }
+            if changes_files {
+                self.checkpoint_after_batch().await;
+            }
+            if interrupted {
+                return TurnOutcome::Interrupted;
             }
         }
         self.emit(AgentEvent::Notice {

@@ -19,6 +19,7 @@
 //! under its quota. The agent decides when (`agent/runloop/checkpoints.rs`) and the session
 //! file keeps which checkpoint belongs to which turn (`session::Entry::Checkpoint`).
 
+pub mod diff;
 mod git;
 mod lock;
 pub mod plan;
@@ -32,6 +33,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+pub use diff::FileDiff;
 pub use plan::{CheckpointAt, CheckpointRecord, PathStep, Rewind, Seen, TurnCheckpoints, TurnInfo};
 pub use prune::Maintained;
 pub use restore::{Outcome, PathReport, RestoreReport};
@@ -72,13 +74,39 @@ pub struct Settings {
     pub quota_bytes: u64,
 }
 
+/// `checkpoints.max_file_mib`'s default.
+pub const DEFAULT_MAX_FILE_MIB: u64 = 10;
+/// `checkpoints.max_folder_files`'s default.
+pub const DEFAULT_MAX_FOLDER_FILES: u64 = 10_000;
+/// `checkpoints.quota_mib`'s default.
+pub const DEFAULT_QUOTA_MIB: u64 = 2048;
+
+const MIB: u64 = 1024 * 1024;
+
 impl Default for Settings {
     fn default() -> Settings {
+        Settings::from_config(
+            true,
+            DEFAULT_MAX_FILE_MIB,
+            DEFAULT_MAX_FOLDER_FILES,
+            DEFAULT_QUOTA_MIB,
+        )
+    }
+}
+
+impl Settings {
+    /// The settings as the config gives them (sizes in MiB).
+    pub fn from_config(
+        enabled: bool,
+        max_file_mib: u64,
+        max_folder_files: u64,
+        quota_mib: u64,
+    ) -> Settings {
         Settings {
-            enabled: true,
-            max_file_bytes: 10 * 1024 * 1024,
-            max_folder_files: 10_000,
-            quota_bytes: 2 * 1024 * 1024 * 1024,
+            enabled,
+            max_file_bytes: max_file_mib.saturating_mul(MIB),
+            max_folder_files: usize::try_from(max_folder_files).unwrap_or(usize::MAX),
+            quota_bytes: quota_mib.saturating_mul(MIB),
         }
     }
 }

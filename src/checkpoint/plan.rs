@@ -63,20 +63,20 @@ pub struct TurnInfo {
     pub start: String,
     /// When it began (RFC 3339).
     pub time: String,
-    /// The first line of the user's message.
+    /// The user's message (its first line: [`TurnInfo::headline`]).
     pub message: String,
     /// What the turn's tool calls changed.
     pub changed: BTreeSet<String>,
-    /// The index of the start checkpoint among the session file's records: a conversation
-    /// rewind keeps the records before it.
-    pub record: usize,
+    /// Where the turn begins in the session file (its start checkpoint or its user
+    /// message, whichever came first): a conversation rewind keeps what is before it.
+    pub offset: u64,
 }
 
 /// Changes made by this session between two of its checkpoints.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
-    /// The record index of the checkpoint that ends it.
-    pub record: usize,
+    /// Where its record is in the session file.
+    pub offset: u64,
     pub base: String,
     pub after: String,
     pub changed: Vec<String>,
@@ -98,81 +98,99 @@ pub struct PathStep {
 pub struct TurnCheckpoints {
     pub turns: Vec<TurnInfo>,
     pub segments: Vec<Segment>,
-    /// The rewinds, in order, with their record index.
-    pub rewinds: Vec<(usize, Rewind)>,
+    /// The rewinds, in order, with the offset of their record.
+    pub rewinds: Vec<(u64, Rewind)>,
+    /// This session's latest checkpoint.
+    pub latest: Option<String>,
+    /// The last user message not yet matched with a turn: its offset and text.
+    unclaimed: Option<(u64, String)>,
+    /// A turn whose start was recorded before its user message came.
+    waiting: bool,
 }
 
-/// What one record of a session file says, for [`TurnCheckpoints::from_records`].
+/// What one record of a session file says, for [`TurnCheckpoints::push`].
 pub enum Seen<'a> {
+    /// A checkpoint, and when it was recorded.
     Checkpoint(&'a CheckpointRecord, &'a str),
     Rewind(&'a Rewind),
     /// A user message's text.
     UserMessage(&'a str),
-    Other,
 }
 
 impl TurnCheckpoints {
-    /// Read the checkpoints of a session from its records in order.
-    pub fn from_records<'a>(records: impl IntoIterator<Item = Seen<'a>>) -> TurnCheckpoints {
+    /// Read the checkpoints of a session from its records, in order, each with the byte
+    /// offset its line starts at.
+    pub fn from_records<'a>(records: impl IntoIterator<Item = (u64, Seen<'a>)>) -> TurnCheckpoints {
         let mut out = TurnCheckpoints::default();
-        let mut previous: Option<String> = None;
-        let mut waiting_message = false;
-        for (index, seen) in records.into_iter().enumerate() {
-            match seen {
-                Seen::Checkpoint(record, time) => {
-                    match record.at {
-                        CheckpointAt::Start => {
-                            out.turns.push(TurnInfo {
-                                turn: record.turn,
-                                start: record.commit.clone(),
-                                time: time.to_string(),
-                                message: String::new(),
-                                changed: BTreeSet::new(),
-                                record: index,
-                            });
-                            waiting_message = true;
-                        }
-                        CheckpointAt::Before => {}
-                        CheckpointAt::After => {
-                            if let Some(base) = &previous {
-                                out.segments.push(Segment {
-                                    record: index,
-                                    base: base.clone(),
-                                    after: record.commit.clone(),
-                                    changed: record.changed.clone(),
-                                });
-                            }
-                            if let Some(turn) =
-                                out.turns.iter_mut().rev().find(|t| t.turn == record.turn)
-                            {
-                                turn.changed.extend(record.changed.iter().cloned());
-                            }
-                        }
-                    }
-                    previous = Some(record.commit.clone());
-                }
-                Seen::Rewind(rewind) => {
-                    out.segments.push(Segment {
-                        record: index,
-                        base: rewind.before.clone(),
-                        after: rewind.after.clone(),
-                        changed: rewind.paths.clone(),
-                    });
-                    out.rewinds.push((index, rewind.clone()));
-                    previous = Some(rewind.after.clone());
-                }
-                Seen::UserMessage(text) => {
-                    if waiting_message {
-                        if let Some(turn) = out.turns.last_mut() {
-                            turn.message = first_line(text);
-                        }
-                        waiting_message = false;
-                    }
-                }
-                Seen::Other => {}
-            }
+        for (offset, seen) in records {
+            out.push(offset, seen);
         }
         out
+    }
+
+    /// The next record of the session file, which starts at byte `offset`.
+    ///
+    /// A turn's start checkpoint may be recorded before its user message or, when it took
+    /// a while, after it (the agent waits for it only before the first tool call): a turn
+    /// begins at whichever of the two comes first.
+    pub fn push(&mut self, offset: u64, seen: Seen<'_>) {
+        match seen {
+            Seen::Checkpoint(record, time) => {
+                match record.at {
+                    CheckpointAt::Start => {
+                        let (offset, message) = match self.unclaimed.take() {
+                            Some((at, text)) => (at, text),
+                            None => (offset, String::new()),
+                        };
+                        self.waiting = message.is_empty();
+                        self.turns.push(TurnInfo {
+                            turn: record.turn,
+                            start: record.commit.clone(),
+                            time: time.to_string(),
+                            message,
+                            changed: BTreeSet::new(),
+                            offset,
+                        });
+                    }
+                    CheckpointAt::Before => {}
+                    CheckpointAt::After => {
+                        if let Some(base) = &self.latest {
+                            self.segments.push(Segment {
+                                offset,
+                                base: base.clone(),
+                                after: record.commit.clone(),
+                                changed: record.changed.clone(),
+                            });
+                        }
+                        if let Some(turn) =
+                            self.turns.iter_mut().rev().find(|t| t.turn == record.turn)
+                        {
+                            turn.changed.extend(record.changed.iter().cloned());
+                        }
+                    }
+                }
+                self.latest = Some(record.commit.clone());
+            }
+            Seen::Rewind(rewind) => {
+                self.segments.push(Segment {
+                    offset,
+                    base: rewind.before.clone(),
+                    after: rewind.after.clone(),
+                    changed: rewind.paths.clone(),
+                });
+                self.rewinds.push((offset, rewind.clone()));
+                self.latest = Some(rewind.after.clone());
+            }
+            Seen::UserMessage(text) => {
+                if std::mem::take(&mut self.waiting) {
+                    if let Some(turn) = self.turns.last_mut() {
+                        turn.message = text.to_string();
+                    }
+                } else {
+                    self.unclaimed = Some((offset, text.to_string()));
+                }
+            }
+        }
     }
 
     /// The turn numbered `turn`.
@@ -189,7 +207,7 @@ impl TurnCheckpoints {
     pub fn steps_to(&self, turn: &TurnInfo) -> Vec<PathStep> {
         let mut first: BTreeMap<&str, &str> = BTreeMap::new();
         let mut last: BTreeMap<&str, &str> = BTreeMap::new();
-        for segment in self.segments.iter().filter(|s| s.record > turn.record) {
+        for segment in self.segments.iter().filter(|s| s.offset > turn.offset) {
             for path in &segment.changed {
                 first.entry(path).or_insert(&segment.base);
                 last.insert(path, &segment.after);
@@ -219,6 +237,13 @@ impl TurnCheckpoints {
                 })
                 .collect(),
         )
+    }
+}
+
+impl TurnInfo {
+    /// The first line of the user's message, at most 80 characters.
+    pub fn headline(&self) -> String {
+        first_line(&self.message)
     }
 }
 
@@ -262,24 +287,25 @@ mod tests {
             cp(2, After, "a2", &["y", "z"]),
             cp(3, Start, "s3", &[]),
         ];
-        let seen: Vec<Seen> = records
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| {
-                let mut v = vec![Seen::Checkpoint(r, "t")];
-                if r.at == Start {
-                    v.push(Seen::UserMessage(if i == 0 {
-                        "\n  first ask\nmore"
-                    } else {
-                        "next"
-                    }));
-                }
-                v
-            })
-            .collect();
+        // Each turn's user message is recorded before its start checkpoint.
+        let mut seen: Vec<(u64, Seen)> = Vec::new();
+        for (i, r) in records.iter().enumerate() {
+            if r.at == Start {
+                let text = if i == 0 {
+                    "\n  first ask\nmore"
+                } else {
+                    "next"
+                };
+                seen.push((seen.len() as u64, Seen::UserMessage(text)));
+            }
+            seen.push((seen.len() as u64, Seen::Checkpoint(r, "t")));
+        }
         let cps = TurnCheckpoints::from_records(seen);
         assert_eq!(cps.last_turn(), 3);
-        assert_eq!(cps.turns[0].message, "first ask");
+        assert_eq!(cps.turns[0].headline(), "first ask");
+        // A turn begins at its user message.
+        assert_eq!((cps.turns[0].offset, cps.turns[1].offset), (0, 3));
+        assert_eq!(cps.latest.as_deref(), Some("s3"));
         assert_eq!(cps.turns[1].changed.iter().collect::<Vec<_>>(), ["y", "z"]);
         let step = |p: &str, t: &str, e: &str| PathStep {
             path: p.into(),
@@ -317,8 +343,12 @@ mod tests {
             after: "r1".into(),
             paths: vec!["x".into(), "y".into()],
         };
-        let mut seen: Vec<Seen> = records.iter().map(|r| Seen::Checkpoint(r, "t")).collect();
-        seen.push(Seen::Rewind(&rewind));
+        let mut seen: Vec<(u64, Seen)> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i as u64, Seen::Checkpoint(r, "t")))
+            .collect();
+        seen.push((4, Seen::Rewind(&rewind)));
         let cps = TurnCheckpoints::from_records(seen);
         let steps = cps.steps_to(cps.turn(1).unwrap());
         assert_eq!(steps[0].path, "x");

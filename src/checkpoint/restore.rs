@@ -221,7 +221,7 @@ impl Store {
     }
 
     /// The entries of `paths` (relative to the project) in checkpoint `commit`.
-    fn entries(
+    pub(super) fn entries(
         &self,
         commit: &str,
         paths: &[&str],

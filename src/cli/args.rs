@@ -98,6 +98,48 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Take turns back: the project's files as they were before turn N, the conversation
+    /// from before it (a new session), or both; or list the turns, or undo the last rewind.
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["list", "to", "undo"])))]
+    Rewind {
+        /// List the session's turns: time, the first line of the message, the files changed.
+        #[arg(long)]
+        list: bool,
+        /// Go back to just before turn N began.
+        #[arg(long, value_name = "N")]
+        to: Option<u64>,
+        /// Take the last rewind back (a checkpoint is taken before every restore).
+        #[arg(long, conflicts_with_all = ["to", "list", "conversation"])]
+        undo: bool,
+        /// With --to: only the project's files.
+        #[arg(long, requires = "to", conflicts_with = "conversation")]
+        code: bool,
+        /// With --to: only the conversation (a new session, the project's latest).
+        #[arg(long, requires = "to")]
+        conversation: bool,
+        /// Say what would change and change nothing.
+        #[arg(long, conflicts_with = "list")]
+        dry_run: bool,
+        /// Also put back files someone changed since the session last wrote them.
+        #[arg(long, conflicts_with = "list")]
+        force: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// The session (an id or a unique prefix; default: the project's latest).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+    },
+    /// Print what the agent changed in the session (or since turn N) as a unified diff,
+    /// from the checkpoints, whatever tool made the change.
+    Diff {
+        /// Only the changes from turn N on.
+        #[arg(long, value_name = "N")]
+        since: Option<u64>,
+        /// The session (an id or a unique prefix; default: the project's latest).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

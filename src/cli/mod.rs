@@ -16,6 +16,7 @@ mod commands;
 mod dashboard_start;
 mod print_mode;
 mod resume;
+mod rewind;
 mod setup;
 
 use std::path::PathBuf;
@@ -77,6 +78,34 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     tighten_data_dir(&config);
     if let Some(Command::Models) = &cli.command {
         return Ok(commands::models(&config));
+    }
+    if let Some(Command::Rewind {
+        list,
+        to,
+        undo,
+        code,
+        conversation,
+        dry_run,
+        force,
+        json,
+        resume,
+    }) = &cli.command
+    {
+        let args = rewind::RewindArgs {
+            list: *list,
+            to: *to,
+            undo: *undo,
+            code: *code,
+            conversation: *conversation,
+            dry_run: *dry_run,
+            force: *force,
+            json: *json,
+            resume: resume.as_deref(),
+        };
+        return rewind::rewind(&config, &root, args);
+    }
+    if let Some(Command::Diff { since, resume }) = &cli.command {
+        return rewind::diff(&config, &root, *since, resume.as_deref());
     }
 
     // Before the policy: a project's allow rules count only where a working sandbox

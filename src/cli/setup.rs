@@ -158,6 +158,10 @@ pub(super) fn agent_config(
         skills,
         context: config.context(),
         external_tools: None,
+        checkpoints: Some(rein::agent::CheckpointSetup {
+            data_dir: config.data_dir.clone(),
+            settings: config.checkpoint_settings(),
+        }),
     })
 }
 

@@ -284,6 +284,38 @@ const KEYS: &[Key] = &[
         kind: Kind::Bool(|l, v| l.ui_bell = Some(v)),
     },
     Key {
+        section: "checkpoints",
+        name: "enabled",
+        kind: Kind::Bool(|l, v| l.checkpoints_enabled = Some(v)),
+    },
+    Key {
+        section: "checkpoints",
+        name: "max_file_mib",
+        kind: Kind::Int {
+            min: 1,
+            max: 64 * 1024,
+            store: |l, v| l.checkpoints_max_file_mib = Some(v),
+        },
+    },
+    Key {
+        section: "checkpoints",
+        name: "max_folder_files",
+        kind: Kind::Int {
+            min: 1,
+            max: U32_MAX,
+            store: |l, v| l.checkpoints_max_folder_files = Some(v),
+        },
+    },
+    Key {
+        section: "checkpoints",
+        name: "quota_mib",
+        kind: Kind::Int {
+            min: 16,
+            max: 16 * 1024 * 1024,
+            store: |l, v| l.checkpoints_quota_mib = Some(v),
+        },
+    },
+    Key {
         section: "ui",
         name: "input_history",
         kind: Kind::Bool(|l, v| l.ui_input_history = Some(v)),

@@ -154,6 +154,16 @@ impl Config {
             ),
             ("ui.bell", shown(&self.ui_bell)),
             ("ui.input_history", shown(&self.ui_input_history)),
+            ("checkpoints.enabled", shown(&self.checkpoints_enabled)),
+            (
+                "checkpoints.max_file_mib",
+                shown(&self.checkpoints_max_file_mib),
+            ),
+            (
+                "checkpoints.max_folder_files",
+                shown(&self.checkpoints_max_folder_files),
+            ),
+            ("checkpoints.quota_mib", shown(&self.checkpoints_quota_mib)),
             ("ui.notifications", shown(&self.ui_notifications)),
             ("ui.notify_after_secs", shown(&self.ui_notify_after_secs)),
         ];

@@ -194,6 +194,19 @@ impl Config {
             },
             ui_bell: or_default(layer.ui_bell, true),
             ui_input_history: or_default(layer.ui_input_history, true),
+            checkpoints_enabled: or_default(layer.checkpoints_enabled, true),
+            checkpoints_max_file_mib: or_default(
+                layer.checkpoints_max_file_mib,
+                crate::checkpoint::DEFAULT_MAX_FILE_MIB,
+            ),
+            checkpoints_max_folder_files: or_default(
+                layer.checkpoints_max_folder_files,
+                crate::checkpoint::DEFAULT_MAX_FOLDER_FILES,
+            ),
+            checkpoints_quota_mib: or_default(
+                layer.checkpoints_quota_mib,
+                crate::checkpoint::DEFAULT_QUOTA_MIB,
+            ),
             ui_notifications: or_default(layer.ui_notifications, NOTIFY_WHEN[0].to_string()),
             ui_notify_after_secs: or_default(layer.ui_notify_after_secs, DEFAULT_NOTIFY_AFTER_SECS),
             data_dir,

@@ -239,6 +239,12 @@ pub struct Config {
     /// `ui.input_history`: save what is typed in the dashboard to `history.jsonl` in the
     /// data folder, for Up and Ctrl-R in later sessions of the project.
     pub ui_input_history: Sourced<bool>,
+    /// `[checkpoints]`: whether the project's files are recorded around each turn, and
+    /// the record's bounds.
+    pub checkpoints_enabled: Sourced<bool>,
+    pub checkpoints_max_file_mib: Sourced<u64>,
+    pub checkpoints_max_folder_files: Sourced<u64>,
+    pub checkpoints_quota_mib: Sourced<u64>,
     /// `ui.notifications`: when a waiting approval or a long turn's end posts a desktop
     /// notification (OSC 9): `"unfocused"` (the terminal lost the focus), `"always"`,
     /// `"never"` (one of [`NOTIFY_WHEN`]).
@@ -294,6 +300,16 @@ impl Environment {
 }
 
 impl Config {
+    /// The `[checkpoints]` settings.
+    pub fn checkpoint_settings(&self) -> crate::checkpoint::Settings {
+        crate::checkpoint::Settings::from_config(
+            self.checkpoints_enabled.value,
+            self.checkpoints_max_file_mib.value,
+            self.checkpoints_max_folder_files.value,
+            self.checkpoints_quota_mib.value,
+        )
+    }
+
     /// The `[context]` settings as the agent takes them; spill files go to
     /// `<data dir>/spill`, which the sandbox keeps readable.
     pub fn context(&self) -> crate::context::ContextConfig {
@@ -352,6 +368,13 @@ impl fmt::Debug for Config {
             .field("sandbox_writable", &self.sandbox_writable)
             .field("ui_bell", &self.ui_bell)
             .field("ui_input_history", &self.ui_input_history)
+            .field("checkpoints_enabled", &self.checkpoints_enabled)
+            .field("checkpoints_max_file_mib", &self.checkpoints_max_file_mib)
+            .field(
+                "checkpoints_max_folder_files",
+                &self.checkpoints_max_folder_files,
+            )
+            .field("checkpoints_quota_mib", &self.checkpoints_quota_mib)
             .field("ui_notifications", &self.ui_notifications)
             .field("ui_notify_after_secs", &self.ui_notify_after_secs)
             .field("data_dir", &self.data_dir)

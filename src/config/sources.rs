@@ -52,6 +52,10 @@ pub(super) struct Layer {
     pub(super) sandbox_writable: Option<Sourced<Vec<String>>>,
     pub(super) ui_bell: Option<Sourced<bool>>,
     pub(super) ui_input_history: Option<Sourced<bool>>,
+    pub(super) checkpoints_enabled: Option<Sourced<bool>>,
+    pub(super) checkpoints_max_file_mib: Option<Sourced<u64>>,
+    pub(super) checkpoints_max_folder_files: Option<Sourced<u64>>,
+    pub(super) checkpoints_quota_mib: Option<Sourced<u64>>,
     pub(super) ui_notifications: Option<Sourced<String>>,
     pub(super) ui_notify_after_secs: Option<Sourced<u64>>,
     /// `[providers.NAME]` tables; they add up across layers, lowest first.
@@ -104,6 +108,14 @@ impl Layer {
             sandbox_writable: self.sandbox_writable.or(lower.sandbox_writable),
             ui_bell: self.ui_bell.or(lower.ui_bell),
             ui_input_history: self.ui_input_history.or(lower.ui_input_history),
+            checkpoints_enabled: self.checkpoints_enabled.or(lower.checkpoints_enabled),
+            checkpoints_max_file_mib: self
+                .checkpoints_max_file_mib
+                .or(lower.checkpoints_max_file_mib),
+            checkpoints_max_folder_files: self
+                .checkpoints_max_folder_files
+                .or(lower.checkpoints_max_folder_files),
+            checkpoints_quota_mib: self.checkpoints_quota_mib.or(lower.checkpoints_quota_mib),
             ui_notifications: self.ui_notifications.or(lower.ui_notifications),
             ui_notify_after_secs: self.ui_notify_after_secs.or(lower.ui_notify_after_secs),
             providers: {

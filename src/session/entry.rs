@@ -90,6 +90,12 @@ pub enum Entry {
     Tools {
         external: Vec<crate::tools::external::ExternalSpec>,
     },
+    /// The project's files recorded ([`crate::checkpoint`]): a turn's start, or before or
+    /// after a batch of tool calls that could change files.
+    Checkpoint(crate::checkpoint::CheckpointRecord),
+    /// Files put back as a checkpoint had them (`rein rewind`, `/rewind`): what `--undo`
+    /// takes back.
+    Rewind(crate::checkpoint::Rewind),
 }
 
 impl Entry {
@@ -149,6 +155,8 @@ impl Entry {
             Entry::Mode { .. } => "mode",
             Entry::UserCommand { .. } => "user_command",
             Entry::Tools { .. } => "tools",
+            Entry::Checkpoint(_) => "checkpoint",
+            Entry::Rewind(_) => "rewind",
         }
     }
 }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use super::entry::{Entry, Record, SessionMeta};
 use super::fold::{result_head, Folded, Shown};
 use super::repair::{repair, Repairable};
+use crate::checkpoint::{Seen as Recorded, TurnCheckpoints};
 use crate::conversation::outcome::SESSION_ENDED_MAY_HAVE_RUN;
 use crate::conversation::{Message, ToolOutcome};
 use crate::permissions::ApprovalMode;
@@ -62,6 +63,8 @@ pub struct LoadedSession {
     pub user_runs: Vec<String>,
     /// How many message entries the file holds.
     pub message_count: usize,
+    /// The turns' checkpoints and the rewinds ([`crate::checkpoint`]).
+    pub checkpoints: TurnCheckpoints,
     /// Synthetic results added to `history` for calls the session never finished.
     pub synthetic_results: usize,
     /// What was skipped or repaired, in words for the user.
@@ -147,6 +150,7 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
     let mut user_runs = Vec::new();
     let mut message_count = 0;
     let mut started = std::collections::HashSet::new();
+    let mut checkpoints = TurnCheckpoints::default();
     let first_ts = first.1.ts.clone();
     for (offset, record) in std::iter::once(first).chain(lines.by_ref()) {
         match record.entry {
@@ -158,9 +162,10 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
                     continue;
                 }
                 message_count += 1;
-                if matches!(message, Message::User { .. }) {
+                if let Message::User { content, .. } = &message {
                     // It carried the user's commands run before it.
                     user_runs.clear();
+                    checkpoints.push(offset, Recorded::UserMessage(content));
                 }
                 if let Message::Assistant { tool_calls, .. } = &message {
                     calls = tool_calls
@@ -230,6 +235,8 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
             Entry::Mode { mode: m } => mode = Some(m),
             Entry::Tools { external } => external_tools = external,
             Entry::UserCommand { text, .. } => user_runs.push(text),
+            Entry::Checkpoint(c) => checkpoints.push(offset, Recorded::Checkpoint(&c, &record.ts)),
+            Entry::Rewind(r) => checkpoints.push(offset, Recorded::Rewind(&r)),
             Entry::Model {
                 name,
                 model: id,
@@ -310,6 +317,7 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
         external_tools,
         user_runs,
         message_count,
+        checkpoints,
         synthetic_results: fixed.synthetic,
         notices,
     })

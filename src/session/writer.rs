@@ -185,24 +185,47 @@ impl SessionWriter {
         path: &Path,
         shown: Shown,
     ) -> io::Result<(SessionWriter, LoadedSession)> {
+        Self::fork_part(data_dir, path, u64::MAX, "fork", shown)
+    }
+
+    /// A new session holding the lines of session `path` that start before byte `offset`
+    /// (a conversation taken back to before a turn: see
+    /// [`crate::checkpoint::TurnInfo::offset`]), titled as the original with "(rewound)"
+    /// after it. The original is only read.
+    pub fn fork_before(
+        data_dir: &Path,
+        path: &Path,
+        offset: u64,
+        shown: Shown,
+    ) -> io::Result<(SessionWriter, LoadedSession)> {
+        Self::fork_part(data_dir, path, offset, "rewound", shown)
+    }
+
+    fn fork_part(
+        data_dir: &Path,
+        path: &Path,
+        offset: u64,
+        label: &str,
+        shown: Shown,
+    ) -> io::Result<(SessionWriter, LoadedSession)> {
         let original = load_with(path, Shown::Heads(0))?;
         let mut meta = SessionMeta::new(original.meta.project.clone(), original.meta.model.clone());
         meta.forked_from = Some(original.meta.id.clone());
         let mut writer = Self::create(data_dir, meta)?;
-        let copied = copy_body(path, &mut writer.file).map_err(|e| {
+        let copied = copy_body(path, &mut writer.file, offset).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot write session file {}: {e}", writer.path.display()),
             )
         })?;
         writer.len += copied;
-        writer.messages = original.message_count;
         let title = original
             .title
             .as_deref()
-            .map_or_else(|| "(fork)".to_string(), |t| format!("{t} (fork)"));
+            .map_or_else(|| format!("({label})"), |t| format!("{t} ({label})"));
         writer.append(&Entry::Title { title, auto: true })?;
         let loaded = load_with(&writer.path, shown)?;
+        writer.messages = loaded.message_count;
         Ok((writer, loaded))
     }
 
@@ -526,15 +549,16 @@ fn private_options() -> OpenOptions {
 
 /// Copy every whole line of the session file at `path` after its first (the meta line)
 /// to `to`, a line at a time; the bytes copied.
-fn copy_body(path: &Path, to: &mut File) -> io::Result<u64> {
+fn copy_body(path: &Path, to: &mut File, until: u64) -> io::Result<u64> {
     let mut from = BufReader::with_capacity(64 << 10, File::open(path)?);
     let mut out = io::BufWriter::with_capacity(64 << 10, to);
-    let (mut line, mut copied, mut first) = (Vec::new(), 0u64, true);
+    let (mut line, mut copied, mut first, mut at) = (Vec::new(), 0u64, true, 0u64);
     loop {
         line.clear();
-        if from.read_until(b'\n', &mut line)? == 0 || line.last() != Some(&b'\n') {
+        if at >= until || from.read_until(b'\n', &mut line)? == 0 || line.last() != Some(&b'\n') {
             break;
         }
+        at += line.len() as u64;
         if !std::mem::take(&mut first) {
             out.write_all(&line)?;
             copied += line.len() as u64;

@@ -117,6 +117,7 @@ async fn bench_steps() -> (f64, f64) {
             skills: Arc::new(SkillSet::empty()),
             context: Default::default(),
             external_tools: None,
+            checkpoints: None,
         })
         .unwrap();
         let start = Instant::now();
@@ -155,6 +156,7 @@ async fn bench_steps() -> (f64, f64) {
             skills: Arc::new(SkillSet::empty()),
             context: Default::default(),
             external_tools: None,
+            checkpoints: None,
         })
         .unwrap();
         let start = Instant::now();

@@ -141,6 +141,7 @@ async fn session(layers: Option<u64>) -> Stats {
         skills: Arc::new(SkillSet::empty()),
         context,
         external_tools: None,
+        checkpoints: None,
     };
     let mut handle = agent::spawn(config).unwrap();
     let mut stats = Stats::default();

@@ -50,6 +50,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         skills: Arc::new(SkillSet::empty()),
         context: Default::default(),
         external_tools: None,
+        checkpoints: None,
     }
 }
 

@@ -76,6 +76,11 @@ impl Agent {
             .as_ref()
             .map(|r| r.user_runs.clone())
             .unwrap_or_default();
+        let checkpoints = super::Checkpoints::new(
+            config.checkpoints.clone(),
+            resumed.as_ref().map_or(0, |r| r.checkpoints.last_turn()),
+            resumed.as_ref().and_then(|r| r.checkpoints.latest.clone()),
+        );
         if let Some(resumed) = resumed {
             // The system prompt is always fresh (this directory, these skills); the rest is
             // the session as it was.
@@ -135,6 +140,7 @@ impl Agent {
             instructions_chars,
             offered_external: known_external.clone(),
             known_external,
+            checkpoints,
         }
     }
 
@@ -142,6 +148,7 @@ impl Agent {
     /// conversation continues in a new session file.
     pub(super) fn new_conversation(&mut self) {
         self.config.policy.forget_session_grants();
+        self.checkpoints.restart();
         if let (Some(dir), Some(old)) = (self.session_dir.clone(), self.recorder.take()) {
             let meta = SessionMeta::new(self.config.root.clone(), self.config.client.model.clone());
             let _ = old.close();

@@ -1,0 +1,208 @@
+//! When the agent records the project's files ([`crate::checkpoint`]): as a turn begins,
+//! and before and after each batch of tool calls that could change files.
+//!
+//! The turn's start checkpoint is taken in the background while the model thinks (the
+//! first one of a big project takes seconds) and waited for only before the turn's first
+//! tool call that could change a file, or at the turn's end. Its entry is recorded then,
+//! after the turn's user message. Before a batch, a checkpoint that differs from this
+//! session's last one means someone else changed files meanwhile: it is recorded so those
+//! changes are never counted as the agent's. After the batch, what differs is the batch's
+//! own doing: recorded with its paths, and told to the front end
+//! ([`AgentEvent::FilesChanged`]). A checkpoint that cannot be taken is a notice (once),
+//! never a failed turn; files left out of the record are told once each.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
+
+use super::Agent;
+use crate::agent::events::AgentEvent;
+use crate::checkpoint::{CheckpointAt, CheckpointError, CheckpointRecord, Settings, Store, Taken};
+use crate::session::Entry;
+use crate::tools;
+
+/// Where the record goes and its bounds (`[checkpoints]`).
+#[derive(Debug, Clone)]
+pub struct CheckpointSetup {
+    /// rein's data folder: the record is under `checkpoints/`.
+    pub data_dir: PathBuf,
+    pub settings: Settings,
+}
+
+type Pending = JoinHandle<Result<(Arc<Store>, Taken), CheckpointError>>;
+
+/// The agent's side of the record.
+#[derive(Default)]
+pub(crate) struct Checkpoints {
+    setup: Option<CheckpointSetup>,
+    store: Option<Arc<Store>>,
+    /// Said once: checkpoints stopped working.
+    failed: bool,
+    /// This session's latest checkpoint.
+    last: Option<String>,
+    /// The turn being recorded (numbers go on across resumes).
+    turn: u64,
+    /// The running turn's start checkpoint, still being taken.
+    pending: Option<Pending>,
+}
+
+impl Checkpoints {
+    /// Checkpoints as `setup` says (none: off), going on from a resumed session's `turn`
+    /// and latest checkpoint.
+    pub(crate) fn new(setup: Option<CheckpointSetup>, turn: u64, last: Option<String>) -> Self {
+        Checkpoints {
+            setup: setup.filter(|s| s.settings.enabled),
+            turn,
+            last,
+            ..Checkpoints::default()
+        }
+    }
+
+    /// A new conversation (`/clear`): turns count from one again.
+    pub(crate) fn restart(&mut self) {
+        self.turn = 0;
+        self.last = None;
+        self.pending = None;
+    }
+}
+
+/// Whether a tool may change the project's files.
+pub(super) fn could_change_files(tool: &str) -> bool {
+    ![
+        tools::read_file::NAME,
+        tools::read_skill::NAME,
+        tools::write_todos::NAME,
+    ]
+    .contains(&tool)
+}
+
+impl Agent {
+    /// A turn begins: start taking its checkpoint in the background.
+    pub(super) fn checkpoint_turn_start(&mut self) {
+        let Some(setup) = self.checkpoints.setup.clone() else {
+            return;
+        };
+        if self.checkpoints.failed {
+            return;
+        }
+        self.checkpoints.turn += 1;
+        let store = self.checkpoints.store.clone();
+        let root = self.config.root.clone();
+        self.checkpoints.pending = Some(tokio::task::spawn_blocking(move || {
+            let store = match store {
+                Some(store) => store,
+                None => Arc::new(Store::open(&setup.data_dir, &root, setup.settings)?),
+            };
+            let taken = store.take(None)?;
+            Ok((store, taken))
+        }));
+    }
+
+    /// Wait for the turn's start checkpoint and record it.
+    async fn settle_start(&mut self) {
+        let Some(pending) = self.checkpoints.pending.take() else {
+            return;
+        };
+        let result = match pending.await {
+            Ok(result) => result,
+            Err(e) => Err(CheckpointError::Git {
+                command: "status".to_string(),
+                message: format!("the checkpoint task failed: {e}"),
+            }),
+        };
+        match result {
+            Ok((store, taken)) => {
+                self.checkpoints.store = Some(store);
+                self.record_checkpoint(CheckpointAt::Start, taken);
+            }
+            Err(e) => self.checkpoint_failed(e),
+        }
+    }
+
+    /// Before a batch of tool calls that could change files.
+    pub(super) async fn checkpoint_before_batch(&mut self) {
+        self.settle_start().await;
+        if let Some(taken) = self.take_checkpoint().await {
+            if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) {
+                self.record_checkpoint(CheckpointAt::Before, taken);
+            }
+        }
+    }
+
+    /// After a batch of tool calls that could change files: what it changed.
+    pub(super) async fn checkpoint_after_batch(&mut self) {
+        if let Some(taken) = self.take_checkpoint().await {
+            if !taken.changed.is_empty() {
+                self.emit(AgentEvent::FilesChanged {
+                    turn: self.checkpoints.turn,
+                    paths: taken.changed.clone(),
+                });
+            }
+            if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) {
+                self.record_checkpoint(CheckpointAt::After, taken);
+            }
+        }
+    }
+
+    /// The turn ended: its start checkpoint is recorded even if no tool ran.
+    pub(super) async fn checkpoint_turn_end(&mut self) {
+        self.settle_start().await;
+    }
+
+    /// A checkpoint now, compared with this session's last.
+    async fn take_checkpoint(&mut self) -> Option<Taken> {
+        if self.checkpoints.failed {
+            return None;
+        }
+        let store = self.checkpoints.store.clone()?;
+        let since = self.checkpoints.last.clone();
+        let result = tokio::task::spawn_blocking(move || store.take(since.as_deref())).await;
+        match result {
+            Ok(Ok(taken)) => Some(taken),
+            Ok(Err(e)) => {
+                self.checkpoint_failed(e);
+                None
+            }
+            Err(e) => {
+                self.checkpoint_failed(CheckpointError::Git {
+                    command: "status".to_string(),
+                    message: format!("the checkpoint task failed: {e}"),
+                });
+                None
+            }
+        }
+    }
+
+    fn record_checkpoint(&mut self, at: CheckpointAt, taken: Taken) {
+        if !taken.skipped.is_empty() {
+            let list: Vec<String> = taken.skipped.iter().map(ToString::to_string).collect();
+            self.emit(AgentEvent::Notice {
+                message: format!("checkpoints leave out: {}", list.join(", ")),
+            });
+        }
+        self.checkpoints.last = Some(taken.commit.clone());
+        self.record(Entry::Checkpoint(CheckpointRecord {
+            turn: self.checkpoints.turn,
+            at,
+            commit: taken.commit,
+            changed: if at == CheckpointAt::After {
+                taken.changed
+            } else {
+                Vec::new()
+            },
+            skipped: taken.skipped,
+        }));
+    }
+
+    fn checkpoint_failed(&mut self, error: CheckpointError) {
+        if std::mem::replace(&mut self.checkpoints.failed, true) {
+            return;
+        }
+        self.emit(AgentEvent::Notice {
+            message: format!(
+                "checkpoints are off for this session, so its turns cannot be rewound: {error}"
+            ),
+        });
+    }
+}

@@ -1,0 +1,194 @@
+//! `rein rewind` and `rein diff`: the session's turns, taking them back, and what they
+//! changed, printed as text or JSON (paths and messages pass through the sanitiser: they
+//! come from the project and the model).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use rein::checkpoint::{Outcome, Store};
+use rein::config::Config;
+use rein::rewind::{Request, Target};
+use rein::sanitize::sanitize;
+
+/// What `rein rewind` was asked.
+pub(super) struct RewindArgs<'a> {
+    pub list: bool,
+    pub to: Option<u64>,
+    pub undo: bool,
+    pub code: bool,
+    pub conversation: bool,
+    pub dry_run: bool,
+    pub force: bool,
+    pub json: bool,
+    pub resume: Option<&'a str>,
+}
+
+/// The session file: `resume`'s, or the project's latest.
+fn session_path(config: &Config, root: &Path, resume: Option<&str>) -> Result<PathBuf, String> {
+    match resume {
+        Some(id) => rein::session::find(&config.data_dir, id).map_err(|e| e.to_string()),
+        None => rein::session::latest_for_project(&config.data_dir, root)
+            .map(|s| s.path)
+            .ok_or_else(|| format!("no session of {} yet", root.display())),
+    }
+}
+
+fn open_store(config: &Config, root: &Path) -> Result<Store, String> {
+    Store::open(&config.data_dir, root, config.checkpoint_settings())
+        .map_err(|e| format!("cannot open the project's checkpoints: {e}"))
+}
+
+/// `rein rewind ...`.
+pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<ExitCode, String> {
+    let path = session_path(config, root, args.resume)?;
+    if args.list {
+        return list(&path, args.json);
+    }
+    let store = open_store(config, root)?;
+    let target = match (args.undo, args.to) {
+        (false, Some(n)) => Target::Turn(n),
+        _ => Target::Undo,
+    };
+    let request = Request {
+        target,
+        // Neither flag: both.
+        code: args.code || !args.conversation,
+        conversation: args.conversation || !args.code,
+        dry_run: args.dry_run,
+        force: args.force,
+    };
+    let done = rein::rewind::rewind(&config.data_dir, &path, &store, request)?;
+    let failed = done.report.as_ref().is_some_and(|r| {
+        r.paths
+            .iter()
+            .any(|p| matches!(p.outcome, Outcome::Failed { .. }))
+    });
+    if args.json {
+        let value = serde_json::json!({
+            "dry_run": args.dry_run,
+            "files": done.report,
+            "conversation": done.forked.as_ref().map(|f| serde_json::json!({
+                "session": f.id,
+                "message": f.message,
+            })),
+        });
+        println!("{value}");
+    } else {
+        print_done(&done, args.dry_run);
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_done(done: &rein::rewind::Done, dry_run: bool) {
+    if let Some(report) = &done.report {
+        if report.paths.is_empty() {
+            println!("no files to put back: the turns changed none (or none is left to restore)");
+        }
+        for p in &report.paths {
+            let (word, why) = match &p.outcome {
+                Outcome::Restored if dry_run => ("would restore", None),
+                Outcome::Removed if dry_run => ("would remove", None),
+                Outcome::Restored => ("restored", None),
+                Outcome::Removed => ("removed", None),
+                Outcome::Unchanged => ("unchanged", None),
+                Outcome::Kept { why } => ("kept", Some(why)),
+                Outcome::Failed { why } => ("failed", Some(why)),
+            };
+            let why = why.map(|w| format!("  ({w})")).unwrap_or_default();
+            println!("{word:>14}  {}{why}", sanitize(&p.path));
+        }
+        if !dry_run && !report.changed().is_empty() {
+            println!("`rein rewind --undo` puts them back as they were just now");
+        }
+    }
+    if let Some(forked) = &done.forked {
+        println!(
+            "conversation: new session {} from before that turn (`rein --continue` goes on from it; the original is unchanged)",
+            forked.id
+        );
+    }
+}
+
+/// `rein rewind --list`.
+fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
+    let loaded = rein::session::load(path).map_err(|e| e.to_string())?;
+    let turns = rein::rewind::turns(&loaded);
+    if json {
+        let turns: Vec<serde_json::Value> = turns
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "turn": t.turn,
+                    "time": t.time,
+                    "message": t.headline(),
+                    "files": t.changed,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({ "session": loaded.meta.id, "turns": turns })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "session {}{}",
+        loaded.meta.id,
+        loaded
+            .title
+            .as_deref()
+            .map(|t| format!("  {}", sanitize(t)))
+            .unwrap_or_default()
+    );
+    if turns.is_empty() {
+        println!("no checkpoints recorded in this session");
+    }
+    for t in turns {
+        let time = t.time.get(..16).unwrap_or(&t.time).replace('T', " ");
+        println!(
+            "{:>4}  {time}  {:>3} file{}  {}",
+            t.turn,
+            t.changed.len(),
+            if t.changed.len() == 1 { " " } else { "s" },
+            sanitize(&t.headline())
+        );
+        for file in &t.changed {
+            println!("            {}", sanitize(file));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rein diff [--since N]`.
+pub(super) fn diff(
+    config: &Config,
+    root: &Path,
+    since: Option<u64>,
+    resume: Option<&str>,
+) -> Result<ExitCode, String> {
+    let path = session_path(config, root, resume)?;
+    let loaded = rein::session::load(&path).map_err(|e| e.to_string())?;
+    let checkpoints = &loaded.checkpoints;
+    let turn = match since {
+        Some(n) => rein::rewind::find_turn(checkpoints, n)?,
+        None => match checkpoints.turns.first() {
+            Some(first) => first,
+            None => {
+                println!("no checkpoints recorded in this session");
+                return Ok(ExitCode::SUCCESS);
+            }
+        },
+    };
+    let store = open_store(config, root)?;
+    let diffs = store
+        .diff(&checkpoints.steps_to(turn))
+        .map_err(|e| e.to_string())?;
+    for d in diffs {
+        print!("{}", sanitize(&d.text));
+    }
+    Ok(ExitCode::SUCCESS)
+}

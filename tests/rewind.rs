@@ -1,0 +1,371 @@
+//! Checkpoints and rewind through the real paths: the `rein` binary runs scripted turns
+//! that edit with bash (in real bubblewrap) and write_file, then `rein rewind` and
+//! `rein diff` take them back and show them.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+use tokio::process::Command;
+
+/// The binary with an isolated home and environment.
+fn rein_command(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rein"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    cmd
+}
+
+async fn rein(home: &Path, args: &[OsString]) -> Output {
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        rein_command(home).args(args).output(),
+    )
+    .await
+    .expect("rein finished within 60 s")
+    .expect("rein ran")
+}
+
+fn args(list: &[&str], cwd: &Path) -> Vec<OsString> {
+    let mut out: Vec<OsString> = list.iter().map(OsString::from).collect();
+    out.push("--cwd".into());
+    out.push(cwd.into());
+    out
+}
+
+/// One headless turn of `prompt` against `server` (every action approved).
+async fn turn(
+    home: &Path,
+    server: &ScriptedServer,
+    project: &Path,
+    prompt: &str,
+    more: &[&str],
+) -> Output {
+    let mut list = vec!["-p", prompt, "--yes", "--model", "scripted"];
+    list.extend_from_slice(more);
+    let mut a = args(&list, project);
+    a.push("--base-url".into());
+    a.push(server.base_url().into());
+    let out = rein(home, &a).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    out
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn git(dir: &Path, list: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(list)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {list:?}: {out:?}");
+}
+
+/// Every file under `dir` with its bytes (a link as its target).
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_symlink() {
+                out.insert(
+                    rel,
+                    std::fs::read_link(&path)
+                        .unwrap()
+                        .to_string_lossy()
+                        .as_bytes()
+                        .to_vec(),
+                );
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn project_files(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut all = files(root);
+    all.retain(|k, _| !k.starts_with(".git/"));
+    all
+}
+
+fn write(root: &Path, path: &str, body: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, body).unwrap();
+}
+
+/// A repository with tracked, untracked and ignored files.
+fn repository() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q"]);
+    write(&root, ".gitignore", "*.log\n");
+    write(&root, "src/lib.rs", "pub fn answer() -> u32 {\n    41\n}\n");
+    write(&root, "src/old.rs", "// to be renamed\n");
+    write(&root, "README.md", "# project\n");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "first"]);
+    git(&root, &["stash", "list"]);
+    write(&root, "notes.txt", "untracked, not ignored\n");
+    write(&root, "build.log", "ignored\n");
+    (dir, root)
+}
+
+fn bash(command: &str) -> (String, String) {
+    (
+        "bash".to_string(),
+        json!({ "command": command }).to_string(),
+    )
+}
+
+fn call(name: &str, args: Value) -> (String, String) {
+    (name.to_string(), args.to_string())
+}
+
+fn calls(list: &[(String, String)]) -> Reply {
+    let borrowed: Vec<(&str, &str)> = list.iter().map(|(n, a)| (n.as_str(), a.as_str())).collect();
+    Reply::tool_calls(&borrowed)
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
+}
+
+#[tokio::test]
+async fn a_turn_that_edits_through_bash_and_write_file_is_taken_back_exactly() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, root) = repository();
+    // The user's repository as it was, to the byte.
+    let git_before = files(&root.join(".git"));
+    let server = ScriptedServer::start(vec![
+        // Turn 1: read only.
+        Reply::tool_calls(&[("read_file", &json!({"path": "README.md"}).to_string())]),
+        Reply::text("read it"),
+        // Turn 2: every way of changing files.
+        calls(&[
+            bash("sed -i 's/41/42/' src/lib.rs"),
+            bash("unlink notes.txt && mv src/old.rs src/new.rs"),
+            bash("mkdir -p gen && for i in 1 2 3; do echo \"// $i\" > gen/f$i.rs; done && echo log >> build.log"),
+            call("write_file", json!({"path": "docs/guide.md", "content": "# guide\n"})),
+        ]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    turn(home.path(), &server, &root, "look at the readme", &[]).await;
+    let before_turn_2 = project_files(&root);
+    turn(
+        home.path(),
+        &server,
+        &root,
+        "change things\nsecond line",
+        &["--continue"],
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+        "pub fn answer() -> u32 {\n    42\n}\n"
+    );
+    assert!(root.join("gen/f3.rs").exists() && !root.join("notes.txt").exists());
+
+    // The list: both turns, the second with what it changed.
+    let list = json_of(&rein(home.path(), &args(&["rewind", "--list", "--json"], &root)).await);
+    let turns = list["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2, "{list}");
+    assert_eq!(turns[0]["message"], "look at the readme");
+    assert_eq!(turns[0]["files"], json!([]));
+    assert_eq!(turns[1]["message"], "change things");
+    assert_eq!(
+        turns[1]["files"],
+        json!([
+            "docs/guide.md",
+            "gen/f1.rs",
+            "gen/f2.rs",
+            "gen/f3.rs",
+            "notes.txt",
+            "src/lib.rs",
+            "src/new.rs",
+            "src/old.rs"
+        ])
+    );
+
+    // The diff shows every change, whatever made it.
+    let diff = text(&rein(home.path(), &args(&["diff"], &root)).await.stdout);
+    assert!(diff.contains("-    41\n+    42\n"), "{diff}");
+    assert!(diff.contains("--- a/notes.txt\n+++ /dev/null\n"), "{diff}");
+    assert!(diff.contains("+++ b/gen/f2.rs\n"), "{diff}");
+
+    // A dry run says what would change and changes nothing.
+    let after_turn_2 = project_files(&root);
+    let dry = rein(
+        home.path(),
+        &args(&["rewind", "--to", "2", "--code", "--dry-run"], &root),
+    )
+    .await;
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    let dry = text(&dry.stdout);
+    assert!(dry.contains("would restore  src/lib.rs"), "{dry}");
+    assert!(dry.contains("would remove  gen/f1.rs"), "{dry}");
+    assert_eq!(project_files(&root), after_turn_2);
+
+    // The rewind: every recorded file as before turn 2, the ignored one as it is now.
+    let out = rein(
+        home.path(),
+        &args(&["rewind", "--to", "2", "--code"], &root),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut expected = before_turn_2.clone();
+    expected.insert("build.log".into(), b"ignored\nlog\n".to_vec());
+    assert_eq!(project_files(&root), expected);
+    assert!(
+        !root.join("gen").exists(),
+        "the folder the turn made is gone"
+    );
+    let mut git_after = files(&root.join(".git"));
+    git_after.retain(|k, _| !k.ends_with(".lock"));
+    assert_eq!(
+        files(&root.join(".git")),
+        git_before,
+        "the user's .git is untouched"
+    );
+
+    // --undo puts the turn's work back.
+    let out = rein(home.path(), &args(&["rewind", "--undo"], &root)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(project_files(&root), after_turn_2);
+}
+
+#[tokio::test]
+async fn a_users_later_edit_is_kept_and_a_conversation_rewind_forks() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, root) = repository();
+    let server = ScriptedServer::start(vec![
+        calls(&[
+            call(
+                "write_file",
+                json!({"path": "src/lib.rs", "content": "agent\n"}),
+            ),
+            call(
+                "write_file",
+                json!({"path": "src/extra.rs", "content": "extra\n"}),
+            ),
+        ]),
+        Reply::text("wrote"),
+        Reply::text("second turn's reply"),
+        Reply::text("the fork goes on"),
+    ])
+    .await
+    .unwrap();
+    turn(home.path(), &server, &root, "write two files", &[]).await;
+    turn(
+        home.path(),
+        &server,
+        &root,
+        "and then this",
+        &["--continue"],
+    )
+    .await;
+    // The user edits one of the agent's files afterwards.
+    write(&root, "src/lib.rs", "the user's own edit\n");
+    let out = rein(
+        home.path(),
+        &args(&["rewind", "--to", "1", "--json"], &root),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = json_of(&out);
+    let paths = done["files"]["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 2, "{done}");
+    assert_eq!(paths[0]["path"], "src/extra.rs");
+    assert_eq!(paths[0]["outcome"], "removed");
+    assert_eq!(paths[1]["path"], "src/lib.rs");
+    assert_eq!(paths[1]["outcome"], "kept");
+    assert!(paths[1]["why"]
+        .as_str()
+        .unwrap()
+        .starts_with("changed since"));
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+        "the user's own edit\n"
+    );
+    // The conversation: a new session from before turn 1, the original unchanged.
+    let fork = done["conversation"]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(done["conversation"]["message"], "write two files");
+    let sessions = home.path().join("rein-home/sessions");
+    let originals: Vec<PathBuf> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl") && !p.to_string_lossy().contains(&fork)
+        })
+        .collect();
+    assert_eq!(originals.len(), 1);
+    let original_text = std::fs::read_to_string(&originals[0]).unwrap();
+    // `--continue` goes on from the fork: its history holds no message of the old turns.
+    turn(home.path(), &server, &root, "start again", &["--continue"]).await;
+    let last = server.requests().last().unwrap().clone();
+    let sent: Vec<String> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(sent[0].contains("start again"), "{sent:?}");
+    assert_eq!(
+        std::fs::read_to_string(&originals[0]).unwrap(),
+        original_text
+    );
+    // --undo of the fork's rewind: the removed file comes back, the user's edit stays.
+    let out = rein(
+        home.path(),
+        &args(&["rewind", "--undo", "--resume", &fork], &root),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/extra.rs")).unwrap(),
+        "extra\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+        "the user's own edit\n"
+    );
+}

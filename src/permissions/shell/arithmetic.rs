@@ -150,3 +150,109 @@ impl Parser<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_script;
+    use super::is_plain_arithmetic;
+
+    /// Each command's words as written, and the hazards.
+    fn shape(input: &str) -> (Vec<Vec<String>>, Vec<String>) {
+        let script = parse_script(input, 0).unwrap_or_else(|e| panic!("{input:?}: {e:?}"));
+        let words = script
+            .commands
+            .iter()
+            .map(|c| c.words.iter().map(|w| w.raw.clone()).collect())
+            .collect();
+        (words, script.hazards)
+    }
+
+    /// Each case: the words of every command (inner ones first) and the hazards, as bash
+    /// reads them: nested parentheses and brackets, quotes, escapes and substitutions inside
+    /// the arithmetic do not end it, and what runs inside is a command of its own.
+    #[test]
+    fn arithmetic_ends_where_bash_ends_it() {
+        let w = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        for (input, words, hazards) in [
+            (
+                "echo $(( (1 + 2) * 3 )) z",
+                vec![w(&["echo", "$(( (1 + 2) * 3 ))", "z"])],
+                vec![],
+            ),
+            (
+                "echo $(( \\) )) z",
+                vec![w(&["echo", "$(( \\) ))", "z"])],
+                vec!["$(( \\) ))"],
+            ),
+            (
+                "echo $(( ')' )) z",
+                vec![w(&["echo", "$(( ')' ))", "z"])],
+                vec![],
+            ),
+            (
+                "echo $(( \")\" )) z",
+                vec![w(&["echo", "$(( \")\" ))", "z"])],
+                vec![],
+            ),
+            (
+                "echo $(( $(echo 1) )) z",
+                vec![w(&["echo", "1"]), w(&["echo", "$(( $(echo 1) ))", "z"])],
+                vec!["$(( $(echo 1) ))"],
+            ),
+            (
+                "echo $(( `echo 1` )) z",
+                vec![w(&["echo", "1"]), w(&["echo", "$(( `echo 1` ))", "z"])],
+                vec!["$(( `echo 1` ))"],
+            ),
+            (
+                "(( (1) )) && echo z",
+                vec![w(&["((", " (1) ", "))"]), w(&["echo", "z"])],
+                vec![],
+            ),
+            (
+                "echo $[ x[1] ] z",
+                vec![w(&["echo", "$[ x[1] ]", "z"])],
+                vec!["$[ x[1] ]"],
+            ),
+            ("echo $[1+2] z", vec![w(&["echo", "$[1+2]", "z"])], vec![]),
+            (
+                "echo $[ \\] ] z",
+                vec![w(&["echo", "$[ \\] ]", "z"])],
+                vec!["$[ \\] ]"],
+            ),
+            (
+                "echo $[ ']' ] z",
+                vec![w(&["echo", "$[ ']' ]", "z"])],
+                vec!["$[ ']' ]"],
+            ),
+            (
+                "echo $[ \"]\" ] z",
+                vec![w(&["echo", "$[ \"]\" ]", "z"])],
+                vec!["$[ \"]\" ]"],
+            ),
+            (
+                "echo $[ $(echo ]) ] z",
+                vec![w(&["echo", "]"]), w(&["echo", "$[ $(echo ]) ]", "z"])],
+                vec!["$[ $(echo ]) ]"],
+            ),
+            (
+                "echo $[ `echo ]` ] z",
+                vec![w(&["echo", "]"]), w(&["echo", "$[ `echo ]` ]", "z"])],
+                vec!["$[ `echo ]` ]"],
+            ),
+        ] {
+            let hazards: Vec<String> = hazards.iter().map(|h| h.to_string()).collect();
+            assert_eq!(shape(input), (words, hazards), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn special_parameters_are_plain_and_a_name_after_one_is_not() {
+        assert!(is_plain_arithmetic("1 + $# * $? - $$ + $!"));
+        assert!(is_plain_arithmetic("16#ff + 2"));
+        // `$#a` is `$#` and then the variable `a`.
+        assert!(!is_plain_arithmetic("1 + $#a"));
+        assert!(!is_plain_arithmetic("$x"));
+        assert!(!is_plain_arithmetic("a[1]"));
+    }
+}

@@ -9,7 +9,9 @@
 //! changes are never counted as the agent's. After the batch, what differs is the batch's
 //! own doing: recorded with its paths, and told to the front end
 //! ([`AgentEvent::FilesChanged`]). A checkpoint that cannot be taken is a notice (once),
-//! never a failed turn; files left out of the record are told once each.
+//! never a failed turn; files left out of the record are told once each. A session's first
+//! checkpoint also keeps the record under its quota ([`Store::maintain`]), in the same
+//! background task.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,7 +32,9 @@ pub struct CheckpointSetup {
     pub settings: Settings,
 }
 
-type Pending = JoinHandle<Result<(Arc<Store>, Taken), CheckpointError>>;
+/// The start checkpoint being taken: the store, the checkpoint, and how many old
+/// checkpoints the first one of a session pruned to keep the record under its quota.
+type Pending = JoinHandle<Result<(Arc<Store>, Taken, usize), CheckpointError>>;
 
 /// The agent's side of the record.
 #[derive(Default)]
@@ -90,12 +94,21 @@ impl Agent {
         let store = self.checkpoints.store.clone();
         let root = self.config.root.clone();
         self.checkpoints.pending = Some(tokio::task::spawn_blocking(move || {
-            let store = match store {
-                Some(store) => store,
-                None => Arc::new(Store::open(&setup.data_dir, &root, setup.settings)?),
+            let (store, first) = match store {
+                Some(store) => (store, false),
+                None => (
+                    Arc::new(Store::open(&setup.data_dir, &root, setup.settings)?),
+                    true,
+                ),
             };
             let taken = store.take(None)?;
-            Ok((store, taken))
+            // Once a session: keep the record under its quota (while the model thinks).
+            let pruned = if first {
+                store.maintain().map(|m| m.pruned).unwrap_or(0)
+            } else {
+                0
+            };
+            Ok((store, taken, pruned))
         }));
     }
 
@@ -112,8 +125,16 @@ impl Agent {
             }),
         };
         match result {
-            Ok((store, taken)) => {
+            Ok((store, taken, pruned)) => {
                 self.checkpoints.store = Some(store);
+                if pruned > 0 {
+                    self.emit(AgentEvent::Notice {
+                        message: format!(
+                            "the project's checkpoint record was over its quota \
+                             (checkpoints.quota_mib): its {pruned} oldest checkpoints were pruned"
+                        ),
+                    });
+                }
                 self.record_checkpoint(CheckpointAt::Start, taken);
             }
             Err(e) => self.checkpoint_failed(e),

@@ -369,3 +369,153 @@ async fn a_users_later_edit_is_kept_and_a_conversation_rewind_forks() {
         "the user's own edit\n"
     );
 }
+
+#[tokio::test]
+async fn two_sessions_in_one_project_never_undo_each_other() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, root) = repository();
+    let server = ScriptedServer::start(vec![
+        calls(&[call(
+            "write_file",
+            json!({"path": "a.txt", "content": "from A\n"}),
+        )]),
+        Reply::text("A wrote"),
+        calls(&[
+            call(
+                "write_file",
+                json!({"path": "b.txt", "content": "from B\n"}),
+            ),
+            bash("echo 'B was here' >> README.md"),
+        ]),
+        Reply::text("B wrote"),
+    ])
+    .await
+    .unwrap();
+    turn(home.path(), &server, &root, "session A", &[]).await;
+    let a = json_of(&rein(home.path(), &args(&["rewind", "--list", "--json"], &root)).await)
+        ["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Session B: a new session in the same project.
+    turn(home.path(), &server, &root, "session B", &[]).await;
+    let b = json_of(&rein(home.path(), &args(&["rewind", "--list", "--json"], &root)).await)
+        ["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(a, b);
+    let out = rein(
+        home.path(),
+        &args(&["rewind", "--to", "1", "--code", "--resume", &a], &root),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!root.join("a.txt").exists(), "A's own file is taken back");
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "from B\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("README.md")).unwrap(),
+        "# project\nB was here\n"
+    );
+    // And B's rewind leaves A's state (a.txt gone now) alone.
+    let out = rein(
+        home.path(),
+        &args(&["rewind", "--to", "1", "--code", "--resume", &b], &root),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!root.join("b.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("README.md")).unwrap(),
+        "# project\n"
+    );
+    assert!(!root.join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn killed_mid_turn_the_record_and_the_repository_stay_consistent() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, root) = repository();
+    // Enough files that the first checkpoint takes a while.
+    for i in 0..3000 {
+        write(
+            &root,
+            &format!("data/d{}/f{i}.txt", i / 100),
+            &format!("{i}\n").repeat(20),
+        );
+    }
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "data"]);
+    let git_before = files(&root.join(".git"));
+    let server = ScriptedServer::start(
+        (0..9)
+            .flat_map(|i| {
+                [
+                    calls(&[bash(&format!("echo {i} > killed{i}.txt"))]),
+                    Reply::text("done"),
+                ]
+            })
+            .collect(),
+    )
+    .await
+    .unwrap();
+    turn(home.path(), &server, &root, "a whole turn first", &[]).await;
+    for delay in [20, 60, 120, 250] {
+        let mut a = args(
+            &["-p", "go", "--yes", "--model", "scripted", "--continue"],
+            &root,
+        );
+        a.push("--base-url".into());
+        a.push(server.base_url().into());
+        let mut cmd = rein_command(home.path());
+        cmd.args(&a)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let child = cmd.spawn().unwrap();
+        let pid = child.id().unwrap() as i32;
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        // The whole group, git included, as a crash would.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = child.wait_with_output().await;
+    }
+    // The next turn goes on, checkpoints and all, and its rewind works.
+    let server = ScriptedServer::start(vec![
+        calls(&[call(
+            "write_file",
+            json!({"path": "after.txt", "content": "after\n"}),
+        )]),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let out = turn(
+        home.path(),
+        &server,
+        &root,
+        "after the crashes",
+        &["--continue"],
+    )
+    .await;
+    assert!(
+        !text(&out.stderr).contains("checkpoints are off"),
+        "{}",
+        text(&out.stderr)
+    );
+    let list = json_of(&rein(home.path(), &args(&["rewind", "--list", "--json"], &root)).await);
+    let last = list["turns"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["message"], "after the crashes", "{list}");
+    assert_eq!(last["files"], json!(["after.txt"]));
+    let n = last["turn"].as_u64().unwrap().to_string();
+    let out = rein(home.path(), &args(&["rewind", "--to", &n, "--code"], &root)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!root.join("after.txt").exists());
+    assert_eq!(
+        files(&root.join(".git")),
+        git_before,
+        "the user's .git is untouched"
+    );
+}

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::checkpoint::{RestoreReport, Rewind, Store, TurnCheckpoints, TurnInfo};
+use crate::checkpoint::{RestoreOrder, RestoreReport, Rewind, Store, TurnCheckpoints, TurnInfo};
 use crate::session::{self, Entry, LoadedSession, SessionWriter, Shown};
 
 /// What to take back.
@@ -156,4 +156,53 @@ pub fn find_turn(checkpoints: &TurnCheckpoints, n: u64) -> Result<&TurnInfo, Str
                 .to_string(),
         }
     })
+}
+
+/// What the files part of taking back turn `n` of the session at `path` restores, for the
+/// agent that holds the session to carry out ([`crate::agent::AgentCommand::Rewind`]).
+pub fn order(path: &Path, n: u64) -> Result<RestoreOrder, String> {
+    let loaded = session::load(path).map_err(|e| e.to_string())?;
+    let turn = find_turn(&loaded.checkpoints, n)?;
+    Ok(RestoreOrder {
+        to_turn: Some(n),
+        steps: loaded.checkpoints.steps_to(turn),
+        made_after: crate::stamp::parse_rfc3339(&turn.time),
+        force: false,
+    })
+}
+
+/// The conversation part of taking back turn `n`: a new session holding the session at
+/// `path` up to just before that turn's message (the original is only read).
+pub fn fork(data_dir: &Path, path: &Path, n: u64) -> Result<Forked, String> {
+    let loaded = session::load(path).map_err(|e| e.to_string())?;
+    let turn = find_turn(&loaded.checkpoints, n)?;
+    let (writer, _) = SessionWriter::fork_before(data_dir, path, turn.offset, Shown::Whole)
+        .map_err(|e| format!("cannot copy the conversation: {e}"))?;
+    let forked = Forked {
+        id: writer.id().to_string(),
+        path: writer.path().to_path_buf(),
+        message: turn.message.clone(),
+    };
+    writer
+        .close()
+        .map_err(|e| format!("cannot finish the new session: {e}"))?;
+    Ok(forked)
+}
+
+/// What the session at `path` changed from turn `since` on (from its first turn without
+/// one), as a unified diff; empty when nothing.
+pub fn diff(path: &Path, store: &Store, since: Option<u64>) -> Result<String, String> {
+    let loaded = session::load(path).map_err(|e| e.to_string())?;
+    let checkpoints = &loaded.checkpoints;
+    let turn = match since {
+        Some(n) => find_turn(checkpoints, n)?,
+        None => match checkpoints.turns.first() {
+            Some(first) => first,
+            None => return Ok(String::new()),
+        },
+    };
+    let diffs = store
+        .diff(&checkpoints.steps_to(turn))
+        .map_err(|e| e.to_string())?;
+    Ok(diffs.into_iter().map(|d| d.text).collect())
 }

@@ -1448,3 +1448,87 @@ async fn a_reply_that_scrolls_leaves_the_screen_a_full_redraw_gives() {
     );
     tmux.send("", &["C-c"]);
 }
+
+/// Issue 24: Esc twice on an empty input opens the turns; one is picked, the preview says
+/// what goes back, Enter takes the files and the conversation back, and the message
+/// returns to the input for editing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_esc_rewinds_a_turn_and_gives_its_message_back() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("notes.md"), "first version\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("Nothing to change yet."),
+        Reply::tool_calls(&[
+            (
+                "write_file",
+                &json!({"path": "notes.md", "content": "rewritten by the agent\n"}).to_string(),
+            ),
+            (
+                "write_file",
+                &json!({"path": "extra/new.md", "content": "new file\n"}).to_string(),
+            ),
+        ]),
+        Reply::text("Rewrote the notes."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        110,
+        32,
+    );
+    tmux.wait_for("the input", |s| s.contains("Enter send"))
+        .await;
+    tmux.send("just look around", &["Enter"]);
+    tmux.wait_for("the first reply", |s| s.contains("Nothing to change yet."))
+        .await;
+    tmux.send("rewrite the notes please", &["Enter"]);
+    tmux.wait_for("the second reply", |s| s.contains("Rewrote the notes."))
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes.md")).unwrap(),
+        "rewritten by the agent\n"
+    );
+    tmux.send("", &["Escape"]);
+    tmux.wait_for("the hint", |s| s.contains("Esc again to rewind"))
+        .await;
+    tmux.send("", &["Escape"]);
+    let screen = tmux
+        .wait_for("the turns", |s| s.contains("Take back a turn"))
+        .await;
+    assert!(screen.contains("just look around"), "{screen}");
+    assert!(screen.contains("2 files"), "{screen}");
+    tmux.send("", &["Enter"]);
+    let screen = tmux
+        .wait_for("the preview", |s| {
+            s.contains("Back to before turn 2") && s.contains("restore") && s.contains("remove")
+        })
+        .await;
+    assert!(screen.contains("code and conversation"), "{screen}");
+    assert!(screen.contains("notes.md"), "{screen}");
+    assert!(screen.contains("extra/new.md"), "{screen}");
+    tmux.send("", &["Enter"]);
+    let screen = tmux
+        .wait_for("the rewind's report", |s| {
+            s.contains("files back to before turn 2") && s.contains("went back to before turn 2")
+        })
+        .await;
+    assert!(
+        !screen.contains("Rewrote the notes."),
+        "the fork shows no turn 2:\n{screen}"
+    );
+    assert!(screen.contains("just look around"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes.md")).unwrap(),
+        "first version\n"
+    );
+    assert!(!project.path().join("extra").exists());
+    // The message is back in the input, to edit and send.
+    let input_line = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("rewrite the notes please"));
+    assert!(input_line.is_some(), "{screen}");
+    tmux.send("", &["C-c", "C-c"]);
+}

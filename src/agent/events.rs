@@ -215,6 +215,13 @@ pub enum AgentEvent {
     /// A batch of tool calls of turn `turn` changed these files (relative to the project),
     /// as the checkpoint after it found, whatever tool changed them.
     FilesChanged { turn: u64, paths: Vec<String> },
+    /// Files put back as a checkpoint had them ([`AgentCommand::Rewind`]): every path
+    /// and what became of it, or why nothing could be restored.
+    Rewound {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        to_turn: Option<u64>,
+        report: Result<crate::checkpoint::RestoreReport, String>,
+    },
     /// Something the user should know that is not an error.
     Notice { message: String },
     /// Something went wrong; the session stays usable.
@@ -374,6 +381,9 @@ pub enum AgentCommand {
     /// Go on with another model (`/model`): between turns (queued while one runs), the
     /// history kept, compacted first when it does not fit the new window.
     SetModel(Box<ModelSwitch>),
+    /// Put files back as checkpoints had them and record it (`/rewind`): between turns
+    /// (queued while one runs).
+    Rewind(Box<crate::checkpoint::RestoreOrder>),
     /// End the agent task.
     Shutdown,
 }
@@ -473,6 +483,7 @@ impl AgentEvent {
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::Notice { .. }
             | AgentEvent::FilesChanged { .. }
+            | AgentEvent::Rewound { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::RecordingStopped { .. } => EventFamily::Notice,
         }

@@ -36,6 +36,7 @@ pub(crate) enum Queued {
     Rename(String),
     Compact(Option<String>),
     SetModel(Box<ModelSwitch>),
+    Rewind(Box<crate::checkpoint::RestoreOrder>),
 }
 
 /// What woke the agent between turns.
@@ -194,6 +195,7 @@ impl Inbox {
                 Ok(AgentCommand::SetModel(switch)) => {
                     self.queued.push_back(Queued::SetModel(switch))
                 }
+                Ok(AgentCommand::Rewind(order)) => self.queued.push_back(Queued::Rewind(order)),
                 Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
                     self.shutdown = true;
                     return;
@@ -238,6 +240,10 @@ impl Inbox {
             }
             Some(AgentCommand::SetModel(switch)) => {
                 self.queued.push_back(Queued::SetModel(switch));
+                false
+            }
+            Some(AgentCommand::Rewind(order)) => {
+                self.queued.push_back(Queued::Rewind(order));
                 false
             }
             Some(AgentCommand::Approval { id, decision }) => {

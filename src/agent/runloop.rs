@@ -181,6 +181,10 @@ impl Agent {
                     self.switch_model(*switch).await;
                     continue;
                 }
+                Some(Queued::Rewind(order)) => {
+                    self.rewind_files(*order).await;
+                    continue;
+                }
                 None => match self.inbox.wake().await {
                     // The window is known now: the gauge and the session file say so.
                     Wake::Window => {
@@ -212,6 +216,10 @@ impl Agent {
                         }
                         Some(AgentCommand::SetModel(switch)) => {
                             self.switch_model(*switch).await;
+                            continue;
+                        }
+                        Some(AgentCommand::Rewind(order)) => {
+                            self.rewind_files(*order).await;
                             continue;
                         }
                         Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,

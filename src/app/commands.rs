@@ -25,6 +25,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "pick an earlier session and continue it (type to filter)",
     ),
     (
+        "/rewind",
+        "take a turn back: its files, its conversation, or both (also Esc twice on an empty input)",
+    ),
+    (
+        "/diff",
+        "what this session's turns changed, as a diff, whatever tool made the change",
+    ),
+    (
         "/model [NAME]",
         "switch the model, keeping the conversation: pick a configured one (type to filter), or NAME (PROVIDER/MODEL) directly",
     ),
@@ -64,6 +72,8 @@ pub enum SlashCommand {
     Help,
     Clear,
     Resume,
+    Rewind,
+    Diff,
     /// `/model [NAME]`: the name when given, else the picker.
     Model(Option<String>),
     Todos,
@@ -103,6 +113,8 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "help" => SlashCommand::Help,
         "clear" => SlashCommand::Clear,
         "resume" => SlashCommand::Resume,
+        "rewind" => SlashCommand::Rewind,
+        "diff" => SlashCommand::Diff,
         "model" | "models" => SlashCommand::Model(Some(rest()).filter(|n| !n.is_empty())),
         "todos" => SlashCommand::Todos,
         "skills" => SlashCommand::Skills,
@@ -197,6 +209,7 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ("Context (/context)", &[Mode::Context][..]),
         ("Command completion (type /)", &[Mode::Slash][..]),
         ("File finder (type @)", &[Mode::Finder][..]),
+        ("Rewind (/rewind, Esc twice)", &[Mode::Rewind][..]),
         (
             "Searching earlier inputs (type to search)",
             &[Mode::Search][..],

@@ -7,6 +7,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use super::model_picker::ModelList;
 use super::picker::SessionList;
+use super::rewind::{Preview, RewindTurn, RewindWhat};
 use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
 use crate::custom_commands::CommandSet;
 use crate::file_index::FileIndex;
@@ -57,6 +58,23 @@ pub enum AppEvent {
         at: EntryAt,
         text: Result<String, String>,
     },
+    /// This session's turns that have a checkpoint ([`Effect::OpenRewind`]), or why they
+    /// could not be read.
+    RewindTurns(Result<Vec<RewindTurn>, String>),
+    /// The dry run of a rewind ([`Effect::PreviewRewind`]).
+    RewindPreview {
+        turn: u64,
+        what: RewindWhat,
+        preview: Preview,
+    },
+    /// The conversation went back to before `turn`: the dashboard now runs on the new
+    /// session (an [`AppEvent::Resumed`] came first); `message` goes back in the input.
+    RewindForked {
+        turn: u64,
+        message: String,
+    },
+    /// What the session's turns changed, as a unified diff (`/diff`), or why not.
+    Diff(Result<String, String>),
 }
 
 /// The answer to [`Effect::SwitchModel`].
@@ -115,6 +133,17 @@ pub enum Effect {
     /// Read the whole result of call `id` from its session entry and come back with
     /// [`AppEvent::ResultRead`].
     ReadResult { id: String, at: EntryAt },
+    /// List this session's turns that have a checkpoint and come back with
+    /// [`AppEvent::RewindTurns`].
+    OpenRewind,
+    /// Dry-run taking `turn` back and come back with [`AppEvent::RewindPreview`].
+    PreviewRewind { turn: u64, what: RewindWhat },
+    /// Take `turn` back: the conversation into a new session the dashboard switches to
+    /// ([`AppEvent::RewindForked`]), the files through the agent
+    /// ([`crate::agent::AgentEvent::Rewound`]).
+    Rewind { turn: u64, what: RewindWhat },
+    /// Work out the session's changes as a diff and come back with [`AppEvent::Diff`].
+    ShowDiff,
     /// Leave the dashboard.
     Quit,
 }

@@ -43,11 +43,13 @@ pub enum Mode {
     Search,
     /// The `@` file finder's list (over the main screen's modes).
     Finder,
+    /// The rewind layer (`/rewind`, Esc Esc).
+    Rewind,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 10] = [
+    pub const ALL: [Mode; 11] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -58,6 +60,7 @@ impl Mode {
         Mode::Slash,
         Mode::Search,
         Mode::Finder,
+        Mode::Rewind,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -73,6 +76,7 @@ impl Mode {
             Mode::Slash => "slash",
             Mode::Search => "search",
             Mode::Finder => "finder",
+            Mode::Rewind => "rewind",
         }
     }
 }
@@ -145,6 +149,8 @@ pub enum Action {
     CancelSearch,
     /// `@` finder: put the selected path in the input.
     InsertPath,
+    /// Rewind layer: choose the turn, then confirm the choice.
+    RewindChoose,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -385,6 +391,8 @@ struct RawKeymap {
     slash: Vec<RawBinding>,
     search: Vec<RawBinding>,
     finder: Vec<RawBinding>,
+    #[serde(default)]
+    rewind: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -417,6 +425,7 @@ pub struct Keymap {
     slash: Vec<Binding>,
     search: Vec<Binding>,
     finder: Vec<Binding>,
+    rewind: Vec<Binding>,
 }
 
 impl Keymap {
@@ -448,6 +457,7 @@ impl Keymap {
             slash: convert(raw.slash),
             search: convert(raw.search),
             finder: convert(raw.finder),
+            rewind: convert(raw.rewind),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -464,6 +474,7 @@ impl Keymap {
             Mode::Models => &self.models,
             Mode::Context => &self.context,
             Mode::Finder => &self.finder,
+            Mode::Rewind => &self.rewind,
             Mode::Slash => &self.slash,
             Mode::Search => &self.search,
         }
@@ -480,6 +491,7 @@ impl Keymap {
             Mode::Models => &mut self.models,
             Mode::Context => &mut self.context,
             Mode::Finder => &mut self.finder,
+            Mode::Rewind => &mut self.rewind,
             Mode::Slash => &mut self.slash,
             Mode::Search => &mut self.search,
         }

@@ -6,7 +6,8 @@
 //!
 //! 1. the approval modal's "deny and say why" field, while it is open ([`Layer::Feedback`]);
 //! 2. the approval modal, while requests wait ([`Layer::Approval`]);
-//! 3. the session picker of `/resume` ([`Layer::Sessions`]);
+//! 3. the session picker of `/resume` ([`Layer::Sessions`]), and the rewind layer of
+//!    `/rewind` and Esc Esc ([`Layer::Rewind`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
 //! 5. the `/context` layer ([`Layer::Context`]);
 //! 6. the Ctrl-R search over earlier inputs, drawn over the input box ([`Layer::Search`]);
@@ -31,7 +32,9 @@
 
 use super::keymap::{Action, Mode};
 use super::state::App;
-use super::{approval, context_view, finder, history_search, model_picker, picker, slash_menu};
+use super::{
+    approval, context_view, finder, history_search, model_picker, picker, rewind, slash_menu,
+};
 
 /// A layer of the dashboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,8 @@ pub enum Layer {
     Approval,
     /// The session picker (`/resume`).
     Sessions,
+    /// The rewind layer (`/rewind`, Esc Esc).
+    Rewind,
     /// The model picker (`/model`).
     Models,
     /// The `/context` layer.
@@ -58,10 +63,11 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 9] = [
+    pub const ORDER: [Layer; 10] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Sessions,
+        Layer::Rewind,
         Layer::Models,
         Layer::Context,
         Layer::Search,
@@ -76,6 +82,7 @@ impl Layer {
             Layer::Feedback => !app.approvals.queue.is_empty() && app.approvals.feedback.is_some(),
             Layer::Approval => !app.approvals.queue.is_empty(),
             Layer::Sessions => app.picker.is_some(),
+            Layer::Rewind => app.rewind.is_some(),
             Layer::Models => app.model_picker.is_some(),
             Layer::Context => app.context_open,
             Layer::Search => app.search.is_some(),
@@ -103,6 +110,7 @@ impl Layer {
             Layer::Approval => approval::MODES,
             Layer::Feedback => approval::FEEDBACK_MODES,
             Layer::Sessions => picker::MODES,
+            Layer::Rewind => rewind::MODES,
             Layer::Models => model_picker::MODES,
             Layer::Context => context_view::MODES,
             Layer::Search => history_search::MODES,
@@ -118,6 +126,7 @@ impl Layer {
     pub fn footer(self, busy: bool) -> &'static [(Mode, Action)] {
         match self {
             Layer::Sessions => picker::FOOTER,
+            Layer::Rewind => rewind::FOOTER,
             Layer::Models => model_picker::FOOTER,
             Layer::Context => context_view::FOOTER,
             Layer::Search => history_search::FOOTER,

@@ -33,6 +33,7 @@ pub mod keymap_user;
 pub mod layer;
 pub mod model_picker;
 pub mod picker;
+pub mod rewind;
 pub mod slash_menu;
 pub mod state;
 pub mod transcript;

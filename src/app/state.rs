@@ -50,6 +50,11 @@ pub struct App {
     pub picker: Option<Picker>,
     /// The model picker (`/model`), while it is open.
     pub model_picker: Option<ModelPicker>,
+    /// The rewind layer (`/rewind`, Esc Esc), while it is open.
+    pub rewind: Option<super::rewind::RewindState>,
+    /// When Esc was last pressed on an empty input while idle: a second press soon after
+    /// opens the rewind layer.
+    pub last_esc: Option<Instant>,
     /// The `@` file finder: the project's files and the list over the input box.
     pub finder: FinderState,
     /// A model switch the loop is resolving, and the messages held until it answers.
@@ -256,6 +261,8 @@ impl App {
             approvals: Approvals::default(),
             picker: None,
             model_picker: None,
+            rewind: None,
+            last_esc: None,
             finder: FinderState::default(),
             model_switch: None,
             context: None,

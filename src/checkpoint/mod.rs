@@ -34,7 +34,9 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 pub use diff::FileDiff;
-pub use plan::{CheckpointAt, CheckpointRecord, PathStep, Rewind, Seen, TurnCheckpoints, TurnInfo};
+pub use plan::{
+    CheckpointAt, CheckpointRecord, PathStep, RestoreOrder, Rewind, Seen, TurnCheckpoints, TurnInfo,
+};
 pub use prune::Maintained;
 pub use restore::{Outcome, PathReport, RestoreReport};
 

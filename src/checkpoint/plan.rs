@@ -82,6 +82,17 @@ pub struct Segment {
     pub changed: Vec<String>,
 }
 
+/// A restore the dashboard asks the agent for (it holds the session file to record it in).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreOrder {
+    /// The turn gone back to (`None`: an undo).
+    pub to_turn: Option<u64>,
+    pub steps: Vec<PathStep>,
+    /// Folders made after this and left empty are removed too.
+    pub made_after: Option<std::time::SystemTime>,
+    pub force: bool,
+}
+
 /// One path a restore may put back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathStep {

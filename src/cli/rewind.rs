@@ -171,24 +171,11 @@ pub(super) fn diff(
     resume: Option<&str>,
 ) -> Result<ExitCode, String> {
     let path = session_path(config, root, resume)?;
-    let loaded = rein::session::load(&path).map_err(|e| e.to_string())?;
-    let checkpoints = &loaded.checkpoints;
-    let turn = match since {
-        Some(n) => rein::rewind::find_turn(checkpoints, n)?,
-        None => match checkpoints.turns.first() {
-            Some(first) => first,
-            None => {
-                println!("no checkpoints recorded in this session");
-                return Ok(ExitCode::SUCCESS);
-            }
-        },
-    };
     let store = open_store(config, root)?;
-    let diffs = store
-        .diff(&checkpoints.steps_to(turn))
-        .map_err(|e| e.to_string())?;
-    for d in diffs {
-        print!("{}", sanitize(&d.text));
+    let text = rein::rewind::diff(&path, &store, since)?;
+    if text.is_empty() {
+        println!("the session's turns changed no file");
     }
+    print!("{}", sanitize(&text));
     Ok(ExitCode::SUCCESS)
 }

@@ -28,6 +28,7 @@ pub mod list_modal;
 pub mod markdown;
 pub mod model_picker;
 pub mod picker;
+pub mod rewind;
 pub mod sanitize;
 pub mod screen;
 pub mod scroll;
@@ -102,6 +103,11 @@ fn render_layer(
                     area,
                     buf,
                 );
+            }
+        }
+        Layer::Rewind => {
+            if let Some(state) = &app.rewind {
+                buf_render(rewind::RewindModal { state }, area, buf);
             }
         }
         Layer::Models => {

@@ -20,7 +20,9 @@ use tokio::task::JoinHandle;
 
 use super::Agent;
 use crate::agent::events::AgentEvent;
-use crate::checkpoint::{CheckpointAt, CheckpointError, CheckpointRecord, Settings, Store, Taken};
+use crate::checkpoint::{
+    CheckpointAt, CheckpointError, CheckpointRecord, RestoreOrder, Rewind, Settings, Store, Taken,
+};
 use crate::session::Entry;
 use crate::tools;
 
@@ -169,6 +171,51 @@ impl Agent {
     /// The turn ended: its start checkpoint is recorded even if no tool ran.
     pub(super) async fn checkpoint_turn_end(&mut self) {
         self.settle_start().await;
+    }
+
+    /// Put files back as `order` says (`/rewind`) and record it, so `--undo` finds it.
+    pub(super) async fn rewind_files(&mut self, order: RestoreOrder) {
+        let to_turn = order.to_turn;
+        let report = match self.store().await {
+            Ok(store) => tokio::task::spawn_blocking(move || {
+                store.restore(&order.steps, order.force, false, order.made_after)
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string())),
+            Err(e) => Err(e),
+        };
+        if let Ok(report) = &report {
+            self.checkpoints.last = Some(report.after.clone());
+            self.record(Entry::Rewind(Rewind {
+                to_turn,
+                before: report.before.clone(),
+                after: report.after.clone(),
+                paths: report.changed(),
+            }));
+        }
+        self.emit(AgentEvent::Rewound { to_turn, report });
+    }
+
+    /// The project's record, opened now if no checkpoint opened it yet.
+    async fn store(&mut self) -> Result<Arc<Store>, String> {
+        if let Some(store) = &self.checkpoints.store {
+            return Ok(store.clone());
+        }
+        let setup = self
+            .checkpoints
+            .setup
+            .clone()
+            .ok_or("checkpoints are off (checkpoints.enabled = false)")?;
+        let root = self.config.root.clone();
+        let store = tokio::task::spawn_blocking(move || {
+            Store::open(&setup.data_dir, &root, setup.settings).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+        let store = Arc::new(store);
+        self.checkpoints.store = Some(store.clone());
+        Ok(store)
     }
 
     /// A checkpoint now, compared with this session's last.

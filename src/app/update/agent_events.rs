@@ -359,6 +359,7 @@ fn notice_event(app: &mut App, event: AgentEvent) {
             app.not_recording = true;
             notice(app, NoticeKind::Error, message);
         }
+        AgentEvent::Rewound { to_turn, report } => super::rewind::rewound(app, to_turn, report),
         _ => {}
     }
 }

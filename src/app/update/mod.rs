@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod model_switch;
 pub mod modes;
 pub mod resume;
+pub mod rewind;
 pub mod send;
 pub mod slash;
 
@@ -127,6 +128,14 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         AppEvent::HistoryLoaded(earlier) => app.composer.earlier_inputs(earlier),
         AppEvent::Edited(result) => editor::edited(app, result),
         AppEvent::ResultRead { id, at, text } => result_read(app, &id, &at, text),
+        AppEvent::RewindTurns(turns) => rewind::turns(app, turns),
+        AppEvent::RewindPreview {
+            turn,
+            what,
+            preview,
+        } => rewind::preview(app, turn, what, preview),
+        AppEvent::RewindForked { turn, message } => rewind::forked(app, turn, message),
+        AppEvent::Diff(diff) => rewind::diff(app, diff),
     }
     effects
 }
@@ -199,6 +208,13 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Sessions, Input::Mouse(mouse)) => {
             app.picker.iter_mut().for_each(|p| p.mouse(&mouse))
         }
+        (Layer::Rewind, Input::Key { key, .. }) => {
+            if let Some(outcome) = app.rewind.as_mut().map(|r| r.handle_key(&key)) {
+                rewind::outcome(app, outcome, effects);
+            }
+        }
+        // The layer has no text field; the wheel does nothing.
+        (Layer::Rewind, Input::Paste(_) | Input::Mouse(_)) => {}
         (Layer::Models, Input::Key { key, .. }) => {
             let page = picker::page(app.size.1);
             let outcome = app.model_picker.as_mut().map(|p| p.handle_key(&key, page));
@@ -319,7 +335,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             if app.busy() {
                 effects.push(Effect::Agent(AgentCommand::Interrupt));
             } else {
-                app.hint = None;
+                rewind::esc(app, now, effects);
             }
         }
         Action::Quit => effects.push(Effect::Quit),
@@ -390,7 +406,8 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::SearchNewer
         | Action::AcceptSearch
         | Action::CancelSearch
-        | Action::InsertPath => {}
+        | Action::InsertPath
+        | Action::RewindChoose => {}
     }
 }
 

@@ -34,6 +34,8 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             // Custom command files added or changed since the start count from here on.
             effects.push(Effect::ReloadCommands);
         }
+        SlashCommand::Rewind => super::rewind::open(app, effects),
+        SlashCommand::Diff => effects.push(Effect::ShowDiff),
         SlashCommand::Resume => {
             if app.busy() {
                 app.hint = Some(crate::app::picker::busy_hint());

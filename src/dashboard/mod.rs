@@ -21,6 +21,8 @@
 //! editor ([`crate::external_editor`]) and takes it back through the same setup code
 //! (`setup_terminal`, `leave`); the terminal's focus reports become `AppEvent::Focus`.
 
+mod rewind;
+
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -557,6 +559,10 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         ),
                     }
                 }
+                Effect::OpenRewind => rewind::open(app, ctx),
+                Effect::PreviewRewind { turn, what } => rewind::preview(app, ctx, turn, what),
+                Effect::Rewind { turn, what } => rewind::rewind(app, ctx, turn, what, &mut pending),
+                Effect::ShowDiff => rewind::diff(app, ctx),
                 Effect::ResumeSession(path) => {
                     pending.push_back(AppEvent::Resumed(switch_session(&path, ctx)))
                 }

@@ -160,6 +160,11 @@ mod tests {
         }
         // A nested backquote runs its command too.
         assert_eq!(programs(r"echo `echo \`rm x\``"), ["rm", "echo", "echo"]);
+        // A word with backquotes is an expansion: no literal value, whatever else it holds.
+        let commands = parse("echo `pwd` x`pwd`y").unwrap();
+        let outer = commands.last().unwrap();
+        assert_eq!(outer.words[1].literal, None);
+        assert_eq!(outer.words[2].literal, None);
     }
 
     #[test]

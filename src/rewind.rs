@@ -97,13 +97,7 @@ pub fn rewind(
     // this one, which must not be open in another rein.
     let (mut writer, forked) = match turn.filter(|_| conversation) {
         Some(turn) => {
-            let (writer, _) = SessionWriter::fork_before(data_dir, path, turn.offset, Shown::Whole)
-                .map_err(|e| format!("cannot copy the conversation: {e}"))?;
-            let forked = Forked {
-                id: writer.id().to_string(),
-                path: writer.path().to_path_buf(),
-                message: turn.message.clone(),
-            };
+            let (writer, forked) = fork_at(data_dir, path, turn)?;
             (Some(writer), Some(forked))
         }
         None if request.code || !conversation => {
@@ -176,6 +170,19 @@ pub fn order(path: &Path, n: u64) -> Result<RestoreOrder, String> {
 pub fn fork(data_dir: &Path, path: &Path, n: u64) -> Result<Forked, String> {
     let loaded = session::load(path).map_err(|e| e.to_string())?;
     let turn = find_turn(&loaded.checkpoints, n)?;
+    let (writer, forked) = fork_at(data_dir, path, turn)?;
+    writer
+        .close()
+        .map_err(|e| format!("cannot finish the new session: {e}"))?;
+    Ok(forked)
+}
+
+/// A new session holding the session at `path` up to just before `turn`, open for writing.
+fn fork_at(
+    data_dir: &Path,
+    path: &Path,
+    turn: &TurnInfo,
+) -> Result<(SessionWriter, Forked), String> {
     let (writer, _) = SessionWriter::fork_before(data_dir, path, turn.offset, Shown::Whole)
         .map_err(|e| format!("cannot copy the conversation: {e}"))?;
     let forked = Forked {
@@ -183,10 +190,7 @@ pub fn fork(data_dir: &Path, path: &Path, n: u64) -> Result<Forked, String> {
         path: writer.path().to_path_buf(),
         message: turn.message.clone(),
     };
-    writer
-        .close()
-        .map_err(|e| format!("cannot finish the new session: {e}"))?;
-    Ok(forked)
+    Ok((writer, forked))
 }
 
 /// What the session at `path` changed from turn `since` on (from its first turn without

@@ -310,13 +310,7 @@ pub(crate) fn write_with(path: &Path, content: &[u8], bits: Bits) -> Result<Writ
         Bits::Usual => 0o666,
         Bits::Private => 0o600,
     };
-    let temp_name = {
-        let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
-        let mut t = OsString::from(".");
-        t.push(name);
-        t.push(format!(".rein-{}-{n}.tmp", std::process::id()));
-        c_name(&t)?
-    };
+    let temp_name = temp_name(name)?;
     // O_CREAT with O_EXCL fails on any name that exists, a link (dangling or not) included,
     // so no link is followed here (O_NOFOLLOW would add nothing).
     let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
@@ -331,31 +325,53 @@ pub(crate) fn write_with(path: &Path, content: &[u8], bits: Bits) -> Result<Writ
     })?;
     // SAFETY: just opened, owned by nothing else.
     let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    let result = (|| -> io::Result<()> {
+    let made = (|| -> io::Result<()> {
         if let Some(mode) = mode {
             // SAFETY: a valid descriptor.
             check(unsafe { libc::fchmod(file.as_raw_fd(), mode) })?;
         }
         file.write_all(content)?;
-        file.flush()?;
-        drop(file);
+        file.flush()
+    })();
+    rename_over(&dir, &temp_name, &target, made, old.is_some())
+}
+
+/// The name of a new file beside `name`, unique in the process.
+fn temp_name(name: &OsStr) -> io::Result<CString> {
+    let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
+    let mut t = OsString::from(".");
+    t.push(name);
+    t.push(format!(".rein-{}-{n}.tmp", std::process::id()));
+    c_name(&t)
+}
+
+/// Once `made` made the temporary `temp` in `dir`, rename it over `target`; on any failure
+/// the temporary is removed. `replaced`: something was at `target` before.
+fn rename_over(
+    dir: &OwnedFd,
+    temp: &CString,
+    target: &CString,
+    made: io::Result<()>,
+    replaced: bool,
+) -> Result<Written, WriteError> {
+    let result = made.and_then(|()| {
         // SAFETY: valid directory descriptors and NUL-terminated names.
         check(unsafe {
             libc::renameat(
                 dir.as_raw_fd(),
-                temp_name.as_ptr(),
+                temp.as_ptr(),
                 dir.as_raw_fd(),
                 target.as_ptr(),
             )
-        })?;
-        Ok(())
-    })();
+        })
+        .map(|_| ())
+    });
     if let Err(e) = result {
         // SAFETY: a valid directory descriptor and a NUL-terminated name.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), temp_name.as_ptr(), 0) };
+        unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
         return Err(e.into());
     }
-    Ok(if old.is_some() {
+    Ok(if replaced {
         Written::Replaced
     } else {
         Written::Created
@@ -383,13 +399,7 @@ pub fn put(path: &Path, content: &[u8], what: PutKind) -> Result<Written, WriteE
     if old.as_ref().is_some_and(|st| kind(st) == libc::S_IFDIR) {
         return Err(WriteError::Directory);
     }
-    let temp_name = {
-        let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
-        let mut t = OsString::from(".");
-        t.push(name);
-        t.push(format!(".rein-{}-{n}.tmp", std::process::id()));
-        c_name(&t)?
-    };
+    let temp_name = temp_name(name)?;
     let made = (|| -> io::Result<()> {
         match what {
             PutKind::Link => {
@@ -413,27 +423,9 @@ pub fn put(path: &Path, content: &[u8], what: PutKind) -> Result<Written, WriteE
                 file.flush()?;
             }
         }
-        // SAFETY: valid directory descriptors and NUL-terminated names.
-        check(unsafe {
-            libc::renameat(
-                dir.as_raw_fd(),
-                temp_name.as_ptr(),
-                dir.as_raw_fd(),
-                target.as_ptr(),
-            )
-        })?;
         Ok(())
     })();
-    if let Err(e) = made {
-        // SAFETY: a valid directory descriptor and a NUL-terminated name.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), temp_name.as_ptr(), 0) };
-        return Err(e.into());
-    }
-    Ok(if old.is_some() {
-        Written::Replaced
-    } else {
-        Written::Created
-    })
+    rename_over(&dir, &temp_name, &target, made, old.is_some())
 }
 
 /// Remove the file or link at `path` (absolute, resolved), never following a link on the

@@ -44,14 +44,15 @@ fn locate(app: &App, ctx: &Loop<'_>) -> Result<Where, String> {
     })
 }
 
+/// [`locate`], or `None` with the reason in the hint.
+fn locate_or_say(app: &mut App, ctx: &Loop<'_>) -> Option<Where> {
+    locate(app, ctx).map_err(|e| app.hint = Some(e)).ok()
+}
+
 /// `Effect::OpenRewind`: the session's turns, read off the loop.
 pub(super) fn open(app: &mut App, ctx: &Loop<'_>) {
-    let place = match locate(app, ctx) {
-        Ok(place) => place,
-        Err(e) => {
-            app.hint = Some(e);
-            return;
-        }
+    let Some(place) = locate_or_say(app, ctx) else {
+        return;
     };
     let background = ctx.background.clone();
     tokio::task::spawn_blocking(move || {
@@ -76,12 +77,8 @@ pub(super) fn open(app: &mut App, ctx: &Loop<'_>) {
 
 /// `Effect::PreviewRewind`: a dry run of the files part, off the loop.
 pub(super) fn preview(app: &mut App, ctx: &Loop<'_>, turn: u64, what: RewindWhat) {
-    let place = match locate(app, ctx) {
-        Ok(place) => place,
-        Err(e) => {
-            app.hint = Some(e);
-            return;
-        }
+    let Some(place) = locate_or_say(app, ctx) else {
+        return;
     };
     let background = ctx.background.clone();
     tokio::task::spawn_blocking(move || {
@@ -180,12 +177,8 @@ pub(super) fn rewind(
 
 /// `Effect::ShowDiff`: the session's changes as a diff, off the loop.
 pub(super) fn diff(app: &mut App, ctx: &Loop<'_>) {
-    let place = match locate(app, ctx) {
-        Ok(place) => place,
-        Err(e) => {
-            app.hint = Some(e);
-            return;
-        }
+    let Some(place) = locate_or_say(app, ctx) else {
+        return;
     };
     let background = ctx.background.clone();
     tokio::task::spawn_blocking(move || {

@@ -49,6 +49,9 @@ const CONFIG: &[(&str, &str)] = &[
     ("submodule.recurse", "false"),
 ];
 
+/// The largest file content read back from the record (the size cap's own maximum).
+const MAX_BLOB: usize = 64 << 30;
+
 /// Highest priority attributes: no conversion of any kind between the files and the record.
 const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding\n";
 
@@ -232,6 +235,14 @@ impl Git {
             let size: usize = size
                 .parse()
                 .map_err(|_| failed(format!("bad size for {id}")))?;
+            // The record holds files under the size cap; a damaged one must not make rein
+            // allocate whatever it says.
+            if size > MAX_BLOB {
+                let _ = child.kill();
+                return Err(failed(format!(
+                    "{id} is {size} bytes, more than rein restores"
+                )));
+            }
             if kind != "blob" {
                 let _ = child.kill();
                 return Err(failed(format!("{id} is a {kind}, not a file's content")));

@@ -130,6 +130,8 @@ pub enum CheckpointError {
     Busy,
     #[error("checkpoint {0} is no longer in the record (pruned to keep it under its quota)")]
     Pruned(String),
+    #[error("{} is your home folder or the root, not a project: it is not recorded", .0.display())]
+    NotAProject(PathBuf),
 }
 
 impl CheckpointError {
@@ -219,6 +221,11 @@ impl Store {
         root: &Path,
         settings: Settings,
     ) -> Result<Store, CheckpointError> {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = home.and_then(|h| h.canonicalize().ok());
+        if root.parent().is_none() || home.as_deref() == Some(root) {
+            return Err(CheckpointError::NotAProject(root.to_path_buf()));
+        }
         let user = UserRepo::find(root);
         let top = user
             .as_ref()

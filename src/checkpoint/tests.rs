@@ -578,3 +578,12 @@ fn a_hostile_projects_git_config_never_runs() {
         b"one\r\ntwo\r\n"
     );
 }
+
+#[test]
+fn the_root_folder_is_not_a_project() {
+    let p = project();
+    assert!(matches!(
+        Store::open(&p.data, Path::new("/"), Settings::default()),
+        Err(CheckpointError::NotAProject(_))
+    ));
+}

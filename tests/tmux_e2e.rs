@@ -1484,8 +1484,13 @@ async fn esc_esc_rewinds_a_turn_and_gives_its_message_back() {
     tmux.wait_for("the first reply", |s| s.contains("Nothing to change yet."))
         .await;
     tmux.send("rewrite the notes please", &["Enter"]);
-    tmux.wait_for("the second reply", |s| s.contains("Rewrote the notes."))
+    let screen = tmux
+        .wait_for("the second reply", |s| s.contains("Rewrote the notes."))
         .await;
+    // Each edit's cell shows what it changed.
+    assert!(screen.contains("│ - first version"), "{screen}");
+    assert!(screen.contains("│ + rewritten by the agent"), "{screen}");
+    assert!(screen.contains("│ + new file"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(project.path().join("notes.md")).unwrap(),
         "rewritten by the agent\n"

@@ -812,3 +812,40 @@ fn the_slash_list_offers_custom_commands_with_their_hints() {
     let screen = snapshot("slash_list_custom_hint_50x12", &narrow, 50, 12, clock.now());
     assert!(screen.contains("/fix-issue <issue-number>"), "{screen}");
 }
+
+/// Issue 24: an edit's cell shows the lines it changed, a line of context around, and
+/// folds a long diff until Ctrl-O; control characters in the file are shown as text.
+#[test]
+fn an_edit_shows_its_removed_and_added_lines() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    let old = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+    let new = "fn main() {\n    let x = 2;\n    println!(\"{x}\x1b[2J\");\n}\n";
+    let mut cell = tool(
+        &clock,
+        "str_replace",
+        "src/main.rs",
+        ToolStatus::Done { approved: false },
+        Some("Replaced 1 occurrence in src/main.rs"),
+    );
+    let long_old: String = (0..30).map(|i| format!("line {i}\n")).collect();
+    let long_new: String = (0..30).map(|i| format!("line {}\n", i * 10)).collect();
+    let mut long = tool(
+        &clock,
+        "write_file",
+        "big.txt",
+        ToolStatus::Done { approved: false },
+        Some("Overwrote big.txt (30 lines, 200 bytes)"),
+    );
+    if let (Cell::Tool(a), Cell::Tool(b)) = (&mut cell, &mut long) {
+        a.diff = rein::checkpoint::diff::short(old, new, 200);
+        b.diff = rein::checkpoint::diff::short(&long_old, &long_new, 200);
+    }
+    app.transcript.cells = vec![Cell::user("bump x"), cell, long];
+    let screen = snapshot("edit_diff_80x30", &app, 80, 30, clock.now());
+    assert!(screen.contains("│   fn main() {"), "{screen}");
+    assert!(screen.contains("│ -     let x = 1;"), "{screen}");
+    assert!(screen.contains("│ +     let x = 2;"), "{screen}");
+    assert!(screen.contains("^[[2J"), "{screen}");
+    assert!(screen.contains("more diff lines (Ctrl-O)"), "{screen}");
+}

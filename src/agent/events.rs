@@ -109,6 +109,12 @@ pub enum AgentEvent {
         #[serde(skip)]
         stored: Option<crate::session::EntryAt>,
     },
+    /// What a finished `write_file` or `str_replace` call changed in its file (after its
+    /// [`AgentEvent::ToolFinished`]): the changed lines with a line of context.
+    EditDiff {
+        id: String,
+        diff: crate::checkpoint::ShortDiff,
+    },
     /// A subagent (the running `task` call `task_id`) did something. Its text is not
     /// streamed: only its steps, its tool calls and its usage are.
     Subagent {
@@ -462,6 +468,7 @@ impl AgentEvent {
             | AgentEvent::AssistantMessage { .. } => EventFamily::Reply,
             AgentEvent::ToolCallStarted { .. }
             | AgentEvent::ToolFinished { .. }
+            | AgentEvent::EditDiff { .. }
             | AgentEvent::TodosUpdated { .. }
             | AgentEvent::UserCommandStarted { .. }
             | AgentEvent::UserCommandFinished { .. } => EventFamily::Tool,

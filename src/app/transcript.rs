@@ -170,6 +170,8 @@ pub struct ToolCell {
     pub subagent: Option<SubagentView>,
     /// A word after the status: "auto-approved (auto mode)", "run by you".
     pub note: Option<String>,
+    /// For a `write_file` or `str_replace` call: the lines it changed.
+    pub diff: Option<crate::checkpoint::ShortDiff>,
 }
 
 /// A tool result as its cell keeps it: whole, or, for a long one the session file holds,
@@ -390,6 +392,7 @@ impl Cell {
             approved: false,
             subagent: None,
             note: None,
+            diff: None,
         })))
     }
 

@@ -107,9 +107,108 @@ pub fn unified(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff {
     }
 }
 
+/// An edit's changed lines with one line of context, for a transcript cell.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ShortDiff {
+    pub added: usize,
+    pub removed: usize,
+    /// At most the number asked for.
+    pub lines: Vec<DiffLine>,
+    /// Lines left out past that.
+    pub more: usize,
+}
+
+/// One line of a [`ShortDiff`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DiffLine {
+    pub kind: DiffKind,
+    /// The line without its end.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffKind {
+    Added,
+    Removed,
+    Context,
+    /// Unchanged lines left out between two changes.
+    Gap,
+}
+
+/// The changes from `old` to `new`, at most `max_lines` of them, with one line of context;
+/// `None` when nothing changed.
+pub fn short(old: &str, new: &str, max_lines: usize) -> Option<ShortDiff> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = ShortDiff {
+        added: 0,
+        removed: 0,
+        lines: Vec::new(),
+        more: 0,
+    };
+    for (i, group) in diff.grouped_ops(1).iter().enumerate() {
+        let mut lines = Vec::new();
+        if i > 0 {
+            lines.push(DiffLine {
+                kind: DiffKind::Gap,
+                text: String::new(),
+            });
+        }
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let kind = match change.tag() {
+                    similar::ChangeTag::Insert => {
+                        out.added += 1;
+                        DiffKind::Added
+                    }
+                    similar::ChangeTag::Delete => {
+                        out.removed += 1;
+                        DiffKind::Removed
+                    }
+                    similar::ChangeTag::Equal => DiffKind::Context,
+                };
+                let text = change.value().trim_end_matches(['\n', '\r']).to_string();
+                lines.push(DiffLine { kind, text });
+            }
+        }
+        for line in lines {
+            if out.lines.len() < max_lines {
+                out.lines.push(line);
+            } else {
+                out.more += 1;
+            }
+        }
+    }
+    (out.added + out.removed > 0).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_diff_keeps_one_line_of_context_and_counts_what_it_leaves_out() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nB\nc\nd\ne\nf\ng\nH\nI\n";
+        let d = short(old, new, 100).unwrap();
+        let shown: Vec<String> = d
+            .lines
+            .iter()
+            .map(|l| match l.kind {
+                DiffKind::Added => format!("+{}", l.text),
+                DiffKind::Removed => format!("-{}", l.text),
+                DiffKind::Context => format!(" {}", l.text),
+                DiffKind::Gap => "…".to_string(),
+            })
+            .collect();
+        assert_eq!(shown, [" a", "-b", "+B", " c", "…", " g", "-h", "+H", "+I"]);
+        assert_eq!((d.added, d.removed, d.more), (3, 2, 0));
+        let cut = short(old, new, 4).unwrap();
+        assert_eq!((cut.lines.len(), cut.more), (4, 5));
+        assert_eq!(short("same\n", "same\n", 10), None);
+        let created = short("", "x\ny\n", 10).unwrap();
+        assert_eq!((created.added, created.removed), (2, 0));
+    }
 
     #[test]
     fn a_change_a_new_file_a_removed_one_and_a_binary_one() {

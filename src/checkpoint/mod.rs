@@ -33,7 +33,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-pub use diff::FileDiff;
+pub use diff::{DiffKind, DiffLine, FileDiff, ShortDiff};
 pub use plan::{
     CheckpointAt, CheckpointRecord, PathStep, RestoreOrder, Rewind, Seen, TurnCheckpoints, TurnInfo,
 };

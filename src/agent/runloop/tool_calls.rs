@@ -50,6 +50,10 @@ impl Agent {
             mode: &self.mode,
             external: self.config.external_tools.as_deref(),
         };
+        let edited = edit_target(call, &self.config.root).map(|path| {
+            let before = read_text(&path);
+            (path, before)
+        });
         let run = env.judge_and_run(Some(&mut self.inbox), call).await;
         self.record_mode();
         for grant in &run.granted {
@@ -57,6 +61,19 @@ impl Agent {
         }
         let accepted = !run.result.outcome.is_error();
         self.finish_tool(call, run.result, run.started);
+        // What an edit changed, for its cell: the file before and after, diffed.
+        if let (true, Some((path, before))) = (accepted, edited) {
+            let after = read_text(&path);
+            if let (Some(before), Some(after)) = (before, after) {
+                if let Some(diff) = crate::checkpoint::diff::short(&before, &after, EDIT_DIFF_LINES)
+                {
+                    self.emit(AgentEvent::EditDiff {
+                        id: call.id.clone(),
+                        diff,
+                    });
+                }
+            }
+        }
         if call.function.name == tools::write_todos::NAME && accepted {
             let todos = self.todos();
             self.record(Entry::todos(todos.clone()));
@@ -189,6 +206,30 @@ fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> Age
         outcome: result.outcome,
         duration: started.elapsed(),
         stored: None,
+    }
+}
+
+/// The most lines an edit's diff keeps for its cell.
+const EDIT_DIFF_LINES: usize = 200;
+/// Files larger than this get no diff in their cell.
+const EDIT_DIFF_BYTES: u64 = 512 * 1024;
+
+/// The file a `write_file` or `str_replace` call edits, resolved as the tool resolves it.
+fn edit_target(call: &ToolCall, root: &std::path::Path) -> Option<std::path::PathBuf> {
+    if ![tools::write_file::NAME, tools::str_replace::NAME].contains(&call.function.name.as_str()) {
+        return None;
+    }
+    let args: serde_json::Value = serde_json::from_str(&call.function.arguments).ok()?;
+    let path = args.get("path")?.as_str()?;
+    crate::safe_fs::resolve(std::path::Path::new(path), root).ok()
+}
+
+/// The text of the file at `path` (at most [`EDIT_DIFF_BYTES`]; empty when there is no
+/// file); `None` when it is larger, not UTF-8 or unreadable.
+fn read_text(path: &std::path::Path) -> Option<String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+        _ => crate::safe_fs::read_small_text(path, EDIT_DIFF_BYTES).ok(),
     }
 }
 

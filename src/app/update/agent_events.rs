@@ -137,6 +137,11 @@ fn reply_event(app: &mut App, event: AgentEvent, now: Instant) {
 /// plan changes.
 fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
     match event {
+        AgentEvent::EditDiff { id, diff } => {
+            if let Some(cell) = app.transcript.tool_cell_mut(&id) {
+                cell.diff = Some(diff);
+            }
+        }
         AgentEvent::ToolCallStarted { id, name, args } => {
             let key_arg = describe::key_argument(&args);
             app.activity = Activity::Tool {

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 
 use super::cells::{wrap_text, INDENT};
 use crate::app::transcript::{ResultText, SubagentView, ToolCell, ToolStatus, FOLDED_RESULT_LINES};
+use crate::checkpoint::{DiffKind, ShortDiff};
 use crate::ui::sanitize::sanitize;
 use crate::ui::theme;
 use crate::ui::wrap::{spans_width, truncate, WrapMode};
@@ -75,7 +76,63 @@ pub(super) fn tool_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'st
     if let Some(view) = &c.subagent {
         subagent_lines(view, c, w, out);
     }
+    result_lines(c, width, out);
+    if let Some(diff) = &c.diff {
+        diff_lines(diff, c.expanded, w, out);
+    }
+}
 
+/// Diff lines a folded edit shows.
+pub const FOLDED_DIFF_LINES: usize = 8;
+
+/// An edit's changed lines under its result: removed in red, added in green, a line of
+/// context around, `⋯` between changes far apart; folded to [`FOLDED_DIFF_LINES`].
+fn diff_lines(diff: &ShortDiff, expanded: bool, w: usize, out: &mut Vec<Line<'static>>) {
+    let shown = if expanded {
+        diff.lines.len()
+    } else {
+        FOLDED_DIFF_LINES.min(diff.lines.len())
+    };
+    let room = w
+        .saturating_sub(crate::ui::wrap::width(RESULT_GUTTER) + 2)
+        .max(1);
+    for line in &diff.lines[..shown] {
+        let (sign, style) = match line.kind {
+            DiffKind::Added => ("+ ", theme::DIFF_ADD),
+            DiffKind::Removed => ("- ", theme::DIFF_DEL),
+            DiffKind::Context => ("  ", theme::DIM),
+            DiffKind::Gap => ("⋯ ", theme::DIM),
+        };
+        let text = sanitize(&line.text).replace('\t', "    ");
+        out.push(Line::from(vec![
+            Span::styled(RESULT_GUTTER, theme::DIM),
+            Span::styled(sign, style),
+            Span::styled(truncate(&text, room), style),
+        ]));
+    }
+    let more = diff.lines.len() - shown + diff.more;
+    if more > 0 {
+        let hint = if shown < diff.lines.len() {
+            format!(
+                "… {more} more diff line{} (Ctrl-O)",
+                if more == 1 { "" } else { "s" }
+            )
+        } else {
+            format!(
+                "… {more} more diff line{}",
+                if more == 1 { "" } else { "s" }
+            )
+        };
+        out.push(Line::from(vec![
+            Span::raw(INDENT),
+            Span::styled(truncate(&hint, w.saturating_sub(2)), theme::HINT),
+        ]));
+    }
+}
+
+/// A tool call's result under its line: whole when expanded, else its first lines.
+fn result_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
+    let w = usize::from(width);
     let Some(result) = &c.result else {
         return;
     };

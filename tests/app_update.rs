@@ -1447,7 +1447,7 @@ fn the_list_filters_as_the_user_types_prefix_matches_first() {
     }
     assert_eq!(s.input(), "/");
     s.type_text("re");
-    assert_eq!(menu_names(&s), ["/resume", "/rename", "/review"]);
+    assert_eq!(menu_names(&s), ["/resume", "/rewind", "/rename", "/review"]);
     // Names that hold the text, then names that hold its letters in order.
     composer_set(&mut s, "/ss");
     assert_eq!(menu_names(&s), ["/fix-issue", "/skills"]);

@@ -29,7 +29,7 @@ pub fn status_mark(status: &ToolStatus) -> (&'static str, Style) {
 
 /// A tool call: one line (mark, name, key argument, verdict, duration), then its result
 /// folded to [`FOLDED_RESULT_LINES`] lines unless expanded.
-pub(super) fn tool_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
+pub(super) fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     let w = usize::from(width);
     let (mark, mark_style) = status_mark(&c.status);
     let mut tail: Vec<Span<'static>> = Vec::new();

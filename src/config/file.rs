@@ -279,11 +279,6 @@ const KEYS: &[Key] = &[
         kind: Kind::Bool(|l, v| l.sandbox_hide_secrets = Some(v)),
     },
     Key {
-        section: "ui",
-        name: "bell",
-        kind: Kind::Bool(|l, v| l.ui_bell = Some(v)),
-    },
-    Key {
         section: "checkpoints",
         name: "enabled",
         kind: Kind::Bool(|l, v| l.checkpoints_enabled = Some(v)),
@@ -314,6 +309,11 @@ const KEYS: &[Key] = &[
             max: 16 * 1024 * 1024,
             store: |l, v| l.checkpoints_quota_mib = Some(v),
         },
+    },
+    Key {
+        section: "ui",
+        name: "bell",
+        kind: Kind::Bool(|l, v| l.ui_bell = Some(v)),
     },
     Key {
         section: "ui",

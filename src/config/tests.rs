@@ -471,7 +471,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
         f.error(),
         format!(
             "{path}: unknown key `modle` (known top-level keys: base_url, api_key, model, \
-             context_window; sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME], [mcp_servers.NAME])"
+             context_window; sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [checkpoints], [ui], [providers.NAME], [mcp_servers.NAME])"
         )
     );
 }
@@ -483,7 +483,7 @@ fn unknown_section_names_file_and_section() {
     assert_eq!(
         f.error(),
         format!(
-            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [ui], [providers.NAME], [mcp_servers.NAME])",
+            "{}: unknown section `[tols]` (known sections: [client], [tools], [agent], [subagent], [instructions], [context], [permissions], [sandbox], [checkpoints], [ui], [providers.NAME], [mcp_servers.NAME])",
             f.user_file().display()
         )
     );

@@ -927,8 +927,18 @@ async fn everything_rein_keeps_for_the_user_is_theirs_alone() {
         "{names:?}"
     );
     assert!(names.iter().any(|n| n == "spill"), "{names:?}");
+    // The checkpoint record too (git's objects are read-only: 0400).
+    assert!(
+        names.iter().any(|n| n.starts_with("checkpoints/")),
+        "{names:?}"
+    );
     for (path, is_dir, mode) in &found {
-        let want = if *is_dir { 0o700 } else { 0o600 };
+        let record_object = path.components().any(|c| c.as_os_str() == "objects");
+        let want = match (*is_dir, record_object && *mode == 0o400) {
+            (true, _) => 0o700,
+            (false, true) => 0o400,
+            (false, false) => 0o600,
+        };
         assert_eq!(*mode, want, "{} is {mode:o}", path.display());
     }
 }

@@ -519,3 +519,54 @@ async fn killed_mid_turn_the_record_and_the_repository_stay_consistent() {
         "the user's .git is untouched"
     );
 }
+
+#[tokio::test]
+async fn sandboxed_commands_cannot_write_the_record_and_big_files_are_named() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, root) = repository();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        "[checkpoints]\nmax_file_mib = 1\n",
+    )
+    .unwrap();
+    let record = home.path().join("rein-home/checkpoints");
+    let server = ScriptedServer::start(vec![
+        calls(&[
+            bash("head -c 2000000 /dev/zero > big.bin"),
+            // Whatever the sandbox lets through would break the record.
+            bash(&format!(
+                "for f in {r}/*/git/HEAD {r}/*/git/index {r}/*/last; do echo 0 > \"$f\"; done",
+                r = record.display()
+            )),
+            call(
+                "write_file",
+                json!({"path": "small.txt", "content": "small\n"}),
+            ),
+        ]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = turn(home.path(), &server, &root, "make files", &[]).await;
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("checkpoints leave out: big.bin (1.9 MiB, over the size cap)"),
+        "{err}"
+    );
+    // The command could not touch the record: the rewind still works.
+    let list = json_of(&rein(home.path(), &args(&["rewind", "--list", "--json"], &root)).await);
+    assert_eq!(list["turns"][0]["files"], json!(["small.txt"]), "{list}");
+    let out = rein(
+        home.path(),
+        &args(&["rewind", "--to", "1", "--code"], &root),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!root.join("small.txt").exists());
+    // The file over the cap is not the record's: left as it is.
+    assert_eq!(
+        std::fs::metadata(root.join("big.bin")).unwrap().len(),
+        2_000_000
+    );
+}

@@ -755,7 +755,7 @@ fn slash_opens_the_list_of_built_in_commands() {
     let clock = Clock::new();
     let app = typing_app(rein::custom_commands::CommandSet::empty(), "/", clock.now());
     let screen = snapshot("slash_list_built_ins_80x24", &app, 80, 24, clock.now());
-    assert!(screen.contains("commands (14)"), "{screen}");
+    assert!(screen.contains("commands (16)"), "{screen}");
     assert!(screen.contains("/model [NAME]"), "{screen}");
     assert!(
         screen.contains("Tab complete"),
@@ -776,7 +776,7 @@ fn the_slash_list_narrows_as_the_user_types() {
         clock.now(),
     );
     let screen = snapshot("slash_list_filtered_80x24", &app, 80, 24, clock.now());
-    assert!(screen.contains("commands (3 of 14)"), "{screen}");
+    assert!(screen.contains("commands (3 of 16)"), "{screen}");
     assert!(!screen.contains("/help"), "{screen}");
 }
 
@@ -806,8 +806,8 @@ fn the_slash_list_offers_custom_commands_with_their_hints() {
                 .contains(ratatui::style::Modifier::REVERSED)
         })
         .collect();
-    let rename_row = screen.lines().position(|l| l.contains("/rename")).unwrap() as u16;
-    assert_eq!(reversed, [rename_row]);
+    let second_row = screen.lines().position(|l| l.contains("/rewind")).unwrap() as u16;
+    assert_eq!(reversed, [second_row]);
     let narrow = typing_app(project_commands().1, "/fi", clock.now());
     let screen = snapshot("slash_list_custom_hint_50x12", &narrow, 50, 12, clock.now());
     assert!(screen.contains("/fix-issue <issue-number>"), "{screen}");

@@ -15,6 +15,7 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -84,7 +85,8 @@ impl Git {
                 "cannot make the checkpoint record",
                 &self.git_dir,
             ))?;
-            let args = ["init", "--quiet", "--bare"];
+            // No template: no sample hooks, nothing but what the record needs.
+            let args = ["init", "--quiet", "--bare", "--template="];
             let mut command = self.command(&args);
             command
                 .env_remove("GIT_WORK_TREE")
@@ -141,6 +143,15 @@ impl Git {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // The record is the user's alone, as everything in the data folder: what git makes
+        // there gets no group or other bits.
+        // SAFETY: `umask` is async-signal-safe and touches nothing but the child's mask.
+        unsafe {
+            command.pre_exec(|| {
+                libc::umask(0o077);
+                Ok(())
+            });
+        }
         command
     }
 

@@ -204,6 +204,16 @@ mod tests {
                 vec![w(&["echo", "1"]), w(&["echo", "$(( `echo 1` ))", "z"])],
                 vec!["$(( `echo 1` ))"],
             ),
+            // A lone `)` ends the try: `$( (...) )`, however far a later `))` is.
+            (
+                "echo $((echo a) ); echo $((1))",
+                vec![
+                    w(&["echo", "a"]),
+                    w(&["echo", "$((echo a) )"]),
+                    w(&["echo", "$((1))"]),
+                ],
+                vec![],
+            ),
             (
                 "(( (1) )) && echo z",
                 vec![w(&["((", " (1) ", "))"]), w(&["echo", "z"])],
@@ -244,6 +254,13 @@ mod tests {
             let hazards: Vec<String> = hazards.iter().map(|h| h.to_string()).collect();
             assert_eq!(shape(input), (words, hazards), "{input:?}");
         }
+    }
+
+    /// A lone `)` ends the try for good, as in bash: what follows `$((echo a) )` is not
+    /// more of an arithmetic expression, so a later `))` is a syntax error.
+    #[test]
+    fn a_lone_parenthesis_is_no_arithmetic() {
+        assert!(parse_script("echo $((echo a) ) x)) y", 0).is_err());
     }
 
     #[test]

@@ -162,6 +162,7 @@ impl Agent {
             let text = match self.inbox.queued.pop_front() {
                 Some(Queued::Message(text)) => text,
                 Some(Queued::NewConversation) => {
+                    let _ = self.settle_checkpoint().await;
                     self.new_conversation();
                     continue;
                 }
@@ -203,6 +204,7 @@ impl Agent {
                             continue;
                         }
                         Some(AgentCommand::NewConversation) => {
+                            let _ = self.settle_checkpoint().await;
                             self.new_conversation();
                             continue;
                         }
@@ -249,7 +251,7 @@ impl Agent {
                     ),
                 });
             }
-            self.checkpoint_turn_start();
+            self.checkpoint_turn_start().await;
             let outcome = self.run_turn(text).await;
             self.checkpoint_turn_end().await;
             // Whatever changed during the turn is the agent's own doing.
@@ -261,6 +263,8 @@ impl Agent {
                 break;
             }
         }
+        // What is still being taken is recorded before the agent stops.
+        let _ = self.settle_checkpoint().await;
     }
 
     /// The work between turns: stub old tool results (recording the history the model
@@ -432,7 +436,7 @@ impl Agent {
                 }
             }
             if changes_files {
-                self.checkpoint_after_batch().await;
+                self.checkpoint_after_batch();
             }
             if interrupted {
                 return TurnOutcome::Interrupted;

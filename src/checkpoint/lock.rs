@@ -69,15 +69,3 @@ impl RecordLock {
         Ok(RecordLock { _file: file })
     }
 }
-
-/// Remove the lock files of refs under `refs/rein` (a git killed while updating one).
-pub(crate) fn clear_stale_ref_locks(git_dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(git_dir.join("refs/rein")) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().ends_with(".lock") {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}

@@ -8,13 +8,27 @@
 //! small change. Targets (issue 24): unchanged 20 000 files ≤ 50 ms, 100 000 ≤ 0.5 s, the
 //! first checkpoint of 100 000 ≤ 10 s, growth per turn following what changed.
 //!
-//! `REIN_BENCH_SIZES=20000` runs one size only.
+//! Then the turn overhead through the real agent (scripted server, no latency) in a
+//! 2 000-file repository: 30 turns that each write a file then answer, and 30 text-only
+//! turns, with checkpoints on and off (median of 5 runs each).
+//!
+//! `REIN_BENCH_SIZES=20000` runs one size only (`0`: none, the turn overhead only).
 
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::sync::Arc;
+
+use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, CheckpointSetup, ClientConfig};
 use rein::checkpoint::{PathStep, Settings, Store};
+use rein::permissions::AllowAll;
+use rein::sandbox::Sandbox;
+use rein::skills::SkillSet;
+use support::{Reply, ScriptedServer};
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -156,12 +170,106 @@ fn bench(files: usize) {
     );
 }
 
+const TURNS: usize = 30;
+
+/// Milliseconds per turn of `TURNS` turns, each writing a file first when `writes`.
+async fn turns(root: &Path, data: &Path, checkpoints: bool, writes: bool) -> f64 {
+    let mut replies = Vec::new();
+    for i in 0..TURNS {
+        if writes {
+            let args = serde_json::json!({"path": format!("out/t{i}.txt"), "content": "x\n"});
+            replies.push(Reply::tool_calls(&[("write_file", &args.to_string())]));
+        }
+        replies.push(Reply::text("done"));
+    }
+    let server = ScriptedServer::start(replies).await.expect("server");
+    let mut handle = agent::spawn(AgentConfig {
+        client: ClientConfig::new(server.base_url(), "", "bench"),
+        root: root.to_path_buf(),
+        bash_timeout: Duration::from_secs(10),
+        max_steps: 4,
+        subagent_max_steps: 12,
+        subagent_max_parallel: 4,
+        instructions: Default::default(),
+        policy: Arc::new(AllowAll),
+        sandbox: Arc::new(Sandbox::off(root)),
+        skills: Arc::new(SkillSet::empty()),
+        context: Default::default(),
+        external_tools: None,
+        checkpoints: checkpoints.then(|| CheckpointSetup {
+            data_dir: data.to_path_buf(),
+            settings: Settings::default(),
+        }),
+    })
+    .expect("agent");
+    let started = Instant::now();
+    for _ in 0..TURNS {
+        handle.send(AgentCommand::UserMessage("go".into()));
+        while let Some(e) = handle.events.recv().await {
+            if matches!(e, AgentEvent::TurnFinished { .. }) {
+                break;
+            }
+        }
+    }
+    started.elapsed().as_secs_f64() * 1000.0 / TURNS as f64
+}
+
+fn turn_overhead() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().canonicalize().expect("canonical");
+    let root = base.join("project");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    generate(&root, 2_000);
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "generated"]);
+    let data = base.join("data");
+    // The record exists already, as in a project used before.
+    Store::open(&data, &root, Settings::default())
+        .and_then(|s| s.take(None))
+        .expect("first checkpoint");
+    println!("turn overhead, 2000-file repository, {TURNS} turns (median of 5):");
+    for writes in [true, false] {
+        let mut on = Vec::new();
+        let mut off = Vec::new();
+        for _ in 0..5 {
+            off.push(runtime.block_on(turns(&root, &data, false, writes)));
+            on.push(runtime.block_on(turns(&root, &data, true, writes)));
+            let _ = std::fs::remove_dir_all(root.join("out"));
+        }
+        let med = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "  {:<28} checkpoints off {:>6.2} ms/turn   on {:>6.2} ms/turn",
+            if writes {
+                "a write_file, then a reply"
+            } else {
+                "a reply only"
+            },
+            med(off),
+            med(on)
+        );
+    }
+}
+
 fn main() {
     let sizes: Vec<usize> = std::env::var("REIN_BENCH_SIZES")
         .ok()
-        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .map(|v| {
+            v.split(',')
+                .filter_map(|s| s.trim().parse().ok())
+                .filter(|&n| n > 0)
+                .collect()
+        })
         .unwrap_or_else(|| vec![20_000, 100_000]);
     for files in sizes {
         bench(files);
     }
+    turn_overhead();
 }

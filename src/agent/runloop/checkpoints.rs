@@ -7,8 +7,10 @@
 //! after the turn's user message. Before a batch, a checkpoint that differs from this
 //! session's last one means someone else changed files meanwhile: it is recorded so those
 //! changes are never counted as the agent's. After the batch, what differs is the batch's
-//! own doing: recorded with its paths, and told to the front end
-//! ([`AgentEvent::FilesChanged`]). A checkpoint that cannot be taken is a notice (once),
+//! own doing: taken in the background while the model reads the results (at most one
+//! checkpoint is in flight; the next batch, the turn's end or a rewind waits for it), then
+//! recorded with its paths and told to the front end ([`AgentEvent::FilesChanged`]). A
+//! checkpoint that cannot be taken is a notice (once),
 //! never a failed turn; files left out of the record are told once each. A session's first
 //! checkpoint also keeps the record under its quota ([`Store::maintain`]), in the same
 //! background task.
@@ -34,9 +36,13 @@ pub struct CheckpointSetup {
     pub settings: Settings,
 }
 
-/// The start checkpoint being taken: the store, the checkpoint, and how many old
-/// checkpoints the first one of a session pruned to keep the record under its quota.
-type Pending = JoinHandle<Result<(Arc<Store>, Taken, usize), CheckpointError>>;
+/// A checkpoint being taken in the background: when it was asked for, and the task that
+/// gives the store, the checkpoint and how many old checkpoints the first one of a session
+/// pruned to keep the record under its quota.
+struct Pending {
+    at: CheckpointAt,
+    task: JoinHandle<Result<(Arc<Store>, Taken, usize), CheckpointError>>,
+}
 
 /// The agent's side of the record.
 #[derive(Default)]
@@ -49,7 +55,8 @@ pub(crate) struct Checkpoints {
     last: Option<String>,
     /// The turn being recorded (numbers go on across resumes).
     turn: u64,
-    /// The running turn's start checkpoint, still being taken.
+    /// A start or after-batch checkpoint still being taken (at most one: each waits for
+    /// the one before it).
     pending: Option<Pending>,
 }
 
@@ -84,18 +91,26 @@ pub(super) fn could_change_files(tool: &str) -> bool {
 }
 
 impl Agent {
-    /// A turn begins: start taking its checkpoint in the background.
-    pub(super) fn checkpoint_turn_start(&mut self) {
-        let Some(setup) = self.checkpoints.setup.clone() else {
-            return;
-        };
-        if self.checkpoints.failed {
+    /// A turn begins: the checkpoint before it settled, start taking its own in the
+    /// background.
+    pub(super) async fn checkpoint_turn_start(&mut self) {
+        let _ = self.settle_checkpoint().await;
+        if self.checkpoints.setup.is_none() || self.checkpoints.failed {
             return;
         }
         self.checkpoints.turn += 1;
+        self.spawn_checkpoint(CheckpointAt::Start);
+    }
+
+    /// Take a checkpoint off the agent's way (compared with this session's last).
+    fn spawn_checkpoint(&mut self, at: CheckpointAt) {
+        let Some(setup) = self.checkpoints.setup.clone() else {
+            return;
+        };
         let store = self.checkpoints.store.clone();
         let root = self.config.root.clone();
-        self.checkpoints.pending = Some(tokio::task::spawn_blocking(move || {
+        let since = self.checkpoints.last.clone();
+        let task = tokio::task::spawn_blocking(move || {
             let (store, first) = match store {
                 Some(store) => (store, false),
                 None => (
@@ -103,7 +118,7 @@ impl Agent {
                     true,
                 ),
             };
-            let taken = store.take(None)?;
+            let taken = store.take(since.as_deref())?;
             // Once a session: keep the record under its quota (while the model thinks).
             let pruned = if first {
                 store.maintain().map(|m| m.pruned).unwrap_or(0)
@@ -111,15 +126,18 @@ impl Agent {
                 0
             };
             Ok((store, taken, pruned))
-        }));
+        });
+        self.checkpoints.pending = Some(Pending { at, task });
     }
 
-    /// Wait for the turn's start checkpoint and record it.
-    async fn settle_start(&mut self) {
+    /// Wait for the checkpoint being taken, if any, and record it. True when it was still
+    /// being taken: it is then as fresh as a new one would be.
+    pub(super) async fn settle_checkpoint(&mut self) -> bool {
         let Some(pending) = self.checkpoints.pending.take() else {
-            return;
+            return false;
         };
-        let result = match pending.await {
+        let waited = !pending.task.is_finished();
+        let result = match pending.task.await {
             Ok(result) => result,
             Err(e) => Err(CheckpointError::Git {
                 command: "status".to_string(),
@@ -137,15 +155,25 @@ impl Agent {
                         ),
                     });
                 }
-                self.record_checkpoint(CheckpointAt::Start, taken);
+                match pending.at {
+                    CheckpointAt::After => self.batch_changed(taken),
+                    at => self.record_checkpoint(at, taken),
+                }
+                waited
             }
-            Err(e) => self.checkpoint_failed(e),
+            Err(e) => {
+                self.checkpoint_failed(e);
+                false
+            }
         }
     }
 
     /// Before a batch of tool calls that could change files.
     pub(super) async fn checkpoint_before_batch(&mut self) {
-        self.settle_start().await;
+        // One that finished while the agent waited for it is the state now.
+        if self.settle_checkpoint().await {
+            return;
+        }
         if let Some(taken) = self.take_checkpoint().await {
             if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) {
                 self.record_checkpoint(CheckpointAt::Before, taken);
@@ -153,28 +181,38 @@ impl Agent {
         }
     }
 
-    /// After a batch of tool calls that could change files: what it changed.
-    pub(super) async fn checkpoint_after_batch(&mut self) {
-        if let Some(taken) = self.take_checkpoint().await {
-            if !taken.changed.is_empty() {
-                self.emit(AgentEvent::FilesChanged {
-                    turn: self.checkpoints.turn,
-                    paths: taken.changed.clone(),
-                });
-            }
-            if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) {
-                self.record_checkpoint(CheckpointAt::After, taken);
-            }
+    /// After a batch of tool calls that could change files: what it changed, taken in the
+    /// background while the model goes on (settled before the next batch or turn).
+    pub(super) fn checkpoint_after_batch(&mut self) {
+        if self.checkpoints.store.is_some() && !self.checkpoints.failed {
+            self.spawn_checkpoint(CheckpointAt::After);
         }
     }
 
-    /// The turn ended: its start checkpoint is recorded even if no tool ran.
+    /// What a batch changed: told to the front end and recorded.
+    fn batch_changed(&mut self, taken: Taken) {
+        if !taken.changed.is_empty() {
+            self.emit(AgentEvent::FilesChanged {
+                turn: self.checkpoints.turn,
+                paths: taken.changed.clone(),
+            });
+        }
+        if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) {
+            self.record_checkpoint(CheckpointAt::After, taken);
+        }
+    }
+
+    /// The turn ended: the checkpoint still being taken (its start, or its last batch's
+    /// after) is recorded before the front end hears the turn is over, so a session file
+    /// never ends without it. With a model that takes any time to answer it is done by
+    /// then.
     pub(super) async fn checkpoint_turn_end(&mut self) {
-        self.settle_start().await;
+        let _ = self.settle_checkpoint().await;
     }
 
     /// Put files back as `order` says (`/rewind`) and record it, so `--undo` finds it.
     pub(super) async fn rewind_files(&mut self, order: RestoreOrder) {
+        let _ = self.settle_checkpoint().await;
         let to_turn = order.to_turn;
         let report = match self.store().await {
             Ok(store) => tokio::task::spawn_blocking(move || {

@@ -41,8 +41,11 @@ pub struct CheckpointSetup {
 /// pruned to keep the record under its quota.
 struct Pending {
     at: CheckpointAt,
-    task: JoinHandle<Result<(Arc<Store>, Taken, usize), CheckpointError>>,
+    task: JoinHandle<Result<Settled, CheckpointError>>,
 }
+
+/// What a checkpoint task gives: the store, the checkpoint, old checkpoints pruned.
+type Settled = (Arc<Store>, Taken, usize);
 
 /// The agent's side of the record.
 #[derive(Default)]

@@ -42,6 +42,8 @@ const CONFIG: &[(&str, &str)] = &[
     ("core.hooksPath", "/dev/null"),
     ("core.logAllRefUpdates", "false"),
     ("index.version", "4"),
+    ("index.skipHash", "true"),
+    ("core.createObject", "rename"),
     ("gc.auto", "0"),
     ("maintenance.auto", "false"),
     ("user.name", "rein"),

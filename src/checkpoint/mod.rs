@@ -19,6 +19,7 @@
 //! under its quota. The agent decides when (`agent/runloop/checkpoints.rs`) and the session
 //! file keeps which checkpoint belongs to which turn (`session::Entry::Checkpoint`).
 
+mod bulk;
 pub mod diff;
 mod git;
 mod lock;
@@ -209,6 +210,8 @@ pub struct Store {
     /// The user's index paths, with the index's modification time and length they were
     /// read at.
     tracked: Mutex<Option<TrackedCache>>,
+    /// Changes past this many go in as one pack ([`bulk`]); tests lower it.
+    bulk_from: usize,
 }
 
 type TrackedCache = (std::time::SystemTime, u64, std::sync::Arc<Vec<Vec<u8>>>);
@@ -258,6 +261,7 @@ impl Store {
             user,
             settings,
             tracked: Mutex::new(None),
+            bulk_from: take::ADD_BY_NAME,
         })
     }
 

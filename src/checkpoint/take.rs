@@ -15,8 +15,8 @@ use std::os::unix::ffi::OsStrExt;
 use super::user_repo::tracks_under;
 use super::{CheckpointError, SkipReason, Skipped, Store, Taken, HEAVY_FOLDERS};
 
-/// Changes up to this many are added by name; more, by adding the whole project.
-const ADD_BY_NAME: usize = 1000;
+/// Changes up to this many are added by name; more go in as one pack ([`super::bulk`]).
+pub(super) const ADD_BY_NAME: usize = 1000;
 
 /// What `git status` said changed since the record's index.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -251,7 +251,10 @@ impl Store {
         if paths.is_empty() {
             return Ok(());
         }
-        if paths.len() <= ADD_BY_NAME {
+        if paths.len() > self.bulk_from && self.bulk_add(paths).is_ok() {
+            return Ok(());
+        }
+        if paths.len() <= self.bulk_from {
             let mut list = Vec::new();
             for path in paths {
                 list.extend_from_slice(path);

@@ -587,3 +587,62 @@ fn the_root_folder_is_not_a_project() {
         Err(CheckpointError::NotAProject(_))
     ));
 }
+
+/// Many changes at once go in as one pack: the same tree `git add` makes, modes and links
+/// included, and a restore from it byte for byte.
+#[test]
+fn a_bulk_checkpoint_records_what_git_add_records() {
+    let p = project();
+    repository(&p);
+    let root = &p.root;
+    let mut bulk = Store::open(&p.data, root, Settings::default()).unwrap();
+    bulk.bulk_from = 0;
+    let first = bulk.take(None).unwrap();
+    // The bulk path itself works (a failure would fall back to `git add` unseen).
+    bulk.bulk_add(&[b"src/lib.rs".to_vec(), b"no/such/file".to_vec()])
+        .unwrap();
+    let other = p.data.parent().unwrap().join("other-data");
+    let plain = Store::open(&other, root, Settings::default()).unwrap();
+    let reference = plain.take(None).unwrap();
+    let tree = |s: &Store, c: &str| {
+        String::from_utf8(
+            s.git
+                .run(&["rev-parse", &format!("{c}^{{tree}}")], None)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(tree(&bulk, &first.commit), tree(&plain, &reference.commit));
+    // A second batch: edits, a removal, a new executable, a link changed.
+    write(root, "src/lib.rs", "changed\n");
+    std::fs::remove_file(root.join("src/util.rs")).unwrap();
+    write(root, "tool.sh", "#!/bin/sh\n");
+    std::fs::set_permissions(root.join("tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(root.join("link")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", root.join("link")).unwrap();
+    let after = bulk.take(Some(&first.commit)).unwrap();
+    let reference_after = plain.take(Some(&reference.commit)).unwrap();
+    assert_eq!(after.changed, reference_after.changed);
+    assert_eq!(
+        tree(&bulk, &after.commit),
+        tree(&plain, &reference_after.commit)
+    );
+    // The stat data is in: an unchanged tree is one status and no new checkpoint.
+    assert_eq!(bulk.take(Some(&after.commit)).unwrap().commit, after.commit);
+    bulk.restore(
+        &steps(&after.changed, &first.commit, &after.commit),
+        false,
+        false,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/util.rs")).unwrap(),
+        "fn u() {}\n"
+    );
+    assert_eq!(
+        std::fs::read_link(root.join("link")).unwrap(),
+        Path::new("src/lib.rs")
+    );
+    assert!(!root.join("tool.sh").exists());
+}

@@ -8,6 +8,8 @@ use super::{CheckpointError, Store};
 
 /// Loose objects past which the record is packed.
 const LOOSE_OBJECTS: u64 = 20_000;
+/// Packs past which they are packed into one (each large batch makes one).
+const PACKS: u64 = 50;
 
 /// What a maintenance run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -19,8 +21,8 @@ pub struct Maintained {
 }
 
 impl Store {
-    /// The record's size on disk in bytes, and its loose objects.
-    fn size(&self) -> Result<(u64, u64), CheckpointError> {
+    /// The record's size on disk in bytes, its loose objects and its packs.
+    fn size(&self) -> Result<(u64, u64, u64), CheckpointError> {
         let out = self.git.run(&["count-objects", "-v"], None)?;
         let text = String::from_utf8_lossy(&out);
         let field = |name: &str| {
@@ -30,19 +32,19 @@ impl Store {
                 .unwrap_or(0)
         };
         let kib = field("size:") + field("size-pack:") + field("size-garbage:");
-        Ok((kib * 1024, field("count:")))
+        Ok((kib * 1024, field("count:"), field("packs:")))
     }
 
     /// Prune and pack as the quota says: see the module doc.
     pub fn maintain(&self) -> Result<Maintained, CheckpointError> {
         let _lock = super::lock::RecordLock::take(&self.record)?;
-        let (mut bytes, loose) = self.size()?;
+        let (mut bytes, loose, packs) = self.size()?;
         let mut report = Maintained::default();
-        if bytes <= self.settings.quota_bytes && loose < LOOSE_OBJECTS {
+        if bytes <= self.settings.quota_bytes && loose < LOOSE_OBJECTS && packs < PACKS {
             report.bytes = bytes;
             return Ok(report);
         }
-        if loose >= LOOSE_OBJECTS {
+        if loose >= LOOSE_OBJECTS || packs >= PACKS {
             self.gc()?;
             bytes = self.size()?.0;
         }

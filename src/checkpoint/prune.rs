@@ -1,8 +1,8 @@
 //! Keeping a record under its quota: when its objects take more than
 //! [`super::Settings::quota_bytes`], the oldest checkpoints' refs go first (the latest one
-//! always stays) and `git gc` frees what only they held. Loose objects are packed once
-//! there are many. Run when a session starts, off the agent's way; a rewind to a pruned
-//! checkpoint says so ([`super::CheckpointError::Pruned`]).
+//! always stays) and `git gc` frees what only they held. Loose objects, and packs, are
+//! packed into one once there are many. Run when a session starts, off the agent's way; a
+//! rewind to a pruned checkpoint says so ([`super::CheckpointError::Pruned`]).
 
 use super::{CheckpointError, Store};
 

@@ -137,7 +137,9 @@ fn repository() -> (tempfile::TempDir, PathBuf) {
     write(&root, "README.md", "# project\n");
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "first"]);
-    git(&root, &["stash", "list"]);
+    // A stash entry, so its ref and reflog are part of what must stay byte-identical.
+    write(&root, "README.md", "# stashed edit\n");
+    git(&root, &["stash", "-q"]);
     write(&root, "notes.txt", "untracked, not ignored\n");
     write(&root, "build.log", "ignored\n");
     (dir, root)
@@ -569,4 +571,53 @@ async fn sandboxed_commands_cannot_write_the_record_and_big_files_are_named() {
         std::fs::metadata(root.join("big.bin")).unwrap().len(),
         2_000_000
     );
+}
+
+/// A checkpoint that cannot be taken is said once and the turn goes on.
+#[tokio::test]
+async fn a_record_that_cannot_be_made_is_a_notice_not_a_failed_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("project");
+    std::fs::create_dir_all(&root).unwrap();
+    // The data folder is a file: nothing can be made under it.
+    let data = dir.path().join("data");
+    std::fs::write(&data, "not a folder").unwrap();
+    let server = ScriptedServer::start(vec![
+        calls(&[call(
+            "write_file",
+            json!({"path": "a.txt", "content": "a\n"}),
+        )]),
+        Reply::text("wrote"),
+        calls(&[call(
+            "write_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+        )]),
+        Reply::text("wrote again"),
+    ])
+    .await
+    .unwrap();
+    let mut config = support::agent::scripted_config(&server, &root);
+    config.checkpoints = Some(rein::agent::CheckpointSetup {
+        data_dir: data,
+        settings: rein::checkpoint::Settings::default(),
+    });
+    let mut handle = rein::agent::spawn(config).unwrap();
+    let mut notices = Vec::new();
+    for text in ["one", "two"] {
+        let events = support::agent::turn(&mut handle, text).await;
+        assert_eq!(
+            support::agent::outcome(&events),
+            rein::agent::TurnOutcome::Completed
+        );
+        notices.extend(events.into_iter().filter_map(|e| match e {
+            rein::agent::AgentEvent::Notice { message } => Some(message),
+            _ => None,
+        }));
+    }
+    let off: Vec<&String> = notices
+        .iter()
+        .filter(|n| n.contains("checkpoints are off"))
+        .collect();
+    assert_eq!(off.len(), 1, "said once: {notices:?}");
+    assert!(root.join("a.txt").exists() && root.join("b.txt").exists());
 }

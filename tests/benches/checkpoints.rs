@@ -21,13 +21,8 @@ use std::time::{Duration, Instant};
 #[path = "../support/mod.rs"]
 mod support;
 
-use std::sync::Arc;
-
-use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, CheckpointSetup, ClientConfig};
+use rein::agent::{self, AgentCommand, AgentEvent, CheckpointSetup, ClientConfig};
 use rein::checkpoint::{PathStep, Settings, Store};
-use rein::permissions::AllowAll;
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
 use support::{Reply, ScriptedServer};
 
 fn git(dir: &Path, args: &[&str]) {
@@ -187,25 +182,13 @@ async fn turns(root: &Path, data: &Path, checkpoints: bool, writes: bool) -> f64
         replies.push(Reply::text("done"));
     }
     let server = ScriptedServer::start(replies).await.expect("server");
-    let mut handle = agent::spawn(AgentConfig {
-        client: ClientConfig::new(server.base_url(), "", "bench"),
-        root: root.to_path_buf(),
-        bash_timeout: Duration::from_secs(10),
-        max_steps: 4,
-        subagent_max_steps: 12,
-        subagent_max_parallel: 4,
-        instructions: Default::default(),
-        policy: Arc::new(AllowAll),
-        sandbox: Arc::new(Sandbox::off(root)),
-        skills: Arc::new(SkillSet::empty()),
-        context: Default::default(),
-        external_tools: None,
-        checkpoints: checkpoints.then(|| CheckpointSetup {
-            data_dir: data.to_path_buf(),
-            settings: Settings::default(),
-        }),
-    })
-    .expect("agent");
+    let mut config =
+        support::agent::agent_config(ClientConfig::new(server.base_url(), "", "bench"), root);
+    config.checkpoints = checkpoints.then(|| CheckpointSetup {
+        data_dir: data.to_path_buf(),
+        settings: Settings::default(),
+    });
+    let mut handle = agent::spawn(config).expect("agent");
     let started = Instant::now();
     for _ in 0..TURNS {
         handle.send(AgentCommand::UserMessage("go".into()));

@@ -238,8 +238,24 @@ async fn a_turn_that_edits_through_bash_and_write_file_is_taken_back_exactly() {
     .await;
     assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
     let dry = text(&dry.stdout);
+    assert!(
+        !dry.contains("conversation"),
+        "--code touches no conversation: {dry}"
+    );
     assert!(dry.contains("would restore  src/lib.rs"), "{dry}");
     assert!(dry.contains("would remove  gen/f1.rs"), "{dry}");
+    assert_eq!(project_files(&root), after_turn_2);
+    let both = rein(
+        home.path(),
+        &args(&["rewind", "--to", "2", "--dry-run"], &root),
+    )
+    .await;
+    assert!(
+        text(&both.stdout)
+            .contains("conversation: would go on in a new session from before turn 2"),
+        "{}",
+        text(&both.stdout)
+    );
     assert_eq!(project_files(&root), after_turn_2);
 
     // The rewind: every recorded file as before turn 2, the ignored one as it is now.

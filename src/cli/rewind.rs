@@ -63,18 +63,30 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
             .iter()
             .any(|p| matches!(p.outcome, Outcome::Failed { .. }))
     });
+    // A dry run forks nothing; it says that it would.
+    let would_fork = match target {
+        Target::Turn(n) if args.dry_run && request.conversation => Some(n),
+        _ => None,
+    };
     if args.json {
+        let conversation = match (&done.forked, would_fork) {
+            (Some(f), _) => serde_json::json!({ "session": f.id, "message": f.message }),
+            (None, Some(n)) => serde_json::json!({ "would_go_back_before_turn": n }),
+            (None, None) => serde_json::Value::Null,
+        };
         let value = serde_json::json!({
             "dry_run": args.dry_run,
             "files": done.report,
-            "conversation": done.forked.as_ref().map(|f| serde_json::json!({
-                "session": f.id,
-                "message": f.message,
-            })),
+            "conversation": conversation,
         });
         println!("{value}");
     } else {
         print_done(&done, args.dry_run);
+        if let Some(n) = would_fork {
+            println!(
+                "conversation: would go on in a new session from before turn {n} (the original unchanged)"
+            );
+        }
     }
     Ok(if failed {
         ExitCode::FAILURE

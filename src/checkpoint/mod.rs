@@ -9,13 +9,13 @@
 //! not ignore (the project's `.gitignore` files, the repository's `info/exclude`, the
 //! user's global excludes), tracked or not; outside a git repository the whole folder less
 //! [`HEAVY_FOLDERS`]. The user's repository is never written, nor even run: it is read as
-//! data ([`user_repo`]). Nested repositories and submodules are left alone. Files over
+//! data (`user_repo.rs`). Nested repositories and submodules are left alone. Files over
 //! [`Settings::max_file_bytes`] and untracked folders with more than
 //! [`Settings::max_folder_files`] new files are skipped, and said so once ([`Skipped`]).
 //! Sandboxed commands cannot write the record: it is outside the project.
 //!
-//! [`Store::take`] records the tree now ([`take`]); [`restore`] puts chosen paths back as
-//! a checkpoint had them, leaving any the user changed since; [`prune`] keeps the record
+//! [`Store::take`] records the tree now (`take.rs`); `restore.rs` puts chosen paths back as
+//! a checkpoint had them, leaving any the user changed since; `prune.rs` keeps the record
 //! under its quota. The agent decides when (`agent/runloop/checkpoints.rs`) and the session
 //! file keeps which checkpoint belongs to which turn (`session::Entry::Checkpoint`).
 

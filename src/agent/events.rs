@@ -226,6 +226,7 @@ pub enum AgentEvent {
     Rewound {
         #[serde(skip_serializing_if = "Option::is_none")]
         to_turn: Option<u64>,
+        #[serde(flatten, serialize_with = "rewound_report")]
         report: Result<crate::checkpoint::RestoreReport, String>,
     },
     /// Something the user should know that is not an error.
@@ -237,6 +238,20 @@ pub enum AgentEvent {
     RecordingStopped { message: String },
     /// The turn is over; the agent waits for the next command.
     TurnFinished { outcome: TurnOutcome },
+}
+
+/// A rewind's outcome in JSON: `report` when it ran, `error` when it could not.
+fn rewound_report<S: serde::Serializer>(
+    report: &Result<crate::checkpoint::RestoreReport, String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(1))?;
+    match report {
+        Ok(report) => map.serialize_entry("report", report)?,
+        Err(error) => map.serialize_entry("error", error)?,
+    }
+    map.end()
 }
 
 fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -494,5 +509,47 @@ impl AgentEvent {
             | AgentEvent::Error { .. }
             | AgentEvent::RecordingStopped { .. } => EventFamily::Notice,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::{Outcome, PathReport, RestoreReport};
+
+    /// A rewind's JSONL line: `report` when it ran, `error` when it could not.
+    #[test]
+    fn a_rewind_serialises_its_report_or_its_error() {
+        let done = AgentEvent::Rewound {
+            to_turn: Some(2),
+            report: Ok(RestoreReport {
+                before: "b".into(),
+                after: "a".into(),
+                paths: vec![PathReport {
+                    path: "x.rs".into(),
+                    outcome: Outcome::Kept {
+                        why: "changed".into(),
+                    },
+                }],
+            }),
+        };
+        assert_eq!(
+            serde_json::to_value(&done).unwrap(),
+            serde_json::json!({
+                "type": "rewound",
+                "to_turn": 2,
+                "report": {"before": "b", "after": "a", "paths": [
+                    {"path": "x.rs", "outcome": "kept", "why": "changed"}
+                ]}
+            })
+        );
+        let failed = AgentEvent::Rewound {
+            to_turn: None,
+            report: Err("no record".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(&failed).unwrap(),
+            serde_json::json!({"type": "rewound", "error": "no record"})
+        );
     }
 }

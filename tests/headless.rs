@@ -1110,3 +1110,27 @@ async fn a_short_prompt_does_not_wait_for_a_window_probe_that_hangs() {
     assert!(learnt < at("request_started").expect("a request"));
     assert_eq!(server.requests().len(), 2);
 }
+
+/// Issue 25, item 3: a base URL that cannot work is a configuration error like any other:
+/// exit 2, one line, and no session left behind.
+#[tokio::test]
+async fn a_base_url_that_is_not_a_url_is_a_configuration_error() {
+    for (url, says) in [
+        ("127.0.0.1:8080/v1", "is not a URL"),
+        ("ftp://example.com/v1", "is not http:// or https://"),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let out = rein(home.path(), print_args("hi", url, "m", project.path())).await;
+        assert_eq!(out.status.code(), Some(2), "{url}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+        let sessions = home.path().join("rein-home/sessions");
+        let left = std::fs::read_dir(&sessions).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(
+            left,
+            0,
+            "{url}: a session was left in {}",
+            sessions.display()
+        );
+    }
+}

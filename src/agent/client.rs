@@ -504,6 +504,12 @@ fn chunk_failure(e: ChunkError) -> ClientError {
     }
 }
 
+/// Whether `base_url` can be a chat-completions endpoint: why not, in words, when it
+/// cannot (checked before a session is made, so a typo is a configuration error).
+pub fn check_base_url(base_url: &str) -> Result<(), String> {
+    endpoint(base_url).map(|_| ()).map_err(|e| e.to_string())
+}
+
 /// The chat-completions URL for `base_url`: `/chat/completions` after its path, before any
 /// query (Azure's `?api-version=...`); a URL that is not `http` or `https` is refused at once
 /// rather than retried.

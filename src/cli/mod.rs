@@ -156,6 +156,11 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     if cli.prompt.is_some() && cli.resume.as_deref() == Some("") {
         return Err("headless --resume needs an ID; `rein sessions` lists them".to_string());
     }
+    // A base URL that cannot work is a configuration error: said before any session is
+    // made (an empty one is the dashboard's first-run screen).
+    if !config.base_url.value.trim().is_empty() {
+        rein::agent::client::check_base_url(&config.base_url.value)?;
+    }
     // The session to continue, and the model it goes on with.
     let resumed = resume_session(&mut config, &root, &cli)?;
     // From now on commands may run here: a `.rein/config.toml` that appears below this

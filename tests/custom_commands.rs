@@ -111,3 +111,34 @@ async fn other_slash_text_is_sent_as_typed() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("expanded from"));
     assert_eq!(user_text(&server.requests()[0]), "/review this");
 }
+
+/// Issue 25: a cloned repository's command file that multiplies its arguments cannot
+/// build a prompt of gigabytes: the expansion stops at 4 MiB, says so, and the turn runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expansion_past_its_cap_is_cut_and_said() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let own = project.path().join(".agents/commands");
+    std::fs::create_dir_all(&own).unwrap();
+    // 65 KB of `$ARGUMENTS $1 `: with a 50 KB argument, about 460 MB uncut.
+    std::fs::write(own.join("x.md"), "$ARGUMENTS $1 ".repeat(4_600)).unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("ok")])
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = run(
+        home.path(),
+        project.path(),
+        &server.base_url(),
+        &format!("/x {}", "a".repeat(50_000)),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("the prompt expanded from .agents/commands/x.md was cut at 4 MiB"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let sent = user_text(&server.requests()[0]);
+    assert!(sent.len() <= 4 << 20, "{} bytes sent", sent.len());
+}

@@ -54,6 +54,12 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
                 "rein: /{} expanded from {}",
                 expansion.command.name, expansion.command.label
             );
+            if expansion.cut {
+                eprintln!(
+                    "rein: warning: {}",
+                    rein::app::update::send::cut_notice(&expansion.command.label)
+                );
+            }
             expansion.text
         }
         None => prompt,

@@ -7,15 +7,67 @@
 //! is given arguments gets them appended on a last line, `ARGUMENTS: …`, so nothing typed
 //! is lost (as Claude Code does).
 
+/// The most bytes an expanded prompt may take: a cloned repository's command file of
+/// `$ARGUMENTS $1 …` times a long argument could otherwise build gigabytes.
+pub const MAX_EXPANDED_BYTES: usize = 4 << 20;
+
 /// `body` with `args` put in.
 pub fn substitute(body: &str, args: &str) -> String {
+    substitute_within(body, args, MAX_EXPANDED_BYTES).0
+}
+
+/// [`substitute`], stopping at `max` bytes (on a character boundary): the text, and
+/// whether it was cut there.
+pub fn substitute_within(body: &str, args: &str, max: usize) -> (String, bool) {
+    let mut out = Bounded {
+        text: String::new(),
+        max,
+        cut: false,
+    };
+    substitute_into(body, args, &mut out);
+    (out.text, out.cut)
+}
+
+/// A string that takes no more than `max` bytes.
+struct Bounded {
+    text: String,
+    max: usize,
+    cut: bool,
+}
+
+impl Bounded {
+    fn push_str(&mut self, s: &str) {
+        if self.cut {
+            return;
+        }
+        let room = self.max.saturating_sub(self.text.len());
+        if s.len() <= room {
+            self.text.push_str(s);
+            return;
+        }
+        let mut end = room;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.push_str(&s[..end]);
+        self.cut = true;
+    }
+
+    fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+}
+
+fn substitute_into(body: &str, args: &str, out: &mut Bounded) {
     let args = args.trim();
     let positional: Vec<String> =
         shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_string).collect());
-    let mut out = String::with_capacity(body.len() + args.len());
     let mut used = false;
     let mut rest = body;
     while let Some(at) = rest.find('$') {
+        if out.cut {
+            return;
+        }
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
         if let Some(tail) = after.strip_prefix("ARGUMENTS") {
@@ -44,12 +96,34 @@ pub fn substitute(body: &str, args: &str) -> String {
         out.push_str("\n\nARGUMENTS: ");
         out.push_str(args);
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::substitute;
+
+    /// Issue 25: a command file of `$ARGUMENTS` times a long argument stops at the cap,
+    /// at once, on a character boundary.
+    #[test]
+    fn an_expansion_stops_at_its_cap() {
+        let body = "$ARGUMENTS $1 ".repeat(5_000);
+        let args = "é".repeat(25_000);
+        let started = std::time::Instant::now();
+        let (text, cut) = super::substitute_within(&body, &args, 1_000_001);
+        assert!(cut);
+        assert!(
+            text.len() <= 1_000_001 && text.len() > 999_990,
+            "{}",
+            text.len()
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        let (small, cut) = super::substitute_within("a $1 b", "x", 100);
+        assert_eq!((small.as_str(), cut), ("a x b", false));
+        let (edge, cut) = super::substitute_within("abc", "", 3);
+        assert_eq!((edge.as_str(), cut), ("abc", false));
+        let (over, cut) = super::substitute_within("abcd", "", 3);
+        assert_eq!((over.as_str(), cut), ("abc", true));
+    }
 
     #[test]
     fn arguments_is_the_whole_text() {

@@ -98,6 +98,8 @@ pub struct Expansion<'a> {
     pub args: String,
     /// What the model gets.
     pub text: String,
+    /// The prompt was cut at [`expand::MAX_EXPANDED_BYTES`].
+    pub cut: bool,
 }
 
 impl CommandSet {
@@ -193,11 +195,13 @@ impl CommandSet {
         let first = input.split_whitespace().next()?;
         let command = self.get(first.strip_prefix('/')?)?;
         let args = input[first.len()..].trim().to_string();
-        let text = expand::substitute(&command.body, &args);
+        let (text, cut) =
+            expand::substitute_within(&command.body, &args, expand::MAX_EXPANDED_BYTES);
         Some(Expansion {
             command,
             args,
             text,
+            cut,
         })
     }
 }

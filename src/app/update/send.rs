@@ -26,13 +26,17 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     let custom = app
         .custom_commands
         .expand(text)
-        .map(|e| (e.text, e.command.label.clone()));
+        .map(|e| (e.text, e.command.label.clone(), e.cut));
     let command = match (commands::parse(text), custom) {
         // A built-in name never reaches here as custom: the loader skips it.
-        (None | Some(SlashCommand::Unknown(_)), Some((expanded, from))) => {
+        (None | Some(SlashCommand::Unknown(_)), Some((expanded, from, cut))) => {
             if app.info.setup.is_some() {
                 app.hint = Some(SETUP_HINT.to_string());
                 return;
+            }
+            if cut {
+                app.transcript
+                    .notice(crate::app::transcript::NoticeKind::Error, cut_notice(&from));
             }
             let typed = text.to_string();
             app.composer.sent_commands.push(SentCommand {
@@ -93,4 +97,12 @@ fn remember(app: &mut App, text: &str, effects: &mut Vec<Effect>) {
     if app.composer.remember(text) && app.input_history.is_some() {
         effects.push(Effect::SaveInput(text.to_string()));
     }
+}
+
+/// Said when a custom command's prompt was cut at the cap.
+pub fn cut_notice(from: &str) -> String {
+    format!(
+        "the prompt expanded from {from} was cut at {} MiB (its arguments made it longer)",
+        crate::custom_commands::expand::MAX_EXPANDED_BYTES >> 20
+    )
 }

@@ -422,3 +422,35 @@ async fn by_default_a_subagent_gets_no_external_tool() {
         tool_names(&requests[1])
     );
 }
+
+/// Issue 25: a tool the model made up on a server that runs is not "a server that is not
+/// running": the answer names the server and lists its tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_tool_of_a_running_server_lists_its_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__fake__nope", "{}"), ("mcp__gone__x", "{}")]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let fake = Arc::new(Fake::default());
+    fake.specs.lock().unwrap().push(spec("mcp__fake__echo"));
+    fake.specs.lock().unwrap().push(spec("mcp__fake__slow"));
+    let mut config = scripted_config(&server, dir.path());
+    config.external_tools = Some(fake.clone());
+    let mut handle = rein::agent::spawn(config).unwrap();
+    let events = turn_with(&mut handle, "call", |_| ApprovalDecision::Approve).await;
+    let results = tool_results(&events);
+    assert_eq!(
+        results[0].1,
+        "Error: the MCP server fake has no tool mcp__fake__nope; its tools are: mcp__fake__echo, mcp__fake__slow"
+    );
+    assert!(
+        results[1]
+            .1
+            .contains("is not available in this session (its MCP server is not running)"),
+        "{results:?}"
+    );
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 0);
+}

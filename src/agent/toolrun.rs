@@ -145,11 +145,9 @@ impl ToolEnv<'_> {
                     crate::tools::printable(name)
                 ))
             }
-            None if self.external.is_some() && name.starts_with("mcp__") => Err(format!(
-                "Error: {} is not available in this session (its MCP server is not \
-                 running); do without it",
-                crate::tools::printable(name)
-            )),
+            None if self.external.is_some() && name.starts_with("mcp__") => {
+                Err(unknown_mcp_tool(self.external, name))
+            }
             None => self.toolset.prepare(name, &call.function.arguments),
         };
         let mut prepared = match prepared {
@@ -290,6 +288,36 @@ impl ToolEnv<'_> {
         }
         run
     }
+}
+
+/// Why `name` (an `mcp__SERVER__TOOL` nothing offers) cannot run: its server runs but has
+/// no such tool (and these are its tools), or its server is not running.
+fn unknown_mcp_tool(external: Option<&dyn ExternalTools>, name: &str) -> String {
+    let server = name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split("__").next())
+        .unwrap_or_default();
+    let prefix = format!("mcp__{server}__");
+    let siblings: Vec<String> = external
+        .map(|e| e.specs())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !server.is_empty() && s.name.starts_with(&prefix))
+        .map(|s| s.name)
+        .collect();
+    if siblings.is_empty() {
+        return format!(
+            "Error: {} is not available in this session (its MCP server is not running); \
+             do without it",
+            crate::tools::printable(name)
+        );
+    }
+    format!(
+        "Error: the MCP server {} has no tool {}; its tools are: {}",
+        crate::tools::printable(server),
+        crate::tools::printable(name),
+        siblings.join(", ")
+    )
 }
 
 #[cfg(test)]

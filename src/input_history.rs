@@ -6,7 +6,9 @@
 //! off). Reading keeps the newest [`MAX_ENTRIES`] of one project and passes over lines it
 //! cannot read, so a torn last line (a crash mid-write) or a hand edit loses only that
 //! line. The file is the user's own (0600); past [`MAX_FILE_BYTES`] the older half is
-//! dropped on the next write. Nothing here panics on what the file holds.
+//! dropped on the next write. A file grown far larger (by hand, or by an older rein) is read
+//! from its end and cut on the next write the same way. Nothing here panics on what the
+//! file holds.
 
 use std::fs;
 use std::io::{self, Write};
@@ -36,7 +38,7 @@ struct Line<'a> {
 /// The newest [`MAX_ENTRIES`] inputs typed in `project`, oldest first, without a repeat
 /// in a row. A missing or unreadable file is no history.
 pub fn load(file: &Path, project: &Path) -> Vec<String> {
-    let Ok(text) = crate::safe_fs::read_small_text(file, MAX_FILE_BYTES * 2) else {
+    let Ok(text) = read_tail(file, MAX_FILE_BYTES * 2) else {
         return Vec::new();
     };
     let project = project.to_string_lossy();
@@ -103,9 +105,40 @@ fn ends_with_newline(file: &Path) -> io::Result<bool> {
     Ok(last[0] == b'\n')
 }
 
-/// Keep the newer half of the file's lines (written aside, then renamed over it, 0600).
+/// The file's last `max` bytes from the first whole line in them (all of it when it is
+/// smaller), never through a link; bytes that are not UTF-8 read as U+FFFD.
+fn read_tail(file: &Path, max: u64) -> io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(file)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let start = meta.len().saturating_sub(max);
+    f.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    f.take(max).read_to_end(&mut bytes)?;
+    if start > 0 {
+        // Cut in the middle of a line: it starts after the first line end.
+        let first = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..first);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Keep the newer half of the file's lines (written aside, then renamed over it, 0600);
+/// a file grown far past the limit keeps the newer half of its last part.
 fn shrink(file: &Path) -> io::Result<()> {
-    let text = crate::safe_fs::read_small_text(file, MAX_FILE_BYTES * 2)?;
+    let text = read_tail(file, MAX_FILE_BYTES * 2)?;
     let lines: Vec<&str> = text.lines().collect();
     let keep = &lines[lines.len() / 2..];
     let mut out = String::with_capacity(text.len() / 2 + 1);
@@ -187,5 +220,32 @@ mod tests {
         std::os::unix::fs::symlink(&target, &file).unwrap();
         assert!(append(&file, Path::new("/p"), "secret").is_err());
         assert_eq!(fs::read_to_string(&target).unwrap(), "");
+    }
+
+    /// Issue 25: a history far over the limit is still read (its newest part) and cut to
+    /// size on the next write.
+    #[test]
+    fn a_history_far_over_the_limit_is_read_from_its_end_and_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("history.jsonl");
+        let project = Path::new("/p");
+        let line = |text: &str| format!("{{\"project\":\"/p\",\"text\":\"{text}\"}}\n");
+        let mut big = String::new();
+        let filler = line(&"x".repeat(1000));
+        while big.len() < 3 * MAX_FILE_BYTES as usize {
+            big.push_str(&filler);
+        }
+        big.push_str(&line("the newest"));
+        std::fs::write(&file, &big).unwrap();
+        let loaded = load(&file, project);
+        assert_eq!(loaded.last().map(String::as_str), Some("the newest"));
+        append(&file, project, "one more").unwrap();
+        let size = std::fs::metadata(&file).unwrap().len();
+        assert!(size <= MAX_FILE_BYTES + 4096, "{size}");
+        let loaded = load(&file, project);
+        assert_eq!(
+            loaded[loaded.len() - 2..],
+            ["the newest".to_string(), "one more".to_string()]
+        );
     }
 }

@@ -166,8 +166,11 @@ async fn approve_a_command_from_the_keyboard() {
         "not before approval:\n{screen}"
     );
     tmux.send("y", &[]);
-    tmux.wait_for("the final reply", |s| s.contains("Created approved.txt"))
-        .await;
+    // The turn over (its last checkpoint recorded): the status line says ready.
+    tmux.wait_for("the final reply and the turn's end", |s| {
+        s.contains("Created approved.txt") && s.contains("● ready")
+    })
+    .await;
     assert!(project.path().join("approved.txt").exists());
     let screen = tmux.screen();
     assert!(screen.contains("please create approved.txt"), "{screen}");
@@ -1485,7 +1488,9 @@ async fn esc_esc_rewinds_a_turn_and_gives_its_message_back() {
         .await;
     tmux.send("rewrite the notes please", &["Enter"]);
     let screen = tmux
-        .wait_for("the second reply", |s| s.contains("Rewrote the notes."))
+        .wait_for("the second reply and the turn's end", |s| {
+            s.contains("Rewrote the notes.") && s.contains("● ready")
+        })
         .await;
     // Each edit's cell shows what it changed.
     assert!(screen.contains("│ - first version"), "{screen}");

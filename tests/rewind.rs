@@ -637,3 +637,49 @@ async fn a_record_that_cannot_be_made_is_a_notice_not_a_failed_turn() {
     assert_eq!(off.len(), 1, "said once: {notices:?}");
     assert!(root.join("a.txt").exists() && root.join("b.txt").exists());
 }
+
+/// A session chosen with `--resume` from another folder is rewound in its own project.
+#[tokio::test]
+async fn a_session_of_another_project_is_rewound_where_it_ran() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, root) = repository();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("a.txt"), "not the session's\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        calls(&[call(
+            "write_file",
+            json!({"path": "a.txt", "content": "from the turn\n"}),
+        )]),
+        Reply::text("wrote"),
+    ])
+    .await
+    .unwrap();
+    turn(home.path(), &server, &root, "write a", &[]).await;
+    let id = json_of(&rein(home.path(), &args(&["rewind", "--list", "--json"], &root)).await)
+        ["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = rein(
+        home.path(),
+        &args(
+            &["rewind", "--to", "1", "--code", "--resume", &id],
+            elsewhere.path(),
+        ),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("the session ran in"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !root.join("a.txt").exists(),
+        "restored where the session ran"
+    );
+    assert_eq!(
+        std::fs::read_to_string(elsewhere.path().join("a.txt")).unwrap(),
+        "not the session's\n"
+    );
+}

@@ -33,8 +33,21 @@ fn session_path(config: &Config, root: &Path, resume: Option<&str>) -> Result<Pa
     }
 }
 
-fn open_store(config: &Config, root: &Path) -> Result<Store, String> {
-    Store::open(&config.data_dir, root, config.checkpoint_settings())
+/// The record of the project the session at `session` ran in (a session chosen with
+/// `--resume` may be another project's than this folder).
+fn open_store(config: &Config, root: &Path, session: &Path) -> Result<Store, String> {
+    let project = rein::session::load(session)
+        .map(|loaded| loaded.meta.project)
+        .ok()
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| root.to_path_buf());
+    if project != root {
+        eprintln!(
+            "rein: the session ran in {}: its files are restored there",
+            sanitize(&project.display().to_string())
+        );
+    }
+    Store::open(&config.data_dir, &project, config.checkpoint_settings())
         .map_err(|e| format!("cannot open the project's checkpoints: {e}"))
 }
 
@@ -44,7 +57,7 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
     if args.list {
         return list(&path, args.json);
     }
-    let store = open_store(config, root)?;
+    let store = open_store(config, root, &path)?;
     let target = match (args.undo, args.to) {
         (false, Some(n)) => Target::Turn(n),
         _ => Target::Undo,
@@ -183,7 +196,7 @@ pub(super) fn diff(
     resume: Option<&str>,
 ) -> Result<ExitCode, String> {
     let path = session_path(config, root, resume)?;
-    let store = open_store(config, root)?;
+    let store = open_store(config, root, &path)?;
     let text = rein::rewind::diff(&path, &store, since)?;
     if text.is_empty() {
         println!("the session's turns changed no file");

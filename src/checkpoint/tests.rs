@@ -646,3 +646,43 @@ fn a_bulk_checkpoint_records_what_git_add_records() {
     );
     assert!(!root.join("tool.sh").exists());
 }
+
+/// A hostile turn swaps a folder for a link to somewhere outside the project: the restore
+/// must not write through it, and says which path it could not put back.
+#[test]
+fn a_restore_never_writes_through_a_link_the_turn_planted() {
+    let p = project();
+    repository(&p);
+    let root = &p.root;
+    let outside = p.data.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    std::fs::remove_dir_all(root.join("src")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("src")).unwrap();
+    let after = store.take(Some(&start.commit)).unwrap();
+    let report = store
+        .restore(
+            &steps(&after.changed, &start.commit, &after.commit),
+            false,
+            false,
+            None,
+        )
+        .unwrap();
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "nothing written outside"
+    );
+    let failed: Vec<&str> = report
+        .paths
+        .iter()
+        .filter(|p| matches!(p.outcome, Outcome::Failed { .. }))
+        .map(|p| p.path.as_str())
+        .collect();
+    assert_eq!(
+        failed,
+        ["src/lib.rs", "src/util.rs"],
+        "{:?}",
+        outcomes(&report)
+    );
+}

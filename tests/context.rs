@@ -40,7 +40,7 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
     let server = ScriptedServer::start(vec![
         bash("seq -f 'r%08g' 1 5000"),
         bash(&format!(
-            "cat {s}/*/*.txt | wc -c; ls -d {s}/*; head -c 1000 /dev/zero | tr '\\0' q"
+            "cat {s}/*/*.txt | wc -c; cat {s}/*/*.txt | wc -l; ls -d {s}/*; head -c 1000 /dev/zero | tr '\\0' q"
         )),
         Reply::text("Looked at it."),
         Reply::text("Still here."),
@@ -94,8 +94,9 @@ async fn long_results_are_capped_spilled_for_the_turn_and_stubbed_at_its_end() {
 
     // During the turn the model read the whole output back from the spill file.
     let read_back = &tool_contents(&stored_messages(&requests[2]))[1];
-    // (the bash tool drops the output's last newline: 49 999 characters reached the cap)
-    assert!(read_back.starts_with("49999\n"), "{read_back:.300}");
+    // The spill file holds exactly what the command printed, its last newline too (the
+    // model's view drops it: 49 999 characters reached the cap).
+    assert!(read_back.starts_with("50000\n5000\n"), "{read_back:.300}");
     assert!(read_back.contains(&turn_dir.display().to_string()));
     assert!(read_back.contains(&"q".repeat(1000)));
 

@@ -445,6 +445,35 @@ async fn a_key_twice_in_a_chunk_does_not_fail_the_turn() {
 }
 
 #[tokio::test]
+async fn an_emoji_split_into_utf16_halves_across_events_is_joined() {
+    // What a JavaScript server slicing its text by UTF-16 index sends: an emoji's two
+    // surrogate halves in two events (each alone refused by a strict JSON parser), then a
+    // lone half that has no partner.
+    let event = |content: &str| {
+        format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{content}\"}}}}]}}\n\n"
+        )
+    };
+    let server = ScriptedServer::start(vec![Reply::sse(vec![
+        Step::Raw(event(r"smile \ud83d")),
+        Step::Raw(event(r"\ude00 and")),
+        Step::Raw(event(r" a lone \ud83d half")),
+        Step::Raw(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                .into(),
+        ),
+        Step::Done,
+    ])])
+    .await
+    .unwrap();
+    let client = client_for(server.base_url(), |_| {});
+    let (reply, shown) = ask(&client).await;
+    let reply = reply.unwrap();
+    assert_eq!(reply.text, "smile \u{1F600} and a lone \u{FFFD} half");
+    assert_eq!(shown, reply.text);
+}
+
+#[tokio::test]
 async fn a_gzip_encoded_stream_nobody_asked_for_is_decoded() {
     use std::io::Write;
     let body = format!(

@@ -56,6 +56,7 @@ async fn sh(ctx: &ToolContext, command: &str) -> Result<String, String> {
         ctx,
     )
     .await
+    .map(|ran| ran.text)
 }
 
 /// A directory on the host that is neither in the project nor under `/tmp` (which the

@@ -855,6 +855,7 @@ fn synthetic(id: &str, text: &str, outcome: ToolOutcome) -> Message {
             outcome,
             text,
             images: Vec::new(),
+            whole: None,
         },
     )
 }

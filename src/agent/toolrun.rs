@@ -45,16 +45,18 @@ pub(crate) struct ToolEnv<'a> {
     pub external: Option<&'a dyn ExternalTools>,
 }
 
-/// `text` capped on arrival (layer 1), its whole kept in the spill file `file`; when it was
-/// cut and `events` is given, a [`AgentEvent::ResultCapped`] for `call` says so.
+/// `text` capped on arrival (layer 1), its whole (or `whole`, when given) kept in the spill
+/// file `file`; when it was cut and `events` is given, a [`AgentEvent::ResultCapped`] for
+/// `call` says so.
 pub(crate) fn cap_reporting(
     spill: &TurnSpill,
     events: Option<&mpsc::UnboundedSender<AgentEvent>>,
     file: &str,
     call: &ToolCall,
     text: String,
+    whole: Option<String>,
 ) -> String {
-    let (text, capped) = spill.cap_reporting(file, text);
+    let (text, capped) = spill.cap_keeping(file, text, whole);
     if let (Some(capped), Some(events)) = (capped, events) {
         let _ = events.send(AgentEvent::ResultCapped {
             id: call.id.clone(),
@@ -119,7 +121,8 @@ impl ToolEnv<'_> {
         };
         // Only the main agent's results are reported: a subagent's history is its own.
         let events = self.subagent.is_none().then_some(self.events);
-        run.result.text = cap_reporting(self.spill, events, &name, call, run.result.text);
+        let whole = run.result.whole.take();
+        run.result.text = cap_reporting(self.spill, events, &name, call, run.result.text, whole);
         run
     }
 
@@ -272,7 +275,7 @@ impl ToolEnv<'_> {
             match self.external.filter(|_| prepared.is_external()) {
                 // Dropped on an interrupt, which cancels the call.
                 Some(external) => external.call(name, prepared.args).await,
-                None => ToolResult::from_tool(prepared.execute(ctx).await),
+                None => prepared.execute(ctx).await,
             }
         };
         let result = match inbox {

@@ -62,19 +62,32 @@ impl TurnSpill {
 
     /// [`cap`](Self::cap), and what it did when it cut.
     pub fn cap_reporting(&self, name: &str, text: String) -> (String, Option<Capped>) {
-        self.cap_to(name, text, self.cap_chars, "output")
+        self.cap_keeping(name, text, None)
+    }
+
+    /// [`cap_reporting`](Self::cap_reporting), the spill file keeping `whole` (when given)
+    /// rather than `text`: a command's output exactly as printed, where the model reads it
+    /// trimmed and with its exit status.
+    pub fn cap_keeping(
+        &self,
+        name: &str,
+        text: String,
+        whole: Option<String>,
+    ) -> (String, Option<Capped>) {
+        self.cap_to(name, text, whole, self.cap_chars, "output")
     }
 
     /// A user message longer than `limit` characters, cut as a tool result is (head and
     /// tail kept, the whole in this turn's folder), the note calling it a message.
     pub fn cap_message(&self, name: &str, text: String, limit: usize) -> (String, Option<Capped>) {
-        self.cap_to(name, text, limit.max(1), "message")
+        self.cap_to(name, text, None, limit.max(1), "message")
     }
 
     fn cap_to(
         &self,
         name: &str,
         text: String,
+        whole: Option<String>,
         limit: usize,
         what: &str,
     ) -> (String, Option<Capped>) {
@@ -83,7 +96,7 @@ impl TurnSpill {
         };
         let total = text.chars().count();
         let cut_chars = total - head.chars().count() - tail.chars().count();
-        let written = self.write(name, &text);
+        let written = self.write(name, whole.as_deref().unwrap_or(&text));
         let kept = match &written {
             Ok(path) => format!(
                 "[… {cut_chars} of {total} characters cut from the middle of this {what}. The whole {what} is in {}: page it with `head`, `tail`, `sed -n 'A,Bp'` or `grep` (it is removed when this user turn ends).]",

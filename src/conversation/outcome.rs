@@ -48,6 +48,10 @@ pub struct ToolResult {
     pub outcome: ToolOutcome,
     pub text: String,
     pub images: Vec<Image>,
+    /// What a spill file keeps when `text` is cut, where that differs from `text`: the
+    /// exact bytes a command printed, without the status line rein adds to the model's text
+    /// or its trimming. `None` keeps `text`. Never recorded: the session holds `text`.
+    pub whole: Option<String>,
 }
 
 /// An image as a tool gave it.
@@ -85,6 +89,7 @@ impl ToolResult {
         ToolResult {
             outcome: ToolOutcome::Ok,
             images: Vec::new(),
+            whole: None,
             text: text.into(),
         }
     }
@@ -94,6 +99,7 @@ impl ToolResult {
         ToolResult {
             outcome: ToolOutcome::Error,
             images: Vec::new(),
+            whole: None,
             text: text.into(),
         }
     }
@@ -111,6 +117,7 @@ impl ToolResult {
         ToolResult {
             outcome: ToolOutcome::Denied,
             images: Vec::new(),
+            whole: None,
             text: format!(
                 "Error: {tool} was denied by the permission rules ({reason}). Do not retry it; choose another way or ask the user."
             ),
@@ -130,6 +137,7 @@ impl ToolResult {
         ToolResult {
             outcome: ToolOutcome::Refused,
             images: Vec::new(),
+            whole: None,
             text,
         }
     }
@@ -139,6 +147,7 @@ impl ToolResult {
         ToolResult {
             outcome: ToolOutcome::PlanMode,
             images: Vec::new(),
+            whole: None,
             text: format!(
                 "Error: {tool} was not run: rein is in plan mode, where nothing that writes \
                  runs (no file edits, no command that needs approval); read, explore with \
@@ -153,6 +162,7 @@ impl ToolResult {
         ToolResult {
             outcome: ToolOutcome::Interrupted,
             images: Vec::new(),
+            whole: None,
             text: "Error: interrupted by the user before this tool finished.".to_string(),
         }
     }
@@ -162,6 +172,7 @@ impl ToolResult {
         ToolResult {
             outcome: ToolOutcome::NotRun,
             images: Vec::new(),
+            whole: None,
             text: "Error: not run: the user interrupted the turn before this call started."
                 .to_string(),
         }
@@ -174,12 +185,14 @@ impl ToolResult {
             ToolResult {
                 outcome: ToolOutcome::MayHaveRun,
                 images: Vec::new(),
+                whole: None,
                 text: SESSION_ENDED_MAY_HAVE_RUN.to_string(),
             }
         } else {
             ToolResult {
                 outcome: ToolOutcome::NotRun,
                 images: Vec::new(),
+                whole: None,
                 text: SESSION_ENDED_NOT_RUN.to_string(),
             }
         }

@@ -607,6 +607,7 @@ mod tests {
                 outcome: ToolOutcome::Denied,
                 text: "reworded".into(),
                 images: Vec::new(),
+                whole: None,
             },
         );
         assert_eq!(tool_outcome(&denied, "bash"), Some(ToolOutcome::Denied));

@@ -62,7 +62,15 @@ pub struct Args {
     pub command: String,
 }
 
-pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
+/// A command that ended: the text the model reads and, where it differs, what the command
+/// printed (for the spill file, which keeps the exact bytes).
+#[derive(Debug)]
+pub struct Ran {
+    pub text: String,
+    pub printed: Option<String>,
+}
+
+pub async fn run(args: Args, ctx: &ToolContext) -> Result<Ran, String> {
     if args.command.trim().is_empty() {
         return Err("`command` is empty; give the shell command to run".to_string());
     }
@@ -243,10 +251,11 @@ fn read_ready(pipe: &Receiver, output: &mut Output, buf: &mut [u8]) {
     }
 }
 
-/// The tool result: output (trailing whitespace trimmed) and how the command ended.
-fn result_text(output: &Output, status: ExitStatus) -> String {
-    let text = output.render();
-    let text = text.trim_end();
+/// The tool result: output (trailing whitespace trimmed) and how the command ended, and
+/// the output as printed when that differs.
+fn result_text(output: &Output, status: ExitStatus) -> Ran {
+    let printed = output.render();
+    let text = printed.trim_end();
     let mut result = if text.is_empty() {
         "(no output)".to_string()
     } else {
@@ -258,7 +267,10 @@ fn result_text(output: &Output, status: ExitStatus) -> String {
         (None, Some(signal)) => result.push_str(&format!("\nkilled by signal {signal}")),
         (None, None) => {}
     }
-    result
+    Ran {
+        printed: (result != printed).then_some(printed),
+        text: result,
+    }
 }
 
 fn describe_duration(d: Duration) -> String {
@@ -379,7 +391,8 @@ mod tests {
             &ctx(&dir),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .text;
         assert_eq!(out, "one\ntwo\nthree\nfour\nfive");
     }
 
@@ -388,29 +401,40 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = ctx(&dir);
         assert_eq!(
-            run(cmd("echo x; exit 3"), &c).await.unwrap(),
+            run(cmd("echo x; exit 3"), &c).await.unwrap().text,
             "x\nexit code 3"
         );
         assert_eq!(
-            run(cmd("false"), &c).await.unwrap(),
+            run(cmd("false"), &c).await.unwrap().text,
             "(no output)\nexit code 1"
         );
         assert_eq!(
-            run(cmd("kill -9 $$"), &c).await.unwrap(),
+            run(cmd("kill -9 $$"), &c).await.unwrap().text,
             "(no output)\nkilled by signal 9"
         );
+    }
+
+    #[tokio::test]
+    async fn what_was_printed_is_kept_exactly_where_the_text_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(&dir);
+        let ran = run(cmd("seq 1 3; exit 2"), &c).await.unwrap();
+        assert_eq!(ran.text, "1\n2\n3\nexit code 2");
+        assert_eq!(ran.printed.as_deref(), Some("1\n2\n3\n"));
+        let ran = run(cmd("printf 'a\\nb'"), &c).await.unwrap();
+        assert_eq!((ran.text.as_str(), ran.printed), ("a\nb", None));
     }
 
     #[tokio::test]
     async fn empty_output_and_trailing_whitespace() {
         let dir = tempfile::tempdir().unwrap();
         let c = ctx(&dir);
-        assert_eq!(run(cmd("true"), &c).await.unwrap(), "(no output)");
+        assert_eq!(run(cmd("true"), &c).await.unwrap().text, "(no output)");
         assert_eq!(
-            run(cmd("printf '  \\n\\n'"), &c).await.unwrap(),
+            run(cmd("printf '  \\n\\n'"), &c).await.unwrap().text,
             "(no output)"
         );
-        assert_eq!(run(cmd("printf ' a \\n\\n'"), &c).await.unwrap(), " a");
+        assert_eq!(run(cmd("printf ' a \\n\\n'"), &c).await.unwrap().text, " a");
     }
 
     #[tokio::test]
@@ -419,11 +443,11 @@ mod tests {
         let c = ctx(&dir);
         let root = std::fs::canonicalize(dir.path()).unwrap();
         assert_eq!(
-            run(cmd("pwd -P"), &c).await.unwrap(),
+            run(cmd("pwd -P"), &c).await.unwrap().text,
             root.display().to_string()
         );
         // `cat` would wait forever on a terminal or an open pipe; /dev/null ends at once.
-        assert_eq!(run(cmd("cat"), &c).await.unwrap(), "(no output)");
+        assert_eq!(run(cmd("cat"), &c).await.unwrap().text, "(no output)");
     }
 
     #[tokio::test]
@@ -432,7 +456,8 @@ mod tests {
         let start = std::time::Instant::now();
         let out = run(cmd("sleep 100 & echo $! > bg.pid; echo hi"), &ctx(&dir))
             .await
-            .unwrap();
+            .unwrap()
+            .text;
         assert_eq!(out, "hi");
         assert!(
             start.elapsed() < Duration::from_secs(2),
@@ -509,7 +534,8 @@ mod tests {
             &ctx(&dir),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .text;
         assert!(out.starts_with("first\naaa"), "{}", &out[..20]);
         assert!(out.ends_with("aaa\nlast"));
         assert!(out.len() <= MAX_OUTPUT_BYTES + 100, "{}", out.len());
@@ -559,7 +585,8 @@ mod tests {
             &ctx(&dir),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .text;
         let lines: Vec<&str> = out.lines().collect();
         let pid = lines[0];
         assert_eq!(lines[1], format!("{pid} {pid} 0"), "{out}");

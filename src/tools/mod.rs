@@ -410,17 +410,21 @@ impl PreparedCall {
         }
     }
 
-    /// Run the tool. `Err` is the complete error text of the tool result
+    /// Run the tool. A failure's text is the complete error text of the tool result
     /// (`Error: NAME failed - ...`). Cancel by dropping the future: a running command's
     /// whole process group is killed.
-    pub async fn execute(self, ctx: &ToolContext) -> Result<String, String> {
+    pub async fn execute(self, ctx: &ToolContext) -> crate::conversation::ToolResult {
         let PreparedCall {
             name,
             mut args,
             kind,
         } = self;
+        let mut whole = None;
         let result = match kind {
-            Kind::Bash(a) => bash::run(a, ctx).await,
+            Kind::Bash(a) => bash::run(a, ctx).await.map(|ran| {
+                whole = ran.printed;
+                ran.text
+            }),
             Kind::ReadFile(a) => read_file::run(a, ctx).await,
             Kind::WriteFile(mut a) => {
                 if let Some(serde_json::Value::String(content)) =
@@ -437,7 +441,11 @@ impl PreparedCall {
             Kind::Task(_) => Err("a task cannot run here".to_string()),
             Kind::External => Err("an external tool cannot run here".to_string()),
         };
-        result.map_err(|e| format!("Error: {name} failed - {e}"))
+        let mut result = crate::conversation::ToolResult::from_tool(
+            result.map_err(|e| format!("Error: {name} failed - {e}")),
+        );
+        result.whole = whole;
+        result
     }
 }
 

@@ -179,10 +179,12 @@ mod tests {
         let (_dir, ctx) = project();
         let call = prepare(&all_specs(), NAME, r#"{"name": "pdf"}"#).unwrap();
         assert_eq!(call.summary(), "read_skill: pdf");
-        assert!(call.execute(&ctx).await.unwrap().ends_with("---\nbody\n"));
+        assert!(call.execute(&ctx).await.text.ends_with("---\nbody\n"));
         let call = prepare(&all_specs(), NAME, r#"{"name": "nope"}"#).unwrap();
+        let failed = call.execute(&ctx).await;
+        assert!(failed.outcome.is_error());
         assert_eq!(
-            call.execute(&ctx).await.unwrap_err(),
+            failed.text,
             "Error: read_skill failed - no skill named \"nope\"; the skills are: pdf, review"
         );
         let err = prepare(&all_specs(), NAME, "{}").unwrap_err();

@@ -232,7 +232,7 @@ fn tool_write(bytes: usize) {
     let preview = call.preview(&ctx);
     let result = runtime.block_on(call.execute(&ctx));
     let secs = start.elapsed().as_secs_f64();
-    assert!(result.is_ok(), "{result:?}");
+    assert!(!result.outcome.is_error(), "{result:?}");
     assert_eq!(
         std::fs::metadata(root.join("out/big.rs")).unwrap().len() as usize,
         bytes

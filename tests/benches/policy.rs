@@ -75,7 +75,7 @@ async fn bench_spawn(ctx: &ToolContext) -> f64 {
             )
             .await
             .expect("true runs");
-            assert_eq!(out, "(no output)");
+            assert_eq!(out.text, "(no output)");
         }
         per.push(start.elapsed().as_secs_f64() * 1e3 / n as f64);
     }

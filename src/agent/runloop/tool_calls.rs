@@ -138,6 +138,7 @@ impl Agent {
                     &calls[i].id,
                     &calls[i],
                     outcome.result.text,
+                    outcome.result.whole.take(),
                 );
                 let _ = events.send(finished_event(&calls[i], &outcome.result, starts[i]));
                 slots[i] = Some(outcome);

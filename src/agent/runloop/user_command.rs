@@ -75,9 +75,9 @@ impl Agent {
             },
             &ctx,
         );
-        let (output, outcome) = match self.inbox.run_until(run).await {
-            Some(Ok(output)) => (output, ToolOutcome::Ok),
-            Some(Err(output)) => (output, ToolOutcome::Error),
+        let (output, printed, outcome) = match self.inbox.run_until(run).await {
+            Some(Ok(ran)) => (ran.text, ran.printed, ToolOutcome::Ok),
+            Some(Err(output)) => (output, None, ToolOutcome::Error),
             None => {
                 let output = "interrupted by the user".to_string();
                 finish(self, output, ToolOutcome::Interrupted);
@@ -86,7 +86,7 @@ impl Agent {
         };
         // The next turn's spill folder: the model may page through the whole in it.
         let spill = TurnSpill::new(&self.config.context, self.turns + 1);
-        let (output, capped) = spill.cap_reporting(&id, output);
+        let (output, capped) = spill.cap_keeping(&id, output, printed);
         if let Some(capped) = capped {
             self.emit(AgentEvent::Notice {
                 message: crate::context::spill::summary(&format!("`{}`", command.trim()), &capped),

@@ -101,6 +101,9 @@ pub struct Assembler {
     started: bool,
     /// The chat-completions reader's frame of the common chunk (a cache).
     pub(super) frame: super::common_chunk::Frame,
+    /// A UTF-16 high surrogate that ended a string of the last event, waiting for its low
+    /// half at the start of the next (see `surrogates`).
+    pub(super) lone_high: Option<u16>,
 }
 
 impl Assembler {

@@ -232,6 +232,17 @@ impl Assembler {
         data: &str,
         on_delta: &mut dyn FnMut(StreamDelta<'_>),
     ) -> Result<(), ChunkError> {
+        let repaired;
+        let data = match (self.lone_high.is_some() || super::surrogates::may_hold_one(data))
+            .then(|| super::surrogates::repair(data, &mut self.lone_high))
+            .flatten()
+        {
+            Some(fixed) => {
+                repaired = fixed;
+                repaired.as_str()
+            }
+            None => data,
+        };
         match self.frame.read(data) {
             Some(common) => {
                 self.push_common(common, on_delta);

@@ -12,6 +12,7 @@ mod assembler;
 mod chat_chunk;
 mod common_chunk;
 mod error_text;
+mod surrogates;
 
 pub use assembler::{AssembledReply, Assembler, StreamDelta};
 pub use error_text::{body_error_message, error_message};

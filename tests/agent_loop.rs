@@ -1193,6 +1193,44 @@ async fn max_output_tokens_is_sent_as_max_tokens_only_when_set() {
 }
 
 #[tokio::test]
+async fn a_known_window_caps_each_reply_at_what_is_left_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("a"),
+        Reply::text("b"),
+        Reply::text("c"),
+        Reply::text("d"),
+    ])
+    .await
+    .unwrap();
+    let run = |window: u64, known: bool, auto: bool| {
+        let mut c = config(&server, dir.path());
+        c.client.auto_output_cap = auto;
+        c.context.window = window;
+        c.context.window_known = known;
+        c
+    };
+    for c in [
+        run(8_192, true, true),
+        run(1_000_000, true, true),
+        run(8_192, false, true),
+        run(8_192, true, false),
+    ] {
+        let mut handle = agent::spawn(c).unwrap();
+        turn(&mut handle, "hi").await;
+    }
+    let requests = server.requests();
+    // A small window: what is left once the request (and a tenth more) is in.
+    let small = requests[0]["max_tokens"].as_u64().unwrap();
+    assert!((4_000..8_192).contains(&small), "{small}");
+    // A large one: at most 32k.
+    assert_eq!(requests[1]["max_tokens"], 32_768);
+    // A window that is only a default guess, or the cap turned off (0): nothing sent.
+    assert!(requests[2].get("max_tokens").is_none(), "{}", requests[2]);
+    assert!(requests[3].get("max_tokens").is_none(), "{}", requests[3]);
+}
+
+#[tokio::test]
 async fn claude_through_a_gateway_gets_cache_markers_on_the_stable_prefix() {
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![

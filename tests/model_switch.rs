@@ -71,6 +71,7 @@ fn switch(name: &str, window: u64) -> ModelSwitch {
         api_key: "sk-new".into(),
         headers: Vec::new(),
         window,
+        window_known: true,
         prices: None,
         images: false,
     }

@@ -119,6 +119,7 @@ fn switch_to(target: ModelTarget) -> AgentCommand {
         base_url: target.base_url.value,
         api_key: target.api_key.value,
         headers: target.headers,
+        window_known: target.context_window.is_known(),
         window: target.context_window.value,
         prices: Some(rein::agent::Prices {
             input: 1.0,

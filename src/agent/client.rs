@@ -38,6 +38,10 @@ pub struct ClientConfig {
     pub max_tries: u32,
     /// Sent as `max_tokens` when set: the most tokens a reply may have.
     pub max_output_tokens: Option<u64>,
+    /// Without `max_output_tokens`, the agent caps each request whose window is known at
+    /// what is left of it, at most [`AUTO_OUTPUT_TOKENS`] ([`output_cap`]); off when the
+    /// user set `client.max_output_tokens = 0`.
+    pub auto_output_cap: bool,
     /// The first retry's delay; each later one doubles, up to `max_backoff`.
     pub base_backoff: Duration,
     pub max_backoff: Duration,
@@ -61,6 +65,24 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `client.max_tries` unless configured: attempts per request, the first included.
 pub const DEFAULT_MAX_TRIES: u32 = 5;
+/// The most tokens a reply is given by default when the window is known ([`output_cap`]).
+pub const AUTO_OUTPUT_TOKENS: u64 = 32_768;
+/// The least a default output cap gives, however full the window.
+pub const MIN_AUTO_OUTPUT_TOKENS: u64 = 1_024;
+
+/// The `max_tokens` a request is sent with: the configured one; else, when the default cap
+/// is on and the `window` is known, what is left of it once the request's `used` tokens
+/// (and a tenth more, for the estimate's error) are in, between
+/// [`MIN_AUTO_OUTPUT_TOKENS`] and [`AUTO_OUTPUT_TOKENS`]. A local server then stops at the
+/// cap instead of generating until its context is full.
+pub fn output_cap(config: &ClientConfig, window: Option<u64>, used: u64) -> Option<u64> {
+    if config.max_output_tokens.is_some() || !config.auto_output_cap {
+        return config.max_output_tokens;
+    }
+    let left = window?.saturating_sub(used.saturating_add(used / 10));
+    Some(left.clamp(MIN_AUTO_OUTPUT_TOKENS, AUTO_OUTPUT_TOKENS))
+}
+
 /// The most bytes of a non-streaming answer read by default: 64 MiB.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// The most bytes of an error body read by default: 1 MiB (its message is one line).
@@ -82,6 +104,7 @@ impl ClientConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_tries: DEFAULT_MAX_TRIES,
             max_output_tokens: None,
+            auto_output_cap: false,
             base_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(30),
             extra_headers: Vec::new(),
@@ -266,6 +289,21 @@ impl LlmClient {
         assembler: &mut Assembler,
         on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
     ) -> Result<AssembledReply, ClientError> {
+        let cap = self.config.max_output_tokens;
+        self.stream_chat_capped(messages, tools, cap, assembler, on_event)
+            .await
+    }
+
+    /// [`LlmClient::stream_chat_into`], sent with `max_tokens` (none: not sent) whatever
+    /// the configuration says ([`output_cap`] works it out).
+    pub async fn stream_chat_capped(
+        &self,
+        messages: &[Message],
+        tools: &serde_json::Value,
+        max_tokens: Option<u64>,
+        assembler: &mut Assembler,
+        on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
+    ) -> Result<AssembledReply, ClientError> {
         let body = RequestBody {
             model: &self.config.model,
             messages: self.wire(messages),
@@ -274,7 +312,7 @@ impl LlmClient {
             stream_options: StreamOptions {
                 include_usage: true,
             },
-            max_tokens: self.config.max_output_tokens,
+            max_tokens,
         };
         let body =
             serde_json::to_vec(&body).map_err(|e| ClientError::BadResponse(e.to_string()))?;
@@ -654,6 +692,28 @@ fn estimate_usage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_output_cap_is_what_is_left_of_a_known_window() {
+        let mut config = ClientConfig::new("http://x/v1", "", "m");
+        config.auto_output_cap = true;
+        assert_eq!(output_cap(&config, Some(8_000), 5_000), Some(2_500));
+        assert_eq!(
+            output_cap(&config, Some(200_000), 5_000),
+            Some(AUTO_OUTPUT_TOKENS)
+        );
+        // However full the window, a reply gets room to say something.
+        assert_eq!(
+            output_cap(&config, Some(8_000), 7_900),
+            Some(MIN_AUTO_OUTPUT_TOKENS)
+        );
+        assert_eq!(output_cap(&config, None, 5_000), None);
+        config.max_output_tokens = Some(100);
+        assert_eq!(output_cap(&config, Some(8_000), 5_000), Some(100));
+        config.max_output_tokens = None;
+        config.auto_output_cap = false;
+        assert_eq!(output_cap(&config, Some(8_000), 5_000), None);
+    }
 
     #[test]
     fn the_endpoint_goes_before_the_query_and_odd_urls_are_refused() {

@@ -425,6 +425,8 @@ pub struct ModelSwitch {
     pub headers: Vec<(String, String)>,
     /// The model's context window in tokens.
     pub window: u64,
+    /// The server reported the window or the user set it (not a default guess).
+    pub window_known: bool,
     /// The model's prices, when configured: handed back in
     /// [`AgentEvent::ModelSwitched`] for the front end's cost figures.
     pub prices: Option<Prices>,

@@ -27,7 +27,7 @@ use std::time::{Instant, SystemTime};
 
 use tokio::sync::mpsc;
 
-use super::client::LlmClient;
+use super::client::{self, LlmClient};
 use super::events::{AgentCommand, AgentEvent, TurnOutcome};
 use super::inbox::{Inbox, Queued, Wake};
 use super::mode::SharedMode;
@@ -348,11 +348,17 @@ impl Agent {
             self.emit(AgentEvent::RequestStarted { step });
             let request_chars = budget::request_chars(self.history.messages(), self.tools_chars);
             let request_messages = self.history.len();
+            let context = &self.config.context;
             let model_step = Step {
                 client: &self.client,
                 tools_json: &self.tools_json,
                 events: &self.events,
                 who: "",
+                max_tokens: client::output_cap(
+                    self.client.config(),
+                    context.window_known.then_some(context.window),
+                    self.used(),
+                ),
             };
             let result = self
                 .inbox

@@ -29,6 +29,8 @@ pub(crate) struct Step<'a> {
     pub events: &'a mpsc::UnboundedSender<AgentEvent>,
     /// What a retry's reason starts with: "" for the main agent, "subagent: " for one.
     pub who: &'a str,
+    /// Sent as `max_tokens` (none: not sent); see [`super::client::output_cap`].
+    pub max_tokens: Option<u64>,
 }
 
 /// A model reply after its stream ended.
@@ -76,7 +78,13 @@ impl Step<'_> {
         };
         let reply = self
             .client
-            .stream_chat_into(history, self.tools_json, assembler, &mut on_event)
+            .stream_chat_capped(
+                history,
+                self.tools_json,
+                self.max_tokens,
+                assembler,
+                &mut on_event,
+            )
             .await?;
         Ok(Reply::from(reply))
     }

@@ -138,16 +138,23 @@ impl Subagent {
             usage,
             stopped_early,
         };
-        let step = Step {
+        let mut step = Step {
             client: &self.client,
             tools_json: &tools_json,
             events: &self.events,
             who: "subagent: ",
+            max_tokens: None,
         };
+        let window = self.context.window_known.then_some(self.context.window);
         while steps < max_steps {
             steps += 1;
             self.report(&task_id, SubagentEvent::RequestStarted { step: steps });
             self.fit(&mut history, tools_chars);
+            step.max_tokens = super::client::output_cap(
+                self.client.config(),
+                window,
+                self.meter.used(&history, tools_chars),
+            );
             // Its text is its own business: nothing is streamed.
             let reply = match step.run(&history, &mut |_| {}).await {
                 Ok(reply) => reply,

@@ -143,6 +143,8 @@ pub(super) fn agent_config(
     client.connect_timeout = Duration::from_secs(config.connect_timeout_secs.value);
     client.max_tries = config.max_tries.value;
     client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
+    // Unset: each request is capped at what is left of a known window (0 turns it off).
+    client.auto_output_cap = config.max_output_tokens.source == rein::config::Source::Default;
     client.extra_headers = config.headers.clone();
     client.images = config.images;
     Ok(AgentConfig {

@@ -78,7 +78,16 @@ impl Config {
                 shown(&self.connect_timeout_secs),
             ),
             ("client.max_tries", shown(&self.max_tries)),
-            ("client.max_output_tokens", shown(&self.max_output_tokens)),
+            (
+                "client.max_output_tokens",
+                match self.max_output_tokens.source {
+                    Source::Default => (
+                        "auto (what is left of a known window, at most 32768)".to_string(),
+                        &self.max_output_tokens.source,
+                    ),
+                    _ => shown(&self.max_output_tokens),
+                },
+            ),
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
             (
                 "tools.env_passthrough",

@@ -132,6 +132,12 @@ impl<T> Sourced<T> {
     pub fn new(value: T, source: Source) -> Self {
         Sourced { value, source }
     }
+
+    /// Set by the user (a file, a variable, a flag) or reported by the server: not rein's
+    /// default or a preset's guess.
+    pub fn is_known(&self) -> bool {
+        !matches!(self.source, Source::Default | Source::Preset(_))
+    }
 }
 
 /// The resolved settings.
@@ -320,6 +326,7 @@ impl Config {
             keep_recent: size(self.keep_recent.value),
             spill_dir: Some(self.data_dir.join("spill")),
             window: self.context_window.value,
+            window_known: self.context_window.is_known(),
             compact_at: self.compact_at.value,
             compact_to: self.compact_to.value,
             compact_model: self.compact_model.value.clone(),

@@ -41,6 +41,10 @@ pub struct ContextConfig {
     pub spill_dir: Option<PathBuf>,
     /// The model's context window in tokens.
     pub window: u64,
+    /// The window is known, not a default guess: the server reported it, or the user set
+    /// it. Only then is a request sent an output cap by default
+    /// ([`crate::agent::client::output_cap`]).
+    pub window_known: bool,
     /// The share of the window (0 to 1) over which old results are dropped and, if that is
     /// not enough, the history is compacted.
     pub compact_at: f64,
@@ -79,6 +83,7 @@ impl Default for ContextConfig {
             keep_recent: DEFAULT_KEEP_RECENT,
             spill_dir: None,
             window: DEFAULT_WINDOW,
+            window_known: false,
             compact_at: DEFAULT_COMPACT_AT,
             compact_to: DEFAULT_COMPACT_TO,
             compact_model: String::new(),

@@ -782,6 +782,7 @@ fn resolve_model(name: String, ctx: &mut Loop<'_>) -> Option<AppEvent> {
 fn ready(target: ModelTarget, window: Option<u64>, warnings: Vec<String>) -> ResolvedModel {
     ResolvedModel {
         switch: ModelSwitch {
+            window_known: window.is_some_and(|w| w > 0) || target.context_window.is_known(),
             window: window
                 .filter(|&w| w > 0)
                 .unwrap_or(target.context_window.value),

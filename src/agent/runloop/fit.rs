@@ -327,6 +327,8 @@ impl Agent {
             tools_json: &no_tools,
             events: &events,
             who: "compaction: ",
+            // A note that runs away is stopped below, by its length.
+            max_tokens: client.config().max_output_tokens,
         };
         // A note this long is a model rambling (a small one may repeat its input until its
         // output limit): stop reading rather than wait for minutes.

@@ -62,6 +62,7 @@ impl Agent {
         // The new model's window is known: an answer about the old one no longer matters.
         self.inbox.drop_question();
         self.config.context.window = switch.window.max(1);
+        self.config.context.window_known = switch.window_known;
         // The last usage report counted the old model's tokens; from here the count is an
         // estimate at the learnt rate until the new server reports.
         self.meter.history_rewritten();

@@ -19,6 +19,7 @@ impl Agent {
         };
         // Thresholds were measured against a window that was only a guess.
         self.compaction_failed = None;
+        self.config.context.window_known = true;
         if window != self.config.context.window {
             self.config.context.window = window.max(1);
             self.record_model();

@@ -180,6 +180,43 @@ fn reasoning_and_text_are_separate_cells() {
 }
 
 #[test]
+fn a_reply_stopped_for_repeating_itself_is_cut_back_on_screen() {
+    let mut s = Script::with(app());
+    s.turn("list");
+    s.agent(AgentEvent::ReasoningDelta {
+        text: "ok ".repeat(500),
+    });
+    s.agent(AgentEvent::TextDelta {
+        text: format!("ls{}", " -l".repeat(500)),
+    });
+    // Rendered once while streaming: the cache must not outlive the cut.
+    let before = support::app::draw(&s.app, 100, 40, Instant::now());
+    assert!(before.contains("-l -l -l -l -l"), "{before}");
+    s.agent(AgentEvent::ReplyCut {
+        text: Some("ls -l -l -l [… cut]".into()),
+        reasoning: None,
+    });
+    s.agent(AgentEvent::Error {
+        message: "stopped: the reply repeats itself".into(),
+    });
+    match s.cells() {
+        [Cell::User(_), Cell::Reasoning(r), Cell::Assistant(a), ..] => {
+            assert_eq!(a.text, "ls -l -l -l [… cut]");
+            assert!(a.finished && r.finished);
+            assert_eq!(r.text.len(), 1500);
+        }
+        other => panic!("{other:?}"),
+    }
+    let screen = support::app::draw(&s.app, 100, 40, Instant::now());
+    assert!(screen.contains("ls -l -l -l [… cut]"), "{screen}");
+    assert!(!screen.contains("-l -l -l -l -l"), "{screen}");
+    assert!(
+        screen.contains("stopped: the reply repeats itself"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn a_reply_without_deltas_still_shows() {
     let mut s = Script::with(app());
     s.turn("hi");

@@ -40,6 +40,13 @@ pub enum AgentEvent {
         refusal: bool,
         finish_reason: Option<String>,
     },
+    /// The reply was stopped because it repeated itself: what streamed of its text and of
+    /// its reasoning is cut back to these (each ending in a mark that says so; `None`: that
+    /// stream was not cut). An [`AgentEvent::Error`] follows, and the turn ends.
+    ReplyCut {
+        text: Option<String>,
+        reasoning: Option<String>,
+    },
     /// A tool call is about to be judged and run. `args` is the parsed argument object, or
     /// the raw text as a string when it was not valid JSON.
     ToolCallStarted {
@@ -482,7 +489,8 @@ impl AgentEvent {
             | AgentEvent::TurnFinished { .. } => EventFamily::Turn,
             AgentEvent::TextDelta { .. }
             | AgentEvent::ReasoningDelta { .. }
-            | AgentEvent::AssistantMessage { .. } => EventFamily::Reply,
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::ReplyCut { .. } => EventFamily::Reply,
             AgentEvent::ToolCallStarted { .. }
             | AgentEvent::ToolFinished { .. }
             | AgentEvent::EditDiff { .. }

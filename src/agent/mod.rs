@@ -13,6 +13,7 @@ pub mod client;
 pub mod events;
 mod inbox;
 mod mode;
+pub mod repetition;
 mod runloop;
 pub use runloop::CheckpointSetup;
 pub mod sse;

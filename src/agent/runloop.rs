@@ -31,6 +31,7 @@ use super::client::{self, LlmClient};
 use super::events::{AgentCommand, AgentEvent, TurnOutcome};
 use super::inbox::{Inbox, Queued, Wake};
 use super::mode::SharedMode;
+use super::repetition::Repeats;
 use super::step::Step;
 use super::stream::{Assembler, StreamDelta};
 use super::AgentConfig;
@@ -331,10 +332,23 @@ impl Agent {
             // copied here.
             let mut assembler = Assembler::new();
             let mut pending = PendingDeltas::new(self.events.clone());
+            // A reply that repeats itself is stopped (see `repetition`).
+            let mut repeats = Repeats::default();
+            let stop = tokio::sync::Notify::new();
             let mut on_delta = |delta: StreamDelta<'_>| match delta {
                 // A refusal is the reply: shown as text, recorded as a refusal.
-                StreamDelta::Text(t) | StreamDelta::Refusal(t) => pending.text(t),
-                StreamDelta::Reasoning(r) => pending.reasoning(r),
+                StreamDelta::Text(t) | StreamDelta::Refusal(t) => {
+                    pending.text(t);
+                    if repeats.text(t) {
+                        stop.notify_one();
+                    }
+                }
+                StreamDelta::Reasoning(r) => {
+                    pending.reasoning(r);
+                    if repeats.reasoning(r) {
+                        stop.notify_one();
+                    }
+                }
                 StreamDelta::Flush => pending.flush(),
             };
             if !self.fit_context().await {
@@ -360,17 +374,30 @@ impl Agent {
                     self.used(),
                 ),
             };
-            let result = self
-                .inbox
-                .run_until(model_step.run_into(
-                    self.history.messages(),
-                    &mut assembler,
-                    &mut on_delta,
-                ))
-                .await;
+            let request = async {
+                tokio::select! {
+                    reply = model_step.run_into(
+                        self.history.messages(),
+                        &mut assembler,
+                        &mut on_delta,
+                    ) => Some(reply),
+                    () = stop.notified() => None,
+                }
+            };
+            let result = self.inbox.run_until(request).await;
             // Whatever streamed before an interrupt or a failure is shown too.
             on_delta(StreamDelta::Flush);
             let reply = match result {
+                Some(None) => {
+                    let reasoning = repeats.reasoning_cut(assembler.reasoning());
+                    let streamed = assembler.take_streamed();
+                    self.stop_repeating(&repeats, streamed, reasoning);
+                    return TurnOutcome::Failed;
+                }
+                Some(Some(reply)) => Some(reply),
+                None => None,
+            };
+            let reply = match reply {
                 None => {
                     self.keep_partial(assembler.take_streamed(), "interrupted by the user");
                     return TurnOutcome::Interrupted;
@@ -496,6 +523,25 @@ impl Agent {
     /// Close a reply that did not complete. The text the user already saw is kept, so the
     /// history matches the screen; with none, a short note stands in, so user and assistant
     /// messages still alternate (strict chat templates insist).
+    /// The reply repeated itself and was stopped: the front end's copy and the history
+    /// keep its start, cut and marked, and the user is told.
+    fn stop_repeating(&mut self, repeats: &Repeats, streamed: String, reasoning: Option<String>) {
+        let text = repeats.text_cut(&streamed);
+        self.emit(AgentEvent::ReplyCut {
+            text: text.clone(),
+            reasoning,
+        });
+        self.keep_partial(
+            text.unwrap_or(streamed),
+            "stopped: the reply repeats itself",
+        );
+        self.emit(AgentEvent::Error {
+            message: "stopped: the reply repeats itself (the same few words over and over); \
+                      its start is kept. Ask again, or try another model"
+                .to_string(),
+        });
+    }
+
     fn keep_partial(&mut self, partial: String, why: &str) {
         let text = if partial.is_empty() {
             format!("(no reply: {why})")

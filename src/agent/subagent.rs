@@ -155,10 +155,41 @@ impl Subagent {
                 window,
                 self.meter.used(&history, tools_chars),
             );
-            // Its text is its own business: nothing is streamed.
-            let reply = match step.run(&history, &mut |_| {}).await {
-                Ok(reply) => reply,
-                Err(e) => {
+            // Its text is its own business: nothing is streamed, but a reply that repeats
+            // itself is stopped as the main agent's is.
+            let mut repeats = super::repetition::Repeats::default();
+            let stop = tokio::sync::Notify::new();
+            let mut on_delta = |delta: super::stream::StreamDelta<'_>| {
+                let repeating = match delta {
+                    super::stream::StreamDelta::Text(t) => repeats.text(t),
+                    super::stream::StreamDelta::Reasoning(r) => repeats.reasoning(r),
+                    _ => false,
+                };
+                if repeating {
+                    stop.notify_one();
+                }
+            };
+            let reply = tokio::select! {
+                reply = step.run(&history, &mut on_delta) => Some(reply),
+                () = stop.notified() => None,
+            };
+            let reply = match reply {
+                Some(Ok(reply)) => reply,
+                None => {
+                    self.report(&task_id, finished(steps, usage, true));
+                    let mut text = "Error: task stopped - the subagent's reply kept repeating \
+                                    itself (the same few words over and over)."
+                        .to_string();
+                    if !said.is_empty() {
+                        text.push_str(" What it said before:\n");
+                        text.push_str(&said.join("\n\n"));
+                    }
+                    return Outcome {
+                        result: ToolResult::error(text),
+                        granted,
+                    };
+                }
+                Some(Err(e)) => {
                     self.report(&task_id, finished(steps, usage, false));
                     return Outcome {
                         result: ToolResult::error(format!(

@@ -9,6 +9,10 @@
 //!    answering 500 with an endless body, and one streaming an endless `data:` line, with
 //!    the client's default caps; next to the peak of a process that only starts the runtime.
 //!
+//! 4. The repetition watch (`agent::repetition`) over 8 MB of varied text (a table whose
+//!    rows differ) in pieces as a server streams them, per byte; and how many bytes of a
+//!    reply repeating `" -l"` it reads before it stops it.
+//!
 //! Figures are printed as Markdown table rows.
 
 #[path = "../support/mod.rs"]
@@ -230,6 +234,46 @@ fn in_child(kind: &str) -> (String, u64, String) {
     (error, kib, secs)
 }
 
+fn bench_repetition() {
+    use rein::agent::repetition::Repetition;
+    let mut text = String::new();
+    let mut i = 0u64;
+    while text.len() < 8 * MB {
+        text.push_str(&format!("| {i} | {} | row {} |\n", i * i, i % 7));
+        i += 1;
+    }
+    println!(
+        "| repetition watch over 8 MB of a table, pieces of | time (median of {RUNS}) | per byte |"
+    );
+    println!("|---|---|---|");
+    for piece in [4, 16, 64] {
+        let times = (0..RUNS)
+            .map(|_| {
+                let start = Instant::now();
+                let mut watch = Repetition::new();
+                for part in text.as_bytes().chunks(piece) {
+                    let part = std::str::from_utf8(part).unwrap();
+                    assert!(watch.push(part).is_none());
+                }
+                start.elapsed().as_secs_f64()
+            })
+            .collect();
+        let secs = median(times);
+        println!(
+            "| {piece} bytes | {:.1} ms | {:.1} ns |",
+            secs * 1e3,
+            secs * 1e9 / text.len() as f64
+        );
+    }
+    let mut watch = Repetition::new();
+    watch.push("The command is: ```bash\nls");
+    let mut fed = 0;
+    while watch.push(" -l").is_none() {
+        fed += 3;
+    }
+    println!("| a reply repeating \" -l\" | stopped after {fed} bytes of it | |");
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     if let Ok(kind) = std::env::var(CHILD) {
@@ -264,6 +308,8 @@ fn main() {
             mb as f64 / secs
         );
     }
+    println!();
+    bench_repetition();
     println!();
     println!("| endless body (default caps) | outcome | time | peak RSS (VmHWM) |");
     println!("|---|---|---|---|");

@@ -111,6 +111,11 @@ impl Assembler {
         Self::default()
     }
 
+    /// The reasoning as it streamed so far.
+    pub fn reasoning(&self) -> &str {
+        &self.reply.reasoning
+    }
+
     /// True once anything visible or a tool call has arrived.
     pub fn started(&self) -> bool {
         self.started

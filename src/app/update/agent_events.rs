@@ -118,6 +118,10 @@ fn reply_event(app: &mut App, event: AgentEvent, now: Instant) {
             append_live(app, Live::Reasoning, &text);
             streaming(app, now);
         }
+        AgentEvent::ReplyCut { text, reasoning } => {
+            cut_live(app, text, reasoning);
+            finish_live(app);
+        }
         AgentEvent::AssistantMessage { text, refusal, .. } => {
             let streamed = finish_live(app);
             if !streamed && !text.is_empty() {
@@ -414,6 +418,27 @@ fn append_live(app: &mut App, kind: Live, text: &str) {
         }
         (Live::Assistant, _) => cells.push(Cell::assistant(text, false)),
         (Live::Reasoning, _) => cells.push(Cell::reasoning(text, false)),
+    }
+}
+
+/// The live reply's text and reasoning cut back to what the agent kept of them. The
+/// render cache, which takes a cell's text to only grow, starts again.
+fn cut_live(app: &mut App, text: Option<String>, reasoning: Option<String>) {
+    for cell in current_turn(app) {
+        cell.cache().0.borrow_mut().take();
+        match cell {
+            Cell::Assistant(c) if !c.finished => {
+                if let Some(text) = &text {
+                    c.text.clone_from(text);
+                }
+            }
+            Cell::Reasoning(c) if !c.finished => {
+                if let Some(reasoning) = &reasoning {
+                    c.text.clone_from(reasoning);
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -1,0 +1,189 @@
+//! A model that runs away (issue 25 §2): a reply that repeats itself is stopped, its start
+//! kept; the same tool call made again and again is put to the user. The real agent against
+//! the scripted server.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use rein::agent::repetition::CUT_MARK;
+use rein::agent::{self, AgentEvent, TurnOutcome};
+use serde_json::{json, Value};
+use support::agent::{outcome, scripted_config, turn};
+use support::{chunk, Reply, ScriptedServer, Step};
+
+fn errors(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages a request sent.
+fn messages(request: &Value) -> Vec<Value> {
+    request["messages"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_reply_that_repeats_itself_is_stopped_and_its_start_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    // What SmolLM2 does after a tool result: "ls -l -l -l …", a few tokens an event, and it
+    // would go on for minutes (the stream below then stalls for a minute).
+    let mut steps = vec![Step::Data(chunk(
+        json!({ "content": "The command is: ```bash\nls" }),
+        None,
+    ))];
+    for _ in 0..3_000 {
+        steps.push(Step::Data(chunk(json!({ "content": " -l" }), None)));
+    }
+    steps.push(Step::Sleep(Duration::from_secs(60)));
+    steps.push(Step::Done);
+    let server = ScriptedServer::start(vec![Reply::sse(steps), Reply::text("fine now")])
+        .await
+        .unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    let started = Instant::now();
+    let events = turn(&mut handle, "list the files").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    let errors = errors(&events);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("stopped: the reply repeats itself"),
+        "{errors:?}"
+    );
+    // The front end is told to cut what it showed back to the start, marked.
+    let cut = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ReplyCut { text, reasoning } => Some((text.clone(), reasoning.clone())),
+            _ => None,
+        })
+        .expect("a ReplyCut event");
+    let kept = cut.0.expect("the text was cut");
+    assert!(
+        kept.starts_with("The command is: ```bash\nls -l -l"),
+        "{kept}"
+    );
+    assert!(kept.ends_with(CUT_MARK), "{kept}");
+    assert!(kept.len() < 100, "{kept}");
+    assert_eq!(cut.1, None);
+
+    // The session goes on, and the model sees the cut reply, not the run.
+    let events = turn(&mut handle, "again").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = messages(&requests[1]);
+    let assistant = sent
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the cut reply");
+    assert_eq!(assistant["content"].as_str(), Some(kept.as_str()));
+}
+
+#[tokio::test]
+async fn reasoning_that_repeats_itself_is_stopped_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut steps = vec![Step::Data(chunk(
+        json!({ "reasoning_content": "Let me think. " }),
+        None,
+    ))];
+    for _ in 0..200 {
+        steps.push(Step::Data(chunk(
+            json!({ "reasoning_content": "Wait, I should check the file again. " }),
+            None,
+        )));
+    }
+    steps.push(Step::Sleep(Duration::from_secs(60)));
+    steps.push(Step::Done);
+    let server = ScriptedServer::start(vec![Reply::sse(steps)])
+        .await
+        .unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    let started = Instant::now();
+    let events = turn(&mut handle, "think").await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    let reasoning = events.iter().find_map(|e| match e {
+        AgentEvent::ReplyCut { reasoning, .. } => reasoning.clone(),
+        _ => None,
+    });
+    let reasoning = reasoning.expect("the reasoning was cut");
+    assert!(
+        reasoning.starts_with("Let me think. Wait, I should check"),
+        "{reasoning}"
+    );
+    assert!(reasoning.ends_with(CUT_MARK));
+}
+
+#[tokio::test]
+async fn a_long_table_that_repeats_its_shape_is_not_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut steps = vec![Step::Data(chunk(
+        json!({ "content": "| n | n² |\n|---|---|\n" }),
+        None,
+    ))];
+    for i in 0..2_000 {
+        steps.push(Step::Data(chunk(
+            json!({ "content": format!("| {i} | {} |\n", i * i) }),
+            None,
+        )));
+    }
+    for _ in 0..30 {
+        steps.push(Step::Data(chunk(json!({ "content": "|   |   |\n" }), None)));
+    }
+    steps.push(Step::Data(chunk(json!({}), Some("stop"))));
+    steps.push(Step::Done);
+    let server = ScriptedServer::start(vec![Reply::sse(steps)])
+        .await
+        .unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "a table").await;
+    assert_eq!(
+        outcome(&events),
+        TurnOutcome::Completed,
+        "{:?}",
+        errors(&events)
+    );
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::ReplyCut { .. })));
+}
+
+#[tokio::test]
+async fn a_subagent_that_repeats_itself_is_stopped_and_the_turn_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut steps = Vec::new();
+    for _ in 0..2_000 {
+        steps.push(Step::Data(chunk(json!({ "content": "again " }), None)));
+    }
+    steps.push(Step::Sleep(Duration::from_secs(60)));
+    steps.push(Step::Done);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("task", r#"{"description":"look around"}"#)]),
+        Reply::sse(steps),
+        Reply::text("the subagent got stuck"),
+    ])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    let started = Instant::now();
+    let events = turn(&mut handle, "explore").await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let results = support::agent::tool_results(&events);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].1.contains("kept repeating itself"),
+        "{results:?}"
+    );
+    assert!(results[0].2);
+}

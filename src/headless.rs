@@ -66,6 +66,8 @@ pub fn summary_line(usage: &UsageTotals, prices: Option<Prices>) -> Option<Strin
 }
 
 /// The refusal the model reads when an action needs approval and nobody can give it.
+/// What the model reads when headless rein refuses a call the loop guard asked about.
+const HEADLESS_LOOP: &str = "the same call again after several identical ones in a row; rein is running headless and stops the turn here";
 const HEADLESS_REFUSAL: &str = "rein is running headless without --yes, so nobody can approve it; it needs approval in an interactive session";
 
 /// Run one turn to completion; returns the process exit code (0 when the turn completed).
@@ -156,12 +158,18 @@ pub async fn run_learning_window(
 /// The answer to an approval request: nobody is there to ask, so `--yes` approves (it
 /// is the user's word for every question, an MCP call's included) and otherwise the call
 /// is refused with [`HEADLESS_REFUSAL`]. Auto mode never gets here for what it approves;
-/// it leaves MCP calls and file tools to this answer.
+/// it leaves MCP calls and file tools to this answer. The loop guard's question (the same
+/// call once more after several in a row) is refused even with `--yes`, which ends the
+/// turn: `--yes` approves actions, not a model going round in circles.
 fn approval_answer(event: &AgentEvent, yes: bool) -> Option<AgentCommand> {
-    let AgentEvent::ApprovalNeeded { id, .. } = event else {
+    let AgentEvent::ApprovalNeeded { id, repeated, .. } = event else {
         return None;
     };
-    let decision = if yes {
+    let decision = if *repeated > 0 {
+        ApprovalDecision::Deny {
+            feedback: Some(HEADLESS_LOOP.to_string()),
+        }
+    } else if yes {
         ApprovalDecision::Approve
     } else {
         ApprovalDecision::Deny {
@@ -462,11 +470,19 @@ fn print_approval(event: &AgentEvent, yes: bool) {
         summary,
         reason,
         subagent,
+        repeated,
         ..
     } = event
     else {
         return;
     };
+    if *repeated > 0 {
+        say!(
+            "  refused: the model made this call {repeated} times in a row already: {}",
+            first_line_cut(summary, 160)
+        );
+        return;
+    }
     let from = if subagent.is_some() {
         " (from a subagent)"
     } else {
@@ -553,6 +569,7 @@ mod tests {
                 grants,
                 preview: None,
                 subagent: None,
+                repeated: 0,
                 mcp: crate::permissions::tools::McpCall::for_call(name, &args),
             };
             assert_eq!(

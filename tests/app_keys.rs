@@ -251,6 +251,7 @@ fn approval(s: &mut Script) -> Vec<Effect> {
         grants: Vec::new(),
         preview: None,
         subagent: None,
+        repeated: 0,
         mcp: None,
     })
 }

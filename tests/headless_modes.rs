@@ -144,3 +144,26 @@ async fn yes_without_a_sandbox_approves_as_before_and_with_one_is_auto_mode() {
     assert!(!err.contains("auto mode"), "{err}");
     assert!(project.path().join("made").exists());
 }
+
+#[tokio::test]
+async fn the_loop_guard_ends_a_headless_turn_even_with_yes() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    sandbox_off(home.path());
+    std::fs::write(project.path().join("a.txt"), "hello\n").unwrap();
+    let mut replies: Vec<Reply> = (0..10)
+        .map(|_| Reply::tool_calls(&[("bash", r#"{"command":"cat a.txt"}"#)]))
+        .collect();
+    replies.push(Reply::text("never reached"));
+    let server = ScriptedServer::start(replies).await.unwrap();
+    let out = rein(home.path(), project.path(), &server.base_url(), &["--yes"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("refused: the model made this call 3 times in a row already: bash: cat a.txt"),
+        "{err}"
+    );
+    assert!(err.contains("made the same call 4 times in a row"), "{err}");
+    // Three ran, the fourth was refused; no request after it.
+    assert_eq!(server.requests().len(), 4, "{err}");
+}

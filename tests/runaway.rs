@@ -187,3 +187,95 @@ async fn a_subagent_that_repeats_itself_is_stopped_and_the_turn_goes_on() {
     );
     assert!(results[0].2);
 }
+
+fn same_call(n: usize) -> Vec<Reply> {
+    (0..n)
+        .map(|_| Reply::tool_calls(&[("bash", r#"{"command": "cat a.txt"}"#)]))
+        .collect()
+}
+
+fn asks(events: &[AgentEvent]) -> Vec<(u32, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalNeeded {
+                repeated, reason, ..
+            } => Some((*repeated, reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_same_call_a_fourth_time_is_put_to_the_user_and_a_refusal_ends_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    // Five times `cat a.txt`; the sixth reply would be text.
+    let mut replies = same_call(5);
+    replies.push(Reply::text("never asked for"));
+    let server = ScriptedServer::start(replies).await.unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    // Auto mode approves everything it can; the guard asks all the same.
+    assert!(handle.send(rein::agent::AgentCommand::SetMode(
+        rein::permissions::ApprovalMode::Auto
+    )));
+    let mut answers = 0;
+    let events = support::agent::turn_with(&mut handle, "read a.txt", |_| {
+        answers += 1;
+        if answers == 1 {
+            rein::agent::ApprovalDecision::Approve
+        } else {
+            rein::agent::ApprovalDecision::Deny { feedback: None }
+        }
+    })
+    .await;
+    // The first three ran unasked; the fourth was asked about (approved), the fifth too
+    // (refused), which ended the turn.
+    let asked = asks(&events);
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0].0, 3);
+    assert_eq!(asked[1].0, 4);
+    assert!(
+        asked[0].1.contains("same call 3 times in a row"),
+        "{asked:?}"
+    );
+    assert_eq!(outcome(&events), TurnOutcome::Failed);
+    let notice = events.iter().any(|e| {
+        matches!(e, AgentEvent::Notice { message }
+        if message.contains("made the same call 5 times in a row"))
+    });
+    assert!(notice, "{events:?}");
+    assert_eq!(server.requests().len(), 5);
+    let results = support::agent::tool_results(&events);
+    assert_eq!(results.len(), 5);
+    assert!(
+        results[..4].iter().all(|r| r.1.contains("hello")),
+        "{results:?}"
+    );
+    assert!(results[4].2, "{results:?}");
+}
+
+#[tokio::test]
+async fn a_different_call_in_between_or_a_new_turn_starts_the_count_again() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let mut replies = same_call(3);
+    replies.push(Reply::tool_calls(&[("bash", r#"{"command": "ls"}"#)]));
+    // The same arguments written differently are the same call.
+    replies.push(Reply::tool_calls(&[(
+        "bash",
+        r#"{ "command":"cat a.txt" }"#,
+    )]));
+    replies.extend(same_call(2));
+    replies.push(Reply::text("done"));
+    replies.extend(same_call(3));
+    replies.push(Reply::text("done again"));
+    let server = ScriptedServer::start(replies).await.unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "read a.txt").await;
+    assert_eq!(asks(&events), vec![]);
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    let events = turn(&mut handle, "and again").await;
+    assert_eq!(asks(&events), vec![]);
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+}

@@ -69,6 +69,10 @@ pub enum AgentEvent {
         preview: Option<String>,
         /// Set when a subagent asks: the id of its `task` call.
         subagent: Option<String>,
+        /// Set (above 0) when the loop guard asks: the model made this same call this many
+        /// times in a row just before. Refusing it ends the turn; headless refuses it.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        repeated: u32,
         /// For a tool from an MCP server: its server and tool, the arguments, and whether
         /// the project declared the server.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -259,6 +263,10 @@ fn rewound_report<S: serde::Serializer>(
         Err(error) => map.serialize_entry("error", error)?,
     }
     map.end()
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

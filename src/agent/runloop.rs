@@ -34,6 +34,7 @@ use super::mode::SharedMode;
 use super::repetition::Repeats;
 use super::step::Step;
 use super::stream::{Assembler, StreamDelta};
+use super::toolrun::SameCalls;
 use super::AgentConfig;
 use crate::context::budget::{self, TokenMeter};
 use crate::context::changes::{Change, Snapshot};
@@ -110,6 +111,11 @@ pub(crate) struct Agent {
     recorded_model: Option<String>,
     /// User turns started by this agent: names each turn's spill folder.
     turns: u64,
+    /// The loop guard's memory of the last calls of this turn.
+    same_calls: SameCalls,
+    /// Set when the user refused a call the loop guard asked about (how many times the
+    /// model had made it): the turn stops.
+    loop_stopped: Option<u32>,
     /// The running (or last) turn's spill files.
     spill: TurnSpill,
     /// The project's files as the last turn left them (none before the first turn).
@@ -316,6 +322,8 @@ impl Agent {
             *content = self.fit_user_message(whole);
         }
         self.push(message);
+        self.same_calls.reset();
+        self.loop_stopped = None;
         self.emit(AgentEvent::TurnStarted { text });
         if !paths.is_empty() {
             self.emit(AgentEvent::Attached { paths });
@@ -470,6 +478,15 @@ impl Agent {
             }
             if changes_files {
                 self.checkpoint_after_batch();
+            }
+            if let Some(times) = self.loop_stopped.take() {
+                self.emit(AgentEvent::Notice {
+                    message: format!(
+                        "the turn was stopped: the model made the same call {times} times in a \
+                         row and the next was refused; send a message to go on"
+                    ),
+                });
+                return TurnOutcome::Failed;
             }
             if interrupted {
                 return TurnOutcome::Interrupted;

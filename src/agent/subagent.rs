@@ -240,6 +240,7 @@ impl Subagent {
                 spill: &self.spill,
                 mode: &self.mode,
                 external: self.external.as_deref(),
+                repeated: 0,
             };
             for call in &calls {
                 self.report(

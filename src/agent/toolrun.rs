@@ -43,6 +43,43 @@ pub(crate) struct ToolEnv<'a> {
     /// Tools from outside rein (MCP servers) this agent may call, if any: the main agent
     /// all of them, a subagent those its servers open to subagents.
     pub external: Option<&'a dyn ExternalTools>,
+    /// How many times in a row the model made this same call just before (the main
+    /// agent's loop guard, [`SAME_CALL_LIMIT`]); 0 for a subagent.
+    pub repeated: u32,
+}
+
+/// Identical calls in a row after which the next one is put to the user, whatever the
+/// approval mode: a model that does not read its results repeats itself until stopped.
+pub(crate) const SAME_CALL_LIMIT: u32 = 3;
+
+/// The main agent's memory of its last call, for the loop guard.
+#[derive(Debug, Default)]
+pub(crate) struct SameCalls {
+    /// The last call's tool and arguments (parsed, so spacing and key order do not count).
+    last: Option<(String, Result<serde_json::Value, String>)>,
+    /// How many times in a row it came.
+    count: u32,
+}
+
+impl SameCalls {
+    /// Take in `call`: how many times in a row the same call came just before it.
+    pub(crate) fn next(&mut self, call: &ToolCall) -> u32 {
+        let args = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
+            .map_err(|_| call.function.arguments.clone());
+        let key = (call.function.name.clone(), args);
+        let before = match &self.last {
+            Some(last) if *last == key => self.count,
+            _ => 0,
+        };
+        self.last = Some(key);
+        self.count = before + 1;
+        before
+    }
+
+    /// Forget (a new user turn: the user spoke in between).
+    pub(crate) fn reset(&mut self) {
+        *self = SameCalls::default();
+    }
 }
 
 /// `text` capped on arrival (layer 1), its whole (or `whole`, when given) kept in the spill
@@ -90,11 +127,21 @@ pub(crate) struct ToolRun {
     pub interrupted: bool,
     /// What the user allowed for the session while approving this call.
     pub granted: Vec<Grant>,
+    /// The user refused a call the loop guard put to them: the turn stops.
+    pub loop_refused: bool,
 }
 
 impl ToolEnv<'_> {
     fn emit(&self, event: AgentEvent) {
         let _ = self.events.send(event);
+    }
+
+    /// Why the loop guard asks.
+    fn loop_reason(&self) -> String {
+        format!(
+            "the model made this same call {} times in a row already; it may be stuck in a loop",
+            self.repeated
+        )
     }
 
     /// The id an approval (or auto-approval) of `call` goes by. A subagent's call ids come
@@ -132,6 +179,7 @@ impl ToolEnv<'_> {
             started: Instant::now(),
             interrupted: false,
             granted: Vec::new(),
+            loop_refused: false,
         };
         let name = call.function.name.as_str();
         let external = external_spec(self.external, name, self.subagent.is_some());
@@ -171,7 +219,21 @@ impl ToolEnv<'_> {
             root: self.root,
         });
         let current = self.mode.get();
-        match mode::decide(current, name, verdict, self.mode.sandbox_works()) {
+        let decision = mode::decide(current, name, verdict, self.mode.sandbox_works());
+        let looping = self.repeated >= SAME_CALL_LIMIT;
+        let decision = match decision {
+            // The loop guard asks whatever the mode (auto mode too).
+            ModeDecision::Run | ModeDecision::AutoApproved { .. } if looping => ModeDecision::Ask {
+                reason: self.loop_reason(),
+                grants: Vec::new(),
+            },
+            ModeDecision::Ask { reason, grants } if looping => ModeDecision::Ask {
+                reason: format!("{}; {reason}", self.loop_reason()),
+                grants,
+            },
+            other => other,
+        };
+        match decision {
             ModeDecision::Run => {}
             ModeDecision::Deny { reason } => {
                 run.result = ToolResult::denied(name, &reason);
@@ -209,6 +271,7 @@ impl ToolEnv<'_> {
                     grants: grants.clone(),
                     preview: prepared.preview(self.ctx),
                     subagent: self.subagent.map(str::to_string),
+                    repeated: if looping { self.repeated } else { 0 },
                     mcp: crate::permissions::tools::McpCall::for_call(name, &prepared.args).map(
                         |mut call| {
                             // The configured names, and who declared the server.
@@ -253,6 +316,7 @@ impl ToolEnv<'_> {
                     }
                     Some(ApprovalDecision::Deny { feedback }) => {
                         run.result = ToolResult::refused(name, feedback.as_deref());
+                        run.loop_refused = looping;
                         return run;
                     }
                 }

@@ -133,6 +133,8 @@ impl Agent {
             recorder_failed: false,
             recorded_model,
             turns: 0,
+            same_calls: Default::default(),
+            loop_stopped: None,
             spill: TurnSpill::unlimited(),
             after_last_turn: None,
             changed: Vec::new(),

@@ -37,6 +37,7 @@ impl Agent {
     /// Judge and run one tool call and append its result. False when the user interrupted.
     pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
         self.call_started(call);
+        let repeated = self.same_calls.next(call);
         let open = self.inbox.open.clone();
         let env = ToolEnv {
             toolset: Toolset::Main,
@@ -49,12 +50,16 @@ impl Agent {
             spill: &self.spill,
             mode: &self.mode,
             external: self.config.external_tools.as_deref(),
+            repeated,
         };
         let edited = edit_target(call, &self.config.root).map(|path| {
             let before = read_text(&path);
             (path, before)
         });
         let run = env.judge_and_run(Some(&mut self.inbox), call).await;
+        if run.loop_refused {
+            self.loop_stopped = Some(repeated + 1);
+        }
         self.record_mode();
         for grant in &run.granted {
             self.record(Entry::rule(grant));
@@ -79,7 +84,7 @@ impl Agent {
             self.record(Entry::todos(todos.clone()));
             self.emit(AgentEvent::TodosUpdated { todos });
         }
-        !run.interrupted
+        !run.interrupted && !run.loop_refused
     }
 
     /// Run `task` calls (consecutive ones of one reply) at the same time, each a subagent,
@@ -97,6 +102,7 @@ impl Agent {
         let slots = Arc::new(tokio::sync::Semaphore::new(max));
         for (i, call) in calls.iter().enumerate() {
             self.call_started(call);
+            self.same_calls.next(call);
             starts.push(Instant::now());
             // A task only reads, and each of its subagent's calls is judged on its own,
             // so the task itself needs no permission.

@@ -203,6 +203,8 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         preview,
         subagent,
         mcp,
+        // The reason says it: "the model made this same call N times in a row".
+        repeated: _,
     } = event
     else {
         return;

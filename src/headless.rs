@@ -121,12 +121,14 @@ pub async fn run_learning_window(
                     wind_down(&mut handle),
                 )
                 .await;
+                stop_background(&handle);
                 say!("rein: stopped by {signal}");
                 return crate::signals::exit_code(signal);
             }
             _ = &mut ctrl_c => {
                 if interrupted {
                     // A second Ctrl-C: stop waiting for the agent to wind down.
+                    stop_background(&handle);
                     say!("rein: interrupted");
                     return 130;
                 }
@@ -146,12 +148,27 @@ pub async fn run_learning_window(
         printer.print(&event, options.yes);
         if let AgentEvent::TurnFinished { outcome } = event {
             handle.send(AgentCommand::Shutdown);
+            // Nothing outlives `rein -p`: what still runs in the background is stopped,
+            // and named. The exit code is the turn's.
+            stop_background(&handle);
             return match outcome {
                 TurnOutcome::Completed | TurnOutcome::StepLimit => 0,
                 TurnOutcome::Failed => 1,
                 TurnOutcome::Interrupted => 130,
             };
         }
+    }
+}
+
+/// Stop the background commands still running and say which (on stderr, in every format).
+fn stop_background(handle: &agent::AgentHandle) {
+    for task in handle.background.kill_all() {
+        say!(
+            "rein: stopped background command {} at exit (pid {}): {}",
+            task.id,
+            task.pid,
+            first_line_cut(&task.command, 160)
+        );
     }
 }
 

@@ -927,6 +927,7 @@ async fn dropping_the_handle_mid_command_ends_the_task_and_the_command() {
         commands,
         events,
         task,
+        ..
     } = handle;
     drop(commands);
     drop(events);
@@ -1087,6 +1088,7 @@ async fn a_front_end_that_goes_away_settles_an_open_approval() {
         commands,
         mut events,
         task,
+        ..
     } = agent::spawn(cfg).unwrap();
     commands
         .send(AgentCommand::UserMessage("go".into()))

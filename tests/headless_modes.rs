@@ -167,3 +167,54 @@ async fn the_loop_guard_ends_a_headless_turn_even_with_yes() {
     // Three ran, the fourth was refused; no request after it.
     assert_eq!(server.requests().len(), 4, "{err}");
 }
+
+#[tokio::test]
+async fn headless_stops_background_commands_at_exit_names_them_and_exits_as_the_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    sandbox_off(home.path());
+    let args = json!({
+        "command": "sleep 300 & echo $! > child.pid; exec sleep 300",
+        "run_in_background": true
+    })
+    .to_string();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &args)]),
+        Reply::text("it runs"),
+    ])
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    // Judged as any command: `sleep` needs approval, which --yes gives.
+    let out = rein(home.path(), project.path(), &server.base_url(), &["--yes"]).await;
+    let err = stderr(&out);
+    // Not five minutes: the turn ended, and with it rein.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("1 background command still running: bash-1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rein: stopped background command bash-1 at exit (pid "),
+        "{err}"
+    );
+    let child: i32 = std::fs::read_to_string(project.path().join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut alive = true;
+    for _ in 0..300 {
+        // SAFETY: signal 0 only checks that the process exists.
+        alive = unsafe { libc::kill(child, 0) } == 0;
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(!alive, "the background command's child outlived rein -p");
+}

@@ -279,3 +279,18 @@ async fn a_different_call_in_between_or_a_new_turn_starts_the_count_again() {
     assert_eq!(asks(&events), vec![]);
     assert_eq!(outcome(&events), TurnOutcome::Completed);
 }
+
+#[tokio::test]
+async fn the_same_call_whose_result_changes_is_watching_not_looping() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each run appends a line, so each result differs.
+    let mut replies: Vec<Reply> = (0..6)
+        .map(|_| Reply::tool_calls(&[("bash", r#"{"command": "echo x >> log; wc -l < log"}"#)]))
+        .collect();
+    replies.push(Reply::text("done"));
+    let server = ScriptedServer::start(replies).await.unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "poll").await;
+    assert_eq!(asks(&events), vec![]);
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+}

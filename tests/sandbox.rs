@@ -52,6 +52,7 @@ async fn sh(ctx: &ToolContext, command: &str) -> Result<String, String> {
     run(
         Args {
             command: command.to_string(),
+            run_in_background: None,
         },
         ctx,
     )
@@ -123,6 +124,40 @@ async fn writes_land_in_the_project_and_nowhere_else() {
         "hello\n"
     );
     assert!(project.path().join("sub/y").exists());
+}
+
+/// A background command runs in the same sandbox as any other: it writes the project,
+/// not outside it, and has no network.
+async fn background_commands_run_in_the_sandbox() {
+    let project = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let sandbox = sandboxed(project.path(), SandboxSettings::default(), vec![]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let background = rein::tools::background::Background::new(None, 4);
+    background
+        .start(
+            &format!(
+                "touch {o}/x 2>&1; echo inside > in.txt; echo done",
+                o = q(outside.path())
+            ),
+            &ctx,
+        )
+        .unwrap();
+    let mut out = String::new();
+    for _ in 0..500 {
+        out.push_str(&background.output("bash-1").unwrap().text);
+        if out.contains("exited with code") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert!(out.contains("done\n[bash-1 exited with code 0]"), "{out}");
+    assert!(!outside.path().join("x").exists());
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("in.txt")).unwrap(),
+        "inside\n"
+    );
 }
 
 /// Plan mode's sandbox: an allowed command that writes into the project (or an extra
@@ -717,6 +752,7 @@ fn bwrap_and_run_user() -> Option<String> {
 
 const CASES: &[Case] = &[
     test!(writes_land_in_the_project_and_nowhere_else, bwrap),
+    test!(background_commands_run_in_the_sandbox, bwrap),
     test!(plan_mode_keeps_the_project_read_only, bwrap),
     test!(output_exit_codes_and_the_environment_pass_through, bwrap),
     test!(git_is_read_only, bwrap),

@@ -47,6 +47,11 @@ pub enum AgentEvent {
         text: Option<String>,
         reasoning: Option<String>,
     },
+    /// The background commands changed (one started, ended, printed a new last line, was
+    /// read): all of them as they are now, oldest first.
+    Background {
+        tasks: Vec<crate::tools::background::TaskInfo>,
+    },
     /// A tool call is about to be judged and run. `args` is the parsed argument object, or
     /// the raw text as a string when it was not valid JSON.
     ToolCallStarted {
@@ -504,7 +509,8 @@ impl AgentEvent {
             | AgentEvent::EditDiff { .. }
             | AgentEvent::TodosUpdated { .. }
             | AgentEvent::UserCommandStarted { .. }
-            | AgentEvent::UserCommandFinished { .. } => EventFamily::Tool,
+            | AgentEvent::UserCommandFinished { .. }
+            | AgentEvent::Background { .. } => EventFamily::Tool,
             AgentEvent::Subagent { .. } => EventFamily::Subagent,
             AgentEvent::ApprovalNeeded { .. } | AgentEvent::AutoApproved { .. } => {
                 EventFamily::Approval

@@ -61,6 +61,8 @@ pub struct AgentConfig {
     pub subagent_max_steps: u32,
     /// Subagents that run at once; a reply's further `task` calls wait for a free slot.
     pub subagent_max_parallel: usize,
+    /// Background commands (`bash` with `run_in_background`) that run at once.
+    pub max_background: usize,
     /// The project instructions (AGENTS.md files) for the system prompt, shared by
     /// subagents; read again for the new conversation of `/clear`.
     pub instructions: Instructions,
@@ -131,6 +133,9 @@ pub struct AgentHandle {
     pub commands: mpsc::UnboundedSender<AgentCommand>,
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
     pub task: JoinHandle<()>,
+    /// The session's background commands (`/bashes` stops one; headless lists what it
+    /// stops at exit). The agent stops them all when it ends.
+    pub background: crate::tools::background::Background,
 }
 
 impl AgentHandle {
@@ -182,11 +187,22 @@ pub fn spawn_learning_window(
     let client = LlmClient::new(config.client.clone())?;
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let agent = runloop::Agent::new(config, client, cmd_rx, event_tx, session, window);
+    let background =
+        crate::tools::background::Background::new(Some(event_tx.clone()), config.max_background);
+    let agent = runloop::Agent::new(
+        config,
+        client,
+        cmd_rx,
+        event_tx,
+        session,
+        window,
+        background.clone(),
+    );
     let task = tokio::spawn(agent.run());
     Ok(AgentHandle {
         commands: cmd_tx,
         events: event_rx,
         task,
+        background,
     })
 }

@@ -65,7 +65,16 @@ use deltas::PendingDeltas;
 use tool_calls::display_args;
 
 /// What a reminder told: the branch, the plan and the mode.
-type Reminded = (Option<String>, Vec<Todo>, ApprovalMode);
+/// What a reminder told: the branch, the plan, the mode and the background commands.
+type Reminded = (Option<String>, Vec<Todo>, ApprovalMode, Vec<String>);
+
+impl Drop for Agent {
+    /// However the agent ends (a panic, its task aborted), its background commands end
+    /// with it.
+    fn drop(&mut self) {
+        self.background.kill_all();
+    }
+}
 
 pub(crate) struct Agent {
     config: AgentConfig,
@@ -111,6 +120,8 @@ pub(crate) struct Agent {
     recorded_model: Option<String>,
     /// User turns started by this agent: names each turn's spill folder.
     turns: u64,
+    /// The session's background commands: they outlive turns, and end with the agent.
+    background: crate::tools::background::Background,
     /// The loop guard's memory of the last calls of this turn.
     same_calls: SameCalls,
     /// Set when the user refused a call the loop guard asked about (how many times the
@@ -265,6 +276,7 @@ impl Agent {
             self.after_last_turn = Some(Snapshot::take(&self.config.root));
             self.end_turn();
             self.emit_context();
+            self.tell_running_background();
             self.emit(AgentEvent::TurnFinished { outcome });
             if self.inbox.shutdown {
                 break;
@@ -272,6 +284,29 @@ impl Agent {
         }
         // What is still being taken is recorded before the agent stops.
         let _ = self.settle_checkpoint().await;
+        // No background command outlives the session.
+        self.background.kill_all();
+    }
+
+    /// A turn that ends with background commands running says so.
+    fn tell_running_background(&mut self) {
+        let running = self.background.running();
+        if running.is_empty() {
+            return;
+        }
+        let list: Vec<String> = running
+            .iter()
+            .map(|t| format!("{} `{}`", t.id, crate::describe::clip(&t.command, 60)))
+            .collect();
+        self.emit(AgentEvent::Notice {
+            message: format!(
+                "{} background command{} still running: {} (they run until stopped, /bashes, \
+                 or the session ends)",
+                running.len(),
+                if running.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            ),
+        });
     }
 
     /// The work between turns: stub old tool results (recording the history the model

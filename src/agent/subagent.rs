@@ -241,6 +241,7 @@ impl Subagent {
                 mode: &self.mode,
                 external: self.external.as_deref(),
                 repeated: 0,
+                background: None,
             };
             for call in &calls {
                 self.report(

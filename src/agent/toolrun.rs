@@ -21,8 +21,9 @@ use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
 use crate::permissions::mode::{self, ModeDecision};
 use crate::permissions::{ApprovalMode, Grant, PermissionPolicy, ToolRequest};
+use crate::tools::background::Background;
 use crate::tools::external::{ExternalSpec, ExternalTools};
-use crate::tools::{ToolContext, Toolset};
+use crate::tools::{BackgroundCall, ToolContext, Toolset};
 
 /// What a call runs with.
 pub(crate) struct ToolEnv<'a> {
@@ -46,34 +47,56 @@ pub(crate) struct ToolEnv<'a> {
     /// How many times in a row the model made this same call just before (the main
     /// agent's loop guard, [`SAME_CALL_LIMIT`]); 0 for a subagent.
     pub repeated: u32,
+    /// The session's background commands; none for a subagent (its `bash` runs in the
+    /// foreground only).
+    pub background: Option<&'a Background>,
 }
 
 /// Identical calls in a row after which the next one is put to the user, whatever the
 /// approval mode: a model that does not read its results repeats itself until stopped.
 pub(crate) const SAME_CALL_LIMIT: u32 = 3;
 
-/// The main agent's memory of its last call, for the loop guard.
+/// The main agent's memory of its last calls, for the loop guard: a call counts as the
+/// same when its tool and arguments are, and so did its result. A call whose result
+/// changes (`bash_output` of a running server, `git status` during a build) is watching
+/// something, not going round in circles.
 #[derive(Debug, Default)]
 pub(crate) struct SameCalls {
     /// The last call's tool and arguments (parsed, so spacing and key order do not count).
     last: Option<(String, Result<serde_json::Value, String>)>,
-    /// How many times in a row it came.
+    /// A hash of its last result.
+    result: Option<u64>,
+    /// How many times in a row it came with that result.
     count: u32,
 }
 
 impl SameCalls {
-    /// Take in `call`: how many times in a row the same call came just before it.
+    /// Take in `call`: how many times in a row the same call, with the same result, came
+    /// just before it.
     pub(crate) fn next(&mut self, call: &ToolCall) -> u32 {
         let args = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
             .map_err(|_| call.function.arguments.clone());
         let key = (call.function.name.clone(), args);
-        let before = match &self.last {
-            Some(last) if *last == key => self.count,
-            _ => 0,
-        };
+        if self.last.as_ref() != Some(&key) {
+            self.count = 0;
+            self.result = None;
+        }
         self.last = Some(key);
-        self.count = before + 1;
-        before
+        self.count
+    }
+
+    /// Take in the result of the call [`next`](Self::next) took in.
+    pub(crate) fn result(&mut self, text: &str) {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut hasher);
+        let hash = hasher.finish();
+        self.count = if self.result == Some(hash) {
+            self.count + 1
+        } else {
+            1
+        };
+        self.result = Some(hash);
     }
 
     /// Forget (a new user turn: the user spoke in between).
@@ -134,6 +157,36 @@ pub(crate) struct ToolRun {
 impl ToolEnv<'_> {
     fn emit(&self, event: AgentEvent) {
         let _ = self.events.send(event);
+    }
+
+    /// A call on the background commands: start one, read one's output, stop one.
+    fn run_background(&self, call: BackgroundCall<'_>, ctx: &ToolContext) -> ToolResult {
+        let Some(background) = self.background else {
+            return ToolResult::error(
+                "Error: bash failed - run_in_background is not available to a subagent; run \
+                 the command in the foreground (it is stopped when it runs too long)",
+            );
+        };
+        let failed =
+            |tool: &str, e: String| ToolResult::error(format!("Error: {tool} failed - {e}"));
+        match call {
+            BackgroundCall::Start(command) => match background.start(command, ctx) {
+                Ok(text) => ToolResult::ok(text),
+                Err(e) => failed(crate::tools::bash::NAME, e),
+            },
+            BackgroundCall::Output(id) => match background.output(id) {
+                Ok(ran) => {
+                    let mut result = ToolResult::ok(ran.text);
+                    result.whole = ran.printed;
+                    result
+                }
+                Err(e) => failed(crate::tools::background::OUTPUT_NAME, e),
+            },
+            BackgroundCall::Kill(id) => match background.kill(id) {
+                Ok(text) => ToolResult::ok(text),
+                Err(e) => failed(crate::tools::background::KILL_NAME, e),
+            },
+        }
     }
 
     /// Why the loop guard asks.
@@ -336,6 +389,9 @@ impl ToolEnv<'_> {
             self.ctx
         };
         let work = async {
+            if let Some(call) = prepared.background() {
+                return self.run_background(call, ctx);
+            }
             match self.external.filter(|_| prepared.is_external()) {
                 // Dropped on an interrupt, which cancels the call.
                 Some(external) => external.call(name, prepared.args).await,

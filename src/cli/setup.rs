@@ -155,6 +155,7 @@ pub(super) fn agent_config(
         max_steps: config.max_steps.value,
         subagent_max_steps: config.subagent_max_steps.value,
         subagent_max_parallel: config.subagent_max_parallel.value as usize,
+        max_background: config.max_background.value as usize,
         instructions: instructions.clone(),
         policy,
         skills,

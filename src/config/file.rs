@@ -158,6 +158,15 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        section: "tools",
+        name: "max_background",
+        kind: Kind::Int {
+            min: 1,
+            max: 32,
+            store: |l, v| l.max_background = Some(narrow(v)),
+        },
+    },
+    Key {
         section: "subagent",
         name: "max_parallel",
         kind: Kind::Int {

@@ -89,6 +89,7 @@ impl Config {
                 },
             ),
             ("tools.bash_timeout_secs", shown(&self.bash_timeout_secs)),
+            ("tools.max_background", shown(&self.max_background)),
             (
                 "tools.env_passthrough",
                 (

@@ -137,6 +137,10 @@ impl Config {
                 layer.subagent_max_parallel,
                 DEFAULT_SUBAGENT_MAX_PARALLEL,
             ),
+            max_background: or_default(
+                layer.max_background,
+                crate::tools::background::DEFAULT_MAX_RUNNING as u32,
+            ),
             instructions_max_bytes: or_default(
                 layer.instructions_max_bytes,
                 crate::instructions::DEFAULT_MAX_BYTES as u64,

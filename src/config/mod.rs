@@ -196,6 +196,8 @@ pub struct Config {
     /// `[subagent]`: subagents that run at once (the rest of a reply's `task` calls wait),
     /// 1 to 64.
     pub subagent_max_parallel: Sourced<u32>,
+    /// `tools.max_background`: background commands that run at once, 1..=32.
+    pub max_background: Sourced<u32>,
     /// `[instructions]`: the most bytes the AGENTS.md files take in the system prompt,
     /// together (0 turns them off).
     pub instructions_max_bytes: Sourced<u64>,
@@ -357,6 +359,7 @@ impl fmt::Debug for Config {
             .field("max_steps", &self.max_steps)
             .field("subagent_max_steps", &self.subagent_max_steps)
             .field("subagent_max_parallel", &self.subagent_max_parallel)
+            .field("max_background", &self.max_background)
             .field("instructions_max_bytes", &self.instructions_max_bytes)
             .field("cap_chars", &self.cap_chars)
             .field("attach_max_bytes", &self.attach_max_bytes)

@@ -35,6 +35,8 @@ pub struct ReminderInput<'a> {
     /// What to say about the approval mode (plan, auto, or back to default); nothing
     /// when `None`.
     pub mode: Option<&'a str>,
+    /// The background commands, one line each (`bash-1 \`npm run dev\`: running`).
+    pub background: &'a [String],
 }
 
 /// Most changed files listed by name.
@@ -71,6 +73,14 @@ pub fn text(input: ReminderInput<'_>) -> String {
                 TodoStatus::Completed => "completed",
             };
             out.push_str(&format!("\n{mark} {} ({status})", todo.content));
+        }
+    }
+    if !input.background.is_empty() {
+        out.push_str(
+            "\nbackground commands (read one's output with bash_output, stop it with bash_kill):",
+        );
+        for line in input.background {
+            out.push_str(&format!("\n{line}"));
         }
     }
     if !input.changed.is_empty() {
@@ -137,10 +147,15 @@ mod tests {
             }],
             instructions_changed: &[],
             mode: Some("approval mode: plan"),
+            background: &["bash-1 `npm run dev`: running".to_string()],
         });
         assert!(text.starts_with(OPENING), "{text}");
         assert!(text.ends_with(')'), "{text}");
         assert!(text.contains("not part of the request"));
+        assert!(
+            text.contains("\nbackground commands (read one's output with bash_output, stop it with bash_kill):\nbash-1 `npm run dev`: running\n"),
+            "{text}"
+        );
         assert!(
             text.starts_with(
                 "(rein context, not part of the request: time 2026-11-30 03:15 UTC; git branch feature/x.\n"
@@ -167,6 +182,7 @@ mod tests {
             changed: &[],
             instructions_changed: &["/repo/AGENTS.md".into()],
             mode: None,
+            background: &[],
         });
         assert!(
             text.ends_with(
@@ -186,6 +202,7 @@ mod tests {
             changed: &[],
             instructions_changed: &[],
             mode: None,
+            background: &[],
         });
         assert!(
             !text.contains("todo") && !text.contains("changed") && !text.contains("mode"),

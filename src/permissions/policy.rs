@@ -351,6 +351,9 @@ impl PermissionPolicy for RulePolicy {
             "write_todos" => Verdict::Allow,
             // Skills are files rein found at startup and lists to the model itself.
             "read_skill" => Verdict::Allow,
+            // Reading and stopping the agent's own background commands (starting one is
+            // `bash`, judged as any command).
+            "bash_output" | "bash_kill" => Verdict::Allow,
             "write_file" | "str_replace" => self.path_verdict(true, text("path").unwrap_or("")),
             name if is_mcp(name) => {
                 let j = self

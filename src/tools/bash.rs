@@ -34,10 +34,10 @@ pub const NAME: &str = "bash";
 /// Most output kept in memory: the first and last half of it when a command prints more.
 const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 /// How long output is still read after the shell exits, or after a timeout kill.
-const GRACE: Duration = Duration::from_millis(100);
+pub(crate) const GRACE: Duration = Duration::from_millis(100);
 /// How long to wait for the shell to die after SIGKILL before giving up on it.
 const KILL_WAIT: Duration = Duration::from_secs(1);
-const READ_CHUNK: usize = 64 * 1024;
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
@@ -49,6 +49,10 @@ pub fn spec() -> ToolSpec {
                 "command": {
                     "type": "string",
                     "description": "The command line to run with `bash -c` in the project root."
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Start it and return at once with its id (for dev servers, watchers, long test runs); read what it prints with bash_output, stop it with bash_kill."
                 }
             },
             "required": ["command"],
@@ -60,6 +64,9 @@ pub fn spec() -> ToolSpec {
 #[derive(Debug, serde::Deserialize)]
 pub struct Args {
     pub command: String,
+    /// Start it in the background ([`super::background`]) rather than wait for it.
+    #[serde(default)]
+    pub run_in_background: Option<bool>,
 }
 
 /// A command that ended: the text the model reads and, where it differs, what the command
@@ -71,47 +78,7 @@ pub struct Ran {
 }
 
 pub async fn run(args: Args, ctx: &ToolContext) -> Result<Ran, String> {
-    if args.command.trim().is_empty() {
-        return Err("`command` is empty; give the shell command to run".to_string());
-    }
-    let (reader, writer) = std::io::pipe()
-        .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
-    let stdout_writer = writer
-        .try_clone()
-        .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
-
-    // `bash -c COMMAND` in the project root, wrapped in the sandbox when it is on.
-    // The sandbox scrubs the environment; the keys of the models in use go under any name.
-    let mut cmd = ctx.sandbox.command(&args.command, &ctx.secrets)?;
-    cmd.stdin(Stdio::null())
-        .stdout(stdout_writer)
-        .stderr(writer)
-        .kill_on_drop(true);
-    // SAFETY: the closure runs in the child between fork and exec and only calls setsid,
-    // which is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(new_session);
-    }
-    let program = Path::new(cmd.as_std().get_program())
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let dir = cmd
-        .as_std()
-        .get_current_dir()
-        .unwrap_or(&ctx.root)
-        .display()
-        .to_string();
-    let spawned = cmd.spawn();
-    // The command holds the parent's copies of the write end; close them, or the pipe never
-    // reaches end-of-file.
-    drop(cmd);
-    let child = spawned.map_err(|e| format!("could not start `{program}` in {dir}: {e}"))?;
-    let mut group = ProcessGroup::new(child)?;
-    let mut pipe = Receiver::from_owned_fd(OwnedFd::from(reader))
-        .map_err(|e| format!("could not read the command's output: {e}"))?;
-
+    let (mut group, mut pipe) = spawn_shell(&args.command, ctx)?;
     let mut output = Output::default();
     let mut buf = vec![0u8; READ_CHUNK];
     let mut eof = false;
@@ -157,6 +124,57 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<Ran, String> {
     }
 }
 
+/// Start `command` as `bash -c` in the project root, in the sandbox, in a session and
+/// process group of its own, stdout and stderr into one pipe: its group and the pipe's
+/// reading end.
+pub(crate) fn spawn_shell(
+    command: &str,
+    ctx: &ToolContext,
+) -> Result<(ProcessGroup, Receiver), String> {
+    if command.trim().is_empty() {
+        return Err("`command` is empty; give the shell command to run".to_string());
+    }
+    let (reader, writer) = std::io::pipe()
+        .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
+    let stdout_writer = writer
+        .try_clone()
+        .map_err(|e| format!("could not create a pipe for the command's output: {e}"))?;
+
+    // `bash -c COMMAND` in the project root, wrapped in the sandbox when it is on.
+    // The sandbox scrubs the environment; the keys of the models in use go under any name.
+    let mut cmd = ctx.sandbox.command(command, &ctx.secrets)?;
+    cmd.stdin(Stdio::null())
+        .stdout(stdout_writer)
+        .stderr(writer)
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the child between fork and exec and only calls setsid,
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(new_session);
+    }
+    let program = Path::new(cmd.as_std().get_program())
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let dir = cmd
+        .as_std()
+        .get_current_dir()
+        .unwrap_or(&ctx.root)
+        .display()
+        .to_string();
+    let spawned = cmd.spawn();
+    // The command holds the parent's copies of the write end; close them, or the pipe never
+    // reaches end-of-file.
+    drop(cmd);
+    let child = spawned.map_err(|e| format!("could not start `{program}` in {dir}: {e}"))?;
+    let group = ProcessGroup::new(child)?;
+    let pipe = Receiver::from_owned_fd(OwnedFd::from(reader))
+        .map_err(|e| format!("could not read the command's output: {e}"))?;
+
+    Ok((group, pipe))
+}
+
 /// In the child before exec: start a new session. The command then leads a process group of
 /// its own (pgid = pid, for `ProcessGroup`) and has no controlling terminal, so it can
 /// neither prompt on the user's terminal nor push keystrokes into it (TIOCSTI via /dev/tty).
@@ -177,9 +195,9 @@ fn new_session() -> std::io::Result<()> {
 
 /// The shell and its process group. Dropping it kills the whole group and reaps the shell,
 /// whether the run finished, failed or was cancelled.
-struct ProcessGroup {
-    pgid: libc::pid_t,
-    child: tokio::process::Child,
+pub(crate) struct ProcessGroup {
+    pub(crate) pgid: libc::pid_t,
+    pub(crate) child: tokio::process::Child,
 }
 
 impl ProcessGroup {
@@ -195,7 +213,7 @@ impl ProcessGroup {
     }
 
     /// SIGKILL every process in the group (the shell and whatever it started).
-    fn kill(&self) {
+    pub(crate) fn kill(&self) {
         // SAFETY: killpg only sends a signal. `pgid` is > 1 (checked in `new`), so it can
         // never mean our own group (0) or init's.
         unsafe {
@@ -219,7 +237,7 @@ impl Drop for ProcessGroup {
 }
 
 /// Read until end-of-file or until `grace` has passed, whichever is first.
-async fn read_until_eof(
+pub(crate) async fn read_until_eof(
     pipe: &mut Receiver,
     output: &mut Output,
     buf: &mut [u8],
@@ -242,7 +260,7 @@ async fn read_until_eof(
 }
 
 /// Take whatever is already in the pipe without waiting.
-fn read_ready(pipe: &Receiver, output: &mut Output, buf: &mut [u8]) {
+pub(crate) fn read_ready(pipe: &Receiver, output: &mut Output, buf: &mut [u8]) {
     while let Ok(n) = pipe.try_read(buf) {
         if n == 0 {
             break;
@@ -261,15 +279,23 @@ fn result_text(output: &Output, status: ExitStatus) -> Ran {
     } else {
         text.to_string()
     };
-    match (status.code(), status.signal()) {
-        (Some(0), _) => {}
-        (Some(code), _) => result.push_str(&format!("\nexit code {code}")),
-        (None, Some(signal)) => result.push_str(&format!("\nkilled by signal {signal}")),
-        (None, None) => {}
+    if let Some(line) = status_line(status) {
+        result.push('\n');
+        result.push_str(&line);
     }
     Ran {
         printed: (result != printed).then_some(printed),
         text: result,
+    }
+}
+
+/// How a command ended, when not with exit code 0: `exit code N` or `killed by signal N`.
+pub(crate) fn status_line(status: ExitStatus) -> Option<String> {
+    match (status.code(), status.signal()) {
+        (Some(0), _) => None,
+        (Some(code), _) => Some(format!("exit code {code}")),
+        (None, Some(signal)) => Some(format!("killed by signal {signal}")),
+        (None, None) => None,
     }
 }
 
@@ -286,14 +312,14 @@ fn describe_duration(d: Duration) -> String {
 /// A command's output, bounded: the first half of the budget is kept from the start, the
 /// second half is a window over the latest bytes, and everything between is only counted.
 #[derive(Default)]
-struct Output {
+pub(crate) struct Output {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     dropped: u64,
 }
 
 impl Output {
-    fn push(&mut self, mut data: &[u8]) {
+    pub(crate) fn push(&mut self, mut data: &[u8]) {
         let half = MAX_OUTPUT_BYTES / 2;
         if self.head.len() < half {
             let take = (half - self.head.len()).min(data.len());
@@ -315,7 +341,7 @@ impl Output {
     }
 
     /// The kept bytes as text (invalid UTF-8 replaced), with a marker where bytes were dropped.
-    fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut text = String::from_utf8_lossy(&self.head).into_owned();
         if self.dropped > 0 {
             text.push_str(&format!(
@@ -349,6 +375,7 @@ mod tests {
     fn cmd(command: &str) -> Args {
         Args {
             command: command.to_string(),
+            run_in_background: None,
         }
     }
 

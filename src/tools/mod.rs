@@ -7,6 +7,7 @@
 //! use: a subagent's call to any other tool is refused here, where calls are prepared, not
 //! only left out of its schema list.
 
+pub mod background;
 pub mod bash;
 pub mod diff;
 pub mod external;
@@ -85,6 +86,8 @@ pub struct ToolSpec {
 pub fn all_specs() -> Vec<ToolSpec> {
     vec![
         bash::spec(),
+        background::output_spec(),
+        background::kill_spec(),
         read_file::spec(),
         write_file::spec(),
         str_replace::spec(),
@@ -159,6 +162,14 @@ pub(crate) fn function_json(
     })
 }
 
+/// A call on the background tasks: start a command, read a task's output, stop a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackgroundCall<'a> {
+    Start(&'a str),
+    Output(&'a str),
+    Kill(&'a str),
+}
+
 /// A tool call whose arguments passed every check, ready to be judged and run.
 #[derive(Debug)]
 pub struct PreparedCall {
@@ -171,6 +182,8 @@ pub struct PreparedCall {
 #[derive(Debug)]
 enum Kind {
     Bash(bash::Args),
+    BashOutput(background::Args),
+    BashKill(background::Args),
     ReadFile(read_file::Args),
     WriteFile(write_file::Args),
     StrReplace(str_replace::Args),
@@ -293,6 +306,8 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
     validate(&spec.parameters, &args).map_err(wrong)?;
     let kind = match spec.name {
         bash::NAME => serde_json::from_value(args.clone()).map(Kind::Bash),
+        background::OUTPUT_NAME => serde_json::from_value(args.clone()).map(Kind::BashOutput),
+        background::KILL_NAME => serde_json::from_value(args.clone()).map(Kind::BashKill),
         read_file::NAME => serde_json::from_value(args.clone()).map(Kind::ReadFile),
         // The content (often most of the call) stays in `args` alone, not copied: the
         // preview reads it there and the tool takes it when it runs.
@@ -374,6 +389,8 @@ impl PreparedCall {
             Kind::WriteTodos(a) => format!("write_todos: {} items", a.todos.len()),
             Kind::ReadSkill(a) => format!("read_skill: {}", printable(&a.name)),
             Kind::Task(a) => format!("task: {}", a.description),
+            Kind::BashOutput(a) => format!("bash_output: {}", printable(&a.id)),
+            Kind::BashKill(a) => format!("bash_kill: {}", printable(&a.id)),
             Kind::External => {
                 let args = self.args.to_string();
                 let mut end = args.len().min(200);
@@ -383,6 +400,18 @@ impl PreparedCall {
                 let more = if end < args.len() { "…" } else { "" };
                 format!("{}: {}{more}", self.name, &args[..end])
             }
+        }
+    }
+
+    /// A call the agent runs on its background tasks ([`background`]), if this is one.
+    pub fn background(&self) -> Option<BackgroundCall<'_>> {
+        match &self.kind {
+            Kind::Bash(a) if a.run_in_background == Some(true) => {
+                Some(BackgroundCall::Start(&a.command))
+            }
+            Kind::BashOutput(a) => Some(BackgroundCall::Output(&a.id)),
+            Kind::BashKill(a) => Some(BackgroundCall::Kill(&a.id)),
+            _ => None,
         }
     }
 
@@ -437,8 +466,12 @@ impl PreparedCall {
             Kind::StrReplace(a) => str_replace::run(a, ctx).await,
             Kind::WriteTodos(a) => write_todos::run(a, ctx).await,
             Kind::ReadSkill(a) => read_skill::run(a, ctx).await,
-            // The agent loop runs subagents and external tools; nothing else may.
+            // The agent loop runs subagents, background tasks and external tools; nothing
+            // else may.
             Kind::Task(_) => Err("a task cannot run here".to_string()),
+            Kind::BashOutput(_) | Kind::BashKill(_) => {
+                Err("background tasks are the agent's to run".to_string())
+            }
             Kind::External => Err("an external tool cannot run here".to_string()),
         };
         let mut result = crate::conversation::ToolResult::from_tool(

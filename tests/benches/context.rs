@@ -135,6 +135,7 @@ async fn session(layers: Option<u64>) -> Stats {
         max_steps: 50,
         subagent_max_steps: 12,
         subagent_max_parallel: 4,
+        max_background: 4,
         instructions: Default::default(),
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(project.path())),

@@ -70,6 +70,7 @@ async fn bench_spawn(ctx: &ToolContext) -> f64 {
             let out = run(
                 Args {
                     command: "true".into(),
+                    run_in_background: None,
                 },
                 ctx,
             )

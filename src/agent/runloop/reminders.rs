@@ -14,6 +14,7 @@ use crate::context::git;
 use crate::context::reminder::{self, ReminderInput};
 use crate::conversation::Message;
 use crate::session::Entry;
+use crate::tools::background::TaskState;
 use crate::tools::write_todos::Todo;
 
 impl Agent {
@@ -30,7 +31,26 @@ impl Agent {
             git::git_branch(&self.config.root),
             self.todos(),
             self.mode.get(),
+            self.background_lines(),
         )
+    }
+
+    /// The background commands as the reminder lists them: running ones, and those that
+    /// ended with output the model has not read.
+    fn background_lines(&self) -> Vec<String> {
+        self.background
+            .snapshot()
+            .into_iter()
+            .filter(|t| t.state == TaskState::Running || t.unread)
+            .map(|t| {
+                format!(
+                    "{} `{}`: {}",
+                    t.id,
+                    crate::describe::clip(&t.command, 80),
+                    t.state.describe()
+                )
+            })
+            .collect()
     }
 
     /// The session's todo list, as it is now.
@@ -43,7 +63,7 @@ impl Agent {
 
     /// The reminder's text for `branch` and `todos`; remembers what it told.
     pub(super) fn reminder_of(&mut self, state: Reminded, with_changes: bool) -> String {
-        let (branch, todos, mode) = state;
+        let (branch, todos, mode, background) = state;
         // Plan and auto are said every time; default only when it is a change.
         let was = self.reminded.as_ref().map(|r| r.2);
         let mode_line = match mode.reminder() {
@@ -66,8 +86,9 @@ impl Agent {
                 &[]
             },
             mode: mode_line.as_deref(),
+            background: &background,
         });
-        self.reminded = Some((branch, todos, mode));
+        self.reminded = Some((branch, todos, mode, background));
         text
     }
 

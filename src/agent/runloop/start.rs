@@ -36,6 +36,7 @@ impl Agent {
         events: mpsc::UnboundedSender<AgentEvent>,
         session: Option<SessionSetup>,
         window: Option<WindowWatch>,
+        background: crate::tools::background::Background,
     ) -> Self {
         let tools_json = tools_json(&config, &[]);
         let ctx = config.tool_context();
@@ -133,6 +134,7 @@ impl Agent {
             recorder_failed: false,
             recorded_model,
             turns: 0,
+            background,
             same_calls: Default::default(),
             loop_stopped: None,
             spill: TurnSpill::unlimited(),

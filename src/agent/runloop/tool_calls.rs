@@ -51,12 +51,14 @@ impl Agent {
             mode: &self.mode,
             external: self.config.external_tools.as_deref(),
             repeated,
+            background: Some(&self.background),
         };
         let edited = edit_target(call, &self.config.root).map(|path| {
             let before = read_text(&path);
             (path, before)
         });
         let run = env.judge_and_run(Some(&mut self.inbox), call).await;
+        self.same_calls.result(&run.result.text);
         if run.loop_refused {
             self.loop_stopped = Some(repeated + 1);
         }
@@ -102,7 +104,8 @@ impl Agent {
         let slots = Arc::new(tokio::sync::Semaphore::new(max));
         for (i, call) in calls.iter().enumerate() {
             self.call_started(call);
-            self.same_calls.next(call);
+            // Subagents are not the loop guard's to judge: a task breaks a run of calls.
+            self.same_calls.reset();
             starts.push(Instant::now());
             // A task only reads, and each of its subagent's calls is judged on its own,
             // so the task itself needs no permission.

@@ -72,6 +72,7 @@ impl Agent {
         let run = bash::run(
             bash::Args {
                 command: command.clone(),
+                run_in_background: None,
             },
             &ctx,
         );

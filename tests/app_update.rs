@@ -1949,3 +1949,62 @@ fn the_top_of_a_long_transcript_is_shown_without_laying_out_the_rest() {
     assert_eq!(s.app.transcript.scroll.from_top, None);
     assert!(s.app.transcript.scroll.follow);
 }
+
+#[test]
+fn background_commands_show_in_the_status_line_and_in_slash_bashes() {
+    use rein::tools::background::{TaskInfo, TaskState};
+    let mut s = Script::with(app());
+    s.send("/bashes");
+    assert!(
+        s.notices()
+            .pop()
+            .unwrap()
+            .1
+            .starts_with("No background commands"),
+        "{:?}",
+        s.notices()
+    );
+    let task = |id: &str, state: TaskState, last: &str| TaskInfo {
+        id: id.into(),
+        command: format!("npm run {id}"),
+        pid: 4242,
+        state,
+        last_line: last.into(),
+        unread: false,
+    };
+    s.agent(AgentEvent::Background {
+        tasks: vec![
+            task(
+                "bash-1",
+                TaskState::Exited { code: 1 },
+                "error: port in use",
+            ),
+            task("bash-2", TaskState::Running, "listening on :3000"),
+        ],
+    });
+    let screen = support::app::draw(&s.app, 120, 20, Instant::now());
+    assert!(screen.contains("1 bg"), "{screen}");
+    s.send("/bashes");
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "Background commands (1 running; /bashes kill ID stops one, /bashes kill all):\n  \
+         bash-2 running (pid 4242): npm run bash-2\n      listening on :3000\n  \
+         bash-1 exited with code 1 (pid 4242): npm run bash-1\n      error: port in use"
+    );
+    let effects = s.send("/bashes kill bash-2");
+    assert!(
+        matches!(effects.as_slice(), [Effect::KillBackground(id)] if id == "bash-2"),
+        "{effects:?}"
+    );
+    s.send("/bashes nope");
+    assert_eq!(
+        s.app.hint.as_deref(),
+        Some("/bashes nope: expected /bashes, /bashes kill ID or /bashes kill all")
+    );
+    // None running: no count.
+    s.agent(AgentEvent::Background {
+        tasks: vec![task("bash-2", TaskState::Stopped, "listening on :3000")],
+    });
+    let screen = support::app::draw(&s.app, 120, 20, Instant::now());
+    assert!(!screen.contains(" bg"), "{screen}");
+}

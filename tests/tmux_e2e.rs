@@ -1542,3 +1542,95 @@ async fn esc_esc_rewinds_a_turn_and_gives_its_message_back() {
     assert!(input_line.is_some(), "{screen}");
     tmux.send("", &["C-c", "C-c"]);
 }
+
+/// A background command the model starts: the status line counts it, `/bashes` lists it
+/// with its last line and stops it, and quitting stops the one still running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_commands_are_counted_listed_stopped_and_end_with_rein() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // Each sleeps a length of its own, to be found among the host's processes (inside the
+    // sandbox `$$` is a pid of its own namespace).
+    let start = |name: &str, secs: u32| {
+        Reply::tool_calls(&[(
+            "bash",
+            &json!({
+                "command": format!("echo {name} listening; exec sleep {secs}"),
+                "run_in_background": true
+            })
+            .to_string(),
+        )])
+    };
+    let server = ScriptedServer::start(vec![
+        start("first", 3001),
+        Reply::text("The first server runs."),
+        start("second", 3002),
+        Reply::text("The second server runs."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("start the server", &["Enter"]);
+    // Judged like any command: `sleep` asks.
+    tmux.wait_for("the approval modal", |s| s.contains("allow once"))
+        .await;
+    tmux.send("y", &[]);
+    tmux.wait_for("the turn's end with one task running", |s| {
+        s.contains("The first server runs.") && s.contains("● ready") && s.contains("1 bg")
+    })
+    .await;
+    let alive = |secs: u32| {
+        Command::new("pgrep")
+            .args(["-f", &format!("^sleep {secs}$")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let first = 3001;
+    assert!(alive(first));
+    tmux.send("/bashes", &["Enter"]);
+    tmux.wait_for("the list with the last line", |s| {
+        s.contains("bash-1 running") && s.contains("first listening")
+    })
+    .await;
+    tmux.send("/bashes kill bash-1", &["Enter"]);
+    tmux.wait_for("the stop said and the count gone", |s| {
+        s.contains("bash-1 was stopped") && !s.contains("1 bg")
+    })
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(first) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(first), "/bashes kill left it running");
+
+    tmux.send("and another", &["Enter"]);
+    tmux.wait_for("the approval modal", |s| s.contains("allow once"))
+        .await;
+    tmux.send("y", &[]);
+    tmux.wait_for("the second running", |s| {
+        s.contains("The second server runs.") && s.contains("● ready") && s.contains("1 bg")
+    })
+    .await;
+    let second = 3002;
+    assert!(alive(second));
+    tmux.send("", &["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tmux.alive() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!tmux.alive(), "rein did not quit on Ctrl-C");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(second) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !alive(second),
+        "a background command outlived the dashboard"
+    );
+}

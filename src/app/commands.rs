@@ -63,6 +63,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/mode [MODE]",
         "show the approval mode, or switch to MODE: plan, default or auto (Shift+Tab cycles)",
     ),
+    (
+        "/bashes",
+        "list the background commands with their last line (/bashes kill ID stops one; /bashes kill all)",
+    ),
     ("/quit", "leave rein (also /exit)"),
 ];
 
@@ -89,6 +93,8 @@ pub enum SlashCommand {
     Mode(Option<String>),
     /// `/mcp`, `/mcp restart NAME`, `/mcp allow NAME`.
     Mcp(McpAction),
+    /// `/bashes`, `/bashes kill ID`.
+    Bashes(BashesAction),
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -125,6 +131,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "cost" | "usage" => SlashCommand::Cost,
         "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
         "mcp" => SlashCommand::Mcp(mcp_action(&rest())),
+        "bashes" | "bash" => SlashCommand::Bashes(bashes_action(&rest())),
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })
@@ -139,6 +146,25 @@ pub enum McpAction {
     Allow(String),
     /// Anything else: the words as typed.
     Unknown(String),
+}
+
+/// What `/bashes` was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BashesAction {
+    List,
+    /// Stop the task of this id (`all`: every running one).
+    Kill(String),
+    /// Anything else: the words as typed.
+    Unknown(String),
+}
+
+fn bashes_action(rest: &str) -> BashesAction {
+    let mut words = rest.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (None, _, _) => BashesAction::List,
+        (Some("kill" | "stop"), Some(id), None) => BashesAction::Kill(id.to_string()),
+        _ => BashesAction::Unknown(rest.to_string()),
+    }
 }
 
 fn mcp_action(rest: &str) -> McpAction {

@@ -125,6 +125,9 @@ pub enum Effect {
     IndexFiles { root: PathBuf, cap: usize },
     /// Stop the MCP server of this name and start it again (`/mcp restart NAME`).
     RestartMcp(String),
+    /// Stop the background command of this id, or every running one for `all`
+    /// (`/bashes kill ID`).
+    KillBackground(String),
     /// Remember that the user allowed the project's MCP server of this name to run what it
     /// declares, and start it (`/mcp allow NAME`).
     AllowMcp(String),

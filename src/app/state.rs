@@ -109,6 +109,9 @@ pub struct App {
     pub input_history: Option<std::path::PathBuf>,
     /// The MCP servers and their states, as they last reported (`/mcp`).
     pub mcp_servers: Vec<(String, crate::mcp::ServerState)>,
+    /// The background commands, as the agent last reported them (`/bashes`, the status
+    /// line's count).
+    pub background: Vec<crate::tools::background::TaskInfo>,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -286,6 +289,7 @@ impl App {
             notifications: Notifications::default(),
             input_history: None,
             mcp_servers: Vec::new(),
+            background: Vec::new(),
         }
     }
 

@@ -463,7 +463,7 @@ fn unknown_key_names_file_and_key_and_lists_known_ones() {
     assert_eq!(
         f.error(),
         format!(
-            "{path}: unknown key `tools.bash_timout_secs` (known keys in [tools]: bash_timeout_secs, env_passthrough)"
+            "{path}: unknown key `tools.bash_timout_secs` (known keys in [tools]: bash_timeout_secs, env_passthrough, max_background)"
         )
     );
     f.write_project("modle = \"x\"\n");

@@ -605,6 +605,35 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     Some(Err(e)) => app.hint = Some(e.to_string()),
                     None => app.hint = Some("no MCP server runs in this session".to_string()),
                 },
+                Effect::KillBackground(id) => {
+                    let Some(agent) = ctx.agent.as_ref() else {
+                        continue;
+                    };
+                    let said = if id == "all" {
+                        let stopped = agent.background.kill_all();
+                        Ok(match stopped.len() {
+                            0 => "no background command was running".to_string(),
+                            n => format!(
+                                "stopped {n} background command{}: {}",
+                                if n == 1 { "" } else { "s" },
+                                stopped
+                                    .iter()
+                                    .map(|t| t.id.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        })
+                    } else {
+                        agent.background.kill(&id)
+                    };
+                    let (kind, text) = match said {
+                        Ok(text) => (crate::app::state::NoticeKind::Info, text),
+                        Err(e) => (crate::app::state::NoticeKind::Error, e),
+                    };
+                    app.transcript
+                        .cells
+                        .push(crate::app::state::Cell::notice(kind, text));
+                }
                 Effect::AllowMcp(name) => {
                     let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());
                     if let Err(problem) = allow_mcp(ctx.mcp.as_ref(), data_dir, app, &name) {

@@ -613,7 +613,7 @@ mod dispatch_tests {
         let e = prep("run_shell", "{}").unwrap_err();
         assert_eq!(
             e,
-            "Error: unknown tool \"run_shell\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill, task."
+            "Error: unknown tool \"run_shell\". The available tools are: bash, bash_output, bash_kill, read_file, write_file, str_replace, write_todos, read_skill, task."
         );
     }
 

@@ -170,6 +170,16 @@ impl StatusLine<'_> {
         let sep = || Span::styled(" │ ", theme::DIM);
         let mut spans = activity(&self.app.activity, self.now);
         spans.extend(mode(self.app.mode).into_iter().flat_map(|m| [sep(), m]));
+        let running = self
+            .app
+            .background
+            .iter()
+            .filter(|t| t.state == crate::tools::background::TaskState::Running)
+            .count();
+        if running > 0 {
+            spans.push(sep());
+            spans.push(Span::styled(format!("{running} bg"), theme::HINT));
+        }
         spans.push(sep());
         let model = if info.model.trim().is_empty() {
             "no model".to_string()

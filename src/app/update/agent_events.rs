@@ -141,6 +141,7 @@ fn reply_event(app: &mut App, event: AgentEvent, now: Instant) {
 /// plan changes.
 fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
     match event {
+        AgentEvent::Background { tasks } => app.background = tasks,
         AgentEvent::EditDiff { id, diff } => {
             if let Some(cell) = app.transcript.tool_cell_mut(&id) {
                 cell.diff = Some(diff);

@@ -1,7 +1,7 @@
 //! Carrying out a slash command on the dashboard ([`crate::app::commands`] parses it).
 
 use crate::agent::AgentCommand;
-use crate::app::commands::{help_text_with, skills_text, McpAction, SlashCommand};
+use crate::app::commands::{help_text_with, skills_text, BashesAction, McpAction, SlashCommand};
 use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::state::{Activity, App};
 use crate::app::transcript::{Cell, NoticeKind, Transcript};
@@ -113,6 +113,16 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 "/mcp {words}: expected /mcp, /mcp restart NAME or /mcp allow NAME"
             ));
         }
+        SlashCommand::Bashes(BashesAction::List) => {
+            let text = bashes_text(app);
+            app.transcript.notice(NoticeKind::Info, text);
+        }
+        SlashCommand::Bashes(BashesAction::Kill(id)) => effects.push(Effect::KillBackground(id)),
+        SlashCommand::Bashes(BashesAction::Unknown(words)) => {
+            app.hint = Some(format!(
+                "/bashes {words}: expected /bashes, /bashes kill ID or /bashes kill all"
+            ));
+        }
         SlashCommand::Mcp(McpAction::List) => {
             let text = super::mcp::list_text(app);
             app.transcript.notice(NoticeKind::Info, text);
@@ -153,6 +163,38 @@ pub fn cost_text(app: &App) -> String {
             "\nno prices configured for this model ([providers.NAME.models.MODEL] input_price, \
              cached_input_price, output_price)",
         );
+    }
+    out
+}
+
+/// `/bashes`: each background command, running ones first, with its state and last line.
+fn bashes_text(app: &App) -> String {
+    use crate::tools::background::TaskState;
+    if app.background.is_empty() {
+        return "No background commands: the model starts one with bash and \
+                run_in_background (a dev server, a watcher); they stop when the session ends"
+            .to_string();
+    }
+    let mut tasks: Vec<_> = app.background.iter().collect();
+    tasks.sort_by_key(|t| t.state != TaskState::Running);
+    let running = tasks
+        .iter()
+        .filter(|t| t.state == TaskState::Running)
+        .count();
+    let mut out = format!(
+        "Background commands ({running} running; /bashes kill ID stops one, /bashes kill all):"
+    );
+    for t in tasks {
+        out.push_str(&format!(
+            "\n  {} {} (pid {}): {}",
+            t.id,
+            t.state.describe(),
+            t.pid,
+            crate::describe::clip(&crate::describe::one_line(&t.command), 80)
+        ));
+        if !t.last_line.is_empty() {
+            out.push_str(&format!("\n      {}", t.last_line));
+        }
     }
     out
 }

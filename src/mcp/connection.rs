@@ -10,7 +10,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,11 +20,12 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
+use super::stdio::StdioTransport;
 use super::workdir::Workdirs;
 use super::{spawn, McpProgress, ServerConfig, Transport};
 
@@ -123,7 +123,7 @@ impl StderrTail {
 /// A started transport, before the handshake.
 pub(super) enum Started {
     Stdio {
-        transport: TokioChildProcess,
+        transport: StdioTransport,
         pgid: Option<u32>,
     },
     /// The transport is built at the handshake (its client type is rmcp's reqwest).
@@ -155,18 +155,14 @@ pub(super) fn start(
                 .env_clear()
                 .envs(plan.env);
             let mut wrap = CommandWrap::from(cmd);
-            // setpgid(0, 0) before exec; rmcp's kill then reaches the whole group.
+            // setpgid(0, 0) before exec; rein's kill then reaches the whole group.
             wrap.wrap(ProcessGroup::leader());
-            let (transport, err) = TokioChildProcess::builder(wrap)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| {
-                    format!("cannot start `{command}` ({}): {e}", plan.program.display())
-                })?;
+            let (transport, err, pgid) = StdioTransport::spawn(wrap).map_err(|e| {
+                format!("cannot start `{command}` ({}): {e}", plan.program.display())
+            })?;
             if let Some(err) = err {
                 stderr.read_from(err);
             }
-            let pgid = transport.id();
             Ok(Started::Stdio { transport, pgid })
         }
         Transport::Http {

@@ -413,7 +413,17 @@ fn ready_tools(slots: &[Slot]) -> Vec<(&ServerConfig, &Tool, String)> {
 /// One offered tool as the model sees it, its input schema converted for the model.
 fn describe_tool(server: &ServerConfig, tool: &Tool, name: String) -> McpTool {
     let mut description = tool.description.as_deref().unwrap_or_default().to_string();
-    let (parameters, note) = match schema::for_model(&tool.input_schema) {
+    // A schema that was not an object (`stdio.rs` says so in the tool's `_meta`).
+    let mended = tool
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.0.get(super::stdio::SCHEMA_NOTE))
+        .and_then(serde_json::Value::as_str);
+    let converted = match mended {
+        Some(why) => Err(why.to_string()),
+        None => schema::for_model(&tool.input_schema),
+    };
+    let (parameters, note) = match converted {
         Ok(schema) => (schema, None),
         Err(why) => {
             let note = format!(

@@ -51,8 +51,10 @@ mod manager;
 pub mod names;
 pub mod pin;
 pub mod result;
+mod rewrite;
 pub mod schema;
 mod spawn;
+mod stdio;
 mod workdir;
 
 pub use config::{

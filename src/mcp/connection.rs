@@ -85,32 +85,40 @@ impl ClientHandler for Handler {
 pub(super) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
+    /// Read `stderr` to its end in the background. A line ends at `\n` or `\r` (a
+    /// progress bar redraws itself with `\r` and may never write `\n`), and only its first
+    /// [`STDERR_LINE_BYTES`] are kept while it is read: a server writing without line ends
+    /// costs no memory.
     fn read_from(&self, stderr: tokio::process::ChildStderr) {
         let lines = self.0.clone();
         tokio::spawn(async move {
             let mut reader = tokio::io::BufReader::new(stderr);
-            let mut line = Vec::new();
             // Raw bytes: a server's stderr need not be UTF-8.
-            while let Ok(n) = reader.read_until(b'\n', &mut line).await {
-                if n == 0 {
-                    break;
-                }
-                let mut text = String::from_utf8_lossy(&line).trim_end().to_string();
-                if text.len() > STDERR_LINE_BYTES {
-                    let mut cut = STDERR_LINE_BYTES;
-                    while !text.is_char_boundary(cut) {
-                        cut -= 1;
+            let mut line = Vec::new();
+            let mut cut = false;
+            loop {
+                let (used, ended) = {
+                    let Ok(available) = reader.fill_buf().await else {
+                        break;
+                    };
+                    if available.is_empty() {
+                        break;
                     }
-                    text.truncate(cut);
-                    text.push('…');
+                    let end = memchr::memchr2(b'\n', b'\r', available);
+                    let piece = &available[..end.unwrap_or(available.len())];
+                    let room = (STDERR_LINE_BYTES + 4).saturating_sub(line.len());
+                    line.extend_from_slice(&piece[..piece.len().min(room)]);
+                    cut |= piece.len() > room;
+                    (end.map_or(available.len(), |i| i + 1), end.is_some())
+                };
+                reader.consume(used);
+                if ended {
+                    keep_line(&lines, &line, cut);
+                    line.clear();
+                    cut = false;
                 }
-                line.clear();
-                let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
-                if kept.len() == STDERR_LINES {
-                    kept.pop_front();
-                }
-                kept.push_back(text);
             }
+            keep_line(&lines, &line, cut);
         });
     }
 
@@ -118,6 +126,28 @@ impl StderrTail {
         let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
         kept.iter().cloned().collect()
     }
+}
+
+/// Keep one stderr line (raw bytes, perhaps cut while read) in the tail, at most
+/// [`STDERR_LINE_BYTES`] of it and `…` where it was cut; blank lines are not kept.
+fn keep_line(lines: &Mutex<VecDeque<String>>, line: &[u8], cut: bool) {
+    let mut text = String::from_utf8_lossy(line).trim_end().to_string();
+    if text.is_empty() {
+        return;
+    }
+    if cut || text.len() > STDERR_LINE_BYTES {
+        let mut end = STDERR_LINE_BYTES.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() == STDERR_LINES {
+        kept.pop_front();
+    }
+    kept.push_back(text);
 }
 
 /// A started transport, before the handshake.

@@ -12,7 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rein::mcp::{McpError, McpManager, ServerConfig, ServerState};
+use rein::mcp::{McpError, McpManager, ServerConfig, ServerState, Transport};
 use serde_json::json;
 use support::mcp::{settled, state};
 
@@ -218,4 +218,148 @@ async fn stderr_without_newlines_is_read_in_bounded_lines() {
         stderr[..n - 2].iter().all(|l| l.starts_with("progress ")),
         "{stderr:?}"
     );
+}
+
+/// A hostile HTTP server (`hostile_server.py http`) and its URL; killed when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .arg(script())
+            .arg("http")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port: u16 = line.trim().parse().unwrap();
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+
+    fn config(&self, name: &str) -> ServerConfig {
+        let mut server = ServerConfig {
+            transport: Transport::Http {
+                url: self.url.clone(),
+                headers: Vec::new(),
+                bearer_token_env: None,
+            },
+            ..ServerConfig::stdio(name, "unused", &[])
+        };
+        server.startup_timeout = Duration::from_secs(20);
+        server.tool_timeout = Duration::from_secs(60);
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Items 3 and 6: one HTTP 500 marked the server stopped for the whole session, in words
+/// with Rust type names ("Transport [rmcp::transport::worker::WorkerTransport<…>] error").
+/// Now the call fails with one plain line (the URL, the status, the page's title where
+/// rmcp keeps the page) and the next call works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_error_fails_one_call_in_plain_words_and_the_server_stays_usable() {
+    let _one = one_at_a_time().await;
+    let http = HttpServer::start();
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/mcp", listener.local_addr().unwrap())
+    };
+    let mut gone = http.config("gone");
+    gone.transport = Transport::Http {
+        url: closed.clone(),
+        headers: Vec::new(),
+        bearer_token_env: None,
+    };
+    let (mcp, _root) = started(vec![http.config("web"), gone]).await;
+    assert_eq!(state(&mcp, "web"), ServerState::Ready { tools: 1 });
+    // A server that cannot be reached says so, in the same plain words.
+    let ServerState::Failed { reason, .. } = state(&mcp, "gone") else {
+        panic!("{mcp:?}");
+    };
+    assert!(
+        reason.starts_with(&format!("{closed} could not be reached (")),
+        "{reason}"
+    );
+    let failed = mcp
+        .call("mcp__web__work", json!({"status": 500}), None, never())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        failed,
+        format!(
+            "the MCP server \"web\" ({}) answered the call with HTTP 500 Internal Server Error",
+            http.url
+        )
+    );
+    // A 4xx page is read by rmcp: its title is the message.
+    let failed = mcp
+        .call("mcp__web__work", json!({"status": 400}), None, never())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        failed,
+        format!(
+            "the MCP server \"web\" ({}) answered the call with HTTP 400 Bad Request: Upstream exploded",
+            http.url
+        )
+    );
+    assert!(matches!(state(&mcp, "web"), ServerState::Ready { .. }));
+    let out = mcp
+        .call("mcp__web__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    mcp.shutdown().await;
+}
+
+/// Item 3: a 50 MB answer over HTTP did the same. Now that call fails at once, saying the
+/// answer was too large, and the server stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_50_mb_http_answer_fails_that_call_and_the_server_stays_usable() {
+    let _one = one_at_a_time().await;
+    let http = HttpServer::start();
+    let (mcp, _root) = started(vec![http.config("web")]).await;
+    let begun = Instant::now();
+    let failed = mcp
+        .call(
+            "mcp__web__work",
+            json!({"bytes": 50_000_000}),
+            None,
+            never(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(begun.elapsed() < Duration::from_secs(15));
+    assert_eq!(
+        failed,
+        format!(
+            "the MCP server \"web\" ({}) sent an answer larger than 16.0 MiB, the most rein reads of one answer; the call failed",
+            http.url
+        )
+    );
+    let out = mcp
+        .call("mcp__web__work", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    mcp.shutdown().await;
 }

@@ -18,13 +18,14 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
     ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
+use super::http_error::HttpProblem;
 use super::stdio::StdioTransport;
 use super::workdir::Workdirs;
 use super::{spawn, McpProgress, ServerConfig, Transport};
@@ -232,15 +233,25 @@ pub(super) fn start(
 
 /// Run the MCP handshake over a started transport.
 pub(super) async fn handshake(started: Started, handler: Handler) -> Result<Service, String> {
-    let result = match started {
-        Started::Stdio { transport, .. } => handler.serve(transport).await,
+    match started {
+        Started::Stdio { transport, .. } => handler
+            .serve(transport)
+            .await
+            .map_err(|e| format!("initialize failed: {e}")),
         Started::Http(config) => {
+            let url = config.uri.to_string();
             handler
                 .serve(StreamableHttpClientTransport::from_config(config))
                 .await
+                .map_err(|e| match &e {
+                    // In plain words, without rmcp's type names.
+                    ClientInitializeError::TransportError { error, .. } => {
+                        format!("{url} {}", HttpProblem::of(error).describe("initialize"))
+                    }
+                    _ => format!("initialize failed: {e}"),
+                })
         }
-    };
-    result.map_err(|e| format!("initialize failed: {e}"))
+    }
 }
 
 /// Send `signal` to the process group `pgid`.

@@ -64,6 +64,8 @@ struct Live {
     stderr: StderrTail,
     /// The process group of a stdio server.
     pgid: Option<u32>,
+    /// The URL of an HTTP server.
+    url: Option<String>,
     /// Ends the connection (rmcp's cancellation token, wrapped: it is not `Clone`).
     stop: Arc<Mutex<Option<rmcp::service::RunningServiceCancellationToken>>>,
 }

@@ -47,6 +47,7 @@
 mod config;
 mod connection;
 pub mod external;
+mod http_error;
 mod manager;
 pub mod names;
 pub mod pin;
@@ -211,6 +212,14 @@ pub enum McpError {
     ServerExited { server: String, stderr: Vec<String> },
     #[error("the MCP server {server:?} broke the protocol: {message}")]
     Protocol { server: String, message: String },
+    /// One HTTP request failed (an error status, an answer too large, no connection);
+    /// the server stays ready for the next call.
+    #[error("the MCP server {server:?} ({url}) {problem}")]
+    Http {
+        server: String,
+        url: String,
+        problem: String,
+    },
 }
 
 fn stderr_tail(lines: &[String]) -> String {

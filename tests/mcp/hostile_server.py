@@ -175,7 +175,10 @@ def serve_http():
             for name, value in headers:
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # rein stopped reading (an answer too large)
 
         def do_GET(self):
             self.reply(405, b"", "text/plain")

@@ -103,6 +103,10 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
         closed: closed_rx,
         stderr: stderr.clone(),
         pgid,
+        url: match &config.transport {
+            Transport::Http { url, .. } => Some(url.clone()),
+            Transport::Stdio { .. } => None,
+        },
         stop: Arc::new(Mutex::new(Some(service.cancellation_token()))),
     };
     let current = {

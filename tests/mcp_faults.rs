@@ -363,3 +363,132 @@ async fn a_50_mb_http_answer_fails_that_call_and_the_server_stays_usable() {
     assert_eq!(out.text, "done");
     mcp.shutdown().await;
 }
+
+/// Whether the process `pid` is alive (not gone, not a zombie).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Wait up to `secs` for `path` to exist.
+fn wait_for(path: &Path, secs: u64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Wait up to 5 s for `pid` to be gone.
+fn gone(pid: i32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// `rein -p` in a fresh home whose config declares the hostile server `slow` in `mode`
+/// (writing its pids to the returned file) and lets the model call its `work`.
+fn rein_with_slow_server(
+    home: &Path,
+    project: &Path,
+    mode: &str,
+    base_url: &str,
+) -> (std::process::Child, PathBuf) {
+    let pids = home.join("pids");
+    std::fs::create_dir_all(home.join("rein-home")).unwrap();
+    std::fs::write(
+        home.join("rein-home/config.toml"),
+        format!(
+            "[mcp_servers.slow]\ncommand = \"python3\"\nargs = [{:?}, {mode:?}]\n\
+             startup_timeout_secs = 60\ntool_timeout_secs = 120\n\
+             env = {{ HOSTILE_PID_FILE = {:?} }}\n\n\
+             [[permissions.tools]]\npattern = \"mcp__slow__work\"\naction = \"allow\"\n",
+            script().display().to_string(),
+            pids.display().to_string()
+        ),
+    )
+    .unwrap();
+    let child = support::rein_in(home, project)
+        .args(["-p", "go", "--base-url", base_url, "--model", "m"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, pids)
+}
+
+fn pids(file: &Path) -> (i32, i32) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut words = text.split_whitespace().map(|w| w.parse::<i32>().unwrap());
+    (words.next().unwrap(), words.next().unwrap())
+}
+
+/// Item 5: `rein -p` stopped by SIGTERM while a server is still starting died with the
+/// signal's default action (it watched for none yet) and left the server running. Now it
+/// kills the server's process group, the server's own children too, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_while_a_server_starts_kills_its_process_group() {
+    let _one = one_at_a_time().await;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (mut rein, file) =
+        rein_with_slow_server(home.path(), project.path(), "hang", "http://127.0.0.1:9");
+    wait_for(&file, 20);
+    let (server, helper) = pids(&file);
+    // SAFETY: kill only sends a signal to the rein this test started.
+    unsafe {
+        libc::kill(rein.id() as i32, libc::SIGTERM);
+    }
+    let status = rein.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut rein.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("rein: stopped by SIGTERM while the MCP servers started"),
+        "{err}"
+    );
+    assert!(gone(server), "the server {server} outlived rein");
+    assert!(gone(helper), "the server's child {helper} outlived rein");
+}
+
+/// Item 5: after a SIGKILL of rein in the middle of a call, the server went on running.
+/// Now the server gets a parent-death signal, as a bash command's shell does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_dies_with_rein_killed_in_the_middle_of_a_call() {
+    let _one = one_at_a_time().await;
+    let model = support::ScriptedServer::start(vec![support::Reply::tool_calls(&[(
+        "mcp__slow__work",
+        &json!({"sleep": 60}).to_string(),
+    )])])
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (mut rein, file) =
+        rein_with_slow_server(home.path(), project.path(), "plain", &model.base_url());
+    wait_for(&file.with_extension("call"), 30);
+    let (server, helper) = pids(&file);
+    rein.kill().unwrap();
+    rein.wait().unwrap();
+    let server_gone = gone(server);
+    // Its own child is in its process group, which only a rein that exits in order
+    // kills; the test cleans it up.
+    // SAFETY: kill only sends a signal to the helper this test's server started.
+    unsafe {
+        libc::kill(helper, libc::SIGKILL);
+    }
+    assert!(server_gone, "the server {server} outlived rein");
+}

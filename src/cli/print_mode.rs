@@ -111,15 +111,36 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         for notice in &notices {
             eprintln!("rein: warning: {notice}");
         }
-        let (manager, mut events) = started?;
-        wait_for_mcp(
-            &mut events,
-            &manager,
-            matches!(cli.output_format, Format::Jsonl),
-        )
-        .await;
-        Some(manager)
+        let Some((manager, mut events)) = started else {
+            return Ok(None);
+        };
+        // A signal while the servers start, before the run watches for one: their process
+        // groups are killed, and rein stops as the run would.
+        let jsonl = matches!(cli.output_format, Format::Jsonl);
+        let signal = tokio::select! {
+            () = wait_for_mcp(&mut events, &manager, jsonl) => None,
+            _ = tokio::signal::ctrl_c() => Some("SIGINT"),
+            signal = rein::signals::termination() => Some(signal),
+        };
+        match signal {
+            None => Ok(Some(manager)),
+            Some(signal) => {
+                manager.shutdown().await;
+                Err(signal)
+            }
+        }
     });
+    let mcp = match mcp {
+        Ok(mcp) => mcp,
+        Err(signal) => {
+            eprintln!("rein: stopped by {signal} while the MCP servers started");
+            let code = match signal {
+                "SIGINT" => 130,
+                other => rein::signals::exit_code(other),
+            };
+            return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+        }
+    };
     if let Some(manager) = &mcp {
         agent_config.external_tools = Some(Arc::new(manager.clone()));
     }

@@ -185,6 +185,7 @@ pub(super) fn start(
                 .current_dir(&plan.cwd)
                 .env_clear()
                 .envs(plan.env);
+            dies_with_rein(&mut cmd);
             let mut wrap = CommandWrap::from(cmd);
             // setpgid(0, 0) before exec; rein's kill then reaches the whole group.
             wrap.wrap(ProcessGroup::leader());
@@ -229,6 +230,36 @@ pub(super) fn start(
             Ok(Started::Http(transport_config))
         }
     }
+}
+
+/// Linux: the server is killed when rein dies, however it dies (SIGKILL, or a signal
+/// that came before rein watched for it), as a bash command's shell is (`tools::bash`).
+/// Only the server's own process: its children are killed with its group by
+/// [`kill_group`] when rein exits in order. The parent-death signal follows the thread
+/// that started the server, a runtime worker that lives as long as rein's runtime.
+fn dies_with_rein(cmd: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(rein) = libc::pid_t::try_from(std::process::id()) else {
+            return;
+        };
+        // SAFETY: in the child between fork and exec, only async-signal-safe calls that
+        // allocate nothing: prctl, getppid, and an error built from a number.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // rein died before the guard was set: nothing would stop the server.
+                if libc::getppid() != rein {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
 }
 
 /// Run the MCP handshake over a started transport.

@@ -26,7 +26,8 @@ In every mode a call to `work` obeys its arguments (after the mode's own misdeed
   {"exit": true}       writes a line to stderr and exits, as `exit` does
   {"status": CODE}     (http) answers with that HTTP status and an HTML page titled
                        "Upstream exploded"
-With HOSTILE_PID_FILE set, the server writes its pid there as it starts.
+With HOSTILE_PID_FILE set, the server starts a child (`sleep 3600`) and writes its own pid
+and the child's there as it starts, and creates HOSTILE_PID_FILE.call when a call comes.
 """
 import json
 import os
@@ -36,9 +37,15 @@ import time
 MODE = sys.argv[1]
 added = False
 
-if os.environ.get("HOSTILE_PID_FILE"):
-    with open(os.environ["HOSTILE_PID_FILE"], "w") as f:
-        f.write(str(os.getpid()))
+PID_FILE = os.environ.get("HOSTILE_PID_FILE")
+if PID_FILE:
+    # Its own pid and that of a child of its own (in its process group), for the tests
+    # that check what is left of a server when rein dies.
+    import subprocess
+    helper = subprocess.Popen(["sleep", "3600"])
+    with open(PID_FILE + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {helper.pid}")
+    os.rename(PID_FILE + ".tmp", PID_FILE)
 
 
 def send(message):
@@ -135,6 +142,8 @@ def answer(msg):
             sys.stdout.write("more garbage\n")
             sys.stdout.flush()
         args = (msg.get("params") or {}).get("arguments") or {}
+        if PID_FILE:
+            open(PID_FILE + ".call", "w").close()
         if MODE == "exit" or args.get("exit"):
             sys.stderr.write("hostile: crashing mid-call\n")
             sys.stderr.flush()

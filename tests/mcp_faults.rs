@@ -12,7 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rein::mcp::{McpError, McpManager, ServerConfig, ServerState, Transport};
+use rein::mcp::{McpError, McpEvent, McpManager, ServerConfig, ServerState, Transport};
 use serde_json::json;
 use support::mcp::{settled, state};
 
@@ -491,4 +491,72 @@ async fn a_server_dies_with_rein_killed_in_the_middle_of_a_call() {
         libc::kill(helper, libc::SIGKILL);
     }
     assert!(server_gone, "the server {server} outlived rein");
+}
+
+/// Item 7: 10,000 tools were all sent with every request (about 376k tokens against a
+/// 128k window) without a word. Now the user is told, once, how large the server's tool
+/// definitions are and how to offer fewer, before the server is reported ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_very_many_tools_is_warned_about_once() {
+    let _one = one_at_a_time().await;
+    let root = tempfile::tempdir().unwrap();
+    let (mcp, mut events) = McpManager::start(vec![hostile("many")], root.path());
+    let mut notices = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let event = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match event {
+            McpEvent::Notice { name, message } => notices.push((name, message)),
+            McpEvent::ServerState {
+                state: ServerState::Ready { tools },
+                ..
+            } => {
+                assert_eq!(tools, 10_001);
+                break;
+            }
+            McpEvent::ServerState { .. } => {}
+        }
+    }
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    let (name, message) = &notices[0];
+    assert_eq!(name, "many");
+    assert!(
+        message.starts_with("its 10001 tools take about ")
+            && message.contains("k tokens of every request")
+            && message.contains("mcp_servers.many.allow"),
+        "{message}"
+    );
+    // A restart lists them again without a second warning.
+    mcp.restart("many").unwrap();
+    settled(&mut events, &mcp).await;
+    assert!(matches!(state(&mcp, "many"), ServerState::Ready { .. }));
+    while let Ok(event) = events.try_recv() {
+        assert!(!matches!(event, McpEvent::Notice { .. }), "{event:?}");
+    }
+    mcp.shutdown().await;
+}
+
+/// Item 7 through the real binary: `rein -p` says it on stderr before the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rein_p_warns_about_a_server_with_very_many_tools() {
+    let _one = one_at_a_time().await;
+    let model = support::ScriptedServer::start(vec![support::Reply::text("ok")])
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (rein, _) = rein_with_slow_server(home.path(), project.path(), "many", &model.base_url());
+    let out = rein.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let warning = err
+        .lines()
+        .find(|l| l.starts_with("rein: warning: MCP server slow: its 10001 tools take about "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(warning.contains("mcp_servers.slow.allow"), "{warning}");
+    let ready = err.find("MCP server slow ready").unwrap();
+    assert!(err.find(warning).unwrap() < ready, "{err}");
 }

@@ -180,13 +180,31 @@ pub(super) async fn wait_for_mcp(
     use rein::mcp::{McpEvent, ServerState};
     let starting =
         |m: &rein::mcp::McpManager| m.states().iter().any(|(_, s)| *s == ServerState::Starting);
-    while starting(manager) {
-        let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(120), events.recv()).await
-        else {
-            break;
+    let mut waiting = true;
+    loop {
+        // Once none starts, what is already sent is still said (a notice comes just
+        // before its server's state, which is set before either is sent).
+        let event = if waiting && starting(manager) {
+            match tokio::time::timeout(Duration::from_secs(120), events.recv()).await {
+                Ok(Some(event)) => event,
+                _ => break,
+            }
+        } else {
+            waiting = false;
+            match events.try_recv() {
+                Ok(event) => event,
+                Err(_) => break,
+            }
         };
-        let McpEvent::ServerState { name, state } = event else {
-            continue;
+        let (name, state) = match event {
+            McpEvent::ServerState { name, state } => (name, state),
+            McpEvent::Notice { name, message } => {
+                eprintln!(
+                    "rein: warning: MCP server {name}: {}",
+                    rein::sanitize::sanitize(&message)
+                );
+                continue;
+            }
         };
         let mut line = serde_json::json!({"type": "mcp_server", "name": name});
         match &state {

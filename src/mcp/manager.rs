@@ -52,6 +52,8 @@ struct Slot {
     starting_pgid: Option<u32>,
     /// Its first start was launched (by [`McpManager::launch`]).
     launched: bool,
+    /// The user was told its tools take much of every request (once a session).
+    warned_large: bool,
 }
 
 /// What a call needs of a ready server.
@@ -138,6 +140,7 @@ impl McpManager {
                 live: None,
                 starting_pgid: None,
                 launched: false,
+                warned_large: false,
             })
             .collect();
         let manager = McpManager {

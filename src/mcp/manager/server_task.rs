@@ -205,7 +205,8 @@ fn store_tools(
         .filter(|t| config.offers(&t.name))
         .collect();
     let count = offered.len();
-    let changed = {
+    let tokens = definition_tokens(config, &offered);
+    let (changed, warn) = {
         let mut slots = manager.slots();
         let Some(slot) = slots
             .iter_mut()
@@ -218,14 +219,47 @@ fn store_tools(
             || names(&slot.tools) != names(&offered);
         slot.tools = offered;
         slot.state = ServerState::Ready { tools: count };
-        changed
+        let warn = tokens > LARGE_TOOLS_TOKENS && !slot.warned_large;
+        slot.warned_large |= warn;
+        (changed, warn)
     };
+    // Before the state, so a front end that waits for the servers' start sees it.
+    if warn {
+        manager.emit(McpEvent::Notice {
+            name: name.to_string(),
+            message: format!(
+                "its {count} tools take about {}k tokens of every request (rein warns above \
+                 {}k): offer only the ones you need with mcp_servers.{name}.allow or .deny",
+                tokens.div_ceil(1000),
+                LARGE_TOOLS_TOKENS / 1000
+            ),
+        });
+    }
     if changed {
         manager.emit(McpEvent::ServerState {
             name: name.to_string(),
             state: ServerState::Ready { tools: count },
         });
     }
+}
+
+/// Above this estimate of one server's tool definitions (name, description and schema
+/// of each, sent with every request), the user is told once: Claude Code warns about
+/// large MCP tool contexts above the same 25k tokens.
+const LARGE_TOOLS_TOKENS: u64 = 25_000;
+
+/// About how many tokens `tools` take of every request, as the model is sent them.
+fn definition_tokens(config: &ServerConfig, tools: &[Tool]) -> u64 {
+    let chars: usize = tools
+        .iter()
+        .map(|tool| {
+            let described = super::describe_tool(config, tool, String::new());
+            // The qualified name and the function wrapper's JSON around them.
+            let wrapper = 2 * (config.name.len() + tool.name.len()) + 60;
+            wrapper + described.description.len() + described.parameters.to_string().len()
+        })
+        .sum();
+    crate::context::budget::tokens_at(chars, crate::context::budget::DEFAULT_CHARS_PER_TOKEN)
 }
 
 /// A server's tools as listed: those rein can read, and what it left out of the others

@@ -57,7 +57,7 @@ pub(super) const LEFT_OUT: &str = "rein/leftOut";
 /// A server's stdin and stdout, and the server itself (killed when this is dropped: its
 /// command is `kill_on_drop`).
 pub(super) struct StdioTransport {
-    _child: Box<dyn ChildWrapper>,
+    child: Box<dyn ChildWrapper>,
     lines: Lines<ChildStdout>,
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
 }
@@ -81,7 +81,7 @@ impl StdioTransport {
         };
         let stderr = child.stderr().take();
         let transport = StdioTransport {
-            _child: child,
+            child,
             lines: Lines::new(stdout),
             stdin: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
         };
@@ -130,8 +130,11 @@ impl Transport<RoleClient> for StdioTransport {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        // The server sees the end of its input; the caller kills its process group.
+        // The server sees the end of its input and may exit by itself (a server that
+        // saves its state does it then); after a grace it is killed when this is dropped,
+        // its process group by the manager.
         drop(self.stdin.lock().await.take());
+        let _ = tokio::time::timeout(super::connection::KILL_GRACE, self.child.wait()).await;
         Ok(())
     }
 }

@@ -228,10 +228,15 @@ struct HttpServer {
 
 impl HttpServer {
     fn start() -> HttpServer {
+        HttpServer::start_in("plain")
+    }
+
+    /// The server in `mode` (of `hostile_server.py`).
+    fn start_in(mode: &str) -> HttpServer {
         use std::io::BufRead;
         let mut child = std::process::Command::new("python3")
             .arg(script())
-            .arg("http")
+            .args(["http", mode])
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -559,4 +564,26 @@ async fn rein_p_warns_about_a_server_with_very_many_tools() {
     assert!(warning.contains("mcp_servers.slow.allow"), "{warning}");
     let ready = err.find("MCP server slow ready").unwrap();
     assert!(err.find(warning).unwrap() < ready, "{err}");
+}
+
+/// Item 7 over HTTP, where rmcp reads the listing itself: it is asked for again as it is
+/// and mended the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_too_a_tool_whose_schema_is_a_string_takes_any_object() {
+    let _one = one_at_a_time().await;
+    let http = HttpServer::start_in("string_schema");
+    let (mcp, _root) = started(vec![http.config("web")]).await;
+    assert_eq!(
+        state(&mcp, "web"),
+        ServerState::Ready { tools: 2 },
+        "{mcp:?}"
+    );
+    let stringy = mcp.tool("mcp__web__stringy").unwrap();
+    assert!(stringy.note.unwrap().contains("not a JSON object"));
+    let out = mcp
+        .call("mcp__web__stringy", json!({}), None, never())
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    mcp.shutdown().await;
 }

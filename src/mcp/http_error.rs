@@ -118,6 +118,17 @@ impl HttpProblem {
     }
 }
 
+/// A failed request of the server's at `url` (an HTTP server's; `None` over stdio) in one
+/// line: `what` is the request (`tools/list`).
+pub(super) fn request_failed(error: &rmcp::ServiceError, url: Option<&str>, what: &str) -> String {
+    match (error, url) {
+        (rmcp::ServiceError::TransportSend(e), Some(url)) => {
+            format!("{url} {}", HttpProblem::of(e).describe(what))
+        }
+        _ => format!("{what} failed: {error}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -233,7 +233,9 @@ fn parse(line: &[u8], deep: bool) -> Option<Value> {
 /// method) rmcp cannot read becomes an error answer, so its call fails at once and says
 /// why; anything else it cannot read is skipped.
 fn message(mut value: Value) -> Option<RxJsonRpcMessage<RoleClient>> {
-    mend_tools(&mut value);
+    if let Some(result) = value.get_mut("result") {
+        mend_tools(result);
+    }
     let answer_to = match (value.get("id"), value.get("method")) {
         (Some(id), None) => Some(id.clone()),
         _ => None,
@@ -252,12 +254,11 @@ fn message(mut value: Value) -> Option<RxJsonRpcMessage<RoleClient>> {
     }
 }
 
-/// Mend a `tools/list` answer tool by tool (see the module's story).
-fn mend_tools(value: &mut Value) {
-    let Some(tools) = value
-        .pointer_mut("/result/tools")
-        .and_then(Value::as_array_mut)
-    else {
+/// Mend the result of a `tools/list` answer tool by tool (see the module's story); any
+/// other result is left as it is. The manager mends a listing that reached it unread
+/// (over HTTP) the same way.
+pub(super) fn mend_tools(result: &mut Value) {
+    let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
         return;
     };
     let mut left_out = Vec::new();
@@ -304,7 +305,7 @@ fn mend_tools(value: &mut Value) {
     if left_out.is_empty() {
         return;
     }
-    if let Some(result) = value.get_mut("result").and_then(Value::as_object_mut) {
+    if let Some(result) = result.as_object_mut() {
         let meta = result.entry("_meta").or_insert_with(|| json!({}));
         if !meta.is_object() {
             *meta = json!({});

@@ -13,8 +13,9 @@ Usage: hostile_server.py MODE, MODE one of:
                  past serde_json's limit of 128 with the message around it)
   string_schema  also lists `stringy`, whose input schema is a string
   many      lists 10,000 tools with long descriptions
-  http      streamable HTTP instead of stdio: prints its port on stdout, then serves
-            POST /mcp (JSON answers, a session id; no SSE stream)
+  http [MODE]  streamable HTTP instead of stdio, in MODE (`plain` when not given):
+            prints its port on stdout, then serves POST /mcp (JSON answers, a session
+            id; no SSE stream)
   (any other word: behaves)
 
 In every mode a call to `work` obeys its arguments (after the mode's own misdeeds):
@@ -34,7 +35,9 @@ import os
 import sys
 import time
 
-MODE = sys.argv[1]
+HTTP = sys.argv[1] == "http"
+# Over HTTP the mode is the second word (`http string_schema`); `plain` when there is none.
+MODE = (sys.argv[2] if len(sys.argv) > 2 else "plain") if HTTP else sys.argv[1]
 added = False
 
 PID_FILE = os.environ.get("HOSTILE_PID_FILE")
@@ -214,7 +217,7 @@ def serve_http():
     server.serve_forever()
 
 
-if MODE == "http":
+if HTTP:
     serve_http()
 else:
     serve_stdio()

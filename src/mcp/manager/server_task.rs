@@ -8,13 +8,17 @@
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use rmcp::model::{PaginatedRequestParams, Tool};
+use rmcp::model::{
+    ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ServerResult, Tool,
+};
 use rmcp::service::RoleClient;
 use rmcp::{Peer, ServiceError};
 use tokio::sync::{mpsc, watch};
 
 use super::{stop, Inner, Live, McpManager};
 use crate::mcp::connection::{self, Handler, ProgressRoutes, StderrTail};
+use crate::mcp::http_error::request_failed;
+use crate::mcp::stdio;
 use crate::mcp::{McpEvent, ServerConfig, ServerState, Transport};
 
 /// One server's task: connect, list, then follow the connection until it ends.
@@ -55,6 +59,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             slot.starting_pgid = pgid;
         }
     }
+    let url = url(&config);
     let progress = ProgressRoutes::default();
     let (changed_tx, mut changed) = mpsc::unbounded_channel();
     let handler = Handler {
@@ -66,7 +71,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
         let service = connection::handshake(started, handler).await?;
         let tools = list_tools(service.peer())
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| request_failed(&e, url.as_deref(), "tools/list"))?;
         Ok::<_, String>((service, tools))
     };
     let outcome = tokio::time::timeout(config.startup_timeout, startup).await;
@@ -103,10 +108,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
         closed: closed_rx,
         stderr: stderr.clone(),
         pgid,
-        url: match &config.transport {
-            Transport::Http { url, .. } => Some(url.clone()),
-            Transport::Stdio { .. } => None,
-        },
+        url: url.clone(),
         stop: Arc::new(Mutex::new(Some(service.cancellation_token()))),
     };
     let current = {
@@ -162,6 +164,14 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     }
 }
 
+/// The URL of an HTTP server.
+fn url(config: &ServerConfig) -> Option<String> {
+    match &config.transport {
+        Transport::Http { url, .. } => Some(url.clone()),
+        Transport::Stdio { .. } => None,
+    }
+}
+
 async fn relist(
     weak: &Weak<Inner>,
     peer: &Peer<RoleClient>,
@@ -176,7 +186,10 @@ async fn relist(
         Ok(tools) => store_tools(&manager, name, generation, config, tools),
         Err(e) => manager.emit(McpEvent::Notice {
             name: name.to_string(),
-            message: format!("re-listing its tools failed: {e}"),
+            message: format!(
+                "re-listing its tools failed: {}",
+                request_failed(&e, url(config).as_deref(), "tools/list")
+            ),
         }),
     }
 }
@@ -276,14 +289,38 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError> {
     let mut cursor: Option<String> = None;
     let mut seen = Vec::new();
     loop {
-        let page = peer
-            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await?;
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = match peer.list_tools(Some(params.clone())).await {
+            Ok(page) => page,
+            // A listing rmcp could not read as one (a tool's schema not an object, over
+            // HTTP: over stdio `stdio.rs` mended it already): asked for again as it is,
+            // and mended here.
+            Err(ServiceError::UnexpectedResponse) => {
+                let request = ListToolsRequest::with_param(params);
+                match peer
+                    .send_request(ClientRequest::ListToolsRequest(request))
+                    .await?
+                {
+                    ServerResult::ListToolsResult(page) => page,
+                    ServerResult::CustomResult(CustomResult(mut result)) => {
+                        stdio::mend_tools(&mut result);
+                        serde_json::from_value(result).map_err(|e| {
+                            ServiceError::McpError(rmcp::model::ErrorData::invalid_request(
+                                format!("rein cannot read its tools/list answer: {e}"),
+                                None,
+                            ))
+                        })?
+                    }
+                    _ => return Err(ServiceError::UnexpectedResponse),
+                }
+            }
+            Err(e) => return Err(e),
+        };
         tools.extend(page.tools);
         if let Some(serde_json::Value::Array(out)) = page
             .meta
             .as_ref()
-            .and_then(|meta| meta.0.get(crate::mcp::stdio::LEFT_OUT))
+            .and_then(|meta| meta.0.get(stdio::LEFT_OUT))
         {
             left_out.extend(out.iter().filter_map(|o| o.as_str()).map(str::to_string));
         }

@@ -326,6 +326,16 @@ async fn an_http_error_fails_one_call_in_plain_words_and_the_server_stays_usable
             http.url
         )
     );
+    // An answer too deep for rmcp's parser: that call fails at once, with the reason.
+    let failed = mcp
+        .call("mcp__web__work", json!({"depth": 200}), None, never())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        failed.contains("failed the call: ") && failed.contains("recursion limit exceeded"),
+        "{failed}"
+    );
     assert!(matches!(state(&mcp, "web"), ServerState::Ready { .. }));
     let out = mcp
         .call("mcp__web__work", json!({}), None, never())

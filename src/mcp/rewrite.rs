@@ -84,8 +84,6 @@ pub(super) struct Rewriter {
     /// Reading a number or literal: how many of its bytes were written.
     literal: Option<usize>,
     skip: Option<Skip>,
-    /// How many containers and strings went over a limit.
-    pub(super) cuts: usize,
 }
 
 impl Rewriter {
@@ -98,7 +96,6 @@ impl Rewriter {
             text: None,
             literal: None,
             skip: None,
-            cuts: 0,
         }
     }
 
@@ -228,7 +225,6 @@ impl Rewriter {
             return;
         }
         if container && depth >= self.limits.depth {
-            self.cuts += 1;
             self.out
                 .extend_from_slice(format!("\"{TOO_DEEP}\"").as_bytes());
             self.skip = Some(Skip {
@@ -286,7 +282,6 @@ impl Rewriter {
             } else if b == b'"' {
                 if !text.key {
                     if text.omitted > 0 {
-                        self.cuts += 1;
                         let note = format!(
                             "\\n[… {} more not shown: rein cut this text as it read the server's answer]",
                             super::result::size(text.omitted)

@@ -111,15 +111,36 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         for notice in &notices {
             eprintln!("rein: warning: {notice}");
         }
-        let (manager, mut events) = started?;
-        wait_for_mcp(
-            &mut events,
-            &manager,
-            matches!(cli.output_format, Format::Jsonl),
-        )
-        .await;
-        Some(manager)
+        let Some((manager, mut events)) = started else {
+            return Ok(None);
+        };
+        // A signal while the servers start, before the run watches for one: their process
+        // groups are killed, and rein stops as the run would.
+        let jsonl = matches!(cli.output_format, Format::Jsonl);
+        let signal = tokio::select! {
+            () = wait_for_mcp(&mut events, &manager, jsonl) => None,
+            _ = tokio::signal::ctrl_c() => Some("SIGINT"),
+            signal = rein::signals::termination() => Some(signal),
+        };
+        match signal {
+            None => Ok(Some(manager)),
+            Some(signal) => {
+                manager.shutdown().await;
+                Err(signal)
+            }
+        }
     });
+    let mcp = match mcp {
+        Ok(mcp) => mcp,
+        Err(signal) => {
+            eprintln!("rein: stopped by {signal} while the MCP servers started");
+            let code = match signal {
+                "SIGINT" => 130,
+                other => rein::signals::exit_code(other),
+            };
+            return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+        }
+    };
     if let Some(manager) = &mcp {
         agent_config.external_tools = Some(Arc::new(manager.clone()));
     }
@@ -159,13 +180,31 @@ pub(super) async fn wait_for_mcp(
     use rein::mcp::{McpEvent, ServerState};
     let starting =
         |m: &rein::mcp::McpManager| m.states().iter().any(|(_, s)| *s == ServerState::Starting);
-    while starting(manager) {
-        let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(120), events.recv()).await
-        else {
-            break;
+    let mut waiting = true;
+    loop {
+        // Once none starts, what is already sent is still said (a notice comes just
+        // before its server's state, which is set before either is sent).
+        let event = if waiting && starting(manager) {
+            match tokio::time::timeout(Duration::from_secs(120), events.recv()).await {
+                Ok(Some(event)) => event,
+                _ => break,
+            }
+        } else {
+            waiting = false;
+            match events.try_recv() {
+                Ok(event) => event,
+                Err(_) => break,
+            }
         };
-        let McpEvent::ServerState { name, state } = event else {
-            continue;
+        let (name, state) = match event {
+            McpEvent::ServerState { name, state } => (name, state),
+            McpEvent::Notice { name, message } => {
+                eprintln!(
+                    "rein: warning: MCP server {name}: {}",
+                    rein::sanitize::sanitize(&message)
+                );
+                continue;
+            }
         };
         let mut line = serde_json::json!({"type": "mcp_server", "name": name});
         match &state {

@@ -10,7 +10,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,13 +18,15 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
     ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
+use super::http_error::HttpProblem;
+use super::stdio::StdioTransport;
 use super::workdir::Workdirs;
 use super::{spawn, McpProgress, ServerConfig, Transport};
 
@@ -85,32 +86,40 @@ impl ClientHandler for Handler {
 pub(super) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
+    /// Read `stderr` to its end in the background. A line ends at `\n` or `\r` (a
+    /// progress bar redraws itself with `\r` and may never write `\n`), and only its first
+    /// [`STDERR_LINE_BYTES`] are kept while it is read: a server writing without line ends
+    /// costs no memory.
     fn read_from(&self, stderr: tokio::process::ChildStderr) {
         let lines = self.0.clone();
         tokio::spawn(async move {
             let mut reader = tokio::io::BufReader::new(stderr);
-            let mut line = Vec::new();
             // Raw bytes: a server's stderr need not be UTF-8.
-            while let Ok(n) = reader.read_until(b'\n', &mut line).await {
-                if n == 0 {
-                    break;
-                }
-                let mut text = String::from_utf8_lossy(&line).trim_end().to_string();
-                if text.len() > STDERR_LINE_BYTES {
-                    let mut cut = STDERR_LINE_BYTES;
-                    while !text.is_char_boundary(cut) {
-                        cut -= 1;
+            let mut line = Vec::new();
+            let mut cut = false;
+            loop {
+                let (used, ended) = {
+                    let Ok(available) = reader.fill_buf().await else {
+                        break;
+                    };
+                    if available.is_empty() {
+                        break;
                     }
-                    text.truncate(cut);
-                    text.push('…');
+                    let end = memchr::memchr2(b'\n', b'\r', available);
+                    let piece = &available[..end.unwrap_or(available.len())];
+                    let room = (STDERR_LINE_BYTES + 4).saturating_sub(line.len());
+                    line.extend_from_slice(&piece[..piece.len().min(room)]);
+                    cut |= piece.len() > room;
+                    (end.map_or(available.len(), |i| i + 1), end.is_some())
+                };
+                reader.consume(used);
+                if ended {
+                    keep_line(&lines, &line, cut);
+                    line.clear();
+                    cut = false;
                 }
-                line.clear();
-                let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
-                if kept.len() == STDERR_LINES {
-                    kept.pop_front();
-                }
-                kept.push_back(text);
             }
+            keep_line(&lines, &line, cut);
         });
     }
 
@@ -120,10 +129,32 @@ impl StderrTail {
     }
 }
 
+/// Keep one stderr line (raw bytes, perhaps cut while read) in the tail, at most
+/// [`STDERR_LINE_BYTES`] of it and `…` where it was cut; blank lines are not kept.
+fn keep_line(lines: &Mutex<VecDeque<String>>, line: &[u8], cut: bool) {
+    let mut text = String::from_utf8_lossy(line).trim_end().to_string();
+    if text.is_empty() {
+        return;
+    }
+    if cut || text.len() > STDERR_LINE_BYTES {
+        let mut end = STDERR_LINE_BYTES.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() == STDERR_LINES {
+        kept.pop_front();
+    }
+    kept.push_back(text);
+}
+
 /// A started transport, before the handshake.
 pub(super) enum Started {
     Stdio {
-        transport: TokioChildProcess,
+        transport: StdioTransport,
         pgid: Option<u32>,
     },
     /// The transport is built at the handshake (its client type is rmcp's reqwest).
@@ -154,19 +185,16 @@ pub(super) fn start(
                 .current_dir(&plan.cwd)
                 .env_clear()
                 .envs(plan.env);
+            dies_with_rein(&mut cmd);
             let mut wrap = CommandWrap::from(cmd);
-            // setpgid(0, 0) before exec; rmcp's kill then reaches the whole group.
+            // setpgid(0, 0) before exec; rein's kill then reaches the whole group.
             wrap.wrap(ProcessGroup::leader());
-            let (transport, err) = TokioChildProcess::builder(wrap)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| {
-                    format!("cannot start `{command}` ({}): {e}", plan.program.display())
-                })?;
+            let (transport, err, pgid) = StdioTransport::spawn(wrap).map_err(|e| {
+                format!("cannot start `{command}` ({}): {e}", plan.program.display())
+            })?;
             if let Some(err) = err {
                 stderr.read_from(err);
             }
-            let pgid = transport.id();
             Ok(Started::Stdio { transport, pgid })
         }
         Transport::Http {
@@ -204,17 +232,57 @@ pub(super) fn start(
     }
 }
 
+/// Linux: the server is killed when rein dies, however it dies (SIGKILL, or a signal
+/// that came before rein watched for it), as a bash command's shell is (`tools::bash`).
+/// Only the server's own process: its children are killed with its group by
+/// [`kill_group`] when rein exits in order. The parent-death signal follows the thread
+/// that started the server, a runtime worker that lives as long as rein's runtime.
+fn dies_with_rein(cmd: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(rein) = libc::pid_t::try_from(std::process::id()) else {
+            return;
+        };
+        // SAFETY: in the child between fork and exec, only async-signal-safe calls that
+        // allocate nothing: prctl, getppid, and an error built from a number.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // rein died before the guard was set: nothing would stop the server.
+                if libc::getppid() != rein {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
 /// Run the MCP handshake over a started transport.
 pub(super) async fn handshake(started: Started, handler: Handler) -> Result<Service, String> {
-    let result = match started {
-        Started::Stdio { transport, .. } => handler.serve(transport).await,
+    match started {
+        Started::Stdio { transport, .. } => handler
+            .serve(transport)
+            .await
+            .map_err(|e| format!("initialize failed: {e}")),
         Started::Http(config) => {
+            let url = config.uri.to_string();
             handler
                 .serve(StreamableHttpClientTransport::from_config(config))
                 .await
+                .map_err(|e| match &e {
+                    // In plain words, without rmcp's type names.
+                    ClientInitializeError::TransportError { error, .. } => {
+                        format!("{url} {}", HttpProblem::of(error).describe("initialize"))
+                    }
+                    _ => format!("initialize failed: {e}"),
+                })
         }
-    };
-    result.map_err(|e| format!("initialize failed: {e}"))
+    }
 }
 
 /// Send `signal` to the process group `pgid`.

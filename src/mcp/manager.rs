@@ -52,6 +52,8 @@ struct Slot {
     starting_pgid: Option<u32>,
     /// Its first start was launched (by [`McpManager::launch`]).
     launched: bool,
+    /// The user was told its tools take much of every request (once a session).
+    warned_large: bool,
 }
 
 /// What a call needs of a ready server.
@@ -64,6 +66,8 @@ struct Live {
     stderr: StderrTail,
     /// The process group of a stdio server.
     pgid: Option<u32>,
+    /// The URL of an HTTP server.
+    url: Option<String>,
     /// Ends the connection (rmcp's cancellation token, wrapped: it is not `Clone`).
     stop: Arc<Mutex<Option<rmcp::service::RunningServiceCancellationToken>>>,
 }
@@ -136,6 +140,7 @@ impl McpManager {
                 live: None,
                 starting_pgid: None,
                 launched: false,
+                warned_large: false,
             })
             .collect();
         let manager = McpManager {
@@ -413,7 +418,17 @@ fn ready_tools(slots: &[Slot]) -> Vec<(&ServerConfig, &Tool, String)> {
 /// One offered tool as the model sees it, its input schema converted for the model.
 fn describe_tool(server: &ServerConfig, tool: &Tool, name: String) -> McpTool {
     let mut description = tool.description.as_deref().unwrap_or_default().to_string();
-    let (parameters, note) = match schema::for_model(&tool.input_schema) {
+    // A schema that was not an object (`stdio.rs` says so in the tool's `_meta`).
+    let mended = tool
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.0.get(super::stdio::SCHEMA_NOTE))
+        .and_then(serde_json::Value::as_str);
+    let converted = match mended {
+        Some(why) => Err(why.to_string()),
+        None => schema::for_model(&tool.input_schema),
+    };
+    let (parameters, note) = match converted {
         Ok(schema) => (schema, None),
         Err(why) => {
             let note = format!(

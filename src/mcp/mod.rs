@@ -16,8 +16,11 @@
 //! ```
 //!
 //! Every enabled server starts concurrently in a task of its own (`manager.rs`): a stdio
-//! server is a child process in its own process group with stderr captured (the last 20
-//! lines go with a failure), started as `spawn.rs` decides (a user's server in a neutral
+//! server is a child process in its own process group, killed by the kernel if rein dies
+//! first, with stderr captured in bounded lines (the last 20 go with a failure) and its
+//! stdout read by rein's own transport (`stdio.rs`: a line over 16 MiB or too deep to
+//! parse is cut as it is read, `rewrite.rs`; a listing's unreadable tools are mended or
+//! left out), started as `spawn.rs` decides (a user's server in a neutral
 //! folder of its own, `workdir.rs`, the project only where its table names it with
 //! `${project}`, its program found in the absolute folders of `PATH`), an HTTP server a streamable HTTP session with its headers and
 //! a bearer token read from the variable `bearer_token_env` names. `startup_timeout`
@@ -37,6 +40,9 @@
 //! progress goes to the caller's channel; cancelling sends `notifications/cancelled`. The
 //! result becomes text (`result.rs`), capped at 4 MiB. A server that dies under a call
 //! fails that call with its stderr tail and is marked failed; the manager stays usable.
+//! Over HTTP a failed request (an error status, an answer over 16 MiB) fails only that
+//! call, in plain words (`http_error.rs`). A server whose tool definitions take more than
+//! about 25k tokens of every request is reported once, in a notice.
 //! Dropping the last handle kills every server's process group too.
 //!
 //! Which of a project's servers may start is `external.rs`'s [`external::startable`]
@@ -47,12 +53,15 @@
 mod config;
 mod connection;
 pub mod external;
+mod http_error;
 mod manager;
 pub mod names;
 pub mod pin;
 pub mod result;
+mod rewrite;
 pub mod schema;
 mod spawn;
+mod stdio;
 mod workdir;
 
 pub use config::{
@@ -209,6 +218,14 @@ pub enum McpError {
     ServerExited { server: String, stderr: Vec<String> },
     #[error("the MCP server {server:?} broke the protocol: {message}")]
     Protocol { server: String, message: String },
+    /// One HTTP request failed (an error status, an answer too large, no connection);
+    /// the server stays ready for the next call.
+    #[error("the MCP server {server:?} ({url}) {problem}")]
+    Http {
+        server: String,
+        url: String,
+        problem: String,
+    },
 }
 
 fn stderr_tail(lines: &[String]) -> String {

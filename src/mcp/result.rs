@@ -223,7 +223,7 @@ fn decoded_len(base64: &str) -> usize {
 }
 
 /// `812 B`, `5.3 KiB`, `10.0 MiB`.
-fn size(bytes: usize) -> String {
+pub(super) fn size(bytes: usize) -> String {
     const KIB: f64 = 1024.0;
     let b = bytes as f64;
     if b < KIB {

@@ -1,4 +1,4 @@
-"""A small MCP server over stdio that misbehaves on purpose (tests/mcp_servers.rs).
+"""A small MCP server that misbehaves on purpose (tests/mcp_servers.rs, tests/mcp_faults.rs).
 
 Usage: hostile_server.py MODE, MODE one of:
   hang      never answers initialize (writes a line to stderr first)
@@ -9,14 +9,46 @@ Usage: hostile_server.py MODE, MODE one of:
   changes   a call to `work` adds the tool `added` and sends tools/list_changed
   where     a call to `work` says where it runs: its folder, what the folder holds, PATH
             and PYTHONSAFEPATH, as JSON
+  deep_schema    also lists `deep`, whose input schema is nested 63 levels (JSON nesting
+                 past serde_json's limit of 128 with the message around it)
+  string_schema  also lists `stringy`, whose input schema is a string
+  many      lists 10,000 tools with long descriptions
+  http [MODE]  streamable HTTP instead of stdio, in MODE (`plain` when not given):
+            prints its port on stdout, then serves POST /mcp (JSON answers, a session
+            id; no SSE stream)
+  (any other word: behaves)
+
+In every mode a call to `work` obeys its arguments (after the mode's own misdeeds):
+  {"bytes": N}         the text is N bytes of "x" (one line of more than N bytes on stdout)
+  {"depth": N}         structuredContent nested N objects deep
+  {"sleep": S}         sleeps S seconds first
+  {"stderr_bytes": N}  writes N bytes of a progress bar drawn with "\\r" (no newline) to
+                       stderr, then one line "hostile: flood done"
+  {"exit": true}       writes a line to stderr and exits, as `exit` does
+  {"status": CODE}     (http) answers with that HTTP status and an HTML page titled
+                       "Upstream exploded"
+With HOSTILE_PID_FILE set, the server starts a child (`sleep 3600`) and writes its own pid
+and the child's there as it starts, and creates HOSTILE_PID_FILE.call when a call comes.
 """
 import json
 import os
 import sys
 import time
 
-MODE = sys.argv[1]
+HTTP = sys.argv[1] == "http"
+# Over HTTP the mode is the second word (`http string_schema`); `plain` when there is none.
+MODE = (sys.argv[2] if len(sys.argv) > 2 else "plain") if HTTP else sys.argv[1]
 added = False
+
+PID_FILE = os.environ.get("HOSTILE_PID_FILE")
+if PID_FILE:
+    # Its own pid and that of a child of its own (in its process group), for the tests
+    # that check what is left of a server when rein dies.
+    import subprocess
+    helper = subprocess.Popen(["sleep", "3600"])
+    with open(PID_FILE + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {helper.pid}")
+    os.rename(PID_FILE + ".tmp", PID_FILE)
 
 
 def send(message):
@@ -24,15 +56,67 @@ def send(message):
     sys.stdout.flush()
 
 
-def tool(name):
-    return {"name": name, "description": f"{name} tool", "inputSchema": {"type": "object"}}
+def tool(name, schema=None, description=None):
+    return {"name": name, "description": description or f"{name} tool",
+            "inputSchema": schema if schema is not None else {"type": "object"}}
 
 
-for line in sys.stdin:
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        continue
+def nested_schema(levels):
+    schema = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"n": schema}}
+    return schema
+
+
+def tools():
+    listed = [tool("work")] + ([tool("added")] if added else [])
+    if MODE == "deep_schema":
+        listed.append(tool("deep", nested_schema(63)))
+    if MODE == "string_schema":
+        listed.append(tool("stringy", "object"))
+    if MODE == "many":
+        listed += [tool(f"t{i:05}", {"type": "object", "properties": {
+            "query": {"type": "string", "description": "what to look for " * 4}}},
+            "A tool among very many. " * 6) for i in range(10000)]
+    return listed
+
+
+def call_result(args):
+    """The result of a call to `work`, after what its arguments ask for."""
+    if args.get("sleep"):
+        time.sleep(float(args["sleep"]))
+    if args.get("stderr_bytes"):
+        left = int(args["stderr_bytes"])
+        chunk = "".join(f"\rprogress {i % 100:3}%" for i in range(4096)).encode()
+        while left > 0:
+            data = chunk[:left]
+            sys.stderr.buffer.write(data)
+            left -= len(data)
+        sys.stderr.buffer.write(b"\nhostile: flood done\n")
+        sys.stderr.flush()
+    text = "x" * (10 * 1024 * 1024) if MODE == "big" else "done"
+    if args.get("bytes"):
+        text = "x" * int(args["bytes"])
+    result = {"content": [{"type": "text", "text": text}]}
+    if args.get("depth"):
+        deep = {}
+        for _ in range(int(args["depth"])):
+            deep = {"n": deep}
+        result["structuredContent"] = deep
+        result["content"] = [{"type": "text", "text": "deep"}]
+    if MODE == "where":
+        result["content"][0]["text"] = json.dumps({
+            "cwd": os.getcwd(),
+            "entries": sorted(os.listdir(".")),
+            "PATH": os.environ.get("PATH"),
+            "PYTHONSAFEPATH": os.environ.get("PYTHONSAFEPATH"),
+        })
+    return result
+
+
+def answer(msg):
+    """The JSON-RPC answer to `msg` (None for a notification)."""
+    global added
     method, mid = msg.get("method"), msg.get("id")
     if method == "initialize":
         if MODE == "hang":
@@ -42,11 +126,11 @@ for line in sys.stdin:
         if MODE == "garbage":
             sys.stdout.write("this is not json\n{broken\n")
             sys.stdout.flush()
-        send({"jsonrpc": "2.0", "id": mid, "result": {
+        return {"jsonrpc": "2.0", "id": mid, "result": {
             "protocolVersion": msg["params"]["protocolVersion"],
             "capabilities": {"tools": {"listChanged": MODE == "changes"}},
-            "serverInfo": {"name": "hostile", "version": "0"}}})
-    elif method == "tools/list":
+            "serverInfo": {"name": "hostile", "version": "0"}}}
+    if method == "tools/list":
         if MODE == "pages":
             cursor = (msg.get("params") or {}).get("cursor")
             page = {None: ("a", "p2"), "p2": ("b", "p3"), "p3": ("c", None)}[cursor]
@@ -54,27 +138,86 @@ for line in sys.stdin:
             if page[1]:
                 result["nextCursor"] = page[1]
         else:
-            result = {"tools": [tool("work")] + ([tool("added")] if added else [])}
-        send({"jsonrpc": "2.0", "id": mid, "result": result})
-    elif method == "tools/call":
+            result = {"tools": tools()}
+        return {"jsonrpc": "2.0", "id": mid, "result": result}
+    if method == "tools/call":
         if MODE == "garbage":
             sys.stdout.write("more garbage\n")
             sys.stdout.flush()
-        if MODE == "exit":
+        args = (msg.get("params") or {}).get("arguments") or {}
+        if PID_FILE:
+            open(PID_FILE + ".call", "w").close()
+        if MODE == "exit" or args.get("exit"):
             sys.stderr.write("hostile: crashing mid-call\n")
             sys.stderr.flush()
             sys.exit(3)
         if MODE == "changes" and not added:
             added = True
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-        text = "x" * (10 * 1024 * 1024) if MODE == "big" else "done"
-        if MODE == "where":
-            text = json.dumps({
-                "cwd": os.getcwd(),
-                "entries": sorted(os.listdir(".")),
-                "PATH": os.environ.get("PATH"),
-                "PYTHONSAFEPATH": os.environ.get("PYTHONSAFEPATH"),
-            })
-        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
-    elif mid is not None:
-        send({"jsonrpc": "2.0", "id": mid, "result": {}})
+        return {"jsonrpc": "2.0", "id": mid, "result": call_result(args)}
+    if mid is not None:
+        return {"jsonrpc": "2.0", "id": mid, "result": {}}
+    return None
+
+
+def serve_stdio():
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        reply = answer(msg)
+        if reply is not None:
+            send(reply)
+
+
+def serve_http():
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def reply(self, status, body, content_type, headers=()):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in headers:
+                self.send_header(name, value)
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # rein stopped reading (an answer too large)
+
+        def do_GET(self):
+            self.reply(405, b"", "text/plain")
+
+        def do_DELETE(self):
+            self.reply(200, b"", "text/plain")
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            msg = json.loads(self.rfile.read(length))
+            args = (msg.get("params") or {}).get("arguments") or {}
+            if msg.get("method") == "tools/call" and args.get("status"):
+                page = (b"<html><head><title>Upstream exploded</title></head>"
+                        b"<body><h1>Upstream exploded</h1></body></html>")
+                return self.reply(int(args["status"]), page, "text/html")
+            reply = answer(msg)
+            if reply is None:
+                return self.reply(202, b"", "text/plain")
+            self.reply(200, json.dumps(reply).encode(), "application/json",
+                       [("Mcp-Session-Id", "hostile-session")])
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if HTTP:
+    serve_http()
+else:
+    serve_stdio()

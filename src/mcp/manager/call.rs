@@ -15,6 +15,7 @@ use rmcp::ServiceError;
 use tokio::sync::mpsc;
 
 use super::{lock, Live, McpManager};
+use crate::mcp::http_error::HttpProblem;
 use crate::mcp::result::{self, McpOutput};
 use crate::mcp::{McpError, McpProgress, McpTool, ServerState};
 
@@ -125,6 +126,13 @@ impl McpManager {
             ServiceError::McpError(e) => McpError::Rejected {
                 server: tool.server.clone(),
                 message: e.message.to_string(),
+            },
+            // Over HTTP a failed POST is that call's failure; the session goes on (a
+            // server that is gone fails each call the same way).
+            ServiceError::TransportSend(e) if live.url.is_some() => McpError::Http {
+                server: tool.server.clone(),
+                url: live.url.clone().unwrap_or_default(),
+                problem: HttpProblem::of(&e).describe("the call"),
             },
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 self.exited(&tool.server, live, generation)

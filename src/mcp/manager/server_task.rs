@@ -8,13 +8,17 @@
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use rmcp::model::{PaginatedRequestParams, Tool};
+use rmcp::model::{
+    ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ServerResult, Tool,
+};
 use rmcp::service::RoleClient;
 use rmcp::{Peer, ServiceError};
 use tokio::sync::{mpsc, watch};
 
 use super::{stop, Inner, Live, McpManager};
 use crate::mcp::connection::{self, Handler, ProgressRoutes, StderrTail};
+use crate::mcp::http_error::request_failed;
+use crate::mcp::stdio;
 use crate::mcp::{McpEvent, ServerConfig, ServerState, Transport};
 
 /// One server's task: connect, list, then follow the connection until it ends.
@@ -55,6 +59,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             slot.starting_pgid = pgid;
         }
     }
+    let url = url(&config);
     let progress = ProgressRoutes::default();
     let (changed_tx, mut changed) = mpsc::unbounded_channel();
     let handler = Handler {
@@ -66,7 +71,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
         let service = connection::handshake(started, handler).await?;
         let tools = list_tools(service.peer())
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| request_failed(&e, url.as_deref(), "tools/list"))?;
         Ok::<_, String>((service, tools))
     };
     let outcome = tokio::time::timeout(config.startup_timeout, startup).await;
@@ -103,6 +108,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
         closed: closed_rx,
         stderr: stderr.clone(),
         pgid,
+        url: url.clone(),
         stop: Arc::new(Mutex::new(Some(service.cancellation_token()))),
     };
     let current = {
@@ -158,6 +164,14 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     }
 }
 
+/// The URL of an HTTP server.
+fn url(config: &ServerConfig) -> Option<String> {
+    match &config.transport {
+        Transport::Http { url, .. } => Some(url.clone()),
+        Transport::Stdio { .. } => None,
+    }
+}
+
 async fn relist(
     weak: &Weak<Inner>,
     peer: &Peer<RoleClient>,
@@ -172,7 +186,10 @@ async fn relist(
         Ok(tools) => store_tools(&manager, name, generation, config, tools),
         Err(e) => manager.emit(McpEvent::Notice {
             name: name.to_string(),
-            message: format!("re-listing its tools failed: {e}"),
+            message: format!(
+                "re-listing its tools failed: {}",
+                request_failed(&e, url(config).as_deref(), "tools/list")
+            ),
         }),
     }
 }
@@ -183,14 +200,26 @@ fn store_tools(
     name: &str,
     generation: u64,
     config: &ServerConfig,
-    tools: Vec<Tool>,
+    listed: Listed,
 ) {
-    let offered: Vec<Tool> = tools
+    if !listed.left_out.is_empty() {
+        let n = listed.left_out.len();
+        manager.emit(McpEvent::Notice {
+            name: name.to_string(),
+            message: format!(
+                "left out {n} of its tools that rein cannot read: {}",
+                listed.left_out.join("; ")
+            ),
+        });
+    }
+    let offered: Vec<Tool> = listed
+        .tools
         .into_iter()
         .filter(|t| config.offers(&t.name))
         .collect();
     let count = offered.len();
-    let changed = {
+    let tokens = definition_tokens(config, &offered);
+    let (changed, warn) = {
         let mut slots = manager.slots();
         let Some(slot) = slots
             .iter_mut()
@@ -203,8 +232,22 @@ fn store_tools(
             || names(&slot.tools) != names(&offered);
         slot.tools = offered;
         slot.state = ServerState::Ready { tools: count };
-        changed
+        let warn = tokens > LARGE_TOOLS_TOKENS && !slot.warned_large;
+        slot.warned_large |= warn;
+        (changed, warn)
     };
+    // Before the state, so a front end that waits for the servers' start sees it.
+    if warn {
+        manager.emit(McpEvent::Notice {
+            name: name.to_string(),
+            message: format!(
+                "its {count} tools take about {}k tokens of every request (rein warns above \
+                 {}k): offer only the ones you need with mcp_servers.{name}.allow or .deny",
+                tokens.div_ceil(1000),
+                LARGE_TOOLS_TOKENS / 1000
+            ),
+        });
+    }
     if changed {
         manager.emit(McpEvent::ServerState {
             name: name.to_string(),
@@ -213,16 +256,74 @@ fn store_tools(
     }
 }
 
+/// Above this estimate of one server's tool definitions (name, description and schema
+/// of each, sent with every request), the user is told once: Claude Code warns about
+/// large MCP tool contexts above the same 25k tokens.
+const LARGE_TOOLS_TOKENS: u64 = 25_000;
+
+/// About how many tokens `tools` take of every request, as the model is sent them.
+fn definition_tokens(config: &ServerConfig, tools: &[Tool]) -> u64 {
+    let chars: usize = tools
+        .iter()
+        .map(|tool| {
+            let described = super::describe_tool(config, tool, String::new());
+            // The qualified name and the function wrapper's JSON around them.
+            let wrapper = 2 * (config.name.len() + tool.name.len()) + 60;
+            wrapper + described.description.len() + described.parameters.to_string().len()
+        })
+        .sum();
+    crate::context::budget::tokens_at(chars, crate::context::budget::DEFAULT_CHARS_PER_TOKEN)
+}
+
+/// A server's tools as listed: those rein can read, and what it left out of the others
+/// (`stdio.rs` mends a listing tool by tool).
+struct Listed {
+    tools: Vec<Tool>,
+    left_out: Vec<String>,
+}
+
 /// `tools/list`, every page; a server that repeats a cursor is an error, not a loop.
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> {
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError> {
     let mut tools = Vec::new();
+    let mut left_out = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = Vec::new();
     loop {
-        let page = peer
-            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await?;
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = match peer.list_tools(Some(params.clone())).await {
+            Ok(page) => page,
+            // A listing rmcp could not read as one (a tool's schema not an object, over
+            // HTTP: over stdio `stdio.rs` mended it already): asked for again as it is,
+            // and mended here.
+            Err(ServiceError::UnexpectedResponse) => {
+                let request = ListToolsRequest::with_param(params);
+                match peer
+                    .send_request(ClientRequest::ListToolsRequest(request))
+                    .await?
+                {
+                    ServerResult::ListToolsResult(page) => page,
+                    ServerResult::CustomResult(CustomResult(mut result)) => {
+                        stdio::mend_tools(&mut result);
+                        serde_json::from_value(result).map_err(|e| {
+                            ServiceError::McpError(rmcp::model::ErrorData::invalid_request(
+                                format!("rein cannot read its tools/list answer: {e}"),
+                                None,
+                            ))
+                        })?
+                    }
+                    _ => return Err(ServiceError::UnexpectedResponse),
+                }
+            }
+            Err(e) => return Err(e),
+        };
         tools.extend(page.tools);
+        if let Some(serde_json::Value::Array(out)) = page
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.0.get(stdio::LEFT_OUT))
+        {
+            left_out.extend(out.iter().filter_map(|o| o.as_str()).map(str::to_string));
+        }
         match page.next_cursor {
             Some(next) if seen.contains(&next) => {
                 return Err(ServiceError::McpError(
@@ -236,7 +337,7 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> 
                 seen.push(next.clone());
                 cursor = Some(next);
             }
-            None => return Ok(tools),
+            None => return Ok(Listed { tools, left_out }),
         }
     }
 }

@@ -169,6 +169,8 @@ async fn multi_step_fix_reads_runs_edits_and_reruns() {
             tool_names(r),
             [
                 "bash",
+                "bash_output",
+                "bash_kill",
                 "read_file",
                 "write_file",
                 "str_replace",
@@ -218,7 +220,7 @@ async fn malformed_calls_become_errors_and_the_model_recovers() {
     );
     assert_eq!(
         results[1].1,
-        "Error: unknown tool \"open_file\". The available tools are: bash, read_file, write_file, str_replace, write_todos, read_skill, task."
+        "Error: unknown tool \"open_file\". The available tools are: bash, bash_output, bash_kill, read_file, write_file, str_replace, write_todos, read_skill, task."
     );
     assert_eq!(
         results[2].1,
@@ -1425,7 +1427,13 @@ async fn a_large_history_waits_for_the_window_before_it_is_compacted() {
     // The first reply is long (10 000 tokens at four characters a token): the history
     // fits the default 128k window, not the server's 8k.
     let server = ScriptedServer::start(vec![
-        Reply::text(&"a long answer. ".repeat(2_700)).with_usage_from_request(4.0),
+        // (Numbered sentences: one repeated exactly would be stopped as a runaway.)
+        Reply::text(
+            &(0..2_700)
+                .map(|i| format!("a reply {i:04}. "))
+                .collect::<String>(),
+        )
+        .with_usage_from_request(4.0),
         // The long answer is summarised in two pieces (each must fit the 8k window).
         Reply::text("the handoff note: a long answer").with_usage_from_request(4.0),
         Reply::text("the handoff note: a long answer was given").with_usage_from_request(4.0),

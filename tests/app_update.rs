@@ -1487,7 +1487,7 @@ fn the_list_filters_as_the_user_types_prefix_matches_first() {
     assert_eq!(menu_names(&s), ["/resume", "/rewind", "/rename", "/review"]);
     // Names that hold the text, then names that hold its letters in order.
     composer_set(&mut s, "/ss");
-    assert_eq!(menu_names(&s), ["/fix-issue", "/skills"]);
+    assert_eq!(menu_names(&s), ["/fix-issue", "/skills", "/bashes"]);
     composer_set(&mut s, "/iss");
     assert_eq!(menu_names(&s), ["/fix-issue"]);
     composer_set(&mut s, "/xt");

@@ -104,7 +104,7 @@ async fn a_server_runs_in_the_background_across_turns_and_interrupts_until_kille
         results[1].1.contains("[bash-1 is still running"),
         "{results:?}"
     );
-    let first_read = results[1].1.clone();
+    let first_read = format!("{}{}", results[0].1, results[1].1);
     let pid = pid_in(&dir.path().join("server.pid")).await;
     assert!(alive(pid));
     // The turn says it ended with the task running.
@@ -154,7 +154,7 @@ async fn a_server_runs_in_the_background_across_turns_and_interrupts_until_kille
     );
     // What it printed came once, in whichever read followed it.
     let both = format!("{first_read}{}", results[0].1);
-    assert_eq!(both.matches("listening").count(), 1, "{both}");
+    assert_eq!(both.matches("\nlistening\n").count(), 1, "{both}");
     assert!(results[1].1.contains("bash-1 was stopped"), "{results:?}");
     assert!(gone(pid).await, "the server survived bash_kill");
     assert!(

@@ -26,7 +26,7 @@ use support::agent::{
     as_sent, content, events_until, reminder, scripted_config, spawn_recorded, spawn_resumed,
     stored_messages, tool_contents, turn,
 };
-use support::{chunk, request_chars, Reply, ScriptedServer, Step};
+use support::{chunk, prose, request_chars, Reply, ScriptedServer, Step};
 
 // ---------------------------------------------------------------------------------------
 // Harness
@@ -70,17 +70,6 @@ fn bash(command: &str) -> Reply {
 /// A command printing `n` copies of `c` and nothing else (no newline).
 fn fill(c: char, n: usize) -> String {
     format!("head -c {n} /dev/zero | tr '\\0' {c}")
-}
-
-/// Prose of about `chars` characters starting with `tag`, in long words (few stream chunks).
-fn prose(tag: &str, chars: usize) -> String {
-    let mut s = format!("{tag} ");
-    let word = "lorem-ipsum-dolor-sit-amet-consectetur-adipiscing-elit ";
-    while s.len() < chars {
-        s.push_str(word);
-    }
-    s.truncate(chars);
-    s.trim_end().to_string()
 }
 
 /// A summariser request: the handoff prompt as system message, no tools.

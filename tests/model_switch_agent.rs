@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use support::agent::{
     agent_config, content, events_until, outcome, spawn_recorded, spawn_resumed, test_client, turn,
 };
-use support::{chunk, Reply, ScriptedServer, Step};
+use support::{chunk, prose, Reply, ScriptedServer, Step};
 use tempfile::TempDir;
 
 // ---- harness ----------------------------------------------------------------------------
@@ -183,16 +183,6 @@ fn is_compaction(request: &Value) -> bool {
 
 fn say(text: &str) -> Reply {
     Reply::text(text).without_usage()
-}
-
-/// Prose of about `chars` characters starting with `tag`, in long words.
-fn prose(tag: &str, chars: usize) -> String {
-    let mut s = format!("{tag} ");
-    while s.len() < chars {
-        s.push_str("lorem-ipsum-dolor-sit-amet-consectetur-adipiscing-elit ");
-    }
-    s.truncate(chars);
-    s.trim_end().to_string()
 }
 
 const NOTE: &str = "## Goal\nReview the PARSER.\n## What happened\nFour long answers.\n## Files\n- src/parse.rs\n## State\nReviewed.\n## Next\nAsk the next question.";

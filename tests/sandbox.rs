@@ -134,7 +134,7 @@ async fn background_commands_run_in_the_sandbox() {
     let sandbox = sandboxed(project.path(), SandboxSettings::default(), vec![]);
     let ctx = context(sandbox, Duration::from_secs(10));
     let background = rein::tools::background::Background::new(None, 4);
-    background
+    let started = background
         .start(
             &format!(
                 "touch {o}/x 2>&1; echo inside > in.txt; echo done",
@@ -142,8 +142,9 @@ async fn background_commands_run_in_the_sandbox() {
             ),
             &ctx,
         )
+        .await
         .unwrap();
-    let mut out = String::new();
+    let mut out = started.text;
     for _ in 0..500 {
         out.push_str(&background.output("bash-1").unwrap().text);
         if out.contains("exited with code") {

@@ -160,7 +160,7 @@ impl ToolEnv<'_> {
     }
 
     /// A call on the background commands: start one, read one's output, stop one.
-    fn run_background(&self, call: BackgroundCall<'_>, ctx: &ToolContext) -> ToolResult {
+    async fn run_background(&self, call: BackgroundCall<'_>, ctx: &ToolContext) -> ToolResult {
         let Some(background) = self.background else {
             return ToolResult::error(
                 "Error: bash failed - run_in_background is not available to a subagent; run \
@@ -170,16 +170,12 @@ impl ToolEnv<'_> {
         let failed =
             |tool: &str, e: String| ToolResult::error(format!("Error: {tool} failed - {e}"));
         match call {
-            BackgroundCall::Start(command) => match background.start(command, ctx) {
-                Ok(text) => ToolResult::ok(text),
+            BackgroundCall::Start(command) => match background.start(command, ctx).await {
+                Ok(ran) => with_whole(ran),
                 Err(e) => failed(crate::tools::bash::NAME, e),
             },
             BackgroundCall::Output(id) => match background.output(id) {
-                Ok(ran) => {
-                    let mut result = ToolResult::ok(ran.text);
-                    result.whole = ran.printed;
-                    result
-                }
+                Ok(ran) => with_whole(ran),
                 Err(e) => failed(crate::tools::background::OUTPUT_NAME, e),
             },
             BackgroundCall::Kill(id) => match background.kill(id) {
@@ -390,7 +386,7 @@ impl ToolEnv<'_> {
         };
         let work = async {
             if let Some(call) = prepared.background() {
-                return self.run_background(call, ctx);
+                return self.run_background(call, ctx).await;
             }
             match self.external.filter(|_| prepared.is_external()) {
                 // Dropped on an interrupt, which cancels the call.
@@ -411,6 +407,13 @@ impl ToolEnv<'_> {
         }
         run
     }
+}
+
+/// A command's result: its text, and what it printed for the spill file.
+fn with_whole(ran: crate::tools::bash::Ran) -> ToolResult {
+    let mut result = ToolResult::ok(ran.text);
+    result.whole = ran.printed;
+    result
 }
 
 /// Why `name` (an `mcp__SERVER__TOOL` nothing offers) cannot run: its server runs but has

@@ -222,6 +222,28 @@ impl KeySpec {
     }
 }
 
+impl KeySpec {
+    /// Whether every terminal sends this key as itself, not only those that speak the
+    /// kitty keyboard protocol: a way out of a mode must be one of these. Not so: F13 to
+    /// F24 (few keyboards have them), Ctrl with a digit or a character beyond ASCII letters
+    /// and `@[\]^_?` and space (a legacy terminal sends the plain character, or nothing),
+    /// and Enter, Tab, Backspace or Esc with a modifier (sent as the plain key).
+    pub fn reliably_sent(&self) -> bool {
+        let ctrl = self.modifiers.contains(KeyModifiers::CONTROL);
+        let modified = !self.modifiers.is_empty();
+        match self.code {
+            KeyCode::F(n) => n <= 12,
+            KeyCode::Char(c) if ctrl => {
+                c.is_ascii_lowercase()
+                    || matches!(c, ' ' | '@' | '[' | '\\' | ']' | '^' | '_' | '?')
+            }
+            KeyCode::Char(_) => true,
+            KeyCode::Enter | KeyCode::Tab | KeyCode::Backspace | KeyCode::Esc => !modified,
+            _ => true,
+        }
+    }
+}
+
 /// A key name the keymap file cannot mean.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown key \"{0}\" (examples: \"ctrl-c\", \"shift-enter\", \"pgup\", \"f2\", \"y\")")]

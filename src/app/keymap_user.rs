@@ -304,7 +304,9 @@ const WAYS_OUT: &[(Mode, &[Action], &str)] = &[
     ),
 ];
 
-/// One warning per mode the merged keymap leaves without a way out.
+/// One warning per mode the merged keymap leaves without a way out: no binding of those
+/// actions with a key every terminal sends ([`KeySpec::reliably_sent`]; a way out bound
+/// only to `f20` or `ctrl-1` is none in most terminals).
 fn lockout_warnings(keymap: &Keymap, path: &Path) -> Vec<String> {
     WAYS_OUT
         .iter()
@@ -312,7 +314,7 @@ fn lockout_warnings(keymap: &Keymap, path: &Path) -> Vec<String> {
             !keymap
                 .bindings(*mode)
                 .iter()
-                .any(|b| actions.contains(&b.action))
+                .any(|b| actions.contains(&b.action) && b.keys.iter().any(KeySpec::reliably_sent))
         })
         .map(|(mode, _, what)| format!("{}: mode {}: {what}", path.display(), mode.name()))
         .collect()
@@ -482,6 +484,35 @@ approval = [{ on = ["n", "esc", "ctrl-c"], action = "scroll_down" }]
         assert!(loaded.errors[0].contains("mode global: no key is left to interrupt or quit"));
         assert!(loaded.errors[1].contains("mode approval: no key is left to deny"));
         assert_eq!(action_of(&loaded.keymap, Mode::Global, "ctrl-c"), None);
+    }
+
+    #[test]
+    fn a_way_out_bound_only_to_keys_terminals_do_not_send_is_no_way_out() {
+        for keys in [r#""f20""#, r#"["ctrl-1", "shift-enter", "ctrl-é"]"#] {
+            let loaded = merged(&format!(
+                r#"global = [{{ on = "ctrl-c", action = "none" }}, {{ on = {keys}, action = "quit" }}]"#
+            ));
+            assert_eq!(loaded.errors.len(), 1, "{keys}: {:?}", loaded.errors);
+            assert!(loaded.errors[0].contains("mode global: no key is left to interrupt or quit"));
+        }
+        let loaded = merged(
+            r#"global = [{ on = "ctrl-c", action = "none" }, { on = ["f20", "ctrl-q"], action = "quit" }]"#,
+        );
+        assert_eq!(loaded.errors, Vec::<String>::new());
+        for (key, sent) in [
+            ("ctrl-q", true),
+            ("alt-x", true),
+            ("ctrl-up", true),
+            ("shift-f5", true),
+            ("ctrl-space", true),
+            ("f13", false),
+            ("ctrl-5", false),
+            ("ctrl-enter", false),
+            ("alt-esc", false),
+        ] {
+            let spec: KeySpec = key.parse().unwrap();
+            assert_eq!(spec.reliably_sent(), sent, "{key}");
+        }
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub const DEFAULT_MAX_RUNNING: usize = 4;
 const KEEP_FINISHED: usize = 16;
 /// The longest last line kept for `/bashes`, in characters.
 const LAST_LINE_CHARS: usize = 200;
+/// How long a start watches the new command before it returns: a command done by then
+/// reads as a foreground one would, and a server's first lines (its port, an error) come
+/// with the start.
+const FIRST_LOOK: Duration = Duration::from_secs(1);
 /// The least time between two snapshots sent for new last lines.
 const LINE_EVENT_EVERY: Duration = Duration::from_secs(1);
 
@@ -196,9 +200,47 @@ impl Background {
             .collect()
     }
 
-    /// Start `command` in the background (must run inside a tokio runtime): the tool
-    /// result, or why it could not start.
-    pub fn start(&self, command: &str, ctx: &ToolContext) -> Result<String, String> {
+    /// Start `command` in the background and watch it for its first moments
+    /// ([`FIRST_LOOK`]): the tool result says how it started (a command that is done by
+    /// then gives its output and how it ended, as `bash` would; one still running, what it
+    /// printed so far), or why it could not start.
+    pub async fn start(&self, command: &str, ctx: &ToolContext) -> Result<bash::Ran, String> {
+        let id = self.spawn(command, ctx)?;
+        let deadline = Instant::now() + FIRST_LOOK;
+        while Instant::now() < deadline && self.state_of(&id) == Some(TaskState::Running) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut first = self.output(&id)?;
+        let pid = self
+            .snapshot()
+            .into_iter()
+            .find(|t| t.id == id)
+            .map_or(0, |t| t.pid);
+        first.text = match self.state_of(&id) {
+            Some(TaskState::Running) => format!(
+                "Started {id} (pid {pid}) in the background: `{command}`. Read what it prints \
+                 with bash_output {{\"id\": \"{id}\"}}; stop it with bash_kill. It keeps \
+                 running after this turn until stopped or the session ends. Its first second:\n{}",
+                first.text
+            ),
+            _ => format!(
+                "{id} (pid {pid}) was done within its first second:\n{}",
+                first.text
+            ),
+        };
+        Ok(first)
+    }
+
+    fn state_of(&self, id: &str) -> Option<TaskState> {
+        self.lock()
+            .tasks
+            .iter()
+            .find(|t| t.info.id == id)
+            .map(|t| t.info.state)
+    }
+
+    /// Start `command`: its id.
+    fn spawn(&self, command: &str, ctx: &ToolContext) -> Result<String, String> {
         let running = self.running().len();
         if running >= self.shared.max_running {
             return Err(format!(
@@ -236,11 +278,7 @@ impl Background {
         };
         self.shared.send_snapshot();
         tokio::spawn(watch(self.shared.clone(), id.clone(), group, pipe));
-        Ok(format!(
-            "Started {id} (pid {pid}) in the background: `{command}`. Read what it prints with \
-             bash_output {{\"id\": \"{id}\"}}; stop it with bash_kill. It keeps running after \
-             this turn until stopped or the session ends."
-        ))
+        Ok(id)
     }
 
     /// What task `id` printed since the last read, and how it stands: the text the model
@@ -492,15 +530,21 @@ mod tests {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let background = Background::new(Some(tx), 4);
         let started = background
-            .start("echo one; sleep 0.3; echo two; exit 3", &ctx)
+            .start("echo one; sleep 1.5; echo two; exit 3", &ctx)
+            .await
             .unwrap();
-        assert!(started.starts_with("Started bash-1 (pid "), "{started}");
-        until(&background, "bash-1", |t| t.last_line == "one").await;
-        let first = background.output("bash-1").unwrap();
+        // Its first second comes with the start.
         assert!(
-            first.text.starts_with("one\n[bash-1 is still running"),
+            started.text.starts_with("Started bash-1 (pid "),
             "{}",
-            first.text
+            started.text
+        );
+        assert!(
+            started
+                .text
+                .ends_with("Its first second:\none\n[bash-1 is still running, for 1.0s]"),
+            "{}",
+            started.text
         );
         let again = background.output("bash-1").unwrap();
         assert!(again.text.starts_with("(no new output)"), "{}", again.text);
@@ -526,9 +570,10 @@ mod tests {
         let background = Background::new(None, 2);
         background
             .start("sleep 100 & echo $! > child.pid; wait", &ctx)
+            .await
             .unwrap();
-        background.start("sleep 100", &ctx).unwrap();
-        let third = background.start("sleep 100", &ctx).unwrap_err();
+        background.start("sleep 100", &ctx).await.unwrap();
+        let third = background.start("sleep 100", &ctx).await.unwrap_err();
         assert!(
             third.contains("2 background commands are running"),
             "{third}"
@@ -563,9 +608,26 @@ mod tests {
             .unwrap_err()
             .contains("bash-1, bash-2"));
         // A slot is free again; the session's end stops the rest.
-        background.start("sleep 100", &ctx).unwrap();
+        background.start("sleep 100", &ctx).await.unwrap();
         let stopped: Vec<String> = background.kill_all().into_iter().map(|t| t.id).collect();
         assert_eq!(stopped, ["bash-2", "bash-3"]);
+        assert!(background.running().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_command_done_within_its_first_second_reads_as_a_foreground_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path(), Duration::from_secs(5));
+        let background = Background::new(None, 4);
+        let started = std::time::Instant::now();
+        let ran = background.start("ls; echo done", &ctx).await.unwrap();
+        assert!(started.elapsed() < Duration::from_millis(900));
+        assert_eq!(
+            ran.text,
+            "bash-1 (pid ".to_string()
+                + &background.snapshot()[0].pid.to_string()
+                + ") was done within its first second:\ndone\n[bash-1 exited with code 0]"
+        );
         assert!(background.running().is_empty());
     }
 

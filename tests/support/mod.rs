@@ -12,6 +12,23 @@ pub mod rng;
 pub use rein::demo::reply::*;
 pub use rein::demo::server::*;
 
+/// Prose of about `chars` characters starting with `tag`, in long words (few stream
+/// chunks), each numbered: a reply that repeats one span over and over is stopped as a
+/// runaway (`rein::agent::repetition`), and no model writes the same words exactly 70
+/// times.
+pub fn prose(tag: &str, chars: usize) -> String {
+    let mut s = format!("{tag} ");
+    let mut n = 0;
+    while s.len() < chars {
+        n += 1;
+        s.push_str(&format!(
+            "lorem-ipsum-dolor-sit-amet-consectetur-adipiscing-{n} "
+        ));
+    }
+    s.truncate(chars);
+    s.trim_end().to_string()
+}
+
 /// The real binary for the project `project`, with only `PATH` of the test's environment,
 /// `home` as `HOME` and `home/rein-home` as `REIN_HOME`, and no standard input.
 pub fn rein_in(home: &std::path::Path, project: &std::path::Path) -> std::process::Command {

@@ -1,5 +1,6 @@
-//! The reminder the model gets: time, branch, plan, approval mode and (at a turn's start)
-//! the files someone else changed and the instruction files that changed.
+//! The reminder the model gets: time, branch, plan, approval mode, the background commands
+//! that run (or ended unread) and (at a turn's start) the files someone else changed and
+//! the instruction files that changed.
 //!
 //! The turn's user message carries one; within a turn, when the branch, the plan or the
 //! mode changed since the model was last told, the last tool result before the next
@@ -104,7 +105,10 @@ impl Agent {
             _ => return,
         }
         let state = self.reminded_state();
-        if self.reminded.as_ref() == Some(&state) {
+        // The background commands ride along but are no reason of their own: the model
+        // started them, and each result says how they stand.
+        let told = self.reminded.as_ref().map(|(b, t, m, _)| (b, t, m));
+        if told == Some((&state.0, &state.1, &state.2)) {
             return;
         }
         let text = self.reminder_of(state, false);

@@ -312,6 +312,9 @@ fn a_switch_during_a_turn_is_queued_and_says_so() {
     }));
     assert!(s.app.busy());
     // The picker opens during a turn too.
+    s.at(AppEvent::Agent(AgentEvent::TextDelta {
+        text: "The first half of the reply, ".into(),
+    }));
     s.open();
     s.type_text("gpt-4.1");
     assert_eq!(switched_to(&s.plain(KeyCode::Enter)), "openai/gpt-4.1");
@@ -320,13 +323,26 @@ fn a_switch_during_a_turn_is_queued_and_says_so() {
         matches!(effects.as_slice(), [Effect::Agent(AgentCommand::SetModel(m))] if m.name == "openai/gpt-4.1"),
         "{effects:?}"
     );
+    // Said under the input; nothing lands in the middle of the streaming reply.
     assert_eq!(
-        s.notices(),
-        [(
-            NoticeKind::Info,
-            "switch to openai/gpt-4.1 queued: it happens when this turn ends".to_string()
-        )]
+        s.app.hint.as_deref(),
+        Some("switch to openai/gpt-4.1 queued: it happens when this turn ends")
     );
+    assert_eq!(s.notices(), []);
+    s.at(AppEvent::Agent(AgentEvent::TextDelta {
+        text: "and the second.".into(),
+    }));
+    let replies: Vec<&str> = s
+        .app
+        .transcript
+        .cells
+        .iter()
+        .filter_map(|c| match c {
+            rein::app::state::Cell::Assistant(a) => Some(a.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies, ["The first half of the reply, and the second."]);
 }
 
 #[test]

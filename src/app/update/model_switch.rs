@@ -72,14 +72,13 @@ pub fn resolved(app: &mut App, answer: ModelResolved, now: Instant, effects: &mu
                 notice(app, NoticeKind::Error, warning);
             }
             if app.busy() {
-                notice(
-                    app,
-                    NoticeKind::Info,
-                    format!(
-                        "switch to {} queued: it happens when this turn ends",
-                        model.switch.name
-                    ),
-                );
+                // Said under the input, not in the transcript: a line there would land in
+                // the middle of the reply still streaming (the switch's own line comes
+                // when the turn ends).
+                app.hint = Some(format!(
+                    "switch to {} queued: it happens when this turn ends",
+                    model.switch.name
+                ));
             }
             effects.push(Effect::Agent(AgentCommand::SetModel(Box::new(
                 model.switch,

@@ -233,3 +233,70 @@ fn smollm2_on_llama_cpp_calls_the_tool_and_a_strict_template_takes_every_request
         Some(Value::from("completed"))
     );
 }
+
+/// The tiny model, asked about a file, loops on a paragraph (greedy sampling makes it do
+/// so every time): rein stops the reply once it repeats itself, instead of waiting while
+/// it fills what is left of the 8k window (minutes at this machine's 20 tokens a second).
+/// No `max_output_tokens` here: the default cap (what is left of the window the server
+/// reports) is in force too, and alone would still take minutes.
+#[test]
+fn smollm2_looping_on_a_paragraph_is_stopped_not_waited_out() {
+    if let Err(why) = installed() {
+        assert!(
+            std::env::var_os("REIN_REAL_LLM").is_none_or(|v| v != "1"),
+            "REIN_REAL_LLM=1 but the real model is missing: {why}"
+        );
+        eprintln!("skipped: the real model is not installed: {why}");
+        return;
+    }
+    let server = Server::start("tools");
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("README.md"), "hello\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[sandbox]\nmode = \"off\"\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (code, events) = rein(
+        &server,
+        project.path(),
+        home.path(),
+        "What is in README.md?",
+        &["--yes"],
+    );
+    let took = started.elapsed();
+    let text: String = of_type(&events, "text_delta")
+        .iter()
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    let errors: Vec<String> = of_type(&events, "error")
+        .iter()
+        .filter_map(|e| e["message"].as_str().map(str::to_string))
+        .collect();
+    eprintln!(
+        "{took:?}, exit {code}, {} characters, errors {errors:?}",
+        text.len()
+    );
+    // However the model went, no reply ran on: one that loops is cut within a few KB.
+    assert!(
+        text.len() < 8_000,
+        "{} characters streamed: {text}",
+        text.len()
+    );
+    assert!(took < std::time::Duration::from_secs(150), "{took:?}");
+    match code {
+        0 => assert!(errors.is_empty(), "{errors:?}"),
+        1 => {
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert!(
+                errors[0].starts_with("stopped: the reply repeats itself"),
+                "{errors:?}"
+            );
+            let cut = of_type(&events, "reply_cut");
+            assert_eq!(cut.len(), 1, "{events:#?}");
+        }
+        other => panic!("exit {other}: {events:#?}"),
+    }
+}

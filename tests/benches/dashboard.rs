@@ -352,17 +352,25 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Markdown with paragraphs, emphasis, lists, code blocks and quotes, exactly `REPLY_CHARS`
-/// characters long and ending in its own paragraph with `MARKER`.
+/// characters long and ending in its own paragraph with `MARKER`. Each unit is numbered
+/// (since 2026-12-04): the same unit over and over is a reply that repeats itself, which
+/// rein stops (`agent::repetition`).
 fn reply_text() -> String {
-    const UNIT: &str = "Here is what I found in `src/parse.rs`: the tokenizer treats **every** \
+    let unit = |n: usize| {
+        format!(
+            "Here is what I found in `src/parse{n:04}.rs`: the tokenizer treats **every** \
 whitespace character as a separator, so tabs inside quoted words split them.\n\n\
 - the first case is a tab inside quotes\n- the second is a run of spaces\n  1. leading\n  2. trailing\n\n\
-```rust\nfn parse(s: &str) -> Vec<&str> {\n    s.split(' ').filter(|w| !w.is_empty()).collect()\n}\n```\n\n\
-> Note: the old behaviour is documented in the README, see [the guide](https://example.com/guide).\n\n";
+```rust\nfn parse(s: &str) -> Vec<&str> {{\n    s.split(' ').filter(|w| !w.is_empty()).collect()\n}}\n```\n\n\
+> Note: the old behaviour is documented in the README, see [the guide](https://example.com/guide).\n\n"
+        )
+    };
     let tail = format!("\n\n{MARKER}");
     let mut text = String::with_capacity(REPLY_CHARS);
-    while text.len() + UNIT.len() + tail.len() <= REPLY_CHARS {
-        text.push_str(UNIT);
+    let mut n = 0;
+    while text.len() + unit(n).len() + tail.len() <= REPLY_CHARS {
+        text.push_str(&unit(n));
+        n += 1;
     }
     const FILLER: &[&str] = &["the ", "parser ", "splits ", "words "];
     let mut i = 0;
@@ -403,8 +411,13 @@ impl Shape {
 fn sized_reply(chars: usize, shape: Shape) -> String {
     let unit = match shape {
         Shape::Paragraphs => reply_text().replace(MARKER, ""),
-        Shape::Lines => "the parser splits words at every whitespace\n".repeat(1000),
-        Shape::OneLine => "the parser splits words at every whitespace character ".repeat(1000),
+        // Numbered, as `reply_text`'s units are.
+        Shape::Lines => (0..1000)
+            .map(|n| format!("the parser splits words at whitespace {n:04}\n"))
+            .collect(),
+        Shape::OneLine => (0..1000)
+            .map(|n| format!("the parser splits words at whitespace character {n:04} "))
+            .collect(),
     };
     let tail = match shape {
         Shape::Paragraphs => format!("\n\n{MARKER}"),

@@ -221,3 +221,48 @@ async fn a_subagent_cannot_start_one() {
     );
     assert!(handle.background.snapshot().is_empty());
 }
+
+#[tokio::test]
+async fn a_compaction_leaves_them_running_and_the_model_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        call(
+            "bash",
+            json!({ "command": "echo watching; exec sleep 3003", "run_in_background": true }),
+        ),
+        Reply::text("the watcher runs"),
+        // The handoff note of /compact.
+        Reply::text("## Goal\nWatch.\n## State\nA watcher was started."),
+        Reply::text("still watching"),
+    ])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
+    turn(&mut handle, "start the watcher").await;
+    assert!(handle.send(AgentCommand::Compact { focus: None }));
+    let events = events_until(&mut handle, |e| {
+        matches!(
+            e,
+            AgentEvent::Compacted { .. } | AgentEvent::CompactionFailed { .. }
+        )
+    })
+    .await;
+    assert!(
+        matches!(events.last(), Some(AgentEvent::Compacted { .. })),
+        "{events:?}"
+    );
+    assert_eq!(handle.background.running().len(), 1);
+    turn(&mut handle, "how is it going?").await;
+    let requests = server.requests();
+    let after = requests.last().unwrap();
+    let text = after.to_string();
+    // The history is the note now; the reminder still names the running watcher.
+    assert!(text.contains("A watcher was started"), "{text}");
+    assert!(!text.contains("the watcher runs"), "{text}");
+    assert!(
+        last_user(after).contains("bash-1 `echo watching; exec sleep 3003`: running"),
+        "{}",
+        last_user(after)
+    );
+    handle.shut_down().await;
+}

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rein::agent::{self, AgentEvent, ClientConfig, ClientError, LlmClient, Message, TurnOutcome};
 use serde_json::json;
-use support::agent::{outcome, scripted_config, test_client, turn};
+use support::agent::{errors, outcome, scripted_config, test_client, turn};
 use support::{chunk, Reply, ScriptedServer, Step};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -144,16 +144,6 @@ async fn ask(
     .await
     .expect("the reply ended within 60 s");
     (reply, shown)
-}
-
-fn errors(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]

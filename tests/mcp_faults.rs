@@ -29,6 +29,15 @@ fn hostile(mode: &str) -> ServerConfig {
     server
 }
 
+/// Call `tool` of `mcp` with `args`, never cancelled.
+async fn work(
+    mcp: &McpManager,
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<rein::mcp::McpOutput, McpError> {
+    mcp.call(tool, args, None, never()).await
+}
+
 fn never() -> std::future::Pending<()> {
     std::future::pending()
 }
@@ -54,14 +63,7 @@ async fn a_stdio_answer_over_16_mib_is_cut_at_once_and_the_server_stays_usable()
     let _one = one_at_a_time().await;
     let (mcp, _root) = started(vec![hostile("plain")]).await;
     let begun = Instant::now();
-    let out = mcp
-        .call(
-            "mcp__plain__work",
-            json!({"bytes": 20 * 1024 * 1024}),
-            None,
-            never(),
-        )
-        .await;
+    let out = work(&mcp, "mcp__plain__work", json!({"bytes": 20 * 1024 * 1024})).await;
     let took = begun.elapsed();
     let out = out.unwrap();
     assert!(took < Duration::from_secs(15), "took {took:?}");
@@ -74,10 +76,7 @@ async fn a_stdio_answer_over_16_mib_is_cut_at_once_and_the_server_stays_usable()
     let tail = &out.text[out.text.len() - 200..];
     assert!(tail.contains("more not shown"), "{tail}");
     // The same server answers the next call.
-    let again = mcp
-        .call("mcp__plain__work", json!({}), None, never())
-        .await
-        .unwrap();
+    let again = work(&mcp, "mcp__plain__work", json!({})).await.unwrap();
     assert_eq!(again.text, "done");
     mcp.shutdown().await;
 }
@@ -100,8 +99,7 @@ async fn a_tool_schema_nested_too_deep_is_cut_and_the_server_starts_with_every_t
         "{}",
         deep.parameters
     );
-    let out = mcp
-        .call("mcp__deep_schema__work", json!({}), None, never())
+    let out = work(&mcp, "mcp__deep_schema__work", json!({}))
         .await
         .unwrap();
     assert_eq!(out.text, "done");
@@ -115,16 +113,12 @@ async fn a_result_nested_200_levels_deep_ends_the_call_at_once() {
     let _one = one_at_a_time().await;
     let (mcp, _root) = started(vec![hostile("plain")]).await;
     let begun = Instant::now();
-    let out = mcp
-        .call("mcp__plain__work", json!({"depth": 200}), None, never())
+    let out = work(&mcp, "mcp__plain__work", json!({"depth": 200}))
         .await
         .unwrap();
     assert!(begun.elapsed() < Duration::from_secs(10));
     assert!(out.text.starts_with("deep"), "{}", out.text);
-    let again = mcp
-        .call("mcp__plain__work", json!({}), None, never())
-        .await
-        .unwrap();
+    let again = work(&mcp, "mcp__plain__work", json!({})).await.unwrap();
     assert_eq!(again.text, "done");
     mcp.shutdown().await;
 }
@@ -147,8 +141,7 @@ async fn a_tool_whose_schema_is_a_string_takes_any_object_and_the_others_stay() 
     );
     let note = stringy.note.unwrap();
     assert!(note.contains("not a JSON object"), "{note}");
-    let out = mcp
-        .call("mcp__string_schema__stringy", json!({}), None, never())
+    let out = work(&mcp, "mcp__string_schema__stringy", json!({}))
         .await
         .unwrap();
     assert_eq!(out.text, "done");
@@ -184,19 +177,16 @@ async fn stderr_without_newlines_is_read_in_bounded_lines() {
             }
         })
     };
-    let out = mcp
-        .call(
-            "mcp__plain__work",
-            json!({"stderr_bytes": 14 * 7_000_000}),
-            None,
-            never(),
-        )
-        .await
-        .unwrap();
+    let out = work(
+        &mcp,
+        "mcp__plain__work",
+        json!({"stderr_bytes": 14 * 7_000_000}),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.text, "done");
     // The flood is read by the time the server dies.
-    let died = mcp
-        .call("mcp__plain__work", json!({"exit": true}), None, never())
+    let died = work(&mcp, "mcp__plain__work", json!({"exit": true}))
         .await
         .unwrap_err();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -301,8 +291,7 @@ async fn an_http_error_fails_one_call_in_plain_words_and_the_server_stays_usable
         reason.starts_with(&format!("{closed} could not be reached (")),
         "{reason}"
     );
-    let failed = mcp
-        .call("mcp__web__work", json!({"status": 500}), None, never())
+    let failed = work(&mcp, "mcp__web__work", json!({"status": 500}))
         .await
         .unwrap_err()
         .to_string();
@@ -314,8 +303,7 @@ async fn an_http_error_fails_one_call_in_plain_words_and_the_server_stays_usable
         )
     );
     // A 4xx page is read by rmcp: its title is the message.
-    let failed = mcp
-        .call("mcp__web__work", json!({"status": 400}), None, never())
+    let failed = work(&mcp, "mcp__web__work", json!({"status": 400}))
         .await
         .unwrap_err()
         .to_string();
@@ -327,8 +315,7 @@ async fn an_http_error_fails_one_call_in_plain_words_and_the_server_stays_usable
         )
     );
     // An answer too deep for rmcp's parser: that call fails at once, with the reason.
-    let failed = mcp
-        .call("mcp__web__work", json!({"depth": 200}), None, never())
+    let failed = work(&mcp, "mcp__web__work", json!({"depth": 200}))
         .await
         .unwrap_err()
         .to_string();
@@ -337,10 +324,7 @@ async fn an_http_error_fails_one_call_in_plain_words_and_the_server_stays_usable
         "{failed}"
     );
     assert!(matches!(state(&mcp, "web"), ServerState::Ready { .. }));
-    let out = mcp
-        .call("mcp__web__work", json!({}), None, never())
-        .await
-        .unwrap();
+    let out = work(&mcp, "mcp__web__work", json!({})).await.unwrap();
     assert_eq!(out.text, "done");
     mcp.shutdown().await;
 }
@@ -353,13 +337,7 @@ async fn a_50_mb_http_answer_fails_that_call_and_the_server_stays_usable() {
     let http = HttpServer::start();
     let (mcp, _root) = started(vec![http.config("web")]).await;
     let begun = Instant::now();
-    let failed = mcp
-        .call(
-            "mcp__web__work",
-            json!({"bytes": 50_000_000}),
-            None,
-            never(),
-        )
+    let failed = work(&mcp, "mcp__web__work", json!({"bytes": 50_000_000}))
         .await
         .unwrap_err()
         .to_string();
@@ -371,10 +349,7 @@ async fn a_50_mb_http_answer_fails_that_call_and_the_server_stays_usable() {
             http.url
         )
     );
-    let out = mcp
-        .call("mcp__web__work", json!({}), None, never())
-        .await
-        .unwrap();
+    let out = work(&mcp, "mcp__web__work", json!({})).await.unwrap();
     assert_eq!(out.text, "done");
     mcp.shutdown().await;
 }
@@ -590,10 +565,7 @@ async fn over_http_too_a_tool_whose_schema_is_a_string_takes_any_object() {
     );
     let stringy = mcp.tool("mcp__web__stringy").unwrap();
     assert!(stringy.note.unwrap().contains("not a JSON object"));
-    let out = mcp
-        .call("mcp__web__stringy", json!({}), None, never())
-        .await
-        .unwrap();
+    let out = work(&mcp, "mcp__web__stringy", json!({})).await.unwrap();
     assert_eq!(out.text, "done");
     mcp.shutdown().await;
 }

@@ -9,18 +9,8 @@ use std::time::{Duration, Instant};
 use rein::agent::repetition::CUT_MARK;
 use rein::agent::{self, AgentEvent, TurnOutcome};
 use serde_json::{json, Value};
-use support::agent::{outcome, scripted_config, turn};
+use support::agent::{errors, outcome, scripted_config, turn};
 use support::{chunk, Reply, ScriptedServer, Step};
-
-fn errors(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 /// The messages a request sent.
 fn messages(request: &Value) -> Vec<Value> {

@@ -88,6 +88,16 @@ impl Tmux {
         }
     }
 
+    /// Ctrl-C on an idle dashboard with an empty input: rein must quit within 5 s.
+    async fn quit_with_ctrl_c(&self) {
+        self.send("", &["C-c"]);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.alive() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(!self.alive(), "rein did not quit on Ctrl-C");
+    }
+
     fn alive(&self) -> bool {
         Command::new("tmux")
             .args(["has-session", "-t", &self.name])
@@ -175,12 +185,7 @@ async fn approve_a_command_from_the_keyboard() {
     let screen = tmux.screen();
     assert!(screen.contains("please create approved.txt"), "{screen}");
     // Ctrl-C when idle with an empty input quits and restores the terminal.
-    tmux.send("", &["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while tmux.alive() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!tmux.alive(), "rein did not quit on Ctrl-C");
+    tmux.quit_with_ctrl_c().await;
 }
 
 /// The input is on screen at once while the model's server hangs on the question about
@@ -1619,12 +1624,7 @@ async fn background_commands_are_counted_listed_stopped_and_end_with_rein() {
     .await;
     let second = 3002;
     assert!(alive(second));
-    tmux.send("", &["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while tmux.alive() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!tmux.alive(), "rein did not quit on Ctrl-C");
+    tmux.quit_with_ctrl_c().await;
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(second) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;

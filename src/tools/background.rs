@@ -47,28 +47,24 @@ const FIRST_LOOK: Duration = Duration::from_secs(1);
 const LINE_EVENT_EVERY: Duration = Duration::from_secs(1);
 
 pub fn output_spec() -> ToolSpec {
-    ToolSpec {
-        name: OUTPUT_NAME,
-        description: "Read what a background command (bash with run_in_background) printed since you last read it, and whether it is still running or how it ended. Returns at once.",
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "id": {
-                    "type": "string",
-                    "description": "The task's id, as bash gave it (bash-1)."
-                }
-            },
-            "required": ["id"],
-            "additionalProperties": false
-        }),
-    }
+    by_id(
+        OUTPUT_NAME,
+        "Read what a background command (bash with run_in_background) printed since you last read it, and whether it is still running or how it ended. Returns at once.",
+    )
 }
 
 pub fn kill_spec() -> ToolSpec {
+    by_id(
+        KILL_NAME,
+        "Stop a background command (bash with run_in_background) and everything it started.",
+    )
+}
+
+/// A tool that takes a background task's id.
+fn by_id(name: &'static str, description: &'static str) -> ToolSpec {
     ToolSpec {
-        name: KILL_NAME,
-        description:
-            "Stop a background command (bash with run_in_background) and everything it started.",
+        name,
+        description,
         parameters: json!({
             "type": "object",
             "properties": {

@@ -145,6 +145,17 @@ pub fn outcome(events: &[AgentEvent]) -> TurnOutcome {
     }
 }
 
+/// The messages of the `Error` events among `events`.
+pub fn errors(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The tool results among `events`: (name, result, is_error).
 pub fn tool_results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
     events

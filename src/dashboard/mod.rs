@@ -145,6 +145,9 @@ pub async fn run(
     let result = event_loop(&mut terminal, &mut app, &mut ctx).await;
     if let Some(agent) = &agent {
         agent.send(AgentCommand::Shutdown);
+        // Quit or a signal: no background command outlives the dashboard (the agent stops
+        // them too as it ends, but rein may exit before it gets there).
+        agent.background.kill_all();
     }
     leave();
     result

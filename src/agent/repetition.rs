@@ -8,8 +8,8 @@
 //! code's lines differ in something (a number, a name), and the runs that do repeat
 //! exactly (a rule of `=`, an array of zeros, blank lines) are far shorter than a kilobyte.
 //!
-//! Cheap and incremental: only the last [`WINDOW`] bytes are kept, and they are looked at
-//! once every [`CHECK_EVERY`] new bytes. A look tries only the periods at which the last
+//! Cheap and incremental: only the last `WINDOW` bytes are kept, and they are looked at
+//! once every `CHECK_EVERY` new bytes. A look tries only the periods at which the last
 //! byte appears again (found with memchr), from the shortest, each stopping at its first
 //! mismatch from the end: ordinary text costs a few nanoseconds per byte streamed
 //! (`cargo bench --bench stream`).

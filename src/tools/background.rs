@@ -197,7 +197,7 @@ impl Background {
     }
 
     /// Start `command` in the background and watch it for its first moments
-    /// ([`FIRST_LOOK`]): the tool result says how it started (a command that is done by
+    /// (`FIRST_LOOK`, a second): the tool result says how it started (a command that is done by
     /// then gives its output and how it ended, as `bash` would; one still running, what it
     /// printed so far), or why it could not start.
     pub async fn start(&self, command: &str, ctx: &ToolContext) -> Result<bash::Ran, String> {

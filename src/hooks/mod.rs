@@ -1,0 +1,195 @@
+//! Hooks: the scripts people wrote for Claude Code, run by rein unchanged (issue 26).
+//!
+//! - `config`: `hooks.json` in Claude Code's settings shape, the user's and the project's.
+//! - `matcher`: Claude Code's matcher syntax.
+//! - `names`: rein's tools under Claude Code's names and field names, both ways.
+//! - `run`: one hook as a process that can never hang rein (stdin closed after the
+//!   payload, a timeout that kills the whole group, an orphan holding stdout let go).
+//! - `outcome`: what a run means by Claude Code's rules, and what several mean together.
+//!
+//! [`Hooks::fire`] runs the hooks one event matches, at once, an identical command once,
+//! and combines what they said. With no hook for an event it returns at once and costs
+//! nothing: a session without hooks pays for none.
+
+pub mod config;
+pub mod matcher;
+pub mod names;
+pub mod outcome;
+pub mod run;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+pub use config::{Event, Hook, OnFailure, Source};
+pub use outcome::{Combined, Permission, Said};
+
+/// What every payload carries besides the event's own fields.
+#[derive(Debug, Clone, Default)]
+pub struct Common {
+    pub session_id: String,
+    /// The session file (Claude Code's transcript).
+    pub transcript_path: String,
+    /// The approval mode, in Claude Code's words (`default`, `plan`, `bypassPermissions`
+    /// for auto).
+    pub permission_mode: String,
+}
+
+/// The hooks in force, and the project they run in.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    hooks: Vec<Hook>,
+    root: PathBuf,
+}
+
+impl Hooks {
+    /// `hooks` (the user's first, then the project's) running in `root`.
+    pub fn new(hooks: Vec<Hook>, root: &Path) -> Hooks {
+        Hooks {
+            hooks,
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
+    /// Every hook, in order.
+    pub fn all(&self) -> &[Hook] {
+        &self.hooks
+    }
+
+    /// The hooks `event` runs for `subject` (the tool's name in Claude Code's words, a
+    /// source, an agent type; `None` for an event without a matcher), an identical command
+    /// once.
+    pub fn matching(&self, event: Event, subject: Option<&str>) -> Vec<&Hook> {
+        let mut out: Vec<&Hook> = Vec::new();
+        for hook in self.hooks.iter().filter(|h| h.event == event) {
+            let matched = match subject {
+                Some(s) if event.has_matcher() => hook.matcher.matches(s),
+                _ => true,
+            };
+            if matched && !out.iter().any(|h| h.command == hook.command) {
+                out.push(hook);
+            }
+        }
+        out
+    }
+
+    /// Run the hooks `event` matches for `subject` with `fields` (the event's own payload
+    /// fields) and `common`; what they said together. `None` when no hook matched.
+    pub async fn fire(
+        &self,
+        event: Event,
+        subject: Option<&str>,
+        common: &Common,
+        fields: Map<String, Value>,
+    ) -> Option<Combined> {
+        let hooks = self.matching(event, subject);
+        if hooks.is_empty() {
+            return None;
+        }
+        let payload = self.payload(event, common, fields);
+        let root = self.root.to_string_lossy().into_owned();
+        let env = [
+            ("CLAUDE_PROJECT_DIR", root.as_str()),
+            ("REIN_PROJECT_DIR", root.as_str()),
+        ];
+        let runs = hooks.iter().map(|hook| async {
+            let ran = run::run(&hook.command, &self.root, &payload, &env, hook.timeout).await;
+            outcome::read(event, hook.on_failure, &ran)
+        });
+        let mut combined = Combined::default();
+        for said in futures_util::future::join_all(runs).await {
+            combined.add(said);
+        }
+        Some(combined)
+    }
+
+    /// The JSON a hook reads on stdin.
+    fn payload(&self, event: Event, common: &Common, fields: Map<String, Value>) -> Vec<u8> {
+        let mut payload = Map::new();
+        payload.insert("session_id".into(), common.session_id.clone().into());
+        payload.insert(
+            "transcript_path".into(),
+            common.transcript_path.clone().into(),
+        );
+        payload.insert(
+            "cwd".into(),
+            self.root.to_string_lossy().into_owned().into(),
+        );
+        payload.insert(
+            "permission_mode".into(),
+            common.permission_mode.clone().into(),
+        );
+        payload.insert("hook_event_name".into(), event.name().into());
+        payload.extend(fields);
+        serde_json::to_vec(&Value::Object(payload)).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn hooks(root: &Path, text: &str) -> Hooks {
+        let parsed = config::parse(text, &root.join("hooks.json"), Source::User);
+        assert_eq!(parsed.problems, Vec::<String>::new());
+        Hooks::new(parsed.hooks, root)
+    }
+
+    #[tokio::test]
+    async fn matching_hooks_run_together_on_claude_codes_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let h = hooks(
+            root,
+            r#"{"hooks": {"PreToolUse": [
+                {"matcher": "Bash", "hooks": [
+                    {"type": "command", "command": "cat > bash.json; sleep 0.3; echo no >&2; exit 2"},
+                    {"type": "command", "command": "sleep 0.3; echo \"$CLAUDE_PROJECT_DIR\" > dir.txt"}]},
+                {"matcher": "*", "hooks": [
+                    {"type": "command", "command": "sleep 0.3; echo \"$CLAUDE_PROJECT_DIR\" > dir.txt"}]},
+                {"matcher": "Write", "hooks": [{"type": "command", "command": "touch write.txt"}]}
+            ]}}"#,
+        );
+        assert_eq!(h.matching(Event::PreToolUse, Some("Bash")).len(), 2);
+        let common = Common {
+            session_id: "s1".into(),
+            transcript_path: "/data/s1.jsonl".into(),
+            permission_mode: "default".into(),
+        };
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), "Bash".into());
+        fields.insert("tool_input".into(), json!({"command": "git push --force"}));
+        let started = std::time::Instant::now();
+        let said = h
+            .fire(Event::PreToolUse, Some("Bash"), &common, fields)
+            .await
+            .expect("hooks matched");
+        // Together, not one after the other.
+        assert!(started.elapsed() < std::time::Duration::from_millis(550));
+        assert_eq!(said.block.as_deref(), Some("no"));
+        let payload: Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("bash.json")).unwrap())
+                .unwrap();
+        assert_eq!(payload["hook_event_name"], "PreToolUse");
+        assert_eq!(payload["session_id"], "s1");
+        assert_eq!(payload["tool_input"]["command"], "git push --force");
+        assert_eq!(payload["cwd"], root.to_string_lossy().as_ref());
+        assert_eq!(
+            std::fs::read_to_string(root.join("dir.txt"))
+                .unwrap()
+                .trim(),
+            root.to_string_lossy()
+        );
+        assert!(!root.join("write.txt").exists());
+        // No hook for an event: nothing runs, nothing to say.
+        assert!(h
+            .fire(Event::Stop, None, &common, Map::new())
+            .await
+            .is_none());
+    }
+}

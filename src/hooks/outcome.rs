@@ -1,0 +1,327 @@
+//! What a hook's run means, by Claude Code's rules, and what several mean together.
+//!
+//! - Exit 0 is success. stdout that starts with `{` is read as JSON: `continue: false`
+//!   (with `stopReason`) stops the turn, `systemMessage` is shown to the user, `decision:
+//!   "block"` with `reason` blocks, and `hookSpecificOutput` carries `permissionDecision`
+//!   (`allow`, `deny`, `ask`) with `permissionDecisionReason`, `updatedInput` and
+//!   `additionalContext`. Other stdout is context for the model on UserPromptSubmit and
+//!   SessionStart, and nothing on the others.
+//! - Exit 2 blocks where the event can be blocked; stderr is the reason the model (or, for
+//!   a prompt, the user) reads.
+//! - Any other exit, a signal, a timeout or a hook that cannot start is a non-blocking
+//!   error shown to the user, unless the hook says `on_failure: "block"` (PreToolUse).
+//!
+//! Hooks of one event run together; [`Combined`] is what they say together: any block
+//! blocks, deny wins over ask over allow, every context and message is kept in order.
+
+use serde_json::Value;
+
+use super::config::{Event, OnFailure};
+use super::run::{Ended, Ran};
+
+/// A permission decision of a PreToolUse (or PermissionRequest) hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Permission {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// What one hook said.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Said {
+    /// It blocks (exit 2, `decision: "block"`, a deny, or a failure it asked to block on),
+    /// with the reason.
+    pub block: Option<String>,
+    pub permission: Option<(Permission, String)>,
+    /// Its `updatedInput` (Claude Code's field names).
+    pub updated_input: Option<Value>,
+    /// Context for the model.
+    pub context: Option<String>,
+    /// Shown to the user.
+    pub message: Option<String>,
+    /// `continue: false`: the turn stops, with this reason.
+    pub stop: Option<String>,
+    /// A non-blocking error, shown to the user.
+    pub error: Option<String>,
+}
+
+/// What `ran`, a hook for `event` declared with `on_failure`, says.
+pub fn read(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
+    let mut said = Said::default();
+    let failed = |said: &mut Said, why: String| {
+        if on_failure == OnFailure::Block && event == Event::PreToolUse {
+            said.block = Some(format!("a hook failed and blocks on failure: {why}"));
+        } else {
+            said.error = Some(why);
+        }
+    };
+    match &ran.ended {
+        Ended::Exit(0) => {}
+        Ended::Exit(2) => {
+            let reason = ran.stderr.trim();
+            let reason = if reason.is_empty() {
+                "blocked by a hook (it gave no reason)".to_string()
+            } else {
+                reason.to_string()
+            };
+            if blockable(event) {
+                said.block = Some(reason);
+            } else {
+                said.error = Some(reason);
+            }
+            return said;
+        }
+        Ended::Exit(code) => {
+            failed(
+                &mut said,
+                with_stderr(format!("exit code {code}"), &ran.stderr),
+            );
+            return said;
+        }
+        Ended::Signal(signal) => {
+            failed(
+                &mut said,
+                with_stderr(format!("killed by signal {signal}"), &ran.stderr),
+            );
+            return said;
+        }
+        Ended::TimedOut => {
+            failed(&mut said, format!("timed out after {:.0?}", ran.took));
+            return said;
+        }
+        Ended::NotStarted(why) => {
+            failed(&mut said, why.clone());
+            return said;
+        }
+    }
+    let out = ran.stdout.trim();
+    if !out.starts_with('{') {
+        if !out.is_empty() && matches!(event, Event::UserPromptSubmit | Event::SessionStart) {
+            said.context = Some(out.to_string());
+        }
+        return said;
+    }
+    let json: Value = match serde_json::from_str(out) {
+        Ok(v) => v,
+        Err(e) => {
+            failed(
+                &mut said,
+                format!("its output starts with {{ but is not JSON ({e})"),
+            );
+            return said;
+        }
+    };
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    if json.get("continue") == Some(&Value::Bool(false)) {
+        said.stop =
+            Some(text(json.get("stopReason")).unwrap_or_else(|| "a hook stopped the turn".into()));
+    }
+    said.message = text(json.get("systemMessage"));
+    if json.get("decision").and_then(Value::as_str) == Some("block") && blockable(event) {
+        said.block =
+            Some(text(json.get("reason")).unwrap_or_else(|| "blocked by a hook".to_string()));
+    }
+    if let Some(specific) = json.get("hookSpecificOutput") {
+        let reason = text(specific.get("permissionDecisionReason")).unwrap_or_default();
+        let decision = specific
+            .get("permissionDecision")
+            .or_else(|| specific.get("decision").and_then(|d| d.get("behavior")))
+            .and_then(Value::as_str);
+        said.permission = match decision {
+            Some("allow" | "approve") => Some((Permission::Allow, reason)),
+            Some("ask") => Some((Permission::Ask, reason)),
+            Some("deny" | "block") => Some((Permission::Deny, reason)),
+            _ => None,
+        };
+        said.updated_input = specific
+            .get("updatedInput")
+            .filter(|v| v.is_object())
+            .cloned();
+        said.context = text(specific.get("additionalContext"));
+    }
+    said
+}
+
+/// The events a hook can block (exit 2, `decision: "block"`).
+pub fn blockable(event: Event) -> bool {
+    matches!(
+        event,
+        Event::PreToolUse
+            | Event::PermissionRequest
+            | Event::UserPromptSubmit
+            | Event::Stop
+            | Event::SubagentStop
+            | Event::PostToolUse
+            | Event::PostToolUseFailure
+    )
+}
+
+fn with_stderr(what: String, stderr: &str) -> String {
+    match stderr.trim() {
+        "" => what,
+        err => format!("{what}: {}", crate::describe::clip(err, 400)),
+    }
+}
+
+/// What the hooks of one event said together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Combined {
+    pub block: Option<String>,
+    pub permission: Option<(Permission, String)>,
+    pub updated_input: Option<Value>,
+    pub context: Vec<String>,
+    pub messages: Vec<String>,
+    pub stop: Option<String>,
+    pub errors: Vec<String>,
+}
+
+impl Combined {
+    /// Add what one more hook said: blocks and stops joined, the strictest permission
+    /// kept (deny > ask > allow), the first `updatedInput` of an allowing hook.
+    pub fn add(&mut self, said: Said) {
+        let join = |into: &mut Option<String>, more: Option<String>| {
+            if let Some(more) = more {
+                *into = Some(match into.take() {
+                    Some(before) => format!("{before}\n{more}"),
+                    None => more,
+                });
+            }
+        };
+        join(&mut self.block, said.block);
+        join(&mut self.stop, said.stop);
+        if let Some((p, reason)) = said.permission {
+            if self.permission.as_ref().is_none_or(|(q, _)| p > *q) {
+                self.permission = Some((p, reason));
+            }
+            if p == Permission::Allow && self.updated_input.is_none() {
+                self.updated_input = said.updated_input;
+            }
+        } else if self.updated_input.is_none() {
+            self.updated_input = said.updated_input;
+        }
+        self.context.extend(said.context);
+        self.messages.extend(said.message);
+        self.errors.extend(said.error);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ran(ended: Ended, stdout: &str, stderr: &str) -> Ran {
+        Ran {
+            ended,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            took: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn exit_codes_by_claude_codes_rules() {
+        let pre = |r: &Ran| read(Event::PreToolUse, OnFailure::Continue, r);
+        assert_eq!(
+            pre(&ran(Ended::Exit(2), "", "no force pushes\n"))
+                .block
+                .as_deref(),
+            Some("no force pushes")
+        );
+        let one = pre(&ran(Ended::Exit(1), "", "boom"));
+        assert_eq!(
+            (one.block, one.error.as_deref()),
+            (None, Some("exit code 1: boom"))
+        );
+        // Exit 2 on an event that cannot be blocked is an error shown, not a block.
+        let end = read(
+            Event::SessionEnd,
+            OnFailure::Continue,
+            &ran(Ended::Exit(2), "", "x"),
+        );
+        assert_eq!((end.block, end.error.as_deref()), (None, Some("x")));
+        // Plain stdout is context only where Claude Code makes it so.
+        let prompt = read(
+            Event::UserPromptSubmit,
+            OnFailure::Continue,
+            &ran(Ended::Exit(0), "today is a holiday\n", ""),
+        );
+        assert_eq!(prompt.context.as_deref(), Some("today is a holiday"));
+        assert_eq!(
+            pre(&ran(Ended::Exit(0), "just logging\n", "")),
+            Said::default()
+        );
+        // Failing closed, where asked.
+        let closed = read(
+            Event::PreToolUse,
+            OnFailure::Block,
+            &ran(Ended::TimedOut, "", ""),
+        );
+        assert!(closed.block.unwrap().contains("timed out"));
+        let open = pre(&ran(Ended::TimedOut, "", ""));
+        assert!(open.block.is_none() && open.error.unwrap().contains("timed out"));
+    }
+
+    #[test]
+    fn json_output_fields() {
+        let said = read(
+            Event::PreToolUse,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"systemMessage": "checked", "hookSpecificOutput": {"hookEventName": "PreToolUse",
+                   "permissionDecision": "deny", "permissionDecisionReason": "not on main",
+                   "additionalContext": "use a branch"}}"#,
+                "",
+            ),
+        );
+        assert_eq!(
+            said.permission,
+            Some((Permission::Deny, "not on main".into()))
+        );
+        assert_eq!(said.message.as_deref(), Some("checked"));
+        assert_eq!(said.context.as_deref(), Some("use a branch"));
+        let stop = read(
+            Event::Stop,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"decision": "block", "reason": "run the tests first", "continue": false, "stopReason": "enough"}"#,
+                "",
+            ),
+        );
+        assert_eq!(stop.block.as_deref(), Some("run the tests first"));
+        assert_eq!(stop.stop.as_deref(), Some("enough"));
+        let broken = read(
+            Event::PreToolUse,
+            OnFailure::Continue,
+            &ran(Ended::Exit(0), "{not json", ""),
+        );
+        assert!(broken.error.unwrap().contains("not JSON"));
+    }
+
+    #[test]
+    fn together_deny_beats_ask_beats_allow() {
+        let mut all = Combined::default();
+        let says = |p: Permission, r: &str| Said {
+            permission: Some((p, r.into())),
+            ..Said::default()
+        };
+        all.add(says(Permission::Allow, "fine"));
+        all.add(says(Permission::Ask, "check"));
+        assert_eq!(all.permission, Some((Permission::Ask, "check".into())));
+        all.add(says(Permission::Deny, "no"));
+        all.add(says(Permission::Allow, "fine again"));
+        assert_eq!(all.permission, Some((Permission::Deny, "no".into())));
+        all.add(Said {
+            block: Some("a".into()),
+            ..Said::default()
+        });
+        all.add(Said {
+            block: Some("b".into()),
+            ..Said::default()
+        });
+        assert_eq!(all.block.as_deref(), Some("a\nb"));
+    }
+}

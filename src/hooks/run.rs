@@ -1,0 +1,286 @@
+//! Running one command hook, so that it can never hang rein.
+//!
+//! The command runs as `sh -c COMMAND` in the project root, outside the sandbox (hooks are
+//! the user's own programs, run as the user), in a session and process group of its own
+//! that dies with rein (the parent-death signal). Its stdin gets the payload, one JSON
+//! object, and is closed after it (a hook that reads to the end of its input returns; one
+//! that never reads cannot block the writer, which runs on its own). stdout and stderr are
+//! read at once, each up to [`MAX_OUTPUT`]. When the timeout passes the whole group is
+//! killed; when the shell exits, what is left in the pipes is read for a moment and then
+//! the group is killed too, so an orphan that keeps stdout open cannot hold the turn.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+
+/// The most bytes kept of a hook's stdout, and of its stderr.
+pub const MAX_OUTPUT: usize = 1024 * 1024;
+/// How long output is still read after the shell exits.
+const GRACE: Duration = Duration::from_millis(100);
+
+/// How a hook run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// The shell exited with this code.
+    Exit(i32),
+    /// Killed by a signal (not rein's timeout).
+    Signal(i32),
+    /// Its timeout passed; its group was killed.
+    TimedOut,
+    /// It could not start (the reason).
+    NotStarted(String),
+}
+
+/// One hook run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    pub ended: Ended,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+/// Run `command` in `root` with `payload` on stdin, `env` added to rein's environment, for
+/// at most `timeout`.
+pub async fn run(
+    command: &str,
+    root: &Path,
+    payload: &[u8],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> Ran {
+    let started = Instant::now();
+    let not_started = |why: String| Ran {
+        ended: Ended::NotStarted(why),
+        stdout: String::new(),
+        stderr: String::new(),
+        took: started.elapsed(),
+    };
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    // SAFETY: the closure runs in the child between fork and exec and calls only setsid
+    // and prctl, which are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(new_group);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => return not_started(format!("sh could not start in {}: {e}", root.display())),
+    };
+    let Some(pgid) = child
+        .id()
+        .and_then(|pid| libc::pid_t::try_from(pid).ok())
+        .filter(|&pid| pid > 1)
+    else {
+        return not_started("its process id is unknown".into());
+    };
+    let kill_group = || {
+        // SAFETY: killpg only sends a signal; `pgid` is the hook's own group (> 1).
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    };
+    // The payload goes in on its own task: a hook that never reads cannot block rein.
+    if let Some(mut stdin) = child.stdin.take() {
+        let payload = payload.to_vec();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&payload).await;
+            // Dropped here: the hook sees the end of its input.
+        });
+    }
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        kill_group();
+        return not_started("its output could not be read".into());
+    };
+    let mut out = Pipe::new(stdout);
+    let mut err = Pipe::new(stderr);
+    let deadline = started + timeout;
+    let status = loop {
+        tokio::select! {
+            () = out.read(), if !out.done => {}
+            () = err.read(), if !err.done => {}
+            status = child.wait() => break Some(status),
+            () = tokio::time::sleep_until(deadline) => break None,
+        }
+    };
+    let ended = match status {
+        None => {
+            kill_group();
+            let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
+            Ended::TimedOut
+        }
+        Some(Err(e)) => {
+            kill_group();
+            Ended::NotStarted(format!("could not wait for it: {e}"))
+        }
+        Some(Ok(status)) => match (status.code(), status.signal()) {
+            (Some(code), _) => Ended::Exit(code),
+            (None, Some(signal)) => Ended::Signal(signal),
+            (None, None) => Ended::Exit(-1),
+        },
+    };
+    // What is left in the pipes, for a moment; then whatever the hook left running goes.
+    let stop = Instant::now() + GRACE;
+    while !(out.done && err.done) {
+        tokio::select! {
+            () = out.read(), if !out.done => {}
+            () = err.read(), if !err.done => {}
+            () = tokio::time::sleep_until(stop) => break,
+        }
+    }
+    kill_group();
+    Ran {
+        ended,
+        stdout: out.text(),
+        stderr: err.text(),
+        took: started.elapsed(),
+    }
+}
+
+/// In the child: a session and process group of its own, and death with rein.
+fn new_group() -> std::io::Result<()> {
+    // SAFETY: setsid takes no pointers and changes only this (child) process.
+    if unsafe { libc::setsid() } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and changes only this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    Ok(())
+}
+
+/// One of the hook's output pipes, read up to [`MAX_OUTPUT`] (the rest is read and
+/// dropped, so the hook is never blocked on a full pipe).
+struct Pipe<R> {
+    reader: R,
+    kept: Vec<u8>,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl<R: AsyncRead + Unpin> Pipe<R> {
+    fn new(reader: R) -> Self {
+        Pipe {
+            reader,
+            kept: Vec::new(),
+            buf: vec![0; 16 * 1024],
+            done: false,
+        }
+    }
+
+    async fn read(&mut self) {
+        match self.reader.read(&mut self.buf).await {
+            Ok(0) | Err(_) => self.done = true,
+            Ok(n) => {
+                let room = MAX_OUTPUT.saturating_sub(self.kept.len());
+                self.kept.extend_from_slice(&self.buf[..n.min(room)]);
+            }
+        }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.kept).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn sh(command: &str, payload: &str, timeout: Duration) -> Ran {
+        let dir = tempfile::tempdir().unwrap();
+        run(
+            command,
+            dir.path(),
+            payload.as_bytes(),
+            &[("REIN_X", "1")],
+            timeout,
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn the_payload_goes_in_and_the_output_and_code_come_out() {
+        let ran = sh(
+            "cat; echo; echo \"x=$REIN_X\"; echo oops >&2; exit 2",
+            "{\"a\":1}",
+            Duration::from_secs(5),
+        )
+        .await;
+        assert_eq!(ran.ended, Ended::Exit(2));
+        assert_eq!(ran.stdout, "{\"a\":1}\nx=1\n");
+        assert_eq!(ran.stderr, "oops\n");
+    }
+
+    #[tokio::test]
+    async fn a_hook_that_never_ends_is_killed_at_its_timeout() {
+        let started = std::time::Instant::now();
+        let ran = sh("echo started; sleep 100", "", Duration::from_millis(300)).await;
+        assert_eq!(ran.ended, Ended::TimedOut);
+        assert_eq!(ran.stdout, "started\n");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn an_orphan_holding_stdout_cannot_hold_rein() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::time::Instant::now();
+        let ran = run(
+            "sleep 100 & echo $! > orphan.pid; echo done",
+            dir.path(),
+            b"",
+            &[],
+            Duration::from_secs(30),
+        )
+        .await;
+        assert_eq!(ran.ended, Ended::Exit(0));
+        assert_eq!(ran.stdout, "done\n");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        let pid: libc::pid_t = std::fs::read_to_string(dir.path().join("orphan.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let mut gone = false;
+        for _ in 0..200 {
+            // SAFETY: signal 0 only checks that the process exists.
+            if unsafe { libc::kill(pid, 0) } != 0 {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(gone, "the orphan outlived its hook");
+    }
+
+    #[tokio::test]
+    async fn a_hook_that_never_reads_its_input_is_not_blocked_by_it() {
+        let big = "x".repeat(1024 * 1024);
+        let ran = sh("echo fine", &big, Duration::from_secs(5)).await;
+        assert_eq!(ran.ended, Ended::Exit(0));
+        assert_eq!(ran.stdout, "fine\n");
+    }
+}

@@ -439,6 +439,11 @@ impl Printer {
                 self.newline_stdout();
                 say!("rein: {}", mode.describe());
             }
+            AgentEvent::Hook { event, message, .. } => {
+                self.end_reasoning();
+                self.newline_stdout();
+                say!("  hook {event}: {}", first_line_cut(message, 500));
+            }
             AgentEvent::Error { message } | AgentEvent::RecordingStopped { message } => {
                 self.end_reasoning();
                 self.newline_stdout();

@@ -47,6 +47,13 @@ pub enum AgentEvent {
         text: Option<String>,
         reasoning: Option<String>,
     },
+    /// A hook (Claude Code's) said something: blocked a call, added context, failed.
+    /// `error` for what the user should notice (a block, a stop, a failure).
+    Hook {
+        event: String,
+        message: String,
+        error: bool,
+    },
     /// The background commands changed (one started, ended, printed a new last line, was
     /// read): all of them as they are now, oldest first.
     Background {
@@ -527,6 +534,7 @@ impl AgentEvent {
             | AgentEvent::ModelSwitched { .. } => EventFamily::Context,
             AgentEvent::Retrying { .. }
             | AgentEvent::ModeChanged { .. }
+            | AgentEvent::Hook { .. }
             | AgentEvent::Notice { .. }
             | AgentEvent::FilesChanged { .. }
             | AgentEvent::Rewound { .. }

@@ -63,6 +63,9 @@ pub struct AgentConfig {
     pub subagent_max_parallel: usize,
     /// Background commands (`bash` with `run_in_background`) that run at once.
     pub max_background: usize,
+    /// The hooks (Claude Code's `hooks.json`) that run: the user's, and the project's the
+    /// user approved. Empty: none, and nothing is spent on them.
+    pub hooks: Arc<crate::hooks::Hooks>,
     /// The project instructions (AGENTS.md files) for the system prompt, shared by
     /// subagents; read again for the new conversation of `/clear`.
     pub instructions: Instructions,

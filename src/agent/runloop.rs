@@ -127,6 +127,8 @@ pub(crate) struct Agent {
     /// Set when the user refused a call the loop guard asked about (how many times the
     /// model had made it): the turn stops.
     loop_stopped: Option<u32>,
+    /// Set when a hook said `continue: false` (its reason): the turn stops.
+    hook_stopped: Option<String>,
     /// The running (or last) turn's spill files.
     spill: TurnSpill,
     /// The project's files as the last turn left them (none before the first turn).
@@ -359,6 +361,7 @@ impl Agent {
         self.push(message);
         self.same_calls.reset();
         self.loop_stopped = None;
+        self.hook_stopped = None;
         self.emit(AgentEvent::TurnStarted { text });
         if !paths.is_empty() {
             self.emit(AgentEvent::Attached { paths });
@@ -513,6 +516,12 @@ impl Agent {
             }
             if changes_files {
                 self.checkpoint_after_batch();
+            }
+            if let Some(reason) = self.hook_stopped.take() {
+                self.emit(AgentEvent::Notice {
+                    message: format!("the turn was stopped by a hook: {reason}"),
+                });
+                return TurnOutcome::Completed;
             }
             if let Some(times) = self.loop_stopped.take() {
                 self.emit(AgentEvent::Notice {

@@ -66,6 +66,8 @@ pub(crate) struct Subagent {
     /// The main agent's external tools (MCP servers): a subagent is offered those its
     /// servers open to subagents (`mcp_servers.NAME.subagents`; none by default).
     pub external: Option<Arc<dyn ExternalTools>>,
+    /// The main agent's hooks: they fire for a subagent's calls too (with its id).
+    pub hooks: Option<super::toolrun::HookEnv>,
 }
 
 /// How a task ended: the `task` call's result.
@@ -242,6 +244,7 @@ impl Subagent {
                 external: self.external.as_deref(),
                 repeated: 0,
                 background: None,
+                hooks: self.hooks.as_ref(),
             };
             for call in &calls {
                 self.report(

@@ -50,6 +50,8 @@ pub(crate) struct ToolEnv<'a> {
     /// The session's background commands; none for a subagent (its `bash` runs in the
     /// foreground only).
     pub background: Option<&'a Background>,
+    /// The user's hooks (Claude Code's), when any are configured.
+    pub hooks: Option<&'a HookEnv>,
 }
 
 /// Identical calls in a row after which the next one is put to the user, whatever the
@@ -152,6 +154,8 @@ pub(crate) struct ToolRun {
     pub granted: Vec<Grant>,
     /// The user refused a call the loop guard put to them: the turn stops.
     pub loop_refused: bool,
+    /// A hook said `continue: false`: the turn stops, for this reason.
+    pub hook_stop: Option<String>,
 }
 
 impl ToolEnv<'_> {
@@ -229,34 +233,59 @@ impl ToolEnv<'_> {
             interrupted: false,
             granted: Vec::new(),
             loop_refused: false,
+            hook_stop: None,
         };
         let name = call.function.name.as_str();
         let external = external_spec(self.external, name, self.subagent.is_some());
-        let prepared = match &external {
-            Some(spec) => crate::tools::prepare_external(spec, &call.function.arguments),
-            // Offered as unavailable (a resumed session's tool whose server is gone).
-            None if self.external.is_some()
-                && self.subagent.is_some()
-                && name.starts_with("mcp__") =>
-            {
-                Err(format!(
-                    "Error: {} is not one of your tools (a subagent gets only the MCP tools \
-                     the user's config opens to subagents); do without it",
-                    crate::tools::printable(name)
-                ))
-            }
-            None if self.external.is_some() && name.starts_with("mcp__") => {
-                Err(unknown_mcp_tool(self.external, name))
-            }
-            None => self.toolset.prepare(name, &call.function.arguments),
-        };
-        let mut prepared = match prepared {
+        let mut prepared = match self.prepare(name, external.as_ref(), &call.function.arguments) {
             Ok(p) => p,
             Err(text) => {
                 run.result = ToolResult::error(text);
                 return run;
             }
         };
+        // The user's hooks (Claude Code's PreToolUse) see the call before it is judged: a
+        // block refuses it, `updatedInput` replaces its arguments (checked again), allow
+        // and ask weigh in on the judgement below.
+        let mut hook_permission = None;
+        let mut hook_context = None;
+        if let Some(hooks) = self.hooks.filter(|h| !h.hooks.is_empty()) {
+            let fields = tool_fields(call, name, &prepared.args, self.subagent);
+            let claude = crate::hooks::names::claude_name(name);
+            if let Some(said) = hooks
+                .fire(
+                    crate::hooks::Event::PreToolUse,
+                    Some(claude),
+                    self.mode.get(),
+                    fields,
+                )
+                .await
+            {
+                self.report_hooks(crate::hooks::Event::PreToolUse, claude, &said);
+                let denied = match &said.permission {
+                    Some((crate::hooks::Permission::Deny, reason)) => Some(reason.clone()),
+                    _ => None,
+                };
+                if let Some(reason) = said.block.clone().or(denied).or(said.stop.clone()) {
+                    run.result = ToolResult::hook_blocked(name, &reason);
+                    run.hook_stop = said.stop;
+                    return run;
+                }
+                if let Some(input) = &said.updated_input {
+                    let raw = crate::hooks::names::from_claude_input(name, input).to_string();
+                    prepared = match self.prepare(name, external.as_ref(), &raw) {
+                        Ok(p) => p,
+                        Err(text) => {
+                            run.result =
+                                ToolResult::error(format!("{text} (the arguments a hook rewrote)"));
+                            return run;
+                        }
+                    };
+                }
+                hook_permission = said.permission;
+                hook_context = (!said.context.is_empty()).then(|| said.context.join("\n"));
+            }
+        }
         // The file tools read and write where the path leads, judged as such.
         if let Err(text) = prepared.pin_path(self.root) {
             run.result = ToolResult::error(text);
@@ -270,6 +299,33 @@ impl ToolEnv<'_> {
         let current = self.mode.get();
         let decision = mode::decide(current, name, verdict, self.mode.sandbox_works());
         let looping = self.repeated >= SAME_CALL_LIMIT;
+        // A hook's word: allow skips the question (never a rule's deny or plan mode's
+        // refusal, and never the sandbox, which runs the call all the same); ask asks.
+        let decision = match (decision, &hook_permission) {
+            (ModeDecision::Ask { .. }, Some((crate::hooks::Permission::Allow, reason)))
+                if !looping =>
+            {
+                ModeDecision::AutoApproved {
+                    reason: if reason.is_empty() {
+                        "a PreToolUse hook allowed it".to_string()
+                    } else {
+                        format!("a PreToolUse hook allowed it: {reason}")
+                    },
+                }
+            }
+            (
+                ModeDecision::Run | ModeDecision::AutoApproved { .. },
+                Some((crate::hooks::Permission::Ask, reason)),
+            ) => ModeDecision::Ask {
+                reason: if reason.is_empty() {
+                    "a PreToolUse hook asks".to_string()
+                } else {
+                    format!("a PreToolUse hook asks: {reason}")
+                },
+                grants: Vec::new(),
+            },
+            (decision, _) => decision,
+        };
         let decision = match decision {
             // The loop guard asks whatever the mode (auto mode too).
             ModeDecision::Run | ModeDecision::AutoApproved { .. } if looping => ModeDecision::Ask {
@@ -384,6 +440,11 @@ impl ToolEnv<'_> {
         } else {
             self.ctx
         };
+        // What the PostToolUse hooks read, taken before the arguments go to the tool.
+        let post_fields = self
+            .hooks
+            .filter(|h| !h.hooks.is_empty())
+            .map(|_| tool_fields(call, name, &prepared.args, self.subagent));
         let work = async {
             if let Some(call) = prepared.background() {
                 return self.run_background(call, ctx).await;
@@ -403,10 +464,180 @@ impl ToolEnv<'_> {
             None => {
                 run.result = ToolResult::interrupted();
                 run.interrupted = true;
+                return run;
             }
+        }
+        if let Some(context) = hook_context {
+            run.result
+                .text
+                .push_str(&format!("\n\n(from a PreToolUse hook: {context})"));
+        }
+        if let (Some(hooks), Some(mut fields)) = (self.hooks, post_fields) {
+            self.post_tool_hooks(hooks, name, &mut fields, &mut run)
+                .await;
         }
         run
     }
+
+    /// Prepare a call of `name` with `raw` arguments for this agent: one of its tools, an
+    /// external tool `external` describes, or an error naming what is wrong.
+    fn prepare(
+        &self,
+        name: &str,
+        external: Option<&ExternalSpec>,
+        raw: &str,
+    ) -> Result<crate::tools::PreparedCall, String> {
+        match external {
+            Some(spec) => crate::tools::prepare_external(spec, raw),
+            // Offered as unavailable (a resumed session's tool whose server is gone).
+            None if self.external.is_some()
+                && self.subagent.is_some()
+                && name.starts_with("mcp__") =>
+            {
+                Err(format!(
+                    "Error: {} is not one of your tools (a subagent gets only the MCP tools \
+                     the user's config opens to subagents); do without it",
+                    crate::tools::printable(name)
+                ))
+            }
+            None if self.external.is_some() && name.starts_with("mcp__") => {
+                Err(unknown_mcp_tool(self.external, name))
+            }
+            None => self.toolset.prepare(name, raw),
+        }
+    }
+
+    /// Claude Code's PostToolUse (or PostToolUseFailure) hooks on the result in `run`: a
+    /// block's reason and any context reach the model with the result.
+    async fn post_tool_hooks(
+        &self,
+        hooks: &HookEnv,
+        name: &str,
+        fields: &mut serde_json::Map<String, serde_json::Value>,
+        run: &mut ToolRun,
+    ) {
+        let failed = run.result.outcome.is_error();
+        let event = if failed {
+            fields.insert("error".into(), run.result.text.clone().into());
+            crate::hooks::Event::PostToolUseFailure
+        } else {
+            fields.insert(
+                "tool_response".into(),
+                serde_json::json!({ "output": run.result.text, "stdout": run.result.text }),
+            );
+            crate::hooks::Event::PostToolUse
+        };
+        let claude = crate::hooks::names::claude_name(name);
+        let Some(said) = hooks
+            .fire(event, Some(claude), self.mode.get(), std::mem::take(fields))
+            .await
+        else {
+            return;
+        };
+        self.report_hooks(event, claude, &said);
+        let mut notes: Vec<String> = said.block.into_iter().collect();
+        notes.extend(said.context);
+        if !notes.is_empty() {
+            run.result.text.push_str(&format!(
+                "\n\n(from a {} hook: {})",
+                event.name(),
+                notes.join("\n")
+            ));
+        }
+        run.hook_stop = said.stop;
+    }
+
+    /// Tell the front end what the hooks of `event` for `subject` said (blocks, errors,
+    /// messages, context).
+    fn report_hooks(
+        &self,
+        event: crate::hooks::Event,
+        subject: &str,
+        said: &crate::hooks::Combined,
+    ) {
+        let mut lines = Vec::new();
+        if let Some(reason) = &said.block {
+            lines.push((true, format!("blocked {subject}: {reason}")));
+        }
+        if let Some((crate::hooks::Permission::Deny, reason)) = &said.permission {
+            lines.push((true, format!("denied {subject}: {reason}")));
+        }
+        if let Some(reason) = &said.stop {
+            lines.push((true, format!("stopped the turn: {reason}")));
+        }
+        for message in &said.messages {
+            lines.push((false, message.clone()));
+        }
+        if !said.context.is_empty() {
+            lines.push((false, "added context for the model".to_string()));
+        }
+        for error in &said.errors {
+            lines.push((true, format!("failed: {error}")));
+        }
+        for (strong, text) in lines {
+            self.emit(AgentEvent::Hook {
+                event: event.name().to_string(),
+                message: text,
+                error: strong,
+            });
+        }
+    }
+}
+
+/// The hooks in force for an agent, and the session they report on.
+#[derive(Clone)]
+pub(crate) struct HookEnv {
+    pub hooks: std::sync::Arc<crate::hooks::Hooks>,
+    pub session_id: String,
+    pub transcript: String,
+}
+
+impl HookEnv {
+    /// [`crate::hooks::Hooks::fire`] with this session's common fields, in `mode`.
+    pub(crate) async fn fire(
+        &self,
+        event: crate::hooks::Event,
+        subject: Option<&str>,
+        mode: ApprovalMode,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Option<crate::hooks::Combined> {
+        let common = crate::hooks::Common {
+            session_id: self.session_id.clone(),
+            transcript_path: self.transcript.clone(),
+            permission_mode: match mode {
+                ApprovalMode::Default => "default",
+                ApprovalMode::Plan => "plan",
+                ApprovalMode::Auto => "bypassPermissions",
+            }
+            .to_string(),
+        };
+        self.hooks.fire(event, subject, &common, fields).await
+    }
+}
+
+/// A tool call's payload fields for Claude Code's tool hooks: its name and input in Claude
+/// Code's words, its id, and inside a subagent the agent's id and type.
+fn tool_fields(
+    call: &ToolCall,
+    name: &str,
+    args: &serde_json::Value,
+    subagent: Option<&str>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut fields = serde_json::Map::new();
+    fields.insert(
+        "tool_name".into(),
+        crate::hooks::names::claude_name(name).into(),
+    );
+    fields.insert(
+        "tool_input".into(),
+        crate::hooks::names::to_claude_input(name, args),
+    );
+    fields.insert("tool_use_id".into(), call.id.clone().into());
+    if let Some(task) = subagent {
+        fields.insert("agent_id".into(), task.into());
+        fields.insert("agent_type".into(), "task".into());
+    }
+    fields
 }
 
 /// A command's result: its text, and what it printed for the spill file.

@@ -145,6 +145,13 @@ pub(super) fn agent_config(
     client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
     // Unset: each request is capped at what is left of a known window (0 turns it off).
     client.auto_output_cap = config.max_output_tokens.source == rein::config::Source::Default;
+    let hooks = {
+        let loaded = rein::hooks::load(&config.user_config_path, &root);
+        for notice in &loaded.notices {
+            eprintln!("rein: {notice}");
+        }
+        Arc::new(loaded.hooks)
+    };
     client.extra_headers = config.headers.clone();
     client.images = config.images;
     Ok(AgentConfig {
@@ -156,6 +163,7 @@ pub(super) fn agent_config(
         subagent_max_steps: config.subagent_max_steps.value,
         subagent_max_parallel: config.subagent_max_parallel.value as usize,
         max_background: config.max_background.value as usize,
+        hooks,
         instructions: instructions.clone(),
         policy,
         skills,

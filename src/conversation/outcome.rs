@@ -124,6 +124,16 @@ impl ToolResult {
         }
     }
 
+    /// A hook (Claude Code's PreToolUse) refused the call to `tool`, for `reason`.
+    pub fn hook_blocked(tool: &str, reason: &str) -> ToolResult {
+        ToolResult {
+            outcome: ToolOutcome::Denied,
+            images: Vec::new(),
+            whole: None,
+            text: format!("Error: {tool} was blocked by a hook: {reason}"),
+        }
+    }
+
     /// The user refused the call to `tool`; their words, when they gave any, are passed on.
     pub fn refused(tool: &str, feedback: Option<&str>) -> ToolResult {
         let mut text = format!("Error: {tool} was not run: approval was refused");

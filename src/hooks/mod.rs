@@ -24,6 +24,43 @@ use serde_json::{Map, Value};
 pub use config::{Event, Hook, OnFailure, Source};
 pub use outcome::{Combined, Permission, Said};
 
+/// The hooks that run for a project, and what the user should hear about them.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub hooks: Hooks,
+    /// Lines naming a file and key that could not be used, and the project's hooks held.
+    pub notices: Vec<String>,
+}
+
+/// The user's hooks (`hooks.json` beside `user_config`) for the project `root`. A
+/// project's own `.rein/hooks.json` is held: its hooks would run as the user, outside the
+/// sandbox, from a file a cloned repository can ship, so they wait for the user's approval
+/// (which a later version asks for); a notice says they were held.
+pub fn load(user_config: &Path, root: &Path) -> Loaded {
+    let mut notices = Vec::new();
+    let mut hooks = Vec::new();
+    if let Some(file) = config::user_file(user_config) {
+        let parsed = config::load(&file, Source::User);
+        hooks.extend(parsed.hooks);
+        notices.extend(parsed.problems);
+    }
+    let project = config::project_file(root);
+    let held = config::load(&project, Source::Project);
+    if !held.hooks.is_empty() {
+        notices.push(format!(
+            "{}: {} project hook{} held: a project's hooks run as you, outside the sandbox, \
+             and run only once you approve them",
+            project.display(),
+            held.hooks.len(),
+            if held.hooks.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Loaded {
+        hooks: Hooks::new(hooks, root),
+        notices,
+    }
+}
+
 /// What every payload carries besides the event's own fields.
 #[derive(Debug, Clone, Default)]
 pub struct Common {

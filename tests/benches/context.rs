@@ -136,6 +136,7 @@ async fn session(layers: Option<u64>) -> Stats {
         subagent_max_steps: 12,
         subagent_max_parallel: 4,
         max_background: 4,
+        hooks: Default::default(),
         instructions: Default::default(),
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(project.path())),

@@ -45,6 +45,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         subagent_max_steps: 12,
         subagent_max_parallel: 4,
         max_background: 4,
+        hooks: Default::default(),
         instructions: Default::default(),
         policy: Arc::new(AllowAll),
         sandbox: Arc::new(Sandbox::off(root)),

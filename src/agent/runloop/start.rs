@@ -137,6 +137,7 @@ impl Agent {
             background,
             same_calls: Default::default(),
             loop_stopped: None,
+            hook_stopped: None,
             spill: TurnSpill::unlimited(),
             after_last_turn: None,
             changed: Vec::new(),

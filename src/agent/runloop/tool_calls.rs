@@ -15,7 +15,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use super::Agent;
 use crate::agent::events::{AgentEvent, SubagentEvent};
 use crate::agent::subagent::{self, Subagent};
-use crate::agent::toolrun::{self, ToolEnv};
+use crate::agent::toolrun::{self, HookEnv, ToolEnv};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::session::Entry;
 use crate::tools::{self, Toolset};
@@ -38,6 +38,7 @@ impl Agent {
     pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
         self.call_started(call);
         let repeated = self.same_calls.next(call);
+        let hook_env = self.hook_env();
         let open = self.inbox.open.clone();
         let env = ToolEnv {
             toolset: Toolset::Main,
@@ -52,6 +53,7 @@ impl Agent {
             external: self.config.external_tools.as_deref(),
             repeated,
             background: Some(&self.background),
+            hooks: hook_env.as_ref(),
         };
         let edited = edit_target(call, &self.config.root).map(|path| {
             let before = read_text(&path);
@@ -59,6 +61,9 @@ impl Agent {
         });
         let run = env.judge_and_run(Some(&mut self.inbox), call).await;
         self.same_calls.result(&run.result.text);
+        if let Some(reason) = &run.hook_stop {
+            self.hook_stopped = Some(reason.clone());
+        }
         if run.loop_refused {
             self.loop_stopped = Some(repeated + 1);
         }
@@ -86,7 +91,7 @@ impl Agent {
             self.record(Entry::todos(todos.clone()));
             self.emit(AgentEvent::TodosUpdated { todos });
         }
-        !run.interrupted && !run.loop_refused
+        !run.interrupted && !run.loop_refused && run.hook_stop.is_none()
     }
 
     /// Run `task` calls (consecutive ones of one reply) at the same time, each a subagent,
@@ -193,7 +198,24 @@ impl Agent {
             },
             mode: self.mode.clone(),
             external: self.config.external_tools.clone(),
+            hooks: self.hook_env(),
         }
+    }
+
+    /// The hooks and this session's ids for them; `None` when no hook is configured.
+    pub(super) fn hook_env(&self) -> Option<HookEnv> {
+        if self.config.hooks.is_empty() {
+            return None;
+        }
+        let (session_id, transcript) = match &self.recorder {
+            Some(writer) => (writer.id().to_string(), writer.path().display().to_string()),
+            None => (String::new(), String::new()),
+        };
+        Some(HookEnv {
+            hooks: self.config.hooks.clone(),
+            session_id,
+            transcript,
+        })
     }
 
     pub(super) fn finish_tool(&mut self, call: &ToolCall, result: ToolResult, started: Instant) {

@@ -367,6 +367,18 @@ fn notice_event(app: &mut App, event: AgentEvent) {
         AgentEvent::Notice { message } => notice(app, NoticeKind::Info, message),
         AgentEvent::ModeChanged { mode } => super::modes::changed(app, mode),
         AgentEvent::Error { message } => notice(app, NoticeKind::Error, message),
+        AgentEvent::Hook {
+            event,
+            message,
+            error,
+        } => {
+            let kind = if error {
+                NoticeKind::Error
+            } else {
+                NoticeKind::Info
+            };
+            notice(app, kind, format!("hook {event}: {message}"));
+        }
         AgentEvent::RecordingStopped { message } => {
             app.not_recording = true;
             notice(app, NoticeKind::Error, message);

@@ -1,0 +1,245 @@
+//! Hooks (issue 26): scripts written to Claude Code's documented payload, run by the real
+//! binary (`rein -p`) against the scripted server, with real processes.
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+/// The user's `hooks.json` (beside their config.toml, which turns the sandbox off).
+fn user_hooks(home: &Path, hooks: Value) {
+    let dir = home.join("rein-home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[sandbox]\nmode = \"off\"\n").unwrap();
+    std::fs::write(
+        dir.join("hooks.json"),
+        json!({ "hooks": hooks }).to_string(),
+    )
+    .unwrap();
+}
+
+/// A script file in `dir`, executable.
+fn script(dir: &Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+fn command(path: &str) -> Value {
+    json!([{ "type": "command", "command": path }])
+}
+
+fn rein(home: &Path, project: &Path, server: &ScriptedServer, extra: &[&str]) -> Output {
+    support::rein_in(home, project)
+        .args([
+            "-p",
+            "go",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The tool results the model got, from the last request.
+fn tool_results(server: &ScriptedServer) -> Vec<String> {
+    let requests = server.requests();
+    requests
+        .last()
+        .and_then(|r| r["messages"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bash_validator_that_exits_2_refuses_the_call_with_its_words() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    // Claude Code's documented example: read the payload, refuse what matches.
+    let validator = script(
+        hooks_dir.path(),
+        "validate.sh",
+        r#"payload=$(cat)
+case "$payload" in
+  *'"command":"git push --force'*) echo "force pushes are not allowed" >&2; exit 2 ;;
+esac
+exit 0
+"#,
+    );
+    user_hooks(
+        home.path(),
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": command(&validator)}]}),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"git push --force"}"#)]),
+        Reply::tool_calls(&[("bash", r#"{"command":"echo allowed > ok.txt"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let results = tool_results(&server);
+    assert_eq!(
+        results[0],
+        "Error: bash was blocked by a hook: force pushes are not allowed"
+    );
+    assert!(
+        err.contains("hook PreToolUse: blocked Bash: force pushes are not allowed"),
+        "{err}"
+    );
+    assert!(
+        project.path().join("ok.txt").exists(),
+        "the second call ran: {err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_guard_denies_in_json_a_logger_sees_results_and_allow_skips_the_question() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let log = hooks_dir.path().join("post.log");
+    let guard = script(
+        hooks_dir.path(),
+        "guard.sh",
+        r#"payload=$(cat)
+case "$payload" in
+  *'"file_path":"'*'secret'*) printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no secrets"}}' ;;
+  *) printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "checked"}}' ;;
+esac
+"#,
+    );
+    let logger = script(
+        hooks_dir.path(),
+        "log.sh",
+        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
+    );
+    user_hooks(
+        home.path(),
+        json!({
+            "PreToolUse": [{"matcher": "Write|Bash", "hooks": command(&guard)}],
+            "PostToolUse": [{"matcher": "*", "hooks": command(&logger)}]
+        }),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("write_file", r#"{"path":"secret.txt","content":"k"}"#)]),
+        // `sleep` needs approval: the hook's allow gives it, headless, without --yes.
+        Reply::tool_calls(&[("bash", r#"{"command":"sleep 0.1; echo slept"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let results = tool_results(&server);
+    assert_eq!(
+        results[0],
+        "Error: write_file was blocked by a hook: no secrets"
+    );
+    assert!(!project.path().join("secret.txt").exists());
+    assert_eq!(results[1], "slept", "{err}");
+    // The logger read Claude Code's payload after the call that ran.
+    let logged: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["hook_event_name"], "PostToolUse");
+    assert_eq!(logged[0]["tool_name"], "Bash");
+    assert_eq!(logged[0]["tool_input"]["command"], "sleep 0.1; echo slept");
+    assert_eq!(logged[0]["tool_response"]["stdout"], "slept");
+    assert_eq!(logged[0]["permission_mode"], "default");
+    assert!(logged[0]["session_id"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_hangs_is_cut_at_its_timeout_and_the_call_goes_on_unless_it_blocks_on_failure()
+{
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let hang = script(hooks_dir.path(), "hang.sh", "sleep 1000 &\nsleep 1000\n");
+    user_hooks(
+        home.path(),
+        json!({"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": hang, "timeout": 1}]},
+            {"matcher": "Write", "hooks": [{"type": "command", "command": format!("{hang} write"), "timeout": 1, "on_failure": "block"}]}
+        ]}),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo ran"}"#)]),
+        Reply::tool_calls(&[("write_file", r#"{"path":"a.txt","content":"x"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(started.elapsed() < Duration::from_secs(20), "{err}");
+    assert!(out.status.success(), "{err}");
+    let results = tool_results(&server);
+    assert_eq!(results[0], "ran");
+    assert!(err.contains("hook PreToolUse: failed: timed out"), "{err}");
+    assert!(
+        results[1].starts_with("Error: write_file was blocked by a hook: a hook failed and blocks on failure: timed out"),
+        "{results:?}"
+    );
+    assert!(!project.path().join("a.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_hooks_are_held_and_a_bad_line_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    let marker = project.path().join("ran.txt");
+    std::fs::write(
+        project.path().join(".rein/hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}]}}).to_string(),
+    )
+    .unwrap();
+    user_hooks(
+        home.path(),
+        json!({"PreToolUse": [{"matcher": "(", "hooks": command("true")}]}),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo hi"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!marker.exists(), "a project's hook ran unapproved");
+    assert!(err.contains("1 project hook held"), "{err}");
+    assert!(
+        err.contains("hooks.json: hooks.PreToolUse[0].matcher: not a regular expression"),
+        "{err}"
+    );
+}

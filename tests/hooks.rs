@@ -243,3 +243,135 @@ async fn a_projects_hooks_are_held_and_a_bad_line_is_named() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_hook_adds_context_or_keeps_the_prompt_back() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let adder = script(
+        hooks_dir.path(),
+        "prompt.sh",
+        r#"payload=$(cat)
+case "$payload" in
+  *'"prompt":"deploy'*) echo "no deploys on Fridays" >&2; exit 2 ;;
+esac
+echo "the release branch is release/7"
+"#,
+    );
+    user_hooks(
+        home.path(),
+        json!({"UserPromptSubmit": [{"hooks": command(&adder)}]}),
+    );
+    let server = ScriptedServer::start(vec![Reply::text("noted")])
+        .await
+        .unwrap();
+    let out = rein(home.path(), project.path(), &server, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    // The context rides in the turn's own message, after the user's words.
+    let requests = server.requests();
+    let user = requests[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .to_string();
+    assert!(
+        user.contains("go")
+            && user.contains("(from a UserPromptSubmit hook: the release branch is release/7)"),
+        "{user}"
+    );
+    // The system prompt never changes for it (the cached prefix holds).
+    assert!(!requests[0]["messages"][0]["content"]
+        .to_string()
+        .contains("release/7"));
+    assert!(
+        err.contains("hook UserPromptSubmit: added context for the model"),
+        "{err}"
+    );
+
+    let out = support::rein_in(home.path(), project.path())
+        .args([
+            "-p",
+            "deploy now",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("hook UserPromptSubmit: the prompt was not sent: no deploys on Fridays"),
+        "{err}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the blocked prompt reached the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_hook_that_blocks_once_keeps_the_model_going_and_one_that_always_does_is_ended() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let once = script(
+        hooks_dir.path(),
+        "stop.sh",
+        r#"payload=$(cat)
+case "$payload" in
+  *'"stop_hook_active":true'*) exit 0 ;;
+esac
+printf '%s' '{"decision": "block", "reason": "run the tests before you stop"}'
+"#,
+    );
+    user_hooks(home.path(), json!({"Stop": [{"hooks": command(&once)}]}));
+    let server = ScriptedServer::start(vec![Reply::text("all done"), Reply::text("tests pass")])
+        .await
+        .unwrap();
+    let out = rein(home.path(), project.path(), &server, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{err}");
+    let last_user = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last_user["role"], "user");
+    assert_eq!(
+        last_user["content"],
+        "(from a Stop hook: run the tests before you stop)"
+    );
+    assert!(
+        err.contains("hook Stop: kept the turn going: run the tests before you stop"),
+        "{err}"
+    );
+
+    // One that always blocks: eight times, then the turn ends.
+    let always = script(
+        hooks_dir.path(),
+        "always.sh",
+        "cat > /dev/null\necho again >&2\nexit 2\n",
+    );
+    user_hooks(home.path(), json!({"Stop": [{"hooks": command(&always)}]}));
+    let replies: Vec<Reply> = (0..12).map(|i| Reply::text(&format!("done {i}"))).collect();
+    let server = ScriptedServer::start(replies).await.unwrap();
+    let out = rein(home.path(), project.path(), &server, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(server.requests().len(), 8, "{err}");
+    assert!(
+        err.contains("kept the turn going 8 times in a row"),
+        "{err}"
+    );
+}

@@ -68,6 +68,10 @@ use tool_calls::display_args;
 /// What a reminder told: the branch, the plan, the mode and the background commands.
 type Reminded = (Option<String>, Vec<Todo>, ApprovalMode, Vec<String>);
 
+/// Stop hooks that block in a row before the turn ends all the same (a Stop hook that
+/// always blocks would otherwise loop until `agent.max_steps`).
+const MAX_STOP_BLOCKS: u32 = 8;
+
 impl Drop for Agent {
     /// However the agent ends (a panic, its task aborted), its background commands end
     /// with it.
@@ -337,6 +341,20 @@ impl Agent {
 
     /// One user turn: model calls and tool runs until a reply asks for no tools.
     async fn run_turn(&mut self, text: String) -> TurnOutcome {
+        // The user's UserPromptSubmit hooks see the prompt first: a block keeps it from
+        // the model (the user sees why); their context rides with the reminder.
+        let mut prompt_context = None;
+        if let Some(said) = self.prompt_hooks(&text).await {
+            if let Some(reason) = said.block.or(said.stop) {
+                self.emit(AgentEvent::Hook {
+                    event: crate::hooks::Event::UserPromptSubmit.name().to_string(),
+                    message: format!("the prompt was not sent: {reason}"),
+                    error: true,
+                });
+                return TurnOutcome::Failed;
+            }
+            prompt_context = (!said.context.is_empty()).then(|| said.context.join("\n"));
+        }
         // The reminder rides in the user's message (a history that ends without a reply,
         // say a resumed session whose process died, gets a note before it on the wire).
         // What the user's own commands printed since the last message goes first.
@@ -350,7 +368,11 @@ impl Agent {
         let attached = self.attach_mentions(&text).await;
         let paths: Vec<String> = attached.files.iter().map(|a| a.path.clone()).collect();
         let mut message = Message::user(content).with_attachments(attached.files);
-        message.set_reminder(self.reminder(true));
+        let mut reminder = self.reminder(true);
+        if let Some(context) = prompt_context {
+            reminder.push_str(&format!("\n(from a UserPromptSubmit hook: {context})"));
+        }
+        message.set_reminder(reminder);
         // How much of the message the model gets depends on the window: unless the request
         // is clearly small, that waits for the server's answer.
         let ready = self.settle_window(budget::message_chars(&message)).await;
@@ -373,6 +395,8 @@ impl Agent {
             self.keep_partial(String::new(), "interrupted by the user");
             return TurnOutcome::Interrupted;
         }
+        // Stop hooks that kept the turn going, in a row.
+        let mut stop_blocks = 0;
         for step in 1..=self.config.max_steps.max(1) {
             // What streamed is kept in the assembler (for an interrupt or a failure), not
             // copied here.
@@ -464,8 +488,9 @@ impl Agent {
                 }
                 self.emit(AgentEvent::Usage(usage));
             }
+            let shown = reply.shown().to_string();
             self.emit(AgentEvent::AssistantMessage {
-                text: reply.shown().to_string(),
+                text: shown.clone(),
                 finish_reason: reply.finish_reason.clone(),
                 refusal: reply.is_refusal(),
             });
@@ -474,6 +499,21 @@ impl Agent {
             self.push(message);
             self.emit_context();
             if calls.is_empty() {
+                // The user's Stop hooks may keep the model going, with their reason.
+                if let Some(reason) = self.stop_hooks(&shown, stop_blocks > 0).await {
+                    stop_blocks += 1;
+                    if stop_blocks >= MAX_STOP_BLOCKS {
+                        self.emit(AgentEvent::Notice {
+                            message: format!(
+                                "a Stop hook kept the turn going {MAX_STOP_BLOCKS} times in a row; \
+                                 the turn ends here"
+                            ),
+                        });
+                        return TurnOutcome::Completed;
+                    }
+                    self.push(Message::user(format!("(from a Stop hook: {reason})")));
+                    continue;
+                }
                 if cut_off {
                     self.emit(AgentEvent::Notice {
                         message: "the reply was cut off by the model's output token limit"

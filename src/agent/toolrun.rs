@@ -547,41 +547,47 @@ impl ToolEnv<'_> {
         run.hook_stop = said.stop;
     }
 
-    /// Tell the front end what the hooks of `event` for `subject` said (blocks, errors,
-    /// messages, context).
+    /// Tell the front end what the hooks of `event` for `subject` said.
     fn report_hooks(
         &self,
         event: crate::hooks::Event,
         subject: &str,
         said: &crate::hooks::Combined,
     ) {
-        let mut lines = Vec::new();
-        if let Some(reason) = &said.block {
-            lines.push((true, format!("blocked {subject}: {reason}")));
-        }
-        if let Some((crate::hooks::Permission::Deny, reason)) = &said.permission {
-            lines.push((true, format!("denied {subject}: {reason}")));
-        }
-        if let Some(reason) = &said.stop {
-            lines.push((true, format!("stopped the turn: {reason}")));
-        }
-        for message in &said.messages {
-            lines.push((false, message.clone()));
-        }
-        if !said.context.is_empty() {
-            lines.push((false, "added context for the model".to_string()));
-        }
-        for error in &said.errors {
-            lines.push((true, format!("failed: {error}")));
-        }
-        for (strong, text) in lines {
+        for (error, message) in hook_lines(subject, said) {
             self.emit(AgentEvent::Hook {
                 event: event.name().to_string(),
-                message: text,
-                error: strong,
+                message,
+                error,
             });
         }
     }
+}
+
+/// What hooks said, a line each for the user (blocks, denials, stops, their messages,
+/// context added, failures), `true` for what needs noticing. `subject`: what they judged
+/// (a tool's name, or the event's).
+pub(crate) fn hook_lines(subject: &str, said: &crate::hooks::Combined) -> Vec<(bool, String)> {
+    let mut lines = Vec::new();
+    if let Some(reason) = &said.block {
+        lines.push((true, format!("blocked {subject}: {reason}")));
+    }
+    if let Some((crate::hooks::Permission::Deny, reason)) = &said.permission {
+        lines.push((true, format!("denied {subject}: {reason}")));
+    }
+    if let Some(reason) = &said.stop {
+        lines.push((true, format!("stopped the turn: {reason}")));
+    }
+    for message in &said.messages {
+        lines.push((false, message.clone()));
+    }
+    if !said.context.is_empty() {
+        lines.push((false, "added context for the model".to_string()));
+    }
+    for error in &said.errors {
+        lines.push((true, format!("failed: {error}")));
+    }
+    lines
 }
 
 /// The hooks in force for an agent, and the session they report on.

@@ -281,7 +281,7 @@ echo "the release branch is release/7"
         .to_string();
     assert!(
         user.contains("go")
-            && user.contains("(from a UserPromptSubmit hook: the release branch is release/7)"),
+            && user.contains("(from the user's hooks: the release branch is release/7)"),
         "{user}"
     );
     // The system prompt never changes for it (the cached prefix holds).
@@ -373,5 +373,97 @@ printf '%s' '{"decision": "block", "reason": "run the tests before you stop"}'
     assert!(
         err.contains("kept the turn going 8 times in a row"),
         "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_start_context_subagent_calls_and_a_permission_request_answered_by_a_hook() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let log = hooks_dir.path().join("events.log");
+    let logger = script(
+        hooks_dir.path(),
+        "log.sh",
+        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
+    );
+    let start = script(
+        hooks_dir.path(),
+        "start.sh",
+        "cat > /dev/null\necho 'the CI is red since Monday'\n",
+    );
+    // PermissionRequest: deny what would be put to the user.
+    let deny = script(
+        hooks_dir.path(),
+        "deny.sh",
+        r#"cat > /dev/null
+printf '%s' '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny"}, "permissionDecisionReason": "not while I am away"}}'
+"#,
+    );
+    user_hooks(
+        home.path(),
+        json!({
+            "SessionStart": [{"matcher": "startup", "hooks": command(&start)}],
+            "PreToolUse": [{"hooks": command(&logger)}],
+            "SubagentStart": [{"hooks": command(&logger)}],
+            "SubagentStop": [{"hooks": command(&logger)}],
+            "PermissionRequest": [{"matcher": "Bash", "hooks": command(&deny)}]
+        }),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("task", r#"{"description":"look at the readme"}"#)]),
+        // The subagent's reply: a call, then its answer.
+        Reply::tool_calls(&[("bash", r#"{"command":"echo sub"}"#)]),
+        Reply::text("the readme is short"),
+        // `sleep` needs approval: the PermissionRequest hook denies it.
+        Reply::tool_calls(&[("bash", r#"{"command":"sleep 0.1"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let requests = server.requests();
+    // SessionStart's context rides in the first turn's message.
+    let first_user = requests[0]["messages"].to_string();
+    assert!(
+        first_user.contains("the CI is red since Monday"),
+        "{first_user}"
+    );
+    // The subagent's call went through PreToolUse with its id; Start and Stop fired.
+    let logged: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<String> = logged
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["hook_event_name"].as_str().unwrap_or(""),
+                e["tool_name"].as_str().unwrap_or("-"),
+                e["agent_id"].as_str().map_or("main", |_| "sub")
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "PreToolUse Task main",
+            "SubagentStart - sub",
+            "PreToolUse Bash sub",
+            "SubagentStop - sub",
+            "PreToolUse Bash main",
+        ],
+        "{err}"
+    );
+    let results = tool_results(&server);
+    assert_eq!(
+        results.last().map(String::as_str),
+        Some("Error: bash was blocked by a hook: not while I am away"),
+        "{results:?}"
     );
 }

@@ -50,6 +50,7 @@ use crate::tools::{self, ToolContext};
 mod checkpoints;
 mod deltas;
 mod fit;
+mod hooks;
 mod offered_tools;
 mod recording;
 mod reminders;
@@ -133,6 +134,8 @@ pub(crate) struct Agent {
     loop_stopped: Option<u32>,
     /// Set when a hook said `continue: false` (its reason): the turn stops.
     hook_stopped: Option<String>,
+    /// Context SessionStart hooks gave, for the next turn's message.
+    hook_context: Vec<String>,
     /// The running (or last) turn's spill files.
     spill: TurnSpill,
     /// The project's files as the last turn left them (none before the first turn).
@@ -177,6 +180,12 @@ impl Agent {
             });
         }
         self.emit_context();
+        let source = if self.history.len() > 1 {
+            "resume"
+        } else {
+            "startup"
+        };
+        self.session_start_hooks(source).await;
         loop {
             self.inbox.settle();
             self.record_mode();
@@ -187,7 +196,9 @@ impl Agent {
                 Some(Queued::Message(text)) => text,
                 Some(Queued::NewConversation) => {
                     let _ = self.settle_checkpoint().await;
+                    self.session_end_hooks("clear").await;
                     self.new_conversation();
+                    self.session_start_hooks("clear").await;
                     continue;
                 }
                 Some(Queued::Command(command)) => {
@@ -229,7 +240,9 @@ impl Agent {
                         }
                         Some(AgentCommand::NewConversation) => {
                             let _ = self.settle_checkpoint().await;
+                            self.session_end_hooks("clear").await;
                             self.new_conversation();
+                            self.session_start_hooks("clear").await;
                             continue;
                         }
                         Some(AgentCommand::Rename(title)) => {
@@ -290,6 +303,7 @@ impl Agent {
         }
         // What is still being taken is recorded before the agent stops.
         let _ = self.settle_checkpoint().await;
+        self.session_end_hooks("exit").await;
         // No background command outlives the session.
         self.background.kill_all();
     }
@@ -344,6 +358,10 @@ impl Agent {
         // The user's UserPromptSubmit hooks see the prompt first: a block keeps it from
         // the model (the user sees why); their context rides with the reminder.
         let mut prompt_context = None;
+        let session_context = std::mem::take(&mut self.hook_context);
+        if !session_context.is_empty() {
+            prompt_context = Some(session_context.join("\n"));
+        }
         if let Some(said) = self.prompt_hooks(&text).await {
             if let Some(reason) = said.block.or(said.stop) {
                 self.emit(AgentEvent::Hook {
@@ -353,7 +371,11 @@ impl Agent {
                 });
                 return TurnOutcome::Failed;
             }
-            prompt_context = (!said.context.is_empty()).then(|| said.context.join("\n"));
+            if !said.context.is_empty() {
+                let mut all: Vec<String> = prompt_context.take().into_iter().collect();
+                all.extend(said.context);
+                prompt_context = Some(all.join("\n"));
+            }
         }
         // The reminder rides in the user's message (a history that ends without a reply,
         // say a resumed session whose process died, gets a note before it on the wire).
@@ -370,7 +392,7 @@ impl Agent {
         let mut message = Message::user(content).with_attachments(attached.files);
         let mut reminder = self.reminder(true);
         if let Some(context) = prompt_context {
-            reminder.push_str(&format!("\n(from a UserPromptSubmit hook: {context})"));
+            reminder.push_str(&format!("\n(from the user's hooks: {context})"));
         }
         message.set_reminder(reminder);
         // How much of the message the model gets depends on the window: unless the request

@@ -29,6 +29,7 @@ use crate::context::budget::TokenMeter;
 use crate::context::spill::TurnSpill;
 use crate::context::{drop, stubs, ContextConfig};
 use crate::conversation::{Message, ToolResult};
+use crate::hooks::Event;
 use crate::permissions::{Grant, PermissionPolicy};
 use crate::skills::SkillSet;
 use crate::tools::external::{self as external_tools, ExternalTools};
@@ -110,6 +111,35 @@ impl Subagent {
         });
     }
 
+    /// The user's hooks of `event` for this subagent (`task_id`), with `fields`; what they
+    /// said (each line also told the user).
+    async fn hook(
+        &self,
+        event: Event,
+        task_id: &str,
+        mut fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Option<crate::hooks::Combined> {
+        let hooks = self.hooks.as_ref()?;
+        fields.insert("agent_id".into(), task_id.into());
+        fields.insert("agent_type".into(), "task".into());
+        let said = hooks
+            .fire(event, Some("task"), self.mode.get(), fields)
+            .await?;
+        let subject = if event == Event::SubagentStop {
+            "the subagent's stop"
+        } else {
+            "the subagent"
+        };
+        for (error, message) in super::toolrun::hook_lines(subject, &said) {
+            let _ = self.events.send(AgentEvent::Hook {
+                event: event.name().to_string(),
+                message,
+                error,
+            });
+        }
+        Some(said)
+    }
+
     /// Answer `description`, as the `task` call `task_id`.
     pub(crate) async fn run(self, task_id: String, description: String) -> Outcome {
         // Its tools are fixed for its run (a server changing its list meanwhile changes
@@ -125,10 +155,22 @@ impl Subagent {
             list.extend(external_tools::specs_json(&offered));
         }
         let tools_chars = tools_json.to_string().len();
+        // The user's SubagentStart hooks; their context rides with the question.
+        let start = self
+            .hook(Event::SubagentStart, &task_id, Default::default())
+            .await;
+        let description = match start.map(|s| s.context).filter(|c| !c.is_empty()) {
+            Some(context) => format!(
+                "{description}\n\n(from the user's hooks: {})",
+                context.join("\n")
+            ),
+            None => description,
+        };
         let mut history = vec![
             Message::system(self.system_prompt.clone()),
             Message::user(description),
         ];
+        let mut stop_blocks = 0;
         let mut usage = Usage::default();
         let mut granted = Vec::new();
         // What it said along the way: what it has when it stops early.
@@ -209,6 +251,22 @@ impl Subagent {
                 said.push(text.to_string());
             }
             if reply.calls.is_empty() {
+                // The user's SubagentStop hooks may keep it going, with their reason.
+                let mut fields = serde_json::Map::new();
+                fields.insert("stop_hook_active".into(), (stop_blocks > 0).into());
+                fields.insert("last_assistant_message".into(), reply.text.clone().into());
+                let stop = self.hook(Event::SubagentStop, &task_id, fields).await;
+                if let Some(reason) = stop.and_then(|s| s.block) {
+                    stop_blocks += 1;
+                    if steps < max_steps && stop_blocks < 8 {
+                        let (message, _) = reply.into_message(&self.client.config().model);
+                        history.push(message);
+                        history.push(Message::user(format!(
+                            "(from a SubagentStop hook: {reason})"
+                        )));
+                        continue;
+                    }
+                }
                 self.report(&task_id, finished(steps, usage, false));
                 let text = match reply.said() {
                     Some(_) => reply.text,

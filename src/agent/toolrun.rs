@@ -356,78 +356,182 @@ impl ToolEnv<'_> {
                 subagent: self.subagent.map(str::to_string),
             }),
             ModeDecision::Ask { reason, grants } => {
-                let id = self.request_id(call);
-                // A subagent has no inbox: the main agent's passes the answer on.
-                let answer = match self.subagent {
-                    Some(_) => {
-                        let (reply, answer) = oneshot::channel();
-                        if let Ok(mut open) = self.open.lock() {
-                            open.insert(id.clone(), reply);
-                        }
-                        Some(answer)
-                    }
-                    None => None,
-                };
-                self.emit(AgentEvent::ApprovalNeeded {
-                    id: id.clone(),
-                    name: name.to_string(),
-                    summary: prepared.summary(),
-                    reason,
-                    grants: grants.clone(),
-                    preview: prepared.preview(self.ctx),
-                    subagent: self.subagent.map(str::to_string),
-                    repeated: if looping { self.repeated } else { 0 },
-                    mcp: crate::permissions::tools::McpCall::for_call(name, &prepared.args).map(
-                        |mut call| {
-                            // The configured names, and who declared the server.
-                            if let Some(source) = external.as_ref().and_then(|s| s.source.as_ref())
-                            {
-                                call.server = source.server.clone();
-                                call.tool = source.tool.clone();
-                                call.project_server = source.project;
-                            }
-                            call
-                        },
-                    ),
-                });
-                let decision = match (inbox.as_deref_mut(), answer) {
-                    (_, Some(answer)) => answer.await.ok(),
-                    (Some(inbox), None) => inbox.wait_approval(&id).await,
-                    (None, None) => None,
-                };
-                if let Ok(mut open) = self.open.lock() {
-                    open.remove(&id);
-                }
-                match decision {
-                    None => {
-                        run.result = ToolResult::interrupted();
-                        run.interrupted = true;
+                // The user's PermissionRequest hooks may answer for them (never the loop
+                // guard's question); Notification hooks hear that rein waits.
+                match self
+                    .permission_hooks(name, call, &prepared.args, looping)
+                    .await
+                {
+                    Some((crate::hooks::Permission::Allow, _)) => {}
+                    Some((crate::hooks::Permission::Deny, why)) => {
+                        run.result = ToolResult::hook_blocked(name, &why);
                         return run;
                     }
-                    Some(ApprovalDecision::Approve) => {}
-                    Some(ApprovalDecision::ApproveForSession) => {
-                        self.policy.grant(&grants);
-                        run.granted = grants;
-                    }
-                    Some(ApprovalDecision::ApproveForProject) => {
-                        self.policy.grant(&grants);
-                        match self.policy.persist(&grants) {
-                            Ok(saved) => self.emit(AgentEvent::Notice { message: saved }),
-                            Err(e) => self.emit(AgentEvent::Error {
-                                message: format!("the rule was not saved: {e}"),
-                            }),
+                    _ => {
+                        self.notify_hooks(name);
+                        let ended = self
+                            .ask(
+                                &mut inbox, call, name, &prepared, &external, reason, grants,
+                                looping, &mut run,
+                            )
+                            .await;
+                        if ended {
+                            return run;
                         }
-                        run.granted = grants;
-                    }
-                    Some(ApprovalDecision::Deny { feedback }) => {
-                        run.result = ToolResult::refused(name, feedback.as_deref());
-                        run.loop_refused = looping;
-                        return run;
                     }
                 }
             }
         }
         run.started = Instant::now();
+        self.finish_run(inbox, call, name, prepared, hook_context, current, run)
+            .await
+    }
+
+    /// The PermissionRequest hooks on a call about to be put to the user: allow or deny
+    /// with its reason when one decides (never for the loop guard's question).
+    async fn permission_hooks(
+        &self,
+        name: &str,
+        call: &ToolCall,
+        args: &serde_json::Value,
+        looping: bool,
+    ) -> Option<(crate::hooks::Permission, String)> {
+        let hooks = self.hooks.filter(|h| !h.hooks.is_empty() && !looping)?;
+        let claude = crate::hooks::names::claude_name(name);
+        let fields = tool_fields(call, name, args, self.subagent);
+        let event = crate::hooks::Event::PermissionRequest;
+        let said = hooks
+            .fire(event, Some(claude), self.mode.get(), fields)
+            .await?;
+        self.report_hooks(event, claude, &said);
+        match (said.block, said.permission) {
+            (Some(reason), _) => Some((crate::hooks::Permission::Deny, reason)),
+            (None, Some((crate::hooks::Permission::Ask, _))) | (None, None) => None,
+            (None, permission) => permission,
+        }
+    }
+
+    /// Notification hooks: rein waits for the user's permission (run on the side; the
+    /// question does not wait for them).
+    fn notify_hooks(&self, name: &str) {
+        let Some(hooks) = self.hooks.filter(|h| !h.hooks.is_empty()).cloned() else {
+            return;
+        };
+        let mode = self.mode.get();
+        let message = format!(
+            "rein needs your permission to use {}",
+            crate::hooks::names::claude_name(name)
+        );
+        tokio::spawn(async move {
+            let mut fields = serde_json::Map::new();
+            fields.insert("message".into(), message.into());
+            fields.insert("notification_type".into(), "permission_prompt".into());
+            let event = crate::hooks::Event::Notification;
+            hooks
+                .fire(event, Some("permission_prompt"), mode, fields)
+                .await;
+        });
+    }
+
+    /// Put the call to the user and wait for the answer (into `run`); true when the call
+    /// ends here (refused, interrupted).
+    #[allow(clippy::too_many_arguments)]
+    async fn ask(
+        &self,
+        inbox: &mut Option<&mut Inbox>,
+        call: &ToolCall,
+        name: &str,
+        prepared: &crate::tools::PreparedCall,
+        external: &Option<ExternalSpec>,
+        reason: String,
+        grants: Vec<Grant>,
+        looping: bool,
+        run: &mut ToolRun,
+    ) -> bool {
+        let id = self.request_id(call);
+        // A subagent has no inbox: the main agent's passes the answer on.
+        let answer = match self.subagent {
+            Some(_) => {
+                let (reply, answer) = oneshot::channel();
+                if let Ok(mut open) = self.open.lock() {
+                    open.insert(id.clone(), reply);
+                }
+                Some(answer)
+            }
+            None => None,
+        };
+        self.emit(AgentEvent::ApprovalNeeded {
+            id: id.clone(),
+            name: name.to_string(),
+            summary: prepared.summary(),
+            reason,
+            grants: grants.clone(),
+            preview: prepared.preview(self.ctx),
+            subagent: self.subagent.map(str::to_string),
+            repeated: if looping { self.repeated } else { 0 },
+            mcp: crate::permissions::tools::McpCall::for_call(name, &prepared.args).map(
+                |mut call| {
+                    // The configured names, and who declared the server.
+                    if let Some(source) = external.as_ref().and_then(|s| s.source.as_ref()) {
+                        call.server = source.server.clone();
+                        call.tool = source.tool.clone();
+                        call.project_server = source.project;
+                    }
+                    call
+                },
+            ),
+        });
+        let decision = match (inbox.as_deref_mut(), answer) {
+            (_, Some(answer)) => answer.await.ok(),
+            (Some(inbox), None) => inbox.wait_approval(&id).await,
+            (None, None) => None,
+        };
+        if let Ok(mut open) = self.open.lock() {
+            open.remove(&id);
+        }
+        match decision {
+            None => {
+                run.result = ToolResult::interrupted();
+                run.interrupted = true;
+                return true;
+            }
+            Some(ApprovalDecision::Approve) => {}
+            Some(ApprovalDecision::ApproveForSession) => {
+                self.policy.grant(&grants);
+                run.granted = grants;
+            }
+            Some(ApprovalDecision::ApproveForProject) => {
+                self.policy.grant(&grants);
+                match self.policy.persist(&grants) {
+                    Ok(saved) => self.emit(AgentEvent::Notice { message: saved }),
+                    Err(e) => self.emit(AgentEvent::Error {
+                        message: format!("the rule was not saved: {e}"),
+                    }),
+                }
+                run.granted = grants;
+            }
+            Some(ApprovalDecision::Deny { feedback }) => {
+                run.result = ToolResult::refused(name, feedback.as_deref());
+                run.loop_refused = looping;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Run the judged call and take its result through the hooks: the rest of
+    /// [`Self::judge_and_run_whole`].
+    #[allow(clippy::too_many_arguments)]
+    async fn finish_run(
+        &self,
+        inbox: Option<&mut Inbox>,
+        call: &ToolCall,
+        name: &str,
+        prepared: crate::tools::PreparedCall,
+        hook_context: Option<String>,
+        current: ApprovalMode,
+        mut run: ToolRun,
+    ) -> ToolRun {
         // Plan mode: commands the rules allow run with the project read-only, so one
         // that writes (an `allow = ["make *"]`) fails rather than writes.
         let read_only;

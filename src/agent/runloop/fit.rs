@@ -246,6 +246,22 @@ impl Agent {
     /// keep only the note and the most recent messages (none when `auto` is false). On
     /// any failure the history stays as it was.
     pub(super) async fn compact(&mut self, focus: Option<String>, auto: bool) -> Compaction {
+        // The user's PreCompact and PostCompact hooks around it, and SessionStart
+        // (`compact`) after: the conversation goes on from the note.
+        let trigger = if auto { "auto" } else { "manual" };
+        let event = crate::hooks::Event::PreCompact;
+        self.compact_hooks(event, trigger, focus.as_deref()).await;
+        let done = self.compact_history(focus.clone(), auto).await;
+        if done == Compaction::Done {
+            let event = crate::hooks::Event::PostCompact;
+            self.compact_hooks(event, trigger, focus.as_deref()).await;
+            self.session_start_hooks("compact").await;
+        }
+        done
+    }
+
+    /// [`Self::compact`] itself, without the hooks.
+    async fn compact_history(&mut self, focus: Option<String>, auto: bool) -> Compaction {
         let context = self.config.context.clone();
         let note_tokens = self.note_tokens();
         let fixed = self.fixed_tokens();

@@ -138,6 +138,7 @@ impl Agent {
             same_calls: Default::default(),
             loop_stopped: None,
             hook_stopped: None,
+            hook_context: Vec::new(),
             spill: TurnSpill::unlimited(),
             after_last_turn: None,
             changed: Vec::new(),

@@ -15,7 +15,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use super::Agent;
 use crate::agent::events::{AgentEvent, SubagentEvent};
 use crate::agent::subagent::{self, Subagent};
-use crate::agent::toolrun::{self, HookEnv, ToolEnv};
+use crate::agent::toolrun::{self, ToolEnv};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::session::Entry;
 use crate::tools::{self, Toolset};
@@ -114,7 +114,17 @@ impl Agent {
             starts.push(Instant::now());
             // A task only reads, and each of its subagent's calls is judged on its own,
             // so the task itself needs no permission.
-            match Toolset::Main.prepare(&call.function.name, &call.function.arguments) {
+            let prepared = Toolset::Main.prepare(&call.function.name, &call.function.arguments);
+            // The user's PreToolUse hooks judge a task as Claude Code's judge `Task`.
+            let blocked = match &prepared {
+                Ok(p) => self.task_hook(call, &p.args).await,
+                Err(_) => None,
+            };
+            let prepared = match blocked {
+                Some(reason) => Err(format!("Error: task was blocked by a hook: {reason}")),
+                None => prepared,
+            };
+            match prepared {
                 Ok(prepared) => {
                     let description = prepared.task_description().unwrap_or_default();
                     if running.len() >= max {
@@ -200,64 +210,6 @@ impl Agent {
             external: self.config.external_tools.clone(),
             hooks: self.hook_env(),
         }
-    }
-
-    /// The UserPromptSubmit hooks on `prompt`: what they said, `None` when none ran.
-    pub(super) async fn prompt_hooks(&self, prompt: &str) -> Option<crate::hooks::Combined> {
-        let env = self.hook_env()?;
-        let mut fields = serde_json::Map::new();
-        fields.insert("prompt".into(), prompt.into());
-        let event = crate::hooks::Event::UserPromptSubmit;
-        let said = env.fire(event, None, self.mode.get(), fields).await?;
-        self.report_hooks(event, &said);
-        Some(said)
-    }
-
-    /// The Stop hooks as the model finishes with `last` (`active`: a Stop hook already
-    /// kept this turn going): the reason to go on, when one blocks.
-    pub(super) async fn stop_hooks(&self, last: &str, active: bool) -> Option<String> {
-        let env = self.hook_env()?;
-        let mut fields = serde_json::Map::new();
-        fields.insert("stop_hook_active".into(), active.into());
-        fields.insert("last_assistant_message".into(), last.into());
-        let event = crate::hooks::Event::Stop;
-        let said = env.fire(event, None, self.mode.get(), fields).await?;
-        self.report_hooks(event, &said);
-        said.block
-    }
-
-    /// Tell the front end what the hooks of a turn event said: a Stop hook's block kept
-    /// the turn going; a prompt's block is said by the caller, which keeps the prompt back.
-    fn report_hooks(&self, event: crate::hooks::Event, said: &crate::hooks::Combined) {
-        let mut quiet = said.clone();
-        let block = quiet.block.take();
-        let mut lines = toolrun::hook_lines(event.name(), &quiet);
-        if let (crate::hooks::Event::Stop, Some(reason)) = (event, block) {
-            lines.insert(0, (false, format!("kept the turn going: {reason}")));
-        }
-        for (error, message) in lines {
-            self.emit(AgentEvent::Hook {
-                event: event.name().to_string(),
-                message,
-                error,
-            });
-        }
-    }
-
-    /// The hooks and this session's ids for them; `None` when no hook is configured.
-    pub(super) fn hook_env(&self) -> Option<HookEnv> {
-        if self.config.hooks.is_empty() {
-            return None;
-        }
-        let (session_id, transcript) = match &self.recorder {
-            Some(writer) => (writer.id().to_string(), writer.path().display().to_string()),
-            None => (String::new(), String::new()),
-        };
-        Some(HookEnv {
-            hooks: self.config.hooks.clone(),
-            session_id,
-            transcript,
-        })
     }
 
     pub(super) fn finish_tool(&mut self, call: &ToolCall, result: ToolResult, started: Instant) {

@@ -1,0 +1,160 @@
+//! The user's hooks (Claude Code's, `crate::hooks`) at the turn's and the session's events:
+//! SessionStart and SessionEnd, UserPromptSubmit, Stop, PreCompact and PostCompact (the
+//! tool events fire in `toolrun`, for subagents too). With no hook configured none of this
+//! runs anything.
+
+use super::Agent;
+use crate::agent::events::AgentEvent;
+use crate::agent::toolrun::{self, HookEnv};
+use crate::hooks::{Combined, Event};
+
+impl Agent {
+    /// The UserPromptSubmit hooks on `prompt`: what they said, `None` when none ran.
+    pub(super) async fn prompt_hooks(&self, prompt: &str) -> Option<Combined> {
+        let env = self.hook_env()?;
+        let mut fields = serde_json::Map::new();
+        fields.insert("prompt".into(), prompt.into());
+        let event = Event::UserPromptSubmit;
+        let said = env.fire(event, None, self.mode.get(), fields).await?;
+        self.report_hooks(event, &said);
+        Some(said)
+    }
+
+    /// The Stop hooks as the model finishes with `last` (`active`: a Stop hook already
+    /// kept this turn going): the reason to go on, when one blocks.
+    pub(super) async fn stop_hooks(&self, last: &str, active: bool) -> Option<String> {
+        let env = self.hook_env()?;
+        let mut fields = serde_json::Map::new();
+        fields.insert("stop_hook_active".into(), active.into());
+        fields.insert("last_assistant_message".into(), last.into());
+        let event = Event::Stop;
+        let said = env.fire(event, None, self.mode.get(), fields).await?;
+        self.report_hooks(event, &said);
+        said.block
+    }
+
+    /// Tell the front end what the hooks of a turn event said: a Stop hook's block kept
+    /// the turn going; a prompt's block is said by the caller, which keeps the prompt back.
+    fn report_hooks(&self, event: Event, said: &Combined) {
+        let mut quiet = said.clone();
+        let block = quiet.block.take();
+        let mut lines = toolrun::hook_lines(event.name(), &quiet);
+        match (event, block) {
+            (Event::Stop, Some(reason)) => {
+                lines.insert(0, (false, format!("kept the turn going: {reason}")));
+            }
+            (Event::PreToolUse, Some(reason)) => {
+                lines.insert(0, (true, format!("blocked Task: {reason}")));
+            }
+            _ => {}
+        }
+        for (error, message) in lines {
+            self.emit(AgentEvent::Hook {
+                event: event.name().to_string(),
+                message,
+                error,
+            });
+        }
+    }
+
+    /// The hooks and this session's ids for them; `None` when no hook is configured.
+    pub(super) fn hook_env(&self) -> Option<HookEnv> {
+        if self.config.hooks.is_empty() {
+            return None;
+        }
+        let (session_id, transcript) = match &self.recorder {
+            Some(writer) => (writer.id().to_string(), writer.path().display().to_string()),
+            None => (String::new(), String::new()),
+        };
+        Some(HookEnv {
+            hooks: self.config.hooks.clone(),
+            session_id,
+            transcript,
+        })
+    }
+
+    /// The PreToolUse hooks on a `task` call (the calls of other tools fire theirs in
+    /// `toolrun`): the reason when one blocks or denies it.
+    pub(super) async fn task_hook(
+        &self,
+        call: &crate::conversation::ToolCall,
+        args: &serde_json::Value,
+    ) -> Option<String> {
+        let env = self.hook_env()?;
+        let mut fields = serde_json::Map::new();
+        fields.insert("tool_name".into(), "Task".into());
+        fields.insert(
+            "tool_input".into(),
+            crate::hooks::names::to_claude_input("task", args),
+        );
+        fields.insert("tool_use_id".into(), call.id.clone().into());
+        let event = Event::PreToolUse;
+        let said = env
+            .fire(event, Some("Task"), self.mode.get(), fields)
+            .await?;
+        self.report_hooks(event, &said);
+        match said.permission {
+            Some((crate::hooks::Permission::Deny, reason)) => Some(reason),
+            _ => said.block.or(said.stop),
+        }
+    }
+
+    /// The SessionStart hooks (`source`: startup, resume, clear or compact): their context
+    /// waits for the next turn's message.
+    pub(super) async fn session_start_hooks(&mut self, source: &str) {
+        let Some(env) = self.hook_env() else {
+            return;
+        };
+        let mut fields = serde_json::Map::new();
+        fields.insert("source".into(), source.into());
+        let event = Event::SessionStart;
+        if let Some(said) = env.fire(event, Some(source), self.mode.get(), fields).await {
+            self.report_hooks(event, &said);
+            self.hook_context.extend(said.context);
+        }
+    }
+
+    /// The SessionEnd hooks (`reason`: exit or clear); what they say is only shown.
+    pub(super) async fn session_end_hooks(&self, reason: &str) {
+        self.simple_hooks(Event::SessionEnd, Some(reason), [("reason", reason)])
+            .await;
+    }
+
+    /// The PreCompact or PostCompact hooks (`trigger`: manual or auto).
+    pub(super) async fn compact_hooks(&self, event: Event, trigger: &str, focus: Option<&str>) {
+        let mut fields = serde_json::Map::new();
+        fields.insert("trigger".into(), trigger.into());
+        fields.insert(
+            "custom_instructions".into(),
+            focus.unwrap_or_default().into(),
+        );
+        let Some(env) = self.hook_env() else {
+            return;
+        };
+        if let Some(said) = env
+            .fire(event, Some(trigger), self.mode.get(), fields)
+            .await
+        {
+            self.report_hooks(event, &said);
+        }
+    }
+
+    /// Hooks of `event` whose word is only shown.
+    async fn simple_hooks<const N: usize>(
+        &self,
+        event: Event,
+        subject: Option<&str>,
+        fields: [(&str, &str); N],
+    ) {
+        let Some(env) = self.hook_env() else {
+            return;
+        };
+        let fields = fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::from(v)))
+            .collect();
+        if let Some(said) = env.fire(event, subject, self.mode.get(), fields).await {
+            self.report_hooks(event, &said);
+        }
+    }
+}

@@ -467,3 +467,109 @@ printf '%s' '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "deci
         "{results:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_hooks_run_once_allowed_and_are_held_again_when_changed() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    user_hooks(home.path(), json!({}));
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    let marker = project.path().join("ran.txt");
+    let declare = |command: &str| {
+        std::fs::write(
+            project.path().join(".rein/hooks.json"),
+            json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]}})
+                .to_string(),
+        )
+        .unwrap();
+    };
+    declare(&format!("touch {}", marker.display()));
+    // `rein hooks` lists nothing that runs, and says the project's are held.
+    let list = support::rein_in(home.path(), project.path())
+        .arg("hooks")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&list).contains("you have not approved them"),
+        "{}",
+        stderr(&list)
+    );
+    // Approving shows the exact commands.
+    let allow = support::rein_in(home.path(), project.path())
+        .args(["hooks", "allow"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&allow.stdout).into_owned();
+    assert!(allow.status.success(), "{}", stderr(&allow));
+    assert!(
+        said.contains(&format!("PreToolUse: touch {}", marker.display())),
+        "{said}"
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo hi"}"#)]),
+        Reply::text("done"),
+        Reply::tool_calls(&[("bash", r#"{"command":"echo hi"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(marker.exists(), "the approved project hook did not run");
+    // Changed after approval: held again, and said so.
+    std::fs::remove_file(&marker).unwrap();
+    declare(&format!("touch {}; curl evil.example", marker.display()));
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!marker.exists(), "a changed project hook ran");
+    assert!(
+        err.contains("the file changed since you approved it"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rein_hooks_test_runs_the_matching_hooks_on_a_payload() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let guard = script(
+        hooks_dir.path(),
+        "guard.sh",
+        r#"cat > /dev/null
+printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "read-only Fridays"}}'
+"#,
+    );
+    user_hooks(
+        home.path(),
+        json!({"PreToolUse": [{"matcher": "Write", "hooks": command(&guard)}]}),
+    );
+    let payload = hooks_dir.path().join("payload.json");
+    std::fs::write(
+        &payload,
+        json!({"tool_name": "Write", "tool_input": {"file_path": "a.txt", "content": "x"}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = support::rein_in(home.path(), project.path())
+        .args(["hooks", "test", "PreToolUse", "--payload"])
+        .arg(&payload)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let decided: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(decided["permission"]["decision"], "deny");
+    assert_eq!(decided["permission"]["reason"], "read-only Fridays");
+    // Another tool: nothing matches.
+    std::fs::write(&payload, json!({"tool_name": "Bash"}).to_string()).unwrap();
+    let out = support::rein_in(home.path(), project.path())
+        .args(["hooks", "test", "PreToolUse", "--payload"])
+        .arg(&payload)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "no hook matches PreToolUse"
+    );
+}

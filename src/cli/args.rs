@@ -98,6 +98,12 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// The hooks (Claude Code's hooks.json): list them with their source and trust,
+    /// approve the project's, or run the ones an event matches on a payload.
+    Hooks {
+        #[command(subcommand)]
+        command: Option<HooksCommand>,
+    },
     /// Take turns back: the project's files as they were before turn N, the conversation
     /// from before it (a new session), or both; or list the turns, or undo the last rewind.
     #[command(group(clap::ArgGroup::new("what").required(true).args(["list", "to", "undo"])))]
@@ -158,6 +164,22 @@ pub(super) enum McpCommand {
     Allow {
         /// The server's name, as in `[mcp_servers.NAME]`.
         name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum HooksCommand {
+    /// Approve the project's .rein/hooks.json as it is now (they run as you, outside the
+    /// sandbox; a change to the file holds them again).
+    Allow,
+    /// Run the hooks EVENT matches on the JSON payload in FILE (Claude Code's fields) and
+    /// print what they decided.
+    Test {
+        /// The event, by Claude Code's name (PreToolUse, Stop, ...).
+        event: String,
+        /// A file holding the payload's JSON object (its tool_name picks the matcher).
+        #[arg(long, value_name = "FILE")]
+        payload: std::path::PathBuf,
     },
 }
 

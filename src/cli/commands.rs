@@ -195,3 +195,111 @@ pub(super) fn mcp_command(
         }
     }
 }
+
+/// `rein hooks`: every hook with its source (and the project's held ones said);
+/// `rein hooks allow`: approve the project's; `rein hooks test EVENT --payload FILE`.
+pub(super) fn hooks_command(
+    config: &Config,
+    root: &Path,
+    command: Option<&super::args::HooksCommand>,
+) -> Result<ExitCode, String> {
+    use super::args::HooksCommand;
+    match command {
+        None => {
+            let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+            for notice in &loaded.notices {
+                eprintln!("rein: {notice}");
+            }
+            if loaded.hooks.is_empty() {
+                println!(
+                    "no hooks run here: put Claude Code's `hooks` block in {}",
+                    rein::hooks::config::user_file(&config.user_config_path)
+                        .unwrap_or_default()
+                        .display()
+                );
+            }
+            for hook in loaded.hooks.all() {
+                println!("{}", rein::hooks::describe(hook));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(HooksCommand::Allow) => {
+            let lines = rein::hooks::allow_project(root, &config.data_dir)?;
+            println!(
+                "allowed: the project's hooks run as you, outside rein's sandbox, in {}, as {} \
+                 declares them now:",
+                root.display(),
+                rein::hooks::config::project_file(root).display()
+            );
+            for line in lines {
+                println!("  {line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(HooksCommand::Test { event, payload }) => {
+            let Some(event) = rein::hooks::Event::from_name(event) else {
+                let known: Vec<&str> = rein::hooks::Event::ALL.iter().map(|e| e.name()).collect();
+                return Err(format!(
+                    "no event {event}; the events are {}",
+                    known.join(", ")
+                ));
+            };
+            let text = std::fs::read_to_string(payload)
+                .map_err(|e| format!("{}: {e}", payload.display()))?;
+            let fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not a JSON object ({e})", payload.display()))?;
+            let subject = ["tool_name", "source", "reason", "trigger", "agent_type"]
+                .iter()
+                .find_map(|k| fields.get(*k).and_then(|v| v.as_str()))
+                .map(str::to_string);
+            let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+            for notice in &loaded.notices {
+                eprintln!("rein: {notice}");
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            let common = rein::hooks::Common {
+                permission_mode: "default".into(),
+                ..Default::default()
+            };
+            let said = runtime.block_on(loaded.hooks.fire(
+                event,
+                subject.as_deref(),
+                &common,
+                fields,
+            ));
+            let Some(said) = said else {
+                println!("no hook matches {}", event.name());
+                return Ok(ExitCode::SUCCESS);
+            };
+            println!("{}", hooks_decision(&said));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// What hooks decided, as JSON (`rein hooks test`).
+fn hooks_decision(said: &rein::hooks::Combined) -> String {
+    let permission = said.permission.as_ref().map(|(p, reason)| {
+        serde_json::json!({
+            "decision": match p {
+                rein::hooks::Permission::Allow => "allow",
+                rein::hooks::Permission::Ask => "ask",
+                rein::hooks::Permission::Deny => "deny",
+            },
+            "reason": reason,
+        })
+    });
+    serde_json::to_string_pretty(&serde_json::json!({
+        "block": said.block,
+        "permission": permission,
+        "updated_input": said.updated_input,
+        "context": said.context,
+        "messages": said.messages,
+        "stop": said.stop,
+        "errors": said.errors,
+    }))
+    .unwrap_or_default()
+}

@@ -132,6 +132,9 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Mcp { command }) = &cli.command {
         return commands::mcp_command(&config, &root, command);
     }
+    if let Some(Command::Hooks { command }) = &cli.command {
+        return commands::hooks_command(&config, &root, command.as_ref());
+    }
     let mode = start_mode(&cli, &sandbox)?;
 
     if let Some(Command::Config {

@@ -146,7 +146,7 @@ pub(super) fn agent_config(
     // Unset: each request is capped at what is left of a known window (0 turns it off).
     client.auto_output_cap = config.max_output_tokens.source == rein::config::Source::Default;
     let hooks = {
-        let loaded = rein::hooks::load(&config.user_config_path, &root);
+        let loaded = rein::hooks::load(&config.user_config_path, &root, &config.data_dir);
         for notice in &loaded.notices {
             eprintln!("rein: {notice}");
         }

@@ -32,11 +32,16 @@ pub struct Loaded {
     pub notices: Vec<String>,
 }
 
-/// The user's hooks (`hooks.json` beside `user_config`) for the project `root`. A
-/// project's own `.rein/hooks.json` is held: its hooks would run as the user, outside the
-/// sandbox, from a file a cloned repository can ship, so they wait for the user's approval
-/// (which a later version asks for); a notice says they were held.
-pub fn load(user_config: &Path, root: &Path) -> Loaded {
+/// The name a project's hooks are approved under in the trust store (no MCP server's
+/// table can equal a hooks file's, so the two never approve each other).
+const TRUST_NAME: &str = "(hooks)";
+
+/// The user's hooks (`hooks.json` beside `user_config`) for the project `root`, and the
+/// project's own `.rein/hooks.json` when the user approved it as it is now (`rein hooks
+/// allow`, remembered in `data_dir`'s trust store). Unapproved or changed since, the
+/// project's hooks would run as the user, outside the sandbox, from a file a cloned
+/// repository can ship: they are held, and a notice says so.
+pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
     let mut notices = Vec::new();
     let mut hooks = Vec::new();
     if let Some(file) = config::user_file(user_config) {
@@ -45,20 +50,83 @@ pub fn load(user_config: &Path, root: &Path) -> Loaded {
         notices.extend(parsed.problems);
     }
     let project = config::project_file(root);
-    let held = config::load(&project, Source::Project);
-    if !held.hooks.is_empty() {
-        notices.push(format!(
-            "{}: {} project hook{} held: a project's hooks run as you, outside the sandbox, \
-             and run only once you approve them",
-            project.display(),
-            held.hooks.len(),
-            if held.hooks.len() == 1 { "" } else { "s" }
-        ));
+    let parsed = config::load(&project, Source::Project);
+    if !parsed.hooks.is_empty() {
+        let (store, _) = crate::trust::TrustStore::load(data_dir);
+        match project_definitions(root) {
+            Some(declared) if store.is_trusted(root, TRUST_NAME, &declared) => {
+                hooks.extend(parsed.hooks);
+                notices.extend(parsed.problems);
+            }
+            _ => {
+                let changed = store.approved(root, TRUST_NAME).is_some();
+                notices.push(format!(
+                    "{}: {} project hook{} held: {}; a project's hooks run as you, outside \
+                     the sandbox (`rein hooks allow` shows them and approves them)",
+                    project.display(),
+                    parsed.hooks.len(),
+                    if parsed.hooks.len() == 1 { "" } else { "s" },
+                    if changed {
+                        "the file changed since you approved it"
+                    } else {
+                        "you have not approved them"
+                    }
+                ));
+            }
+        }
     }
     Loaded {
         hooks: Hooks::new(hooks, root),
         notices,
     }
+}
+
+/// The project's hook definitions as approved: its `hooks.json` as JSON (keys sorted by
+/// `serde_json`, so spacing does not count and every key does). `None` when it is not
+/// there or not JSON.
+pub fn project_definitions(root: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(config::project_file(root)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Approve the project's hooks as they are now: the commands approved, one per line.
+pub fn allow_project(root: &Path, data_dir: &Path) -> Result<Vec<String>, String> {
+    let file = config::project_file(root);
+    let declared = project_definitions(root)
+        .ok_or_else(|| format!("{} does not exist or is not JSON", file.display()))?;
+    let parsed = config::load(&file, Source::Project);
+    let (mut store, _) = crate::trust::TrustStore::load(data_dir);
+    store
+        .trust(root, TRUST_NAME, &declared)
+        .map_err(|e| format!("the approval was not saved: {e}"))?;
+    Ok(parsed
+        .hooks
+        .iter()
+        .map(describe)
+        .chain(parsed.problems)
+        .collect())
+}
+
+/// One hook on a line: event, matcher, command, timeout, source.
+pub fn describe(hook: &Hook) -> String {
+    let matcher = if hook.matcher_text.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", hook.matcher_text)
+    };
+    let block = if hook.on_failure == OnFailure::Block {
+        ", blocks on failure"
+    } else {
+        ""
+    };
+    format!(
+        "{}{matcher}: {} (timeout {}s{block}; {} {})",
+        hook.event.name(),
+        crate::sanitize::sanitize(&hook.command),
+        hook.timeout.as_secs_f64(),
+        hook.source.name(),
+        hook.file.display()
+    )
 }
 
 /// What every payload carries besides the event's own fields.

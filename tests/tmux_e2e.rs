@@ -690,12 +690,12 @@ async fn slash_lists_commands_tab_completes_and_a_custom_command_runs() {
         .await;
     tmux.send("/", &[]);
     tmux.wait_for("the completion list", |s| {
-        s.contains("commands (18)") && s.contains("/help") && s.contains("Tab complete")
+        s.contains("commands (19)") && s.contains("/help") && s.contains("Tab complete")
     })
     .await;
     tmux.send("rev", &[]);
     tmux.wait_for("the list filtered to the custom command", |s| {
-        s.contains("commands (1 of 18)")
+        s.contains("commands (1 of 19)")
             && s.contains("/review <area>")
             && s.contains("Review a part of the code (project)")
     })
@@ -1633,4 +1633,70 @@ async fn background_commands_are_counted_listed_stopped_and_end_with_rein() {
         !alive(second),
         "a background command outlived the dashboard"
     );
+}
+
+/// Hooks in the dashboard: a held project hook said at start, `/hooks` listing the user's,
+/// and a PreToolUse validator's block in the transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_show_in_the_dashboard_what_they_did() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    let validator = home.path().join("validate.sh");
+    std::fs::write(
+        &validator,
+        "#!/bin/sh\ncat > /dev/null\necho 'no force pushes here' >&2\nexit 2\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&validator, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        rein_home.join("hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": validator.display().to_string()}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/hooks.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch pwned"}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "git push --force"}).to_string())]),
+        Reply::text("The hook refused it."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    tmux.wait_for("the held project hook said", |s| {
+        s.contains("1 project hook held")
+    })
+    .await;
+    tmux.send("/hooks", &["Enter"]);
+    tmux.wait_for("the list", |s| {
+        s.contains("Hooks (1):") && s.contains("PreToolUse [Bash]")
+    })
+    .await;
+    tmux.send("push it", &["Enter"]);
+    tmux.wait_for("the block in the transcript", |s| {
+        s.contains("hook PreToolUse: blocked Bash: no force pushes here")
+            && s.contains("The hook refused it.")
+            && s.contains("● ready")
+    })
+    .await;
+    assert!(
+        !project.path().join("pwned").exists(),
+        "a held project hook ran"
+    );
+    tmux.quit_with_ctrl_c().await;
 }

@@ -64,6 +64,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "show the approval mode, or switch to MODE: plan, default or auto (Shift+Tab cycles)",
     ),
     (
+        "/hooks",
+        "list the hooks that run (Claude Code's hooks.json) with their source, and those held",
+    ),
+    (
         "/bashes",
         "list the background commands with their last line (/bashes kill ID stops one; /bashes kill all)",
     ),
@@ -95,6 +99,7 @@ pub enum SlashCommand {
     Mcp(McpAction),
     /// `/bashes`, `/bashes kill ID`.
     Bashes(BashesAction),
+    Hooks,
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -132,6 +137,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
         "mcp" => SlashCommand::Mcp(mcp_action(&rest())),
         "bashes" | "bash" => SlashCommand::Bashes(bashes_action(&rest())),
+        "hooks" => SlashCommand::Hooks,
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })

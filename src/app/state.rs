@@ -112,6 +112,10 @@ pub struct App {
     /// The background commands, as the agent last reported them (`/bashes`, the status
     /// line's count).
     pub background: Vec<crate::tools::background::TaskInfo>,
+    /// The hooks in force, a line each, and what was said about them at start (held,
+    /// unusable lines): `/hooks`.
+    pub hooks: Vec<String>,
+    pub hook_notices: Vec<String>,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -290,6 +294,8 @@ impl App {
             input_history: None,
             mcp_servers: Vec::new(),
             background: Vec::new(),
+            hooks: Vec::new(),
+            hook_notices: Vec::new(),
         }
     }
 

@@ -47,6 +47,19 @@ pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> Ex
         eprintln!("rein: warning: keymap: {error}");
     }
     println!("keymap     {}", keymap.source());
+    let hooks = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+    for notice in &hooks.notices {
+        eprintln!("rein: warning: hooks: {notice}");
+    }
+    match hooks.hooks.all() {
+        [] => println!("hooks      none"),
+        all => {
+            println!("hooks      {}", all.len());
+            for hook in all {
+                println!("  {}", rein::hooks::describe(hook));
+            }
+        }
+    }
     println!("{}", config.describe());
     ExitCode::SUCCESS
 }

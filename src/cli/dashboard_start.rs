@@ -64,6 +64,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     app.no_auto = no_auto(&sandbox);
     app.notifications = notifications(&config);
     install_keymap(&config, &mut app);
+    install_hooks(&config, &root, &mut app);
     if config.ui_input_history.value {
         // Read off the loop once the dashboard runs (AppEvent::HistoryLoaded).
         app.input_history = Some(rein::input_history::path(&config.data_dir));
@@ -295,6 +296,24 @@ pub(super) fn install_keymap(config: &Config, app: &mut App) {
             .push(Cell::notice(NoticeKind::Error, format!("keymap: {error}")));
     }
     rein::app::keymap::install(loaded.keymap);
+}
+
+/// The hooks that run here, for `/hooks`; what is said about them (held project hooks,
+/// lines that cannot be used) goes into the transcript too.
+fn install_hooks(config: &Config, root: &Path, app: &mut App) {
+    let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+    app.hooks = loaded
+        .hooks
+        .all()
+        .iter()
+        .map(rein::hooks::describe)
+        .collect();
+    for notice in &loaded.notices {
+        app.transcript
+            .cells
+            .push(Cell::notice(NoticeKind::Error, format!("hooks: {notice}")));
+    }
+    app.hook_notices = loaded.notices;
 }
 
 /// The first-run explanation shown when no model is configured.

@@ -113,6 +113,19 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 "/mcp {words}: expected /mcp, /mcp restart NAME or /mcp allow NAME"
             ));
         }
+        SlashCommand::Hooks => {
+            let mut text = if app.hooks.is_empty() {
+                "No hooks run: put Claude Code's `hooks` block in hooks.json beside your \
+                 config.toml (`rein hooks` lists them)"
+                    .to_string()
+            } else {
+                format!("Hooks ({}):", app.hooks.len())
+            };
+            for line in app.hooks.iter().chain(&app.hook_notices) {
+                text.push_str(&format!("\n  {line}"));
+            }
+            app.transcript.notice(NoticeKind::Info, text);
+        }
         SlashCommand::Bashes(BashesAction::List) => {
             let text = bashes_text(app);
             app.transcript.notice(NoticeKind::Info, text);

@@ -7,6 +7,10 @@
 //!    for a cheap tool call at every step; the time per step is rein's own cost: request
 //!    serialisation, HTTP on loopback, parsing, dispatch, the tool, and the events.
 //!
+//! 4. Hook overhead: the same steps with a no-op PreToolUse and PostToolUse hook (`true`,
+//!    matching every tool) against none: what a matching hook adds per tool call (two
+//!    process starts). Without hooks nothing is run (the third figure).
+//!
 //! Each figure is the median of several runs, printed as a Markdown table row.
 
 #[path = "../support/mod.rs"]
@@ -59,7 +63,17 @@ async fn bench_ingestion(chunks: &[serde_json::Value]) -> (f64, f64) {
         let mut deltas = 0usize;
         let start = Instant::now();
         let reply = client
-            .stream_chat(&messages, &tools, &mut |_| deltas += 1)
+            .stream_chat(&messages, &tools, &mut |e| {
+                // The text pieces (not the flushes between reads).
+                if matches!(
+                    e,
+                    rein::agent::client::ClientEvent::Delta(
+                        rein::agent::stream::StreamDelta::Text(_)
+                    )
+                ) {
+                    deltas += 1;
+                }
+            })
             .await
             .unwrap();
         let secs = start.elapsed().as_secs_f64();
@@ -93,12 +107,17 @@ fn bench_assembly(chunks: &[serde_json::Value]) -> f64 {
 async fn bench_steps() -> (f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("small.txt"), "one\ntwo\nthree\n").unwrap();
-    let args = json!({"path": "small.txt"}).to_string();
+    let args = [
+        json!({"path": "small.txt"}).to_string(),
+        json!({"path": "small.txt", "offset": 2}).to_string(),
+    ];
     let mut per_step = Vec::new();
     let mut per_turn_text = Vec::new();
     for _ in 0..RUNS {
         let mut replies: Vec<Reply> = (0..STEPS)
-            .map(|_| Reply::tool_calls(&[("read_file", args.as_str())]))
+            // Calls alternate between two offsets: the same call again and again would be
+            // put to the user by the loop guard.
+            .map(|i| Reply::tool_calls(&[("read_file", args[i % 2].as_str())]))
             .collect();
         replies.push(Reply::text("done"));
         let server = ScriptedServer::start(replies).await.unwrap();
@@ -177,12 +196,60 @@ async fn bench_steps() -> (f64, f64) {
     (median(per_step), median(per_turn_text))
 }
 
+/// µs per step of `steps` read_file steps, with `hooks` in force (median of 3).
+async fn hook_steps(hooks: Arc<rein::hooks::Hooks>, steps: usize) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.txt"), "one\ntwo\nthree\n").unwrap();
+    let args = [
+        json!({"path": "small.txt"}).to_string(),
+        json!({"path": "small.txt", "offset": 2}).to_string(),
+    ];
+    let mut per_step = Vec::new();
+    for _ in 0..3 {
+        let mut replies: Vec<Reply> = (0..steps)
+            // Calls alternate between two offsets: the same call again and again would be
+            // put to the user by the loop guard.
+            .map(|i| Reply::tool_calls(&[("read_file", args[i % 2].as_str())]))
+            .collect();
+        replies.push(Reply::text("done"));
+        let server = ScriptedServer::start(replies).await.unwrap();
+        let mut cfg = ClientConfig::new(server.base_url(), "", "bench");
+        cfg.max_tries = 1;
+        let mut config = support::agent::agent_config(cfg, dir.path());
+        config.max_steps = steps as u32 + 1;
+        config.hooks = hooks.clone();
+        let mut handle = agent::spawn(config).unwrap();
+        let start = Instant::now();
+        handle.send(AgentCommand::UserMessage("go".into()));
+        while let Some(e) = handle.events.recv().await {
+            if matches!(e, AgentEvent::TurnFinished { .. }) {
+                break;
+            }
+        }
+        per_step.push(start.elapsed().as_secs_f64() * 1e6 / (steps + 1) as f64);
+    }
+    median(per_step)
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
+    // First, while this process is small: a hook is started with fork (its own session,
+    // its parent-death signal), whose cost grows with the parent's memory.
+    let root = tempfile::tempdir().unwrap();
+    let parsed = rein::hooks::config::parse(
+        r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}],
+                      "PostToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+        &root.path().join("hooks.json"),
+        rein::hooks::Source::User,
+    );
+    let with = Arc::new(rein::hooks::Hooks::new(parsed.hooks, root.path()));
+    let none = Arc::new(rein::hooks::Hooks::default());
+    let without_us = runtime.block_on(hook_steps(none, 100));
+    let with_us = runtime.block_on(hook_steps(with, 100));
     let chunks = token_chunks();
     let (tps, mbs) = runtime.block_on(bench_ingestion(&chunks));
     let assembly = bench_assembly(&chunks);
@@ -202,5 +269,10 @@ fn main() {
     );
     println!(
         "| text-only turn with a zero-latency model, 50 turns (median of {RUNS}) | {text_turn_us:.0} µs/turn |"
+    );
+    println!("| agent step, no hooks, 100 steps (median of 3) | {without_us:.0} µs/step |");
+    println!(
+        "| agent step with a no-op PreToolUse and PostToolUse hook (`true`), 100 steps (median of 3) | {with_us:.0} µs/step ({:.0} µs more: two hook runs) |",
+        with_us - without_us
     );
 }

@@ -31,6 +31,16 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
     path.display().to_string()
 }
 
+/// The payloads a logging hook appended to `log`, one JSON object a line.
+fn logged(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn command(path: &str) -> Value {
     json!([{ "type": "command", "command": path }])
 }
@@ -159,12 +169,7 @@ esac
     assert!(!project.path().join("secret.txt").exists());
     assert_eq!(results[1], "slept", "{err}");
     // The logger read Claude Code's payload after the call that ran.
-    let logged: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let logged = logged(&log);
     assert_eq!(logged.len(), 1, "{logged:?}");
     assert_eq!(logged[0]["hook_event_name"], "PostToolUse");
     assert_eq!(logged[0]["tool_name"], "Bash");
@@ -432,12 +437,7 @@ printf '%s' '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "deci
         "{first_user}"
     );
     // The subagent's call went through PreToolUse with its id; Start and Stop fired.
-    let logged: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let logged = logged(&log);
     let names: Vec<String> = logged
         .iter()
         .map(|e| {

@@ -71,10 +71,12 @@ pub async fn run(
     for (key, value) in env {
         cmd.env(key, value);
     }
+    // A session and process group of its own (no terminal to prompt on), dying with
+    // rein, as a `bash` command's.
     // SAFETY: the closure runs in the child between fork and exec and calls only setsid
     // and prctl, which are async-signal-safe.
     unsafe {
-        cmd.pre_exec(new_group);
+        cmd.pre_exec(crate::tools::bash::new_session);
     }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
@@ -148,20 +150,6 @@ pub async fn run(
         stderr: err.text(),
         took: started.elapsed(),
     }
-}
-
-/// In the child: a session and process group of its own, and death with rein.
-fn new_group() -> std::io::Result<()> {
-    // SAFETY: setsid takes no pointers and changes only this (child) process.
-    if unsafe { libc::setsid() } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_PDEATHSIG takes a signal number and changes only this process.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-    }
-    Ok(())
 }
 
 /// One of the hook's output pipes, read up to [`MAX_OUTPUT`] (the rest is read and

@@ -178,7 +178,7 @@ pub(crate) fn spawn_shell(
 /// In the child before exec: start a new session. The command then leads a process group of
 /// its own (pgid = pid, for `ProcessGroup`) and has no controlling terminal, so it can
 /// neither prompt on the user's terminal nor push keystrokes into it (TIOCSTI via /dev/tty).
-fn new_session() -> std::io::Result<()> {
+pub(crate) fn new_session() -> std::io::Result<()> {
     // SAFETY: setsid takes no pointers and only changes this (child) process.
     if unsafe { libc::setsid() } == -1 {
         return Err(std::io::Error::last_os_error());

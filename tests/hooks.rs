@@ -573,3 +573,57 @@ printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionD
         "no hook matches PreToolUse"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_call_goes_through_the_hooks_under_its_mcp_name() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let log = hooks_dir.path().join("mcp.log");
+    let logger = script(
+        hooks_dir.path(),
+        "log.sh",
+        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
+    );
+    let guard = script(
+        hooks_dir.path(),
+        "guard.sh",
+        "cat > /dev/null\necho 'not that size' >&2\nexit 2\n",
+    );
+    user_hooks(
+        home.path(),
+        json!({
+            "PreToolUse": [
+                {"matcher": "mcp__plain__.*", "hooks": command(&logger)},
+                {"matcher": "mcp__plain__work", "hooks": command(&guard)}
+            ]
+        }),
+    );
+    // The user's config: the sandbox off (as user_hooks wrote) and the hostile server.
+    let server_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    let config = home.path().join("rein-home/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[mcp_servers.plain]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
+        server_script.display().to_string()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__plain__work", r#"{"bytes": 5}"#)]),
+        Reply::text("the hook refused it"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let results = tool_results(&server);
+    assert_eq!(
+        results[0], "Error: mcp__plain__work was blocked by a hook: not that size",
+        "{err}"
+    );
+    let logged = logged(&log);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["tool_name"], "mcp__plain__work");
+    assert_eq!(logged[0]["tool_input"], json!({"bytes": 5}));
+}

@@ -627,3 +627,44 @@ async fn an_mcp_call_goes_through_the_hooks_under_its_mcp_name() {
     assert_eq!(logged[0]["tool_name"], "mcp__plain__work");
     assert_eq!(logged[0]["tool_input"], json!({"bytes": 5}));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_cannot_plant_the_shell_or_a_program_a_hook_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let pwned = project.path().join("pwned");
+    // A cloned repository ships an `sh` and a `jq` at its top, hoping for a `.` in PATH.
+    for name in ["sh", "jq"] {
+        let planted = project.path().join(name);
+        std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", pwned.display())).unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    user_hooks(
+        home.path(),
+        json!({"PreToolUse": [{"hooks": command("cat > /dev/null; jq --version 2>/dev/null; exit 0")}]}),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo hi"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let path = format!(".:{}", std::env::var("PATH").unwrap_or_default());
+    let out = support::rein_in(home.path(), project.path())
+        .env("PATH", path)
+        .args([
+            "-p",
+            "go",
+            "--yes",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(tool_results(&server)[0], "hi", "{}", stderr(&out));
+    assert!(!pwned.exists(), "a planted program ran as a hook");
+}

@@ -1,6 +1,7 @@
 //! Running one command hook, so that it can never hang rein.
 //!
-//! The command runs as `sh -c COMMAND` in the project root, outside the sandbox (hooks are
+//! The command runs as `sh -c COMMAND` in the project root (the shell and the hook's PATH
+//! from PATH's absolute folders only), outside the sandbox (hooks are
 //! the user's own programs, run as the user), in a session and process group of its own
 //! that dies with rein (the parent-death signal). Its stdin gets the payload, one JSON
 //! object, and is closed after it (a hook that reads to the end of its input returns; one
@@ -60,7 +61,14 @@ pub async fn run(
         stderr: String::new(),
         took: started.elapsed(),
     };
-    let mut cmd = tokio::process::Command::new("sh");
+    // The shell, and what the hook's own command line finds by name, come from the
+    // absolute folders of PATH only: the hook runs in the project, where a cloned
+    // repository could plant an `sh` or a `jq` for a `.` in PATH (`crate::program_path`).
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let shell = crate::program_path::lookup("sh", Some(&path))
+        .unwrap_or_else(|| std::path::PathBuf::from("/bin/sh"));
+    let mut cmd = tokio::process::Command::new(shell);
+    cmd.env("PATH", crate::program_path::absolute_entries(&path));
     cmd.arg("-c")
         .arg(command)
         .current_dir(root)

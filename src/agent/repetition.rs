@@ -151,33 +151,27 @@ pub const CUT_MARK: &str = " [… cut: the reply kept repeating this]";
 pub struct Repeats {
     text: Repetition,
     reasoning: Repetition,
-    text_found: Option<Found>,
-    reasoning_found: Option<Found>,
 }
 
 impl Repeats {
     /// The next piece of the text; true when it completes a repeated run.
     pub fn text(&mut self, piece: &str) -> bool {
-        let found = self.text.push(piece);
-        self.text_found = self.text_found.or(found);
-        found.is_some()
+        self.text.push(piece).is_some()
     }
 
     /// The next piece of the reasoning; true when it completes a repeated run.
     pub fn reasoning(&mut self, piece: &str) -> bool {
-        let found = self.reasoning.push(piece);
-        self.reasoning_found = self.reasoning_found.or(found);
-        found.is_some()
+        self.reasoning.push(piece).is_some()
     }
 
     /// The text as streamed, cut where it started repeating; `None` when it did not.
     pub fn text_cut(&self, text: &str) -> Option<String> {
-        self.text_found.map(|found| cut(text, &found))
+        self.text.found.map(|found| cut(text, &found))
     }
 
     /// The reasoning as streamed, cut where it started repeating; `None` when it did not.
     pub fn reasoning_cut(&self, reasoning: &str) -> Option<String> {
-        self.reasoning_found.map(|found| cut(reasoning, &found))
+        self.reasoning.found.map(|found| cut(reasoning, &found))
     }
 }
 

@@ -727,7 +727,7 @@ impl HookEnv {
 
 /// A tool call's payload fields for Claude Code's tool hooks: its name and input in Claude
 /// Code's words, its id, and inside a subagent the agent's id and type.
-fn tool_fields(
+pub(crate) fn tool_fields(
     call: &ToolCall,
     name: &str,
     args: &serde_json::Value,

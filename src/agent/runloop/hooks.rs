@@ -81,13 +81,7 @@ impl Agent {
         args: &serde_json::Value,
     ) -> Option<String> {
         let env = self.hook_env()?;
-        let mut fields = serde_json::Map::new();
-        fields.insert("tool_name".into(), "Task".into());
-        fields.insert(
-            "tool_input".into(),
-            crate::hooks::names::to_claude_input("task", args),
-        );
-        fields.insert("tool_use_id".into(), call.id.clone().into());
+        let fields = toolrun::tool_fields(call, "task", args, None);
         let event = Event::PreToolUse;
         let said = env
             .fire(event, Some("Task"), self.mode.get(), fields)

@@ -2008,3 +2008,95 @@ fn background_commands_show_in_the_status_line_and_in_slash_bashes() {
     let screen = support::app::draw(&s.app, 120, 20, Instant::now());
     assert!(!screen.contains(" bg"), "{screen}");
 }
+
+// ---- a project's hooks ------------------------------------------------------------------
+
+/// The question about a project's held hooks takes every key but answers only to its own:
+/// `a` allows (the held hooks go to the loop), `n` keeps them held and lets a waiting
+/// session start, `/hooks allow` asks again; typing, Enter, pastes and key repeats answer
+/// nothing.
+#[test]
+fn the_question_about_a_projects_hooks_takes_only_its_answers() {
+    use crossterm::event::{KeyEvent, KeyEventKind};
+    use rein::app::hook_trust::HookTrust;
+    use rein::app::layer::Layer;
+
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch x"}]}]}}"#,
+    )
+    .unwrap();
+    let loaded = rein::hooks::load(
+        &data.path().join("config.toml"),
+        project.path(),
+        data.path(),
+    );
+    let held = loaded.held.expect("the project's hooks are held");
+    assert!(!held.changed);
+    let mut s = Script::with(app());
+    s.app.hook_trust = Some(HookTrust::new(held));
+    assert_eq!(Layer::top(&s.app), Layer::Hooks);
+
+    s.type_text("y/hooks");
+    assert!(s.plain(KeyCode::Enter).is_empty());
+    assert!(s.paste("a").is_empty());
+    let mut held_a = KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE);
+    held_a.kind = KeyEventKind::Repeat;
+    assert!(s.at(AppEvent::Key(held_a)).is_empty());
+    assert_eq!(Layer::top(&s.app), Layer::Hooks);
+    assert!(
+        s.app.composer.textarea.is_empty(),
+        "the keys went to the input"
+    );
+
+    let effects = s.plain(KeyCode::Char('n'));
+    assert!(
+        matches!(effects.as_slice(), [Effect::HooksAnswered]),
+        "{effects:?}"
+    );
+    assert_eq!(Layer::top(&s.app), Layer::Main);
+    assert!(s
+        .notices()
+        .pop()
+        .unwrap()
+        .1
+        .starts_with("the project's 1 hook stays held"));
+    s.send("/hooks");
+    assert!(s.notices().pop().unwrap().1.contains("/hooks allow shows"));
+
+    s.send("/hooks allow");
+    assert_eq!(Layer::top(&s.app), Layer::Hooks);
+    let effects = s.plain(KeyCode::Char('a'));
+    assert!(
+        matches!(effects.as_slice(), [Effect::AllowHooks(h)] if h.hooks.len() == 1),
+        "{effects:?}"
+    );
+    assert!(s.app.hook_trust.is_none());
+    s.send("/hooks allow");
+    assert!(s
+        .app
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("no project hooks are held"));
+
+    // The loop allowed them: the transcript names them, /hooks lists them.
+    rein::app::update::hooks::allowed(&mut s.app, Ok(vec!["Stop: touch x (project)".into()]));
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "allowed the project's hooks: 1 runs as you, outside rein's sandbox, until the file \
+         changes:\n  Stop: touch x (project)"
+    );
+    assert_eq!(s.app.hooks, ["Stop: touch x (project)"]);
+    rein::app::update::hooks::allowed(&mut s.app, Err("the disk is full".into()));
+    assert_eq!(
+        s.notices().pop(),
+        Some((
+            NoticeKind::Error,
+            "the project's hooks stay held: the disk is full".into()
+        ))
+    );
+}

@@ -1678,8 +1678,18 @@ async fn hooks_show_in_the_dashboard_what_they_did() {
         120,
         40,
     );
-    tmux.wait_for("the held project hook said", |s| {
-        s.contains("1 project hook held")
+    // The project's hook is put to the user before anything runs: its command in full.
+    tmux.wait_for("the question about the project's hook", |s| {
+        s.contains("Project hooks")
+            && s.contains("$ touch pwned")
+            && s.contains("would run 1 command as you")
+    })
+    .await;
+    // Typing is not an answer; n keeps it held.
+    tmux.send("/hooks", &["Enter"]);
+    tmux.send("n", &[]);
+    tmux.wait_for("kept held", |s| {
+        s.contains("hook stays held") && !s.contains("Project hooks")
     })
     .await;
     tmux.send("/hooks", &["Enter"]);
@@ -1697,6 +1707,97 @@ async fn hooks_show_in_the_dashboard_what_they_did() {
     assert!(
         !project.path().join("pwned").exists(),
         "a held project hook ran"
+    );
+    tmux.quit_with_ctrl_c().await;
+}
+
+/// A project's hooks are asked about at start, with every command shown; allowed, they run
+/// from this session's start on (the session waits for the answer, so a SessionStart hook
+/// sees it). Changed afterwards, they are asked about again and say so; kept held, none
+/// runs, and `/hooks allow` asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_hooks_are_asked_about_at_start_and_run_once_allowed() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    let log = home.path().join("hook.log");
+    let hooks = |tag: &str| {
+        json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command",
+                "command": format!("echo 'the project hook says {tag}'")}]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                "command": format!("echo {tag} >> '{}'", log.display())}]}]
+        }})
+        .to_string()
+    };
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(project.path().join(".rein/hooks.json"), hooks("hello")).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "true"}).to_string())]),
+        Reply::text("Ran it."),
+        Reply::tool_calls(&[("bash", &json!({"command": "true; true"}).to_string())]),
+        Reply::text("Ran it again."),
+    ])
+    .await
+    .unwrap();
+    let command = rein_command(home.path(), project.path(), &server.base_url());
+    let tmux = Tmux::start(&command, 120, 40);
+    tmux.wait_for("the question", |s| {
+        s.contains("Project hooks")
+            && s.contains("would run 2 commands as you, outside rein's sandbox")
+            && s.contains("$ echo 'the project hook says hello'")
+            && s.contains("PreToolUse [Bash]")
+            && !s.contains("changed since you allowed")
+    })
+    .await;
+    tmux.send("a", &[]);
+    tmux.wait_for("allowed", |s| {
+        s.contains("allowed the project's hooks: 2 run as you") && !s.contains("Project hooks")
+    })
+    .await;
+    tmux.send("run it", &["Enter"]);
+    tmux.wait_for("the turn", |s| {
+        s.contains("Ran it.") && s.contains("● ready")
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&log).unwrap().trim(), "hello");
+    let first = &server.requests()[0];
+    assert!(
+        first.to_string().contains("the project hook says hello"),
+        "SessionStart's context did not reach the model: {first}"
+    );
+    tmux.quit_with_ctrl_c().await;
+    drop(tmux);
+
+    // The file changes: asked again, and it says so. Kept held, nothing of it runs.
+    std::fs::write(project.path().join(".rein/hooks.json"), hooks("changed")).unwrap();
+    let tmux = Tmux::start(&command, 120, 40);
+    tmux.wait_for("asked again", |s| {
+        s.contains("The file changed since you allowed it.")
+            && s.contains("$ echo 'the project hook says changed'")
+    })
+    .await;
+    tmux.send("", &["Escape"]);
+    tmux.wait_for("kept held", |s| s.contains("hooks stay held"))
+        .await;
+    tmux.send("/hooks allow", &["Enter"]);
+    tmux.wait_for("asked once more", |s| s.contains("The file changed since"))
+        .await;
+    tmux.send("n", &[]);
+    tmux.send("run it again", &["Enter"]);
+    tmux.wait_for("the second turn", |s| {
+        s.contains("Ran it again.") && s.contains("● ready")
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap().trim(),
+        "hello",
+        "a held hook ran"
+    );
+    let later = server.requests();
+    assert!(
+        !later.last().unwrap().to_string().contains("says changed"),
+        "a held SessionStart hook ran"
     );
     tmux.quit_with_ctrl_c().await;
 }

@@ -185,6 +185,9 @@ impl Agent {
         } else {
             "startup"
         };
+        // The user may be being asked about the project's hooks: the session starts once
+        // they answered, with the hooks they allowed.
+        self.config.hooks.asked().await;
         self.session_start_hooks(source).await;
         loop {
             self.inbox.settle();

@@ -65,7 +65,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "/hooks",
-        "list the hooks that run (Claude Code's hooks.json) with their source, and those held",
+        "list the hooks that run (Claude Code's hooks.json) and those held; allow: ask about the project's",
     ),
     (
         "/bashes",
@@ -99,7 +99,8 @@ pub enum SlashCommand {
     Mcp(McpAction),
     /// `/bashes`, `/bashes kill ID`.
     Bashes(BashesAction),
-    Hooks,
+    /// `/hooks`, `/hooks allow`.
+    Hooks(HooksAction),
     Quit,
     /// Not a command rein knows: the name as typed, with its slash.
     Unknown(String),
@@ -137,7 +138,11 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
         "mcp" => SlashCommand::Mcp(mcp_action(&rest())),
         "bashes" | "bash" => SlashCommand::Bashes(bashes_action(&rest())),
-        "hooks" => SlashCommand::Hooks,
+        "hooks" => SlashCommand::Hooks(match rest().as_str() {
+            "" => HooksAction::List,
+            "allow" => HooksAction::Allow,
+            other => HooksAction::Unknown(other.to_string()),
+        }),
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })
@@ -150,6 +155,16 @@ pub enum McpAction {
     Restart(String),
     /// Allow a project's server to run what it declares, and start it.
     Allow(String),
+    /// Anything else: the words as typed.
+    Unknown(String),
+}
+
+/// What `/hooks` was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HooksAction {
+    List,
+    /// Ask about the project's held hooks again.
+    Allow,
     /// Anything else: the words as typed.
     Unknown(String),
 }
@@ -242,6 +257,10 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ("Command completion (type /)", &[Mode::Slash][..]),
         ("File finder (type @)", &[Mode::Finder][..]),
         ("Rewind (/rewind, Esc twice)", &[Mode::Rewind][..]),
+        (
+            "A project's hooks (at start, /hooks allow)",
+            &[Mode::Hooks][..],
+        ),
         (
             "Searching earlier inputs (type to search)",
             &[Mode::Search][..],

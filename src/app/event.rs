@@ -131,6 +131,11 @@ pub enum Effect {
     /// Remember that the user allowed the project's MCP server of this name to run what it
     /// declares, and start it (`/mcp allow NAME`).
     AllowMcp(String),
+    /// Approve the project's held hooks (pinned to these definitions) and let them run
+    /// from the next event on; the transcript says so (or why not).
+    AllowHooks(Box<crate::hooks::Held>),
+    /// The user kept the project's hooks held: a session waiting to start goes on.
+    HooksAnswered,
     /// Append this input to the history file (`App::input_history`).
     SaveInput(String),
     /// Read the whole result of call `id` from its session entry and come back with

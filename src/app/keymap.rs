@@ -45,11 +45,13 @@ pub enum Mode {
     Finder,
     /// The rewind layer (`/rewind`, Esc Esc).
     Rewind,
+    /// The question about a project's hooks (at start, `/hooks allow`).
+    Hooks,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 11] = [
+    pub const ALL: [Mode; 12] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -61,6 +63,7 @@ impl Mode {
         Mode::Search,
         Mode::Finder,
         Mode::Rewind,
+        Mode::Hooks,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -77,6 +80,7 @@ impl Mode {
             Mode::Search => "search",
             Mode::Finder => "finder",
             Mode::Rewind => "rewind",
+            Mode::Hooks => "hooks",
         }
     }
 }
@@ -151,6 +155,10 @@ pub enum Action {
     InsertPath,
     /// Rewind layer: choose the turn, then confirm the choice.
     RewindChoose,
+    /// A project's hooks: allow them to run (for this project, as they are now).
+    AllowHooks,
+    /// A project's hooks: keep them held (the question closes; `/hooks allow` asks again).
+    KeepHooksHeld,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -415,6 +423,8 @@ struct RawKeymap {
     finder: Vec<RawBinding>,
     #[serde(default)]
     rewind: Vec<RawBinding>,
+    #[serde(default)]
+    hooks: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -448,6 +458,7 @@ pub struct Keymap {
     search: Vec<Binding>,
     finder: Vec<Binding>,
     rewind: Vec<Binding>,
+    hooks: Vec<Binding>,
 }
 
 impl Keymap {
@@ -480,6 +491,7 @@ impl Keymap {
             search: convert(raw.search),
             finder: convert(raw.finder),
             rewind: convert(raw.rewind),
+            hooks: convert(raw.hooks),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -497,6 +509,7 @@ impl Keymap {
             Mode::Context => &self.context,
             Mode::Finder => &self.finder,
             Mode::Rewind => &self.rewind,
+            Mode::Hooks => &self.hooks,
             Mode::Slash => &self.slash,
             Mode::Search => &self.search,
         }
@@ -514,6 +527,7 @@ impl Keymap {
             Mode::Context => &mut self.context,
             Mode::Finder => &mut self.finder,
             Mode::Rewind => &mut self.rewind,
+            Mode::Hooks => &mut self.hooks,
             Mode::Slash => &mut self.slash,
             Mode::Search => &mut self.search,
         }

@@ -6,7 +6,9 @@
 //!
 //! 1. the approval modal's "deny and say why" field, while it is open ([`Layer::Feedback`]);
 //! 2. the approval modal, while requests wait ([`Layer::Approval`]);
-//! 3. the session picker of `/resume` ([`Layer::Sessions`]), and the rewind layer of
+//! 3. the question about a project's held hooks ([`Layer::Hooks`]), at start and by
+//!    `/hooks allow`;
+//! 4. the session picker of `/resume` ([`Layer::Sessions`]), and the rewind layer of
 //!    `/rewind` and Esc Esc ([`Layer::Rewind`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
 //! 5. the `/context` layer ([`Layer::Context`]);
@@ -33,7 +35,8 @@
 use super::keymap::{Action, Mode};
 use super::state::App;
 use super::{
-    approval, context_view, finder, history_search, model_picker, picker, rewind, slash_menu,
+    approval, context_view, finder, history_search, hook_trust, model_picker, picker, rewind,
+    slash_menu,
 };
 
 /// A layer of the dashboard.
@@ -43,6 +46,8 @@ pub enum Layer {
     Feedback,
     /// The approval modal: it takes every key until answered.
     Approval,
+    /// The question about a project's held hooks.
+    Hooks,
     /// The session picker (`/resume`).
     Sessions,
     /// The rewind layer (`/rewind`, Esc Esc).
@@ -63,9 +68,10 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 10] = [
+    pub const ORDER: [Layer; 11] = [
         Layer::Feedback,
         Layer::Approval,
+        Layer::Hooks,
         Layer::Sessions,
         Layer::Rewind,
         Layer::Models,
@@ -81,6 +87,7 @@ impl Layer {
         match self {
             Layer::Feedback => !app.approvals.queue.is_empty() && app.approvals.feedback.is_some(),
             Layer::Approval => !app.approvals.queue.is_empty(),
+            Layer::Hooks => app.hook_trust.as_ref().is_some_and(|t| t.open),
             Layer::Sessions => app.picker.is_some(),
             Layer::Rewind => app.rewind.is_some(),
             Layer::Models => app.model_picker.is_some(),
@@ -109,6 +116,7 @@ impl Layer {
         match self {
             Layer::Approval => approval::MODES,
             Layer::Feedback => approval::FEEDBACK_MODES,
+            Layer::Hooks => hook_trust::MODES,
             Layer::Sessions => picker::MODES,
             Layer::Rewind => rewind::MODES,
             Layer::Models => model_picker::MODES,
@@ -125,6 +133,7 @@ impl Layer {
     /// (`assets/keymap.toml`), so the footer says what the keys really do.
     pub fn footer(self, busy: bool) -> &'static [(Mode, Action)] {
         match self {
+            Layer::Hooks => hook_trust::FOOTER,
             Layer::Sessions => picker::FOOTER,
             Layer::Rewind => rewind::FOOTER,
             Layer::Models => model_picker::FOOTER,

@@ -27,6 +27,7 @@ pub mod context_view;
 pub mod event;
 pub mod finder;
 pub mod history_search;
+pub mod hook_trust;
 pub mod input;
 pub mod keymap;
 pub mod keymap_user;

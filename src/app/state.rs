@@ -116,6 +116,9 @@ pub struct App {
     /// unusable lines): `/hooks`.
     pub hooks: Vec<String>,
     pub hook_notices: Vec<String>,
+    /// The project's hooks held for the user's approval, and the question about them
+    /// (open at start; `/hooks allow` opens it again).
+    pub hook_trust: Option<super::hook_trust::HookTrust>,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -295,6 +298,7 @@ impl App {
             mcp_servers: Vec::new(),
             background: Vec::new(),
             hooks: Vec::new(),
+            hook_trust: None,
             hook_notices: Vec::new(),
         }
     }

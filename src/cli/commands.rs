@@ -51,7 +51,7 @@ pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> Ex
     for notice in &hooks.notices {
         eprintln!("rein: warning: hooks: {notice}");
     }
-    match hooks.hooks.all() {
+    match hooks.hooks.all().as_slice() {
         [] => println!("hooks      none"),
         all => {
             println!("hooks      {}", all.len());
@@ -231,7 +231,7 @@ pub(super) fn hooks_command(
                         .display()
                 );
             }
-            for hook in loaded.hooks.all() {
+            for hook in loaded.hooks.all().iter() {
                 println!("{}", rein::hooks::describe(hook));
             }
             Ok(ExitCode::SUCCESS)

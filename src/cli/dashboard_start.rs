@@ -64,7 +64,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     app.no_auto = no_auto(&sandbox);
     app.notifications = notifications(&config);
     install_keymap(&config, &mut app);
-    install_hooks(&config, &root, &mut app);
+    let (hooks, held) = install_hooks(&config, &root, &mut app);
     if config.ui_input_history.value {
         // Read off the loop once the dashboard runs (AppEvent::HistoryLoaded).
         app.input_history = Some(rein::input_history::path(&config.data_dir));
@@ -104,8 +104,14 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
             policy,
             skills,
             &instructions,
+            hooks.clone(),
         ) {
             Ok(mut agent_config) => {
+                if let Some(held) = held {
+                    // Asked before anything runs: the session starts once answered.
+                    hooks.asking();
+                    app.hook_trust = Some(rein::app::hook_trust::HookTrust::new(held));
+                }
                 if let Some(manager) = &mcp_manager {
                     agent_config.external_tools = Some(Arc::new(manager.clone()));
                 }
@@ -202,6 +208,8 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
         app.notifications = notifications(&config);
         install_keymap(&config, &mut app);
         let instructions = discover_instructions(&config, &env, &root);
+        // The user's hooks run on the demo's calls too; a project's held ones stay held.
+        let (hooks, _) = install_hooks(&config, &root, &mut app);
         let agent = rein::agent::spawn(agent_config(
             &config,
             root,
@@ -209,6 +217,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
             policy,
             skills,
             &instructions,
+            hooks,
         )?)
         .map_err(|e| e.to_string())?;
         agent.send(rein::agent::AgentCommand::UserMessage(
@@ -298,9 +307,14 @@ pub(super) fn install_keymap(config: &Config, app: &mut App) {
     rein::app::keymap::install(loaded.keymap);
 }
 
-/// The hooks that run here, for `/hooks`; what is said about them (held project hooks,
-/// lines that cannot be used) goes into the transcript too.
-fn install_hooks(config: &Config, root: &Path, app: &mut App) {
+/// The hooks that run here (shared with the agent), for `/hooks`; what is said about them
+/// (held project hooks, lines that cannot be used) goes into the transcript too. The
+/// project's held hooks come back for the question about them.
+fn install_hooks(
+    config: &Config,
+    root: &Path,
+    app: &mut App,
+) -> (Arc<rein::hooks::Hooks>, Option<rein::hooks::Held>) {
     let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
     app.hooks = loaded
         .hooks
@@ -314,6 +328,7 @@ fn install_hooks(config: &Config, root: &Path, app: &mut App) {
             .push(Cell::notice(NoticeKind::Error, format!("hooks: {notice}")));
     }
     app.hook_notices = loaded.notices;
+    (Arc::new(loaded.hooks), loaded.held)
 }
 
 /// The first-run explanation shown when no model is configured.

@@ -73,6 +73,11 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     for notice in &instructions.notices {
         eprintln!("rein: warning: {notice}");
     }
+    // Headless, a project's hooks the user has not approved are held (a notice says so).
+    let hooks = rein::hooks::load(&config.user_config_path, &root, &config.data_dir);
+    for notice in &hooks.notices {
+        eprintln!("rein: {notice}");
+    }
     let agent_config = agent_config(
         &config,
         root.clone(),
@@ -80,6 +85,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         policy,
         skills,
         &instructions,
+        Arc::new(hooks.hooks),
     )?;
     let session = match resumed {
         Some(resumed) => {

@@ -126,6 +126,7 @@ pub(super) fn agent_config(
     policy: Arc<RulePolicy>,
     skills: Arc<SkillSet>,
     instructions: &Instructions,
+    hooks: Arc<rein::hooks::Hooks>,
 ) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
@@ -145,13 +146,6 @@ pub(super) fn agent_config(
     client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
     // Unset: each request is capped at what is left of a known window (0 turns it off).
     client.auto_output_cap = config.max_output_tokens.source == rein::config::Source::Default;
-    let hooks = {
-        let loaded = rein::hooks::load(&config.user_config_path, &root, &config.data_dir);
-        for notice in &loaded.notices {
-            eprintln!("rein: {notice}");
-        }
-        Arc::new(loaded.hooks)
-    };
     client.extra_headers = config.headers.clone();
     client.images = config.images;
     Ok(AgentConfig {

@@ -646,6 +646,26 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         ));
                     }
                 }
+                Effect::AllowHooks(held) => {
+                    let hooks = ctx.sessions.as_ref().map(|s| s.agent_config.hooks.clone());
+                    let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());
+                    let result = match (hooks, data_dir) {
+                        (Some(hooks), Some(data_dir)) => {
+                            let allowed = held.allow(&hooks, &data_dir);
+                            // Allowed or not, a session waiting to start goes on.
+                            hooks.answered();
+                            allowed
+                                .map(|()| hooks.all().iter().map(crate::hooks::describe).collect())
+                        }
+                        _ => Err("this dashboard runs no agent".to_string()),
+                    };
+                    crate::app::update::hooks::allowed(app, result);
+                }
+                Effect::HooksAnswered => {
+                    if let Some(sessions) = ctx.sessions.as_ref() {
+                        sessions.agent_config.hooks.answered();
+                    }
+                }
                 Effect::SaveInput(text) => {
                     if let Some(file) = &app.input_history {
                         if let Err(e) = crate::input_history::append(file, &app.info.project, &text)

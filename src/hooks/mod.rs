@@ -18,6 +18,7 @@ pub mod outcome;
 pub mod run;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::{Map, Value};
 
@@ -30,6 +31,44 @@ pub struct Loaded {
     pub hooks: Hooks,
     /// Lines naming a file and key that could not be used, and the project's hooks held.
     pub notices: Vec<String>,
+    /// The project's hooks, held until the user approves them.
+    pub held: Option<Held>,
+}
+
+/// A project's hooks that wait for the user's approval: what a front end puts to the
+/// user, and what [`Held::allow`] approves (exactly these definitions, not the file as it
+/// may be by the time the user answers).
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The project's `hooks.json`.
+    pub file: PathBuf,
+    /// The hooks as they would run.
+    pub hooks: Vec<Hook>,
+    /// Lines of the file that cannot be used (said when they are approved).
+    pub problems: Vec<String>,
+    /// The user approved an earlier version of the file.
+    pub changed: bool,
+    /// The definitions the approval pins.
+    declared: Value,
+    root: PathBuf,
+}
+
+impl Held {
+    /// Approve these hooks for the project (remembered in `data_dir`'s trust store) and
+    /// add them to `hooks`, so they run from the next event on.
+    pub fn allow(&self, hooks: &Hooks, data_dir: &Path) -> Result<(), String> {
+        let (mut store, _) = crate::trust::TrustStore::load(data_dir);
+        store
+            .trust(&self.root, TRUST_NAME, &self.declared)
+            .map_err(|e| format!("the approval was not saved: {e}"))?;
+        hooks.admit(self.hooks.clone());
+        Ok(())
+    }
+
+    /// The held hooks, a line each (as [`describe`] puts them).
+    pub fn lines(&self) -> Vec<String> {
+        self.hooks.iter().map(describe).collect()
+    }
 }
 
 /// The name a project's hooks are approved under in the trust store (no MCP server's
@@ -44,6 +83,7 @@ const TRUST_NAME: &str = "(hooks)";
 pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
     let mut notices = Vec::new();
     let mut hooks = Vec::new();
+    let mut held = None;
     if let Some(file) = config::user_file(user_config) {
         let parsed = config::load(&file, Source::User);
         hooks.extend(parsed.hooks);
@@ -58,11 +98,12 @@ pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
                 hooks.extend(parsed.hooks);
                 notices.extend(parsed.problems);
             }
-            _ => {
+            declared => {
                 let changed = store.approved(root, TRUST_NAME).is_some();
                 notices.push(format!(
                     "{}: {} project hook{} held: {}; a project's hooks run as you, outside \
-                     the sandbox (`rein hooks allow` shows them and approves them)",
+                     the sandbox (`rein hooks allow`, or /hooks allow in the dashboard, shows \
+                     them and approves them)",
                     project.display(),
                     parsed.hooks.len(),
                     if parsed.hooks.len() == 1 { "" } else { "s" },
@@ -72,12 +113,21 @@ pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
                         "you have not approved them"
                     }
                 ));
+                held = declared.map(|declared| Held {
+                    file: project.clone(),
+                    hooks: parsed.hooks,
+                    problems: parsed.problems,
+                    changed,
+                    declared,
+                    root: root.to_path_buf(),
+                });
             }
         }
     }
     Loaded {
         hooks: Hooks::new(hooks, root),
         notices,
+        held,
     }
 }
 
@@ -140,43 +190,87 @@ pub struct Common {
     pub permission_mode: String,
 }
 
-/// The hooks in force, and the project they run in.
-#[derive(Debug, Clone, Default)]
+/// The hooks in force, and the project they run in. Shared (`Arc<Hooks>`) by the agent,
+/// its subagents and the front end: a project's hooks the user approves mid-session are
+/// [`Hooks::admit`]ted once and run from the next event on, everywhere.
+#[derive(Debug, Default)]
 pub struct Hooks {
-    hooks: Vec<Hook>,
+    /// Swapped whole when hooks are admitted; a firing event works on the list it read.
+    hooks: RwLock<Arc<Vec<Hook>>>,
     root: PathBuf,
+    /// True while the user is being asked about the project's hooks: the session's start
+    /// waits for the answer, so an approved SessionStart hook sees this session start.
+    asking: tokio::sync::watch::Sender<bool>,
+}
+
+impl Clone for Hooks {
+    fn clone(&self) -> Hooks {
+        let hooks = Hooks::new(self.all().to_vec(), &self.root);
+        hooks.asking.send_replace(*self.asking.borrow());
+        hooks
+    }
 }
 
 impl Hooks {
     /// `hooks` (the user's first, then the project's) running in `root`.
     pub fn new(hooks: Vec<Hook>, root: &Path) -> Hooks {
         Hooks {
-            hooks,
+            hooks: RwLock::new(Arc::new(hooks)),
             root: root.to_path_buf(),
+            asking: tokio::sync::watch::Sender::new(false),
         }
     }
 
+    /// The user is being asked about the project's hooks ([`Held`]): sessions wait in
+    /// [`Hooks::asked`] before they start until [`Hooks::answered`].
+    pub fn asking(&self) {
+        self.asking.send_replace(true);
+    }
+
+    /// The user answered (allowed the project's hooks, or kept them held).
+    pub fn answered(&self) {
+        self.asking.send_replace(false);
+    }
+
+    /// Wait while the user is being asked about the project's hooks (at once when not).
+    pub async fn asked(&self) {
+        let mut answer = self.asking.subscribe();
+        // Err only when the sender is gone, and it lives as long as `self`.
+        let _ = answer.wait_for(|asking| !asking).await;
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.hooks.is_empty()
+        self.all().is_empty()
     }
 
     /// Every hook, in order.
-    pub fn all(&self) -> &[Hook] {
-        &self.hooks
+    pub fn all(&self) -> Arc<Vec<Hook>> {
+        self.hooks
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Add `more` after the hooks in force (a project's, once approved).
+    pub fn admit(&self, more: Vec<Hook>) {
+        let mut list = self.hooks.write().unwrap_or_else(PoisonError::into_inner);
+        let mut next = list.as_ref().clone();
+        next.extend(more);
+        *list = Arc::new(next);
     }
 
     /// The hooks `event` runs for `subject` (the tool's name in Claude Code's words, a
     /// source, an agent type; `None` for an event without a matcher), an identical command
     /// once.
-    pub fn matching(&self, event: Event, subject: Option<&str>) -> Vec<&Hook> {
-        let mut out: Vec<&Hook> = Vec::new();
-        for hook in self.hooks.iter().filter(|h| h.event == event) {
+    pub fn matching(&self, event: Event, subject: Option<&str>) -> Vec<Hook> {
+        let mut out: Vec<Hook> = Vec::new();
+        for hook in self.all().iter().filter(|h| h.event == event) {
             let matched = match subject {
                 Some(s) if event.has_matcher() => hook.matcher.matches(s),
                 _ => true,
             };
             if matched && !out.iter().any(|h| h.command == hook.command) {
-                out.push(hook);
+                out.push(hook.clone());
             }
         }
         out
@@ -243,6 +337,56 @@ mod tests {
         let parsed = config::parse(text, &root.join("hooks.json"), Source::User);
         assert_eq!(parsed.problems, Vec::<String>::new());
         Hooks::new(parsed.hooks, root)
+    }
+
+    /// Allowed as shown, a project's hooks join the hooks in force at once and are not held
+    /// at the next start; the file changed, they are held again and say so.
+    #[tokio::test]
+    async fn held_hooks_allowed_run_at_once_and_are_pinned_to_what_was_shown() {
+        let project = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let user = data.path().join("config.toml");
+        std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+        let file = project.path().join(".rein/hooks.json");
+        let stop = |command: &str| {
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+                .to_string()
+        };
+        std::fs::write(&file, stop("touch shown")).unwrap();
+        let loaded = load(&user, project.path(), data.path());
+        let hooks = Arc::new(loaded.hooks);
+        let held = loaded.held.expect("held");
+        assert!(hooks.is_empty());
+        assert_eq!(held.lines().len(), 1);
+        // The file changes while the user reads the question: what was shown is approved.
+        std::fs::write(&file, stop("touch other")).unwrap();
+        held.allow(&hooks, data.path()).unwrap();
+        assert_eq!(hooks.matching(Event::Stop, None)[0].command, "touch shown");
+        let again = load(&user, project.path(), data.path());
+        assert!(again.held.as_ref().is_some_and(|h| h.changed), "{again:?}");
+        std::fs::write(&file, stop("touch shown")).unwrap();
+        let again = load(&user, project.path(), data.path());
+        assert!(again.held.is_none(), "{again:?}");
+        assert_eq!(again.hooks.all().len(), 1);
+    }
+
+    /// A session start waits while the user is asked, and goes on once answered.
+    #[tokio::test]
+    async fn a_start_waits_for_the_answer() {
+        let hooks = Arc::new(Hooks::default());
+        hooks.asked().await;
+        hooks.asking();
+        let waiting = tokio::spawn({
+            let hooks = hooks.clone();
+            async move { hooks.asked().await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished());
+        hooks.answered();
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("it went on")
+            .unwrap();
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ pub mod diff;
 pub mod finder;
 pub mod gauge;
 pub mod history_search;
+pub mod hook_trust;
 pub mod input;
 pub mod layout;
 pub mod lines;
@@ -116,6 +117,11 @@ fn render_layer(
             }
         }
         Layer::Approval => buf_render(&app.approvals, area, buf),
+        Layer::Hooks => {
+            if let Some(trust) = &app.hook_trust {
+                buf_render(trust, area, buf);
+            }
+        }
         Layer::Finder => {
             let input = areas.input;
             buf_render(

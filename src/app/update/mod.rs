@@ -20,6 +20,7 @@
 pub mod agent_events;
 pub mod answer;
 pub mod editor;
+pub mod hooks;
 pub mod mcp;
 pub mod model_switch;
 pub mod modes;
@@ -186,6 +187,21 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Approval | Layer::Feedback, Input::Paste(text)) => app.approvals.paste(text),
         (Layer::Approval | Layer::Feedback, Input::Mouse(mouse)) => {
             app.approvals.mouse(&mouse, app.size)
+        }
+        // The tail of a paste must not answer the question either.
+        (Layer::Hooks, Input::Key { in_paste: true, .. } | Input::Paste(_)) => {}
+        (Layer::Hooks, Input::Key { key, .. }) => {
+            let rows = app.size.1;
+            let outcome = app
+                .hook_trust
+                .as_mut()
+                .map(|t| t.handle_key(&key, rows, &app.composer.textarea));
+            if let Some(outcome) = outcome {
+                hooks::answer(app, outcome, effects);
+            }
+        }
+        (Layer::Hooks, Input::Mouse(mouse)) => {
+            app.hook_trust.iter_mut().for_each(|t| t.mouse(&mouse))
         }
         (Layer::Sessions, Input::Key { key, .. }) => {
             let page = picker::page(app.size.1);
@@ -407,7 +423,9 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::AcceptSearch
         | Action::CancelSearch
         | Action::InsertPath
-        | Action::RewindChoose => {}
+        | Action::RewindChoose
+        | Action::AllowHooks
+        | Action::KeepHooksHeld => {}
     }
 }
 

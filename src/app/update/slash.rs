@@ -1,7 +1,9 @@
 //! Carrying out a slash command on the dashboard ([`crate::app::commands`] parses it).
 
 use crate::agent::AgentCommand;
-use crate::app::commands::{help_text_with, skills_text, BashesAction, McpAction, SlashCommand};
+use crate::app::commands::{
+    help_text_with, skills_text, BashesAction, HooksAction, McpAction, SlashCommand,
+};
 use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::state::{Activity, App};
 use crate::app::transcript::{Cell, NoticeKind, Transcript};
@@ -113,18 +115,10 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 "/mcp {words}: expected /mcp, /mcp restart NAME or /mcp allow NAME"
             ));
         }
-        SlashCommand::Hooks => {
-            let mut text = if app.hooks.is_empty() {
-                "No hooks run: put Claude Code's `hooks` block in hooks.json beside your \
-                 config.toml (`rein hooks` lists them)"
-                    .to_string()
-            } else {
-                format!("Hooks ({}):", app.hooks.len())
-            };
-            for line in app.hooks.iter().chain(&app.hook_notices) {
-                text.push_str(&format!("\n  {line}"));
-            }
-            app.transcript.notice(NoticeKind::Info, text);
+        SlashCommand::Hooks(HooksAction::List) => super::hooks::list(app),
+        SlashCommand::Hooks(HooksAction::Allow) => super::hooks::ask_again(app),
+        SlashCommand::Hooks(HooksAction::Unknown(words)) => {
+            app.hint = Some(format!("/hooks {words}: expected /hooks or /hooks allow"));
         }
         SlashCommand::Bashes(BashesAction::List) => {
             let text = bashes_text(app);

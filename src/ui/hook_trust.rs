@@ -1,0 +1,167 @@
+//! The question about a project's held hooks (`crate::app::hook_trust`): what the file
+//! would run, every command in full, and the keys.
+//!
+//! Top to bottom: that these commands would run as the user, outside the sandbox; the
+//! file, and whether it changed since the user allowed it; each hook's event, matcher and
+//! timeout, then its command (sanitized, wrapped at any character so nothing is hidden);
+//! the file's lines that cannot be used; what each answer means; the keys. A text taller
+//! than the screen scrolls (the keys line stays).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Widget};
+
+use super::layout::{centred, framed, modal_width};
+use super::sanitize::sanitize;
+use super::theme;
+use super::wrap::{truncate, width, wrap_into, WrapMode};
+use crate::app::hook_trust::{HookTrust, FOOTER};
+use crate::app::keymap::keymap;
+use crate::hooks::OnFailure;
+
+/// The widest the question gets.
+const MAX_WIDTH: u16 = 96;
+
+/// The question's text at `text_w` columns (the keys line not included).
+pub fn body_lines(trust: &HookTrust, text_w: usize) -> Vec<Line<'static>> {
+    let held = &trust.held;
+    let mut out = Vec::new();
+    let words = |text: String, style, out: &mut Vec<Line<'static>>| {
+        wrap_into(
+            &[Span::styled(text, style)],
+            text_w,
+            &[],
+            &[],
+            WrapMode::Words,
+            out,
+        )
+    };
+    let n = held.hooks.len();
+    words(
+        format!(
+            "This project's hooks would run {} command{} as you, outside rein's sandbox:",
+            n,
+            if n == 1 { "" } else { "s" }
+        ),
+        theme::STRONG,
+        &mut out,
+    );
+    words(
+        sanitize(&held.file.display().to_string()).into_owned(),
+        theme::DIM,
+        &mut out,
+    );
+    if held.changed {
+        words(
+            "The file changed since you allowed it.".to_string(),
+            theme::WARNING,
+            &mut out,
+        );
+    }
+    for hook in &held.hooks {
+        out.push(Line::default());
+        let mut what = hook.event.name().to_string();
+        if !hook.matcher_text.is_empty() {
+            what.push_str(&format!(" [{}]", sanitize(&hook.matcher_text)));
+        }
+        what.push_str(&format!(" · timeout {}s", hook.timeout.as_secs_f64()));
+        if hook.on_failure == OnFailure::Block {
+            what.push_str(" · blocks on failure");
+        }
+        words(what, theme::TEXT, &mut out);
+        // The command in full: every line, every character.
+        for line in sanitize(&hook.command).split('\n') {
+            wrap_into(
+                &[Span::styled(line.to_string(), theme::CODE_BLOCK)],
+                text_w,
+                &[Span::styled("  $ ", theme::DIM)],
+                &[Span::raw("    ")],
+                WrapMode::Chars,
+                &mut out,
+            );
+        }
+    }
+    if !held.problems.is_empty() {
+        out.push(Line::default());
+        for problem in &held.problems {
+            words(sanitize(problem).into_owned(), theme::DIM, &mut out);
+        }
+    }
+    out.push(Line::default());
+    words(
+        "Allowed, they run in this project until the file changes. Held, none of them runs \
+         in this session."
+            .to_string(),
+        theme::DIM,
+        &mut out,
+    );
+    out
+}
+
+/// The keys line, from the keymap: "a allow them in this project · n keep them held · …".
+fn keys_line(text_w: usize) -> Line<'static> {
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for &(mode, action) in FOOTER {
+        let Some((keys, desc)) = keymap().hint(mode, action) else {
+            continue;
+        };
+        let sep = if spans.is_empty() { "" } else { " · " };
+        let w = width(sep) + width(&keys) + 1 + width(desc);
+        if used + w > text_w {
+            break;
+        }
+        used += w;
+        spans.push(Span::styled(sep, theme::DIM));
+        spans.push(Span::styled(keys, theme::HINT));
+        spans.push(Span::styled(format!(" {desc}"), theme::DIM));
+    }
+    if spans.is_empty() {
+        spans.push(Span::styled(
+            truncate("a allow · n keep held", text_w),
+            theme::HINT,
+        ));
+    }
+    Line::from(spans)
+}
+
+impl Widget for &HookTrust {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
+        let body = body_lines(self, text_w);
+        // Borders 2, a blank line above the body, one above the keys, the keys.
+        let wanted = u16::try_from(body.len())
+            .unwrap_or(u16::MAX)
+            .saturating_add(5);
+        let rect = centred(area, modal_w, wanted);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(theme::MODAL_BORDER)
+            .title(Span::styled(" Project hooks ", theme::TITLE));
+        let inner = framed(block, rect, buf, true);
+        if inner.is_empty() {
+            return;
+        }
+        let keys_y = inner.bottom().saturating_sub(1);
+        let top = inner.y + u16::from(inner.height > 3);
+        let room = usize::from(keys_y.saturating_sub(top + u16::from(inner.height > 4)));
+        // The scroll, kept so the last page stays in view.
+        let skip = usize::from(self.scroll).min(body.len().saturating_sub(room));
+        for (y, line) in (top..top + room as u16).zip(body.iter().skip(skip)) {
+            buf.set_line(inner.x, y, line, inner.width);
+        }
+        if skip + room < body.len() {
+            let more = format!("↓ {} more", body.len() - skip - room);
+            let x = inner.right().saturating_sub(width(&more) as u16);
+            buf.set_string(x, keys_y.saturating_sub(1), more, theme::DIM);
+        }
+        buf.set_line(
+            inner.x,
+            keys_y,
+            &keys_line(usize::from(inner.width)),
+            inner.width,
+        );
+    }
+}

@@ -1801,3 +1801,181 @@ async fn a_projects_hooks_are_asked_about_at_start_and_run_once_allowed() {
     );
     tmux.quit_with_ctrl_c().await;
 }
+
+/// A script file in `dir`, executable; its path.
+fn hook_script(dir: &Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+/// Scripts written to Claude Code's documented payload, in the dashboard as a person sees
+/// them (`tests/hooks.rs` has each headless): a prompt hook that blocks one prompt and adds
+/// context to the next, a Write guard denying in JSON, a Bash hook that hangs (cut at its
+/// timeout, the call goes on), a PostToolUse logger whose child keeps stdout open, an MCP
+/// call a hook allows, a subagent's call, and a Stop hook that blocks once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_hook_scripts_act_in_the_dashboard() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    let log = dir.path().join("post.log");
+    let mark = dir.path().join("stopped-once");
+    let prompt = hook_script(
+        dir.path(),
+        "prompt.sh",
+        "p=$(cat)\ncase \"$p\" in *secret*) echo 'no secrets in prompts' >&2; exit 2;; esac\necho 'the build uses make'\n",
+    );
+    let write_guard = hook_script(
+        dir.path(),
+        "guard.sh",
+        "cat > /dev/null\nprintf '%s' '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"no writes to .env\"}}'\n",
+    );
+    let hang = hook_script(
+        dir.path(),
+        "hang.sh",
+        "p=$(cat)\ncase \"$p\" in *sleepy*) sleep 600;; esac\nexit 0\n",
+    );
+    let allow_mcp = hook_script(
+        dir.path(),
+        "allow.sh",
+        "cat > /dev/null\nprintf '%s' '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\"}}'\n",
+    );
+    let logger = hook_script(
+        dir.path(),
+        "log.sh",
+        &format!(
+            "cat >> '{0}'\necho >> '{0}'\n# A child that keeps stdout open for half a minute.\nsleep 30 &\n",
+            log.display()
+        ),
+    );
+    let stop_once = hook_script(
+        dir.path(),
+        "stop.sh",
+        &format!(
+            "cat > /dev/null\nif [ ! -e '{0}' ]; then touch '{0}'; echo '{{\"decision\": \"block\", \"reason\": \"say that the tests ran\"}}'; fi\n",
+            mark.display()
+        ),
+    );
+    let one = |path: &str| json!([{"type": "command", "command": path}]);
+    std::fs::write(
+        rein_home.join("hooks.json"),
+        json!({"hooks": {
+            "UserPromptSubmit": [{"hooks": one(&prompt)}],
+            "PreToolUse": [
+                {"matcher": "Write", "hooks": one(&write_guard)},
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": hang, "timeout": 1}]},
+                {"matcher": "mcp__plain__.*", "hooks": one(&allow_mcp)}
+            ],
+            "PostToolUse": [{"hooks": one(&logger)}],
+            "Stop": [{"hooks": one(&stop_once)}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let server_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    std::fs::write(
+        rein_home.join("config.toml"),
+        format!(
+            "[mcp_servers.plain]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
+            server_script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "write_file",
+            &json!({"path": ".env", "content": "TOKEN=1\n"}).to_string(),
+        )]),
+        Reply::tool_calls(&[("bash", &json!({"command": "echo sleepy"}).to_string())]),
+        Reply::tool_calls(&[("mcp__plain__work", r#"{"bytes": 5}"#)]),
+        Reply::tool_calls(&[("task", r#"{"description":"look at the readme"}"#)]),
+        // The subagent: a call, then its answer.
+        Reply::tool_calls(&[("bash", r#"{"command":"echo from-sub"}"#)]),
+        Reply::text("the readme is short"),
+        Reply::text("Done."),
+        // The Stop hook kept the turn going.
+        Reply::text("The tests ran."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        50,
+    );
+    tmux.wait_for("the MCP server", |s| s.contains("MCP server plain: ready"))
+        .await;
+    // Blocked: the prompt never reaches the model, and the user sees why.
+    tmux.send("here is my secret", &["Enter"]);
+    tmux.wait_for("the prompt blocked", |s| {
+        s.contains("no secrets in prompts") && s.contains("● ready")
+    })
+    .await;
+    assert!(server.requests().is_empty(), "a blocked prompt was sent");
+    let started = Instant::now();
+    tmux.send("set things up", &["Enter"]);
+    let screen = tmux
+        .wait_for("the turn", |s| {
+            s.contains("The tests ran.") && s.contains("● ready")
+        })
+        .await;
+    // The hanging hook cost its timeout, the orphan holding stdout nothing.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    for needle in [
+        "hook UserPromptSubmit: added context for the model",
+        "hook PreToolUse: denied Write: no writes to .env",
+        "hook PreToolUse: failed: timed out",
+        "hook Stop: kept the turn going: say that the tests ran",
+    ] {
+        assert!(screen.contains(needle), "{needle} missing:\n{screen}");
+    }
+    assert!(
+        !project.path().join(".env").exists(),
+        "the denied write ran"
+    );
+    let requests = server.requests();
+    assert!(
+        requests[0]["messages"]
+            .to_string()
+            .contains("the build uses make"),
+        "the prompt hook's context did not reach the model"
+    );
+    // PostToolUse saw the bash call, the MCP call (allowed by its hook, never asked) and
+    // the subagent's call with its id.
+    let logged: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<String> = logged
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["tool_name"].as_str().unwrap_or("-"),
+                e["agent_id"].as_str().map_or("main", |_| "sub")
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "Bash main",
+            "mcp__plain__work main",
+            "Bash sub",
+            "Task main"
+        ],
+        "{logged:#?}"
+    );
+    tmux.quit_with_ctrl_c().await;
+}

@@ -620,34 +620,13 @@ impl ToolEnv<'_> {
         fields: &mut serde_json::Map<String, serde_json::Value>,
         run: &mut ToolRun,
     ) {
-        let failed = run.result.outcome.is_error();
-        let event = if failed {
-            fields.insert("error".into(), run.result.text.clone().into());
-            crate::hooks::Event::PostToolUseFailure
-        } else {
-            fields.insert(
-                "tool_response".into(),
-                serde_json::json!({ "output": run.result.text, "stdout": run.result.text }),
-            );
-            crate::hooks::Event::PostToolUse
-        };
-        let claude = crate::hooks::names::claude_name(name);
-        let Some(said) = hooks
-            .fire(event, Some(claude), self.mode.get(), std::mem::take(fields))
-            .await
+        let fields = std::mem::take(fields);
+        let mode = self.mode.get();
+        let Some((event, said)) = post_hooks(hooks, mode, name, fields, &mut run.result).await
         else {
             return;
         };
-        self.report_hooks(event, claude, &said);
-        let mut notes: Vec<String> = said.block.into_iter().collect();
-        notes.extend(said.context);
-        if !notes.is_empty() {
-            run.result.text.push_str(&format!(
-                "\n\n(from a {} hook: {})",
-                event.name(),
-                notes.join("\n")
-            ));
-        }
+        self.report_hooks(event, crate::hooks::names::claude_name(name), &said);
         run.hook_stop = said.stop;
     }
 
@@ -666,6 +645,40 @@ impl ToolEnv<'_> {
             });
         }
     }
+}
+
+/// Claude Code's PostToolUse (or PostToolUseFailure, when `result` is an error) hooks on
+/// `name`'s call (`fields`: its payload fields) in `mode`: a block's reason and any context
+/// are added to `result` for the model. What they said, to report; `None` when none ran.
+pub(crate) async fn post_hooks(
+    hooks: &HookEnv,
+    mode: ApprovalMode,
+    name: &str,
+    mut fields: serde_json::Map<String, serde_json::Value>,
+    result: &mut ToolResult,
+) -> Option<(crate::hooks::Event, crate::hooks::Combined)> {
+    let event = if result.outcome.is_error() {
+        fields.insert("error".into(), result.text.clone().into());
+        crate::hooks::Event::PostToolUseFailure
+    } else {
+        fields.insert(
+            "tool_response".into(),
+            serde_json::json!({ "output": result.text, "stdout": result.text }),
+        );
+        crate::hooks::Event::PostToolUse
+    };
+    let claude = crate::hooks::names::claude_name(name);
+    let said = hooks.fire(event, Some(claude), mode, fields).await?;
+    let mut notes: Vec<String> = said.block.iter().cloned().collect();
+    notes.extend(said.context.iter().cloned());
+    if !notes.is_empty() {
+        result.text.push_str(&format!(
+            "\n\n(from a {} hook: {})",
+            event.name(),
+            notes.join("\n")
+        ));
+    }
+    Some((event, said))
 }
 
 /// What hooks said, a line each for the user (blocks, denials, stops, their messages,

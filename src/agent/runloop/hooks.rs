@@ -93,6 +93,29 @@ impl Agent {
         }
     }
 
+    /// The PostToolUse (PostToolUseFailure) hooks on a task's `result`, its call `call` with
+    /// `args` (`None`: it never started, and no hook runs): their notes join the result;
+    /// a hook's `continue: false` comes back, to stop the turn.
+    pub(super) async fn task_post_hooks(
+        &self,
+        call: &crate::conversation::ToolCall,
+        args: Option<&serde_json::Value>,
+        result: &mut crate::conversation::ToolResult,
+    ) -> Option<String> {
+        let env = self.hook_env()?;
+        let fields = toolrun::tool_fields(call, "task", args?, None);
+        let (event, said) =
+            toolrun::post_hooks(&env, self.mode.get(), "task", fields, result).await?;
+        for (error, message) in toolrun::hook_lines("Task", &said) {
+            self.emit(AgentEvent::Hook {
+                event: event.name().to_string(),
+                message,
+                error,
+            });
+        }
+        said.stop
+    }
+
     /// The SessionStart hooks (`source`: startup, resume, clear or compact): their context
     /// waits for the next turn's message.
     pub(super) async fn session_start_hooks(&mut self, source: &str) {

@@ -100,6 +100,8 @@ impl Agent {
     /// subagent, its request and its commands).
     pub(super) async fn run_tasks(&mut self, calls: &[ToolCall]) -> bool {
         let mut results: Vec<Option<subagent::Outcome>> = Vec::new();
+        // Each task's arguments, for the PostToolUse hooks on its result.
+        let mut task_args = Vec::new();
         let mut starts = Vec::new();
         let mut running = FuturesUnordered::new();
         // At most `subagent.max_parallel` run at once (a reply of 2,000 `task` calls would
@@ -124,6 +126,7 @@ impl Agent {
                 Some(reason) => Err(format!("Error: task was blocked by a hook: {reason}")),
                 None => prepared,
             };
+            task_args.push(prepared.as_ref().ok().map(|p| p.args.clone()));
             match prepared {
                 Ok(prepared) => {
                     let description = prepared.task_description().unwrap_or_default();
@@ -173,10 +176,18 @@ impl Agent {
         if let Ok(mut open) = self.inbox.open.lock() {
             open.clear();
         }
+        let mut stopped = None;
         for (i, call) in calls.iter().enumerate() {
             match results[i].take() {
                 // Its result event is out already.
-                Some(outcome) => {
+                Some(mut outcome) => {
+                    // The user's PostToolUse hooks on what the subagent answered.
+                    if let Some(stop) = self
+                        .task_post_hooks(call, task_args[i].as_ref(), &mut outcome.result)
+                        .await
+                    {
+                        stopped = Some(stop);
+                    }
                     for grant in &outcome.granted {
                         self.record(Entry::rule(grant));
                     }
@@ -185,7 +196,13 @@ impl Agent {
                 None => self.finish_tool(call, ToolResult::interrupted(), starts[i]),
             }
         }
-        completed
+        match stopped {
+            Some(reason) => {
+                self.hook_stopped = Some(reason);
+                false
+            }
+            None => completed,
+        }
     }
 
     /// A subagent that shares this agent's client, rules, sandbox and approvals.

@@ -668,3 +668,74 @@ async fn a_project_cannot_plant_the_shell_or_a_program_a_hook_runs() {
     assert_eq!(tool_results(&server)[0], "hi", "{}", stderr(&out));
     assert!(!pwned.exists(), "a planted program ran as a hook");
 }
+
+/// PostToolUse reads Claude Code's `tool_response` (a Write's `filePath` and `success`),
+/// and a PreToolUse hook's `updatedInput` rewrites an MCP tool's arguments as it does
+/// rein's own (the hook's allow skipping the question).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_tool_use_reads_claude_codes_response_and_a_hook_rewrites_an_mcp_call() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let log = hooks_dir.path().join("post.log");
+    let logger = script(
+        hooks_dir.path(),
+        "log.sh",
+        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
+    );
+    let rewrite = script(
+        hooks_dir.path(),
+        "rewrite.sh",
+        r#"cat > /dev/null
+printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"bytes": 3}}}'
+"#,
+    );
+    user_hooks(
+        home.path(),
+        json!({
+            "PreToolUse": [{"matcher": "mcp__plain__work", "hooks": command(&rewrite)}],
+            "PostToolUse": [{"hooks": command(&logger)}]
+        }),
+    );
+    let server_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    let config = home.path().join("rein-home/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[mcp_servers.plain]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
+        server_script.display().to_string()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "write_file",
+            &json!({"path": "notes.txt", "content": "hi\n"}).to_string(),
+        )]),
+        Reply::tool_calls(&[("mcp__plain__work", r#"{"bytes": 5000}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    // No --yes: the MCP call (which would ask, and be refused headless) is allowed by its
+    // hook alone.
+    let out = rein(home.path(), project.path(), &server, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let results = tool_results(&server);
+    assert_eq!(results.last().map(String::as_str), Some("xxx"), "{err}");
+    let logged = logged(&log);
+    assert_eq!(logged.len(), 2, "{logged:#?}");
+    let written = project.path().join("notes.txt").canonicalize().unwrap();
+    assert_eq!(logged[0]["tool_name"], "Write");
+    assert_eq!(
+        logged[0]["tool_input"]["file_path"],
+        written.display().to_string()
+    );
+    assert_eq!(
+        logged[0]["tool_response"]["filePath"],
+        written.display().to_string()
+    );
+    assert_eq!(logged[0]["tool_response"]["success"], true);
+    assert_eq!(logged[1]["tool_name"], "mcp__plain__work");
+    assert_eq!(logged[1]["tool_input"], json!({"bytes": 3}));
+    assert_eq!(logged[1]["tool_response"]["output"], "xxx");
+}

@@ -663,7 +663,7 @@ pub(crate) async fn post_hooks(
     } else {
         fields.insert(
             "tool_response".into(),
-            serde_json::json!({ "output": result.text, "stdout": result.text }),
+            tool_response(name, &fields, &result.text),
         );
         crate::hooks::Event::PostToolUse
     };
@@ -679,6 +679,37 @@ pub(crate) async fn post_hooks(
         ));
     }
     Some((event, said))
+}
+
+/// A call's `tool_response` as Claude Code's PostToolUse hooks read it: `output` for every
+/// tool (what the model reads), `stdout`/`stderr`/`interrupted` for Bash (rein hands the
+/// model one stream, so `stdout` is all of it), `filePath` and `success` for the file
+/// tools (Write, Edit, Read).
+fn tool_response(
+    name: &str,
+    fields: &serde_json::Map<String, serde_json::Value>,
+    output: &str,
+) -> serde_json::Value {
+    let mut response = serde_json::Map::new();
+    response.insert("output".into(), output.into());
+    match name {
+        "bash" => {
+            response.insert("stdout".into(), output.into());
+            response.insert("stderr".into(), "".into());
+            response.insert("interrupted".into(), false.into());
+        }
+        "write_file" | "str_replace" | "read_file" => {
+            if let Some(path) = fields
+                .get("tool_input")
+                .and_then(|input| input.get("file_path"))
+            {
+                response.insert("filePath".into(), path.clone());
+            }
+            response.insert("success".into(), true.into());
+        }
+        _ => {}
+    }
+    serde_json::Value::Object(response)
 }
 
 /// What hooks said, a line each for the user (blocks, denials, stops, their messages,

@@ -8,7 +8,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{Reply, ScriptedServer};
+use support::{script, Reply, ScriptedServer};
 
 /// The user's `hooks.json` (beside their config.toml, which turns the sandbox off).
 fn user_hooks(home: &Path, hooks: Value) {
@@ -20,15 +20,6 @@ fn user_hooks(home: &Path, hooks: Value) {
         json!({ "hooks": hooks }).to_string(),
     )
     .unwrap();
-}
-
-/// A script file in `dir`, executable.
-fn script(dir: &Path, name: &str, body: &str) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path.display().to_string()
 }
 
 /// The payloads a logging hook appended to `log`, one JSON object a line.

@@ -1643,20 +1643,15 @@ async fn hooks_show_in_the_dashboard_what_they_did() {
     let project = tempfile::tempdir().unwrap();
     let rein_home = home.path().join("rein-home");
     std::fs::create_dir_all(&rein_home).unwrap();
-    let validator = home.path().join("validate.sh");
-    std::fs::write(
-        &validator,
-        "#!/bin/sh\ncat > /dev/null\necho 'no force pushes here' >&2\nexit 2\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&validator, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let validator = support::script(
+        home.path(),
+        "validate.sh",
+        "cat > /dev/null\necho 'no force pushes here' >&2\nexit 2\n",
+    );
     std::fs::write(
         rein_home.join("hooks.json"),
         json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-            {"type": "command", "command": validator.display().to_string()}]}]}})
+            {"type": "command", "command": validator}]}]}})
         .to_string(),
     )
     .unwrap();
@@ -1802,15 +1797,6 @@ async fn a_projects_hooks_are_asked_about_at_start_and_run_once_allowed() {
     tmux.quit_with_ctrl_c().await;
 }
 
-/// A script file in `dir`, executable; its path.
-fn hook_script(dir: &Path, name: &str, body: &str) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path.display().to_string()
-}
-
 /// Scripts written to Claude Code's documented payload, in the dashboard as a person sees
 /// them (`tests/hooks.rs` has each headless): a prompt hook that blocks one prompt and adds
 /// context to the next, a Write guard denying in JSON, a Bash hook that hangs (cut at its
@@ -1825,27 +1811,27 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
     std::fs::create_dir_all(&rein_home).unwrap();
     let log = dir.path().join("post.log");
     let mark = dir.path().join("stopped-once");
-    let prompt = hook_script(
+    let prompt = support::script(
         dir.path(),
         "prompt.sh",
         "p=$(cat)\ncase \"$p\" in *secret*) echo 'no secrets in prompts' >&2; exit 2;; esac\necho 'the build uses make'\n",
     );
-    let write_guard = hook_script(
+    let write_guard = support::script(
         dir.path(),
         "guard.sh",
         "cat > /dev/null\nprintf '%s' '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"no writes to .env\"}}'\n",
     );
-    let hang = hook_script(
+    let hang = support::script(
         dir.path(),
         "hang.sh",
         "p=$(cat)\ncase \"$p\" in *sleepy*) sleep 600;; esac\nexit 0\n",
     );
-    let allow_mcp = hook_script(
+    let allow_mcp = support::script(
         dir.path(),
         "allow.sh",
         "cat > /dev/null\nprintf '%s' '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\"}}'\n",
     );
-    let logger = hook_script(
+    let logger = support::script(
         dir.path(),
         "log.sh",
         &format!(
@@ -1853,7 +1839,7 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
             log.display()
         ),
     );
-    let stop_once = hook_script(
+    let stop_once = support::script(
         dir.path(),
         "stop.sh",
         &format!(

@@ -42,3 +42,13 @@ pub fn rein_in(home: &std::path::Path, project: &std::path::Path) -> std::proces
         .stdin(std::process::Stdio::null());
     c
 }
+
+/// An executable `#!/bin/sh` script in `dir` with `body` (a hook, a fake program); its
+/// path.
+pub fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}

@@ -1801,7 +1801,8 @@ async fn a_projects_hooks_are_asked_about_at_start_and_run_once_allowed() {
 /// them (`tests/hooks.rs` has each headless): a prompt hook that blocks one prompt and adds
 /// context to the next, a Write guard denying in JSON, a Bash hook that hangs (cut at its
 /// timeout, the call goes on), a PostToolUse logger whose child keeps stdout open, an MCP
-/// call a hook allows, a subagent's call, and a Stop hook that blocks once.
+/// call a hook allows, a Notification hook hearing that rein waits for an approval, a
+/// subagent's call, and a Stop hook that blocks once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_hook_scripts_act_in_the_dashboard() {
     let home = tempfile::tempdir().unwrap();
@@ -1847,6 +1848,12 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
             mark.display()
         ),
     );
+    let notified = dir.path().join("notified.json");
+    let notify = support::script(
+        dir.path(),
+        "notify.sh",
+        &format!("cat > '{}'\n", notified.display()),
+    );
     let one = |path: &str| json!([{"type": "command", "command": path}]);
     std::fs::write(
         rein_home.join("hooks.json"),
@@ -1858,6 +1865,7 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
                 {"matcher": "mcp__plain__.*", "hooks": one(&allow_mcp)}
             ],
             "PostToolUse": [{"hooks": one(&logger)}],
+            "Notification": [{"matcher": "permission_prompt", "hooks": one(&notify)}],
             "Stop": [{"hooks": one(&stop_once)}]
         }})
         .to_string(),
@@ -1879,6 +1887,8 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
         )]),
         Reply::tool_calls(&[("bash", &json!({"command": "echo sleepy"}).to_string())]),
         Reply::tool_calls(&[("mcp__plain__work", r#"{"bytes": 5}"#)]),
+        // `sleep` asks: the Notification hook hears that rein waits.
+        Reply::tool_calls(&[("bash", r#"{"command":"sleep 0.1"}"#)]),
         Reply::tool_calls(&[("task", r#"{"description":"look at the readme"}"#)]),
         // The subagent: a call, then its answer.
         Reply::tool_calls(&[("bash", r#"{"command":"echo from-sub"}"#)]),
@@ -1905,6 +1915,20 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
     assert!(server.requests().is_empty(), "a blocked prompt was sent");
     let started = Instant::now();
     tmux.send("set things up", &["Enter"]);
+    tmux.wait_for("the approval modal", |s| {
+        s.contains("sleep 0.1") && s.contains("allow once")
+    })
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !notified.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let note: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&notified).unwrap()).unwrap();
+    assert_eq!(note["hook_event_name"], "Notification");
+    assert_eq!(note["notification_type"], "permission_prompt");
+    assert_eq!(note["message"], "rein needs your permission to use Bash");
+    tmux.send("y", &[]);
     let screen = tmux
         .wait_for("the turn", |s| {
             s.contains("The tests ran.") && s.contains("● ready")
@@ -1958,6 +1982,7 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
         [
             "Bash main",
             "mcp__plain__work main",
+            "Bash main",
             "Bash sub",
             "Task main"
         ],

@@ -178,7 +178,8 @@ pub struct Combined {
 
 impl Combined {
     /// Add what one more hook said: blocks and stops joined, the strictest permission
-    /// kept (deny > ask > allow), the first `updatedInput` of an allowing hook.
+    /// kept (deny > ask > allow), the first `updatedInput` of a hook that allows or asks
+    /// (Claude Code puts the rewritten call to the user on ask) or decides nothing.
     pub fn add(&mut self, said: Said) {
         let join = |into: &mut Option<String>, more: Option<String>| {
             if let Some(more) = more {
@@ -194,7 +195,7 @@ impl Combined {
             if self.permission.as_ref().is_none_or(|(q, _)| p > *q) {
                 self.permission = Some((p, reason));
             }
-            if p == Permission::Allow && self.updated_input.is_none() {
+            if p != Permission::Deny && self.updated_input.is_none() {
                 self.updated_input = said.updated_input;
             }
         } else if self.updated_input.is_none() {
@@ -323,5 +324,23 @@ mod tests {
             ..Said::default()
         });
         assert_eq!(all.block.as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn an_updated_input_counts_with_allow_and_ask_not_deny() {
+        let says = |p: Permission, command: &str| Said {
+            permission: Some((p, String::new())),
+            updated_input: Some(serde_json::json!({ "command": command })),
+            ..Said::default()
+        };
+        let mut ask = Combined::default();
+        ask.add(says(Permission::Deny, "from a deny"));
+        ask.add(says(Permission::Ask, "from an ask"));
+        ask.add(says(Permission::Allow, "from an allow"));
+        assert_eq!(
+            ask.updated_input,
+            Some(serde_json::json!({"command": "from an ask"}))
+        );
+        assert_eq!(ask.permission, Some((Permission::Deny, String::new())));
     }
 }

@@ -123,7 +123,10 @@ pub fn read(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
             Some(text(json.get("reason")).unwrap_or_else(|| "blocked by a hook".to_string()));
     }
     if let Some(specific) = json.get("hookSpecificOutput") {
-        let reason = text(specific.get("permissionDecisionReason")).unwrap_or_default();
+        // A PermissionRequest hook's deny gives its reason as `decision.message`.
+        let reason = text(specific.get("permissionDecisionReason"))
+            .or_else(|| text(specific.get("decision").and_then(|d| d.get("message"))))
+            .unwrap_or_default();
         let decision = specific
             .get("permissionDecision")
             .or_else(|| specific.get("decision").and_then(|d| d.get("behavior")))
@@ -294,6 +297,20 @@ mod tests {
         );
         assert_eq!(stop.block.as_deref(), Some("run the tests first"));
         assert_eq!(stop.stop.as_deref(), Some("enough"));
+        let request = read(
+            Event::PermissionRequest,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "deny", "message": "not while I am away"}}}"#,
+                "",
+            ),
+        );
+        assert_eq!(
+            request.permission,
+            Some((Permission::Deny, "not while I am away".into()))
+        );
         let broken = read(
             Event::PreToolUse,
             OnFailure::Continue,

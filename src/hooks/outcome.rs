@@ -118,7 +118,12 @@ pub fn read(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
             Some(text(json.get("stopReason")).unwrap_or_else(|| "a hook stopped the turn".into()));
     }
     said.message = text(json.get("systemMessage"));
-    if json.get("decision").and_then(Value::as_str) == Some("block") && blockable(event) {
+    // `continue: false` wins over `decision: "block"` (Claude Code): a Stop hook that says
+    // both ends the turn rather than keeping the model going.
+    if json.get("decision").and_then(Value::as_str) == Some("block")
+        && blockable(event)
+        && said.stop.is_none()
+    {
         said.block =
             Some(text(json.get("reason")).unwrap_or_else(|| "blocked by a hook".to_string()));
     }
@@ -295,8 +300,19 @@ mod tests {
                 "",
             ),
         );
-        assert_eq!(stop.block.as_deref(), Some("run the tests first"));
+        // continue: false takes precedence over the block.
+        assert_eq!(stop.block, None);
         assert_eq!(stop.stop.as_deref(), Some("enough"));
+        let block = read(
+            Event::Stop,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"decision": "block", "reason": "run the tests first"}"#,
+                "",
+            ),
+        );
+        assert_eq!(block.block.as_deref(), Some("run the tests first"));
         let request = read(
             Event::PermissionRequest,
             OnFailure::Continue,

@@ -362,9 +362,10 @@ impl ToolEnv<'_> {
                     .permission_hooks(name, call, &prepared.args, looping)
                     .await
                 {
-                    Some((crate::hooks::Permission::Allow, _)) => {}
-                    Some((crate::hooks::Permission::Deny, why)) => {
+                    Some((crate::hooks::Permission::Allow, _, _)) => {}
+                    Some((crate::hooks::Permission::Deny, why, stop)) => {
                         run.result = ToolResult::hook_blocked(name, &why);
+                        run.hook_stop = stop;
                         return run;
                     }
                     _ => {
@@ -388,14 +389,15 @@ impl ToolEnv<'_> {
     }
 
     /// The PermissionRequest hooks on a call about to be put to the user: allow or deny
-    /// with its reason when one decides (never for the loop guard's question).
+    /// with its reason when one decides (never for the loop guard's question), and the
+    /// reason the turn stops when one says `continue: false` (the call is refused too).
     async fn permission_hooks(
         &self,
         name: &str,
         call: &ToolCall,
         args: &serde_json::Value,
         looping: bool,
-    ) -> Option<(crate::hooks::Permission, String)> {
+    ) -> Option<(crate::hooks::Permission, String, Option<String>)> {
         let hooks = self.hooks.filter(|h| !h.hooks.is_empty() && !looping)?;
         let claude = crate::hooks::names::claude_name(name);
         let fields = tool_fields(call, name, args, self.subagent);
@@ -404,10 +406,13 @@ impl ToolEnv<'_> {
             .fire(event, Some(claude), self.mode.get(), fields)
             .await?;
         self.report_hooks(event, claude, &said);
+        if let Some(reason) = said.stop {
+            return Some((crate::hooks::Permission::Deny, reason.clone(), Some(reason)));
+        }
         match (said.block, said.permission) {
-            (Some(reason), _) => Some((crate::hooks::Permission::Deny, reason)),
+            (Some(reason), _) => Some((crate::hooks::Permission::Deny, reason, None)),
             (None, Some((crate::hooks::Permission::Ask, _))) | (None, None) => None,
-            (None, permission) => permission,
+            (None, Some((permission, reason))) => Some((permission, reason, None)),
         }
     }
 

@@ -142,8 +142,10 @@ pub fn read(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
             Some("deny" | "block") => Some((Permission::Deny, reason)),
             _ => None,
         };
+        // A PermissionRequest hook's allow carries it as `decision.updatedInput`.
         said.updated_input = specific
             .get("updatedInput")
+            .or_else(|| specific.get("decision").and_then(|d| d.get("updatedInput")))
             .filter(|v| v.is_object())
             .cloned();
         said.context = text(specific.get("additionalContext"));
@@ -326,6 +328,21 @@ mod tests {
         assert_eq!(
             request.permission,
             Some((Permission::Deny, "not while I am away".into()))
+        );
+        let rewrite = read(
+            Event::PermissionRequest,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "allow", "updatedInput": {"command": "ls"}}}}"#,
+                "",
+            ),
+        );
+        assert_eq!(rewrite.permission, Some((Permission::Allow, String::new())));
+        assert_eq!(
+            rewrite.updated_input,
+            Some(serde_json::json!({"command": "ls"}))
         );
         let broken = read(
             Event::PreToolUse,

@@ -668,6 +668,51 @@ async fn permission_request_matrix() {
             },
         ),
         row(
+            "exit 0, allow + decision.updatedInput: the rewritten call runs",
+            hook(
+                0,
+                &behavior(
+                    "allow",
+                    r#", "updatedInput": {"command": "touch rewritten.txt && echo rewritten"}"#,
+                ),
+            ),
+            TOUCH,
+            Expect {
+                ran: Some(false),
+                rewritten: Some(true),
+                result: Some("rewritten"),
+                ..Default::default()
+            },
+        ),
+        row(
+            "exit 0, allow + decision.updatedInput: a deny rule still refuses the rewritten call",
+            hook(
+                0,
+                &behavior(
+                    "allow",
+                    r#", "updatedInput": {"command": "rm -f precious.txt"}"#,
+                ),
+            ),
+            TOUCH,
+            Expect {
+                ran: Some(false),
+                result_has: &["Error: bash was denied by the permission rules"],
+                ..Default::default()
+            },
+        ),
+        row(
+            "exit 0, plain text: nothing for anyone, the question goes on",
+            hook(0, PLAIN),
+            TOUCH,
+            Expect {
+                ran: Some(false),
+                result_has: refused,
+                unseen: &["R-plain"],
+                no_stderr: &["R-plain"],
+                ..Default::default()
+            },
+        ),
+        row(
             "exit 0, permissionDecision allow: runs, no question",
             hook(0, &decision(E, "allow")),
             TOUCH,
@@ -873,6 +918,16 @@ async fn user_prompt_submit_matrix() {
             },
         ),
         row(
+            "exit 2, no stderr: kept back all the same",
+            hook(2, ""),
+            Expect {
+                exit: 1,
+                requests: kept_back,
+                stderr: &["the prompt was not sent: blocked by a hook (it gave no reason)"],
+                ..Default::default()
+            },
+        ),
+        row(
             "exit 2, additionalContext on stdout: ignored, kept back",
             hook(2, &context(E)).err("R-exit2"),
             Expect {
@@ -979,6 +1034,15 @@ async fn stop_matrix() {
                 requests: Some(1),
                 unseen: &["R-block"],
                 stderr: &["stopped the turn: R-stop"],
+                ..Default::default()
+            },
+        ),
+        row(
+            "exit 0, additionalContext: not for Stop, the turn ends",
+            hook(0, &context(E)),
+            Expect {
+                requests: Some(1),
+                unseen: &["R-context"],
                 ..Default::default()
             },
         ),
@@ -1090,6 +1154,17 @@ async fn subagent_stop_matrix() {
                 result: Some("sub first"),
                 unseen: &["R-block"],
                 stderr: &["R-stop"],
+                ..Default::default()
+            },
+        ),
+        row(
+            "exit 0, plain text: nothing for anyone, the subagent ends",
+            hook(0, PLAIN),
+            Expect {
+                requests: Some(3),
+                result: Some("sub first"),
+                unseen: &["R-plain"],
+                no_stderr: &["R-plain"],
                 ..Default::default()
             },
         ),

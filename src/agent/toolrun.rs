@@ -450,9 +450,11 @@ impl ToolEnv<'_> {
         let claude = crate::hooks::names::claude_name(name);
         let fields = tool_fields(call, name, args, self.subagent);
         let event = crate::hooks::Event::PermissionRequest;
-        let said = hooks
+        let mut said = hooks
             .fire(event, Some(claude), self.mode.get(), fields)
             .await?;
+        // Claude Code's PermissionRequest takes no context: none is said to be added.
+        said.context.clear();
         self.report_hooks(event, claude, &said);
         let deny = |reason: String, stop: Option<String>| PermissionAnswer {
             permission: crate::hooks::Permission::Deny,

@@ -701,6 +701,18 @@ async fn permission_request_matrix() {
             },
         ),
         row(
+            "exit 0, additionalContext: not for PermissionRequest, the question goes on",
+            hook(0, &context(E)),
+            TOUCH,
+            Expect {
+                ran: Some(false),
+                result_has: refused,
+                unseen: &["R-context"],
+                no_stderr: &["added context"],
+                ..Default::default()
+            },
+        ),
+        row(
             "exit 0, plain text: nothing for anyone, the question goes on",
             hook(0, PLAIN),
             TOUCH,
@@ -1043,6 +1055,7 @@ async fn stop_matrix() {
             Expect {
                 requests: Some(1),
                 unseen: &["R-context"],
+                no_stderr: &["added context"],
                 ..Default::default()
             },
         ),
@@ -1154,6 +1167,17 @@ async fn subagent_stop_matrix() {
                 result: Some("sub first"),
                 unseen: &["R-block"],
                 stderr: &["R-stop"],
+                ..Default::default()
+            },
+        ),
+        row(
+            "exit 0, additionalContext: not for SubagentStop, the subagent ends",
+            hook(0, &context(E)),
+            Expect {
+                requests: Some(3),
+                result: Some("sub first"),
+                unseen: &["R-context"],
+                no_stderr: &["added context"],
                 ..Default::default()
             },
         ),

@@ -122,9 +122,13 @@ impl Subagent {
         let hooks = self.hooks.as_ref()?;
         fields.insert("agent_id".into(), task_id.into());
         fields.insert("agent_type".into(), "task".into());
-        let said = hooks
+        let mut said = hooks
             .fire(event, Some("task"), self.mode.get(), fields)
             .await?;
+        if event == Event::SubagentStop {
+            // Claude Code's SubagentStop takes no context: none is said to be added.
+            said.context.clear();
+        }
         let subject = if event == Event::SubagentStop {
             "the subagent's stop"
         } else {

@@ -362,9 +362,31 @@ impl ToolEnv<'_> {
                     .permission_hooks(name, call, &prepared.args, looping)
                     .await
                 {
-                    Some((crate::hooks::Permission::Allow, _)) => {}
-                    Some((crate::hooks::Permission::Deny, why)) => {
-                        run.result = ToolResult::hook_blocked(name, &why);
+                    Some(PermissionAnswer {
+                        permission: crate::hooks::Permission::Allow,
+                        updated_input,
+                        ..
+                    }) => {
+                        // Its `updatedInput` is what runs, judged again: the hook answers
+                        // the question, never a rule's deny or plan mode's refusal.
+                        if let Some(input) = updated_input {
+                            match self.rewritten(name, external.as_ref(), &input, current) {
+                                Ok(p) => prepared = p,
+                                Err(result) => {
+                                    run.result = result;
+                                    return run;
+                                }
+                            }
+                        }
+                    }
+                    Some(PermissionAnswer {
+                        permission: crate::hooks::Permission::Deny,
+                        reason,
+                        stop,
+                        ..
+                    }) => {
+                        run.result = ToolResult::hook_blocked(name, &reason);
+                        run.hook_stop = stop;
                         return run;
                     }
                     _ => {
@@ -387,27 +409,72 @@ impl ToolEnv<'_> {
             .await
     }
 
-    /// The PermissionRequest hooks on a call about to be put to the user: allow or deny
-    /// with its reason when one decides (never for the loop guard's question).
+    /// The call prepared again with the arguments a PermissionRequest hook rewrote
+    /// (`input`, Claude Code's field names) and judged again in `current`: the result to
+    /// give instead when they are wrong, or a rule or the mode refuses them.
+    fn rewritten(
+        &self,
+        name: &str,
+        external: Option<&ExternalSpec>,
+        input: &serde_json::Value,
+        current: ApprovalMode,
+    ) -> Result<crate::tools::PreparedCall, ToolResult> {
+        let raw = crate::hooks::names::from_claude_input(name, input).to_string();
+        let prepared = self
+            .prepare(name, external, &raw)
+            .and_then(|mut p| p.pin_path(self.root).map(|()| p))
+            .map_err(|text| ToolResult::error(format!("{text} (the arguments a hook rewrote)")))?;
+        let verdict = self.policy.check(&ToolRequest {
+            tool: &prepared.name,
+            args: &prepared.args,
+            root: self.root,
+        });
+        match mode::decide(current, name, verdict, self.mode.sandbox_works()) {
+            ModeDecision::Deny { reason } => Err(ToolResult::denied(name, &reason)),
+            ModeDecision::PlanRefused => Err(ToolResult::plan_mode(name)),
+            _ => Ok(prepared),
+        }
+    }
+
+    /// The PermissionRequest hooks on a call about to be put to the user: allow (with the
+    /// arguments it rewrote) or deny with its reason when one decides (never for the loop
+    /// guard's question); a `continue: false` refuses the call and stops the turn.
     async fn permission_hooks(
         &self,
         name: &str,
         call: &ToolCall,
         args: &serde_json::Value,
         looping: bool,
-    ) -> Option<(crate::hooks::Permission, String)> {
+    ) -> Option<PermissionAnswer> {
         let hooks = self.hooks.filter(|h| !h.hooks.is_empty() && !looping)?;
         let claude = crate::hooks::names::claude_name(name);
         let fields = tool_fields(call, name, args, self.subagent);
         let event = crate::hooks::Event::PermissionRequest;
-        let said = hooks
+        let mut said = hooks
             .fire(event, Some(claude), self.mode.get(), fields)
             .await?;
+        // Claude Code's PermissionRequest takes no context: none is said to be added.
+        said.context.clear();
         self.report_hooks(event, claude, &said);
+        let deny = |reason: String, stop: Option<String>| PermissionAnswer {
+            permission: crate::hooks::Permission::Deny,
+            reason,
+            stop,
+            updated_input: None,
+        };
+        if let Some(reason) = said.stop {
+            return Some(deny(reason.clone(), Some(reason)));
+        }
         match (said.block, said.permission) {
-            (Some(reason), _) => Some((crate::hooks::Permission::Deny, reason)),
+            (Some(reason), _) => Some(deny(reason, None)),
             (None, Some((crate::hooks::Permission::Ask, _))) | (None, None) => None,
-            (None, permission) => permission,
+            (None, Some((crate::hooks::Permission::Deny, reason))) => Some(deny(reason, None)),
+            (None, Some((permission, reason))) => Some(PermissionAnswer {
+                permission,
+                reason,
+                stop: None,
+                updated_input: said.updated_input,
+            }),
         }
     }
 
@@ -736,6 +803,16 @@ pub(crate) fn hook_lines(subject: &str, said: &crate::hooks::Combined) -> Vec<(b
         lines.push((true, format!("failed: {error}")));
     }
     lines
+}
+
+/// What the PermissionRequest hooks answered for the user.
+struct PermissionAnswer {
+    permission: crate::hooks::Permission,
+    reason: String,
+    /// `continue: false`: the turn stops, for this reason.
+    stop: Option<String>,
+    /// An allowing hook's `updatedInput` (Claude Code's field names).
+    updated_input: Option<serde_json::Value>,
 }
 
 /// The hooks in force for an agent, and the session they report on.

@@ -118,12 +118,20 @@ pub fn read(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
             Some(text(json.get("stopReason")).unwrap_or_else(|| "a hook stopped the turn".into()));
     }
     said.message = text(json.get("systemMessage"));
-    if json.get("decision").and_then(Value::as_str) == Some("block") && blockable(event) {
+    // `continue: false` wins over `decision: "block"` (Claude Code): a Stop hook that says
+    // both ends the turn rather than keeping the model going.
+    if json.get("decision").and_then(Value::as_str) == Some("block")
+        && blockable(event)
+        && said.stop.is_none()
+    {
         said.block =
             Some(text(json.get("reason")).unwrap_or_else(|| "blocked by a hook".to_string()));
     }
     if let Some(specific) = json.get("hookSpecificOutput") {
-        let reason = text(specific.get("permissionDecisionReason")).unwrap_or_default();
+        // A PermissionRequest hook's deny gives its reason as `decision.message`.
+        let reason = text(specific.get("permissionDecisionReason"))
+            .or_else(|| text(specific.get("decision").and_then(|d| d.get("message"))))
+            .unwrap_or_default();
         let decision = specific
             .get("permissionDecision")
             .or_else(|| specific.get("decision").and_then(|d| d.get("behavior")))
@@ -134,8 +142,10 @@ pub fn read(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
             Some("deny" | "block") => Some((Permission::Deny, reason)),
             _ => None,
         };
+        // A PermissionRequest hook's allow carries it as `decision.updatedInput`.
         said.updated_input = specific
             .get("updatedInput")
+            .or_else(|| specific.get("decision").and_then(|d| d.get("updatedInput")))
             .filter(|v| v.is_object())
             .cloned();
         said.context = text(specific.get("additionalContext"));
@@ -178,7 +188,8 @@ pub struct Combined {
 
 impl Combined {
     /// Add what one more hook said: blocks and stops joined, the strictest permission
-    /// kept (deny > ask > allow), the first `updatedInput` of an allowing hook.
+    /// kept (deny > ask > allow), the first `updatedInput` of a hook that allows or asks
+    /// (Claude Code puts the rewritten call to the user on ask) or decides nothing.
     pub fn add(&mut self, said: Said) {
         let join = |into: &mut Option<String>, more: Option<String>| {
             if let Some(more) = more {
@@ -194,7 +205,7 @@ impl Combined {
             if self.permission.as_ref().is_none_or(|(q, _)| p > *q) {
                 self.permission = Some((p, reason));
             }
-            if p == Permission::Allow && self.updated_input.is_none() {
+            if p != Permission::Deny && self.updated_input.is_none() {
                 self.updated_input = said.updated_input;
             }
         } else if self.updated_input.is_none() {
@@ -291,8 +302,48 @@ mod tests {
                 "",
             ),
         );
-        assert_eq!(stop.block.as_deref(), Some("run the tests first"));
+        // continue: false takes precedence over the block.
+        assert_eq!(stop.block, None);
         assert_eq!(stop.stop.as_deref(), Some("enough"));
+        let block = read(
+            Event::Stop,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"decision": "block", "reason": "run the tests first"}"#,
+                "",
+            ),
+        );
+        assert_eq!(block.block.as_deref(), Some("run the tests first"));
+        let request = read(
+            Event::PermissionRequest,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "deny", "message": "not while I am away"}}}"#,
+                "",
+            ),
+        );
+        assert_eq!(
+            request.permission,
+            Some((Permission::Deny, "not while I am away".into()))
+        );
+        let rewrite = read(
+            Event::PermissionRequest,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "allow", "updatedInput": {"command": "ls"}}}}"#,
+                "",
+            ),
+        );
+        assert_eq!(rewrite.permission, Some((Permission::Allow, String::new())));
+        assert_eq!(
+            rewrite.updated_input,
+            Some(serde_json::json!({"command": "ls"}))
+        );
         let broken = read(
             Event::PreToolUse,
             OnFailure::Continue,
@@ -323,5 +374,23 @@ mod tests {
             ..Said::default()
         });
         assert_eq!(all.block.as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn an_updated_input_counts_with_allow_and_ask_not_deny() {
+        let says = |p: Permission, command: &str| Said {
+            permission: Some((p, String::new())),
+            updated_input: Some(serde_json::json!({ "command": command })),
+            ..Said::default()
+        };
+        let mut ask = Combined::default();
+        ask.add(says(Permission::Deny, "from a deny"));
+        ask.add(says(Permission::Ask, "from an ask"));
+        ask.add(says(Permission::Allow, "from an allow"));
+        assert_eq!(
+            ask.updated_input,
+            Some(serde_json::json!({"command": "from an ask"}))
+        );
+        assert_eq!(ask.permission, Some((Permission::Deny, String::new())));
     }
 }

@@ -28,7 +28,9 @@ impl Agent {
         fields.insert("stop_hook_active".into(), active.into());
         fields.insert("last_assistant_message".into(), last.into());
         let event = Event::Stop;
-        let said = env.fire(event, None, self.mode.get(), fields).await?;
+        let mut said = env.fire(event, None, self.mode.get(), fields).await?;
+        // Claude Code's Stop takes no context: none is said to be added.
+        said.context.clear();
         self.report_hooks(event, &said);
         said.block
     }

@@ -730,3 +730,40 @@ printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionD
     assert_eq!(logged[1]["tool_input"], json!({"bytes": 3}));
     assert_eq!(logged[1]["tool_response"]["output"], "xxx");
 }
+
+/// `continue: false` from a hook on a subagent's call ends the subagent (the call does not
+/// run) and the main turn, as it would on the main agent's own call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_false_inside_a_subagent_ends_it_and_the_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let stop = script(
+        hooks_dir.path(),
+        "stop.sh",
+        r#"p=$(cat)
+case "$p" in *agent_id*) printf '%s' '{"continue": false, "stopReason": "enough exploring"}';; esac
+"#,
+    );
+    user_hooks(
+        home.path(),
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": command(&stop)}]}),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("task", r#"{"description":"look around"}"#)]),
+        Reply::tool_calls(&[("bash", r#"{"command":"touch ran.txt"}"#)]),
+        Reply::text("sub done"),
+        Reply::text("main done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!project.path().join("ran.txt").exists(), "{err}");
+    assert_eq!(server.requests().len(), 2, "{err}");
+    assert!(
+        err.contains("the turn was stopped by a hook: enough exploring"),
+        "{err}"
+    );
+}

@@ -1152,11 +1152,11 @@ async fn subagent_stop_matrix() {
             },
         ),
         row(
-            "exit 0, continue false: the subagent ends, the reason shown",
+            "exit 0, continue false: the subagent ends and so does the turn, the reason shown",
             hook(0, STOP),
             Expect {
-                result: Some("sub first"),
-                stderr: &["R-stop"],
+                requests: Some(2),
+                stderr: &["R-stop", "the turn was stopped by a hook: R-stop"],
                 ..Default::default()
             },
         ),
@@ -1164,9 +1164,9 @@ async fn subagent_stop_matrix() {
             "exit 0, decision block and continue false: continue false wins",
             hook(0, BLOCK_AND_STOP),
             Expect {
-                result: Some("sub first"),
+                requests: Some(2),
                 unseen: &["R-block"],
-                stderr: &["R-stop"],
+                stderr: &["R-stop", "the turn was stopped by a hook: R-stop"],
                 ..Default::default()
             },
         ),

@@ -77,6 +77,9 @@ pub(crate) struct Outcome {
     pub result: ToolResult,
     /// What the user allowed for the session from the subagent's approval requests.
     pub granted: Vec<Grant>,
+    /// A hook said `continue: false` inside it (a call's hook, or SubagentStop): the reason,
+    /// and the main turn stops too.
+    pub hook_stop: Option<String>,
 }
 
 impl Outcome {
@@ -84,6 +87,7 @@ impl Outcome {
         Outcome {
             result: ToolResult::error(text),
             granted: Vec::new(),
+            hook_stop: None,
         }
     }
 }
@@ -235,6 +239,7 @@ impl Subagent {
                     return Outcome {
                         result: ToolResult::error(text),
                         granted,
+                        hook_stop: None,
                     };
                 }
                 Some(Err(e)) => {
@@ -244,6 +249,7 @@ impl Subagent {
                             "Error: task failed - the subagent's request failed: {e}"
                         )),
                         granted,
+                        hook_stop: None,
                     };
                 }
             };
@@ -260,7 +266,8 @@ impl Subagent {
                 fields.insert("stop_hook_active".into(), (stop_blocks > 0).into());
                 fields.insert("last_assistant_message".into(), reply.text.clone().into());
                 let stop = self.hook(Event::SubagentStop, &task_id, fields).await;
-                if let Some(reason) = stop.and_then(|s| s.block) {
+                let (block, hook_stop) = stop.map_or((None, None), |s| (s.block, s.stop));
+                if let Some(reason) = block.filter(|_| hook_stop.is_none()) {
                     stop_blocks += 1;
                     if steps < max_steps && stop_blocks < 8 {
                         let (message, _) = reply.into_message(&self.client.config().model);
@@ -279,6 +286,7 @@ impl Subagent {
                 return Outcome {
                     result: ToolResult::ok(text),
                     granted,
+                    hook_stop,
                 };
             }
             if steps == max_steps {
@@ -319,6 +327,7 @@ impl Subagent {
                 );
                 let run = env.judge_and_run(None, call).await;
                 granted.extend(run.granted);
+                let hook_stop = run.hook_stop.clone();
                 let ToolResult { outcome, text, .. } = run.result.clone();
                 let duration = run.started.elapsed();
                 history.push(Message::tool_result(call.id.clone(), run.result));
@@ -333,6 +342,21 @@ impl Subagent {
                         duration,
                     },
                 );
+                // A hook said `continue: false`: the subagent ends here (its other calls
+                // are not run), and so does the main turn.
+                if let Some(reason) = hook_stop {
+                    self.report(&task_id, finished(steps, usage, true));
+                    let mut text = format!("Note: the subagent was stopped by a hook: {reason}");
+                    if !said.is_empty() {
+                        text.push_str(". What it had said so far:\n\n");
+                        text.push_str(&said.join("\n\n"));
+                    }
+                    return Outcome {
+                        result: ToolResult::ok(text),
+                        granted,
+                        hook_stop: Some(reason),
+                    };
+                }
             }
         }
         self.report(&task_id, finished(steps, usage, true));
@@ -350,6 +374,7 @@ impl Subagent {
         Outcome {
             result: ToolResult::ok(text),
             granted,
+            hook_stop: None,
         }
     }
 }

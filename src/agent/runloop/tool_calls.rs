@@ -181,6 +181,9 @@ impl Agent {
             match results[i].take() {
                 // Its result event is out already.
                 Some(mut outcome) => {
+                    if let Some(stop) = outcome.hook_stop.take() {
+                        stopped = Some(stop);
+                    }
                     // The user's PostToolUse hooks on what the subagent answered.
                     if let Some(stop) = self
                         .task_post_hooks(call, task_args[i].as_ref(), &mut outcome.result)

@@ -32,6 +32,28 @@ fn logged(log: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// A hook in `dir` that appends each payload it reads to `log`, a line each.
+fn logger(dir: &Path, log: &Path) -> String {
+    script(
+        dir,
+        "log.sh",
+        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
+    )
+}
+
+/// The test MCP server (`tests/mcp/hostile_server.py`, plain) as `plain` in the user's
+/// config.toml, after what `user_hooks` wrote.
+fn plain_mcp_server(home: &Path) {
+    let server_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    let config = home.join("rein-home/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[mcp_servers.plain]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
+        server_script.display().to_string()
+    ));
+    std::fs::write(&config, text).unwrap();
+}
+
 fn command(path: &str) -> Value {
     json!([{ "type": "command", "command": path }])
 }
@@ -57,15 +79,7 @@ fn stderr(o: &Output) -> String {
 
 /// The tool results the model got, from the last request.
 fn tool_results(server: &ScriptedServer) -> Vec<String> {
-    let requests = server.requests();
-    requests
-        .last()
-        .and_then(|r| r["messages"].as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
+    support::last_tool_results(&server.requests())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,11 +143,7 @@ case "$payload" in
 esac
 "#,
     );
-    let logger = script(
-        hooks_dir.path(),
-        "log.sh",
-        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
-    );
+    let logger = logger(hooks_dir.path(), &log);
     user_hooks(
         home.path(),
         json!({
@@ -378,11 +388,7 @@ async fn session_start_context_subagent_calls_and_a_permission_request_answered_
     let project = tempfile::tempdir().unwrap();
     let hooks_dir = tempfile::tempdir().unwrap();
     let log = hooks_dir.path().join("events.log");
-    let logger = script(
-        hooks_dir.path(),
-        "log.sh",
-        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
-    );
+    let logger = logger(hooks_dir.path(), &log);
     let start = script(
         hooks_dir.path(),
         "start.sh",
@@ -571,11 +577,7 @@ async fn an_mcp_call_goes_through_the_hooks_under_its_mcp_name() {
     let project = tempfile::tempdir().unwrap();
     let hooks_dir = tempfile::tempdir().unwrap();
     let log = hooks_dir.path().join("mcp.log");
-    let logger = script(
-        hooks_dir.path(),
-        "log.sh",
-        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
-    );
+    let logger = logger(hooks_dir.path(), &log);
     let guard = script(
         hooks_dir.path(),
         "guard.sh",
@@ -591,14 +593,7 @@ async fn an_mcp_call_goes_through_the_hooks_under_its_mcp_name() {
         }),
     );
     // The user's config: the sandbox off (as user_hooks wrote) and the hostile server.
-    let server_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
-    let config = home.path().join("rein-home/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "[mcp_servers.plain]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
-        server_script.display().to_string()
-    ));
-    std::fs::write(&config, text).unwrap();
+    plain_mcp_server(home.path());
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[("mcp__plain__work", r#"{"bytes": 5}"#)]),
         Reply::text("the hook refused it"),
@@ -669,11 +664,7 @@ async fn post_tool_use_reads_claude_codes_response_and_a_hook_rewrites_an_mcp_ca
     let project = tempfile::tempdir().unwrap();
     let hooks_dir = tempfile::tempdir().unwrap();
     let log = hooks_dir.path().join("post.log");
-    let logger = script(
-        hooks_dir.path(),
-        "log.sh",
-        &format!("cat >> {}; echo >> {}\n", log.display(), log.display()),
-    );
+    let logger = logger(hooks_dir.path(), &log);
     let rewrite = script(
         hooks_dir.path(),
         "rewrite.sh",
@@ -688,14 +679,7 @@ printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionD
             "PostToolUse": [{"hooks": command(&logger)}]
         }),
     );
-    let server_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
-    let config = home.path().join("rein-home/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "[mcp_servers.plain]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
-        server_script.display().to_string()
-    ));
-    std::fs::write(&config, text).unwrap();
+    plain_mcp_server(home.path());
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[(
             "write_file",

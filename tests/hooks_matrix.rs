@@ -96,14 +96,7 @@ struct Seen {
 impl Seen {
     /// The tool results the model read in its last request.
     fn results(&self) -> Vec<String> {
-        self.requests
-            .last()
-            .and_then(|r| r["messages"].as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-            .collect()
+        support::last_tool_results(&self.requests)
     }
 
     /// Whether any request's messages hold `text`.

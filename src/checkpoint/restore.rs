@@ -206,6 +206,14 @@ impl Store {
         let Some(made_after) = made_after else {
             return;
         };
+        // A folder's birth time comes from the kernel's coarse clock, a tick (up to 10 ms)
+        // behind the clock the turn's time was read from: a folder the turn made at once
+        // can read as made a little before it. 50 ms of slack covers the tick; a folder
+        // the user made in the 50 ms before sending the turn, and left empty, is all it
+        // could take too.
+        let made_after = made_after
+            .checked_sub(std::time::Duration::from_millis(50))
+            .unwrap_or(made_after);
         let mut folder = Path::new(path).parent();
         while let Some(dir) = folder.filter(|d| !d.as_os_str().is_empty()) {
             let full = self.root.join(dir);

@@ -686,3 +686,35 @@ fn a_restore_never_writes_through_a_link_the_turn_planted() {
         outcomes(&report)
     );
 }
+
+/// A folder's birth time comes from the kernel's coarse clock, up to a tick behind the
+/// clock a turn's time is read from: a folder the turn made at once still counts as the
+/// turn's (tmux_e2e's rewind test once found `extra/` left behind), and one made well
+/// before the turn, left empty, stays.
+#[test]
+fn a_folder_made_at_once_by_the_turn_goes_and_an_older_empty_one_stays() {
+    let p = project();
+    repository(&p);
+    let root = &p.root;
+    std::fs::create_dir_all(root.join("older")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    let turn = std::time::SystemTime::now();
+    write(root, "made/new.rs", "// new\n");
+    write(root, "older/new.rs", "// new\n");
+    let after = store.take(Some(&start.commit)).unwrap();
+    // As the coarse clock can make it look: the folder born a little before the turn.
+    let turn_time = turn + std::time::Duration::from_millis(20);
+    store
+        .restore(
+            &steps(&after.changed, &start.commit, &after.commit),
+            false,
+            false,
+            Some(turn_time),
+        )
+        .unwrap();
+    assert!(!root.join("made").exists());
+    assert!(!root.join("older/new.rs").exists());
+    assert!(root.join("older").is_dir());
+}

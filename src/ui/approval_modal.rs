@@ -15,7 +15,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use ratatui::widgets::{Block, Borders, Widget};
 
 use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
@@ -218,11 +218,7 @@ impl Widget for &Approvals {
         if p.subagent.is_some() {
             title.push(Span::styled("(from a subagent) ", theme::DIM));
         }
-        let mut block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(theme::MODAL_BORDER)
-            .title(Line::from(title));
+        let mut block = super::layout::modal_block(Line::from(title));
         if self.batch_total > 1 {
             block = block.title(
                 Line::from(Span::styled(

@@ -12,7 +12,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use ratatui::widgets::Widget;
 
 use super::gauge::tokens;
 use super::layout::{centred, framed, modal_width};
@@ -227,11 +227,7 @@ impl Widget for ContextModal<'_> {
             .unwrap_or(u16::MAX)
             .saturating_add(5);
         let rect = centred(area, modal_w, wanted);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(theme::MODAL_BORDER)
-            .title(Span::styled(" Context window ", theme::TITLE));
+        let block = super::layout::modal_block(Span::styled(" Context window ", theme::TITLE));
         let inner = framed(block, rect, buf, true);
         if inner.is_empty() {
             return;

@@ -10,7 +10,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Widget};
+use ratatui::widgets::Widget;
 
 use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
@@ -135,11 +135,7 @@ impl Widget for &HookTrust {
             .unwrap_or(u16::MAX)
             .saturating_add(5);
         let rect = centred(area, modal_w, wanted);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(theme::MODAL_BORDER)
-            .title(Span::styled(" Project hooks ", theme::TITLE));
+        let block = super::layout::modal_block(Span::styled(" Project hooks ", theme::TITLE));
         let inner = framed(block, rect, buf, true);
         if inner.is_empty() {
             return;

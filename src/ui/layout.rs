@@ -102,6 +102,15 @@ pub fn centred(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
+/// A modal's frame: rounded, in the modal colour, titled `title`.
+pub fn modal_block<'a>(title: impl Into<ratatui::text::Line<'a>>) -> Block<'a> {
+    Block::default()
+        .borders(ratatui::widgets::Borders::ALL)
+        .border_type(ratatui::widgets::BorderType::Rounded)
+        .border_style(super::theme::MODAL_BORDER)
+        .title(title)
+}
+
 /// Draw `block` over `area` (cleared first when it is a modal over other panes) and return
 /// its inside with one column of padding on each side.
 pub fn framed(block: Block<'_>, area: Rect, buf: &mut Buffer, modal: bool) -> Rect {

@@ -6,7 +6,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders};
 
 use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
@@ -79,14 +78,10 @@ impl ListModal<'_> {
         } else {
             format!("({} of {})", self.shown, self.total)
         };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(theme::MODAL_BORDER)
-            .title(Line::from(vec![
-                Span::styled(format!(" {} ", self.title), theme::TITLE),
-                Span::styled(format!("{count} "), theme::DIM),
-            ]));
+        let block = super::layout::modal_block(Line::from(vec![
+            Span::styled(format!(" {} ", self.title), theme::TITLE),
+            Span::styled(format!("{count} "), theme::DIM),
+        ]));
         let inner = framed(block, rect, buf, true);
         if inner.is_empty() {
             return None;

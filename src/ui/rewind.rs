@@ -11,7 +11,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders};
 
 use super::layout::{centred, framed, modal_width};
 use super::list_modal::fit;
@@ -144,11 +143,7 @@ impl ratatui::widgets::Widget for RewindModal<'_> {
         };
         let height = (body.len() as u16 + 4).min(area.height);
         let rect = centred(area, modal_w, height);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(theme::MODAL_BORDER)
-            .title(Span::styled(" Rewind ", theme::TITLE));
+        let block = super::layout::modal_block(Span::styled(" Rewind ", theme::TITLE));
         let inner = framed(block, rect, buf, true);
         if inner.is_empty() {
             return;

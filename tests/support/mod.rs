@@ -52,3 +52,16 @@ pub fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path.display().to_string()
 }
+
+/// The tool results the model read in the last of `requests` (the scripted server's), in
+/// order.
+pub fn last_tool_results(requests: &[serde_json::Value]) -> Vec<String> {
+    requests
+        .last()
+        .and_then(|r| r["messages"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}

@@ -241,6 +241,7 @@ mod tests {
             total_tokens: 2400,
             cached_tokens: None,
             estimated: true,
+            cache_write_tokens: None,
         };
         assert_eq!(
             subagent_spent(3, &usage, true),

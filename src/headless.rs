@@ -637,6 +637,7 @@ mod tests {
             total_tokens: 1050,
             cached_tokens: cached,
             estimated: false,
+            cache_write_tokens: None,
         };
         t.record(u(None));
         assert_eq!(

@@ -17,13 +17,25 @@ use super::sse::{size, SseParser, MAX_EVENT_BYTES};
 use super::stream::{body_error_message, AssembledReply, Assembler, ChunkError, StreamDelta};
 use crate::context::budget::{tokens_at, DEFAULT_CHARS_PER_TOKEN};
 use crate::conversation::wire::{wants_cache_markers, WireMessages, WireOptions};
-use crate::conversation::Message;
+use crate::conversation::{Api, Message, NativeOptions};
 
 /// Where and how to reach the model.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
-    /// e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    /// e.g. `https://api.openai.com/v1`; the API's path (`/chat/completions`,
+    /// `/responses`, `/messages`) is appended.
     pub base_url: String,
+    /// The wire API the model is spoken to in.
+    pub api: Api,
+    /// Responses: the `prompt_cache_key` (the session's id), so requests of one session
+    /// reach the same cache.
+    pub cache_key: Option<String>,
+    /// Anthropic: the cache breakpoints' time to live (`"1h"`; none: the API's 5 minutes).
+    pub cache_ttl: Option<String>,
+    /// Responses: the `reasoning.effort` of a model that reasons (none: not sent).
+    pub reasoning_effort: Option<String>,
+    /// Anthropic: the thinking budget in tokens of a model that thinks (none: off).
+    pub thinking_budget: Option<u64>,
     pub api_key: String,
     /// The model id sent to the server.
     pub model: String,
@@ -97,6 +109,11 @@ impl ClientConfig {
         let model = model.into();
         ClientConfig {
             base_url: base_url.into(),
+            api: Api::Chat,
+            cache_key: None,
+            cache_ttl: None,
+            reasoning_effort: None,
+            thinking_budget: None,
             api_key: api_key.into(),
             name: model.clone(),
             model,
@@ -158,6 +175,10 @@ pub enum ClientError {
     Connect { url: String, detail: String },
     #[error("the model server reported an error: {0}")]
     Server(String),
+    /// An error the server reported inside its stream that says to try again later (a
+    /// rate limit, an overload): retried like a 429 or 529.
+    #[error("the model server is busy: {0}")]
+    Busy(String),
     #[error("the reply stream broke off: {0}")]
     StreamCut(String),
     #[error(
@@ -187,7 +208,9 @@ impl ClientError {
     fn retryable(&self) -> bool {
         match self {
             ClientError::Http { status, .. } => matches!(status, 408 | 409 | 425 | 429 | 500..=599),
-            ClientError::Connect { .. } | ClientError::StreamCut(_) => true,
+            ClientError::Connect { .. } | ClientError::StreamCut(_) | ClientError::Busy(_) => {
+                true
+            }
             // A server that went quiet for the whole idle timeout would most likely do it
             // again; retrying would multiply a two-minute wait.
             ClientError::Stalled(_)
@@ -251,7 +274,7 @@ impl LlmClient {
             .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ClientError::Setup(e.to_string()))?;
-        let url = endpoint(&config.base_url)?;
+        let url = endpoint(&config.base_url, config.api)?;
         Ok(LlmClient { http, config, url })
     }
 
@@ -304,18 +327,29 @@ impl LlmClient {
         assembler: &mut Assembler,
         on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
     ) -> Result<AssembledReply, ClientError> {
-        let body = RequestBody {
-            model: &self.config.model,
-            messages: self.wire(messages),
-            tools,
-            stream: true,
-            stream_options: StreamOptions {
-                include_usage: true,
-            },
-            max_tokens,
-        };
-        let body =
-            serde_json::to_vec(&body).map_err(|e| ClientError::BadResponse(e.to_string()))?;
+        let body = match self.config.api {
+            Api::Chat => serde_json::to_vec(&RequestBody {
+                model: &self.config.model,
+                messages: self.wire(messages),
+                tools,
+                stream: true,
+                stream_options: StreamOptions {
+                    include_usage: true,
+                },
+                max_tokens,
+            }),
+            Api::Responses => serde_json::to_vec(&crate::conversation::responses::request(
+                messages,
+                tools,
+                &self.native_options(max_tokens),
+            )),
+            Api::Anthropic => serde_json::to_vec(&crate::conversation::anthropic::request(
+                messages,
+                tools,
+                &self.native_options(max_tokens),
+            )),
+        }
+        .map_err(|e| ClientError::BadResponse(e.to_string()))?;
         let max = self.config.max_tries.max(1);
         let mut attempt = 1;
         loop {
@@ -351,6 +385,34 @@ impl LlmClient {
         }
     }
 
+    /// What a native API's request is written with, for a reply of at most `max_tokens`.
+    fn native_options(&self, max_tokens: Option<u64>) -> NativeOptions<'_> {
+        NativeOptions {
+            model: &self.config.model,
+            max_tokens,
+            images: self.config.images,
+            cache_key: self.config.cache_key.as_deref(),
+            cache_ttl: self.config.cache_ttl.as_deref(),
+            reasoning_effort: self.config.reasoning_effort.as_deref(),
+            thinking_budget: self.config.thinking_budget,
+        }
+    }
+
+    /// Feed one SSE event's data (or a whole non-streaming body) to the reader of this
+    /// client's API.
+    fn read(
+        &self,
+        assembler: &mut Assembler,
+        data: &str,
+        on_delta: &mut dyn FnMut(StreamDelta<'_>),
+    ) -> Result<(), ChunkError> {
+        match self.config.api {
+            Api::Chat => assembler.push(data, on_delta),
+            Api::Responses => assembler.push_responses(data, on_delta),
+            Api::Anthropic => assembler.push_anthropic(data, on_delta),
+        }
+    }
+
     /// How `messages` go out to this client's model.
     pub fn wire<'a>(&'a self, messages: &'a [Message]) -> WireMessages<'a> {
         WireMessages {
@@ -375,8 +437,19 @@ impl LlmClient {
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .body(body.to_vec());
-        if !self.config.api_key.is_empty() {
-            request = request.bearer_auth(&self.config.api_key);
+        match self.config.api {
+            // Anthropic's own headers: the key and the API version.
+            Api::Anthropic => {
+                request = request.header("anthropic-version", ANTHROPIC_VERSION);
+                if !self.config.api_key.is_empty() {
+                    request = request.header("x-api-key", &self.config.api_key);
+                }
+            }
+            Api::Chat | Api::Responses => {
+                if !self.config.api_key.is_empty() {
+                    request = request.bearer_auth(&self.config.api_key);
+                }
+            }
         }
         for (name, value) in &self.config.extra_headers {
             request = request.header(name, value);
@@ -433,8 +506,8 @@ impl LlmClient {
                 BodyEnd::Capped => return Err(too_large.into()),
                 BodyEnd::Failed(e) => return Err(e.into()),
             }
-            let pushed = assembler
-                .push(&String::from_utf8_lossy(&bytes), &mut |d| {
+            let pushed = self
+                .read(assembler, &String::from_utf8_lossy(&bytes), &mut |d| {
                     on_event(ClientEvent::Delta(d))
                 })
                 .map_err(|e| chunk_failure(e).into());
@@ -461,12 +534,11 @@ impl LlmClient {
                 if data.is_empty() {
                     continue;
                 }
-                if data == "[DONE]" {
+                if data == "[DONE]" && self.config.api == Api::Chat {
                     done = true;
                     break 'reading;
                 }
-                assembler
-                    .push(data, &mut |d| on_event(ClientEvent::Delta(d)))
+                self.read(assembler, data, &mut |d| on_event(ClientEvent::Delta(d)))
                     .map_err(chunk_failure)?;
             }
             // This read's pieces are out; the next read may wait.
@@ -536,6 +608,7 @@ impl LlmClient {
 fn chunk_failure(e: ChunkError) -> ClientError {
     match e {
         ChunkError::Server(m) => ClientError::Server(m),
+        ChunkError::Busy(m) => ClientError::Busy(m),
         other @ (ChunkError::Malformed { .. } | ChunkError::Unexpected { .. }) => {
             ClientError::BadResponse(other.to_string())
         }
@@ -545,13 +618,18 @@ fn chunk_failure(e: ChunkError) -> ClientError {
 /// Whether `base_url` can be a chat-completions endpoint: why not, in words, when it
 /// cannot (checked before a session is made, so a typo is a configuration error).
 pub fn check_base_url(base_url: &str) -> Result<(), String> {
-    endpoint(base_url).map(|_| ()).map_err(|e| e.to_string())
+    endpoint(base_url, Api::Chat)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
-/// The chat-completions URL for `base_url`: `/chat/completions` after its path, before any
-/// query (Azure's `?api-version=...`); a URL that is not `http` or `https` is refused at once
-/// rather than retried.
-fn endpoint(base_url: &str) -> Result<String, ClientError> {
+/// The `anthropic-version` header sent to Anthropic's API.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The URL of `api` for `base_url`: `/chat/completions`, `/responses` or `/messages` after
+/// its path, before any query (Azure's `?api-version=...`); a URL that is not `http` or
+/// `https` is refused at once rather than retried.
+fn endpoint(base_url: &str, api: Api) -> Result<String, ClientError> {
     let mut url = reqwest::Url::parse(base_url.trim()).map_err(|e| {
         ClientError::BadUrl(format!(
             "the base URL \"{base_url}\" is not a URL ({e}); write it as http://HOST:PORT/v1"
@@ -562,7 +640,12 @@ fn endpoint(base_url: &str) -> Result<String, ClientError> {
             "the base URL \"{base_url}\" is not http:// or https://"
         )));
     }
-    let path = format!("{}/chat/completions", url.path().trim_end_matches('/'));
+    let tail = match api {
+        Api::Chat => "/chat/completions",
+        Api::Responses => "/responses",
+        Api::Anthropic => "/messages",
+    };
+    let path = format!("{}{tail}", url.path().trim_end_matches('/'));
     url.set_path(&path);
     Ok(url.to_string())
 }
@@ -685,6 +768,7 @@ fn estimate_usage(
         completion_tokens: completion,
         total_tokens: prompt + completion,
         cached_tokens: None,
+        cache_write_tokens: None,
         estimated: true,
     }
 }

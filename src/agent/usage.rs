@@ -17,6 +17,11 @@ pub struct Usage {
     /// does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// Of the prompt tokens, those written to the prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed at their own price); `None` when the server
+    /// does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
     /// True when the server sent no usage and these are rein's own estimate.
     pub estimated: bool,
 }
@@ -29,10 +34,12 @@ impl Usage {
             .completion_tokens
             .saturating_add(other.completion_tokens);
         self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
-        self.cached_tokens = match (self.cached_tokens, other.cached_tokens) {
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
         };
+        self.cached_tokens = sum(self.cached_tokens, other.cached_tokens);
+        self.cache_write_tokens = sum(self.cache_write_tokens, other.cache_write_tokens);
         self.estimated |= other.estimated;
     }
 
@@ -180,6 +187,7 @@ mod tests {
             total_tokens: prompt + completion,
             cached_tokens: cached,
             estimated: false,
+            cache_write_tokens: None,
         }
     }
 

@@ -8,9 +8,11 @@
 //! assistant message was streamed with (reasoning fields, signatures on tool calls) sent
 //! back as it arrived.
 
+pub mod anthropic;
 pub mod mention;
 pub mod order;
 pub mod outcome;
+pub mod responses;
 pub mod wire;
 
 pub use mention::Attachment;
@@ -73,6 +75,58 @@ pub enum Message {
     },
 }
 
+/// The wire API a model is spoken to in: OpenAI's chat completions (every compatible
+/// server), OpenAI's Responses, or Anthropic's Messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    #[default]
+    Chat,
+    Responses,
+    Anthropic,
+}
+
+impl Api {
+    /// Every API, in the order the settings name them.
+    pub const ALL: [Api; 3] = [Api::Chat, Api::Responses, Api::Anthropic];
+
+    /// The API's name in the settings (`api = "..."`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Responses => "responses",
+            Api::Anthropic => "anthropic",
+        }
+    }
+
+    /// The API a settings value names.
+    pub fn from_name(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+/// What a native API's request (`responses`, `anthropic`) is written with besides the
+/// history and the tools.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NativeOptions<'a> {
+    /// The model the request goes to; provider state goes back only to the model (and
+    /// the API) that produced it.
+    pub model: &'a str,
+    /// The most tokens the reply may have (Anthropic requires one; the wire writes a
+    /// default when none is given).
+    pub max_tokens: Option<u64>,
+    /// The model takes images: tool results' images are sent as image parts.
+    pub images: bool,
+    /// Responses: `prompt_cache_key`.
+    pub cache_key: Option<&'a str>,
+    /// Anthropic: the breakpoints' `ttl` (`"1h"`); none: the API's default.
+    pub cache_ttl: Option<&'a str>,
+    /// Responses: `reasoning.effort` (with `summary: "auto"`); none: no `reasoning`.
+    pub reasoning_effort: Option<&'a str>,
+    /// Anthropic: `thinking.budget_tokens`; none: thinking off.
+    pub thinking_budget: Option<u64>,
+}
+
 /// The reasoning a reply was streamed with, and the provider state that must go back.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {
@@ -85,8 +139,18 @@ pub struct Reasoning {
     pub field: Option<String>,
     /// OpenRouter's `reasoning_details`, merged from the stream's pieces (encrypted
     /// Gemini state, Anthropic signatures).
+    /// With `api` set, the reply's items in that API's own form instead, in the order
+    /// they streamed: Responses output items (reasoning items whole, with their
+    /// `encrypted_content`; function calls and messages as `{"type", "call_id"}` places),
+    /// or Anthropic content blocks (thinking and redacted_thinking blocks whole, with their
+    /// signatures; text and tool_use blocks as places). That API's wire sends them back in
+    /// that order; no other API's wire sends them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<serde_json::Value>,
+    /// The API `details` belong to; `None` for chat completions (sessions written before
+    /// rein spoke other APIs have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<Api>,
 }
 
 impl Reasoning {
@@ -342,6 +406,7 @@ mod tests {
             text: "thinking".into(),
             field: Some(field.into()),
             details: vec![json!({"a": 1})],
+            api: None,
         };
         let reply = |calls: Vec<ToolCall>, field: &str| Message::Assistant {
             content: Some("hello".into()),
@@ -413,6 +478,7 @@ mod tests {
                 text: "think".into(),
                 field: Some("reasoning_content".into()),
                 details: vec![],
+                api: None,
             }))
             .from_model("m");
         let v = serde_json::to_value(&a).unwrap();

@@ -296,7 +296,9 @@ impl Wire<'_> {
                 map.serialize_entry("tool_calls", &plain)?;
             }
         }
-        if let Some(reasoning) = reasoning.as_ref().filter(|_| same_model) {
+        // Another API's state is never sent here (a model switched mid-session).
+        let chat_state = |r: &&super::Reasoning| r.api.is_none_or(|a| a == super::Api::Chat);
+        if let Some(reasoning) = reasoning.as_ref().filter(|_| same_model).filter(chat_state) {
             if reasoning.field.as_deref() == Some("reasoning_content") && !tool_calls.is_empty() {
                 map.serialize_entry("reasoning_content", &reasoning.text)?;
             }
@@ -425,6 +427,7 @@ mod tests {
             text: "think".into(),
             field: Some("reasoning_content".into()),
             details: vec![json!({"type":"reasoning.text","text":"think","index":0})],
+            api: None,
         };
         let with_calls = Message::assistant(String::new(), vec![call])
             .with_reasoning(Some(reasoning.clone()))

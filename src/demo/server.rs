@@ -3,8 +3,9 @@
 //!
 //! `ScriptedServer::start(replies)` binds 127.0.0.1 on a free port and serves plain
 //! HTTP/1.1, one request per connection (`Connection: close`). Each
-//! `POST /v1/chat/completions` is recorded (JSON body and headers) and answered with
-//! the next `Reply` of the script; when the script runs out the answer is a loud 500.
+//! `POST /v1/chat/completions` (or `/v1/responses`, `/v1/messages`: the native APIs) is
+//! recorded (JSON body, headers, path) and answered with the next `Reply` of the script;
+//! when the script runs out the answer is a loud 500.
 //! A reply built `with_usage_from_request` gets its usage computed from the body of the
 //! request it answers (`Reply::for_request`).
 //! `GET /v1/models` lists one model; `GET /props` (where llama.cpp says its context
@@ -47,6 +48,9 @@ struct State {
     router: Option<Router>,
     requests: Vec<Value>,
     headers: Vec<Vec<(String, String)>>,
+    /// The path of each model request (`/v1/chat/completions`, `/v1/responses`,
+    /// `/v1/messages`), in arrival order.
+    paths: Vec<String>,
     served: usize,
     /// Chat requests being answered right now, and the most there ever were at once.
     open: usize,
@@ -107,6 +111,11 @@ impl ScriptedServer {
     /// Bodies of the chat-completions requests so far, parsed as JSON (or a JSON string if not JSON).
     pub fn requests(&self) -> Vec<Value> {
         self.lock().requests.clone()
+    }
+
+    /// The path each model request was sent to, in arrival order.
+    pub fn request_paths(&self) -> Vec<String> {
+        self.lock().paths.clone()
     }
 
     /// Headers of each chat-completions request, names lower-cased, in arrival order.
@@ -218,7 +227,7 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             return;
         }
     }
-    let chat = request.path == "/v1/chat/completions";
+    let chat = is_model_call(&request.path);
     if chat {
         let mut s = lock(&state);
         s.open += 1;
@@ -290,7 +299,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// to that request (`Reply::for_request`).
 fn route(request: &Request, state: &Mutex<State>) -> Reply {
     match (request.method.as_str(), request.path.as_str()) {
-        ("POST", "/v1/chat/completions") => {
+        ("POST", path) if is_model_call(path) => {
             let body = serde_json::from_slice(&request.body).unwrap_or_else(|_| {
                 Value::String(String::from_utf8_lossy(&request.body).into_owned())
             });
@@ -309,6 +318,7 @@ fn route(request: &Request, state: &Mutex<State>) -> Reply {
             };
             state.requests.push(body);
             state.headers.push(request.headers.clone());
+            state.paths.push(request.path.clone());
             reply
         }
         ("GET", "/v1/models") => Reply::json(
@@ -320,6 +330,15 @@ fn route(request: &Request, state: &Mutex<State>) -> Reply {
             &format!("scripted server: no route for {method} {path}"),
         ),
     }
+}
+
+/// A request for a model's reply, in any of the APIs rein speaks: chat completions, the
+/// Responses API, Anthropic's Messages. All three are scripted and recorded alike.
+fn is_model_call(path: &str) -> bool {
+    matches!(
+        path,
+        "/v1/chat/completions" | "/v1/responses" | "/v1/messages"
+    )
 }
 
 async fn write_reply(stream: &mut TcpStream, reply: Reply) -> std::io::Result<()> {

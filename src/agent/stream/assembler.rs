@@ -49,6 +49,9 @@ pub struct AssembledReply {
     pub finish_reason: Option<String>,
     /// The server's usage, when it sent one.
     pub usage: Option<Usage>,
+    /// The API the reply came in, when not chat completions: `reasoning_details` then
+    /// holds that API's items (see [`Reasoning::details`]).
+    pub api: Option<crate::conversation::Api>,
 }
 
 impl AssembledReply {
@@ -58,6 +61,7 @@ impl AssembledReply {
             text: self.reasoning.clone(),
             field: self.reasoning_field.clone(),
             details: self.reasoning_details.clone(),
+            api: self.api,
         };
         (!r.is_empty()).then_some(r)
     }
@@ -169,6 +173,27 @@ impl Assembler {
         self.started = true;
         on_delta(StreamDelta::Refusal(r));
         self.reply.refusal.push_str(r);
+    }
+
+    /// The reply comes in `api` (a native reader's first word).
+    pub(crate) fn api_is(&mut self, api: crate::conversation::Api) {
+        self.reply.api = (api != crate::conversation::Api::Chat).then_some(api);
+    }
+
+    /// One of a native API's items, whole, after the ones before it (see
+    /// [`Reasoning::details`]): kept for the server, never merged.
+    pub(crate) fn push_item(&mut self, item: Value) {
+        self.reply.reasoning_details.push(item);
+    }
+
+    /// The native item at `index` among those pushed, to complete as its pieces arrive.
+    pub(crate) fn item_mut(&mut self, index: usize) -> Option<&mut Value> {
+        self.reply.reasoning_details.get_mut(index)
+    }
+
+    /// How many native items were pushed.
+    pub(crate) fn items(&self) -> usize {
+        self.reply.reasoning_details.len()
     }
 
     /// One streamed `reasoning_details` piece, merged into the list kept for the server.
@@ -399,6 +424,7 @@ mod tests {
                 text: "think".into(),
                 field: Some("reasoning_content".into()),
                 details: Vec::new(),
+                api: None,
             })
         );
         let details = AssembledReply {

@@ -174,6 +174,9 @@ pub(crate) struct WireUsage {
     /// Anthropic-style gateways.
     #[serde(default)]
     cache_read_input_tokens: Option<u64>,
+    /// Anthropic-style gateways: the tokens written to the cache.
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -199,6 +202,7 @@ impl WireUsage {
                 .total_tokens
                 .unwrap_or(prompt.saturating_add(completion)),
             cached_tokens: cached.map(|c| c.min(prompt)),
+            cache_write_tokens: self.cache_creation_input_tokens,
             estimated: false,
         }
     }

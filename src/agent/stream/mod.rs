@@ -8,10 +8,12 @@
 //! `error_text` words a server's error as one line, from inside a stream or from a failed
 //! response's body.
 
+mod anthropic_event;
 mod assembler;
 mod chat_chunk;
 mod common_chunk;
 mod error_text;
+mod responses_event;
 mod surrogates;
 
 pub use assembler::{AssembledReply, Assembler, StreamDelta};
@@ -23,6 +25,10 @@ pub enum ChunkError {
     /// The server reported an error inside the stream.
     #[error("{0}")]
     Server(String),
+    /// The server reported, inside the stream, an error that says to try again (a rate
+    /// limit, an overload): retried when nothing was shown yet.
+    #[error("{0}")]
+    Busy(String),
     /// The chunk was not JSON at all.
     #[error("the server sent a chunk that is not valid JSON ({detail}): {snippet}")]
     Malformed { detail: String, snippet: String },

@@ -177,27 +177,53 @@ struct Content<'a> {
     marked: bool,
 }
 
+/// A user message's or tool result's text as the model reads it: its own words, then each
+/// attached file's text and the reminder, each after a blank line. Every API's wire sends
+/// this.
+pub(crate) fn sent_text<'m>(
+    text: &'m str,
+    attachments: &[super::Attachment],
+    reminder: Option<&str>,
+) -> std::borrow::Cow<'m, str> {
+    if attachments.is_empty() && reminder.is_none() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut all = text.to_string();
+    for extra in attachments.iter().map(|a| a.text.as_str()).chain(reminder) {
+        if !all.is_empty() {
+            all.push_str("\n\n");
+        }
+        all.push_str(extra);
+    }
+    std::borrow::Cow::Owned(all)
+}
+
+/// [`sent_text`] of a stored system, user or tool message (an assistant message's content
+/// or refusal otherwise).
+pub(crate) fn message_text(message: &Message) -> std::borrow::Cow<'_, str> {
+    match message {
+        Message::System { content } => std::borrow::Cow::Borrowed(content.as_str()),
+        Message::User {
+            content,
+            reminder,
+            attachments,
+        } => sent_text(content, attachments, reminder.as_deref()),
+        Message::Tool {
+            content, reminder, ..
+        } => sent_text(content, &[], reminder.as_deref()),
+        Message::Assistant {
+            content, refusal, ..
+        } => match (content.as_deref(), refusal.as_deref()) {
+            (None | Some(""), Some(refusal)) => std::borrow::Cow::Borrowed(refusal),
+            (content, _) => std::borrow::Cow::Borrowed(content.unwrap_or("")),
+        },
+    }
+}
+
 impl Serialize for Content<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let joined;
-        let extras = self
-            .attachments
-            .iter()
-            .map(|a| a.text.as_str())
-            .chain(self.reminder);
-        let text = if self.attachments.is_empty() && self.reminder.is_none() {
-            self.text
-        } else {
-            let mut all = self.text.to_string();
-            for extra in extras {
-                if !all.is_empty() {
-                    all.push_str("\n\n");
-                }
-                all.push_str(extra);
-            }
-            joined = all;
-            joined.as_str()
-        };
+        let joined = sent_text(self.text, self.attachments, self.reminder);
+        let text = joined.as_ref();
         if !self.marked {
             return serializer.serialize_str(text);
         }

@@ -208,9 +208,7 @@ impl ClientError {
     fn retryable(&self) -> bool {
         match self {
             ClientError::Http { status, .. } => matches!(status, 408 | 409 | 425 | 429 | 500..=599),
-            ClientError::Connect { .. } | ClientError::StreamCut(_) | ClientError::Busy(_) => {
-                true
-            }
+            ClientError::Connect { .. } | ClientError::StreamCut(_) | ClientError::Busy(_) => true,
             // A server that went quiet for the whole idle timeout would most likely do it
             // again; retrying would multiply a two-minute wait.
             ClientError::Stalled(_)
@@ -802,27 +800,47 @@ mod tests {
     #[test]
     fn the_endpoint_goes_before_the_query_and_odd_urls_are_refused() {
         assert_eq!(
-            endpoint("https://api.openai.com/v1/").unwrap(),
+            endpoint("https://api.openai.com/v1/", Api::Chat).unwrap(),
             "https://api.openai.com/v1/chat/completions"
         );
         assert_eq!(
-            endpoint("https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21")
+            endpoint(
+                "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21",
+                Api::Chat
+            )
                 .unwrap(),
             "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
         );
         assert_eq!(
-            endpoint("http://127.0.0.1:8080").unwrap(),
+            endpoint("http://127.0.0.1:8080", Api::Chat).unwrap(),
             "http://127.0.0.1:8080/chat/completions"
         );
-        assert!(endpoint("localhost:8080/v1")
+        assert!(endpoint("localhost:8080/v1", Api::Chat)
             .unwrap_err()
             .to_string()
             .contains("http"));
-        assert!(endpoint("ftp://host/v1")
+        assert!(endpoint("ftp://host/v1", Api::Chat)
             .unwrap_err()
             .to_string()
             .contains("http"));
-        assert!(endpoint("not a url").is_err());
+        assert!(endpoint("not a url", Api::Chat).is_err());
+        // The native APIs' paths, before the query too.
+        assert_eq!(
+            endpoint("https://api.openai.com/v1", Api::Responses).unwrap(),
+            "https://api.openai.com/v1/responses"
+        );
+        assert_eq!(
+            endpoint("https://api.anthropic.com/v1/", Api::Anthropic).unwrap(),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            endpoint(
+                "https://x.azure.com/openai/v1?api-version=preview",
+                Api::Responses
+            )
+            .unwrap(),
+            "https://x.azure.com/openai/v1/responses?api-version=preview"
+        );
     }
 
     #[test]

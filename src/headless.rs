@@ -648,6 +648,7 @@ mod tests {
         let prices = Prices {
             input: 1.0,
             cached_input: Some(0.1),
+            cache_write: None,
             output: 4.0,
         };
         assert_eq!(

@@ -41,6 +41,7 @@ fn choice(name: &str, window: Option<u64>, prices: Option<(f64, f64)>) -> ModelC
             input,
             cached_input: None,
             output,
+            cache_write: None,
         }),
     }
 }
@@ -74,6 +75,7 @@ fn switch(name: &str, window: u64) -> ModelSwitch {
         window_known: true,
         prices: None,
         images: false,
+        api: Default::default(),
     }
 }
 
@@ -280,6 +282,7 @@ fn model_name_switches_directly_and_the_resolved_model_goes_to_the_agent() {
             input: 3.0,
             cached_input: Some(0.3),
             output: 15.0,
+            cache_write: None,
         }),
     }));
     assert_eq!(s.app.info.model, "openrouter/anthropic/claude-sonnet-4.5");

@@ -125,8 +125,10 @@ fn switch_to(target: ModelTarget) -> AgentCommand {
             input: 1.0,
             cached_input: None,
             output: 2.0,
+            cache_write: None,
         }),
         images: target.images,
+        api: Default::default(),
     }))
 }
 

@@ -287,9 +287,76 @@ fn openai_base_url_and_key_stay_a_pair() {
     let mut f = Fixture::new();
     f.set("OPENAI_BASE_URL", "https://openrouter.ai/api/v1")
         .set("OPENAI_API_KEY", "sk-or-via-openai-var");
-    let c = f.load(&model("anthropic/claude-sonnet-4.5"));
+    let c = f.load(&model("meta-llama/llama-3.3-70b-instruct"));
     assert_eq!(c.provider.value, "openrouter");
     assert_eq!(c.api_key.source, env("OPENAI_API_KEY"));
+}
+
+/// The built-in openai and anthropic providers speak their own APIs and know their models;
+/// a model's entry or a provider's table says otherwise, and a bad value names its key.
+#[test]
+fn openai_speaks_responses_anthropic_its_messages_and_a_table_can_say_otherwise() {
+    use rein::conversation::Api;
+    let mut f = Fixture::new();
+    f.set("ANTHROPIC_API_KEY", "sk-ant-1234567890");
+    let c = f.load(&model("anthropic/claude-sonnet-4-5"));
+    assert_eq!(c.provider.value, "anthropic");
+    assert_eq!(c.base_url.value, "https://api.anthropic.com/v1");
+    assert_eq!(c.api.value, Api::Anthropic);
+    assert_eq!(c.api_key.source, env("ANTHROPIC_API_KEY"));
+    assert_eq!(c.context_window.value, 200_000);
+    assert_eq!(c.prices.cache_write, Some(3.75));
+    let c = f.load(&model("openai/gpt-5-codex"));
+    assert_eq!(c.api.value, Api::Responses);
+    assert_eq!(c.reasoning_effort.as_deref(), Some("medium"));
+    let c = f.load(&model("openrouter/openai/gpt-5"));
+    assert_eq!(c.api.value, Api::Chat, "a gateway speaks chat completions");
+    f.write_user(
+        r#"
+[providers.openai]
+api = "chat"
+models = { "gpt-5-codex" = { api = "responses", reasoning_effort = "high" } }
+[providers.anthropic]
+cache_ttl = "1h"
+models = { "claude-haiku-4-5" = { thinking_budget = 4096 } }
+"#,
+    );
+    let c = f.load(&model("openai/gpt-4o"));
+    assert_eq!(c.api.value, Api::Chat);
+    assert_eq!(c.api.source, Source::UserFile(f.user_file()));
+    let c = f.load(&model("openai/gpt-5-codex"));
+    assert_eq!(c.api.value, Api::Responses);
+    assert_eq!(c.reasoning_effort.as_deref(), Some("high"));
+    let c = f.load(&model("anthropic/claude-haiku-4-5"));
+    assert_eq!(c.thinking_budget, Some(4096));
+    assert_eq!(c.cache_ttl.as_deref(), Some("1h"));
+    assert_eq!(c.context_window.value, 200_000, "the preset's window stays");
+    for (text, key, says) in [
+        (
+            "[providers.openai]\napi = \"grpc\"\n",
+            "providers.openai.api",
+            "chat, responses, anthropic",
+        ),
+        (
+            "[providers.anthropic]\ncache_ttl = \"2h\"\n",
+            "providers.anthropic.cache_ttl",
+            "\"5m\" or \"1h\"",
+        ),
+        (
+            "[providers.openai.models.\"o3\"]\nreasoning_effort = \"max\"\n",
+            "providers.openai.models.o3.reasoning_effort",
+            "minimal, low, medium, high",
+        ),
+        (
+            "[providers.anthropic.models.\"claude-haiku-4-5\"]\nthinking_budget = 10\n",
+            "providers.anthropic.models.claude-haiku-4-5.thinking_budget",
+            "1024",
+        ),
+    ] {
+        f.write_user(text);
+        let err = f.try_load(&Overrides::default()).unwrap_err().to_string();
+        assert!(err.contains(key) && err.contains(says), "{text}: {err}");
+    }
 }
 
 // ---- [providers.NAME] ----
@@ -346,12 +413,22 @@ models = { "qwen3-coder-30b" = { context_window = 65536 } }
     assert_eq!(c.context_window.value, 65_536);
     assert!(c.headers.is_empty());
 
+    // The presets' own models first (openai's, anthropic's), then the configured ones.
+    let names = c.model_names();
     assert_eq!(
-        c.model_names(),
+        names[names.len() - 2..],
         [
             "openrouter/anthropic/claude-sonnet-4.5",
             "lab/qwen3-coder-30b"
         ]
+    );
+    assert!(
+        names.contains(&"openai/gpt-5-codex".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"anthropic/claude-sonnet-4-5".to_string()),
+        "{names:?}"
     );
 }
 
@@ -424,11 +501,11 @@ fn bad_provider_tables_name_the_file_and_key() {
     let cases = [
         (
             "[providers.openrouter]\nbase_ur = \"x\"\n",
-            format!("{path}: unknown key `providers.openrouter.base_ur` (known keys in [providers.openrouter]: base_url, api_key_env, headers, models)"),
+            format!("{path}: unknown key `providers.openrouter.base_ur` (known keys in [providers.openrouter]: base_url, api_key_env, api, cache_ttl, headers, models)"),
         ),
         (
             "[providers.mine]\napi_key_env = \"X\"\n",
-            format!("{path}: key `providers.mine`: `mine` is not a built-in provider, so it needs a base_url (built-in: openai, openrouter, deepseek, mistral, groq, gemini, ollama, llamacpp, vllm, lmstudio)"),
+            format!("{path}: key `providers.mine`: `mine` is not a built-in provider, so it needs a base_url (built-in: openai, anthropic, openrouter, deepseek, mistral, groq, gemini, ollama, llamacpp, vllm, lmstudio)"),
         ),
         (
             "[providers.mine]\nbase_url = \"http://x\"\napi_key_env = \"sk-abc123\"\n",
@@ -440,7 +517,7 @@ fn bad_provider_tables_name_the_file_and_key() {
         ),
         (
             "[providers.openrouter.models.\"a/b\"]\ncontext_windw = 5\n",
-            format!("{path}: key `providers.openrouter.models.\"a/b\".context_windw`: unknown key (a model has context_window, input_price, cached_input_price, output_price, images)"),
+            format!("{path}: key `providers.openrouter.models.\"a/b\".context_windw`: unknown key (a model has context_window, input_price, cached_input_price, cache_write_price, output_price, images, api, reasoning_effort, thinking_budget)"),
         ),
         (
             "[providers.openrouter.models.m]\nimages = \"yes\"\n",
@@ -887,15 +964,15 @@ base_url = "http://10.0.0.5:9000/v1"
     let squeeze = |l: String| l.split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(
         squeeze(line("openrouter ")),
-        "openrouter https://openrouter.ai/api/v1 key OPENROUTER_API_KEY (set)"
+        "openrouter https://openrouter.ai/api/v1 key OPENROUTER_API_KEY (set), api chat"
     );
     assert_eq!(
         squeeze(line("openai ")),
-        "openai https://api.openai.com/v1 key OPENAI_API_KEY (not set)"
+        "openai https://api.openai.com/v1 key OPENAI_API_KEY (not set), api responses"
     );
     assert_eq!(
         squeeze(line("ollama ")),
-        "ollama http://localhost:11434/v1 no key needed"
+        "ollama http://localhost:11434/v1 no key needed, api chat"
     );
     assert!(line("lab ").contains("http://10.0.0.5:9000/v1"));
     assert!(

@@ -101,6 +101,14 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
 
 impl ClientConfig {
+    /// Speak to the model as `settings` say.
+    pub fn set_api(&mut self, settings: &crate::conversation::ApiSettings) {
+        self.api = settings.api;
+        self.reasoning_effort = settings.reasoning_effort.clone();
+        self.thinking_budget = settings.thinking_budget;
+        self.cache_ttl = settings.cache_ttl.clone();
+    }
+
     pub fn new(
         base_url: impl Into<String>,
         api_key: impl Into<String>,

@@ -459,6 +459,8 @@ pub struct ModelSwitch {
     pub prices: Option<Prices>,
     /// The model takes images (its entry's `images`).
     pub images: bool,
+    /// The API it is spoken to in, and that API's settings for it.
+    pub api: crate::conversation::ApiSettings,
 }
 
 impl std::fmt::Debug for ModelSwitch {

@@ -56,17 +56,26 @@ pub struct Prices {
     pub input: f64,
     /// Cached prompt tokens; the input price where the provider gives none.
     pub cached_input: Option<f64>,
+    /// Prompt tokens written to the cache; the input price where the provider gives none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
     pub output: f64,
 }
 
 impl Prices {
-    /// What `usage` cost: uncached prompt tokens at the input price, cached ones at the
-    /// cached price, completion tokens at the output price.
+    /// What `usage` cost: prompt tokens read from the cache at the cached price, those
+    /// written to it at the cache-write price, the rest at the input price, completion
+    /// tokens at the output price.
     pub fn cost(&self, usage: &Usage) -> f64 {
         let cached = usage.cached_tokens.unwrap_or(0).min(usage.prompt_tokens);
-        let uncached = usage.prompt_tokens - cached;
+        let written = usage
+            .cache_write_tokens
+            .unwrap_or(0)
+            .min(usage.prompt_tokens - cached);
+        let uncached = usage.prompt_tokens - cached - written;
         (uncached as f64 * self.input
             + cached as f64 * self.cached_input.unwrap_or(self.input)
+            + written as f64 * self.cache_write.unwrap_or(self.input)
             + usage.completion_tokens as f64 * self.output)
             / 1e6
     }
@@ -209,6 +218,7 @@ mod tests {
         let prices = Prices {
             input: 1.0,
             cached_input: Some(0.1),
+            cache_write: None,
             output: 2.0,
         };
         assert_eq!(
@@ -225,6 +235,7 @@ mod tests {
         let p = Prices {
             input: 3.0,
             cached_input: Some(0.3),
+            cache_write: None,
             output: 15.0,
         };
         let u = usage(1_000_000, Some(800_000), 100_000);
@@ -239,6 +250,20 @@ mod tests {
         // the stream, which cuts them) costs the prompt at the cached price, no more.
         let over = usage(1_000_000, Some(1_500_000), 0);
         assert!((p.cost(&over) - 0.3).abs() < 1e-9, "{}", p.cost(&over));
+        // Anthropic bills cache writes apart: 100k written at 3.75, the other 100k at 3.
+        let anthropic = Prices {
+            cache_write: Some(3.75),
+            ..p
+        };
+        let written = Usage {
+            cache_write_tokens: Some(100_000),
+            ..u
+        };
+        assert!(
+            (anthropic.cost(&written) - (0.3 + 0.375 + 0.24 + 1.5)).abs() < 1e-9,
+            "{}",
+            anthropic.cost(&written)
+        );
         assert_eq!(dollars(0.0042), "$0.0042");
         assert_eq!(dollars(12.3), "$12.30");
     }

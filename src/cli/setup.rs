@@ -148,6 +148,7 @@ pub(super) fn agent_config(
     client.auto_output_cap = config.max_output_tokens.source == rein::config::Source::Default;
     client.extra_headers = config.headers.clone();
     client.images = config.images;
+    client.set_api(&config.api_settings());
     Ok(AgentConfig {
         client,
         sandbox,

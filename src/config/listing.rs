@@ -48,6 +48,7 @@ impl Config {
                 (mask_secret(&self.api_key.value), &self.api_key.source),
             ),
             ("model".into(), (text(&self.model), &self.model.source)),
+            ("api".into(), (self.api_text(), &self.api.source)),
         ];
         for header in provider.map_or(&[][..], |p| p.headers.as_slice()) {
             settings.push((
@@ -274,10 +275,11 @@ impl Config {
             .unwrap_or(0);
         for provider in &self.providers {
             lines.push(format!(
-                "{:<name_width$}  {:<url_width$}  {}{}",
+                "{:<name_width$}  {:<url_width$}  {}, api {}{}",
                 provider.name,
                 provider.base_url.value,
                 self.key_status(provider),
+                provider.api.value.name(),
                 origin(provider)
             ));
             if !provider.headers.is_empty() {
@@ -293,6 +295,26 @@ impl Config {
                 .to_string(),
         );
         lines.join("\n")
+    }
+
+    /// The API in effect, with the model's settings for it: `responses (reasoning
+    /// effort medium)`, `anthropic (thinking 8000 tokens, cache 1h)`.
+    fn api_text(&self) -> String {
+        let mut notes = Vec::new();
+        if let Some(effort) = &self.reasoning_effort {
+            notes.push(format!("reasoning effort {effort}"));
+        }
+        if let Some(budget) = self.thinking_budget {
+            notes.push(format!("thinking {budget} tokens"));
+        }
+        if let Some(ttl) = &self.cache_ttl {
+            notes.push(format!("cache {ttl}"));
+        }
+        let name = self.api.value.name();
+        match notes.is_empty() {
+            true => name.to_string(),
+            false => format!("{name} ({})", notes.join(", ")),
+        }
     }
 
     fn key_status(&self, provider: &Provider) -> String {
@@ -321,17 +343,18 @@ impl Config {
                     .map_or("window not set".to_string(), |w| {
                         format!("{} tokens", w.value)
                     });
-                let prices = super::Prices {
-                    input: m.input_price.as_ref().map(|p| p.value),
-                    cached_input: m.cached_input_price.as_ref().map(|p| p.value),
-                    output: m.output_price.as_ref().map(|p| p.value),
-                };
+                let prices = m.prices();
                 let prices = if prices.is_empty() {
                     String::new()
                 } else {
                     prices.to_string()
                 };
-                (format!("  {mark} {}", m.name), window, prices)
+                let api = m
+                    .api
+                    .as_ref()
+                    .filter(|a| a.value != provider.api.value)
+                    .map_or(String::new(), |a| format!(" (api {})", a.value.name()));
+                (format!("  {mark} {}{api}", m.name), window, prices)
             })
             .collect();
         let listed = provider.models.iter().any(|m| is_current(&m.name));

@@ -167,6 +167,14 @@ pub struct Config {
     /// How the server may be asked for the context window at startup
     /// ([`discover::context_window`]); `None` when the window is configured.
     pub discovery: Discovery,
+    /// The wire API the model is spoken to in (see [`ModelTarget::api`]).
+    pub api: Sourced<crate::conversation::Api>,
+    /// Responses: the model's `reasoning.effort`.
+    pub reasoning_effort: Option<String>,
+    /// Anthropic: the model's thinking budget.
+    pub thinking_budget: Option<u64>,
+    /// Anthropic: the provider's cache time to live.
+    pub cache_ttl: Option<String>,
     /// The model's context window in tokens, > 0.
     pub context_window: Sourced<u64>,
     /// Every provider: the presets (changed by the files where they say so), then the

@@ -14,6 +14,7 @@ use super::table::{
     describe, expected_int, in_file, is_variable_name, key_part, string, Problem, Table,
 };
 use super::{ConfigError, Source, Sourced, MAX_CONTEXT_WINDOW};
+use crate::conversation::Api;
 
 /// How a server is asked for a model's context window (see `discover`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +43,185 @@ struct Preset {
     /// `""`: a local server that needs no key.
     api_key_env: &'static str,
     discovery: Discovery,
+    /// The wire API its models are spoken to in.
+    api: Api,
+    /// The models rein knows the window and prices of (a file's entry overrides them).
+    models: &'static [PresetModel],
 }
+
+/// A model a preset knows: its window, its prices in US dollars per million tokens as the
+/// provider published them, and how it reasons.
+struct PresetModel {
+    name: &'static str,
+    window: u64,
+    input: f64,
+    cached_input: f64,
+    /// Writing to the prompt cache (Anthropic bills it apart).
+    cache_write: Option<f64>,
+    output: f64,
+    images: bool,
+    /// A Responses model that reasons: the `reasoning.effort` it is sent with.
+    reasoning_effort: Option<&'static str>,
+}
+
+/// OpenAI's models on the Responses API (the codex and pro models answer nowhere else).
+const OPENAI_MODELS: &[PresetModel] = &[
+    PresetModel {
+        name: "gpt-5",
+        window: 400_000,
+        input: 1.25,
+        cached_input: 0.125,
+        cache_write: None,
+        output: 10.0,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "gpt-5-codex",
+        window: 400_000,
+        input: 1.25,
+        cached_input: 0.125,
+        cache_write: None,
+        output: 10.0,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "gpt-5-mini",
+        window: 400_000,
+        input: 0.25,
+        cached_input: 0.025,
+        cache_write: None,
+        output: 2.0,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "gpt-5-nano",
+        window: 400_000,
+        input: 0.05,
+        cached_input: 0.005,
+        cache_write: None,
+        output: 0.4,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "gpt-5-pro",
+        window: 400_000,
+        input: 15.0,
+        cached_input: 15.0,
+        cache_write: None,
+        output: 120.0,
+        images: true,
+        reasoning_effort: Some("high"),
+    },
+    PresetModel {
+        name: "o3",
+        window: 200_000,
+        input: 2.0,
+        cached_input: 0.5,
+        cache_write: None,
+        output: 8.0,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "o3-pro",
+        window: 200_000,
+        input: 20.0,
+        cached_input: 20.0,
+        cache_write: None,
+        output: 80.0,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "codex-mini-latest",
+        window: 200_000,
+        input: 1.5,
+        cached_input: 0.375,
+        cache_write: None,
+        output: 6.0,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "gpt-4.1",
+        window: 1_047_576,
+        input: 2.0,
+        cached_input: 0.5,
+        cache_write: None,
+        output: 8.0,
+        images: true,
+        reasoning_effort: None,
+    },
+    PresetModel {
+        name: "gpt-4o",
+        window: 128_000,
+        input: 2.5,
+        cached_input: 1.25,
+        cache_write: None,
+        output: 10.0,
+        images: true,
+        reasoning_effort: None,
+    },
+];
+
+/// Anthropic's Claude models (cache writes at 1.25 times the input price, reads at a
+/// tenth, for the default five-minute cache).
+const ANTHROPIC_MODELS: &[PresetModel] = &[
+    PresetModel {
+        name: "claude-opus-4-5",
+        window: 200_000,
+        input: 5.0,
+        cached_input: 0.5,
+        cache_write: Some(6.25),
+        output: 25.0,
+        images: true,
+        reasoning_effort: None,
+    },
+    PresetModel {
+        name: "claude-opus-4-1",
+        window: 200_000,
+        input: 15.0,
+        cached_input: 1.5,
+        cache_write: Some(18.75),
+        output: 75.0,
+        images: true,
+        reasoning_effort: None,
+    },
+    PresetModel {
+        name: "claude-sonnet-4-5",
+        window: 200_000,
+        input: 3.0,
+        cached_input: 0.3,
+        cache_write: Some(3.75),
+        output: 15.0,
+        images: true,
+        reasoning_effort: None,
+    },
+    PresetModel {
+        name: "claude-sonnet-4-0",
+        window: 200_000,
+        input: 3.0,
+        cached_input: 0.3,
+        cache_write: Some(3.75),
+        output: 15.0,
+        images: true,
+        reasoning_effort: None,
+    },
+    PresetModel {
+        name: "claude-haiku-4-5",
+        window: 200_000,
+        input: 1.0,
+        cached_input: 0.1,
+        cache_write: Some(1.25),
+        output: 5.0,
+        images: true,
+        reasoning_effort: None,
+    },
+];
 
 const PRESETS: &[Preset] = &[
     Preset {
@@ -51,6 +230,17 @@ const PRESETS: &[Preset] = &[
         base_url: "https://api.openai.com/v1",
         api_key_env: "OPENAI_API_KEY",
         discovery: Discovery::None,
+        api: Api::Responses,
+        models: OPENAI_MODELS,
+    },
+    Preset {
+        name: "anthropic",
+        aliases: &["claude"],
+        base_url: "https://api.anthropic.com/v1",
+        api_key_env: "ANTHROPIC_API_KEY",
+        discovery: Discovery::None,
+        api: Api::Anthropic,
+        models: ANTHROPIC_MODELS,
     },
     Preset {
         name: "openrouter",
@@ -58,6 +248,8 @@ const PRESETS: &[Preset] = &[
         base_url: "https://openrouter.ai/api/v1",
         api_key_env: "OPENROUTER_API_KEY",
         discovery: Discovery::ModelList,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         // DeepSeek documents https://api.deepseek.com (its /chat/completions is the
@@ -67,6 +259,8 @@ const PRESETS: &[Preset] = &[
         base_url: "https://api.deepseek.com",
         api_key_env: "DEEPSEEK_API_KEY",
         discovery: Discovery::None,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         name: "mistral",
@@ -74,6 +268,8 @@ const PRESETS: &[Preset] = &[
         base_url: "https://api.mistral.ai/v1",
         api_key_env: "MISTRAL_API_KEY",
         discovery: Discovery::ModelList,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         name: "groq",
@@ -81,6 +277,8 @@ const PRESETS: &[Preset] = &[
         base_url: "https://api.groq.com/openai/v1",
         api_key_env: "GROQ_API_KEY",
         discovery: Discovery::ModelList,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         name: "gemini",
@@ -88,6 +286,8 @@ const PRESETS: &[Preset] = &[
         base_url: "https://generativelanguage.googleapis.com/v1beta/openai",
         api_key_env: "GEMINI_API_KEY",
         discovery: Discovery::None,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         name: "ollama",
@@ -95,6 +295,8 @@ const PRESETS: &[Preset] = &[
         base_url: "http://localhost:11434/v1",
         api_key_env: "",
         discovery: Discovery::Ollama,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         name: "llamacpp",
@@ -102,6 +304,8 @@ const PRESETS: &[Preset] = &[
         base_url: "http://localhost:8080/v1",
         api_key_env: "",
         discovery: Discovery::LlamaCpp,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         name: "vllm",
@@ -109,6 +313,8 @@ const PRESETS: &[Preset] = &[
         base_url: "http://localhost:8000/v1",
         api_key_env: "",
         discovery: Discovery::ModelList,
+        api: Api::Chat,
+        models: &[],
     },
     Preset {
         name: "lmstudio",
@@ -116,6 +322,8 @@ const PRESETS: &[Preset] = &[
         base_url: "http://localhost:1234/v1",
         api_key_env: "",
         discovery: Discovery::LmStudio,
+        api: Api::Chat,
+        models: &[],
     },
 ];
 
@@ -134,6 +342,10 @@ pub struct Provider {
     /// A built-in preset (perhaps changed by a file).
     pub builtin: bool,
     pub discovery: Discovery,
+    /// The wire API its models are spoken to in (a model's entry may say otherwise).
+    pub api: Sourced<Api>,
+    /// Anthropic: the prompt cache's time to live, `"5m"` or `"1h"`; none: the API's.
+    pub cache_ttl: Option<Sourced<String>>,
 }
 
 /// One extra HTTP header and the file it came from.
@@ -153,11 +365,63 @@ pub struct ModelEntry {
     pub input_price: Option<Sourced<f64>>,
     /// US dollars per million input tokens read from the provider's prompt cache.
     pub cached_input_price: Option<Sourced<f64>>,
+    /// US dollars per million input tokens written to the provider's prompt cache
+    /// (Anthropic bills them apart).
+    pub cache_write_price: Option<Sourced<f64>>,
     /// US dollars per million output tokens.
     pub output_price: Option<Sourced<f64>>,
     /// The model takes images: the images tool results carry (an MCP server's
     /// screenshot, say) are sent to it, not only described.
     pub images: Option<Sourced<bool>>,
+    /// The wire API of this model, when not its provider's.
+    pub api: Option<Sourced<Api>>,
+    /// Responses: the `reasoning.effort` it is sent with (`minimal`, `low`, `medium`,
+    /// `high`); none: no reasoning settings are sent.
+    pub reasoning_effort: Option<Sourced<String>>,
+    /// Anthropic: extended thinking with this budget of tokens; none: off.
+    pub thinking_budget: Option<Sourced<u64>>,
+}
+
+impl ModelEntry {
+    /// Its prices, where set.
+    pub fn prices(&self) -> super::Prices {
+        let value = |p: &Option<Sourced<f64>>| p.as_ref().map(|s| s.value);
+        super::Prices {
+            input: value(&self.input_price),
+            cached_input: value(&self.cached_input_price),
+            cache_write: value(&self.cache_write_price),
+            output: value(&self.output_price),
+        }
+    }
+
+    /// An entry for `name` that says nothing yet.
+    fn named(name: &str) -> ModelEntry {
+        ModelEntry {
+            name: name.to_string(),
+            context_window: None,
+            input_price: None,
+            cached_input_price: None,
+            cache_write_price: None,
+            output_price: None,
+            images: None,
+            api: None,
+            reasoning_effort: None,
+            thinking_budget: None,
+        }
+    }
+
+    /// `other`'s values over this entry's, where it has them.
+    fn lay(&mut self, other: ModelEntry) {
+        self.context_window = other.context_window.or(self.context_window.take());
+        self.input_price = other.input_price.or(self.input_price.take());
+        self.cached_input_price = other.cached_input_price.or(self.cached_input_price.take());
+        self.cache_write_price = other.cache_write_price.or(self.cache_write_price.take());
+        self.output_price = other.output_price.or(self.output_price.take());
+        self.images = other.images.or(self.images.take());
+        self.api = other.api.or(self.api.take());
+        self.reasoning_effort = other.reasoning_effort.or(self.reasoning_effort.take());
+        self.thinking_budget = other.thinking_budget.or(self.thinking_budget.take());
+    }
 }
 
 /// What one file says about one provider; `None` where it says nothing.
@@ -169,10 +433,17 @@ pub(super) struct ProviderLayer {
     api_key_env: Option<Sourced<String>>,
     headers: Vec<Header>,
     models: Vec<ModelEntry>,
+    api: Option<Sourced<Api>>,
+    cache_ttl: Option<Sourced<String>>,
 }
 
-const PROVIDER_KEYS: &str = "base_url, api_key_env, headers, models";
-const MODEL_KEYS: &str = "context_window, input_price, cached_input_price, output_price, images";
+const PROVIDER_KEYS: &str = "base_url, api_key_env, api, cache_ttl, headers, models";
+const MODEL_KEYS: &str = "context_window, input_price, cached_input_price, cache_write_price, \
+                          output_price, images, api, reasoning_effort, thinking_budget";
+/// The reasoning efforts the Responses API takes.
+const EFFORTS: [&str; 4] = ["minimal", "low", "medium", "high"];
+/// The most thinking tokens accepted.
+const MAX_THINKING_BUDGET: u64 = 1_000_000;
 /// The highest price accepted, in dollars per million tokens: far above any model.
 const MAX_PRICE: f64 = 100_000.0;
 
@@ -188,11 +459,45 @@ pub(super) fn presets() -> Vec<Provider> {
                 Source::Preset(p.name.to_string()),
             ),
             headers: Vec::new(),
-            models: Vec::new(),
+            models: p
+                .models
+                .iter()
+                .map(|m| {
+                    let from = || Source::Preset(p.name.to_string());
+                    ModelEntry {
+                        context_window: Some(Sourced::new(m.window, from())),
+                        input_price: Some(Sourced::new(m.input, from())),
+                        cached_input_price: Some(Sourced::new(m.cached_input, from())),
+                        cache_write_price: m.cache_write.map(|x| Sourced::new(x, from())),
+                        output_price: Some(Sourced::new(m.output, from())),
+                        images: Some(Sourced::new(m.images, from())),
+                        reasoning_effort: m
+                            .reasoning_effort
+                            .map(|e| Sourced::new(e.to_string(), from())),
+                        ..ModelEntry::named(m.name)
+                    }
+                })
+                .collect(),
             builtin: true,
             discovery: p.discovery,
+            api: Sourced::new(p.api, Source::Preset(p.name.to_string())),
+            cache_ttl: None,
         })
         .collect()
+}
+
+/// `api = "responses"`: one of the APIs rein speaks.
+fn api_value(value: &toml::Value, key: &str, source: &Source) -> Result<Sourced<Api>, Problem> {
+    let name = string(value).map_err(|p| (key.to_string(), p))?;
+    let known: Vec<&str> = Api::ALL.iter().map(|a| a.name()).collect();
+    Api::from_name(name.trim())
+        .map(|api| Sourced::new(api, source.clone()))
+        .ok_or_else(|| {
+            (
+                key.to_string(),
+                format!("expected one of {}, got {name:?}", known.join(", ")),
+            )
+        })
 }
 
 /// The canonical name for `name`: a preset's alias is the preset (`llama.cpp` is
@@ -230,6 +535,8 @@ pub(super) fn read_table(
             api_key_env: None,
             headers: Vec::new(),
             models: Vec::new(),
+            api: None,
+            cache_ttl: None,
         };
         for (entry, key, value) in fields.entries() {
             match entry.as_str() {
@@ -258,6 +565,17 @@ pub(super) fn read_table(
                         )));
                     }
                     layer.api_key_env = Some(Sourced::new(var, source.clone()));
+                }
+                "api" => layer.api = Some(api_value(value, &key, source).map_err(&bad)?),
+                "cache_ttl" => {
+                    let ttl = string(value).map_err(|p| bad((key.clone(), p)))?;
+                    if !matches!(ttl.trim(), "5m" | "1h") {
+                        return Err(bad((
+                            key,
+                            format!("expected \"5m\" or \"1h\" (Anthropic's two), got {ttl:?}"),
+                        )));
+                    }
+                    layer.cache_ttl = Some(Sourced::new(ttl.trim().to_string(), source.clone()));
                 }
                 "headers" => layer.headers = headers(value, &key, source).map_err(&bad)?,
                 "models" => layer.models = models(value, &key, source).map_err(&bad)?,
@@ -317,14 +635,7 @@ fn models(value: &toml::Value, key: &str, source: &Source) -> Result<Vec<ModelEn
             return Err((key, "the model name is empty".to_string()));
         }
         let fields = Table::of(&key, value, &format!("a table with {MODEL_KEYS}"))?;
-        let mut entry = ModelEntry {
-            name: name.clone(),
-            context_window: None,
-            input_price: None,
-            cached_input_price: None,
-            output_price: None,
-            images: None,
-        };
+        let mut entry = ModelEntry::named(name);
         for (field, key, value) in fields.entries() {
             let price = |value: &toml::Value| {
                 let x = match value {
@@ -375,6 +686,38 @@ fn models(value: &toml::Value, key: &str, source: &Source) -> Result<Vec<ModelEn
                 }
                 "input_price" => entry.input_price = price(value)?,
                 "cached_input_price" => entry.cached_input_price = price(value)?,
+                "cache_write_price" => entry.cache_write_price = price(value)?,
+                "api" => entry.api = Some(api_value(value, &key, source)?),
+                "reasoning_effort" => {
+                    let effort = string(value).map_err(|p| (key.clone(), p))?;
+                    if !EFFORTS.contains(&effort.trim()) {
+                        return Err((
+                            key,
+                            format!("expected one of {}, got {effort:?}", EFFORTS.join(", ")),
+                        ));
+                    }
+                    entry.reasoning_effort =
+                        Some(Sourced::new(effort.trim().to_string(), source.clone()));
+                }
+                "thinking_budget" => {
+                    let n = match value {
+                        toml::Value::Integer(n) => u64::try_from(*n)
+                            .ok()
+                            .filter(|n| (1_024..=MAX_THINKING_BUDGET).contains(n)),
+                        _ => None,
+                    };
+                    let Some(n) = n else {
+                        return Err((
+                            key,
+                            format!(
+                                "expected {} (Anthropic's least is 1024), got {}",
+                                expected_int(1_024, MAX_THINKING_BUDGET),
+                                describe(value)
+                            ),
+                        ));
+                    };
+                    entry.thinking_budget = Some(Sourced::new(n, source.clone()));
+                }
                 "output_price" => entry.output_price = price(value)?,
                 "images" => match value {
                     toml::Value::Boolean(b) => {
@@ -423,6 +766,8 @@ pub(super) fn merge(layers: Vec<ProviderLayer>) -> Result<Vec<Provider>, ConfigE
                     models: Vec::new(),
                     builtin: false,
                     discovery: Discovery::Probe,
+                    api: Sourced::new(Api::Chat, Source::Default),
+                    cache_ttl: None,
                 });
                 providers.len() - 1
             }
@@ -434,6 +779,12 @@ pub(super) fn merge(layers: Vec<ProviderLayer>) -> Result<Vec<Provider>, ConfigE
         if let Some(var) = layer.api_key_env {
             provider.api_key_env = var;
         }
+        if let Some(api) = layer.api {
+            provider.api = api;
+        }
+        if let Some(ttl) = layer.cache_ttl {
+            provider.cache_ttl = Some(ttl);
+        }
         for header in layer.headers {
             provider
                 .headers
@@ -442,14 +793,7 @@ pub(super) fn merge(layers: Vec<ProviderLayer>) -> Result<Vec<Provider>, ConfigE
         }
         for model in layer.models {
             match provider.models.iter_mut().find(|m| m.name == model.name) {
-                Some(old) => {
-                    old.context_window = model.context_window.or(old.context_window.take());
-                    old.input_price = model.input_price.or(old.input_price.take());
-                    old.cached_input_price =
-                        model.cached_input_price.or(old.cached_input_price.take());
-                    old.output_price = model.output_price.or(old.output_price.take());
-                    old.images = model.images.or(old.images.take());
-                }
+                Some(old) => old.lay(model),
                 None => provider.models.push(model),
             }
         }

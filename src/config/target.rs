@@ -28,6 +28,7 @@ use std::collections::HashMap;
 use super::providers::{canonical, Discovery, Provider};
 use super::table::key_part;
 use super::{precedence, Config, ConfigError, Source, Sourced, DEFAULT_BASE_URL};
+use crate::conversation::Api;
 
 /// Everything needed to talk to one model; what a `/model NAME` switch would use.
 #[derive(Clone)]
@@ -51,6 +52,15 @@ pub struct ModelTarget {
     /// How the server would be asked for the context window; [`Discovery::None`] when the
     /// window is configured (flag, variable or the model's entry) or the server cannot say.
     pub discovery: Discovery,
+    /// The wire API the model is spoken to in: its entry's `api`, else its provider's,
+    /// else chat completions.
+    pub api: Sourced<Api>,
+    /// Responses: the `reasoning.effort` its entry (or preset) gives.
+    pub reasoning_effort: Option<String>,
+    /// Anthropic: the thinking budget its entry gives.
+    pub thinking_budget: Option<u64>,
+    /// Anthropic: the provider's `cache_ttl`.
+    pub cache_ttl: Option<String>,
 }
 
 /// A model's prices in US dollars per million tokens, where configured.
@@ -58,6 +68,8 @@ pub struct ModelTarget {
 pub struct Prices {
     pub input: Option<f64>,
     pub cached_input: Option<f64>,
+    /// Writing to the prompt cache (Anthropic's cache writes).
+    pub cache_write: Option<f64>,
     pub output: Option<f64>,
 }
 
@@ -71,13 +83,28 @@ impl std::fmt::Display for Prices {
     /// `$3 in, $0.3 cached, $15 out per M tokens`; `-` for a price not set.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let price = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("${p}"));
+        let write = self
+            .cache_write
+            .map_or(String::new(), |w| format!(", ${w} cache write"));
         write!(
             f,
-            "{} in, {} cached, {} out per M tokens",
+            "{} in, {} cached{write}, {} out per M tokens",
             price(self.input),
             price(self.cached_input),
             price(self.output)
         )
+    }
+}
+
+impl ModelTarget {
+    /// How this model is spoken to.
+    pub fn api_settings(&self) -> crate::conversation::ApiSettings {
+        crate::conversation::ApiSettings {
+            api: self.api.value,
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget: self.thinking_budget,
+            cache_ttl: self.cache_ttl.clone(),
+        }
     }
 }
 
@@ -93,6 +120,7 @@ impl std::fmt::Debug for ModelTarget {
             .field("context_window", &self.context_window)
             .field("prices", &self.prices)
             .field("discovery", &self.discovery)
+            .field("api", &self.api)
             .finish()
     }
 }
@@ -183,12 +211,11 @@ pub(super) fn resolve(
                 provider.map_or(Discovery::Probe, |p| p.discovery),
             ),
         };
-    let value = |p: &Option<Sourced<f64>>| p.as_ref().map(|s| s.value);
-    let prices = entry.map_or_else(Prices::default, |e| Prices {
-        input: value(&e.input_price),
-        cached_input: value(&e.cached_input_price),
-        output: value(&e.output_price),
-    });
+    let prices = entry.map_or_else(Prices::default, |e| e.prices());
+    let api = entry
+        .and_then(|e| e.api.clone())
+        .or_else(|| provider.map(|p| p.api.clone()))
+        .unwrap_or_else(|| Sourced::new(Api::Chat, Source::Default));
     Ok(ModelTarget {
         name: full.to_string(),
         provider: Sourced::new(
@@ -214,6 +241,16 @@ pub(super) fn resolve(
         } else {
             discovery
         },
+        api,
+        reasoning_effort: entry
+            .and_then(|e| e.reasoning_effort.as_ref())
+            .map(|e| e.value.clone()),
+        thinking_budget: entry
+            .and_then(|e| e.thinking_budget.as_ref())
+            .map(|b| b.value),
+        cache_ttl: provider
+            .and_then(|p| p.cache_ttl.as_ref())
+            .map(|t| t.value.clone()),
     })
 }
 
@@ -271,7 +308,16 @@ impl Config {
             prices: self.prices,
             images: self.images,
             discovery: self.discovery,
+            api: self.api.clone(),
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget: self.thinking_budget,
+            cache_ttl: self.cache_ttl.clone(),
         }
+    }
+
+    /// How the model in effect is spoken to.
+    pub fn api_settings(&self) -> crate::conversation::ApiSettings {
+        self.target().api_settings()
     }
 
     /// Make `target` the model in effect (after a `/model` switch).
@@ -286,6 +332,10 @@ impl Config {
         self.prices = target.prices;
         self.images = target.images;
         self.discovery = target.discovery;
+        self.api = target.api;
+        self.reasoning_effort = target.reasoning_effort;
+        self.thinking_budget = target.thinking_budget;
+        self.cache_ttl = target.cache_ttl;
     }
 
     /// Which model a resumed session goes on with: the one it last ran on (`recorded`,

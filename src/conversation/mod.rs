@@ -105,6 +105,18 @@ impl Api {
     }
 }
 
+/// How a model is spoken to: the API, and that API's settings for it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApiSettings {
+    pub api: Api,
+    /// Responses: `reasoning.effort` (none: no reasoning settings sent).
+    pub reasoning_effort: Option<String>,
+    /// Anthropic: the thinking budget in tokens (none: thinking off).
+    pub thinking_budget: Option<u64>,
+    /// Anthropic: the cache breakpoints' time to live (`"1h"`; none: the API's).
+    pub cache_ttl: Option<String>,
+}
+
 /// What a native API's request (`responses`, `anthropic`) is written with besides the
 /// history and the tools.
 #[derive(Debug, Clone, Copy, Default)]

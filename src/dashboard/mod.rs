@@ -779,11 +779,7 @@ fn list_models(config: &Config) -> ModelList {
         .map(|(p, m)| ModelChoice {
             name: format!("{}/{}", p.name, m.name),
             window: explicit_window.or(m.context_window.as_ref().map(|w| w.value)),
-            prices: usage_prices(&crate::config::Prices {
-                input: m.input_price.as_ref().map(|p| p.value),
-                cached_input: m.cached_input_price.as_ref().map(|p| p.value),
-                output: m.output_price.as_ref().map(|p| p.value),
-            }),
+            prices: usage_prices(&m.prices()),
         })
         .collect();
     ModelList {
@@ -840,6 +836,7 @@ fn ready(target: ModelTarget, window: Option<u64>, warnings: Vec<String>) -> Res
                 .unwrap_or(target.context_window.value),
             prices: usage_prices(&target.prices),
             images: target.images,
+            api: target.api_settings(),
             name: target.name,
             model: target.model.value,
             base_url: target.base_url.value,
@@ -893,6 +890,7 @@ pub fn usage_prices(prices: &crate::config::Prices) -> Option<crate::agent::Pric
     Some(crate::agent::Prices {
         input: prices.input?,
         cached_input: prices.cached_input,
+        cache_write: prices.cache_write,
         output: prices.output?,
     })
 }

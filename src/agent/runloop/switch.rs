@@ -27,6 +27,7 @@ impl Agent {
         client.name = switch.name.clone();
         client.extra_headers = switch.headers.clone();
         client.images = switch.images;
+        client.set_api(&switch.api);
         let built = match LlmClient::new(client.clone()) {
             Ok(built) => built,
             Err(e) => {

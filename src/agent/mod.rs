@@ -187,6 +187,14 @@ pub fn spawn_learning_window(
     session: Option<SessionSetup>,
     window: Option<window::WindowWatch>,
 ) -> Result<AgentHandle, ClientError> {
+    let mut config = config;
+    // The Responses API's `prompt_cache_key`: the session's requests reach one cache.
+    if let Some(session) = &session {
+        config
+            .client
+            .cache_key
+            .get_or_insert_with(|| session.writer.id().to_string());
+    }
     let client = LlmClient::new(config.client.clone())?;
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();

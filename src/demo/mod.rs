@@ -14,6 +14,7 @@
 //! The server and its reply builders live here too (`server`, `reply`): the integration
 //! tests and benchmarks use the same scripted model.
 
+pub mod native;
 mod project;
 pub mod reply;
 mod script;

@@ -30,6 +30,9 @@ pub struct Reply {
     /// Chars per token for a prompt-token count computed from the request when the reply
     /// is served (see [`Reply::with_usage_from_request`]); `None`: the usage is as scripted.
     pub usage_from_request: Option<f64>,
+    /// Served in this API's events instead of chat-completions chunks (see
+    /// [`Reply::in_api`]).
+    pub api: Option<crate::conversation::Api>,
 }
 
 #[derive(Debug, Clone)]
@@ -137,6 +140,7 @@ impl Reply {
             headers: Vec::new(),
             body: Body::Sse(steps),
             usage_from_request: None,
+            api: None,
         }
     }
 
@@ -147,6 +151,7 @@ impl Reply {
             headers: Vec::new(),
             body: Body::Json(body),
             usage_from_request: None,
+            api: None,
         }
     }
 
@@ -157,6 +162,7 @@ impl Reply {
             headers: Vec::new(),
             body: Body::Text(body.to_string()),
             usage_from_request: None,
+            api: None,
         }
     }
 
@@ -232,10 +238,28 @@ impl Reply {
         self
     }
 
+    /// Served as `api` streams the same reply (`crate::demo::native`): a model spoken to
+    /// in the Responses or Anthropic API gets the script's text, reasoning, calls and
+    /// usage in that API's events. Applied when served, after the usage is computed.
+    pub fn in_api(mut self, api: crate::conversation::Api) -> Reply {
+        self.api = Some(api);
+        self
+    }
+
     /// The reply as served for a request with this `body`: the usage computed from it if
-    /// `with_usage_from_request` asked for that, otherwise unchanged. The server calls this
-    /// with each chat-completions request's parsed body.
-    pub fn for_request(mut self, body: &Value) -> Reply {
+    /// `with_usage_from_request` asked for that, and told in its API's events if
+    /// [`Reply::in_api`] asked for that; otherwise unchanged. The server calls this with
+    /// each model request's parsed body.
+    pub fn for_request(self, body: &Value) -> Reply {
+        let mut reply = self.with_usage_for(body);
+        if let (Some(api), Body::Sse(steps)) = (reply.api.take(), &mut reply.body) {
+            *steps = super::native::convert(std::mem::take(steps), api);
+        }
+        reply
+    }
+
+    /// The usage computed from the request's `body`, when asked for.
+    fn with_usage_for(mut self, body: &Value) -> Reply {
         let Some(chars_per_token) = self.usage_from_request.take() else {
             return self;
         };
@@ -277,6 +301,28 @@ const TOOL_MESSAGE_OVERHEAD: usize = 16;
 ///
 /// A body that is not a JSON object (or has no `messages`) counts only its `tools`, if any.
 pub fn request_chars(body: &Value) -> usize {
+    // A native API's body (Responses `input`, Anthropic's top-level `system`): every
+    // string of what is sent, plus the tools.
+    if body.get("input").is_some() || body.get("system").is_some() {
+        fn strings(v: &Value) -> usize {
+            match v {
+                Value::String(s) => s.len(),
+                Value::Array(a) => a.iter().map(strings).sum(),
+                Value::Object(o) => o.values().map(strings).sum(),
+                _ => 0,
+            }
+        }
+        let sent: usize = ["instructions", "system", "input", "messages"]
+            .iter()
+            .filter_map(|k| body.get(*k))
+            .map(strings)
+            .sum();
+        let tools = body
+            .get("tools")
+            .filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+            .map_or(0, |t| t.to_string().len());
+        return sent + tools;
+    }
     let str_len = |v: Option<&Value>| v.and_then(Value::as_str).map_or(0, str::len);
     let messages: usize = body
         .get("messages")

@@ -125,6 +125,16 @@ impl Reply {
         Reply::sse(finish(steps, "stop"))
     }
 
+    /// Reasoning deltas, then the tool calls (a reasoning model's step).
+    pub fn reasoning_then_tool_calls(reasoning: &str, calls: &[(&str, &str)]) -> Reply {
+        let mut steps = vec![role_step()];
+        steps.extend(content_steps("reasoning_content", reasoning));
+        for (index, (name, arguments)) in calls.iter().enumerate() {
+            steps.extend(tool_call_steps(index, name, arguments));
+        }
+        Reply::sse(finish(steps, "tool_calls"))
+    }
+
     /// An OpenAI-style JSON error: `{"error":{"message", "type":"server_error", "code"}}`.
     pub fn error(status: u16, message: &str) -> Reply {
         Reply::json(

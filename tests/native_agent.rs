@@ -1,0 +1,273 @@
+//! The agent on the native APIs (issue 27), against the scripted server telling its
+//! scripts in each API's events (`Reply::in_api`): the same session runs alike on chat
+//! completions, the Responses API and Anthropic's Messages API (the text shown, the tool
+//! run, its result sent back in that API's form, to that API's path with its headers);
+//! reasoning goes back to the API and model that streamed it and to no other, across
+//! `/model` switches mid-session; an error a native stream reports before anything was
+//! shown is retried when it says to try again; the usage of each API reaches the events.
+
+mod support;
+
+use rein::agent::{AgentCommand, AgentEvent, ModelSwitch, TurnOutcome};
+use rein::conversation::{Api, ApiSettings};
+use serde_json::{json, Value};
+use support::agent::{agent_config, outcome, test_client, tool_results, turn, API_KEY};
+use support::{Reply, ScriptedServer, Step};
+
+const MODEL: &str = "the-model";
+
+fn client_for(server: &ScriptedServer, api: Api) -> rein::agent::ClientConfig {
+    let mut client = test_client(server.base_url(), API_KEY, MODEL);
+    client.api = api;
+    client
+}
+
+fn shown_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a request sent back for the tool result of the first call: its text.
+fn result_sent(api: Api, body: &Value) -> Option<String> {
+    match api {
+        Api::Chat => body["messages"]
+            .as_array()?
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .and_then(|m| m["content"].as_str().map(str::to_string)),
+        Api::Responses => body["input"]
+            .as_array()?
+            .iter()
+            .find(|i| i["type"] == "function_call_output")
+            .and_then(|i| i["output"].as_str().map(str::to_string)),
+        Api::Anthropic => body["messages"]
+            .as_array()?
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .find(|b| b["type"] == "tool_result")
+            .map(|b| match &b["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+    }
+}
+
+#[tokio::test]
+async fn the_same_session_runs_alike_on_every_api() {
+    for api in Api::ALL {
+        let server = ScriptedServer::start(vec![
+            Reply::text_then_tool_calls(
+                "Looking first.",
+                &[("bash", &json!({"command": "echo native-ok"}).to_string())],
+            )
+            .in_api(api),
+            Reply::text("All done.").in_api(api),
+        ])
+        .await
+        .unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let mut agent =
+            rein::agent::spawn(agent_config(client_for(&server, api), project.path())).unwrap();
+        let events = turn(&mut agent, "go").await;
+        assert_eq!(
+            outcome(&events),
+            TurnOutcome::Completed,
+            "{api:?}: {events:#?}"
+        );
+        assert_eq!(shown_text(&events), "Looking first.All done.", "{api:?}");
+        let results = tool_results(&events);
+        assert_eq!(results.len(), 1, "{api:?}: {events:#?}");
+        assert!(results[0].1.contains("native-ok"), "{api:?}: {results:?}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{api:?}");
+        let sent = result_sent(api, &requests[1]).unwrap_or_default();
+        assert!(sent.contains("native-ok"), "{api:?}: {:#}", requests[1]);
+        let path = match api {
+            Api::Chat => "/v1/chat/completions",
+            Api::Responses => "/v1/responses",
+            Api::Anthropic => "/v1/messages",
+        };
+        assert_eq!(server.request_paths(), [path, path], "{api:?}");
+        let headers = &server.request_headers()[0];
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        match api {
+            Api::Anthropic => {
+                assert_eq!(header("x-api-key"), Some(API_KEY));
+                assert_eq!(header("anthropic-version"), Some("2023-06-01"));
+                assert_eq!(header("authorization"), None, "the key goes once");
+            }
+            _ => assert_eq!(
+                header("authorization"),
+                Some(format!("Bearer {API_KEY}").as_str())
+            ),
+        }
+        // The usage of every API reaches the events.
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::Usage(u) if !u.estimated)),
+            "{api:?}: {events:#?}"
+        );
+    }
+}
+
+/// Turn 1 on the Responses API with reasoning; a switch to an Anthropic model; turn 2 with
+/// thinking; a switch back. Each request carries only its own API's state, of its own
+/// model.
+#[tokio::test]
+async fn reasoning_goes_back_to_its_own_api_and_model_only() {
+    let server = ScriptedServer::start(vec![
+        Reply::reasoning_then_tool_calls(
+            "plan the listing",
+            &[("bash", &json!({"command": "echo one"}).to_string())],
+        )
+        .in_api(Api::Responses),
+        Reply::text("Listed.").in_api(Api::Responses),
+        Reply::reasoning_then_tool_calls(
+            "think about two",
+            &[("bash", &json!({"command": "echo two"}).to_string())],
+        )
+        .in_api(Api::Anthropic),
+        Reply::text("Second done.").in_api(Api::Anthropic),
+        Reply::text("Back on Responses.").in_api(Api::Responses),
+    ])
+    .await
+    .unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut agent = rein::agent::spawn(agent_config(
+        client_for(&server, Api::Responses),
+        project.path(),
+    ))
+    .unwrap();
+    let switch = |api: Api, model: &str| {
+        AgentCommand::SetModel(Box::new(ModelSwitch {
+            name: model.to_string(),
+            model: model.to_string(),
+            base_url: server.base_url(),
+            api_key: API_KEY.to_string(),
+            headers: Vec::new(),
+            window: 128_000,
+            window_known: true,
+            prices: None,
+            images: false,
+            api: ApiSettings {
+                api,
+                ..ApiSettings::default()
+            },
+        }))
+    };
+    let events = turn(&mut agent, "one").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:#?}");
+    agent.send(switch(Api::Anthropic, "claude-model"));
+    let events = turn(&mut agent, "two").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:#?}");
+    agent.send(switch(Api::Responses, MODEL));
+    let events = turn(&mut agent, "three").await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed, "{events:#?}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let reasoning_items = |body: &Value| -> Vec<Value> {
+        body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "reasoning")
+            .cloned()
+            .collect()
+    };
+    let thinking_blocks = |body: &Value| -> Vec<Value> {
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "thinking")
+            .collect()
+    };
+    // Request 2 (Responses, after the call): the reasoning item, sealed, without an id.
+    let items = reasoning_items(&requests[1]);
+    assert_eq!(items.len(), 1, "{:#}", requests[1]);
+    assert!(items[0]["encrypted_content"]
+        .as_str()
+        .is_some_and(|e| e.starts_with("sealed-")));
+    assert!(items[0].get("id").is_none());
+    // Requests 3 and 4 (Anthropic): none of the Responses state; request 4 carries the
+    // thinking block it streamed, with its signature.
+    for body in &requests[2..4] {
+        assert!(!body.to_string().contains("encrypted_content"), "{body:#}");
+    }
+    assert!(thinking_blocks(&requests[2]).is_empty());
+    let thinking = thinking_blocks(&requests[3]);
+    assert_eq!(thinking.len(), 1, "{:#}", requests[3]);
+    assert_eq!(thinking[0]["thinking"], "think about two");
+    assert!(thinking[0]["signature"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("sealed-")));
+    // Request 5 (Responses again, the first model): its own reasoning, no thinking.
+    assert!(
+        !requests[4].to_string().contains("\"signature\""),
+        "{:#}",
+        requests[4]
+    );
+    assert_eq!(reasoning_items(&requests[4]).len(), 1, "{:#}", requests[4]);
+    assert_eq!(
+        server.request_paths(),
+        [
+            "/v1/responses",
+            "/v1/responses",
+            "/v1/messages",
+            "/v1/messages",
+            "/v1/responses"
+        ]
+    );
+}
+
+/// An overload reported inside a 200 stream before anything was shown is retried, on
+/// both native APIs.
+#[tokio::test]
+async fn an_overload_inside_a_stream_is_retried() {
+    for (api, error) in [
+        (
+            Api::Anthropic,
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ),
+        (
+            Api::Responses,
+            json!({"type": "error", "code": "rate_limit_exceeded", "message": "Rate limit reached", "param": null, "sequence_number": 1}),
+        ),
+    ] {
+        let server = ScriptedServer::start(vec![
+            Reply::sse(vec![Step::Data(error)]),
+            Reply::text("Recovered.").in_api(api),
+        ])
+        .await
+        .unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let mut agent =
+            rein::agent::spawn(agent_config(client_for(&server, api), project.path())).unwrap();
+        let events = turn(&mut agent, "go").await;
+        assert_eq!(
+            outcome(&events),
+            TurnOutcome::Completed,
+            "{api:?}: {events:#?}"
+        );
+        assert_eq!(shown_text(&events), "Recovered.", "{api:?}");
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, AgentEvent::Retrying { .. })),
+            "{api:?}: {events:#?}"
+        );
+    }
+}

@@ -560,7 +560,8 @@ fn request_violations(request: &Value) -> Vec<String> {
 
 /// anthropic_thinking_echo: the assistant message that made answer `k`'s calls, in every
 /// later request, opens with the blocks `echo` lists, as streamed.
-fn echo_violations(want: &Value, requests: &[Value]) -> Vec<String> {
+/// (`first` is the number of the first of `requests`, for the messages.)
+fn echo_violations(want: &Value, requests: &[Value], first: usize) -> Vec<String> {
     let mut out = Vec::new();
     let (Some(echo), Some(first_call)) = (
         want["echo"].as_array(),
@@ -615,7 +616,7 @@ fn echo_violations(want: &Value, requests: &[Value]) -> Vec<String> {
             if !ok {
                 out.push(format!(
                     "anthropic_thinking_echo: request {}: {} sent where the stream had {e}",
-                    j + 1,
+                    j + first,
                     short(block)
                 ));
             }
@@ -626,7 +627,7 @@ fn echo_violations(want: &Value, requests: &[Value]) -> Vec<String> {
         {
             out.push(format!(
                 "anthropic_thinking_echo: request {}: the assistant message does not open with thinking",
-                j + 1
+                j + first
             ));
         }
     }
@@ -785,7 +786,7 @@ fn check_requests(problems: &mut Vec<String>, sample: &Sample, run: &Run) {
     // Each turn's own echo, in the requests after it.
     for (k, want) in sample.expect.turns.iter().enumerate() {
         if let Some(later) = run.requests.get(k + 1..) {
-            problems.extend(echo_violations(want, later));
+            problems.extend(echo_violations(want, later, k + 2));
         }
     }
     // A call answered in the next request: it must be there, after the call's turn.
@@ -1028,16 +1029,16 @@ fn the_checkers_catch_what_they_are_for() {
         ]
     });
     assert_eq!(
-        echo_violations(&want, std::slice::from_ref(&good)),
+        echo_violations(&want, std::slice::from_ref(&good), 1),
         Vec::<String>::new()
     );
     let mut changed = good.clone();
     changed["messages"][1]["content"][0]["signature"] = json!("S");
-    assert_eq!(echo_violations(&want, &[changed]).len(), 1);
+    assert_eq!(echo_violations(&want, &[changed], 1).len(), 1);
     let mut dropped = good.clone();
     dropped["messages"][1]["content"]
         .as_array_mut()
         .unwrap()
         .remove(0);
-    assert!(!echo_violations(&want, &[dropped]).is_empty());
+    assert!(!echo_violations(&want, &[dropped], 1).is_empty());
 }

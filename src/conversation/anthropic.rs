@@ -1,12 +1,826 @@
 //! A request in Anthropic's Messages API (`POST /v1/messages`), derived from the stored
-//! history. Being written (issue 27): see the branch's helper brief.
+//! history.
+//!
+//! - `model`, `max_tokens` (Anthropic requires one: [`DEFAULT_MAX_TOKENS`] when none is
+//!   given), `stream: true`, the system message as a `system` list of text blocks, the
+//!   tools as `{name, description, input_schema}`.
+//! - `messages` alternate user and assistant, in the order [`order::ordered`] gives (its
+//!   notes included), the system message left out of them.
+//! - A user message is one text block: its words, attachments and reminder
+//!   ([`message_text`]).
+//! - The results of an assistant message's tool calls make the user message after it:
+//!   one `tool_result` block per call, in call order (`is_error` where the call failed;
+//!   a tool's images inside it as base64 image blocks for a model that takes them). A call
+//!   without a stored result (a turn cut off) is answered with [`NO_RESULT`], so every
+//!   `tool_use` has its `tool_result` right after it.
+//! - An assistant message is its content blocks. Sent to the model (and API) that wrote it,
+//!   the blocks it streamed come back in their order: thinking and redacted_thinking blocks
+//!   exactly as stored (signature, data), blocks the server ran whole, the text where its
+//!   first text block was, each `tool_use` where it was. To another model, the text and the
+//!   tool calls only (another model's thinking is dropped). A refusal is sent as text; an
+//!   empty text block is never sent (Anthropic refuses them).
+//! - Extended thinking (`thinking: {type: enabled, budget_tokens}`) when a budget is
+//!   given, with `max_tokens` above it; left off for a request whose last assistant message
+//!   called tools without the thinking blocks the API then requires (one another model
+//!   wrote).
+//! - Prompt caching: at most [`MAX_BREAKPOINTS`] `cache_control` markers: the last tool
+//!   (the tools' prefix), the last system block, and the last block of each of the last two
+//!   user messages. The same history gives the same bytes, and a marked block keeps its
+//!   bytes while it stays marked, so the next request reads back what this one wrote.
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
-use super::{Message, NativeOptions};
+use super::order::{self, Item};
+use super::wire::message_text;
+use super::{Api, Message, NativeOptions, ToolCall};
+
+/// `max_tokens` when the caller gives none.
+pub const DEFAULT_MAX_TOKENS: u64 = 32_000;
+/// The least thinking budget Anthropic takes.
+pub const MIN_THINKING_BUDGET: u64 = 1_024;
+/// The most `cache_control` markers one request may carry.
+pub const MAX_BREAKPOINTS: usize = 4;
+/// User messages whose last block is marked for the cache.
+const MARKED_USER_MESSAGES: usize = 2;
+/// The result of a call that has none stored (the turn ended before it ran).
+pub const NO_RESULT: &str = "Error: no result: the turn ended before this call ran.";
+/// What a message with no text at all says (Anthropic refuses empty text blocks).
+pub const EMPTY: &str = "(empty)";
 
 /// The request body for `history` with `tools` (chat-completions tool schemas).
 pub fn request(history: &[Message], tools: &Value, options: &NativeOptions<'_>) -> Value {
-    let _ = (history, tools, options);
-    Value::Null
+    let marker = cache_marker(options.cache_ttl);
+    let mut system: Vec<Value> = history
+        .iter()
+        .filter_map(|m| match m {
+            Message::System { content } if !content.is_empty() => {
+                Some(json!({"type": "text", "text": content}))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut messages = messages(history, options);
+    let mut tools = tools_of(tools);
+
+    // The breakpoints: the tools, the system prompt, the last two user messages.
+    if let Some(Value::Object(tool)) = tools.last_mut() {
+        tool.insert("cache_control".into(), marker.clone());
+    }
+    if let Some(Value::Object(block)) = system.last_mut() {
+        block.insert("cache_control".into(), marker.clone());
+    }
+    for message in messages
+        .iter_mut()
+        .rev()
+        .filter(|m| m.role == "user")
+        .take(MARKED_USER_MESSAGES)
+    {
+        if let Some(Value::Object(block)) = message.content.last_mut() {
+            block.insert("cache_control".into(), marker.clone());
+        }
+    }
+
+    let thinking = options
+        .thinking_budget
+        .filter(|_| thinking_allowed(&messages))
+        .map(|budget| budget.max(MIN_THINKING_BUDGET));
+    let mut max_tokens = options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).max(1);
+    if let Some(budget) = thinking {
+        if max_tokens <= budget {
+            // The cap was meant for the answer: the thinking comes on top of it.
+            max_tokens = budget.saturating_add(max_tokens);
+        }
+    }
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(options.model));
+    body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("stream".into(), json!(true));
+    if !system.is_empty() {
+        body.insert("system".into(), Value::Array(system));
+    }
+    body.insert(
+        "messages".into(),
+        Value::Array(
+            messages
+                .into_iter()
+                .map(|m| json!({"role": m.role, "content": m.content}))
+                .collect(),
+        ),
+    );
+    if !tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(budget) = thinking {
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    }
+    Value::Object(body)
+}
+
+/// The `cache_control` of a breakpoint: ephemeral, for an hour when `ttl` says so.
+fn cache_marker(ttl: Option<&str>) -> Value {
+    match ttl {
+        Some(ttl @ ("1h" | "5m")) => json!({"type": "ephemeral", "ttl": ttl}),
+        _ => json!({"type": "ephemeral"}),
+    }
+}
+
+/// Chat-completions tool schemas as Anthropic's.
+fn tools_of(tools: &Value) -> Vec<Value> {
+    let Some(tools) = tools.as_array() else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter_map(|tool| {
+            let function = tool.get("function").unwrap_or(tool);
+            let name = function.get("name").and_then(Value::as_str)?;
+            let mut out = Map::new();
+            out.insert("name".into(), json!(name));
+            if let Some(description) = function.get("description").and_then(Value::as_str) {
+                out.insert("description".into(), json!(description));
+            }
+            let schema = function
+                .get("parameters")
+                .filter(|p| p.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+            out.insert("input_schema".into(), schema);
+            Some(Value::Object(out))
+        })
+        .collect()
+}
+
+/// One message of the request.
+#[derive(Debug)]
+struct Turn {
+    role: &'static str,
+    content: Vec<Value>,
+}
+
+fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": if text.is_empty() { EMPTY } else { text }})
+}
+
+/// The request's messages: the order's items, each call's results gathered into the user
+/// message after it, and messages of one role in a row joined.
+fn messages(history: &[Message], options: &NativeOptions<'_>) -> Vec<Turn> {
+    let items: Vec<Item<'_>> = order::ordered(history).collect();
+    let mut out: Vec<Turn> = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let item = items[i];
+        i += 1;
+        let turn = match item {
+            Item::Stored(Message::System { .. }) => continue,
+            Item::Stored(m @ Message::User { .. }) => Turn {
+                role: "user",
+                content: vec![text_block(&message_text(m))],
+            },
+            Item::Stored(m @ Message::Assistant { tool_calls, .. }) => {
+                push(
+                    &mut out,
+                    Turn {
+                        role: "assistant",
+                        content: assistant_blocks(m, options),
+                    },
+                );
+                if tool_calls.is_empty() {
+                    continue;
+                }
+                // The results that follow it in the history.
+                let mut results: Vec<&Message> = Vec::new();
+                while let Some(Item::Stored(result @ Message::Tool { .. })) = items.get(i) {
+                    results.push(result);
+                    i += 1;
+                }
+                Turn {
+                    role: "user",
+                    content: results_blocks(tool_calls, &results, options),
+                }
+            }
+            // A result that answers no call here: its text, so nothing is lost.
+            Item::Stored(m @ Message::Tool { tool_call_id, .. }) => Turn {
+                role: "user",
+                content: vec![text_block(&format!(
+                    "(The result of call {tool_call_id}:)\n{}",
+                    message_text(m)
+                ))],
+            },
+            Item::AssistantNote(text) => Turn {
+                role: "assistant",
+                content: vec![text_block(text)],
+            },
+            Item::UserNote(text) => Turn {
+                role: "user",
+                content: vec![text_block(text)],
+            },
+        };
+        push(&mut out, turn);
+    }
+    if out.first().is_some_and(|t| t.role == "assistant") {
+        out.insert(
+            0,
+            Turn {
+                role: "user",
+                content: vec![text_block(order::GO_ON)],
+            },
+        );
+    }
+    out
+}
+
+/// Add `turn`, joined to the last message when that has the same role.
+fn push(out: &mut Vec<Turn>, turn: Turn) {
+    match out.last_mut() {
+        Some(last) if last.role == turn.role => last.content.extend(turn.content),
+        _ => out.push(turn),
+    }
+}
+
+/// The user message that answers `calls`: a `tool_result` per call, in call order, from
+/// `results` (the tool messages stored after them); a result that answers none of them
+/// goes after, as text.
+fn results_blocks(
+    calls: &[ToolCall],
+    results: &[&Message],
+    options: &NativeOptions<'_>,
+) -> Vec<Value> {
+    let mut used = vec![false; results.len()];
+    let mut blocks = Vec::new();
+    for call in calls {
+        let found = results.iter().enumerate().position(|(k, m)| {
+            !used[k] && matches!(m, Message::Tool { tool_call_id, .. } if *tool_call_id == call.id)
+        });
+        match found {
+            Some(k) => {
+                used[k] = true;
+                blocks.push(tool_result(&call.id, results[k], options));
+            }
+            None => blocks.push(json!({
+                "type": "tool_result",
+                "tool_use_id": call.id,
+                "content": NO_RESULT,
+                "is_error": true,
+            })),
+        }
+    }
+    for (k, m) in results.iter().enumerate() {
+        if let (false, Message::Tool { tool_call_id, .. }) = (used[k], m) {
+            blocks.push(text_block(&format!(
+                "(The result of call {tool_call_id}:)\n{}",
+                message_text(m)
+            )));
+        }
+    }
+    blocks
+}
+
+/// One call's `tool_result` block.
+fn tool_result(id: &str, message: &Message, options: &NativeOptions<'_>) -> Value {
+    let mut block = Map::new();
+    block.insert("type".into(), json!("tool_result"));
+    block.insert("tool_use_id".into(), json!(id));
+    let text = message_text(message);
+    let images = match message {
+        Message::Tool { images, .. } if options.images => images.as_slice(),
+        _ => &[],
+    };
+    if images.is_empty() {
+        if !text.is_empty() {
+            block.insert("content".into(), json!(text));
+        }
+    } else {
+        let mut parts = Vec::new();
+        if !text.is_empty() {
+            parts.push(json!({"type": "text", "text": text}));
+        }
+        for image in images {
+            parts.push(json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
+            }));
+        }
+        block.insert("content".into(), Value::Array(parts));
+    }
+    if message.outcome().is_some_and(|o| o.is_error()) {
+        block.insert("is_error".into(), json!(true));
+    }
+    Value::Object(block)
+}
+
+/// A call as a `tool_use` block: its arguments as the input object (`{}` when they are
+/// not one).
+fn tool_use(call: &ToolCall) -> Value {
+    let input = match serde_json::from_str::<Value>(&call.function.arguments) {
+        Ok(Value::Object(o)) => Value::Object(o),
+        _ => json!({}),
+    };
+    json!({"type": "tool_use", "id": call.id, "name": call.function.name, "input": input})
+}
+
+/// An assistant message's content blocks (see the module's notes).
+fn assistant_blocks(message: &Message, options: &NativeOptions<'_>) -> Vec<Value> {
+    let Message::Assistant {
+        tool_calls,
+        reasoning,
+        model,
+        ..
+    } = message
+    else {
+        return Vec::new();
+    };
+    let text = message_text(message);
+    let own = reasoning
+        .as_ref()
+        .filter(|r| r.api == Some(Api::Anthropic))
+        .filter(|_| model.as_deref() == Some(options.model));
+    let mut blocks = Vec::new();
+    let mut text_sent = text.is_empty();
+    let mut sent = vec![false; tool_calls.len()];
+    for place in own.map_or(&[][..], |r| r.details.as_slice()) {
+        match place.get("type").and_then(Value::as_str) {
+            Some("text") if !text_sent => {
+                blocks.push(text_block(&text));
+                text_sent = true;
+            }
+            // Its text went at the first text place.
+            Some("text") => {}
+            Some("tool_use") => {
+                let id = place.get("id").and_then(Value::as_str);
+                let found = tool_calls
+                    .iter()
+                    .enumerate()
+                    .position(|(k, c)| !sent[k] && Some(c.id.as_str()) == id);
+                if let Some(k) = found {
+                    sent[k] = true;
+                    blocks.push(tool_use(&tool_calls[k]));
+                }
+            }
+            // Thinking, redacted thinking and the server's own blocks, as they came.
+            Some(_) => blocks.push(place.clone()),
+            None => {}
+        }
+    }
+    if !text_sent {
+        // No place for it: before the calls, after any thinking.
+        let at = blocks
+            .iter()
+            .position(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+            .unwrap_or(blocks.len());
+        blocks.insert(at, text_block(&text));
+    }
+    for (call, _) in tool_calls.iter().zip(&sent).filter(|(_, sent)| !**sent) {
+        blocks.push(tool_use(call));
+    }
+    let said_something = blocks.iter().any(|b| {
+        !matches!(
+            b.get("type").and_then(Value::as_str),
+            Some("thinking" | "redacted_thinking")
+        )
+    });
+    if !said_something {
+        blocks.push(text_block(EMPTY));
+    }
+    blocks
+}
+
+/// Whether thinking may be on: not when the request ends with the results of calls whose
+/// assistant message does not start with a thinking block (the API refuses that).
+fn thinking_allowed(messages: &[Turn]) -> bool {
+    let [.., assistant, last] = messages else {
+        return true;
+    };
+    let answers_calls = last.role == "user"
+        && last
+            .content
+            .first()
+            .is_some_and(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
+    if !answers_calls {
+        return true;
+    }
+    assistant.content.first().is_some_and(|b| {
+        matches!(
+            b.get("type").and_then(Value::as_str),
+            Some("thinking" | "redacted_thinking")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::stream::{Assembler, StreamDelta};
+    use crate::conversation::{Image, Reasoning, ToolResult};
+
+    const MODEL: &str = "claude-sonnet-4-5";
+
+    fn options(model: &str) -> NativeOptions<'_> {
+        NativeOptions {
+            model,
+            ..NativeOptions::default()
+        }
+    }
+
+    fn tools() -> Value {
+        json!([
+            {"type": "function", "function": {"name": "bash", "description": "Run", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}},
+            {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}},
+        ])
+    }
+
+    /// The assistant message rein keeps for a streamed reply (as `step` makes it).
+    fn streamed(events: &[Value], model: &str) -> Message {
+        let mut a = Assembler::new();
+        for e in events {
+            a.push_anthropic(&e.to_string(), &mut |_: StreamDelta<'_>| {})
+                .unwrap();
+        }
+        let reply = a.finish();
+        assert!(reply.finish_reason.is_some());
+        Message::assistant(reply.text.clone(), reply.tool_calls.clone())
+            .with_reasoning(reply.reasoning_state())
+            .with_refusal(Some(reply.refusal.clone()))
+            .from_model(model)
+    }
+
+    /// A reply that thinks, says a word and calls two tools.
+    fn thinking_calls() -> Vec<Value> {
+        vec![
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Two tools."}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "SIG+/=="}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "REDACTED"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Looking."}}),
+            json!({"type": "content_block_stop", "index": 2}),
+            json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ls\"}"}}),
+            json!({"type": "content_block_stop", "index": 3}),
+            json!({"type": "content_block_start", "index": 4, "content_block": {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 4, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"a\"}"}}),
+            json!({"type": "content_block_stop", "index": 4}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}}),
+            json!({"type": "message_stop"}),
+        ]
+    }
+
+    fn text_reply(text: &str) -> Vec<Value> {
+        vec![
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+            json!({"type": "message_stop"}),
+        ]
+    }
+
+    fn count_markers(body: &Value) -> usize {
+        body.to_string().matches("\"cache_control\"").count()
+    }
+
+    /// Every text block of the request, wherever it is.
+    fn texts(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Object(o) => {
+                if o.get("type") == Some(&json!("text")) {
+                    out.push(
+                        o.get("text")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                    );
+                }
+                o.values().for_each(|v| texts(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| texts(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_request_shape() {
+        let mut user = Message::user("hi");
+        user.set_reminder("(ctx)".into());
+        let history = [Message::system("You are rein."), user];
+        let body = request(&history, &tools(), &options(MODEL));
+        assert_eq!(
+            body,
+            json!({
+                "model": MODEL,
+                "max_tokens": DEFAULT_MAX_TOKENS,
+                "stream": true,
+                "system": [{"type": "text", "text": "You are rein.", "cache_control": {"type": "ephemeral"}}],
+                "messages": [{"role": "user", "content": [
+                    {"type": "text", "text": "hi\n\n(ctx)", "cache_control": {"type": "ephemeral"}}
+                ]}],
+                "tools": [
+                    {"name": "bash", "description": "Run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+                    {"name": "read", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}},
+                ],
+            })
+        );
+        // An hour's cache, a cap, thinking: max_tokens above the budget.
+        let opts = NativeOptions {
+            cache_ttl: Some("1h"),
+            max_tokens: Some(4_096),
+            thinking_budget: Some(8_000),
+            ..options(MODEL)
+        };
+        let body = request(&history, &json!([]), &opts);
+        assert_eq!(
+            body["system"][0]["cache_control"],
+            json!({"type": "ephemeral", "ttl": "1h"})
+        );
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 8_000})
+        );
+        assert_eq!(body["max_tokens"], 12_096);
+        assert!(body.get("tools").is_none());
+        let small = NativeOptions {
+            thinking_budget: Some(10),
+            ..options(MODEL)
+        };
+        let body = request(&history, &json!([]), &small);
+        assert_eq!(body["thinking"]["budget_tokens"], MIN_THINKING_BUDGET);
+        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+    }
+
+    /// Thinking and calls streamed, results stored, the next request: the thinking blocks
+    /// come back unmodified before the calls, and the next user message opens with one
+    /// result per call, in call order.
+    #[test]
+    fn thinking_and_calls_go_back_as_streamed_and_every_call_is_answered() {
+        let assistant = streamed(&thinking_calls(), MODEL);
+        let mut history = vec![
+            Message::system("s"),
+            Message::user("list and read"),
+            assistant,
+            Message::tool_result("toolu_1", ToolResult::ok("a\nb")),
+            Message::tool_result("toolu_2", ToolResult::error("no such file")),
+        ];
+        let opts = NativeOptions {
+            thinking_budget: Some(2_048),
+            ..options(MODEL)
+        };
+        let body = request(&history, &tools(), &opts);
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(
+            messages[1],
+            json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "Two tools.", "signature": "SIG+/=="},
+                {"type": "redacted_thinking", "data": "REDACTED"},
+                {"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"path": "a"}},
+            ]})
+        );
+        assert_eq!(
+            messages[2],
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a\nb"},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "no such file", "is_error": true, "cache_control": {"type": "ephemeral"}},
+            ]})
+        );
+        assert!(body.get("thinking").is_some());
+
+        // The next request extends this one: the same messages (markers aside), and the
+        // blocks still marked keep their bytes.
+        fn strip(v: &Value) -> Value {
+            match v {
+                Value::Object(o) => Value::Object(
+                    o.iter()
+                        .filter(|(k, _)| *k != "cache_control")
+                        .map(|(k, v)| (k.clone(), strip(v)))
+                        .collect(),
+                ),
+                Value::Array(items) => Value::Array(items.iter().map(strip).collect()),
+                other => other.clone(),
+            }
+        }
+        history.push(streamed(&text_reply("Done."), MODEL));
+        history.push(Message::user("thanks"));
+        let next = request(&history, &tools(), &opts);
+        let next_messages = next["messages"].as_array().unwrap();
+        assert_eq!(next_messages.len(), 5);
+        for (a, b) in messages.iter().zip(next_messages) {
+            assert_eq!(strip(a), strip(b));
+        }
+        assert_eq!(next_messages[2], messages[2], "still marked, same bytes");
+        assert_eq!(next["system"], body["system"]);
+        assert_eq!(next["tools"], body["tools"]);
+    }
+
+    /// A turn interrupted with calls unanswered: every call gets a result, in order, and
+    /// the user's next message comes after a note.
+    #[test]
+    fn an_interrupted_turns_calls_are_all_answered() {
+        let calls = vec![
+            ToolCall::new("toolu_a", "bash", "{}"),
+            ToolCall::new("toolu_b", "bash", "{\"command\":"),
+            ToolCall::new("toolu_c", "read", "[1]"),
+        ];
+        let history = [
+            Message::system("s"),
+            Message::user("go"),
+            Message::assistant(String::new(), calls).from_model(MODEL),
+            Message::tool_result("toolu_a", ToolResult::ok("done")),
+            Message::user("stop, do something else"),
+        ];
+        let body = request(&history, &json!([]), &options(MODEL));
+        let messages = body["messages"].as_array().unwrap();
+        let roles: Vec<&str> = messages
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+        let uses: Vec<&Value> = messages[1]["content"].as_array().unwrap().iter().collect();
+        assert_eq!(uses.len(), 3);
+        // Arguments that are not an object go as an empty input.
+        assert_eq!(uses[1]["input"], json!({}));
+        assert_eq!(uses[2]["input"], json!({}));
+        let results = messages[2]["content"].as_array().unwrap();
+        let ids: Vec<&str> = results
+            .iter()
+            .map(|r| r["tool_use_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["toolu_a", "toolu_b", "toolu_c"]);
+        assert_eq!(results[0].get("is_error"), None);
+        assert_eq!(results[1]["content"], NO_RESULT);
+        assert_eq!(results[2]["is_error"], true);
+        assert_eq!(messages[3]["content"][0]["text"], order::AFTER_RESULTS);
+        assert_eq!(messages[4]["content"][0]["text"], "stop, do something else");
+    }
+
+    /// Another model's (or another API's) thinking is never sent; the calls and text are.
+    /// Thinking is then left off while its calls are being answered.
+    #[test]
+    fn another_models_thinking_is_not_sent() {
+        let history = [
+            Message::system("s"),
+            Message::user("u"),
+            streamed(&thinking_calls(), "claude-opus-4-1"),
+            Message::tool("toolu_1", "r1"),
+            Message::tool("toolu_2", "r2"),
+        ];
+        let opts = NativeOptions {
+            thinking_budget: Some(2_048),
+            ..options(MODEL)
+        };
+        let body = request(&history, &json!([]), &opts);
+        let content = &body["messages"][1]["content"];
+        let kinds: Vec<&str> = content
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["text", "tool_use", "tool_use"]);
+        assert!(!body.to_string().contains("SIG+/=="));
+        assert!(body.get("thinking").is_none(), "the API would refuse it");
+        // The same model, its state marked as another API's: not sent either.
+        let mut chat_state = history.clone();
+        if let Message::Assistant {
+            reasoning: Some(r), ..
+        } = &mut chat_state[2]
+        {
+            r.api = None;
+        }
+        let body = request(&chat_state, &json!([]), &options("claude-opus-4-1"));
+        assert!(!body.to_string().contains("REDACTED"));
+        // Its own model gets it back.
+        let body = request(&history, &json!([]), &options("claude-opus-4-1"));
+        assert_eq!(body["messages"][1]["content"][0]["signature"], "SIG+/==");
+    }
+
+    /// A long history: never more than four breakpoints, and the same bytes every time.
+    #[test]
+    fn at_most_four_breakpoints_and_the_same_bytes_for_the_same_history() {
+        let mut history = vec![Message::system("s")];
+        for i in 0..40 {
+            history.push(Message::user(format!("question {i}")));
+            let call = ToolCall::new(format!("toolu_{i}"), "bash", "{\"command\":\"ls\"}");
+            history.push(Message::assistant(String::new(), vec![call]).from_model(MODEL));
+            history.push(Message::tool(format!("toolu_{i}"), "out"));
+            history.push(Message::assistant(format!("answer {i}"), vec![]).from_model(MODEL));
+        }
+        for tools in [tools(), json!([])] {
+            for ttl in [None, Some("1h")] {
+                let opts = NativeOptions {
+                    cache_ttl: ttl,
+                    ..options(MODEL)
+                };
+                let body = request(&history, &tools, &opts);
+                let markers = count_markers(&body);
+                assert!(markers <= MAX_BREAKPOINTS, "{markers}");
+                assert_eq!(markers, if tools == json!([]) { 3 } else { 4 });
+                let again = request(&history, &tools, &opts);
+                assert_eq!(
+                    serde_json::to_vec(&body).unwrap(),
+                    serde_json::to_vec(&again).unwrap()
+                );
+            }
+        }
+        // The last two user messages carry them: the last question, and the results before it.
+        let body = request(&history, &json!([]), &options(MODEL));
+        let messages = body["messages"].as_array().unwrap();
+        let marked: Vec<usize> = messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.to_string().contains("cache_control"))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(marked, [messages.len() - 4, messages.len() - 2]);
+        // Roles alternate, starting with the user.
+        for (i, m) in messages.iter().enumerate() {
+            assert_eq!(m["role"], if i % 2 == 0 { "user" } else { "assistant" });
+        }
+    }
+
+    /// A tool's images go inside its result, as base64 image blocks, to a model that takes
+    /// them; as the description alone to one that does not.
+    #[test]
+    fn images_ride_in_their_tool_result() {
+        let mut result = ToolResult::ok("[image: image/png, 3 B]");
+        result.images = vec![Image {
+            mime_type: "image/png".into(),
+            data: "AAAA".into(),
+        }];
+        let history = [
+            Message::system("s"),
+            Message::user("look"),
+            Message::assistant(String::new(), vec![ToolCall::new("toolu_s", "shot", "{}")]),
+            Message::tool_result("toolu_s", result),
+        ];
+        let with = NativeOptions {
+            images: true,
+            ..options(MODEL)
+        };
+        let body = request(&history, &json!([]), &with);
+        assert_eq!(
+            body["messages"][2]["content"][0]["content"],
+            json!([
+                {"type": "text", "text": "[image: image/png, 3 B]"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            ])
+        );
+        let body = request(&history, &json!([]), &options(MODEL));
+        assert_eq!(
+            body["messages"][2]["content"][0]["content"],
+            "[image: image/png, 3 B]"
+        );
+        assert!(!body.to_string().contains("AAAA"));
+    }
+
+    /// No empty text block anywhere, whatever is empty; a refusal goes as text; a history
+    /// that opens with the assistant gets a user note first; a stray result is text.
+    #[test]
+    fn never_an_empty_text_block() {
+        let history = [
+            Message::system(""),
+            Message::assistant(String::new(), vec![]),
+            Message::user(""),
+            Message::assistant(String::new(), vec![]).with_refusal(Some("I won't.".into())),
+            Message::tool("toolu_stray", ""),
+            Message::user("again"),
+            Message::assistant(String::new(), vec![])
+                .with_reasoning(Some(Reasoning {
+                    details: vec![
+                        json!({"type": "thinking", "thinking": "", "signature": "S"}),
+                        json!({"type": "text"}),
+                    ],
+                    api: Some(Api::Anthropic),
+                    ..Reasoning::default()
+                }))
+                .from_model(MODEL),
+        ];
+        let body = request(&history, &json!([]), &options(MODEL));
+        let mut all = Vec::new();
+        texts(&body, &mut all);
+        assert!(all.iter().all(|t| !t.is_empty()), "{all:?}");
+        assert!(body.get("system").is_none());
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages[0]["content"][0]["text"], order::GO_ON);
+        assert!(body.to_string().contains("I won't."));
+        assert!(body.to_string().contains("toolu_stray"));
+        // The thinking-only reply keeps its block and says something besides.
+        let last = messages.last().unwrap();
+        assert_eq!(last["content"][0]["signature"], "S");
+        assert_eq!(last["content"][1]["text"], EMPTY);
+        for (i, m) in messages.iter().enumerate() {
+            assert_eq!(
+                m["role"],
+                if i % 2 == 0 { "user" } else { "assistant" },
+                "{body:#}"
+            );
+        }
+    }
 }

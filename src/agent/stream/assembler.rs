@@ -108,6 +108,9 @@ pub struct Assembler {
     /// A UTF-16 high surrogate that ended a string of the last event, waiting for its low
     /// half at the start of the next (see `surrogates`).
     pub(super) lone_high: Option<u16>,
+    /// The Anthropic reader's own state: its content blocks, usage and stop reason until
+    /// the stream ends.
+    pub(super) anthropic: super::anthropic_event::Progress,
 }
 
 impl Assembler {

@@ -1,0 +1,1044 @@
+//! Recorded Anthropic Messages API answers replayed against the real agent (issue 27).
+//!
+//! `tests/provider-samples/native/` holds answers recorded from `POST /v1/messages` and
+//! `index.json`, which says for each sample the prompt, the k-th answer (file, status,
+//! headers), what a careful client shows for it (`expect.turns`, computed by
+//! `ref_anthropic.py`) and the rules the provider applies to the next request
+//! (`constraints`). One test per `anthropic-*` sample: the scripted server serves the
+//! sample's answers byte for byte, in order, one per request; the agent, speaking
+//! `Api::Anthropic`, gets the prompt and runs one turn with the real client and the real
+//! tools (the samples' tools, `weather`, `add`, ..., are not rein's: they get an error
+//! result and the agent goes on, which is all the next request needs). Then the test
+//! checks:
+//!
+//! - every request went to `/v1/messages` with `x-api-key` and `anthropic-version` (and
+//!   no bearer token), and is a Messages request (model, `max_tokens`, `stream`, roles
+//!   alternating from a user message, no empty text block);
+//! - what rein showed, per answer: text, reasoning, refusal, tool calls, finish reason,
+//!   usage (cache reads and writes included); an HTTP error shows a retry or the turn's
+//!   error; an error event in the stream shows the error;
+//! - how the turn ended: outcome, retries (their delay where the sample says), the error's
+//!   words;
+//! - every request against every Anthropic rule of the `constraints` table (whichever
+//!   sample lists it): each `tool_use` answered by a `tool_result` at the start of the next
+//!   user message, in order; at most four `cache_control` blocks; and the thinking blocks
+//!   streamed before a call sent back first in its assistant message, their thinking and
+//!   signature exactly as streamed (compared by length and SHA-256 with `expect`'s `echo`,
+//!   so this file holds no copy of them).
+//!
+//! A sample whose second answer is the 400 a broken follow-up gets ("thinking dropped",
+//! "tool_result missing") is still served that 400: the test checks that the follow-up rein
+//! sent keeps the rule, not that the server complained.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use rein::agent::{AgentEvent, TurnOutcome, Usage};
+use rein::conversation::Api;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use support::agent::{agent_config, test_client, turn, API_KEY};
+use support::{Reply, ScriptedServer, Step};
+
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The thinking budget of a sample whose model thinks.
+const THINKING_BUDGET: u64 = 2_048;
+
+#[derive(Debug, Deserialize)]
+struct Index {
+    constraints: BTreeMap<String, Value>,
+    samples: Vec<Sample>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Sample {
+    name: String,
+    api: String,
+    model: String,
+    prompt: String,
+    #[serde(default)]
+    constraints: Vec<String>,
+    responses: Vec<Recorded>,
+    expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+struct Recorded {
+    file: String,
+    status: u16,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Expect {
+    turns: Vec<Value>,
+    outcome: String,
+    retries: usize,
+    #[serde(default)]
+    error_contains: Vec<String>,
+    retry_delay_ms: Option<u64>,
+    #[serde(default)]
+    refusal_visible: bool,
+}
+
+fn samples_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples/native")
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let text = std::fs::read_to_string(samples_dir().join("index.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    })
+}
+
+fn sample(name: &str) -> &'static Sample {
+    index()
+        .samples
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no sample {name:?}"))
+}
+
+fn body_of(file: &str) -> Vec<u8> {
+    std::fs::read(samples_dir().join(file)).unwrap()
+}
+
+/// The scripted reply for a recorded answer: status, headers and body byte for byte.
+fn recorded_reply(recorded: &Recorded) -> Reply {
+    let body = body_of(&recorded.file);
+    let stream = recorded
+        .headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
+    let mut reply = if stream {
+        Reply::sse(vec![Step::Bytes(body)])
+    } else {
+        Reply::plain(recorded.status, &String::from_utf8(body).unwrap())
+    };
+    reply = reply.with_status(recorded.status);
+    for (name, value) in &recorded.headers {
+        reply = reply.with_header(name, value);
+    }
+    reply
+}
+
+// ---------------------------------------------------------------------------------------
+// SHA-256, for `echo`'s digests (no crate for a few lines)
+// ---------------------------------------------------------------------------------------
+
+fn sha256_16(text: &str) -> String {
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
+    ];
+    let mut h: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
+    let mut data = text.as_bytes().to_vec();
+    let bits = (data.len() as u64) * 8;
+    data.push(0x80);
+    while data.len() % 64 != 56 {
+        data.push(0);
+    }
+    data.extend_from_slice(&bits.to_be_bytes());
+    for block in data.chunks(64) {
+        let mut w = [0u32; 64];
+        for (i, word) in block.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
+        }
+        let mut v = h;
+        for i in 0..64 {
+            let s1 = v[4].rotate_right(6) ^ v[4].rotate_right(11) ^ v[4].rotate_right(25);
+            let ch = (v[4] & v[5]) ^ (!v[4] & v[6]);
+            let t1 = v[7]
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(K[i])
+                .wrapping_add(w[i]);
+            let s0 = v[0].rotate_right(2) ^ v[0].rotate_right(13) ^ v[0].rotate_right(22);
+            let maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+            let t2 = s0.wrapping_add(maj);
+            v = [
+                t1.wrapping_add(t2),
+                v[0],
+                v[1],
+                v[2],
+                v[3].wrapping_add(t1),
+                v[4],
+                v[5],
+                v[6],
+            ];
+        }
+        for (a, b) in h.iter_mut().zip(v) {
+            *a = a.wrapping_add(b);
+        }
+    }
+    h.iter().map(|x| format!("{x:08x}")).collect::<String>()[..16].to_string()
+}
+
+#[test]
+fn the_digest_is_sha256() {
+    // The digests ref_common.py computes (hashlib.sha256(...).hexdigest()[:16]).
+    assert_eq!(sha256_16(""), "e3b0c44298fc1c14");
+    assert_eq!(sha256_16("abc"), "ba7816bf8f01cfea");
+    assert_eq!(sha256_16(&"a".repeat(200)), "c2a908d98f5df987");
+}
+
+// ---------------------------------------------------------------------------------------
+// The events of a turn, per request
+// ---------------------------------------------------------------------------------------
+
+/// The turn's events cut per HTTP request (a new attempt at each `RequestStarted` and after
+/// each `Retrying`).
+fn attempts(events: &[AgentEvent]) -> Vec<Vec<&AgentEvent>> {
+    let mut out: Vec<Vec<&AgentEvent>> = Vec::new();
+    let mut open = false;
+    for event in events {
+        let request = matches!(event, AgentEvent::RequestStarted { .. });
+        if request || (!open && !out.is_empty()) {
+            out.push(Vec::new());
+            open = true;
+        }
+        if let Some(current) = out.last_mut().filter(|_| open) {
+            current.push(event);
+        }
+        if matches!(event, AgentEvent::Retrying { .. }) {
+            open = false;
+        }
+    }
+    out
+}
+
+fn streamed_text(events: &[&AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn streamed_reasoning(events: &[&AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReasoningDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The finished message of an attempt: text, refusal, finish reason.
+fn assistant_message<'a>(events: &[&'a AgentEvent]) -> Option<(&'a str, bool, Option<&'a str>)> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::AssistantMessage {
+            text,
+            refusal,
+            finish_reason,
+        } => Some((text.as_str(), *refusal, finish_reason.as_deref())),
+        _ => None,
+    })
+}
+
+fn usage_of(events: &[&AgentEvent]) -> Option<Usage> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::Usage(u) => Some(*u),
+        _ => None,
+    })
+}
+
+fn errors<'a>(events: impl IntoIterator<Item = &'a AgentEvent>) -> Vec<&'a str> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn retries(events: &[AgentEvent]) -> Vec<(Duration, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying { delay, reason, .. } => Some((*delay, reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------------------
+
+/// What answer `k` should have shown, against its attempt's events.
+fn check_turn(
+    problems: &mut Vec<String>,
+    k: usize,
+    want: &Value,
+    events: &[&AgentEvent],
+    last: bool,
+) {
+    let turn = format!("answer {}", k + 1);
+    if let Some(status) = want["http_status"].as_u64() {
+        let retried = matches!(events.last(), Some(AgentEvent::Retrying { .. }));
+        let failed = !errors(events.iter().copied()).is_empty();
+        if last && !failed {
+            problems.push(format!(
+                "{turn} (HTTP {status}) is the last: no error shown"
+            ));
+        }
+        if !last && !retried {
+            problems.push(format!(
+                "{turn} (HTTP {status}) is not the last, yet not retried"
+            ));
+        }
+        if !streamed_text(events).is_empty() || assistant_message(events).is_some() {
+            problems.push(format!("{turn} (HTTP {status}) showed a reply"));
+        }
+        return;
+    }
+    let str_of = |key: &str| want[key].as_str().unwrap_or("").to_string();
+    let streamed = streamed_text(events);
+    let message = assistant_message(events);
+    let shown = if streamed.is_empty() {
+        message.map(|m| m.0.to_string()).unwrap_or_default()
+    } else {
+        streamed
+    };
+    let refusal = str_of("refusal");
+    let text_seen = if refusal.is_empty() {
+        shown.clone()
+    } else {
+        shown.replacen(&refusal, "", 1)
+    };
+    if text_seen != str_of("text") {
+        problems.push(format!(
+            "{turn}: text {text_seen:?} instead of {:?}",
+            str_of("text")
+        ));
+    }
+    let reasoning = streamed_reasoning(events);
+    if reasoning != str_of("reasoning") {
+        problems.push(format!("{turn}: reasoning {reasoning:?}"));
+    }
+    if !refusal.is_empty() && !shown.contains(&refusal) {
+        problems.push(format!("{turn}: refusal {refusal:?} not shown"));
+    }
+    let started: Vec<Value> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallStarted { id, name, args } => {
+                Some(json!({"id": id, "name": name, "args": args}))
+            }
+            _ => None,
+        })
+        .collect();
+    let wanted: Vec<Value> = want["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let raw = c["arguments"].as_str().unwrap();
+            let args = serde_json::from_str(raw).unwrap_or_else(|_| json!(raw));
+            json!({"id": c["id"], "name": c["name"], "args": args})
+        })
+        .collect();
+    if started != wanted {
+        problems.push(format!("{turn}: calls {started:?} instead of {wanted:?}"));
+    }
+    if want["error"].is_string() {
+        if errors(events.iter().copied()).is_empty() {
+            problems.push(format!("{turn}: the error in the stream was not shown"));
+        }
+        if message.is_some() {
+            problems.push(format!("{turn}: a failed stream made a finished message"));
+        }
+        return;
+    }
+    match message {
+        None => problems.push(format!("{turn}: no finished message")),
+        Some((_, refused, finish)) => {
+            if finish != want["finish_reason"].as_str() {
+                problems.push(format!("{turn}: finish reason {finish:?}"));
+            }
+            if refused == refusal.is_empty() {
+                problems.push(format!("{turn}: refusal flag {refused}"));
+            }
+        }
+    }
+    let u = &want["usage"];
+    match usage_of(events) {
+        None => problems.push(format!("{turn}: no usage shown")),
+        Some(got) => {
+            let got = json!([
+                got.prompt_tokens,
+                got.completion_tokens,
+                got.total_tokens,
+                got.cached_tokens,
+                got.cache_write_tokens,
+                got.estimated
+            ]);
+            let wanted = json!([
+                u["prompt_tokens"],
+                u["completion_tokens"],
+                u["total_tokens"],
+                u["cache_read_tokens"],
+                u["cache_creation_tokens"],
+                false
+            ]);
+            if got != wanted {
+                problems.push(format!("{turn}: usage {got} instead of {wanted}"));
+            }
+        }
+    }
+}
+
+fn check_outcome(
+    problems: &mut Vec<String>,
+    sample: &Sample,
+    events: &[AgentEvent],
+    elapsed: Duration,
+) {
+    let expect = &sample.expect;
+    let wanted = match expect.outcome.as_str() {
+        "completed" => TurnOutcome::Completed,
+        _ => TurnOutcome::Failed,
+    };
+    match events.last() {
+        Some(AgentEvent::TurnFinished { outcome }) if *outcome == wanted => {}
+        other => problems.push(format!("the turn ended {other:?}, not {wanted:?}")),
+    }
+    let retried = retries(events);
+    if retried.len() != expect.retries {
+        problems.push(format!(
+            "{} retries instead of {}: {retried:?}",
+            retried.len(),
+            expect.retries
+        ));
+    }
+    if let Some(ms) = expect.retry_delay_ms {
+        for (delay, _) in &retried {
+            if *delay != Duration::from_millis(ms) {
+                problems.push(format!("a retry waited {delay:?}, not {ms} ms"));
+            }
+        }
+        if elapsed < Duration::from_millis(ms) {
+            problems.push(format!(
+                "the turn took {elapsed:?}: it did not wait {ms} ms"
+            ));
+        }
+    }
+    let errors = errors(events);
+    if wanted == TurnOutcome::Completed && !errors.is_empty() {
+        problems.push(format!("errors {errors:?} in a completed turn"));
+    }
+    if wanted == TurnOutcome::Failed && errors.is_empty() {
+        problems.push("a failed turn without an error".into());
+    }
+    for needle in &expect.error_contains {
+        if !errors.iter().any(|m| m.contains(needle.as_str())) {
+            problems.push(format!("the error does not say {needle:?}: {errors:?}"));
+        }
+    }
+    if errors.iter().any(|m| m.contains('\n')) {
+        problems.push(format!("an error is not one line: {errors:?}"));
+    }
+}
+
+fn kind(block: &Value) -> &str {
+    block["type"].as_str().unwrap_or("")
+}
+
+/// The shape of a Messages request and every Anthropic rule of the constraints table;
+/// each violation named by its rule.
+fn request_violations(request: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if !request["max_tokens"].is_u64() || request["stream"] != true {
+        out.push("shape: max_tokens and stream: true are required".into());
+    }
+    let Some(messages) = request["messages"].as_array() else {
+        out.push("shape: no messages".into());
+        return out;
+    };
+    for (i, m) in messages.iter().enumerate() {
+        let want = if i % 2 == 0 { "user" } else { "assistant" };
+        if m["role"] != want {
+            out.push(format!("shape: messages[{i}] is {}, not {want}", m["role"]));
+        }
+        if m["content"].as_array().is_none_or(|c| c.is_empty()) {
+            out.push(format!("shape: messages[{i}] has no content blocks"));
+        }
+    }
+    fn empty_texts(value: &Value, found: &mut usize) {
+        match value {
+            Value::Object(o) => {
+                if o.get("type") == Some(&json!("text"))
+                    && o.get("text")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                {
+                    *found += 1;
+                }
+                o.values().for_each(|v| empty_texts(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| empty_texts(v, found)),
+            _ => {}
+        }
+    }
+    let mut empty = 0;
+    empty_texts(request, &mut empty);
+    if empty > 0 {
+        out.push(format!("shape: {empty} empty text block(s)"));
+    }
+    // anthropic_cache_control_max4
+    let markers = request.to_string().matches("\"cache_control\"").count();
+    if markers > 4 {
+        out.push(format!(
+            "anthropic_cache_control_max4: {markers} cache_control blocks"
+        ));
+    }
+    // anthropic_tool_result_follows
+    for (i, m) in messages.iter().enumerate() {
+        if m["role"] != "assistant" {
+            continue;
+        }
+        let uses: Vec<&Value> = m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| kind(b) == "tool_use")
+            .map(|b| &b["id"])
+            .collect();
+        if uses.is_empty() {
+            continue;
+        }
+        let next: Vec<&Value> = messages
+            .get(i + 1)
+            .filter(|n| n["role"] == "user")
+            .and_then(|n| n["content"].as_array())
+            .map(|c| {
+                c.iter()
+                    .take_while(|b| kind(b) == "tool_result")
+                    .map(|b| &b["tool_use_id"])
+                    .collect()
+            })
+            .unwrap_or_default();
+        if next != uses {
+            out.push(format!(
+                "anthropic_tool_result_follows: messages[{i}] calls {uses:?}, the next message opens with results for {next:?}"
+            ));
+        }
+    }
+    out
+}
+
+/// anthropic_thinking_echo: the assistant message that made answer `k`'s calls, in every
+/// later request, opens with the blocks `echo` lists, as streamed.
+/// (`first` is the number of the first of `requests`, for the messages.)
+fn echo_violations(want: &Value, requests: &[Value], first: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let (Some(echo), Some(first_call)) = (
+        want["echo"].as_array(),
+        want["tool_calls"][0]["id"].as_str(),
+    ) else {
+        return out;
+    };
+    for (j, request) in requests.iter().enumerate() {
+        let Some(message) = request["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| {
+                m["role"] == "assistant"
+                    && m["content"]
+                        .as_array()
+                        .is_some_and(|c| c.iter().any(|b| b["id"] == first_call))
+            })
+        else {
+            continue;
+        };
+        let blocks: Vec<&Value> = message["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| kind(b) != "text")
+            .collect();
+        for (e, block) in echo.iter().zip(
+            blocks
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(&Value::Null)),
+        ) {
+            let ok = match e["type"].as_str() {
+                Some("thinking") => {
+                    let thinking = block["thinking"].as_str().unwrap_or("");
+                    let signature = block["signature"].as_str().unwrap_or("");
+                    kind(block) == "thinking"
+                        && e["thinking_len"] == thinking.chars().count()
+                        && e["signature_len"] == signature.chars().count()
+                        && e["signature_sha256_16"] == sha256_16(signature)
+                }
+                Some("redacted_thinking") => {
+                    let data = block["data"].as_str().unwrap_or("");
+                    kind(block) == "redacted_thinking"
+                        && e["data_len"] == data.chars().count()
+                        && e["data_sha256_16"] == sha256_16(data)
+                }
+                Some("tool_use") => kind(block) == "tool_use" && block["id"] == e["id"],
+                _ => false,
+            };
+            if !ok {
+                out.push(format!(
+                    "anthropic_thinking_echo: request {}: {} sent where the stream had {e}",
+                    j + first,
+                    short(block)
+                ));
+            }
+        }
+        if !message["content"][0]["type"]
+            .as_str()
+            .is_some_and(|t| t == "thinking" || t == "redacted_thinking")
+        {
+            out.push(format!(
+                "anthropic_thinking_echo: request {}: the assistant message does not open with thinking",
+                j + first
+            ));
+        }
+    }
+    out
+}
+
+fn short(v: &Value) -> String {
+    let text = v.to_string();
+    text.chars().take(120).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// The replay
+// ---------------------------------------------------------------------------------------
+
+/// What a replay saw.
+struct Run {
+    events: Vec<AgentEvent>,
+    requests: Vec<Value>,
+    paths: Vec<String>,
+    headers: Vec<Vec<(String, String)>>,
+    elapsed: Duration,
+}
+
+async fn run(sample: &Sample, replies: Vec<Reply>, max_tries: Option<u32>) -> Run {
+    let server = ScriptedServer::start(replies).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = test_client(server.base_url(), API_KEY, &sample.model);
+    client.api = Api::Anthropic;
+    client.idle_timeout = IDLE_TIMEOUT;
+    let thinks = sample.expect.turns.iter().any(|t| {
+        t["provider_state"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+    });
+    if thinks {
+        client.thinking_budget = Some(THINKING_BUDGET);
+    }
+    if let Some(tries) = max_tries {
+        client.max_tries = tries;
+    }
+    let mut handle = rein::agent::spawn(agent_config(client, dir.path())).unwrap();
+    let started = Instant::now();
+    let mut events = turn(&mut handle, &sample.prompt).await;
+    // Answers left after a completed turn are for the user's next message (the cache
+    // samples send the same prompt twice).
+    while server.remaining() > 0
+        && matches!(
+            events.last(),
+            Some(AgentEvent::TurnFinished {
+                outcome: TurnOutcome::Completed
+            })
+        )
+    {
+        events.extend(turn(&mut handle, &sample.prompt).await);
+    }
+    Run {
+        events,
+        elapsed: started.elapsed(),
+        requests: server.requests(),
+        paths: server.request_paths(),
+        headers: server.request_headers(),
+    }
+}
+
+/// `value` without its `cache_control` markers.
+fn unmarked(value: &Value) -> Value {
+    match value {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), unmarked(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
+        other => other.clone(),
+    }
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// What every request of a run must be, whatever the sample: the endpoint, the headers,
+/// the shape and the rules.
+fn check_requests(problems: &mut Vec<String>, sample: &Sample, run: &Run) {
+    for (j, path) in run.paths.iter().enumerate() {
+        if path != "/v1/messages" {
+            problems.push(format!("request {} went to {path}", j + 1));
+        }
+    }
+    for (j, headers) in run.headers.iter().enumerate() {
+        if header(headers, "x-api-key") != Some(API_KEY) {
+            problems.push(format!(
+                "request {}: x-api-key {:?}",
+                j + 1,
+                header(headers, "x-api-key")
+            ));
+        }
+        if header(headers, "anthropic-version") != Some("2023-06-01") {
+            problems.push(format!("request {}: no anthropic-version", j + 1));
+        }
+        if header(headers, "authorization").is_some() {
+            problems.push(format!("request {}: a bearer token besides the key", j + 1));
+        }
+    }
+    for (j, request) in run.requests.iter().enumerate() {
+        if request["model"] != sample.model.as_str() {
+            problems.push(format!("request {}: model {}", j + 1, request["model"]));
+        }
+        for v in request_violations(request) {
+            problems.push(format!("request {}: {v}", j + 1));
+        }
+        let thinking = request.get("thinking").is_some();
+        let thinks = sample.expect.turns.iter().any(|t| {
+            t["provider_state"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty())
+        });
+        if thinking != thinks {
+            problems.push(format!(
+                "request {}: thinking {thinking}, the model thinks: {thinks}",
+                j + 1
+            ));
+        }
+        if let Some(budget) = request["thinking"]["budget_tokens"].as_u64() {
+            if request["max_tokens"].as_u64().is_none_or(|m| m <= budget) {
+                problems.push(format!(
+                    "request {}: max_tokens not above the budget",
+                    j + 1
+                ));
+            }
+        }
+    }
+    // Each request extends the one before (the cache markers aside), and the tools and
+    // the system prompt, marked in both, are the same bytes: what was written to the cache
+    // is read back.
+    for pair in run.requests.windows(2) {
+        let (before, after) = (unmarked(&pair[0]), unmarked(&pair[1]));
+        let (Some(old), Some(new)) = (before["messages"].as_array(), after["messages"].as_array())
+        else {
+            continue;
+        };
+        if new.len() < old.len() || new[..old.len()] != old[..] {
+            problems.push("a request does not extend the one before it".into());
+        }
+        for key in ["system", "tools"] {
+            if pair[0].get(key) != pair[1].get(key) {
+                problems.push(format!("the {key} changed between requests"));
+            }
+        }
+    }
+    // Each turn's own echo, in the requests after it.
+    for (k, want) in sample.expect.turns.iter().enumerate() {
+        if let Some(later) = run.requests.get(k + 1..) {
+            problems.extend(echo_violations(want, later, k + 2));
+        }
+    }
+    // A call answered in the next request: it must be there, after the call's turn.
+    for (k, want) in sample.expect.turns.iter().enumerate() {
+        let calls = want["tool_calls"].as_array().cloned().unwrap_or_default();
+        if calls.is_empty() {
+            continue;
+        }
+        let Some(next) = run.requests.get(k + 1) else {
+            continue;
+        };
+        let ids: Vec<&Value> = calls.iter().map(|c| &c["id"]).collect();
+        let answered = next["messages"].as_array().into_iter().flatten().any(|m| {
+            m["role"] == "user"
+                && m["content"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .map(|b| &b["tool_use_id"])
+                        .take(ids.len())
+                        .eq(ids.iter().copied())
+                })
+        });
+        if !answered {
+            problems.push(format!(
+                "request {}: the calls {ids:?} are not answered",
+                k + 2
+            ));
+        }
+    }
+}
+
+/// Replays sample `name` and fails listing every problem found.
+async fn replay(name: &str) {
+    let sample = sample(name);
+    assert_eq!(sample.api, "anthropic-messages");
+    assert_eq!(sample.responses.len(), sample.expect.turns.len());
+    for c in &sample.constraints {
+        assert!(
+            index().constraints.contains_key(c),
+            "{name}: constraint {c} not in the table"
+        );
+    }
+    let replies = sample.responses.iter().map(recorded_reply).collect();
+    // One recorded answer to an overload rein retries: the sample's single attempt.
+    let max_tries = (name == "anthropic-overloaded-error-event").then_some(1);
+    let run = run(sample, replies, max_tries).await;
+
+    let mut problems = Vec::new();
+    if run.requests.len() != sample.responses.len() {
+        problems.push(format!(
+            "{} requests for {} recorded answers",
+            run.requests.len(),
+            sample.responses.len()
+        ));
+    }
+    let attempts = attempts(&run.events);
+    if attempts.len() != sample.responses.len() {
+        problems.push(format!("the events show {} requests", attempts.len()));
+    }
+    for (k, (want, events)) in sample.expect.turns.iter().zip(&attempts).enumerate() {
+        check_turn(
+            &mut problems,
+            k,
+            want,
+            events,
+            k + 1 == sample.expect.turns.len(),
+        );
+    }
+    if sample.expect.refusal_visible {
+        let refused = run
+            .events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::AssistantMessage { refusal: true, .. }));
+        if !refused {
+            problems.push("the refusal is not marked as one".into());
+        }
+    }
+    check_outcome(&mut problems, sample, &run.events, run.elapsed);
+    check_requests(&mut problems, sample, &run);
+    assert!(
+        problems.is_empty(),
+        "sample {name} ({}): {} problem(s)\n  - {}\n",
+        sample.constraints.join(", "),
+        problems.len(),
+        problems.join("\n  - ")
+    );
+}
+
+macro_rules! replay_tests {
+    ($($test:ident => $sample:literal,)*) => {
+        const TESTED: &[&str] = &[$($sample),*];
+        $(
+            #[tokio::test]
+            async fn $test() {
+                replay($sample).await;
+            }
+        )*
+    };
+}
+
+replay_tests! {
+    text => "anthropic-text",
+    tool_then_text => "anthropic-tool-then-text",
+    parallel_tools_then_text => "anthropic-parallel-tools-then-text",
+    thinking_text => "anthropic-thinking-text",
+    cache_control_tool => "anthropic-cache-control-tool",
+    cache_write_then_read => "anthropic-cache-write-then-read",
+    refusal => "anthropic-refusal",
+    overloaded_error_event => "anthropic-overloaded-error-event",
+    overloaded_midstream => "anthropic-overloaded-midstream",
+    thinking_dropped_400 => "anthropic-thinking-dropped-400",
+    tool_result_missing_400 => "anthropic-tool-result-missing-400",
+    cache_control_max4_400 => "anthropic-cache-control-max4-400",
+    invalid_key_401 => "anthropic-401-invalid-key",
+    model_404 => "anthropic-404-model",
+    retry_after_429_then_ok => "anthropic-429-retry-after-then-ok",
+    web_search_server_tool => "anthropic-web-search-server-tool",
+}
+
+#[test]
+fn every_anthropic_sample_has_a_test() {
+    let ours: Vec<&str> = index()
+        .samples
+        .iter()
+        .filter(|s| s.api == "anthropic-messages")
+        .map(|s| s.name.as_str())
+        .collect();
+    let mut tested = TESTED.to_vec();
+    tested.sort_unstable();
+    let mut all = ours.clone();
+    all.sort_unstable();
+    assert_eq!(tested, all);
+}
+
+/// An overload before anything was shown is tried again, as an HTTP 529 is: the error
+/// event of a 200 stream, then a 529, then the recorded text.
+#[tokio::test]
+async fn an_overload_before_any_text_is_retried() {
+    let text = sample("anthropic-text");
+    let overloaded = &sample("anthropic-overloaded-error-event").responses[0];
+    let replies = vec![
+        recorded_reply(overloaded),
+        Reply::plain(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+        .with_header("content-type", "application/json"),
+        recorded_reply(&text.responses[0]),
+    ];
+    let run = run(text, replies, None).await;
+    let retried = retries(&run.events);
+    assert_eq!(retried.len(), 2, "{retried:?}");
+    assert!(
+        retried
+            .iter()
+            .all(|(_, reason)| reason.contains("Overloaded")),
+        "{retried:?}"
+    );
+    assert!(errors(&run.events).is_empty(), "{:?}", errors(&run.events));
+    let attempts = attempts(&run.events);
+    let mut problems = Vec::new();
+    check_turn(&mut problems, 2, &text.expect.turns[0], &attempts[2], true);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(run.requests.len(), 3);
+    assert_eq!(
+        run.requests[0], run.requests[2],
+        "a retry sends the same request"
+    );
+}
+
+/// The checkers catch what they are for: each rule broken once in a request that is
+/// otherwise fine.
+#[test]
+fn the_checkers_catch_what_they_are_for() {
+    let good = json!({
+        "model": "m", "max_tokens": 10, "stream": true,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "u"}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "t", "signature": "s"},
+                {"type": "tool_use", "id": "a", "input": {}},
+                {"type": "tool_use", "id": "b", "input": {}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a"},
+                {"type": "tool_result", "tool_use_id": "b", "cache_control": {"type": "ephemeral"}}
+            ]}
+        ]
+    });
+    assert_eq!(request_violations(&good), Vec::<String>::new());
+    let broken = |f: &dyn Fn(&mut Value), rule: &str| {
+        let mut r = good.clone();
+        f(&mut r);
+        let v = request_violations(&r);
+        assert!(v.iter().any(|p| p.starts_with(rule)), "{rule}: {v:?}");
+    };
+    broken(
+        &|r| {
+            r["messages"][2]["content"]
+                .as_array_mut()
+                .unwrap()
+                .swap(0, 1)
+        },
+        "anthropic_tool_result_follows",
+    );
+    broken(
+        &|r| {
+            r["messages"][2]["content"]
+                .as_array_mut()
+                .unwrap()
+                .insert(0, json!({"type": "text", "text": "x"}));
+        },
+        "anthropic_tool_result_follows",
+    );
+    broken(
+        &|r| {
+            r["messages"].as_array_mut().unwrap().pop();
+        },
+        "anthropic_tool_result_follows",
+    );
+    broken(
+        &|r| {
+            let marker = json!({"type": "ephemeral"});
+            r["system"] =
+                json!([1, 2, 3, 4]
+                    .map(|_| json!({"type": "text", "text": "s", "cache_control": marker})));
+        },
+        "anthropic_cache_control_max4",
+    );
+    broken(
+        &|r| r["messages"][0]["content"][0]["text"] = json!(""),
+        "shape",
+    );
+    broken(&|r| r["messages"][0]["role"] = json!("assistant"), "shape");
+
+    let want = json!({
+        "tool_calls": [{"id": "a"}],
+        "echo": [
+            {"type": "thinking", "thinking_len": 1, "signature_len": 1, "signature_sha256_16": sha256_16("s")},
+            {"type": "tool_use", "id": "a"}
+        ]
+    });
+    assert_eq!(
+        echo_violations(&want, std::slice::from_ref(&good), 1),
+        Vec::<String>::new()
+    );
+    let mut changed = good.clone();
+    changed["messages"][1]["content"][0]["signature"] = json!("S");
+    assert_eq!(echo_violations(&want, &[changed], 1).len(), 1);
+    let mut dropped = good.clone();
+    dropped["messages"][1]["content"]
+        .as_array_mut()
+        .unwrap()
+        .remove(0);
+    assert!(!echo_violations(&want, &[dropped], 1).is_empty());
+}

@@ -125,7 +125,7 @@ impl Reply {
 
     /// It asked for no tools and stopped at the model's output token limit.
     pub(crate) fn cut_off(&self) -> bool {
-        self.calls.is_empty() && self.finish_reason.as_deref() == Some("length")
+        self.calls.is_empty() && stopped_at_limit(self.finish_reason.as_deref())
     }
 
     /// The assistant message to keep, as `model` wrote it: its text, calls, reasoning and
@@ -139,6 +139,13 @@ impl Reply {
             .from_model(model);
         (message, calls)
     }
+}
+
+/// Whether a finish reason says the reply stopped at the output token limit, in any API's
+/// words: chat completions' `length`, Anthropic's `max_tokens`, the Responses API's
+/// `incomplete`.
+pub(crate) fn stopped_at_limit(finish_reason: Option<&str>) -> bool {
+    matches!(finish_reason, Some("length" | "max_tokens" | "incomplete"))
 }
 
 #[cfg(test)]
@@ -174,6 +181,9 @@ mod tests {
     #[test]
     fn cut_off_only_without_calls() {
         assert!(reply("a", "", 0, Some("length")).cut_off());
+        assert!(reply("a", "", 0, Some("max_tokens")).cut_off());
+        assert!(reply("a", "", 0, Some("incomplete")).cut_off());
+        assert!(!reply("a", "", 0, Some("end_turn")).cut_off());
         assert!(!reply("a", "", 1, Some("length")).cut_off());
         assert!(!reply("a", "", 0, Some("stop")).cut_off());
     }

@@ -412,7 +412,7 @@ impl Agent {
                 });
                 return Compaction::Failed;
             }
-            if reply.finish_reason.as_deref() == Some("length") {
+            if crate::agent::step::stopped_at_limit(reply.finish_reason.as_deref()) {
                 self.emit(AgentEvent::Notice {
                     message: "the handoff note was cut off by the model's output token limit"
                         .to_string(),

@@ -306,6 +306,7 @@ fn openai_speaks_responses_anthropic_its_messages_and_a_table_can_say_otherwise(
     assert_eq!(c.api_key.source, env("ANTHROPIC_API_KEY"));
     assert_eq!(c.context_window.value, 200_000);
     assert_eq!(c.prices.cache_write, Some(3.75));
+    assert_eq!(c.output_limit, Some(64_000));
     let c = f.load(&model("openai/gpt-5-codex"));
     assert_eq!(c.api.value, Api::Responses);
     assert_eq!(c.reasoning_effort.as_deref(), Some("medium"));
@@ -517,7 +518,7 @@ fn bad_provider_tables_name_the_file_and_key() {
         ),
         (
             "[providers.openrouter.models.\"a/b\"]\ncontext_windw = 5\n",
-            format!("{path}: key `providers.openrouter.models.\"a/b\".context_windw`: unknown key (a model has context_window, input_price, cached_input_price, cache_write_price, output_price, images, api, reasoning_effort, thinking_budget)"),
+            format!("{path}: key `providers.openrouter.models.\"a/b\".context_windw`: unknown key (a model has context_window, input_price, cached_input_price, cache_write_price, output_price, images, api, reasoning_effort, thinking_budget, max_output_tokens)"),
         ),
         (
             "[providers.openrouter.models.m]\nimages = \"yes\"\n",

@@ -36,6 +36,8 @@ pub struct ClientConfig {
     pub reasoning_effort: Option<String>,
     /// Anthropic: the thinking budget in tokens of a model that thinks (none: off).
     pub thinking_budget: Option<u64>,
+    /// The most tokens the model's reply may have (none: not known).
+    pub output_limit: Option<u64>,
     pub api_key: String,
     /// The model id sent to the server.
     pub model: String,
@@ -95,6 +97,17 @@ pub fn output_cap(config: &ClientConfig, window: Option<u64>, used: u64) -> Opti
     Some(left.clamp(MIN_AUTO_OUTPUT_TOKENS, AUTO_OUTPUT_TOKENS))
 }
 
+/// The reply limit a request is sent with when `asked` was asked for: never more than the
+/// model can give; Anthropic, which needs a figure, the model's limit when nothing was
+/// asked (its wire writes a default when the limit is not known either).
+pub fn sent_max_tokens(config: &ClientConfig, asked: Option<u64>) -> Option<u64> {
+    match (asked, config.output_limit) {
+        (Some(asked), Some(limit)) => Some(asked.min(limit)),
+        (None, Some(limit)) if config.api == Api::Anthropic => Some(limit),
+        (asked, _) => asked,
+    }
+}
+
 /// The most bytes of a non-streaming answer read by default: 64 MiB.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// The most bytes of an error body read by default: 1 MiB (its message is one line).
@@ -107,6 +120,7 @@ impl ClientConfig {
         self.reasoning_effort = settings.reasoning_effort.clone();
         self.thinking_budget = settings.thinking_budget;
         self.cache_ttl = settings.cache_ttl.clone();
+        self.output_limit = settings.output_limit;
     }
 
     pub fn new(
@@ -122,6 +136,7 @@ impl ClientConfig {
             cache_ttl: None,
             reasoning_effort: None,
             thinking_budget: None,
+            output_limit: None,
             api_key: api_key.into(),
             name: model.clone(),
             model,
@@ -333,6 +348,7 @@ impl LlmClient {
         assembler: &mut Assembler,
         on_event: &mut (dyn FnMut(ClientEvent<'_>) + Send),
     ) -> Result<AssembledReply, ClientError> {
+        let max_tokens = sent_max_tokens(&self.config, max_tokens);
         let body = match self.config.api {
             Api::Chat => serde_json::to_vec(&RequestBody {
                 model: &self.config.model,
@@ -849,6 +865,23 @@ mod tests {
             .unwrap(),
             "https://x.azure.com/openai/v1/responses?api-version=preview"
         );
+    }
+
+    #[test]
+    fn a_request_never_asks_more_than_the_model_gives() {
+        let mut c = ClientConfig::new("http://x", "", "m");
+        assert_eq!(sent_max_tokens(&c, None), None);
+        assert_eq!(sent_max_tokens(&c, Some(40_000)), Some(40_000));
+        c.output_limit = Some(32_000);
+        assert_eq!(sent_max_tokens(&c, Some(40_000)), Some(32_000));
+        assert_eq!(sent_max_tokens(&c, Some(1_000)), Some(1_000));
+        assert_eq!(
+            sent_max_tokens(&c, None),
+            None,
+            "chat: nothing asked, nothing sent"
+        );
+        c.api = Api::Anthropic;
+        assert_eq!(sent_max_tokens(&c, None), Some(32_000));
     }
 
     #[test]

@@ -123,6 +123,7 @@ impl Config {
             reasoning_effort: target.reasoning_effort,
             thinking_budget: target.thinking_budget,
             cache_ttl: target.cache_ttl,
+            output_limit: target.output_limit,
             context_window: target.context_window,
             providers,
             mcp_servers: layer.mcp_servers,

@@ -175,6 +175,8 @@ pub struct Config {
     pub thinking_budget: Option<u64>,
     /// Anthropic: the provider's cache time to live.
     pub cache_ttl: Option<String>,
+    /// The model's output limit (its entry's `max_output_tokens`).
+    pub output_limit: Option<u64>,
     /// The model's context window in tokens, > 0.
     pub context_window: Sourced<u64>,
     /// Every provider: the presets (changed by the files where they say so), then the

@@ -59,6 +59,8 @@ struct PresetModel {
     /// Writing to the prompt cache (Anthropic bills it apart).
     cache_write: Option<f64>,
     output: f64,
+    /// The most tokens a reply may have.
+    max_output: u64,
     images: bool,
     /// A Responses model that reasons: the `reasoning.effort` it is sent with.
     reasoning_effort: Option<&'static str>,
@@ -73,6 +75,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 0.125,
         cache_write: None,
         output: 10.0,
+        max_output: 128_000,
         images: true,
         reasoning_effort: Some("medium"),
     },
@@ -83,6 +86,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 0.125,
         cache_write: None,
         output: 10.0,
+        max_output: 128_000,
         images: true,
         reasoning_effort: Some("medium"),
     },
@@ -93,6 +97,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 0.025,
         cache_write: None,
         output: 2.0,
+        max_output: 128_000,
         images: true,
         reasoning_effort: Some("medium"),
     },
@@ -103,6 +108,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 0.005,
         cache_write: None,
         output: 0.4,
+        max_output: 128_000,
         images: true,
         reasoning_effort: Some("medium"),
     },
@@ -113,6 +119,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 15.0,
         cache_write: None,
         output: 120.0,
+        max_output: 272_000,
         images: true,
         reasoning_effort: Some("high"),
     },
@@ -123,6 +130,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 0.5,
         cache_write: None,
         output: 8.0,
+        max_output: 100_000,
         images: true,
         reasoning_effort: Some("medium"),
     },
@@ -133,6 +141,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 20.0,
         cache_write: None,
         output: 80.0,
+        max_output: 100_000,
         images: true,
         reasoning_effort: Some("medium"),
     },
@@ -143,6 +152,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 0.375,
         cache_write: None,
         output: 6.0,
+        max_output: 100_000,
         images: true,
         reasoning_effort: Some("medium"),
     },
@@ -153,6 +163,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 0.5,
         cache_write: None,
         output: 8.0,
+        max_output: 32_768,
         images: true,
         reasoning_effort: None,
     },
@@ -163,6 +174,7 @@ const OPENAI_MODELS: &[PresetModel] = &[
         cached_input: 1.25,
         cache_write: None,
         output: 10.0,
+        max_output: 16_384,
         images: true,
         reasoning_effort: None,
     },
@@ -178,6 +190,7 @@ const ANTHROPIC_MODELS: &[PresetModel] = &[
         cached_input: 0.5,
         cache_write: Some(6.25),
         output: 25.0,
+        max_output: 64_000,
         images: true,
         reasoning_effort: None,
     },
@@ -188,6 +201,7 @@ const ANTHROPIC_MODELS: &[PresetModel] = &[
         cached_input: 1.5,
         cache_write: Some(18.75),
         output: 75.0,
+        max_output: 32_000,
         images: true,
         reasoning_effort: None,
     },
@@ -198,6 +212,7 @@ const ANTHROPIC_MODELS: &[PresetModel] = &[
         cached_input: 0.3,
         cache_write: Some(3.75),
         output: 15.0,
+        max_output: 64_000,
         images: true,
         reasoning_effort: None,
     },
@@ -208,6 +223,7 @@ const ANTHROPIC_MODELS: &[PresetModel] = &[
         cached_input: 0.3,
         cache_write: Some(3.75),
         output: 15.0,
+        max_output: 64_000,
         images: true,
         reasoning_effort: None,
     },
@@ -218,6 +234,7 @@ const ANTHROPIC_MODELS: &[PresetModel] = &[
         cached_input: 0.1,
         cache_write: Some(1.25),
         output: 5.0,
+        max_output: 64_000,
         images: true,
         reasoning_effort: None,
     },
@@ -380,6 +397,8 @@ pub struct ModelEntry {
     pub reasoning_effort: Option<Sourced<String>>,
     /// Anthropic: extended thinking with this budget of tokens; none: off.
     pub thinking_budget: Option<Sourced<u64>>,
+    /// The most tokens a reply may have (what a request asks for is kept under it).
+    pub max_output_tokens: Option<Sourced<u64>>,
 }
 
 impl ModelEntry {
@@ -407,6 +426,7 @@ impl ModelEntry {
             api: None,
             reasoning_effort: None,
             thinking_budget: None,
+            max_output_tokens: None,
         }
     }
 
@@ -421,6 +441,7 @@ impl ModelEntry {
         self.api = other.api.or(self.api.take());
         self.reasoning_effort = other.reasoning_effort.or(self.reasoning_effort.take());
         self.thinking_budget = other.thinking_budget.or(self.thinking_budget.take());
+        self.max_output_tokens = other.max_output_tokens.or(self.max_output_tokens.take());
     }
 }
 
@@ -439,7 +460,8 @@ pub(super) struct ProviderLayer {
 
 const PROVIDER_KEYS: &str = "base_url, api_key_env, api, cache_ttl, headers, models";
 const MODEL_KEYS: &str = "context_window, input_price, cached_input_price, cache_write_price, \
-                          output_price, images, api, reasoning_effort, thinking_budget";
+                          output_price, images, api, reasoning_effort, thinking_budget, \
+                          max_output_tokens";
 /// The reasoning efforts the Responses API takes.
 const EFFORTS: [&str; 4] = ["minimal", "low", "medium", "high"];
 /// The most thinking tokens accepted.
@@ -471,6 +493,7 @@ pub(super) fn presets() -> Vec<Provider> {
                         cache_write_price: m.cache_write.map(|x| Sourced::new(x, from())),
                         output_price: Some(Sourced::new(m.output, from())),
                         images: Some(Sourced::new(m.images, from())),
+                        max_output_tokens: Some(Sourced::new(m.max_output, from())),
                         reasoning_effort: m
                             .reasoning_effort
                             .map(|e| Sourced::new(e.to_string(), from())),
@@ -698,6 +721,25 @@ fn models(value: &toml::Value, key: &str, source: &Source) -> Result<Vec<ModelEn
                     }
                     entry.reasoning_effort =
                         Some(Sourced::new(effort.trim().to_string(), source.clone()));
+                }
+                "max_output_tokens" => {
+                    let n = match value {
+                        toml::Value::Integer(n) => u64::try_from(*n)
+                            .ok()
+                            .filter(|n| (1..=MAX_CONTEXT_WINDOW).contains(n)),
+                        _ => None,
+                    };
+                    let Some(n) = n else {
+                        return Err((
+                            key,
+                            format!(
+                                "expected {}, got {}",
+                                expected_int(1, MAX_CONTEXT_WINDOW),
+                                describe(value)
+                            ),
+                        ));
+                    };
+                    entry.max_output_tokens = Some(Sourced::new(n, source.clone()));
                 }
                 "thinking_budget" => {
                     let n = match value {

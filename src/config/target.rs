@@ -61,6 +61,8 @@ pub struct ModelTarget {
     pub thinking_budget: Option<u64>,
     /// Anthropic: the provider's `cache_ttl`.
     pub cache_ttl: Option<String>,
+    /// The most tokens a reply may have (its entry's `max_output_tokens`).
+    pub output_limit: Option<u64>,
 }
 
 /// A model's prices in US dollars per million tokens, where configured.
@@ -104,6 +106,7 @@ impl ModelTarget {
             reasoning_effort: self.reasoning_effort.clone(),
             thinking_budget: self.thinking_budget,
             cache_ttl: self.cache_ttl.clone(),
+            output_limit: self.output_limit,
         }
     }
 }
@@ -251,6 +254,9 @@ pub(super) fn resolve(
         cache_ttl: provider
             .and_then(|p| p.cache_ttl.as_ref())
             .map(|t| t.value.clone()),
+        output_limit: entry
+            .and_then(|e| e.max_output_tokens.as_ref())
+            .map(|m| m.value),
     })
 }
 
@@ -312,6 +318,7 @@ impl Config {
             reasoning_effort: self.reasoning_effort.clone(),
             thinking_budget: self.thinking_budget,
             cache_ttl: self.cache_ttl.clone(),
+            output_limit: self.output_limit,
         }
     }
 
@@ -336,6 +343,7 @@ impl Config {
         self.reasoning_effort = target.reasoning_effort;
         self.thinking_budget = target.thinking_budget;
         self.cache_ttl = target.cache_ttl;
+        self.output_limit = target.output_limit;
     }
 
     /// Which model a resumed session goes on with: the one it last ran on (`recorded`,

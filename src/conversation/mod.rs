@@ -115,6 +115,9 @@ pub struct ApiSettings {
     pub thinking_budget: Option<u64>,
     /// Anthropic: the cache breakpoints' time to live (`"1h"`; none: the API's).
     pub cache_ttl: Option<String>,
+    /// The most tokens the model's reply may have: what a request asks for is kept under
+    /// it, and Anthropic, which needs a figure, is sent it when nothing else is asked.
+    pub output_limit: Option<u64>,
 }
 
 /// What a native API's request (`responses`, `anthropic`) is written with besides the

@@ -610,6 +610,7 @@ fn the_gauge_starts_from_the_agents_count_and_adds_at_the_learnt_rate() {
         completion_tokens: 10,
         total_tokens: 90_010,
         cached_tokens: None,
+        cache_write_tokens: None,
         estimated: false,
     }));
     assert_eq!(s.app.gauge.used(), 20_160);
@@ -1299,6 +1300,7 @@ fn the_prompt_cache_and_the_cost_show_once_the_server_reports_them() {
         completion_tokens: 100,
         total_tokens: prompt + 100,
         cached_tokens: cached,
+        cache_write_tokens: None,
         estimated: false,
     };
     // A server that says nothing of its cache: no figure, and /cost says so.

@@ -783,6 +783,7 @@ fn reasoning_reminders_and_refusals_survive_the_file_and_show_on_resume() {
             text: "I should list the files.".into(),
             field: Some("reasoning_content".into()),
             details: vec![serde_json::json!({"type": "reasoning.text", "text": "I should list the files.", "index": 0})],
+            api: None,
         }))
         .from_model("deepseek-reasoner");
     let refusal = Message::assistant(String::new(), vec![]).with_refusal(Some("I can't.".into()));

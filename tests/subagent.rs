@@ -512,6 +512,7 @@ async fn subagent_usage_is_its_own_and_not_the_main_agents() {
                 completion_tokens: 50,
                 total_tokens: 5050,
                 cached_tokens: None,
+                cache_write_tokens: None,
                 estimated: false
             },
             2

@@ -256,6 +256,7 @@ fn app_with_a_running_task(now: Instant) -> App {
             completion_tokens: 100,
             total_tokens: 1000,
             cached_tokens: None,
+            cache_write_tokens: None,
             estimated: false,
         })),
         sub(SubagentEvent::ToolCallStarted {
@@ -331,6 +332,7 @@ fn a_finished_subagent_shows_its_answer_and_its_own_usage() {
         completion_tokens: 400,
         total_tokens: 2_400,
         cached_tokens: None,
+        cache_write_tokens: None,
         estimated: false,
     };
     for event in [

@@ -548,6 +548,7 @@ fn estimated_app(clock: &Clock) -> App {
             completion_tokens: 20,
             total_tokens: 5_020,
             cached_tokens: None,
+            cache_write_tokens: None,
             estimated: true,
         }),
         now,

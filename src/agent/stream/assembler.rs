@@ -108,6 +108,8 @@ pub struct Assembler {
     /// A UTF-16 high surrogate that ended a string of the last event, waiting for its low
     /// half at the start of the next (see `surrogates`).
     pub(super) lone_high: Option<u16>,
+    /// The Responses reader's output items so far.
+    pub(super) responses: super::responses_event::Progress,
 }
 
 impl Assembler {

@@ -1,12 +1,653 @@
 //! A request in OpenAI's Responses API (`POST /v1/responses`), derived from the stored
-//! history. Being written (issue 27): see the branch's helper brief.
+//! history.
+//!
+//! - The first system message is the `instructions`; the rest of the history is `input`
+//!   items, in the order [`order::ordered`] gives (its synthetic notes included, as user
+//!   or assistant messages).
+//! - A user message is `{"role": "user", "content": [{"type": "input_text", ...}]}` with
+//!   its text as every wire sends it ([`message_text`]: attachments and reminder
+//!   included); a tool result is a `function_call_output` answering its `call_id`.
+//! - Images a tool result carries go, for a model that takes them, in a user message of
+//!   `input_image` parts (data URLs) after the run of results they came with, each
+//!   result's images after a line naming its call.
+//! - An assistant message is its text (a refusal stands in for none) as an `output_text`
+//!   message, and its calls as `function_call` items with `call_id`, `name` and
+//!   `arguments`. The request is sent with `store: false`, so the server keeps nothing:
+//!   no item is ever sent by its id (an `fc_…` or `rs_…` id would be looked up and not
+//!   found). When the message came from this API and this model, the items it streamed
+//!   ([`super::Reasoning::details`]) are walked in their order instead: each reasoning
+//!   item goes back whole (its `encrypted_content` byte for byte) right before the item
+//!   it produced, the places of calls and messages are filled in from the message. A
+//!   reasoning item without `encrypted_content` (nothing to send but an id), or not
+//!   followed by an item that is sent (a hosted tool's, which rein never sends back),
+//!   is left out: the server refuses a reasoning item without its following item.
+//! - `tools` are the chat-completions schemas in the Responses form (`strict: false`
+//!   unless a schema says otherwise: the Responses API makes functions strict by
+//!   default, and strict mode refuses optional parameters).
+//! - The body is a function of the history and the options alone (object keys sorted),
+//!   so a request extends the previous one byte for byte and the prompt cache keeps
+//!   working.
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
-use super::{Message, NativeOptions};
+use super::order::{self, Item};
+use super::wire::message_text;
+use super::{Api, Message, NativeOptions, ToolCall};
+
+/// The least `max_output_tokens` the API takes.
+const MIN_OUTPUT_TOKENS: u64 = 16;
 
 /// The request body for `history` with `tools` (chat-completions tool schemas).
 pub fn request(history: &[Message], tools: &Value, options: &NativeOptions<'_>) -> Value {
-    let _ = (history, tools, options);
-    Value::Null
+    let mut body = Map::new();
+    body.insert("model".into(), json!(options.model));
+    let system = history
+        .iter()
+        .position(|m| matches!(m, Message::System { .. }));
+    if let Some(at) = system {
+        body.insert(
+            "instructions".into(),
+            json!(message_text(&history[at]).as_ref()),
+        );
+    }
+    body.insert(
+        "input".into(),
+        Value::Array(input(history, system, options)),
+    );
+    let tools = function_tools(tools);
+    if !tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools));
+        body.insert("parallel_tool_calls".into(), json!(true));
+    }
+    body.insert("store".into(), json!(false));
+    body.insert("stream".into(), json!(true));
+    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    if let Some(effort) = options.reasoning_effort {
+        body.insert(
+            "reasoning".into(),
+            json!({"effort": effort, "summary": "auto"}),
+        );
+    }
+    if let Some(key) = options.cache_key {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
+    if let Some(max) = options.max_tokens {
+        body.insert(
+            "max_output_tokens".into(),
+            json!(max.max(MIN_OUTPUT_TOKENS)),
+        );
+    }
+    Value::Object(body)
+}
+
+/// The `input` items: every message but the system message at `system` (the
+/// instructions), with the notes the order needs and tool results' images.
+fn input(history: &[Message], system: Option<usize>, options: &NativeOptions<'_>) -> Vec<Value> {
+    let instructions = system.map(|at| &history[at]);
+    let mut out = Vec::new();
+    // Tool results with images, waiting for the end of their run of results.
+    let mut pending: Vec<&Message> = Vec::new();
+    for item in order::ordered(history) {
+        let is_tool = matches!(item, Item::Stored(Message::Tool { .. }));
+        if !is_tool && !pending.is_empty() {
+            out.push(images_message(&std::mem::take(&mut pending)));
+        }
+        match item {
+            Item::Stored(m) => match m {
+                Message::System { .. } => {
+                    if !instructions.is_some_and(|i| std::ptr::eq(i, m)) {
+                        out.push(text_message("system", "input_text", &message_text(m)));
+                    }
+                }
+                Message::User { .. } => {
+                    out.push(text_message("user", "input_text", &message_text(m)));
+                }
+                Message::Assistant { .. } => assistant(m, options, &mut out),
+                Message::Tool {
+                    tool_call_id,
+                    images,
+                    ..
+                } => {
+                    out.push(json!({
+                        "type": "function_call_output",
+                        "call_id": tool_call_id,
+                        "output": message_text(m).as_ref(),
+                    }));
+                    if options.images && !images.is_empty() {
+                        pending.push(m);
+                    }
+                }
+            },
+            Item::UserNote(text) => out.push(text_message("user", "input_text", text)),
+            Item::AssistantNote(text) => {
+                out.push(text_message("assistant", "output_text", text));
+            }
+        }
+    }
+    if !pending.is_empty() {
+        out.push(images_message(&pending));
+    }
+    out
+}
+
+/// A message of one text part.
+fn text_message(role: &str, part: &str, text: &str) -> Value {
+    json!({"role": role, "content": [{"type": part, "text": text}]})
+}
+
+/// The images of these tool results, as a user message.
+fn images_message(results: &[&Message]) -> Value {
+    let mut parts = Vec::new();
+    for message in results {
+        let Message::Tool {
+            tool_call_id,
+            images,
+            ..
+        } = message
+        else {
+            continue;
+        };
+        let n = images.len();
+        let what = if n == 1 {
+            "image".to_string()
+        } else {
+            format!("{n} images")
+        };
+        parts.push(json!({
+            "type": "input_text",
+            "text": format!("The {what} the result of call {tool_call_id} returned:"),
+        }));
+        for image in images {
+            parts.push(json!({"type": "input_image", "image_url": image.data_url()}));
+        }
+    }
+    json!({"role": "user", "content": parts})
+}
+
+/// A call as a `function_call` item: by its `call_id`, never by an id of the server's.
+fn function_call(call: &ToolCall) -> Value {
+    json!({
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.function.name,
+        "arguments": call.function.arguments,
+    })
+}
+
+/// An assistant message's items: the ones it streamed, in their order, when they are
+/// this API's and this model's; else its text, then its calls.
+fn assistant(message: &Message, options: &NativeOptions<'_>, out: &mut Vec<Value>) {
+    let Message::Assistant {
+        tool_calls,
+        reasoning,
+        model,
+        ..
+    } = message
+    else {
+        return;
+    };
+    let text = message_text(message);
+    let places: &[Value] = match reasoning {
+        Some(r) if r.api == Some(Api::Responses) && model.as_deref() == Some(options.model) => {
+            &r.details
+        }
+        _ => &[],
+    };
+    let mut text_sent = text.is_empty();
+    let mut call_sent = vec![false; tool_calls.len()];
+    // The call a place stands for: the first unsent one with its call_id.
+    let call_of = |place: &Value, sent: &[bool]| {
+        let id = place.get("call_id").and_then(Value::as_str)?;
+        tool_calls
+            .iter()
+            .zip(sent)
+            .position(|(c, sent)| c.id == id && !sent)
+    };
+    for (i, place) in places.iter().enumerate() {
+        match place.get("type").and_then(Value::as_str) {
+            Some("reasoning") => {
+                // Sent only right before an item that is sent with it.
+                let followed = places.get(i + 1).is_some_and(|next| {
+                    match next.get("type").and_then(Value::as_str) {
+                        Some("function_call") => call_of(next, &call_sent).is_some(),
+                        Some("message") => !text_sent,
+                        _ => false,
+                    }
+                });
+                if followed {
+                    if let Some(item) = reasoning_item(place) {
+                        out.push(item);
+                    }
+                }
+            }
+            Some("function_call") => {
+                if let Some(j) = call_of(place, &call_sent) {
+                    call_sent[j] = true;
+                    out.push(function_call(&tool_calls[j]));
+                }
+            }
+            Some("message") if !text_sent => {
+                text_sent = true;
+                out.push(text_message("assistant", "output_text", &text));
+            }
+            // Hosted tools' items (and anything else) are never sent back.
+            _ => {}
+        }
+    }
+    if !text_sent {
+        out.push(text_message("assistant", "output_text", &text));
+    }
+    for (call, sent) in tool_calls.iter().zip(call_sent) {
+        if !sent {
+            out.push(function_call(call));
+        }
+    }
+}
+
+/// A stored reasoning item as sent: type, summary, encrypted content and any content,
+/// never an id; none without encrypted content (with `store: false` there is nothing
+/// the server could read it from).
+fn reasoning_item(stored: &Value) -> Option<Value> {
+    let encrypted = stored
+        .get("encrypted_content")
+        .and_then(Value::as_str)
+        .filter(|e| !e.is_empty())?;
+    let mut item = Map::new();
+    item.insert("type".into(), json!("reasoning"));
+    item.insert(
+        "summary".into(),
+        stored
+            .get("summary")
+            .filter(|s| s.is_array())
+            .cloned()
+            .unwrap_or_else(|| json!([])),
+    );
+    item.insert("encrypted_content".into(), json!(encrypted));
+    if let Some(content) = stored
+        .get("content")
+        .filter(|c| c.as_array().is_some_and(|c| !c.is_empty()))
+    {
+        item.insert("content".into(), content.clone());
+    }
+    Some(Value::Object(item))
+}
+
+/// Chat-completions tool schemas (`{"type": "function", "function": {...}}`) as Responses
+/// function tools (`{"type": "function", "name", "description", "parameters",
+/// "strict"}`); a schema already in that form passes as it is.
+fn function_tools(tools: &Value) -> Vec<Value> {
+    let Some(tools) = tools.as_array() else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter_map(|tool| {
+            let Some(function) = tool.get("function").filter(|f| f.is_object()) else {
+                return tool.get("name").is_some().then(|| tool.clone());
+            };
+            let mut out = Map::new();
+            out.insert("type".into(), json!("function"));
+            out.insert(
+                "name".into(),
+                function.get("name").cloned().unwrap_or_else(|| json!("")),
+            );
+            if let Some(description) = function.get("description").filter(|d| !d.is_null()) {
+                out.insert("description".into(), description.clone());
+            }
+            out.insert(
+                "parameters".into(),
+                function
+                    .get("parameters")
+                    .filter(|p| !p.is_null())
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+            );
+            out.insert(
+                "strict".into(),
+                function
+                    .get("strict")
+                    .filter(|s| s.is_boolean())
+                    .cloned()
+                    .unwrap_or(json!(false)),
+            );
+            Some(Value::Object(out))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::stream::Assembler;
+    use crate::conversation::{Image, Reasoning, ToolResult};
+
+    fn options(model: &str) -> NativeOptions<'_> {
+        NativeOptions {
+            model,
+            ..NativeOptions::default()
+        }
+    }
+
+    fn chat_tools() -> Value {
+        json!([{"type": "function", "function": {
+            "name": "bash", "description": "Run a command",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}
+        }}])
+    }
+
+    /// Every key named `id` anywhere in the input, with its value.
+    fn ids(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Object(o) => {
+                for (k, v) in o {
+                    if k == "id" {
+                        out.push(v.to_string());
+                    }
+                    ids(v, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| ids(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_request_has_the_responses_shape() {
+        let mut user = Message::user("fix it");
+        user.set_reminder("(ctx)".into());
+        let history = [Message::system("be brief"), user];
+        let body = request(
+            &history,
+            &chat_tools(),
+            &NativeOptions {
+                model: "gpt-5",
+                max_tokens: Some(4000),
+                images: false,
+                cache_key: Some("session-1"),
+                cache_ttl: None,
+                reasoning_effort: Some("medium"),
+                thinking_budget: None,
+            },
+        );
+        assert_eq!(
+            body,
+            json!({
+                "model": "gpt-5",
+                "instructions": "be brief",
+                "input": [{"role": "user", "content": [{"type": "input_text", "text": "fix it\n\n(ctx)"}]}],
+                "tools": [{"type": "function", "name": "bash", "description": "Run a command",
+                    "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+                    "strict": false}],
+                "parallel_tool_calls": true,
+                "store": false,
+                "stream": true,
+                "include": ["reasoning.encrypted_content"],
+                "reasoning": {"effort": "medium", "summary": "auto"},
+                "prompt_cache_key": "session-1",
+                "max_output_tokens": 4000,
+            })
+        );
+        // No tools, no effort, no key, no cap: none of their fields.
+        let body = request(&history, &json!([]), &options("gpt-4o"));
+        for absent in [
+            "tools",
+            "parallel_tool_calls",
+            "reasoning",
+            "prompt_cache_key",
+            "max_output_tokens",
+        ] {
+            assert!(body.get(absent).is_none(), "{absent}: {body}");
+        }
+        // A cap below the API's least is raised to it.
+        let body = request(
+            &history,
+            &json!([]),
+            &NativeOptions {
+                max_tokens: Some(3),
+                ..options("m")
+            },
+        );
+        assert_eq!(body["max_output_tokens"], 16);
+    }
+
+    /// A reply streamed with reasoning and two parallel calls (the `.added` copy of the
+    /// reasoning item differs from the `.done` one), kept as the agent keeps it.
+    fn streamed_reply(model: &str) -> Message {
+        let events = [
+            json!({"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"ADDED==","summary":[]}}),
+            json!({"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"Two tools."}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA+/DONE==","summary":[{"type":"summary_text","text":"Two tools."}]}}),
+            json!({"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"call_A","name":"bash","arguments":""}}),
+            json!({"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"command\":\"ls\"}"}),
+            json!({"type":"response.output_item.done","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"call_A","name":"bash","arguments":"{\"command\":\"ls\"}"}}),
+            json!({"type":"response.output_item.added","output_index":2,"item":{"id":"fc_2","type":"function_call","call_id":"call_B","name":"read_file","arguments":""}}),
+            json!({"type":"response.output_item.done","output_index":2,"item":{"id":"fc_2","type":"function_call","call_id":"call_B","name":"read_file","arguments":"{\"path\":\"a\"}"}}),
+            json!({"type":"response.completed","response":{"status":"completed"}}),
+        ];
+        let mut a = Assembler::new();
+        for e in &events {
+            a.push_responses(&e.to_string(), &mut |_| {}).unwrap();
+        }
+        let reply = a.finish();
+        Message::assistant(reply.text.clone(), reply.tool_calls.clone())
+            .with_reasoning(reply.reasoning_state())
+            .from_model(model)
+    }
+
+    fn after_calls(reply: Message) -> Vec<Message> {
+        vec![
+            Message::system("s"),
+            Message::user("list and read"),
+            reply,
+            Message::tool("call_A", "a\nb"),
+            Message::tool("call_B", "text of a"),
+        ]
+    }
+
+    #[test]
+    fn reasoning_goes_back_whole_before_its_calls_without_ids() {
+        let history = after_calls(streamed_reply("gpt-5"));
+        let body = request(&history, &chat_tools(), &options("gpt-5"));
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(
+            input[1..],
+            [
+                json!({"type":"reasoning","encrypted_content":"gAAA+/DONE==","summary":[{"type":"summary_text","text":"Two tools."}]}),
+                json!({"type":"function_call","call_id":"call_A","name":"bash","arguments":"{\"command\":\"ls\"}"}),
+                json!({"type":"function_call","call_id":"call_B","name":"read_file","arguments":"{\"path\":\"a\"}"}),
+                json!({"type":"function_call_output","call_id":"call_A","output":"a\nb"}),
+                json!({"type":"function_call_output","call_id":"call_B","output":"text of a"}),
+            ]
+        );
+        // The encrypted content byte for byte in the bytes sent.
+        let bytes = serde_json::to_string(&body).unwrap();
+        assert!(bytes.contains("\"encrypted_content\":\"gAAA+/DONE==\""));
+        assert!(!bytes.contains("ADDED"));
+        let mut found = Vec::new();
+        ids(&body, &mut found);
+        assert!(found.is_empty(), "ids sent: {found:?}");
+
+        // The next turn: the same prefix, then the answer and the next question.
+        let mut longer = history.clone();
+        longer.push(Message::assistant("done".into(), vec![]).from_model("gpt-5"));
+        longer.push(Message::user("thanks"));
+        let next = request(&longer, &chat_tools(), &options("gpt-5"));
+        let next_input = next["input"].as_array().unwrap();
+        assert_eq!(next_input[..input.len()], input[..]);
+        assert_eq!(
+            next_input[input.len()..],
+            [
+                json!({"role":"assistant","content":[{"type":"output_text","text":"done"}]}),
+                json!({"role":"user","content":[{"type":"input_text","text":"thanks"}]}),
+            ]
+        );
+    }
+
+    /// Another model's, or another API's, state never goes out: the calls alone.
+    #[test]
+    fn another_models_or_apis_state_is_not_sent() {
+        let plain = [
+            json!({"type":"function_call","call_id":"call_A","name":"bash","arguments":"{\"command\":\"ls\"}"}),
+            json!({"type":"function_call","call_id":"call_B","name":"read_file","arguments":"{\"path\":\"a\"}"}),
+        ];
+        let body = request(
+            &after_calls(streamed_reply("o4-mini")),
+            &json!([]),
+            &options("gpt-5"),
+        );
+        assert_eq!(body["input"].as_array().unwrap()[1..3], plain);
+        for api in [None, Some(Api::Chat), Some(Api::Anthropic)] {
+            let reply = match streamed_reply("gpt-5") {
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                    reasoning,
+                    refusal,
+                    model,
+                } => Message::Assistant {
+                    content,
+                    tool_calls,
+                    reasoning: reasoning.map(|r| Reasoning { api, ..r }),
+                    refusal,
+                    model,
+                },
+                other => other,
+            };
+            let body = request(&after_calls(reply), &json!([]), &options("gpt-5"));
+            assert_eq!(body["input"].as_array().unwrap()[1..3], plain, "{api:?}");
+            assert!(!body.to_string().contains("DONE"), "{api:?}");
+        }
+    }
+
+    /// A reasoning item goes back only with encrypted content and right before an item
+    /// that is sent: not before a hosted tool's, not when its message has no text.
+    #[test]
+    fn a_reasoning_item_goes_back_only_with_what_it_produced() {
+        let state = |details: Vec<Value>| Reasoning {
+            text: String::new(),
+            field: None,
+            details,
+            api: Some(Api::Responses),
+        };
+        let rs = |enc: Option<&str>| match enc {
+            Some(e) => json!({"type":"reasoning","summary":[],"encrypted_content":e}),
+            None => json!({"type":"reasoning","summary":[]}),
+        };
+        let reply = Message::assistant("answer".into(), vec![])
+            .with_reasoning(Some(state(vec![
+                rs(Some("E1")),
+                json!({"type":"web_search_call"}),
+                rs(None),
+                json!({"type":"message"}),
+                rs(Some("E3")),
+                json!({"type":"message"}),
+            ])))
+            .from_model("gpt-5");
+        let history = [Message::system("s"), Message::user("q"), reply];
+        let body = request(&history, &json!([]), &options("gpt-5"));
+        // E1 is followed by a hosted tool, the second has nothing to send, E3 by a
+        // message whose text went out already: only the text.
+        assert_eq!(
+            body["input"].as_array().unwrap()[1..],
+            [json!({"role":"assistant","content":[{"type":"output_text","text":"answer"}]})]
+        );
+        let reply = Message::assistant("answer".into(), vec![])
+            .with_reasoning(Some(state(vec![rs(Some("E1")), json!({"type":"message"})])))
+            .from_model("gpt-5");
+        let history = [Message::system("s"), Message::user("q"), reply];
+        let body = request(&history, &json!([]), &options("gpt-5"));
+        assert_eq!(body["input"][1], rs(Some("E1")));
+        assert_eq!(body["input"].as_array().map(Vec::len), Some(3));
+        // A refusal is the message's text.
+        let refused = Message::assistant(String::new(), vec![])
+            .with_refusal(Some("I can't.".into()))
+            .with_reasoning(Some(state(vec![rs(Some("E1")), json!({"type":"message"})])))
+            .from_model("gpt-5");
+        let body = request(
+            &[Message::system("s"), Message::user("q"), refused],
+            &json!([]),
+            &options("gpt-5"),
+        );
+        assert_eq!(
+            body["input"][2],
+            json!({"role":"assistant","content":[{"type":"output_text","text":"I can't."}]})
+        );
+    }
+
+    #[test]
+    fn tool_results_images_follow_their_run_as_a_user_message() {
+        let image = |data: &str| Image {
+            mime_type: "image/png".into(),
+            data: data.into(),
+        };
+        let calls = vec![
+            ToolCall::new("c1", "shot", "{}"),
+            ToolCall::new("c2", "bash", "{}"),
+        ];
+        let mut result = ToolResult::ok("a screenshot [image]");
+        result.images = vec![image("AAA"), image("BBB")];
+        let history = [
+            Message::system("s"),
+            Message::user("look"),
+            Message::assistant(String::new(), calls),
+            Message::tool_result("c1", result),
+            Message::tool("c2", "ok"),
+            Message::user("and?"),
+        ];
+        let with = request(
+            &history,
+            &json!([]),
+            &NativeOptions {
+                images: true,
+                ..options("m")
+            },
+        );
+        let input = with["input"].as_array().unwrap();
+        assert_eq!(input[4]["type"], "function_call_output");
+        assert_eq!(
+            input[5],
+            json!({"role":"user","content":[
+                {"type":"input_text","text":"The 2 images the result of call c1 returned:"},
+                {"type":"input_image","image_url":"data:image/png;base64,AAA"},
+                {"type":"input_image","image_url":"data:image/png;base64,BBB"},
+            ]})
+        );
+        assert_eq!(input.last().unwrap()["content"][0]["text"], "and?");
+        // A model that takes no images gets the results' text alone.
+        let without = request(&history, &json!([]), &options("m"));
+        assert!(!without.to_string().contains("input_image"));
+        assert_eq!(
+            without["input"].as_array().map(Vec::len),
+            Some(input.len() - 1)
+        );
+    }
+
+    /// The same history makes the same bytes, whatever else happened between.
+    #[test]
+    fn the_request_is_deterministic() {
+        let history = after_calls(streamed_reply("gpt-5"));
+        let one = serde_json::to_vec(&request(&history, &chat_tools(), &options("gpt-5"))).unwrap();
+        let _ = request(&history[..3], &json!([]), &options("other"));
+        let two = serde_json::to_vec(&request(&history, &chat_tools(), &options("gpt-5"))).unwrap();
+        assert_eq!(one, two);
+    }
+
+    /// Tools already in the Responses form pass unchanged; a chat tool's own `strict`
+    /// is kept; a tool without parameters gets an empty object schema.
+    #[test]
+    fn tools_in_either_form() {
+        let tools = json!([
+            {"type":"function","name":"x","parameters":{},"strict":true},
+            {"type":"function","function":{"name":"y","strict":true}},
+            "nonsense",
+        ]);
+        assert_eq!(
+            function_tools(&tools),
+            [
+                json!({"type":"function","name":"x","parameters":{},"strict":true}),
+                json!({"type":"function","name":"y","parameters":{"type":"object","properties":{}},"strict":true}),
+            ]
+        );
+        assert!(function_tools(&json!(null)).is_empty());
+    }
 }

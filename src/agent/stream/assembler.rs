@@ -111,6 +111,8 @@ pub struct Assembler {
     /// The Anthropic reader's own state: its content blocks, usage and stop reason until
     /// the stream ends.
     pub(super) anthropic: super::anthropic_event::Progress,
+    /// The Responses reader's output items so far.
+    pub(super) responses: super::responses_event::Progress,
 }
 
 impl Assembler {

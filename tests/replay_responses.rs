@@ -1,0 +1,695 @@
+//! The OpenAI Responses samples (`tests/provider-samples/native/`, `api: "responses"`)
+//! replayed through the real agent and client speaking `POST /v1/responses`.
+//!
+//! One test per sample: the scripted server answers the k-th request with the sample's
+//! k-th response (status, headers, body byte for byte); the agent (its client set to
+//! `Api::Responses`, the sample's model) gets the prompt and runs a turn, and one more
+//! turn ("Go on.") when the first completed before every response was asked for (a
+//! sample whose second answer follows a text reply). The samples' tools (`weather`,
+//! `add`, ...) are not rein's, so their calls get an error result, which is all the next
+//! request needs. Then the test checks:
+//!
+//! - what was shown per response, against `expect.turns[k]`: the text, reasoning and
+//!   refusal, the tool calls started (id = the streamed `call_id`), the finish reason and
+//!   usage of the finished message (cached tokens included), or the error in the stream;
+//!   an HTTP error retried, or shown when it is the last;
+//! - the turn's outcome, the number of retries and their delay, the error's words;
+//! - every request: sent to `/v1/responses` for the sample's model with `store: false`,
+//!   the prompt in a user message, and the Responses `constraints` of index.json: no
+//!   item sent by or with an id (`rs_…`, `fc_…`); each call of an earlier response sent
+//!   back as a `function_call` with its streamed `call_id`, name and arguments and
+//!   answered by a `function_call_output` with the same `call_id`; each reasoning item
+//!   the server streamed with `encrypted_content` sent back with the content of its
+//!   `response.output_item.done` (not the `.added` copy) right before the item it
+//!   produced; no reasoning item without encrypted content, and none without a
+//!   following call or assistant message.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rein::agent::{AgentEvent, TurnOutcome};
+use rein::conversation::Api;
+use serde_json::Value;
+use support::agent::{agent_config, test_client, turn, API_KEY};
+use support::{Reply, ScriptedServer, Step};
+
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples/native")
+}
+
+fn index() -> Value {
+    let path = dir().join("index.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn sample(name: &str) -> Value {
+    index()["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no sample {name}"))
+        .clone()
+}
+
+fn body_of(response: &Value) -> Vec<u8> {
+    std::fs::read(dir().join(response["file"].as_str().unwrap())).unwrap()
+}
+
+fn is_sse(response: &Value) -> bool {
+    response["headers"]["Content-Type"]
+        .as_str()
+        .is_some_and(|c| c.contains("event-stream"))
+}
+
+/// The recorded response as the scripted server sends it.
+fn reply_for(response: &Value) -> Reply {
+    let body = body_of(response);
+    let status = response["status"].as_u64().unwrap() as u16;
+    let mut reply = if is_sse(response) {
+        Reply::sse(vec![Step::Bytes(body)])
+    } else {
+        Reply::plain(status, &String::from_utf8(body).unwrap())
+    };
+    reply = reply.with_status(status);
+    for (name, value) in response["headers"].as_object().unwrap() {
+        reply = reply.with_header(name, value.as_str().unwrap());
+    }
+    reply
+}
+
+/// The JSON of each SSE event of a body.
+fn events_of(body: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(body);
+    text.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            serde_json::from_str(&data.join("\n")).ok()
+        })
+        .collect()
+}
+
+/// The reasoning items of a response as `.added` gave them and as they ended (`.done`,
+/// or a whole response's output): `(added encrypted content, done item)`.
+fn reasoning_items(response: &Value) -> Vec<(Option<String>, Value)> {
+    let body = body_of(response);
+    if !is_sse(response) {
+        let whole: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        return whole["output"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "reasoning")
+            .map(|i| (None, i.clone()))
+            .collect();
+    }
+    let events = events_of(&body);
+    let added = |index: &Value| {
+        events
+            .iter()
+            .find(|e| e["type"] == "response.output_item.added" && e["output_index"] == *index)
+            .and_then(|e| e["item"]["encrypted_content"].as_str())
+            .map(str::to_string)
+    };
+    events
+        .iter()
+        .filter(|e| e["type"] == "response.output_item.done" && e["item"]["type"] == "reasoning")
+        .map(|e| (added(&e["output_index"]), e["item"].clone()))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// The events of a run, per request
+// ---------------------------------------------------------------------------------------
+
+/// The events cut per HTTP request: one attempt from each `RequestStarted`, closed by a
+/// `Retrying` (the retry's request is the next attempt).
+fn attempts(events: &[AgentEvent]) -> Vec<Vec<&AgentEvent>> {
+    let mut out: Vec<Vec<&AgentEvent>> = Vec::new();
+    let mut open = false;
+    // After a retry any event opens the next attempt; before the first request and
+    // between turns only a request does.
+    let mut retrying = false;
+    for event in events {
+        let request = matches!(event, AgentEvent::RequestStarted { .. });
+        if request || (!open && retrying) {
+            out.push(Vec::new());
+            open = true;
+            retrying = false;
+        }
+        if let Some(current) = out.last_mut().filter(|_| open) {
+            current.push(event);
+        }
+        match event {
+            AgentEvent::Retrying { .. } => {
+                open = false;
+                retrying = true;
+            }
+            AgentEvent::TurnFinished { .. } => open = false,
+            _ => {}
+        }
+    }
+    out
+}
+
+fn text_of(events: &[&AgentEvent]) -> String {
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !streamed.is_empty() {
+        return streamed;
+    }
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::AssistantMessage { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn reasoning_of(events: &[&AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReasoningDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn errors<'a>(events: impl IntoIterator<Item = &'a AgentEvent>) -> Vec<String> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What response `k` should have shown, against its attempt's events.
+fn check_turn(
+    problems: &mut Vec<String>,
+    k: usize,
+    want: &Value,
+    events: &[&AgentEvent],
+    last: bool,
+) {
+    let at = format!("response {}", k + 1);
+    if let Some(status) = want["http_status"].as_u64() {
+        let retried = matches!(events.last(), Some(AgentEvent::Retrying { .. }));
+        if last && errors(events.iter().copied()).is_empty() {
+            problems.push(format!("{at} (HTTP {status}) is the last: no error shown"));
+        }
+        if !last && !retried {
+            problems.push(format!("{at} (HTTP {status}) was not retried"));
+        }
+        if !text_of(events).is_empty() {
+            problems.push(format!("{at} (HTTP {status}) showed a reply"));
+        }
+        return;
+    }
+    let refusal = want["refusal"].as_str().unwrap_or("");
+    let text = text_of(events);
+    let shown_all = format!("{events:?}");
+    if !refusal.is_empty() && !text.contains(refusal) && !shown_all.contains(refusal) {
+        problems.push(format!("{at}: the refusal {refusal:?} was not shown"));
+    }
+    let text = if refusal.is_empty() {
+        text
+    } else {
+        text.replacen(refusal, "", 1)
+    };
+    if text != want["text"].as_str().unwrap_or("") {
+        problems.push(format!("{at}: text {text:?} instead of {}", want["text"]));
+    }
+    let reasoning = reasoning_of(events);
+    if reasoning != want["reasoning"].as_str().unwrap_or("") {
+        problems.push(format!(
+            "{at}: reasoning {reasoning:?} instead of {}",
+            want["reasoning"]
+        ));
+    }
+    let started: Vec<Value> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallStarted { id, name, args, .. } => {
+                Some(serde_json::json!([id, name, args]))
+            }
+            _ => None,
+        })
+        .collect();
+    let wanted: Vec<Value> = want["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let raw = c["arguments"].as_str().unwrap_or("");
+            let args = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.into()));
+            serde_json::json!([c["id"], c["name"], args])
+        })
+        .collect();
+    if started != wanted {
+        problems.push(format!(
+            "{at}: calls started {started:?} instead of {wanted:?}"
+        ));
+    }
+    if let Some(error) = want["error"].as_str() {
+        let shown = errors(events.iter().copied());
+        if !shown.iter().any(|m| m.contains(error)) {
+            problems.push(format!(
+                "{at}: the error {error:?} was not shown: {shown:?}"
+            ));
+        }
+        return;
+    }
+    let finish = events.iter().find_map(|e| match e {
+        AgentEvent::AssistantMessage { finish_reason, .. } => Some(finish_reason.clone()),
+        _ => None,
+    });
+    match finish {
+        None => problems.push(format!("{at}: no finished assistant message")),
+        Some(reason) if reason.as_deref() != want["finish_reason"].as_str() => {
+            problems.push(format!(
+                "{at}: finish reason {reason:?} instead of {}",
+                want["finish_reason"]
+            ))
+        }
+        Some(_) => {}
+    }
+    let usage = events.iter().find_map(|e| match e {
+        AgentEvent::Usage(u) => Some(*u),
+        _ => None,
+    });
+    match usage {
+        None => problems.push(format!("{at}: no usage shown")),
+        Some(u) => {
+            let got = serde_json::json!([
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.total_tokens,
+                u.cached_tokens.unwrap_or(0),
+                u.estimated
+            ]);
+            let w = &want["usage"];
+            let wanted = serde_json::json!([
+                w["prompt_tokens"],
+                w["completion_tokens"],
+                w["total_tokens"],
+                w["cached_tokens"],
+                false
+            ]);
+            if got != wanted {
+                problems.push(format!(
+                    "{at}: usage (prompt, completion, total, cached, estimated) {got} instead of {wanted}"
+                ));
+            }
+        }
+    }
+}
+
+/// How the run ended, against `expect`.
+fn check_outcome(
+    problems: &mut Vec<String>,
+    expect: &Value,
+    events: &[AgentEvent],
+    elapsed: Duration,
+) {
+    let wanted = match expect["outcome"].as_str() {
+        Some("completed") => TurnOutcome::Completed,
+        _ => TurnOutcome::Failed,
+    };
+    match events.last() {
+        Some(AgentEvent::TurnFinished { outcome, .. }) if *outcome == wanted => {}
+        other => problems.push(format!("the run ended with {other:?}, not {wanted:?}")),
+    }
+    let retries: Vec<Duration> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying { delay, .. } => Some(*delay),
+            _ => None,
+        })
+        .collect();
+    if retries.len() as u64 != expect["retries"].as_u64().unwrap_or(0) {
+        problems.push(format!(
+            "{} retries instead of {}",
+            retries.len(),
+            expect["retries"]
+        ));
+    }
+    if let Some(ms) = expect["retry_delay_ms"].as_u64() {
+        let delay = Duration::from_millis(ms);
+        if retries.iter().any(|d| *d != delay) || elapsed < delay {
+            problems.push(format!("the retries waited {retries:?}, not {delay:?}"));
+        }
+    }
+    let shown = errors(events);
+    match wanted {
+        TurnOutcome::Completed if !shown.is_empty() => {
+            problems.push(format!("a completed run showed errors {shown:?}"))
+        }
+        TurnOutcome::Failed if shown.is_empty() => {
+            problems.push("a failed run showed no error".into())
+        }
+        _ => {}
+    }
+    for message in &shown {
+        if message.contains('\n') {
+            problems.push(format!("the error is not one line: {message:?}"));
+        }
+    }
+    for needle in expect["error_contains"].as_array().into_iter().flatten() {
+        let needle = needle.as_str().unwrap_or("");
+        if !shown.iter().any(|m| m.contains(needle)) {
+            problems.push(format!("no error says {needle:?}: {shown:?}"));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The requests
+// ---------------------------------------------------------------------------------------
+
+fn is_assistant_message(item: &Value) -> bool {
+    item["role"] == "assistant"
+}
+
+/// Request `j` (after responses `0..j`) against the shape and the Responses constraints.
+fn check_request(problems: &mut Vec<String>, sample: &Value, j: usize, request: &Value) {
+    let at = format!("request {}", j + 1);
+    if request["model"] != sample["model"] || request["store"] != false || request["stream"] != true
+    {
+        problems.push(format!(
+            "{at}: model {}, store {}, stream {}",
+            request["model"], request["store"], request["stream"]
+        ));
+    }
+    let Some(input) = request["input"].as_array() else {
+        problems.push(format!("{at}: no input array"));
+        return;
+    };
+    let prompt = sample["prompt"].as_str().unwrap_or("");
+    let has_prompt = input.iter().any(|i| {
+        i["role"] == "user"
+            && i["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|p| p["text"].as_str().is_some_and(|t| t.contains(prompt)))
+    });
+    if !has_prompt {
+        problems.push(format!("{at}: no user message holds the prompt"));
+    }
+    // No item by or with an id: with store=false, ids are not resolvable.
+    for (n, item) in input.iter().enumerate() {
+        if item.get("id").is_some() || item["type"] == "item_reference" {
+            problems.push(format!("{at}: input[{n}] carries an id: {item}"));
+        }
+    }
+    // Every reasoning item sent: with encrypted content, followed by what it produced.
+    for (n, item) in input.iter().enumerate() {
+        if item["type"] != "reasoning" {
+            continue;
+        }
+        if item["encrypted_content"].as_str().is_none_or(str::is_empty) {
+            problems.push(format!(
+                "{at}: input[{n}] is a reasoning item without encrypted_content"
+            ));
+        }
+        let next = input.get(n + 1);
+        if !next.is_some_and(|i| i["type"] == "function_call" || is_assistant_message(i)) {
+            problems.push(format!(
+                "responses_reasoning_needs_following_item: {at}: input[{n}] is followed by {next:?}"
+            ));
+        }
+    }
+    let turns = sample["expect"]["turns"].as_array().unwrap();
+    let responses = sample["responses"].as_array().unwrap();
+    for (k, turn) in turns.iter().enumerate().take(j) {
+        // The calls made, sent back by call_id, then answered.
+        let calls = turn["tool_calls"].as_array().cloned().unwrap_or_default();
+        for call in &calls {
+            let sent = input
+                .iter()
+                .position(|i| i["type"] == "function_call" && i["call_id"] == call["id"]);
+            match sent {
+                None => problems.push(format!("{at}: the call {} is not sent back", call["id"])),
+                Some(p) => {
+                    let item = &input[p];
+                    if item["name"] != call["name"] || item["arguments"] != call["arguments"] {
+                        problems.push(format!(
+                            "{at}: the call is sent back as {item}, made as {call}"
+                        ));
+                    }
+                    let answered = input[p..]
+                        .iter()
+                        .any(|i| i["type"] == "function_call_output" && i["call_id"] == call["id"]);
+                    if !answered {
+                        problems.push(format!(
+                            "{at}: no function_call_output answers {} after its call",
+                            call["id"]
+                        ));
+                    }
+                }
+            }
+        }
+        // The reasoning streamed with encrypted content: back as `.done` gave it, right
+        // before the item it produced.
+        let echo = turn["echo"].as_array().cloned().unwrap_or_default();
+        let reasoning = reasoning_items(&responses[k]);
+        let mut r = 0;
+        for (e, entry) in echo.iter().enumerate() {
+            if entry["type"] != "reasoning" {
+                continue;
+            }
+            let Some((added, done)) = reasoning.get(r) else {
+                problems.push(format!(
+                    "{at}: response {} has fewer reasoning items than its echo",
+                    k + 1
+                ));
+                break;
+            };
+            r += 1;
+            let Some(content) = done["encrypted_content"].as_str() else {
+                continue;
+            };
+            if Some(content.len() as u64) != entry["encrypted_content_len"].as_u64() {
+                problems.push(format!(
+                    "{at}: the sample's encrypted content is not the one its echo lists"
+                ));
+            }
+            let sent = input
+                .iter()
+                .position(|i| i["type"] == "reasoning" && i["encrypted_content"] == content);
+            let Some(p) = sent else {
+                let stale = added
+                    .as_deref()
+                    .is_some_and(|a| input.iter().any(|i| i["encrypted_content"] == a));
+                problems.push(format!(
+                    "responses_reasoning_echo_store_false: {at}: the reasoning item {} of response {} is not sent back with its .done encrypted_content{}",
+                    entry["id"],
+                    k + 1,
+                    if stale { " (the .added copy was sent)" } else { "" }
+                ));
+                continue;
+            };
+            if input[p]["summary"] != done["summary"] {
+                problems.push(format!("{at}: the reasoning item's summary changed"));
+            }
+            let next = &input.get(p + 1).cloned().unwrap_or(Value::Null);
+            let follows = match echo.get(e + 1) {
+                Some(f) if f["type"] == "function_call" => {
+                    next["type"] == "function_call" && next["call_id"] == f["call_id"]
+                }
+                _ => is_assistant_message(next),
+            };
+            if !follows {
+                problems.push(format!(
+                    "responses_function_call_needs_reasoning: {at}: the reasoning item {} is followed by {next}, not the item it produced",
+                    entry["id"]
+                ));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The replay
+// ---------------------------------------------------------------------------------------
+
+async fn replay(name: &str) {
+    let sample = sample(name);
+    let responses = sample["responses"].as_array().unwrap();
+    let expect = &sample["expect"];
+    let turns = expect["turns"].as_array().unwrap();
+    assert_eq!(sample["api"], "responses");
+    assert_eq!(responses.len(), turns.len());
+
+    let server = ScriptedServer::start(responses.iter().map(reply_for).collect())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = test_client(
+        server.base_url(),
+        API_KEY,
+        sample["model"].as_str().unwrap(),
+    );
+    client.api = Api::Responses;
+    client.idle_timeout = IDLE_TIMEOUT;
+    let mut handle = rein::agent::spawn(agent_config(client, dir.path())).unwrap();
+    let started = Instant::now();
+    let mut events = turn(&mut handle, sample["prompt"].as_str().unwrap()).await;
+    // A text reply before the last response: the next user message asks for it.
+    while server.requests().len() < responses.len()
+        && matches!(
+            events.last(),
+            Some(AgentEvent::TurnFinished {
+                outcome: TurnOutcome::Completed,
+                ..
+            })
+        )
+    {
+        events.extend(turn(&mut handle, "Go on.").await);
+    }
+    let elapsed = started.elapsed();
+
+    let mut problems = Vec::new();
+    let requests = server.requests();
+    if requests.len() != responses.len() {
+        problems.push(format!(
+            "{} requests for {} responses",
+            requests.len(),
+            responses.len()
+        ));
+    }
+    for path in server.request_paths() {
+        if path != "/v1/responses" {
+            problems.push(format!("a request went to {path}"));
+        }
+    }
+    let attempts = attempts(&events);
+    if attempts.len() != turns.len() {
+        problems.push(format!(
+            "{} attempts for {} responses",
+            attempts.len(),
+            turns.len()
+        ));
+    }
+    for (k, (want, events)) in turns.iter().zip(&attempts).enumerate() {
+        check_turn(&mut problems, k, want, events, k + 1 == turns.len());
+    }
+    check_outcome(&mut problems, expect, &events, elapsed);
+    for (j, request) in requests.iter().enumerate() {
+        check_request(&mut problems, &sample, j, request);
+    }
+    assert!(
+        problems.is_empty(),
+        "sample {name} (constraints {}): {} problem(s)\n  - {}",
+        sample["constraints"],
+        problems.len(),
+        problems.join("\n  - ")
+    );
+}
+
+macro_rules! replay_tests {
+    ($($test:ident => $sample:literal,)*) => {
+        const TESTED: &[&str] = &[$($sample),*];
+        $(
+            #[tokio::test]
+            async fn $test() {
+                replay($sample).await;
+            }
+        )*
+    };
+}
+
+replay_tests! {
+    text => "responses-text",
+    tool_then_text => "responses-tool-then-text",
+    gpt5_parallel_tools_then_text => "responses-gpt5-parallel-tools-then-text",
+    gpt5_reasoning_summary_tool => "responses-gpt5-reasoning-summary-tool",
+    web_search_cached_tokens => "responses-web-search-cached-tokens",
+    failed_rate_limit => "responses-failed-rate-limit",
+    invalid_temperature_400 => "responses-400-invalid-temperature",
+    bad_key_401 => "responses-401-bad-key",
+    model_not_found_404 => "responses-404-model-not-found",
+    retry_after_429_then_ok => "responses-429-retry-after-then-ok",
+    store_false_reasoning_id_404 => "responses-store-false-reasoning-id-404",
+    function_call_without_reasoning_400 => "responses-function-call-without-reasoning-400",
+    reasoning_without_following_item_400 => "responses-reasoning-without-following-item-400",
+    refusal => "responses-refusal",
+}
+
+#[test]
+fn every_responses_sample_has_a_test() {
+    let mut samples: Vec<String> = index()["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["api"] == "responses")
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    samples.sort();
+    let mut tested: Vec<String> = TESTED.iter().map(|s| s.to_string()).collect();
+    tested.sort();
+    assert_eq!(samples, tested);
+}
+
+/// The request checker catches what it is for: an id, a reasoning item without its
+/// encrypted content or its following item, the `.added` copy, a call not answered.
+#[test]
+fn the_request_checker_catches_broken_requests() {
+    let sample = sample("responses-gpt5-reasoning-summary-tool");
+    let (added, done) = reasoning_items(&sample["responses"][0]).remove(0);
+    let call = &sample["expect"]["turns"][0]["tool_calls"][0];
+    let good = serde_json::json!({
+        "model": sample["model"], "store": false, "stream": true,
+        "input": [
+            {"role": "user", "content": [{"type": "input_text", "text": sample["prompt"]}]},
+            {"type": "reasoning", "summary": done["summary"], "encrypted_content": done["encrypted_content"]},
+            {"type": "function_call", "call_id": call["id"], "name": call["name"], "arguments": call["arguments"]},
+            {"type": "function_call_output", "call_id": call["id"], "output": "x"},
+        ]
+    });
+    let check = |request: &Value| {
+        let mut problems = Vec::new();
+        check_request(&mut problems, &sample, 1, request);
+        problems.join("\n")
+    };
+    assert_eq!(check(&good), "");
+    let broken = |edit: &dyn Fn(&mut Vec<Value>)| {
+        let mut r = good.clone();
+        edit(r["input"].as_array_mut().unwrap());
+        check(&r)
+    };
+    assert!(broken(&|i| i[2]["id"] = "fc_1".into()).contains("carries an id"));
+    assert!(
+        broken(&|i| i[1]["encrypted_content"] = added.clone().unwrap().into())
+            .contains("the .added copy was sent")
+    );
+    assert!(broken(&|i| {
+        i.remove(1);
+    })
+    .contains("responses_reasoning_echo_store_false"));
+    assert!(broken(&|i| i.swap(1, 2)).contains("responses_reasoning_needs_following_item"));
+    assert!(broken(&|i| {
+        i.pop();
+    })
+    .contains("no function_call_output"));
+    assert!(
+        broken(&|i| i[1]["encrypted_content"] = "".into()).contains("without encrypted_content")
+    );
+}

@@ -182,7 +182,7 @@ fn state(rng: &mut Rng, api: Api, text: &str, calls: &[ToolCall]) -> Option<Reas
         }
         Api::Chat => {}
     }
-    (!details.is_empty()).then(|| Reasoning {
+    (!details.is_empty()).then_some(Reasoning {
         text: shown,
         field: None,
         details,
@@ -193,11 +193,11 @@ fn state(rng: &mut Rng, api: Api, text: &str, calls: &[ToolCall]) -> Option<Reas
 fn options(seed: u64) -> NativeOptions<'static> {
     NativeOptions {
         model: MODEL,
-        max_tokens: (seed % 3 != 0).then_some(8_000),
-        images: seed % 2 == 0,
+        max_tokens: (!seed.is_multiple_of(3)).then_some(8_000),
+        images: seed.is_multiple_of(2),
         cache_key: Some("session-1"),
-        cache_ttl: (seed % 5 == 0).then_some("1h"),
-        reasoning_effort: (seed % 2 == 1).then_some("medium"),
+        cache_ttl: seed.is_multiple_of(5).then_some("1h"),
+        reasoning_effort: (!seed.is_multiple_of(2)).then_some("medium"),
         thinking_budget: (seed % 4 == 1).then_some(2_048),
     }
 }

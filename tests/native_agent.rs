@@ -271,3 +271,90 @@ async fn an_overload_inside_a_stream_is_retried() {
         );
     }
 }
+
+/// Through the real binary, headless: a provider whose table says `api = "anthropic"` is
+/// spoken to in Anthropic's API (its key in `x-api-key`, from its variable), and
+/// `--continue` goes on from the session file with the thinking block the first run
+/// streamed, signature and all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_runs_and_resumes_on_a_native_api() {
+    let server = ScriptedServer::start(vec![
+        Reply::reasoning_then_tool_calls(
+            "check the tree",
+            &[("bash", &json!({"command": "echo resumed-ok"}).to_string())],
+        )
+        .in_api(Api::Anthropic),
+        Reply::text("First run done.").in_api(Api::Anthropic),
+        Reply::text("Second run done.").in_api(Api::Anthropic),
+    ])
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    std::fs::write(
+        rein_home.join("config.toml"),
+        format!(
+            "model = \"lab/claude-test\"\n[sandbox]\nmode = \"off\"\n\
+             [providers.lab]\nbase_url = \"{}\"\napi_key_env = \"LAB_KEY\"\napi = \"anthropic\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let run = |prompt: &str, more: &[&str]| {
+        let out = support::rein_in(home.path(), project.path())
+            .env("LAB_KEY", "sk-lab-123456")
+            .args(["-p", prompt, "--output-format", "jsonl", "--yes"])
+            .args(more)
+            .output()
+            .unwrap();
+        let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        (out, events)
+    };
+    let (out, events) = run("look", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        events.iter().any(|e| e["type"] == "tool_finished"
+            && e["result"]
+                .as_str()
+                .is_some_and(|r| r.contains("resumed-ok"))),
+        "{events:#?}"
+    );
+    let (out, _) = run("again", &["--continue"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        server.request_paths(),
+        ["/v1/messages", "/v1/messages", "/v1/messages"]
+    );
+    let key = server.request_headers()[0]
+        .iter()
+        .find(|(k, _)| k == "x-api-key")
+        .map(|(_, v)| v.clone());
+    assert_eq!(key.as_deref(), Some("sk-lab-123456"));
+    // The resumed request: the first run's thinking, as streamed, before its tool_use.
+    let third = &server.requests()[2];
+    let assistant = third["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(assistant["content"][0]["type"], "thinking", "{third:#}");
+    assert_eq!(assistant["content"][0]["thinking"], "check the tree");
+    assert!(assistant["content"][0]["signature"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("sealed-")));
+    assert_eq!(assistant["content"][1]["type"], "tool_use");
+}

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig};
 use rein::context::ContextConfig;
+use rein::conversation::Api;
 use rein::permissions::AllowAll;
 use rein::sandbox::Sandbox;
 use rein::skills::SkillSet;
@@ -267,8 +268,170 @@ fn row(label: &str, s: &Stats) -> String {
     )
 }
 
+/// The same session (layers on, in a `window`-token window) with the model spoken to in
+/// `api`: the scripted replies told in its events. The request bodies the server got.
+async fn api_session(api: Api, window: u64) -> Vec<Value> {
+    let project = tempfile::tempdir().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let note = prose(170, 3);
+    let replies = script().into_iter().map(|r| r.in_api(api)).collect();
+    let server = ScriptedServer::start_routed(
+        replies,
+        Arc::new(move |request: &Value| {
+            any_compaction(request)
+                .then(|| Reply::text(&note).with_usage_from_request(4.0).in_api(api))
+        }),
+    )
+    .await
+    .unwrap();
+    let mut client = ClientConfig::new(server.base_url(), "", "bench");
+    client.api = api;
+    client.cache_key = Some("bench-session".into());
+    let config = AgentConfig {
+        client,
+        root: project.path().to_path_buf(),
+        bash_timeout: Duration::from_secs(20),
+        max_steps: 50,
+        subagent_max_steps: 12,
+        subagent_max_parallel: 4,
+        max_background: 4,
+        hooks: Default::default(),
+        instructions: Default::default(),
+        policy: Arc::new(AllowAll),
+        sandbox: Arc::new(Sandbox::off(project.path())),
+        skills: Arc::new(SkillSet::empty()),
+        context: ContextConfig {
+            window,
+            spill_dir: Some(spill.path().to_path_buf()),
+            ..ContextConfig::default()
+        },
+        external_tools: None,
+        checkpoints: None,
+    };
+    let mut handle = agent::spawn(config).unwrap();
+    for turn in 0..TURNS {
+        handle.send(AgentCommand::UserMessage(format!(
+            "turn {turn}: build the project and tell me what you see"
+        )));
+        loop {
+            match handle.events.recv().await.expect("agent alive") {
+                AgentEvent::Error { message } => panic!("{api:?}: {message}"),
+                AgentEvent::TurnFinished { .. } => break,
+                _ => {}
+            }
+        }
+    }
+    server.requests()
+}
+
+/// A compaction request in any API (its system prompt asks for the handoff note).
+fn any_compaction(request: &Value) -> bool {
+    request.to_string().contains("handoff note for a coding agent")
+}
+
+/// What a request's prompt is, in the order a provider reads it: the tools, then the
+/// system prompt and the conversation in that API's fields.
+fn prompt_text(request: &Value, api: Api) -> String {
+    match api {
+        Api::Chat => format!("{}{}", request["tools"], request["messages"]),
+        Api::Responses => format!(
+            "{}{}{}",
+            request["tools"], request["instructions"], request["input"]
+        ),
+        Api::Anthropic => format!(
+            "{}{}{}",
+            request["tools"], request["system"], request["messages"]
+        ),
+    }
+}
+
+/// Input tokens billed over a session with the API's caching rule, compaction requests in
+/// full. Chat completions and the Responses API (OpenAI's automatic prefix cache): the
+/// leading bytes a request shares with the previous one at a tenth, the rest in full.
+/// Anthropic: only what the client marks is cached; a request reads at a tenth the longest
+/// prefix ending at one of its `cache_control` marks that an earlier request wrote, writes
+/// the rest up to its last mark at 1.25 times the input price, and pays the tail in full.
+/// Returns (billed, of which read from the cache, of which written to it), in tokens.
+fn billed_with_rule(requests: &[Value], api: Api) -> (f64, u64, u64) {
+    let (mut total, mut read, mut written) = (0.0, 0u64, 0u64);
+    let mut previous: Option<String> = None;
+    let mut marked: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    for request in requests {
+        let prompt = prompt_text(request, api);
+        if any_compaction(request) {
+            total += tokens(prompt.len()) as f64;
+            continue;
+        }
+        match api {
+            Api::Chat | Api::Responses => {
+                let cached = previous.as_deref().map_or(0, |p| {
+                    p.bytes()
+                        .zip(prompt.bytes())
+                        .take_while(|(a, b)| a == b)
+                        .count()
+                });
+                read += tokens(cached);
+                total += tokens(prompt.len() - cached) as f64 + tokens(cached) as f64 / 10.0;
+                previous = Some(prompt);
+            }
+            Api::Anthropic => {
+                let hash = |text: &str| {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    text.hash(&mut h);
+                    h.finish()
+                };
+                let marks: Vec<usize> = prompt
+                    .match_indices("\"cache_control\"")
+                    .map(|(at, _)| at)
+                    .collect();
+                let hit = marks
+                    .iter()
+                    .rev()
+                    .find(|&&at| marked.contains(&hash(&prompt[..at])))
+                    .copied()
+                    .unwrap_or(0);
+                let last = marks.last().copied().unwrap_or(0).max(hit);
+                read += tokens(hit);
+                written += tokens(last - hit);
+                total += tokens(hit) as f64 / 10.0
+                    + tokens(last - hit) as f64 * 1.25
+                    + tokens(prompt.len() - last) as f64;
+                marked.extend(marks.iter().map(|&at| hash(&prompt[..at])));
+            }
+        }
+    }
+    (total, read, written)
+}
+
 fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    if std::env::args().any(|a| a == "apis") {
+        println!("| API | window | requests (main + compaction) | prompt tokens sent | billed-equivalent input | read from the cache | written to it (Anthropic) |");
+        println!("|---|---|---|---|---|---|---|");
+        for window in [WINDOW, 128_000] {
+            for api in Api::ALL {
+                let requests = runtime.block_on(api_session(api, window));
+                let compactions = requests.iter().filter(|r| any_compaction(r)).count();
+                let sent: u64 = requests
+                    .iter()
+                    .map(|r| tokens(prompt_text(r, api).len()))
+                    .sum();
+                let (billed, read, written) = billed_with_rule(&requests, api);
+                println!(
+                    "| {} | {}k | {} + {compactions} | {:.2} M | {:.3} M | {:.2} M | {:.2} M |",
+                    api.name(),
+                    window / 1000,
+                    requests.len() - compactions,
+                    sent as f64 / 1e6,
+                    billed / 1e6,
+                    read as f64 / 1e6,
+                    written as f64 / 1e6,
+                );
+            }
+        }
+        return;
+    }
     let with = runtime.block_on(session(Some(WINDOW)));
     let roomy = runtime.block_on(session(Some(128_000)));
     let without = runtime.block_on(session(None));

@@ -505,3 +505,29 @@ fn the_checkers_catch_what_they_are_for() {
         json!([1, 2, 3, 4, 5].map(|_| json!({"cache_control": {"type": "ephemeral"}})));
     assert!(!anthropic_violations(&history, &marks).is_empty());
 }
+
+/// The in-repository copy of the native samples (what keeps the replay tests hermetic) is
+/// the shared set's, file for file, where the shared set is next to the project.
+#[test]
+fn the_native_samples_copy_matches_the_shared_set() {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let copy = manifest.join("tests/provider-samples/native");
+    let shared = manifest.join("../shared/provider-samples/native");
+    assert!(copy.join("index.json").is_file(), "no {}", copy.display());
+    let Ok(entries) = std::fs::read_dir(&shared) else {
+        eprintln!("no {} to compare the copy with", shared.display());
+        return;
+    };
+    let mut stale = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if std::fs::read(copy.join(&name)).ok() != std::fs::read(entry.path()).ok() {
+            stale.push(name.to_string_lossy().into_owned());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "tests/provider-samples/native differs from {} in {stale:?}: copy the shared samples again",
+        shared.display()
+    );
+}

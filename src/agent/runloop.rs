@@ -520,6 +520,13 @@ impl Agent {
                 refusal: reply.is_refusal(),
             });
             let cut_off = reply.cut_off();
+            for tool in reply.hosted_tools() {
+                self.emit(AgentEvent::Notice {
+                    message: format!(
+                        "the server ran its own tool {tool} in this reply (rein did not run it)"
+                    ),
+                });
+            }
             let (message, calls) = reply.into_message(&self.client.config().model);
             self.push(message);
             self.emit_context();

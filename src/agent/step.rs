@@ -104,6 +104,33 @@ impl From<AssembledReply> for Reply {
 }
 
 impl Reply {
+    /// The tools the server ran itself during this reply (a native API's hosted tools:
+    /// the Responses API's `web_search_call`, Anthropic's `server_tool_use`), by name, in
+    /// order. rein never runs them; the user is told they ran.
+    pub(crate) fn hosted_tools(&self) -> Vec<String> {
+        let Some(reasoning) = self.reasoning.as_ref() else {
+            return Vec::new();
+        };
+        reasoning
+            .details
+            .iter()
+            .filter_map(|item| {
+                let kind = item.get("type").and_then(serde_json::Value::as_str)?;
+                match reasoning.api? {
+                    crate::conversation::Api::Responses => kind
+                        .strip_suffix("_call")
+                        .filter(|name| *name != "function")
+                        .map(str::to_string),
+                    crate::conversation::Api::Anthropic => (kind == "server_tool_use")
+                        .then(|| item.get("name").and_then(serde_json::Value::as_str))
+                        .flatten()
+                        .map(str::to_string),
+                    crate::conversation::Api::Chat => None,
+                }
+            })
+            .collect()
+    }
+
     /// The model refused.
     pub(crate) fn is_refusal(&self) -> bool {
         !self.refusal.is_empty()
@@ -170,6 +197,41 @@ mod tests {
         assert_eq!(reply("hi", "no", 0, None).shown(), "hi");
         assert_eq!(reply("hi", "", 0, None).shown(), "hi");
         assert!(!reply("hi", "", 0, None).is_refusal());
+    }
+
+    #[test]
+    fn hosted_tools_are_named_from_the_native_items() {
+        use crate::conversation::{Api, Reasoning};
+        use serde_json::json;
+        let with = |api, details| {
+            let mut r = reply("", "", 0, None);
+            r.reasoning = Some(Reasoning {
+                details,
+                api: Some(api),
+                ..Reasoning::default()
+            });
+            r
+        };
+        let responses = with(
+            Api::Responses,
+            vec![
+                json!({"type": "reasoning", "encrypted_content": "e"}),
+                json!({"type": "web_search_call", "status": "completed"}),
+                json!({"type": "function_call", "call_id": "c"}),
+                json!({"type": "message"}),
+            ],
+        );
+        assert_eq!(responses.hosted_tools(), ["web_search"]);
+        let anthropic = with(
+            Api::Anthropic,
+            vec![
+                json!({"type": "thinking", "signature": "s"}),
+                json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}),
+                json!({"type": "tool_use", "id": "t"}),
+            ],
+        );
+        assert_eq!(anthropic.hosted_tools(), ["web_search"]);
+        assert!(reply("a", "", 0, None).hosted_tools().is_empty());
     }
 
     #[test]

@@ -326,7 +326,9 @@ async fn api_session(api: Api, window: u64) -> Vec<Value> {
 
 /// A compaction request in any API (its system prompt asks for the handoff note).
 fn any_compaction(request: &Value) -> bool {
-    request.to_string().contains("handoff note for a coding agent")
+    request
+        .to_string()
+        .contains("handoff note for a coding agent")
 }
 
 /// What a request's prompt is, in the order a provider reads it: the tools, then the

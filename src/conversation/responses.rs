@@ -61,8 +61,10 @@ pub fn request(history: &[Message], tools: &Value, options: &NativeOptions<'_>) 
     }
     body.insert("store".into(), json!(false));
     body.insert("stream".into(), json!(true));
-    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    // A model that reasons: its encrypted reasoning comes back to be sent again (a model
+    // that does not is refused the `include`).
     if let Some(effort) = options.reasoning_effort {
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
         body.insert(
             "reasoning".into(),
             json!({"effort": effort, "summary": "auto"}),
@@ -392,6 +394,7 @@ mod tests {
         for absent in [
             "tools",
             "parallel_tool_calls",
+            "include",
             "reasoning",
             "prompt_cache_key",
             "max_output_tokens",

@@ -41,12 +41,19 @@ fn command(i: usize) -> String {
     format!("seq -f 'build log line %g: compiling a module of the project, all fine' 1 {lines}")
 }
 
+/// Words of prose; every eighth is numbered, so no span repeats eight times over (a reply
+/// that does is stopped as a runaway, `rein::agent::repetition`).
 fn prose(words: usize, seed: usize) -> String {
     (0..words)
         .map(|i| {
-            [
+            let word = [
                 "the", "parser", "now", "reads", "each", "token", "once", "and",
-            ][(i + seed) % 8]
+            ][(i + seed) % 8];
+            if (i + seed) % 8 == 5 {
+                format!("{word}{}", i / 8)
+            } else {
+                word.to_string()
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")

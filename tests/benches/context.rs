@@ -390,10 +390,9 @@ fn billed_with_rule(requests: &[Value], api: Api) -> (f64, u64, u64) {
                     text.hash(&mut h);
                     h.finish()
                 };
-                let marks: Vec<usize> = prompt
-                    .match_indices("\"cache_control\"")
-                    .map(|(at, _)| at)
-                    .collect();
+                // The marks are not content: a block cached with a mark is read back by a
+                // request where it has none. The prompt without them, and where each was.
+                let (prompt, marks) = without_marks(&prompt);
                 let hit = marks
                     .iter()
                     .rev()
@@ -411,6 +410,22 @@ fn billed_with_rule(requests: &[Value], api: Api) -> (f64, u64, u64) {
         }
     }
     (total, read, written)
+}
+
+/// `prompt` without its `"cache_control":{...},` marks, and the places they were at.
+fn without_marks(prompt: &str) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(prompt.len());
+    let mut marks = Vec::new();
+    let mut rest = prompt;
+    while let Some(at) = rest.find("\"cache_control\":{") {
+        out.push_str(&rest[..at]);
+        marks.push(out.len());
+        let after = &rest[at..];
+        let end = after.find('}').map_or(after.len(), |i| i + 1);
+        rest = after[end..].strip_prefix(',').unwrap_or(&after[end..]);
+    }
+    out.push_str(rest);
+    (out, marks)
 }
 
 fn main() {

@@ -358,3 +358,74 @@ async fn headless_runs_and_resumes_on_a_native_api() {
         .is_some_and(|s| s.starts_with("sealed-")));
     assert_eq!(assistant["content"][1]["type"], "tool_use");
 }
+
+/// Every native sample's streamed answer, sent in random pieces (a UTF-8 sequence or an
+/// event cut anywhere) through the real client, reads as the whole body does; cut off at a
+/// random point, it is an error or the same reply, never a shorter one taken as finished.
+#[tokio::test]
+async fn every_native_stream_in_random_pieces_or_cut_reads_as_the_whole_or_fails() {
+    use rein::agent::LlmClient;
+    use rein::conversation::Message;
+    use support::rng::Rng;
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples/native");
+    let index: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    let messages = [Message::system("s"), Message::user("go")];
+    let tools = json!([]);
+    let mut rng = Rng(27);
+    let mut checked = 0;
+    for sample in index["samples"].as_array().unwrap() {
+        let first = &sample["responses"][0];
+        let file = first["file"].as_str().unwrap();
+        if first["status"] != 200 || !file.ends_with(".sse") {
+            continue;
+        }
+        let api = match sample["api"].as_str() {
+            Some("responses") => Api::Responses,
+            _ => Api::Anthropic,
+        };
+        let body = std::fs::read(dir.join(file)).unwrap();
+        let read = |steps: Vec<Step>| async {
+            let server = ScriptedServer::start(vec![Reply::sse(steps)])
+                .await
+                .unwrap();
+            let mut config = client_for(&server, api);
+            config.max_tries = 1;
+            let client = LlmClient::new(config).unwrap();
+            client
+                .stream_chat(&messages, &tools, &mut |_| {})
+                .await
+                .map(|r| {
+                    (
+                        r.text,
+                        r.reasoning,
+                        r.refusal,
+                        r.tool_calls,
+                        r.finish_reason,
+                        r.usage,
+                    )
+                })
+        };
+        let whole = read(vec![Step::Bytes(body.clone())]).await;
+        for _ in 0..3 {
+            let mut steps = Vec::new();
+            let mut at = 0;
+            while at < body.len() {
+                let n = 1 + rng.below(40) as usize;
+                let end = (at + n).min(body.len());
+                steps.push(Step::Bytes(body[at..end].to_vec()));
+                steps.push(Step::Sleep(std::time::Duration::ZERO));
+                at = end;
+            }
+            assert_eq!(read(steps).await, whole, "{file} in pieces");
+            let cut = rng.below(body.len() as u64) as usize;
+            let got = read(vec![Step::Bytes(body[..cut].to_vec()), Step::Cut]).await;
+            if let Ok(reply) = &got {
+                assert_eq!(Ok(reply), whole.as_ref(), "{file} cut at byte {cut}");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} streams");
+}

@@ -429,3 +429,43 @@ async fn every_native_stream_in_random_pieces_or_cut_reads_as_the_whole_or_fails
     }
     assert!(checked >= 20, "{checked} streams");
 }
+
+/// A subagent speaks its parent's API: on the Responses and Anthropic APIs, a `task` runs
+/// a subagent whose call and answer go through that API, and the answer comes back as the
+/// task's result.
+#[tokio::test]
+async fn a_subagent_speaks_the_parents_api() {
+    for api in [Api::Responses, Api::Anthropic] {
+        let server = ScriptedServer::start(vec![
+            Reply::tool_calls(&[("task", r#"{"description":"what does the readme say"}"#)])
+                .in_api(api),
+            Reply::tool_calls(&[("bash", &json!({"command": "echo sub-ran"}).to_string())])
+                .in_api(api),
+            Reply::text("The readme says hello.").in_api(api),
+            Reply::text("It says hello.").in_api(api),
+        ])
+        .await
+        .unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let mut agent =
+            rein::agent::spawn(agent_config(client_for(&server, api), project.path())).unwrap();
+        let events = turn(&mut agent, "ask a subagent").await;
+        assert_eq!(
+            outcome(&events),
+            TurnOutcome::Completed,
+            "{api:?}: {events:#?}"
+        );
+        let results = tool_results(&events);
+        assert!(
+            results
+                .iter()
+                .any(|(name, text, _)| name == "task" && text.contains("The readme says hello.")),
+            "{api:?}: {results:?}"
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 4, "{api:?}");
+        // The subagent's second request carries its bash result in this API's form.
+        let sent = result_sent(api, &requests[2]).unwrap_or_default();
+        assert!(sent.contains("sub-ran"), "{api:?}: {:#}", requests[2]);
+    }
+}

@@ -425,7 +425,33 @@ fn without_marks(prompt: &str) -> (String, Vec<usize>) {
         rest = after[end..].strip_prefix(',').unwrap_or(&after[end..]);
     }
     out.push_str(rest);
+    // A mark caches the prefix through the block it is on: its end is where the block's
+    // object closes.
+    let marks = marks.into_iter().map(|at| block_end(&out, at)).collect();
     (out, marks)
+}
+
+/// Where the JSON object that `at` is inside of ends (after its `}`).
+fn block_end(text: &str, at: usize) -> usize {
+    let (mut depth, mut in_string, mut escaped) = (1usize, false, false);
+    for (i, c) in text[at..].char_indices() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') => in_string = false,
+            (true, false, _) => {}
+            (false, _, '"') => in_string = true,
+            (false, _, '{') => depth += 1,
+            (false, _, '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 fn main() {

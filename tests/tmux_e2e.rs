@@ -575,14 +575,16 @@ models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price
         .await;
 
     tmux.send("/model", &["Enter"]);
+    // The configured models, and the ones the openai and anthropic presets know.
     let screen = tmux
-        .wait_for("the model picker", |s| s.contains("Switch model (2)"))
+        .wait_for("the model picker", |s| s.contains("Switch model (17)"))
         .await;
     assert!(screen.contains("alpha/model-a  ● in use"), "{screen}");
     assert!(screen.contains("beta/model-b"), "{screen}");
+    assert!(screen.contains("anthropic/claude-sonnet-4-5"), "{screen}");
     tmux.send("BETA", &[]);
     tmux.wait_for("the filter", |s| {
-        s.contains("filter BETA") && s.contains("(1 of 2)")
+        s.contains("filter BETA") && s.contains("(1 of 17)")
     })
     .await;
     tmux.send("", &["Enter"]);

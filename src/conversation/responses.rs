@@ -5,7 +5,7 @@
 //!   items, in the order [`order::ordered`] gives (its synthetic notes included, as user
 //!   or assistant messages).
 //! - A user message is `{"role": "user", "content": [{"type": "input_text", ...}]}` with
-//!   its text as every wire sends it ([`message_text`]: attachments and reminder
+//!   its text as every wire sends it (`message_text`: attachments and reminder
 //!   included); a tool result is a `function_call_output` answering its `call_id`.
 //! - Images a tool result carries go, for a model that takes them, in a user message of
 //!   `input_image` parts (data URLs) after the run of results they came with, each

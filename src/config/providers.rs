@@ -687,25 +687,28 @@ fn models(value: &toml::Value, key: &str, source: &Source) -> Result<Vec<ModelEn
                     ))
                 }
             };
+            // A whole number from `lo` to `hi` (`why` said after the range).
+            let int = |lo: u64, hi: u64, why: &str| {
+                let n = match value {
+                    toml::Value::Integer(n) => {
+                        u64::try_from(*n).ok().filter(|n| (lo..=hi).contains(n))
+                    }
+                    _ => None,
+                };
+                n.map(|n| Sourced::new(n, source.clone())).ok_or_else(|| {
+                    (
+                        key.clone(),
+                        format!(
+                            "expected {}{why}, got {}",
+                            expected_int(lo, hi),
+                            describe(value)
+                        ),
+                    )
+                })
+            };
             match field.as_str() {
                 "context_window" => {
-                    let n = match value {
-                        toml::Value::Integer(n) => u64::try_from(*n)
-                            .ok()
-                            .filter(|n| (1..=MAX_CONTEXT_WINDOW).contains(n)),
-                        _ => None,
-                    };
-                    let Some(n) = n else {
-                        return Err((
-                            key,
-                            format!(
-                                "expected {}, got {}",
-                                expected_int(1, MAX_CONTEXT_WINDOW),
-                                describe(value)
-                            ),
-                        ));
-                    };
-                    entry.context_window = Some(Sourced::new(n, source.clone()));
+                    entry.context_window = Some(int(1, MAX_CONTEXT_WINDOW, "")?);
                 }
                 "input_price" => entry.input_price = price(value)?,
                 "cached_input_price" => entry.cached_input_price = price(value)?,
@@ -723,42 +726,14 @@ fn models(value: &toml::Value, key: &str, source: &Source) -> Result<Vec<ModelEn
                         Some(Sourced::new(effort.trim().to_string(), source.clone()));
                 }
                 "max_output_tokens" => {
-                    let n = match value {
-                        toml::Value::Integer(n) => u64::try_from(*n)
-                            .ok()
-                            .filter(|n| (1..=MAX_CONTEXT_WINDOW).contains(n)),
-                        _ => None,
-                    };
-                    let Some(n) = n else {
-                        return Err((
-                            key,
-                            format!(
-                                "expected {}, got {}",
-                                expected_int(1, MAX_CONTEXT_WINDOW),
-                                describe(value)
-                            ),
-                        ));
-                    };
-                    entry.max_output_tokens = Some(Sourced::new(n, source.clone()));
+                    entry.max_output_tokens = Some(int(1, MAX_CONTEXT_WINDOW, "")?);
                 }
                 "thinking_budget" => {
-                    let n = match value {
-                        toml::Value::Integer(n) => u64::try_from(*n)
-                            .ok()
-                            .filter(|n| (1_024..=MAX_THINKING_BUDGET).contains(n)),
-                        _ => None,
-                    };
-                    let Some(n) = n else {
-                        return Err((
-                            key,
-                            format!(
-                                "expected {} (Anthropic's least is 1024), got {}",
-                                expected_int(1_024, MAX_THINKING_BUDGET),
-                                describe(value)
-                            ),
-                        ));
-                    };
-                    entry.thinking_budget = Some(Sourced::new(n, source.clone()));
+                    entry.thinking_budget = Some(int(
+                        1_024,
+                        MAX_THINKING_BUDGET,
+                        " (Anthropic's least is 1024)",
+                    )?);
                 }
                 "output_price" => entry.output_price = price(value)?,
                 "images" => match value {

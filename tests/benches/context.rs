@@ -108,6 +108,31 @@ fn message_chars(message: &Value) -> usize {
     request_chars(&json!({ "messages": [message] }))
 }
 
+/// The bench's agent: `client`, tools in `root`, everything allowed, no sandbox, `context`.
+fn bench_config(
+    client: ClientConfig,
+    root: &std::path::Path,
+    context: ContextConfig,
+) -> AgentConfig {
+    AgentConfig {
+        client,
+        root: root.to_path_buf(),
+        bash_timeout: Duration::from_secs(20),
+        max_steps: 50,
+        subagent_max_steps: 12,
+        subagent_max_parallel: 4,
+        max_background: 4,
+        hooks: Default::default(),
+        instructions: Default::default(),
+        policy: Arc::new(AllowAll),
+        sandbox: Arc::new(Sandbox::off(root)),
+        skills: Arc::new(SkillSet::empty()),
+        context,
+        external_tools: None,
+        checkpoints: None,
+    }
+}
+
 /// The session with the layers in a `window`-token window, or without any (`None`).
 async fn session(layers: Option<u64>) -> Stats {
     let project = tempfile::tempdir().unwrap();
@@ -136,23 +161,11 @@ async fn session(layers: Option<u64>) -> Stats {
             ..ContextConfig::default()
         }
     };
-    let config = AgentConfig {
-        client: ClientConfig::new(server.base_url(), "", "bench"),
-        root: project.path().to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 50,
-        subagent_max_steps: 12,
-        subagent_max_parallel: 4,
-        max_background: 4,
-        hooks: Default::default(),
-        instructions: Default::default(),
-        policy: Arc::new(AllowAll),
-        sandbox: Arc::new(Sandbox::off(project.path())),
-        skills: Arc::new(SkillSet::empty()),
+    let config = bench_config(
+        ClientConfig::new(server.base_url(), "", "bench"),
+        project.path(),
         context,
-        external_tools: None,
-        checkpoints: None,
-    };
+    );
     let mut handle = agent::spawn(config).unwrap();
     let mut stats = Stats::default();
     let start = Instant::now();
@@ -294,27 +307,12 @@ async fn api_session(api: Api, window: u64) -> Vec<Value> {
     let mut client = ClientConfig::new(server.base_url(), "", "bench");
     client.api = api;
     client.cache_key = Some("bench-session".into());
-    let config = AgentConfig {
-        client,
-        root: project.path().to_path_buf(),
-        bash_timeout: Duration::from_secs(20),
-        max_steps: 50,
-        subagent_max_steps: 12,
-        subagent_max_parallel: 4,
-        max_background: 4,
-        hooks: Default::default(),
-        instructions: Default::default(),
-        policy: Arc::new(AllowAll),
-        sandbox: Arc::new(Sandbox::off(project.path())),
-        skills: Arc::new(SkillSet::empty()),
-        context: ContextConfig {
-            window,
-            spill_dir: Some(spill.path().to_path_buf()),
-            ..ContextConfig::default()
-        },
-        external_tools: None,
-        checkpoints: None,
+    let context = ContextConfig {
+        window,
+        spill_dir: Some(spill.path().to_path_buf()),
+        ..ContextConfig::default()
     };
+    let config = bench_config(client, project.path(), context);
     let mut handle = agent::spawn(config).unwrap();
     for turn in 0..TURNS {
         handle.send(AgentCommand::UserMessage(format!(

@@ -404,20 +404,24 @@ fn anthropic_violations(history: &[Message], body: &Value) -> Vec<String> {
     out
 }
 
-#[test]
-fn random_sessions_never_break_the_responses_rules() {
+/// `SEEDS` random sessions of `api`, each written by `request` and judged by `violations`;
+/// the same history must give the same bytes (the provider's prefix cache).
+fn random_sessions_keep_the_rules(
+    api: Api,
+    request: fn(&[Message], &Value, &NativeOptions<'_>) -> Value,
+    violations: fn(&[Message], &Value) -> Vec<String>,
+) {
     let mut failures = Vec::new();
     for seed in 0..SEEDS {
-        let history = session(seed, Api::Responses);
-        let body = responses::request(&history, &tools(), &options(seed));
-        let found = responses_violations(&history, &body);
+        let history = session(seed, api);
+        let body = request(&history, &tools(), &options(seed));
+        let found = violations(&history, &body);
         if !found.is_empty() {
             failures.push(format!("seed {seed}: {found:#?}\n{body:#}"));
         }
-        // The same history gives the same bytes (the provider's prefix cache).
         assert_eq!(
             body,
-            responses::request(&history, &tools(), &options(seed)),
+            request(&history, &tools(), &options(seed)),
             "seed {seed}"
         );
     }
@@ -430,27 +434,13 @@ fn random_sessions_never_break_the_responses_rules() {
 }
 
 #[test]
+fn random_sessions_never_break_the_responses_rules() {
+    random_sessions_keep_the_rules(Api::Responses, responses::request, responses_violations);
+}
+
+#[test]
 fn random_sessions_never_break_the_anthropic_rules() {
-    let mut failures = Vec::new();
-    for seed in 0..SEEDS {
-        let history = session(seed, Api::Anthropic);
-        let body = anthropic::request(&history, &tools(), &options(seed));
-        let found = anthropic_violations(&history, &body);
-        if !found.is_empty() {
-            failures.push(format!("seed {seed}: {found:#?}\n{body:#}"));
-        }
-        assert_eq!(
-            body,
-            anthropic::request(&history, &tools(), &options(seed)),
-            "seed {seed}"
-        );
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {SEEDS} sessions broke a rule; the first:\n{}",
-        failures.len(),
-        failures[0]
-    );
+    random_sessions_keep_the_rules(Api::Anthropic, anthropic::request, anthropic_violations);
 }
 
 /// The checkers see what they are for: a request that breaks each rule is caught.

@@ -1043,20 +1043,7 @@ async fn replay_in(name: &str, pieces: Option<&str>) {
     }
 }
 
-macro_rules! replay_tests {
-    ($($test:ident => $sample:literal,)*) => {
-        /// The samples that have a test below.
-        const TESTED: &[&str] = &[$($sample),*];
-        $(
-            #[tokio::test]
-            async fn $test() {
-                replay($sample).await;
-            }
-        )*
-    };
-}
-
-replay_tests! {
+crate::replay_tests! {
     openai_text_usage => "openai-text-usage",
     openai_tool_then_text => "openai-tool-then-text",
     openai_tool_then_text_bytes7 => "openai-tool-then-text-bytes7",

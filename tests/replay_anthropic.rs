@@ -736,19 +736,7 @@ async fn replay(name: &str) {
     );
 }
 
-macro_rules! replay_tests {
-    ($($test:ident => $sample:literal,)*) => {
-        const TESTED: &[&str] = &[$($sample),*];
-        $(
-            #[tokio::test]
-            async fn $test() {
-                replay($sample).await;
-            }
-        )*
-    };
-}
-
-replay_tests! {
+crate::replay_tests! {
     text => "anthropic-text",
     tool_then_text => "anthropic-tool-then-text",
     parallel_tools_then_text => "anthropic-parallel-tools-then-text",

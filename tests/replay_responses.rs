@@ -469,19 +469,7 @@ async fn replay(name: &str) {
     );
 }
 
-macro_rules! replay_tests {
-    ($($test:ident => $sample:literal,)*) => {
-        const TESTED: &[&str] = &[$($sample),*];
-        $(
-            #[tokio::test]
-            async fn $test() {
-                replay($sample).await;
-            }
-        )*
-    };
-}
-
-replay_tests! {
+crate::replay_tests! {
     text => "responses-text",
     tool_then_text => "responses-tool-then-text",
     gpt5_parallel_tools_then_text => "responses-gpt5-parallel-tools-then-text",

@@ -318,3 +318,19 @@ pub fn check_outcome(
         }
     }
 }
+
+/// One `#[tokio::test]` per `test => "sample"` pair, each calling `replay("sample")` (the
+/// test file's own), and `TESTED`, the samples that have a test.
+#[macro_export]
+macro_rules! replay_tests {
+    ($($test:ident => $sample:literal,)*) => {
+        /// The samples that have a test below.
+        const TESTED: &[&str] = &[$($sample),*];
+        $(
+            #[tokio::test]
+            async fn $test() {
+                replay($sample).await;
+            }
+        )*
+    };
+}

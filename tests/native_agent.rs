@@ -12,6 +12,7 @@ use rein::agent::{AgentCommand, AgentEvent, ModelSwitch, TurnOutcome};
 use rein::conversation::{Api, ApiSettings};
 use serde_json::{json, Value};
 use support::agent::{agent_config, outcome, test_client, tool_results, turn, API_KEY};
+use support::replay::streamed_text;
 use support::{Reply, ScriptedServer, Step};
 
 const MODEL: &str = "the-model";
@@ -20,16 +21,6 @@ fn client_for(server: &ScriptedServer, api: Api) -> rein::agent::ClientConfig {
     let mut client = test_client(server.base_url(), API_KEY, MODEL);
     client.api = api;
     client
-}
-
-fn shown_text(events: &[AgentEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// What a request sent back for the tool result of the first call: its text.
@@ -79,7 +70,7 @@ async fn the_same_session_runs_alike_on_every_api() {
             TurnOutcome::Completed,
             "{api:?}: {events:#?}"
         );
-        assert_eq!(shown_text(&events), "Looking first.All done.", "{api:?}");
+        assert_eq!(streamed_text(&events), "Looking first.All done.", "{api:?}");
         let results = tool_results(&events);
         assert_eq!(results.len(), 1, "{api:?}: {events:#?}");
         assert!(results[0].1.contains("native-ok"), "{api:?}: {results:?}");
@@ -262,7 +253,7 @@ async fn an_overload_inside_a_stream_is_retried() {
             TurnOutcome::Completed,
             "{api:?}: {events:#?}"
         );
-        assert_eq!(shown_text(&events), "Recovered.", "{api:?}");
+        assert_eq!(streamed_text(&events), "Recovered.", "{api:?}");
         assert!(
             events
                 .iter()

@@ -44,10 +44,15 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use rein::agent::{AgentEvent, TurnOutcome, Usage};
+use rein::agent::AgentEvent;
 use serde::Deserialize;
 use serde_json::Value;
 use support::agent::{agent_config, test_client, turn, API_KEY};
+use support::replay::{
+    self, assistant_message, attempts, error_messages, is_event_stream, read_index, read_sample,
+    recorded_reply as recorded_reply_of, shown_text, sse_data, streamed_reasoning, streamed_text,
+    usage_of, ExpectedOutcome,
+};
 use support::{Reply, ScriptedServer, Step};
 
 /// How long a test's stream may stay silent unless the sample sets `idle_timeout_secs`: short
@@ -183,13 +188,7 @@ fn samples_dir() -> PathBuf {
 
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        let path = samples_dir().join("index.json");
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-        serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{} is not the index this test knows: {e}", path.display()))
-    })
+    INDEX.get_or_init(|| read_index(&samples_dir()))
 }
 
 fn sample(name: &str) -> &'static Sample {
@@ -200,9 +199,9 @@ fn sample(name: &str) -> &'static Sample {
         .unwrap_or_else(|| panic!("no sample {name:?} in index.json"))
 }
 
+/// The bytes of the sample file `file`.
 fn read_body(file: &str) -> Vec<u8> {
-    let path = samples_dir().join(file);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    read_sample(&samples_dir(), file)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -212,36 +211,23 @@ fn read_body(file: &str) -> Vec<u8> {
 /// The scripted reply for one recorded response: its status, its headers and its body byte
 /// for byte, written as the sample says (or, for a stream, `bytes:N` as `pieces` says).
 fn recorded_reply(recorded: &Recorded, pieces: Option<&str>) -> Reply {
-    let body = read_body(&recorded.file);
-    let content_type = recorded
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        .map(|(_, v)| v.as_str())
-        .unwrap_or("");
-    let mut reply = if content_type.contains("event-stream") {
-        let chunking = pieces.or(recorded.chunking.as_deref());
-        Reply::sse(stream_steps(
-            &body,
-            &recorded.file,
-            chunking,
-            recorded.delay_ms,
-        ))
-    } else {
+    if !is_event_stream(&recorded.headers) {
         assert!(
             recorded.chunking.is_none() && recorded.delay_ms.is_none(),
             "{}: only a stream can be written in pieces",
             recorded.file
         );
-        let text = String::from_utf8(body)
-            .unwrap_or_else(|_| panic!("{} is not UTF-8 text", recorded.file));
-        Reply::plain(recorded.status, &text)
-    };
-    reply = reply.with_status(recorded.status);
-    for (name, value) in &recorded.headers {
-        reply = reply.with_header(name, value);
     }
-    reply
+    recorded_reply_of(
+        &recorded.file,
+        recorded.status,
+        &recorded.headers,
+        read_body(&recorded.file),
+        |body| {
+            let chunking = pieces.or(recorded.chunking.as_deref());
+            stream_steps(&body, &recorded.file, chunking, recorded.delay_ms)
+        },
+    )
 }
 
 /// A stream body as steps: whole, `bytes:N` pieces (cut anywhere, UTF-8 sequences
@@ -308,29 +294,6 @@ fn split_events(body: &[u8]) -> Vec<&[u8]> {
 // ---------------------------------------------------------------------------------------
 // What the sample's own stream carries (the state a provider wants back)
 // ---------------------------------------------------------------------------------------
-
-/// The JSON data of each SSE event of a body (comments, `[DONE]` and non-JSON data skipped).
-fn sse_data(body: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    let mut data: Vec<&str> = Vec::new();
-    let mut flush = |data: &mut Vec<&str>| {
-        let joined = data.join("\n");
-        data.clear();
-        if let Ok(value) = serde_json::from_str::<Value>(&joined) {
-            out.push(value);
-        }
-    };
-    for line in body.lines() {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            flush(&mut data);
-        } else if let Some(rest) = line.strip_prefix("data:") {
-            data.push(rest.strip_prefix(' ').unwrap_or(rest));
-        }
-    }
-    flush(&mut data);
-    out
-}
 
 /// The provider state one streamed reply carries: what a client must send back.
 #[derive(Debug, Default)]
@@ -493,79 +456,6 @@ fn details_encrypted(details: &[Value]) -> Vec<String> {
 // The events of a turn, per response
 // ---------------------------------------------------------------------------------------
 
-/// The turn's events cut per HTTP request: a new attempt begins at each `RequestStarted`
-/// and after each `Retrying` (which closes the attempt it retries). Events before the
-/// first request are left out. Attempt k is the one response k answered.
-fn attempts(events: &[AgentEvent]) -> Vec<Vec<&AgentEvent>> {
-    let mut out: Vec<Vec<&AgentEvent>> = Vec::new();
-    let mut open = false;
-    for event in events {
-        let request = matches!(event, AgentEvent::RequestStarted { .. });
-        if request || (!open && !out.is_empty()) {
-            out.push(Vec::new());
-            open = true;
-        }
-        if let Some(current) = out.last_mut().filter(|_| open) {
-            current.push(event);
-        }
-        if matches!(event, AgentEvent::Retrying { .. }) {
-            open = false;
-        }
-    }
-    out
-}
-
-fn streamed_text(events: &[&AgentEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::TextDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn streamed_reasoning(events: &[&AgentEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ReasoningDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The finished message of an attempt: its text and finish reason.
-fn assistant_message<'a>(events: &[&'a AgentEvent]) -> Option<(&'a str, Option<&'a str>)> {
-    events.iter().find_map(|e| match e {
-        AgentEvent::AssistantMessage {
-            text,
-            finish_reason,
-            ..
-        } => Some((text.as_str(), finish_reason.as_deref())),
-        _ => None,
-    })
-}
-
-/// The text the user sees for an attempt: the deltas as they streamed, or the finished
-/// message's text when nothing streamed (as the dashboard does).
-fn shown_text(events: &[&AgentEvent]) -> String {
-    let streamed = streamed_text(events);
-    if !streamed.is_empty() {
-        return streamed;
-    }
-    assistant_message(events)
-        .map(|(text, _)| text.to_string())
-        .unwrap_or_default()
-}
-
-fn usage_of(events: &[&AgentEvent]) -> Option<Usage> {
-    events.iter().find_map(|e| match e {
-        AgentEvent::Usage(u) => Some(*u),
-        _ => None,
-    })
-}
-
 /// (id, name, displayed arguments) of each `ToolCallStarted`.
 fn started_calls(events: &[&AgentEvent]) -> Vec<(String, String, Value)> {
     events
@@ -574,27 +464,6 @@ fn started_calls(events: &[&AgentEvent]) -> Vec<(String, String, Value)> {
             AgentEvent::ToolCallStarted { id, name, args, .. } => {
                 Some((id.clone(), name.clone(), args.clone()))
             }
-            _ => None,
-        })
-        .collect()
-}
-
-fn error_messages<'a>(events: impl IntoIterator<Item = &'a AgentEvent>) -> Vec<&'a str> {
-    events
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { message, .. } => Some(message.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// (delay, reason) of each `Retrying`.
-fn retries(events: &[AgentEvent]) -> Vec<(Duration, &str)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Retrying { delay, reason, .. } => Some((*delay, reason.as_str())),
             _ => None,
         })
         .collect()
@@ -661,7 +530,8 @@ fn check_turn(
                 "{turn} (HTTP {status}) is not the last, yet it was not retried"
             ));
         }
-        if !streamed_text(events).is_empty() || assistant_message(events).is_some() {
+        if !streamed_text(events.iter().copied()).is_empty() || assistant_message(events).is_some()
+        {
             problems.push(format!("{turn} (HTTP {status}) showed a reply"));
         }
         return;
@@ -681,7 +551,7 @@ fn check_turn(
             short(&expected.text)
         ));
     }
-    let reasoning = streamed_reasoning(events);
+    let reasoning = streamed_reasoning(events.iter().copied());
     if reasoning != expected.reasoning {
         problems.push(format!(
             "{turn}: reasoning {} instead of {}",
@@ -719,7 +589,7 @@ fn check_turn(
     }
     match assistant_message(events) {
         None => problems.push(format!("{turn}: no finished assistant message")),
-        Some((_, finish_reason)) => {
+        Some((_, _, finish_reason)) => {
             if finish_reason != expected.finish_reason.as_deref() {
                 problems.push(format!(
                     "{turn}: finish reason {finish_reason:?} instead of {:?}",
@@ -766,84 +636,15 @@ fn check_outcome(
     events: &[AgentEvent],
     elapsed: Duration,
 ) {
-    let wanted = match expect.outcome.as_str() {
-        "completed" => TurnOutcome::Completed,
-        "failed" => TurnOutcome::Failed,
-        other => panic!("unknown outcome {other:?} in index.json"),
+    let outcome = ExpectedOutcome {
+        outcome: &expect.outcome,
+        retries: expect.retries,
+        retry_delay_ms: expect.retry_delay_ms,
+        error_contains: &expect.error_contains,
+        error_excludes: &expect.error_excludes,
+        retry_reason_contains: &expect.retry_reason_contains,
     };
-    match events.last() {
-        Some(AgentEvent::TurnFinished { outcome, .. }) if *outcome == wanted => {}
-        Some(AgentEvent::TurnFinished { outcome, .. }) => {
-            problems.push(format!("the turn ended {outcome:?} instead of {wanted:?}"))
-        }
-        other => problems.push(format!("the turn did not finish: last event {other:?}")),
-    }
-
-    let retried = retries(events);
-    if retried.len() != expect.retries {
-        problems.push(format!(
-            "{} retries instead of {}: {retried:?}",
-            retried.len(),
-            expect.retries
-        ));
-    }
-    for (delay, reason) in &retried {
-        if reason.contains('\n') {
-            problems.push(format!("a retry's reason is not one line: {reason:?}"));
-        }
-        for needle in &expect.retry_reason_contains {
-            if !reason.contains(needle.as_str()) {
-                problems.push(format!(
-                    "the retry's reason {reason:?} does not say {needle:?}"
-                ));
-            }
-        }
-        // The retry line is shown too: what an error must not show, it must not either.
-        for needle in &expect.error_excludes {
-            if reason.contains(needle.as_str()) {
-                problems.push(format!("the retry's reason {reason:?} shows {needle:?}"));
-            }
-        }
-        if let Some(ms) = expect.retry_delay_ms {
-            if *delay != Duration::from_millis(ms) {
-                problems.push(format!("a retry waited {delay:?} instead of {ms} ms"));
-            }
-        }
-    }
-    if let Some(ms) = expect.retry_delay_ms {
-        let waited = Duration::from_millis(ms);
-        if elapsed < waited {
-            problems.push(format!(
-                "the turn took {elapsed:?}: it cannot have waited {waited:?}"
-            ));
-        }
-    }
-
-    let errors = error_messages(events);
-    match wanted {
-        TurnOutcome::Failed if errors.is_empty() => {
-            problems.push("the turn failed without an error shown".to_string())
-        }
-        TurnOutcome::Completed if !errors.is_empty() => problems.push(format!(
-            "the turn should complete, yet it showed errors {errors:?}"
-        )),
-        _ => {}
-    }
-    for message in &errors {
-        if message.contains('\n') {
-            problems.push(format!("the error is not one line: {message:?}"));
-        }
-    }
-    for needle in &expect.error_contains {
-        if !errors.iter().any(|m| m.contains(needle.as_str())) {
-            problems.push(format!("the error does not say {needle:?}: {errors:?}"));
-        }
-    }
-    for needle in &expect.error_excludes {
-        if errors.iter().any(|m| m.contains(needle.as_str())) {
-            problems.push(format!("the error shows {needle:?}: {errors:?}"));
-        }
-    }
+    replay::check_outcome(problems, &outcome, events, elapsed);
 }
 
 /// A message's text: its string content, or its text parts joined ("" for none).
@@ -1242,20 +1043,7 @@ async fn replay_in(name: &str, pieces: Option<&str>) {
     }
 }
 
-macro_rules! replay_tests {
-    ($($test:ident => $sample:literal,)*) => {
-        /// The samples that have a test below.
-        const TESTED: &[&str] = &[$($sample),*];
-        $(
-            #[tokio::test]
-            async fn $test() {
-                replay($sample).await;
-            }
-        )*
-    };
-}
-
-replay_tests! {
+crate::replay_tests! {
     openai_text_usage => "openai-text-usage",
     openai_tool_then_text => "openai-tool-then-text",
     openai_tool_then_text_bytes7 => "openai-tool-then-text-bytes7",

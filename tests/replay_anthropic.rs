@@ -33,15 +33,18 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use rein::agent::{AgentEvent, TurnOutcome, Usage};
+use rein::agent::{AgentEvent, TurnOutcome};
 use rein::conversation::Api;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use support::agent::{agent_config, test_client, turn, API_KEY};
+use support::replay::{
+    self, assistant_message, attempts, error_messages, native_samples_dir, read_index, read_sample,
+    retries, shown_text, streamed_reasoning, streamed_text, usage_of, ExpectedOutcome,
+};
 use support::{Reply, ScriptedServer, Step};
 
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -86,16 +89,9 @@ struct Expect {
     refusal_visible: bool,
 }
 
-fn samples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples/native")
-}
-
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        let text = std::fs::read_to_string(samples_dir().join("index.json")).unwrap();
-        serde_json::from_str(&text).unwrap()
-    })
+    INDEX.get_or_init(|| read_index(&native_samples_dir()))
 }
 
 fn sample(name: &str) -> &'static Sample {
@@ -106,27 +102,15 @@ fn sample(name: &str) -> &'static Sample {
         .unwrap_or_else(|| panic!("no sample {name:?}"))
 }
 
-fn body_of(file: &str) -> Vec<u8> {
-    std::fs::read(samples_dir().join(file)).unwrap()
-}
-
 /// The scripted reply for a recorded answer: status, headers and body byte for byte.
 fn recorded_reply(recorded: &Recorded) -> Reply {
-    let body = body_of(&recorded.file);
-    let stream = recorded
-        .headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
-    let mut reply = if stream {
-        Reply::sse(vec![Step::Bytes(body)])
-    } else {
-        Reply::plain(recorded.status, &String::from_utf8(body).unwrap())
-    };
-    reply = reply.with_status(recorded.status);
-    for (name, value) in &recorded.headers {
-        reply = reply.with_header(name, value);
-    }
-    reply
+    replay::recorded_reply(
+        &recorded.file,
+        recorded.status,
+        &recorded.headers,
+        read_sample(&native_samples_dir(), &recorded.file),
+        |body| vec![Step::Bytes(body)],
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -209,90 +193,6 @@ fn the_digest_is_sha256() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The events of a turn, per request
-// ---------------------------------------------------------------------------------------
-
-/// The turn's events cut per HTTP request (a new attempt at each `RequestStarted` and after
-/// each `Retrying`).
-fn attempts(events: &[AgentEvent]) -> Vec<Vec<&AgentEvent>> {
-    let mut out: Vec<Vec<&AgentEvent>> = Vec::new();
-    let mut open = false;
-    for event in events {
-        let request = matches!(event, AgentEvent::RequestStarted { .. });
-        if request || (!open && !out.is_empty()) {
-            out.push(Vec::new());
-            open = true;
-        }
-        if let Some(current) = out.last_mut().filter(|_| open) {
-            current.push(event);
-        }
-        if matches!(event, AgentEvent::Retrying { .. }) {
-            open = false;
-        }
-    }
-    out
-}
-
-fn streamed_text(events: &[&AgentEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn streamed_reasoning(events: &[&AgentEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ReasoningDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The finished message of an attempt: text, refusal, finish reason.
-fn assistant_message<'a>(events: &[&'a AgentEvent]) -> Option<(&'a str, bool, Option<&'a str>)> {
-    events.iter().find_map(|e| match e {
-        AgentEvent::AssistantMessage {
-            text,
-            refusal,
-            finish_reason,
-        } => Some((text.as_str(), *refusal, finish_reason.as_deref())),
-        _ => None,
-    })
-}
-
-fn usage_of(events: &[&AgentEvent]) -> Option<Usage> {
-    events.iter().find_map(|e| match e {
-        AgentEvent::Usage(u) => Some(*u),
-        _ => None,
-    })
-}
-
-fn errors<'a>(events: impl IntoIterator<Item = &'a AgentEvent>) -> Vec<&'a str> {
-    events
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { message } => Some(message.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn retries(events: &[AgentEvent]) -> Vec<(Duration, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Retrying { delay, reason, .. } => Some((*delay, reason.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-// ---------------------------------------------------------------------------------------
 // Checks
 // ---------------------------------------------------------------------------------------
 
@@ -307,7 +207,7 @@ fn check_turn(
     let turn = format!("answer {}", k + 1);
     if let Some(status) = want["http_status"].as_u64() {
         let retried = matches!(events.last(), Some(AgentEvent::Retrying { .. }));
-        let failed = !errors(events.iter().copied()).is_empty();
+        let failed = !error_messages(events.iter().copied()).is_empty();
         if last && !failed {
             problems.push(format!(
                 "{turn} (HTTP {status}) is the last: no error shown"
@@ -318,19 +218,15 @@ fn check_turn(
                 "{turn} (HTTP {status}) is not the last, yet not retried"
             ));
         }
-        if !streamed_text(events).is_empty() || assistant_message(events).is_some() {
+        if !streamed_text(events.iter().copied()).is_empty() || assistant_message(events).is_some()
+        {
             problems.push(format!("{turn} (HTTP {status}) showed a reply"));
         }
         return;
     }
     let str_of = |key: &str| want[key].as_str().unwrap_or("").to_string();
-    let streamed = streamed_text(events);
     let message = assistant_message(events);
-    let shown = if streamed.is_empty() {
-        message.map(|m| m.0.to_string()).unwrap_or_default()
-    } else {
-        streamed
-    };
+    let shown = shown_text(events);
     let refusal = str_of("refusal");
     let text_seen = if refusal.is_empty() {
         shown.clone()
@@ -343,7 +239,7 @@ fn check_turn(
             str_of("text")
         ));
     }
-    let reasoning = streamed_reasoning(events);
+    let reasoning = streamed_reasoning(events.iter().copied());
     if reasoning != str_of("reasoning") {
         problems.push(format!("{turn}: reasoning {reasoning:?}"));
     }
@@ -373,7 +269,7 @@ fn check_turn(
         problems.push(format!("{turn}: calls {started:?} instead of {wanted:?}"));
     }
     if want["error"].is_string() {
-        if errors(events.iter().copied()).is_empty() {
+        if error_messages(events.iter().copied()).is_empty() {
             problems.push(format!("{turn}: the error in the stream was not shown"));
         }
         if message.is_some() {
@@ -419,6 +315,7 @@ fn check_turn(
     }
 }
 
+/// How the turn ended, against the sample's `expect`.
 fn check_outcome(
     problems: &mut Vec<String>,
     sample: &Sample,
@@ -426,49 +323,14 @@ fn check_outcome(
     elapsed: Duration,
 ) {
     let expect = &sample.expect;
-    let wanted = match expect.outcome.as_str() {
-        "completed" => TurnOutcome::Completed,
-        _ => TurnOutcome::Failed,
+    let outcome = ExpectedOutcome {
+        outcome: &expect.outcome,
+        retries: expect.retries,
+        retry_delay_ms: expect.retry_delay_ms,
+        error_contains: &expect.error_contains,
+        ..ExpectedOutcome::default()
     };
-    match events.last() {
-        Some(AgentEvent::TurnFinished { outcome }) if *outcome == wanted => {}
-        other => problems.push(format!("the turn ended {other:?}, not {wanted:?}")),
-    }
-    let retried = retries(events);
-    if retried.len() != expect.retries {
-        problems.push(format!(
-            "{} retries instead of {}: {retried:?}",
-            retried.len(),
-            expect.retries
-        ));
-    }
-    if let Some(ms) = expect.retry_delay_ms {
-        for (delay, _) in &retried {
-            if *delay != Duration::from_millis(ms) {
-                problems.push(format!("a retry waited {delay:?}, not {ms} ms"));
-            }
-        }
-        if elapsed < Duration::from_millis(ms) {
-            problems.push(format!(
-                "the turn took {elapsed:?}: it did not wait {ms} ms"
-            ));
-        }
-    }
-    let errors = errors(events);
-    if wanted == TurnOutcome::Completed && !errors.is_empty() {
-        problems.push(format!("errors {errors:?} in a completed turn"));
-    }
-    if wanted == TurnOutcome::Failed && errors.is_empty() {
-        problems.push("a failed turn without an error".into());
-    }
-    for needle in &expect.error_contains {
-        if !errors.iter().any(|m| m.contains(needle.as_str())) {
-            problems.push(format!("the error does not say {needle:?}: {errors:?}"));
-        }
-    }
-    if errors.iter().any(|m| m.contains('\n')) {
-        problems.push(format!("an error is not one line: {errors:?}"));
-    }
+    replay::check_outcome(problems, &outcome, events, elapsed);
 }
 
 fn kind(block: &Value) -> &str {
@@ -874,19 +736,7 @@ async fn replay(name: &str) {
     );
 }
 
-macro_rules! replay_tests {
-    ($($test:ident => $sample:literal,)*) => {
-        const TESTED: &[&str] = &[$($sample),*];
-        $(
-            #[tokio::test]
-            async fn $test() {
-                replay($sample).await;
-            }
-        )*
-    };
-}
-
-replay_tests! {
+crate::replay_tests! {
     text => "anthropic-text",
     tool_then_text => "anthropic-tool-then-text",
     parallel_tools_then_text => "anthropic-parallel-tools-then-text",
@@ -944,7 +794,11 @@ async fn an_overload_before_any_text_is_retried() {
             .all(|(_, reason)| reason.contains("Overloaded")),
         "{retried:?}"
     );
-    assert!(errors(&run.events).is_empty(), "{:?}", errors(&run.events));
+    assert!(
+        error_messages(&run.events).is_empty(),
+        "{:?}",
+        error_messages(&run.events)
+    );
     let attempts = attempts(&run.events);
     let mut problems = Vec::new();
     check_turn(&mut problems, 2, &text.expect.turns[0], &attempts[2], true);

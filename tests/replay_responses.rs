@@ -26,24 +26,23 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use rein::agent::{AgentEvent, TurnOutcome};
 use rein::conversation::Api;
 use serde_json::Value;
 use support::agent::{agent_config, test_client, turn, API_KEY};
+use support::replay::{
+    self, attempts, error_messages, is_event_stream, native_samples_dir, read_index, read_sample,
+    recorded_reply, shown_text, sse_data, streamed_reasoning, usage_of, ExpectedOutcome,
+};
 use support::{Reply, ScriptedServer, Step};
 
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples/native")
-}
-
 fn index() -> Value {
-    let path = dir().join("index.json");
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    read_index(&native_samples_dir())
 }
 
 fn sample(name: &str) -> Value {
@@ -57,51 +56,30 @@ fn sample(name: &str) -> Value {
 }
 
 fn body_of(response: &Value) -> Vec<u8> {
-    std::fs::read(dir().join(response["file"].as_str().unwrap())).unwrap()
+    read_sample(&native_samples_dir(), response["file"].as_str().unwrap())
 }
 
-fn is_sse(response: &Value) -> bool {
-    response["headers"]["Content-Type"]
-        .as_str()
-        .is_some_and(|c| c.contains("event-stream"))
+/// The recorded response's headers.
+fn headers_of(response: &Value) -> BTreeMap<String, String> {
+    serde_json::from_value(response["headers"].clone()).unwrap()
 }
 
 /// The recorded response as the scripted server sends it.
 fn reply_for(response: &Value) -> Reply {
-    let body = body_of(response);
-    let status = response["status"].as_u64().unwrap() as u16;
-    let mut reply = if is_sse(response) {
-        Reply::sse(vec![Step::Bytes(body)])
-    } else {
-        Reply::plain(status, &String::from_utf8(body).unwrap())
-    };
-    reply = reply.with_status(status);
-    for (name, value) in response["headers"].as_object().unwrap() {
-        reply = reply.with_header(name, value.as_str().unwrap());
-    }
-    reply
-}
-
-/// The JSON of each SSE event of a body.
-fn events_of(body: &[u8]) -> Vec<Value> {
-    let text = String::from_utf8_lossy(body);
-    text.split("\n\n")
-        .filter_map(|event| {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            serde_json::from_str(&data.join("\n")).ok()
-        })
-        .collect()
+    recorded_reply(
+        response["file"].as_str().unwrap(),
+        response["status"].as_u64().unwrap() as u16,
+        &headers_of(response),
+        body_of(response),
+        |body| vec![Step::Bytes(body)],
+    )
 }
 
 /// The reasoning items of a response as `.added` gave them and as they ended (`.done`,
 /// or a whole response's output): `(added encrypted content, done item)`.
 fn reasoning_items(response: &Value) -> Vec<(Option<String>, Value)> {
     let body = body_of(response);
-    if !is_sse(response) {
+    if !is_event_stream(&headers_of(response)) {
         let whole: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         return whole["output"]
             .as_array()
@@ -111,7 +89,7 @@ fn reasoning_items(response: &Value) -> Vec<(Option<String>, Value)> {
             .map(|i| (None, i.clone()))
             .collect();
     }
-    let events = events_of(&body);
+    let events = sse_data(&String::from_utf8_lossy(&body));
     let added = |index: &Value| {
         events
             .iter()
@@ -126,80 +104,6 @@ fn reasoning_items(response: &Value) -> Vec<(Option<String>, Value)> {
         .collect()
 }
 
-// ---------------------------------------------------------------------------------------
-// The events of a run, per request
-// ---------------------------------------------------------------------------------------
-
-/// The events cut per HTTP request: one attempt from each `RequestStarted`, closed by a
-/// `Retrying` (the retry's request is the next attempt).
-fn attempts(events: &[AgentEvent]) -> Vec<Vec<&AgentEvent>> {
-    let mut out: Vec<Vec<&AgentEvent>> = Vec::new();
-    let mut open = false;
-    // After a retry any event opens the next attempt; before the first request and
-    // between turns only a request does.
-    let mut retrying = false;
-    for event in events {
-        let request = matches!(event, AgentEvent::RequestStarted { .. });
-        if request || (!open && retrying) {
-            out.push(Vec::new());
-            open = true;
-            retrying = false;
-        }
-        if let Some(current) = out.last_mut().filter(|_| open) {
-            current.push(event);
-        }
-        match event {
-            AgentEvent::Retrying { .. } => {
-                open = false;
-                retrying = true;
-            }
-            AgentEvent::TurnFinished { .. } => open = false,
-            _ => {}
-        }
-    }
-    out
-}
-
-fn text_of(events: &[&AgentEvent]) -> String {
-    let streamed: String = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    if !streamed.is_empty() {
-        return streamed;
-    }
-    events
-        .iter()
-        .find_map(|e| match e {
-            AgentEvent::AssistantMessage { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-fn reasoning_of(events: &[&AgentEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ReasoningDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn errors<'a>(events: impl IntoIterator<Item = &'a AgentEvent>) -> Vec<String> {
-    events
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Error { message, .. } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// What response `k` should have shown, against its attempt's events.
 fn check_turn(
     problems: &mut Vec<String>,
@@ -211,19 +115,19 @@ fn check_turn(
     let at = format!("response {}", k + 1);
     if let Some(status) = want["http_status"].as_u64() {
         let retried = matches!(events.last(), Some(AgentEvent::Retrying { .. }));
-        if last && errors(events.iter().copied()).is_empty() {
+        if last && error_messages(events.iter().copied()).is_empty() {
             problems.push(format!("{at} (HTTP {status}) is the last: no error shown"));
         }
         if !last && !retried {
             problems.push(format!("{at} (HTTP {status}) was not retried"));
         }
-        if !text_of(events).is_empty() {
+        if !shown_text(events).is_empty() {
             problems.push(format!("{at} (HTTP {status}) showed a reply"));
         }
         return;
     }
     let refusal = want["refusal"].as_str().unwrap_or("");
-    let text = text_of(events);
+    let text = shown_text(events);
     let shown_all = format!("{events:?}");
     if !refusal.is_empty() && !text.contains(refusal) && !shown_all.contains(refusal) {
         problems.push(format!("{at}: the refusal {refusal:?} was not shown"));
@@ -236,7 +140,7 @@ fn check_turn(
     if text != want["text"].as_str().unwrap_or("") {
         problems.push(format!("{at}: text {text:?} instead of {}", want["text"]));
     }
-    let reasoning = reasoning_of(events);
+    let reasoning = streamed_reasoning(events.iter().copied());
     if reasoning != want["reasoning"].as_str().unwrap_or("") {
         problems.push(format!(
             "{at}: reasoning {reasoning:?} instead of {}",
@@ -268,7 +172,7 @@ fn check_turn(
         ));
     }
     if let Some(error) = want["error"].as_str() {
-        let shown = errors(events.iter().copied());
+        let shown = error_messages(events.iter().copied());
         if !shown.iter().any(|m| m.contains(error)) {
             problems.push(format!(
                 "{at}: the error {error:?} was not shown: {shown:?}"
@@ -290,11 +194,7 @@ fn check_turn(
         }
         Some(_) => {}
     }
-    let usage = events.iter().find_map(|e| match e {
-        AgentEvent::Usage(u) => Some(*u),
-        _ => None,
-    });
-    match usage {
+    match usage_of(events) {
         None => problems.push(format!("{at}: no usage shown")),
         Some(u) => {
             let got = serde_json::json!([
@@ -328,55 +228,20 @@ fn check_outcome(
     events: &[AgentEvent],
     elapsed: Duration,
 ) {
-    let wanted = match expect["outcome"].as_str() {
-        Some("completed") => TurnOutcome::Completed,
-        _ => TurnOutcome::Failed,
-    };
-    match events.last() {
-        Some(AgentEvent::TurnFinished { outcome, .. }) if *outcome == wanted => {}
-        other => problems.push(format!("the run ended with {other:?}, not {wanted:?}")),
-    }
-    let retries: Vec<Duration> = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::Retrying { delay, .. } => Some(*delay),
-            _ => None,
-        })
+    let error_contains: Vec<String> = expect["error_contains"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|needle| needle.as_str().unwrap_or("").to_string())
         .collect();
-    if retries.len() as u64 != expect["retries"].as_u64().unwrap_or(0) {
-        problems.push(format!(
-            "{} retries instead of {}",
-            retries.len(),
-            expect["retries"]
-        ));
-    }
-    if let Some(ms) = expect["retry_delay_ms"].as_u64() {
-        let delay = Duration::from_millis(ms);
-        if retries.iter().any(|d| *d != delay) || elapsed < delay {
-            problems.push(format!("the retries waited {retries:?}, not {delay:?}"));
-        }
-    }
-    let shown = errors(events);
-    match wanted {
-        TurnOutcome::Completed if !shown.is_empty() => {
-            problems.push(format!("a completed run showed errors {shown:?}"))
-        }
-        TurnOutcome::Failed if shown.is_empty() => {
-            problems.push("a failed run showed no error".into())
-        }
-        _ => {}
-    }
-    for message in &shown {
-        if message.contains('\n') {
-            problems.push(format!("the error is not one line: {message:?}"));
-        }
-    }
-    for needle in expect["error_contains"].as_array().into_iter().flatten() {
-        let needle = needle.as_str().unwrap_or("");
-        if !shown.iter().any(|m| m.contains(needle)) {
-            problems.push(format!("no error says {needle:?}: {shown:?}"));
-        }
-    }
+    let outcome = ExpectedOutcome {
+        outcome: expect["outcome"].as_str().unwrap_or(""),
+        retries: expect["retries"].as_u64().unwrap_or(0) as usize,
+        retry_delay_ms: expect["retry_delay_ms"].as_u64(),
+        error_contains: &error_contains,
+        ..ExpectedOutcome::default()
+    };
+    replay::check_outcome(problems, &outcome, events, elapsed);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -604,19 +469,7 @@ async fn replay(name: &str) {
     );
 }
 
-macro_rules! replay_tests {
-    ($($test:ident => $sample:literal,)*) => {
-        const TESTED: &[&str] = &[$($sample),*];
-        $(
-            #[tokio::test]
-            async fn $test() {
-                replay($sample).await;
-            }
-        )*
-    };
-}
-
-replay_tests! {
+crate::replay_tests! {
     text => "responses-text",
     tool_then_text => "responses-tool-then-text",
     gpt5_parallel_tools_then_text => "responses-gpt5-parallel-tools-then-text",

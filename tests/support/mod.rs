@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod app;
 pub mod mcp;
+pub mod replay;
 pub mod rng;
 
 pub use rein::demo::reply::*;

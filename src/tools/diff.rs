@@ -17,7 +17,17 @@ const MAX_LINES: usize = 400;
 /// The diff `write_file` would make (`content` at `path`), from the file as it is now.
 pub fn write_file_preview(path: &str, content: &str, ctx: &ToolContext) -> Option<String> {
     let old = std::fs::read_to_string(ctx.resolve(path)).unwrap_or_default();
-    Some(unified(path, &old, content))
+    Some(unified(&shown_path(path, ctx), &old, content))
+}
+
+/// `path` as a diff header names it: relative to the project when it is inside, else
+/// without its leading `/` (`a/etc/hosts`, never `a//etc/hosts`).
+fn shown_path(path: &str, ctx: &ToolContext) -> String {
+    let full = ctx.resolve(path);
+    match full.strip_prefix(&ctx.root) {
+        Ok(inside) if !inside.as_os_str().is_empty() => inside.display().to_string(),
+        _ => path.trim_start_matches('/').to_string(),
+    }
 }
 
 /// The diff `str_replace` would make; `None` when it would fail (the tool says why).
@@ -32,7 +42,7 @@ pub fn str_replace_preview(args: &str_replace::Args, ctx: &ToolContext) -> Optio
     } else {
         old.replacen(&args.old, &args.new, 1)
     };
-    Some(unified(&args.path, &old, &new))
+    Some(unified(&shown_path(&args.path, ctx), &old, &new))
 }
 
 /// A unified diff of `old` → `new` with a `--- a/PATH` / `+++ b/PATH` header.
@@ -176,6 +186,27 @@ mod tests {
             unified("x.txt", old, new),
             "--- a/x.txt\n+++ b/x.txt\n@@ -2,7 +2,7 @@\n b\n c\n d\n-e\n+E\n f\n g\n h"
         );
+    }
+
+    #[test]
+    fn the_header_names_the_path_in_the_project_or_without_a_double_slash() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ctx = crate::tools::test_context(&root, std::time::Duration::from_secs(5));
+        let inside = root.join("src/a.rs");
+        let preview = write_file_preview(&inside.display().to_string(), "x\n", &ctx).unwrap();
+        assert!(
+            preview.starts_with("--- a/src/a.rs\n+++ b/src/a.rs"),
+            "{preview}"
+        );
+        let preview = write_file_preview("src/b.rs", "x\n", &ctx).unwrap();
+        assert!(preview.starts_with("--- a/src/b.rs\n"), "{preview}");
+        let outside = tempfile::tempdir().unwrap();
+        let elsewhere = outside.path().canonicalize().unwrap().join("c.txt");
+        let preview = write_file_preview(&elsewhere.display().to_string(), "x\n", &ctx).unwrap();
+        let header = preview.lines().next().unwrap_or_default().to_string();
+        assert!(!header.contains("//"), "{header}");
+        assert!(header.ends_with("/c.txt"), "{header}");
     }
 
     #[test]

@@ -1082,3 +1082,39 @@ async fn a_providers_headers_and_key_reach_the_server() {
     assert_eq!(header("http-referer"), Some("https://example.com"));
     assert_eq!(header("authorization"), Some("Bearer mine-secret-123"));
 }
+
+/// `rein config` lines its sources up after the values, and one long value (the
+/// sensitive_reads list) does not push every other line's source far to the right.
+#[test]
+fn describe_keeps_its_source_column_near_the_values() {
+    let f = Fixture::new();
+    let c = f.load(&Overrides::default());
+    let text = c.describe();
+    let settings: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("user config"))
+        .filter(|l| l.ends_with(')'))
+        .collect();
+    assert!(settings.len() > 10, "{text}");
+    let long = settings
+        .iter()
+        .find(|l| l.starts_with("permissions.sensitive_reads"))
+        .expect("the sensitive_reads line");
+    assert!(long.len() > 120, "{long}");
+    // Where each line's source starts: most lines share one column, near the values.
+    let mut columns: std::collections::BTreeMap<usize, usize> = Default::default();
+    for line in &settings {
+        if let Some(at) = line.rfind("  (") {
+            *columns.entry(at + 2).or_default() += 1;
+        }
+    }
+    let (column, lines) = columns
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map(|(c, n)| (*c, *n))
+        .unwrap_or_default();
+    assert!(
+        lines > 10 && column < 80,
+        "the source column is at {column} for {lines} lines: {columns:?}\n{text}"
+    );
+}

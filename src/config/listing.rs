@@ -12,6 +12,9 @@ use std::path::Path;
 
 use super::{mask_secret, Config, Provider, RuleAction, SandboxMode, Source, Sourced};
 
+/// The widest value the source column of `rein config` lines up after.
+const VALUE_COLUMN: usize = 40;
+
 impl Config {
     /// Lines for `rein config`: each setting with its value and source (the API key
     /// masked), then the files looked at. No trailing newline.
@@ -195,9 +198,12 @@ impl Config {
             .chain(paths.iter().map(|(name, _)| name.len()))
             .max()
             .unwrap_or(0);
+        // The source column lines up after values of up to VALUE_COLUMN characters; a
+        // longer value (the sensitive_reads list) takes its own line's room only.
         let value_width = settings
             .iter()
             .map(|(_, (value, _))| value.chars().count())
+            .filter(|&w| w <= VALUE_COLUMN)
             .max()
             .unwrap_or(0);
         let mut lines: Vec<String> = settings

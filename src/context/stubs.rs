@@ -22,11 +22,15 @@ pub struct Trimmed {
     pub after_chars: usize,
 }
 
-/// One line for the user: "3 old tool results stubbed, 41k → 12k chars".
+/// One line for the user: "3 old tool results stubbed: 29k characters fewer (41k → 12k
+/// in the history)". What was saved comes first: in a long history it can be small next
+/// to the whole, which the rounded figures then do not show ("6k → 6k").
 pub fn summary(stubbed: usize, before_chars: usize, after_chars: usize) -> String {
     let plural = if stubbed == 1 { "" } else { "s" };
     format!(
-        "{stubbed} old tool result{plural} stubbed, {} → {} chars",
+        "{stubbed} old tool result{plural} stubbed: {} characters fewer ({} → {} in the \
+         history)",
+        short_count(before_chars.saturating_sub(after_chars) as u64),
         short_count(before_chars as u64),
         short_count(after_chars as u64)
     )
@@ -113,11 +117,16 @@ mod tests {
     fn summary_reads_like_a_notice() {
         assert_eq!(
             summary(3, 41_234, 12_001),
-            "3 old tool results stubbed, 41k → 12k chars"
+            "3 old tool results stubbed: 29k characters fewer (41k → 12k in the history)"
         );
         assert_eq!(
             summary(1, 950, 400),
-            "1 old tool result stubbed, 950 → 400 chars"
+            "1 old tool result stubbed: 550 characters fewer (950 → 400 in the history)"
+        );
+        // A small saving in a long history is still said (the rounded sizes do not show it).
+        assert_eq!(
+            summary(1, 6_400, 6_100),
+            "1 old tool result stubbed: 300 characters fewer (6k → 6k in the history)"
         );
     }
 

@@ -17,7 +17,7 @@ use ratatui::widgets::Widget;
 use super::gauge::tokens;
 use super::layout::{centred, framed, modal_width};
 use super::theme;
-use super::wrap::{truncate, width, wrap_into, WrapMode};
+use super::wrap::{truncate, width, wrap_into, wrap_text, WrapMode};
 use crate::agent::{ContextStats, Prices, UsageTotals};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 
@@ -119,16 +119,8 @@ pub fn body_lines(
         tokens(window),
         percent(stats.tokens, window)
     );
-    let words = |text: String, style, out: &mut Vec<Line<'static>>| {
-        wrap_into(
-            &[Span::styled(text, style)],
-            text_w,
-            &[],
-            &[],
-            WrapMode::Words,
-            out,
-        )
-    };
+    let words =
+        |text: String, style, out: &mut Vec<Line<'static>>| wrap_text(text, style, text_w, out);
     words(
         total,
         theme::gauge(ratio, compact_at).patch(theme::STRONG),

@@ -15,7 +15,7 @@ use ratatui::widgets::Widget;
 use super::layout::{centred, framed, modal_width};
 use super::sanitize::sanitize;
 use super::theme;
-use super::wrap::{truncate, width, wrap_into, WrapMode};
+use super::wrap::{truncate, width, wrap_into, wrap_text, WrapMode};
 use crate::app::hook_trust::{HookTrust, FOOTER};
 use crate::app::keymap::keymap;
 use crate::hooks::OnFailure;
@@ -27,16 +27,8 @@ const MAX_WIDTH: u16 = 96;
 pub fn body_lines(trust: &HookTrust, text_w: usize) -> Vec<Line<'static>> {
     let held = &trust.held;
     let mut out = Vec::new();
-    let words = |text: String, style, out: &mut Vec<Line<'static>>| {
-        wrap_into(
-            &[Span::styled(text, style)],
-            text_w,
-            &[],
-            &[],
-            WrapMode::Words,
-            out,
-        )
-    };
+    let words =
+        |text: String, style, out: &mut Vec<Line<'static>>| wrap_text(text, style, text_w, out);
     let n = held.hooks.len();
     words(
         format!(

@@ -145,6 +145,24 @@ impl LineBuilder {
     }
 }
 
+/// `text` in one `style`, wrapped between words at `width` columns onto `out` (a
+/// modal's prose line).
+pub fn wrap_text(
+    text: String,
+    style: ratatui::style::Style,
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
+    wrap_into(
+        &[Span::styled(text, style)],
+        width,
+        &[],
+        &[],
+        WrapMode::Words,
+        out,
+    )
+}
+
 /// Wrap `spans` to `width` columns, appending the screen lines to `out`. `first` prefixes
 /// the first line and `rest` the others; an empty input still makes one (prefixed) line.
 ///

@@ -1,8 +1,10 @@
 //! The headless front end (`rein -p PROMPT`): one user turn, printed as it happens.
 //!
 //! It drives the agent through the same command and event channels as the dashboard. In
-//! `text` format the reply streams to stdout and tool activity goes to stderr; in `jsonl`
-//! format every agent event is one JSON object on stdout. Approval requests are answered
+//! `text` format the reply streams to stdout and tool activity goes to stderr; in `json`
+//! format stderr says the same and stdout gets only the `result` object at the end; in
+//! `jsonl` format stdout gets the `system`/`init` event, every agent event as one JSON
+//! object, and the `result` object last ([`result`]). Approval requests are answered
 //! at once: approved with `--yes`, refused otherwise (the model is told why). With a
 //! `mode` (`--mode`, or `--yes` where the sandbox works, which means auto) the agent is
 //! switched to it before the prompt goes in; what auto mode approves is printed as
@@ -19,11 +21,17 @@ use crate::permissions::ApprovalMode;
 use crate::sanitize::sanitize;
 use crate::tools::write_todos::TodoStatus;
 
+pub mod result;
+
+use result::{Ending, Tally};
+
 /// How events are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
     #[default]
     Text,
+    /// The text format's stderr, and one `result` object on stdout at the end.
+    Json,
     Jsonl,
 }
 
@@ -38,6 +46,9 @@ pub struct HeadlessOptions {
     pub prices: Option<Prices>,
     /// The approval mode to run in (`None`: the session's own, default for a new one).
     pub mode: Option<ApprovalMode>,
+    /// What happened before the run that the `jsonl` stream tells right after its `init`
+    /// event (the MCP servers' states as they started), one JSON object each.
+    pub before: Vec<serde_json::Value>,
 }
 
 /// A line on stderr, sanitised whole: whatever parts of it came from the model, a tool or
@@ -93,18 +104,23 @@ pub async fn run_learning_window(
     session: Option<agent::SessionSetup>,
     window: Option<agent::window::WindowWatch>,
 ) -> i32 {
+    let session_id = session.as_ref().map(|s| s.writer.id().to_string());
+    let mut printer = Printer::new(options.format, options.prices, session_id.clone());
+    printer.line(&result::InitEvent::new(&config, session_id.as_deref()));
+    for line in &options.before {
+        printer.line(line);
+    }
     let mut handle = match agent::spawn_learning_window(config, session, window) {
         Ok(h) => h,
         Err(e) => {
             say!("rein: {e}");
-            return 1;
+            return printer.finish(Ending::Broken(e.to_string()));
         }
     };
     if let Some(mode) = options.mode {
         handle.send(AgentCommand::SetMode(mode));
     }
     handle.send(AgentCommand::UserMessage(options.prompt.clone()));
-    let mut printer = Printer::new(options.format, options.prices);
     let mut interrupted = false;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
     let mut terminated = std::pin::pin!(crate::signals::termination());
@@ -123,14 +139,14 @@ pub async fn run_learning_window(
                 .await;
                 stop_background(&handle);
                 say!("rein: stopped by {signal}");
-                return crate::signals::exit_code(signal);
+                return printer.finish(Ending::Signal(signal));
             }
             _ = &mut ctrl_c => {
                 if interrupted {
                     // A second Ctrl-C: stop waiting for the agent to wind down.
                     stop_background(&handle);
                     say!("rein: interrupted");
-                    return 130;
+                    return printer.finish(Ending::Signal("SIGINT"));
                 }
                 interrupted = true;
                 handle.send(AgentCommand::Interrupt);
@@ -140,7 +156,7 @@ pub async fn run_learning_window(
         };
         let Some(event) = event else {
             say!("rein: the agent stopped unexpectedly");
-            return 1;
+            return printer.finish(Ending::Broken("the agent stopped unexpectedly".to_string()));
         };
         if let Some(answer) = approval_answer(&event, options.yes) {
             handle.send(answer);
@@ -151,11 +167,7 @@ pub async fn run_learning_window(
             // Nothing outlives `rein -p`: what still runs in the background is stopped,
             // and named. The exit code is the turn's.
             stop_background(&handle);
-            return match outcome {
-                TurnOutcome::Completed | TurnOutcome::StepLimit => 0,
-                TurnOutcome::Failed => 1,
-                TurnOutcome::Interrupted => 130,
-            };
+            return printer.finish(Ending::Turn(outcome));
         }
     }
 }
@@ -207,34 +219,46 @@ struct Printer {
     in_reasoning: bool,
     /// Whether stderr is a terminal (reasoning is dimmed only there).
     styled: bool,
-    /// Token usage summed over the turn's model calls.
-    usage: UsageTotals,
+    /// What the run did, for the summary line and the `result` object.
+    tally: Tally,
     prices: Option<Prices>,
 }
 
 impl Printer {
-    fn new(format: OutputFormat, prices: Option<Prices>) -> Self {
+    fn new(format: OutputFormat, prices: Option<Prices>, session_id: Option<String>) -> Self {
         Printer {
             format,
             at_line_start: true,
             in_reasoning: false,
             styled: std::io::stderr().is_terminal(),
-            usage: UsageTotals::default(),
+            tally: Tally::new(session_id),
             prices,
         }
     }
 
     fn print(&mut self, event: &AgentEvent, yes: bool) {
+        self.tally.observe(event);
         match self.format {
-            OutputFormat::Jsonl => {
-                if let Ok(line) = serde_json::to_string(event) {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{}", crate::sanitize::json_line(&line));
-                    let _ = out.flush();
-                }
-            }
-            OutputFormat::Text => self.print_text(event, yes),
+            OutputFormat::Jsonl => self.line(event),
+            OutputFormat::Text | OutputFormat::Json => self.print_text(event, yes),
         }
+    }
+
+    /// One JSON object on its own line of stdout, in the `jsonl` format only.
+    fn line(&self, value: &impl serde::Serialize) {
+        if self.format == OutputFormat::Jsonl {
+            write_json_line(value);
+        }
+    }
+
+    /// The run ended so: the `result` object (`json`, `jsonl`), and the exit code.
+    fn finish(&mut self, ending: Ending) -> i32 {
+        if self.format != OutputFormat::Text {
+            self.end_reasoning();
+            self.newline_stdout();
+            write_json_line(&self.tally.result(&ending, self.prices));
+        }
+        ending.exit_code()
     }
 
     /// One event as text: routed to its family's printer.
@@ -256,6 +280,10 @@ impl Printer {
     /// The reply and reasoning as they stream, the turn's end and its summary line.
     fn print_turn(&mut self, event: &AgentEvent) {
         match event {
+            // The json format keeps stdout for its one object.
+            AgentEvent::TextDelta { .. } if self.format == OutputFormat::Json => {
+                self.end_reasoning()
+            }
             AgentEvent::TextDelta { text } => {
                 self.end_reasoning();
                 let clean = sanitize(text);
@@ -278,14 +306,13 @@ impl Printer {
                 say!("rein: {}", describe::REFUSAL);
             }
             AgentEvent::Attached { paths } => say!("rein: attached {}", paths.join(", ")),
-            AgentEvent::Usage(usage) => self.usage.record(*usage),
             AgentEvent::TurnFinished { outcome } => {
                 self.end_reasoning();
                 self.newline_stdout();
                 if *outcome == TurnOutcome::Interrupted {
                     say!("rein: interrupted");
                 }
-                if let Some(line) = summary_line(&self.usage, self.prices) {
+                if let Some(line) = summary_line(&self.tally.usage, self.prices) {
                     say!("{line}");
                 }
             }
@@ -467,6 +494,15 @@ impl Printer {
             let _ = out.flush();
             self.at_line_start = true;
         }
+    }
+}
+
+/// `value` as one line of stdout (sanitised as every JSON line rein prints).
+fn write_json_line(value: &impl serde::Serialize) {
+    if let Ok(line) = serde_json::to_string(value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", crate::sanitize::json_line(&line));
+        let _ = out.flush();
     }
 }
 

@@ -146,6 +146,7 @@ async fn headless_yes_runs_the_demo_to_a_passing_test() {
         yes: true,
         prices: None,
         mode: None,
+        before: Vec::new(),
     };
     let code = tokio::time::timeout(
         Duration::from_secs(30),

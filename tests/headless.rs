@@ -177,10 +177,13 @@ async fn jsonl_output_is_one_event_per_line() {
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    // The context's size comes first (the agent reports it as it starts), then the turn.
-    assert_eq!(types.first(), Some(&"context"));
-    assert_eq!(types.get(1), Some(&"turn_started"));
-    assert_eq!(types.last(), Some(&"turn_finished"));
+    // The stream opens naming the session (Claude Code's `system`/`init`), then the
+    // context's size (the agent reports it as it starts), then the turn; the result ends it.
+    assert_eq!(types.first(), Some(&"system"));
+    assert_eq!(types.get(1), Some(&"context"));
+    assert_eq!(types.get(2), Some(&"turn_started"));
+    assert_eq!(types[types.len() - 2], "turn_finished");
+    assert_eq!(types.last(), Some(&"result"));
     for t in [
         "context",
         "request_started",
@@ -209,7 +212,8 @@ async fn jsonl_output_is_one_event_per_line() {
     let usage = events.iter().find(|e| e["type"] == "usage").unwrap();
     assert_eq!(usage["prompt_tokens"], 100);
     assert_eq!(usage["estimated"], false);
-    assert_eq!(events.last().unwrap()["outcome"], "completed");
+    assert_eq!(events[events.len() - 2]["outcome"], "completed");
+    assert_eq!(events.last().unwrap()["subtype"], "success");
 }
 
 #[tokio::test]
@@ -378,6 +382,7 @@ async fn headless_with_ask(yes: bool) -> (i32, Vec<Value>, tempfile::TempDir) {
             yes,
             prices: None,
             mode: None,
+            before: Vec::new(),
         },
     )
     .await;

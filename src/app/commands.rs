@@ -1,5 +1,5 @@
 //! Slash commands typed in the input: `/help`, `/clear`, `/resume`, `/model`, `/todos`,
-//! `/skills`, `/rename`, `/context`, `/compact`, `/cost`, `/quit`.
+//! `/skills`, `/rename`, `/context`, `/compact`, `/cost`, `/init`, `/quit`.
 //!
 //! A command is `/` and letters only, as the first word; anything else that starts with
 //! `/` (`/etc/hosts is broken`) is an ordinary message, unless it names a custom command
@@ -41,6 +41,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/memory",
         "list the project instructions (AGENTS.md files) in the system prompt",
+    ),
+    (
+        "/init [NOTES]",
+        "write a first AGENTS.md: the model explores the project, then proposes the file for your approval",
     ),
     (
         "/rename NAME",
@@ -87,6 +91,8 @@ pub enum SlashCommand {
     Todos,
     Skills,
     Memory,
+    /// `/init [NOTES]`: the model writes a first AGENTS.md (NOTES: what else to heed).
+    Init(Option<String>),
     /// `/rename NAME`: the new title (empty when none was given).
     Rename(String),
     Context,
@@ -131,6 +137,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "todos" => SlashCommand::Todos,
         "skills" => SlashCommand::Skills,
         "memory" => SlashCommand::Memory,
+        "init" => SlashCommand::Init(Some(rest()).filter(|n| !n.is_empty())),
         "rename" => SlashCommand::Rename(rest()),
         "context" => SlashCommand::Context,
         "compact" => SlashCommand::Compact(Some(rest()).filter(|f| !f.is_empty())),
@@ -195,6 +202,22 @@ fn mcp_action(rest: &str) -> McpAction {
         (Some("restart"), Some(name), None) => McpAction::Restart(name.to_string()),
         (Some("allow"), Some(name), None) => McpAction::Allow(name.to_string()),
         _ => McpAction::Unknown(rest.to_string()),
+    }
+}
+
+/// Where `/init`'s prompt comes from, as the transcript names it.
+pub const INIT_FROM: &str = "rein's /init prompt";
+
+/// What `/init` asks of the model (`assets/init_prompt.md`), with the user's notes.
+pub fn init_prompt(notes: Option<&str>) -> String {
+    let prompt = include_str!("../../assets/init_prompt.md").trim_end();
+    match notes {
+        Some(notes) => format!(
+            "{prompt}
+
+The user adds: {notes}"
+        ),
+        None => prompt.to_string(),
     }
 }
 
@@ -340,6 +363,11 @@ mod tests {
         );
         assert_eq!(parse("/context"), Some(SlashCommand::Context));
         assert_eq!(parse("/cost"), Some(SlashCommand::Cost));
+        assert_eq!(parse("/init"), Some(SlashCommand::Init(None)));
+        assert_eq!(
+            parse("/init  mention the fixtures "),
+            Some(SlashCommand::Init(Some("mention the fixtures".into())))
+        );
         assert_eq!(parse("/compact"), Some(SlashCommand::Compact(None)));
         assert_eq!(parse("/compact   "), Some(SlashCommand::Compact(None)));
         assert_eq!(

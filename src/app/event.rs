@@ -75,6 +75,9 @@ pub enum AppEvent {
     },
     /// What the session's turns changed, as a unified diff (`/diff`), or why not.
     Diff(Result<String, String>),
+    /// The prompt given on the command line (`rein "PROMPT"`): submitted as if typed, once
+    /// the question about the project's hooks (if one is open) is answered.
+    Prompt(String),
 }
 
 /// The answer to [`Effect::SwitchModel`].

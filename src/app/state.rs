@@ -119,6 +119,9 @@ pub struct App {
     /// The project's hooks held for the user's approval, and the question about them
     /// (open at start; `/hooks allow` opens it again).
     pub hook_trust: Option<super::hook_trust::HookTrust>,
+    /// The prompt given on the command line (`rein "PROMPT"`), held while the question
+    /// about the project's hooks is open: sent once it is answered.
+    pub first_prompt: Option<String>,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -300,6 +303,7 @@ impl App {
             hooks: Vec::new(),
             hook_trust: None,
             hook_notices: Vec::new(),
+            first_prompt: None,
         }
     }
 

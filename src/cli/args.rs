@@ -1,8 +1,11 @@
 //! The command line's flags and subcommands, as clap reads them: the flags that start a
-//! front end (a prompt for print mode, the project, the model and its endpoint, the
-//! approval mode, the session to continue) and the subcommands that answer and exit
-//! (`config`, `models`, `policy`, `sessions`, `mcp`). `start_mode` checks the one pair of
-//! flags that only make sense together with the sandbox.
+//! front end (print mode, the project, the model and its endpoint, the approval mode, the
+//! session to continue), the first prompt (`rein "PROMPT"`, or print mode's), and the
+//! subcommands that answer and exit (`config`, `models`, `policy`, `sessions`, `mcp`, ...).
+//! A first word that names a subcommand is the subcommand, as in Claude Code: `rein config`
+//! prints the settings, and a prompt that is only such a word goes after `--` or `-p`.
+//! `start_mode` checks the one pair of flags that only make sense together with the
+//! sandbox.
 
 use std::path::PathBuf;
 
@@ -15,15 +18,29 @@ use rein::sandbox::Sandbox;
 #[derive(Debug, Parser)]
 #[command(name = "rein", version, about, long_about = None)]
 pub(crate) struct Cli {
-    /// Run one prompt headless and exit ("-" reads the prompt from stdin).
-    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    /// Run one prompt headless and exit: PROMPT here or as the positional prompt ("-"
+    /// reads the prompt from stdin); piped stdin is added to it, or is the prompt when
+    /// none is given.
+    #[arg(
+        short = 'p',
+        long = "print",
+        value_name = "PROMPT",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
+    pub(super) print: Option<String>,
+
+    /// The first message: the dashboard sends it once the session is ready (with -p, the
+    /// prompt to run headless). A word that names a subcommand is that subcommand.
+    #[arg(value_name = "PROMPT")]
     pub(super) prompt: Option<String>,
 
     /// The project directory (default: the current directory).
     #[arg(long, value_name = "DIR", global = true)]
     pub(super) cwd: Option<PathBuf>,
 
-    /// Headless output: the reply as text, or one JSON object per agent event.
+    /// Headless output: the reply as text, one JSON object at the end (json), or one JSON
+    /// object per agent event (jsonl, also spelled stream-json).
     #[arg(long, value_enum, default_value = "text")]
     pub(super) output_format: Format,
 
@@ -40,7 +57,7 @@ pub(crate) struct Cli {
 
     /// Open the dashboard on a built-in scripted model and a small example project: see
     /// every part of rein without an API key.
-    #[arg(long, conflicts_with_all = ["prompt", "base_url", "model"])]
+    #[arg(long, conflicts_with_all = ["print", "prompt", "base_url", "model"])]
     pub(super) demo: bool,
 
     /// Continue the latest session of this project.
@@ -49,7 +66,13 @@ pub(crate) struct Cli {
 
     /// Continue session ID (an id or a unique prefix of one; `rein sessions` lists them).
     /// Without an ID the dashboard opens with a session picker.
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
     pub(super) resume: Option<String>,
 
     /// With --continue or --resume: go on in a copy of the session (a new id), leaving
@@ -225,7 +248,7 @@ impl From<ModeArg> for ApprovalMode {
 /// `--mode auto` without a working sandbox, and `--yes` with another mode, are errors.
 pub(super) fn start_mode(cli: &Cli, sandbox: &Sandbox) -> Result<Option<ApprovalMode>, String> {
     let mode = cli.mode.map(ApprovalMode::from);
-    if cli.yes && cli.prompt.is_some() {
+    if cli.yes && cli.print.is_some() {
         if let Some(other) = mode.filter(|m| *m != ApprovalMode::Auto) {
             return Err(format!(
                 "--yes approves what would ask, which is --mode auto; it cannot go with --mode {other}"
@@ -243,8 +266,30 @@ pub(super) fn start_mode(cli: &Cli, sandbox: &Sandbox) -> Result<Option<Approval
     Ok(mode)
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum Format {
     Text,
+    /// One JSON object when the run ends (Claude Code's `--output-format json`).
+    Json,
+    /// One JSON object per event, from `system`/`init` to `result`.
+    #[value(alias = "stream-json")]
     Jsonl,
+}
+
+impl Cli {
+    /// The prompt of print mode (`-p`), or `None` for the dashboard: `-p PROMPT`, else the
+    /// positional prompt, else empty (piped stdin may be the prompt). Both at once is an
+    /// error.
+    pub(super) fn print_prompt(&self) -> Result<Option<String>, String> {
+        let Some(flag) = &self.print else {
+            return Ok(None);
+        };
+        match (flag.is_empty(), &self.prompt) {
+            (false, Some(_)) => {
+                Err("two prompts: give the prompt after -p or on its own, not both".to_string())
+            }
+            (false, None) => Ok(Some(flag.clone())),
+            (true, positional) => Ok(Some(positional.clone().unwrap_or_default())),
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! Starting the full-screen dashboard: the app state from the settings (session info,
 //! keymap, notifications, the first-run setup text), the question about the model's
 //! window put to its server in the background (the gauge says so until the answer), the
-//! agent and its session, the MCP servers listed for the dashboard to start, then
-//! `rein::dashboard::run` until it quits.
+//! agent and its session, the MCP servers listed for the dashboard to start, the first
+//! prompt (`rein "PROMPT"`) handed over to be sent once the session is ready, then
+//! `rein::dashboard::run` until it quits; then, on the restored terminal, how to resume the
+//! session when it holds a conversation.
 //! `rein --demo` does the same against the built-in scripted model.
 
 use std::path::Path;
@@ -63,6 +65,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     let mut app = App::new(info, config.context_window.value);
     app.no_auto = no_auto(&sandbox);
     app.notifications = notifications(&config);
+    app.first_prompt = cli.prompt.clone();
     install_keymap(&config, &mut app);
     let (hooks, held) = install_hooks(&config, &root, &mut app);
     if config.ui_input_history.value {
@@ -115,6 +118,9 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
                 if let Some(manager) = &mcp_manager {
                     agent_config.external_tools = Some(Arc::new(manager.clone()));
                 }
+                let resumable = resumed
+                    .as_ref()
+                    .is_some_and(|r| r.session.message_count > 0);
                 let session = match resumed {
                     Some(mut resumed) => {
                         rein::app::resume::restore(&mut app, &mut resumed.session);
@@ -141,6 +147,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
                     agent_config: agent_config.clone(),
                     current: session.as_ref().map(|s| s.writer.path().to_path_buf()),
                     pick_at_start: cli.resume.as_deref() == Some(""),
+                    resumable,
                     window: window.clone(),
                 };
                 let agent = rein::agent::spawn_learning_window(agent_config, session, window)
@@ -169,7 +176,42 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
         result
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
-    result.map(|()| ExitCode::SUCCESS)
+    let ended = result?;
+    if let Some(id) = ended.resume {
+        println!("{}", resume_hint(&id, &root));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The line printed after the dashboard closes: how to go on with session `id` of the
+/// project `root` (named when it is not the folder rein was started in).
+fn resume_hint(id: &str, root: &Path) -> String {
+    let here = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok())
+        .is_some_and(|d| root.canonicalize().is_ok_and(|r| r == d));
+    let id = rein::sanitize::sanitize(id);
+    if here {
+        format!("Resume this session with: rein --resume {id}")
+    } else {
+        format!(
+            "Resume this session with: rein --resume {id} --cwd {}",
+            shell_word(&rein::sanitize::sanitize(&root.display().to_string()))
+        )
+    }
+}
+
+/// `word` as one shell word: as it is when it needs no quoting, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// `rein --demo`: the dashboard against the built-in scripted model, in a temporary copy
@@ -230,7 +272,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
         result
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
-    result.map(|()| ExitCode::SUCCESS)
+    result.map(|_| ExitCode::SUCCESS)
 }
 
 /// Why auto mode is not offered here, or `None` when the sandbox works.

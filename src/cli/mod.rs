@@ -14,6 +14,7 @@
 mod args;
 mod commands;
 mod dashboard_start;
+mod piped;
 mod print_mode;
 mod resume;
 mod rewind;
@@ -65,6 +66,14 @@ struct Launch {
 pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     if cli.demo {
         return dashboard_start::run_demo();
+    }
+    // `-p PROMPT` or `-p` with the positional prompt: print mode; `None`: the dashboard.
+    let print_prompt = cli.print_prompt()?;
+    if cli.command.is_some() && (cli.prompt.is_some() || cli.print.is_some()) {
+        return Err(
+            "a prompt does not go with a subcommand; a prompt that is a subcommand's name goes after -p or --"
+                .to_string(),
+        );
     }
     let root = project_root(cli.cwd.as_deref())?;
     let overrides = Overrides {
@@ -156,8 +165,14 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     if cli.fork && !cli.continue_session && cli.resume.is_none() {
         return Err("--fork goes with --continue or --resume ID".to_string());
     }
-    if cli.prompt.is_some() && cli.resume.as_deref() == Some("") {
+    if print_prompt.is_some() && cli.resume.as_deref() == Some("") {
         return Err("headless --resume needs an ID; `rein sessions` lists them".to_string());
+    }
+    if cli.prompt.is_some() && cli.resume.as_deref() == Some("") {
+        return Err(
+            "a first prompt with --resume needs the session's ID (the picker would choose after it was sent); `rein sessions` lists them"
+                .to_string(),
+        );
     }
     // A base URL that cannot work is a configuration error: said before any session is
     // made (an empty one is the dashboard's first-run screen).
@@ -187,7 +202,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
         },
         resumed,
     };
-    match cli.prompt.clone() {
+    match print_prompt {
         Some(prompt) => print_mode::run(launch, &cli, prompt),
         None => dashboard_start::run_dashboard(launch, &cli),
     }

@@ -1,10 +1,9 @@
-//! Print mode (`rein -p PROMPT`): the prompt (from stdin for `-`, a custom command
-//! expanded), what the run starts with said on stderr, the model's window asked of its
+//! Print mode (`rein -p PROMPT`): the prompt (piped stdin added to it, or from stdin for
+//! `-` or none: [`super::piped`]; a custom command expanded), what the run starts with said on stderr, the model's window asked of its
 //! server in the background, the MCP servers waited for, then one headless run
 //! (`rein::headless`) whose exit code is the process's. A clearly small prompt goes before
 //! the window's answer (see `rein::agent::window`).
 
-use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,24 +31,25 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         commands,
         mode,
     } = guidance;
-    let prompt = if prompt == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
-        text
-    } else {
-        prompt
-    };
+    let cap = usize::try_from(config.attach_total_bytes.value).unwrap_or(usize::MAX);
+    let (prompt, piped) = super::piped::prompt_and_stdin(prompt, cap)?;
     if prompt.trim().is_empty() {
-        return Err("the prompt is empty".to_string());
+        return Err(
+            "the prompt is empty: give it after -p, on its own (rein -p \"PROMPT\"), or on standard input"
+                .to_string(),
+        );
     }
     for notice in &commands.notices {
         eprintln!("rein: warning: {notice}");
     }
-    // `/name args` of a custom command: its prompt, as the dashboard sends it.
-    let prompt = match commands.expand(&prompt) {
-        Some(expansion) => {
+    // `/init` and `/name args` of a custom command: their prompt, as the dashboard sends it.
+    use rein::app::commands::{init_prompt, parse, SlashCommand, INIT_FROM};
+    let prompt = match (parse(&prompt), commands.expand(&prompt)) {
+        (Some(SlashCommand::Init(notes)), _) => {
+            eprintln!("rein: /init expanded from {INIT_FROM}");
+            init_prompt(notes.as_deref())
+        }
+        (_, Some(expansion)) => {
             eprintln!(
                 "rein: /{} expanded from {}",
                 expansion.command.name, expansion.command.label
@@ -62,6 +62,10 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
             }
             expansion.text
         }
+        (_, None) => prompt,
+    };
+    let prompt = match piped {
+        Some(piped) => super::piped::with_piped(&prompt, &piped),
         None => prompt,
     };
     if let Some(warning) = sandbox.warning() {
@@ -118,33 +122,38 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
             eprintln!("rein: warning: {notice}");
         }
         let Some((manager, mut events)) = started else {
-            return Ok(None);
+            return Ok((None, Vec::new()));
         };
         // A signal while the servers start, before the run watches for one: their process
         // groups are killed, and rein stops as the run would.
-        let jsonl = matches!(cli.output_format, Format::Jsonl);
+        let mut states = Vec::new();
         let signal = tokio::select! {
-            () = wait_for_mcp(&mut events, &manager, jsonl) => None,
+            () = wait_for_mcp(&mut events, &manager, &mut states) => None,
             _ = tokio::signal::ctrl_c() => Some("SIGINT"),
             signal = rein::signals::termination() => Some(signal),
         };
         match signal {
-            None => Ok(Some(manager)),
+            None => Ok((Some(manager), states)),
             Some(signal) => {
                 manager.shutdown().await;
                 Err(signal)
             }
         }
     });
-    let mcp = match mcp {
+    let (mcp, mcp_states) = match mcp {
         Ok(mcp) => mcp,
         Err(signal) => {
             eprintln!("rein: stopped by {signal} while the MCP servers started");
-            let code = match signal {
-                "SIGINT" => 130,
-                other => rein::signals::exit_code(other),
-            };
-            return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+            let ending = headless::result::Ending::Signal(signal);
+            if cli.output_format != Format::Text {
+                let result = headless::result::Tally::new(session_id).result(&ending, None);
+                if let Ok(line) = serde_json::to_string(&result) {
+                    println!("{}", rein::sanitize::json_line(&line));
+                }
+            }
+            return Ok(ExitCode::from(
+                u8::try_from(ending.exit_code()).unwrap_or(1),
+            ));
         }
     };
     if let Some(manager) = &mcp {
@@ -154,11 +163,13 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         prompt,
         format: match cli.output_format {
             Format::Text => OutputFormat::Text,
+            Format::Json => OutputFormat::Json,
             Format::Jsonl => OutputFormat::Jsonl,
         },
         yes: cli.yes,
         prices: rein::dashboard::usage_prices(&config.prices),
         mode,
+        before: mcp_states,
     };
     let code = runtime.block_on(async {
         let code = headless::run_learning_window(agent_config, options, session, window).await;
@@ -177,11 +188,12 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
 
 /// Headless: wait until no server is starting any more (each has its own startup
 /// timeout), so the first request already offers their tools; say which are ready and
-/// which failed (on stderr; with `jsonl` also as `mcp_server` events on stdout).
+/// which failed (on stderr, and as `mcp_server` events into `states`, which the `jsonl`
+/// stream prints after its `init` event).
 pub(super) async fn wait_for_mcp(
     events: &mut tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
     manager: &rein::mcp::McpManager,
-    jsonl: bool,
+    states: &mut Vec<serde_json::Value>,
 ) {
     use rein::mcp::{McpEvent, ServerState};
     let starting =
@@ -230,8 +242,6 @@ pub(super) async fn wait_for_mcp(
             }
             _ => continue,
         }
-        if jsonl {
-            println!("{}", rein::sanitize::json_line(&line.to_string()));
-        }
+        states.push(line);
     }
 }

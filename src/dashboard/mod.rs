@@ -85,16 +85,28 @@ pub struct Sessions {
     pub current: Option<PathBuf>,
     /// Open the picker before the first frame (`rein --resume` without an id).
     pub pick_at_start: bool,
+    /// The current session holds a conversation worth resuming: a resumed one with
+    /// messages, or one where a turn started (a new conversation starts without).
+    pub resumable: bool,
     /// The server is still being asked for the window (`crate::agent::window`): an agent
     /// started on a resumed session meanwhile learns it too. `None` once it is known.
     pub window: Option<crate::agent::window::WindowWatch>,
+}
+
+/// How the dashboard ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ended {
+    /// The id of the session to name in the hint printed after the dashboard closes, when
+    /// it holds a conversation worth resuming.
+    pub resume: Option<String>,
 }
 
 /// Run the dashboard until the user quits. `agent` is `None` when no model is configured
 /// (the first-run screen explains how to set one); `sessions` is `None` when this dashboard
 /// does not record sessions (the demo, no model), and `/resume` then says so; `config` is
 /// the settings `/model` lists and resolves models with (`None` for the demo, which runs
-/// on its scripted model only).
+/// on its scripted model only). A prompt in `app.first_prompt` is submitted as the
+/// dashboard starts (held while the question about the project's hooks is open).
 pub async fn run(
     mut app: App,
     mut agent: Option<AgentHandle>,
@@ -105,7 +117,7 @@ pub async fn run(
         crate::mcp::McpManager,
         mpsc::UnboundedReceiver<crate::mcp::McpEvent>,
     )>,
-) -> io::Result<()> {
+) -> io::Result<Ended> {
     let mut terminal = enter()?;
     let (background, mut finished) = mpsc::unbounded_channel();
     let (mcp, mcp_events) = match mcp {
@@ -150,7 +162,13 @@ pub async fn run(
         agent.background.kill_all();
     }
     leave();
-    result
+    let resume = sessions
+        .as_ref()
+        .filter(|s| s.resumable)
+        .and_then(|s| s.current.as_deref())
+        .and_then(|path| path.file_stem())
+        .map(|id| id.to_string_lossy().into_owned());
+    result.map(|()| Ended { resume })
 }
 
 /// What carrying out effects needs besides the state.
@@ -307,6 +325,11 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
         if std::mem::take(&mut sessions.pick_at_start) {
             let listed = list_sessions(sessions);
             handle(app, listed, ctx)?;
+        }
+    }
+    if let Some(prompt) = app.first_prompt.take() {
+        if handle(app, AppEvent::Prompt(prompt), ctx)? {
+            return Ok(());
         }
     }
     let mut screen = Screen::new();
@@ -518,6 +541,12 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
     if let AppEvent::Agent(AgentEvent::SessionStarted { path, .. }) = &event {
         if let Some(sessions) = ctx.sessions.as_deref_mut() {
             sessions.current = Some(path.clone());
+            sessions.resumable = false;
+        }
+    }
+    if let AppEvent::Agent(AgentEvent::TurnStarted { .. }) = &event {
+        if let Some(sessions) = ctx.sessions.as_deref_mut() {
+            sessions.resumable = true;
         }
     }
     if let AppEvent::Agent(AgentEvent::ModelSwitched { name, window, .. }) = &event {
@@ -760,6 +789,7 @@ fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>,
         old.send(AgentCommand::Shutdown);
     }
     sessions.current = Some(loaded.path.clone());
+    sessions.resumable = loaded.message_count > 0;
     Ok(Box::new(loaded))
 }
 

@@ -12,7 +12,10 @@
 //! the directory a `.git` file points to are denied: the agent must never edit its own
 //! permission rules, a repository's history, or git config and hooks that run commands
 //! later. Writing a file that would make a folder a git repository of its own (`HEAD`,
-//! `config` or `objects/` beside the other two, `commondir`, `gitdir`) asks.
+//! `config` or `objects/` beside the other two, `commondir`, `gitdir`) asks, and so does
+//! writing an instruction file (`AGENTS.md`, `CLAUDE.md`, in any case), which every later
+//! session started there reads into the model's instructions (`/init` proposes one this
+//! way, for the user to approve).
 //! Reads are allowed anywhere except files matching the sensitive globs, which ask.
 //!
 //! rein's own folders ([`PathRules::with_rein_folders`]) are another user's business than
@@ -248,6 +251,17 @@ impl PathRules {
                 resolved,
             };
         }
+        if let Some(name) = instruction_file(&resolved) {
+            return PathVerdict {
+                action: RuleAction::Ask,
+                reason: format!(
+                    "{} is an instruction file: every later session here reads {name} into \
+                     the model's instructions",
+                    resolved.display()
+                ),
+                resolved,
+            };
+        }
         if let Some(why) = makes_a_repository(&resolved) {
             return PathVerdict {
                 action: RuleAction::Ask,
@@ -320,6 +334,15 @@ fn starts_with_ignoring_case(path: &Path, prefix: &Path) -> bool {
                 .eq_ignore_ascii_case(&p.as_os_str().to_string_lossy())
         })
     })
+}
+
+/// The name of the instruction file `path` is (`AGENTS.md`, `CLAUDE.md`, compared without
+/// regard to case, as `crate::instructions` reads them on any filesystem), if it is one.
+fn instruction_file(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_str()?;
+    ["AGENTS.md", "CLAUDE.md"]
+        .into_iter()
+        .find(|known| name.eq_ignore_ascii_case(known))
 }
 
 /// Why writing `path` would turn a folder into a git repository git would act on:
@@ -465,6 +488,22 @@ mod tests {
         std::fs::write(root.join("z/config"), "[core]").unwrap();
         std::fs::write(root.join("z/HEAD"), "ref: refs/heads/main").unwrap();
         for path in ["e/HEAD", "f/objects/ab/cd", "z/notes.txt"] {
+            assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
+        }
+    }
+
+    /// An instruction file asks wherever it is: later sessions read it as instructions.
+    #[test]
+    fn writing_an_instruction_file_asks() {
+        let d = dirs();
+        let root = std::fs::canonicalize(d.project.path()).unwrap();
+        let r = rules(&root, d.home.path());
+        for path in ["AGENTS.md", "CLAUDE.md", "sub/dir/agents.md", "./Claude.MD"] {
+            let v = r.write(path);
+            assert_eq!(v.action, RuleAction::Ask, "{path}: {}", v.reason);
+            assert!(v.reason.contains("is an instruction file"), "{}", v.reason);
+        }
+        for path in ["AGENTS.md.bak", "docs/AGENTS.txt", "MY-AGENTS.md"] {
             assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
         }
     }

@@ -137,6 +137,7 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         } => rewind::preview(app, turn, what, preview),
         AppEvent::RewindForked { turn, message } => rewind::forked(app, turn, message),
         AppEvent::Diff(diff) => rewind::diff(app, diff),
+        AppEvent::Prompt(text) => send::first_prompt(app, text, now, &mut effects),
     }
     effects
 }
@@ -197,7 +198,7 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
                 .as_mut()
                 .map(|t| t.handle_key(&key, rows, &app.composer.textarea));
             if let Some(outcome) = outcome {
-                hooks::answer(app, outcome, effects);
+                hooks::answer(app, outcome, now, effects);
             }
         }
         (Layer::Hooks, Input::Mouse(mouse)) => {

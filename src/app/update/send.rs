@@ -1,8 +1,8 @@
 //! Enter in the input box: what the text becomes.
 //!
 //! [`submit`] takes the trimmed text: a slash command runs ([`super::slash`]); a custom
-//! command (`/review`, [`crate::custom_commands`]) sends its prompt, the history keeping
-//! what was typed; `!COMMAND` is the user's own command ([`super::modes`]); anything else
+//! command (`/review`, [`crate::custom_commands`]) or `/init` sends its prompt, the history
+//! keeping what was typed; `!COMMAND` is the user's own command ([`super::modes`]); anything else
 //! goes to the agent as a user message and into the history. While a turn runs the message
 //! is also kept in `composer.queued` (the agent queues it; the transcript shows it when its
 //! turn starts), and while a model switch is being resolved it is held back until the
@@ -28,6 +28,22 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
         .expand(text)
         .map(|e| (e.text, e.command.label.clone(), e.cut));
     let command = match (commands::parse(text), custom) {
+        // `/init` sends its prompt as a custom command does.
+        (Some(SlashCommand::Init(notes)), _) => {
+            if app.info.setup.is_some() {
+                app.hint = Some(SETUP_HINT.to_string());
+                return;
+            }
+            let typed = text.to_string();
+            let expanded = commands::init_prompt(notes.as_deref());
+            app.composer.sent_commands.push(SentCommand {
+                typed: typed.clone(),
+                expanded: expanded.clone(),
+                from: commands::INIT_FROM.to_string(),
+            });
+            send(app, &typed, expanded, now, effects);
+            return;
+        }
         // A built-in name never reaches here as custom: the loader skips it.
         (None | Some(SlashCommand::Unknown(_)), Some((expanded, from, cut))) => {
             if app.info.setup.is_some() {
@@ -63,6 +79,30 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     }
     let text = text.to_string();
     send(app, &text.clone(), text, now, effects);
+}
+
+/// The prompt given on the command line: submitted as if typed (a slash or custom command
+/// runs, `!` runs a command), or held in `first_prompt` while the question about the
+/// project's hooks is open ([`release_first_prompt`] sends it once answered).
+pub fn first_prompt(app: &mut App, text: String, now: Instant, effects: &mut Vec<Effect>) {
+    if app.hook_trust.as_ref().is_some_and(|t| t.open) {
+        app.first_prompt = Some(text);
+        return;
+    }
+    // What cannot be sent yet (no model configured) stays in the input box, said why.
+    crate::app::input::replace_text(
+        &mut app.composer.textarea,
+        &text,
+        crate::app::input::CursorAt::End,
+    );
+    submit(app, now, effects);
+}
+
+/// The question about the project's hooks was answered: the held first prompt goes now.
+pub fn release_first_prompt(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
+    if let Some(text) = app.first_prompt.take() {
+        first_prompt(app, text, now, effects);
+    }
 }
 
 /// Send `text` to the agent (or hold or queue it), `typed` going into the history.

@@ -38,6 +38,8 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
         }
         SlashCommand::Rewind => super::rewind::open(app, effects),
         SlashCommand::Diff => effects.push(Effect::ShowDiff),
+        // A prompt for the model: `super::send::submit` sends it, as a custom command's.
+        SlashCommand::Init(_) => {}
         SlashCommand::Resume => {
             if app.busy() {
                 app.hint = Some(crate::app::picker::busy_hint());

@@ -1992,3 +1992,138 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
     );
     tmux.quit_with_ctrl_c().await;
 }
+
+// ---- the command line as Claude Code users know it (issue 28) -----------------------------
+
+/// `command` run by a shell that says how it ended and stays, so the test reads what rein
+/// left on the terminal after it quit.
+fn in_a_shell(command: Vec<String>) -> Vec<String> {
+    let mut shell: Vec<String> = [
+        "sh",
+        "-c",
+        "\"$@\"; echo \"rein exited: $?\"; exec sleep 600",
+        "sh",
+    ]
+    .map(String::from)
+    .to_vec();
+    shell.extend(command);
+    shell
+}
+
+/// Ctrl-C on an idle dashboard run [`in_a_shell`]: the terminal once rein has gone.
+async fn quit_to_the_shell(tmux: &Tmux) -> String {
+    tmux.send("", &["C-c"]);
+    tmux.wait_for("rein to quit", |s| s.contains("rein exited: 0"))
+        .await
+}
+
+/// `rein "PROMPT"` opens the dashboard with the prompt sent; quitting prints how to resume
+/// the session on the terminal rein leaves (naming the project, since tmux started rein
+/// elsewhere). A session with nothing in it gets no such line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_on_the_command_line_is_sent_and_quitting_says_how_to_resume() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("The parser reads tokens one by one.")])
+        .await
+        .unwrap();
+    let mut command = rein_command(home.path(), project.path(), &server.base_url());
+    command.push("explain the parser".into());
+    let tmux = Tmux::start(&in_a_shell(command), 120, 40);
+    tmux.wait_for("the prompt and its answer", |s| {
+        s.contains("explain the parser")
+            && s.contains("The parser reads tokens one by one.")
+            && s.contains("● ready")
+    })
+    .await;
+    let first = server.requests()[0].to_string();
+    assert!(first.contains("explain the parser"), "{first}");
+    let screen = quit_to_the_shell(&tmux).await;
+    let sessions: Vec<String> = std::fs::read_dir(home.path().join("rein-home/sessions"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".jsonl").map(str::to_string)
+        })
+        .collect();
+    let [id] = sessions.as_slice() else {
+        panic!("one session expected: {sessions:?}")
+    };
+    let project_dir = project.path().canonicalize().unwrap();
+    assert!(
+        screen.contains(&format!(
+            "Resume this session with: rein --resume {id} --cwd {}",
+            project_dir.display()
+        )),
+        "{screen}"
+    );
+    drop(tmux);
+
+    // Opened and left at once: nothing worth resuming, nothing said.
+    let tmux = Tmux::start(
+        &in_a_shell(rein_command(
+            home.path(),
+            project.path(),
+            &server.base_url(),
+        )),
+        120,
+        40,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    let screen = quit_to_the_shell(&tmux).await;
+    assert!(!screen.contains("Resume this session"), "{screen}");
+}
+
+/// `/init`: the model reads the project, proposes AGENTS.md through write_file, and the
+/// approval modal asks (an instruction file, though inside the project); approved, it is
+/// written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_proposes_an_agents_md_for_approval() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("Makefile"), "test:\n\tcargo test\n").unwrap();
+    let content = "# AGENTS.md\n\n- Run the tests with `make test`.\n";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "cat Makefile"}).to_string())]),
+        Reply::tool_calls(&[(
+            "write_file",
+            &json!({"path": "AGENTS.md", "content": content}).to_string(),
+        )]),
+        Reply::text("Wrote AGENTS.md: the test command."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("/init", &["Enter"]);
+    let screen = tmux
+        .wait_for("the approval of AGENTS.md", |s| {
+            s.contains("AGENTS.md") && s.contains("allow once")
+        })
+        .await;
+    assert!(screen.contains("is an instruction file"), "{screen}");
+    assert!(!project.path().join("AGENTS.md").exists(), "{screen}");
+    let first = server.requests()[0].to_string();
+    assert!(first.contains("Write a first AGENTS.md"), "{first}");
+    tmux.send("y", &[]);
+    let screen = tmux
+        .wait_for("the end of the turn", |s| {
+            s.contains("Wrote AGENTS.md: the test command.") && s.contains("● ready")
+        })
+        .await;
+    assert!(
+        screen.contains("expanded from rein's /init prompt"),
+        "{screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("AGENTS.md")).unwrap(),
+        content
+    );
+    tmux.quit_with_ctrl_c().await;
+}

@@ -756,7 +756,7 @@ fn slash_opens_the_list_of_built_in_commands() {
     let clock = Clock::new();
     let app = typing_app(rein::custom_commands::CommandSet::empty(), "/", clock.now());
     let screen = snapshot("slash_list_built_ins_80x24", &app, 80, 24, clock.now());
-    assert!(screen.contains("commands (18)"), "{screen}");
+    assert!(screen.contains("commands (19)"), "{screen}");
     assert!(screen.contains("/model [NAME]"), "{screen}");
     assert!(
         screen.contains("Tab complete"),
@@ -777,7 +777,7 @@ fn the_slash_list_narrows_as_the_user_types() {
         clock.now(),
     );
     let screen = snapshot("slash_list_filtered_80x24", &app, 80, 24, clock.now());
-    assert!(screen.contains("commands (3 of 18)"), "{screen}");
+    assert!(screen.contains("commands (3 of 19)"), "{screen}");
     assert!(!screen.contains("/help"), "{screen}");
 }
 

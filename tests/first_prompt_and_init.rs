@@ -227,3 +227,34 @@ async fn init_reaches_the_model_and_its_agents_md_waits_for_approval() {
         content
     );
 }
+
+#[test]
+fn a_command_line_prompt_waits_for_the_mcp_servers_to_start() {
+    use rein::mcp::{McpEvent, ServerState};
+    let mut s = Script::with(app());
+    s.app.mcp_servers = vec![
+        ("github".into(), ServerState::Starting),
+        ("time".into(), ServerState::Starting),
+        ("off".into(), ServerState::Disabled),
+    ];
+    assert!(s.at(AppEvent::Prompt("list my issues".into())).is_empty());
+    assert!(s.app.hint.as_deref().unwrap().contains("MCP servers"));
+    let state = |name: &str, state| {
+        AppEvent::Mcp(McpEvent::ServerState {
+            name: name.into(),
+            state,
+        })
+    };
+    assert!(sent(&s.at(state("github", ServerState::Ready { tools: 3 }))).is_empty());
+    // The last one up (or failed): the prompt goes, and the hint is gone.
+    let effects = s.at(state(
+        "time",
+        ServerState::Failed {
+            reason: "exited".into(),
+            stderr: Vec::new(),
+        },
+    ));
+    assert_eq!(sent(&effects), ["list my issues"]);
+    assert_eq!(s.app.hint, None);
+    assert!(sent(&s.at(state("github", ServerState::Starting))).is_empty());
+}

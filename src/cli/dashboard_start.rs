@@ -100,6 +100,10 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
             Some((manager, events)) => (Some(manager), Some(events)),
             None => (None, None),
         };
+        // As listed, before they start: a first prompt waits for those starting.
+        if let Some(manager) = &mcp_manager {
+            app.mcp_servers = manager.states();
+        }
         let (agent, sessions) = match agent_config(
             &config,
             root.clone(),

@@ -51,7 +51,15 @@ pub(super) fn prompt_and_stdin(
     if terminal || prompt.trim().is_empty() {
         return Ok((prompt, None));
     }
-    match read(Some(FIRST_BYTE_WAIT))? {
+    let piped = match read(Some(FIRST_BYTE_WAIT)) {
+        Ok(piped) => piped,
+        // The prompt is there: an unreadable stdin (a closed descriptor) is only said.
+        Err(e) => {
+            eprintln!("rein: warning: {e}; going on without it");
+            return Ok((prompt, None));
+        }
+    };
+    match piped {
         None => {
             eprintln!(
                 "rein: warning: standard input is a pipe that said nothing for {} s; going on without it (give </dev/null to skip the wait)",

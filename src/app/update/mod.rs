@@ -125,7 +125,10 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
             app.custom_commands = commands;
         }
         AppEvent::Focus(focused) => app.focused = Some(focused),
-        AppEvent::Mcp(event) => mcp::event(app, event),
+        AppEvent::Mcp(event) => {
+            mcp::event(app, event);
+            send::release_first_prompt(app, now, &mut effects);
+        }
         AppEvent::HistoryLoaded(earlier) => app.composer.earlier_inputs(earlier),
         AppEvent::Edited(result) => editor::edited(app, result),
         AppEvent::ResultRead { id, at, text } => result_read(app, &id, &at, text),

@@ -83,11 +83,22 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
 
 /// The prompt given on the command line: submitted as if typed (a slash or custom command
 /// runs, `!` runs a command), or held in `first_prompt` while the question about the
-/// project's hooks is open ([`release_first_prompt`] sends it once answered).
+/// project's hooks is open or an MCP server is starting, so its first turn has their
+/// tools ([`release_first_prompt`] tries again when either changes).
 pub fn first_prompt(app: &mut App, text: String, now: Instant, effects: &mut Vec<Effect>) {
-    if app.hook_trust.as_ref().is_some_and(|t| t.open) {
+    let starting = app
+        .mcp_servers
+        .iter()
+        .any(|(_, state)| *state == crate::mcp::ServerState::Starting);
+    if app.hook_trust.as_ref().is_some_and(|t| t.open) || starting {
+        if starting {
+            app.hint = Some(FIRST_PROMPT_WAITS.to_string());
+        }
         app.first_prompt = Some(text);
         return;
+    }
+    if app.hint.as_deref() == Some(FIRST_PROMPT_WAITS) {
+        app.hint = None;
     }
     // What cannot be sent yet (no model configured) stays in the input box, said why.
     crate::app::input::replace_text(
@@ -98,7 +109,11 @@ pub fn first_prompt(app: &mut App, text: String, now: Instant, effects: &mut Vec
     submit(app, now, effects);
 }
 
-/// The question about the project's hooks was answered: the held first prompt goes now.
+/// The hint while the first prompt waits for the MCP servers.
+pub const FIRST_PROMPT_WAITS: &str = "your prompt goes once the MCP servers have started";
+
+/// The question about the project's hooks was answered, or an MCP server's state changed:
+/// the held first prompt goes, unless it must still wait.
 pub fn release_first_prompt(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     if let Some(text) = app.first_prompt.take() {
         first_prompt(app, text, now, effects);

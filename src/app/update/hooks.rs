@@ -38,13 +38,7 @@ pub fn ask_again(app: &mut App) {
 }
 
 /// The user answered the question about the project's hooks.
-/// A first prompt held for the answer goes once the question closes.
-pub fn answer(
-    app: &mut App,
-    outcome: HookTrustOutcome,
-    now: std::time::Instant,
-    effects: &mut Vec<Effect>,
-) {
+pub fn answer(app: &mut App, outcome: HookTrustOutcome, effects: &mut Vec<Effect>) {
     match outcome {
         HookTrustOutcome::Stay => {}
         HookTrustOutcome::Allow => {
@@ -68,9 +62,6 @@ pub fn answer(
                 effects.push(Effect::HooksAnswered);
             }
         }
-    }
-    if outcome != HookTrustOutcome::Stay {
-        super::send::release_first_prompt(app, now, effects);
     }
 }
 

@@ -39,6 +39,7 @@ use crate::app::commands::SlashCommand;
 use crate::app::context_view;
 use crate::app::event::{AppEvent, Effect};
 use crate::app::history_search::{HistorySearch, SearchOutcome};
+use crate::app::hook_trust::HookTrustOutcome;
 use crate::app::keymap::{keymap, Action};
 use crate::app::layer::Layer;
 use crate::app::model_picker::{ModelPicker, ModelPickerOutcome};
@@ -201,7 +202,11 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
                 .as_mut()
                 .map(|t| t.handle_key(&key, rows, &app.composer.textarea));
             if let Some(outcome) = outcome {
-                hooks::answer(app, outcome, now, effects);
+                hooks::answer(app, outcome, effects);
+                // A first prompt held for the answer goes once the question closes.
+                if outcome != HookTrustOutcome::Stay {
+                    send::release_first_prompt(app, now, effects);
+                }
             }
         }
         (Layer::Hooks, Input::Mouse(mouse)) => {

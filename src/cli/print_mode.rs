@@ -1,8 +1,9 @@
 //! Print mode (`rein -p PROMPT`): the prompt (piped stdin added to it, or from stdin for
-//! `-` or none: [`super::piped`]; a custom command expanded), what the run starts with said on stderr, the model's window asked of its
-//! server in the background, the MCP servers waited for, then one headless run
-//! (`rein::headless`) whose exit code is the process's. A clearly small prompt goes before
-//! the window's answer (see `rein::agent::window`).
+//! `-` or none: [`super::piped`]; `/init` or a custom command expanded), what the run
+//! starts with said on stderr, the model's window asked of its server in the background,
+//! the MCP servers waited for, then one headless run (`rein::headless`) whose exit code is
+//! the process's. A clearly small prompt goes before the window's answer (see
+//! `rein::agent::window`).
 
 use std::process::ExitCode;
 use std::sync::Arc;

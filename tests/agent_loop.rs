@@ -846,15 +846,27 @@ async fn a_message_sent_while_a_tool_runs_reaches_the_model_with_its_result() {
     ])
     .await
     .unwrap();
+    std::fs::write(dir.path().join("lint.md"), "lint rule: no tabs\n").unwrap();
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     let events = turn_sending_while_a_tool_runs(
         &mut handle,
         "build it",
-        vec![AgentCommand::UserMessage("then run the linter".into())],
+        vec![AgentCommand::UserMessage(
+            "then run the linter, see @lint.md".into(),
+        )],
     )
     .await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
-    assert_eq!(delivered(&events), ["then run the linter"]);
+    assert_eq!(delivered(&events), ["then run the linter, see @lint.md"]);
+    // The file it mentions goes with it, and the front end hears so right after.
+    let delivered_at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::MessageDelivered { .. }))
+        .unwrap();
+    assert!(
+        matches!(&events[delivered_at + 1], AgentEvent::Attached { paths } if paths == &["lint.md"]),
+        "{events:?}"
+    );
     // Delivered before the second request, in the same turn: no turn of its own.
     let at = |want: &dyn Fn(&AgentEvent) -> bool| events.iter().position(want).unwrap();
     assert!(
@@ -881,12 +893,13 @@ async fn a_message_sent_while_a_tool_runs_reaches_the_model_with_its_result() {
         .expect("the note");
     assert!(result_at < note_at, "{text}");
     assert!(
-        text.ends_with(&format!(
-            "{}\nthen run the linter",
+        text.contains(&format!(
+            "{}\nthen run the linter, see @lint.md",
             rein::context::reminder::USER_WROTE
         )),
         "{text}"
     );
+    assert!(text.contains("lint rule: no tabs"), "{text}");
     assert!(
         !messages
             .iter()

@@ -26,7 +26,8 @@ pub enum AgentEvent {
     /// it. Messages that no step took start the next turn instead ([`AgentEvent::TurnStarted`]).
     MessageDelivered { text: String },
     /// The files the turn's user message mentioned and carries for the model (right after
-    /// [`AgentEvent::TurnStarted`]), by path as mentioned; only when there are some.
+    /// [`AgentEvent::TurnStarted`], or after [`AgentEvent::MessageDelivered`] for a message
+    /// taken mid-turn), by path as mentioned; only when there are some.
     Attached { paths: Vec<String> },
     /// A model request is about to be sent (step counts from 1 within the turn).
     RequestStarted { step: u32 },

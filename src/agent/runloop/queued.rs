@@ -8,7 +8,8 @@
 //! (an `Entry::Reminder`), so each request still extends the previous one byte for byte and
 //! the order every server accepts holds (a user message right after a tool result is
 //! refused by some). Each goes through the user's UserPromptSubmit hooks first, as a turn's
-//! message does: one they block is not sent (the user is told why). The front end hears
+//! message does: one they block is not sent (the user is told why); the files it mentions
+//! (`@path`) follow it, as they follow a turn's message. The front end hears
 //! [`AgentEvent::MessageDelivered`] for each, and shows the message where the model got it.
 //! A step that does not end in a tool result (the first, one after a Stop hook or a
 //! compaction) leaves them queued; what no step takes starts the next turn.
@@ -31,6 +32,7 @@ impl Agent {
         }
         let mut sent = Vec::new();
         let mut shown = Vec::new();
+        let mut attached = Vec::new();
         for text in taken {
             let mut with_context = text.clone();
             if let Some(said) = self.prompt_hooks(&text).await {
@@ -49,7 +51,14 @@ impl Agent {
                     ));
                 }
             }
+            // The files it mentions ride with it, as with a turn's message.
+            let files = self.attach_mentions(&text).await;
+            for file in &files.files {
+                with_context.push_str("\n\n");
+                with_context.push_str(&file.text);
+            }
             sent.push(self.fit_user_message(with_context));
+            attached.push(files);
             shown.push(text);
         }
         if sent.is_empty() {
@@ -61,8 +70,15 @@ impl Agent {
         let text = with_user_messages(last.reminder(), &sent);
         if last.set_reminder(text.clone()) {
             self.record(Entry::Reminder { text });
-            for text in shown {
+            for (text, files) in shown.into_iter().zip(attached) {
                 self.emit(AgentEvent::MessageDelivered { text });
+                let paths: Vec<String> = files.files.into_iter().map(|a| a.path).collect();
+                if !paths.is_empty() {
+                    self.emit(AgentEvent::Attached { paths });
+                }
+                for message in files.notices {
+                    self.emit(AgentEvent::Notice { message });
+                }
             }
         }
     }

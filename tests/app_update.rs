@@ -1044,10 +1044,14 @@ fn slash_commands_run_and_unknown_ones_only_hint() {
     let mut s = Script::with(app());
     let effects = s.send("/help");
     assert!(effects.is_empty());
-    let help = match s.cells() {
-        [Cell::Notice(n)] if n.kind == NoticeKind::Info => n.text.clone(),
-        other => panic!("{other:?}"),
-    };
+    assert!(s.cells().is_empty(), "the help is a layer, not a notice");
+    let help = s
+        .app
+        .help
+        .as_ref()
+        .expect("the help is open")
+        .lines
+        .join("\n");
     for needle in [
         "/clear",
         "/todos",
@@ -1063,6 +1067,8 @@ fn slash_commands_run_and_unknown_ones_only_hint() {
         assert!(help.contains(needle), "{needle} not in {help}");
     }
     assert_eq!(s.app.composer.history, ["/help"]);
+    s.plain(KeyCode::Esc);
+    assert!(s.app.help.is_none());
 
     assert!(s.app.show_todos);
     assert!(s.send("/todos").is_empty());
@@ -1131,12 +1137,12 @@ fn ctrl_c_and_esc_interrupt_a_running_turn() {
     s.turn("long job");
     assert!(is_interrupt(&s.ctrl('c')));
     assert_eq!(s.app.last_ctrl_c, Some(s.now));
-    s.advance(Duration::from_secs(2));
+    s.advance(Duration::from_secs(3));
     assert!(
         is_interrupt(&s.ctrl('c')),
-        "a second later it interrupts again"
+        "three seconds later it interrupts again"
     );
-    s.advance(Duration::from_secs(2));
+    s.advance(Duration::from_secs(3));
     assert!(is_interrupt(&s.plain(KeyCode::Esc)));
     assert!(is_interrupt(&s.plain(KeyCode::Esc)), "Esc never quits");
     s.end_turn(TurnOutcome::Interrupted);
@@ -1144,19 +1150,25 @@ fn ctrl_c_and_esc_interrupt_a_running_turn() {
 }
 
 #[test]
-fn a_second_ctrl_c_within_a_second_quits() {
+fn a_second_ctrl_c_within_two_seconds_quits() {
     let mut s = Script::with(app());
     s.turn("long job");
     assert!(is_interrupt(&s.ctrl('c')));
     assert_eq!(s.app.hint.as_deref(), Some("press Ctrl-C again to quit"));
-    s.advance(Duration::from_millis(900));
+    s.advance(Duration::from_millis(1900));
     assert!(is_quit(&s.ctrl('c')));
 }
 
 #[test]
-fn ctrl_c_when_idle_clears_the_input_then_quits() {
+fn ctrl_c_when_idle_clears_the_input_then_asks_for_a_second_press() {
     let mut s = Script::with(app());
-    assert!(is_quit(&s.ctrl('c')), "empty input: quit at once");
+    assert!(
+        s.ctrl('c').is_empty(),
+        "empty input: the first press only warns"
+    );
+    assert_eq!(s.app.hint.as_deref(), Some("press Ctrl-C again to quit"));
+    s.advance(Duration::from_millis(1500));
+    assert!(is_quit(&s.ctrl('c')), "the second within the window quits");
 
     let mut s = Script::with(app());
     s.type_text("half a thought");
@@ -1165,13 +1177,45 @@ fn ctrl_c_when_idle_clears_the_input_then_quits() {
     s.advance(Duration::from_millis(500));
     assert!(is_quit(&s.ctrl('c')));
 
+    // The hint goes when its time is up (a tick), and the next press starts over.
     let mut s = Script::with(app());
-    s.type_text("again");
     s.ctrl('c');
-    s.advance(Duration::from_secs(5));
+    s.advance(Duration::from_millis(1500));
+    s.at(AppEvent::Tick(s.now));
+    assert_eq!(s.app.hint.as_deref(), Some("press Ctrl-C again to quit"));
+    s.advance(Duration::from_secs(1));
     s.at(AppEvent::Tick(s.now));
     assert_eq!(s.app.hint, None, "the hint expires");
-    assert!(is_quit(&s.ctrl('c')), "still quits: the input is empty");
+    assert_eq!(s.app.last_ctrl_c, None, "and no tick is needed any more");
+    assert!(s.ctrl('c').is_empty(), "a first press again");
+    assert!(is_quit(&s.ctrl('c')));
+
+    // Any other key takes the hint back: the next Ctrl-C is a first press.
+    let mut s = Script::with(app());
+    s.ctrl('c');
+    s.plain(KeyCode::PageUp);
+    assert_eq!(s.app.hint, None);
+    assert!(s.ctrl('c').is_empty(), "not a quit");
+    s.type_text("x");
+    assert!(s.ctrl('c').is_empty(), "clears the input, does not quit");
+    assert_eq!(s.input(), "");
+}
+
+#[test]
+fn ctrl_d_quits_on_an_empty_input_and_deletes_forward_otherwise() {
+    let mut s = Script::with(app());
+    s.type_text("abc");
+    s.plain(KeyCode::Home);
+    assert!(s.ctrl('d').is_empty());
+    assert_eq!(
+        s.input(),
+        "bc",
+        "with text: delete the character under the cursor"
+    );
+    s.ctrl('d');
+    s.ctrl('d');
+    assert_eq!(s.input(), "");
+    assert!(is_quit(&s.ctrl('d')), "empty: quit at once");
 }
 
 #[test]
@@ -1649,7 +1693,7 @@ fn a_custom_command_sends_its_prompt_and_the_transcript_shows_what_was_typed() {
 fn help_lists_the_custom_commands_with_their_hints_and_files() {
     let (_dir, mut s) = app_with_commands();
     s.plain(KeyCode::F(1));
-    let (_, text) = s.notices().pop().expect("help");
+    let text = s.app.help.as_ref().expect("help").lines.join("\n") + "\n";
     assert!(text.contains("Custom commands\n"), "{text}");
     assert!(
         text.contains(
@@ -1743,6 +1787,7 @@ fn sent_inputs_are_saved_when_the_history_file_is_on() {
     // Off (the demo, `ui.input_history = false`): nothing to save.
     let effects = s.send("/help");
     assert!(!effects.iter().any(|e| matches!(e, Effect::SaveInput(_))));
+    s.plain(KeyCode::Esc);
     s.app.input_history = Some("/data/history.jsonl".into());
     let saved = |effects: &[Effect]| -> Vec<String> {
         effects

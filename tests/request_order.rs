@@ -1,6 +1,6 @@
 //! Order validity as a property: random sessions of turns, tool calls, denials, failed
 //! requests, interrupts (while streaming and while a command runs), step limits, queued
-//! messages, subagent tasks, `/compact`, `/clear` and resumes from the session file never
+//! messages (for the next turn, and taken mid-turn with a tool result), subagent tasks, `/compact`, `/clear` and resumes from the session file never
 //! produce a request that breaks the rules of `rein::conversation::order` (the system
 //! message, then user and assistant alternating, each call's result right after it, in
 //! order, and never a user message after a tool result).
@@ -43,6 +43,8 @@ enum Op {
     StepLimit,
     /// Two messages sent at once: the second waits for the first turn.
     Queued,
+    /// A message sent while a command runs: the next step takes it with the result.
+    QueuedMidTurn,
     /// A `task` call: a subagent answers.
     Task,
     /// `/compact`.
@@ -53,7 +55,7 @@ enum Op {
     Resume,
 }
 
-const OPS: [Op; 13] = [
+const OPS: [Op; 14] = [
     Op::Text,
     Op::Tools(1),
     Op::Tools(3),
@@ -64,6 +66,7 @@ const OPS: [Op; 13] = [
     Op::InterruptCommand,
     Op::StepLimit,
     Op::Queued,
+    Op::QueuedMidTurn,
     Op::Task,
     Op::Compact,
     Op::Resume,
@@ -206,6 +209,17 @@ async fn session(seed: u64, steps: usize, project: &Path, data: &Path) -> (Vec<O
                 handle.send(AgentCommand::UserMessage("one".into()));
                 handle.send(AgentCommand::UserMessage("two".into()));
                 finish(&mut handle).await;
+                finish(&mut handle).await;
+            }
+            Op::QueuedMidTurn => {
+                server.push(calls(&[bash("sleep 0.3; echo waited")]));
+                server.push(Reply::text("noted, and done"));
+                handle.send(AgentCommand::UserMessage("run the slow one".into()));
+                events_until(&mut handle, |e| {
+                    matches!(e, AgentEvent::ToolCallStarted { .. })
+                })
+                .await;
+                handle.send(AgentCommand::UserMessage("mind the note".into()));
                 finish(&mut handle).await;
             }
             Op::Task => {

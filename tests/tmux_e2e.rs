@@ -88,14 +88,40 @@ impl Tmux {
         }
     }
 
-    /// Ctrl-C on an idle dashboard with an empty input: rein must quit within 5 s.
+    /// Ctrl-C twice on an idle dashboard with an empty input (the first only says how to
+    /// quit): rein must quit within 5 s.
     async fn quit_with_ctrl_c(&self) {
+        self.send("", &["C-c"]);
+        self.wait_for("the hint of the first Ctrl-C", |s| {
+            s.contains("press Ctrl-C again to quit")
+        })
+        .await;
+        assert!(self.alive(), "one Ctrl-C quit");
         self.send("", &["C-c"]);
         let deadline = Instant::now() + Duration::from_secs(5);
         while self.alive() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert!(!self.alive(), "rein did not quit on Ctrl-C");
+    }
+
+    /// Paste `text` as a terminal pastes into an application that asks for bracketed
+    /// pastes (tmux's `paste-buffer -p`).
+    fn paste(&self, dir: &Path, text: &str) {
+        let buffer = dir.join("paste.txt");
+        std::fs::write(&buffer, text).unwrap();
+        let name = format!("{}-paste", self.name);
+        let load = Command::new("tmux")
+            .args(["load-buffer", "-b", &name])
+            .arg(&buffer)
+            .status()
+            .unwrap();
+        assert!(load.success());
+        let paste = Command::new("tmux")
+            .args(["paste-buffer", "-p", "-d", "-b", &name, "-t", &self.name])
+            .status()
+            .unwrap();
+        assert!(paste.success());
     }
 
     fn alive(&self) -> bool {
@@ -896,24 +922,29 @@ composer = [{ on = "ctrl-e", action = "history_search" }]
         "{screen}"
     );
     tmux.send("", &["F5"]);
-    // The end of the help: the search's keys.
-    tmux.wait_for("the help", |s| s.contains("older match"))
-        .await;
-    // Its start: the main screen's keys, as the keymap has them now.
+    // The help opens over the screen at its start: the commands.
+    tmux.wait_for("the help", |s| {
+        s.contains("Commands") && s.contains("╭ Help")
+    })
+    .await;
+    // A row of the help, inside the box's borders: the keys, then what they do.
     let help_line = |s: &str, key: &str, desc: &str| {
-        s.lines()
-            .any(|l| l.trim_start().starts_with(key) && l.trim_end().ends_with(desc))
+        s.lines().any(|l| {
+            l.split('│')
+                .any(|part| part.trim_start().starts_with(key) && part.trim_end().ends_with(desc))
+        })
     };
-    // Page up to its top, keeping every screen on the way.
-    let mut seen = String::new();
-    for _ in 0..10 {
-        tmux.send("", &["PPage"]);
+    // Page down to its end (the search's keys), keeping every screen on the way.
+    let mut seen = tmux.screen();
+    for _ in 0..20 {
+        tmux.send("", &["NPage"]);
         tokio::time::sleep(Duration::from_millis(150)).await;
         seen.push_str(&tmux.screen());
-        if seen.contains("Commands") {
+        if seen.contains("older match") {
             break;
         }
     }
+    assert!(seen.contains("older match"), "{seen}");
     assert!(
         help_line(&seen, "Ctrl-E", "search earlier inputs"),
         "{seen}"
@@ -921,6 +952,9 @@ composer = [{ on = "ctrl-e", action = "history_search" }]
     assert!(help_line(&seen, "F5", "show the help"), "{seen}");
     assert!(!help_line(&seen, "F1", "help"), "{seen}");
     // The new binding runs: Ctrl-E opens the history search.
+    tmux.send("", &["Escape"]);
+    tmux.wait_for("the help closed", |s| !s.contains("╭ Help"))
+        .await;
     tmux.send("", &["C-e"]);
     tmux.wait_for("the search", |s| s.contains("reverse-i-search"))
         .await;
@@ -1096,11 +1130,7 @@ async fn inputs_of_an_earlier_session_come_back_with_up_and_ctrl_r() {
     first
         .wait_for("a reply", |s| s.contains("Second answer."))
         .await;
-    first.send("", &["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while first.alive() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    first.quit_with_ctrl_c().await;
     // REIN_HOME holds the data folder too.
     let saved = std::fs::read_to_string(home.path().join("rein-home/history.jsonl"))
         .expect("a history file");
@@ -1993,6 +2023,142 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
     tmux.quit_with_ctrl_c().await;
 }
 
+/// The keys a Claude Code user types without thinking, in a real terminal: `\` then Enter
+/// for a new line, a 400-line paste folded into one placeholder and sent whole, F1's help
+/// over the screen, Ctrl-C's hint that goes by itself, and Ctrl-D on an empty input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn familiar_keys_in_a_real_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("Got two lines."),
+        Reply::text("Read the whole log."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("first line \\", &["Enter"]);
+    tmux.send("second line", &[]);
+    tmux.wait_for("two lines in the input", |s| {
+        s.contains("│ first line ") && s.contains("│ second line")
+    })
+    .await;
+    assert!(server.requests().is_empty(), "the backslash's Enter sent");
+    tmux.send("", &["Enter"]);
+    tmux.wait_for("the reply", |s| s.contains("Got two lines."))
+        .await;
+    let first = server.requests()[0].to_string();
+    assert!(first.contains("first line \\nsecond line"), "{first:.2000}");
+
+    let log: Vec<String> = (1..=400).map(|i| format!("row {i} of the log")).collect();
+    tmux.paste(home.path(), &log.join("\n"));
+    let screen = tmux
+        .wait_for("the placeholder", |s| {
+            s.contains("[Pasted text #1 +400 lines]")
+        })
+        .await;
+    assert!(!screen.contains("row 2 of the log"), "{screen}");
+    // Keys right behind a paste are taken as the rest of it (an Enter there is a new
+    // line): typing starts a moment later, as a person's would.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tmux.send(" what failed?", &["Enter"]);
+    let screen = tmux
+        .wait_for("the second reply", |s| s.contains("Read the whole log."))
+        .await;
+    assert!(
+        screen.contains("› [Pasted text #1 +400 lines] what failed?"),
+        "folded in the transcript too:\n{screen}"
+    );
+    let second = server.requests()[1].to_string();
+    assert!(
+        second.contains("row 1 of the log\\nrow 2 of the log")
+            && second.contains("row 400 of the log what failed?"),
+        "{second:.500}"
+    );
+
+    tmux.send("", &["F1"]);
+    tmux.wait_for("the help", |s| s.contains("Help") && s.contains("Commands"))
+        .await;
+    tmux.send("", &["Escape"]);
+    tmux.wait_for("the help closed", |s| !s.contains("Commands"))
+        .await;
+
+    // One Ctrl-C on the empty input only warns, and the warning goes by itself.
+    tmux.send("", &["C-c"]);
+    tmux.wait_for("the hint", |s| s.contains("press Ctrl-C again to quit"))
+        .await;
+    tmux.wait_for("the hint gone", |s| !s.contains("press Ctrl-C again"))
+        .await;
+    assert!(tmux.alive());
+    tmux.send("", &["C-d"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tmux.alive() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!tmux.alive(), "Ctrl-D on an empty input did not quit");
+}
+
+/// A message typed while a command runs: listed above the input, then taken by the model
+/// with the command's result in the same turn, and shown in the transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_message_shows_above_the_input_and_goes_with_the_result() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "bash",
+            &json!({"command": "sleep 3; echo slow done"}).to_string(),
+        )]),
+        Reply::text("Done, and I saw your note."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        100,
+        30,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("run the slow one", &["Enter"]);
+    tmux.wait_for("the approval modal", |s| s.contains("allow once"))
+        .await;
+    tmux.send("y", &[]);
+    tmux.wait_for("the command running", |s| s.contains("running bash"))
+        .await;
+    tmux.send("also mind the note", &["Enter"]);
+    let screen = tmux
+        .wait_for("the queue above the input", |s| {
+            s.contains("↳ also mind the note") && s.contains("1 message queued")
+        })
+        .await;
+    assert!(screen.contains("Esc interrupt"), "{screen}");
+    let screen = tmux
+        .wait_for("the reply and the turn's end", |s| {
+            s.contains("Done, and I saw your note.") && s.contains("● ready")
+        })
+        .await;
+    assert!(screen.contains("› also mind the note"), "{screen}");
+    assert!(!screen.contains("↳ also mind the note"), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one turn");
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool");
+    let text = last["content"].as_str().unwrap();
+    assert!(
+        text.contains("slow done") && text.ends_with("also mind the note"),
+        "{text}"
+    );
+    tmux.quit_with_ctrl_c().await;
+}
+
 // ---- the command line as Claude Code users know it (issue 28) -----------------------------
 
 /// `command` run by a shell that says how it ended and stays, so the test reads what rein
@@ -2010,8 +2176,11 @@ fn in_a_shell(command: Vec<String>) -> Vec<String> {
     shell
 }
 
-/// Ctrl-C on an idle dashboard run [`in_a_shell`]: the terminal once rein has gone.
+/// Ctrl-C twice on an idle dashboard run [`in_a_shell`]: the terminal once rein has gone.
 async fn quit_to_the_shell(tmux: &Tmux) -> String {
+    tmux.send("", &["C-c"]);
+    tmux.wait_for("the quit hint", |s| s.contains("again to quit"))
+        .await;
     tmux.send("", &["C-c"]);
     tmux.wait_for("rein to quit", |s| s.contains("rein exited: 0"))
         .await

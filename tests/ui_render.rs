@@ -221,8 +221,71 @@ fn input_with_queued_messages_and_a_hint() {
         since: clock.ago(4),
     };
     let screen = snapshot("input_queued_hint_80x16", &app, 80, 16, clock.now());
-    assert!(screen.contains("2 messages queued"));
+    assert!(screen.contains("2 messages queued · Alt-Up edits the last"));
+    assert!(screen.contains("  ↳ first\n  ↳ second\n┌"), "{screen}");
     assert!(screen.contains("Unknown command /foo"));
+}
+
+#[test]
+fn many_queued_messages_count_the_older_ones_and_show_pastes_folded() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    let log = (1..=50)
+        .map(|i| format!("log line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    app.composer.queued = vec![
+        "one".into(),
+        "two".into(),
+        "three\nwith a second line".into(),
+        format!("look: {log}"),
+    ];
+    app.composer.folded.push(rein::app::composer::Folded {
+        sent: format!("look: {log}"),
+        shown: "look: [Pasted text #1 +50 lines]".into(),
+    });
+    app.activity = Activity::Thinking {
+        since: clock.ago(2),
+    };
+    let screen = snapshot("input_queue_many_60x14", &app, 60, 14, clock.now());
+    assert!(
+        screen.contains("  … 2 more queued\n  ↳ three …\n  ↳ look: [Pasted text #1 +50 lines]\n"),
+        "{screen}"
+    );
+    assert!(!screen.contains("log line"), "{screen}");
+}
+
+#[test]
+fn the_help_layer_lists_keys_and_commands_over_the_dashboard() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    app.transcript.cells = vec![Cell::user("hello")];
+    update_at(
+        &mut app,
+        AppEvent::Resize {
+            width: 90,
+            height: 30,
+        },
+        clock.now(),
+    );
+    update_at(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::F(1), KeyModifiers::NONE)),
+        clock.now(),
+    );
+    let screen = snapshot("help_90x30", &app, 90, 30, clock.now());
+    assert!(screen.contains("Help"));
+    assert!(screen.contains("/help"), "{screen}");
+    assert!(screen.contains("Esc/q/F1/Ctrl-C close"), "{screen}");
+    assert!(screen.contains("more"), "it scrolls: {screen}");
+    // Scrolled to its end, the typing notes show.
+    update_at(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE)),
+        clock.now(),
+    );
+    let end = draw(&app, 90, 30, clock.now());
+    assert!(end.contains("then Enter starts a new line"), "{end}");
 }
 
 // ---- the gauge --------------------------------------------------------------------------
@@ -300,7 +363,7 @@ fn first_run_explains_how_to_set_a_model() {
          • for good: put `model = \"...\"` and `base_url = \"...\"` in ~/.config/rein/config.toml\n\
          • once:      rein --model NAME --base-url URL\n\n\
          Then start rein again. `rein config` shows what is set and where it came from.\n\
-         Ctrl-C quits."
+         Ctrl-D (or Ctrl-C twice) quits."
             .into(),
     );
     let app = App::new(info, 128_000);

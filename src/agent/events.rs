@@ -21,8 +21,13 @@ use crate::tools::write_todos::Todo;
 pub enum AgentEvent {
     /// A user turn began (the message is now part of the history).
     TurnStarted { text: String },
+    /// A message the user sent while the turn ran went to the model with this step's tool
+    /// results (it rides on the last one), before the next request: the turn goes on with
+    /// it. Messages that no step took start the next turn instead ([`AgentEvent::TurnStarted`]).
+    MessageDelivered { text: String },
     /// The files the turn's user message mentioned and carries for the model (right after
-    /// [`AgentEvent::TurnStarted`]), by path as mentioned; only when there are some.
+    /// [`AgentEvent::TurnStarted`], or after [`AgentEvent::MessageDelivered`] for a message
+    /// taken mid-turn), by path as mentioned; only when there are some.
     Attached { paths: Vec<String> },
     /// A model request is about to be sent (step counts from 1 within the turn).
     RequestStarted { step: u32 },
@@ -402,10 +407,18 @@ pub enum ApprovalDecision {
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentCommand {
-    /// A user message: starts a turn, or is queued until the running turn ends.
+    /// A user message: starts a turn, or, sent while one runs, is queued: the next step of
+    /// the turn takes it with its tool results ([`AgentEvent::MessageDelivered`]), or, when
+    /// no step comes, it starts the next turn.
     UserMessage(String),
-    /// Stop the running turn now: drop the request, kill running commands.
+    /// Stop the running turn now: drop the request, kill running commands. The messages and
+    /// `!COMMAND`s queued during the turn are dropped too (the dashboard puts them back in
+    /// the input); nothing queued starts a turn by itself after an interrupt.
     Interrupt,
+    /// Take back what was sent during the turn and is still queued (Alt-Up): the last
+    /// queued message with this text, or, with `command`, the last queued `!COMMAND` of
+    /// this command. Nothing happens when it is not queued (any more).
+    Withdraw { text: String, command: bool },
     /// The answer to `ApprovalNeeded { id, .. }`, the main agent's or a subagent's. An
     /// answer to a request that is no longer open (its turn was interrupted) is dropped.
     Approval {
@@ -505,6 +518,7 @@ impl AgentEvent {
         match self {
             AgentEvent::SessionStarted { .. }
             | AgentEvent::TurnStarted { .. }
+            | AgentEvent::MessageDelivered { .. }
             | AgentEvent::Attached { .. }
             | AgentEvent::RequestStarted { .. }
             | AgentEvent::Usage(_)

@@ -2,8 +2,10 @@
 //!
 //! Every await that may take long (a model reply, a running tool or subagent, an approval)
 //! goes through the [`Inbox`]: an interrupt drops the awaited future at once (which drops
-//! the HTTP request or kills the command's process group), user messages and other
-//! requests are queued for after the turn, and an approval answer (a command naming the
+//! the HTTP request or kills the command's process group) and the messages queued during
+//! the turn, user messages and other requests are queued (the turn's next step takes the
+//! messages at the front, `super::runloop`; the rest wait for its end), a withdrawn one
+//! leaves the queue, and an approval answer (a command naming the
 //! request's id) reaches the request it names: the main agent's, which the inbox itself
 //! waits for, or a running subagent's, passed on through the one-shot channel the subagent
 //! registered in [`OpenApprovals`] (the channel stays inside the agent). While the server
@@ -200,10 +202,47 @@ impl Inbox {
                     self.shutdown = true;
                     return;
                 }
-                Ok(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => {}
+                Ok(AgentCommand::Withdraw { text, command }) => self.withdraw(&text, command),
+                // The front end saw a turn running: what it queued goes back to its user.
+                Ok(AgentCommand::Interrupt) => self.drop_sent(),
+                Ok(AgentCommand::Approval { .. }) => {}
                 Err(mpsc::error::TryRecvError::Empty) => return,
             }
         }
+    }
+
+    /// The messages and `!COMMAND`s the user sent during the turn, dropped on an
+    /// interrupt: none of them starts a turn by itself (the dashboard puts them back in
+    /// the input).
+    fn drop_sent(&mut self) {
+        self.queued
+            .retain(|q| !matches!(q, Queued::Message(_) | Queued::Command(_)));
+    }
+
+    /// Take the last queued message with this text (or `!COMMAND` of this command) out of
+    /// the queue, if it is still there.
+    fn withdraw(&mut self, text: &str, command: bool) {
+        let found = self.queued.iter().rposition(|q| match q {
+            Queued::Message(m) => !command && m == text,
+            Queued::Command(c) => command && c == text,
+            _ => false,
+        });
+        if let Some(i) = found {
+            self.queued.remove(i);
+        }
+    }
+
+    /// The messages at the front of the queue (none when something else comes first, a
+    /// `!COMMAND` or a `/compact`, which must keep its place): what the turn's next step
+    /// takes.
+    pub(crate) fn take_messages(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(Queued::Message(_)) = self.queued.front() {
+            if let Some(Queued::Message(text)) = self.queued.pop_front() {
+                out.push(text);
+            }
+        }
+        out
     }
 
     /// Handle a command that arrived mid-turn; true when the turn must stop.
@@ -213,7 +252,14 @@ impl Inbox {
                 self.shutdown = true;
                 true
             }
-            Some(AgentCommand::Interrupt) => true,
+            Some(AgentCommand::Interrupt) => {
+                self.drop_sent();
+                true
+            }
+            Some(AgentCommand::Withdraw { text, command }) => {
+                self.withdraw(&text, command);
+                false
+            }
             Some(AgentCommand::UserMessage(text)) => {
                 self.queued.push_back(Queued::Message(text));
                 false

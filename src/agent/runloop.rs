@@ -3,14 +3,16 @@
 //! surrounds it is the main agent's own, each part in its file below: starting a
 //! conversation (`start`), the tools offered (`offered_tools`), fitting the context
 //! (`fit`), the reminder (`reminders`), streaming the text to the front end (`deltas`),
-//! running the reply's tool calls (`tool_calls`), recording (`recording`), the user's own
+//! running the reply's tool calls (`tool_calls`), the messages the user sent meanwhile
+//! (`queued`), recording (`recording`), the user's own
 //! commands (`user_command`), model switches (`switch`) and the window still being asked
 //! of the server (`window`). Here: the loops, and the interrupted and failed outcomes.
 //!
 //! Every await that may take long (a model reply, a running tool or subagent, an approval)
 //! goes through the [`Inbox`], which watches the command channel meanwhile: an interrupt
 //! drops the awaited future at once (which drops the HTTP request or kills the command's
-//! process group), user messages are queued for after the turn. Consecutive `task` calls of
+//! process group), user messages are queued: the next step takes them with its tool results
+//! (`queued`), else they start the next turn. Consecutive `task` calls of
 //! one reply run at the same time, each a subagent. Whatever happens, each tool call of
 //! an assistant message gets exactly one tool message, so the next request is valid (and
 //! [`crate::conversation::order`] fills in where a turn ended without a reply). The turn's
@@ -52,6 +54,7 @@ mod deltas;
 mod fit;
 mod hooks;
 mod offered_tools;
+mod queued;
 mod recording;
 mod reminders;
 mod start;
@@ -264,7 +267,11 @@ impl Agent {
                             self.rewind_files(*order).await;
                             continue;
                         }
-                        Some(AgentCommand::Interrupt | AgentCommand::Approval { .. }) => continue,
+                        Some(
+                            AgentCommand::Interrupt
+                            | AgentCommand::Approval { .. }
+                            | AgentCommand::Withdraw { .. },
+                        ) => continue,
                     },
                 },
             };
@@ -452,6 +459,7 @@ impl Agent {
             }
             if step > 1 {
                 self.remind_if_changed();
+                self.deliver_queued().await;
             }
             // After any fitting, so a front end sees the compaction before the request.
             self.emit(AgentEvent::RequestStarted { step });

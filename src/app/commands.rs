@@ -277,6 +277,7 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ),
         ("Model picker (/model; type to filter)", &[Mode::Models][..]),
         ("Context (/context)", &[Mode::Context][..]),
+        ("Help (/help, F1)", &[Mode::Help][..]),
         ("Command completion (type /)", &[Mode::Slash][..]),
         ("File finder (type @)", &[Mode::Finder][..]),
         ("Rewind (/rewind, Esc twice)", &[Mode::Rewind][..]),
@@ -301,6 +302,15 @@ pub fn help_text_with(custom: &CommandSet) -> String {
             out.push_str(&format!("  {keys:<width$}  {desc}\n"));
         }
     }
+    out.push_str(&format!(
+        "Typing\n  \\ then Enter starts a new line (as Shift-Enter does).\n  A paste of more than \
+         {} lines or {} characters shows as [Pasted text #1 +N lines]: it is sent whole, and \
+         Backspace removes it whole.\n  Messages sent while the agent works are queued above \
+         the input; the model gets them with its next tool results (or when the turn ends). \
+         An interrupt puts them back in the input.\n",
+        crate::app::paste::FOLD_LINES,
+        crate::app::paste::FOLD_CHARS
+    ));
     match keymap.keys_for(Mode::Global, Action::ToggleMouse) {
         Some(keys) => out.push_str(&format!(
             "The mouse is not captured at start, so the terminal selects text; {keys} turns mouse scrolling on and off."

@@ -1,5 +1,7 @@
 //! The input box and what it remembers: earlier inputs recalled with Up and Down, the draft
-//! typed before recalling started, messages queued while a turn runs, custom commands sent.
+//! typed before recalling started, messages queued while a turn runs, custom commands sent,
+//! big pastes folded into placeholders ([`super::paste`]) and how a sent message with them
+//! is shown.
 //!
 //! A leaf: it changes only its own state. Up on the first line and Down on the last walk
 //! the history ([`Composer::history_prev`], [`Composer::history_next`]); the text typed
@@ -9,10 +11,11 @@
 
 use std::collections::HashSet;
 
-use tui_textarea::TextArea;
+use tui_textarea::{CursorMove, TextArea};
 
 pub use super::input::{clear, normalize_newlines, text};
 use super::input::{replace_text, CursorAt};
+use super::paste::Pastes;
 
 /// The input box's placeholder.
 const PLACEHOLDER: &str =
@@ -33,6 +36,18 @@ pub struct Composer {
     /// Custom commands sent whose turn has not started yet: when it does, the transcript
     /// shows what was typed instead of the prompt.
     pub sent_commands: Vec<SentCommand>,
+    /// The big pastes of the message being written, shown as placeholders.
+    pub pastes: Pastes,
+    /// Messages sent with pastes that the agent has not taken yet: the transcript and the
+    /// queue show them with their placeholders.
+    pub folded: Vec<Folded>,
+}
+
+/// A message with big pastes: as sent (whole) and as shown (placeholders).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folded {
+    pub sent: String,
+    pub shown: String,
 }
 
 /// A custom command as typed and as sent.
@@ -57,6 +72,8 @@ impl Default for Composer {
             draft: String::new(),
             queued: Vec::new(),
             sent_commands: Vec::new(),
+            pastes: Pastes::default(),
+            folded: Vec::new(),
         }
     }
 }
@@ -144,21 +161,92 @@ impl Composer {
         true
     }
 
-    /// Replace the input's text (the external editor's result), the cursor at its end; the
-    /// history walk ends.
+    /// Replace the input's text (the external editor's result, which had the pastes
+    /// whole), the cursor at its end; the history walk ends.
     pub fn set_text(&mut self, new: &str) {
         self.history_pos = None;
+        self.pastes.clear();
         replace_text(&mut self.textarea, new, CursorAt::End);
     }
 
-    /// Bracketed paste: inserted at the cursor, line breaks kept; never sends.
+    /// Bracketed paste: inserted at the cursor, line breaks kept, a big one as its
+    /// placeholder; never sends.
     pub fn paste(&mut self, text: &str) {
-        self.textarea.insert_str(normalize_newlines(text));
+        let text = normalize_newlines(text);
+        match self.pastes.fold(&text) {
+            Some(token) => self.textarea.insert_str(token),
+            None => self.textarea.insert_str(text),
+        };
+    }
+
+    /// The input's text with its pastes whole: what is sent, or edited in the editor.
+    pub fn whole_text(&self) -> String {
+        self.pastes.expand(&self.text())
     }
 
     /// Ctrl-C with text: empty the input and end the history walk.
     pub fn clear(&mut self) {
         clear(&mut self.textarea);
+        self.pastes.clear();
         self.history_pos = None;
     }
+
+    /// How a message sent from here shows: with its placeholders when it had pastes, as
+    /// typed when it was a custom command, else as sent.
+    pub fn shown<'a>(&'a self, sent: &'a str) -> &'a str {
+        if let Some(f) = self.folded.iter().find(|f| f.sent == sent) {
+            return &f.shown;
+        }
+        match self.sent_commands.iter().find(|c| c.expanded == sent) {
+            Some(command) => &command.typed,
+            None => sent,
+        }
+    }
+
+    /// Backspace right after a placeholder: remove it whole (one undo brings it back).
+    /// False when the cursor is not right after one.
+    pub fn delete_paste_before(&mut self) -> bool {
+        let (row, col) = self.textarea.cursor();
+        let Some(line) = self.textarea.lines().get(row) else {
+            return false;
+        };
+        let Some(start) = self.pastes.token_before(line, col) else {
+            return false;
+        };
+        jump(&mut self.textarea, row, start);
+        self.textarea.delete_str(col - start)
+    }
+
+    /// Delete right before a placeholder: remove it whole. False when the cursor is not
+    /// right before one.
+    pub fn delete_paste_after(&mut self) -> bool {
+        let (row, col) = self.textarea.cursor();
+        let Some(line) = self.textarea.lines().get(row) else {
+            return false;
+        };
+        let Some(end) = self.pastes.token_after(line, col) else {
+            return false;
+        };
+        self.textarea.delete_str(end - col)
+    }
+
+    /// The cursor never rests inside a placeholder: moved there from `before`, it goes on
+    /// to the placeholder's far end in the direction it moved.
+    pub fn keep_out_of_pastes(&mut self, before: (usize, usize)) {
+        let (row, col) = self.textarea.cursor();
+        let Some(line) = self.textarea.lines().get(row) else {
+            return;
+        };
+        if let Some((start, end)) = self.pastes.token_around(line, col) {
+            let back = (row, col) < before;
+            jump(&mut self.textarea, row, if back { start } else { end });
+        }
+    }
+}
+
+/// Put the cursor at (row, col).
+fn jump(textarea: &mut TextArea<'_>, row: usize, col: usize) {
+    let row = u16::try_from(row).unwrap_or(u16::MAX);
+    let col = u16::try_from(col).unwrap_or(u16::MAX);
+    textarea.move_cursor(CursorMove::Jump(row, col));
 }

@@ -25,7 +25,8 @@ pub enum AppEvent {
     },
     Mouse(MouseEvent),
     Agent(AgentEvent),
-    /// A timer tick while something is running (status line clocks); `now` is when it fired.
+    /// A timer tick while something is running (status line clocks) or a Ctrl-C waits for
+    /// its second press (its hint expires); `now` is when it fired.
     Tick(Instant),
     /// The sessions the loop listed for `/resume`: opens the picker.
     Sessions(SessionList),

@@ -41,6 +41,23 @@ pub fn replace_text(textarea: &mut TextArea<'_>, text: &str, at: CursorAt) {
     }
 }
 
+/// Enter right after a `\`: the backslash becomes a line break, as a shell continues a
+/// line (for terminals that send Shift-Enter as Enter). False, and nothing changes, when
+/// the character before the cursor is not a backslash.
+pub fn backslash_newline(textarea: &mut TextArea<'_>) -> bool {
+    let (row, col) = textarea.cursor();
+    let before = textarea
+        .lines()
+        .get(row)
+        .and_then(|line| line.chars().nth(col.checked_sub(1)?));
+    if before != Some('\\') {
+        return false;
+    }
+    textarea.delete_char();
+    textarea.insert_newline();
+    true
+}
+
 /// Terminals send pasted line breaks as `\r`, `\r\n` or `\n`; the input wants `\n`.
 pub fn normalize_newlines(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")

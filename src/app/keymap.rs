@@ -47,11 +47,13 @@ pub enum Mode {
     Rewind,
     /// The question about a project's hooks (at start, `/hooks allow`).
     Hooks,
+    /// The help layer (`/help`, F1).
+    Help,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 12] = [
+    pub const ALL: [Mode; 13] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -64,6 +66,7 @@ impl Mode {
         Mode::Finder,
         Mode::Rewind,
         Mode::Hooks,
+        Mode::Help,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -81,6 +84,7 @@ impl Mode {
             Mode::Finder => "finder",
             Mode::Rewind => "rewind",
             Mode::Hooks => "hooks",
+            Mode::Help => "help",
         }
     }
 }
@@ -90,8 +94,8 @@ impl Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
-    /// Busy: interrupt (a second press within a second quits). Idle: clear the input, or
-    /// quit when it is empty.
+    /// Busy: interrupt. Idle: clear the input. Empty and idle: arm quitting. A second
+    /// press within `update::DOUBLE_CTRL_C` quits.
     Cancel,
     /// Interrupt the running turn.
     Interrupt,
@@ -141,6 +145,14 @@ pub enum Action {
     SlashClose,
     /// Open the input in `$VISUAL` / `$EDITOR`.
     EditInEditor,
+    /// Delete from the cursor to the start of its line (undo brings it back).
+    DeleteToLineStart,
+    /// Undo the last edit of the input.
+    Undo,
+    /// Take the last message queued during a turn back into the input.
+    Unqueue,
+    /// The help layer: close it.
+    CloseHelp,
     /// Search earlier inputs (reverse incremental search).
     HistorySearch,
     /// Search: the next older match.
@@ -425,6 +437,8 @@ struct RawKeymap {
     rewind: Vec<RawBinding>,
     #[serde(default)]
     hooks: Vec<RawBinding>,
+    #[serde(default)]
+    help: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -459,6 +473,7 @@ pub struct Keymap {
     finder: Vec<Binding>,
     rewind: Vec<Binding>,
     hooks: Vec<Binding>,
+    help: Vec<Binding>,
 }
 
 impl Keymap {
@@ -492,6 +507,7 @@ impl Keymap {
             finder: convert(raw.finder),
             rewind: convert(raw.rewind),
             hooks: convert(raw.hooks),
+            help: convert(raw.help),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -510,6 +526,7 @@ impl Keymap {
             Mode::Finder => &self.finder,
             Mode::Rewind => &self.rewind,
             Mode::Hooks => &self.hooks,
+            Mode::Help => &self.help,
             Mode::Slash => &self.slash,
             Mode::Search => &self.search,
         }
@@ -528,6 +545,7 @@ impl Keymap {
             Mode::Finder => &mut self.finder,
             Mode::Rewind => &mut self.rewind,
             Mode::Hooks => &mut self.hooks,
+            Mode::Help => &mut self.help,
             Mode::Slash => &mut self.slash,
             Mode::Search => &mut self.search,
         }

@@ -302,6 +302,11 @@ const WAYS_OUT: &[(Mode, &[Action], &str)] = &[
         &[Action::CancelSearch],
         "no key is left to leave the history search (cancel_search)",
     ),
+    (
+        Mode::Help,
+        &[Action::CloseHelp],
+        "no key is left to close the help (close_help)",
+    ),
 ];
 
 /// One warning per mode the merged keymap leaves without a way out: no binding of those

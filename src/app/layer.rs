@@ -11,7 +11,8 @@
 //! 4. the session picker of `/resume` ([`Layer::Sessions`]), and the rewind layer of
 //!    `/rewind` and Esc Esc ([`Layer::Rewind`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
-//! 5. the `/context` layer ([`Layer::Context`]);
+//! 5. the `/context` layer ([`Layer::Context`]), and the help of `/help` and F1
+//!    ([`Layer::Help`]);
 //! 6. the Ctrl-R search over earlier inputs, drawn over the input box ([`Layer::Search`]);
 //! 7. the `/` completion list above the input box, while the input's first word starts a
 //!    command ([`Layer::Slash`]; unbound keys go on to the main screen's);
@@ -35,7 +36,7 @@
 use super::keymap::{Action, Mode};
 use super::state::App;
 use super::{
-    approval, context_view, finder, history_search, hook_trust, model_picker, picker, rewind,
+    approval, context_view, finder, help, history_search, hook_trust, model_picker, picker, rewind,
     slash_menu,
 };
 
@@ -56,6 +57,8 @@ pub enum Layer {
     Models,
     /// The `/context` layer.
     Context,
+    /// The help layer (`/help`, F1).
+    Help,
     /// The Ctrl-R history search, over the input box.
     Search,
     /// The `/` completion list (`super::slash_menu`).
@@ -68,7 +71,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 11] = [
+    pub const ORDER: [Layer; 12] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Hooks,
@@ -76,6 +79,7 @@ impl Layer {
         Layer::Rewind,
         Layer::Models,
         Layer::Context,
+        Layer::Help,
         Layer::Search,
         Layer::Slash,
         Layer::Finder,
@@ -92,6 +96,7 @@ impl Layer {
             Layer::Rewind => app.rewind.is_some(),
             Layer::Models => app.model_picker.is_some(),
             Layer::Context => app.context_open,
+            Layer::Help => app.help.is_some(),
             Layer::Search => app.search.is_some(),
             Layer::Slash => app
                 .slash_menu
@@ -121,6 +126,7 @@ impl Layer {
             Layer::Rewind => rewind::MODES,
             Layer::Models => model_picker::MODES,
             Layer::Context => context_view::MODES,
+            Layer::Help => help::MODES,
             Layer::Search => history_search::MODES,
             Layer::Slash => slash_menu::MODES,
             Layer::Finder => finder::MODES,
@@ -138,13 +144,14 @@ impl Layer {
             Layer::Rewind => rewind::FOOTER,
             Layer::Models => model_picker::FOOTER,
             Layer::Context => context_view::FOOTER,
+            Layer::Help => help::FOOTER,
             Layer::Search => history_search::FOOTER,
             Layer::Slash => slash_menu::FOOTER,
             Layer::Finder => finder::FOOTER,
             Layer::Feedback => approval::FEEDBACK_FOOTER,
             Layer::Approval => approval::FOOTER,
             Layer::Main if busy => &[
-                (Mode::Global, Action::Cancel),
+                (Mode::Global, Action::Interrupt),
                 (Mode::Global, Action::Help),
                 (Mode::Global, Action::PageUp),
                 (Mode::Global, Action::ToggleToolOutput),

@@ -9,9 +9,10 @@
 //! The modules form layers, none importing one above it (a unit test checks that no import
 //! circle forms, and that only the router touches `App`):
 //! - leaves, each owning one piece of state and knowing nothing of `App` or `Effect`:
-//!   [`keymap`] (and [`keymap_user`]), [`input`], [`transcript`], [`composer`],
+//!   [`keymap`] (and [`keymap_user`]), [`input`], [`paste`], [`transcript`], [`composer`],
 //!   [`commands`], [`attention`], and the layers [`approval`], [`picker`],
-//!   [`model_picker`], [`context_view`], [`history_search`], [`slash_menu`], [`finder`];
+//!   [`model_picker`], [`context_view`], [`help`], [`history_search`], [`slash_menu`],
+//!   [`finder`];
 //! - [`state`], the [`App`] made of them, and [`event`], what flows in and out;
 //! - [`layer`], which of them is open and on top;
 //! - [`update`], the router, the only code that changes `App` as a whole (its submodules
@@ -26,6 +27,7 @@ pub mod composer;
 pub mod context_view;
 pub mod event;
 pub mod finder;
+pub mod help;
 pub mod history_search;
 pub mod hook_trust;
 pub mod input;
@@ -33,6 +35,7 @@ pub mod keymap;
 pub mod keymap_user;
 pub mod layer;
 pub mod model_picker;
+pub mod paste;
 pub mod picker;
 pub mod rewind;
 pub mod slash_menu;

@@ -64,6 +64,8 @@ pub struct App {
     pub context: Option<ContextStats>,
     /// Whether the `/context` layer is open (it shows `context`, live).
     pub context_open: bool,
+    /// The help layer (`/help`, F1), while it is open.
+    pub help: Option<super::help::HelpView>,
     /// Whether the terminal reports the mouse (off by default, so text selection works).
     pub mouse_capture: bool,
     /// When Ctrl-C was last pressed: a second one within a second quits.
@@ -280,6 +282,7 @@ impl App {
             model_switch: None,
             context: None,
             context_open: false,
+            help: None,
             mouse_capture: false,
             last_ctrl_c: None,
             not_recording: false,

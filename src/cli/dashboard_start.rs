@@ -390,7 +390,7 @@ pub(super) fn setup_text(config: &Config) -> String {
          • for good: put `model = \"...\"` (and `base_url = \"...\"`) in {}\n\
          • once:      rein --model NAME --base-url URL\n\n\
          Then start rein again. `rein config` shows what is set and where it came from.\n\
-         Ctrl-C quits.",
+         Ctrl-D (or Ctrl-C twice) quits.",
         config.user_config_path.display()
     )
 }

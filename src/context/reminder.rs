@@ -115,9 +115,44 @@ pub fn text(input: ReminderInput<'_>) -> String {
     out
 }
 
+/// How a message the user sent during the turn begins, where it rides on the last tool
+/// result (see [`with_user_messages`]).
+pub const USER_WROTE: &str = "(The user sent this while you were working; it is part of \
+                              the request, take it into account before you go on:)";
+
+/// A tool result's reminder slot with the user's messages sent during the turn added: the
+/// reminder already there (if any), then each message after [`USER_WROTE`]. Riding in the
+/// result keeps the order every server accepts (a user message right after a tool result
+/// is refused by some), as a mid-turn reminder does.
+pub fn with_user_messages(reminder: Option<&str>, messages: &[String]) -> String {
+    let mut out = reminder.unwrap_or_default().to_string();
+    for message in messages {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(USER_WROTE);
+        out.push('\n');
+        out.push_str(message);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn user_messages_follow_the_reminder_already_there() {
+        let two = ["stop".to_string(), "use tabs".to_string()];
+        assert_eq!(
+            with_user_messages(None, &two[..1]),
+            format!("{USER_WROTE}\nstop")
+        );
+        assert_eq!(
+            with_user_messages(Some("(rein context)"), &two),
+            format!("(rein context)\n\n{USER_WROTE}\nstop\n\n{USER_WROTE}\nuse tabs")
+        );
+    }
     use std::time::{Duration, UNIX_EPOCH};
 
     fn todo(content: &str, status: TodoStatus) -> Todo {

@@ -370,7 +370,9 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             }
         }
         let frame_due = last_frame + interval;
-        let busy = app.busy();
+        // Ticks run the status line's clocks while the agent works, and take back "press
+        // Ctrl-C again to quit" when its time is up; idle, nothing wakes the loop.
+        let ticking = app.busy() || app.last_ctrl_c.is_some();
         let event = tokio::select! {
             term = next_term_event(&mut events) => match term {
                 Some(Ok(event)) => match translate(event) {
@@ -412,7 +414,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                 agent_output |= dirty;
                 continue;
             }
-            _ = tokio::time::sleep_until(next_tick.into()), if busy => {
+            _ = tokio::time::sleep_until(next_tick.into()), if ticking => {
                 next_tick = Instant::now() + TICK;
                 AppEvent::Tick(Instant::now())
             }

@@ -4,6 +4,7 @@
 //! ┌ transcript ─────────────────────────┬ todo pane (≥ 90 columns) ┐
 //! │                                     │                          │
 //! ├ todo summary (narrower terminals) ──┴──────────────────────────┤
+//! ├ queued messages (while some wait, up to 3 lines) ──────────────┤
 //! ├ input (grows to 8 lines) ──────────────────────────────────────┤
 //! ├ hint (when set) ───────────────────────────────────────────────┤
 //! ├ status: activity │ model │ project (branch) │ [ctx] │ sandbox ─┤
@@ -26,6 +27,8 @@ pub struct Areas {
     pub transcript: Rect,
     pub todo_pane: Option<Rect>,
     pub todo_summary: Option<Rect>,
+    /// The queued messages above the input, while some wait.
+    pub queue: Option<Rect>,
     pub input: Rect,
     pub hint: Option<Rect>,
     pub status: Rect,
@@ -39,9 +42,11 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     let wide = area.width >= TODO_PANE_MIN_COLUMNS;
     let summary_h = u16::from(todos && !wide);
     let hint_h = u16::from(app.hint.is_some());
-    let [main, summary, input, hint, status, footer] = Layout::vertical([
+    let queue_h = input::queue_height(&app.composer);
+    let [main, summary, queue, input, hint, status, footer] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(summary_h),
+        Constraint::Length(queue_h),
         Constraint::Length(input::height(&app.composer)),
         Constraint::Length(hint_h),
         Constraint::Length(1),
@@ -71,6 +76,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         transcript,
         todo_pane,
         todo_summary: (summary_h > 0).then_some(summary),
+        queue: (queue_h > 0).then_some(queue),
         input,
         hint: (hint_h > 0).then_some(hint),
         status,

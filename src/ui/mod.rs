@@ -8,7 +8,8 @@
 //! context gauge ([`gauge`]); over them, the open layers of [`crate::app::layer`]'s stack,
 //! bottom up: the `@` file finder's list ([`finder`](mod@finder)) and the `/` completion
 //! list ([`slash_menu`]) above the input, the Ctrl-R search over the input box
-//! ([`history_search`]), the `/context` layer ([`context_modal`]), the model picker
+//! ([`history_search`]), the `/context` layer ([`context_modal`]), the help of `/help` and
+//! F1 ([`help`](mod@help)), the model picker
 //! ([`model_picker`]), the session picker ([`picker`]) and the approval modal
 //! ([`approval_modal`]). Colours
 //! come from [`theme`]; everything from the model or a tool passes [`sanitize`] before it
@@ -20,6 +21,7 @@ pub mod context_modal;
 pub mod diff;
 pub mod finder;
 pub mod gauge;
+pub mod help;
 pub mod history_search;
 pub mod hook_trust;
 pub mod input;
@@ -94,6 +96,11 @@ fn render_layer(
             area,
             buf,
         ),
+        Layer::Help => {
+            if let Some(help) = &app.help {
+                buf_render(help, area, buf);
+            }
+        }
         Layer::Sessions => {
             if let Some(picker) = &app.picker {
                 buf_render(
@@ -167,6 +174,15 @@ fn render_main(app: &App, areas: &layout::Areas, buf: &mut Buffer, now: Instant)
             line.y,
             &todo::summary_line(&app.todos, line.width),
             line.width,
+        );
+    }
+    if let Some(rect) = areas.queue {
+        buf_render(
+            input::QueueList {
+                composer: &app.composer,
+            },
+            rect,
+            buf,
         );
     }
     buf_render(

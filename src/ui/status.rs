@@ -66,10 +66,16 @@ pub fn elapsed(d: Duration) -> String {
     }
 }
 
-/// What the agent is doing, as spans: a mark, the words, the time so far.
-fn activity(a: &Activity, now: Instant) -> Vec<Span<'static>> {
+/// Said in place of "ready" while no model is configured (the screen above says how to
+/// set one).
+pub const NO_MODEL: &str = "○ no model configured: see above";
+
+/// What the agent is doing, as spans: a mark, the words, the time so far. `configured`:
+/// a model is set (idle is "ready" only then).
+fn activity(a: &Activity, configured: bool, now: Instant) -> Vec<Span<'static>> {
     let since = |t: &Instant| elapsed(now.saturating_duration_since(*t));
     match a {
+        Activity::Idle if !configured => vec![Span::styled(NO_MODEL, theme::WARNING)],
         Activity::Idle => vec![Span::styled("● ready", theme::DIM)],
         Activity::Thinking { since: t } => {
             vec![Span::styled(
@@ -168,7 +174,8 @@ impl StatusLine<'_> {
     fn spans(&self, ctx_note: Option<&str>) -> (Line<'static>, usize) {
         let info = &self.app.info;
         let sep = || Span::styled(" │ ", theme::DIM);
-        let mut spans = activity(&self.app.activity, self.now);
+        let configured = info.setup.is_none();
+        let mut spans = activity(&self.app.activity, configured, self.now);
         spans.extend(mode(self.app.mode).into_iter().flat_map(|m| [sep(), m]));
         let running = self
             .app
@@ -180,13 +187,16 @@ impl StatusLine<'_> {
             spans.push(sep());
             spans.push(Span::styled(format!("{running} bg"), theme::HINT));
         }
-        spans.push(sep());
-        let model = if info.model.trim().is_empty() {
-            "no model".to_string()
-        } else {
-            sanitize(&info.model).into_owned()
-        };
-        spans.push(Span::styled(model, theme::TEXT));
+        // Without a model the activity says so already.
+        if configured || !info.model.trim().is_empty() {
+            spans.push(sep());
+            let model = if info.model.trim().is_empty() {
+                "no model".to_string()
+            } else {
+                sanitize(&info.model).into_owned()
+            };
+            spans.push(Span::styled(model, theme::TEXT));
+        }
         if self.app.not_recording {
             spans.push(sep());
             spans.push(Span::styled("not recording", theme::WARNING));
@@ -257,7 +267,10 @@ mod tests {
             since: Instant::now(),
         };
         let busy = hints(&app);
-        assert_eq!(busy[0].0, "Ctrl-C");
+        assert_eq!(
+            busy[0],
+            ("Esc".to_string(), "interrupt the agent".to_string())
+        );
         assert!(!busy.iter().any(|(k, _)| k == "Enter"));
     }
 

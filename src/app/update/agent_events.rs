@@ -60,19 +60,9 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
                 app.composer.queued.remove(i);
             }
             add_chars(app, &text);
-            // A custom command shows as typed, with where its prompt came from.
-            let sent = app
-                .composer
-                .sent_commands
-                .iter()
-                .position(|s| s.expanded == text);
-            let cell = match sent {
-                Some(i) => {
-                    let sent = app.composer.sent_commands.remove(i);
-                    Cell::user_command(sent.typed, sent.from)
-                }
-                None => Cell::user(text),
-            };
+            // A custom command shows as typed, with where its prompt came from; big pastes
+            // as their placeholders.
+            let cell = super::queue::user_cell(app, text);
             app.transcript.cells.push(cell);
             app.activity = Activity::Thinking { since: now };
             app.turn_started = Some(now);
@@ -86,6 +76,16 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             if let Some(cell) = last {
                 cell.mentions = paths;
             }
+        }
+        // A queued message went to the model with the step's tool results: it leaves the
+        // queue, and the transcript shows it there.
+        AgentEvent::MessageDelivered { text } => {
+            if let Some(i) = app.composer.queued.iter().position(|q| *q == text) {
+                app.composer.queued.remove(i);
+            }
+            add_chars(app, &text);
+            let cell = super::queue::user_cell(app, text);
+            app.transcript.cells.push(cell);
         }
         AgentEvent::RequestStarted { .. } => app.activity = Activity::Thinking { since: now },
         // The gauge follows the agent's count (`Context`); usage only says whether the

@@ -1,6 +1,6 @@
 //! Ctrl-G: the input box in the user's own editor.
 //!
-//! The key asks the loop to open the input's text in `$VISUAL` / `$EDITOR`
+//! The key asks the loop to open the input's text (big pastes whole) in `$VISUAL` / `$EDITOR`
 //! ([`Effect::EditInput`]); the loop suspends the dashboard, runs the editor on a temporary
 //! file and comes back with [`crate::app::AppEvent::Edited`]: the file's text replaces the
 //! input (not sent), or, when the editor could not run or failed, the input keeps its text
@@ -14,7 +14,7 @@ use crate::app::Effect;
 pub fn open(app: &mut App, effects: &mut Vec<Effect>) {
     app.hint = None;
     effects.push(Effect::EditInput {
-        text: app.composer.text(),
+        text: app.composer.whole_text(),
     });
 }
 

@@ -13,7 +13,8 @@
 //! its `slash` bindings before them) and every other key edits the input.
 //!
 //! The submodules are the router's too: agent events ([`agent_events`]), an approval's
-//! answer ([`answer`]), Enter in the input box ([`send`]), slash commands ([`slash`]), model
+//! answer ([`answer`]), Enter in the input box ([`send`]), the messages queued during a turn
+//! ([`queue`]), slash commands ([`slash`]), model
 //! switches ([`model_switch`]), approval modes and `!COMMAND`s ([`modes`]), MCP servers
 //! ([`mcp`]), the external editor ([`editor`]) and a resumed session ([`resume`]).
 
@@ -24,6 +25,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod model_switch;
 pub mod modes;
+pub mod queue;
 pub mod resume;
 pub mod rewind;
 pub mod send;
@@ -31,16 +33,16 @@ pub mod slash;
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 
-use crate::agent::AgentCommand;
 use crate::app::approval::ApprovalOutcome;
 use crate::app::commands::SlashCommand;
 use crate::app::context_view;
 use crate::app::event::{AppEvent, Effect};
+use crate::app::help::HelpOutcome;
 use crate::app::history_search::{HistorySearch, SearchOutcome};
 use crate::app::hook_trust::HookTrustOutcome;
-use crate::app::keymap::{keymap, Action};
+use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::layer::Layer;
 use crate::app::model_picker::{ModelPicker, ModelPickerOutcome};
 use crate::app::picker::{self, Picker, PickerOutcome};
@@ -49,8 +51,9 @@ use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind, ResultText, ToolCell};
 use crate::file_index::DEFAULT_CAP;
 
-/// A second Ctrl-C within this long quits.
-pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+/// A second Ctrl-C within this long quits (the hint saying so goes then, or at the next
+/// other key).
+pub const DOUBLE_CTRL_C: Duration = Duration::from_secs(2);
 /// Shown after a Ctrl-C that did not quit.
 pub const CTRL_C_HINT: &str = "press Ctrl-C again to quit";
 /// Lines the mouse wheel scrolls by.
@@ -88,8 +91,8 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
             let expired = app
                 .last_ctrl_c
                 .is_none_or(|t| at.saturating_duration_since(t) > DOUBLE_CTRL_C);
-            if expired && app.hint.as_deref() == Some(CTRL_C_HINT) {
-                app.hint = None;
+            if expired {
+                disarm_quit(app);
             }
         }
         AppEvent::Sessions(list) => match Picker::open(list) {
@@ -157,7 +160,22 @@ fn handle_key(app: &mut App, key: KeyEvent, now: Instant, effects: &mut Vec<Effe
         .paste_tail
         .is_some_and(|t| now.saturating_duration_since(t) < PASTE_TAIL);
     app.paste_tail = in_paste.then_some(now);
+    // Any other key than the one that quits takes back "press Ctrl-C again to quit".
+    let cancel = keymap()
+        .lookup(&[Mode::Global], &key)
+        .any(|b| b.action == Action::Cancel);
+    if !cancel {
+        disarm_quit(app);
+    }
     route(app, Input::Key { key, in_paste }, now, effects);
+}
+
+/// A Ctrl-C no longer counts towards quitting: its hint goes.
+fn disarm_quit(app: &mut App) {
+    app.last_ctrl_c = None;
+    if app.hint.as_deref() == Some(CTRL_C_HINT) {
+        app.hint = None;
+    }
 }
 
 /// Input for the layer on top.
@@ -265,6 +283,18 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         }
         // The layer has no text field and does not scroll.
         (Layer::Context, Input::Paste(_) | Input::Mouse(_)) => {}
+        (Layer::Help, Input::Key { key, .. }) => {
+            let rows = app.size.1;
+            let outcome = app
+                .help
+                .as_mut()
+                .map(|h| h.handle_key(&key, rows, &app.composer.textarea));
+            if outcome == Some(HelpOutcome::Close) {
+                app.help = None;
+            }
+        }
+        (Layer::Help, Input::Paste(_)) => {}
+        (Layer::Help, Input::Mouse(mouse)) => app.help.iter_mut().for_each(|h| h.mouse(&mouse)),
         (Layer::Search, Input::Key { key, .. }) => search_key(app, &key),
         (Layer::Search, Input::Paste(text)) => {
             let history = &app.composer.history;
@@ -339,17 +369,28 @@ fn search_key(app: &mut App, key: &KeyEvent) {
 /// then `global` and `composer`), else the input box's editing.
 fn main_key(app: &mut App, key: KeyEvent, in_paste: bool, now: Instant, effects: &mut Vec<Effect>) {
     let modes = Layer::top(app).modes();
+    let before = app.composer.textarea.cursor();
     match keymap().action(modes, &key, &app.composer.textarea) {
         Some(Action::Send | Action::SlashAccept) if in_paste => {
             app.composer.textarea.insert_newline()
         }
+        // `\` then Enter: a new line in place of the backslash, as in a shell.
+        Some(Action::Send) if crate::app::input::backslash_newline(&mut app.composer.textarea) => {}
         Some(action) => run_action(app, action, now, effects),
         None => {
-            if app.composer.textarea.input(key) {
+            let plain = key.modifiers.is_empty();
+            let edited = match key.code {
+                // A big paste's placeholder goes whole.
+                KeyCode::Backspace if plain => app.composer.delete_paste_before(),
+                KeyCode::Delete if plain => app.composer.delete_paste_after(),
+                _ => false,
+            };
+            if edited || app.composer.textarea.input(key) {
                 app.hint = None;
             }
         }
     }
+    app.composer.keep_out_of_pastes(before);
 }
 
 /// A main-screen action. Actions of the modal do nothing here.
@@ -358,7 +399,7 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         Action::Cancel => cancel(app, now, effects),
         Action::Interrupt => {
             if app.busy() {
-                effects.push(Effect::Agent(AgentCommand::Interrupt));
+                queue::interrupt(app, effects);
             } else {
                 rewind::esc(app, now, effects);
             }
@@ -402,6 +443,19 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         }
         Action::CycleMode => modes::cycle(app, effects),
         Action::EditInEditor => editor::open(app, effects),
+        Action::DeleteToLineStart => {
+            if app.composer.textarea.delete_line_by_head() {
+                app.hint = None;
+            }
+        }
+        Action::Undo => {
+            app.composer.textarea.undo();
+        }
+        Action::Unqueue => {
+            if !queue::take_back(app, effects) {
+                app.hint = Some("nothing is queued".to_string());
+            }
+        }
         Action::HistorySearch => {
             app.search = Some(HistorySearch::default());
             app.hint = None;
@@ -434,7 +488,8 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::InsertPath
         | Action::RewindChoose
         | Action::AllowHooks
-        | Action::KeepHooksHeld => {}
+        | Action::KeepHooksHeld
+        | Action::CloseHelp => {}
     }
 }
 
@@ -470,8 +525,9 @@ fn toggle_tool_output(app: &mut App, effects: &mut Vec<Effect>) {
     }
 }
 
-/// Ctrl-C: a second press within a second quits; busy, it interrupts; idle, it clears the
-/// input, or quits when there is nothing to clear.
+/// Ctrl-C: a second press within [`DOUBLE_CTRL_C`] quits; busy, it interrupts; idle, it
+/// clears the input; idle on an empty input, it only says how to quit. The hint goes when
+/// the time is up (a tick, which the loop sends while a Ctrl-C is armed) or at another key.
 fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     let again = app
         .last_ctrl_c
@@ -481,12 +537,9 @@ fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
         return;
     }
     if app.busy() {
-        effects.push(Effect::Agent(AgentCommand::Interrupt));
+        queue::interrupt(app, effects);
     } else if !app.composer.textarea.is_empty() {
         app.composer.clear();
-    } else {
-        effects.push(Effect::Quit);
-        return;
     }
     app.last_ctrl_c = Some(now);
     app.hint = Some(CTRL_C_HINT.to_string());

@@ -1,28 +1,32 @@
 //! Enter in the input box: what the text becomes.
 //!
-//! [`submit`] takes the trimmed text: a slash command runs ([`super::slash`]); a custom
+//! [`submit`] takes the trimmed text, big pastes put back whole in place of their
+//! placeholders (the transcript and the queue show the placeholders:
+//! `composer.folded`): a slash command runs ([`super::slash`]); a custom
 //! command (`/review`, [`crate::custom_commands`]) or `/init` sends its prompt, the history
 //! keeping what was typed; `!COMMAND` is the user's own command ([`super::modes`]); anything else
 //! goes to the agent as a user message and into the history. While a turn runs the message
-//! is also kept in `composer.queued` (the agent queues it; the transcript shows it when its
-//! turn starts), and while a model switch is being resolved it is held back until the
-//! switch is sent ([`super::model_switch`]).
+//! is also kept in `composer.queued` (the agent queues it; the transcript shows it when the
+//! model gets it, [`super::queue`]), and while a model switch is being resolved it is held
+//! back until the switch is sent ([`super::model_switch`]).
 
 use std::time::Instant;
 
 use crate::agent::AgentCommand;
 use crate::app::commands::{self, SlashCommand};
-use crate::app::composer::SentCommand;
+use crate::app::composer::{Folded, SentCommand};
 use crate::app::state::{Activity, App, SETUP_HINT};
 use crate::app::Effect;
 
 /// Enter: run a slash command, or send the text to the agent.
 pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     let raw = app.composer.text();
-    let text = raw.trim();
-    if text.is_empty() {
+    let shown = raw.trim();
+    if shown.is_empty() {
         return;
     }
+    let whole = app.composer.pastes.expand(shown);
+    let text = whole.as_str();
     let custom = app
         .custom_commands
         .expand(text)
@@ -54,13 +58,12 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
                 app.transcript
                     .notice(crate::app::transcript::NoticeKind::Error, cut_notice(&from));
             }
-            let typed = text.to_string();
             app.composer.sent_commands.push(SentCommand {
-                typed: typed.clone(),
+                typed: shown.to_string(),
                 expanded: expanded.clone(),
                 from,
             });
-            send(app, &typed, expanded, now, effects);
+            send(app, text, expanded, now, effects);
             return;
         }
         (command, _) => command,
@@ -69,6 +72,7 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
         let text = text.to_string();
         remember(app, &text, effects);
         crate::app::input::clear(&mut app.composer.textarea);
+        app.composer.pastes.clear();
         app.hint = None;
         super::slash::run(app, command, effects);
         return;
@@ -76,6 +80,12 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     if app.info.setup.is_some() {
         app.hint = Some(SETUP_HINT.to_string());
         return;
+    }
+    if shown != text {
+        app.composer.folded.push(Folded {
+            sent: text.to_string(),
+            shown: shown.to_string(),
+        });
     }
     let text = text.to_string();
     send(app, &text.clone(), text, now, effects);
@@ -124,6 +134,7 @@ pub fn release_first_prompt(app: &mut App, now: Instant, effects: &mut Vec<Effec
 fn send(app: &mut App, typed: &str, text: String, now: Instant, effects: &mut Vec<Effect>) {
     remember(app, typed, effects);
     crate::app::input::clear(&mut app.composer.textarea);
+    app.composer.pastes.clear();
     app.transcript.scroll = Default::default();
     if let Some(command) = super::modes::user_command(&text) {
         app.hint = None;

@@ -4,6 +4,7 @@ use crate::agent::AgentCommand;
 use crate::app::commands::{
     help_text_with, skills_text, BashesAction, HooksAction, McpAction, SlashCommand,
 };
+use crate::app::help::HelpView;
 use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::state::{Activity, App};
 use crate::app::transcript::{Cell, NoticeKind, Transcript};
@@ -14,8 +15,8 @@ use crate::permissions::ApprovalMode;
 pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
     match command {
         SlashCommand::Help => {
-            app.transcript
-                .notice(NoticeKind::Info, help_text_with(&app.custom_commands));
+            app.help = Some(HelpView::new(&help_text_with(&app.custom_commands)));
+            app.hint = None;
         }
         SlashCommand::Clear => {
             if app.busy() {

@@ -1,0 +1,121 @@
+//! The help layer (`crate::app::help`): the commands and the keys in a box over the
+//! dashboard, scrolled, with its own keys on the last line.
+//!
+//! A section's title (a line that does not start with a space) is bold; its rows are
+//! wrapped under their indent. The text passes through the sanitizer (custom commands'
+//! descriptions come from the project's files). A text taller than the box scrolls; the
+//! keys line stays, with how many lines are below.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::layout::{centred, framed, modal_width};
+use super::sanitize::sanitize;
+use super::theme;
+use super::wrap::{truncate, width, wrap_into, WrapMode};
+use crate::app::help::{HelpView, FOOTER};
+use crate::app::keymap::keymap;
+
+/// The widest the box gets.
+const MAX_WIDTH: u16 = 100;
+
+/// The text at `text_w` columns.
+pub fn body_lines(help: &HelpView, text_w: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for line in &help.lines {
+        let line = sanitize(line).into_owned();
+        let indent = line.len() - line.trim_start().len();
+        let style = if indent == 0 {
+            theme::STRONG
+        } else {
+            theme::TEXT
+        };
+        // A row's continuation lines go under its description (after the first two
+        // spaces past its name or keys), else a little in from its text.
+        let hang = " ".repeat(hang_of(&line, indent).min(text_w / 2));
+        wrap_into(
+            &[Span::styled(line, style)],
+            text_w,
+            &[],
+            &[Span::raw(hang)],
+            WrapMode::Words,
+            &mut out,
+        );
+    }
+    out
+}
+
+/// Where a row's description starts: after the run of two or more spaces that ends its
+/// name or keys; `indent + 2` when there is none.
+fn hang_of(line: &str, indent: usize) -> usize {
+    let row = &line[indent..];
+    match row.find("  ") {
+        Some(at) => {
+            let gap = row[at..].len() - row[at..].trim_start().len();
+            indent + width(&row[..at]) + gap
+        }
+        None => indent + 2,
+    }
+}
+
+/// The keys line, from the keymap: "Esc close · PgDn page down · PgUp page up".
+fn keys_line(text_w: usize) -> Line<'static> {
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for &(mode, action) in FOOTER {
+        let Some((keys, desc)) = keymap().hint(mode, action) else {
+            continue;
+        };
+        let sep = if spans.is_empty() { "" } else { " · " };
+        let w = width(sep) + width(&keys) + 1 + width(desc);
+        if used + w > text_w {
+            break;
+        }
+        used += w;
+        spans.push(Span::styled(sep, theme::DIM));
+        spans.push(Span::styled(keys, theme::HINT));
+        spans.push(Span::styled(format!(" {desc}"), theme::DIM));
+    }
+    if spans.is_empty() {
+        spans.push(Span::styled(truncate("Esc close", text_w), theme::HINT));
+    }
+    Line::from(spans)
+}
+
+impl Widget for &HelpView {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
+        let body = body_lines(self, text_w);
+        // Borders 2, a blank line above the body, one above the keys, the keys.
+        let wanted = u16::try_from(body.len())
+            .unwrap_or(u16::MAX)
+            .saturating_add(5);
+        let rect = centred(area, modal_w, wanted);
+        let block = super::layout::modal_block(Span::styled(" Help ", theme::TITLE));
+        let inner = framed(block, rect, buf, true);
+        if inner.is_empty() {
+            return;
+        }
+        let keys_y = inner.bottom().saturating_sub(1);
+        let top = inner.y + u16::from(inner.height > 3);
+        let room = usize::from(keys_y.saturating_sub(top + u16::from(inner.height > 4)));
+        // The scroll, kept so the last page stays in view.
+        let skip = usize::from(self.scroll).min(body.len().saturating_sub(room));
+        for (y, line) in (top..top + room as u16).zip(body.iter().skip(skip)) {
+            buf.set_line(inner.x, y, line, inner.width);
+        }
+        if skip + room < body.len() {
+            let more = format!("↓ {} more", body.len() - skip - room);
+            let x = inner.right().saturating_sub(width(&more) as u16);
+            buf.set_string(x, keys_y.saturating_sub(1), more, theme::DIM);
+        }
+        buf.set_line(
+            inner.x,
+            keys_y,
+            &keys_line(usize::from(inner.width)),
+            inner.width,
+        );
+    }
+}

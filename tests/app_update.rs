@@ -1671,6 +1671,31 @@ fn help_lists_the_custom_commands_with_their_hints_and_files() {
     );
 }
 
+/// A name shaped like a custom command's (`/word-with-hyphens`, `/ns:name`) that no file
+/// defines is refused like any unknown command: a hint, nothing sent; a defined one still
+/// expands, and a path stays a message.
+#[test]
+fn an_unknown_hyphenated_command_is_refused_not_sent() {
+    let (_dir, mut s) = app_with_commands();
+    for typed in ["/fix-issues 12", "/frontend:test"] {
+        let effects = s.send(typed);
+        assert!(
+            effects.is_empty(),
+            "{typed} never reaches the model: {effects:?}"
+        );
+        let name = typed.split_whitespace().next().unwrap();
+        assert_eq!(
+            s.app.hint.as_deref(),
+            Some(format!("unknown command {name}; /help lists them").as_str())
+        );
+    }
+    let effects = s.send("/fix-issue 12");
+    assert_eq!(sent(&effects), ["Fix issue #12 (12)."]);
+    s.end_turn(TurnOutcome::Completed);
+    let effects = s.send("/usr/local-bin is missing");
+    assert_eq!(sent(&effects), ["/usr/local-bin is missing"]);
+}
+
 #[test]
 fn custom_commands_read_again_after_clear_replace_the_old_ones() {
     let (_dir, mut s) = app_with_commands();

@@ -1409,6 +1409,33 @@ fn memory_lists_the_project_instructions_or_says_where_they_come_from() {
         text,
         "Project instructions in the system prompt:\n  /repo/AGENTS.md (300 bytes)\n  /repo/sub/AGENTS.md was skipped: not UTF-8"
     );
+
+    // A folder's files loaded as the agent works there: said once, then listed after
+    // the system prompt's; a new conversation starts without them.
+    s.agent(AgentEvent::InstructionsAdded {
+        files: vec!["/repo/lib/AGENTS.md (50 bytes)".into()],
+        notices: vec!["/repo/lib/CLAUDE.md was not read: it leads outside the project".into()],
+    });
+    let notices = s.notices();
+    assert_eq!(
+        notices[notices.len() - 2].1,
+        "instruction files for the folders worked in, sent to the model with the next message: /repo/lib/AGENTS.md (50 bytes)"
+    );
+    assert!(s.send("/memory").is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert!(
+        text.ends_with(
+            "\nLoaded for the folders worked in (sent with a message):\n  /repo/lib/AGENTS.md (50 bytes)\n  /repo/lib/CLAUDE.md was not read: it leads outside the project"
+        ),
+        "{text}"
+    );
+    s.agent(AgentEvent::InstructionsLoaded {
+        files: vec!["/repo/AGENTS.md (300 bytes)".into()],
+        notices: Vec::new(),
+    });
+    assert!(s.send("/memory").is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert!(!text.contains("/repo/lib"), "{text}");
 }
 
 // ---- the / completion list and custom commands ------------------------------------------

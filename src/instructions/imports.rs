@@ -27,6 +27,10 @@ use crate::permissions::readable::{self, NotReadable};
 /// The most hops from an instruction file to a file it imports, through imports.
 pub const MAX_DEPTH: usize = 5;
 
+/// The most refused imports named one by one for one instruction file; the rest are
+/// counted (a file of a hundred thousand `@x/y` words must not flood the screen).
+const MAX_NOTICES: usize = 20;
+
 /// Where an instruction file's imports may lead.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Scope<'a> {
@@ -58,15 +62,24 @@ pub(super) fn expand(
 ) -> Vec<Imported> {
     let mut out = Vec::new();
     let start = crate::safe_fs::resolve(file, Path::new("/")).unwrap_or_else(|_| file.into());
+    let mut said = Vec::new();
     let mut walk = Walk {
         scope,
         rules,
         included,
-        notices,
+        notices: &mut said,
         chain: vec![start],
         out: &mut out,
     };
     walk.file(file, text, 1);
+    let more = said.len().saturating_sub(MAX_NOTICES);
+    notices.extend(said.into_iter().take(MAX_NOTICES));
+    if more > 0 {
+        notices.push(format!(
+            "{}: {more} more imports were not imported; they stay as written",
+            file.display()
+        ));
+    }
     out
 }
 
@@ -301,6 +314,32 @@ mod tests {
         );
         // An unclosed fence runs to the end; an unclosed backtick is just a character.
         assert_eq!(imports_in("a ` @open.md\n```\n@x.md"), ["open.md"]);
+    }
+
+    #[test]
+    fn a_flood_of_refused_imports_is_counted_not_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let file = root.join("CLAUDE.md");
+        let text: String = (0..1000).map(|i| format!("@gone/{i}.md\n")).collect();
+        std::fs::write(&file, &text).unwrap();
+        let mut notices = Vec::new();
+        let got = expand(
+            &file,
+            &text,
+            Scope::Project(&root),
+            &ReadRules::permissive(&root),
+            &mut HashSet::new(),
+            &mut notices,
+        );
+        assert!(got.is_empty());
+        assert_eq!(notices.len(), MAX_NOTICES + 1);
+        assert!(
+            notices[MAX_NOTICES]
+                .ends_with("980 more imports were not imported; they stay as written"),
+            "{}",
+            notices[MAX_NOTICES]
+        );
     }
 
     #[test]

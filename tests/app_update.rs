@@ -1723,6 +1723,36 @@ fn an_unknown_hyphenated_command_is_refused_not_sent() {
     assert_eq!(sent(&effects), ["/usr/local-bin is missing"]);
 }
 
+/// Where `.agents/commands/x.md` and Claude Code's `.claude/commands/x.md` are both there,
+/// `/help` names the one in force and the one it hides.
+#[test]
+fn help_names_the_claude_command_a_project_command_hides() {
+    let dir = tempfile::tempdir().unwrap();
+    for (folder, text) in [
+        (".claude/commands", "claude's review"),
+        (".agents/commands", "rein's review"),
+    ] {
+        std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+        std::fs::write(dir.path().join(folder).join("review.md"), text).unwrap();
+    }
+    let set = rein::custom_commands::CommandSet::discover(
+        None,
+        dir.path(),
+        &rein::app::commands::is_builtin,
+    );
+    let mut app = app();
+    app.custom_commands = set;
+    let mut s = Script::with(app);
+    s.plain(KeyCode::F(1));
+    let (_, text) = s.notices().pop().expect("help");
+    assert!(
+        text.contains(
+            "  /review  rein's review  (project: .agents/commands/review.md; hides .claude/commands/review.md)\n"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn custom_commands_read_again_after_clear_replace_the_old_ones() {
     let (_dir, mut s) = app_with_commands();

@@ -140,6 +140,17 @@ pub fn todo_current(todos: &[Todo]) -> Option<&Todo> {
         .or_else(|| todos.iter().find(|t| t.status == TodoStatus::Pending))
 }
 
+/// The folders' instruction files the agent loaded as it began to work there (their
+/// labels), said once: "instruction files for the folders worked in, sent to the model
+/// with the next message: /p/sub/AGENTS.md (120 bytes)".
+pub fn instructions_added(files: &[String]) -> String {
+    format!(
+        "instruction files for the folders worked in, sent to the model with the next \
+         message: {}",
+        files.join(", ")
+    )
+}
+
 /// "compacting 3 messages".
 pub fn compacting(messages: usize) -> String {
     format!("compacting {}", plural(messages, "message"))

@@ -462,6 +462,15 @@ impl Printer {
                 self.newline_stdout();
                 say!("rein: {}", first_line_cut(message, 300));
             }
+            AgentEvent::InstructionsAdded { files, notices } => {
+                self.newline_stdout();
+                if !files.is_empty() {
+                    say!("rein: {}", describe::instructions_added(files));
+                }
+                for line in notices {
+                    say!("rein: warning: {}", first_line_cut(line, 300));
+                }
+            }
             AgentEvent::ModeChanged { mode } => {
                 self.newline_stdout();
                 say!("rein: {}", mode.describe());

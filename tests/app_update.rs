@@ -1453,6 +1453,33 @@ fn memory_lists_the_project_instructions_or_says_where_they_come_from() {
         text,
         "Project instructions in the system prompt:\n  /repo/AGENTS.md (300 bytes)\n  /repo/sub/AGENTS.md was skipped: not UTF-8"
     );
+
+    // A folder's files loaded as the agent works there: said once, then listed after
+    // the system prompt's; a new conversation starts without them.
+    s.agent(AgentEvent::InstructionsAdded {
+        files: vec!["/repo/lib/AGENTS.md (50 bytes)".into()],
+        notices: vec!["/repo/lib/CLAUDE.md was not read: it leads outside the project".into()],
+    });
+    let notices = s.notices();
+    assert_eq!(
+        notices[notices.len() - 2].1,
+        "instruction files for the folders worked in, sent to the model with the next message: /repo/lib/AGENTS.md (50 bytes)"
+    );
+    assert!(s.send("/memory").is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert!(
+        text.ends_with(
+            "\nLoaded for the folders worked in (sent with a message):\n  /repo/lib/AGENTS.md (50 bytes)\n  /repo/lib/CLAUDE.md was not read: it leads outside the project"
+        ),
+        "{text}"
+    );
+    s.agent(AgentEvent::InstructionsLoaded {
+        files: vec!["/repo/AGENTS.md (300 bytes)".into()],
+        notices: Vec::new(),
+    });
+    assert!(s.send("/memory").is_empty());
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert!(!text.contains("/repo/lib"), "{text}");
 }
 
 // ---- the / completion list and custom commands ------------------------------------------
@@ -1712,6 +1739,61 @@ fn help_lists_the_custom_commands_with_their_hints_and_files() {
         text.lines()
             .any(|l| l.trim_start().starts_with("Tab ") && l.ends_with(" complete")),
         "{text}"
+    );
+}
+
+/// A name shaped like a custom command's (`/word-with-hyphens`, `/ns:name`) that no file
+/// defines is refused like any unknown command: a hint, nothing sent; a defined one still
+/// expands, and a path stays a message.
+#[test]
+fn an_unknown_hyphenated_command_is_refused_not_sent() {
+    let (_dir, mut s) = app_with_commands();
+    for typed in ["/fix-issues 12", "/frontend:test"] {
+        let effects = s.send(typed);
+        assert!(
+            effects.is_empty(),
+            "{typed} never reaches the model: {effects:?}"
+        );
+        let name = typed.split_whitespace().next().unwrap();
+        assert_eq!(
+            s.app.hint.as_deref(),
+            Some(format!("unknown command {name}; /help lists them").as_str())
+        );
+    }
+    let effects = s.send("/fix-issue 12");
+    assert_eq!(sent(&effects), ["Fix issue #12 (12)."]);
+    s.end_turn(TurnOutcome::Completed);
+    let effects = s.send("/usr/local-bin is missing");
+    assert_eq!(sent(&effects), ["/usr/local-bin is missing"]);
+}
+
+/// Where `.agents/commands/x.md` and Claude Code's `.claude/commands/x.md` are both there,
+/// `/help` names the one in force and the one it hides.
+#[test]
+fn help_names_the_claude_command_a_project_command_hides() {
+    let dir = tempfile::tempdir().unwrap();
+    for (folder, text) in [
+        (".claude/commands", "claude's review"),
+        (".agents/commands", "rein's review"),
+    ] {
+        std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+        std::fs::write(dir.path().join(folder).join("review.md"), text).unwrap();
+    }
+    let set = rein::custom_commands::CommandSet::discover(
+        None,
+        dir.path(),
+        &rein::app::commands::is_builtin,
+    );
+    let mut app = app();
+    app.custom_commands = set;
+    let mut s = Script::with(app);
+    s.plain(KeyCode::F(1));
+    let help = s.app.help.as_ref().expect("the help overlay");
+    assert!(
+        help.lines.iter().any(|l| l
+            == "  /review  rein's review  (project: .agents/commands/review.md; hides .claude/commands/review.md)"),
+        "{:#?}",
+        help.lines
     );
 }
 

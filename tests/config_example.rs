@@ -236,9 +236,14 @@ fn every_documented_key_is_accepted_and_every_setting_is_documented() {
     let settings: Vec<&str> = description
         .lines()
         .filter(|l| {
-            !["user config", "project config", "data dir"]
-                .iter()
-                .any(|p| l.starts_with(p))
+            ![
+                "user config",
+                "project config",
+                "project .mcp.json",
+                "data dir",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
         })
         .collect();
     assert!(settings.len() >= 9, "{description}");

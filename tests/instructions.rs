@@ -185,3 +185,216 @@ async fn a_changed_agents_md_is_reported_and_applies_after_clear() {
         "{fresh}"
     );
 }
+
+/// The text every message of `request` holds, as sent.
+fn all_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| support::agent::content(m).to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 28 item 2: reading a file under `sub/deeper/` brings in `sub/CLAUDE.md` (with
+/// its import) and `sub/deeper/AGENTS.md` once, with the tool result, while the system
+/// prompt keeps its bytes; a resumed session does not send them again; a compaction
+/// summarises them away, so they go out again with the next message, and a session
+/// resumed after that does not repeat them either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folders_instruction_files_ride_with_the_tool_result_once_across_resume_and_compaction() {
+    use rein::agent::{AgentCommand, AgentEvent};
+    use support::agent::{events_until, scripted_config, spawn_recorded, spawn_resumed, turn};
+
+    let repo = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("sub/deeper")).unwrap();
+    std::fs::write(root.join("AGENTS.md"), "ROOT-RULE: run the tests.\n").unwrap();
+    std::fs::write(root.join("sub/CLAUDE.md"), "SUB-RULE: see @notes.md\n").unwrap();
+    std::fs::write(root.join("sub/notes.md"), "SUB-NOTES: no globals.\n").unwrap();
+    std::fs::write(root.join("sub/deeper/AGENTS.md"), "DEEPER-RULE: tabs.\n").unwrap();
+    std::fs::write(root.join("sub/deeper/x.rs"), "fn x() {}\n").unwrap();
+    std::fs::write(root.join("sub/deeper/y.rs"), "fn y() {}\n").unwrap();
+    let read = |path: &str| json!({ "path": path }).to_string();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("read_file", &read("sub/deeper/x.rs"))]),
+        Reply::text("read x"),
+        Reply::tool_calls(&[("read_file", &read("sub/deeper/y.rs"))]),
+        Reply::text("read y"),
+        Reply::tool_calls(&[("read_file", &read("sub/deeper/x.rs"))]),
+        Reply::text("read x after the resume"),
+        Reply::text("the handoff note: x and y were read"),
+        Reply::text("after the compaction"),
+        Reply::text("resumed after the compaction"),
+    ])
+    .await
+    .unwrap();
+    let config = || {
+        let mut config = scripted_config(&server, root);
+        config.instructions = rein::instructions::discover(&[], root, 32 * 1024);
+        config
+    };
+    let count = |request: &Value, what: &str| all_text(request).matches(what).count();
+    let added = |events: &[AgentEvent]| -> Vec<Vec<String>> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::InstructionsAdded { files, .. } => Some(files.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+
+    let (mut handle, path) = spawn_recorded(config(), data.path());
+    let first = turn(&mut handle, "read x").await;
+    let told = added(&first);
+    assert_eq!(told.len(), 1, "{first:?}");
+    assert_eq!(told[0].len(), 3, "{told:?}");
+    assert!(told[0][1].contains("notes.md") && told[0][1].contains("imported by"));
+    let requests = server.requests();
+    assert_eq!(
+        system(&requests[0]),
+        system(&requests[1]),
+        "the prefix holds"
+    );
+    assert!(!system(&requests[1]).contains("DEEPER-RULE"));
+    assert!(system(&requests[1]).contains("ROOT-RULE"));
+    // With the tool result, in order, before the reminder's note.
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let result = support::agent::content(messages.last().unwrap());
+    assert_eq!(messages.last().unwrap()["role"], "tool");
+    let at = |s: &str| {
+        result
+            .find(s)
+            .unwrap_or_else(|| panic!("{s} not in {result}"))
+    };
+    assert!(at("fn x()") < at("SUB-RULE") && at("SUB-RULE") < at("SUB-NOTES"));
+    assert!(at("SUB-NOTES") < at("DEEPER-RULE"));
+    assert!(at("DEEPER-RULE") < at(support::agent::REMINDER_OPENING));
+
+    // Another file of the same folder: nothing new.
+    let second = turn(&mut handle, "read y").await;
+    assert!(added(&second).is_empty(), "{second:?}");
+    let requests = server.requests();
+    assert_eq!(count(&requests[3], "DEEPER-RULE"), 1);
+    handle.shut_down().await;
+
+    // Resumed: in force, not sent again.
+    let loaded = rein::session::load(&path).unwrap();
+    assert_eq!(
+        loaded.instructions.loaded.len(),
+        2,
+        "{:?}",
+        loaded.instructions
+    );
+    let mut handle = spawn_resumed(config(), loaded, data.path());
+    let third = turn(&mut handle, "read x again").await;
+    assert!(added(&third).is_empty(), "{third:?}");
+    let requests = server.requests();
+    assert_eq!(count(&requests[5], "DEEPER-RULE"), 1);
+
+    // A compaction summarises the history: the files go out with the next message.
+    assert!(handle.send(AgentCommand::Compact { focus: None }));
+    events_until(&mut handle, |e| {
+        matches!(
+            e,
+            AgentEvent::Compacted { .. } | AgentEvent::CompactionFailed { .. }
+        )
+    })
+    .await;
+    turn(&mut handle, "go on").await;
+    let requests = server.requests();
+    let after = &requests[7];
+    assert_eq!(count(after, "DEEPER-RULE"), 1, "{after:#}");
+    let last = after["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(support::agent::content(&last).contains("SUB-NOTES"));
+    handle.shut_down().await;
+
+    // Resumed after that: the history holds them since the compaction, once.
+    let loaded = rein::session::load(&path).unwrap();
+    let mut handle = spawn_resumed(config(), loaded, data.path());
+    turn(&mut handle, "and now").await;
+    let requests = server.requests();
+    assert_eq!(count(&requests[8], "DEEPER-RULE"), 1);
+    handle.shut_down().await;
+}
+
+/// Issue 28 items 1–2 through the binary: Claude Code's user file stands in where
+/// `~/.agents/AGENTS.md` is missing, both files of a folder are read, and `@path` imports
+/// are expanded into the system prompt (named on stderr with what imported them), while a
+/// missing one and a sensitive one (`.env`, by the real permission rules) are named and
+/// left as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_md_imports_and_the_claude_user_file_reach_the_system_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/CLAUDE.md"),
+        "CLAUDE-USER-RULE: be kind.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(home.path().join(".codex/AGENTS.md"), "CODEX-USER-RULE\n").unwrap();
+    std::fs::write(root.join("AGENTS.md"), "AGENTS-RULE: cargo test.\n").unwrap();
+    std::fs::create_dir(root.join("docs")).unwrap();
+    std::fs::write(
+        root.join("CLAUDE.md"),
+        "CLAUDE-RULE: follow @docs/style.md, not @docs/gone.md or @.env.\n\
+         ```\n@docs/in-code.md\n```\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("docs/style.md"), "STYLE-RULE: short lines.\n").unwrap();
+    std::fs::write(root.join("docs/in-code.md"), "IN-CODE-RULE\n").unwrap();
+    std::fs::write(root.join(".env"), "SECRET_TOKEN=abc123\n").unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("done")])
+        .await
+        .unwrap();
+    let out = support::rein_in(home.path(), &root)
+        .args(["-p", "go", "--base-url", &server.base_url(), "--model", "m"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let prompt = system(&server.requests()[0]);
+    let at = |s: &str| {
+        prompt
+            .find(s)
+            .unwrap_or_else(|| panic!("{s} not in:\n{prompt}"))
+    };
+    assert!(
+        at("CLAUDE-USER-RULE") < at("AGENTS-RULE")
+            && at("AGENTS-RULE") < at("CLAUDE-RULE")
+            && at("CLAUDE-RULE") < at("STYLE-RULE")
+    );
+    for absent in ["CODEX-USER-RULE", "IN-CODE-RULE", "abc123"] {
+        assert!(!prompt.contains(absent), "{absent} in:\n{prompt}");
+    }
+    assert!(
+        err.contains(&format!(
+            "{} (25 bytes, imported by {})",
+            root.join("docs/style.md").display(),
+            root.join("CLAUDE.md").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("@docs/gone.md was not imported: there is no such file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("@.env was not imported: reading") && err.contains("sensitive"),
+        "{err}"
+    );
+}

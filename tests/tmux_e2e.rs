@@ -2296,3 +2296,66 @@ async fn init_proposes_an_agents_md_for_approval() {
     );
     tmux.quit_with_ctrl_c().await;
 }
+
+/// Issue 28 (their setup, read as it is): a Claude Code command file from
+/// `.claude/commands` runs as `/commit`, a mistyped `/comit-wip` is refused with a hint
+/// (nothing sent), and the agent reading a file in `sub/` brings `sub/CLAUDE.md` in, which
+/// the transcript says and `/memory` lists after the system prompt's `AGENTS.md`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_setup_works_in_the_dashboard() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path();
+    std::fs::create_dir_all(root.join(".claude/commands")).unwrap();
+    std::fs::write(
+        root.join(".claude/commands/commit.md"),
+        "---\ndescription: Commit the work\nallowed-tools: Bash(git commit:*)\n---\nCOMMIT-PROMPT: read sub/x.rs, then commit as $1.\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("AGENTS.md"), "ROOT-RULE\n").unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/CLAUDE.md"), "SUB-RULE: keep it short.\n").unwrap();
+    std::fs::write(root.join("sub/x.rs"), "fn x() {}\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("read_file", &json!({"path": "sub/x.rs"}).to_string())]),
+        Reply::text("Read it; committing next."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), root, &server.base_url()),
+        120,
+        40,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("/comit-wip now", &["Escape", "Enter"]);
+    tmux.wait_for("the hint", |s| {
+        s.contains("unknown command /comit-wip; /help lists them")
+    })
+    .await;
+    assert!(server.requests().is_empty(), "nothing was sent");
+    tmux.send("/commit wip", &["Escape", "Enter"]);
+    let screen = tmux
+        .wait_for("the reply", |s| s.contains("Read it; committing next."))
+        .await;
+    assert!(
+        screen.contains("expanded from .claude/commands/commit.md"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("instruction files for the folders worked in"),
+        "{screen}"
+    );
+    let requests = server.requests();
+    assert!(requests[0].to_string().contains("COMMIT-PROMPT"));
+    assert!(requests[1].to_string().contains("SUB-RULE: keep it short."));
+    tmux.send("/memory", &["Escape", "Enter"]);
+    let screen = tmux
+        .wait_for("the listing", |s| {
+            s.contains("Loaded for the folders worked in (sent with a message):")
+        })
+        .await;
+    assert!(screen.contains("sub/CLAUDE.md (25 bytes)"), "{screen}");
+    tmux.send("", &["C-c"]);
+}

@@ -17,7 +17,8 @@ use std::path::Path;
 
 use crate::conversation::mention::mentions;
 use crate::conversation::Attachment;
-use crate::permissions::{PermissionPolicy, ToolRequest, Verdict};
+use crate::permissions::readable::{self, NotReadable};
+use crate::permissions::PermissionPolicy;
 
 /// How much the attachments of one message may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,40 +56,36 @@ pub fn attach(
         if out.files.iter().any(|a| a.path == path) {
             continue;
         }
-        let Ok(resolved) = crate::safe_fs::resolve(Path::new(path), &root_resolved) else {
-            out.notices.push(format!(
-                "@{path} was not attached: it leads through too many links"
-            ));
-            continue;
-        };
-        let Ok(meta) = std::fs::symlink_metadata(&resolved) else {
-            // Not a file: the mention is only text.
-            continue;
-        };
-        if !meta.is_file() {
-            continue;
-        }
-        if !resolved.starts_with(&root_resolved) {
-            out.notices.push(format!(
-                "@{path} was not attached: it leads outside the project"
-            ));
-            continue;
-        }
-        let args = serde_json::json!({ "path": path });
-        let request = ToolRequest {
-            tool: crate::tools::read_file::NAME,
-            args: &args,
+        // The one rule for a file a text names (`permissions::readable`).
+        let (resolved, size) = match readable::check(
+            Path::new(path),
+            &root_resolved,
+            Some(&root_resolved),
+            policy,
             root,
-        };
-        match policy.check(&request) {
-            Verdict::Allow => {}
-            Verdict::Ask { reason, .. } | Verdict::Deny { reason } => {
+        ) {
+            Ok(file) => (file.resolved, file.size),
+            // Not a file: the mention is only text.
+            Err(NotReadable::Nothing { .. } | NotReadable::NotAFile) => continue,
+            Err(NotReadable::TooManyLinks) => {
+                out.notices.push(format!(
+                    "@{path} was not attached: it leads through too many links"
+                ));
+                continue;
+            }
+            Err(NotReadable::Outside) => {
+                out.notices.push(format!(
+                    "@{path} was not attached: it leads outside the project"
+                ));
+                continue;
+            }
+            Err(NotReadable::Asks(reason)) => {
                 out.notices.push(format!(
                     "@{path} was not attached: {reason}; the model can still ask to read it"
                 ));
                 continue;
             }
-        }
+        };
         if left < MIN_PART.min(limits.per_file).max(1) {
             out.notices.push(format!(
                 "@{path} was not attached: the message's attachments already take \
@@ -97,7 +94,7 @@ pub fn attach(
             ));
             continue;
         }
-        match read_block(path, &resolved, meta.len(), limits.per_file.min(left)) {
+        match read_block(path, &resolved, size, limits.per_file.min(left)) {
             Ok((block, used)) => {
                 left = left.saturating_sub(used);
                 out.files.push(Attachment {

@@ -246,6 +246,14 @@ pub enum AgentEvent {
         files: Vec<String>,
         notices: Vec<String>,
     },
+    /// The agent began to work in folders below the project that have instruction files
+    /// of their own (`sub/AGENTS.md`): a label per file loaded (path, size, whether cut,
+    /// what imported it), sent to the model with the next message; and what could not be
+    /// read.
+    InstructionsAdded {
+        files: Vec<String>,
+        notices: Vec<String>,
+    },
     /// A batch of tool calls of turn `turn` changed these files (relative to the project),
     /// as the checkpoint after it found, whatever tool changed them.
     FilesChanged { turn: u64, paths: Vec<String> },
@@ -552,6 +560,7 @@ impl AgentEvent {
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::Hook { .. }
             | AgentEvent::Notice { .. }
+            | AgentEvent::InstructionsAdded { .. }
             | AgentEvent::FilesChanged { .. }
             | AgentEvent::Rewound { .. }
             | AgentEvent::Error { .. }

@@ -53,6 +53,7 @@ mod checkpoints;
 mod deltas;
 mod fit;
 mod hooks;
+mod nested;
 mod offered_tools;
 mod queued;
 mod recording;
@@ -147,6 +148,10 @@ pub(crate) struct Agent {
     changed: Vec<Change>,
     /// The instruction files changed since the conversation began, not yet told.
     instructions_changed: Vec<PathBuf>,
+    /// The instruction files of folders below the project loaded so far (`nested`).
+    nested: crate::instructions::Nested,
+    /// Those loaded (or to send again) whose text waits for the next reminder.
+    nested_pending: crate::instructions::nested::Found,
     /// The system prompt's characters that are the project instructions (`/context`).
     instructions_chars: usize,
     /// Every external tool offered in this conversation (and the resumed session's), for
@@ -404,6 +409,12 @@ impl Agent {
         if let Some(context) = prompt_context {
             reminder.push_str(&format!("\n(from the user's hooks: {context})"));
         }
+        // Folders' instruction files waiting since the last turn (or a compaction).
+        let nested = self.nested_text();
+        if let Some(nested) = &nested {
+            // The files first: the reminder's note stays the last words the model reads.
+            reminder = format!("{}\n\n{reminder}", nested.trim_end());
+        }
         message.set_reminder(reminder);
         // How much of the message the model gets depends on the window: unless the request
         // is clearly small, that waits for the server's answer.
@@ -413,6 +424,9 @@ impl Agent {
             *content = self.fit_user_message(whole);
         }
         self.push(message);
+        if nested.is_some() {
+            self.nested_sent();
+        }
         self.same_calls.reset();
         self.loop_stopped = None;
         self.hook_stopped = None;

@@ -1,8 +1,9 @@
 //! Slash commands typed in the input: `/help`, `/clear`, `/resume`, `/model`, `/todos`,
 //! `/skills`, `/rename`, `/context`, `/compact`, `/cost`, `/init`, `/quit`.
 //!
-//! A command is `/` and letters only, as the first word; anything else that starts with
-//! `/` (`/etc/hosts is broken`) is an ordinary message, unless it names a custom command
+//! A command is `/` and a name as the first word: letters, and `-`, `_` or `:` between
+//! them (`/fix-issue`, `/frontend:test`); anything else that starts with `/`
+//! (`/etc/hosts is broken`, `/v2`) is an ordinary message, unless it names a custom command
 //! ([`crate::custom_commands`], sent by `super::update::send::submit`). Unknown commands
 //! get a one-line hint and never reach the model. `/help` is generated from the keymap's
 //! descriptions and lists the custom commands.
@@ -116,7 +117,7 @@ pub enum SlashCommand {
 pub fn parse(input: &str) -> Option<SlashCommand> {
     let first = input.split_whitespace().next()?;
     let name = first.strip_prefix('/')?;
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
+    if !is_command_name(name) {
         return None;
     }
     let rest = || {
@@ -153,6 +154,18 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "quit" | "exit" => SlashCommand::Quit,
         _ => SlashCommand::Unknown(first.to_string()),
     })
+}
+
+/// Whether `name` (without the slash) is shaped like a command's: ASCII letters, with
+/// `-`, `_` or `:` between them (`help`, `fix-issue`, `frontend:test`); a path (`etc/hosts`)
+/// or a version (`v2`) is not.
+fn is_command_name(name: &str) -> bool {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphabetic());
+    edge(name.chars().next())
+        && edge(name.chars().next_back())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || matches!(c, '-' | '_' | ':'))
 }
 
 /// What `/mcp` was asked to do.
@@ -232,8 +245,8 @@ pub fn skills_text(skills: &[(String, String)], notices: &[String]) -> String {
     let mut out = if skills.is_empty() {
         String::from(
             "No skills. A skill is a folder with a SKILL.md whose front matter has a name and a \
-             description, in ~/.agents/skills/, in rein's data dir under skills/ ($REIN_HOME/skills/) \
-             or in the project's .agents/skills/.",
+             description, in ~/.agents/skills/ or ~/.claude/skills/, in rein's data dir under \
+             skills/ ($REIN_HOME/skills/) or in the project's .agents/skills/ or .claude/skills/.",
         )
     } else {
         let mut out = format!(
@@ -326,8 +339,8 @@ fn custom_commands_text(custom: &CommandSet) -> String {
     let mut out = String::new();
     if custom.is_empty() {
         out.push_str(
-            "Custom commands: none (a Markdown file in .agents/commands/ or ~/.agents/commands/ \
-             becomes /its-name)\n",
+            "Custom commands: none (a Markdown file in .agents/commands/ or .claude/commands/, \
+             the project's or under ~/, becomes /its-name)\n",
         );
     } else {
         out.push_str("Custom commands\n");
@@ -337,8 +350,13 @@ fn custom_commands_text(custom: &CommandSet) -> String {
             .max()
             .unwrap_or(0);
         for c in custom.iter() {
+            let hides = if c.shadows.is_empty() {
+                String::new()
+            } else {
+                format!("; hides {}", c.shadows.join(", "))
+            };
             out.push_str(&format!(
-                "  {:<width$}  {}  ({}: {})\n",
+                "  {:<width$}  {}  ({}: {}{hides})\n",
                 c.usage(),
                 c.description,
                 c.source.name(),
@@ -390,6 +408,22 @@ mod tests {
         assert_eq!(parse("/ something"), None);
         assert_eq!(parse("/"), None);
         assert_eq!(parse("/v2"), None);
+        // A custom command's shape is a command too: unknown, it is refused, not sent.
+        assert_eq!(
+            parse("/fix-issue 12"),
+            Some(SlashCommand::Unknown("/fix-issue".into()))
+        );
+        assert_eq!(
+            parse("/frontend:test"),
+            Some(SlashCommand::Unknown("/frontend:test".into()))
+        );
+        assert_eq!(
+            parse("/snake_case"),
+            Some(SlashCommand::Unknown("/snake_case".into()))
+        );
+        assert_eq!(parse("/re- x"), None);
+        assert_eq!(parse("/-x"), None);
+        assert_eq!(parse("/:)"), None);
         assert_eq!(parse("please /help"), None);
     }
 

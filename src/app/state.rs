@@ -73,6 +73,10 @@ pub struct App {
     /// The project instructions in the system prompt, a line each (path, size, whether
     /// cut), and what was skipped: `/memory` lists them.
     pub instructions: Vec<String>,
+    /// The instruction files of folders below the project loaded as the agent worked
+    /// there (sent with a message, not in the system prompt), a line each, and what could
+    /// not be read.
+    pub nested_instructions: Vec<String>,
     /// The conversation is not being recorded (the session file could not be created or
     /// a write to it failed): the status line says so.
     pub not_recording: bool,
@@ -287,6 +291,7 @@ impl App {
             last_ctrl_c: None,
             not_recording: false,
             instructions: Vec::new(),
+            nested_instructions: Vec::new(),
             paste_tail: None,
             hint: None,
             size: (80, 24),

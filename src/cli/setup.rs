@@ -70,22 +70,43 @@ pub(super) fn discover_skills(config: &Config, env: &Environment, root: &Path) -
     Arc::new(skills)
 }
 
-/// The AGENTS.md files for `root`: the user's (`~/.agents/AGENTS.md`, then `AGENTS.md` in
-/// rein's config folder), then the repository's.
+/// The AGENTS.md and CLAUDE.md files for `root`: the user's (`~/.agents/AGENTS.md`, or
+/// failing that `~/.claude/CLAUDE.md` or `~/.codex/AGENTS.md`; then `AGENTS.md` in rein's
+/// config folder), then the repository's, their imports read by `policy`'s rules.
 pub(super) fn discover_instructions(
     config: &Config,
     env: &Environment,
     root: &Path,
+    policy: &Arc<RulePolicy>,
 ) -> Instructions {
-    let mut user = Vec::new();
+    let mut user: Vec<Vec<PathBuf>> = Vec::new();
     if let Some(home) = &env.home {
-        user.push(home.join(".agents").join("AGENTS.md"));
+        user.push(vec![
+            home.join(".agents").join("AGENTS.md"),
+            home.join(".claude").join("CLAUDE.md"),
+            home.join(".codex").join("AGENTS.md"),
+        ]);
     }
     if let Some(dir) = config.user_config_path.parent() {
-        user.push(dir.join("AGENTS.md"));
+        let own = dir.join("AGENTS.md");
+        if !user.iter().flatten().any(|p| *p == own) {
+            user.push(vec![own]);
+        }
     }
-    user.dedup();
-    rein::instructions::discover(&user, root, config.instructions_max_bytes.value as usize)
+    let policy: Arc<dyn rein::permissions::PermissionPolicy> = policy.clone();
+    rein::instructions::discover_with(
+        rein::instructions::Discovery {
+            user,
+            max_bytes: config.instructions_max_bytes.value as usize,
+            rules: rein::instructions::ReadRules {
+                policy,
+                root: root.to_path_buf(),
+                max_import_bytes: config.attach_max_bytes.value as usize,
+                home: env.home.clone(),
+            },
+        },
+        root,
+    )
 }
 
 /// Ask the server for the model's context window when the settings leave it open, for at

@@ -189,6 +189,7 @@ impl Config {
         let paths = [
             ("user config", located(&self.user_config_path)),
             ("project config", located(&self.project_config_path)),
+            ("project .mcp.json", located(&self.mcp_json_path)),
             ("data dir", self.data_dir.display().to_string()),
         ];
 
@@ -397,7 +398,7 @@ fn mcp_line(server: &crate::mcp::ServerConfig) -> String {
     use crate::mcp::{
         Origin, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
     };
-    let mut words = match &server.transport {
+    let mut words = match server.shown() {
         Transport::Stdio { env_vars, .. } => {
             let mut w = vec![format!("stdio `{}`", server.summary())];
             if !env_vars.is_empty() {

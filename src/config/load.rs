@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use super::sources::{env_layer, flag_layer, read_file, user_paths, Layer};
 use super::{
-    agents_env, or_default, planted, precedence, providers, target, Config, ConfigError,
-    Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL, DEFAULT_BASH_TIMEOUT_SECS,
-    DEFAULT_CAP_CHARS, DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, DEFAULT_CONNECT_TIMEOUT_SECS,
-    DEFAULT_CONTEXT_WINDOW, DEFAULT_IDLE_TIMEOUT_SECS, DEFAULT_KEEP_RECENT, DEFAULT_MAX_STEPS,
-    DEFAULT_MAX_TRIES, DEFAULT_NOTIFY_AFTER_SECS, DEFAULT_STUB_CHARS,
-    DEFAULT_SUBAGENT_MAX_PARALLEL, DEFAULT_SUBAGENT_MAX_STEPS, NOTIFY_WHEN,
+    agents_env, mcp, mcp_json, or_default, planted, precedence, providers, target, Config,
+    ConfigError, Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL,
+    DEFAULT_BASH_TIMEOUT_SECS, DEFAULT_CAP_CHARS, DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO,
+    DEFAULT_CONNECT_TIMEOUT_SECS, DEFAULT_CONTEXT_WINDOW, DEFAULT_IDLE_TIMEOUT_SECS,
+    DEFAULT_KEEP_RECENT, DEFAULT_MAX_STEPS, DEFAULT_MAX_TRIES, DEFAULT_NOTIFY_AFTER_SECS,
+    DEFAULT_STUB_CHARS, DEFAULT_SUBAGENT_MAX_PARALLEL, DEFAULT_SUBAGENT_MAX_STEPS, NOTIFY_WHEN,
 };
 use crate::permissions::DEFAULT_SENSITIVE_READS;
 use crate::sandbox::SandboxMode;
@@ -47,13 +47,19 @@ impl Config {
         );
         // A project config a command may have planted is not read until confirmed.
         let held = planted::check(&data_dir, project_root, &project_config_path);
-        let project = match held {
+        let mut project = match held {
             Some(_) => Layer::default(),
             None => read_file(
                 &project_config_path,
                 &Source::ProjectFile(project_config_path.clone()),
             )?,
         };
+        // Claude Code's `.mcp.json`: project servers too, below the project's own file
+        // (its `[mcp_servers.X]` replaces the `.mcp.json` entry `X`); held until allowed.
+        let mcp_json_path = project_root.join(mcp_json::FILE);
+        let mcp_json = mcp_json::read(&mcp_json_path, env);
+        project.mcp_servers =
+            mcp::stack(mcp_json.servers, std::mem::take(&mut project.mcp_servers));
         let flags = flag_layer(overrides)?;
         let vars = env_layer(env)?;
         // Every explicit key, highest first: which one is sent depends on the provider.
@@ -222,6 +228,8 @@ impl Config {
             user_config_path,
             project_config_path,
             held_project_config: held,
+            mcp_json_path,
+            mcp_json_problems: mcp_json.problems,
             inputs,
         })
     }

@@ -59,7 +59,7 @@ pub(super) fn read_table(
     };
     let mut servers = Vec::new();
     for (name, key, value) in table.entries() {
-        servers.push(server(name, value, &key, origin.clone()).map_err(in_file(path))?);
+        servers.push(server_table(name, value, &key, origin.clone()).map_err(in_file(path))?);
     }
     Ok(servers)
 }
@@ -75,7 +75,9 @@ pub(super) fn stack(lower: Vec<ServerConfig>, higher: Vec<ServerConfig>) -> Vec<
     servers
 }
 
-fn server(
+/// One server table `name`, met at `key`, checked (`.mcp.json`'s entries come here too, as
+/// the same table).
+pub(super) fn server_table(
     name: &str,
     value: &toml::Value,
     key: &str,
@@ -284,6 +286,7 @@ fn server(
         },
         origin,
         declared: Declared::from_toml(entries),
+        written: None,
     })
 }
 

@@ -30,6 +30,7 @@ mod file;
 mod listing;
 mod load;
 mod mcp;
+mod mcp_json;
 pub mod planted;
 mod policy;
 mod providers;
@@ -183,7 +184,8 @@ pub struct Config {
     /// ones the files add.
     pub providers: Vec<Provider>,
     /// `[mcp_servers.NAME]`: the user's servers and the project's (a project's replaces
-    /// the user's of the same name), by name; each knows the file that declared it.
+    /// the user's of the same name; the project's `.mcp.json` entries are the project's
+    /// too, below its `.rein/config.toml`), by name; each knows the file that declared it.
     pub mcp_servers: Vec<crate::mcp::ServerConfig>,
     /// `[client]`: a stream that sends nothing for this long is an error, > 0.
     pub idle_timeout_secs: Sourced<u64>,
@@ -278,6 +280,11 @@ pub struct Config {
     /// Why that file is not obeyed, when a command may have written it
     /// ([`planted`]); its settings are then left out.
     pub held_project_config: Option<planted::Held>,
+    /// `<root>/.mcp.json`: Claude Code's MCP servers of the project, read into
+    /// `mcp_servers` as project servers.
+    pub mcp_json_path: PathBuf,
+    /// A sentence per `.mcp.json` entry left out (the file and the key, and why).
+    pub mcp_json_problems: Vec<String>,
     /// What resolving another model name needs ([`Config::resolve_model`]).
     inputs: target::Inputs,
 }

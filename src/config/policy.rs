@@ -49,6 +49,7 @@ impl Config {
         if let Some(held) = &self.held_project_config {
             warnings.push(held.to_string());
         }
+        warnings.extend(self.mcp_json_problems.iter().cloned());
         for rule in &self.bash_rules {
             if rule.action == RuleAction::Allow && rule.project {
                 warnings.push(if confined {

@@ -1,9 +1,12 @@
 //! Custom slash commands: Markdown prompt files that become `/name` commands.
 //!
-//! [`CommandSet::discover`] reads, in this order, `~/.agents/commands/` (the user's), then
-//! `.agents/commands/` in every folder from the repository's root down to the project (the
-//! same folders [`crate::instructions`] reads `AGENTS.md` from); on a name clash the later
-//! place wins, so the folder closest to the project has the last word. Each `*.md` file is
+//! [`CommandSet::discover`] reads, in this order, the user's `~/.claude/commands/` and
+//! `~/.agents/commands/`, then `.claude/commands/` and `.agents/commands/` in every folder
+//! from the repository's root down to the project (the same folders [`crate::instructions`]
+//! reads `AGENTS.md` from); on a name clash the later place wins, so the folder closest to
+//! the project has the last word and, within one folder, `.agents/` wins over Claude
+//! Code's `.claude/`. The command in force names the files it hides
+//! ([`CustomCommand::shadows`]), so a listing can say so. Each `*.md` file is
 //! a command named after the file (`review.md` is `/review`); a file in a subfolder gets the
 //! folder as a namespace (`frontend/test.md` is `/frontend:test`). A name is lowercase
 //! letters, digits, `-`, `_` and `:`, starting with a letter or digit.
@@ -36,13 +39,17 @@ pub const MAX_DESCRIPTION_CHARS: usize = 120;
 const MAX_DEPTH: usize = 3;
 /// The folder, under a home or a project folder, that holds the command files.
 pub const COMMANDS_DIR: &str = ".agents/commands";
+/// Claude Code's folder for them, read too (before [`COMMANDS_DIR`] in the same place, so
+/// rein's own wins a clash there).
+pub const CLAUDE_COMMANDS_DIR: &str = ".claude/commands";
 
 /// Where a command was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandSource {
-    /// `~/.agents/commands`.
+    /// `~/.agents/commands` or `~/.claude/commands`.
     User,
-    /// `.agents/commands` of the project or a folder above it in the repository.
+    /// `.agents/commands` or `.claude/commands` of the project or a folder above it in the
+    /// repository.
     Project,
 }
 
@@ -70,6 +77,9 @@ pub struct CustomCommand {
     /// The path as the user knows it: relative to the project, or under `~`.
     pub label: String,
     pub source: CommandSource,
+    /// The files of the same name this one hides (their labels, outermost first): from a
+    /// place read earlier, or Claude Code's `.claude/commands` beside `.agents/commands`.
+    pub shadows: Vec<String>,
 }
 
 impl CustomCommand {
@@ -117,10 +127,14 @@ impl CommandSet {
     ) -> CommandSet {
         let mut places = Vec::new();
         if let Some(home) = home {
-            places.push((home.join(COMMANDS_DIR), CommandSource::User));
+            for sub in [CLAUDE_COMMANDS_DIR, COMMANDS_DIR] {
+                places.push((home.join(sub), CommandSource::User));
+            }
         }
         for dir in crate::instructions::project_dirs(project) {
-            places.push((dir.join(COMMANDS_DIR), CommandSource::Project));
+            for sub in [CLAUDE_COMMANDS_DIR, COMMANDS_DIR] {
+                places.push((dir.join(sub), CommandSource::Project));
+            }
         }
         let labeller = Labeller { home, project };
         CommandSet::from_places(&places, &labeller, is_builtin)
@@ -147,6 +161,14 @@ impl CommandSet {
                 }
                 match read_command(&path) {
                     Ok((description, argument_hint, body)) => {
+                        let shadows = match by_name.remove(&name) {
+                            Some(hidden) => {
+                                let mut all = hidden.shadows;
+                                all.push(hidden.label);
+                                all
+                            }
+                            None => Vec::new(),
+                        };
                         by_name.insert(
                             name.clone(),
                             CustomCommand {
@@ -157,6 +179,7 @@ impl CommandSet {
                                 path,
                                 label,
                                 source: *source,
+                                shadows,
                             },
                         );
                     }

@@ -40,6 +40,14 @@ fn write(base: &Path, rel: &str, text: impl AsRef<[u8]>) -> PathBuf {
     path
 }
 
+/// Write `<base>/.claude/commands/<rel>` (Claude Code's folder); returns its path.
+fn write_claude(base: &Path, rel: &str, text: impl AsRef<[u8]>) -> PathBuf {
+    let path = base.join(CLAUDE_COMMANDS_DIR).join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 fn names(set: &CommandSet) -> Vec<&str> {
     set.iter().map(|c| c.name.as_str()).collect()
 }
@@ -110,6 +118,53 @@ fn the_project_wins_over_the_repository_root_and_the_user() {
     assert_eq!(set.get("deploy").unwrap().body, "root deploy");
     assert_eq!(set.get("mine").unwrap().source, CommandSource::User);
     assert!(set.notices.is_empty(), "a clash is not a problem");
+}
+
+/// Claude Code's `.claude/commands` are commands too, with the same front matter (its own
+/// keys ignored); beside `.agents/commands` in the same folder the `.agents` one wins, and
+/// a closer folder wins over both as usual. The one in force names what it hides.
+#[test]
+fn claude_code_commands_are_read_and_agents_wins_in_the_same_folder() {
+    let p = Places::new();
+    let path = write_claude(
+        &p.project,
+        "commit.md",
+        "---\nallowed-tools: Bash(git add:*), Bash(git commit:*)\ndescription: Commit staged work\nargument-hint: [message]\n---\nCommit with message $1.\n",
+    );
+    write_claude(&p.home, "mine.md", "user claude command");
+    write_claude(&p.project, "review.md", "claude review");
+    write(&p.project, "review.md", "agents review");
+    write(&p.home, "deploy.md", "user agents deploy");
+    write_claude(&p.repo, "deploy.md", "root claude deploy");
+    write_claude(&p.project, "ns/x.md", "namespaced");
+    let set = p.discover();
+    assert!(set.notices.is_empty(), "{:?}", set.notices);
+    assert_eq!(names(&set), ["commit", "deploy", "mine", "ns:x", "review"]);
+    let commit = set.get("commit").unwrap();
+    assert_eq!(commit.description, "Commit staged work");
+    assert_eq!(commit.argument_hint.as_deref(), Some("[message]"));
+    assert_eq!(commit.path, path);
+    assert_eq!(commit.label, ".claude/commands/commit.md");
+    assert_eq!(commit.source, CommandSource::Project);
+    assert!(commit.shadows.is_empty());
+    assert_eq!(
+        set.expand("/commit wip").unwrap().text,
+        "Commit with message wip."
+    );
+    let mine = set.get("mine").unwrap();
+    assert_eq!(
+        (mine.source, mine.label.as_str()),
+        (CommandSource::User, "~/.claude/commands/mine.md")
+    );
+    let review = set.get("review").unwrap();
+    assert_eq!(review.body, "agents review");
+    assert_eq!(review.shadows, [".claude/commands/review.md"]);
+    let deploy = set.get("deploy").unwrap();
+    assert_eq!(
+        deploy.body, "root claude deploy",
+        "the repository wins over the user"
+    );
+    assert_eq!(deploy.shadows, ["~/.agents/commands/deploy.md"]);
 }
 
 #[test]

@@ -87,6 +87,10 @@ pub struct ServerConfig {
     pub origin: Origin,
     /// The table as written, canonical: what approving a project's server pins.
     pub declared: Declared,
+    /// For a server from a `.mcp.json`: its transport as written there, `${VAR}`s
+    /// unexpanded, which listings show (`transport` is what runs: an expanded value may be
+    /// a token). `None`: `transport` is as written.
+    pub written: Option<Transport>,
 }
 
 /// Which of a server's tools the `task` tool's subagents are offered. Subagents explore:
@@ -132,6 +136,7 @@ impl ServerConfig {
             subagents: SubagentTools::None,
             origin: Origin::User(PathBuf::from("config.toml")),
             declared: Declared::from_toml(&table),
+            written: None,
         }
     }
 
@@ -154,9 +159,16 @@ impl ServerConfig {
             }
     }
 
-    /// The command line or URL in one line, for listings and the approval prompt.
+    /// The transport as the file writes it, for listings: what [`Self::written`] holds,
+    /// else `transport`.
+    pub fn shown(&self) -> &Transport {
+        self.written.as_ref().unwrap_or(&self.transport)
+    }
+
+    /// The command line or URL in one line, as written, for listings and the approval
+    /// prompt.
     pub fn summary(&self) -> String {
-        match &self.transport {
+        match self.shown() {
             Transport::Stdio { command, args, .. } => {
                 let mut words = vec![command.as_str()];
                 words.extend(args.iter().map(String::as_str));

@@ -65,7 +65,7 @@ fn external_spec(t: crate::mcp::McpTool, project: &[String]) -> ExternalSpec {
 /// from). What an approval pins is the whole table ([`ServerConfig::declared`]).
 pub fn launch(server: &ServerConfig) -> String {
     let mut out = server.summary();
-    match &server.transport {
+    match server.shown() {
         Transport::Stdio {
             env, env_vars, cwd, ..
         } => {

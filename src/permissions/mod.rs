@@ -12,6 +12,7 @@ pub mod bash;
 pub mod mode;
 pub mod paths;
 pub mod policy;
+pub mod readable;
 pub mod rules;
 pub mod shell;
 pub mod tools;

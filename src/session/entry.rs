@@ -96,6 +96,11 @@ pub enum Entry {
     /// Files put back as a checkpoint had them (`rein rewind`, `/rewind`): what `--undo`
     /// takes back.
     Rewind(crate::checkpoint::Rewind),
+    /// The instruction files of folders below the project (`sub/AGENTS.md`) whose text the
+    /// message before this entry carried to the model (in its reminder): they are in force
+    /// from here, and a resumed session does not send them again (unless a compaction
+    /// after this entry summarised them away; see `crate::instructions::nested`).
+    Instructions { paths: Vec<PathBuf> },
 }
 
 impl Entry {
@@ -157,6 +162,7 @@ impl Entry {
             Entry::Tools { .. } => "tools",
             Entry::Checkpoint(_) => "checkpoint",
             Entry::Rewind(_) => "rewind",
+            Entry::Instructions { .. } => "instructions",
         }
     }
 }

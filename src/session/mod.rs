@@ -41,7 +41,9 @@ pub use list::{
     find, latest_for_project, list, list_with_stats, ListStats, MessageCount, SessionSummary,
 };
 pub use lock::{holder, in_use, pid_path, Holder, InUse};
-pub use reader::{load, load_with, read_records, tool_outcome, LoadedSession, RecordedModel};
+pub use reader::{
+    load, load_with, read_records, tool_outcome, LoadedSession, NestedRecord, RecordedModel,
+};
 pub use repair::{MAY_HAVE_RUN, NOT_RUN};
 pub use writer::{title_from_text, SessionWriter, SUMMARY_EVERY};
 

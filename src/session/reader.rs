@@ -67,6 +67,8 @@ pub struct LoadedSession {
     pub checkpoints: TurnCheckpoints,
     /// Synthetic results added to `history` for calls the session never finished.
     pub synthetic_results: usize,
+    /// The folders' instruction files it loaded, and which of them its history holds.
+    pub instructions: NestedRecord,
     /// What was skipped or repaired, in words for the user.
     pub notices: Vec<String>,
 }
@@ -80,6 +82,17 @@ impl LoadedSession {
     pub fn model_name(&self) -> Option<&str> {
         self.model.as_ref().map(|m| m.name.as_str())
     }
+}
+
+/// The instruction files of folders below the project a session loaded
+/// (`Entry::Instructions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NestedRecord {
+    /// Every one loaded, in order: in force.
+    pub loaded: Vec<PathBuf>,
+    /// Those whose text the history holds (sent since the last compaction); the rest are
+    /// sent again.
+    pub sent: Vec<PathBuf>,
 }
 
 /// A model as a session file records it (`Entry::Model`).
@@ -151,6 +164,7 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
     let mut message_count = 0;
     let mut started = std::collections::HashSet::new();
     let mut checkpoints = TurnCheckpoints::default();
+    let mut instructions = NestedRecord::default();
     let first_ts = first.1.ts.clone();
     for (offset, record) in std::iter::once(first).chain(lines.by_ref()) {
         match record.entry {
@@ -184,6 +198,8 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
                 summary = note.filter(|&i| i < replacement.len());
                 history = replacement;
                 compactions.push(transcript.len());
+                // What the history carried of the folders' instruction files is summarised.
+                instructions.sent.clear();
             }
             Entry::Stubbed {
                 stub_chars,
@@ -237,6 +253,16 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
             Entry::UserCommand { text, .. } => user_runs.push(text),
             Entry::Checkpoint(c) => checkpoints.push(offset, Recorded::Checkpoint(&c, &record.ts)),
             Entry::Rewind(r) => checkpoints.push(offset, Recorded::Rewind(&r)),
+            Entry::Instructions { paths } => {
+                for path in paths {
+                    if !instructions.loaded.contains(&path) {
+                        instructions.loaded.push(path.clone());
+                    }
+                    if !instructions.sent.contains(&path) {
+                        instructions.sent.push(path);
+                    }
+                }
+            }
             Entry::Model {
                 name,
                 model: id,
@@ -319,6 +345,7 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
         message_count,
         checkpoints,
         synthetic_results: fixed.synthetic,
+        instructions,
         notices,
     })
 }

@@ -2,10 +2,12 @@
 //! when a task fits one.
 //!
 //! A skill is a folder with a `SKILL.md` whose front matter gives a `name` and a
-//! `description` ([`front_matter`]). [`SkillSet::discover`] looks in three places, in this
-//! order: `~/.agents/skills/*/SKILL.md`, rein's data dir (`$REIN_HOME/skills/*/SKILL.md`)
-//! and the project's `.agents/skills/*/SKILL.md`; on a name clash the later place wins, so
-//! the project has the last word. Only the front matter is read at startup: the system
+//! `description` ([`front_matter`]). [`SkillSet::discover`] looks in these places, in this
+//! order: the user's `~/.claude/skills/*/SKILL.md` (Claude Code's) and
+//! `~/.agents/skills/*/SKILL.md`, rein's data dir (`$REIN_HOME/skills/*/SKILL.md`), and the
+//! project's `.claude/skills/*/SKILL.md` and `.agents/skills/*/SKILL.md`; on a name clash
+//! the later place wins, so the project has the last word (and `.agents/` wins over
+//! `.claude/` beside it). Only the front matter is read at startup: the system
 //! prompt lists one `- name: description` line per skill ([`SkillSet::prompt_section`]) and
 //! the `read_skill` tool reads the whole file when the model asks for it. A skill that
 //! cannot be used (malformed front matter, unreadable or oversized file) is skipped with a
@@ -29,11 +31,11 @@ pub const MAX_SKILLS: usize = 100;
 /// Where a skill was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SkillSource {
-    /// `~/.agents/skills`, shared with other agents.
+    /// `~/.agents/skills`, shared with other agents, or Claude Code's `~/.claude/skills`.
     User,
     /// `skills` in rein's data dir (`$REIN_HOME/skills`).
     Rein,
-    /// The project's `.agents/skills`.
+    /// The project's `.agents/skills` or `.claude/skills`.
     Project,
 }
 
@@ -66,9 +68,11 @@ impl SkillSet {
     pub fn discover(home: Option<&Path>, data_dir: &Path, project: &Path) -> SkillSet {
         let mut places = Vec::new();
         if let Some(home) = home {
+            places.push((home.join(".claude").join("skills"), SkillSource::User));
             places.push((home.join(".agents").join("skills"), SkillSource::User));
         }
         places.push((data_dir.join("skills"), SkillSource::Rein));
+        places.push((project.join(".claude").join("skills"), SkillSource::Project));
         places.push((project.join(".agents").join("skills"), SkillSource::Project));
         SkillSet::from_places(&places)
     }
@@ -301,6 +305,49 @@ mod tests {
         assert_eq!(set.prompt_section(), "");
         let set = SkillSet::discover(None, &p.data, &p.project);
         assert!(set.is_empty());
+    }
+
+    /// Claude Code's `.claude/skills` (the user's and the project's) are skills too, with
+    /// their own front matter keys ignored; beside `.agents/skills` the `.agents` one wins.
+    #[test]
+    fn claude_code_skills_are_found_and_agents_wins_beside_them() {
+        let p = Places::new();
+        let claude_home = p.home.join(".claude/skills");
+        let claude_project = p.project.join(".claude/skills");
+        write(
+            &claude_home,
+            "pdf",
+            "---\nname: pdf\ndescription: Fill PDF forms.\nlicense: MIT\nallowed-tools: Read, Bash\nmetadata:\n  version: 2\n---\nbody\n",
+        );
+        write(
+            &claude_project,
+            "release",
+            &skill_md("release", "Claude's release."),
+        );
+        write(
+            &p.project_skills(),
+            "release",
+            &skill_md("release", "rein's release."),
+        );
+        write(
+            &claude_project,
+            "review",
+            &skill_md("review", "Review a diff."),
+        );
+        let set = p.discover();
+        assert!(set.notices.is_empty(), "{:?}", set.notices);
+        assert_eq!(set.names(), ["pdf", "release", "review"]);
+        let pdf = set.get("pdf").unwrap();
+        assert_eq!(
+            (pdf.source, pdf.description.as_str()),
+            (SkillSource::User, "Fill PDF forms.")
+        );
+        assert_eq!(pdf.path, claude_home.join("pdf/SKILL.md"));
+        let release = set.get("release").unwrap();
+        assert_eq!(release.description, "rein's release.");
+        let review = set.get("review").unwrap();
+        assert_eq!(review.source, SkillSource::Project);
+        assert_eq!(review.path, claude_project.join("review/SKILL.md"));
     }
 
     #[test]

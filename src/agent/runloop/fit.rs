@@ -455,8 +455,10 @@ impl Agent {
             return Compaction::Failed;
         }
         self.history.replace(rest, Some(0));
-        // The reminder may have been summarised away: the next tool result tells again.
+        // The reminder may have been summarised away: the next tool result tells again,
+        // with the folders' instruction files in force.
         self.reminded = None;
+        self.resend_nested();
         self.meter.history_rewritten();
         self.record(Entry::compacted(self.history.stored().to_vec(), 0));
         self.emit(AgentEvent::Compacted {

@@ -1,6 +1,7 @@
 //! The reminder the model gets: time, branch, plan, approval mode, the background commands
-//! that run (or ended unread) and (at a turn's start) the files someone else changed and
-//! the instruction files that changed.
+//! that run (or ended unread), (at a turn's start) the files someone else changed and
+//! the instruction files that changed, and the instruction files of folders the agent began
+//! to work in (`nested`), after it.
 //!
 //! The turn's user message carries one; within a turn, when the branch, the plan or the
 //! mode changed since the model was last told, the last tool result before the next
@@ -106,15 +107,24 @@ impl Agent {
         }
         let state = self.reminded_state();
         // The background commands ride along but are no reason of their own: the model
-        // started them, and each result says how they stand.
+        // started them, and each result says how they stand. Folders' instruction files
+        // waiting to go out are one.
         let told = self.reminded.as_ref().map(|(b, t, m, _)| (b, t, m));
-        if told == Some((&state.0, &state.1, &state.2)) {
+        let nested = self.nested_text();
+        if told == Some((&state.0, &state.1, &state.2)) && nested.is_none() {
             return;
         }
-        let text = self.reminder_of(state, false);
+        let mut text = self.reminder_of(state, false);
+        if let Some(nested) = &nested {
+            // The files first: the reminder's note stays the last words the model reads.
+            text = format!("{}\n\n{text}", nested.trim_end());
+        }
         if let Some(last) = self.history.last_mut() {
             if last.set_reminder(text.clone()) {
                 self.record(Entry::Reminder { text });
+                if nested.is_some() {
+                    self.nested_sent();
+                }
             }
         }
     }

@@ -77,6 +77,24 @@ impl Agent {
             .as_ref()
             .map(|r| r.user_runs.clone())
             .unwrap_or_default();
+        // The folders' instruction files the resumed session loaded stay in force; those
+        // its history no longer holds (a compaction came after them) go out again.
+        let (nested, nested_pending) = match &resumed {
+            Some(r) => {
+                let record = &r.instructions;
+                let unsent: Vec<std::path::PathBuf> = record
+                    .loaded
+                    .iter()
+                    .filter(|p| !record.sent.contains(p))
+                    .cloned()
+                    .collect();
+                (
+                    crate::instructions::Nested::resumed(&record.loaded),
+                    config.instructions.nested_again(&unsent),
+                )
+            }
+            None => Default::default(),
+        };
         let checkpoints = super::Checkpoints::new(
             config.checkpoints.clone(),
             resumed.as_ref().map_or(0, |r| r.checkpoints.last_turn()),
@@ -143,6 +161,8 @@ impl Agent {
             after_last_turn: None,
             changed: Vec::new(),
             instructions_changed: Vec::new(),
+            nested,
+            nested_pending,
             instructions_chars,
             offered_external: known_external.clone(),
             known_external,
@@ -180,6 +200,7 @@ impl Agent {
         }
         // The new conversation reads the instruction files again (they may have changed).
         self.config.instructions = self.config.instructions.reload();
+        self.forget_nested();
         let (system_prompt, subagent_prompt, instructions_chars) = prompts(&self.config);
         self.history = History::new(system_prompt);
         self.subagent_prompt = subagent_prompt;

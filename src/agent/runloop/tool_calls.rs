@@ -73,6 +73,10 @@ impl Agent {
         }
         let accepted = !run.result.outcome.is_error();
         self.finish_tool(call, run.result, run.started);
+        if accepted {
+            // A file in a folder with instruction files of its own: they go out next.
+            self.load_nested(call);
+        }
         // What an edit changed, for its cell: the file before and after, diffed.
         if let (true, Some((path, before))) = (accepted, edited) {
             let after = read_text(&path);

@@ -304,6 +304,8 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
                 notice(app, NoticeKind::Info, line.clone());
             }
             app.instructions = files.into_iter().chain(notices).collect();
+            // A new conversation has loaded no folder's files yet.
+            app.nested_instructions.clear();
         }
         AgentEvent::CompactionStarted { .. }
         | AgentEvent::Compacted { .. }
@@ -384,6 +386,17 @@ fn notice_event(app: &mut App, event: AgentEvent) {
             notice(app, NoticeKind::Error, message);
         }
         AgentEvent::Rewound { to_turn, report } => super::rewind::rewound(app, to_turn, report),
+        AgentEvent::InstructionsAdded { files, notices } => {
+            if !files.is_empty() {
+                notice(app, NoticeKind::Info, describe::instructions_added(&files));
+            }
+            for line in &notices {
+                notice(app, NoticeKind::Info, line.clone());
+            }
+            // `/memory` lists them after the system prompt's.
+            app.nested_instructions
+                .extend(files.into_iter().chain(notices));
+        }
         _ => {}
     }
 }

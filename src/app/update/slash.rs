@@ -83,10 +83,11 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             effects.push(Effect::Agent(AgentCommand::Compact { focus }));
         }
         SlashCommand::Memory => {
-            let text = if app.instructions.is_empty() {
-                "No project instructions: rein reads AGENTS.md (or CLAUDE.md) from ~/.agents/, \
-                 rein's config folder and every folder from the repository's root down to the \
-                 project, at the start of a session."
+            let mut text = if app.instructions.is_empty() {
+                "No project instructions: rein reads AGENTS.md and CLAUDE.md from every folder \
+                 from the repository's root down to the project, and yours from ~/.agents/ \
+                 (or ~/.claude/CLAUDE.md, ~/.codex/AGENTS.md) and rein's config folder, at the \
+                 start of a session."
                     .to_string()
             } else {
                 let mut out = String::from("Project instructions in the system prompt:");
@@ -95,6 +96,12 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
                 }
                 out
             };
+            if !app.nested_instructions.is_empty() {
+                text.push_str("\nLoaded for the folders worked in (sent with a message):");
+                for line in &app.nested_instructions {
+                    text.push_str(&format!("\n  {line}"));
+                }
+            }
             app.transcript.notice(NoticeKind::Info, text);
         }
         SlashCommand::Skills => {

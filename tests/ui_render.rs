@@ -816,6 +816,7 @@ fn the_slash_list_offers_custom_commands_with_their_hints() {
 
 /// Issue 24: an edit's cell shows the lines it changed, a line of context around, and
 /// folds a long diff until Ctrl-O; control characters in the file are shown as text.
+/// Issue 28: its line counts what it added and removed, and a new file is all added.
 #[test]
 fn an_edit_shows_its_removed_and_added_lines() {
     let clock = Clock::new();
@@ -838,12 +839,27 @@ fn an_edit_shows_its_removed_and_added_lines() {
         ToolStatus::Done { approved: false },
         Some("Overwrote big.txt (30 lines, 200 bytes)"),
     );
-    if let (Cell::Tool(a), Cell::Tool(b)) = (&mut cell, &mut long) {
+    let mut created = tool(
+        &clock,
+        "write_file",
+        "NOTES.md",
+        ToolStatus::Done { approved: false },
+        Some("Created NOTES.md (2 lines, 20 bytes)"),
+    );
+    if let (Cell::Tool(a), Cell::Tool(b), Cell::Tool(c)) = (&mut cell, &mut long, &mut created) {
         a.diff = rein::checkpoint::diff::short(old, new, 200);
         b.diff = rein::checkpoint::diff::short(&long_old, &long_new, 200);
+        c.diff = rein::checkpoint::diff::short("", "# Notes\nx is 2 now\n", 200);
     }
-    app.transcript.cells = vec![Cell::user("bump x"), cell, long];
+    app.transcript.cells = vec![Cell::user("bump x"), created, cell, long];
     let screen = snapshot("edit_diff_80x30", &app, 80, 30, clock.now());
+    // The counts on each edit's line; a new file is all added.
+    assert!(screen.contains("✓ write_file NOTES.md · +2 · "), "{screen}");
+    assert!(screen.contains("│ + # Notes"), "{screen}");
+    assert!(
+        screen.contains("✓ str_replace src/main.rs · +2 -2 · "),
+        "{screen}"
+    );
     assert!(screen.contains("│   fn main() {"), "{screen}");
     assert!(screen.contains("│ -     let x = 1;"), "{screen}");
     assert!(screen.contains("│ +     let x = 2;"), "{screen}");

@@ -1,6 +1,8 @@
 //! A tool call's cell: one compact line with its status mark, its result folded to
 //! [`FOLDED_RESULT_LINES`] under a gutter unless expanded, and for a `task` call its
-//! subagent's steps and calls.
+//! subagent's steps and calls. An edit (`write_file`, `str_replace`) adds its counts to the
+//! line (`+3 -1`) and its short diff under the result: removed lines red, added green, a
+//! line of context around, a new file all added.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -52,6 +54,9 @@ pub(super) fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>)
             tail.push(Span::styled(subagent_summary(view), theme::DIM));
         }
     }
+    if let Some(diff) = &c.diff {
+        tail.extend(diff_counts(diff));
+    }
     if let Some(d) = c.duration {
         tail.push(Span::styled(
             format!(" · {}", crate::describe::duration(d)),
@@ -80,6 +85,21 @@ pub(super) fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>)
     if let Some(diff) = &c.diff {
         diff_lines(diff, c.expanded, w, out);
     }
+}
+
+/// " · +3 -1": the lines an edit added and removed (a new file only adds).
+fn diff_counts(diff: &ShortDiff) -> Vec<Span<'static>> {
+    let mut spans = vec![Span::styled(" · ", theme::DIM)];
+    if diff.added > 0 || diff.removed == 0 {
+        spans.push(Span::styled(format!("+{}", diff.added), theme::DIFF_ADD));
+    }
+    if diff.removed > 0 {
+        if diff.added > 0 {
+            spans.push(Span::raw(" "));
+        }
+        spans.push(Span::styled(format!("-{}", diff.removed), theme::DIFF_DEL));
+    }
+    spans
 }
 
 /// Diff lines a folded edit shows.

@@ -1992,3 +1992,72 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
     );
     tmux.quit_with_ctrl_c().await;
 }
+
+/// Issue 28: a turn in plan mode ends with the plan offered; `y` approves it, the mode
+/// goes back to default and the model is told to go ahead, and its edit then runs. Alt-O
+/// then shows the whole transcript in the pager, the edit's diff in it; q closes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_is_approved_from_the_keyboard_and_the_pager_shows_the_transcript() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("Plan:\n\n1. Write notes.md with the two findings.\n2. Say done."),
+        Reply::tool_calls(&[(
+            "write_file",
+            &json!({"path": "notes.md", "content": "finding one\nfinding two\n"}).to_string(),
+        )]),
+        Reply::text("Done: notes.md holds both findings."),
+    ])
+    .await
+    .unwrap();
+    let mut command = rein_command(home.path(), project.path(), &server.base_url());
+    command.extend(["--mode".to_string(), "plan".to_string()]);
+    let tmux = Tmux::start(&command, 100, 32);
+    tmux.wait_for("plan mode in the status line", |s| {
+        s.contains("plan mode (Shift-Tab)")
+    })
+    .await;
+    tmux.send("plan the notes", &["Enter"]);
+    let screen = tmux
+        .wait_for("the plan offered", |s| s.contains("The plan is ready"))
+        .await;
+    assert!(
+        screen.contains("Write notes.md with the two findings"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("approve, go on in default mode"),
+        "{screen}"
+    );
+    tmux.send("y", &[]);
+    tmux.wait_for("the approved plan carried out", |s| {
+        s.contains("Done: notes.md holds both findings.")
+    })
+    .await;
+    let screen = tmux.screen();
+    assert!(!screen.contains("plan mode (Shift-Tab)"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes.md")).unwrap(),
+        "finding one\nfinding two\n"
+    );
+    let requests = server.requests();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let last = messages[messages.len() - 1]["content"].as_str().unwrap();
+    assert!(
+        last.contains(rein::app::plan_review::APPROVED_MESSAGE),
+        "{last}"
+    );
+    tmux.send("", &["M-o"]);
+    let pager = tmux
+        .wait_for("the pager", |s| {
+            s.contains("Transcript, everything expanded")
+        })
+        .await;
+    assert!(pager.contains("+ finding two"), "{pager}");
+    tmux.send("q", &[]);
+    tmux.wait_for("the pager closed", |s| {
+        !s.contains("Transcript, everything expanded")
+    })
+    .await;
+    tmux.quit_with_ctrl_c().await;
+}

@@ -47,11 +47,15 @@ pub enum Mode {
     Rewind,
     /// The question about a project's hooks (at start, `/hooks allow`).
     Hooks,
+    /// The plan review, when a turn in plan mode ends with a plan.
+    Plan,
+    /// The transcript pager: the whole transcript, everything expanded.
+    Pager,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 12] = [
+    pub const ALL: [Mode; 14] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -64,6 +68,8 @@ impl Mode {
         Mode::Finder,
         Mode::Rewind,
         Mode::Hooks,
+        Mode::Plan,
+        Mode::Pager,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -81,6 +87,8 @@ impl Mode {
             Mode::Finder => "finder",
             Mode::Rewind => "rewind",
             Mode::Hooks => "hooks",
+            Mode::Plan => "plan",
+            Mode::Pager => "pager",
         }
     }
 }
@@ -159,6 +167,18 @@ pub enum Action {
     AllowHooks,
     /// A project's hooks: keep them held (the question closes; `/hooks allow` asks again).
     KeepHooksHeld,
+    /// Plan review: approve the plan and go on in default mode.
+    ApprovePlan,
+    /// Plan review: approve the plan and go on in auto mode.
+    ApprovePlanAuto,
+    /// Plan review: keep planning (the review closes, plan mode stays).
+    KeepPlanning,
+    /// Plan review: keep planning and tell the model what to change.
+    PlanFeedback,
+    /// Open the transcript pager.
+    OpenPager,
+    /// Pager: close it.
+    ClosePager,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -425,6 +445,10 @@ struct RawKeymap {
     rewind: Vec<RawBinding>,
     #[serde(default)]
     hooks: Vec<RawBinding>,
+    #[serde(default)]
+    plan: Vec<RawBinding>,
+    #[serde(default)]
+    pager: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -459,6 +483,8 @@ pub struct Keymap {
     finder: Vec<Binding>,
     rewind: Vec<Binding>,
     hooks: Vec<Binding>,
+    plan: Vec<Binding>,
+    pager: Vec<Binding>,
 }
 
 impl Keymap {
@@ -492,6 +518,8 @@ impl Keymap {
             finder: convert(raw.finder),
             rewind: convert(raw.rewind),
             hooks: convert(raw.hooks),
+            plan: convert(raw.plan),
+            pager: convert(raw.pager),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -512,6 +540,8 @@ impl Keymap {
             Mode::Hooks => &self.hooks,
             Mode::Slash => &self.slash,
             Mode::Search => &self.search,
+            Mode::Plan => &self.plan,
+            Mode::Pager => &self.pager,
         }
     }
 
@@ -530,6 +560,8 @@ impl Keymap {
             Mode::Hooks => &mut self.hooks,
             Mode::Slash => &mut self.slash,
             Mode::Search => &mut self.search,
+            Mode::Plan => &mut self.plan,
+            Mode::Pager => &mut self.pager,
         }
     }
 

@@ -302,6 +302,16 @@ const WAYS_OUT: &[(Mode, &[Action], &str)] = &[
         &[Action::CancelSearch],
         "no key is left to leave the history search (cancel_search)",
     ),
+    (
+        Mode::Plan,
+        &[Action::KeepPlanning],
+        "no key is left to close the plan review (keep_planning)",
+    ),
+    (
+        Mode::Pager,
+        &[Action::ClosePager],
+        "no key is left to close the transcript pager (close_pager)",
+    ),
 ];
 
 /// One warning per mode the merged keymap leaves without a way out: no binding of those

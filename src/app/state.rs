@@ -119,6 +119,10 @@ pub struct App {
     /// The project's hooks held for the user's approval, and the question about them
     /// (open at start; `/hooks allow` opens it again).
     pub hook_trust: Option<super::hook_trust::HookTrust>,
+    /// The plan offered for approval after a turn in plan mode, while it is.
+    pub plan_review: Option<super::plan_review::PlanReview>,
+    /// The transcript pager, while it is open.
+    pub pager: Option<super::pager::Pager>,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -300,6 +304,8 @@ impl App {
             hooks: Vec::new(),
             hook_trust: None,
             hook_notices: Vec::new(),
+            plan_review: None,
+            pager: None,
         }
     }
 

@@ -14,7 +14,8 @@
 //!
 //! The submodules are the router's too: agent events ([`agent_events`]), an approval's
 //! answer ([`answer`]), Enter in the input box ([`send`]), slash commands ([`slash`]), model
-//! switches ([`model_switch`]), approval modes and `!COMMAND`s ([`modes`]), MCP servers
+//! switches ([`model_switch`]), approval modes and `!COMMAND`s ([`modes`]), the plan
+//! review's answer ([`plan`]), MCP servers
 //! ([`mcp`]), the external editor ([`editor`]) and a resumed session ([`resume`]).
 
 pub mod agent_events;
@@ -24,6 +25,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod model_switch;
 pub mod modes;
+pub mod plan;
 pub mod resume;
 pub mod rewind;
 pub mod send;
@@ -42,7 +44,9 @@ use crate::app::history_search::{HistorySearch, SearchOutcome};
 use crate::app::keymap::{keymap, Action};
 use crate::app::layer::Layer;
 use crate::app::model_picker::{ModelPicker, ModelPickerOutcome};
+use crate::app::pager::{Pager, PagerOutcome};
 use crate::app::picker::{self, Picker, PickerOutcome};
+use crate::app::plan_review::PlanOutcome;
 use crate::app::slash_menu::SlashOutcome;
 use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind, ResultText, ToolCell};
@@ -203,6 +207,37 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Hooks, Input::Mouse(mouse)) => {
             app.hook_trust.iter_mut().for_each(|t| t.mouse(&mouse))
         }
+        // The tail of a paste must not approve a plan.
+        (Layer::Plan, Input::Key { in_paste: true, .. }) => {}
+        (Layer::Plan, Input::Key { key, .. }) => {
+            let rows = app.size.1;
+            let outcome = app
+                .plan_review
+                .as_mut()
+                .map(|r| r.handle_key(&key, rows, &app.composer.textarea));
+            match outcome {
+                None | Some(PlanOutcome::Stay) => {}
+                Some(PlanOutcome::Hint(hint)) => app.hint = Some(hint),
+                Some(outcome) => plan::answer(app, outcome, now, effects),
+            }
+        }
+        (Layer::Plan, Input::Paste(text)) => app.plan_review.iter_mut().for_each(|r| r.paste(text)),
+        (Layer::Plan, Input::Mouse(mouse)) => {
+            app.plan_review.iter_mut().for_each(|r| r.mouse(&mouse))
+        }
+        (Layer::Pager, Input::Key { key, .. }) => {
+            let rows = app.size.1;
+            let outcome = app
+                .pager
+                .as_mut()
+                .map(|p| p.handle_key(&key, rows, &app.composer.textarea));
+            if outcome == Some(PagerOutcome::Close) {
+                app.pager = None;
+            }
+        }
+        // Nothing to type into.
+        (Layer::Pager, Input::Paste(_)) => {}
+        (Layer::Pager, Input::Mouse(mouse)) => app.pager.iter_mut().for_each(|p| p.mouse(&mouse)),
         (Layer::Sessions, Input::Key { key, .. }) => {
             let page = picker::page(app.size.1);
             let outcome = app.picker.as_mut().map(|p| p.handle_key(&key, page));
@@ -377,6 +412,10 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::OpenPager => {
+            app.pager = Some(Pager::default());
+            app.hint = None;
+        }
         Action::SlashNext
         | Action::SlashPrev
         | Action::SlashComplete
@@ -425,7 +464,12 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::InsertPath
         | Action::RewindChoose
         | Action::AllowHooks
-        | Action::KeepHooksHeld => {}
+        | Action::KeepHooksHeld
+        | Action::ApprovePlan
+        | Action::ApprovePlanAuto
+        | Action::KeepPlanning
+        | Action::PlanFeedback
+        | Action::ClosePager => {}
     }
 }
 

@@ -689,8 +689,14 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
 
 /// The sessions on disk, for the picker.
 fn list_sessions(sessions: &Sessions) -> AppEvent {
+    // The picker shows exact counts: those the sidecars no longer cover are counted from
+    // the files' tails.
+    let mut listed = crate::session::list(&sessions.data_dir);
+    for summary in &mut listed {
+        summary.messages = crate::session::exact_count(summary);
+    }
     AppEvent::Sessions(SessionList {
-        sessions: crate::session::list(&sessions.data_dir),
+        sessions: listed,
         now: SystemTime::now(),
         home: std::env::var_os("HOME").map(PathBuf::from),
         current: sessions.current.clone(),

@@ -284,6 +284,7 @@ fn a_model_picker_that_opens_under_the_session_picker_stays_under_it() {
     let models = rein::app::model_picker::ModelList {
         current: choice("ollama/qwen3-coder"),
         models: vec![choice("ollama/qwen3-coder"), choice("openai/gpt-4.1")],
+        server_url: None,
     };
     assert!(s.at(AppEvent::Models(models)).is_empty());
     assert_eq!(rein::app::Layer::top(&s.app), rein::app::Layer::Sessions);

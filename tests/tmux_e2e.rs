@@ -575,16 +575,28 @@ models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price
         .await;
 
     tmux.send("/model", &["Enter"]);
-    // The configured models, and the ones the openai and anthropic presets know.
+    // The configured models, and the ones the openai and anthropic presets know; then,
+    // once alpha's server answered `GET /v1/models`, the one it lists (issue 28).
     let screen = tmux
-        .wait_for("the model picker", |s| s.contains("Switch model (17)"))
+        .wait_for("the model picker with the server's models", |s| {
+            s.contains("Switch model (18)") && s.contains("1 more model from")
+        })
         .await;
     assert!(screen.contains("alpha/model-a  ● in use"), "{screen}");
     assert!(screen.contains("beta/model-b"), "{screen}");
     assert!(screen.contains("anthropic/claude-sonnet-4-5"), "{screen}");
+    tmux.send("scripted", &[]);
+    let screen = tmux
+        .wait_for("the server's model", |s| s.contains("(1 of 18)"))
+        .await;
+    assert!(
+        screen.contains("alpha/scripted") && screen.contains("from the server"),
+        "{screen}"
+    );
+    tmux.send("", &["C-u"]);
     tmux.send("BETA", &[]);
     tmux.wait_for("the filter", |s| {
-        s.contains("filter BETA") && s.contains("(1 of 17)")
+        s.contains("filter BETA") && s.contains("(1 of 18)")
     })
     .await;
     tmux.send("", &["Enter"]);

@@ -50,6 +50,9 @@ pub struct App {
     pub picker: Option<Picker>,
     /// The model picker (`/model`), while it is open.
     pub model_picker: Option<ModelPicker>,
+    /// What the server of the model in use listed for `/model`, kept for the session (a
+    /// failure is not kept: the next `/model` asks again).
+    pub server_models: Option<crate::app::model_picker::ServerModels>,
     /// The rewind layer (`/rewind`, Esc Esc), while it is open.
     pub rewind: Option<super::rewind::RewindState>,
     /// When Esc was last pressed on an empty input while idle: a second press soon after
@@ -306,6 +309,7 @@ impl App {
             hook_notices: Vec::new(),
             plan_review: None,
             pager: None,
+            server_models: None,
         }
     }
 

@@ -43,7 +43,7 @@ use crate::app::event::{AppEvent, Effect};
 use crate::app::history_search::{HistorySearch, SearchOutcome};
 use crate::app::keymap::{keymap, Action};
 use crate::app::layer::Layer;
-use crate::app::model_picker::{ModelPicker, ModelPickerOutcome};
+use crate::app::model_picker::{ModelPicker, ModelPickerOutcome, ServerState};
 use crate::app::pager::{Pager, PagerOutcome};
 use crate::app::picker::{self, Picker, PickerOutcome};
 use crate::app::plan_review::PlanOutcome;
@@ -116,8 +116,25 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         AppEvent::Resumed(Err(message)) => app.transcript.notice(NoticeKind::Error, message),
         AppEvent::FilesIndexed(index) => app.finder.indexed(*index, now),
         AppEvent::Models(list) => {
-            app.model_picker = Some(ModelPicker::open(list));
+            let mut picker = ModelPicker::open(list);
+            // The server's models: from this session's answer when it is for this server,
+            // else asked now.
+            if let ServerState::Asking(url) = &picker.server {
+                match app.server_models.as_ref().filter(|s| s.url == *url) {
+                    Some(kept) => picker.server_answered(kept),
+                    None => effects.push(Effect::ListServerModels),
+                }
+            }
+            app.model_picker = Some(picker);
             app.hint = None;
+        }
+        AppEvent::ServerModels(answer) => {
+            if let Some(picker) = app.model_picker.as_mut() {
+                picker.server_answered(&answer);
+            }
+            if answer.result.is_ok() {
+                app.server_models = Some(answer);
+            }
         }
         AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
         AppEvent::CommandsLoaded(commands) => {

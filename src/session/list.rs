@@ -281,8 +281,8 @@ const MESSAGE_TAG: &[u8] = br#""type":"message""#;
 /// The count of a listed session made exact, for the session picker, which shows few: the
 /// sidecar's count plus the message entries written after it (only that tail of the file
 /// is read; the whole file when there is no sidecar or the file is shorter than it says).
-/// A count already exact, or a tail longer than [`MAX_COUNT_READ`] or unreadable, is left
-/// as it is.
+/// A count already exact, or a tail longer than `MAX_COUNT_READ` (32 MiB) or unreadable,
+/// is left as it is.
 pub fn exact_count(summary: &SessionSummary) -> MessageCount {
     let counter = Counter::default();
     let (base, from) = match summary.messages {

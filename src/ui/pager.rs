@@ -7,6 +7,9 @@
 //! ([`PagerLayout::drawn`]); its height is kept per cell and version
 //! ([`PagerLayout::heights`]), so scrolling back over it measures nothing. Other cells'
 //! lines are the transcript's own cache.
+//!
+//! [`PagerLayout::drawn`]: crate::app::pager::PagerLayout::drawn
+//! [`PagerLayout::heights`]: crate::app::pager::PagerLayout::heights
 
 use std::rc::Rc;
 

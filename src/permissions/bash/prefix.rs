@@ -5,11 +5,13 @@
 //! One command's program and arguments flow in (after wrappers and git's global options
 //! were set aside); out comes the prefix a session rule may cover, or `None` when only the
 //! exact command may be allowed. The prefix is the program and its subcommand words, up to
-//! an arity per program: one word for most (`cargo test`, `make check`), two where the
-//! first names a group (`git stash pop`, `npm run lint`, `docker compose up`), none for
-//! programs whose words are files or options (`pytest`, `mkdir`). A word is a subcommand
-//! only when it looks like one: a literal made of letters, digits, `-`, `_` and `:` (so
-//! `build.rs`, `-v`, `src/a` and `$X` end the prefix).
+//! an arity per program: one word for the programs known to take a subcommand (`cargo
+//! test`, `make check`: `SUBCOMMANDS`), two where the first names a group (`git stash pop`,
+//! `npm run lint`, `docker compose up`), none for programs whose words are files or
+//! options (`pytest`, `mkdir`). A program rein knows nothing of gets the exact command: its
+//! first word may be a file, and a later option may run a program (`rsync a b -e sh`). A
+//! word is a subcommand only when it looks like one: a literal made of letters, digits,
+//! `-`, `_` and `:` (so `build.rs`, `-v`, `src/a` and `$X` end the prefix).
 //!
 //! Never a prefix: a bare interpreter or shell (`python`, `node`, `bash`, `sh -c` is seen
 //! through before it gets here), a program that runs another (`env`, `sudo`, `xargs`,
@@ -84,11 +86,11 @@ const EXACT_ONLY: &[&str] = &[
     "bwrap",
 ];
 
-/// Programs whose words are files or options: the prefix is the program alone.
+/// Programs whose words are files or options, none of which runs another program: the
+/// prefix is the program alone.
 const NO_SUBCOMMAND: &[&str] = &[
     "pytest",
     "jest",
-    "vitest",
     "mocha",
     "eslint",
     "prettier",
@@ -111,11 +113,89 @@ const NO_SUBCOMMAND: &[&str] = &[
     "ln",
     "chmod",
     "rmdir",
-    "tar",
-    "zip",
-    "unzip",
-    "gzip",
-    "gunzip",
+];
+
+/// Programs that take a subcommand: the prefix is the program and it (`cargo test`).
+const SUBCOMMANDS: &[&str] = &[
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "cargo",
+    "go",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "gh",
+    "glab",
+    "make",
+    "just",
+    "task",
+    "mix",
+    "dotnet",
+    "rustup",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "pipenv",
+    "pdm",
+    "hatch",
+    "rye",
+    "pixi",
+    "conda",
+    "brew",
+    "terraform",
+    "tofu",
+    "gradle",
+    "mvn",
+    "sbt",
+    "lein",
+    "bundle",
+    "rake",
+    "composer",
+    "swift",
+    "flutter",
+    "dart",
+    "zig",
+    "nix",
+    "meson",
+    "ninja",
+    "bazel",
+    "turbo",
+    "nx",
+    "lerna",
+    "firebase",
+    "wrangler",
+    "vercel",
+    "netlify",
+    "supabase",
+    "prisma",
+    "alembic",
+    "tox",
+    "nox",
+    "pre-commit",
+    "ruff",
+    "biome",
+    "vitest",
+    "playwright",
+    "cypress",
+    "svn",
+    "hg",
+    "jj",
+    "docker-compose",
+    "conan",
+    "vcpkg",
+    "stack",
+    "cabal",
+    "opam",
+    "dune",
+    "elm",
+    "gleam",
+    "rebar3",
+    "mise",
+    "asdf",
 ];
 
 /// A subcommand that names a group of subcommands: the prefix takes one word more
@@ -266,6 +346,9 @@ fn words_of_prefix(program: &str, args: &[Word]) -> Option<String> {
     }
     if NO_SUBCOMMAND.contains(&program) {
         return Some(program.to_string());
+    }
+    if !SUBCOMMANDS.contains(&program) && !GROUPS.iter().any(|(p, _)| *p == program) {
+        return None;
     }
     let first = *words.first()?;
     prefix.push(first);

@@ -1721,3 +1721,52 @@ async fn compact_waits_for_the_window_it_is_a_share_of() {
     assert!(learnt_at < started_at, "{events:#?}");
     handle.shut_down().await;
 }
+
+/// Every edit in the project comes with its short diff: a new file as all added lines, a
+/// replacement as the removed and the added lines with a line of context around.
+#[tokio::test]
+async fn each_edit_sends_its_short_diff() {
+    use rein::checkpoint::DiffKind;
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "write_file",
+            &json!({"path": "notes.md", "content": "one\ntwo\nthree\n"}).to_string(),
+        )]),
+        Reply::tool_calls(&[(
+            "str_replace",
+            &json!({"path": "notes.md", "old": "two\n", "new": "2\nand a half\n"}).to_string(),
+        )]),
+        Reply::text("Edited."),
+    ])
+    .await
+    .unwrap();
+    let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
+    let events = turn(&mut handle, "take notes").await;
+    let diffs: Vec<Vec<String>> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::EditDiff { diff, .. } => Some(
+                diff.lines
+                    .iter()
+                    .map(|l| match l.kind {
+                        DiffKind::Added => format!("+{}", l.text),
+                        DiffKind::Removed => format!("-{}", l.text),
+                        DiffKind::Context => format!(" {}", l.text),
+                        DiffKind::Gap => "⋯".to_string(),
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        diffs,
+        [
+            vec!["+one", "+two", "+three"],
+            vec![" one", "-two", "+2", "+and a half", " three"]
+        ],
+        "{events:?}"
+    );
+    handle.send(AgentCommand::Shutdown);
+}

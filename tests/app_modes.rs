@@ -293,3 +293,150 @@ fn the_mode_command_shows_and_switches_the_mode() {
     let mut s = Script::with(app(true));
     assert_eq!(set_mode(&s.send("/mode auto")), [ApprovalMode::Auto]);
 }
+
+/// A turn in plan mode: it starts, the plan streams in, the turn completes.
+fn planned_turn(s: &mut Script, plan: &str) {
+    s.agent(AgentEvent::TurnStarted {
+        text: "plan the tab fix".into(),
+    });
+    s.agent(AgentEvent::TextDelta { text: plan.into() });
+    s.agent(AgentEvent::AssistantMessage {
+        text: plan.into(),
+        refusal: false,
+        finish_reason: Some("stop".into()),
+    });
+    s.agent(AgentEvent::TurnFinished {
+        outcome: rein::agent::TurnOutcome::Completed,
+    });
+}
+
+const PLAN: &str = "## Plan\n\n1. Split lines on tabs in `parse_line`.\n2. Add a test for tabs inside words.\n3. Run `cargo test`.";
+
+fn messages(effects: &[Effect]) -> Vec<String> {
+    commands(effects)
+        .into_iter()
+        .filter_map(|c| match c {
+            AgentCommand::UserMessage(text) => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 28: a plan mode turn that ends with a plan offers it; `y` approves it in default
+/// mode: the mode switches first, then the model is told to go ahead.
+#[test]
+fn a_plan_is_offered_and_approving_it_switches_the_mode_and_goes_ahead() {
+    let mut s = Script::with(app(true));
+    s.app.mode = ApprovalMode::Plan;
+    planned_turn(&mut s, PLAN);
+    let review = s.app.plan_review.as_ref().expect("the plan is offered");
+    assert_eq!(review.plan, PLAN);
+    // Keys that are no choice do nothing; a paste's tail approves nothing.
+    assert!(commands(&s.plain(KeyCode::Enter)).is_empty());
+    assert!(commands(&s.plain(KeyCode::Char('x'))).is_empty());
+    assert!(s.app.plan_review.is_some());
+    let effects = s.plain(KeyCode::Char('y'));
+    assert!(s.app.plan_review.is_none());
+    assert_eq!(
+        commands(&effects),
+        [
+            AgentCommand::SetMode(ApprovalMode::Default),
+            AgentCommand::UserMessage(rein::app::plan_review::APPROVED_MESSAGE.into()),
+        ]
+    );
+    assert_eq!(s.app.mode, ApprovalMode::Default);
+    assert!(s.app.busy(), "the approved plan's turn starts");
+}
+
+/// `a` approves it in auto mode, where the sandbox works; without one it says why and
+/// the review stays.
+#[test]
+fn approving_in_auto_mode_needs_the_sandbox() {
+    let mut s = Script::with(app(true));
+    s.app.mode = ApprovalMode::Plan;
+    planned_turn(&mut s, PLAN);
+    let effects = s.plain(KeyCode::Char('a'));
+    assert_eq!(set_mode(&effects), [ApprovalMode::Auto]);
+    assert_eq!(messages(&effects).len(), 1);
+
+    let mut s = Script::with(app(false));
+    s.app.mode = ApprovalMode::Plan;
+    planned_turn(&mut s, PLAN);
+    let effects = s.plain(KeyCode::Char('a'));
+    assert!(commands(&effects).is_empty());
+    assert!(s.app.plan_review.is_some());
+    assert_eq!(
+        s.app.hint.as_deref(),
+        Some("auto mode needs the sandbox: bwrap was not found")
+    );
+}
+
+/// Keep planning: `n` (or Esc) closes the review and the mode stays plan; `e` takes what
+/// to change and sends it, still in plan mode; Esc in the field goes back to the choices.
+#[test]
+fn keeping_on_planning_stays_in_plan_mode_and_sends_what_to_change() {
+    let mut s = Script::with(app(true));
+    s.app.mode = ApprovalMode::Plan;
+    planned_turn(&mut s, PLAN);
+    assert!(commands(&s.plain(KeyCode::Esc)).is_empty());
+    assert!(s.app.plan_review.is_none());
+    assert_eq!(s.app.mode, ApprovalMode::Plan);
+
+    planned_turn(&mut s, PLAN);
+    s.plain(KeyCode::Char('e'));
+    s.type_text("also handle CRLF");
+    // Esc goes back to the choices, with nothing sent; `e` again starts a new field.
+    assert!(commands(&s.plain(KeyCode::Esc)).is_empty());
+    assert!(s.app.plan_review.is_some());
+    s.plain(KeyCode::Char('e'));
+    // An empty answer sends nothing.
+    assert!(commands(&s.plain(KeyCode::Enter)).is_empty());
+    s.type_text("also handle CRLF");
+    let effects = s.plain(KeyCode::Enter);
+    assert_eq!(messages(&effects), ["also handle CRLF"]);
+    assert!(set_mode(&effects).is_empty());
+    assert!(s.app.plan_review.is_none());
+    assert_eq!(s.app.mode, ApprovalMode::Plan);
+    assert!(s.input().is_empty(), "the input box is untouched");
+}
+
+/// No review outside plan mode, after an interrupted turn, or for a turn without words.
+#[test]
+fn only_a_completed_plan_mode_turn_with_a_reply_offers_a_plan() {
+    let mut s = Script::with(app(true));
+    planned_turn(&mut s, PLAN);
+    assert!(s.app.plan_review.is_none(), "default mode");
+    s.app.mode = ApprovalMode::Plan;
+    planned_turn(&mut s, "   ");
+    assert!(s.app.plan_review.is_none(), "no words");
+    s.agent(AgentEvent::TurnStarted { text: "x".into() });
+    s.agent(AgentEvent::TextDelta { text: PLAN.into() });
+    s.agent(AgentEvent::TurnFinished {
+        outcome: rein::agent::TurnOutcome::Interrupted,
+    });
+    assert!(s.app.plan_review.is_none(), "interrupted");
+}
+
+#[test]
+fn the_plan_review_snapshot() {
+    let mut s = Script::with(app(true));
+    s.app.mode = ApprovalMode::Plan;
+    planned_turn(&mut s, PLAN);
+    let screen = snapshot("plan_review_80x24", &s.app, 80, 24, s.now);
+    assert!(screen.contains("The plan is ready"), "{screen}");
+    assert!(screen.contains("Split lines on tabs"), "{screen}");
+    assert!(
+        screen.contains("y  approve, go on in default mode"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("a  approve, go on in auto mode"),
+        "{screen}"
+    );
+    assert!(screen.contains("n  keep planning"), "{screen}");
+    s.plain(KeyCode::Char('e'));
+    s.type_text("and CRLF");
+    let screen = snapshot("plan_review_feedback_80x24", &s.app, 80, 24, s.now);
+    assert!(screen.contains("What to change?"), "{screen}");
+    assert!(screen.contains("and CRLF"), "{screen}");
+}

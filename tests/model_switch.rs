@@ -11,7 +11,7 @@ use std::time::Instant;
 use crossterm::event::KeyCode;
 use rein::agent::{AgentCommand, AgentEvent, ContextStats, ModelSwitch, OverBudget, Prices};
 use rein::app::event::{ModelResolved, ResolvedModel};
-use rein::app::model_picker::{ModelChoice, ModelList};
+use rein::app::model_picker::{ModelChoice, ModelList, ServerModels, ServerState};
 use rein::app::state::{Activity, App, Cell, NoticeKind, SessionInfo};
 use rein::app::{AppEvent, Effect, Layer};
 use rein::context::budget::Breakdown;
@@ -61,6 +61,7 @@ fn models() -> ModelList {
             ),
             choice("lab/qwen3-coder-30b", None, None),
         ],
+        server_url: None,
     }
 }
 
@@ -113,6 +114,7 @@ impl Script {
             .iter()
             .map(|r| match r {
                 rein::app::model_picker::ModelRow::Model(m) => m.name.clone(),
+                rein::app::model_picker::ModelRow::Server(m) => format!("server: {}", m.name),
                 rein::app::model_picker::ModelRow::Typed(t) => format!("typed: {t}"),
             })
             .collect()
@@ -477,10 +479,6 @@ fn a_session_resumed_from_the_picker_goes_on_with_its_own_model() {
 
 // ---- rendering --------------------------------------------------------------------------
 
-fn draw(app: &App, width: u16, height: u16) -> String {
-    support::app::draw(app, width, height, Instant::now())
-}
-
 fn open_picker() -> Script {
     let mut s = script();
     s.app
@@ -520,4 +518,101 @@ fn snapshot_model_picker_filtered_60x20() {
     assert!(screen.contains("(2 of 4)"), "{screen}");
     assert!(screen.contains("filter qwen3"), "{screen}");
     assert!(screen.contains("use \"qwen3\" as typed"), "{screen}");
+}
+
+// ---- the server's models (issue 28) -------------------------------------------------------
+
+const MODELS_URL: &str = "http://127.0.0.1:11434/v1/models";
+
+fn with_server() -> ModelList {
+    ModelList {
+        server_url: Some(MODELS_URL.into()),
+        ..models()
+    }
+}
+
+fn server_answer(result: Result<Vec<ModelChoice>, String>) -> AppEvent {
+    AppEvent::ServerModels(ServerModels {
+        url: MODELS_URL.into(),
+        result,
+    })
+}
+
+/// `/model` lists the configured models at once and asks the server in the background;
+/// its models come under them (those configured not twice), and one of them is switched
+/// to like any other. The answer is kept: the next `/model` asks no more.
+#[test]
+fn the_servers_models_come_under_the_configured_ones_and_are_kept() {
+    let mut s = script();
+    s.send("/model");
+    let effects = s.at(AppEvent::Models(with_server()));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ListServerModels]),
+        "{effects:?}"
+    );
+    let picker = s.app.model_picker.as_ref().unwrap();
+    assert_eq!(picker.server, ServerState::Asking(MODELS_URL.into()));
+    let asking = draw(&s.app, 90, 24);
+    assert!(asking.contains(&format!("asking {MODELS_URL}")), "{asking}");
+    // An answer for another server is not this picker's.
+    s.at(AppEvent::ServerModels(ServerModels {
+        url: "http://elsewhere/v1/models".into(),
+        result: Ok(vec![choice("ollama/elsewhere", None, None)]),
+    }));
+    assert!(!s.rows().iter().any(|r| r.contains("elsewhere")));
+    s.at(server_answer(Ok(vec![
+        choice(CURRENT, None, None),
+        choice("ollama/llama3.3", Some(131_072), None),
+        choice("ollama/gemma3", None, None),
+    ])));
+    assert_eq!(
+        s.rows()[4..],
+        ["server: ollama/llama3.3", "server: ollama/gemma3"]
+    );
+    let screen = draw(&s.app, 90, 24);
+    assert_snapshot("model_picker_server_90x24", &screen);
+    assert!(screen.contains("from the server"), "{screen}");
+    assert!(
+        screen.contains(&format!("2 more models from {MODELS_URL}")),
+        "{screen}"
+    );
+    s.type_text("gemma");
+    let effects = s.plain(KeyCode::Enter);
+    assert!(
+        matches!(effects.as_slice(), [Effect::SwitchModel(name)] if name == "ollama/gemma3"),
+        "{effects:?}"
+    );
+    // Kept for the session: the picker lists them at once.
+    s.send("/model");
+    assert!(s.at(AppEvent::Models(with_server())).is_empty());
+    assert!(s.rows().contains(&"server: ollama/llama3.3".to_string()));
+}
+
+/// A server that lists nothing says why in a line of the picker; nothing else changes,
+/// and the next `/model` asks again.
+#[test]
+fn a_server_that_lists_nothing_says_why_and_is_asked_again() {
+    let mut s = script();
+    s.send("/model");
+    s.at(AppEvent::Models(with_server()));
+    s.at(server_answer(Err(format!(
+        "{MODELS_URL} answered 401 Unauthorized"
+    ))));
+    assert_eq!(s.rows().len(), 4, "the configured ones");
+    let screen = draw(&s.app, 90, 24);
+    assert!(
+        screen.contains("✗ the server listed no models") && screen.contains("401"),
+        "{screen}"
+    );
+    s.plain(KeyCode::Esc);
+    s.send("/model");
+    let effects = s.at(AppEvent::Models(with_server()));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ListServerModels]),
+        "{effects:?}"
+    );
+}
+
+fn draw(app: &App, width: u16, height: u16) -> String {
+    support::app::draw(app, width, height, Instant::now())
 }

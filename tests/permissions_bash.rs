@@ -2,8 +2,9 @@
 //! cases per rule family here, the red-team findings as regressions in `redteam`, the
 //! read-only forms of everyday programs and the forms of them that still ask in
 //! `read_only`, the share of everyday commands that ask in `everyday`, each option of the
-//! programs rein sees through taking exactly its words in `options`, and the property
-//! that no composition hides a denied command in `compositions`.
+//! programs rein sees through taking exactly its words in `options`, the property
+//! that no composition hides a denied command in `compositions`, and the prefixes "allow
+//! for this session" offers in `prefixes`.
 
 mod support;
 
@@ -15,6 +16,8 @@ mod everyday;
 mod expansions;
 #[path = "permissions_bash/options.rs"]
 mod options;
+#[path = "permissions_bash/prefixes.rs"]
+mod prefixes;
 #[path = "permissions_bash/read_only.rs"]
 mod read_only;
 #[path = "permissions_bash/redteam.rs"]
@@ -572,14 +575,16 @@ fn with_grants(mut rules: BashRules, judgement: &Judgement) -> BashRules {
     rules
 }
 
+/// Commands without a prefix to offer (an interpreter, a program by path, no subcommand):
+/// the grant is exactly the command.
 #[test]
 fn grants_let_exactly_the_asked_command_through() {
     for command in [
         "python3 x.py",
         "make -j4 && ./target/debug/app --flag '*'",
         "./ls",
-        "timeout 5 python3 -m mypy [x]",
-        "npm run build | tee-less {a,b}",
+        "timeout 5 python3 x.py [x]",
+        "./x {a,b} | ./y",
         "xargs python3 x.py",
     ] {
         let first = judge(command, &defaults());

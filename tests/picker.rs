@@ -284,6 +284,7 @@ fn a_model_picker_that_opens_under_the_session_picker_stays_under_it() {
     let models = rein::app::model_picker::ModelList {
         current: choice("ollama/qwen3-coder"),
         models: vec![choice("ollama/qwen3-coder"), choice("openai/gpt-4.1")],
+        server_url: None,
     };
     assert!(s.at(AppEvent::Models(models)).is_empty());
     assert_eq!(rein::app::Layer::top(&s.app), rein::app::Layer::Sessions);
@@ -459,8 +460,12 @@ fn snapshot_picker_80x24() {
     assert!(screen.contains("› Add a --json flag"), "{screen}");
     assert!(screen.contains("(untitled)"));
     assert!(screen.contains("3 min ago") && screen.contains("2 days ago"));
-    assert!(screen.contains("~40") && screen.contains('?'));
+    // Issue 28: no `~` counts (a count the loop could not make exact is "at least"), and
+    // a legend says what `●` means.
+    assert!(screen.contains("40+") && screen.contains('?'));
+    assert!(!screen.contains("~40"), "{screen}");
     assert!(screen.contains("● ~/src/parser"), "this project is marked");
+    assert!(screen.contains("● this project · Enter resume"), "{screen}");
     assert!(!screen.contains('\x1b'), "titles are sanitised");
 }
 
@@ -473,4 +478,48 @@ fn snapshot_picker_filtered_60x20() {
     assert!(screen.contains("(2 of 4)"), "{screen}");
     assert!(screen.contains("filter parser"), "{screen}");
     assert!(screen.contains("Enter resume"), "{screen}");
+}
+
+/// Issue 28: sessions with the same title (whatever the case and spacing) show their short
+/// ids, so they can be told apart (and the id typed into the filter finds one); other
+/// titles do not.
+#[test]
+fn identical_titles_show_their_short_ids() {
+    let mut s = script();
+    s.type_text("/resume");
+    s.plain(KeyCode::Enter);
+    let twins = vec![
+        summary(
+            "20250615-101500-a1b2c3",
+            Some("fix the tests"),
+            PROJECT,
+            Duration::from_secs(60),
+            MessageCount::Exact(4),
+        ),
+        summary(
+            "20250615-090000-d4e5f6",
+            Some("Fix  the tests"),
+            PROJECT,
+            Duration::from_secs(120),
+            MessageCount::Exact(9),
+        ),
+        summary(
+            "20250614-080000-0789ab",
+            Some("a title of its own"),
+            PROJECT,
+            Duration::from_secs(3600),
+            MessageCount::Exact(2),
+        ),
+    ];
+    s.at(AppEvent::Sessions(list(twins)));
+    let screen = draw(&s.app, 80, 24);
+    assert_snapshot("picker_twins_80x24", &screen);
+    assert!(screen.contains("fix the tests #a1b2c3"), "{screen}");
+    assert!(screen.contains("Fix  the tests #d4e5f6"), "{screen}");
+    assert!(!screen.contains("#0789ab"), "{screen}");
+    s.type_text("d4e5");
+    let screen = draw(&s.app, 80, 24);
+    assert!(screen.contains("(1 of 3)"), "{screen}");
+    // Alone in the list now, it needs no id.
+    assert!(!screen.contains("#d4e5f6"), "{screen}");
 }

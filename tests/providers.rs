@@ -1118,3 +1118,46 @@ fn describe_keeps_its_source_column_near_the_values() {
         "the source column is at {column} for {lines} lines: {columns:?}\n{text}"
     );
 }
+
+/// Issue 28: `/model` lists what the provider's server lists, asked with the provider's key
+/// and headers; a server that refuses says so in a line, never fatally.
+#[tokio::test]
+async fn the_servers_model_list_is_asked_with_the_providers_key() {
+    use rein::config::server_models;
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    server.answer_models(
+        200,
+        json!({"data": [{"id": "qwen3-coder"}, {"id": "llama3.3", "context_length": 131072}]}),
+    );
+    let mut f = Fixture::new();
+    f.write_user(&format!(
+        "[providers.lab]\nbase_url = \"{}\"\napi_key_env = \"LAB_KEY\"\nheaders = {{ \"X-Title\" = \"rein\" }}\n",
+        server.base_url()
+    ));
+    f.set("LAB_KEY", "sk-lab-123");
+    let c = f.load(&model("lab/qwen3-coder"));
+    let target = c.target();
+    assert_eq!(
+        server_models::models_url(&target),
+        format!("{}/models", server.base_url())
+    );
+    let listed = server_models::list(&target).await.unwrap();
+    let names: Vec<(&str, Option<u64>)> =
+        listed.iter().map(|m| (m.id.as_str(), m.window)).collect();
+    assert_eq!(names, [("qwen3-coder", None), ("llama3.3", Some(131072))]);
+    let headers = server.model_list_headers();
+    let has = |name: &str, value: &str| {
+        headers[0]
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case(name) && v == value)
+    };
+    assert!(has("authorization", "Bearer sk-lab-123"), "{headers:?}");
+    assert!(has("x-title", "rein"), "{headers:?}");
+
+    server.answer_models(401, json!("bad key"));
+    let why = server_models::list(&target).await.unwrap_err();
+    assert!(why.contains("401") && why.contains("/models"), "{why}");
+    drop(server);
+    let why = server_models::list(&target).await.unwrap_err();
+    assert!(why.contains("did not answer"), "{why}");
+}

@@ -519,3 +519,37 @@ async fn many_small_chunks_stream_through() {
     let events = events(&server, &json!({})).await;
     assert_eq!(concat(&events, "content").len(), 20_000);
 }
+
+/// `GET /v1/models` answers what the test set, and keeps each request's headers (the key
+/// `/model` sends with its listing).
+#[tokio::test]
+async fn the_model_list_is_set_by_the_test_and_its_headers_are_kept() {
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    server.answer_models(
+        200,
+        json!({"data": [{"id": "a"}, {"id": "b", "context_length": 8192}]}),
+    );
+    let client = reqwest::Client::new();
+    let url = format!("{}/models", server.base_url());
+    let listed: Value = client
+        .get(&url)
+        .bearer_auth("sk-list")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["data"][1]["context_length"], 8192);
+    server.answer_models(401, json!("bad key"));
+    let refused = client.get(&url).send().await.unwrap();
+    assert_eq!(refused.status(), 401);
+    let headers = server.model_list_headers();
+    assert_eq!(headers.len(), 2);
+    assert!(
+        headers[0]
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v == "Bearer sk-list"),
+        "{headers:?}"
+    );
+}

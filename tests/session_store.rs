@@ -597,6 +597,11 @@ fn a_crash_leaves_an_approximate_count_that_close_makes_exact() {
     let path = w.path().to_path_buf();
     w.abandon(); // killed: the sidecar was last written with the title
     assert_eq!(list(home.path())[0].messages, MessageCount::Approx(1));
+    // The picker's count reads the tail the sidecar does not cover: exact again.
+    assert_eq!(
+        session::exact_count(&list(home.path())[0]),
+        MessageCount::Exact(3)
+    );
 
     let mut w = SessionWriter::open_append(&path).unwrap();
     assert_eq!(w.message_count(), 3);

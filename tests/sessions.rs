@@ -7,11 +7,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rein::agent::ToolOutcome;
 use rein::agent::{
     self, AgentCommand, AgentConfig, AgentEvent, AgentHandle, ApprovalDecision, SessionSetup,
     TurnOutcome,
 };
 use rein::permissions::policy::RulePolicy;
+use rein::permissions::rules::prefix_pattern;
+use rein::permissions::Grant;
 use rein::session::SessionWriter;
 use serde_json::{json, Value};
 use support::agent::{agent_config, spawn_recorded, test_client, turn_with, MODEL};
@@ -156,6 +159,79 @@ async fn a_session_records_and_resumes_history_todos_and_rules() {
         "user, assistant, 2 tool results, reply, user"
     );
     handle.send(AgentCommand::Shutdown);
+}
+
+/// "Allow for this session" on `git commit -m one` allows the prefix `git commit`: the
+/// real agent and checker run a later commit with other arguments without asking, still
+/// ask about another subcommand, still deny a push, and a resumed session has the prefix.
+#[tokio::test]
+async fn a_prefix_allowed_for_the_session_covers_later_commands_and_is_resumed() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let bash = |command: &str| json!({ "command": command }).to_string();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &bash("git commit -m one"))]),
+        Reply::tool_calls(&[("bash", &bash("git commit --allow-empty -m 'two words'"))]),
+        Reply::tool_calls(&[("bash", &bash("git commit-tree HEAD"))]),
+        Reply::tool_calls(&[("bash", &bash("git push origin main"))]),
+        Reply::text("Committed."),
+    ])
+    .await
+    .unwrap();
+    let (mut handle, path) =
+        spawn_recorded(config(&server, project.path(), home.path()), data.path());
+    let mut asked = Vec::new();
+    let events = turn_with(&mut handle, "commit it", |summary| {
+        asked.push(summary.to_string());
+        if summary.contains("commit-tree") {
+            ApprovalDecision::Deny { feedback: None }
+        } else {
+            ApprovalDecision::ApproveForSession
+        }
+    })
+    .await;
+    assert_eq!(
+        asked,
+        ["bash: git commit -m one", "bash: git commit-tree HEAD"],
+        "{events:?}"
+    );
+    let offered: Vec<Vec<Grant>> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalNeeded { grants, .. } => Some(grants.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        offered[0],
+        [Grant::Bash(prefix_pattern("git commit"))],
+        "the prefix, not the exact command"
+    );
+    let outcomes: Vec<ToolOutcome> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished { outcome, .. } => Some(*outcome),
+            _ => None,
+        })
+        .collect();
+    // The commits ran (git says there is no repository here, which is not the point).
+    assert_eq!(
+        outcomes,
+        [
+            ToolOutcome::Ok,
+            ToolOutcome::Ok,
+            ToolOutcome::Refused,
+            ToolOutcome::Denied
+        ]
+    );
+    handle.send(AgentCommand::Shutdown);
+    tokio::time::timeout(Duration::from_secs(5), handle.task)
+        .await
+        .unwrap()
+        .unwrap();
+    let (_, loaded) = SessionWriter::resume(&path).unwrap();
+    assert_eq!(loaded.rules, [Grant::Bash(prefix_pattern("git commit"))]);
 }
 
 fn rein(home: &Path) -> std::process::Command {

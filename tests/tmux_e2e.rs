@@ -601,16 +601,28 @@ models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price
         .await;
 
     tmux.send("/model", &["Enter"]);
-    // The configured models, and the ones the openai and anthropic presets know.
+    // The configured models, and the ones the openai and anthropic presets know; then,
+    // once alpha's server answered `GET /v1/models`, the one it lists (issue 28).
     let screen = tmux
-        .wait_for("the model picker", |s| s.contains("Switch model (17)"))
+        .wait_for("the model picker with the server's models", |s| {
+            s.contains("Switch model (18)") && s.contains("1 more model from")
+        })
         .await;
     assert!(screen.contains("alpha/model-a  ● in use"), "{screen}");
     assert!(screen.contains("beta/model-b"), "{screen}");
     assert!(screen.contains("anthropic/claude-sonnet-4-5"), "{screen}");
+    tmux.send("scripted", &[]);
+    let screen = tmux
+        .wait_for("the server's model", |s| s.contains("(1 of 18)"))
+        .await;
+    assert!(
+        screen.contains("alpha/scripted") && screen.contains("from the server"),
+        "{screen}"
+    );
+    tmux.send("", &["C-u"]);
     tmux.send("BETA", &[]);
     tmux.wait_for("the filter", |s| {
-        s.contains("filter BETA") && s.contains("(1 of 17)")
+        s.contains("filter BETA") && s.contains("(1 of 18)")
     })
     .await;
     tmux.send("", &["Enter"]);
@@ -2358,4 +2370,73 @@ async fn a_claude_code_setup_works_in_the_dashboard() {
         .await;
     assert!(screen.contains("sub/CLAUDE.md (25 bytes)"), "{screen}");
     tmux.send("", &["C-c"]);
+}
+
+/// Issue 28: a turn in plan mode ends with the plan offered; `y` approves it, the mode
+/// goes back to default and the model is told to go ahead, and its edit then runs. Alt-O
+/// then shows the whole transcript in the pager, the edit's diff in it; q closes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_is_approved_from_the_keyboard_and_the_pager_shows_the_transcript() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("Plan:\n\n1. Write notes.md with the two findings.\n2. Say done."),
+        Reply::tool_calls(&[(
+            "write_file",
+            &json!({"path": "notes.md", "content": "finding one\nfinding two\n"}).to_string(),
+        )]),
+        Reply::text("Done: notes.md holds both findings."),
+    ])
+    .await
+    .unwrap();
+    let mut command = rein_command(home.path(), project.path(), &server.base_url());
+    command.extend(["--mode".to_string(), "plan".to_string()]);
+    let tmux = Tmux::start(&command, 100, 32);
+    tmux.wait_for("plan mode in the status line", |s| {
+        s.contains("plan mode (Shift-Tab)")
+    })
+    .await;
+    tmux.send("plan the notes", &["Enter"]);
+    let screen = tmux
+        .wait_for("the plan offered", |s| s.contains("The plan is ready"))
+        .await;
+    assert!(
+        screen.contains("Write notes.md with the two findings"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("approve, go on in default mode"),
+        "{screen}"
+    );
+    tmux.send("y", &[]);
+    tmux.wait_for("the approved plan carried out", |s| {
+        s.contains("Done: notes.md holds both findings.")
+    })
+    .await;
+    let screen = tmux.screen();
+    assert!(!screen.contains("plan mode (Shift-Tab)"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes.md")).unwrap(),
+        "finding one\nfinding two\n"
+    );
+    let requests = server.requests();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let last = messages[messages.len() - 1]["content"].as_str().unwrap();
+    assert!(
+        last.contains(rein::app::plan_review::APPROVED_MESSAGE),
+        "{last}"
+    );
+    tmux.send("", &["M-o"]);
+    let pager = tmux
+        .wait_for("the pager", |s| {
+            s.contains("Transcript, everything expanded")
+        })
+        .await;
+    assert!(pager.contains("+ finding two"), "{pager}");
+    tmux.send("q", &[]);
+    tmux.wait_for("the pager closed", |s| {
+        !s.contains("Transcript, everything expanded")
+    })
+    .await;
+    tmux.quit_with_ctrl_c().await;
 }

@@ -12,6 +12,7 @@ use ratatui::Terminal;
 use tui_textarea::TextArea;
 
 use rein::app::state::{Activity, App, Cell, PendingApproval, SessionInfo, ToolStatus};
+use rein::permissions::rules::prefix_pattern;
 use rein::permissions::Grant;
 use rein::ui::{buffer_text, render};
 use support::app::{assert_snapshot, draw};
@@ -108,6 +109,30 @@ fn approval_modal_for_a_command() {
     assert!(screen.contains("commands matching `tee /tmp/rein-test-summary.txt`"));
     assert!(screen.contains("p  always allow in this project"));
     assert!(screen.contains("e  deny and tell rein why"));
+}
+
+/// "Allow for this session" names the prefix it adds, in Claude Code's words.
+#[test]
+fn approval_modal_offers_the_commands_prefix() {
+    let now = Instant::now() + Duration::from_secs(600);
+    let mut app = app_waiting(now);
+    app.approvals.queue.push_back(request(
+        "bash",
+        "git add -A && git commit -m 'fix the tab parser'",
+        "`git add -A` matches the default rule `*` (ask)",
+        vec![
+            Grant::Bash(prefix_pattern("git add")),
+            Grant::Bash(prefix_pattern("git commit")),
+        ],
+        None,
+    ));
+    app.approvals.batch_total = 1;
+    let screen = draw(&app, 80, 30, now);
+    assert_snapshot("approval_prefix_80x30", &screen);
+    assert!(screen.contains("a  allow for this session:"), "{screen}");
+    assert!(screen.contains("· `git add` with any arguments (`git add:*`)"));
+    assert!(screen.contains("· `git commit` with any arguments (`git commit:*`)"));
+    assert!(!screen.contains("{git"), "the glob stays inside: {screen}");
 }
 
 #[test]

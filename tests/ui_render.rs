@@ -879,6 +879,7 @@ fn the_slash_list_offers_custom_commands_with_their_hints() {
 
 /// Issue 24: an edit's cell shows the lines it changed, a line of context around, and
 /// folds a long diff until Ctrl-O; control characters in the file are shown as text.
+/// Issue 28: its line counts what it added and removed, and a new file is all added.
 #[test]
 fn an_edit_shows_its_removed_and_added_lines() {
     let clock = Clock::new();
@@ -901,12 +902,27 @@ fn an_edit_shows_its_removed_and_added_lines() {
         ToolStatus::Done { approved: false },
         Some("Overwrote big.txt (30 lines, 200 bytes)"),
     );
-    if let (Cell::Tool(a), Cell::Tool(b)) = (&mut cell, &mut long) {
+    let mut created = tool(
+        &clock,
+        "write_file",
+        "NOTES.md",
+        ToolStatus::Done { approved: false },
+        Some("Created NOTES.md (2 lines, 20 bytes)"),
+    );
+    if let (Cell::Tool(a), Cell::Tool(b), Cell::Tool(c)) = (&mut cell, &mut long, &mut created) {
         a.diff = rein::checkpoint::diff::short(old, new, 200);
         b.diff = rein::checkpoint::diff::short(&long_old, &long_new, 200);
+        c.diff = rein::checkpoint::diff::short("", "# Notes\nx is 2 now\n", 200);
     }
-    app.transcript.cells = vec![Cell::user("bump x"), cell, long];
+    app.transcript.cells = vec![Cell::user("bump x"), created, cell, long];
     let screen = snapshot("edit_diff_80x30", &app, 80, 30, clock.now());
+    // The counts on each edit's line; a new file is all added.
+    assert!(screen.contains("✓ write_file NOTES.md · +2 · "), "{screen}");
+    assert!(screen.contains("│ + # Notes"), "{screen}");
+    assert!(
+        screen.contains("✓ str_replace src/main.rs · +2 -2 · "),
+        "{screen}"
+    );
     assert!(screen.contains("│   fn main() {"), "{screen}");
     assert!(screen.contains("│ -     let x = 1;"), "{screen}");
     assert!(screen.contains("│ +     let x = 2;"), "{screen}");
@@ -976,4 +992,121 @@ fn the_question_about_a_projects_hooks_shows_every_command_and_scrolls() {
         );
     }
     assert!(whole.contains("END-OF-COMMAND"), "{whole}");
+}
+
+/// Issue 28: Alt-O (or F4) opens the transcript pager: every output, diff and reasoning
+/// expanded; it opens at the end, scrolls by line, page and to the ends, and q closes it.
+#[test]
+fn the_pager_shows_the_whole_transcript_expanded_and_scrolls() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    app.size = (80, 24);
+    let output: String = (1..=30)
+        .map(|i| format!("test case {i} ... ok\n"))
+        .collect();
+    let mut edit = tool(
+        &clock,
+        "str_replace",
+        "src/lib.rs",
+        ToolStatus::Done { approved: false },
+        Some("Replaced 1 occurrence in src/lib.rs"),
+    );
+    if let Cell::Tool(t) = &mut edit {
+        let old: String = (0..12).map(|i| format!("old line {i}\n")).collect();
+        let new: String = (0..12).map(|i| format!("new line {i}\n")).collect();
+        t.diff = rein::checkpoint::diff::short(&old, &new, 200);
+    }
+    app.transcript.cells = vec![
+        Cell::user("Run the tests, then fix lib.rs."),
+        Cell::reasoning("First the tests.\nThen the edit.", true),
+        tool(
+            &clock,
+            "bash",
+            "cargo test",
+            ToolStatus::Done { approved: false },
+            Some(&output),
+        ),
+        edit,
+        Cell::assistant("All 30 pass, and lib.rs is fixed.", true),
+    ];
+    let main = draw(&app, 80, 24, clock.now());
+    assert!(
+        main.contains("more lines (Ctrl-O)"),
+        "folded on the main screen: {main}"
+    );
+    let key = |app: &mut App, code, modifiers| {
+        update_at(
+            app,
+            AppEvent::Key(KeyEvent::new(code, modifiers)),
+            clock.now(),
+        )
+    };
+    key(&mut app, KeyCode::Char('o'), KeyModifiers::ALT);
+    assert!(app.pager.is_some());
+    let end = snapshot("pager_end_80x24", &app, 80, 24, clock.now());
+    assert!(end.contains("Transcript, everything expanded"), "{end}");
+    assert!(end.contains("+ new line 11"), "the diff whole: {end}");
+    assert!(end.contains("All 30 pass"), "{end}");
+    // Home: the top, with the reasoning and the whole output.
+    key(&mut app, KeyCode::Home, KeyModifiers::NONE);
+    let top = snapshot("pager_top_80x24", &app, 80, 24, clock.now());
+    assert!(top.contains("Run the tests"), "{top}");
+    assert!(
+        top.contains("∴ First the tests."),
+        "reasoning expanded: {top}"
+    );
+    assert!(top.contains("test case 1 ... ok"), "{top}");
+    assert!(!top.contains("test case 30 ... ok"), "{top}");
+    // A page down, then a line: further through the output.
+    key(&mut app, KeyCode::PageDown, KeyModifiers::NONE);
+    key(&mut app, KeyCode::Char('j'), KeyModifiers::NONE);
+    let paged = draw(&app, 80, 24, clock.now());
+    assert!(paged.contains("test case 30 ... ok"), "{paged}");
+    assert!(!paged.contains("Run the tests"), "{paged}");
+    // The main screen underneath is as it was; q closes.
+    key(&mut app, KeyCode::Char('q'), KeyModifiers::NONE);
+    assert!(app.pager.is_none());
+    assert_eq!(draw(&app, 80, 24, clock.now()), main);
+    // F4 opens it too, and Esc closes it.
+    key(&mut app, KeyCode::F(4), KeyModifiers::NONE);
+    assert!(app.pager.is_some());
+    key(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(app.pager.is_none());
+}
+
+/// What a pager frame costs follows the screen, not the session: over 20 000 cells, a
+/// frame at the end or at the top measures only the cells around the view.
+#[test]
+fn a_pager_frame_lays_out_only_the_cells_in_view() {
+    let clock = Clock::new();
+    let mut app = App::new(info(), 128_000);
+    let output: String = (1..=8).map(|i| format!("line {i}\n")).collect();
+    for i in 0..20_000 {
+        app.transcript.cells.push(tool(
+            &clock,
+            "bash",
+            &format!("echo {i}"),
+            ToolStatus::Done { approved: false },
+            Some(&output),
+        ));
+    }
+    app.pager = Some(rein::app::pager::Pager::default());
+    let measured = |app: &App| {
+        let pager = app.pager.as_ref().unwrap();
+        let layout = pager.layout.borrow();
+        layout.heights.iter().filter(|h| h.is_some()).count()
+    };
+    let screen = draw(&app, 80, 24, clock.now());
+    assert!(screen.contains("echo 19999"), "{screen}");
+    assert!(measured(&app) <= 24, "{}", measured(&app));
+    update_at(
+        &mut app,
+        AppEvent::Key(KeyEvent::new(KeyCode::Home, KeyModifiers::NONE)),
+        clock.now(),
+    );
+    let screen = draw(&app, 80, 24, clock.now());
+    assert!(screen.contains("echo 0"), "{screen}");
+    assert!(measured(&app) <= 48, "{}", measured(&app));
+    let drawn = app.pager.as_ref().unwrap().layout.borrow().drawn.len();
+    assert!(drawn <= 24, "{drawn}");
 }

@@ -302,6 +302,8 @@ pub fn help_text_with(custom: &CommandSet) -> String {
             "Searching earlier inputs (type to search)",
             &[Mode::Search][..],
         ),
+        ("Plan review (a plan mode turn ended)", &[Mode::Plan][..]),
+        ("Transcript pager", &[Mode::Pager][..]),
     ] {
         out.push_str(title);
         out.push('\n');

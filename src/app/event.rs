@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use super::model_picker::ModelList;
+use super::model_picker::{ModelList, ServerModels};
 use super::picker::SessionList;
 use super::rewind::{Preview, RewindTurn, RewindWhat};
 use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
@@ -35,6 +35,8 @@ pub enum AppEvent {
     Resumed(Result<Box<LoadedSession>, String>),
     /// The models the loop listed for `/model`: opens the model picker.
     Models(ModelList),
+    /// What the server of the model in use listed ([`Effect::ListServerModels`]).
+    ServerModels(ServerModels),
     /// The project's files, scanned off the loop for the `@` finder ([`Effect::IndexFiles`]).
     FilesIndexed(Box<FileIndex>),
     /// The loop resolved a model name ([`Effect::SwitchModel`]), its window asked of the
@@ -115,6 +117,9 @@ pub enum Effect {
     ResumeSession(PathBuf),
     /// List the configured models and come back with [`AppEvent::Models`].
     ListModels,
+    /// Ask the server of the model in use for its models, off the loop, and come back with
+    /// [`AppEvent::ServerModels`].
+    ListServerModels,
     /// Resolve this model name (and ask its server for the window, off the loop) and come
     /// back with [`AppEvent::ModelResolved`].
     SwitchModel(String),

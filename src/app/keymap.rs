@@ -49,11 +49,15 @@ pub enum Mode {
     Hooks,
     /// The help layer (`/help`, F1).
     Help,
+    /// The plan review, when a turn in plan mode ends with a plan.
+    Plan,
+    /// The transcript pager: the whole transcript, everything expanded.
+    Pager,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 13] = [
+    pub const ALL: [Mode; 15] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -67,6 +71,8 @@ impl Mode {
         Mode::Rewind,
         Mode::Hooks,
         Mode::Help,
+        Mode::Plan,
+        Mode::Pager,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -85,6 +91,8 @@ impl Mode {
             Mode::Rewind => "rewind",
             Mode::Hooks => "hooks",
             Mode::Help => "help",
+            Mode::Plan => "plan",
+            Mode::Pager => "pager",
         }
     }
 }
@@ -171,6 +179,18 @@ pub enum Action {
     AllowHooks,
     /// A project's hooks: keep them held (the question closes; `/hooks allow` asks again).
     KeepHooksHeld,
+    /// Plan review: approve the plan and go on in default mode.
+    ApprovePlan,
+    /// Plan review: approve the plan and go on in auto mode.
+    ApprovePlanAuto,
+    /// Plan review: keep planning (the review closes, plan mode stays).
+    KeepPlanning,
+    /// Plan review: keep planning and tell the model what to change.
+    PlanFeedback,
+    /// Open the transcript pager.
+    OpenPager,
+    /// Pager: close it.
+    ClosePager,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -439,6 +459,10 @@ struct RawKeymap {
     hooks: Vec<RawBinding>,
     #[serde(default)]
     help: Vec<RawBinding>,
+    #[serde(default)]
+    plan: Vec<RawBinding>,
+    #[serde(default)]
+    pager: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -474,6 +498,8 @@ pub struct Keymap {
     rewind: Vec<Binding>,
     hooks: Vec<Binding>,
     help: Vec<Binding>,
+    plan: Vec<Binding>,
+    pager: Vec<Binding>,
 }
 
 impl Keymap {
@@ -508,6 +534,8 @@ impl Keymap {
             rewind: convert(raw.rewind),
             hooks: convert(raw.hooks),
             help: convert(raw.help),
+            plan: convert(raw.plan),
+            pager: convert(raw.pager),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -529,6 +557,8 @@ impl Keymap {
             Mode::Help => &self.help,
             Mode::Slash => &self.slash,
             Mode::Search => &self.search,
+            Mode::Plan => &self.plan,
+            Mode::Pager => &self.pager,
         }
     }
 
@@ -548,6 +578,8 @@ impl Keymap {
             Mode::Help => &mut self.help,
             Mode::Slash => &mut self.slash,
             Mode::Search => &mut self.search,
+            Mode::Plan => &mut self.plan,
+            Mode::Pager => &mut self.pager,
         }
     }
 

@@ -307,6 +307,16 @@ const WAYS_OUT: &[(Mode, &[Action], &str)] = &[
         &[Action::CloseHelp],
         "no key is left to close the help (close_help)",
     ),
+    (
+        Mode::Plan,
+        &[Action::KeepPlanning],
+        "no key is left to close the plan review (keep_planning)",
+    ),
+    (
+        Mode::Pager,
+        &[Action::ClosePager],
+        "no key is left to close the transcript pager (close_pager)",
+    ),
 ];
 
 /// One warning per mode the merged keymap leaves without a way out: no binding of those

@@ -7,7 +7,8 @@
 //! 1. the approval modal's "deny and say why" field, while it is open ([`Layer::Feedback`]);
 //! 2. the approval modal, while requests wait ([`Layer::Approval`]);
 //! 3. the question about a project's held hooks ([`Layer::Hooks`]), at start and by
-//!    `/hooks allow`;
+//!    `/hooks allow`; the plan review after a turn in plan mode ([`Layer::Plan`]); the
+//!    transcript pager ([`Layer::Pager`]);
 //! 4. the session picker of `/resume` ([`Layer::Sessions`]), and the rewind layer of
 //!    `/rewind` and Esc Esc ([`Layer::Rewind`]);
 //! 4. the model picker of `/model` ([`Layer::Models`]);
@@ -36,8 +37,8 @@
 use super::keymap::{Action, Mode};
 use super::state::App;
 use super::{
-    approval, context_view, finder, help, history_search, hook_trust, model_picker, picker, rewind,
-    slash_menu,
+    approval, context_view, finder, help, history_search, hook_trust, model_picker, pager, picker,
+    plan_review, rewind, slash_menu,
 };
 
 /// A layer of the dashboard.
@@ -49,6 +50,10 @@ pub enum Layer {
     Approval,
     /// The question about a project's held hooks.
     Hooks,
+    /// The plan review: a turn in plan mode ended with a plan.
+    Plan,
+    /// The transcript pager.
+    Pager,
     /// The session picker (`/resume`).
     Sessions,
     /// The rewind layer (`/rewind`, Esc Esc).
@@ -71,10 +76,12 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 12] = [
+    pub const ORDER: [Layer; 14] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Hooks,
+        Layer::Plan,
+        Layer::Pager,
         Layer::Sessions,
         Layer::Rewind,
         Layer::Models,
@@ -92,6 +99,8 @@ impl Layer {
             Layer::Feedback => !app.approvals.queue.is_empty() && app.approvals.feedback.is_some(),
             Layer::Approval => !app.approvals.queue.is_empty(),
             Layer::Hooks => app.hook_trust.as_ref().is_some_and(|t| t.open),
+            Layer::Plan => app.plan_review.is_some(),
+            Layer::Pager => app.pager.is_some(),
             Layer::Sessions => app.picker.is_some(),
             Layer::Rewind => app.rewind.is_some(),
             Layer::Models => app.model_picker.is_some(),
@@ -122,6 +131,8 @@ impl Layer {
             Layer::Approval => approval::MODES,
             Layer::Feedback => approval::FEEDBACK_MODES,
             Layer::Hooks => hook_trust::MODES,
+            Layer::Plan => plan_review::MODES,
+            Layer::Pager => pager::MODES,
             Layer::Sessions => picker::MODES,
             Layer::Rewind => rewind::MODES,
             Layer::Models => model_picker::MODES,
@@ -140,6 +151,8 @@ impl Layer {
     pub fn footer(self, busy: bool) -> &'static [(Mode, Action)] {
         match self {
             Layer::Hooks => hook_trust::FOOTER,
+            Layer::Plan => plan_review::FOOTER,
+            Layer::Pager => pager::FOOTER,
             Layer::Sessions => picker::FOOTER,
             Layer::Rewind => rewind::FOOTER,
             Layer::Models => model_picker::FOOTER,

@@ -10,6 +10,11 @@
 //! name, is offered as a last row too, so a model that is in no table
 //! (`ollama/qwen3-coder`) can be picked by its whole name. Up/Down/PgUp/PgDn/Home/End move,
 //! Enter switches, Esc or Ctrl-C closes and nothing changes.
+//!
+//! Under the configured models come those the provider's server lists (`GET
+//! {base_url}/models`, asked by the loop in the background when the picker opens, once a
+//! session per server: [`ServerModels`]): "asking …" until they come, then its models
+//! that are not configured, or the one line saying why there are none.
 
 use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 
@@ -24,6 +29,30 @@ pub struct ModelList {
     pub current: ModelChoice,
     /// The configured models (`provider/model`), in the providers' order.
     pub models: Vec<ModelChoice>,
+    /// Where the server of the model in use lists its models (`None`: there is no server
+    /// to ask, as in the demo).
+    pub server_url: Option<String>,
+}
+
+/// What the server of the model in use listed, as `--model` names its models (with the
+/// provider's prefix when the model in use has one), for the URL it was asked at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerModels {
+    pub url: String,
+    pub result: Result<Vec<ModelChoice>, String>,
+}
+
+/// The server's part of the picker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerState {
+    /// No server to ask.
+    None,
+    /// Asked at this URL; no answer yet.
+    Asking(String),
+    /// Its models are listed (those configured already are not repeated).
+    Listed(String),
+    /// Why it listed none.
+    Failed(String),
 }
 
 /// One model that can be picked.
@@ -48,12 +77,17 @@ pub struct ModelPicker {
     pub filter: String,
     /// The selected row, an index into [`ModelPicker::rows`].
     pub selected: usize,
+    /// The models the server listed that are not configured, in its order.
+    pub server_models: Vec<ModelChoice>,
+    pub server: ServerState,
 }
 
 /// A row of the picker.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ModelRow<'a> {
     Model(&'a ModelChoice),
+    /// A model the server listed.
+    Server(&'a ModelChoice),
     /// The filter as a whole name, not in the list.
     Typed(&'a str),
 }
@@ -62,7 +96,7 @@ impl ModelRow<'_> {
     /// The name the row switches to.
     pub fn name(&self) -> &str {
         match self {
-            ModelRow::Model(m) => &m.name,
+            ModelRow::Model(m) | ModelRow::Server(m) => &m.name,
             ModelRow::Typed(name) => name,
         }
     }
@@ -85,6 +119,29 @@ impl ModelPicker {
             current,
             filter: String::new(),
             selected: 0,
+            server_models: Vec::new(),
+            server: match list.server_url {
+                Some(url) => ServerState::Asking(url),
+                None => ServerState::None,
+            },
+        }
+    }
+
+    /// The server's answer, when it is for the URL this picker asked at.
+    pub fn server_answered(&mut self, answer: &ServerModels) {
+        if self.server != ServerState::Asking(answer.url.clone()) {
+            return;
+        }
+        match &answer.result {
+            Ok(listed) => {
+                self.server_models = listed
+                    .iter()
+                    .filter(|m| !self.models.iter().any(|c| c.name == m.name))
+                    .cloned()
+                    .collect();
+                self.server = ServerState::Listed(answer.url.clone());
+            }
+            Err(why) => self.server = ServerState::Failed(why.clone()),
         }
     }
 
@@ -99,7 +156,17 @@ impl ModelPicker {
             .filter(|m| m.name.to_lowercase().contains(&needle))
             .map(ModelRow::Model)
             .collect();
-        let listed = self.models.iter().any(|m| m.name == typed);
+        rows.extend(
+            self.server_models
+                .iter()
+                .filter(|m| m.name.to_lowercase().contains(&needle))
+                .map(ModelRow::Server),
+        );
+        let listed = self
+            .models
+            .iter()
+            .chain(&self.server_models)
+            .any(|m| m.name == typed);
         if !typed.is_empty() && !typed.contains(char::is_whitespace) && !listed {
             rows.push(ModelRow::Typed(typed));
         }

@@ -50,6 +50,9 @@ pub struct App {
     pub picker: Option<Picker>,
     /// The model picker (`/model`), while it is open.
     pub model_picker: Option<ModelPicker>,
+    /// What the server of the model in use listed for `/model`, kept for the session (a
+    /// failure is not kept: the next `/model` asks again).
+    pub server_models: Option<crate::app::model_picker::ServerModels>,
     /// The rewind layer (`/rewind`, Esc Esc), while it is open.
     pub rewind: Option<super::rewind::RewindState>,
     /// When Esc was last pressed on an empty input while idle: a second press soon after
@@ -128,6 +131,10 @@ pub struct App {
     /// The prompt given on the command line (`rein "PROMPT"`), held while the question
     /// about the project's hooks is open: sent once it is answered.
     pub first_prompt: Option<String>,
+    /// The plan offered for approval after a turn in plan mode, while it is.
+    pub plan_review: Option<super::plan_review::PlanReview>,
+    /// The transcript pager, while it is open.
+    pub pager: Option<super::pager::Pager>,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -312,6 +319,9 @@ impl App {
             hook_trust: None,
             hook_notices: Vec::new(),
             first_prompt: None,
+            plan_review: None,
+            pager: None,
+            server_models: None,
         }
     }
 

@@ -34,8 +34,9 @@ pub struct Transcript {
     /// frame reached the end, else `None`. Written while drawing, hence the cell; `None`
     /// before the first frame.
     pub shown_from_bottom: std::cell::Cell<Option<usize>>,
-    /// Anchored at the top: `scroll.from_top` as the last frame showed it (clamped to the
-    /// end, when it reached the end).
+    /// Anchored at the top, when the last frame found `scroll.from_top` past the end: where
+    /// it showed the view instead (`None` when it showed it where asked, so keys pressed
+    /// between two frames all count).
     pub shown_from_top: std::cell::Cell<Option<usize>>,
 }
 
@@ -456,28 +457,8 @@ impl Transcript {
     /// Away from the bottom: stop following. Once the last frame found the top, the view
     /// is anchored there (see [`Scroll::from_top`]).
     pub fn scroll_up(&mut self, lines: usize) {
-        let shown = self.shown_from_bottom.get();
-        if let Some(n) = self.anchored_at() {
-            self.scroll.from_top = Some(n.saturating_sub(lines));
-            return;
-        }
-        let scroll = &mut self.scroll;
-        if shown.is_some_and(|s| s < scroll.from_bottom) {
-            // The top showed already (the view was clamped there): anchor at it.
-            scroll.from_top = Some(0);
-            scroll.from_bottom = TOP;
-            scroll.follow = false;
-            return;
-        }
-        scroll.from_bottom = scroll.from_bottom.saturating_add(lines).min(TOP);
-        scroll.follow = scroll.from_bottom == 0;
-    }
-
-    /// Anchored at the top: how far below it the view is, as the last frame showed it
-    /// (clamped to the end when it reached the end).
-    fn anchored_at(&self) -> Option<usize> {
-        let n = self.scroll.from_top?;
-        Some(self.shown_from_top.get().map_or(n, |shown| n.min(shown)))
+        let shown = (self.shown_from_bottom.get(), self.shown_from_top.get());
+        scroll_up(&mut self.scroll, shown, lines);
     }
 
     /// Toward the bottom; reaching it follows again. Past the top (many pages up) the view
@@ -485,29 +466,57 @@ impl Transcript {
     /// renderer found that place, so no cell is measured here. Anchored at the top, the
     /// view moves down from it until a frame reaches the end.
     pub fn scroll_down(&mut self, lines: usize) {
-        let shown = self.shown_from_bottom.get();
-        if let Some(n) = self.anchored_at() {
-            match shown {
-                // The last frame reached the end: measured from there now.
-                Some(rest) => {
-                    let from_bottom = rest.saturating_sub(lines);
-                    self.scroll = Scroll {
-                        from_bottom,
-                        follow: from_bottom == 0,
-                        from_top: None,
-                    };
-                }
-                None => self.scroll.from_top = Some(n.saturating_add(lines)),
-            }
-            return;
-        }
-        let current = self.scroll.from_bottom;
-        let start = match shown {
-            Some(shown) => current.min(shown),
-            None => current,
-        };
-        let scroll = &mut self.scroll;
-        scroll.from_bottom = start.saturating_sub(lines);
-        scroll.follow = scroll.from_bottom == 0;
+        let shown = (self.shown_from_bottom.get(), self.shown_from_top.get());
+        scroll_down(&mut self.scroll, shown, lines);
     }
+}
+
+/// [`Transcript::scroll_up`] of any view of cells (the transcript pane, the pager), from
+/// what its last frame showed: `(shown_from_bottom, shown_from_top)`.
+pub fn scroll_up(scroll: &mut Scroll, shown: (Option<usize>, Option<usize>), lines: usize) {
+    if let Some(n) = anchored_at(scroll, shown.1) {
+        scroll.from_top = Some(n.saturating_sub(lines));
+        return;
+    }
+    if shown.0.is_some_and(|s| s < scroll.from_bottom) {
+        // The top showed already (the view was clamped there): anchor at it.
+        scroll.from_top = Some(0);
+        scroll.from_bottom = TOP;
+        scroll.follow = false;
+        return;
+    }
+    scroll.from_bottom = scroll.from_bottom.saturating_add(lines).min(TOP);
+    scroll.follow = scroll.from_bottom == 0;
+}
+
+/// [`Transcript::scroll_down`] of any view of cells (see [`scroll_up`]).
+pub fn scroll_down(scroll: &mut Scroll, shown: (Option<usize>, Option<usize>), lines: usize) {
+    if let Some(n) = anchored_at(scroll, shown.1) {
+        match shown.0 {
+            // The last frame reached the end: measured from there now.
+            Some(rest) => {
+                let from_bottom = rest.saturating_sub(lines);
+                *scroll = Scroll {
+                    from_bottom,
+                    follow: from_bottom == 0,
+                    from_top: None,
+                };
+            }
+            None => scroll.from_top = Some(n.saturating_add(lines)),
+        }
+        return;
+    }
+    let start = match shown.0 {
+        Some(shown) => scroll.from_bottom.min(shown),
+        None => scroll.from_bottom,
+    };
+    scroll.from_bottom = start.saturating_sub(lines);
+    scroll.follow = scroll.from_bottom == 0;
+}
+
+/// Anchored at the top: how far below it the view is, as the last frame showed it
+/// (clamped to the end when it reached the end).
+fn anchored_at(scroll: &Scroll, shown_from_top: Option<usize>) -> Option<usize> {
+    let n = scroll.from_top?;
+    Some(shown_from_top.map_or(n, |shown| n.min(shown)))
 }

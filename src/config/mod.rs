@@ -35,6 +35,7 @@ pub mod planted;
 mod policy;
 mod providers;
 mod secrets;
+pub mod server_models;
 mod sources;
 mod table;
 mod target;

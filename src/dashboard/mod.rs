@@ -44,7 +44,7 @@ use tokio::sync::mpsc;
 
 use crate::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle, ModelSwitch, SessionSetup};
 use crate::app::event::{ModelResolved, ResolvedModel};
-use crate::app::model_picker::{ModelChoice, ModelList};
+use crate::app::model_picker::{ModelChoice, ModelList, ServerModels};
 use crate::app::picker::SessionList;
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
@@ -606,6 +606,16 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         app.hint = Some("this dashboard runs on its one model only".to_string())
                     }
                 },
+                Effect::ListServerModels => {
+                    if let Some(config) = ctx.config.as_deref() {
+                        let target = config.target();
+                        let background = ctx.background.clone();
+                        tokio::spawn(async move {
+                            let answer = server_models(&target).await;
+                            let _ = background.send(AppEvent::ServerModels(answer));
+                        });
+                    }
+                }
                 Effect::SwitchModel(name) => {
                     if let Some(event) = resolve_model(name, ctx) {
                         pending.push_back(event);
@@ -720,8 +730,14 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
 
 /// The sessions on disk, for the picker.
 fn list_sessions(sessions: &Sessions) -> AppEvent {
+    // The picker shows exact counts: those the sidecars no longer cover are counted from
+    // the files' tails.
+    let mut listed = crate::session::list(&sessions.data_dir);
+    for summary in &mut listed {
+        summary.messages = crate::session::exact_count(summary);
+    }
     AppEvent::Sessions(SessionList {
-        sessions: crate::session::list(&sessions.data_dir),
+        sessions: listed,
         now: SystemTime::now(),
         home: std::env::var_os("HOME").map(PathBuf::from),
         current: sessions.current.clone(),
@@ -814,6 +830,9 @@ fn list_models(config: &Config) -> ModelList {
             prices: usage_prices(&m.prices()),
         })
         .collect();
+    // A model with a server to ask: one whose base URL is there (the demo's is not).
+    let server_url = (!config.model.value.is_empty() && !config.base_url.value.is_empty())
+        .then(|| crate::config::server_models::models_url(&config.target()));
     ModelList {
         current: ModelChoice {
             name: config.model_name.clone(),
@@ -821,7 +840,32 @@ fn list_models(config: &Config) -> ModelList {
             prices: usage_prices(&config.prices),
         },
         models,
+        server_url,
     }
+}
+
+/// What `target`'s server lists, named as `--model` takes them: with the provider's prefix
+/// when the model in use was named with it (`openrouter/…`), else as the server says (a
+/// name without a prefix goes to the same `base_url`).
+async fn server_models(target: &crate::config::ModelTarget) -> ServerModels {
+    let url = crate::config::server_models::models_url(target);
+    let prefix = Some(target.provider.value.as_str())
+        .filter(|p| !p.is_empty() && target.name.starts_with(&format!("{p}/")))
+        .map(|p| format!("{p}/"))
+        .unwrap_or_default();
+    let result = crate::config::server_models::list(target)
+        .await
+        .map(|models| {
+            models
+                .into_iter()
+                .map(|m| ModelChoice {
+                    name: format!("{prefix}{}", m.id),
+                    window: m.window,
+                    prices: None,
+                })
+                .collect()
+        });
+    ServerModels { url, result }
 }
 
 /// Resolve `name` for a switch. The answer comes back at once, unless the server must be

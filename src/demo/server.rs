@@ -8,7 +8,9 @@
 //! when the script runs out the answer is a loud 500.
 //! A reply built `with_usage_from_request` gets its usage computed from the body of the
 //! request it answers (`Reply::for_request`).
-//! `GET /v1/models` lists one model; `GET /props` (where llama.cpp says its context
+//! `GET /v1/models` lists one model ("scripted"), or what [`ScriptedServer::answer_models`]
+//! set, and its requests' headers are kept ([`ScriptedServer::model_list_headers`]);
+//! `GET /props` (where llama.cpp says its context
 //! window) is a 404 unless [`ScriptedServer::answer_props`] or
 //! [`ScriptedServer::hang_props`] set it up (a slow or silent window probe); anything
 //! else is a 404. Streaming bodies are
@@ -60,6 +62,10 @@ struct State {
     props: Option<Props>,
     /// `GET /props` requests received.
     probes: usize,
+    /// How `GET /v1/models` answers, when not with the one scripted model.
+    models: Option<(u16, Value)>,
+    /// The headers of each `GET /v1/models` received.
+    model_lists: Vec<Vec<(String, String)>>,
 }
 
 /// A `/props` answer: llama.cpp's `n_ctx`, after `delay` (`None`: the connection is held
@@ -150,6 +156,16 @@ impl ScriptedServer {
             n_ctx,
             delay: Some(delay),
         });
+    }
+
+    /// Answer `GET /v1/models` with `status` and `body` from now on.
+    pub fn answer_models(&self, status: u16, body: Value) {
+        self.lock().models = Some((status, body));
+    }
+
+    /// The headers of each `GET /v1/models` received, in arrival order.
+    pub fn model_list_headers(&self) -> Vec<Vec<(String, String)>> {
+        self.lock().model_lists.clone()
     }
 
     /// Take `GET /props` requests and never answer them (a server that hangs).
@@ -321,10 +337,18 @@ fn route(request: &Request, state: &Mutex<State>) -> Reply {
             state.paths.push(request.path.clone());
             reply
         }
-        ("GET", "/v1/models") => Reply::json(
-            200,
-            json!({ "object": "list", "data": [{ "id": "scripted", "object": "model" }] }),
-        ),
+        ("GET", "/v1/models") => {
+            let mut state = lock(state);
+            state.model_lists.push(request.headers.clone());
+            match state.models.clone() {
+                Some((200, body)) => Reply::json(200, body),
+                Some((status, body)) => Reply::error(status, &body.to_string()),
+                None => Reply::json(
+                    200,
+                    json!({ "object": "list", "data": [{ "id": "scripted", "object": "model" }] }),
+                ),
+            }
+        }
         (method, path) => Reply::error(
             404,
             &format!("scripted server: no route for {method} {path}"),

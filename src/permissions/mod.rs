@@ -86,7 +86,10 @@ impl Grant {
     /// In words, for the approval prompt: "allow `cargo build` for this session".
     pub fn describe(&self) -> String {
         match self {
-            Grant::Bash(pattern) => format!("commands matching `{pattern}`"),
+            Grant::Bash(pattern) => match rules::pattern_prefix(pattern) {
+                Some(prefix) => format!("`{prefix}` with any arguments (`{prefix}:*`)"),
+                None => format!("commands matching `{pattern}`"),
+            },
             Grant::Write(path) => format!("writes to {}", path.display()),
             Grant::Read(path) => format!("reads of {}", path.display()),
             Grant::Tool(name) => format!("the tool `{name}`"),
@@ -134,6 +137,10 @@ mod tests {
             (
                 Grant::Bash("cargo build*".into()),
                 "commands matching `cargo build*`",
+            ),
+            (
+                Grant::Bash(rules::prefix_pattern("git commit")),
+                "`git commit` with any arguments (`git commit:*`)",
             ),
             (Grant::Write("/p/src/a.rs".into()), "writes to /p/src/a.rs"),
             (Grant::Read("/etc/hosts".into()), "reads of /etc/hosts"),

@@ -16,9 +16,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use super::bash::{judge, Judgement};
+use super::bash::{grants_of, judge, Judgement};
 use super::paths::{PathRuleError, PathRules};
-use super::rules::{BashRule, BashRules, RuleAction, RuleOrigin};
+use super::rules::{pattern_prefix, shown_pattern, BashRule, BashRules, RuleAction, RuleOrigin};
 use super::tools::{is_mcp, ToolRuleEntry, ToolRules};
 use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
 
@@ -206,9 +206,11 @@ impl RulePolicy {
         });
         let mut changed = false;
         for part in judgement.parts.iter_mut() {
-            let allowed_this_session = rules
-                .matching(&part.command)
-                .is_some_and(|r| r.origin == RuleOrigin::Session);
+            // The user allowed exactly this command; a prefix they allowed does not cover
+            // a sensitive file in the words after it.
+            let allowed_this_session = rules.matching(&part.command).is_some_and(|r| {
+                r.origin == RuleOrigin::Session && pattern_prefix(&r.pattern).is_none()
+            });
             if part.action != RuleAction::Allow || allowed_this_session {
                 continue;
             }
@@ -223,6 +225,7 @@ impl RulePolicy {
             if let Some(reason) = sensitive {
                 part.action = RuleAction::Ask;
                 part.reason = format!("`{}` reads a sensitive file: {reason}", part.command);
+                part.grant = Some(super::rules::escape_glob(&part.command));
                 changed = true;
             }
         }
@@ -233,19 +236,11 @@ impl RulePolicy {
                     judgement.reason = strictest.reason.clone();
                 }
             }
-            judgement.grants.clear();
-            if judgement.action == RuleAction::Ask && grantable {
-                for part in judgement
-                    .parts
-                    .iter()
-                    .filter(|p| p.action == RuleAction::Ask)
-                {
-                    let grant = super::rules::escape_glob(&part.command);
-                    if !judgement.grants.contains(&grant) {
-                        judgement.grants.push(grant);
-                    }
-                }
-            }
+            judgement.grants = if judgement.action == RuleAction::Ask && grantable {
+                grants_of(&judgement.parts)
+            } else {
+                Vec::new()
+            };
         }
         judgement
     }
@@ -403,7 +398,10 @@ impl PermissionPolicy for RulePolicy {
         let borrowed: Vec<(RuleList, &str)> =
             escaped.iter().map(|(l, p)| (*l, p.as_str())).collect();
         let file = saver(&borrowed)?;
-        let shown: Vec<String> = rules.iter().map(|(_, p)| format!("`{p}`")).collect();
+        let shown: Vec<String> = rules
+            .iter()
+            .map(|(_, p)| format!("`{}`", shown_pattern(p)))
+            .collect();
         Ok(format!(
             "allowed {} in this project from now on ({})",
             shown.join(", "),
@@ -431,9 +429,12 @@ impl PermissionPolicy for RulePolicy {
             match grant {
                 Grant::Bash(pattern) => {
                     let mut rules = self.bash.write().unwrap_or_else(|e| e.into_inner());
-                    // Approval lifts an `ask`, never a `deny`.
+                    // Approval lifts an `ask`, never a `deny` (and the rules' order keeps
+                    // a deny for a longer command under a prefix: see `rules::decide`).
+                    let text = pattern_prefix(pattern)
+                        .map_or_else(|| unescape_glob(pattern), str::to_string);
                     let denied = rules
-                        .matching(&unescape_glob(pattern))
+                        .matching(&text)
                         .is_some_and(|r| r.action == RuleAction::Deny);
                     if denied {
                         continue;
@@ -639,18 +640,22 @@ mod tests {
     }
 
     #[test]
-    fn session_grants_let_exactly_the_approved_command_through() {
+    fn session_grants_let_the_approved_prefix_through() {
         let f = Fixture::new();
         let p = f.policy(&[]);
         let Verdict::Ask { grants, .. } = f.check(&p, "bash", bash("npm run build && ls")) else {
             panic!("npm asks");
         };
-        assert_eq!(grants, [Grant::Bash("npm run build".into())]);
-        p.grant(&grants);
         assert_eq!(
-            f.check(&p, "bash", bash("npm run build && ls")),
-            Verdict::Allow
+            grants,
+            [Grant::Bash(super::super::rules::prefix_pattern(
+                "npm run build"
+            ))]
         );
+        p.grant(&grants);
+        for command in ["npm run build && ls", "npm run build -- --prod"] {
+            assert_eq!(f.check(&p, "bash", bash(command)), Verdict::Allow);
+        }
         assert!(matches!(
             f.check(&p, "bash", bash("npm run deploy")),
             Verdict::Ask { .. }
@@ -677,7 +682,10 @@ mod tests {
             .filter(|r| r.origin == RuleOrigin::Session)
             .map(|r| r.pattern.clone())
             .collect();
-        assert_eq!(session, ["npm run build"]);
+        assert_eq!(
+            session,
+            [super::super::rules::prefix_pattern("npm run build")]
+        );
 
         let Verdict::Ask { grants, .. } = f.check(&p, "bash", bash("cat ~/.ssh/config")) else {
             panic!("sensitive read asks");

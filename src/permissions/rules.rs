@@ -291,6 +291,32 @@ pub fn escape_glob(text: &str) -> String {
     escaped
 }
 
+/// The pattern of a prefix rule, what "allow for this session" adds for a command's prefix:
+/// `prefix` alone or followed by a space and anything, `{git commit,git commit *}` (shown
+/// as `git commit:*`, see [`shown_pattern`]). `prefix` is words of letters, digits and
+/// `-_:.+` (`bash::prefix` makes only such), so no character of it is special in a glob.
+pub fn prefix_pattern(prefix: &str) -> String {
+    let prefix = escape_glob(prefix);
+    format!("{{{prefix},{prefix} *}}")
+}
+
+/// The prefix a [`prefix_pattern`] covers; `None` for any other pattern.
+pub fn pattern_prefix(pattern: &str) -> Option<&str> {
+    let inner = pattern.strip_prefix('{')?.strip_suffix(" *}")?;
+    let (alone, with_more) = inner.split_once(',')?;
+    let plain = !alone.contains(['\\', '*', '?', '[', ']', '{', '}', ',']);
+    (plain && !alone.is_empty() && alone == with_more).then_some(alone)
+}
+
+/// A rule's pattern as rein shows it: a prefix rule in Claude Code's words (`git
+/// commit:*`), any other as it is.
+pub fn shown_pattern(pattern: &str) -> std::borrow::Cow<'_, str> {
+    match pattern_prefix(pattern) {
+        Some(prefix) => format!("{prefix}:*").into(),
+        None => pattern.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,6 +416,47 @@ mod tests {
         }
         let r = rules(&[(&escape_glob("echo *"), RuleAction::Allow)]);
         assert!(r.matching("echo hi").is_none());
+    }
+
+    /// A prefix rule matches its words alone or followed by arguments, never a longer word
+    /// (`git commit-tree` is another command), and reads back as the prefix it covers.
+    #[test]
+    fn a_prefix_rule_matches_the_prefix_and_what_follows_a_space() {
+        let pattern = prefix_pattern("git commit");
+        assert_eq!(pattern, "{git commit,git commit *}");
+        assert_eq!(pattern_prefix(&pattern), Some("git commit"));
+        assert_eq!(shown_pattern(&pattern), "git commit:*");
+        let r = rules(&[(&pattern, RuleAction::Allow)]);
+        for text in [
+            "git commit",
+            "git commit -m x",
+            "git commit -m 'a b' --amend",
+        ] {
+            assert!(r.matching(text).is_some(), "{text}");
+        }
+        for text in [
+            "git commit-tree x",
+            "git commitx",
+            "git",
+            "git push",
+            "xgit commit",
+        ] {
+            assert!(r.matching(text).is_none(), "{text}");
+        }
+        for other in [
+            "git commit*",
+            "{a,b *}",
+            "{a*,a* *}",
+            "{,  *}",
+            "git commit",
+        ] {
+            assert_eq!(pattern_prefix(other), None, "{other}");
+            assert_eq!(shown_pattern(other), other);
+        }
+        let dotted = prefix_pattern("python3.12 -m pytest");
+        let r = rules(&[(&dotted, RuleAction::Allow)]);
+        assert!(r.matching("python3.12 -m pytest -x").is_some());
+        assert!(r.matching("python3x12 -m pytest").is_none());
     }
 
     #[test]

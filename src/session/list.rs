@@ -271,6 +271,84 @@ fn from_meta_line(
     })
 }
 
+/// The most of a session file [`exact_count`] reads.
+pub const MAX_COUNT_READ: u64 = 32 << 20;
+
+/// What a line of a message entry starts with, after its time stamp: rein writes every
+/// record as `{"ts":"…","type":"…",…}`.
+const MESSAGE_TAG: &[u8] = br#""type":"message""#;
+
+/// The count of a listed session made exact, for the session picker, which shows few: the
+/// sidecar's count plus the message entries written after it (only that tail of the file
+/// is read; the whole file when there is no sidecar or the file is shorter than it says).
+/// A count already exact, or a tail longer than `MAX_COUNT_READ` (32 MiB) or unreadable,
+/// is left as it is.
+pub fn exact_count(summary: &SessionSummary) -> MessageCount {
+    let counter = Counter::default();
+    let (base, from) = match summary.messages {
+        MessageCount::Exact(_) => return summary.messages,
+        MessageCount::Approx(_) => {
+            let sidecar = read_sidecar(&summary.path, &counter);
+            let len = fs::metadata(&summary.path).map(|m| m.len()).unwrap_or(0);
+            match sidecar {
+                Some(s) if s.bytes <= len => (s.messages, s.bytes),
+                _ => (0, 0),
+            }
+        }
+        MessageCount::Unknown => (0, 0),
+    };
+    match count_messages_from(&summary.path, from, &counter) {
+        Some(n) => MessageCount::Exact(base + n),
+        None => summary.messages,
+    }
+}
+
+fn read_sidecar(session: &Path, counter: &Counter) -> Option<Sidecar> {
+    let mut bytes = Vec::new();
+    counter
+        .open(&summary_path(session))
+        .ok()?
+        .take(MAX_READ)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The message entries among the whole lines of `session` from byte `from` (a line's
+/// start); `None` past [`MAX_COUNT_READ`] or when it cannot be read. Only each line's
+/// first bytes are looked at, so a long line costs its reading alone.
+fn count_messages_from(session: &Path, from: u64, counter: &Counter) -> Option<usize> {
+    use std::io::Seek;
+    let mut file = counter.open(session).ok()?;
+    file.file.seek(io::SeekFrom::Start(from)).ok()?;
+    let mut reader = file.take(MAX_COUNT_READ + 1);
+    let mut buf = vec![0u8; 64 << 10];
+    let mut head: Vec<u8> = Vec::with_capacity(64);
+    let (mut count, mut read) = (0usize, 0u64);
+    loop {
+        let n = reader.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        if read > MAX_COUNT_READ {
+            return None;
+        }
+        for &byte in &buf[..n] {
+            if byte == b'\n' {
+                if head.windows(MESSAGE_TAG.len()).any(|w| w == MESSAGE_TAG) {
+                    count += 1;
+                }
+                head.clear();
+            } else if head.len() < 64 {
+                head.push(byte);
+            }
+        }
+    }
+    // A last line without its end is no whole entry.
+    Some(count)
+}
+
 /// Counts the files listing opens and the bytes it reads from them.
 #[derive(Default)]
 struct Counter {
@@ -305,6 +383,63 @@ impl Read for Counted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A count the sidecar no longer covers is made exact from the tail written after it,
+    /// reading only that; a file without a sidecar is counted whole; a torn last line is
+    /// no message.
+    #[test]
+    fn an_approximate_or_unknown_count_is_made_exact_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s1.jsonl");
+        let line = |kind: &str| {
+            format!("{{\"ts\":\"2026-01-01T00:00:00Z\",\"type\":\"{kind}\",\"x\":1}}\n")
+        };
+        let head = format!("{}{}{}", line("meta"), line("message"), line("title"));
+        // A tool result whose text says "type":"message" well past its start.
+        let long = format!(
+            "{{\"ts\":\"t\",\"type\":\"todos\",\"todos\":\"{}\\\"type\\\":\\\"message\\\"\"}}\n",
+            "x".repeat(200)
+        );
+        let tail = [line("message"), line("rule"), line("message"), long].concat();
+        fs::write(
+            &session,
+            format!("{head}{tail}{{\"ts\":\"t\",\"type\":\"message\""),
+        )
+        .unwrap();
+        let sidecar = Sidecar {
+            id: "s1".into(),
+            title: Some("t".into()),
+            project: "/p".into(),
+            model: "m".into(),
+            started: "t".into(),
+            messages: 1,
+            bytes: head.len() as u64,
+        };
+        write_sidecar(&summary_path(&session), &sidecar).unwrap();
+        let mut summary = SessionSummary {
+            id: "s1".into(),
+            path: session.clone(),
+            title: None,
+            project: "/p".into(),
+            model: "m".into(),
+            started: "t".into(),
+            updated: SystemTime::now(),
+            messages: MessageCount::Approx(1),
+            open: None,
+        };
+        assert_eq!(exact_count(&summary), MessageCount::Exact(3));
+        summary.messages = MessageCount::Unknown;
+        assert_eq!(exact_count(&summary), MessageCount::Exact(3));
+        summary.messages = MessageCount::Exact(7);
+        assert_eq!(exact_count(&summary), MessageCount::Exact(7));
+        // The sidecar says more than the file holds (it was cut): the whole file counts.
+        let mut longer = sidecar;
+        longer.bytes = 1 << 20;
+        longer.messages = 40;
+        write_sidecar(&summary_path(&session), &longer).unwrap();
+        summary.messages = MessageCount::Approx(40);
+        assert_eq!(exact_count(&summary), MessageCount::Exact(3));
+    }
 
     #[test]
     fn counts_print_how_sure_they_are() {

@@ -38,7 +38,8 @@ pub use entry::{Entry, Record, SessionMeta, StoredGrant};
 pub use export::export_markdown;
 pub use fold::{read_result, result_head, EntryAt, Folded, Shown, FOLD_MIN_BYTES, HEAD_LINE_BYTES};
 pub use list::{
-    find, latest_for_project, list, list_with_stats, ListStats, MessageCount, SessionSummary,
+    exact_count, find, latest_for_project, list, list_with_stats, ListStats, MessageCount,
+    SessionSummary,
 };
 pub use lock::{holder, in_use, pid_path, Holder, InUse};
 pub use reader::{

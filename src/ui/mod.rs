@@ -30,7 +30,9 @@ pub mod lines;
 pub mod list_modal;
 pub mod markdown;
 pub mod model_picker;
+pub mod pager;
 pub mod picker;
+pub mod plan_review;
 pub mod rewind;
 pub mod sanitize;
 pub mod screen;
@@ -124,6 +126,17 @@ fn render_layer(
             }
         }
         Layer::Approval => buf_render(&app.approvals, area, buf),
+        Layer::Plan => {
+            if let Some(review) = &app.plan_review {
+                buf_render(review, area, buf);
+            }
+        }
+        Layer::Pager => {
+            if let Some(pager) = &app.pager {
+                let cells = &app.transcript.cells;
+                buf_render(pager::PagerModal { pager, cells }, area, buf);
+            }
+        }
         Layer::Hooks => {
             if let Some(trust) = &app.hook_trust {
                 buf_render(trust, area, buf);

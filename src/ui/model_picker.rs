@@ -2,9 +2,11 @@
 //!
 //! Top to bottom: the title ("Switch model (4)", or "(1 of 4)" while filtered), the filter
 //! line, a header, one row per model (its name, `● in use` for the model in use, the
-//! context window and the prices where configured), a last row offering the filter as a
-//! name when it is not listed, the selected row highlighted and kept in view, and the keys
-//! from the keymap. Names come from config files, so they are sanitised.
+//! context window and the prices where configured), then the models the server listed
+//! ("from the server" where the prices go), a last row offering the filter as a name when
+//! it is not listed, the selected row highlighted and kept in view, a line saying what the
+//! server answered (asking, how many, or why none), and the keys from the keymap. Names
+//! come from config files and servers, so they are sanitised.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -18,7 +20,7 @@ use super::theme;
 use super::wrap::{truncate, width};
 use crate::agent::Prices;
 use crate::app::keymap::{keymap, Action, Mode};
-use crate::app::model_picker::{ModelPicker, ModelRow};
+use crate::app::model_picker::{ModelPicker, ModelRow, ServerState};
 use crate::context::short_count;
 
 /// The widest the modal gets.
@@ -31,6 +33,26 @@ const IN_USE: &str = "● in use";
 const WINDOW_W: usize = 6;
 /// Over the prices column.
 const PRICES_HEADER: &str = "price per M tokens";
+/// In the prices column of a model the server listed.
+const SERVER_NOTE: &str = "from the server";
+
+/// The line under the rows: what the server of the model in use answered.
+fn server_line(picker: &ModelPicker) -> Option<(String, Style)> {
+    let url = |u: &str| sanitize(u).replace('\n', " ");
+    match &picker.server {
+        ServerState::None => None,
+        ServerState::Asking(u) => Some((format!("asking {} …", url(u)), theme::DIM)),
+        ServerState::Listed(u) => {
+            let n = picker.server_models.len();
+            let models = if n == 1 { "model" } else { "models" };
+            Some((format!("{n} more {models} from {}", url(u)), theme::DIM))
+        }
+        ServerState::Failed(why) => Some((
+            format!("✗ the server listed no models: {}", url(why)),
+            theme::WARNING,
+        )),
+    }
+}
 
 /// The picker.
 pub struct ModelPickerModal<'a> {
@@ -66,7 +88,7 @@ impl ModelPickerModal<'_> {
         let mark = if selected { SELECTED_MARK } else { "  " };
         let mut spans = vec![Span::styled(mark, base.patch(theme::HINT))];
         match row {
-            ModelRow::Model(m) => {
+            ModelRow::Model(m) | ModelRow::Server(m) => {
                 let in_use = m.name == self.picker.current;
                 let name = sanitize(&m.name).replace('\n', " ");
                 let suffix = if in_use {
@@ -91,8 +113,12 @@ impl ModelPickerModal<'_> {
                     }),
                 ));
                 spans.push(Span::styled("  ", base));
+                let prices = match row {
+                    ModelRow::Server(_) => SERVER_NOTE.to_string(),
+                    _ => prices_text(m.prices),
+                };
                 spans.push(Span::styled(
-                    fit(&prices_text(m.prices), prices_w, false),
+                    fit(&prices, prices_w, false),
                     base.patch(theme::DIM),
                 ));
             }
@@ -118,8 +144,9 @@ impl Widget for ModelPickerModal<'_> {
         let rows = picker.rows();
         let listed = rows
             .iter()
-            .filter(|r| matches!(r, ModelRow::Model(_)))
+            .filter(|r| !matches!(r, ModelRow::Typed(_)))
             .count();
+        let status = server_line(picker);
         let keys = keymap();
         let key = |action: Action, fallback: &str| {
             keys.keys_for(Mode::Models, action)
@@ -135,10 +162,10 @@ impl Widget for ModelPickerModal<'_> {
         let Some(list) = (ListModal {
             title: "Switch model",
             shown: listed,
-            total: picker.models.len(),
+            total: picker.models.len() + picker.server_models.len(),
             filter: &picker.filter,
             placeholder: "type part of a name, or a whole PROVIDER/MODEL",
-            rows: rows.len(),
+            rows: rows.len() + usize::from(status.is_some()),
             keys: &hints,
             max_width: MAX_WIDTH,
         })
@@ -156,7 +183,7 @@ impl Widget for ModelPickerModal<'_> {
         let room = text_w.saturating_sub(fixed);
         let (mut name_need, mut prices_need) = (width("model"), width(PRICES_HEADER));
         for row in &rows {
-            if let ModelRow::Model(m) = row {
+            if let ModelRow::Model(m) | ModelRow::Server(m) = row {
                 let suffix = if m.name == picker.current {
                     2 + width(IN_USE)
                 } else {
@@ -195,11 +222,23 @@ impl Widget for ModelPickerModal<'_> {
                 y,
             );
         } else {
-            let (selected, offset) = list.window(picker.selected, rows.len());
+            // The server's line keeps the last row of the list.
+            let rows_h = rows_h.saturating_sub(usize::from(status.is_some())).max(1);
+            let selected = picker.selected.min(rows.len().saturating_sub(1));
+            let offset = (selected + 1).saturating_sub(rows_h);
             for (i, row) in rows.iter().enumerate().skip(offset).take(rows_h) {
                 put(buf, &self.row(*row, i == selected, name_w, prices_w), y);
                 y += 1;
             }
+        }
+        if let Some((text, style)) = status {
+            let y = list.header_y + 1 + list.rows_h.max(1) as u16 - 1;
+            let y = y.max(list.header_y + 2);
+            put(
+                buf,
+                &Line::from(Span::styled(truncate(&text, text_w), style)),
+                y,
+            );
         }
     }
 }

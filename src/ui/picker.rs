@@ -1,11 +1,15 @@
 //! The session picker: a centred layer over the dashboard while `/resume` is open.
 //!
 //! Top to bottom: the title ("Resume a session (12)", or "(3 of 12)" while filtered), the
-//! filter line, a header, one row per session (title or "(untitled)", "(open in rein pid N)"
-//! when another rein has it open, how long ago it was last written, its message count, its project with the home directory as `~` and a `●`
-//! for this project), the selected row highlighted and kept in view, and the keys. Titles
-//! and paths come from users and the disk, so they are sanitised. Ages are relative to the
-//! time the list was read (`picker.now`), so drawing is a pure function of the state.
+//! filter line, a header, one row per session (title or "(untitled)", with the session's
+//! short id after it when another row shows the same title, "(open in rein pid N)" when
+//! another rein has it open, how long ago it was last written, its message count, its
+//! project with the home directory as `~` and a `●` for this project), the selected row
+//! highlighted and kept in view, and the legend of `●` with the keys. Titles and paths
+//! come from users and the disk, so they are sanitised. Ages are relative to the time the
+//! list was read (`picker.now`), so drawing is a pure function of the state.
+
+use std::collections::HashMap;
 
 use std::path::Path;
 
@@ -20,11 +24,11 @@ use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
 use crate::app::picker::Picker;
-use crate::session::SessionSummary;
+use crate::session::{MessageCount, SessionSummary};
 
 /// The widest the modal gets.
 const MAX_WIDTH: u16 = 100;
-/// Columns of the message count ("~123").
+/// Columns of the message count ("1234").
 const COUNT_W: usize = 4;
 /// The marker in front of the selected row.
 const SELECTED_MARK: &str = "› ";
@@ -77,13 +81,21 @@ impl PickerModal<'_> {
         )
     }
 
-    /// One session as a row.
-    fn row(&self, s: &SessionSummary, selected: bool, cols: Columns) -> Line<'static> {
+    /// One session as a row; `twin`: another row shows the same title, so the session's
+    /// short id follows it.
+    fn row(&self, s: &SessionSummary, selected: bool, twin: bool, cols: Columns) -> Line<'static> {
         let here = s.project == self.project;
-        let (title, title_style) = match s.title.as_deref().map(str::trim) {
+        let (mut title, title_style) = match s.title.as_deref().map(str::trim) {
             Some(t) if !t.is_empty() => (sanitize(t).replace('\n', " "), theme::TEXT),
             _ => ("(untitled)".to_string(), theme::DIM),
         };
+        if twin {
+            // The short id goes in front of what is cut, so it shows however long the
+            // title.
+            let id = format!(" #{}", short_id(&s.id));
+            let room = cols.title.saturating_sub(width(&id) + 1);
+            title = format!("{}{id}", truncate(&title, room));
+        }
         let base = if selected {
             theme::SELECTED
         } else {
@@ -106,7 +118,7 @@ impl PickerModal<'_> {
                 base.patch(theme::DIM),
             ),
             Span::styled("  ", base),
-            Span::styled(fit(&s.messages.to_string(), COUNT_W, true), base),
+            Span::styled(fit(&count(s.messages), COUNT_W, true), base),
             Span::styled("  ", base),
             Span::styled(
                 fit(&self.project_text(s), cols.project, false),
@@ -140,6 +152,14 @@ impl Widget for PickerModal<'_> {
             ("↑↓".to_string(), "move"),
             ("type".to_string(), "to filter"),
         ];
+        // The legend first: what `●` means is not a key, but it is what the footer explains.
+        let keys = [
+            ("●".to_string(), "this project"),
+            keys[0].clone(),
+            keys[1].clone(),
+            keys[2].clone(),
+            keys[3].clone(),
+        ];
         let Some(list) = (ListModal {
             title: "Resume a session",
             shown: matches.len(),
@@ -172,10 +192,46 @@ impl Widget for PickerModal<'_> {
             );
         } else {
             let (selected, offset) = list.window(picker.selected, matches.len());
+            let mut titles: HashMap<String, usize> = HashMap::new();
+            for s in &matches {
+                *titles.entry(title_key(s)).or_default() += 1;
+            }
             for (i, s) in matches.iter().enumerate().skip(offset).take(list.rows_h) {
-                list.put(buf, &self.row(s, i == selected, cols), y);
+                let twin = titles.get(&title_key(s)).is_some_and(|&n| n > 1);
+                list.put(buf, &self.row(s, i == selected, twin, cols), y);
                 y += 1;
             }
         }
+    }
+}
+
+/// A message count as the picker shows it: the loop made it exact where it could read
+/// the file's tail ([`crate::session::exact_count`]); a tail too long to read leaves "at
+/// least" (`40+`), no file to read "?".
+pub fn count(messages: MessageCount) -> String {
+    match messages {
+        MessageCount::Exact(n) => n.to_string(),
+        MessageCount::Approx(n) => format!("{n}+"),
+        MessageCount::Unknown => "?".to_string(),
+    }
+}
+
+/// What makes two rows' titles the same to the eye: the words, whatever the case.
+fn title_key(s: &SessionSummary) -> String {
+    s.title
+        .as_deref()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The part of a session id that tells sessions apart: its random end
+/// (`20250101-120000-a1b2c3` is `a1b2c3`), or the whole id when it has no such part.
+pub fn short_id(id: &str) -> &str {
+    match id.rsplit_once('-') {
+        Some((_, tail)) if !tail.is_empty() => tail,
+        _ => id,
     }
 }

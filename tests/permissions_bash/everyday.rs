@@ -20,7 +20,7 @@
 use super::Policy;
 use rein::permissions::rules::RuleAction;
 
-const EVERYDAY: &[&str] = &[
+pub(crate) const EVERYDAY: &[&str] = &[
     "ls",
     "ls -la",
     "ls -la src",
@@ -225,7 +225,7 @@ const EVERYDAY: &[&str] = &[
 ];
 
 /// Build and test commands of other ecosystems: they ask by design (see the module).
-const OTHER_BUILDS: &[&str] = &[
+pub(crate) const OTHER_BUILDS: &[&str] = &[
     "make",
     "make test",
     "npm test",

@@ -215,13 +215,17 @@ fn git_forms_that_create_change_write_or_run_still_ask() {
 fn a_listing_subcommand_asked_about_can_be_granted_and_a_users_rule_is_obeyed() {
     use super::{defaults, with_grants};
     use rein::permissions::bash::judge;
-    use rein::permissions::rules::{BashRule, RuleOrigin};
+    use rein::permissions::rules::{prefix_pattern, BashRule, RuleOrigin};
+    // What is offered is the subcommand's prefix, `git tag:*`: the user approves every tag
+    // for the session, and what writes a file still asks.
     let first = judge("git tag v2", &defaults());
     assert_eq!(first.action, Ask);
-    assert_eq!(first.grants, ["git tag v2"]);
+    assert_eq!(first.grants, [prefix_pattern("git tag")]);
     let granted = with_grants(defaults(), &first);
     assert_eq!(judge("git tag v2", &granted).action, Allow);
-    assert_eq!(judge("git tag v3", &granted).action, Ask);
+    assert_eq!(judge("git tag v3", &granted).action, Allow);
+    assert_eq!(judge("git tag -l --output=x", &granted).action, Ask);
+    assert_eq!(judge("git branch -D old", &granted).action, Ask);
     let mut rules = defaults();
     rules
         .push(BashRule::new(

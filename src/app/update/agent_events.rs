@@ -96,6 +96,7 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
         }
         AgentEvent::TurnFinished { outcome } => {
             turn_finished(app, outcome, now);
+            super::plan::offer(app, outcome);
             // A long turn over with nothing queued behind it: call the user back.
             if !app.busy() {
                 notify_turn_finished(app, now, effects);

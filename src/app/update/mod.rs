@@ -15,7 +15,8 @@
 //! The submodules are the router's too: agent events ([`agent_events`]), an approval's
 //! answer ([`answer`]), Enter in the input box ([`send`]), the messages queued during a turn
 //! ([`queue`]), slash commands ([`slash`]), model
-//! switches ([`model_switch`]), approval modes and `!COMMAND`s ([`modes`]), MCP servers
+//! switches ([`model_switch`]), approval modes and `!COMMAND`s ([`modes`]), the plan
+//! review's answer ([`plan`]), MCP servers
 //! ([`mcp`]), the external editor ([`editor`]) and a resumed session ([`resume`]).
 
 pub mod agent_events;
@@ -25,6 +26,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod model_switch;
 pub mod modes;
+pub mod plan;
 pub mod queue;
 pub mod resume;
 pub mod rewind;
@@ -44,8 +46,10 @@ use crate::app::history_search::{HistorySearch, SearchOutcome};
 use crate::app::hook_trust::HookTrustOutcome;
 use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::layer::Layer;
-use crate::app::model_picker::{ModelPicker, ModelPickerOutcome};
+use crate::app::model_picker::{ModelPicker, ModelPickerOutcome, ServerState};
+use crate::app::pager::{Pager, PagerOutcome};
 use crate::app::picker::{self, Picker, PickerOutcome};
+use crate::app::plan_review::PlanOutcome;
 use crate::app::slash_menu::SlashOutcome;
 use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind, ResultText, ToolCell};
@@ -116,8 +120,25 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
         AppEvent::Resumed(Err(message)) => app.transcript.notice(NoticeKind::Error, message),
         AppEvent::FilesIndexed(index) => app.finder.indexed(*index, now),
         AppEvent::Models(list) => {
-            app.model_picker = Some(ModelPicker::open(list));
+            let mut picker = ModelPicker::open(list);
+            // The server's models: from this session's answer when it is for this server,
+            // else asked now.
+            if let ServerState::Asking(url) = &picker.server {
+                match app.server_models.as_ref().filter(|s| s.url == *url) {
+                    Some(kept) => picker.server_answered(kept),
+                    None => effects.push(Effect::ListServerModels),
+                }
+            }
+            app.model_picker = Some(picker);
             app.hint = None;
+        }
+        AppEvent::ServerModels(answer) => {
+            if let Some(picker) = app.model_picker.as_mut() {
+                picker.server_answered(&answer);
+            }
+            if answer.result.is_ok() {
+                app.server_models = Some(answer);
+            }
         }
         AppEvent::ModelResolved(answer) => model_switch::resolved(app, *answer, now, &mut effects),
         AppEvent::CommandsLoaded(commands) => {
@@ -230,6 +251,37 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Hooks, Input::Mouse(mouse)) => {
             app.hook_trust.iter_mut().for_each(|t| t.mouse(&mouse))
         }
+        // The tail of a paste must not approve a plan.
+        (Layer::Plan, Input::Key { in_paste: true, .. }) => {}
+        (Layer::Plan, Input::Key { key, .. }) => {
+            let rows = app.size.1;
+            let outcome = app
+                .plan_review
+                .as_mut()
+                .map(|r| r.handle_key(&key, rows, &app.composer.textarea));
+            match outcome {
+                None | Some(PlanOutcome::Stay) => {}
+                Some(PlanOutcome::Hint(hint)) => app.hint = Some(hint),
+                Some(outcome) => plan::answer(app, outcome, now, effects),
+            }
+        }
+        (Layer::Plan, Input::Paste(text)) => app.plan_review.iter_mut().for_each(|r| r.paste(text)),
+        (Layer::Plan, Input::Mouse(mouse)) => {
+            app.plan_review.iter_mut().for_each(|r| r.mouse(&mouse))
+        }
+        (Layer::Pager, Input::Key { key, .. }) => {
+            let rows = app.size.1;
+            let outcome = app
+                .pager
+                .as_mut()
+                .map(|p| p.handle_key(&key, rows, &app.composer.textarea));
+            if outcome == Some(PagerOutcome::Close) {
+                app.pager = None;
+            }
+        }
+        // Nothing to type into.
+        (Layer::Pager, Input::Paste(_)) => {}
+        (Layer::Pager, Input::Mouse(mouse)) => app.pager.iter_mut().for_each(|p| p.mouse(&mouse)),
         (Layer::Sessions, Input::Key { key, .. }) => {
             let page = picker::page(app.size.1);
             let outcome = app.picker.as_mut().map(|p| p.handle_key(&key, page));
@@ -427,6 +479,10 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
             }
         }
         Action::ToggleTodos => app.show_todos = !app.show_todos,
+        Action::OpenPager => {
+            app.pager = Some(Pager::default());
+            app.hint = None;
+        }
         Action::SlashNext
         | Action::SlashPrev
         | Action::SlashComplete
@@ -489,7 +545,12 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::RewindChoose
         | Action::AllowHooks
         | Action::KeepHooksHeld
-        | Action::CloseHelp => {}
+        | Action::CloseHelp
+        | Action::ApprovePlan
+        | Action::ApprovePlanAuto
+        | Action::KeepPlanning
+        | Action::PlanFeedback
+        | Action::ClosePager => {}
     }
 }
 

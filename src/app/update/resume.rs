@@ -35,6 +35,9 @@ pub fn reset(app: &mut App) {
     app.approvals = Approvals::default();
     app.picker = None;
     app.model_picker = None;
+    // The pager's measurements are of the old cells; the plan was the old session's.
+    app.pager = None;
+    app.plan_review = None;
     app.hint = None;
     // The resumed session's agent says its mode when it is not the default.
     app.mode = Default::default();

@@ -141,6 +141,13 @@ fn send(app: &mut App, typed: &str, text: String, now: Instant, effects: &mut Ve
         super::modes::submit_command(app, &text, command, now, effects);
         return;
     }
+    send_text(app, text, now, effects);
+}
+
+/// Send `text` to the agent as the user's message, whatever the input box holds (the plan
+/// review's answers): queued while a turn runs, held while a model switch is resolved.
+pub fn send_text(app: &mut App, text: String, now: Instant, effects: &mut Vec<Effect>) {
+    app.transcript.scroll = Default::default();
     // While a model switch is resolved, the message waits for it (and goes to the new
     // model).
     if super::model_switch::hold(app, &text) {

@@ -31,6 +31,7 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             // A new conversation: the screen, the plan and the gauge start over, and so does
             // the agent's history.
             app.transcript = Transcript::default();
+            app.pager = None;
             app.todos.clear();
             app.gauge = app.gauge.cleared();
             effects.push(Effect::Agent(AgentCommand::NewConversation));

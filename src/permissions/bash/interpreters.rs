@@ -38,8 +38,8 @@ const INTERPRETERS: [&str; 19] = [
 
 /// An interpreter reading its script from stdin, which a pipe or redirection fills.
 pub(super) fn stdin_script(program: &str, inv: &Invocation<'_>, text: &str) -> Option<String> {
-    let family = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    if !INTERPRETERS.contains(&family) && !SHELL_FAMILY.contains(&family) {
+    let family = family(program);
+    if !is_interpreter(program) {
         return None;
     }
     let fed =
@@ -47,6 +47,17 @@ pub(super) fn stdin_script(program: &str, inv: &Invocation<'_>, text: &str) -> O
     let args = inv.words.get(1..).unwrap_or_default();
     (fed && reads_script_from_stdin(family, args))
         .then(|| format!("`{text}` is an interpreter fed a script on stdin"))
+}
+
+/// The program without its version suffix: `python3.12` is `python`, `ruby-3` is `ruby`.
+pub(super) fn family(program: &str) -> &str {
+    program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
+}
+
+/// A shell or another interpreter, whatever its version suffix.
+pub(super) fn is_interpreter(program: &str) -> bool {
+    let family = family(program);
+    INTERPRETERS.contains(&family) || SHELL_FAMILY.contains(&family)
 }
 
 /// No script or code argument (or `-`, `/dev/stdin`, `sh -s`): the script comes on stdin.

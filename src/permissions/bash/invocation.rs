@@ -19,6 +19,7 @@ use std::borrow::Cow;
 use super::flags::{flag_hazard, test_hazard};
 use super::git::{git_globals, git_write_form};
 use super::interpreters::stdin_script;
+use super::prefix::grant_prefix;
 use super::variables::{env_on_allowed, sensitive_env, EnvVar};
 use super::wrappers::{unwrap, Unwrap};
 use super::{Inherited, Judge};
@@ -333,7 +334,12 @@ impl Judge<'_> {
             .or_else(|| stdin_script(program, inv, &text));
         match hazard {
             Some(why) => self.push(text, RuleAction::Ask, why, false),
-            None => self.push(text, action, reason, true),
+            None => {
+                // A program run by path rides on no rule of its basename's: only its exact
+                // text may be allowed.
+                let prefix = (!by_path).then(|| grant_prefix(program, args)).flatten();
+                self.push_prefixed(text, action, reason, prefix);
+            }
         }
     }
 

@@ -33,6 +33,7 @@ mod git;
 mod interpreters;
 mod invocation;
 mod jq;
+pub mod prefix;
 mod runners;
 mod sed;
 mod variables;
@@ -40,7 +41,7 @@ mod wrappers;
 
 use std::collections::HashSet;
 
-use super::rules::{escape_glob, BashRules, RuleAction};
+use super::rules::{escape_glob, prefix_pattern, BashRules, RuleAction};
 use super::shell::{self, Dialect, Redirect};
 use variables::EnvVar;
 use wrappers::Reader;
@@ -53,6 +54,11 @@ pub struct Part {
     pub command: String,
     pub action: RuleAction,
     pub reason: String,
+    /// The session rule that would let this part through when it asks: its command's
+    /// prefix (`{git commit,git commit *}`, see [`prefix`]) or its exact text; `None` when
+    /// no rule can (the ask comes from something that must be seen every time).
+    #[serde(skip)]
+    pub grant: Option<String>,
 }
 
 /// The verdict on a whole command string.
@@ -62,10 +68,11 @@ pub struct Judgement {
     /// The deciding part's reason.
     pub reason: String,
     pub parts: Vec<Part>,
-    /// For an `ask`: patterns (escape_glob of each asking part's normalised text) that,
-    /// added as session allow rules, would let exactly this command through next time.
-    /// Empty when no rule can: the ask comes from something that must be seen every time
-    /// (a redirection writing a file, a non-literal program, a parse failure, ...).
+    /// For an `ask`: patterns (each asking part's [`Part::grant`], once each) that, added
+    /// as session allow rules, would let this command through next time, and every other
+    /// command of the same prefixes. Empty when no rule can: some part's ask comes from
+    /// something that must be seen every time (a redirection writing a file, a non-literal
+    /// program, a parse failure, ...).
     pub grants: Vec<String>,
 }
 
@@ -91,12 +98,6 @@ pub fn judge_as(command: &str, rules: &BashRules, dialect: Dialect) -> Judgement
 /// for `sh` is parsed twice, so nesting must not multiply without bound.
 const MAX_STRINGS: usize = 256;
 
-/// A part with whether a session rule for its text would let it through.
-struct Found {
-    part: Part,
-    grantable: bool,
-}
-
 /// What a command string handed to `sh -c`/`eval` inherits from the command that runs it.
 #[derive(Default)]
 struct Inherited {
@@ -107,7 +108,7 @@ struct Inherited {
 
 struct Judge<'r> {
     rules: &'r BashRules,
-    found: Vec<Found>,
+    found: Vec<Part>,
     /// Functions defined anywhere in the command.
     functions: Vec<String>,
     /// The dialect of the command string being judged (what `eval` inside it reads).
@@ -127,14 +128,40 @@ impl<'r> Judge<'r> {
         }
     }
 
+    /// A part; `grantable`: a session rule for its exact text would let it through.
     fn push(&mut self, command: String, action: RuleAction, reason: String, grantable: bool) {
-        self.found.push(Found {
-            part: Part {
-                command,
-                action,
-                reason,
-            },
-            grantable,
+        let grant = grantable.then(|| escape_glob(&command));
+        self.push_granted(command, action, reason, grant);
+    }
+
+    /// A part that a session rule for its command's prefix would let through, when it has
+    /// one, else one for its exact text.
+    fn push_prefixed(
+        &mut self,
+        command: String,
+        action: RuleAction,
+        reason: String,
+        prefix: Option<String>,
+    ) {
+        let grant = match prefix {
+            Some(prefix) => prefix_pattern(&prefix),
+            None => escape_glob(&command),
+        };
+        self.push_granted(command, action, reason, Some(grant));
+    }
+
+    fn push_granted(
+        &mut self,
+        command: String,
+        action: RuleAction,
+        reason: String,
+        grant: Option<String>,
+    ) {
+        self.found.push(Part {
+            command,
+            action,
+            reason,
+            grant,
         });
     }
 
@@ -153,14 +180,13 @@ impl<'r> Judge<'r> {
             Reader::Posix => {
                 let start = self.found.len();
                 self.script(text, depth, inherited, Dialect::Bash);
-                let as_bash: HashSet<Part> =
-                    self.found[start..].iter().map(|f| f.part.clone()).collect();
+                let as_bash: HashSet<Part> = self.found[start..].iter().cloned().collect();
                 let seen = self.found.len();
                 self.script(text, depth, inherited, Dialect::Posix);
                 // What both readings found is listed once.
                 let as_posix = self.found.split_off(seen);
                 self.found
-                    .extend(as_posix.into_iter().filter(|f| !as_bash.contains(&f.part)));
+                    .extend(as_posix.into_iter().filter(|f| !as_bash.contains(f)));
             }
         }
     }
@@ -238,13 +264,13 @@ impl<'r> Judge<'r> {
             self.found.extend(
                 sub.found
                     .into_iter()
-                    .filter(|f| f.part.action == RuleAction::Deny),
+                    .filter(|f| f.action == RuleAction::Deny),
             );
         }
     }
 
     fn finish(self) -> Judgement {
-        let Some(action) = self.found.iter().map(|f| f.part.action).max() else {
+        let Some(action) = self.found.iter().map(|f| f.action).max() else {
             return Judgement {
                 action: RuleAction::Ask,
                 reason: "empty command".to_string(),
@@ -255,30 +281,36 @@ impl<'r> Judge<'r> {
         let reason = self
             .found
             .iter()
-            .find(|f| f.part.action == action)
-            .map(|f| f.part.reason.clone())
+            .find(|f| f.action == action)
+            .map(|f| f.reason.clone())
             .unwrap_or_default();
-        let mut grants = Vec::new();
-        if action == RuleAction::Ask {
-            let asking: Vec<&Found> = self
-                .found
-                .iter()
-                .filter(|f| f.part.action == RuleAction::Ask)
-                .collect();
-            if asking.iter().all(|f| f.grantable) {
-                for found in asking {
-                    let grant = escape_glob(&found.part.command);
-                    if !grants.contains(&grant) {
-                        grants.push(grant);
-                    }
-                }
-            }
-        }
+        let grants = if action == RuleAction::Ask {
+            grants_of(&self.found)
+        } else {
+            Vec::new()
+        };
         Judgement {
             action,
             reason,
-            parts: self.found.into_iter().map(|f| f.part).collect(),
+            parts: self.found,
             grants,
         }
     }
+}
+
+/// The session rules that would let every asking part through, each once, in the parts'
+/// order; none when some asking part has none (a rule for the others would still leave
+/// the command asking).
+pub fn grants_of(parts: &[Part]) -> Vec<String> {
+    let asking = parts.iter().filter(|p| p.action == RuleAction::Ask);
+    let mut grants: Vec<String> = Vec::new();
+    for part in asking {
+        let Some(grant) = &part.grant else {
+            return Vec::new();
+        };
+        if !grants.contains(grant) {
+            grants.push(grant.clone());
+        }
+    }
+    grants
 }

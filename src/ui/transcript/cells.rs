@@ -29,18 +29,41 @@ pub fn cell_lines(cell: &Cell, width: u16) -> Ref<'_, [Line<'static>]> {
         }),
         Cell::Assistant(c) => assistant_lines(c, width),
         Cell::Reasoning(c) => cached(&c.cache, width, c.version(), |out| {
-            reasoning_lines(c, width, out)
+            reasoning_lines(c, c.expanded, width, out)
         }),
         Cell::Tool(c) => cached(&c.cache, width, c.version(), |out| {
-            tool_lines(c, width, out)
+            tool_lines(c, c.expanded, width, out)
         }),
         Cell::Notice(c) => cached(&c.cache, width, c.version(), |out| {
             notice_lines(c, width, out)
         }),
         Cell::Compaction(c) => cached(&c.cache, width, c.version(), |out| {
-            compaction_lines(c, width, out)
+            compaction_lines(c, c.expanded, width, out)
         }),
     }
+}
+
+/// Whether `cell` has something folded that [`expanded_cell_lines`] lays out whole.
+pub fn folded(cell: &Cell) -> bool {
+    match cell {
+        Cell::Reasoning(c) => !c.expanded,
+        Cell::Tool(c) => !c.expanded,
+        Cell::Compaction(c) => !c.expanded,
+        Cell::User(_) | Cell::Assistant(_) | Cell::Notice(_) => false,
+    }
+}
+
+/// The lines of a [`folded`] cell at `width` as if it were expanded (the transcript
+/// pager's view), laid out anew; any other cell's are its [`cell_lines`].
+pub fn expanded_cell_lines(cell: &Cell, width: u16) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    match cell {
+        Cell::Reasoning(c) if !c.expanded => reasoning_lines(c, true, width, &mut out),
+        Cell::Tool(c) if !c.expanded => tool_lines(c, true, width, &mut out),
+        Cell::Compaction(c) if !c.expanded => compaction_lines(c, true, width, &mut out),
+        _ => out = cell_lines(cell, width).to_vec(),
+    }
+    out
 }
 
 /// Blank lines between two neighbouring cells: none between tool calls, so a run of them
@@ -176,9 +199,9 @@ fn user_text(
     }
 }
 
-fn reasoning_lines(c: &ReasoningCell, width: u16, out: &mut Vec<Line<'static>>) {
+fn reasoning_lines(c: &ReasoningCell, expanded: bool, width: u16, out: &mut Vec<Line<'static>>) {
     let text = c.text.trim();
-    if c.expanded {
+    if expanded {
         let first = [Span::styled("∴ ", theme::REASONING)];
         let rest = [Span::raw(INDENT)];
         wrap_text(
@@ -227,7 +250,7 @@ fn notice_lines(c: &NoticeCell, width: u16, out: &mut Vec<Line<'static>>) {
 
 /// A compaction: its summary, then its handoff note folded to one line ("▸ handoff note
 /// (24 lines, Ctrl-O)"), or the whole note under a gutter when expanded.
-fn compaction_lines(c: &CompactionCell, width: u16, out: &mut Vec<Line<'static>>) {
+fn compaction_lines(c: &CompactionCell, expanded: bool, width: u16, out: &mut Vec<Line<'static>>) {
     let w = usize::from(width);
     let summary = if c.auto {
         format!("{} · automatic", c.summary.trim())
@@ -249,7 +272,7 @@ fn compaction_lines(c: &CompactionCell, width: u16, out: &mut Vec<Line<'static>>
     if note.is_empty() {
         return;
     }
-    if c.expanded {
+    if expanded {
         out.push(Line::from(vec![
             Span::raw(INDENT),
             Span::styled(truncate("▾ handoff note", w.saturating_sub(2)), theme::DIM),

@@ -21,10 +21,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
-pub use cells::{cell_lines, gap};
+pub use cells::{cell_lines, expanded_cell_lines, folded, gap};
 pub use tool::status_mark;
 
-use crate::app::transcript::{Cell, Transcript};
+use ratatui::text::Line;
+
+use crate::app::transcript::{Cell, Scroll, Transcript};
 use crate::ui::theme;
 
 /// Which part of the transcript a view shows.
@@ -111,30 +113,67 @@ pub fn window_from_top(
 }
 
 /// The block of cell `i`: the gap above it, then its lines.
-fn block_height(cells: &[Cell], i: usize, width: u16) -> usize {
+fn block_height(cells: &[Cell], i: usize, height: impl FnOnce(usize) -> usize) -> usize {
     let gap = if i > 0 {
         gap(&cells[i - 1], &cells[i])
     } else {
         0
     };
-    gap + cell_lines(&cells[i], width).len()
+    gap + height(i)
 }
 
 impl Widget for &Transcript {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        let width = area.width;
+        let view = View {
+            cells: &self.cells,
+            scroll: &self.scroll,
+            shown_from_bottom: &self.shown_from_bottom,
+            shown_from_top: &self.shown_from_top,
+        };
+        view.render(
+            area,
+            buf,
+            |i| cell_lines(&self.cells[i], width).len(),
+            |i| cell_lines(&self.cells[i], width),
+        );
+    }
+}
+
+/// A view of cells: the transcript pane's, or the pager's (which lays them out expanded).
+pub struct View<'a> {
+    pub cells: &'a [Cell],
+    pub scroll: &'a Scroll,
+    /// Where the frame showed the view, for the update step's next scroll.
+    pub shown_from_bottom: &'a std::cell::Cell<Option<usize>>,
+    pub shown_from_top: &'a std::cell::Cell<Option<usize>>,
+}
+
+impl View<'_> {
+    /// Draw the lines in view: `height(i)` is cell `i`'s line count, `lines(i)` its lines,
+    /// each asked only of the cells the window walks over.
+    pub fn render<L: std::ops::Deref<Target = [Line<'static>]>>(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        mut height: impl FnMut(usize) -> usize,
+        mut lines: impl FnMut(usize) -> L,
+    ) {
         if area.is_empty() {
             return;
         }
-        let cells = &self.cells;
-        let width = area.width;
-        let height = usize::from(area.height);
+        let cells = self.cells;
+        let view_height = usize::from(area.height);
         // Anchored at the top, the label cannot count what lies below without laying it
         // all out: it says so without a number until the view nears the end.
         let (win, label) = match self.scroll.from_top {
             Some(n) => {
-                let (win, from_top, below) =
-                    window_from_top(cells.len(), height, n, |i| block_height(cells, i, width));
-                self.shown_from_top.set(Some(from_top));
+                let (win, from_top, below) = window_from_top(cells.len(), view_height, n, |i| {
+                    block_height(cells, i, &mut height)
+                });
+                // Only a view clamped at the end says where it was: an unclamped one is
+                // where the scroll put it, however many keys moved it since this frame.
+                self.shown_from_top.set((from_top < n).then_some(from_top));
                 self.shown_from_bottom.set(below);
                 let label = match below {
                     Some(0) => None,
@@ -144,8 +183,8 @@ impl Widget for &Transcript {
                 (win, label)
             }
             None => {
-                let win = window(cells.len(), height, self.scroll.from_bottom, |i| {
-                    block_height(cells, i, width)
+                let win = window(cells.len(), view_height, self.scroll.from_bottom, |i| {
+                    block_height(cells, i, &mut height)
                 });
                 self.shown_from_top.set(None);
                 self.shown_from_bottom.set(Some(win.from_bottom));
@@ -172,13 +211,13 @@ impl Widget for &Transcript {
             if y >= area.bottom() {
                 break;
             }
-            let lines = cell_lines(&cells[i], width);
+            let lines = lines(i);
             // Skipping into a slice is free, however long the cell.
             let from = skip.min(lines.len());
             skip -= from;
             let room = usize::from(area.bottom() - y);
             for line in lines[from..].iter().take(room) {
-                crate::ui::lines::set_line(buf, area.left(), y, line, width);
+                crate::ui::lines::set_line(buf, area.left(), y, line, area.width);
                 y += 1;
             }
         }

@@ -1,6 +1,8 @@
 //! A tool call's cell: one compact line with its status mark, its result folded to
 //! [`FOLDED_RESULT_LINES`] under a gutter unless expanded, and for a `task` call its
-//! subagent's steps and calls.
+//! subagent's steps and calls. An edit (`write_file`, `str_replace`) adds its counts to the
+//! line (`+3 -1`) and its short diff under the result: removed lines red, added green, a
+//! line of context around, a new file all added.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -29,7 +31,7 @@ pub fn status_mark(status: &ToolStatus) -> (&'static str, Style) {
 
 /// A tool call: one line (mark, name, key argument, verdict, duration), then its result
 /// folded to [`FOLDED_RESULT_LINES`] lines unless expanded.
-pub(super) fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
+pub(super) fn tool_lines(c: &ToolCell, expanded: bool, width: u16, out: &mut Vec<Line<'static>>) {
     let w = usize::from(width);
     let (mark, mark_style) = status_mark(&c.status);
     let mut tail: Vec<Span<'static>> = Vec::new();
@@ -51,6 +53,9 @@ pub(super) fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>)
         if view.finished {
             tail.push(Span::styled(subagent_summary(view), theme::DIM));
         }
+    }
+    if let Some(diff) = &c.diff {
+        tail.extend(diff_counts(diff));
     }
     if let Some(d) = c.duration {
         tail.push(Span::styled(
@@ -74,12 +79,27 @@ pub(super) fn tool_lines(c: &ToolCell, width: u16, out: &mut Vec<Line<'static>>)
     spans.extend(tail);
     out.push(Line::from(spans));
     if let Some(view) = &c.subagent {
-        subagent_lines(view, c, w, out);
+        subagent_lines(view, c, expanded, w, out);
     }
-    result_lines(c, width, out);
+    result_lines(c, expanded, width, out);
     if let Some(diff) = &c.diff {
-        diff_lines(diff, c.expanded, w, out);
+        diff_lines(diff, expanded, w, out);
     }
+}
+
+/// " · +3 -1": the lines an edit added and removed (a new file only adds).
+fn diff_counts(diff: &ShortDiff) -> Vec<Span<'static>> {
+    let mut spans = vec![Span::styled(" · ", theme::DIM)];
+    if diff.added > 0 || diff.removed == 0 {
+        spans.push(Span::styled(format!("+{}", diff.added), theme::DIFF_ADD));
+    }
+    if diff.removed > 0 {
+        if diff.added > 0 {
+            spans.push(Span::raw(" "));
+        }
+        spans.push(Span::styled(format!("-{}", diff.removed), theme::DIFF_DEL));
+    }
+    spans
 }
 
 /// Diff lines a folded edit shows.
@@ -131,7 +151,7 @@ fn diff_lines(diff: &ShortDiff, expanded: bool, w: usize, out: &mut Vec<Line<'st
 }
 
 /// A tool call's result under its line: whole when expanded, else its first lines.
-fn result_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
+fn result_lines<'a>(c: &'a ToolCell, expanded: bool, width: u16, out: &mut Vec<Line<'static>>) {
     let w = usize::from(width);
     let Some(result) = &c.result else {
         return;
@@ -143,7 +163,7 @@ fn result_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
         theme::DIM
     };
     let gutter = [Span::styled(RESULT_GUTTER, theme::DIM)];
-    if let (true, Some(whole)) = (c.expanded, result.whole()) {
+    if let (true, Some(whole)) = (expanded, result.whole()) {
         let whole = trim(whole);
         if !whole.is_empty() {
             wrap_text(whole, style, width, &gutter, &gutter, WrapMode::Chars, out);
@@ -172,6 +192,7 @@ fn result_lines<'a>(c: &'a ToolCell, width: u16, out: &mut Vec<Line<'static>>) {
     let more = lines.count() + stored_more;
     let plural = if more == 1 { "" } else { "s" };
     let (text, hint) = match result {
+        // (The pager shows a result not read back as folded, its hint unchanged.)
         ResultText::Stored(stored) if c.expanded => match &stored.whole {
             Some(Err(why)) => (why.clone(), theme::ERROR),
             _ => (format!("… reading {more} more line{plural}"), theme::HINT),
@@ -193,7 +214,13 @@ fn subagent_summary(view: &SubagentView) -> String {
 
 /// Under a `task` call: its subagent's calls when expanded, and while it runs, its
 /// current step (the running call, or the model call it waits for).
-fn subagent_lines(view: &SubagentView, c: &ToolCell, w: usize, out: &mut Vec<Line<'static>>) {
+fn subagent_lines(
+    view: &SubagentView,
+    c: &ToolCell,
+    expanded: bool,
+    w: usize,
+    out: &mut Vec<Line<'static>>,
+) {
     let running =
         matches!(c.status, ToolStatus::Running | ToolStatus::WaitingApproval) && !view.finished;
     let call_line = |mark: Span<'static>, name: &str, arg: &str, tail: &str| {
@@ -216,7 +243,7 @@ fn subagent_lines(view: &SubagentView, c: &ToolCell, w: usize, out: &mut Vec<Lin
         }
         Line::from(spans)
     };
-    if c.expanded {
+    if expanded {
         for call in &view.calls {
             let (mark, style) = status_mark(&call.status);
             let tail = match call.status {
@@ -254,7 +281,7 @@ fn subagent_lines(view: &SubagentView, c: &ToolCell, w: usize, out: &mut Vec<Lin
                 ToolStatus::Running | ToolStatus::WaitingApproval
             ) =>
         {
-            if !c.expanded {
+            if !expanded {
                 let (mark, style) = status_mark(&call.status);
                 let tail = if call.status == ToolStatus::WaitingApproval {
                     format!(" · {step} · waiting for approval")

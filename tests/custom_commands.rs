@@ -94,8 +94,10 @@ async fn a_custom_command_sends_its_expanded_prompt() {
     );
 }
 
+/// Issue 28: a `/word` that is no custom command is refused headless too (exit 2), as the
+/// dashboard refuses it, rather than sent to the model as a message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn other_slash_text_is_sent_as_typed() {
+async fn an_unknown_command_is_refused_not_sent() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start(vec![Reply::text("ok")])
@@ -107,9 +109,10 @@ async fn other_slash_text_is_sent_as_typed() {
         &server.base_url(),
         "/review this",
     );
-    assert_eq!(out.status.code(), Some(0));
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("expanded from"));
-    assert_eq!(user_text(&server.requests()[0]), "/review this");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown command /review"), "{stderr}");
+    assert!(server.requests().is_empty());
 }
 
 /// Issue 25: a cloned repository's command file that multiplies its arguments cannot

@@ -450,3 +450,34 @@ async fn init_runs_headless_and_its_write_needs_approval() {
     assert!(err.contains("is an instruction file"), "{err}");
     assert!(!project.path().join("AGENTS.md").exists());
 }
+
+/// Headless, a slash command that is neither `/init` nor a custom command is refused with a
+/// usage error, as the dashboard refuses it, never sent to the model as a message: an
+/// unknown `/fix-ci`, and the dashboard's own `/compact`. `/v2 notes` is not shaped like a
+/// command and goes as a message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_or_dashboard_command_is_refused_headless() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("Noted.")])
+        .await
+        .unwrap();
+    let out = run(rein(home.path(), project.path(), &server).args(["-p", "/fix-ci now"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown command /fix-ci: headless runs /init and custom commands"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(rein(home.path(), project.path(), &server).args(["-p", "/compact"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/compact is one of the dashboard's commands"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.requests().is_empty(), "nothing reached the model");
+    let out = run(rein(home.path(), project.path(), &server).args(["-p", "/v2 notes"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(first_prompt(&server), "/v2 notes");
+}

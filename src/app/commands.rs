@@ -276,8 +276,14 @@ pub fn help_text() -> String {
 pub fn help_text_with(custom: &CommandSet) -> String {
     let keymap = keymap();
     let mut out = String::from("Commands\n");
+    // One column for the descriptions, however long a command with its arguments is.
+    let width = COMMANDS
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0);
     for (name, desc) in COMMANDS {
-        out.push_str(&format!("  {name:<8} {desc}\n"));
+        out.push_str(&format!("  {name:<width$}  {desc}\n"));
     }
     out.push_str(&custom_commands_text(custom));
     for (title, modes) in [

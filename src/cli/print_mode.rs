@@ -63,7 +63,20 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
             }
             expansion.text
         }
-        (_, None) => prompt,
+        // Any other command is the dashboard's (or no command at all): refused, as the
+        // dashboard refuses an unknown one, rather than sent to the model as a message.
+        (Some(SlashCommand::Unknown(name)), None) => {
+            return Err(format!(
+                "unknown command {name}: headless runs /init and custom commands (the dashboard's /help lists them)"
+            ));
+        }
+        (Some(_), None) => {
+            let name = prompt.split_whitespace().next().unwrap_or_default();
+            return Err(format!(
+                "{name} is one of the dashboard's commands; headless runs /init and custom commands"
+            ));
+        }
+        (None, None) => prompt,
     };
     let prompt = match piped {
         Some(piped) => super::piped::with_piped(&prompt, &piped),

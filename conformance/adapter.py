@@ -156,6 +156,9 @@ def main(argv):
     lines = [f"[mcp_servers.{SERVER}]", f"url = {toml_string(url)}", "startup_timeout_secs = 20"]
     if context.get("client_id"):
         lines.append(f"oauth_client_id = {toml_string(context['client_id'])}")
+    if scenario == "auth/basic-cimd":
+        # The suite's stand-in for a client metadata document rein's user would host.
+        lines.append('oauth_client_metadata_url = "https://conformance-test.local/client-metadata.json"')
     if context.get("client_secret"):
         env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
         lines.append('oauth_client_secret_env = "CONFORMANCE_CLIENT_SECRET"')

@@ -37,6 +37,7 @@ const SERVER_KEYS: &[&str] = &[
     "bearer_token_env",
     "oauth_client_id",
     "oauth_client_secret_env",
+    "oauth_client_metadata_url",
     "enabled",
     "startup_timeout_secs",
     "tool_timeout_secs",
@@ -50,6 +51,7 @@ const HTTP_ONLY: &[&str] = &[
     "bearer_token_env",
     "oauth_client_id",
     "oauth_client_secret_env",
+    "oauth_client_metadata_url",
 ];
 
 /// The `mcp_servers` table of one file, in name order.
@@ -327,9 +329,25 @@ fn oauth_client(table: &Table) -> Result<OAuthClient, Problem> {
         }
         None => None,
     };
+    let client_metadata_url = match get("oauth_client_metadata_url") {
+        Some((k, v)) => {
+            let url = string(v).map_err(|p| (k.clone(), p))?.trim().to_string();
+            let usable = reqwest::Url::parse(&url)
+                .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
+            if !usable {
+                return Err((
+                    k,
+                    format!("expected the https:// URL of a client metadata document (with a path), got {url:?}"),
+                ));
+            }
+            Some(url)
+        }
+        None => None,
+    };
     Ok(OAuthClient {
         client_id,
         client_secret_env,
+        client_metadata_url,
     })
 }
 

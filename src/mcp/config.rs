@@ -77,6 +77,10 @@ pub enum Transport {
 pub struct OAuthClient {
     pub client_id: Option<String>,
     pub client_secret_env: Option<String>,
+    /// `oauth_client_metadata_url`: the https URL of a client ID metadata document that
+    /// describes rein, used as the client ID where the authorization server supports
+    /// such documents (instead of registering).
+    pub client_metadata_url: Option<String>,
 }
 
 /// One `[mcp_servers.NAME]` table, checked.

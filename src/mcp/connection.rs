@@ -310,10 +310,12 @@ pub(super) async fn handshake(
                         Some(oauth::OAuthHttpClient::new(manager, relogin))
                     }
                     Ok(None) => None,
-                    Err(why) => return Err(Failure::Reason(format!(
+                    Err(why) => {
+                        return Err(Failure::Reason(format!(
                         "its OAuth login cannot be used ({why}); `rein mcp login {}` logs in again",
                         target.name
-                    ))),
+                    )))
+                    }
                 },
                 None => None,
             };
@@ -346,7 +348,7 @@ pub(super) async fn handshake(
 
 /// Whether a transport error is the server's 401 (rmcp's `AuthRequired`, or its
 /// `AuthorizationRequired` when a stored token could not be renewed).
-fn needs_login(error: &rmcp::transport::DynamicTransportError) -> bool {
+pub(super) fn needs_login(error: &rmcp::transport::DynamicTransportError) -> bool {
     let mut chain: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
     while let Some(e) = chain {
         if e.downcast_ref::<AuthRequiredError>().is_some()

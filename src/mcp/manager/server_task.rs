@@ -78,9 +78,12 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     drop(manager);
     let startup = async {
         let service = connection::handshake(started, handler, login).await?;
-        let tools = list_tools(service.peer())
-            .await
-            .map_err(|e| request_failed(&e, url.as_deref(), "tools/list"))?;
+        let tools = list_tools(service.peer()).await.map_err(|e| match &e {
+            ServiceError::TransportSend(error) if connection::needs_login(error) => {
+                Failure::NeedsLogin
+            }
+            _ => Failure::Reason(request_failed(&e, url.as_deref(), "tools/list")),
+        })?;
         Ok::<_, Failure>((service, tools))
     };
     let outcome = tokio::time::timeout(config.startup_timeout, startup).await;

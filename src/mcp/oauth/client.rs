@@ -96,6 +96,7 @@ impl OAuthHttpClient {
             &mut manager,
             &relogin.target,
             &scopes,
+            false,
             relogin.prompt.as_ref(),
         )
         .await

@@ -9,9 +9,10 @@
 //!    authorization server's metadata (RFC 8414, else OpenID discovery, else the
 //!    2025-03-26 fallback endpoints).
 //! 3. The client, in this order: the configured `oauth_client_id` (its secret from the
-//!    variable `oauth_client_secret_env` names), the client an earlier login used (kept
-//!    in the token file), else dynamic client registration (RFC 7591) with the loopback
-//!    redirect URI. rmcp picks the token endpoint's auth method the server supports
+//!    variable `oauth_client_secret_env` names), the configured
+//!    `oauth_client_metadata_url` where the authorization server supports client ID
+//!    metadata documents, the client an earlier login used (kept in the token file), else
+//!    dynamic client registration (RFC 7591) with the loopback redirect URI. rmcp picks the token endpoint's auth method the server supports
 //!    (basic, post or none).
 //! 4. The authorization URL (PKCE S256, `state`, the RFC 8707 `resource`, the scopes:
 //!    the challenge's, else the resource's `scopes_supported`, else none) is checked to
@@ -212,20 +213,28 @@ pub async fn manager(target: &Target) -> Result<AuthorizationManager, String> {
 
 /// Log in to `target` from scratch: probe, discover, authorize in the browser.
 pub async fn login(target: &Target, prompt: &dyn Prompt) -> Result<LoginOutcome, String> {
-    let Some(challenge) = probe(target).await? else {
-        return Ok(LoginOutcome::NotNeeded);
-    };
+    // A server may let `initialize` through and ask for a login only for its tools: then
+    // the login goes by its published metadata, and a server with none needs no login.
+    let challenge = probe(target).await?;
     let mut manager = manager(target).await?;
-    let challenge = Some(challenge.as_str()).filter(|c| !c.is_empty());
     let resolution = target
         .within(
             "discovering the authorization server",
-            manager.resolve_metadata_from_challenge(challenge),
+            manager.resolve_metadata_from_challenge(challenge.as_deref().filter(|c| !c.is_empty())),
         )
         .await?;
+    if challenge.is_none() && !resolution.source.is_discovered() {
+        return Ok(LoginOutcome::NotNeeded);
+    }
+    let documents = resolution
+        .metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
     manager.set_metadata(resolution.metadata);
     let scopes = manager.select_initial_scopes(&[]).await;
-    authorize(&mut manager, target, &scopes, prompt).await?;
+    authorize(&mut manager, target, &scopes, documents, prompt).await?;
     Ok(LoginOutcome::LoggedIn)
 }
 
@@ -235,6 +244,7 @@ pub async fn authorize(
     manager: &mut AuthorizationManager,
     target: &Target,
     scopes: &[String],
+    documents: bool,
     prompt: &dyn Prompt,
 ) -> Result<(), String> {
     let callback = Callback::bind()
@@ -250,6 +260,14 @@ pub async fn authorize(
             config = config.with_client_secret(secret);
         }
         config
+    } else if let Some(document) = target
+        .client
+        .client_metadata_url
+        .as_ref()
+        .filter(|_| documents)
+    {
+        // The document's URL is the client ID (a public client).
+        OAuthClientConfig::new(document.clone(), redirect.clone()).with_scopes(scopes.to_vec())
     } else if let Some((id, secret)) = store.client().filter(|_| store.has_tokens()) {
         let mut config = OAuthClientConfig::new(id, redirect.clone()).with_scopes(scopes.to_vec());
         if let Some(secret) = secret {

@@ -125,7 +125,7 @@ impl std::fmt::Display for ServerState {
             },
             ServerState::NeedsLogin { name } => write!(
                 f,
-                "needs login: the server asks for an OAuth login (`rein mcp login {name}`, or /mcp login {name} in the dashboard)"
+                "needs login: the server asks for an OAuth login; run `rein mcp login {name}` in a shell, then restart rein"
             ),
             ServerState::Stopped => f.write_str("stopped"),
         }

@@ -247,6 +247,7 @@ impl HttpServer {
                 url: self.url.clone(),
                 headers: Vec::new(),
                 bearer_token_env: None,
+                oauth: Default::default(),
             },
             ..ServerConfig::stdio(name, "unused", &[])
         };
@@ -280,6 +281,7 @@ async fn an_http_error_fails_one_call_in_plain_words_and_the_server_stays_usable
         url: closed.clone(),
         headers: Vec::new(),
         bearer_token_env: None,
+        oauth: Default::default(),
     };
     let (mcp, _root) = started(vec![http.config("web"), gone]).await;
     assert_eq!(state(&mcp, "web"), ServerState::Ready { tools: 1 });

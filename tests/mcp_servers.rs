@@ -236,6 +236,7 @@ async fn server_everything_over_streamable_http_with_a_bearer_token() {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: vec![("X-Client".into(), "rein-test".into())],
             bearer_token_env: Some(var.into()),
+            oauth: Default::default(),
         },
         ..ServerConfig::stdio(name, "unused", &[])
     };

@@ -188,6 +188,17 @@ pub(super) enum McpCommand {
         /// The server's name, as in `[mcp_servers.NAME]`.
         name: String,
     },
+    /// Log in to the HTTP server NAME with OAuth in the browser (the URL is printed too);
+    /// the tokens are kept in rein's data folder, for that server's URL only.
+    Login {
+        /// The server's name, as in `[mcp_servers.NAME]`.
+        name: String,
+    },
+    /// Forget the OAuth tokens of the server NAME.
+    Logout {
+        /// The server's name, as in `[mcp_servers.NAME]`.
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -123,6 +123,42 @@ pub(super) fn sessions_command(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The OAuth settings of the configured HTTP server `name`, or why it has none.
+fn oauth_target(
+    config: &Config,
+    root: &Path,
+    name: &str,
+) -> Result<rein::mcp::oauth::Target, String> {
+    let Some(server) = config.mcp_servers.iter().find(|s| s.name == name) else {
+        return Err(format!(
+            "no MCP server named {name} is configured (`rein mcp list` lists them)"
+        ));
+    };
+    if matches!(server.origin, rein::mcp::Origin::Project(_)) {
+        let (trust, _) = rein::trust::TrustStore::load(&config.data_dir);
+        if rein::mcp::external::unapproved(server, &trust, root).is_some() {
+            return Err(format!(
+                "{name} is the project's server and you have not allowed it as it is declared now; `rein mcp allow {name}` first"
+            ));
+        }
+    }
+    match &server.transport {
+        rein::mcp::Transport::Stdio { .. } => Err(format!(
+            "{name} is a stdio server (`command`); only HTTP servers (`url`) log in"
+        )),
+        rein::mcp::Transport::Http {
+            bearer_token_env: Some(var),
+            ..
+        } => Err(format!(
+            "{name} sends the bearer token from {var} (bearer_token_env); remove that key to log in with OAuth instead"
+        )),
+        rein::mcp::Transport::Http { .. } => {
+            rein::mcp::oauth::Target::of(server, &config.data_dir)
+                .ok_or_else(|| format!("{name} cannot log in"))
+        }
+    }
+}
+
 /// `rein mcp list` and `rein mcp allow NAME`.
 pub(super) fn mcp_command(
     config: &Config,
@@ -130,6 +166,37 @@ pub(super) fn mcp_command(
     command: &McpCommand,
 ) -> Result<ExitCode, String> {
     match command {
+        McpCommand::Login { name } => {
+            let target = oauth_target(config, root, name)?;
+            let runtime = runtime()?;
+            let outcome = runtime.block_on(rein::mcp::oauth::login(
+                &target,
+                &rein::mcp::oauth::StderrPrompt,
+            ))?;
+            match outcome {
+                rein::mcp::oauth::LoginOutcome::LoggedIn => println!(
+                    "logged in to {name} ({}); the tokens are in {}",
+                    target.url,
+                    target.store().path().display()
+                ),
+                rein::mcp::oauth::LoginOutcome::NotNeeded => {
+                    println!("{name} ({}) answers without a login", target.url)
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Logout { name } => {
+            let target = oauth_target(config, root, name)?;
+            if rein::mcp::oauth::logout(&target)? {
+                println!(
+                    "logged out of {name}: {} removed",
+                    target.store().path().display()
+                );
+            } else {
+                println!("{name} had no login to forget");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         McpCommand::Allow { name } => {
             let Some(server) = config.mcp_servers.iter().find(|s| &s.name == name) else {
                 return Err(format!(

@@ -131,13 +131,17 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         ask_window(&config)
     };
     let mcp = runtime.block_on(async {
-        let (started, notices) = start_mcp(&config, &root, true);
+        let (started, notices) = start_mcp(&config, &root, false);
         for notice in &notices {
             eprintln!("rein: warning: {notice}");
         }
         let Some((manager, mut events)) = started else {
             return Ok((None, Vec::new()));
         };
+        // A person may be at the terminal: a refused token or a wider scope opens the
+        // browser once (the URL on stderr).
+        manager.allow_browser_login();
+        manager.launch();
         // A signal while the servers start, before the run watches for one: their process
         // groups are killed, and rein stops as the run would.
         let mut states = Vec::new();
@@ -253,6 +257,14 @@ pub(super) async fn wait_for_mcp(
                 line["state"] = "failed".into();
                 line["reason"] = reason.clone().into();
                 line["stderr"] = stderr.clone().into();
+            }
+            ServerState::NeedsLogin { .. } => {
+                let command = format!("rein mcp login {name}");
+                eprintln!(
+                    "rein: warning: MCP server {name} needs a login (OAuth); run `{command}`, then run rein again"
+                );
+                line["state"] = "needs_login".into();
+                line["command"] = command.into();
             }
             _ => continue,
         }

@@ -21,7 +21,7 @@ use super::table::{
 };
 use super::{ConfigError, Source, MAX_TIMEOUT_SECS};
 use crate::mcp::{
-    Declared, Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT,
+    Declared, OAuthClient, Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT, PROJECT, RELATIVE_COMMAND, RELATIVE_CWD,
 };
 
@@ -35,6 +35,9 @@ const SERVER_KEYS: &[&str] = &[
     "url",
     "headers",
     "bearer_token_env",
+    "oauth_client_id",
+    "oauth_client_secret_env",
+    "oauth_client_metadata_url",
     "enabled",
     "startup_timeout_secs",
     "tool_timeout_secs",
@@ -43,7 +46,13 @@ const SERVER_KEYS: &[&str] = &[
     "subagents",
 ];
 const STDIO_ONLY: &[&str] = &["args", "env", "env_vars", "cwd"];
-const HTTP_ONLY: &[&str] = &["headers", "bearer_token_env"];
+const HTTP_ONLY: &[&str] = &[
+    "headers",
+    "bearer_token_env",
+    "oauth_client_id",
+    "oauth_client_secret_env",
+    "oauth_client_metadata_url",
+];
 
 /// The `mcp_servers` table of one file, in name order.
 pub(super) fn read_table(
@@ -171,10 +180,12 @@ pub(super) fn server_table(
             }
             None => None,
         };
+        let oauth = oauth_client(&table)?;
         Transport::Http {
             url,
             headers,
             bearer_token_env,
+            oauth,
         }
     } else {
         let (k, v) = get("command").ok_or_else(|| (at("command"), "missing".to_string()))?;
@@ -290,6 +301,59 @@ pub(super) fn server_table(
     })
 }
 
+/// `oauth_client_id` and `oauth_client_secret_env`: a client registered with the server's
+/// authorization server beforehand. The secret stays in the environment; a secret without
+/// an ID is refused.
+fn oauth_client(table: &Table) -> Result<OAuthClient, Problem> {
+    let get = |entry: &str| table.get(entry);
+    let client_id = match get("oauth_client_id") {
+        Some((k, v)) => {
+            let id = string(v).map_err(|p| (k.clone(), p))?.trim().to_string();
+            if id.is_empty() {
+                return Err((k, "the client ID is empty".into()));
+            }
+            Some(id)
+        }
+        None => None,
+    };
+    let client_secret_env = match get("oauth_client_secret_env") {
+        Some((k, v)) => {
+            let var = string(v).map_err(|p| (k.clone(), p))?.trim().to_string();
+            if !is_variable_name(&var) {
+                return Err((
+                    k,
+                    format!("expected the NAME of an environment variable (the secret stays out of the file), got {var:?}"),
+                ));
+            }
+            if client_id.is_none() {
+                return Err((k, "a client secret needs its `oauth_client_id`".into()));
+            }
+            Some(var)
+        }
+        None => None,
+    };
+    let client_metadata_url = match get("oauth_client_metadata_url") {
+        Some((k, v)) => {
+            let url = string(v).map_err(|p| (k.clone(), p))?.trim().to_string();
+            let usable = reqwest::Url::parse(&url)
+                .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
+            if !usable {
+                return Err((
+                    k,
+                    format!("expected the https:// URL of a client metadata document (with a path), got {url:?}"),
+                ));
+            }
+            Some(url)
+        }
+        None => None,
+    };
+    Ok(OAuthClient {
+        client_id,
+        client_secret_env,
+        client_metadata_url,
+    })
+}
+
 /// A path that says where it is: absolute, from `~`, or from `${project}`.
 fn explicit(path: &str) -> bool {
     path.starts_with('/') || path == "~" || path.starts_with("~/") || path.starts_with(PROJECT)
@@ -384,6 +448,7 @@ subagents = "read_only"
                 url: "https://api.example.com/mcp/".into(),
                 headers: vec![("X-Client".into(), "rein".into())],
                 bearer_token_env: Some("GITHUB_TOKEN".into()),
+                oauth: Default::default(),
             }
         );
         assert_eq!(fs.subagents, SubagentTools::None, "none unless said");

@@ -203,6 +203,7 @@ fn written(fields: &serde_json::Map<String, Value>, http: bool) -> Transport {
             url: text("url"),
             headers: pairs("headers"),
             bearer_token_env: None,
+            oauth: Default::default(),
         }
     } else {
         Transport::Stdio {
@@ -372,6 +373,7 @@ mod tests {
                 url: "https://docs.example/mcp".into(),
                 headers: vec![("Authorization".into(), "Bearer k-123".into())],
                 bearer_token_env: None,
+                oauth: Default::default(),
             }
         );
         assert!(!crate::mcp::external::launch(docs).contains("k-123"));

@@ -33,9 +33,11 @@ impl Config {
                 crate::mcp::Transport::Http {
                     headers,
                     bearer_token_env,
+                    oauth,
                     ..
                 } => {
-                    if let Some(value) = bearer_token_env.as_deref().and_then(|v| env.var(v)) {
+                    let named = [bearer_token_env, &oauth.client_secret_env];
+                    for value in named.into_iter().flatten().filter_map(|v| env.var(v)) {
                         tokens.push(value.trim().to_string());
                     }
                     let named = headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));

@@ -65,7 +65,22 @@ pub enum Transport {
         /// The NAME of the environment variable that holds the bearer token (read when
         /// connecting; the token itself is never in a file).
         bearer_token_env: Option<String>,
+        /// A client registered beforehand for its OAuth login (`oauth_client_id`,
+        /// `oauth_client_secret_env`); without one rein registers itself (`oauth/`).
+        oauth: OAuthClient,
     },
+}
+
+/// A pre-registered OAuth client: its ID, and the NAME of the environment variable that
+/// holds its secret (read when logging in; the secret itself is never in a file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthClient {
+    pub client_id: Option<String>,
+    pub client_secret_env: Option<String>,
+    /// `oauth_client_metadata_url`: the https URL of a client ID metadata document that
+    /// describes rein, used as the client ID where the authorization server supports
+    /// such documents (instead of registering).
+    pub client_metadata_url: Option<String>,
 }
 
 /// One `[mcp_servers.NAME]` table, checked.

@@ -19,7 +19,10 @@ use rmcp::model::{
     ProtocolVersion,
 };
 use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::auth::AuthError;
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, StreamableHttpClientTransportConfig,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
@@ -28,7 +31,7 @@ use tokio::sync::mpsc;
 use super::http_error::HttpProblem;
 use super::stdio::StdioTransport;
 use super::workdir::Workdirs;
-use super::{spawn, McpProgress, ServerConfig, Transport};
+use super::{oauth, spawn, McpProgress, ServerConfig, Transport};
 
 /// How many of a server's last stderr lines are kept for error messages.
 pub(super) const STDERR_LINES: usize = 20;
@@ -201,6 +204,7 @@ pub(super) fn start(
             url,
             headers,
             bearer_token_env,
+            ..
         } => {
             // rmcp's reqwest (0.13, rustls without a provider) needs one installed first;
             // a second install is refused harmlessly.
@@ -262,27 +266,102 @@ fn dies_with_rein(cmd: &mut tokio::process::Command) {
     let _ = cmd;
 }
 
+/// Why a handshake did not give a connection.
+pub(super) enum Failure {
+    /// Said in one line.
+    Reason(String),
+    /// An HTTP server answered 401 and rein has no token it accepts.
+    NeedsLogin,
+}
+
+impl From<String> for Failure {
+    fn from(reason: String) -> Failure {
+        Failure::Reason(reason)
+    }
+}
+
+/// An HTTP server's OAuth login, when rein keeps one for it: its settings, and whether a
+/// person can answer a new login while it runs.
+pub(super) struct Login {
+    pub(super) target: oauth::Target,
+    pub(super) browser: bool,
+}
+
 /// Run the MCP handshake over a started transport.
-pub(super) async fn handshake(started: Started, handler: Handler) -> Result<Service, String> {
+pub(super) async fn handshake(
+    started: Started,
+    handler: Handler,
+    login: Option<Login>,
+) -> Result<Service, Failure> {
     match started {
         Started::Stdio { transport, .. } => handler
             .serve(transport)
             .await
-            .map_err(|e| format!("initialize failed: {e}")),
+            .map_err(|e| Failure::Reason(format!("initialize failed: {e}"))),
         Started::Http(config) => {
             let url = config.uri.to_string();
-            handler
-                .serve(StreamableHttpClientTransport::from_config(config))
-                .await
-                .map_err(|e| match &e {
-                    // In plain words, without rmcp's type names.
-                    ClientInitializeError::TransportError { error, .. } => {
-                        format!("{url} {}", HttpProblem::of(error).describe("initialize"))
+            let client = match login {
+                Some(Login { target, browser }) => match oauth::stored(&target).await {
+                    Ok(Some(manager)) => {
+                        let relogin = browser.then(|| oauth::Relogin {
+                            target,
+                            prompt: Box::new(oauth::StderrPrompt),
+                        });
+                        Some(oauth::OAuthHttpClient::new(manager, relogin))
                     }
-                    _ => format!("initialize failed: {e}"),
-                })
+                    Ok(None) => None,
+                    Err(why) => {
+                        return Err(Failure::Reason(format!(
+                        "its OAuth login cannot be used ({why}); `rein mcp login {}` logs in again",
+                        target.name
+                    )))
+                    }
+                },
+                None => None,
+            };
+            let served = match client {
+                Some(client) => {
+                    handler
+                        .serve(StreamableHttpClientTransport::with_client(client, config))
+                        .await
+                }
+                None => {
+                    handler
+                        .serve(StreamableHttpClientTransport::from_config(config))
+                        .await
+                }
+            };
+            served.map_err(|e| match &e {
+                ClientInitializeError::TransportError { error, .. } if needs_login(error) => {
+                    Failure::NeedsLogin
+                }
+                // In plain words, without rmcp's type names.
+                ClientInitializeError::TransportError { error, .. } => Failure::Reason(format!(
+                    "{url} {}",
+                    HttpProblem::of(error).describe("initialize")
+                )),
+                _ => Failure::Reason(format!("initialize failed: {e}")),
+            })
         }
     }
+}
+
+/// Whether a transport error is the server's 401 (rmcp's `AuthRequired`, or its
+/// `AuthorizationRequired` when a stored token could not be renewed).
+pub(super) fn needs_login(error: &rmcp::transport::DynamicTransportError) -> bool {
+    let mut chain: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = chain {
+        if e.downcast_ref::<AuthRequiredError>().is_some()
+            || matches!(
+                e.downcast_ref::<AuthError>(),
+                Some(AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_))
+            )
+        {
+            return true;
+        }
+        chain = e.source();
+    }
+    false
 }
 
 /// Send `signal` to the process group `pgid`.

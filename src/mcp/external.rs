@@ -197,6 +197,7 @@ mod tests {
                 url: "https://docs.example/mcp".into(),
                 headers: vec![("X-Client".into(), "rein".into())],
                 bearer_token_env: Some("GITHUB_TOKEN".into()),
+                oauth: Default::default(),
             },
             ..ServerConfig::stdio("docs", "unused", &[])
         };

@@ -38,6 +38,12 @@ struct Inner {
     workdirs: Workdirs,
     events: mpsc::UnboundedSender<McpEvent>,
     slots: Mutex<Vec<Slot>>,
+    /// rein's data folder: where the OAuth token files are (`oauth/store.rs`); without
+    /// it no server logs in.
+    data_dir: Option<PathBuf>,
+    /// A person can answer a browser login while servers run (print mode, `rein mcp`):
+    /// a refused token or a wider scope leads to one (`oauth/client.rs`).
+    browser_login: std::sync::atomic::AtomicBool,
 }
 
 /// One configured server.
@@ -149,12 +155,23 @@ impl McpManager {
                 workdirs: Workdirs::new(root, data_dir),
                 events,
                 slots: Mutex::new(slots),
+                data_dir: data_dir.map(Path::to_path_buf),
+                browser_login: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         for (name, state) in manager.states() {
             manager.emit(McpEvent::ServerState { name, state });
         }
         (manager, receiver)
+    }
+
+    /// Let a server whose token is refused, or that asks for a wider scope, open the
+    /// browser for a new login (print mode: a person can answer, and the URL is printed
+    /// on stderr). Before [`launch`](Self::launch).
+    pub fn allow_browser_login(&self) {
+        self.inner
+            .browser_login
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Start every server [`prepare`](Self::prepare) listed as starting; a second call

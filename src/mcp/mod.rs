@@ -56,6 +56,7 @@ pub mod external;
 mod http_error;
 mod manager;
 pub mod names;
+pub mod oauth;
 pub mod pin;
 pub mod result;
 mod rewrite;
@@ -65,7 +66,8 @@ mod stdio;
 mod workdir;
 
 pub use config::{
-    Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+    OAuthClient, Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
 };
 pub use connection::group_alive;
 pub use manager::McpManager;
@@ -88,6 +90,9 @@ pub enum ServerState {
     /// now): what it would run, and why it waits. It starts only once allowed
     /// ([`McpManager::allow`]).
     NotAllowed { launch: String, why: Unapproved },
+    /// An HTTP server that answered 401 and rein has no token for it (or the token was
+    /// refused and could not be renewed): `rein mcp login NAME` logs in.
+    NeedsLogin { name: String },
     /// Stopped by [`McpManager::shutdown`].
     Stopped,
 }
@@ -118,6 +123,10 @@ impl std::fmt::Display for ServerState {
                      its command line; it would run `{launch}` outside rein's sandbox"
                 ),
             },
+            ServerState::NeedsLogin { name } => write!(
+                f,
+                "needs login: the server asks for an OAuth login; run `rein mcp login {name}` in a shell, then restart rein"
+            ),
             ServerState::Stopped => f.write_str("stopped"),
         }
     }

@@ -16,9 +16,9 @@ use rmcp::{Peer, ServiceError};
 use tokio::sync::{mpsc, watch};
 
 use super::{stop, Inner, Live, McpManager};
-use crate::mcp::connection::{self, Handler, ProgressRoutes, StderrTail};
+use crate::mcp::connection::{self, Failure, Handler, ProgressRoutes, StderrTail};
 use crate::mcp::http_error::request_failed;
-use crate::mcp::stdio;
+use crate::mcp::{oauth, stdio};
 use crate::mcp::{McpEvent, ServerConfig, ServerState, Transport};
 
 /// One server's task: connect, list, then follow the connection until it ends.
@@ -66,13 +66,25 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
         progress: progress.clone(),
         tools_changed: changed_tx,
     };
+    let login = manager.inner.data_dir.as_deref().and_then(|data_dir| {
+        Some(connection::Login {
+            target: oauth::Target::of(&config, data_dir)?,
+            browser: manager
+                .inner
+                .browser_login
+                .load(std::sync::atomic::Ordering::SeqCst),
+        })
+    });
     drop(manager);
     let startup = async {
-        let service = connection::handshake(started, handler).await?;
-        let tools = list_tools(service.peer())
-            .await
-            .map_err(|e| request_failed(&e, url.as_deref(), "tools/list"))?;
-        Ok::<_, String>((service, tools))
+        let service = connection::handshake(started, handler, login).await?;
+        let tools = list_tools(service.peer()).await.map_err(|e| match &e {
+            ServiceError::TransportSend(error) if connection::needs_login(error) => {
+                Failure::NeedsLogin
+            }
+            _ => Failure::Reason(request_failed(&e, url.as_deref(), "tools/list")),
+        })?;
+        Ok::<_, Failure>((service, tools))
     };
     let outcome = tokio::time::timeout(config.startup_timeout, startup).await;
     let Some(manager) = upgrade() else {
@@ -83,7 +95,15 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     };
     let (service, tools) = match outcome {
         Ok(Ok(connected)) => connected,
-        Ok(Err(reason)) => {
+        Ok(Err(Failure::NeedsLogin)) => {
+            manager.set_state(
+                &name,
+                generation,
+                ServerState::NeedsLogin { name: name.clone() },
+            );
+            return;
+        }
+        Ok(Err(Failure::Reason(reason))) => {
             if let Some(pgid) = pgid {
                 connection::kill_group(pgid).await;
             }

@@ -11,6 +11,12 @@
 //! sensitive files). A file longer than the limit is cut at a line break where one is
 //! near, and the block says so and how to read the rest; a binary or non-UTF-8 file is
 //! named, its bytes left out.
+//!
+//! A mention `@server:uri` whose `server` is a configured MCP server names one of its
+//! resources: the agent reads it through the server (`runloop.rs`) within the same
+//! limits and attaches it in a `<resource>` block. A `file://` resource is judged as the
+//! path it names ([`resource_refused`]): one the rules do not let `read_file` read
+//! without asking is not asked for.
 
 use std::io::Read;
 use std::path::Path;
@@ -169,6 +175,79 @@ fn read_block(
     Ok((block, text.len()))
 }
 
+/// The server and URI of a mention that may name a server's resource (`server:uri`, the
+/// server's name `[A-Za-z0-9_-]`, the URI not empty).
+pub fn resource_mention(path: &str) -> Option<(&str, &str)> {
+    let (server, uri) = path.split_once(':')?;
+    let named = !server.is_empty()
+        && server
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (named && !uri.is_empty()).then_some((server, uri))
+}
+
+/// Why the resource `uri` is not asked for: a `file://` URI whose path the rules do not
+/// let `read_file` read without asking (`.env`, `~/.ssh/…`), as an `@path` would be
+/// judged; `None` for any other URI, and for a path they let read.
+pub fn resource_refused(uri: &str, root: &Path, policy: &dyn PermissionPolicy) -> Option<String> {
+    let scheme = uri.get(..7)?;
+    if !scheme.eq_ignore_ascii_case("file://") {
+        return None;
+    }
+    let Some(path) = reqwest::Url::parse(uri)
+        .ok()
+        .and_then(|url| url.to_file_path().ok())
+    else {
+        return Some("its file:// URI names no path rein can judge".into());
+    };
+    // Links followed as the file tools follow them; a path that does not exist here is
+    // judged as written.
+    let resolved = crate::safe_fs::resolve(&path, Path::new("/")).unwrap_or_else(|_| path.clone());
+    let args = serde_json::json!({
+        "path": resolved.display().to_string(),
+        "path_as_given": path.display().to_string(),
+    });
+    let request = crate::permissions::ToolRequest {
+        tool: "read_file",
+        args: &args,
+        root,
+    };
+    match policy.check(&request) {
+        crate::permissions::Verdict::Allow => None,
+        crate::permissions::Verdict::Ask { reason, .. }
+        | crate::permissions::Verdict::Deny { reason } => Some(format!(
+            "it names {} ({reason}); the model can still ask to read it",
+            path.display()
+        )),
+    }
+}
+
+/// The block the model reads for a server's resource: its text (at most the limit the
+/// read was given), and where it was cut.
+pub fn resource_block(server: &str, uri: &str, text: &str, cut: bool) -> String {
+    let mut block = format!(
+        "<resource server=\"{}\" uri=\"{}\" attached_by=\"user\">\n{text}",
+        escape(server),
+        escape(uri)
+    );
+    if !block.ends_with('\n') {
+        block.push('\n');
+    }
+    if cut {
+        block.push_str(&format!(
+            "[cut: only the first {} bytes are attached (context.attach_max_bytes)]\n",
+            text.len()
+        ));
+    }
+    block.push_str("</resource>");
+    block
+}
+
+/// The least room left of the total for which one more attachment is made.
+pub fn min_part(limits: AttachLimits) -> usize {
+    MIN_PART.min(limits.per_file).max(1)
+}
+
 /// A path inside the block's quotes.
 fn escape(path: &str) -> String {
     path.replace('&', "&amp;").replace('"', "&quot;")
@@ -240,6 +319,35 @@ mod tests {
         assert!(got.files[0].text.contains("a binary file of 11 bytes"));
         assert!(!got.files[0].text.contains("PNG"));
         assert!(got.files[1].text.contains("not UTF-8 text"));
+    }
+
+    #[test]
+    fn resource_mentions_and_file_uris_are_judged_as_their_paths() {
+        assert_eq!(
+            resource_mention("docs:mem://notes"),
+            Some(("docs", "mem://notes"))
+        );
+        assert_eq!(resource_mention("src/main.rs"), None);
+        assert_eq!(resource_mention("a b:x"), None);
+        assert_eq!(resource_mention("docs:"), None);
+        let dir = project();
+        let sensitive: Vec<String> = crate::permissions::DEFAULT_SENSITIVE_READS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let policy = RulePolicy::new(dir.path(), &[], &sensitive, None).unwrap();
+        let env = format!("file://{}/.env", dir.path().display());
+        let why = resource_refused(&env, dir.path(), &policy).unwrap();
+        assert!(why.contains(".env"), "{why}");
+        let main = format!("file://{}/src/main.rs", dir.path().display());
+        assert_eq!(resource_refused(&main, dir.path(), &policy), None);
+        assert_eq!(resource_refused("mem://x", dir.path(), &policy), None);
+        let block = resource_block("docs", "mem://\"x\"", "text", true);
+        assert_eq!(
+            block,
+            "<resource server=\"docs\" uri=\"mem://&quot;x&quot;\" attached_by=\"user\">\ntext\n\
+             [cut: only the first 4 bytes are attached (context.attach_max_bytes)]\n</resource>"
+        );
     }
 
     #[test]

@@ -665,14 +665,80 @@ impl Agent {
             self.config.root.clone(),
             Arc::clone(&self.config.policy),
         );
-        tokio::task::spawn_blocking(move || {
-            super::attach::attach(&text, &root, policy.as_ref(), limits)
+        let (files_text, files_root, files_policy) = (text.clone(), root.clone(), policy.clone());
+        let mut attached = tokio::task::spawn_blocking(move || {
+            super::attach::attach(&files_text, &files_root, files_policy.as_ref(), limits)
         })
         .await
         .unwrap_or_else(|e| super::attach::Attached {
             files: Vec::new(),
             notices: vec![format!("the mentioned files could not be attached: {e}")],
-        })
+        });
+        if let Some(external) = &self.config.external_tools {
+            self.attach_resources(
+                &text,
+                external.as_ref(),
+                &mut attached,
+                limits,
+                &root,
+                policy.as_ref(),
+            )
+            .await;
+        }
+        attached
+    }
+
+    /// The servers' resources `text` mentions (`@server:uri`), read through them within
+    /// what the files left of the limits ([`super::attach::resource_block`]).
+    async fn attach_resources(
+        &self,
+        text: &str,
+        external: &dyn crate::tools::external::ExternalTools,
+        attached: &mut super::attach::Attached,
+        limits: super::attach::AttachLimits,
+        root: &std::path::Path,
+        policy: &dyn crate::permissions::PermissionPolicy,
+    ) {
+        use super::attach;
+        let used: usize = attached.files.iter().map(|a| a.text.len()).sum();
+        let mut left = limits.total.saturating_sub(used);
+        for (_, path) in crate::conversation::mention::mentions(text) {
+            let Some((server, uri)) = attach::resource_mention(path) else {
+                continue;
+            };
+            if attached.files.iter().any(|a| a.path == path) {
+                continue;
+            }
+            let Some(read) = external.read_resource(server, uri, limits.per_file.min(left)) else {
+                continue;
+            };
+            if let Some(why) = attach::resource_refused(uri, root, policy) {
+                attached
+                    .notices
+                    .push(format!("@{path} was not attached: {why}"));
+                continue;
+            }
+            if left < attach::min_part(limits) {
+                attached.notices.push(format!(
+                    "@{path} was not attached: the message's attachments already take \
+                     context.attach_total_bytes ({} bytes)",
+                    limits.total
+                ));
+                continue;
+            }
+            match read.await {
+                Ok((content, cut)) => {
+                    left = left.saturating_sub(content.len());
+                    attached.files.push(crate::conversation::Attachment {
+                        path: path.to_string(),
+                        text: attach::resource_block(server, uri, &content, cut),
+                    });
+                }
+                Err(why) => attached
+                    .notices
+                    .push(format!("@{path} was not attached: {why}")),
+            }
+        }
     }
 
     /// Close a reply that did not complete. The text the user already saw is kept, so the

@@ -4,9 +4,13 @@
 //!
 //! rmcp does the protocol; this file only builds its transports and the client handler.
 //! The handler routes `notifications/progress` to the call that owns the token (unknown
-//! tokens are dropped: servers keep reporting progress for calls already cancelled) and
-//! turns `notifications/tools/list_changed` into a message for the server's task, which
-//! re-lists.
+//! tokens are dropped: servers keep reporting progress for calls already cancelled),
+//! `notifications/message` (a log line, cut and sanitised) to every call of the server in
+//! flight, and turns `notifications/tools/list_changed` into a message for the server's
+//! task, which re-lists. It answers `roots/list` with the project folder, the one root
+//! rein declares, and refuses `sampling/createMessage` saying rein does not offer it (the
+//! user is told once per connection): sampling would let a server spend the user's
+//! model budget.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -14,11 +18,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
+// rmcp marks roots, sampling and logging deprecated by SEP-2577, a protocol version after
+// the one rein speaks (2025-11-25), where they are still the protocol.
+#[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
-    ProtocolVersion,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ErrorData,
+    Implementation, ListRootsResult, LoggingMessageNotificationParam, NumberOrString,
+    ProgressNotificationParam, ProtocolVersion, Root, RootsCapabilities,
 };
-use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, RequestContext, RoleClient, RunningService,
+};
 use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, StreamableHttpClientTransportConfig,
@@ -31,7 +41,7 @@ use tokio::sync::mpsc;
 use super::http_error::HttpProblem;
 use super::stdio::StdioTransport;
 use super::workdir::Workdirs;
-use super::{oauth, spawn, McpProgress, ServerConfig, Transport};
+use super::{oauth, spawn, McpEvent, McpProgress, ServerConfig, Transport};
 
 /// How many of a server's last stderr lines are kept for error messages.
 pub(super) const STDERR_LINES: usize = 20;
@@ -47,13 +57,164 @@ pub(super) type Service = RunningService<RoleClient, Handler>;
 pub(super) type ProgressRoutes =
     Arc<Mutex<HashMap<NumberOrString, mpsc::UnboundedSender<McpProgress>>>>;
 
+/// The longest log line a server's `notifications/message` shows, in characters.
+pub const LOG_LINE_CHARS: usize = 200;
+
+/// What rein answers a server's `sampling/createMessage` with.
+pub const NO_SAMPLING: &str =
+    "rein does not offer sampling: a server cannot use the user's model (sampling/createMessage is declined)";
+
 /// rmcp's client handler: what the server may tell rein.
 pub(super) struct Handler {
     pub(super) progress: ProgressRoutes,
     pub(super) tools_changed: mpsc::UnboundedSender<()>,
+    /// The server's configured name (in the notices).
+    pub(super) server: String,
+    /// The project folder: the one root offered (`roots/list`).
+    pub(super) root: std::path::PathBuf,
+    /// Where a notice goes (the manager's events).
+    pub(super) events: mpsc::UnboundedSender<McpEvent>,
+    /// The user was told this connection asked for sampling.
+    pub(super) sampling_told: std::sync::atomic::AtomicBool,
 }
 
+impl Handler {
+    pub(super) fn new(
+        server: &str,
+        root: &Path,
+        progress: ProgressRoutes,
+        tools_changed: mpsc::UnboundedSender<()>,
+        events: mpsc::UnboundedSender<McpEvent>,
+    ) -> Handler {
+        Handler {
+            progress,
+            tools_changed,
+            server: server.to_string(),
+            root: root.to_path_buf(),
+            events,
+            sampling_told: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+/// The project folder as the `file://` URI of a root (`None` when it cannot be one: a
+/// relative path).
+pub(super) fn root_uri(root: &Path) -> Option<String> {
+    reqwest::Url::from_directory_path(root)
+        .ok()
+        .map(|u| u.to_string().trim_end_matches('/').to_string())
+}
+
+/// A server's log notification in one line: `LEVEL[ LOGGER]: DATA` (a string as it is,
+/// anything else as JSON), sanitised and cut to [`LOG_LINE_CHARS`].
+pub fn log_line(level: &str, logger: Option<&str>, data: &serde_json::Value) -> String {
+    let data = match data {
+        serde_json::Value::String(text) => text.clone(),
+        other => {
+            // At most a few times the line's length of JSON is written out.
+            let mut text = other.to_string();
+            if text.len() > LOG_LINE_CHARS * 4 {
+                let mut end = LOG_LINE_CHARS * 4;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.truncate(end);
+            }
+            text
+        }
+    };
+    let whole = match logger {
+        Some(logger) => format!("{level} {logger}: {data}"),
+        None => format!("{level}: {data}"),
+    };
+    one_line(&whole, LOG_LINE_CHARS)
+}
+
+/// `text` on one line (line ends as spaces, control characters shown or dropped by
+/// [`crate::sanitize::sanitize`]), at most `max` characters and `…` where it was cut.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .take(max * 2 + 1)
+        .map(|c| {
+            if c == '\n' || c == '\r' || c == '\t' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let clean = crate::sanitize::sanitize(&flat);
+    let mut out: String = clean.chars().take(max).collect();
+    if clean.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
+#[allow(deprecated)] // roots, sampling, logging: see the imports
 impl ClientHandler for Handler {
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = root_uri(&self.root)
+            .map(|uri| {
+                let mut root = Root::new(uri);
+                root.name = self
+                    .root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned());
+                root
+            })
+            .into_iter()
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        if !self
+            .sampling_told
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            let _ = self.events.send(McpEvent::Notice {
+                name: self.server.clone(),
+                message: "it asked to use your model (sampling); rein declined: it does not                           offer sampling to servers"
+                    .into(),
+            });
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            NO_SAMPLING,
+            None,
+        ))
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "log".into());
+        let line = log_line(&level, params.logger.as_deref(), &params.data);
+        let routes = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        for sender in routes.values() {
+            let _ = sender.send(McpProgress {
+                progress: 0.0,
+                total: None,
+                message: Some(line.clone()),
+                log: true,
+            });
+        }
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -64,7 +225,11 @@ impl ClientHandler for Handler {
             let _ = sender.send(McpProgress {
                 progress: params.progress,
                 total: params.total,
-                message: params.message.clone(),
+                message: params
+                    .message
+                    .as_deref()
+                    .map(|m| one_line(m, LOG_LINE_CHARS)),
+                log: false,
             });
         }
     }
@@ -74,9 +239,11 @@ impl ClientHandler for Handler {
     }
 
     fn get_info(&self) -> ClientConfig {
-        // No sampling, roots or elicitation: rein offers servers none of them.
+        // Roots (the project folder). No sampling: a `sampling/createMessage` is declined.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.roots = Some(RootsCapabilities::default());
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("rein", env!("CARGO_PKG_VERSION")),
         )
         // The newest version that still has an `initialize` handshake (2025-11-25).

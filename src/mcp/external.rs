@@ -12,7 +12,9 @@ use std::path::Path;
 
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
-use crate::tools::external::{ExternalCall, ExternalSource, ExternalSpec, ExternalTools};
+use crate::tools::external::{
+    ExternalCall, ExternalRead, ExternalSource, ExternalSpec, ExternalTools,
+};
 use crate::trust::{Approved, TrustStore};
 
 impl ExternalTools for McpManager {
@@ -27,6 +29,20 @@ impl ExternalTools for McpManager {
     fn spec(&self, name: &str) -> Option<ExternalSpec> {
         let tool = self.tool(name)?;
         Some(external_spec(tool, &self.project_servers()))
+    }
+
+    fn read_resource(&self, server: &str, uri: &str, max_bytes: usize) -> Option<ExternalRead> {
+        if !self.has_server(server) {
+            return None;
+        }
+        let (manager, server, uri) = (self.clone(), server.to_string(), uri.to_string());
+        Some(Box::pin(async move {
+            manager
+                .read_resource(&server, &uri, max_bytes)
+                .await
+                .map(|read| (read.text, read.cut))
+                .map_err(|e| e.to_string())
+        }))
     }
 
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall {

@@ -8,6 +8,7 @@
 //! model sees them, restarts and shutdown; a call to a tool is in `call.rs`.
 
 mod call;
+pub(super) mod resources;
 mod server_task;
 
 use std::path::{Path, PathBuf};

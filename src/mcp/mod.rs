@@ -69,7 +69,8 @@ pub use config::{
     OAuthClient, Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT,
 };
-pub use connection::group_alive;
+pub use connection::{group_alive, log_line, one_line, LOG_LINE_CHARS, NO_SAMPLING};
+pub use manager::resources::{McpResource, ResourceText};
 pub use manager::McpManager;
 pub use pin::Declared;
 pub use result::{McpOutput, MAX_RESULT_BYTES};
@@ -162,12 +163,15 @@ pub enum McpEvent {
     Notice { name: String, message: String },
 }
 
-/// A progress notification of a call in flight.
+/// A progress notification of a call in flight, or a log line of its server while it
+/// runs (`log`: then `progress` is 0 and `message` the line, `LEVEL: text`). A message
+/// is one sanitised line of at most [`LOG_LINE_CHARS`] characters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpProgress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+    pub log: bool,
 }
 
 /// The server's hints about a tool (untrusted: a server may claim anything). The defaults

@@ -51,8 +51,19 @@ impl ExternalSpec {
 /// reads, and the images the result carries).
 pub type ExternalCall = Pin<Box<dyn Future<Output = crate::conversation::ToolResult> + Send>>;
 
+/// The future of one read of an external resource: its text for the model (at most the
+/// limit asked for) and whether it was cut, or why it could not be read.
+pub type ExternalRead = Pin<Box<dyn Future<Output = Result<(String, bool), String>> + Send>>;
+
 /// A source of external tools (the MCP servers of a session).
 pub trait ExternalTools: Send + Sync {
+    /// Read the resource `uri` of the source `server` (an `@server:uri` mention), as text
+    /// of at most `max_bytes`; `None` when no source of that name is configured (the
+    /// mention is then only text). The default has none.
+    fn read_resource(&self, server: &str, uri: &str, max_bytes: usize) -> Option<ExternalRead> {
+        let _ = (server, uri, max_bytes);
+        None
+    }
     /// The tools it offers now, in a stable order; no two share a name.
     fn specs(&self) -> Vec<ExternalSpec>;
     /// The tool `name` as [`specs`](Self::specs) would list it, when it offers one: what

@@ -27,6 +27,17 @@ In every mode a call to `work` obeys its arguments (after the mode's own misdeed
   {"exit": true}       writes a line to stderr and exits, as `exit` does
   {"status": CODE}     (http) answers with that HTTP status and an HTML page titled
                        "Upstream exploded"
+  {"ask_roots": true}  (stdio) asks rein for roots/list first; the text is the answer
+  {"ask_sampling": true}  (stdio) asks rein for sampling/createMessage; the text is the
+                       answer (rein declines it)
+  {"notes": N}         sends N progress notifications (with the call's progressToken)
+                       and N log messages (notifications/message) first, each holding a
+                       terminal escape sequence and 500 more characters
+
+Every mode also offers resources (resources/list, resources/read: `mem://notes` text,
+`mem://huge` 100 MB of text on one line, `mem://logo` a PNG blob, and any `file://` URI,
+read as the text "file says: URI") and prompts (prompts/list, prompts/get: `review`,
+arguments `file` (required) and `focus`; `picture`, an image and a text).
 With HOSTILE_PID_FILE set, the server starts a child (`sleep 3600`) and writes its own pid
 and the child's there as it starts, and creates HOSTILE_PID_FILE.call when a call comes.
 """
@@ -54,6 +65,69 @@ if PID_FILE:
 def send(message):
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+asked = 0
+
+
+def ask(method, params=None):
+    """Send rein a request and read lines until its answer (stdio only)."""
+    global asked
+    asked += 1
+    rid = f"hostile-{asked}"
+    request = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        request["params"] = params
+    send(request)
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("id") == rid and "method" not in msg:
+            return msg
+    return {"error": "stdin closed"}
+
+
+RESOURCES = [
+    {"uri": "mem://notes", "name": "notes", "mimeType": "text/plain",
+     "description": "short notes"},
+    {"uri": "mem://huge", "name": "huge", "mimeType": "text/plain"},
+    {"uri": "mem://logo", "name": "logo", "mimeType": "image/png"},
+]
+
+PROMPTS = [
+    {"name": "review", "description": "review a file",
+     "arguments": [{"name": "file", "required": True}, {"name": "focus"}]},
+    {"name": "picture", "description": "a prompt with an image"},
+]
+
+
+def read_resource(uri):
+    if uri == "mem://notes":
+        return [{"uri": uri, "mimeType": "text/plain", "text": "the notes say hello"}]
+    if uri == "mem://huge":
+        return [{"uri": uri, "mimeType": "text/plain", "text": "y" * (100 * 1024 * 1024)}]
+    if uri == "mem://logo":
+        return [{"uri": uri, "mimeType": "image/png", "blob": "iVBORw0KGgo=" * 100}]
+    if uri.startswith("file://"):
+        return [{"uri": uri, "text": f"file says: {uri}"}]
+    return None
+
+
+def get_prompt(name, args):
+    if name == "review":
+        if "file" not in args:
+            return None
+        text = f"Review {args['file']}" + (f" for {args['focus']}" if "focus" in args else "")
+        return {"description": "a review", "messages": [
+            {"role": "user", "content": {"type": "text", "text": text}}]}
+    if name == "picture":
+        return {"messages": [
+            {"role": "user", "content": {"type": "image", "data": "iVBORw0KGgo=",
+                                         "mimeType": "image/png"}},
+            {"role": "user", "content": {"type": "text", "text": "describe it"}}]}
+    return None
 
 
 def tool(name, schema=None, description=None):
@@ -128,7 +202,8 @@ def answer(msg):
             sys.stdout.flush()
         return {"jsonrpc": "2.0", "id": mid, "result": {
             "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {"listChanged": MODE == "changes"}},
+            "capabilities": {"tools": {"listChanged": MODE == "changes"},
+                             "resources": {}, "prompts": {}, "logging": {}},
             "serverInfo": {"name": "hostile", "version": "0"}}}
     if method == "tools/list":
         if MODE == "pages":
@@ -140,6 +215,23 @@ def answer(msg):
         else:
             result = {"tools": tools()}
         return {"jsonrpc": "2.0", "id": mid, "result": result}
+    if method == "resources/list":
+        return {"jsonrpc": "2.0", "id": mid, "result": {"resources": RESOURCES}}
+    if method == "resources/read":
+        contents = read_resource((msg.get("params") or {}).get("uri", ""))
+        if contents is None:
+            return {"jsonrpc": "2.0", "id": mid,
+                    "error": {"code": -32002, "message": "no such resource"}}
+        return {"jsonrpc": "2.0", "id": mid, "result": {"contents": contents}}
+    if method == "prompts/list":
+        return {"jsonrpc": "2.0", "id": mid, "result": {"prompts": PROMPTS}}
+    if method == "prompts/get":
+        params = msg.get("params") or {}
+        got = get_prompt(params.get("name"), params.get("arguments") or {})
+        if got is None:
+            return {"jsonrpc": "2.0", "id": mid,
+                    "error": {"code": -32602, "message": "bad prompt or arguments"}}
+        return {"jsonrpc": "2.0", "id": mid, "result": got}
     if method == "tools/call":
         if MODE == "garbage":
             sys.stdout.write("more garbage\n")
@@ -151,6 +243,28 @@ def answer(msg):
             sys.stderr.write("hostile: crashing mid-call\n")
             sys.stderr.flush()
             sys.exit(3)
+        params = msg.get("params") or {}
+        if args.get("ask_roots"):
+            answer_ = ask("roots/list")
+            return {"jsonrpc": "2.0", "id": mid, "result": {
+                "content": [{"type": "text", "text": json.dumps(answer_)}]}}
+        if args.get("ask_sampling"):
+            answer_ = ask("sampling/createMessage", {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 10})
+            return {"jsonrpc": "2.0", "id": mid, "result": {
+                "content": [{"type": "text", "text": json.dumps(answer_)}]}}
+        if args.get("notes"):
+            token = (params.get("_meta") or {}).get("progressToken")
+            n = int(args["notes"])
+            for i in range(1, n + 1):
+                tail = " \x1b[31mred\x1b[0m" + " long" * 100
+                if token is not None:
+                    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                        "progressToken": token, "progress": i, "total": n,
+                        "message": f"step {i}{tail}"}})
+                send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": "info", "logger": "hostile", "data": f"log {i}{tail}"}})
         if MODE == "changes" and not added:
             added = True
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})

@@ -62,10 +62,13 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     let url = url(&config);
     let progress = ProgressRoutes::default();
     let (changed_tx, mut changed) = mpsc::unbounded_channel();
-    let handler = Handler {
-        progress: progress.clone(),
-        tools_changed: changed_tx,
-    };
+    let handler = Handler::new(
+        &name,
+        &manager.inner.root,
+        progress.clone(),
+        changed_tx,
+        manager.inner.events.clone(),
+    );
     let login = manager.inner.data_dir.as_deref().and_then(|data_dir| {
         Some(connection::Login {
             target: oauth::Target::of(&config, data_dir)?,

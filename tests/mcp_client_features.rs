@@ -1,0 +1,242 @@
+//! The rest of a complete MCP client, through rmcp's real client against the scripted
+//! server `tests/mcp/hostile_server.py`: roots (the project folder), sampling declined
+//! with a clear error and one notice, progress and log notifications routed to the call
+//! in flight (one sanitised line each), and resources listed and read (a 100 MB one cut,
+//! a blob described, the server usable after). Through the binary: `@server:uri` attaches
+//! a resource to the message, and a `file://` resource naming `.env` is not asked for.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use rein::mcp::{McpEvent, McpManager, ServerConfig, ServerState};
+use serde_json::{json, Value};
+use support::mcp::{settled, state};
+use support::{Reply, ScriptedServer};
+use tokio::sync::mpsc;
+
+fn script() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/hostile_server.py")
+        .display()
+        .to_string()
+}
+
+fn scripted(name: &str) -> ServerConfig {
+    let mut server = ServerConfig::stdio(name, "python3", &[&script(), "plain"]);
+    server.startup_timeout = Duration::from_secs(10);
+    server.tool_timeout = Duration::from_secs(20);
+    server
+}
+
+async fn started(root: &Path) -> (McpManager, mpsc::UnboundedReceiver<McpEvent>) {
+    let (mcp, mut events) = McpManager::start(vec![scripted("h")], root);
+    settled(&mut events, &mcp).await;
+    assert!(
+        matches!(state(&mcp, "h"), ServerState::Ready { .. }),
+        "{mcp:?}"
+    );
+    (mcp, events)
+}
+
+async fn call(mcp: &McpManager, args: Value) -> String {
+    mcp.call("mcp__h__work", args, None, std::future::pending())
+        .await
+        .unwrap()
+        .text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roots_are_the_project_folder_and_sampling_is_declined_once_told() {
+    let project = tempfile::tempdir().unwrap();
+    let (mcp, mut events) = started(project.path()).await;
+
+    let roots: Value = serde_json::from_str(&call(&mcp, json!({"ask_roots": true})).await).unwrap();
+    let listed = roots["result"]["roots"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{roots}");
+    assert_eq!(
+        listed[0]["uri"],
+        format!("file://{}", project.path().display())
+    );
+
+    for _ in 0..2 {
+        let answer: Value =
+            serde_json::from_str(&call(&mcp, json!({"ask_sampling": true})).await).unwrap();
+        assert_eq!(answer["error"]["code"], -32601, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("rein does not offer sampling"),
+            "{answer}"
+        );
+    }
+    // The user hears of it once, however often the server asks.
+    let mut notices = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let McpEvent::Notice { name, message } = event {
+            notices.push((name, message));
+        }
+    }
+    let sampling: Vec<_> = notices
+        .iter()
+        .filter(|(_, m)| m.contains("sampling"))
+        .collect();
+    assert_eq!(sampling.len(), 1, "{notices:?}");
+    assert_eq!(sampling[0].0, "h");
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_and_log_notifications_reach_the_call_as_clean_lines() {
+    let project = tempfile::tempdir().unwrap();
+    let (mcp, _events) = started(project.path()).await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let out = mcp
+        .call(
+            "mcp__h__work",
+            json!({"notes": 2000}),
+            Some(tx),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.text, "done");
+    let mut got = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        got.push(p);
+    }
+    let (logs, progress): (Vec<_>, Vec<_>) = got.into_iter().partition(|p| p.log);
+    // rmcp hands notifications on as they come, beside the result: most arrive before the
+    // call ends, none after (the route is gone with the call).
+    assert!(
+        progress.len() > 100 && progress.len() <= 2000,
+        "{}",
+        progress.len()
+    );
+    assert!(logs.len() > 100 && logs.len() <= 2000, "{}", logs.len());
+    assert!(progress
+        .iter()
+        .all(|p| p.total == Some(2000.0) && p.progress >= 1.0));
+    assert!(logs[0]
+        .message
+        .as_deref()
+        .unwrap()
+        .starts_with("info hostile: log "));
+    for line in logs
+        .iter()
+        .chain(&progress)
+        .map(|p| p.message.as_deref().unwrap())
+    {
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        // One line of at most LOG_LINE_CHARS, and `…` where it was cut.
+        assert_eq!(
+            line.chars().count(),
+            rein::mcp::LOG_LINE_CHARS + 1,
+            "{line:?}"
+        );
+        assert!(line.ends_with('…'));
+    }
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_are_listed_and_read_within_a_limit() {
+    let project = tempfile::tempdir().unwrap();
+    let (mcp, _events) = started(project.path()).await;
+    let listed = mcp.resources("h").await.unwrap();
+    let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["mem://notes", "mem://huge", "mem://logo"]);
+
+    let notes = mcp.read_resource("h", "mem://notes", 1000).await.unwrap();
+    assert_eq!(notes.text, "the notes say hello");
+    assert!(!notes.cut);
+
+    let logo = mcp.read_resource("h", "mem://logo", 1000).await.unwrap();
+    assert!(
+        logo.text
+            .starts_with("(binary content of mem://logo, image/png, about "),
+        "{}",
+        logo.text
+    );
+    assert!(!logo.text.contains("iVBOR"));
+
+    // 100 MB on one line: cut as it is read, then to the limit asked for.
+    let huge = mcp
+        .read_resource("h", "mem://huge", 64 * 1024)
+        .await
+        .unwrap();
+    assert!(huge.cut);
+    assert_eq!(huge.text.len(), 64 * 1024);
+    assert!(huge.text.bytes().all(|b| b == b'y'));
+
+    let missing = mcp
+        .read_resource("h", "mem://nothing", 1000)
+        .await
+        .unwrap_err();
+    assert!(
+        missing.to_string().contains("no such resource"),
+        "{missing}"
+    );
+    assert!(mcp
+        .read_resource("nobody", "mem://notes", 10)
+        .await
+        .is_err());
+    // The server is still there for the next request.
+    assert_eq!(call(&mcp, json!({})).await, "done");
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_mention_attaches_it_and_a_sensitive_file_uri_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join(".env"), "TOKEN=secret\n").unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        format!(
+            "[context]\nattach_max_bytes = 4000\n\n[mcp_servers.h]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
+            script()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("read them")])
+        .await
+        .unwrap();
+    let env_uri = format!("file://{}/.env", project.path().display());
+    let prompt = format!("look at @h:mem://notes, @h:mem://huge and @h:{env_uri} please");
+    let out = support::rein_in(home.path(), project.path())
+        .args([
+            "-p",
+            &prompt,
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let requests = server.requests();
+    let sent = requests[0]["messages"].to_string();
+    assert!(
+        sent.contains(r#"<resource server=\"h\" uri=\"mem://notes\" attached_by=\"user\">\nthe notes say hello\n</resource>"#),
+        "{sent}"
+    );
+    // The 100 MB resource: its first 4000 bytes, and a line saying it was cut.
+    assert!(
+        sent.contains(&"y".repeat(4000)),
+        "the huge resource is attached, cut"
+    );
+    assert!(!sent.contains(&"y".repeat(4001)));
+    assert!(sent.contains("[cut: only the first 4000 bytes are attached"));
+    // `.env` named by a file:// URI is judged as the path: not asked for, the user told.
+    assert!(!sent.contains("file says"), "{sent}");
+    assert!(
+        err.contains(&format!("@h:{env_uri} was not attached")),
+        "{err}"
+    );
+}

@@ -240,3 +240,69 @@ async fn a_resource_mention_attaches_it_and_a_sensitive_file_uri_is_refused() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_flood_is_a_few_bounded_progress_events_headless() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        format!(
+            "[mcp_servers.h]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n\n\
+             [[permissions.tools]]\npattern = \"mcp__h__work\"\naction = \"allow\"\n",
+            script()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__h__work", &json!({"notes": 3000}).to_string())]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = support::rein_in(home.path(), project.path())
+        .args([
+            "-p",
+            "work",
+            "--output-format",
+            "jsonl",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "m",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let call_id = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_started")
+        .map(|e| e["id"].clone())
+        .expect("the call started");
+    let progress: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_progress")
+        .collect();
+    // 6,000 notifications: a few reports of the latest, each one clean line.
+    assert!(!progress.is_empty(), "{stdout}");
+    assert!(progress.len() < 600, "{} reports", progress.len());
+    for p in &progress {
+        assert_eq!(p["id"], call_id);
+        let text = p["text"].as_str().unwrap();
+        assert!(
+            text.chars().count() <= rein::mcp::LOG_LINE_CHARS + 1,
+            "{text}"
+        );
+        assert!(!text.contains('\u{1b}') && !text.contains('\n'), "{text:?}");
+    }
+    // The result still reaches the model.
+    let sent = server.requests()[1]["messages"].to_string();
+    assert!(sent.contains("done"), "{sent}");
+}

@@ -1110,3 +1110,59 @@ fn a_pager_frame_lays_out_only_the_cells_in_view() {
     let drawn = app.pager.as_ref().unwrap().layout.borrow().drawn.len();
     assert!(drawn <= 24, "{drawn}");
 }
+
+/// Issue 29: a running MCP call shows its server's latest progress or log line under its
+/// own line (sanitised, one line), and the line goes when the call ends.
+#[test]
+fn a_running_mcp_call_shows_its_latest_progress_line() {
+    let now = Instant::now();
+    let mut app = App::new(info(), 128_000);
+    let agent = |app: &mut App, event| update_at(app, AppEvent::Agent(event), now);
+    agent(
+        &mut app,
+        AgentEvent::ToolCallStarted {
+            id: "m1".into(),
+            name: "mcp__docs__index".into(),
+            args: serde_json::json!({"path": "src"}),
+        },
+    );
+    for text in ["1/3 reading", "2/3 indexing \u{1b}[31mred"] {
+        agent(
+            &mut app,
+            AgentEvent::ToolProgress {
+                id: "m1".into(),
+                text: text.into(),
+            },
+        );
+    }
+    let screen = snapshot("mcp_progress_80x10", &app, 80, 10, now);
+    assert!(screen.contains("│ 2/3 indexing"), "{screen}");
+    assert!(!screen.contains("1/3 reading"), "{screen}");
+    assert!(!screen.contains('\u{1b}'));
+    agent(
+        &mut app,
+        AgentEvent::ToolFinished {
+            id: "m1".into(),
+            name: "mcp__docs__index".into(),
+            result: "indexed".into(),
+            is_error: false,
+            outcome: rein::agent::ToolOutcome::Ok,
+            duration: Duration::from_millis(900),
+            stored: None,
+        },
+    );
+    // A late report of a finished call changes nothing.
+    agent(
+        &mut app,
+        AgentEvent::ToolProgress {
+            id: "m1".into(),
+            text: "3/3 late".into(),
+        },
+    );
+    let screen = draw(&app, 80, 10, now);
+    assert!(
+        !screen.contains("indexing") && !screen.contains("late"),
+        "{screen}"
+    );
+    assert!(screen.contains("indexed"), "{screen}");
+}

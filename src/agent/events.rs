@@ -120,6 +120,10 @@ pub enum AgentEvent {
         #[serde(rename = "duration_ms", serialize_with = "as_millis")]
         duration: Duration,
     },
+    /// A running call of an external (MCP) tool said how it goes: its server's latest
+    /// progress or log line, one sanitised line of at most `crate::mcp::LOG_LINE_CHARS`
+    /// characters, at most about ten a second.
+    ToolProgress { id: String, text: String },
     /// A tool call finished (or was refused or failed): exactly one per started call.
     ToolFinished {
         id: String,
@@ -539,6 +543,7 @@ impl AgentEvent {
             | AgentEvent::ToolFinished { .. }
             | AgentEvent::EditDiff { .. }
             | AgentEvent::TodosUpdated { .. }
+            | AgentEvent::ToolProgress { .. }
             | AgentEvent::UserCommandStarted { .. }
             | AgentEvent::UserCommandFinished { .. }
             | AgentEvent::Background { .. } => EventFamily::Tool,

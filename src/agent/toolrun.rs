@@ -622,7 +622,16 @@ impl ToolEnv<'_> {
             }
             match self.external.filter(|_| prepared.is_external()) {
                 // Dropped on an interrupt, which cancels the call.
-                Some(external) => external.call(name, prepared.args).await,
+                Some(external) => {
+                    let (events, id) = (self.events.clone(), call.id.clone());
+                    let report: crate::tools::external::Report = std::sync::Arc::new(move |text| {
+                        let _ = events.send(AgentEvent::ToolProgress {
+                            id: id.clone(),
+                            text,
+                        });
+                    });
+                    external.call_reporting(name, prepared.args, report).await
+                }
                 None => prepared.execute(ctx).await,
             }
         };

@@ -173,6 +173,8 @@ pub struct ToolCell {
     pub note: Option<String>,
     /// For a `write_file` or `str_replace` call: the lines it changed.
     pub diff: Option<crate::checkpoint::ShortDiff>,
+    /// While an MCP call runs: its server's latest progress or log line.
+    pub progress: Option<String>,
 }
 
 /// A tool result as its cell keeps it: whole, or, for a long one the session file holds,
@@ -394,6 +396,7 @@ impl Cell {
             subagent: None,
             note: None,
             diff: None,
+            progress: None,
         })))
     }
 

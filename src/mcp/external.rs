@@ -13,7 +13,7 @@ use std::path::Path;
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
 use crate::tools::external::{
-    ExternalCall, ExternalRead, ExternalSource, ExternalSpec, ExternalTools,
+    ExternalCall, ExternalRead, ExternalSource, ExternalSpec, ExternalTools, Report,
 };
 use crate::trust::{Approved, TrustStore};
 
@@ -45,6 +45,36 @@ impl ExternalTools for McpManager {
         }))
     }
 
+    fn call_reporting(&self, name: &str, args: serde_json::Value, report: Report) -> ExternalCall {
+        let manager = self.clone();
+        let name = name.to_string();
+        Box::pin(async move {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let call = manager.call(&name, args, Some(tx), std::future::pending::<()>());
+            tokio::pin!(call);
+            // The latest line waits for its turn: at most one report per REPORT_EVERY,
+            // however fast the server sends.
+            let mut pending: Option<String> = None;
+            let mut next = tokio::time::Instant::now();
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut call => break outcome,
+                    Some(update) = rx.recv() => pending = Some(progress_line(&update)),
+                    () = tokio::time::sleep_until(next), if pending.is_some() => {
+                        if let Some(line) = pending.take() {
+                            report(line);
+                        }
+                        next = tokio::time::Instant::now() + REPORT_EVERY;
+                    }
+                }
+            };
+            match outcome {
+                Ok(out) => out.to_tool_result(),
+                Err(e) => ToolResult::error(format!("Error: {name} failed - {e}")),
+            }
+        })
+    }
+
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall {
         let manager = self.clone();
         let name = name.to_string();
@@ -57,6 +87,34 @@ impl ExternalTools for McpManager {
                 Err(e) => ToolResult::error(format!("Error: {name} failed - {e}")),
             }
         })
+    }
+}
+
+/// The least time between two progress reports of one call.
+const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A progress or log notification as the running tool's line shows it: `3/10 message`,
+/// `3 message`, or the log line; at most [`crate::mcp::LOG_LINE_CHARS`] characters and `…`.
+pub fn progress_line(update: &crate::mcp::McpProgress) -> String {
+    let message = update.message.as_deref().unwrap_or_default();
+    if update.log {
+        return message.to_string();
+    }
+    let number = |n: f64| {
+        if n.fract() == 0.0 && n.abs() < 1e15 {
+            format!("{}", n as i64)
+        } else {
+            format!("{n:.1}")
+        }
+    };
+    let count = match update.total {
+        Some(total) => format!("{}/{}", number(update.progress), number(total)),
+        None => number(update.progress),
+    };
+    if message.is_empty() {
+        count
+    } else {
+        crate::mcp::one_line(&format!("{count} {message}"), crate::mcp::LOG_LINE_CHARS)
     }
 }
 

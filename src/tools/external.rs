@@ -51,6 +51,9 @@ impl ExternalSpec {
 /// reads, and the images the result carries).
 pub type ExternalCall = Pin<Box<dyn Future<Output = crate::conversation::ToolResult> + Send>>;
 
+/// Where a running external call's progress lines go.
+pub type Report = std::sync::Arc<dyn Fn(String) + Send + Sync>;
+
 /// The future of one read of an external resource: its text for the model (at most the
 /// limit asked for) and whether it was cut, or why it could not be read.
 pub type ExternalRead = Pin<Box<dyn Future<Output = Result<(String, bool), String>> + Send>>;
@@ -74,6 +77,12 @@ pub trait ExternalTools: Send + Sync {
     }
     /// Run the tool `name` with the argument object `args`.
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall;
+    /// [`call`](Self::call), telling `report` how the call goes (one line at a time, at
+    /// most about ten a second, the latest kept). The default reports nothing.
+    fn call_reporting(&self, name: &str, args: serde_json::Value, report: Report) -> ExternalCall {
+        let _ = report;
+        self.call(name, args)
+    }
 }
 
 /// The `tools` entries of `specs`, in the form of [`super::specs_json`]'s.

@@ -174,8 +174,16 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
             if let Some(cell) = app.transcript.tool_cell_mut(&id) {
                 let approved = cell.approved || cell.status == ToolStatus::WaitingApproval;
                 cell.status = finished_status(outcome, approved);
+                cell.progress = None;
                 cell.duration = Some(duration);
                 cell.result = Some(ResultText::kept(result, stored));
+            }
+        }
+        AgentEvent::ToolProgress { id, text } => {
+            if let Some(cell) = app.transcript.tool_cell_mut(&id) {
+                if cell.status == ToolStatus::Running {
+                    cell.progress = Some(text);
+                }
             }
         }
         AgentEvent::TodosUpdated { todos } => app.todos = todos,

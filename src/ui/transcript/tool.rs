@@ -78,6 +78,16 @@ pub(super) fn tool_lines(c: &ToolCell, expanded: bool, width: u16, out: &mut Vec
     }
     spans.extend(tail);
     out.push(Line::from(spans));
+    if let (Some(progress), ToolStatus::Running) = (&c.progress, &c.status) {
+        let room = w
+            .saturating_sub(crate::ui::wrap::width(RESULT_GUTTER))
+            .max(1);
+        let line = sanitize(progress).replace('\n', " ");
+        out.push(Line::from(vec![
+            Span::styled(RESULT_GUTTER, theme::DIM),
+            Span::styled(truncate(&line, room), theme::DIM),
+        ]));
+    }
     if let Some(view) = &c.subagent {
         subagent_lines(view, c, expanded, w, out);
     }

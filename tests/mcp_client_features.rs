@@ -4,6 +4,9 @@
 //! in flight (one sanitised line each), and resources listed and read (a 100 MB one cut,
 //! a blob described, the server usable after). Through the binary: `@server:uri` attaches
 //! a resource to the message, and a `file://` resource naming `.env` is not asked for.
+//! Prompts: listed as `/mcp__SERVER__PROMPT` commands with their arguments, fetched with
+//! positional or `name=value` arguments (a missing required one named), offered by the
+//! dashboard's `/help` and completion list and sent as typed, and run headless.
 
 mod support;
 
@@ -305,4 +308,155 @@ async fn a_notification_flood_is_a_few_bounded_progress_events_headless() {
     // The result still reaches the model.
     let sent = server.requests()[1]["messages"].to_string();
     assert!(sent.contains("done"), "{sent}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_are_commands_with_their_arguments() {
+    let project = tempfile::tempdir().unwrap();
+    let (mcp, _events) = started(project.path()).await;
+    let prompts = mcp.prompts();
+    let commands: Vec<&str> = prompts.iter().map(|p| p.command.as_str()).collect();
+    assert_eq!(commands, ["mcp__h__picture", "mcp__h__review"]);
+    assert_eq!(
+        prompts[1].argument_hint().as_deref(),
+        Some("<file> [focus]")
+    );
+    assert_eq!(
+        mcp.get_prompt("mcp__h__review", "src/lib.rs error paths")
+            .await
+            .unwrap(),
+        "Review src/lib.rs for error paths"
+    );
+    assert_eq!(
+        mcp.get_prompt("mcp__h__review", "focus=speed a.rs")
+            .await
+            .unwrap(),
+        "Review a.rs for speed"
+    );
+    let missing = mcp.get_prompt("mcp__h__review", "").await.unwrap_err();
+    assert!(
+        missing.to_string().contains("needs the argument file"),
+        "{missing}"
+    );
+    // An image is described, not sent.
+    let picture = mcp.get_prompt("mcp__h__picture", "").await.unwrap();
+    assert_eq!(
+        picture,
+        "(an image, image/png, not included)\n\ndescribe it"
+    );
+    mcp.shutdown().await;
+}
+
+#[test]
+fn the_dashboard_lists_prompts_and_sends_one_as_typed() {
+    use rein::app::state::{App, SessionInfo};
+    use rein::app::{AppEvent, Effect};
+    let prompt = rein::mcp::McpPrompt {
+        command: "mcp__h__review".into(),
+        server: "h".into(),
+        name: "review".into(),
+        description: "review a file".into(),
+        arguments: vec![rein::mcp::McpPromptArgument {
+            name: "file".into(),
+            required: true,
+        }],
+    };
+    let mut s = support::app::Script::with(App::new(SessionInfo::default(), 128_000));
+    s.at(AppEvent::Mcp(McpEvent::Prompts {
+        prompts: vec![prompt],
+    }));
+    // The files' commands read again (/clear) keep the servers' prompts.
+    s.at(AppEvent::CommandsLoaded(
+        rein::custom_commands::CommandSet::empty(),
+    ));
+    s.send("/help");
+    let help = s
+        .app
+        .help
+        .take()
+        .expect("the help is open")
+        .lines
+        .join("\n");
+    assert!(
+        help.contains("/mcp__h__review <file>  review a file  (MCP server: h)"),
+        "{help}"
+    );
+    s.type_text("/mcp__h__r");
+    let offered = s
+        .app
+        .slash_menu
+        .matches(&s.app.composer.textarea, &s.app.custom_commands);
+    assert!(
+        offered.iter().any(|e| e.name == "/mcp__h__review"),
+        "{offered:?}"
+    );
+    rein::app::input::clear(&mut s.app.composer.textarea);
+    let effects = s.send("/mcp__h__review src/main.rs");
+    assert!(
+        effects.iter().any(|e| matches!(e,
+            Effect::Agent(rein::agent::AgentCommand::UserMessage(text)) if text == "/mcp__h__review src/main.rs")),
+        "{effects:?}"
+    );
+}
+
+fn prompt_run(home: &Path, project: &Path, prompt: &str, base_url: &str) -> std::process::Output {
+    support::rein_in(home, project)
+        .args(["-p", prompt, "--base-url", base_url, "--model", "m"])
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_runs_headless_and_a_bad_one_sends_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        format!(
+            "[mcp_servers.h]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
+            script()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("reviewed")])
+        .await
+        .unwrap();
+    let out = prompt_run(
+        home.path(),
+        project.path(),
+        "/mcp__h__review src/main.rs speed",
+        &server.base_url(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let sent = server.requests()[0]["messages"].to_string();
+    assert!(sent.contains("Review src/main.rs for speed"), "{sent}");
+    assert!(!sent.contains("/mcp__h__review"), "{sent}");
+
+    // A required argument missing: said, and nothing goes to the model.
+    let out = prompt_run(
+        home.path(),
+        project.path(),
+        "/mcp__h__review",
+        &server.base_url(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("needs the argument file"), "{err}");
+    // A prompt no server offers is an unknown command.
+    let out = prompt_run(
+        home.path(),
+        project.path(),
+        "/mcp__h__nothing",
+        &server.base_url(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unknown command /mcp__h__nothing"), "{err}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "only the first run reached the model"
+    );
 }

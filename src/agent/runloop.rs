@@ -370,6 +370,16 @@ impl Agent {
 
     /// One user turn: model calls and tool runs until a reply asks for no tools.
     async fn run_turn(&mut self, text: String) -> TurnOutcome {
+        // `/mcp__SERVER__PROMPT args`: the server's prompt is what the model gets (the
+        // transcript keeps what was typed); one that cannot be had sends nothing.
+        let sent = match self.mcp_prompt(&text).await {
+            Some(Ok(prompt)) => prompt,
+            Some(Err(message)) => {
+                self.emit(AgentEvent::Error { message });
+                return TurnOutcome::Failed;
+            }
+            None => text.clone(),
+        };
         // The user's UserPromptSubmit hooks see the prompt first: a block keeps it from
         // the model (the user sees why); their context rides with the reminder.
         let mut prompt_context = None;
@@ -377,7 +387,7 @@ impl Agent {
         if !session_context.is_empty() {
             prompt_context = Some(session_context.join("\n"));
         }
-        if let Some(said) = self.prompt_hooks(&text).await {
+        if let Some(said) = self.prompt_hooks(&sent).await {
             if let Some(reason) = said.block.or(said.stop) {
                 self.emit(AgentEvent::Hook {
                     event: crate::hooks::Event::UserPromptSubmit.name().to_string(),
@@ -399,10 +409,10 @@ impl Agent {
         if !content.is_empty() {
             content.push_str("\n\n");
         }
-        content.push_str(&text);
+        content.push_str(&sent);
         // The files it mentions ride in it too, stored with it (a resumed session sends the
         // same bytes).
-        let attached = self.attach_mentions(&text).await;
+        let attached = self.attach_mentions(&sent).await;
         let paths: Vec<String> = attached.files.iter().map(|a| a.path.clone()).collect();
         let mut message = Message::user(content).with_attachments(attached.files);
         let mut reminder = self.reminder(true);
@@ -649,6 +659,21 @@ impl Agent {
             });
             self.finish_tool(rest, ToolResult::not_run(), Instant::now());
         }
+    }
+
+    /// The server's prompt when `text` is `/COMMAND args` of an MCP prompt (its text, or
+    /// why it could not be had); `None` for any other text.
+    async fn mcp_prompt(&self, text: &str) -> Option<Result<String, String>> {
+        let external = self.config.external_tools.as_ref()?;
+        let trimmed = text.trim();
+        let first = trimmed.split_whitespace().next()?;
+        let command = first.strip_prefix('/')?;
+        let fetch = external.prompt(command, trimmed[first.len()..].trim())?;
+        Some(
+            fetch
+                .await
+                .map_err(|why| format!("the prompt /{command} was not sent: {why}")),
+        )
     }
 
     /// The files `text` mentions, read off the async threads ([`super::attach`]).

@@ -45,6 +45,9 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     }
     // `/init` and `/name args` of a custom command: their prompt, as the dashboard sends it.
     use rein::app::commands::{init_prompt, parse, SlashCommand, INIT_FROM};
+    // `/mcp__SERVER__PROMPT args`: an MCP server's prompt, known once the servers started
+    // (the agent fetches it).
+    let mut mcp_prompt = None;
     let prompt = match (parse(&prompt), commands.expand(&prompt)) {
         (Some(SlashCommand::Init(notes)), _) => {
             eprintln!("rein: /init expanded from {INIT_FROM}");
@@ -62,6 +65,10 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
                 );
             }
             expansion.text
+        }
+        (Some(SlashCommand::Unknown(name)), None) if name.starts_with("/mcp__") => {
+            mcp_prompt = Some(name);
+            prompt
         }
         // Any other command is the dashboard's (or no command at all): refused, as the
         // dashboard refuses an unknown one, rather than sent to the model as a message.
@@ -174,6 +181,23 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
             ));
         }
     };
+    if let Some(name) = mcp_prompt {
+        let command = name.trim_start_matches('/');
+        match mcp.as_ref().and_then(|m| m.prompt(command)) {
+            Some(prompt) => eprintln!(
+                "rein: {name} is the prompt {} of the MCP server {}",
+                prompt.name, prompt.server
+            ),
+            None => {
+                if let Some(manager) = &mcp {
+                    runtime.block_on(manager.shutdown());
+                }
+                return Err(format!(
+                    "unknown command {name}: no ready MCP server offers that prompt (headless runs /init, custom commands and MCP prompts)"
+                ));
+            }
+        }
+    }
     if let Some(manager) = &mcp {
         agent_config.external_tools = Some(Arc::new(manager.clone()));
     }
@@ -241,6 +265,7 @@ pub(super) async fn wait_for_mcp(
                 );
                 continue;
             }
+            McpEvent::Prompts { .. } => continue,
         };
         let mut line = serde_json::json!({"type": "mcp_server", "name": name});
         match &state {

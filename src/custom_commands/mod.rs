@@ -20,6 +20,10 @@
 //! a symbolic link, a broken front matter, an empty prompt, a name a built-in command has)
 //! is skipped with a one-line notice naming the file and why; discovery never fails.
 //! The dashboard discovers them at start and again on `/clear` (`Effect::ReloadCommands`).
+//!
+//! An MCP server's prompts join the set as commands of their own ([`CommandSource::Mcp`],
+//! [`CommandSet::set_mcp`]): listed and completed like the others, but what they send is
+//! the typed line itself, which the agent fetches from the server (`/mcp__SERVER__PROMPT`).
 //! Nothing here imports the rest of rein but `safe_fs`, `instructions` (its folder chain)
 //! and the skills' front matter parser: which names are built in is asked of the caller.
 
@@ -51,6 +55,8 @@ pub enum CommandSource {
     /// `.agents/commands` or `.claude/commands` of the project or a folder above it in the
     /// repository.
     Project,
+    /// An MCP server's prompt (its label is the server's name).
+    Mcp,
 }
 
 impl CommandSource {
@@ -58,6 +64,7 @@ impl CommandSource {
         match self {
             CommandSource::User => "user",
             CommandSource::Project => "project",
+            CommandSource::Mcp => "MCP server",
         }
     }
 }
@@ -211,13 +218,43 @@ impl CommandSet {
         self.commands.is_empty()
     }
 
+    /// Put `prompts` (commands of [`CommandSource::Mcp`]) in place of the MCP prompts
+    /// the set had; the files' commands win a clash of names.
+    pub fn set_mcp(&mut self, prompts: Vec<CustomCommand>) {
+        self.commands.retain(|c| c.source != CommandSource::Mcp);
+        for prompt in prompts {
+            if self.get(&prompt.name).is_none() {
+                self.commands.push(prompt);
+            }
+        }
+        self.commands.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// The MCP prompts of the set (to carry over into a set read again).
+    pub fn mcp(&self) -> Vec<CustomCommand> {
+        self.commands
+            .iter()
+            .filter(|c| c.source == CommandSource::Mcp)
+            .cloned()
+            .collect()
+    }
+
     /// `input` expanded, when its first word is `/name` of a custom command; `None` for
-    /// anything else (a message, a built-in command). Both front ends send the result.
+    /// anything else (a message, a built-in command). Both front ends send the result. An
+    /// MCP prompt's expansion is the typed line: the agent fetches the prompt.
     pub fn expand<'a>(&'a self, input: &str) -> Option<Expansion<'a>> {
         let input = input.trim();
         let first = input.split_whitespace().next()?;
         let command = self.get(first.strip_prefix('/')?)?;
         let args = input[first.len()..].trim().to_string();
+        if command.source == CommandSource::Mcp {
+            return Some(Expansion {
+                command,
+                args,
+                text: input.to_string(),
+                cut: false,
+            });
+        }
         let (text, cut) =
             expand::substitute_within(&command.body, &args, expand::MAX_EXPANDED_BYTES);
         Some(Expansion {

@@ -13,7 +13,7 @@ use std::path::Path;
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
 use crate::tools::external::{
-    ExternalCall, ExternalRead, ExternalSource, ExternalSpec, ExternalTools, Report,
+    ExternalCall, ExternalPrompt, ExternalRead, ExternalSource, ExternalSpec, ExternalTools, Report,
 };
 use crate::trust::{Approved, TrustStore};
 
@@ -29,6 +29,17 @@ impl ExternalTools for McpManager {
     fn spec(&self, name: &str) -> Option<ExternalSpec> {
         let tool = self.tool(name)?;
         Some(external_spec(tool, &self.project_servers()))
+    }
+
+    fn prompt(&self, command: &str, args: &str) -> Option<ExternalPrompt> {
+        self.prompt(command)?;
+        let (manager, command, args) = (self.clone(), command.to_string(), args.to_string());
+        Some(Box::pin(async move {
+            manager
+                .get_prompt(&command, &args)
+                .await
+                .map_err(|e| e.to_string())
+        }))
     }
 
     fn read_resource(&self, server: &str, uri: &str, max_bytes: usize) -> Option<ExternalRead> {

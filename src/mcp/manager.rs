@@ -8,6 +8,7 @@
 //! model sees them, restarts and shutdown; a call to a tool is in `call.rs`.
 
 mod call;
+pub(super) mod prompts;
 pub(super) mod resources;
 mod server_task;
 
@@ -61,6 +62,8 @@ struct Slot {
     launched: bool,
     /// The user was told its tools take much of every request (once a session).
     warned_large: bool,
+    /// Its prompts, as it listed them when it started (`prompts.rs`).
+    prompts: Vec<rmcp::model::Prompt>,
 }
 
 /// What a call needs of a ready server.
@@ -148,6 +151,7 @@ impl McpManager {
                 starting_pgid: None,
                 launched: false,
                 warned_large: false,
+                prompts: Vec::new(),
             })
             .collect();
         let manager = McpManager {
@@ -384,6 +388,7 @@ impl McpManager {
             if !matches!(state, ServerState::Ready { .. }) {
                 slot.starting_pgid = None;
                 slot.tools.clear();
+                slot.prompts.clear();
                 if let Some(live) = slot.live.take() {
                     stop(&live);
                 }
@@ -393,6 +398,14 @@ impl McpManager {
         self.emit(McpEvent::ServerState {
             name: name.to_string(),
             state,
+        });
+        self.emit_prompts();
+    }
+
+    /// Tell the front ends every ready server's prompts (after a change of state).
+    fn emit_prompts(&self) {
+        self.emit(McpEvent::Prompts {
+            prompts: self.prompts(),
         });
     }
 

@@ -70,6 +70,7 @@ pub use config::{
     DEFAULT_TOOL_TIMEOUT,
 };
 pub use connection::{group_alive, log_line, one_line, LOG_LINE_CHARS, NO_SAMPLING};
+pub use manager::prompts::{bind_arguments, McpPrompt, McpPromptArgument, MAX_PROMPT_BYTES};
 pub use manager::resources::{McpResource, ResourceText};
 pub use manager::McpManager;
 pub use pin::Declared;
@@ -161,6 +162,9 @@ pub enum McpEvent {
     ServerState { name: String, state: ServerState },
     /// Something worth a line that changes no state (a failed re-list).
     Notice { name: String, message: String },
+    /// The prompts every ready server offers now, as slash commands (after any server's
+    /// state changed).
+    Prompts { prompts: Vec<McpPrompt> },
 }
 
 /// A progress notification of a call in flight, or a log line of its server while it

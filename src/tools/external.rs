@@ -58,8 +58,18 @@ pub type Report = std::sync::Arc<dyn Fn(String) + Send + Sync>;
 /// limit asked for) and whether it was cut, or why it could not be read.
 pub type ExternalRead = Pin<Box<dyn Future<Output = Result<(String, bool), String>> + Send>>;
 
+/// The future of one fetched prompt: the text the user's message becomes, or why there is
+/// none (a required argument missing, the server's refusal).
+pub type ExternalPrompt = Pin<Box<dyn Future<Output = Result<String, String>> + Send>>;
+
 /// A source of external tools (the MCP servers of a session).
 pub trait ExternalTools: Send + Sync {
+    /// The prompt offered as the slash command `/command`, fetched with the typed `args`;
+    /// `None` when the source offers no such command. The default offers none.
+    fn prompt(&self, command: &str, args: &str) -> Option<ExternalPrompt> {
+        let _ = (command, args);
+        None
+    }
     /// Read the resource `uri` of the source `server` (an `@server:uri` mention), as text
     /// of at most `max_bytes`; `None` when no source of that name is configured (the
     /// mention is then only text). The default has none.

@@ -37,6 +37,28 @@ pub fn event(app: &mut App, event: McpEvent) {
             NoticeKind::Info,
             format!("MCP server {name}: {message}"),
         )),
+        McpEvent::Prompts { prompts } => app
+            .custom_commands
+            .set_mcp(prompts.iter().map(prompt_command).collect()),
+    }
+}
+
+/// An MCP prompt as a slash command: listed and completed like a custom command; it sends
+/// the typed line, which the agent fetches from the server.
+pub fn prompt_command(prompt: &crate::mcp::McpPrompt) -> crate::custom_commands::CustomCommand {
+    crate::custom_commands::CustomCommand {
+        name: prompt.command.clone(),
+        description: if prompt.description.is_empty() {
+            format!("the prompt {} of {}", prompt.name, prompt.server)
+        } else {
+            prompt.description.clone()
+        },
+        argument_hint: prompt.argument_hint(),
+        body: String::new(),
+        path: std::path::PathBuf::new(),
+        label: prompt.server.clone(),
+        source: crate::custom_commands::CommandSource::Mcp,
+        shadows: Vec::new(),
     }
 }
 

@@ -147,7 +147,10 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
                     .cells
                     .push(Cell::notice(NoticeKind::Info, notice.clone()));
             }
+            // The MCP servers' prompts stay: they come with the servers, not the files.
+            let prompts = app.custom_commands.mcp();
             app.custom_commands = commands;
+            app.custom_commands.set_mcp(prompts);
         }
         AppEvent::Focus(focused) => app.focused = Some(focused),
         AppEvent::Mcp(event) => {

@@ -87,7 +87,18 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             }
             _ => Failure::Reason(request_failed(&e, url.as_deref(), "tools/list")),
         })?;
-        Ok::<_, Failure>((service, tools))
+        // Its prompts, when it says it has some: a listing that fails is told, not fatal.
+        let offers_prompts = service
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        let prompts = if offers_prompts {
+            super::prompts::list_prompts(service.peer())
+                .await
+                .map_err(|e| request_failed(&e, url.as_deref(), "prompts/list"))
+        } else {
+            Ok(Vec::new())
+        };
+        Ok::<_, Failure>((service, tools, prompts))
     };
     let outcome = tokio::time::timeout(config.startup_timeout, startup).await;
     let Some(manager) = upgrade() else {
@@ -96,7 +107,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
         }
         return;
     };
-    let (service, tools) = match outcome {
+    let (service, tools, prompts) = match outcome {
         Ok(Ok(connected)) => connected,
         Ok(Err(Failure::NeedsLogin)) => {
             manager.set_state(
@@ -143,6 +154,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             Some(slot) => {
                 slot.live = Some(live.clone());
                 slot.starting_pgid = None;
+                slot.prompts = prompts.as_ref().cloned().unwrap_or_default();
                 true
             }
             None => false,
@@ -155,6 +167,12 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             connection::kill_group(pgid).await;
         }
         return;
+    }
+    if let Err(why) = prompts {
+        manager.emit(McpEvent::Notice {
+            name: name.clone(),
+            message: format!("its prompts are not offered: {why}"),
+        });
     }
     store_tools(&manager, &name, generation, &config, tools);
     drop(manager);
@@ -276,6 +294,7 @@ fn store_tools(
             name: name.to_string(),
             state: ServerState::Ready { tools: count },
         });
+        manager.emit_prompts();
     }
 }
 

@@ -42,6 +42,7 @@ pub mod plan_review;
 pub mod rewind;
 pub mod slash_menu;
 pub mod state;
+pub mod text_scroll;
 pub mod transcript;
 pub mod update;
 

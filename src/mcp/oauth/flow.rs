@@ -87,6 +87,25 @@ impl Target {
         }
     }
 
+    /// The login settings of `config`, or why it cannot log in (in words for the user).
+    pub fn for_login(config: &ServerConfig, data_dir: &Path) -> Result<Target, String> {
+        let name = &config.name;
+        match &config.transport {
+            Transport::Stdio { .. } => Err(format!(
+                "{name} is a stdio server (`command`); only HTTP servers (`url`) log in"
+            )),
+            Transport::Http {
+                bearer_token_env: Some(var),
+                ..
+            } => Err(format!(
+                "{name} sends the bearer token from {var} (bearer_token_env); remove that key to log in with OAuth instead"
+            )),
+            Transport::Http { .. } => {
+                Target::of(config, data_dir).ok_or_else(|| format!("{name} cannot log in"))
+            }
+        }
+    }
+
     pub fn store(&self) -> TokenFile {
         TokenFile::new(&self.data_dir, &self.name, &self.url)
     }

@@ -41,7 +41,7 @@ struct Inner {
     /// rein's data folder: where the OAuth token files are (`oauth/store.rs`); without
     /// it no server logs in.
     data_dir: Option<PathBuf>,
-    /// A person can answer a browser login while servers run (print mode, `rein mcp`):
+    /// A person can answer a browser login while servers run (print mode):
     /// a refused token or a wider scope leads to one (`oauth/client.rs`).
     browser_login: std::sync::atomic::AtomicBool,
 }

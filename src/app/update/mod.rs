@@ -154,6 +154,7 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
             mcp::event(app, event);
             send::release_first_prompt(app, now, &mut effects);
         }
+        AppEvent::McpLogin { name, step } => mcp::login_step(app, name, step, &mut effects),
         AppEvent::HistoryLoaded(earlier) => app.composer.earlier_inputs(earlier),
         AppEvent::Edited(result) => editor::edited(app, result),
         AppEvent::ResultRead { id, at, text } => result_read(app, &id, &at, text),

@@ -15,7 +15,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 use super::events::{AgentEvent, ApprovalDecision};
-use super::inbox::{Inbox, OpenApprovals};
+use super::inbox::{Inbox, OpenApprovals, OpenForms};
 use super::mode::SharedMode;
 use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
@@ -37,6 +37,9 @@ pub(crate) struct ToolEnv<'a> {
     /// them.
     pub subagent: Option<&'a str>,
     pub open: &'a OpenApprovals,
+    /// Where the answers to the servers' forms go (`forms.rs`); `None` for a subagent,
+    /// whose servers' forms are declined.
+    pub forms: Option<&'a OpenForms>,
     /// Where a result longer than the cap is spilled (this user turn's folder).
     pub spill: &'a TurnSpill,
     /// The approval mode, read when a call is judged.
@@ -622,7 +625,13 @@ impl ToolEnv<'_> {
             }
             match self.external.filter(|_| prepared.is_external()) {
                 // Dropped on an interrupt, which cancels the call.
-                Some(external) => external.call(name, prepared.args).await,
+                Some(external) => match self.forms {
+                    Some(forms) => {
+                        let desk = super::forms::desk(self.events, forms);
+                        external.call_asking(name, prepared.args, desk).await
+                    }
+                    None => external.call(name, prepared.args).await,
+                },
                 None => prepared.execute(ctx).await,
             }
         };

@@ -316,6 +316,7 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ),
         ("Plan review (a plan mode turn ended)", &[Mode::Plan][..]),
         ("Transcript pager", &[Mode::Pager][..]),
+        ("An MCP server's form", &[Mode::Form][..]),
     ] {
         out.push_str(title);
         out.push('\n');

@@ -27,6 +27,7 @@ pub mod composer;
 pub mod context_view;
 pub mod event;
 pub mod finder;
+pub mod form;
 pub mod help;
 pub mod history_search;
 pub mod hook_trust;

@@ -137,6 +137,8 @@ pub struct App {
     pub plan_review: Option<super::plan_review::PlanReview>,
     /// The transcript pager, while it is open.
     pub pager: Option<super::pager::Pager>,
+    /// The MCP servers' forms waiting for the user (elicitation).
+    pub forms: super::form::Forms,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -320,6 +322,7 @@ impl App {
             background: Vec::new(),
             hooks: Vec::new(),
             hook_trust: None,
+            forms: Default::default(),
             hook_notices: Vec::new(),
             first_prompt: None,
             plan_review: None,

@@ -6,7 +6,7 @@
 //! The handler routes `notifications/progress` to the call that owns the token (unknown
 //! tokens are dropped: servers keep reporting progress for calls already cancelled) and
 //! turns `notifications/tools/list_changed` into a message for the server's task, which
-//! re-lists.
+//! re-lists. A server's `elicitation/create` goes to its call in flight (`elicit.rs`).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -15,10 +15,13 @@ use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam,
-    ProtocolVersion,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    ErrorData, FormElicitationCapability, Implementation, NumberOrString,
+    ProgressNotificationParam, ProtocolVersion,
 };
-use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, RequestContext, RoleClient, RunningService,
+};
 use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, StreamableHttpClientTransportConfig,
@@ -28,6 +31,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
+use super::elicit::{self, FormRoutes};
 use super::http_error::HttpProblem;
 use super::stdio::StdioTransport;
 use super::workdir::Workdirs;
@@ -51,6 +55,10 @@ pub(super) type ProgressRoutes =
 pub(super) struct Handler {
     pub(super) progress: ProgressRoutes,
     pub(super) tools_changed: mpsc::UnboundedSender<()>,
+    /// The server's configured name (who a form says asks).
+    pub(super) server: String,
+    /// The calls in flight that can put a form to the user.
+    pub(super) forms: FormRoutes,
 }
 
 impl ClientHandler for Handler {
@@ -73,10 +81,22 @@ impl ClientHandler for Handler {
         let _ = self.tools_changed.send(());
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let gave_up = context.ct.cancelled();
+        Ok(elicit::answer(&self.server, &self.forms, request, gave_up).await)
+    }
+
     fn get_info(&self) -> ClientConfig {
-        // No sampling, roots or elicitation: rein offers servers none of them.
+        // Forms (elicitation, `elicit.rs`); no sampling, roots or URL elicitation.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("rein", env!("CARGO_PKG_VERSION")),
         )
         // The newest version that still has an `initialize` handshake (2025-11-25).

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
-use crate::tools::external::{ExternalCall, ExternalSource, ExternalSpec, ExternalTools};
+use crate::tools::external::{AskUser, ExternalCall, ExternalSource, ExternalSpec, ExternalTools};
 use crate::trust::{Approved, TrustStore};
 
 impl ExternalTools for McpManager {
@@ -30,11 +30,32 @@ impl ExternalTools for McpManager {
     }
 
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall {
+        self.call_ask(name, args, None)
+    }
+
+    fn call_asking(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        ask: std::sync::Arc<dyn AskUser>,
+    ) -> ExternalCall {
+        self.call_ask(name, args, Some(ask))
+    }
+}
+
+impl McpManager {
+    /// A call as the agent makes it: its result or its error as the model reads it.
+    fn call_ask(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        ask: Option<std::sync::Arc<dyn AskUser>>,
+    ) -> ExternalCall {
         let manager = self.clone();
         let name = name.to_string();
         Box::pin(async move {
             match manager
-                .call(&name, args, None, std::future::pending::<()>())
+                .call_asking(&name, args, None, ask, std::future::pending::<()>())
                 .await
             {
                 Ok(out) => out.to_tool_result(),

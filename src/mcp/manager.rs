@@ -67,6 +67,8 @@ struct Slot {
 struct Live {
     peer: Peer<RoleClient>,
     progress: ProgressRoutes,
+    /// The calls in flight that can put a server's form to the user (`elicit.rs`).
+    forms: super::elicit::FormRoutes,
     /// Becomes `true` when the connection has ended.
     closed: watch::Receiver<bool>,
     stderr: StderrTail,

@@ -52,6 +52,7 @@
 
 mod config;
 mod connection;
+mod elicit;
 pub mod external;
 mod http_error;
 mod manager;

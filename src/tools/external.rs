@@ -12,6 +12,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::elicitation::{Form, FormAnswer};
+
 /// One external tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExternalSpec {
@@ -63,6 +65,31 @@ pub trait ExternalTools: Send + Sync {
     }
     /// Run the tool `name` with the argument object `args`.
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall;
+    /// [`call`](Self::call), with someone to put the server's forms to while it runs
+    /// (MCP elicitation). The default asks no one: the server's forms are declined.
+    fn call_asking(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        ask: std::sync::Arc<dyn AskUser>,
+    ) -> ExternalCall {
+        let _ = ask;
+        self.call(name, args)
+    }
+}
+
+/// The answer to a form, once the user gives it ([`FormAnswer::Cancel`] when no one
+/// can). Dropping it withdraws the form from the front end.
+pub type FormWait = Pin<Box<dyn Future<Output = FormAnswer> + Send>>;
+
+/// Who a running external call puts a server's questions to: the agent, which passes
+/// them to its front end as events and waits for the answer by id.
+pub trait AskUser: Send + Sync {
+    /// Put `form` to the user.
+    fn ask(&self, form: Form) -> FormWait;
+    /// Tell the user something about the call's server in a line (a form it asked for
+    /// that rein could not show, and declined).
+    fn tell(&self, message: String);
 }
 
 /// The `tools` entries of `specs`, in the form of [`super::specs_json`]'s.

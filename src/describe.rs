@@ -191,6 +191,50 @@ pub fn shorten_home(path: &Path, home: Option<&Path>) -> String {
     path.display().to_string()
 }
 
+/// How print mode answered `form` (a server's elicitation): accepted with `defaults`
+/// (`--yes` and every required field has one), or declined and why. One line.
+pub fn form_answered_headless(
+    form: &crate::elicitation::Form,
+    defaults: Option<&serde_json::Map<String, serde_json::Value>>,
+    yes: bool,
+) -> String {
+    let asked = format!(
+        "the MCP server {:?} asked for a form ({})",
+        form.server,
+        clip(&one_line(&form.message), 160)
+    );
+    match defaults {
+        Some(values) if values.is_empty() => format!("{asked}; --yes accepted it (it has no fields)"),
+        Some(values) => {
+            let shown: Vec<String> = values
+                .iter()
+                .take(8)
+                .map(|(k, v)| {
+                    let key = crate::sanitize::sanitize(k);
+                    let value = crate::sanitize::sanitize(&v.to_string()).into_owned();
+                    format!("{} = {}", clip(&key, 40), clip(&value, 60))
+                })
+                .collect();
+            let more = values.len().saturating_sub(8);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            format!("{asked}; --yes accepted it with its defaults: {}{more}", shown.join(", "))
+        }
+        None if yes => {
+            let missing = form.required_without_default(5);
+            format!(
+                "{asked}; declined: its required field{} {} ha{} no default, and print mode has no one to fill {} in",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                if missing.len() == 1 { "s" } else { "ve" },
+                if missing.len() == 1 { "it" } else { "them" },
+            )
+        }
+        None => format!(
+            "{asked}; declined: print mode has no one to fill it in (with --yes rein accepts a form whose required fields all have defaults)"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ use crate::agent::{
     SubagentEvent, TurnOutcome, UsageTotals,
 };
 use crate::describe;
+use crate::elicitation::FormAnswer;
 use crate::permissions::ApprovalMode;
 use crate::sanitize::sanitize;
 use crate::tools::write_todos::TodoStatus;
@@ -161,7 +162,14 @@ pub async fn run_learning_window(
         if let Some(answer) = approval_answer(&event, options.yes) {
             handle.send(answer);
         }
+        let form = form_answer(&event, options.yes);
+        if let Some((answer, _, _)) = &form {
+            handle.send(answer.clone());
+        }
         printer.print(&event, options.yes);
+        if let Some((_, record, line)) = form {
+            printer.form_answered(&record, &line);
+        }
         if let AgentEvent::TurnFinished { outcome } = event {
             handle.send(AgentCommand::Shutdown);
             // Nothing outlives `rein -p`: what still runs in the background is stopped,
@@ -211,6 +219,37 @@ fn approval_answer(event: &AgentEvent, yes: bool) -> Option<AgentCommand> {
     })
 }
 
+/// The answer to a server's form (`AgentEvent::FormRequested`): nobody is there to fill
+/// it in, so with `--yes` a form whose required fields all have defaults is accepted with
+/// its defaults (SEP-1034), and any other is declined. With the answer: its JSONL record
+/// (`form_answered`) and the line that says it.
+fn form_answer(event: &AgentEvent, yes: bool) -> Option<(AgentCommand, serde_json::Value, String)> {
+    let AgentEvent::FormRequested { id, form } = event else {
+        return None;
+    };
+    let defaults = form.defaults().filter(|_| yes);
+    let line = describe::form_answered_headless(form, defaults.as_ref(), yes);
+    let mut record = serde_json::json!({
+        "type": "form_answered",
+        "id": id,
+        "server": form.server,
+        "action": if defaults.is_some() { "accept" } else { "decline" },
+        "message": line,
+    });
+    if let Some(content) = &defaults {
+        record["content"] = serde_json::Value::Object(content.clone());
+    }
+    let answer = match defaults {
+        Some(content) => FormAnswer::Accept(content),
+        None => FormAnswer::Decline,
+    };
+    let command = AgentCommand::FormAnswer {
+        id: id.clone(),
+        answer,
+    };
+    Some((command, record, line))
+}
+
 /// Prints events in the chosen format.
 struct Printer {
     format: OutputFormat,
@@ -244,6 +283,15 @@ impl Printer {
         }
     }
 
+    /// How print mode answered a server's form: a `form_answered` line in `jsonl`, a line
+    /// on stderr otherwise.
+    fn form_answered(&self, record: &serde_json::Value, line: &str) {
+        match self.format {
+            OutputFormat::Jsonl => self.line(record),
+            OutputFormat::Text | OutputFormat::Json => say!("rein: {line}"),
+        }
+    }
+
     /// One JSON object on its own line of stdout, in the `jsonl` format only.
     fn line(&self, value: &impl serde::Serialize) {
         if self.format == OutputFormat::Jsonl {
@@ -271,6 +319,8 @@ impl Printer {
                 }
             }
             EventFamily::Approval => print_approval(event, yes),
+            // Answered at once; `form_answered` says how.
+            EventFamily::Form => {}
             EventFamily::Context => self.print_context(event),
             EventFamily::Notice => self.print_notice(event),
             EventFamily::Reply | EventFamily::Turn => self.print_turn(event),

@@ -23,6 +23,7 @@ pub mod custom_commands;
 pub mod dashboard;
 pub mod demo;
 pub mod describe;
+pub mod elicitation;
 pub mod external_editor;
 pub mod file_index;
 pub mod headless;

@@ -1946,7 +1946,163 @@ fn mcp_servers_say_when_they_are_ready_or_fail_and_slash_mcp_lists_them() {
     s.send("/mcp restart");
     assert_eq!(
         s.app.hint.as_deref(),
-        Some("/mcp restart: expected /mcp, /mcp restart NAME or /mcp allow NAME")
+        Some("/mcp restart: expected /mcp, /mcp restart NAME, /mcp allow NAME, /mcp login NAME or /mcp logout NAME")
+    );
+}
+
+#[test]
+fn slash_mcp_login_runs_off_the_loop_shows_its_steps_and_restarts_the_server_once_logged_in() {
+    use rein::app::event::McpLoginStep;
+    use rein::mcp::oauth::LoginOutcome;
+    use rein::mcp::{McpEvent, ServerState};
+    let mut s = Script::with(app());
+    for (name, state) in [
+        (
+            "docs",
+            ServerState::NeedsLogin {
+                name: "docs".into(),
+            },
+        ),
+        ("time", ServerState::Disabled),
+    ] {
+        s.at(AppEvent::Mcp(McpEvent::ServerState {
+            name: name.into(),
+            state,
+        }));
+    }
+    s.send("/mcp");
+    assert!(
+        s.notices().pop().unwrap().1.contains(
+            "docs: needs login: the server asks for an OAuth login; `rein mcp login docs` in a \
+             shell, or /mcp login docs in the dashboard, logs in"
+        ),
+        "{:?}",
+        s.notices()
+    );
+
+    // Unknown and disabled servers, and a second login while one runs, ask nothing of the loop.
+    for (input, hint) in [
+        (
+            "/mcp login nope",
+            "no MCP server named nope in this session; /mcp lists them",
+        ),
+        (
+            "/mcp login time",
+            "the MCP server time is disabled (enabled = false)",
+        ),
+    ] {
+        let effects = s.send(input);
+        assert!(
+            effects.iter().all(|e| !matches!(e, Effect::LoginMcp(_))),
+            "{effects:?}"
+        );
+        assert_eq!(s.app.hint.as_deref(), Some(hint));
+    }
+    let effects = s.send("/mcp login docs");
+    assert!(
+        matches!(effects.as_slice(), [Effect::LoginMcp(name)] if name == "docs"),
+        "{effects:?}"
+    );
+    assert!(s
+        .notices()
+        .pop()
+        .unwrap()
+        .1
+        .starts_with("logging in to the MCP server docs (OAuth)"));
+    let effects = s.send("/mcp login docs");
+    assert!(
+        effects.iter().all(|e| !matches!(e, Effect::LoginMcp(_))),
+        "{effects:?}"
+    );
+    assert_eq!(
+        s.app.hint.as_deref(),
+        Some("a login to docs is under way: finish it in the browser")
+    );
+
+    // The URL, capped, attributed to the server.
+    let huge = format!("https://auth.example/authorize?x={}", "a".repeat(10_000));
+    let effects = s.at(AppEvent::McpLogin {
+        name: "docs".into(),
+        step: McpLoginStep::Url(huge),
+    });
+    assert!(effects.is_empty());
+    let (kind, text) = s.notices().pop().unwrap();
+    assert_eq!(kind, NoticeKind::Info);
+    assert!(text.starts_with(
+        "MCP server docs: open this URL in a browser to log in (rein tries to open it):\n  https://auth.example/authorize?x=aaa"
+    ), "{text}");
+    assert!(
+        text.ends_with('…') && text.chars().count() < 4200,
+        "{}",
+        text.len()
+    );
+
+    // A failure says why and lets a new login start.
+    s.at(AppEvent::McpLogin {
+        name: "docs".into(),
+        step: McpLoginStep::Finished(Err("no answer from the browser within 300 s".into())),
+    });
+    assert_eq!(
+        s.notices().pop().unwrap(),
+        (
+            NoticeKind::Error,
+            "the login to the MCP server docs failed: no answer from the browser within 300 s"
+                .to_string()
+        )
+    );
+    assert!(matches!(
+        s.send("/mcp login docs").as_slice(),
+        [Effect::LoginMcp(_)]
+    ));
+
+    // Logged in: the server restarts, so its tools appear.
+    let effects = s.at(AppEvent::McpLogin {
+        name: "docs".into(),
+        step: McpLoginStep::Finished(Ok(LoginOutcome::LoggedIn)),
+    });
+    assert!(
+        matches!(effects.as_slice(), [Effect::RestartMcp(name)] if name == "docs"),
+        "{effects:?}"
+    );
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "logged in to the MCP server docs; restarting it"
+    );
+}
+
+#[test]
+fn slash_mcp_logout_forgets_the_tokens_through_the_loop_and_restarts_the_server() {
+    use rein::app::event::McpLoginStep;
+    use rein::mcp::{McpEvent, ServerState};
+    let mut s = Script::with(app());
+    s.at(AppEvent::Mcp(McpEvent::ServerState {
+        name: "docs".into(),
+        state: ServerState::Ready { tools: 1 },
+    }));
+    let effects = s.send("/mcp logout nope");
+    assert!(effects.is_empty(), "{effects:?}");
+    let effects = s.send("/mcp logout docs");
+    assert!(
+        matches!(effects.as_slice(), [Effect::LogoutMcp(name)] if name == "docs"),
+        "{effects:?}"
+    );
+    let effects = s.at(AppEvent::McpLogin {
+        name: "docs".into(),
+        step: McpLoginStep::LoggedOut(Ok(true)),
+    });
+    assert!(matches!(effects.as_slice(), [Effect::RestartMcp(name)] if name == "docs"));
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "logged out of the MCP server docs: its tokens are forgotten; restarting it"
+    );
+    let effects = s.at(AppEvent::McpLogin {
+        name: "docs".into(),
+        step: McpLoginStep::LoggedOut(Ok(false)),
+    });
+    assert!(effects.is_empty());
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "the MCP server docs had no login to forget"
     );
 }
 

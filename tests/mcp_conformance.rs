@@ -14,6 +14,7 @@ const PASSING: &[&str] = &[
     "initialize",
     "tools_call",
     "sse-retry",
+    "elicitation-sep1034-client-defaults",
     "auth/metadata-default",
     "auth/metadata-var1",
     "auth/metadata-var2",

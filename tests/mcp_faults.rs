@@ -509,7 +509,7 @@ async fn a_server_with_very_many_tools_is_warned_about_once() {
                 assert_eq!(tools, 10_001);
                 break;
             }
-            McpEvent::ServerState { .. } => {}
+            McpEvent::ServerState { .. } | McpEvent::Prompts { .. } => {}
         }
     }
     assert_eq!(notices.len(), 1, "{notices:?}");

@@ -2309,6 +2309,18 @@ async fn init_proposes_an_agents_md_for_approval() {
     tmux.quit_with_ctrl_c().await;
 }
 
+/// Types `text` and sends it, closing the `/` completion list first with Esc. Enter waits
+/// for the list to be gone: an Esc and an Enter arriving in one read are Alt-Enter (a new
+/// line) to the terminal parser, which a loaded machine makes likely.
+async fn send_past_the_slash_list(tmux: &Tmux, text: &str) {
+    tmux.send(text, &["Escape"]);
+    tmux.wait_for("the completion list to close", |s| {
+        !s.contains("commands (")
+    })
+    .await;
+    tmux.send("", &["Enter"]);
+}
+
 /// Issue 28 (their setup, read as it is): a Claude Code command file from
 /// `.claude/commands` runs as `/commit`, a mistyped `/comit-wip` is refused with a hint
 /// (nothing sent), and the agent reading a file in `sub/` brings `sub/CLAUDE.md` in, which
@@ -2341,13 +2353,13 @@ async fn a_claude_code_setup_works_in_the_dashboard() {
     );
     tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
         .await;
-    tmux.send("/comit-wip now", &["Escape", "Enter"]);
+    send_past_the_slash_list(&tmux, "/comit-wip now").await;
     tmux.wait_for("the hint", |s| {
         s.contains("unknown command /comit-wip; /help lists them")
     })
     .await;
     assert!(server.requests().is_empty(), "nothing was sent");
-    tmux.send("/commit wip", &["Escape", "Enter"]);
+    send_past_the_slash_list(&tmux, "/commit wip").await;
     let screen = tmux
         .wait_for("the reply", |s| s.contains("Read it; committing next."))
         .await;
@@ -2362,7 +2374,7 @@ async fn a_claude_code_setup_works_in_the_dashboard() {
     let requests = server.requests();
     assert!(requests[0].to_string().contains("COMMIT-PROMPT"));
     assert!(requests[1].to_string().contains("SUB-RULE: keep it short."));
-    tmux.send("/memory", &["Escape", "Enter"]);
+    send_past_the_slash_list(&tmux, "/memory").await;
     let screen = tmux
         .wait_for("the listing", |s| {
             s.contains("Loaded for the folders worked in (sent with a message):")

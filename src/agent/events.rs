@@ -95,6 +95,17 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mcp: Option<McpCall>,
     },
+    /// An MCP server asks the user to fill in a form while its tool runs (elicitation): a
+    /// front end must answer with [`AgentCommand::FormAnswer`] and this `id`, unless a
+    /// [`AgentEvent::FormClosed`] with the id comes first. The form's text is the server's,
+    /// already sanitised and bounded.
+    FormRequested {
+        id: String,
+        form: crate::elicitation::Form,
+    },
+    /// The form `id` is no longer open (its call ended, or the server withdrew it): a
+    /// front end closes it; an answer sent now is dropped.
+    FormClosed { id: String },
     /// Auto mode approved a call the rules would have asked about (it runs now, no modal):
     /// the same fields as [`AgentEvent::ApprovalNeeded`] that say what and why.
     AutoApproved {
@@ -437,6 +448,12 @@ pub enum AgentCommand {
         id: String,
         decision: ApprovalDecision,
     },
+    /// The answer to `FormRequested { id, .. }`. An answer to a form that is no longer
+    /// open is dropped.
+    FormAnswer {
+        id: String,
+        answer: crate::elicitation::FormAnswer,
+    },
     /// Forget the conversation (and the todo list) and start a new one.
     NewConversation,
     /// Give the session a title.
@@ -517,6 +534,8 @@ pub enum EventFamily {
     Subagent,
     /// An approval is needed.
     Approval,
+    /// A server's form is open or closed.
+    Form,
     /// The context window: trims, caps, drops, compaction, the count, a model switch.
     Context,
     /// Retries, notices and errors.
@@ -551,6 +570,7 @@ impl AgentEvent {
             AgentEvent::ApprovalNeeded { .. } | AgentEvent::AutoApproved { .. } => {
                 EventFamily::Approval
             }
+            AgentEvent::FormRequested { .. } | AgentEvent::FormClosed { .. } => EventFamily::Form,
             AgentEvent::ContextTrimmed { .. }
             | AgentEvent::ResultCapped { .. }
             | AgentEvent::ResultsDropped { .. }

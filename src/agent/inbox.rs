@@ -12,7 +12,8 @@
 //! is being asked for the context window the inbox watches that question too: the answer
 //! is reported ([`AgentEvent::WindowLearnt`]) the moment it arrives, and kept in
 //! `learnt` for the agent to take in before its next count or decision
-//! ([`super::window`]).
+//! ([`super::window`]). An MCP server's form is answered the same way: the answer
+//! names the form's id and goes to the call waiting in [`OpenForms`].
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -23,11 +24,16 @@ use tokio::sync::{mpsc, oneshot};
 use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ModelSwitch};
 use super::mode::SharedMode;
 use super::window::{self, Answer, WindowWatch};
+use crate::elicitation::FormAnswer;
 
 /// The approval requests of running subagents, by request id: where the answer goes.
 /// Dropping a sender (an interrupt clears them all) leaves its subagent's request
 /// unanswered, which the subagent takes as an interruption.
 pub(crate) type OpenApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>;
+
+/// The servers' forms open now, by id: where the user's answer goes. Dropping a sender
+/// (the call ended) answers the server `cancel`.
+pub(crate) type OpenForms = Arc<Mutex<HashMap<String, oneshot::Sender<FormAnswer>>>>;
 
 /// What waits for the running turn to end.
 pub(crate) enum Queued {
@@ -67,6 +73,9 @@ pub(crate) struct Inbox {
     /// Approval requests of running subagents, by id: an answer that arrives as a command
     /// is passed on to the subagent that waits for it.
     pub(crate) open: OpenApprovals,
+    /// The servers' forms open now: an answer that arrives as a command goes to the call
+    /// that waits for it.
+    pub(crate) forms: OpenForms,
     /// The approval mode: a switch takes effect the moment it arrives, mid-turn too.
     pub(crate) mode: SharedMode,
     /// Where a switch is reported.
@@ -205,7 +214,7 @@ impl Inbox {
                 Ok(AgentCommand::Withdraw { text, command }) => self.withdraw(&text, command),
                 // The front end saw a turn running: what it queued goes back to its user.
                 Ok(AgentCommand::Interrupt) => self.drop_sent(),
-                Ok(AgentCommand::Approval { .. }) => {}
+                Ok(AgentCommand::Approval { .. } | AgentCommand::FormAnswer { .. }) => {}
                 Err(mpsc::error::TryRecvError::Empty) => return,
             }
         }
@@ -297,6 +306,13 @@ impl Inbox {
                 let reply = self.open.lock().ok().and_then(|mut open| open.remove(&id));
                 if let Some(reply) = reply {
                     let _ = reply.send(decision);
+                }
+                false
+            }
+            Some(AgentCommand::FormAnswer { id, answer }) => {
+                let reply = self.forms.lock().ok().and_then(|mut open| open.remove(&id));
+                if let Some(reply) = reply {
+                    let _ = reply.send(answer);
                 }
                 false
             }

@@ -11,6 +11,7 @@
 pub mod attach;
 pub mod client;
 pub mod events;
+mod forms;
 mod inbox;
 mod mode;
 pub mod repetition;

@@ -275,6 +275,7 @@ impl Agent {
                         Some(
                             AgentCommand::Interrupt
                             | AgentCommand::Approval { .. }
+                            | AgentCommand::FormAnswer { .. }
                             | AgentCommand::Withdraw { .. },
                         ) => continue,
                     },

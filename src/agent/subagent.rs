@@ -309,6 +309,7 @@ impl Subagent {
                 events: &self.events,
                 subagent: Some(&task_id),
                 open: &self.open,
+                forms: None,
                 spill: &self.spill,
                 mode: &self.mode,
                 external: self.external.as_deref(),

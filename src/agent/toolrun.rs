@@ -15,7 +15,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 use super::events::{AgentEvent, ApprovalDecision};
-use super::inbox::{Inbox, OpenApprovals};
+use super::inbox::{Inbox, OpenApprovals, OpenForms};
 use super::mode::SharedMode;
 use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
@@ -37,6 +37,9 @@ pub(crate) struct ToolEnv<'a> {
     /// them.
     pub subagent: Option<&'a str>,
     pub open: &'a OpenApprovals,
+    /// Where the answers to the servers' forms go (`forms.rs`); `None` for a subagent,
+    /// whose servers' forms are declined.
+    pub forms: Option<&'a OpenForms>,
     /// Where a result longer than the cap is spilled (this user turn's folder).
     pub spill: &'a TurnSpill,
     /// The approval mode, read when a call is judged.
@@ -630,7 +633,13 @@ impl ToolEnv<'_> {
                             text,
                         });
                     });
-                    external.call_reporting(name, prepared.args, report).await
+                    let aids = crate::tools::external::CallAids {
+                        report: Some(report),
+                        ask: self
+                            .forms
+                            .map(|forms| super::forms::desk(self.events, forms)),
+                    };
+                    external.call_with(name, prepared.args, aids).await
                 }
                 None => prepared.execute(ctx).await,
             }

@@ -62,7 +62,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "/mcp",
-        "list the MCP servers and their state (/mcp restart NAME; /mcp allow NAME runs a project's server)",
+        "list the MCP servers and their state (/mcp restart|login|logout NAME; /mcp allow NAME runs a project's server)",
     ),
     (
         "/mode [MODE]",
@@ -175,6 +175,10 @@ pub enum McpAction {
     Restart(String),
     /// Allow a project's server to run what it declares, and start it.
     Allow(String),
+    /// Log in to an HTTP server with OAuth (in the background), then restart it.
+    Login(String),
+    /// Forget an HTTP server's OAuth tokens, then restart it.
+    Logout(String),
     /// Anything else: the words as typed.
     Unknown(String),
 }
@@ -214,6 +218,8 @@ fn mcp_action(rest: &str) -> McpAction {
         (None, _, _) => McpAction::List,
         (Some("restart"), Some(name), None) => McpAction::Restart(name.to_string()),
         (Some("allow"), Some(name), None) => McpAction::Allow(name.to_string()),
+        (Some("login"), Some(name), None) => McpAction::Login(name.to_string()),
+        (Some("logout"), Some(name), None) => McpAction::Logout(name.to_string()),
         _ => McpAction::Unknown(rest.to_string()),
     }
 }
@@ -310,6 +316,7 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ),
         ("Plan review (a plan mode turn ended)", &[Mode::Plan][..]),
         ("Transcript pager", &[Mode::Pager][..]),
+        ("An MCP server's form", &[Mode::Form][..]),
     ] {
         out.push_str(title);
         out.push('\n');

@@ -49,6 +49,11 @@ pub enum AppEvent {
     HistoryLoaded(Vec<String>),
     /// An MCP server's state changed, or it has something to say.
     Mcp(crate::mcp::McpEvent),
+    /// How a login to the MCP server `name` ([`Effect::LoginMcp`]), or a logout, goes.
+    McpLogin {
+        name: String,
+        step: McpLoginStep,
+    },
     /// The terminal gained (true) or lost (false) the focus.
     Focus(bool),
     /// The external editor closed ([`Effect::EditInput`]): the new text of the input, or
@@ -81,6 +86,19 @@ pub enum AppEvent {
     /// The prompt given on the command line (`rein "PROMPT"`): submitted as if typed, once
     /// the question about the project's hooks (if one is open) is answered.
     Prompt(String),
+}
+
+/// A step of `/mcp login NAME` or `/mcp logout NAME`, as the loop reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpLoginStep {
+    /// The authorization URL to open (rein tries to open it as well).
+    Url(String),
+    /// A line worth saying (the browser could not be opened, a step failed).
+    Note(String),
+    /// The login ended: logged in, not needed, or why not.
+    Finished(Result<crate::mcp::oauth::LoginOutcome, String>),
+    /// The logout ended: whether there were tokens to forget, or why not.
+    LoggedOut(Result<bool, String>),
 }
 
 /// The answer to [`Effect::SwitchModel`].
@@ -140,6 +158,13 @@ pub enum Effect {
     /// Remember that the user allowed the project's MCP server of this name to run what it
     /// declares, and start it (`/mcp allow NAME`).
     AllowMcp(String),
+    /// Log in to the HTTP MCP server of this name with OAuth, off the loop (the browser
+    /// may take minutes), and come back with [`AppEvent::McpLogin`] steps (`/mcp login
+    /// NAME`).
+    LoginMcp(String),
+    /// Forget the OAuth tokens of the MCP server of this name and come back with
+    /// [`McpLoginStep::LoggedOut`] (`/mcp logout NAME`).
+    LogoutMcp(String),
     /// Approve the project's held hooks (pinned to these definitions) and let them run
     /// from the next event on; the transcript says so (or why not).
     AllowHooks(Box<crate::hooks::Held>),

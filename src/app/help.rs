@@ -6,13 +6,11 @@
 //! Home/End) and close it (Esc, q, F1, Ctrl-C); other keys do nothing. A leaf: the text,
 //! made when it opened, and the scroll are all it knows.
 
-use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent};
 use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
-
-/// Lines the mouse wheel scrolls the text by.
-const WHEEL_LINES: u16 = 3;
+use super::text_scroll;
 
 /// The keymap modes the layer consults.
 pub const MODES: &[Mode] = &[Mode::Help];
@@ -57,33 +55,21 @@ impl HelpView {
         if key.kind == KeyEventKind::Release {
             return HelpOutcome::Stay;
         }
-        let page = (rows / 2).max(1);
         match keymap().action(MODES, key, input) {
             Some(Action::CloseHelp) => return HelpOutcome::Close,
-            Some(Action::ScrollUp) => self.scroll = self.scroll.saturating_sub(1),
-            Some(Action::ScrollDown) => self.scroll = self.scroll.saturating_add(1),
-            Some(Action::PageUp) => self.scroll = self.scroll.saturating_sub(page),
-            Some(Action::PageDown) => self.scroll = self.scroll.saturating_add(page),
-            Some(Action::ScrollTop) => self.scroll = 0,
-            Some(Action::ScrollBottom) => self.scroll = u16::MAX,
-            _ => {}
+            Some(action) => {
+                let most = self.most_scroll();
+                text_scroll::act(&mut self.scroll, action, rows, most);
+            }
+            None => {}
         }
-        self.scroll = self.scroll.min(self.most_scroll());
         HelpOutcome::Stay
     }
 
     /// The mouse wheel scrolls the text.
     pub fn mouse(&mut self, mouse: &MouseEvent) {
-        match mouse.kind {
-            MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_sub(WHEEL_LINES),
-            MouseEventKind::ScrollDown => {
-                self.scroll = self
-                    .scroll
-                    .saturating_add(WHEEL_LINES)
-                    .min(self.most_scroll())
-            }
-            _ => {}
-        }
+        let most = self.most_scroll();
+        text_scroll::wheel(&mut self.scroll, mouse, most);
     }
 
     /// A bound for the scroll: the text's lines (the drawing, which knows the height and

@@ -10,14 +10,12 @@
 //! pastes do nothing. The session's start waits for the answer, so an allowed SessionStart
 //! hook sees it. A leaf: the held hooks and the scroll are all it knows.
 
-use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent};
 use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
+use super::text_scroll;
 use crate::hooks::Held;
-
-/// Lines the mouse wheel scrolls the question by.
-const WHEEL_LINES: u16 = 3;
 
 /// A project's held hooks, and whether the question about them is open.
 #[derive(Debug, Clone)]
@@ -73,32 +71,22 @@ impl HookTrust {
         if matches!(key.kind, KeyEventKind::Release | KeyEventKind::Repeat) {
             return HookTrustOutcome::Stay;
         }
-        let page = (rows / 2).max(1);
         match keymap().action(MODES, key, input) {
             Some(Action::AllowHooks) => return HookTrustOutcome::Allow,
             Some(Action::KeepHooksHeld) => return HookTrustOutcome::Keep,
-            Some(Action::ScrollUp) => self.scroll = self.scroll.saturating_sub(1),
-            Some(Action::ScrollDown) => self.scroll = self.scroll.saturating_add(1),
-            Some(Action::PageUp) => self.scroll = self.scroll.saturating_sub(page),
-            Some(Action::PageDown) => self.scroll = self.scroll.saturating_add(page),
-            _ => {}
+            Some(action) => {
+                let most = self.most_scroll();
+                text_scroll::act(&mut self.scroll, action, rows, most);
+            }
+            None => {}
         }
-        self.scroll = self.scroll.min(self.most_scroll());
         HookTrustOutcome::Stay
     }
 
     /// The mouse wheel scrolls the text.
     pub fn mouse(&mut self, mouse: &MouseEvent) {
-        match mouse.kind {
-            MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_sub(WHEEL_LINES),
-            MouseEventKind::ScrollDown => {
-                self.scroll = self
-                    .scroll
-                    .saturating_add(WHEEL_LINES)
-                    .min(self.most_scroll())
-            }
-            _ => {}
-        }
+        let most = self.most_scroll();
+        text_scroll::wheel(&mut self.scroll, mouse, most);
     }
 
     /// A bound for the scroll: the text has a few lines per hook (the drawing, which knows

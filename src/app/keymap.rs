@@ -53,11 +53,13 @@ pub enum Mode {
     Plan,
     /// The transcript pager: the whole transcript, everything expanded.
     Pager,
+    /// An MCP server's form (elicitation).
+    Form,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 15] = [
+    pub const ALL: [Mode; 16] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -73,6 +75,7 @@ impl Mode {
         Mode::Help,
         Mode::Plan,
         Mode::Pager,
+        Mode::Form,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -93,6 +96,7 @@ impl Mode {
             Mode::Help => "help",
             Mode::Plan => "plan",
             Mode::Pager => "pager",
+            Mode::Form => "form",
         }
     }
 }
@@ -191,6 +195,18 @@ pub enum Action {
     OpenPager,
     /// Pager: close it.
     ClosePager,
+    /// A server's form: the next field, the one before.
+    FormNext,
+    FormPrev,
+    /// A server's form: the chosen field's next choice, the one before (an enum, yes/no).
+    FormChoiceNext,
+    FormChoicePrev,
+    /// A server's form: send the answers (when every field is valid).
+    FormAccept,
+    /// A server's form: say no to it.
+    FormDecline,
+    /// A server's form: dismiss it without an answer.
+    FormCancel,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -463,6 +479,8 @@ struct RawKeymap {
     plan: Vec<RawBinding>,
     #[serde(default)]
     pager: Vec<RawBinding>,
+    #[serde(default)]
+    form: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -500,6 +518,7 @@ pub struct Keymap {
     help: Vec<Binding>,
     plan: Vec<Binding>,
     pager: Vec<Binding>,
+    form: Vec<Binding>,
 }
 
 impl Keymap {
@@ -536,6 +555,7 @@ impl Keymap {
             help: convert(raw.help),
             plan: convert(raw.plan),
             pager: convert(raw.pager),
+            form: convert(raw.form),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -559,6 +579,7 @@ impl Keymap {
             Mode::Search => &self.search,
             Mode::Plan => &self.plan,
             Mode::Pager => &self.pager,
+            Mode::Form => &self.form,
         }
     }
 
@@ -580,6 +601,7 @@ impl Keymap {
             Mode::Search => &mut self.search,
             Mode::Plan => &mut self.plan,
             Mode::Pager => &mut self.pager,
+            Mode::Form => &mut self.form,
         }
     }
 

@@ -317,6 +317,11 @@ const WAYS_OUT: &[(Mode, &[Action], &str)] = &[
         &[Action::ClosePager],
         "no key is left to close the transcript pager (close_pager)",
     ),
+    (
+        Mode::Form,
+        &[Action::FormCancel, Action::FormDecline],
+        "no key is left to close a server's form (form_cancel)",
+    ),
 ];
 
 /// One warning per mode the merged keymap leaves without a way out: no binding of those

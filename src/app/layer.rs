@@ -6,6 +6,8 @@
 //!
 //! 1. the approval modal's "deny and say why" field, while it is open ([`Layer::Feedback`]);
 //! 2. the approval modal, while requests wait ([`Layer::Approval`]);
+//! 3. an MCP server's form, while forms wait ([`Layer::Form`]: below rein's own approval,
+//!    drawn unlike it);
 //! 3. the question about a project's held hooks ([`Layer::Hooks`]), at start and by
 //!    `/hooks allow`; the plan review after a turn in plan mode ([`Layer::Plan`]); the
 //!    transcript pager ([`Layer::Pager`]);
@@ -37,8 +39,8 @@
 use super::keymap::{Action, Mode};
 use super::state::App;
 use super::{
-    approval, context_view, finder, help, history_search, hook_trust, model_picker, pager, picker,
-    plan_review, rewind, slash_menu,
+    approval, context_view, finder, form, help, history_search, hook_trust, model_picker, pager,
+    picker, plan_review, rewind, slash_menu,
 };
 
 /// A layer of the dashboard.
@@ -48,6 +50,8 @@ pub enum Layer {
     Feedback,
     /// The approval modal: it takes every key until answered.
     Approval,
+    /// An MCP server's form (elicitation): it takes every key until answered.
+    Form,
     /// The question about a project's held hooks.
     Hooks,
     /// The plan review: a turn in plan mode ended with a plan.
@@ -76,9 +80,10 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 14] = [
+    pub const ORDER: [Layer; 15] = [
         Layer::Feedback,
         Layer::Approval,
+        Layer::Form,
         Layer::Hooks,
         Layer::Plan,
         Layer::Pager,
@@ -98,6 +103,7 @@ impl Layer {
         match self {
             Layer::Feedback => !app.approvals.queue.is_empty() && app.approvals.feedback.is_some(),
             Layer::Approval => !app.approvals.queue.is_empty(),
+            Layer::Form => !app.forms.queue.is_empty(),
             Layer::Hooks => app.hook_trust.as_ref().is_some_and(|t| t.open),
             Layer::Plan => app.plan_review.is_some(),
             Layer::Pager => app.pager.is_some(),
@@ -130,6 +136,7 @@ impl Layer {
         match self {
             Layer::Approval => approval::MODES,
             Layer::Feedback => approval::FEEDBACK_MODES,
+            Layer::Form => form::MODES,
             Layer::Hooks => hook_trust::MODES,
             Layer::Plan => plan_review::MODES,
             Layer::Pager => pager::MODES,
@@ -150,6 +157,7 @@ impl Layer {
     /// (`assets/keymap.toml`), so the footer says what the keys really do.
     pub fn footer(self, busy: bool) -> &'static [(Mode, Action)] {
         match self {
+            Layer::Form => form::FOOTER,
             Layer::Hooks => hook_trust::FOOTER,
             Layer::Plan => plan_review::FOOTER,
             Layer::Pager => pager::FOOTER,

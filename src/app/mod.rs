@@ -27,6 +27,7 @@ pub mod composer;
 pub mod context_view;
 pub mod event;
 pub mod finder;
+pub mod form;
 pub mod help;
 pub mod history_search;
 pub mod hook_trust;
@@ -42,6 +43,7 @@ pub mod plan_review;
 pub mod rewind;
 pub mod slash_menu;
 pub mod state;
+pub mod text_scroll;
 pub mod transcript;
 pub mod update;
 

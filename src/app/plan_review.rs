@@ -9,7 +9,7 @@
 //! PgUp/PgDn, the wheel). A leaf: the plan, its scroll and the field are all it knows; the
 //! router switches the mode and sends the message an outcome asks for.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
@@ -18,9 +18,6 @@ use crate::permissions::ApprovalMode;
 /// What the model is told when the plan is approved.
 pub const APPROVED_MESSAGE: &str =
     "The plan is approved. Go ahead and implement it now, step by step.";
-
-/// Lines the mouse wheel scrolls the plan by.
-const WHEEL_LINES: u16 = 3;
 
 /// The plan offered for approval.
 #[derive(Debug, Default)]
@@ -141,11 +138,7 @@ impl PlanReview {
 
     /// The mouse wheel scrolls the plan.
     pub fn mouse(&mut self, mouse: &MouseEvent) {
-        match mouse.kind {
-            MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_sub(WHEEL_LINES),
-            MouseEventKind::ScrollDown => self.scroll_down(WHEEL_LINES),
-            _ => {}
-        }
+        super::text_scroll::wheel(&mut self.scroll, mouse, self.max_scroll.get());
     }
 
     fn scroll_down(&mut self, lines: u16) {

@@ -118,6 +118,8 @@ pub struct App {
     pub input_history: Option<std::path::PathBuf>,
     /// The MCP servers and their states, as they last reported (`/mcp`).
     pub mcp_servers: Vec<(String, crate::mcp::ServerState)>,
+    /// The MCP servers an OAuth login runs for (`/mcp login NAME`), until it ends.
+    pub mcp_logins: Vec<String>,
     /// The background commands, as the agent last reported them (`/bashes`, the status
     /// line's count).
     pub background: Vec<crate::tools::background::TaskInfo>,
@@ -135,6 +137,8 @@ pub struct App {
     pub plan_review: Option<super::plan_review::PlanReview>,
     /// The transcript pager, while it is open.
     pub pager: Option<super::pager::Pager>,
+    /// The MCP servers' forms waiting for the user (elicitation).
+    pub forms: super::form::Forms,
 }
 
 /// Shown instead of sending while no model is configured ([`SessionInfo::setup`]).
@@ -314,9 +318,11 @@ impl App {
             notifications: Notifications::default(),
             input_history: None,
             mcp_servers: Vec::new(),
+            mcp_logins: Vec::new(),
             background: Vec::new(),
             hooks: Vec::new(),
             hook_trust: None,
+            forms: Default::default(),
             hook_notices: Vec::new(),
             first_prompt: None,
             plan_review: None,

@@ -142,21 +142,7 @@ fn oauth_target(
             ));
         }
     }
-    match &server.transport {
-        rein::mcp::Transport::Stdio { .. } => Err(format!(
-            "{name} is a stdio server (`command`); only HTTP servers (`url`) log in"
-        )),
-        rein::mcp::Transport::Http {
-            bearer_token_env: Some(var),
-            ..
-        } => Err(format!(
-            "{name} sends the bearer token from {var} (bearer_token_env); remove that key to log in with OAuth instead"
-        )),
-        rein::mcp::Transport::Http { .. } => {
-            rein::mcp::oauth::Target::of(server, &config.data_dir)
-                .ok_or_else(|| format!("{name} cannot log in"))
-        }
-    }
+    rein::mcp::oauth::Target::for_login(server, &config.data_dir)
 }
 
 /// `rein mcp list` and `rein mcp allow NAME`.

@@ -21,6 +21,7 @@
 //! editor ([`crate::external_editor`]) and takes it back through the same setup code
 //! (`setup_terminal`, `leave`); the terminal's focus reports become `AppEvent::Focus`.
 
+mod mcp_login;
 mod rewind;
 
 use std::collections::VecDeque;
@@ -687,6 +688,8 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         ));
                     }
                 }
+                Effect::LoginMcp(name) => mcp_login::login(ctx, name, &mut pending),
+                Effect::LogoutMcp(name) => mcp_login::logout(ctx, name, &mut pending),
                 Effect::AllowHooks(held) => {
                     let hooks = ctx.sessions.as_ref().map(|s| s.agent_config.hooks.clone());
                     let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());

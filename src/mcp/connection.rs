@@ -7,10 +7,11 @@
 //! tokens are dropped: servers keep reporting progress for calls already cancelled),
 //! `notifications/message` (a log line, cut and sanitised) to every call of the server in
 //! flight, and turns `notifications/tools/list_changed` into a message for the server's
-//! task, which re-lists. It answers `roots/list` with the project folder, the one root
-//! rein declares, and refuses `sampling/createMessage` saying rein does not offer it (the
-//! user is told once per connection): sampling would let a server spend the user's
-//! model budget.
+//! task, which re-lists. A server's `elicitation/create` goes to its call in flight
+//! (`elicit.rs`). It answers `roots/list` with the project folder, the one root rein
+//! declares, and refuses `sampling/createMessage` saying rein does not offer it (the user
+//! is told once per connection): sampling would let a server spend the user's model
+//! budget.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -22,7 +23,8 @@ use process_wrap::tokio::{CommandWrap, ProcessGroup};
 // the one rein speaks (2025-11-25), where they are still the protocol.
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ErrorData,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability,
     Implementation, ListRootsResult, LoggingMessageNotificationParam, NumberOrString,
     ProgressNotificationParam, ProtocolVersion, Root, RootsCapabilities,
 };
@@ -38,6 +40,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
+use super::elicit::{self, FormRoutes};
 use super::http_error::HttpProblem;
 use super::stdio::StdioTransport;
 use super::workdir::Workdirs;
@@ -68,7 +71,7 @@ pub const NO_SAMPLING: &str =
 pub(super) struct Handler {
     pub(super) progress: ProgressRoutes,
     pub(super) tools_changed: mpsc::UnboundedSender<()>,
-    /// The server's configured name (in the notices).
+    /// The server's configured name (in the notices, and who a form says asks).
     pub(super) server: String,
     /// The project folder: the one root offered (`roots/list`).
     pub(super) root: std::path::PathBuf,
@@ -76,6 +79,8 @@ pub(super) struct Handler {
     pub(super) events: mpsc::UnboundedSender<McpEvent>,
     /// The user was told this connection asked for sampling.
     pub(super) sampling_told: std::sync::atomic::AtomicBool,
+    /// The calls in flight that can put a form to the user.
+    pub(super) forms: FormRoutes,
 }
 
 impl Handler {
@@ -85,6 +90,7 @@ impl Handler {
         progress: ProgressRoutes,
         tools_changed: mpsc::UnboundedSender<()>,
         events: mpsc::UnboundedSender<McpEvent>,
+        forms: FormRoutes,
     ) -> Handler {
         Handler {
             progress,
@@ -93,6 +99,7 @@ impl Handler {
             root: root.to_path_buf(),
             events,
             sampling_told: std::sync::atomic::AtomicBool::new(false),
+            forms,
         }
     }
 }
@@ -183,7 +190,7 @@ impl ClientHandler for Handler {
         {
             let _ = self.events.send(McpEvent::Notice {
                 name: self.server.clone(),
-                message: "it asked to use your model (sampling); rein declined: it does not                           offer sampling to servers"
+                message: "it asked to use your model (sampling); rein declined: it does not offer sampling to servers"
                     .into(),
             });
         }
@@ -238,10 +245,22 @@ impl ClientHandler for Handler {
         let _ = self.tools_changed.send(());
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let gave_up = context.ct.cancelled();
+        Ok(elicit::answer(&self.server, &self.forms, request, gave_up).await)
+    }
+
     fn get_info(&self) -> ClientConfig {
-        // Roots (the project folder). No sampling: a `sampling/createMessage` is declined.
+        // Roots (the project folder) and forms (elicitation, `elicit.rs`). No sampling (a
+        // `sampling/createMessage` is declined) and no URL elicitation.
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         ClientConfig::new(
             capabilities,
             Implementation::new("rein", env!("CARGO_PKG_VERSION")),

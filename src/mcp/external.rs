@@ -13,7 +13,8 @@ use std::path::Path;
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
 use crate::tools::external::{
-    ExternalCall, ExternalPrompt, ExternalRead, ExternalSource, ExternalSpec, ExternalTools, Report,
+    CallAids, ExternalCall, ExternalPrompt, ExternalRead, ExternalSource, ExternalSpec,
+    ExternalTools,
 };
 use crate::trust::{Approved, TrustStore};
 
@@ -56,12 +57,26 @@ impl ExternalTools for McpManager {
         }))
     }
 
-    fn call_reporting(&self, name: &str, args: serde_json::Value, report: Report) -> ExternalCall {
+    fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall {
+        self.call_with(name, args, CallAids::default())
+    }
+
+    /// The call as the agent makes it: its result or its error as the model reads it, its
+    /// progress and log lines to `aids.report` (the latest at most every
+    /// [`REPORT_EVERY`]), the server's forms to `aids.ask`.
+    fn call_with(&self, name: &str, args: serde_json::Value, aids: CallAids) -> ExternalCall {
         let manager = self.clone();
         let name = name.to_string();
         Box::pin(async move {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let call = manager.call(&name, args, Some(tx), std::future::pending::<()>());
+            let progress = aids.report.is_some().then_some(tx);
+            let call = manager.call_asking(
+                &name,
+                args,
+                progress,
+                aids.ask,
+                std::future::pending::<()>(),
+            );
             tokio::pin!(call);
             // The latest line waits for its turn: at most one report per REPORT_EVERY,
             // however fast the server sends.
@@ -72,7 +87,7 @@ impl ExternalTools for McpManager {
                     outcome = &mut call => break outcome,
                     Some(update) = rx.recv() => pending = Some(progress_line(&update)),
                     () = tokio::time::sleep_until(next), if pending.is_some() => {
-                        if let Some(line) = pending.take() {
+                        if let (Some(line), Some(report)) = (pending.take(), &aids.report) {
                             report(line);
                         }
                         next = tokio::time::Instant::now() + REPORT_EVERY;
@@ -80,20 +95,6 @@ impl ExternalTools for McpManager {
                 }
             };
             match outcome {
-                Ok(out) => out.to_tool_result(),
-                Err(e) => ToolResult::error(format!("Error: {name} failed - {e}")),
-            }
-        })
-    }
-
-    fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall {
-        let manager = self.clone();
-        let name = name.to_string();
-        Box::pin(async move {
-            match manager
-                .call(&name, args, None, std::future::pending::<()>())
-                .await
-            {
                 Ok(out) => out.to_tool_result(),
                 Err(e) => ToolResult::error(format!("Error: {name} failed - {e}")),
             }

@@ -43,7 +43,7 @@ struct Inner {
     /// rein's data folder: where the OAuth token files are (`oauth/store.rs`); without
     /// it no server logs in.
     data_dir: Option<PathBuf>,
-    /// A person can answer a browser login while servers run (print mode, `rein mcp`):
+    /// A person can answer a browser login while servers run (print mode):
     /// a refused token or a wider scope leads to one (`oauth/client.rs`).
     browser_login: std::sync::atomic::AtomicBool,
 }
@@ -71,6 +71,8 @@ struct Slot {
 struct Live {
     peer: Peer<RoleClient>,
     progress: ProgressRoutes,
+    /// The calls in flight that can put a server's form to the user (`elicit.rs`).
+    forms: super::elicit::FormRoutes,
     /// Becomes `true` when the connection has ended.
     closed: watch::Receiver<bool>,
     stderr: StderrTail,

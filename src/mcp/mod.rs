@@ -52,6 +52,7 @@
 
 mod config;
 mod connection;
+mod elicit;
 pub mod external;
 mod http_error;
 mod manager;
@@ -93,7 +94,8 @@ pub enum ServerState {
     /// ([`McpManager::allow`]).
     NotAllowed { launch: String, why: Unapproved },
     /// An HTTP server that answered 401 and rein has no token for it (or the token was
-    /// refused and could not be renewed): `rein mcp login NAME` logs in.
+    /// refused and could not be renewed): `rein mcp login NAME`, or the dashboard's `/mcp
+    /// login NAME`, logs in.
     NeedsLogin { name: String },
     /// Stopped by [`McpManager::shutdown`].
     Stopped,
@@ -127,7 +129,7 @@ impl std::fmt::Display for ServerState {
             },
             ServerState::NeedsLogin { name } => write!(
                 f,
-                "needs login: the server asks for an OAuth login; run `rein mcp login {name}` in a shell, then restart rein"
+                "needs login: the server asks for an OAuth login; `rein mcp login {name}` in a shell, or /mcp login {name} in the dashboard, logs in"
             ),
             ServerState::Stopped => f.write_str("stopped"),
         }

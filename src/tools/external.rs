@@ -12,6 +12,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::elicitation::{Form, FormAnswer};
+
 /// One external tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ExternalSpec {
@@ -87,12 +89,37 @@ pub trait ExternalTools: Send + Sync {
     }
     /// Run the tool `name` with the argument object `args`.
     fn call(&self, name: &str, args: serde_json::Value) -> ExternalCall;
-    /// [`call`](Self::call), telling `report` how the call goes (one line at a time, at
-    /// most about ten a second, the latest kept). The default reports nothing.
-    fn call_reporting(&self, name: &str, args: serde_json::Value, report: Report) -> ExternalCall {
-        let _ = report;
+    /// [`call`](Self::call) with `aids`: where its progress lines go and who the server's
+    /// forms (MCP elicitation) are put to. The default uses neither: nothing is reported
+    /// and the server's forms are declined.
+    fn call_with(&self, name: &str, args: serde_json::Value, aids: CallAids) -> ExternalCall {
+        let _ = aids;
         self.call(name, args)
     }
+}
+
+/// What a running external call may use besides its arguments.
+#[derive(Clone, Default)]
+pub struct CallAids {
+    /// Where its progress lines go (one line at a time, at most about ten a second, the
+    /// latest kept).
+    pub report: Option<Report>,
+    /// Who the server's forms are put to while it runs.
+    pub ask: Option<std::sync::Arc<dyn AskUser>>,
+}
+
+/// The answer to a form, once the user gives it ([`FormAnswer::Cancel`] when no one
+/// can). Dropping it withdraws the form from the front end.
+pub type FormWait = Pin<Box<dyn Future<Output = FormAnswer> + Send>>;
+
+/// Who a running external call puts a server's questions to: the agent, which passes
+/// them to its front end as events and waits for the answer by id.
+pub trait AskUser: Send + Sync {
+    /// Put `form` to the user.
+    fn ask(&self, form: Form) -> FormWait;
+    /// Tell the user something about the call's server in a line (a form it asked for
+    /// that rein could not show, and declined).
+    fn tell(&self, message: String);
 }
 
 /// The `tools` entries of `specs`, in the form of [`super::specs_json`]'s.

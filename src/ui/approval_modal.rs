@@ -269,31 +269,50 @@ impl Widget for &Approvals {
             put(line, &mut y);
         }
         if let Some(field) = &self.feedback {
-            let area = Rect {
-                x: inner.x,
+            feedback_field(
+                field,
+                " Why? (Enter sends · Esc goes back) ",
+                inner,
                 y,
-                width: inner.width,
-                height: 3.min(bottom.saturating_sub(y)),
-            };
-            if area.height == 3 {
-                let frame = Block::default()
-                    .borders(Borders::ALL)
-                    .border_style(theme::HINT)
-                    .title(Span::styled(
-                        " Why? (Enter sends · Esc goes back) ",
-                        theme::HINT,
-                    ));
-                let field_area = frame.inner(area);
-                frame.render(area, buf);
-                let field_area = Rect {
-                    x: field_area.x + 1,
-                    width: field_area.width.saturating_sub(1),
-                    ..field_area
-                };
-                field.render(field_area, buf);
-            }
+                bottom,
+                buf,
+            );
         }
     }
+}
+
+/// The one-line field a modal opens for words (the approval's "why?", the plan review's
+/// "what to change?"): a box titled `title`, 3 rows from `y` across `inner`, drawn only
+/// when those rows fit above `bottom`.
+pub(super) fn feedback_field(
+    field: &tui_textarea::TextArea<'_>,
+    title: &'static str,
+    inner: Rect,
+    y: u16,
+    bottom: u16,
+    buf: &mut Buffer,
+) {
+    let area = Rect {
+        x: inner.x,
+        y,
+        width: inner.width,
+        height: 3.min(bottom.saturating_sub(y)),
+    };
+    if area.height < 3 {
+        return;
+    }
+    let frame = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme::HINT)
+        .title(Span::styled(title, theme::HINT));
+    let field_area = frame.inner(area);
+    frame.render(area, buf);
+    let field_area = Rect {
+        x: field_area.x + 1,
+        width: field_area.width.saturating_sub(1),
+        ..field_area
+    };
+    field.render(field_area, buf);
 }
 
 #[cfg(test)]

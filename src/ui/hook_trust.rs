@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::layout::{centred, framed, modal_width};
+use super::layout::scrolling_text_modal;
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width, wrap_into, wrap_text, WrapMode};
@@ -120,36 +120,14 @@ fn keys_line(text_w: usize) -> Line<'static> {
 
 impl Widget for &HookTrust {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let (modal_w, text_w) = modal_width(area.width, MAX_WIDTH);
-        let body = body_lines(self, text_w);
-        // Borders 2, a blank line above the body, one above the keys, the keys.
-        let wanted = u16::try_from(body.len())
-            .unwrap_or(u16::MAX)
-            .saturating_add(5);
-        let rect = centred(area, modal_w, wanted);
-        let block = super::layout::modal_block(Span::styled(" Project hooks ", theme::TITLE));
-        let inner = framed(block, rect, buf, true);
-        if inner.is_empty() {
-            return;
-        }
-        let keys_y = inner.bottom().saturating_sub(1);
-        let top = inner.y + u16::from(inner.height > 3);
-        let room = usize::from(keys_y.saturating_sub(top + u16::from(inner.height > 4)));
-        // The scroll, kept so the last page stays in view.
-        let skip = usize::from(self.scroll).min(body.len().saturating_sub(room));
-        for (y, line) in (top..top + room as u16).zip(body.iter().skip(skip)) {
-            buf.set_line(inner.x, y, line, inner.width);
-        }
-        if skip + room < body.len() {
-            let more = format!("↓ {} more", body.len() - skip - room);
-            let x = inner.right().saturating_sub(width(&more) as u16);
-            buf.set_string(x, keys_y.saturating_sub(1), more, theme::DIM);
-        }
-        buf.set_line(
-            inner.x,
-            keys_y,
-            &keys_line(usize::from(inner.width)),
-            inner.width,
+        scrolling_text_modal(
+            area,
+            buf,
+            MAX_WIDTH,
+            Span::styled(" Project hooks ", theme::TITLE),
+            self.scroll,
+            |text_w| body_lines(self, text_w),
+            keys_line,
         );
     }
 }

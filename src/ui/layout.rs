@@ -131,3 +131,50 @@ pub fn framed(block: Block<'_>, area: Rect, buf: &mut Buffer, modal: bool) -> Re
         ..inner
     }
 }
+
+/// A box of scrolling text over the screen (the help, a project's hooks): `title` on its
+/// border, the body (made by `body` for the text's width) from line `scroll` on, the last
+/// page kept in view and "↓ N more" above the keys when more is below, and the line of
+/// keys (made by `keys` for the inside's width) at the bottom. At most `max_width` wide.
+pub fn scrolling_text_modal(
+    area: Rect,
+    buf: &mut Buffer,
+    max_width: u16,
+    title: ratatui::text::Span<'_>,
+    scroll: u16,
+    body: impl FnOnce(usize) -> Vec<ratatui::text::Line<'static>>,
+    keys: impl FnOnce(usize) -> ratatui::text::Line<'static>,
+) {
+    let (modal_w, text_w) = modal_width(area.width, max_width);
+    let body = body(text_w);
+    // Borders 2, a blank line above the body, one above the keys, the keys.
+    let wanted = u16::try_from(body.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(5);
+    let rect = centred(area, modal_w, wanted);
+    let inner = framed(modal_block(title), rect, buf, true);
+    if inner.is_empty() {
+        return;
+    }
+    let keys_y = inner.bottom().saturating_sub(1);
+    let top = inner.y + u16::from(inner.height > 3);
+    let room = usize::from(keys_y.saturating_sub(top + u16::from(inner.height > 4)));
+    // The scroll, kept so the last page stays in view.
+    let skip = usize::from(scroll).min(body.len().saturating_sub(room));
+    for (y, line) in (top..top + room as u16).zip(body.iter().skip(skip)) {
+        buf.set_line(inner.x, y, line, inner.width);
+    }
+    if skip + room < body.len() {
+        let more = format!("↓ {} more", body.len() - skip - room);
+        let x = inner
+            .right()
+            .saturating_sub(super::wrap::width(&more) as u16);
+        buf.set_string(x, keys_y.saturating_sub(1), more, super::theme::DIM);
+    }
+    buf.set_line(
+        inner.x,
+        keys_y,
+        &keys(usize::from(inner.width)),
+        inner.width,
+    );
+}

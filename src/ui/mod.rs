@@ -20,6 +20,7 @@ pub mod approval_modal;
 pub mod context_modal;
 pub mod diff;
 pub mod finder;
+pub mod form_modal;
 pub mod gauge;
 pub mod help;
 pub mod history_search;
@@ -126,6 +127,7 @@ fn render_layer(
             }
         }
         Layer::Approval => buf_render(&app.approvals, area, buf),
+        Layer::Form => buf_render(&app.forms, area, buf),
         Layer::Plan => {
             if let Some(review) = &app.plan_review {
                 buf_render(review, area, buf);

@@ -6,8 +6,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Widget};
+use ratatui::widgets::Widget;
 
+use super::approval_modal::feedback_field;
 use super::layout::{centred, framed, modal_block, modal_width};
 use super::theme;
 use super::wrap::{wrap_into, WrapMode};
@@ -113,29 +114,14 @@ impl Widget for &PlanReview {
             }
         }
         if let Some(field) = &self.feedback {
-            let area = Rect {
-                x: inner.x,
+            feedback_field(
+                field,
+                " What to change? (Enter sends · Esc goes back) ",
+                inner,
                 y,
-                width: inner.width,
-                height: 3.min(bottom.saturating_sub(y)),
-            };
-            if area.height == 3 {
-                let frame = Block::default()
-                    .borders(Borders::ALL)
-                    .border_style(theme::HINT)
-                    .title(Span::styled(
-                        " What to change? (Enter sends · Esc goes back) ",
-                        theme::HINT,
-                    ));
-                let field_area = frame.inner(area);
-                frame.render(area, buf);
-                let field_area = Rect {
-                    x: field_area.x + 1,
-                    width: field_area.width.saturating_sub(1),
-                    ..field_area
-                };
-                field.render(field_area, buf);
-            }
+                bottom,
+                buf,
+            );
         }
     }
 }

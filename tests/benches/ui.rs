@@ -13,6 +13,10 @@
 //!    dashboard does), scrolled up from the bottom and at the top (after Ctrl-Home), and
 //!    the first frame after the first Ctrl-Home with cold caches (a resumed session).
 //!
+//! 4. The transcript pager (issue 28, Alt-O): with 20 and 20 000 cells, opening it (the key
+//!    and the first frame, cold caches: every output and diff expanded), then PgUp from the
+//!    end, Home and PgDn from the top, each a key and a frame. `-- pager` runs only these.
+//!
 //! Frames go through ratatui's `Terminal::draw` on a `TestBackend`, so the figures include
 //! the buffer diff. Each figure is printed as a Markdown table row.
 
@@ -356,6 +360,48 @@ fn bench_scroll(cells: usize) -> Vec<(String, f64, f64)> {
     rows
 }
 
+/// The pager's figures with `cells` cells: rows of (what, update µs, frame µs).
+fn bench_pager(cells: usize) -> Vec<(String, f64, f64)> {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let none = KeyModifiers::NONE;
+    let mut app = App::new(info(), 128_000);
+    app.size = (WIDTH, HEIGHT);
+    app.transcript.cells = transcript(cells);
+    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
+    let now = Instant::now();
+    terminal.draw(|f| render(&app, f, now)).unwrap();
+    let (u, f) = presses(
+        &mut app,
+        &mut terminal,
+        &|| key(KeyCode::Char('o'), KeyModifiers::ALT),
+        1,
+    );
+    assert!(app.pager.is_some(), "Alt-O opens the pager");
+    let mut rows = vec![("open it (Alt-O), cold caches".to_string(), u, f)];
+    let (u, f) = presses(&mut app, &mut terminal, &|| key(KeyCode::PageUp, none), 20);
+    rows.push(("PgUp from the end".into(), u, f));
+    let (u, f) = presses(&mut app, &mut terminal, &|| key(KeyCode::Home, none), 1);
+    rows.push(("Home (to the top)".into(), u, f));
+    let (u, f) = presses(
+        &mut app,
+        &mut terminal,
+        &|| key(KeyCode::PageDown, none),
+        20,
+    );
+    rows.push(("PgDn from the top".into(), u, f));
+    rows
+}
+
+fn print_pager() {
+    let small = bench_pager(20);
+    let huge = bench_pager(20_000);
+    println!("| transcript pager at {WIDTH}×{HEIGHT}: update step + frame, µs | 20 cells | 20 000 cells |");
+    println!("|---|---|---|");
+    for ((what, u20, f20), (_, u2, f2)) in small.iter().zip(&huge) {
+        println!("| {what} | {u20:.0} + {f20:.0} | {u2:.0} + {f2:.0} |");
+    }
+}
+
 /// The dashboard bench's paced stream, in process: 5 000 four-character chunks a second,
 /// a frame every 33 ms (the dashboard's stream cadence), on crossterm's backend.
 fn bench_paced_crossterm(text: &str) -> (StreamRun, u64) {
@@ -377,6 +423,10 @@ fn main() {
             run.worst_frame.as_secs_f64() * 1e3,
             written as f64 / 1e3 / run.frames as f64,
         );
+        return;
+    }
+    if std::env::args().any(|a| a == "pager") {
+        print_pager();
         return;
     }
     let scroll_small = bench_scroll(20);
@@ -434,4 +484,6 @@ fn main() {
             written as f64 / 1e3 / run.frames as f64,
         );
     }
+    println!();
+    print_pager();
 }

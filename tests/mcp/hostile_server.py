@@ -33,6 +33,14 @@ In every mode a call to `work` obeys its arguments (after the mode's own misdeed
   {"notes": N}         sends N progress notifications (with the call's progressToken)
                        and N log messages (notifications/message) first, each holding a
                        terminal escape sequence and 500 more characters
+  {"elicit": SCHEMA}   (stdio) asks the user to fill in a form first (elicitation/create
+                       with SCHEMA as its requestedSchema); the result's text is the
+                       client's answer, as JSON
+  {"elicit_fields": N} (stdio) the same with a form of N text fields (required, each
+                       with a 5,000-character default when "elicit_defaults" is true)
+  {"elicit_order": [NAME...]} (stdio) the form's fields in this order on the wire
+  {"elicit_give_up": S} (stdio) asks, then gives up after S seconds without reading the
+                       answer: the result says "gave up"
 
 Every mode also offers resources (resources/list, resources/read: `mem://notes` text,
 `mem://huge` 100 MB of text on one line, `mem://logo` a PNG blob, and any `file://` URI,
@@ -188,10 +196,44 @@ def call_result(args):
     return result
 
 
+def elicit(args):
+    """Ask the client for a form (stdio): the client's answer, or None if given up."""
+    schema = args.get("elicit")
+    if args.get("elicit_fields"):
+        with_defaults = bool(args.get("elicit_defaults"))
+        props = {}
+        for i in range(int(args["elicit_fields"])):
+            prop = {"type": "string", "title": f"Field {i}"}
+            if with_defaults:
+                prop["default"] = "d" * 5000
+            props[f"f{i:04}"] = prop
+        schema = {"type": "object", "properties": props, "required": sorted(props)}
+    if args.get("elicit_order"):
+        # The fields in this order on the wire (the test's JSON sorts them by name).
+        props = schema["properties"]
+        schema["properties"] = {k: props[k] for k in args["elicit_order"] if k in props}
+    send({"jsonrpc": "2.0", "id": "elicit-1", "method": "elicitation/create",
+          "params": {"mode": "form", "message": args.get("message", "\x1b[31mPlease\x1b[0m fill this in"),
+                     "requestedSchema": schema}})
+    if args.get("elicit_give_up"):
+        time.sleep(float(args["elicit_give_up"]))
+        return None
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("id") == "elicit-1" and "method" not in msg:
+            return msg.get("result", msg.get("error"))
+    return None
+
+
 def answer(msg):
-    """The JSON-RPC answer to `msg` (None for a notification)."""
+    """The JSON-RPC answer to `msg` (None for a notification or a response)."""
     global added
     method, mid = msg.get("method"), msg.get("id")
+    if method is None:
+        return None
     if method == "initialize":
         if MODE == "hang":
             sys.stderr.write("hostile: stuck before initialize\n")
@@ -268,6 +310,11 @@ def answer(msg):
         if MODE == "changes" and not added:
             added = True
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        if not HTTP and (args.get("elicit") or args.get("elicit_fields")):
+            got = elicit(args)
+            text = "gave up" if got is None else json.dumps(got)
+            return {"jsonrpc": "2.0", "id": mid,
+                    "result": {"content": [{"type": "text", "text": text}]}}
         return {"jsonrpc": "2.0", "id": mid, "result": call_result(args)}
     if mid is not None:
         return {"jsonrpc": "2.0", "id": mid, "result": {}}

@@ -136,6 +136,7 @@ impl Agent {
                 queued: VecDeque::new(),
                 shutdown: false,
                 open: OpenApprovals::default(),
+                forms: Default::default(),
                 mode: mode.clone(),
                 events: events.clone(),
                 window,

@@ -40,6 +40,7 @@ impl Agent {
         let repeated = self.same_calls.next(call);
         let hook_env = self.hook_env();
         let open = self.inbox.open.clone();
+        let forms = self.inbox.forms.clone();
         let env = ToolEnv {
             toolset: Toolset::Main,
             policy: &*self.config.policy,
@@ -48,6 +49,7 @@ impl Agent {
             events: &self.events,
             subagent: None,
             open: &open,
+            forms: Some(&forms),
             spill: &self.spill,
             mode: &self.mode,
             external: self.config.external_tools.as_deref(),

@@ -40,6 +40,7 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
             }
         }
         EventFamily::Approval => approval_needed(app, event, now, effects),
+        EventFamily::Form => super::form::event(app, event, effects),
         EventFamily::Context => context_event(app, event, now),
         EventFamily::Notice => notice_event(app, event),
     }

@@ -1,11 +1,17 @@
 //! The MCP servers on the dashboard: their states as they report them (a line in the
 //! transcript when one is ready or fails, with its stderr tail), `/mcp`'s list, and
 //! `/mcp allow NAME` for a project's server that waits for the user (both say what changed
-//! since the user allowed it before, key by key).
+//! since the user allowed it before, key by key), and `/mcp login NAME` / `/mcp logout
+//! NAME` for an HTTP server's OAuth login: the login runs off the loop
+//! ([`Effect::LoginMcp`]), its steps come back as [`McpLoginStep`]s (the authorization URL
+//! and notes as transcript lines, capped, attributed to the server), and a login or logout
+//! that ends well restarts the server, so its tools appear (or it needs a login again).
 
+use crate::app::event::McpLoginStep;
 use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind};
 use crate::app::Effect;
+use crate::mcp::oauth::LoginOutcome;
 use crate::mcp::{McpEvent, ServerState, Unapproved};
 
 /// A server's state changed, or it has something to say.
@@ -13,7 +19,7 @@ pub fn event(app: &mut App, event: McpEvent) {
     match event {
         McpEvent::ServerState { name, state } => {
             let line = match &state {
-                ServerState::Ready { .. } => {
+                ServerState::Ready { .. } | ServerState::NeedsLogin { .. } => {
                     Some((NoticeKind::Info, format!("MCP server {name}: {state}")))
                 }
                 ServerState::Failed { reason, stderr } => {
@@ -111,4 +117,120 @@ pub fn allow(app: &mut App, name: String, effects: &mut Vec<Effect>) {
         ),
     };
     app.transcript.notice(NoticeKind::Info, text);
+}
+
+/// The most characters of an authorization URL shown (the authorization server makes it).
+const MAX_URL_CHARS: usize = 4096;
+/// The most characters of one note of a login shown.
+const MAX_NOTE_CHARS: usize = 1024;
+
+/// `text`, cut to `max` characters (an ellipsis says so).
+fn capped(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// `/mcp login NAME`: start an OAuth login for the server, unless one runs already or the
+/// server cannot start (disabled, or a project's not allowed yet).
+pub fn login(app: &mut App, name: String, effects: &mut Vec<Effect>) {
+    let hint = match app.mcp_servers.iter().find(|(n, _)| *n == name) {
+        None => Some(format!(
+            "no MCP server named {name} in this session; /mcp lists them"
+        )),
+        Some((_, ServerState::NotAllowed { .. })) => Some(format!(
+            "{name} is the project's server and waits for you: /mcp allow {name} first"
+        )),
+        Some((_, ServerState::Disabled)) => Some(format!(
+            "the MCP server {name} is disabled (enabled = false)"
+        )),
+        Some(_) if app.mcp_logins.contains(&name) => Some(format!(
+            "a login to {name} is under way: finish it in the browser"
+        )),
+        Some(_) => None,
+    };
+    if let Some(hint) = hint {
+        app.hint = Some(hint);
+        return;
+    }
+    app.transcript.notice(
+        NoticeKind::Info,
+        format!(
+            "logging in to the MCP server {name} (OAuth): rein opens the authorization page in \
+             your browser; the dashboard goes on meanwhile"
+        ),
+    );
+    app.mcp_logins.push(name.clone());
+    effects.push(Effect::LoginMcp(name));
+}
+
+/// `/mcp logout NAME`: forget the server's tokens (the loop says whether there were any).
+pub fn logout(app: &mut App, name: String, effects: &mut Vec<Effect>) {
+    if !app.mcp_servers.iter().any(|(n, _)| *n == name) {
+        app.hint = Some(format!(
+            "no MCP server named {name} in this session; /mcp lists them"
+        ));
+        return;
+    }
+    effects.push(Effect::LogoutMcp(name));
+}
+
+/// A step of a login or logout of the server `name`.
+pub fn login_step(app: &mut App, name: String, step: McpLoginStep, effects: &mut Vec<Effect>) {
+    let (kind, text) = match step {
+        McpLoginStep::Url(url) => (
+            NoticeKind::Info,
+            format!(
+                "MCP server {name}: open this URL in a browser to log in (rein tries to open \
+                 it):\n  {}",
+                capped(&url, MAX_URL_CHARS)
+            ),
+        ),
+        McpLoginStep::Note(note) => (
+            NoticeKind::Info,
+            format!("MCP server {name} login: {}", capped(&note, MAX_NOTE_CHARS)),
+        ),
+        McpLoginStep::Finished(outcome) => {
+            app.mcp_logins.retain(|n| *n != name);
+            match outcome {
+                Ok(LoginOutcome::LoggedIn) => {
+                    effects.push(Effect::RestartMcp(name.clone()));
+                    (
+                        NoticeKind::Info,
+                        format!("logged in to the MCP server {name}; restarting it"),
+                    )
+                }
+                Ok(LoginOutcome::NotNeeded) => (
+                    NoticeKind::Info,
+                    format!("the MCP server {name} answers without a login"),
+                ),
+                Err(why) => (
+                    NoticeKind::Error,
+                    format!(
+                        "the login to the MCP server {name} failed: {}",
+                        capped(&why, MAX_NOTE_CHARS)
+                    ),
+                ),
+            }
+        }
+        McpLoginStep::LoggedOut(Ok(true)) => {
+            effects.push(Effect::RestartMcp(name.clone()));
+            (
+                NoticeKind::Info,
+                format!(
+                    "logged out of the MCP server {name}: its tokens are forgotten; restarting it"
+                ),
+            )
+        }
+        McpLoginStep::LoggedOut(Ok(false)) => (
+            NoticeKind::Info,
+            format!("the MCP server {name} had no login to forget"),
+        ),
+        McpLoginStep::LoggedOut(Err(why)) => (
+            NoticeKind::Error,
+            format!("the logout of the MCP server {name} failed: {why}"),
+        ),
+    };
+    app.transcript.notice(kind, text);
 }

@@ -22,6 +22,7 @@
 pub mod agent_events;
 pub mod answer;
 pub mod editor;
+pub mod form;
 pub mod hooks;
 pub mod mcp;
 pub mod model_switch;
@@ -41,6 +42,7 @@ use crate::app::approval::ApprovalOutcome;
 use crate::app::commands::SlashCommand;
 use crate::app::context_view;
 use crate::app::event::{AppEvent, Effect};
+use crate::app::form::FormOutcome;
 use crate::app::help::HelpOutcome;
 use crate::app::history_search::{HistorySearch, SearchOutcome};
 use crate::app::hook_trust::HookTrustOutcome;
@@ -157,6 +159,7 @@ pub fn update_at(app: &mut App, event: AppEvent, now: Instant) -> Vec<Effect> {
             mcp::event(app, event);
             send::release_first_prompt(app, now, &mut effects);
         }
+        AppEvent::McpLogin { name, step } => mcp::login_step(app, name, step, &mut effects),
         AppEvent::HistoryLoaded(earlier) => app.composer.earlier_inputs(earlier),
         AppEvent::Edited(result) => editor::edited(app, result),
         AppEvent::ResultRead { id, at, text } => result_read(app, &id, &at, text),
@@ -235,6 +238,18 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         (Layer::Approval | Layer::Feedback, Input::Mouse(mouse)) => {
             app.approvals.mouse(&mouse, app.size)
         }
+        // The tail of a paste must not answer a server's form.
+        (Layer::Form, Input::Key { in_paste: true, .. }) => {}
+        (Layer::Form, Input::Key { key, .. }) => {
+            let outcome = app
+                .forms
+                .handle_key(&key, app.size.1, &app.composer.textarea);
+            if let FormOutcome::Answer(answer) = outcome {
+                form::answer(app, answer, effects);
+            }
+        }
+        (Layer::Form, Input::Paste(text)) => app.forms.paste(text),
+        (Layer::Form, Input::Mouse(mouse)) => app.forms.mouse(&mouse),
         // The tail of a paste must not answer the question either.
         (Layer::Hooks, Input::Key { in_paste: true, .. } | Input::Paste(_)) => {}
         (Layer::Hooks, Input::Key { key, .. }) => {
@@ -553,7 +568,14 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::ApprovePlanAuto
         | Action::KeepPlanning
         | Action::PlanFeedback
-        | Action::ClosePager => {}
+        | Action::ClosePager
+        | Action::FormNext
+        | Action::FormPrev
+        | Action::FormChoiceNext
+        | Action::FormChoicePrev
+        | Action::FormAccept
+        | Action::FormDecline
+        | Action::FormCancel => {}
     }
 }
 

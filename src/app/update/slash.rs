@@ -121,9 +121,11 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             effects.push(Effect::RestartMcp(name));
         }
         SlashCommand::Mcp(McpAction::Allow(name)) => super::mcp::allow(app, name, effects),
+        SlashCommand::Mcp(McpAction::Login(name)) => super::mcp::login(app, name, effects),
+        SlashCommand::Mcp(McpAction::Logout(name)) => super::mcp::logout(app, name, effects),
         SlashCommand::Mcp(McpAction::Unknown(words)) => {
             app.hint = Some(format!(
-                "/mcp {words}: expected /mcp, /mcp restart NAME or /mcp allow NAME"
+                "/mcp {words}: expected /mcp, /mcp restart NAME, /mcp allow NAME, /mcp login NAME or /mcp logout NAME"
             ));
         }
         SlashCommand::Hooks(HooksAction::List) => super::hooks::list(app),

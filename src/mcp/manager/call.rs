@@ -1,10 +1,12 @@
 //! A call to a ready server's tool: the tool found by the name the model knows, its
 //! arguments checked (an object, or none), the request sent with the server's
 //! `tool_timeout` (reset by progress), progress routed to the caller, and the answer
-//! converted (`result.rs`). A cancel sends the server `notifications/cancelled`; a
+//! converted (`result.rs`). While it runs, the server's forms go to whoever the caller
+//! gave to answer them (`elicit.rs`). A cancel sends the server `notifications/cancelled`; a
 //! connection that ends under the call marks the server failed.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -15,9 +17,11 @@ use rmcp::ServiceError;
 use tokio::sync::mpsc;
 
 use super::{lock, Live, McpManager};
+use crate::mcp::elicit;
 use crate::mcp::http_error::HttpProblem;
 use crate::mcp::result::{self, McpOutput};
 use crate::mcp::{McpError, McpProgress, McpTool, ServerState};
+use crate::tools::external::AskUser;
 
 impl McpManager {
     /// Call the tool the model knows as `name` with `arguments` (an object, or null for
@@ -30,6 +34,21 @@ impl McpManager {
         name: &str,
         arguments: serde_json::Value,
         progress: Option<mpsc::UnboundedSender<McpProgress>>,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<McpOutput, McpError> {
+        self.call_asking(name, arguments, progress, None, cancel)
+            .await
+    }
+
+    /// [`call`](Self::call), with `ask` to put the server's forms to while the call runs
+    /// (without it, they are declined); a form still open when the call ends is closed
+    /// and the server answered `cancel`.
+    pub async fn call_asking(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        progress: Option<mpsc::UnboundedSender<McpProgress>>,
+        ask: Option<Arc<dyn AskUser>>,
         cancel: impl Future<Output = ()>,
     ) -> Result<McpOutput, McpError> {
         let tool = self
@@ -69,6 +88,8 @@ impl McpManager {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
+        // Before the request: the server may ask at once.
+        let _route = ask.map(|ask| elicit::register(&live.forms, ask));
         let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
         let handle = live
             .peer

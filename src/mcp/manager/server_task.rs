@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::{stop, Inner, Live, McpManager};
 use crate::mcp::connection::{self, Failure, Handler, ProgressRoutes, StderrTail};
+use crate::mcp::elicit::FormRoutes;
 use crate::mcp::http_error::request_failed;
 use crate::mcp::{oauth, stdio};
 use crate::mcp::{McpEvent, ServerConfig, ServerState, Transport};
@@ -62,12 +63,14 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     let url = url(&config);
     let progress = ProgressRoutes::default();
     let (changed_tx, mut changed) = mpsc::unbounded_channel();
+    let forms = FormRoutes::default();
     let handler = Handler::new(
         &name,
         &manager.inner.root,
         progress.clone(),
         changed_tx,
         manager.inner.events.clone(),
+        forms.clone(),
     );
     let login = manager.inner.data_dir.as_deref().and_then(|data_dir| {
         Some(connection::Login {
@@ -139,6 +142,7 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     let live = Live {
         peer: peer.clone(),
         progress,
+        forms,
         closed: closed_rx,
         stderr: stderr.clone(),
         pgid,

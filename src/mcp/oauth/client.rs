@@ -1,16 +1,18 @@
 //! The HTTP client of a server rein logged in to: rmcp's `AuthClient` (it sends the
 //! stored access token, refreshes it when it expires, and retries once after a silent
 //! refresh when the server rejects it), wrapped so that where a person can answer (print
-//! mode, `rein mcp`), the server's verdicts lead to the browser again:
+//! mode only: `rein mcp list` and the dashboard never open a browser by themselves), the
+//! server's verdicts lead to the browser again:
 //!
-//! - a 401 that the refresh could not mend: one new login, then the request once more;
+//! - a 401 that the refresh could not mend (a revoked refresh token, say): one new login
+//!   for the connection ([`MAX_RELOGINS`]), then the request once more;
 //! - a 403 `insufficient_scope`: one step-up authorization asking for the wider scope
 //!   (what was granted plus what the challenge names), then the request once more; at
 //!   most [`MAX_STEP_UPS`] for the connection, so a server that always wants more cannot
 //!   keep the browser opening.
 //!
 //! In the dashboard no browser opens by itself: the error stands, `/mcp` shows the server
-//! needs a login, and a key logs in.
+//! needs a login, and `/mcp login NAME` logs in.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -29,6 +31,8 @@ use super::flow::{self, Prompt, Target};
 
 /// The most step-up authorizations one connection asks for.
 pub const MAX_STEP_UPS: u32 = 2;
+/// The most new logins after a 401 one connection asks for.
+pub const MAX_RELOGINS: u32 = 1;
 
 type Inner = AuthClient<reqwest013::Client>;
 type Error = StreamableHttpError<reqwest013::Error>;
@@ -46,6 +50,7 @@ pub struct OAuthHttpClient {
     inner: Inner,
     relogin: Option<Arc<Relogin>>,
     step_ups: Arc<AtomicU32>,
+    relogins: Arc<AtomicU32>,
 }
 
 impl OAuthHttpClient {
@@ -54,6 +59,7 @@ impl OAuthHttpClient {
             inner: AuthClient::new(reqwest013::Client::new(), manager),
             relogin: relogin.map(Arc::new),
             step_ups: Arc::new(AtomicU32::new(0)),
+            relogins: Arc::new(AtomicU32::new(0)),
         }
     }
 
@@ -64,7 +70,16 @@ impl OAuthHttpClient {
             return false;
         };
         let (challenge, wider) = match error {
-            StreamableHttpError::AuthRequired(e) => (e.www_authenticate_header.clone(), None),
+            StreamableHttpError::AuthRequired(e) => {
+                if self.relogins.fetch_add(1, Ordering::SeqCst) >= MAX_RELOGINS {
+                    relogin.prompt.note(&format!(
+                        "the MCP server {:?} refused the token again; rein does not open the browser a second time (`rein mcp login {}` logs in)",
+                        relogin.target.name, relogin.target.name
+                    ));
+                    return false;
+                }
+                (e.www_authenticate_header.clone(), None)
+            }
             StreamableHttpError::InsufficientScope(e) => {
                 if self.step_ups.fetch_add(1, Ordering::SeqCst) >= MAX_STEP_UPS {
                     relogin.prompt.note(&format!(

@@ -87,6 +87,25 @@ impl Target {
         }
     }
 
+    /// The login settings of `config`, or why it cannot log in (in words for the user).
+    pub fn for_login(config: &ServerConfig, data_dir: &Path) -> Result<Target, String> {
+        let name = &config.name;
+        match &config.transport {
+            Transport::Stdio { .. } => Err(format!(
+                "{name} is a stdio server (`command`); only HTTP servers (`url`) log in"
+            )),
+            Transport::Http {
+                bearer_token_env: Some(var),
+                ..
+            } => Err(format!(
+                "{name} sends the bearer token from {var} (bearer_token_env); remove that key to log in with OAuth instead"
+            )),
+            Transport::Http { .. } => {
+                Target::of(config, data_dir).ok_or_else(|| format!("{name} cannot log in"))
+            }
+        }
+    }
+
     pub fn store(&self) -> TokenFile {
         TokenFile::new(&self.data_dir, &self.name, &self.url)
     }
@@ -226,6 +245,12 @@ pub async fn login(target: &Target, prompt: &dyn Prompt) -> Result<LoginOutcome,
     if challenge.is_none() && !resolution.source.is_discovered() {
         return Ok(LoginOutcome::NotNeeded);
     }
+    let store = target.store();
+    if store.has_tokens() && store.issuer() != resolution.metadata.issuer {
+        // The tokens and the client are another authorization server's: never offered to
+        // this one.
+        store.remove()?;
+    }
     let documents = resolution
         .metadata
         .additional_fields
@@ -235,7 +260,22 @@ pub async fn login(target: &Target, prompt: &dyn Prompt) -> Result<LoginOutcome,
     manager.set_metadata(resolution.metadata);
     let scopes = manager.select_initial_scopes(&[]).await;
     authorize(&mut manager, target, &scopes, documents, prompt).await?;
+    // Where the challenge pointed: a reconnection gets no challenge, and discovers the
+    // same way from this.
+    store.set_resource_metadata(
+        challenge
+            .as_deref()
+            .and_then(|c| resource_metadata_of(c, target)),
+    )?;
     Ok(LoginOutcome::LoggedIn)
+}
+
+/// The protected-resource metadata URL a `WWW-Authenticate` challenge names.
+fn resource_metadata_of(challenge: &str, target: &Target) -> Option<String> {
+    let base = reqwest::Url::parse(&target.url).ok()?;
+    rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &base)
+        .resource_metadata_url
+        .map(|url| url.to_string())
 }
 
 /// The browser part, with a manager that knows the authorization server: the client,
@@ -337,19 +377,39 @@ pub async fn authorize(
 }
 
 /// A manager ready to send `target`'s stored tokens (and refresh them), or `None` when
-/// there are none for its URL.
+/// there are none for its URL. An authorization server whose issuer is not the one the
+/// tokens came from is an error, and the tokens are removed.
 pub async fn stored(target: &Target) -> Result<Option<AuthorizationManager>, String> {
     let store = target.store();
     if !store.has_tokens() {
         return Ok(None);
     }
     let mut manager = manager(target).await?;
+    // Discovered as the login did: from the resource-metadata URL its challenge named.
+    let challenge = store
+        .resource_metadata()
+        .map(|url| format!("Bearer resource_metadata=\"{url}\""));
     let resolution = target
         .within(
             "discovering the authorization server",
-            manager.resolve_metadata(),
+            manager.resolve_metadata_from_challenge(challenge.as_deref()),
         )
         .await?;
+    if let Some(issuer) = store.issuer() {
+        if resolution.metadata.issuer.as_deref() != Some(issuer.as_str()) {
+            // The refresh token is never sent to another issuer: the tokens and the client
+            // registered with the old one are dropped.
+            store.remove()?;
+            return Err(format!(
+                "its authorization server is now {}, not {issuer:?} that issued rein's tokens; rein dropped them",
+                resolution
+                    .metadata
+                    .issuer
+                    .as_deref()
+                    .map_or("one without an issuer".to_string(), |i| format!("{i:?}"))
+            ));
+        }
+    }
     manager.set_metadata(resolution.metadata);
     let Some((id, secret)) = store.client() else {
         return Ok(None);

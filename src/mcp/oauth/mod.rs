@@ -18,6 +18,12 @@
 //!   mode) one re-login after a 401 that the refresh did not mend, and a step-up login
 //!   on a 403 `insufficient_scope`, at most twice a connection. A server that answers
 //!   401 and has no tokens is [`ServerState::NeedsLogin`](super::ServerState::NeedsLogin).
+//!   Reconnecting discovers the authorization server as the login did (the challenge's
+//!   resource-metadata URL is kept with the tokens) and checks that its issuer is the one
+//!   the tokens came from: another issuer means a new login, and the refresh token is
+//!   never sent to it.
+//! - The dashboard's `/mcp login NAME` runs [`login`] in the background with its own
+//!   [`Prompt`] (the URL and notes as transcript lines), then restarts the server.
 //!
 //! What rmcp does not cover and rein adds: the token file and its URL binding, the
 //! loopback callback listener, opening the browser, the probe for the first challenge,
@@ -31,8 +37,8 @@ mod flow;
 mod store;
 
 pub use callback::CallbackParams;
-pub use client::MAX_STEP_UPS;
 pub(crate) use client::{OAuthHttpClient, Relogin};
+pub use client::{MAX_RELOGINS, MAX_STEP_UPS};
 pub use flow::{
     is_loopback_host, is_loopback_redirect, login, probe, stored, LoginOutcome, Prompt, Target,
     CALLBACK_TIMEOUT,

@@ -6,7 +6,11 @@
 //! for that URL: a config (a project's, say) that names the same server with another URL
 //! gets no token, so rein never sends a token to a host it was not issued for. It also
 //! keeps the client the login registered (its ID and, for a confidential client, the
-//! secret the authorization server gave it), so a refresh authenticates as that client.
+//! secret the authorization server gave it), so a refresh authenticates as that client,
+//! and where the login found the authorization server: the protected-resource metadata
+//! URL the server's challenge named, so a reconnection (which gets no challenge) discovers
+//! the same endpoints, and the issuer the tokens came from (rmcp keeps it with the
+//! credentials), which a reconnection checks before a refresh token is sent anywhere.
 //! rmcp reads and writes the tokens through its `CredentialStore` trait.
 
 use std::path::{Path, PathBuf};
@@ -40,6 +44,9 @@ struct OnDisk {
     client_id: Option<String>,
     #[serde(default)]
     client_secret: Option<String>,
+    /// The protected-resource metadata URL the server's 401 challenge named at the login.
+    #[serde(default)]
+    resource_metadata: Option<String>,
     credentials: Option<StoredCredentials>,
 }
 
@@ -109,6 +116,27 @@ impl TokenFile {
         )
     }
 
+    /// The issuer of the authorization server the stored tokens came from, when its
+    /// metadata named one.
+    pub fn issuer(&self) -> Option<String> {
+        self.read().ok().flatten()?.credentials?.issuer
+    }
+
+    /// The protected-resource metadata URL the login's challenge named.
+    pub fn resource_metadata(&self) -> Option<String> {
+        self.read().ok().flatten()?.resource_metadata
+    }
+
+    /// Keep where the login found the protected-resource metadata (`None`: the well-known
+    /// paths).
+    pub fn set_resource_metadata(&self, url: Option<String>) -> Result<(), String> {
+        let Some(mut on_disk) = self.read()? else {
+            return Ok(());
+        };
+        on_disk.resource_metadata = url;
+        self.write(&on_disk)
+    }
+
     /// The client the login used: its ID and secret.
     pub fn client(&self) -> Option<(String, Option<String>)> {
         let on_disk = self.read().ok().flatten()?;
@@ -125,6 +153,7 @@ impl TokenFile {
             url: self.url.clone(),
             client_id: None,
             client_secret: None,
+            resource_metadata: None,
             credentials: None,
         });
         on_disk.client_id = Some(id.to_string());
@@ -151,6 +180,7 @@ impl CredentialStore for TokenFile {
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let previous = self.read().ok().flatten();
+        let resource_metadata = previous.as_ref().and_then(|p| p.resource_metadata.clone());
         // A secret belongs to the client it was issued with.
         let client_secret = previous
             .filter(|p| p.client_id.as_deref() == Some(credentials.client_id.as_str()))
@@ -159,6 +189,7 @@ impl CredentialStore for TokenFile {
             url: self.url.clone(),
             client_id: Some(credentials.client_id.clone()),
             client_secret,
+            resource_metadata,
             credentials: Some(credentials),
         })
         .map_err(AuthError::CredentialStoreError)

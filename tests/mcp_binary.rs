@@ -3,8 +3,9 @@
 //! `$REIN_MCP_SERVERS`): its tools reach the model as `mcp__everything__*`, a call goes
 //! through the permission rules to the server and its result back to the model; a server
 //! the project declares does not run until `rein mcp allow` allows it; `rein mcp list`
-//! lists the servers and their tools. Where the server is missing the tests say so and
-//! pass, unless `REIN_MCP=1` (set by `.ci/run`).
+//! lists the servers and their tools; its prompts run as slash commands, its resources
+//! attach as `@everything:URI` and its roots tool sees the project folder. Where the
+//! server is missing the tests say so and pass, unless `REIN_MCP=1` (set by `.ci/run`).
 
 mod support;
 
@@ -322,4 +323,86 @@ async fn an_approved_http_server_that_starts_asking_for_a_token_is_held_again() 
         got.len() == 2 && got[1].contains("Bearer ghp_not_for_docs"),
         "the token goes once allowed: {got:?}"
     );
+}
+
+/// The reference server's prompts, resources and roots through the binary: a prompt run
+/// as `/mcp__everything__args-prompt` is what the model gets, `@everything:URI` attaches
+/// the resource's text, and its `get-roots-list` tool (offered only to a client that
+/// declares roots) names the project folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_servers_prompts_resources_and_roots() {
+    let Some(program) = everything() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+    std::fs::write(
+        home.path().join("rein-home/config.toml"),
+        format!(
+            "{}\n[[permissions.tools]]\npattern = \"mcp__everything__get-roots-list\"\naction = \"allow\"\n",
+            server_table("everything", &program)
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("Sunny."),
+        Reply::text("Read it."),
+        Reply::tool_calls(&[("mcp__everything__get-roots-list", "{}")]),
+        Reply::text("One root."),
+    ])
+    .await
+    .unwrap();
+    let run = |prompt: &str| {
+        rein(home.path(), project.path())
+            .args([
+                "-p",
+                prompt,
+                "--base-url",
+                &server.base_url(),
+                "--model",
+                "m",
+            ])
+            .output()
+            .unwrap()
+    };
+    let last_user = |request: &Value| {
+        request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .to_string()
+    };
+
+    // A prompt with its arguments: the server's text goes to the model.
+    let out = run("/mcp__everything__args-prompt Paris France");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let sent = last_user(&server.requests()[0]);
+    assert!(sent.contains("What's weather in Paris, France?"), "{sent}");
+    assert!(!sent.contains("/mcp__everything"), "{sent}");
+
+    // A resource mention attaches its text.
+    let out = run("summarise @everything:demo://resource/dynamic/text/1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let sent = server.requests()[1]["messages"].to_string();
+    assert!(sent.contains("Resource 1"), "{sent}");
+
+    // Roots: the project folder.
+    let out = run("which roots?");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let messages = server.requests()[3]["messages"].clone();
+    let result = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_string();
+    let root = project.path().canonicalize().unwrap();
+    assert!(result.contains(root.to_str().unwrap()), "{result}");
 }

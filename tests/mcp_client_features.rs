@@ -1,8 +1,9 @@
 //! The rest of a complete MCP client, through rmcp's real client against the scripted
 //! server `tests/mcp/hostile_server.py`: roots (the project folder), sampling declined
 //! with a clear error and one notice, progress and log notifications routed to the call
-//! in flight (one sanitised line each), and resources listed and read (a 100 MB one cut,
-//! a blob described, the server usable after). Through the binary: `@server:uri` attaches
+//! in flight (one sanitised line each), and resources listed (told once the server is
+//! ready, offered by the dashboard's `@` finder after the files) and read (a 100 MB one
+//! cut, a blob described, the server usable after). Through the binary: `@server:uri` attaches
 //! a resource to the message, and a `file://` resource naming `.env` is not asked for.
 //! Prompts: listed as `/mcp__SERVER__PROMPT` commands with their arguments, fetched with
 //! positional or `name=value` arguments (a missing required one named), offered by the
@@ -147,7 +148,22 @@ async fn progress_and_log_notifications_reach_the_call_as_clean_lines() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resources_are_listed_and_read_within_a_limit() {
     let project = tempfile::tempdir().unwrap();
-    let (mcp, _events) = started(project.path()).await;
+    let (mcp, mut events) = started(project.path()).await;
+    // Listed once the server is ready, for the dashboard's `@` finder.
+    let told = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("the resources are told")
+            .unwrap();
+        if let McpEvent::Resources { resources } = event {
+            if !resources.is_empty() {
+                break resources;
+            }
+        }
+    };
+    let mentions: Vec<String> = told.iter().filter_map(|r| r.mention()).collect();
+    assert_eq!(mentions, ["h:mem://notes", "h:mem://huge", "h:mem://logo"]);
+    assert_eq!(mcp.listed_resources(), told);
     let listed = mcp.resources("h").await.unwrap();
     let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(uris, ["mem://notes", "mem://huge", "mem://logo"]);
@@ -397,6 +413,67 @@ fn the_dashboard_lists_prompts_and_sends_one_as_typed() {
             Effect::Agent(rein::agent::AgentCommand::UserMessage(text)) if text == "/mcp__h__review src/main.rs")),
         "{effects:?}"
     );
+}
+
+#[test]
+fn the_finder_offers_resources_after_files_and_inserts_a_mention() {
+    use crossterm::event::KeyCode;
+    use rein::app::state::{App, SessionInfo};
+    use rein::app::AppEvent;
+    use rein::file_index::FileIndex;
+    let mut s = support::app::Script::with(App::new(SessionInfo::default(), 128_000));
+    let resource = |uri: &str| rein::mcp::McpResource {
+        server: "h".into(),
+        uri: uri.into(),
+        name: uri.into(),
+        description: None,
+        mime_type: None,
+    };
+    // Told before the files are indexed: kept, and listed once they are.
+    s.at(AppEvent::Mcp(McpEvent::Resources {
+        resources: vec![
+            resource("mem://notes"),
+            resource("mem://with space"),
+            resource("mem://logo"),
+        ],
+    }));
+    s.at(AppEvent::FilesIndexed(Box::new(FileIndex::of_paths(
+        "/p",
+        &["notes.md", "src/"],
+    ))));
+    s.type_text("read @mem");
+    let mut offered: Vec<String> = {
+        let list = s.app.finder.open.as_ref().expect("the finder is open");
+        let index = s.app.finder.index.as_ref().unwrap();
+        list.matches
+            .hits
+            .iter()
+            .map(|h| index.entries[h.entry].path.clone())
+            .collect()
+    };
+    offered.sort();
+    assert_eq!(
+        offered,
+        ["h:mem://logo", "h:mem://notes"],
+        "a URI with a space is not offered"
+    );
+    s.type_text("://no");
+    s.plain(KeyCode::Tab);
+    assert_eq!(s.input(), "read @h:mem://notes ");
+    // A server gone: its resources go from the list, the files stay.
+    s.at(AppEvent::Mcp(McpEvent::Resources {
+        resources: Vec::new(),
+    }));
+    s.type_text("@notes");
+    let list = s.app.finder.open.as_ref().expect("the finder is open");
+    let index = s.app.finder.index.as_ref().unwrap();
+    let paths: Vec<&str> = list
+        .matches
+        .hits
+        .iter()
+        .map(|h| index.entries[h.entry].path.as_str())
+        .collect();
+    assert_eq!(paths, ["notes.md"]);
 }
 
 fn prompt_run(home: &Path, project: &Path, prompt: &str, base_url: &str) -> std::process::Output {

@@ -509,7 +509,9 @@ async fn a_server_with_very_many_tools_is_warned_about_once() {
                 assert_eq!(tools, 10_001);
                 break;
             }
-            McpEvent::ServerState { .. } | McpEvent::Prompts { .. } => {}
+            McpEvent::ServerState { .. }
+            | McpEvent::Prompts { .. }
+            | McpEvent::Resources { .. } => {}
         }
     }
     assert_eq!(notices.len(), 1, "{notices:?}");

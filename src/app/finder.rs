@@ -14,7 +14,9 @@
 //! `AppEvent::FilesIndexed` ([`FinderState::indexed`]); until then the list says
 //! "indexing…". A leaf: it edits the input box it is handed, and nothing else outside it. A scan older
 //! than [`RESCAN_AFTER`] is redone in the background when the finder opens, the old index
-//! serving meanwhile. Matching itself is pure and quick (see the `finder` benchmark), so
+//! serving meanwhile. The MCP servers' resources are listed after the files, as
+//! `SERVER:URI` ([`FinderState::set_resources`]): chosen, `@SERVER:URI` attaches the
+//! resource as a file's mention does. Matching itself is pure and quick (see the `finder` benchmark), so
 //! it runs here, on each keystroke.
 
 use std::sync::Arc;
@@ -37,8 +39,13 @@ pub const RESCAN_AFTER: Duration = Duration::from_secs(30);
 /// The finder's state: the index, the open list, the matcher.
 #[derive(Debug, Default)]
 pub struct FinderState {
-    /// The last scan, when one has arrived.
+    /// What the list matches: the last scan, when one has arrived, and after its entries
+    /// the servers' resources.
     pub index: Option<Arc<FileIndex>>,
+    /// The last scan alone.
+    files: Option<Arc<FileIndex>>,
+    /// The MCP servers' resources as mentions (`SERVER:URI`).
+    resources: Vec<String>,
     /// When the index arrived (update-step time).
     pub indexed_at: Option<Instant>,
     /// A scan is running.
@@ -180,9 +187,37 @@ impl FinderState {
 
     /// A scan finished: keep it, and match the open list's query against it.
     pub fn indexed(&mut self, index: FileIndex, now: Instant) {
-        self.index = Some(Arc::new(index));
+        self.files = Some(Arc::new(index));
         self.indexed_at = Some(now);
         self.scanning = false;
+        self.combine();
+    }
+
+    /// The MCP servers' resources now (`SERVER:URI` each), listed after the files.
+    pub fn set_resources(&mut self, resources: Vec<String>) {
+        if resources != self.resources {
+            self.resources = resources;
+            self.combine();
+        }
+    }
+
+    /// The index the list matches: the files, then the resources (no copy without them).
+    fn combine(&mut self) {
+        self.index = self.files.as_ref().map(|files| {
+            if self.resources.is_empty() {
+                return Arc::clone(files);
+            }
+            let mut both = FileIndex::clone(files);
+            both.entries.extend(
+                self.resources
+                    .iter()
+                    .map(|r| crate::file_index::IndexEntry {
+                        path: r.clone(),
+                        is_dir: false,
+                    }),
+            );
+            Arc::new(both)
+        });
         if let Some(list) = self.open.clone() {
             self.refilter(list.row, list.at, list.query);
         }

@@ -265,7 +265,7 @@ pub(super) async fn wait_for_mcp(
                 );
                 continue;
             }
-            McpEvent::Prompts { .. } => continue,
+            McpEvent::Prompts { .. } | McpEvent::Resources { .. } => continue,
         };
         let mut line = serde_json::json!({"type": "mcp_server", "name": name});
         match &state {

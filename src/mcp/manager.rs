@@ -64,6 +64,8 @@ struct Slot {
     warned_large: bool,
     /// Its prompts, as it listed them when it started (`prompts.rs`).
     prompts: Vec<rmcp::model::Prompt>,
+    /// Its resources, as it listed them once ready (`resources.rs`).
+    resources: Vec<resources::McpResource>,
 }
 
 /// What a call needs of a ready server.
@@ -154,6 +156,7 @@ impl McpManager {
                 launched: false,
                 warned_large: false,
                 prompts: Vec::new(),
+                resources: Vec::new(),
             })
             .collect();
         let manager = McpManager {
@@ -391,6 +394,7 @@ impl McpManager {
                 slot.starting_pgid = None;
                 slot.tools.clear();
                 slot.prompts.clear();
+                slot.resources.clear();
                 if let Some(live) = slot.live.take() {
                     stop(&live);
                 }
@@ -401,14 +405,27 @@ impl McpManager {
             name: name.to_string(),
             state,
         });
-        self.emit_prompts();
+        self.emit_offers();
     }
 
-    /// Tell the front ends every ready server's prompts (after a change of state).
-    fn emit_prompts(&self) {
+    /// Tell the front ends every ready server's prompts and resources (after a change of
+    /// state, or a listing).
+    fn emit_offers(&self) {
         self.emit(McpEvent::Prompts {
             prompts: self.prompts(),
         });
+        self.emit(McpEvent::Resources {
+            resources: self.listed_resources(),
+        });
+    }
+
+    /// Every ready server's resources as they were listed when it became ready, by server.
+    pub fn listed_resources(&self) -> Vec<resources::McpResource> {
+        self.slots()
+            .iter()
+            .filter(|s| matches!(s.state, ServerState::Ready { .. }))
+            .flat_map(|s| s.resources.iter().cloned())
+            .collect()
     }
 
     fn spawn_server(&self, name: &str, generation: u64) {

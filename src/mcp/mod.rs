@@ -72,7 +72,7 @@ pub use config::{
 };
 pub use connection::{group_alive, log_line, one_line, LOG_LINE_CHARS, NO_SAMPLING};
 pub use manager::prompts::{bind_arguments, McpPrompt, McpPromptArgument, MAX_PROMPT_BYTES};
-pub use manager::resources::{McpResource, ResourceText};
+pub use manager::resources::{McpResource, ResourceText, MAX_LISTED as MAX_LISTED_RESOURCES};
 pub use manager::McpManager;
 pub use pin::Declared;
 pub use result::{McpOutput, MAX_RESULT_BYTES};
@@ -167,6 +167,9 @@ pub enum McpEvent {
     /// The prompts every ready server offers now, as slash commands (after any server's
     /// state changed).
     Prompts { prompts: Vec<McpPrompt> },
+    /// The resources every ready server listed (at most [`MAX_LISTED_RESOURCES`] each),
+    /// for the `@` finder (after any server's state changed, or one listed them).
+    Resources { resources: Vec<McpResource> },
 }
 
 /// A progress notification of a call in flight, or a log line of its server while it

@@ -43,6 +43,9 @@ pub fn event(app: &mut App, event: McpEvent) {
             NoticeKind::Info,
             format!("MCP server {name}: {message}"),
         )),
+        McpEvent::Resources { resources } => app
+            .finder
+            .set_resources(resources.iter().filter_map(|r| r.mention()).collect()),
         McpEvent::Prompts { prompts } => app
             .custom_commands
             .set_mcp(prompts.iter().map(prompt_command).collect()),

@@ -63,32 +63,7 @@ impl McpManager {
     /// The resources the ready server `server` lists (at most [`MAX_LISTED`]).
     pub async fn resources(&self, server: &str) -> Result<Vec<McpResource>, McpError> {
         let (live, timeout) = self.ready(server)?;
-        let mut out = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-            let page = tokio::time::timeout(timeout, live.peer.list_resources(Some(params)))
-                .await
-                .map_err(|_| timed_out(server, "resources/list", timeout))?
-                .map_err(|e| failed(server, &live, &e, "resources/list"))?;
-            for r in page.resources {
-                if out.len() == MAX_LISTED {
-                    return Ok(out);
-                }
-                out.push(McpResource {
-                    server: server.to_string(),
-                    uri: r.uri.clone(),
-                    name: r.name.clone(),
-                    description: r.description.clone(),
-                    mime_type: r.mime_type.clone(),
-                });
-            }
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
-        Ok(out)
+        list_resources(&live, server, timeout).await
     }
 
     /// Read the resource `uri` of the ready server `server`, as text of at most
@@ -145,6 +120,55 @@ pub(crate) fn resource_text(contents: &[ResourceContents], max_bytes: usize) -> 
         text.push_str(&piece);
     }
     ResourceText { text, cut }
+}
+
+/// Every page of `resources/list` of the connection `live` to `server` (at most
+/// [`MAX_LISTED`] resources, [`MAX_PAGES`] pages), each page within `timeout`.
+pub(super) async fn list_resources(
+    live: &Live,
+    server: &str,
+    timeout: Duration,
+) -> Result<Vec<McpResource>, McpError> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+        let page = tokio::time::timeout(timeout, live.peer.list_resources(Some(params)))
+            .await
+            .map_err(|_| timed_out(server, "resources/list", timeout))?
+            .map_err(|e| failed(server, live, &e, "resources/list"))?;
+        for r in page.resources {
+            if out.len() == MAX_LISTED {
+                return Ok(out);
+            }
+            out.push(McpResource {
+                server: server.to_string(),
+                uri: r.uri.clone(),
+                name: r.name.clone(),
+                description: r.description.clone(),
+                mime_type: r.mime_type.clone(),
+            });
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+impl McpResource {
+    /// How an `@` mention names it: `SERVER:URI`; `None` for a URI a mention cannot hold
+    /// (whitespace or a control character in it, or longer than 2,000 bytes).
+    pub fn mention(&self) -> Option<String> {
+        let fits = !self.uri.is_empty()
+            && self.uri.len() <= 2000
+            && !self
+                .uri
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control());
+        fits.then(|| format!("{}:{}", self.server, self.uri))
+    }
 }
 
 fn timed_out(server: &str, what: &str, timeout: Duration) -> McpError {

@@ -180,6 +180,14 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     }
     store_tools(&manager, &name, generation, &config, tools);
     drop(manager);
+    // Its resources, for the `@` finder, listed while the connection goes on (a slow or
+    // failing listing holds nothing up).
+    let offers_resources = service
+        .peer_info()
+        .is_some_and(|info| info.capabilities.resources.is_some());
+    let listing = super::resources::list_resources(&live, &name, config.tool_timeout);
+    tokio::pin!(listing);
+    let mut resources_listed = !offers_resources;
 
     let waiting = service.waiting();
     tokio::pin!(waiting);
@@ -194,6 +202,10 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
                 relisted = true;
                 relist(&weak, &peer, &name, generation, &config).await;
             }
+            listed = &mut listing, if !resources_listed => {
+                resources_listed = true;
+                store_resources(&weak, &name, generation, listed);
+            }
         }
     }
     let _ = closed_tx.send(true);
@@ -206,6 +218,42 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             "the server closed the connection (it exited)".into(),
             &stderr,
         );
+    }
+}
+
+/// A ready server's listed resources kept and told (or why they could not be listed).
+fn store_resources(
+    weak: &Weak<Inner>,
+    name: &str,
+    generation: u64,
+    listed: Result<Vec<super::resources::McpResource>, crate::mcp::McpError>,
+) {
+    let Some(inner) = weak.upgrade() else { return };
+    let manager = McpManager { inner };
+    match listed {
+        Ok(resources) => {
+            let stored = {
+                let mut slots = manager.slots();
+                match slots.iter_mut().find(|s| {
+                    s.config.name == name
+                        && s.generation == generation
+                        && matches!(s.state, ServerState::Ready { .. })
+                }) {
+                    Some(slot) => {
+                        slot.resources = resources;
+                        true
+                    }
+                    None => false,
+                }
+            };
+            if stored {
+                manager.emit_offers();
+            }
+        }
+        Err(why) => manager.emit(McpEvent::Notice {
+            name: name.to_string(),
+            message: format!("its resources are not listed for @: {why}"),
+        }),
     }
 }
 
@@ -298,7 +346,7 @@ fn store_tools(
             name: name.to_string(),
             state: ServerState::Ready { tools: count },
         });
-        manager.emit_prompts();
+        manager.emit_offers();
     }
 }
 

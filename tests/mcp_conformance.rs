@@ -30,6 +30,7 @@ const PASSING: &[&str] = &[
     "auth/token-endpoint-auth-none",
     "auth/pre-registration",
     "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/2025-03-26-oauth-metadata-backcompat",
 ];
 
 #[test]

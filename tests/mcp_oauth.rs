@@ -50,6 +50,12 @@ enum Fault {
     RejectAll,
     /// `tools/call` always answers 403 `insufficient_scope`, asking for a wider scope.
     InsufficientScope,
+    /// A 2025-03-26 server: no protected-resource metadata (the challenge names none),
+    /// its authorization server's metadata at the root of its origin, naming the issuer
+    /// `/as1` of that same origin.
+    Legacy,
+    /// As `Legacy`, the root metadata naming an issuer on another origin.
+    LegacyForeign,
 }
 
 #[derive(Clone, Debug)]
@@ -196,7 +202,11 @@ async fn serve(mut stream: TcpStream, port: u16, fault: Fault, book: Arc<Mutex<B
     // The protected-resource metadata is only where the challenge says (not at a
     // well-known path), and the token endpoint is not the 2025-03-26 fallback `/token`:
     // a reconnection that did not discover as the login did would not find them.
-    let challenge = format!("Bearer resource_metadata=\"{base}/prm/mcp\"");
+    let challenge = if matches!(fault, Fault::Legacy | Fault::LegacyForeign) {
+        "Bearer".to_string()
+    } else {
+        format!("Bearer resource_metadata=\"{base}/prm/mcp\"")
+    };
     let authorization_server_metadata = |issuer: String| {
         let authorize = if fault == Fault::ForeignRedirect {
             format!("{base}/authorize?redirect_uri=https%3A%2F%2Fevil.example%2Fcb")
@@ -258,6 +268,16 @@ async fn serve(mut stream: TcpStream, port: u16, fault: Fault, book: Arc<Mutex<B
                     .to_string(),
             )
         }
+        ("GET", "/.well-known/oauth-authorization-server") if fault == Fault::Legacy => (
+            200,
+            vec![],
+            authorization_server_metadata(format!("{base}/as1")),
+        ),
+        ("GET", "/.well-known/oauth-authorization-server") if fault == Fault::LegacyForeign => (
+            200,
+            vec![],
+            authorization_server_metadata("https://as.example/as1".to_string()),
+        ),
         ("GET", "/.well-known/oauth-authorization-server/as1") => (
             200,
             vec![],
@@ -562,6 +582,45 @@ async fn a_token_endpoint_that_hangs_fails_the_login_within_the_servers_timeout(
                 .unwrap()
                 .contains(TOKEN)
     );
+}
+
+/// RFC 8414 §3.3 wants the metadata's issuer to be the one its URL was made from; a
+/// 2025-03-26 server's root metadata naming an issuer under a path of its own origin is
+/// taken (nobody else can have written it), one naming another origin is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_03_26_servers_root_metadata_may_name_an_issuer_of_its_own_origin_only() {
+    let fake = Fake::start(Fault::Legacy).await;
+    let home = home_allowing(&fake);
+    let project = tempfile::tempdir().unwrap();
+    login(home.path(), project.path()).await;
+    let kept: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join("rein-home/mcp-oauth/docs.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        kept["credentials"]["issuer"],
+        format!("http://127.0.0.1:{}/as1", fake.port)
+    );
+    // A reconnection discovers the same way and finds the same issuer.
+    let (out, _model) = call_whoami(home.path(), project.path(), 1).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(fake.grants("authorization_code").len(), 1, "one login");
+
+    let foreign = Fake::start(Fault::LegacyForeign).await;
+    let home = home_for(&foreign, "");
+    let mut login = rein(home.path(), project.path());
+    login.args(["mcp", "login", "docs"]);
+    let out = run(login).await;
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "its metadata names the issuer https://as.example/as1, not http://127.0.0.1:"
+        ),
+        "{stderr}"
+    );
+    assert!(foreign.seen("/register").is_empty());
+    assert!(foreign.seen("/authorize").is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,8 @@
 //! 2. Discovery (rmcp): the protected-resource metadata from the challenge's
 //!    `resource_metadata`, else the well-known paths (path-based first), then the
 //!    authorization server's metadata (RFC 8414, else OpenID discovery, else the
-//!    2025-03-26 fallback endpoints).
+//!    2025-03-26 fallback endpoints); its issuer checked, with one allowance for
+//!    2025-03-26 servers (`legacy.rs`).
 //! 3. The client, in this order: the configured `oauth_client_id` (its secret from the
 //!    variable `oauth_client_secret_env` names), the configured
 //!    `oauth_client_metadata_url` where the authorization server supports client ID
@@ -236,28 +237,27 @@ pub async fn login(target: &Target, prompt: &dyn Prompt) -> Result<LoginOutcome,
     // the login goes by its published metadata, and a server with none needs no login.
     let challenge = probe(target).await?;
     let mut manager = manager(target).await?;
-    let resolution = target
-        .within(
-            "discovering the authorization server",
-            manager.resolve_metadata_from_challenge(challenge.as_deref().filter(|c| !c.is_empty())),
-        )
-        .await?;
-    if challenge.is_none() && !resolution.source.is_discovered() {
+    let (metadata, discovered) = super::legacy::resolve(
+        &mut manager,
+        target,
+        challenge.as_deref().filter(|c| !c.is_empty()),
+    )
+    .await?;
+    if challenge.is_none() && !discovered {
         return Ok(LoginOutcome::NotNeeded);
     }
     let store = target.store();
-    if store.has_tokens() && store.issuer() != resolution.metadata.issuer {
+    if store.has_tokens() && store.issuer() != metadata.issuer {
         // The tokens and the client are another authorization server's: never offered to
         // this one.
         store.remove()?;
     }
-    let documents = resolution
-        .metadata
+    let documents = metadata
         .additional_fields
         .get("client_id_metadata_document_supported")
         .and_then(|v| v.as_bool())
         .unwrap_or(false);
-    manager.set_metadata(resolution.metadata);
+    manager.set_metadata(metadata);
     let scopes = manager.select_initial_scopes(&[]).await;
     authorize(&mut manager, target, &scopes, documents, prompt).await?;
     // Where the challenge pointed: a reconnection gets no challenge, and discovers the
@@ -389,28 +389,22 @@ pub async fn stored(target: &Target) -> Result<Option<AuthorizationManager>, Str
     let challenge = store
         .resource_metadata()
         .map(|url| format!("Bearer resource_metadata=\"{url}\""));
-    let resolution = target
-        .within(
-            "discovering the authorization server",
-            manager.resolve_metadata_from_challenge(challenge.as_deref()),
-        )
-        .await?;
+    let (metadata, _) = super::legacy::resolve(&mut manager, target, challenge.as_deref()).await?;
     if let Some(issuer) = store.issuer() {
-        if resolution.metadata.issuer.as_deref() != Some(issuer.as_str()) {
+        if metadata.issuer.as_deref() != Some(issuer.as_str()) {
             // The refresh token is never sent to another issuer: the tokens and the client
             // registered with the old one are dropped.
             store.remove()?;
             return Err(format!(
                 "its authorization server is now {}, not {issuer:?} that issued rein's tokens; rein dropped them",
-                resolution
-                    .metadata
+                metadata
                     .issuer
                     .as_deref()
                     .map_or("one without an issuer".to_string(), |i| format!("{i:?}"))
             ));
         }
     }
-    manager.set_metadata(resolution.metadata);
+    manager.set_metadata(metadata);
     let Some((id, secret)) = store.client() else {
         return Ok(None);
     };

@@ -28,12 +28,15 @@
 //! What rmcp does not cover and rein adds: the token file and its URL binding, the
 //! loopback callback listener, opening the browser, the probe for the first challenge,
 //! the re-login and step-up on a live connection (rmcp reports the 401/403 to the caller),
-//! and keeping a registered confidential client's secret for refreshes.
+//! keeping a registered confidential client's secret for refreshes, and taking a
+//! 2025-03-26 server's root metadata whose issuer is a path of that same origin
+//! (`legacy.rs`; rmcp refuses any issuer other than the one the URL was made from).
 
 mod browser;
 mod callback;
 mod client;
 mod flow;
+mod legacy;
 mod store;
 
 pub use callback::CallbackParams;

@@ -2452,3 +2452,73 @@ async fn a_plan_is_approved_from_the_keyboard_and_the_pager_shows_the_transcript
     .await;
     tmux.quit_with_ctrl_c().await;
 }
+
+/// A server's form (MCP elicitation) as a person sees it: the call's server asks for a
+/// form mid-call, the dashboard shows it framed as the server's, the user types into the
+/// first field and sends it with Ctrl-S, and the server's answer reaches the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_form_is_filled_in_and_sent_from_the_dashboard() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    let server_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    std::fs::write(
+        rein_home.join("config.toml"),
+        format!(
+            "[[permissions.tools]]\npattern = \"mcp__plain__work\"\naction = \"allow\"\n\n\
+             [mcp_servers.plain]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
+            server_script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Your name"},
+            "tabs": {"type": "boolean", "title": "Tabs", "default": true}
+        },
+        "required": ["name"]
+    });
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__plain__work", &json!({ "elicit": schema }).to_string())]),
+        Reply::text("Thanks for the form."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        110,
+        32,
+    );
+    tmux.wait_for("the server ready", |s| {
+        s.contains("MCP server plain: ready")
+    })
+    .await;
+    tmux.send("set me up", &["Enter"]);
+    let screen = tmux
+        .wait_for("the form", |s| s.contains("Form from MCP server \"plain\""))
+        .await;
+    assert!(screen.contains("Your name"), "{screen}");
+    // Sending with a required field empty: the field says why, nothing is sent.
+    tmux.send("", &["C-s"]);
+    tmux.wait_for("the field's complaint", |s| s.contains("required"))
+        .await;
+    tmux.send("Ada", &[]);
+    tmux.send("", &["C-s"]);
+    tmux.wait_for("the reply", |s| s.contains("Thanks for the form."))
+        .await;
+    let result = server.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("accept") && result.contains("Ada") && result.contains("tabs"),
+        "{result}"
+    );
+    tmux.send("", &["C-c"]);
+}

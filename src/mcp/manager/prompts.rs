@@ -110,6 +110,20 @@ impl McpManager {
     }
 }
 
+/// The slash command of each `(server, prompt)` pair, in order: lowercase (lowered before
+/// they are made unique, so two prompts that differ only in case get two commands).
+fn commands(pairs: &[(&str, &str)]) -> Vec<String> {
+    let lowered: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(s, p)| (s.to_ascii_lowercase(), p.to_ascii_lowercase()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = lowered
+        .iter()
+        .map(|(s, p)| (s.as_str(), p.as_str()))
+        .collect();
+    names::qualify(&pairs)
+}
+
 /// The prompts of every ready server as commands, in command order.
 pub(super) fn ready_prompts(slots: &[Slot]) -> Vec<McpPrompt> {
     let mut raw: Vec<(&str, &Prompt)> = slots
@@ -119,12 +133,11 @@ pub(super) fn ready_prompts(slots: &[Slot]) -> Vec<McpPrompt> {
         .collect();
     raw.sort_by(|a, b| (a.0, &a.1.name).cmp(&(b.0, &b.1.name)));
     let pairs: Vec<(&str, &str)> = raw.iter().map(|(s, p)| (*s, p.name.as_str())).collect();
-    // Slash command names are lowercase.
-    let commands = names::qualify(&pairs);
+    let commands = commands(&pairs);
     raw.into_iter()
         .zip(commands)
         .map(|((server, p), command)| McpPrompt {
-            command: command.to_ascii_lowercase(),
+            command,
             server: server.to_string(),
             name: p.name.clone(),
             description: one_line(p.description.as_deref().unwrap_or_default(), 200),
@@ -281,6 +294,17 @@ mod tests {
                 },
             ],
         }
+    }
+
+    #[test]
+    fn commands_are_lowercase_and_distinct_when_names_differ_only_in_case() {
+        let made = commands(&[("Docs", "Review"), ("docs", "review"), ("docs", "summary")]);
+        assert_eq!(made[2], "mcp__docs__summary");
+        assert!(
+            made.iter().all(|c| *c == c.to_ascii_lowercase()),
+            "{made:?}"
+        );
+        assert_ne!(made[0], made[1], "{made:?}");
     }
 
     #[test]

@@ -651,3 +651,80 @@ fn long_mcp_arguments_scroll_to_their_end_and_no_further() {
     update_at(&mut app, code(KeyCode::Up), now);
     assert_eq!(app.approvals.scroll, end - 1);
 }
+
+/// The modal opens while the user types a message: the rest of their typing (a `y` and an
+/// `a` among it) goes on into the input box and answers nothing; after a pause, `y`
+/// answers. Esc is not typing, and still denies at once.
+#[test]
+fn keys_typed_on_as_the_modal_opens_go_to_the_input_not_the_answer() {
+    let mut now = Instant::now();
+    let mut app = busy_app(now);
+    for c in "say yes".chars() {
+        update_at(&mut app, ch(c), now);
+        now += Duration::from_millis(120);
+    }
+    let (_, mut first) = ask(&mut app, now, "c1", bash_grant("c1"));
+    for c in " any day".chars() {
+        now += Duration::from_millis(150);
+        let decisions = answers(update_at(&mut app, ch(c), now));
+        assert!(decisions.is_empty(), "{c:?} answered {decisions:?}");
+    }
+    // Enter too is typing: it neither approves nor sends.
+    now += Duration::from_millis(100);
+    assert!(answers(update_at(&mut app, code(KeyCode::Enter), now)).is_empty());
+    assert_eq!(app.composer.textarea.lines().join("\n"), "say yes any day");
+    assert!(
+        app.hint
+            .as_deref()
+            .is_some_and(|h| h.contains("while you typed")),
+        "{:?}",
+        app.hint
+    );
+    assert_eq!(app.approvals.queue.len(), 1);
+    assert_eq!(received(&mut first), None);
+    // A pause, then the answer.
+    now += rein::app::approval::TYPING_PAUSE;
+    let decisions = answers(update_at(&mut app, ch('y'), now));
+    assert_eq!(decisions, vec![ApprovalDecision::Approve]);
+    assert_eq!(received(&mut first), Some(ApprovalDecision::Approve));
+    assert_eq!(app.composer.textarea.lines().join("\n"), "say yes any day");
+
+    // Typing again as the next one opens: Esc still denies at once.
+    now += Duration::from_millis(100);
+    update_at(&mut app, ch('x'), now);
+    now += Duration::from_millis(100);
+    let (_, mut second) = ask(&mut app, now, "c2", bash_grant("c2"));
+    now += Duration::from_millis(50);
+    let decisions = answers(update_at(&mut app, code(KeyCode::Esc), now));
+    assert_eq!(decisions, vec![ApprovalDecision::Deny { feedback: None }]);
+    assert_eq!(
+        received(&mut second),
+        Some(ApprovalDecision::Deny { feedback: None })
+    );
+}
+
+/// A message sent with Enter is not typing: an approval that opens right after it takes
+/// the next key as its answer, however soon.
+#[test]
+fn after_enter_sent_the_message_the_first_key_answers() {
+    let mut now = Instant::now();
+    let mut app = app();
+    for c in "clean up".chars() {
+        update_at(&mut app, ch(c), now);
+        now += Duration::from_millis(80);
+    }
+    update_at(&mut app, code(KeyCode::Enter), now);
+    update_at(
+        &mut app,
+        AppEvent::Agent(AgentEvent::TurnStarted {
+            text: "clean up".into(),
+        }),
+        now,
+    );
+    now += Duration::from_millis(50);
+    let (_, mut asked) = ask(&mut app, now, "c1", bash_grant("c1"));
+    now += Duration::from_millis(50);
+    let decisions = answers(update_at(&mut app, ch('y'), now));
+    assert_eq!(decisions, vec![ApprovalDecision::Approve]);
+    assert_eq!(received(&mut asked), Some(ApprovalDecision::Approve));
+}

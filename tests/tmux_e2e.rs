@@ -2522,3 +2522,66 @@ async fn a_servers_form_is_filled_in_and_sent_from_the_dashboard() {
     );
     tmux.send("", &["C-c"]);
 }
+
+/// A question that opens while you type a message does not take your typing as its answer:
+/// the `y`s and `a`s go on into the input box, and after a pause a key answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_as_an_approval_opens_goes_to_the_input_not_the_answer() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    std::fs::write(
+        rein_home.join("config.toml"),
+        "[[permissions.bash]]\npattern = \"sleep 1\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "sleep 1"}).to_string())]),
+        Reply::tool_calls(&[("bash", &json!({"command": "sleep 2"}).to_string())]),
+        Reply::text("Left it alone."),
+    ])
+    .await
+    .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        110,
+        32,
+    );
+    tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+        .await;
+    tmux.send("tidy up", &["Enter"]);
+    tmux.wait_for("the sleep running", |s| s.contains("sleep 1"))
+        .await;
+    // Type on, a key every 60 ms, while the sleep ends and the question opens.
+    let typed = "yay ".repeat(12);
+    let mut opened_while_typing = false;
+    for c in typed.chars() {
+        tmux.send(&c.to_string(), &[]);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        if !opened_while_typing && tmux.screen().contains("sleep 2") {
+            opened_while_typing = true;
+        }
+    }
+    let screen = tmux
+        .wait_for("the question, still open", |s| {
+            s.contains("sleep 2") && s.contains("while you typed")
+        })
+        .await;
+    assert!(opened_while_typing, "{screen}");
+    assert_eq!(server.requests().len(), 2, "nothing was answered: {screen}");
+    // A pause, then the answer.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    tmux.send("n", &[]);
+    let screen = tmux
+        .wait_for("the reply", |s| s.contains("Left it alone."))
+        .await;
+    let result = server.requests()[2]["messages"].to_string();
+    assert!(
+        result.contains("denied") || result.contains("refused"),
+        "{result}"
+    );
+    // What was typed is in the input box, ready to send.
+    assert!(screen.contains("yay yay yay"), "{screen}");
+    tmux.send("", &["C-c"]);
+}

@@ -14,6 +14,7 @@
 //! documents cut after [`ARGS_MAX_LINES`]), and scrolling reaches its end as for a diff.
 
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
@@ -36,6 +37,32 @@ pub struct Approvals {
     pub feedback: Option<TextArea<'static>>,
     /// Lines the modal's command or diff is scrolled by.
     pub scroll: u16,
+    /// The modal opened while the user was typing: until they pause for [`TYPING_PAUSE`],
+    /// their typing keys go on into the input box instead of answering (a `y` or `a` in
+    /// a word must not approve a command they have not read). When the last such key came.
+    pub typing: Option<Instant>,
+}
+
+/// An approval that opens this soon after a character was typed opened while the user
+/// was typing.
+pub const TYPING_WINDOW: Duration = Duration::from_millis(1000);
+/// A pause this long ends the typing: the next key answers.
+pub const TYPING_PAUSE: Duration = Duration::from_millis(500);
+/// The hint while the user's keys go past the modal into the input box.
+pub const TYPING_HINT: &str =
+    "a question opened while you typed: your keys went to the input; pause, then answer it";
+
+/// Whether `key` is typing (a character, Enter, Backspace, Tab), which the guard keeps from
+/// answering, rather than a deliberate key such as Esc or a scroll.
+pub fn is_typing(key: &KeyEvent) -> bool {
+    let chord = key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char(_) => !chord,
+        KeyCode::Enter | KeyCode::Backspace | KeyCode::Tab => true,
+        _ => false,
+    }
 }
 
 /// One approval request waiting for the user; answered by its `id`.

@@ -86,6 +86,10 @@ pub struct App {
     /// When the last paste (or a key right behind it) arrived: keys this close behind a
     /// paste are the rest of it (see `update::PASTE_TAIL`).
     pub paste_tail: Option<Instant>,
+    /// When a character last went into the input box, since the last Enter that sent it:
+    /// an approval that opens while the user types does not take their next keys as an
+    /// answer ([`crate::app::approval::Approvals::typing`]).
+    pub typed_at: Option<Instant>,
     /// A one-line hint under the input (unknown command, "press Ctrl-C again to quit").
     pub hint: Option<String>,
     /// The terminal size, from the last resize.
@@ -304,6 +308,7 @@ impl App {
             instructions: Vec::new(),
             nested_instructions: Vec::new(),
             paste_tail: None,
+            typed_at: None,
             hint: None,
             size: (80, 24),
             usage: UsageTotals::default(),

@@ -241,6 +241,10 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         approvals.answered = 0;
         approvals.scroll = 0;
         approvals.feedback = None;
+        // Opened while the user types: their keys go on into the input until they pause.
+        approvals.typing = app.typed_at.filter(|typed| {
+            now.saturating_duration_since(*typed) < crate::app::approval::TYPING_WINDOW
+        });
         app.activity = Activity::WaitingApproval { since: now };
         if notifies {
             effects.push(Effect::Notify {

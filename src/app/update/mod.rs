@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 
-use crate::app::approval::ApprovalOutcome;
+use crate::app::approval::{self, ApprovalOutcome};
 use crate::app::commands::SlashCommand;
 use crate::app::context_view;
 use crate::app::event::{AppEvent, Effect};
@@ -223,6 +223,7 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
     match (top, input) {
         // The tail of a paste must not answer an approval.
         (Layer::Approval | Layer::Feedback, Input::Key { in_paste: true, .. }) => {}
+        (Layer::Approval, Input::Key { key, .. }) if typing_past_approval(app, &key, now) => {}
         (Layer::Approval | Layer::Feedback, Input::Key { key, .. }) => {
             let outcome = app
                 .approvals
@@ -437,6 +438,29 @@ fn search_key(app: &mut App, key: &KeyEvent) {
 
 /// A key on the main screen: the keymap's bindings for the layer on top (the `/` list's,
 /// then `global` and `composer`), else the input box's editing.
+/// The approval opened while the user was typing, and this key is more of it (a typing key
+/// less than [`approval::TYPING_PAUSE`] after the last): it goes into the input box, as it
+/// was meant to, and answers nothing. A pause ends that; the next key answers.
+fn typing_past_approval(app: &mut App, key: &KeyEvent, now: Instant) -> bool {
+    let Some(last) = app.approvals.typing else {
+        return false;
+    };
+    if now.saturating_duration_since(last) >= approval::TYPING_PAUSE {
+        app.approvals.typing = None;
+        return false;
+    }
+    if !approval::is_typing(key) {
+        return false;
+    }
+    app.approvals.typing = Some(now);
+    if matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace) {
+        app.composer.textarea.input(*key);
+        app.typed_at = Some(now);
+    }
+    app.hint = Some(approval::TYPING_HINT.to_string());
+    true
+}
+
 fn main_key(app: &mut App, key: KeyEvent, in_paste: bool, now: Instant, effects: &mut Vec<Effect>) {
     let modes = Layer::top(app).modes();
     let before = app.composer.textarea.cursor();
@@ -457,6 +481,9 @@ fn main_key(app: &mut App, key: KeyEvent, in_paste: bool, now: Instant, effects:
             };
             if edited || app.composer.textarea.input(key) {
                 app.hint = None;
+                if !in_paste && matches!(key.code, KeyCode::Char(_)) {
+                    app.typed_at = Some(now);
+                }
             }
         }
     }

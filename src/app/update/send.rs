@@ -20,6 +20,8 @@ use crate::app::Effect;
 
 /// Enter: run a slash command, or send the text to the agent.
 pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
+    // Sent: the typing is over (an approval that opens now takes the next key).
+    app.typed_at = None;
     let raw = app.composer.text();
     let shown = raw.trim();
     if shown.is_empty() {

@@ -63,7 +63,7 @@ impl ExternalTools for McpManager {
 
     /// The call as the agent makes it: its result or its error as the model reads it, its
     /// progress and log lines to `aids.report` (the latest at most every
-    /// [`REPORT_EVERY`]), the server's forms to `aids.ask`.
+    /// `REPORT_EVERY`), the server's forms to `aids.ask`.
     fn call_with(&self, name: &str, args: serde_json::Value, aids: CallAids) -> ExternalCall {
         let manager = self.clone();
         let name = name.to_string();

@@ -440,3 +440,39 @@ fn the_plan_review_snapshot() {
     assert!(screen.contains("What to change?"), "{screen}");
     assert!(screen.contains("and CRLF"), "{screen}");
 }
+
+/// The plan is offered while the user types a message for later: their `a`s and `y`s go
+/// on into the input box (an `a` would approve the plan in auto mode); after a pause, `y`
+/// approves.
+#[test]
+fn typing_on_as_the_plan_opens_approves_nothing() {
+    let mut s = Script::with(app(true));
+    s.app.mode = ApprovalMode::Plan;
+    s.agent(AgentEvent::TurnStarted {
+        text: "plan the tab fix".into(),
+    });
+    for c in "stay".chars() {
+        s.plain(KeyCode::Char(c));
+        s.advance(Duration::from_millis(100));
+    }
+    s.agent(AgentEvent::TextDelta { text: PLAN.into() });
+    s.agent(AgentEvent::AssistantMessage {
+        text: PLAN.into(),
+        refusal: false,
+        finish_reason: Some("stop".into()),
+    });
+    s.agent(AgentEvent::TurnFinished {
+        outcome: rein::agent::TurnOutcome::Completed,
+    });
+    assert!(s.app.plan_review.is_some());
+    for c in " away".chars() {
+        s.advance(Duration::from_millis(100));
+        assert!(commands(&s.plain(KeyCode::Char(c))).is_empty(), "{c:?}");
+    }
+    assert!(s.app.plan_review.is_some());
+    assert_eq!(s.input(), "stay away");
+    assert_eq!(s.app.mode, ApprovalMode::Plan);
+    s.advance(rein::app::approval::TYPING_PAUSE);
+    let effects = s.plain(KeyCode::Char('y'));
+    assert_eq!(set_mode(&effects), [ApprovalMode::Default]);
+}

@@ -14,7 +14,7 @@
 //! documents cut after [`ARGS_MAX_LINES`]), and scrolling reaches its end as for a diff.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
@@ -37,14 +37,10 @@ pub struct Approvals {
     pub feedback: Option<TextArea<'static>>,
     /// Lines the modal's command or diff is scrolled by.
     pub scroll: u16,
-    /// The modal opened while the user was typing: until they pause for [`TYPING_PAUSE`],
-    /// their typing keys go on into the input box instead of answering (a `y` or `a` in
-    /// a word must not approve a command they have not read). When the last such key came.
-    pub typing: Option<Instant>,
 }
 
-/// An approval that opens this soon after a character was typed opened while the user
-/// was typing.
+/// A question (an approval, the plan review) that opens this soon after a character was
+/// typed opened while the user was typing ([`crate::app::state::App::typing_past`]).
 pub const TYPING_WINDOW: Duration = Duration::from_millis(1000);
 /// A pause this long ends the typing: the next key answers.
 pub const TYPING_PAUSE: Duration = Duration::from_millis(500);

@@ -87,9 +87,14 @@ pub struct App {
     /// paste are the rest of it (see `update::PASTE_TAIL`).
     pub paste_tail: Option<Instant>,
     /// When a character last went into the input box, since the last Enter that sent it:
-    /// an approval that opens while the user types does not take their next keys as an
-    /// answer ([`crate::app::approval::Approvals::typing`]).
+    /// a question that opens while the user types does not take their next keys as an
+    /// answer ([`App::typing_past`]).
     pub typed_at: Option<Instant>,
+    /// A question (an approval, the plan review) opened while the user was typing: until
+    /// they pause for [`crate::app::approval::TYPING_PAUSE`], their typing keys go on into
+    /// the input box instead of answering (a `y` or `a` in a word must not approve a
+    /// command, or a plan in auto mode, they have not read). When the last such key came.
+    pub typing_past: Option<Instant>,
     /// A one-line hint under the input (unknown command, "press Ctrl-C again to quit").
     pub hint: Option<String>,
     /// The terminal size, from the last resize.
@@ -309,6 +314,7 @@ impl App {
             nested_instructions: Vec::new(),
             paste_tail: None,
             typed_at: None,
+            typing_past: None,
             hint: None,
             size: (80, 24),
             usage: UsageTotals::default(),

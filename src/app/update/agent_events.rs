@@ -98,6 +98,9 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
         AgentEvent::TurnFinished { outcome } => {
             turn_finished(app, outcome, now);
             super::plan::offer(app, outcome);
+            if app.plan_review.is_some() {
+                super::question_opened(app, now);
+            }
             // A long turn over with nothing queued behind it: call the user back.
             if !app.busy() {
                 notify_turn_finished(app, now, effects);
@@ -241,10 +244,6 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         approvals.answered = 0;
         approvals.scroll = 0;
         approvals.feedback = None;
-        // Opened while the user types: their keys go on into the input until they pause.
-        approvals.typing = app.typed_at.filter(|typed| {
-            now.saturating_duration_since(*typed) < crate::app::approval::TYPING_WINDOW
-        });
         app.activity = Activity::WaitingApproval { since: now };
         if notifies {
             effects.push(Effect::Notify {
@@ -264,6 +263,9 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         subagent,
         mcp,
     });
+    if opens {
+        super::question_opened(app, now);
+    }
 }
 
 /// The history trimmed, a result capped or dropped, a compaction, the context's count, a

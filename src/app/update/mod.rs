@@ -223,7 +223,7 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
     match (top, input) {
         // The tail of a paste must not answer an approval.
         (Layer::Approval | Layer::Feedback, Input::Key { in_paste: true, .. }) => {}
-        (Layer::Approval, Input::Key { key, .. }) if typing_past_approval(app, &key, now) => {}
+        (Layer::Approval, Input::Key { key, .. }) if typing_past_question(app, &key, now) => {}
         (Layer::Approval | Layer::Feedback, Input::Key { key, .. }) => {
             let outcome = app
                 .approvals
@@ -272,6 +272,7 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         }
         // The tail of a paste must not approve a plan.
         (Layer::Plan, Input::Key { in_paste: true, .. }) => {}
+        (Layer::Plan, Input::Key { key, .. }) if typing_past_question(app, &key, now) => {}
         (Layer::Plan, Input::Key { key, .. }) => {
             let rows = app.size.1;
             let outcome = app
@@ -438,21 +439,30 @@ fn search_key(app: &mut App, key: &KeyEvent) {
 
 /// A key on the main screen: the keymap's bindings for the layer on top (the `/` list's,
 /// then `global` and `composer`), else the input box's editing.
-/// The approval opened while the user was typing, and this key is more of it (a typing key
-/// less than [`approval::TYPING_PAUSE`] after the last): it goes into the input box, as it
-/// was meant to, and answers nothing. A pause ends that; the next key answers.
-fn typing_past_approval(app: &mut App, key: &KeyEvent, now: Instant) -> bool {
-    let Some(last) = app.approvals.typing else {
+/// A question (an approval, the plan review) opened: while the user was typing (a
+/// character within [`approval::TYPING_WINDOW`], not yet sent), their typing goes on past
+/// it ([`typing_past_question`]).
+pub(super) fn question_opened(app: &mut App, now: Instant) {
+    app.typing_past = app
+        .typed_at
+        .filter(|typed| now.saturating_duration_since(*typed) < approval::TYPING_WINDOW);
+}
+
+/// The question on top opened while the user was typing, and this key is more of it (a
+/// typing key less than [`approval::TYPING_PAUSE`] after the last): it goes into the input
+/// box, as it was meant to, and answers nothing. A pause ends that; the next key answers.
+fn typing_past_question(app: &mut App, key: &KeyEvent, now: Instant) -> bool {
+    let Some(last) = app.typing_past else {
         return false;
     };
     if now.saturating_duration_since(last) >= approval::TYPING_PAUSE {
-        app.approvals.typing = None;
+        app.typing_past = None;
         return false;
     }
     if !approval::is_typing(key) {
         return false;
     }
-    app.approvals.typing = Some(now);
+    app.typing_past = Some(now);
     if matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace) {
         app.composer.textarea.input(*key);
         app.typed_at = Some(now);

@@ -719,3 +719,54 @@ async fn a_finished_call_says_where_its_result_is_recorded() {
     );
     handle.send(AgentCommand::Shutdown);
 }
+
+/// An edit's short diff is recorded with the session, and a resumed transcript shows it
+/// in the edit's cell again (issue 28: every in-project edit as a diff).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edits_diff_is_recorded_and_shown_again_when_resumed() {
+    use rein::app::state::{App, Cell, SessionInfo};
+    use rein::app::AppEvent;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("notes.md"), "one\ntwo\nthree\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "str_replace",
+            &json!({"path": "notes.md", "old": "two\n", "new": "2\n"}).to_string(),
+        )]),
+        Reply::text("Edited."),
+    ])
+    .await
+    .unwrap();
+    let (mut handle, path) =
+        spawn_recorded(config(&server, project.path(), home.path()), data.path());
+    let events = turn(&mut handle, "fix the notes", ApprovalDecision::Approve).await;
+    let shown = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::EditDiff { diff, .. } => Some(diff.clone()),
+            _ => None,
+        })
+        .expect("the edit's diff");
+    handle.send(AgentCommand::Shutdown);
+    tokio::time::timeout(Duration::from_secs(5), handle.task)
+        .await
+        .unwrap()
+        .unwrap();
+
+    let loaded = rein::session::load(&path).unwrap();
+    let mut app = App::new(SessionInfo::default(), 128_000);
+    rein::app::update::update(&mut app, AppEvent::Resumed(Ok(Box::new(loaded))));
+    let cell = app
+        .transcript
+        .cells
+        .iter()
+        .find_map(|c| match c {
+            Cell::Tool(t) if t.name == "str_replace" => Some(t),
+            _ => None,
+        })
+        .expect("the edit's cell");
+    assert_eq!(cell.diff.as_ref(), Some(&shown));
+    assert_eq!((shown.added, shown.removed), (1, 1));
+}

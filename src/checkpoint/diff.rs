@@ -107,8 +107,9 @@ pub fn unified(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff {
     }
 }
 
-/// An edit's changed lines with one line of context, for a transcript cell.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// An edit's changed lines with one line of context, for a transcript cell (and the
+/// session file, so a resumed transcript shows it again).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ShortDiff {
     pub added: usize,
     pub removed: usize,
@@ -119,14 +120,14 @@ pub struct ShortDiff {
 }
 
 /// One line of a [`ShortDiff`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DiffLine {
     pub kind: DiffKind,
     /// The line without its end.
     pub text: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DiffKind {
     Added,

@@ -101,6 +101,12 @@ pub enum Entry {
     /// from here, and a resumed session does not send them again (unless a compaction
     /// after this entry summarised them away; see `crate::instructions::nested`).
     Instructions { paths: Vec<PathBuf> },
+    /// What the finished edit `id` (`write_file`, `str_replace`) changed in its file, as
+    /// its transcript cell showed it: a resumed transcript shows it again.
+    EditDiff {
+        id: String,
+        diff: crate::checkpoint::ShortDiff,
+    },
 }
 
 impl Entry {
@@ -163,6 +169,7 @@ impl Entry {
             Entry::Checkpoint(_) => "checkpoint",
             Entry::Rewind(_) => "rewind",
             Entry::Instructions { .. } => "instructions",
+            Entry::EditDiff { .. } => "edit_diff",
         }
     }
 }

@@ -69,6 +69,9 @@ pub struct LoadedSession {
     pub synthetic_results: usize,
     /// The folders' instruction files it loaded, and which of them its history holds.
     pub instructions: NestedRecord,
+    /// What each finished edit changed (`Entry::EditDiff`), by its call's id, for the
+    /// transcript.
+    pub edit_diffs: std::collections::HashMap<String, crate::checkpoint::ShortDiff>,
     /// What was skipped or repaired, in words for the user.
     pub notices: Vec<String>,
 }
@@ -165,6 +168,7 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
     let mut started = std::collections::HashSet::new();
     let mut checkpoints = TurnCheckpoints::default();
     let mut instructions = NestedRecord::default();
+    let mut edit_diffs = std::collections::HashMap::new();
     let first_ts = first.1.ts.clone();
     for (offset, record) in std::iter::once(first).chain(lines.by_ref()) {
         match record.entry {
@@ -253,6 +257,9 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
             Entry::UserCommand { text, .. } => user_runs.push(text),
             Entry::Checkpoint(c) => checkpoints.push(offset, Recorded::Checkpoint(&c, &record.ts)),
             Entry::Rewind(r) => checkpoints.push(offset, Recorded::Rewind(&r)),
+            Entry::EditDiff { id, diff } => {
+                edit_diffs.insert(id, diff);
+            }
             Entry::Instructions { paths } => {
                 for path in paths {
                     if !instructions.loaded.contains(&path) {
@@ -346,6 +353,7 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
         checkpoints,
         synthetic_results: fixed.synthetic,
         instructions,
+        edit_diffs,
         notices,
     })
 }

@@ -85,6 +85,10 @@ impl Agent {
             if let (Some(before), Some(after)) = (before, after) {
                 if let Some(diff) = crate::checkpoint::diff::short(&before, &after, EDIT_DIFF_LINES)
                 {
+                    self.record(Entry::EditDiff {
+                        id: call.id.clone(),
+                        diff: diff.clone(),
+                    });
                     self.emit(AgentEvent::EditDiff {
                         id: call.id.clone(),
                         diff,

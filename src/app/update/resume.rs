@@ -134,11 +134,15 @@ pub fn restore(app: &mut App, session: &mut LoadedSession) {
     }
     app.composer.history = history;
     app.composer.history.extend(added);
-    // Calls that never got a result (the session ended mid-tool) are not running now.
+    // Calls that never got a result (the session ended mid-tool) are not running now; an
+    // edit shows what it changed, as it did.
     for cell in app.transcript.cells.iter_mut() {
         if let Cell::Tool(t) = cell {
             if t.status == ToolStatus::Running {
                 t.status = ToolStatus::Interrupted;
+            }
+            if let Some(diff) = session.edit_diffs.remove(&t.id) {
+                t.diff = Some(diff);
             }
         }
     }

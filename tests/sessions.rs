@@ -770,3 +770,50 @@ async fn an_edits_diff_is_recorded_and_shown_again_when_resumed() {
     assert_eq!(cell.diff.as_ref(), Some(&shown));
     assert_eq!((shown.added, shown.removed), (1, 1));
 }
+
+/// `rein sessions` counts messages exactly, as the picker does, even when the session's
+/// summary is behind its file (rein stopped before updating it): no `~N`.
+#[test]
+fn rein_sessions_counts_messages_exactly() {
+    use rein::conversation::Message;
+    use rein::session::{Entry, SessionMeta};
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("rein-home");
+    let mut writer = SessionWriter::create(&data, SessionMeta::new("/p", "m")).unwrap();
+    writer
+        .append(&Entry::message(Message::user("one")))
+        .unwrap();
+    writer
+        .append(&Entry::message(Message::assistant(
+            "two".to_string(),
+            Vec::new(),
+        )))
+        .unwrap();
+    let path = writer.path().to_path_buf();
+    drop(writer);
+    // A message written after the summary, as by a rein killed before it updated it.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut file,
+        format!(
+            "{{\"ts\":\"2026-12-05T00:00:00Z\",\"type\":\"message\",\"message\":{}}}\n",
+            serde_json::to_string(&Message::user("three")).unwrap()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let listed = rein::session::list(&data);
+    assert!(
+        matches!(listed[0].messages, rein::session::MessageCount::Approx(_)),
+        "{:?}",
+        listed[0].messages
+    );
+    let out = rein(home.path()).arg("sessions").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("    3 msgs"), "{stdout}");
+    assert!(!stdout.contains('~'), "{stdout}");
+}

@@ -107,12 +107,15 @@ pub(super) fn sessions_command(
                 );
             }
             for s in sessions {
+                // Exact, as the picker shows it: the file's tail read where the summary
+                // is behind it (`40+` when that tail is too long to read).
+                let messages = rein::session::exact_count(&s);
                 let title = s.title.as_deref().unwrap_or("(untitled)");
                 let open = s.open.map(|h| format!("  ({h})")).unwrap_or_default();
                 println!(
                     "{}  {:>5} msgs  {}  {}  {}{open}",
                     s.id,
-                    s.messages.to_string(),
+                    messages.to_string(),
                     s.started.get(..16).unwrap_or(&s.started).replace('T', " "),
                     rein::sanitize::sanitize(&s.project.display().to_string()),
                     rein::sanitize::sanitize(title)

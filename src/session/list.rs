@@ -56,7 +56,8 @@ pub(crate) fn write_sidecar(path: &Path, sidecar: &Sidecar) -> io::Result<()> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageCount {
     Exact(usize),
-    /// The file changed after this count was taken (rein stopped before updating it).
+    /// The file changed after this count was taken (rein stopped before updating it): at
+    /// least this many (shown `40+`).
     Approx(usize),
     /// Only the first line could be read.
     Unknown,
@@ -75,7 +76,7 @@ impl fmt::Display for MessageCount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MessageCount::Exact(n) => write!(f, "{n}"),
-            MessageCount::Approx(n) => write!(f, "~{n}"),
+            MessageCount::Approx(n) => write!(f, "{n}+"),
             MessageCount::Unknown => f.write_str("?"),
         }
     }

@@ -204,6 +204,20 @@ async fn resources_are_listed_and_read_within_a_limit() {
         .is_err());
     // The server is still there for the next request.
     assert_eq!(call(&mcp, json!({})).await, "done");
+    // A server that says its resources changed has them listed again.
+    call(&mcp, json!({"add_resource": "mem://new"})).await;
+    let told = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("the new listing is told")
+            .unwrap();
+        if let McpEvent::Resources { resources } = event {
+            if resources.len() == 4 {
+                break resources;
+            }
+        }
+    };
+    assert_eq!(told[3].uri, "mem://new");
     mcp.shutdown().await;
 }
 

@@ -6,8 +6,8 @@
 //! The handler routes `notifications/progress` to the call that owns the token (unknown
 //! tokens are dropped: servers keep reporting progress for calls already cancelled),
 //! `notifications/message` (a log line, cut and sanitised) to every call of the server in
-//! flight, and turns `notifications/tools/list_changed` into a message for the server's
-//! task, which re-lists. A server's `elicitation/create` goes to its call in flight
+//! flight, and turns `notifications/tools/list_changed` and `…/resources/list_changed`
+//! into messages for the server's task, which lists them again. A server's `elicitation/create` goes to its call in flight
 //! (`elicit.rs`). It answers `roots/list` with the project folder, the one root rein
 //! declares, and refuses `sampling/createMessage` saying rein does not offer it (the user
 //! is told once per connection): sampling would let a server spend the user's model
@@ -71,6 +71,8 @@ pub const NO_SAMPLING: &str =
 pub(super) struct Handler {
     pub(super) progress: ProgressRoutes,
     pub(super) tools_changed: mpsc::UnboundedSender<()>,
+    /// `notifications/resources/list_changed`: the server's task lists them again.
+    pub(super) resources_changed: mpsc::UnboundedSender<()>,
     /// The server's configured name (in the notices, and who a form says asks).
     pub(super) server: String,
     /// The project folder: the one root offered (`roots/list`).
@@ -89,12 +91,14 @@ impl Handler {
         root: &Path,
         progress: ProgressRoutes,
         tools_changed: mpsc::UnboundedSender<()>,
+        resources_changed: mpsc::UnboundedSender<()>,
         events: mpsc::UnboundedSender<McpEvent>,
         forms: FormRoutes,
     ) -> Handler {
         Handler {
             progress,
             tools_changed,
+            resources_changed,
             server: server.to_string(),
             root: root.to_path_buf(),
             events,
@@ -243,6 +247,10 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.tools_changed.send(());
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.resources_changed.send(());
     }
 
     async fn create_elicitation(

@@ -63,12 +63,14 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     let url = url(&config);
     let progress = ProgressRoutes::default();
     let (changed_tx, mut changed) = mpsc::unbounded_channel();
+    let (resources_changed_tx, mut resources_changed) = mpsc::unbounded_channel();
     let forms = FormRoutes::default();
     let handler = Handler::new(
         &name,
         &manager.inner.root,
         progress.clone(),
         changed_tx,
+        resources_changed_tx,
         manager.inner.events.clone(),
         forms.clone(),
     );
@@ -205,6 +207,11 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             listed = &mut listing, if !resources_listed => {
                 resources_listed = true;
                 store_resources(&weak, &name, generation, listed);
+            }
+            // Listed again (a listing still running starts over).
+            Some(()) = resources_changed.recv(), if offers_resources => {
+                listing.set(super::resources::list_resources(&live, &name, config.tool_timeout));
+                resources_listed = false;
             }
         }
     }

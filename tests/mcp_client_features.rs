@@ -490,6 +490,53 @@ fn the_finder_offers_resources_after_files_and_inserts_a_mention() {
     assert_eq!(paths, ["notes.md"]);
 }
 
+/// `/mcp` says what else each server offers: its prompts and its resources.
+#[test]
+fn slash_mcp_counts_each_servers_prompts_and_resources() {
+    use rein::app::state::{App, Cell, SessionInfo};
+    use rein::app::AppEvent;
+    let mut s = support::app::Script::with(App::new(SessionInfo::default(), 128_000));
+    s.at(AppEvent::Mcp(McpEvent::ServerState {
+        name: "h".into(),
+        state: ServerState::Ready { tools: 1 },
+    }));
+    s.at(AppEvent::Mcp(McpEvent::Prompts {
+        prompts: vec![rein::mcp::McpPrompt {
+            command: "mcp__h__review".into(),
+            server: "h".into(),
+            name: "review".into(),
+            description: String::new(),
+            arguments: Vec::new(),
+        }],
+    }));
+    let resource = |uri: &str| rein::mcp::McpResource {
+        server: "h".into(),
+        uri: uri.into(),
+        name: uri.into(),
+        description: None,
+        mime_type: None,
+    };
+    s.at(AppEvent::Mcp(McpEvent::Resources {
+        resources: vec![resource("mem://a"), resource("mem://b")],
+    }));
+    s.send("/mcp");
+    let listing = s
+        .app
+        .transcript
+        .cells
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            Cell::Notice(n) if n.text.starts_with("MCP servers:") => Some(n.text.clone()),
+            _ => None,
+        })
+        .expect("the listing");
+    assert!(
+        listing.contains("h: ready, 1 tool, 1 prompt (/mcp__h__…), 2 resources (@h:…)"),
+        "{listing}"
+    );
+}
+
 fn prompt_run(home: &Path, project: &Path, prompt: &str, base_url: &str) -> std::process::Output {
     support::rein_in(home, project)
         .args(["-p", prompt, "--base-url", base_url, "--model", "m"])

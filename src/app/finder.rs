@@ -193,6 +193,11 @@ impl FinderState {
         self.combine();
     }
 
+    /// The MCP servers' resources as mentions (`SERVER:URI`).
+    pub fn resources(&self) -> &[String] {
+        &self.resources
+    }
+
     /// The MCP servers' resources now (`SERVER:URI` each), listed after the files.
     pub fn set_resources(&mut self, resources: Vec<String>) {
         if resources != self.resources {

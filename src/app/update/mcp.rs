@@ -79,10 +79,33 @@ pub fn list_text(app: &App) -> String {
             .to_string();
     }
     let mut out = String::from("MCP servers:");
+    let prompts = app.custom_commands.mcp();
     for (name, state) in &app.mcp_servers {
         out.push_str(&format!("\n  {name}: {state}"));
         if matches!(state, ServerState::NotAllowed { .. }) {
             out.push_str(&format!(" (/mcp allow {name} allows it for this project)"));
+        }
+        // What else it offers: its prompts as commands, its resources for `@`.
+        let offered = prompts.iter().filter(|p| p.label == *name).count();
+        if offered > 0 {
+            out.push_str(&format!(
+                ", {offered} prompt{} (/mcp__{}__…)",
+                if offered == 1 { "" } else { "s" },
+                name.to_ascii_lowercase()
+            ));
+        }
+        let prefix = format!("{name}:");
+        let resources = app
+            .finder
+            .resources()
+            .iter()
+            .filter(|r| r.starts_with(&prefix))
+            .count();
+        if resources > 0 {
+            out.push_str(&format!(
+                ", {resources} resource{} (@{name}:…)",
+                if resources == 1 { "" } else { "s" }
+            ));
         }
     }
     out

@@ -417,7 +417,9 @@ fn the_dashboard_lists_prompts_and_sends_one_as_typed() {
         .slash_menu
         .matches(&s.app.composer.textarea, &s.app.custom_commands);
     assert!(
-        offered.iter().any(|e| e.name == "/mcp__h__review"),
+        offered
+            .iter()
+            .any(|e| e.name == "/mcp__h__review" && e.source.as_deref() == Some("MCP server h")),
         "{offered:?}"
     );
     rein::app::input::clear(&mut s.app.composer.textarea);

@@ -45,8 +45,8 @@ pub struct Entry {
     /// What the arguments are (`[NAME]`, `<issue-number>`), or empty.
     pub hint: String,
     pub description: String,
-    /// For a custom command: `project` or `user`.
-    pub source: Option<&'static str>,
+    /// For a custom command: `project` or `user`; for an MCP prompt, `MCP server NAME`.
+    pub source: Option<String>,
 }
 
 /// Every command, built-in ones first, in the list's order.
@@ -64,7 +64,11 @@ pub fn entries(custom: &CommandSet) -> Vec<Entry> {
         name: format!("/{}", c.name),
         hint: c.argument_hint.clone().unwrap_or_default(),
         description: c.description.clone(),
-        source: Some(c.source.name()),
+        source: Some(match c.source {
+            // Which server: two may offer prompts of the same name.
+            crate::custom_commands::CommandSource::Mcp => format!("MCP server {}", c.label),
+            other => other.name().to_string(),
+        }),
     });
     builtin.chain(custom).collect()
 }

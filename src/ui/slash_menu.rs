@@ -95,7 +95,7 @@ fn row(entry: &Entry, name_w: usize, text_w: usize, selected: bool) -> Line<'sta
     let name = truncate(&usage(entry), name_w);
     let pad = " ".repeat(name_w.saturating_sub(width(&name)) + 2);
     let mut description = sanitize(&entry.description).replace('\n', " ");
-    if let Some(source) = entry.source {
+    if let Some(source) = &entry.source {
         description = format!("{description} ({source})");
     }
     let room = text_w.saturating_sub(name_w + 2);

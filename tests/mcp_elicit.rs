@@ -304,3 +304,65 @@ async fn print_mode_declines_a_form_it_cannot_fill_in_and_says_why() {
         "the server's escape sequence is shown as text"
     );
 }
+
+/// A user who answers after `delay`.
+struct Slow {
+    delay: Duration,
+}
+
+impl AskUser for Slow {
+    fn ask(&self, _form: Form) -> FormWait {
+        let delay = self.delay;
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            FormAnswer::Accept(json!({"name": "Ada"}).as_object().cloned().unwrap())
+        })
+    }
+
+    fn tell(&self, _message: String) {}
+}
+
+/// The call's clock stops while its form is open: a user who takes longer than the tool
+/// timeout to fill the form in still gets the call's result; without a form, the same
+/// timeout ends a silent call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_open_longer_than_the_tool_timeout_does_not_time_the_call_out() {
+    let root = tempfile::tempdir().unwrap();
+    let mut config = server();
+    config.tool_timeout = Duration::from_secs(1);
+    let (mcp, mut events) = McpManager::start(vec![config], root.path());
+    settled(&mut events, &mcp).await;
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let ask: Arc<dyn AskUser> = Arc::new(Slow {
+        delay: Duration::from_millis(2500),
+    });
+    let out = mcp
+        .call_asking(
+            "mcp__asker__work",
+            json!({"elicit": schema}),
+            None,
+            Some(ask),
+            std::future::pending(),
+        )
+        .await
+        .expect("the call succeeds");
+    assert_eq!(
+        answer(&out.to_tool_result().text),
+        json!({"action": "accept", "content": {"name": "Ada"}})
+    );
+    // A call that says nothing for longer than the timeout still times out.
+    let silent = mcp
+        .call_asking(
+            "mcp__asker__work",
+            json!({"sleep": 3}),
+            None,
+            None,
+            std::future::pending(),
+        )
+        .await;
+    assert!(
+        matches!(silent, Err(rein::mcp::McpError::Timeout { secs: 1, .. })),
+        "{silent:?}"
+    );
+    mcp.shutdown().await;
+}

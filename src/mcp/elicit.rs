@@ -48,6 +48,44 @@ impl Drop for RouteGuard {
     }
 }
 
+/// Who a call asks, watched: `open` counts its forms open now (the call's clock stops
+/// while one is).
+pub(super) struct Watched {
+    inner: Arc<dyn AskUser>,
+    open: watch::Sender<usize>,
+}
+
+impl Watched {
+    pub(super) fn new(inner: Arc<dyn AskUser>, open: watch::Sender<usize>) -> Watched {
+        Watched { inner, open }
+    }
+}
+
+/// One open form of a [`Watched`] call: counted down when its wait ends or is dropped.
+struct OpenForm(watch::Sender<usize>);
+
+impl Drop for OpenForm {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl AskUser for Watched {
+    fn ask(&self, form: Form) -> crate::tools::external::FormWait {
+        self.open.send_modify(|n| *n += 1);
+        let open = OpenForm(self.open.clone());
+        let wait = self.inner.ask(form);
+        Box::pin(async move {
+            let _open = open;
+            wait.await
+        })
+    }
+
+    fn tell(&self, message: String) {
+        self.inner.tell(message);
+    }
+}
+
 /// Register a running call's way to the user on its connection's `routes`.
 pub(super) fn register(routes: &FormRoutes, ask: Arc<dyn AskUser>) -> RouteGuard {
     static CALLS: AtomicU64 = AtomicU64::new(0);

@@ -1,7 +1,8 @@
 //! A call to a ready server's tool: the tool found by the name the model knows, its
-//! arguments checked (an object, or none), the request sent with the server's
-//! `tool_timeout` (reset by progress), progress routed to the caller, and the answer
-//! converted (`result.rs`). While it runs, the server's forms go to whoever the caller
+//! arguments checked (an object, or none), the request sent and timed by rein (the
+//! server's `tool_timeout` without a result or a progress report, the time a form of the
+//! call's is open not counted), progress routed to the caller, and the answer converted
+//! (`result.rs`). While it runs, the server's forms go to whoever the caller
 //! gave to answer them (`elicit.rs`). A cancel sends the server `notifications/cancelled`; a
 //! connection that ends under the call marks the server failed.
 
@@ -14,7 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::ServiceError;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::{lock, Live, McpManager};
 use crate::mcp::elicit;
@@ -88,41 +89,76 @@ impl McpManager {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        // Before the request: the server may ask at once.
-        let _route = ask.map(|ask| elicit::register(&live.forms, ask));
-        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        // Before the request: the server may ask at once. Its forms are watched: while one
+        // is open the call's clock stops (the user is filling it in; the server waits).
+        let forms_open = watch::channel(0usize);
+        let _route = ask.map(|ask| {
+            let watched: Arc<dyn AskUser> =
+                Arc::new(elicit::Watched::new(ask, forms_open.0.clone()));
+            elicit::register(&live.forms, watched)
+        });
+        let mut forms_open = forms_open.1;
+        // rein keeps the clock itself: `timeout` without a result or a progress report,
+        // not counting the time a form is open.
         let handle = live
             .peer
             .send_cancellable_request(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                options,
+                PeerRequestOptions::no_options(),
             )
             .await
             .map_err(|e| self.call_failed(&tool, &live, generation, e, timeout))?;
         let token = handle.progress_token.0.clone();
-        if let Some(sender) = progress {
-            lock(&live.progress).insert(token.clone(), sender);
-        }
+        let (heard_tx, mut heard) = mpsc::unbounded_channel();
+        lock(&live.progress).insert(token.clone(), heard_tx);
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let mut closed = live.closed.clone();
-        let outcome = tokio::select! {
-            response = handle.await_response() => match response {
-                Ok(ServerResult::CallToolResult(r)) => Ok(result::convert(&r, result::MAX_RESULT_BYTES)),
-                Ok(_) => Err(McpError::Protocol {
-                    server: tool.server.clone(),
-                    message: "the server answered tools/call with something else".into(),
-                }),
-                Err(e) => Err(self.call_failed(&tool, &live, generation, e, timeout)),
-            },
-            () = cancel => {
-                let _ = peer
-                    .notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the user interrupted".into())))
-                    .await;
-                Err(McpError::Cancelled)
-            }
-            // The watch's guard is dropped in here: the call's future stays `Send`.
-            () = async { let _ = closed.wait_for(|c| *c).await; } => {
-                Err(self.exited(&tool.server, &live, generation))
+        let response = handle.await_response();
+        tokio::pin!(response);
+        tokio::pin!(cancel);
+        let mut deadline = tokio::time::Instant::now() + timeout;
+        let outcome = loop {
+            let asking = *forms_open.borrow() > 0;
+            tokio::select! {
+                response = &mut response => break match response {
+                    Ok(ServerResult::CallToolResult(r)) => Ok(result::convert(&r, result::MAX_RESULT_BYTES)),
+                    Ok(_) => Err(McpError::Protocol {
+                        server: tool.server.clone(),
+                        message: "the server answered tools/call with something else".into(),
+                    }),
+                    Err(e) => Err(self.call_failed(&tool, &live, generation, e, timeout)),
+                },
+                () = &mut cancel => {
+                    let _ = peer
+                        .notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the user interrupted".into())))
+                        .await;
+                    break Err(McpError::Cancelled);
+                }
+                // The watch's guard is dropped in here: the call's future stays `Send`.
+                () = async { let _ = closed.wait_for(|c| *c).await; } => {
+                    break Err(self.exited(&tool.server, &live, generation));
+                }
+                // A progress report (or a log line) restarts the clock.
+                Some(update) = heard.recv() => {
+                    deadline = tokio::time::Instant::now() + timeout;
+                    if let Some(sender) = &progress {
+                        let _ = sender.send(update);
+                    }
+                }
+                // A form opened or closed: the clock starts again from its close.
+                Ok(()) = forms_open.changed() => {
+                    deadline = tokio::time::Instant::now() + timeout;
+                }
+                () = tokio::time::sleep_until(deadline), if !asking => {
+                    let _ = peer
+                        .notify_cancelled(CancelledNotificationParam::new(Some(id), Some("timed out".into())))
+                        .await;
+                    break Err(McpError::Timeout {
+                        server: tool.server.clone(),
+                        tool: tool.tool.clone(),
+                        secs: timeout.as_secs(),
+                    });
+                }
             }
         };
         lock(&live.progress).remove(&token);

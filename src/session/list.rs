@@ -445,7 +445,7 @@ mod tests {
     #[test]
     fn counts_print_how_sure_they_are() {
         assert_eq!(MessageCount::Exact(3).to_string(), "3");
-        assert_eq!(MessageCount::Approx(3).to_string(), "~3");
+        assert_eq!(MessageCount::Approx(3).to_string(), "3+");
         assert_eq!(MessageCount::Unknown.to_string(), "?");
         assert_eq!(MessageCount::Unknown.value(), None);
     }

@@ -16,12 +16,11 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Widget};
 
-use super::layout::{centred, framed, modal_width};
+use super::layout::{centred, framed, keys_line, modal_width};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width, wrap_text};
 use crate::app::form::{Forms, OpenForm, Value, FOOTER};
-use crate::app::keymap::keymap;
 use crate::elicitation::{Field, FieldKind, TextFormat};
 
 /// The widest the form gets.
@@ -171,27 +170,6 @@ fn field_lines(open: &OpenForm, text_w: usize, rows: usize) -> Vec<Line<'static>
     out
 }
 
-/// The keys line, from the keymap.
-fn keys_line(text_w: usize) -> Line<'static> {
-    let mut spans = Vec::new();
-    let mut used = 0;
-    for &(mode, action) in FOOTER {
-        let Some((keys, desc)) = keymap().hint(mode, action) else {
-            continue;
-        };
-        let sep = if spans.is_empty() { "" } else { " · " };
-        let w = width(sep) + width(&keys) + 1 + width(desc);
-        if used + w > text_w {
-            break;
-        }
-        used += w;
-        spans.push(Span::styled(sep, theme::DIM));
-        spans.push(Span::styled(keys, theme::HINT));
-        spans.push(Span::styled(format!(" {desc}"), theme::DIM));
-    }
-    Line::from(spans)
-}
-
 impl Widget for &Forms {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let Some(open) = self.queue.front() else {
@@ -272,7 +250,7 @@ impl Widget for &Forms {
         buf.set_line(
             inner.x,
             bottom.saturating_sub(1),
-            &keys_line(usize::from(inner.width)),
+            &keys_line(FOOTER, usize::from(inner.width), ""),
             inner.width,
         );
     }

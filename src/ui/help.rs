@@ -11,12 +11,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::layout::scrolling_text_modal;
+use super::layout::{keys_line, scrolling_text_modal};
 use super::sanitize::sanitize;
 use super::theme;
-use super::wrap::{truncate, width, wrap_into, WrapMode};
+use super::wrap::{width, wrap_into, WrapMode};
 use crate::app::help::{HelpView, FOOTER};
-use crate::app::keymap::keymap;
 
 /// The widest the box gets.
 const MAX_WIDTH: u16 = 100;
@@ -60,30 +59,6 @@ fn hang_of(line: &str, indent: usize) -> usize {
     }
 }
 
-/// The keys line, from the keymap: "Esc close · PgDn page down · PgUp page up".
-fn keys_line(text_w: usize) -> Line<'static> {
-    let mut spans = Vec::new();
-    let mut used = 0;
-    for &(mode, action) in FOOTER {
-        let Some((keys, desc)) = keymap().hint(mode, action) else {
-            continue;
-        };
-        let sep = if spans.is_empty() { "" } else { " · " };
-        let w = width(sep) + width(&keys) + 1 + width(desc);
-        if used + w > text_w {
-            break;
-        }
-        used += w;
-        spans.push(Span::styled(sep, theme::DIM));
-        spans.push(Span::styled(keys, theme::HINT));
-        spans.push(Span::styled(format!(" {desc}"), theme::DIM));
-    }
-    if spans.is_empty() {
-        spans.push(Span::styled(truncate("Esc close", text_w), theme::HINT));
-    }
-    Line::from(spans)
-}
-
 impl Widget for &HelpView {
     fn render(self, area: Rect, buf: &mut Buffer) {
         scrolling_text_modal(
@@ -93,7 +68,7 @@ impl Widget for &HelpView {
             Span::styled(" Help ", theme::TITLE),
             self.scroll,
             |text_w| body_lines(self, text_w),
-            keys_line,
+            |text_w| keys_line(FOOTER, text_w, "Esc close"),
         );
     }
 }

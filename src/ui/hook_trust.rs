@@ -12,12 +12,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::layout::scrolling_text_modal;
+use super::layout::{keys_line, scrolling_text_modal};
 use super::sanitize::sanitize;
 use super::theme;
-use super::wrap::{truncate, width, wrap_into, wrap_text, WrapMode};
+use super::wrap::{wrap_into, wrap_text, WrapMode};
 use crate::app::hook_trust::{HookTrust, FOOTER};
-use crate::app::keymap::keymap;
 use crate::hooks::OnFailure;
 
 /// The widest the question gets.
@@ -91,33 +90,6 @@ pub fn body_lines(trust: &HookTrust, text_w: usize) -> Vec<Line<'static>> {
     out
 }
 
-/// The keys line, from the keymap: "a allow them in this project · n keep them held · …".
-fn keys_line(text_w: usize) -> Line<'static> {
-    let mut spans = Vec::new();
-    let mut used = 0;
-    for &(mode, action) in FOOTER {
-        let Some((keys, desc)) = keymap().hint(mode, action) else {
-            continue;
-        };
-        let sep = if spans.is_empty() { "" } else { " · " };
-        let w = width(sep) + width(&keys) + 1 + width(desc);
-        if used + w > text_w {
-            break;
-        }
-        used += w;
-        spans.push(Span::styled(sep, theme::DIM));
-        spans.push(Span::styled(keys, theme::HINT));
-        spans.push(Span::styled(format!(" {desc}"), theme::DIM));
-    }
-    if spans.is_empty() {
-        spans.push(Span::styled(
-            truncate("a allow · n keep held", text_w),
-            theme::HINT,
-        ));
-    }
-    Line::from(spans)
-}
-
 impl Widget for &HookTrust {
     fn render(self, area: Rect, buf: &mut Buffer) {
         scrolling_text_modal(
@@ -127,7 +99,7 @@ impl Widget for &HookTrust {
             Span::styled(" Project hooks ", theme::TITLE),
             self.scroll,
             |text_w| body_lines(self, text_w),
-            keys_line,
+            |text_w| keys_line(FOOTER, text_w, "a allow · n keep held"),
         );
     }
 }

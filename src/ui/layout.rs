@@ -178,3 +178,35 @@ pub fn scrolling_text_modal(
         inner.width,
     );
 }
+
+/// A modal's keys line from the keymap, "Esc close · PgDn page down · …": the `footer`'s
+/// bindings in order, as many as fit in `text_w`; `fallback` (keys only) when none does.
+pub fn keys_line(
+    footer: &[(crate::app::keymap::Mode, crate::app::keymap::Action)],
+    text_w: usize,
+    fallback: &str,
+) -> ratatui::text::Line<'static> {
+    use super::theme;
+    use super::wrap::{truncate, width};
+    use ratatui::text::{Line, Span};
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for &(mode, action) in footer {
+        let Some((keys, desc)) = crate::app::keymap::keymap().hint(mode, action) else {
+            continue;
+        };
+        let sep = if spans.is_empty() { "" } else { " · " };
+        let w = width(sep) + width(&keys) + 1 + width(desc);
+        if used + w > text_w {
+            break;
+        }
+        used += w;
+        spans.push(Span::styled(sep, theme::DIM));
+        spans.push(Span::styled(keys, theme::HINT));
+        spans.push(Span::styled(format!(" {desc}"), theme::DIM));
+    }
+    if spans.is_empty() && !fallback.is_empty() {
+        spans.push(Span::styled(truncate(fallback, text_w), theme::HINT));
+    }
+    Line::from(spans)
+}

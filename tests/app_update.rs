@@ -1898,6 +1898,8 @@ fn mcp_servers_say_when_they_are_ready_or_fail_and_slash_mcp_lists_them() {
     use rein::mcp::{McpEvent, ServerState};
     let mut s = Script::with(app());
     s.send("/mcp");
+    // The servers' layer opens over the listing; Esc closes it.
+    s.plain(KeyCode::Esc);
     assert!(s
         .notices()
         .pop()
@@ -1934,6 +1936,8 @@ fn mcp_servers_say_when_they_are_ready_or_fail_and_slash_mcp_lists_them() {
         "MCP server time failed: it exited during initialize\n  ModuleNotFoundError: mcp"
     );
     s.send("/mcp");
+    // The servers' layer opens over the listing; Esc closes it.
+    s.plain(KeyCode::Esc);
     assert_eq!(
         s.notices().pop().unwrap().1,
         "MCP servers:\n  github: ready, 12 tools\n  time: failed: it exited during initialize"
@@ -1971,6 +1975,8 @@ fn slash_mcp_login_runs_off_the_loop_shows_its_steps_and_restarts_the_server_onc
         }));
     }
     s.send("/mcp");
+    // The servers' layer opens over the listing; Esc closes it.
+    s.plain(KeyCode::Esc);
     assert!(
         s.notices().pop().unwrap().1.contains(
             "docs: needs login: the server asks for an OAuth login; `rein mcp login docs` in a \
@@ -2135,6 +2141,8 @@ fn slash_mcp_allow_starts_a_projects_server_that_waits_and_nothing_else() {
         }));
     }
     s.send("/mcp");
+    // The servers' layer opens over the listing; Esc closes it.
+    s.plain(KeyCode::Esc);
     assert_eq!(
         s.notices().pop().unwrap().1,
         "MCP servers:\n  github: ready, 3 tools\n  db: not allowed yet: the project declares it; it \
@@ -2385,4 +2393,77 @@ fn the_question_about_a_projects_hooks_takes_only_its_answers() {
             "the project's hooks stay held: the disk is full".into()
         ))
     );
+}
+
+/// `/mcp` opens the servers' layer over its listing: a server that needs a login says so,
+/// and `l` on it logs in (as `/mcp login NAME` does); Down moves, `r` restarts the selected
+/// one, `a` allows a project's server that waits; each closes the layer.
+#[test]
+fn the_mcp_layer_logs_in_restarts_and_allows_on_a_key() {
+    use rein::app::layer::Layer;
+    use rein::mcp::{McpEvent, ServerState, Unapproved};
+    let mut s = Script::with(App::new(SessionInfo::default(), 128_000));
+    for (name, state) in [
+        (
+            "docs",
+            ServerState::NeedsLogin {
+                name: "docs".into(),
+            },
+        ),
+        ("github", ServerState::Ready { tools: 3 }),
+        (
+            "db",
+            ServerState::NotAllowed {
+                launch: "node db.js".into(),
+                why: Unapproved::New,
+            },
+        ),
+    ] {
+        s.at(AppEvent::Mcp(McpEvent::ServerState {
+            name: name.into(),
+            state,
+        }));
+    }
+    s.send("/mcp");
+    assert_eq!(Layer::top(&s.app), Layer::Mcp);
+    let screen = support::app::draw(&s.app, 100, 24, s.now);
+    assert!(screen.contains("MCP servers (3)"), "{screen}");
+    assert!(screen.contains("› docs: needs login"), "{screen}");
+    assert!(screen.contains("l log in"), "{screen}");
+    let effects = s.plain(KeyCode::Char('l'));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::LoginMcp(n) if n == "docs")),
+        "{effects:?}"
+    );
+    assert!(s.app.mcp_panel.is_none(), "the layer closes");
+
+    s.send("/mcp");
+    s.plain(KeyCode::Down);
+    let effects = s.plain(KeyCode::Char('r'));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::RestartMcp(n) if n == "github")),
+        "{effects:?}"
+    );
+
+    s.send("/mcp");
+    s.plain(KeyCode::Down);
+    s.plain(KeyCode::Down);
+    s.plain(KeyCode::Down);
+    let effects = s.plain(KeyCode::Char('a'));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::AllowMcp(n) if n == "db")),
+        "{effects:?}"
+    );
+
+    // Esc closes it and nothing happens; keys that are no action do nothing.
+    s.send("/mcp");
+    assert!(s.plain(KeyCode::Char('x')).is_empty());
+    assert!(s.plain(KeyCode::Esc).is_empty());
+    assert_eq!(Layer::top(&s.app), Layer::Main);
 }

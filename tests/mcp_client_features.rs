@@ -522,6 +522,8 @@ fn slash_mcp_counts_each_servers_prompts_and_resources() {
         resources: vec![resource("mem://a"), resource("mem://b")],
     }));
     s.send("/mcp");
+    // The servers' layer opens over the listing; Esc closes it.
+    s.plain(crossterm::event::KeyCode::Esc);
     let listing = s
         .app
         .transcript

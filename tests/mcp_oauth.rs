@@ -822,6 +822,15 @@ impl Tmux {
         text(&out.stdout)
     }
 
+    /// Press one key (a tmux key name, or a character), nothing after it.
+    fn key(&self, key: &str) {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name, key])
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+
     fn send(&self, typed: &str) {
         for args in [vec!["-l", typed], vec!["Enter"]] {
             let status = Command::new("tmux")
@@ -858,7 +867,7 @@ impl Drop for Tmux {
     }
 }
 
-/// The dashboard says the server needs a login; `/mcp login docs` logs in through the
+/// The dashboard says the server needs a login; `l` in `/mcp`'s layer logs in through the
 /// browser in the background, the server restarts with its tool (offered to the model
 /// from the next turn), and `/mcp logout docs` forgets the tokens: it needs a login again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -899,7 +908,13 @@ async fn the_dashboard_logs_in_with_slash_mcp_login_and_the_tool_appears() {
         s.contains("MCP server docs: needs login") && s.contains("/mcp login docs")
     })
     .await;
-    tmux.send("/mcp login docs");
+    // `/mcp` opens the servers' layer, which says so too; `l` logs in.
+    tmux.send("/mcp");
+    tmux.wait_for("the servers' layer", |s| {
+        s.contains("MCP servers (1)") && s.contains("› docs: needs login") && s.contains("l log in")
+    })
+    .await;
+    tmux.key("l");
     let screen = tmux
         .wait_for("the server ready", |s| {
             s.contains("MCP server docs: ready, 1 tool")

@@ -317,6 +317,7 @@ pub fn help_text_with(custom: &CommandSet) -> String {
         ("Plan review (a plan mode turn ended)", &[Mode::Plan][..]),
         ("Transcript pager", &[Mode::Pager][..]),
         ("An MCP server's form", &[Mode::Form][..]),
+        ("MCP servers (/mcp)", &[Mode::Mcp][..]),
     ] {
         out.push_str(title);
         out.push('\n');

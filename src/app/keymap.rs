@@ -55,11 +55,13 @@ pub enum Mode {
     Pager,
     /// An MCP server's form (elicitation).
     Form,
+    /// The MCP servers (`/mcp`).
+    Mcp,
 }
 
 impl Mode {
     /// Every mode, in the keymap file's order.
-    pub const ALL: [Mode; 16] = [
+    pub const ALL: [Mode; 17] = [
         Mode::Global,
         Mode::Composer,
         Mode::Approval,
@@ -76,6 +78,7 @@ impl Mode {
         Mode::Plan,
         Mode::Pager,
         Mode::Form,
+        Mode::Mcp,
     ];
 
     /// The mode's name in the keymap file and in `/help`.
@@ -97,6 +100,7 @@ impl Mode {
             Mode::Plan => "plan",
             Mode::Pager => "pager",
             Mode::Form => "form",
+            Mode::Mcp => "mcp",
         }
     }
 }
@@ -207,6 +211,14 @@ pub enum Action {
     FormDecline,
     /// A server's form: dismiss it without an answer.
     FormCancel,
+    /// The MCP servers: log in to the selected one (an HTTP server).
+    McpLogin,
+    /// The MCP servers: forget the selected one's login.
+    McpLogout,
+    /// The MCP servers: restart the selected one.
+    McpRestart,
+    /// The MCP servers: allow the selected project's server.
+    McpAllow,
 }
 
 /// When a binding applies; otherwise the key goes on to the next binding or the input box.
@@ -481,6 +493,8 @@ struct RawKeymap {
     pager: Vec<RawBinding>,
     #[serde(default)]
     form: Vec<RawBinding>,
+    #[serde(default)]
+    mcp: Vec<RawBinding>,
 }
 
 #[derive(Deserialize)]
@@ -519,6 +533,7 @@ pub struct Keymap {
     plan: Vec<Binding>,
     pager: Vec<Binding>,
     form: Vec<Binding>,
+    mcp: Vec<Binding>,
 }
 
 impl Keymap {
@@ -556,6 +571,7 @@ impl Keymap {
             plan: convert(raw.plan),
             pager: convert(raw.pager),
             form: convert(raw.form),
+            mcp: convert(raw.mcp),
         };
         keymap.check_duplicates()?;
         Ok(keymap)
@@ -580,6 +596,7 @@ impl Keymap {
             Mode::Plan => &self.plan,
             Mode::Pager => &self.pager,
             Mode::Form => &self.form,
+            Mode::Mcp => &self.mcp,
         }
     }
 
@@ -602,6 +619,7 @@ impl Keymap {
             Mode::Plan => &mut self.plan,
             Mode::Pager => &mut self.pager,
             Mode::Form => &mut self.form,
+            Mode::Mcp => &mut self.mcp,
         }
     }
 

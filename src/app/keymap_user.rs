@@ -322,6 +322,11 @@ const WAYS_OUT: &[(Mode, &[Action], &str)] = &[
         &[Action::FormCancel, Action::FormDecline],
         "no key is left to close a server's form (form_cancel)",
     ),
+    (
+        Mode::Mcp,
+        &[Action::ClosePicker],
+        "no key is left to close the MCP servers (close_picker)",
+    ),
 ];
 
 /// One warning per mode the merged keymap leaves without a way out: no binding of those

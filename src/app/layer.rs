@@ -13,7 +13,8 @@
 //!    transcript pager ([`Layer::Pager`]);
 //! 4. the session picker of `/resume` ([`Layer::Sessions`]), and the rewind layer of
 //!    `/rewind` and Esc Esc ([`Layer::Rewind`]);
-//! 4. the model picker of `/model` ([`Layer::Models`]);
+//! 4. the model picker of `/model` ([`Layer::Models`]), and the MCP servers of `/mcp`
+//!    ([`Layer::Mcp`]);
 //! 5. the `/context` layer ([`Layer::Context`]), and the help of `/help` and F1
 //!    ([`Layer::Help`]);
 //! 6. the Ctrl-R search over earlier inputs, drawn over the input box ([`Layer::Search`]);
@@ -39,8 +40,8 @@
 use super::keymap::{Action, Mode};
 use super::state::App;
 use super::{
-    approval, context_view, finder, form, help, history_search, hook_trust, model_picker, pager,
-    picker, plan_review, rewind, slash_menu,
+    approval, context_view, finder, form, help, history_search, hook_trust, mcp_panel,
+    model_picker, pager, picker, plan_review, rewind, slash_menu,
 };
 
 /// A layer of the dashboard.
@@ -64,6 +65,8 @@ pub enum Layer {
     Rewind,
     /// The model picker (`/model`).
     Models,
+    /// The MCP servers (`/mcp`).
+    Mcp,
     /// The `/context` layer.
     Context,
     /// The help layer (`/help`, F1).
@@ -80,7 +83,7 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, top first.
-    pub const ORDER: [Layer; 15] = [
+    pub const ORDER: [Layer; 16] = [
         Layer::Feedback,
         Layer::Approval,
         Layer::Form,
@@ -90,6 +93,7 @@ impl Layer {
         Layer::Sessions,
         Layer::Rewind,
         Layer::Models,
+        Layer::Mcp,
         Layer::Context,
         Layer::Help,
         Layer::Search,
@@ -110,6 +114,7 @@ impl Layer {
             Layer::Sessions => app.picker.is_some(),
             Layer::Rewind => app.rewind.is_some(),
             Layer::Models => app.model_picker.is_some(),
+            Layer::Mcp => app.mcp_panel.is_some(),
             Layer::Context => app.context_open,
             Layer::Help => app.help.is_some(),
             Layer::Search => app.search.is_some(),
@@ -143,6 +148,7 @@ impl Layer {
             Layer::Sessions => picker::MODES,
             Layer::Rewind => rewind::MODES,
             Layer::Models => model_picker::MODES,
+            Layer::Mcp => mcp_panel::MODES,
             Layer::Context => context_view::MODES,
             Layer::Help => help::MODES,
             Layer::Search => history_search::MODES,
@@ -164,6 +170,7 @@ impl Layer {
             Layer::Sessions => picker::FOOTER,
             Layer::Rewind => rewind::FOOTER,
             Layer::Models => model_picker::FOOTER,
+            Layer::Mcp => mcp_panel::FOOTER,
             Layer::Context => context_view::FOOTER,
             Layer::Help => help::FOOTER,
             Layer::Search => history_search::FOOTER,

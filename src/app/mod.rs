@@ -35,6 +35,7 @@ pub mod input;
 pub mod keymap;
 pub mod keymap_user;
 pub mod layer;
+pub mod mcp_panel;
 pub mod model_picker;
 pub mod pager;
 pub mod paste;

@@ -50,6 +50,8 @@ pub struct App {
     pub picker: Option<Picker>,
     /// The model picker (`/model`), while it is open.
     pub model_picker: Option<ModelPicker>,
+    /// The MCP servers' layer (`/mcp`), while it is open.
+    pub mcp_panel: Option<crate::app::mcp_panel::McpPanel>,
     /// What the server of the model in use listed for `/model`, kept for the session (a
     /// failure is not kept: the next `/model` asks again).
     pub server_models: Option<crate::app::model_picker::ServerModels>,
@@ -300,6 +302,7 @@ impl App {
             approvals: Approvals::default(),
             picker: None,
             model_picker: None,
+            mcp_panel: None,
             rewind: None,
             last_esc: None,
             finder: FinderState::default(),

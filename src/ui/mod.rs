@@ -30,6 +30,7 @@ pub mod layout;
 pub mod lines;
 pub mod list_modal;
 pub mod markdown;
+pub mod mcp_panel;
 pub mod model_picker;
 pub mod pager;
 pub mod picker;
@@ -124,6 +125,11 @@ fn render_layer(
         Layer::Models => {
             if let Some(picker) = &app.model_picker {
                 buf_render(model_picker::ModelPickerModal { picker }, area, buf);
+            }
+        }
+        Layer::Mcp => {
+            if let Some(panel) = &app.mcp_panel {
+                buf_render(mcp_panel::McpPanelModal { panel, app }, area, buf);
             }
         }
         Layer::Approval => buf_render(&app.approvals, area, buf),

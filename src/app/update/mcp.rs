@@ -79,36 +79,48 @@ pub fn list_text(app: &App) -> String {
             .to_string();
     }
     let mut out = String::from("MCP servers:");
-    let prompts = app.custom_commands.mcp();
     for (name, state) in &app.mcp_servers {
         out.push_str(&format!("\n  {name}: {state}"));
         if matches!(state, ServerState::NotAllowed { .. }) {
             out.push_str(&format!(" (/mcp allow {name} allows it for this project)"));
         }
-        // What else it offers: its prompts as commands, its resources for `@`.
-        let offered = prompts.iter().filter(|p| p.label == *name).count();
-        if offered > 0 {
-            out.push_str(&format!(
-                ", {offered} prompt{} (/mcp__{}__…)",
-                if offered == 1 { "" } else { "s" },
-                name.to_ascii_lowercase()
-            ));
-        }
-        let prefix = format!("{name}:");
-        let resources = app
-            .finder
-            .resources()
-            .iter()
-            .filter(|r| r.starts_with(&prefix))
-            .count();
-        if resources > 0 {
-            out.push_str(&format!(
-                ", {resources} resource{} (@{name}:…)",
-                if resources == 1 { "" } else { "s" }
-            ));
-        }
+        out.push_str(&offers(app, name));
     }
     out
+}
+
+/// A key in the MCP servers' layer: close it, or act on the selected server as the
+/// `/mcp` subcommand of the same name does (the layer closes, so the transcript shows what
+/// the action says).
+pub fn panel(
+    app: &mut App,
+    outcome: crate::app::mcp_panel::McpPanelOutcome,
+    effects: &mut Vec<Effect>,
+) {
+    use crate::app::mcp_panel::McpPanelOutcome;
+    let selected = app.mcp_panel.as_ref().map_or(0, |p| p.selected);
+    let Some(name) = app.mcp_servers.get(selected).map(|(n, _)| n.clone()) else {
+        app.mcp_panel = None;
+        return;
+    };
+    match outcome {
+        McpPanelOutcome::Stay => return,
+        McpPanelOutcome::Close => {}
+        McpPanelOutcome::Login => login(app, name, effects),
+        McpPanelOutcome::Logout => logout(app, name, effects),
+        McpPanelOutcome::Allow => allow(app, name, effects),
+        McpPanelOutcome::Restart => restart(app, name, effects),
+    }
+    app.mcp_panel = None;
+}
+
+/// `/mcp restart NAME`: said, and the loop restarts it.
+pub fn restart(app: &mut App, name: String, effects: &mut Vec<Effect>) {
+    app.transcript.cells.push(Cell::notice(
+        NoticeKind::Info,
+        format!("restarting the MCP server {name}"),
+    ));
+    effects.push(Effect::RestartMcp(name));
 }
 
 /// `/mcp allow NAME`: a project's server that waits is allowed (for this project and what
@@ -259,4 +271,37 @@ pub fn login_step(app: &mut App, name: String, step: McpLoginStep, effects: &mut
         ),
     };
     app.transcript.notice(kind, text);
+}
+
+/// What the server `name` offers besides its tools, as `/mcp` says it: `, 1 prompt
+/// (/mcp__docs__…), 2 resources (@docs:…)`; empty when nothing.
+pub fn offers(app: &App, name: &str) -> String {
+    let mut out = String::new();
+    let prompts = app
+        .custom_commands
+        .mcp()
+        .iter()
+        .filter(|p| p.label == name)
+        .count();
+    if prompts > 0 {
+        out.push_str(&format!(
+            ", {prompts} prompt{} (/mcp__{}__…)",
+            if prompts == 1 { "" } else { "s" },
+            name.to_ascii_lowercase()
+        ));
+    }
+    let prefix = format!("{name}:");
+    let resources = app
+        .finder
+        .resources()
+        .iter()
+        .filter(|r| r.starts_with(&prefix))
+        .count();
+    if resources > 0 {
+        out.push_str(&format!(
+            ", {resources} resource{} (@{name}:…)",
+            if resources == 1 { "" } else { "s" }
+        ));
+    }
+    out
 }

@@ -330,6 +330,24 @@ fn route(app: &mut App, input: Input, now: Instant, effects: &mut Vec<Effect>) {
         }
         // The layer has no text field; the wheel does nothing.
         (Layer::Rewind, Input::Paste(_) | Input::Mouse(_)) => {}
+        (Layer::Mcp, Input::Key { key, .. }) => {
+            let count = app.mcp_servers.len();
+            let outcome = app
+                .mcp_panel
+                .as_mut()
+                .map(|p| p.handle_key(&key, count, &app.composer.textarea));
+            if let Some(outcome) = outcome {
+                mcp::panel(app, outcome, effects);
+            }
+        }
+        // Nothing to type into.
+        (Layer::Mcp, Input::Paste(_)) => {}
+        (Layer::Mcp, Input::Mouse(mouse)) => {
+            let count = app.mcp_servers.len();
+            app.mcp_panel
+                .iter_mut()
+                .for_each(|p| p.mouse(&mouse, count))
+        }
         (Layer::Models, Input::Key { key, .. }) => {
             let page = picker::page(app.size.1);
             let outcome = app.model_picker.as_mut().map(|p| p.handle_key(&key, page));
@@ -612,7 +630,11 @@ fn run_action(app: &mut App, action: Action, now: Instant, effects: &mut Vec<Eff
         | Action::FormChoicePrev
         | Action::FormAccept
         | Action::FormDecline
-        | Action::FormCancel => {}
+        | Action::FormCancel
+        | Action::McpLogin
+        | Action::McpLogout
+        | Action::McpRestart
+        | Action::McpAllow => {}
     }
 }
 

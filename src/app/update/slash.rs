@@ -7,7 +7,7 @@ use crate::app::commands::{
 use crate::app::help::HelpView;
 use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::state::{Activity, App};
-use crate::app::transcript::{Cell, NoticeKind, Transcript};
+use crate::app::transcript::{NoticeKind, Transcript};
 use crate::app::Effect;
 use crate::permissions::ApprovalMode;
 
@@ -113,13 +113,7 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             let text = cost_text(app);
             app.transcript.notice(NoticeKind::Info, text);
         }
-        SlashCommand::Mcp(McpAction::Restart(name)) => {
-            app.transcript.cells.push(Cell::notice(
-                NoticeKind::Info,
-                format!("restarting the MCP server {name}"),
-            ));
-            effects.push(Effect::RestartMcp(name));
-        }
+        SlashCommand::Mcp(McpAction::Restart(name)) => super::mcp::restart(app, name, effects),
         SlashCommand::Mcp(McpAction::Allow(name)) => super::mcp::allow(app, name, effects),
         SlashCommand::Mcp(McpAction::Login(name)) => super::mcp::login(app, name, effects),
         SlashCommand::Mcp(McpAction::Logout(name)) => super::mcp::logout(app, name, effects),
@@ -144,8 +138,12 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             ));
         }
         SlashCommand::Mcp(McpAction::List) => {
+            // The listing stays in the transcript; the layer over it acts on a server.
             let text = super::mcp::list_text(app);
             app.transcript.notice(NoticeKind::Info, text);
+            if !app.mcp_servers.is_empty() {
+                app.mcp_panel = Some(crate::app::mcp_panel::McpPanel::default());
+            }
         }
         SlashCommand::Mode(None) => {
             let text = format!(

@@ -817,3 +817,81 @@ fn rein_sessions_counts_messages_exactly() {
     assert!(stdout.contains("    3 msgs"), "{stdout}");
     assert!(!stdout.contains('~'), "{stdout}");
 }
+
+/// A message sent while a tool runs is delivered with its result; the session records
+/// where, and a resumed transcript shows it there as the user's, as the dashboard did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_delivered_mid_turn_shows_again_when_resumed() {
+    use rein::app::state::{App, Cell, SessionInfo};
+    use rein::app::AppEvent;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "bash",
+            &json!({"command": "sleep 1; echo built"}).to_string(),
+        )]),
+        Reply::text("Built; linting next."),
+    ])
+    .await
+    .unwrap();
+    let (mut handle, path) =
+        spawn_recorded(config(&server, project.path(), home.path()), data.path());
+    handle.send(AgentCommand::UserMessage("build it".into()));
+    let mut sent_during = false;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .expect("the turn goes on")
+            .expect("the agent runs");
+        match event {
+            AgentEvent::ApprovalNeeded { id, .. } => {
+                handle.send(AgentCommand::Approval {
+                    id,
+                    decision: ApprovalDecision::Approve,
+                });
+            }
+            AgentEvent::ToolCallStarted { .. } if !sent_during => {
+                sent_during = true;
+                handle.send(AgentCommand::UserMessage("and lint it too".into()));
+            }
+            AgentEvent::TurnFinished { .. } => break,
+            _ => {}
+        }
+    }
+    handle.send(AgentCommand::Shutdown);
+    tokio::time::timeout(Duration::from_secs(5), handle.task)
+        .await
+        .unwrap()
+        .unwrap();
+    // The model got it with the result (one request after the tool call, no second turn).
+    assert_eq!(server.requests().len(), 2);
+    assert!(server.requests()[1]["messages"]
+        .to_string()
+        .contains("and lint it too"));
+
+    let loaded = rein::session::load(&path).unwrap();
+    let mut app = App::new(SessionInfo::default(), 128_000);
+    rein::app::update::update(&mut app, AppEvent::Resumed(Ok(Box::new(loaded))));
+    let order: Vec<String> = app
+        .transcript
+        .cells
+        .iter()
+        .filter_map(|c| match c {
+            Cell::User(u) => Some(format!("user: {}", u.text)),
+            Cell::Tool(t) => Some(format!("tool: {}", t.name)),
+            Cell::Assistant(a) => Some(format!("assistant: {}", a.text)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "user: build it",
+            "tool: bash",
+            "user: and lint it too",
+            "assistant: Built; linting next."
+        ]
+    );
+}

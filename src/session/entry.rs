@@ -107,6 +107,10 @@ pub enum Entry {
         id: String,
         diff: crate::checkpoint::ShortDiff,
     },
+    /// Messages the user sent while the turn ran, delivered with the tool result before
+    /// this entry (in its reminder, `Entry::Reminder`): a resumed transcript shows them
+    /// there, as the dashboard did. Not part of the history (the reminder is).
+    Delivered { texts: Vec<String> },
 }
 
 impl Entry {
@@ -170,6 +174,7 @@ impl Entry {
             Entry::Rewind(_) => "rewind",
             Entry::Instructions { .. } => "instructions",
             Entry::EditDiff { .. } => "edit_diff",
+            Entry::Delivered { .. } => "delivered",
         }
     }
 }

@@ -257,6 +257,12 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
             Entry::UserCommand { text, .. } => user_runs.push(text),
             Entry::Checkpoint(c) => checkpoints.push(offset, Recorded::Checkpoint(&c, &record.ts)),
             Entry::Rewind(r) => checkpoints.push(offset, Recorded::Rewind(&r)),
+            // Shown where they were delivered; the history has them in the reminder.
+            Entry::Delivered { texts } => {
+                for text in texts {
+                    transcript.push(Seen::from_message(Message::user(text)));
+                }
+            }
             Entry::EditDiff { id, diff } => {
                 edit_diffs.insert(id, diff);
             }

@@ -70,6 +70,9 @@ impl Agent {
         let text = with_user_messages(last.reminder(), &sent);
         if last.set_reminder(text.clone()) {
             self.record(Entry::Reminder { text });
+            self.record(Entry::Delivered {
+                texts: shown.clone(),
+            });
             for (text, files) in shown.into_iter().zip(attached) {
                 self.emit(AgentEvent::MessageDelivered { text });
                 let paths: Vec<String> = files.files.into_iter().map(|a| a.path).collect();

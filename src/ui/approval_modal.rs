@@ -17,7 +17,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
-use super::layout::{centred, framed, modal_width};
+use super::layout::{centred, framed, lines_shown, modal_width};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{wrap_into, WrapMode};
@@ -231,18 +231,7 @@ impl Widget for &Approvals {
         let max_scroll = body.len().saturating_sub(usize::from(body_h));
         let scroll = usize::from(self.scroll).min(max_scroll);
         if max_scroll > 0 {
-            block = block.title_bottom(
-                Line::from(Span::styled(
-                    format!(
-                        " PgUp/PgDn · lines {}–{} of {} ",
-                        scroll + 1,
-                        scroll + usize::from(body_h),
-                        body.len()
-                    ),
-                    theme::HINT,
-                ))
-                .right_aligned(),
-            );
+            block = block.title_bottom(lines_shown(scroll, usize::from(body_h), body.len()));
         }
         let inner = framed(block, rect, buf, true);
         if inner.is_empty() {

@@ -210,3 +210,17 @@ pub fn keys_line(
     }
     Line::from(spans)
 }
+
+/// A scrolling modal's bottom title: " PgUp/PgDn · lines 4–20 of 120 ", right-aligned;
+/// `first` is the scroll (0-based), `shown` the rows of text in view.
+pub fn lines_shown(first: usize, shown: usize, total: usize) -> ratatui::text::Line<'static> {
+    ratatui::text::Line::from(ratatui::text::Span::styled(
+        format!(
+            " PgUp/PgDn · lines {}–{} of {total} ",
+            first + 1,
+            first + shown
+        ),
+        super::theme::HINT,
+    ))
+    .right_aligned()
+}

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::approval_modal::feedback_field;
-use super::layout::{centred, framed, modal_block, modal_width};
+use super::layout::{centred, framed, lines_shown, modal_block, modal_width};
 use super::theme;
 use super::wrap::{wrap_into, WrapMode};
 use crate::app::keymap::{keymap, Action, Mode};
@@ -81,18 +81,7 @@ impl Widget for &PlanReview {
             theme::TITLE,
         )));
         if max_scroll > 0 {
-            block = block.title_bottom(
-                Line::from(Span::styled(
-                    format!(
-                        " PgUp/PgDn · lines {}–{} of {} ",
-                        scroll + 1,
-                        scroll + usize::from(body_h),
-                        body.len()
-                    ),
-                    theme::HINT,
-                ))
-                .right_aligned(),
-            );
+            block = block.title_bottom(lines_shown(scroll, usize::from(body_h), body.len()));
         }
         let inner = framed(block, rect, buf, true);
         if inner.is_empty() {

@@ -277,11 +277,11 @@ pub fn login_step(app: &mut App, name: String, step: McpLoginStep, effects: &mut
 /// (/mcp__docs__…), 2 resources (@docs:…)`; empty when nothing.
 pub fn offers(app: &App, name: &str) -> String {
     let mut out = String::new();
+    // Counted in place: the layer draws this every frame.
     let prompts = app
         .custom_commands
-        .mcp()
         .iter()
-        .filter(|p| p.label == name)
+        .filter(|c| c.source == crate::custom_commands::CommandSource::Mcp && c.label == name)
         .count();
     if prompts > 0 {
         out.push_str(&format!(

@@ -134,12 +134,17 @@ impl Target {
         match tokio::time::timeout(self.timeout, work).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(format!("{what} failed: {}", describe(&e))),
-            Err(_) => Err(format!(
-                "{what}: the authorization server did not answer within {} s (mcp_servers.{}.startup_timeout_secs)",
-                self.timeout.as_secs(),
-                self.name
-            )),
+            Err(_) => Err(self.no_answer(what)),
         }
+    }
+
+    /// `what` got no answer within the server's timeout, in words.
+    pub(super) fn no_answer(&self, what: &str) -> String {
+        format!(
+            "{what}: the authorization server did not answer within {} s (mcp_servers.{}.startup_timeout_secs)",
+            self.timeout.as_secs(),
+            self.name
+        )
     }
 }
 

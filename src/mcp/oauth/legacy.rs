@@ -56,11 +56,7 @@ pub async fn resolve(
             }
         }
         Ok(Err(e)) => Err(format!("{WHAT} failed: {e}")),
-        Err(_) => Err(format!(
-            "{WHAT}: the authorization server did not answer within {} s (mcp_servers.{}.startup_timeout_secs)",
-            target.timeout.as_secs(),
-            target.name
-        )),
+        Err(_) => Err(target.no_answer(WHAT)),
     }
 }
 

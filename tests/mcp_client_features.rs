@@ -602,3 +602,32 @@ async fn a_prompt_runs_headless_and_a_bad_one_sends_nothing() {
         "only the first run reached the model"
     );
 }
+
+/// A server with 5,002 prompts (descriptions holding escape sequences and 1,000 more
+/// characters) and one whose text is 1 MB: at most `MAX_PROMPTS` are kept, each
+/// description one clean line of at most 200 characters, and the huge one is cut to
+/// `MAX_PROMPT_BYTES` with a mark; the server stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_prompts_and_a_huge_one_are_bounded() {
+    let project = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::stdio("h", "python3", &[&script(), "prompts"]);
+    config.startup_timeout = Duration::from_secs(20);
+    config.tool_timeout = Duration::from_secs(20);
+    let (mcp, mut events) = McpManager::start(vec![config], project.path());
+    settled(&mut events, &mcp).await;
+    let prompts = mcp.prompts();
+    assert_eq!(prompts.len(), 200, "at most MAX_PROMPTS are kept");
+    for p in &prompts {
+        assert!(p.description.chars().count() <= 201, "{}", p.description);
+        assert!(!p.description.contains('\u{1b}'), "{:?}", p.description);
+    }
+    let huge = mcp.get_prompt("mcp__h__huge", "").await.unwrap();
+    assert!(
+        huge.len() <= rein::mcp::MAX_PROMPT_BYTES + 100,
+        "{}",
+        huge.len()
+    );
+    assert!(huge.ends_with("[cut: the prompt is longer than rein sends]"));
+    assert_eq!(call(&mcp, json!({})).await, "done");
+    mcp.shutdown().await;
+}

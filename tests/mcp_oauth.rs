@@ -56,6 +56,9 @@ enum Fault {
     Legacy,
     /// As `Legacy`, the root metadata naming an issuer on another origin.
     LegacyForeign,
+    /// As `Legacy`, but after the first read the root metadata is 300 KB (padding in an
+    /// extra field): what rein reads of it itself is over its limit.
+    LegacyHuge,
 }
 
 #[derive(Clone, Debug)]
@@ -202,7 +205,10 @@ async fn serve(mut stream: TcpStream, port: u16, fault: Fault, book: Arc<Mutex<B
     // The protected-resource metadata is only where the challenge says (not at a
     // well-known path), and the token endpoint is not the 2025-03-26 fallback `/token`:
     // a reconnection that did not discover as the login did would not find them.
-    let challenge = if matches!(fault, Fault::Legacy | Fault::LegacyForeign) {
+    let challenge = if matches!(
+        fault,
+        Fault::Legacy | Fault::LegacyForeign | Fault::LegacyHuge
+    ) {
         "Bearer".to_string()
     } else {
         format!("Bearer resource_metadata=\"{base}/prm/mcp\"")
@@ -273,6 +279,22 @@ async fn serve(mut stream: TcpStream, port: u16, fault: Fault, book: Arc<Mutex<B
             vec![],
             authorization_server_metadata(format!("{base}/as1")),
         ),
+        ("GET", "/.well-known/oauth-authorization-server") if fault == Fault::LegacyHuge => {
+            let reads = book
+                .lock()
+                .unwrap()
+                .seen
+                .iter()
+                .filter(|s| s.path == "/.well-known/oauth-authorization-server")
+                .count();
+            let mut metadata: Value =
+                serde_json::from_str(&authorization_server_metadata(format!("{base}/as1")))
+                    .unwrap();
+            if reads > 1 {
+                metadata["padding"] = json!("p".repeat(300_000));
+            }
+            (200, vec![], metadata.to_string())
+        }
         ("GET", "/.well-known/oauth-authorization-server") if fault == Fault::LegacyForeign => (
             200,
             vec![],
@@ -621,6 +643,19 @@ async fn a_2025_03_26_servers_root_metadata_may_name_an_issuer_of_its_own_origin
     );
     assert!(foreign.seen("/register").is_empty());
     assert!(foreign.seen("/authorize").is_empty());
+
+    // The same server whose root metadata, read again by rein itself, is 300 KB: over
+    // what rein reads of one, so refused, before any registration.
+    let huge = Fake::start(Fault::LegacyHuge).await;
+    let home = home_for(&huge, "");
+    let mut login = rein(home.path(), project.path());
+    login.args(["mcp", "login", "docs"]);
+    let out = run(login).await;
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("(RFC 8414 §3.3)"), "{stderr}");
+    assert!(huge.seen("/.well-known/oauth-authorization-server").len() >= 2);
+    assert!(huge.seen("/register").is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

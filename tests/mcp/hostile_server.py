@@ -13,6 +13,8 @@ Usage: hostile_server.py MODE, MODE one of:
                  past serde_json's limit of 128 with the message around it)
   string_schema  also lists `stringy`, whose input schema is a string
   many      lists 10,000 tools with long descriptions
+  prompts   also lists 5,000 prompts `p0`… (descriptions with an escape sequence and 1,000
+            more characters) and `huge`, whose text is 1 MB
   http [MODE]  streamable HTTP instead of stdio, in MODE (`plain` when not given):
             prints its port on stdout, then serves POST /mcp (JSON answers, a session
             id; no SSE stream)
@@ -126,6 +128,9 @@ def read_resource(uri):
 
 
 def get_prompt(name, args):
+    if name == "huge" and MODE == "prompts":
+        return {"messages": [
+            {"role": "user", "content": {"type": "text", "text": "y" * 1_000_000}}]}
     if name == "review":
         if "file" not in args:
             return None
@@ -269,7 +274,12 @@ def answer(msg):
                     "error": {"code": -32002, "message": "no such resource"}}
         return {"jsonrpc": "2.0", "id": mid, "result": {"contents": contents}}
     if method == "prompts/list":
-        return {"jsonrpc": "2.0", "id": mid, "result": {"prompts": PROMPTS}}
+        prompts = PROMPTS
+        if MODE == "prompts":
+            prompts = PROMPTS + [{"name": "huge"}] + [
+                {"name": f"p{i}", "description": "\x1b[31mred\x1b[0m " + "x" * 1000}
+                for i in range(5000)]
+        return {"jsonrpc": "2.0", "id": mid, "result": {"prompts": prompts}}
     if method == "prompts/get":
         params = msg.get("params") or {}
         got = get_prompt(params.get("name"), params.get("arguments") or {})

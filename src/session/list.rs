@@ -215,14 +215,7 @@ fn from_sidecar(
     updated: SystemTime,
     counter: &Counter,
 ) -> Option<SessionSummary> {
-    let mut bytes = Vec::new();
-    counter
-        .open(&summary_path(session))
-        .ok()?
-        .take(MAX_READ)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    let s: Sidecar = serde_json::from_slice(&bytes).ok()?;
+    let s = read_sidecar(session, counter)?;
     if Some(s.id.as_str()) != session.file_stem().and_then(|s| s.to_str()) {
         return None;
     }

@@ -42,6 +42,7 @@ pub mod session;
 pub mod signals;
 pub mod skills;
 pub mod stamp;
+pub mod steering;
 pub mod tools;
 pub mod trust;
 pub mod ui;

@@ -26,6 +26,7 @@ pub mod describe;
 pub mod elicitation;
 pub mod external_editor;
 pub mod file_index;
+pub mod guidance;
 pub mod headless;
 pub mod hooks;
 pub mod input_history;

@@ -1716,6 +1716,47 @@ fn a_custom_command_sends_its_prompt_and_the_transcript_shows_what_was_typed() {
     assert!(matches!(s.cells().last(), Some(Cell::User(u)) if u.expanded_from.is_none()));
 }
 
+/// Issue 41: a project's command that hides the user's own of the same name says so as it
+/// runs (a repository, or a model that wrote into it, could otherwise answer the name the
+/// user trusts with a prompt of its own); one that hides nothing says nothing.
+#[test]
+fn a_project_command_that_hides_the_users_own_says_so_when_it_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    for (dir, text) in [
+        (home.path().join(".claude/commands"), "my own review"),
+        (
+            project.path().join(".claude/commands"),
+            "the project's review",
+        ),
+    ] {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("review.md"), text).unwrap();
+    }
+    std::fs::write(project.path().join(".claude/commands/lint.md"), "lint it").unwrap();
+    let mut app = app();
+    app.custom_commands = rein::custom_commands::CommandSet::discover(
+        Some(home.path()),
+        project.path(),
+        &rein::app::commands::is_builtin,
+    );
+    let mut s = Script::with(app);
+    let effects = s.send("/review");
+    assert_eq!(sent(&effects), ["the project's review"]);
+    let (_, text) = s.notices().pop().expect("a notice");
+    assert_eq!(
+        text,
+        "/review runs the project's .claude/commands/review.md, not your own \
+         ~/.claude/commands/review.md, which it shadows"
+    );
+    s.turn("the project's review");
+    s.end_turn(TurnOutcome::Completed);
+    let before = s.notices().len();
+    let effects = s.send("/lint");
+    assert_eq!(sent(&effects), ["lint it"]);
+    assert_eq!(s.notices().len(), before, "nothing hidden, nothing said");
+}
+
 #[test]
 fn help_lists_the_custom_commands_with_their_hints_and_files() {
     let (_dir, mut s) = app_with_commands();

@@ -73,6 +73,14 @@ async fn a_custom_command_sends_its_expanded_prompt() {
         err.contains("rein: warning: command .agents/commands/broken.md skipped: the front matter has no closing `---` line"),
         "{err}"
     );
+    // Issue 41: the project's command hides the user's own of the same name, and says so.
+    assert!(
+        err.contains(
+            "rein: warning: /fix-issue runs the project's .agents/commands/fix-issue.md, not \
+             your own ~/.agents/commands/fix-issue.md, which it shadows"
+        ),
+        "{err}"
+    );
     let out = run(
         home.path(),
         project.path(),
@@ -80,6 +88,10 @@ async fn a_custom_command_sends_its_expanded_prompt() {
         "/greet Ann",
     );
     assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("shadows"),
+        "the user's own command hides nothing"
+    );
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

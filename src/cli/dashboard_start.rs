@@ -42,6 +42,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
         skills,
         instructions,
         commands,
+        changes,
         mode,
     } = guidance;
     use std::io::IsTerminal;
@@ -83,6 +84,11 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
                 .push(Cell::notice(NoticeKind::Info, line.clone()));
         }
         app.instructions = instructions.lines();
+        for line in changes {
+            app.transcript
+                .cells
+                .push(Cell::notice(NoticeKind::Error, line));
+        }
         for notice in &commands.notices {
             app.transcript
                 .cells

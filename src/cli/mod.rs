@@ -46,6 +46,9 @@ struct Guidance {
     skills: Arc<SkillSet>,
     instructions: Instructions,
     commands: CommandSet,
+    /// The project's instruction files, skills, commands and agent definitions that are new
+    /// or changed since the last session here (`rein::guidance`), a line each.
+    changes: Vec<String>,
     /// The approval mode to start in (`--mode`), when given.
     mode: Option<ApprovalMode>,
 }
@@ -162,6 +165,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     let instructions = discover_instructions(&config, &env, &root, &policy);
     let commands =
         CommandSet::discover(env.home.as_deref(), &root, &rein::app::commands::is_builtin);
+    let changes = setup::review_guidance(&config, &root, &instructions, &skills, &commands);
     if cli.fork && !cli.continue_session && cli.resume.is_none() {
         return Err("--fork goes with --continue or --resume ID".to_string());
     }
@@ -198,6 +202,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             skills,
             instructions,
             commands,
+            changes,
             mode,
         },
         resumed,

@@ -30,6 +30,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         skills,
         instructions,
         commands,
+        changes,
         mode,
     } = guidance;
     let cap = usize::try_from(config.attach_total_bytes.value).unwrap_or(usize::MAX);
@@ -58,6 +59,9 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
                 "rein: /{} expanded from {}",
                 expansion.command.name, expansion.command.label
             );
+            if let Some(hides) = expansion.command.hides_users() {
+                eprintln!("rein: warning: {hides}");
+            }
             if expansion.cut {
                 eprintln!(
                     "rein: warning: {}",
@@ -95,7 +99,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     if let Some(summary) = instructions.summary() {
         eprintln!("rein: {summary}");
     }
-    for notice in &instructions.notices {
+    for notice in instructions.notices.iter().chain(&changes) {
         eprintln!("rein: warning: {notice}");
     }
     // Headless, a project's hooks the user has not approved are held (a notice says so).

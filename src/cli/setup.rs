@@ -109,6 +109,56 @@ pub(super) fn discover_instructions(
     )
 }
 
+/// The project's guidance (its instruction files and their imports, skills, custom
+/// commands and agent definitions) compared with the last session here: a line for the
+/// user per kind of change (`rein::guidance`), recorded for the next start.
+pub(super) fn review_guidance(
+    config: &Config,
+    root: &Path,
+    instructions: &Instructions,
+    skills: &SkillSet,
+    commands: &rein::custom_commands::CommandSet,
+) -> Vec<String> {
+    use rein::guidance::Guide;
+    let dirs = rein::instructions::project_dirs(root);
+    let top = dirs.first().cloned().unwrap_or_else(|| root.to_path_buf());
+    let mut files: Vec<Guide> = instructions
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with(&top))
+        .map(|f| Guide {
+            path: f.path.clone(),
+            what: match &f.imported_by {
+                Some(by) => format!(
+                    "imported by {}",
+                    by.strip_prefix(&top).unwrap_or(by).display()
+                ),
+                None => "instructions".to_string(),
+            },
+        })
+        .collect();
+    files.extend(
+        skills
+            .iter()
+            .filter(|s| s.source == rein::skills::SkillSource::Project)
+            .map(|s| Guide {
+                path: s.path.clone(),
+                what: format!("skill `{}`", s.name),
+            }),
+    );
+    files.extend(
+        commands
+            .iter()
+            .filter(|c| c.source == rein::custom_commands::CommandSource::Project)
+            .map(|c| Guide {
+                path: c.path.clone(),
+                what: format!("command /{}", c.name),
+            }),
+    );
+    files.extend(rein::guidance::agent_definitions(&dirs));
+    rein::guidance::review(&config.data_dir, &top, &files).notices(&top)
+}
+
 /// Ask the server for the model's context window when the settings leave it open, for at
 /// most `discover::TIMEOUT` (2 s), and wait (`rein config`, which shows it): a window that
 /// is found replaces the `context_window` setting; a server that is down or says nothing

@@ -87,6 +87,9 @@ pub struct CustomCommand {
     /// The files of the same name this one hides (their labels, outermost first): from a
     /// place read earlier, or Claude Code's `.claude/commands` beside `.agents/commands`.
     pub shadows: Vec<String>,
+    /// The label of the user's own command of this name that this project command hides
+    /// (`~/.claude/commands/review.md`): said when it runs ([`CustomCommand::hides_users`]).
+    pub hides_user: Option<String>,
 }
 
 impl CustomCommand {
@@ -96,6 +99,17 @@ impl CustomCommand {
             Some(hint) => format!("/{} {hint}", self.name),
             None => format!("/{}", self.name),
         }
+    }
+
+    /// When this is a project's command that hides one of the user's own: a sentence for
+    /// the front ends to show as it runs, since a repository (or a model that wrote into it)
+    /// could otherwise put its own prompt behind the name the user trusts.
+    pub fn hides_users(&self) -> Option<String> {
+        let user = self.hides_user.as_ref()?;
+        Some(format!(
+            "/{} runs the project's {}, not your own {user}, which it shadows",
+            self.name, self.label
+        ))
     }
 }
 
@@ -168,13 +182,17 @@ impl CommandSet {
                 }
                 match read_command(&path) {
                     Ok((description, argument_hint, body)) => {
-                        let shadows = match by_name.remove(&name) {
+                        let (shadows, hides_user) = match by_name.remove(&name) {
                             Some(hidden) => {
+                                let user = match hidden.source {
+                                    CommandSource::User => Some(hidden.label.clone()),
+                                    _ => hidden.hides_user,
+                                };
                                 let mut all = hidden.shadows;
                                 all.push(hidden.label);
-                                all
+                                (all, user.filter(|_| *source == CommandSource::Project))
                             }
-                            None => Vec::new(),
+                            None => (Vec::new(), None),
                         };
                         by_name.insert(
                             name.clone(),
@@ -187,6 +205,7 @@ impl CommandSet {
                                 label,
                                 source: *source,
                                 shadows,
+                                hides_user,
                             },
                         );
                     }

@@ -165,6 +165,18 @@ fn claude_code_commands_are_read_and_agents_wins_in_the_same_folder() {
         "the repository wins over the user"
     );
     assert_eq!(deploy.shadows, ["~/.agents/commands/deploy.md"]);
+    // The project's command that hides the user's own says so when it runs; one that
+    // hides only another project file, or the user's own command, says nothing.
+    assert_eq!(
+        deploy.hides_users(),
+        Some(format!(
+            "/deploy runs the project's {}, not your own ~/.agents/commands/deploy.md, which \
+             it shadows",
+            deploy.label
+        ))
+    );
+    assert_eq!(review.hides_users(), None);
+    assert_eq!(mine.hides_users(), None);
 }
 
 #[test]

@@ -68,6 +68,7 @@ pub fn prompt_command(prompt: &crate::mcp::McpPrompt) -> crate::custom_commands:
         label: prompt.server.clone(),
         source: crate::custom_commands::CommandSource::Mcp,
         shadows: Vec::new(),
+        hides_user: None,
     }
 }
 

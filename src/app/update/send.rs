@@ -29,10 +29,14 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
     }
     let whole = app.composer.pastes.expand(shown);
     let text = whole.as_str();
-    let custom = app
-        .custom_commands
-        .expand(text)
-        .map(|e| (e.text, e.command.label.clone(), e.cut));
+    let custom = app.custom_commands.expand(text).map(|e| {
+        (
+            e.text,
+            e.command.label.clone(),
+            e.cut,
+            e.command.hides_users(),
+        )
+    });
     let command = match (commands::parse(text), custom) {
         // `/init` sends its prompt as a custom command does.
         (Some(SlashCommand::Init(notes)), _) => {
@@ -51,10 +55,14 @@ pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
             return;
         }
         // A built-in name never reaches here as custom: the loader skips it.
-        (None | Some(SlashCommand::Unknown(_)), Some((expanded, from, cut))) => {
+        (None | Some(SlashCommand::Unknown(_)), Some((expanded, from, cut, hides))) => {
             if app.info.setup.is_some() {
                 app.hint = Some(SETUP_HINT.to_string());
                 return;
+            }
+            if let Some(hides) = hides {
+                app.transcript
+                    .notice(crate::app::transcript::NoticeKind::Error, hides);
             }
             if cut {
                 app.transcript

@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::sources::{env_layer, flag_layer, read_file, user_paths, Layer};
 use super::{
-    agents_env, mcp, mcp_json, or_default, planted, precedence, providers, routing, safety,
-    target, Config,
-    ConfigError, Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL,
+    agents_env, mcp, mcp_json, or_default, planted, precedence, providers, routing, safety, target,
+    Config, ConfigError, Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL,
     DEFAULT_BASH_TIMEOUT_SECS, DEFAULT_CAP_CHARS, DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO,
     DEFAULT_CONNECT_TIMEOUT_SECS, DEFAULT_CONTEXT_WINDOW, DEFAULT_IDLE_TIMEOUT_SECS,
     DEFAULT_KEEP_RECENT, DEFAULT_MAX_STEPS, DEFAULT_MAX_TRIES, DEFAULT_NOTIFY_AFTER_SECS,

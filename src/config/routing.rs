@@ -204,7 +204,11 @@ fn picks_another_provider(
     if !known {
         return false;
     }
-    let mut own: Vec<String> = user.providers.iter().map(|p| p.name().to_string()).collect();
+    let mut own: Vec<String> = user
+        .providers
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
     for layer in [user, agents] {
         if let Some(name) = layer.model.as_ref().and_then(|m| prefix_provider(&m.value)) {
             own.push(name);
@@ -274,7 +278,10 @@ mod tests {
         let (taken, routing) = take(&mut project, &Layer::default(), &Layer::default(), file)
             .expect("something to hold");
         assert!(project.base_url.is_none() && project.api_key.is_none());
-        assert!(project.model.is_none(), "evil/m picks the project's provider");
+        assert!(
+            project.model.is_none(),
+            "evil/m picks the project's provider"
+        );
         assert!(project.providers.is_empty());
         assert_eq!(project.context_window.as_ref().map(|c| c.value), Some(1000));
         assert_eq!(project.max_tries.as_ref().map(|c| c.value), Some(2));
@@ -298,8 +305,10 @@ mod tests {
         let file = Path::new("/p/.rein/config.toml");
         let user_file = Path::new("/u/config.toml");
         let user_source = Source::UserFile(user_file.to_path_buf());
-        let mut user = Layer::default();
-        user.model = Some(Sourced::new("openrouter/a".into(), user_source.clone()));
+        let user = Layer {
+            model: Some(Sourced::new("openrouter/a".into(), user_source.clone())),
+            ..Layer::default()
+        };
         let case = |project_text: &str, user: &Layer| {
             let mut project = layer(project_text, file);
             let held = take(&mut project, user, &Layer::default(), file);
@@ -311,7 +320,10 @@ mod tests {
             (Some("openrouter/b".into()), None)
         );
         // No prefix, or one that names no provider: a model id at the user's endpoint.
-        assert_eq!(case("model = \"gpt-4o\"\n", &user), (Some("gpt-4o".into()), None));
+        assert_eq!(
+            case("model = \"gpt-4o\"\n", &user),
+            (Some("gpt-4o".into()), None)
+        );
         assert_eq!(
             case("model = \"meta/llama\"\n", &user),
             (Some("meta/llama".into()), None)
@@ -322,26 +334,30 @@ mod tests {
             (None, Some("model".into()))
         );
         // A provider the user's file configures is the user's own.
-        let mut user = Layer::default();
-        user.providers = providers::read_table(
-            &"[lab]\nbase_url = \"http://10.0.0.5/v1\"\n"
-                .parse::<toml::Table>()
-                .unwrap()
-                .into(),
-            user_file,
-            &user_source,
-        )
-        .unwrap();
+        let user = Layer {
+            providers: providers::read_table(
+                &"[lab]\nbase_url = \"http://10.0.0.5/v1\"\n"
+                    .parse::<toml::Table>()
+                    .unwrap()
+                    .into(),
+                user_file,
+                &user_source,
+            )
+            .unwrap(),
+            ..Layer::default()
+        };
         assert_eq!(
             case("model = \"lab/q\"\n", &user),
             (Some("lab/q".into()), None)
         );
         // The user's base_url is a preset's: that preset is the user's own.
-        let mut user = Layer::default();
-        user.base_url = Some(Sourced::new(
-            "http://localhost:11434/v1/".into(),
-            user_source,
-        ));
+        let user = Layer {
+            base_url: Some(Sourced::new(
+                "http://localhost:11434/v1/".into(),
+                user_source,
+            )),
+            ..Layer::default()
+        };
         assert_eq!(
             case("model = \"ollama/qwen3\"\n", &user),
             (Some("ollama/qwen3".into()), None)

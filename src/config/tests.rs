@@ -910,7 +910,11 @@ fn a_target_a_project_routed_without_the_allow_is_refused() {
     // A key variable a project named, its own key, its headers: refused the same way.
     let mut target = c.target();
     target.origins.key_var = Some(Sourced::new("GITHUB_TOKEN".into(), project.clone()));
-    assert!(target.check_route().unwrap_err().to_string().contains("GITHUB_TOKEN"));
+    assert!(target
+        .check_route()
+        .unwrap_err()
+        .to_string()
+        .contains("GITHUB_TOKEN"));
     let mut target = c.target();
     target.api_key = Sourced::new("pk".into(), project.clone());
     assert!(target.check_route().is_err());
@@ -946,14 +950,25 @@ fn a_project_may_not_lower_the_users_safety_silently() {
     let warnings = c.warnings(true);
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(warnings[0].contains(&file) && warnings[0].contains("checkpoints.enabled = false"));
-    assert!(warnings[1].contains("checkpoints.quota_mib to 16"), "{}", warnings[1]);
-    assert!(warnings[2].contains("agent.max_steps to 5000 (yours: 200)"), "{}", warnings[2]);
+    assert!(
+        warnings[1].contains("checkpoints.quota_mib to 16"),
+        "{}",
+        warnings[1]
+    );
+    assert!(
+        warnings[2].contains("agent.max_steps to 5000 (yours: 200)"),
+        "{}",
+        warnings[2]
+    );
 
     // The user's own file may turn them off; the project saying so too changes nothing.
     f.write_user("[checkpoints]\nenabled = false\n[agent]\nmax_steps = 9000\n");
     let c = f.load().unwrap();
     assert!(!c.checkpoints_enabled.value);
-    assert_eq!(c.checkpoints_enabled.source, Source::UserFile(f.user_file()));
+    assert_eq!(
+        c.checkpoints_enabled.source,
+        Source::UserFile(f.user_file())
+    );
     let warnings = c.warnings(true);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("quota_mib"));

@@ -173,8 +173,9 @@ pub(super) enum Command {
 
 #[derive(Debug, Subcommand)]
 pub(super) enum ConfigCommand {
-    /// Obey this folder's `.rein/config.toml` as it is now, after rein held it because a
-    /// command may have written it (a later change holds it again).
+    /// Obey this folder's `.rein/config.toml` as it is now: after rein held it because a
+    /// command may have written it, and where it sends requests (`base_url`, `api_key`,
+    /// `[providers]`, a model's provider). A later change holds it again.
     Allow,
 }
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use rein::config::Config;
+use rein::config::{Config, Environment, Overrides};
 use rein::permissions::policy::RulePolicy;
 use rein::sandbox::Sandbox;
 
@@ -64,23 +64,65 @@ pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> Ex
     ExitCode::SUCCESS
 }
 
-/// `rein config allow`: obey the project's held `.rein/config.toml` as it is now.
+/// `rein config allow`: obey the project's `.rein/config.toml` as it is now: a file held
+/// because a command may have written it (`config::planted`), and what it says about where
+/// requests go and what they carry (`config::routing`), pinned to those exact values.
 pub(super) fn config_allow(config: &Config) -> Result<ExitCode, String> {
     let file = &config.project_config_path;
-    if config.held_project_config.is_none() {
-        if file.exists() {
-            println!("{} is obeyed already: nothing to allow", file.display());
-        } else {
-            println!("{} does not exist: nothing to allow", file.display());
+    let reload = || {
+        let root = file.parent().and_then(Path::parent).unwrap_or(file);
+        Config::load(root, &Overrides::default(), &Environment::from_process())
+            .map_err(|e| e.to_string())
+    };
+    let mut said = String::new();
+    let reloaded;
+    let config = if config.held_project_config.is_some() {
+        let text = rein::config::planted::confirm(&config.data_dir, file)?;
+        said.push_str(&format!(
+            "obeying {} from now on (until it changes); what it says:\n{text}\n",
+            file.display()
+        ));
+        reloaded = reload()?;
+        &reloaded
+    } else {
+        config
+    };
+    match &config.project_routing {
+        Some(routing) if !routing.allowed => {
+            rein::config::planted::allow_routing(&config.data_dir, file, routing.pinned())?;
+            said.push_str(&format!(
+                "allowed: rein follows what {} says about where requests go and which key and \
+                 headers they carry, as it says it now:",
+                file.display()
+            ));
+            for (key, value) in &routing.shown {
+                said.push_str(&format!("\n  {key} = {value}"));
+            }
+            let now = reload()?;
+            let key = match now.api_key.value.as_str() {
+                "" => "no key".to_string(),
+                _ => format!("the key from {}", now.api_key.source),
+            };
+            said.push_str(&format!(
+                "\nrequests for {} go to {} with {key}\na change to any of these holds them again",
+                now.model_name, now.base_url.value
+            ));
         }
-        return Ok(ExitCode::SUCCESS);
+        Some(_) => said.push_str(&format!(
+            "{} is followed already as it is: nothing to allow",
+            file.display()
+        )),
+        None if said.is_empty() && file.exists() => said.push_str(&format!(
+            "{} is obeyed already: nothing to allow",
+            file.display()
+        )),
+        None if said.is_empty() => said.push_str(&format!(
+            "{} does not exist: nothing to allow",
+            file.display()
+        )),
+        None => {}
     }
-    let text = rein::config::planted::confirm(&config.data_dir, file)?;
-    println!(
-        "obeying {} from now on (until it changes); what it says:\n{}",
-        file.display(),
-        rein::sanitize::sanitize(&text)
-    );
+    println!("{}", rein::sanitize::sanitize(said.trim_end()));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -205,6 +205,9 @@ pub(super) fn agent_config(
                 .to_string(),
         );
     }
+    // Nothing goes to a route a project wrote without the user's allow (held at load;
+    // this refuses whatever a path around the hold would let through).
+    config.target().check_route().map_err(|e| e.to_string())?;
     let mut client = ClientConfig::new(
         config.base_url.value.clone(),
         config.api_key.value.clone(),

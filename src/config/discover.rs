@@ -16,7 +16,9 @@
 //! - an endpoint of unknown kind is asked as llama.cpp, then for its model list, then as
 //!   Ollama.
 //!
-//! Everything is capped at [`TIMEOUT`] in all and nothing is ever fatal: a server that is
+//! A target whose route a project wrote without the user's allow
+//! ([`ModelTarget::check_route`]) is asked nothing. Everything is capped at [`TIMEOUT`] in
+//! all and nothing is ever fatal: a server that is
 //! down, slow, or answers something else yields `None`, and the configured window stays.
 //! The front ends ask in the background ([`ask`]): the answer comes on a watch the agent
 //! is spawned with (`crate::agent::window`), so nothing waits for it to start.
@@ -55,7 +57,10 @@ pub async fn context_window(target: &ModelTarget) -> Option<Discovered> {
 /// returned watch. `None` when there is nothing to ask (the window is configured, or no
 /// model is).
 pub fn ask(target: ModelTarget) -> Option<WindowWatch> {
-    if target.discovery == Discovery::None || target.model.value.trim().is_empty() {
+    if target.discovery == Discovery::None
+        || target.model.value.trim().is_empty()
+        || target.check_route().is_err()
+    {
         return None;
     }
     let (answer, watch) = window::channel();
@@ -75,6 +80,11 @@ pub fn ask(target: ModelTarget) -> Option<WindowWatch> {
 /// [`context_window`] with another time limit.
 pub async fn context_window_within(target: &ModelTarget, limit: Duration) -> Option<Discovered> {
     if target.discovery == Discovery::None || target.model.value.is_empty() {
+        return None;
+    }
+    // A route a project wrote without the user's allow is asked nothing (its key and
+    // headers would go with the question).
+    if target.check_route().is_err() {
         return None;
     }
     let http = reqwest::Client::builder()

@@ -70,6 +70,11 @@ pub enum ConfigError {
     #[error("{origin}: {problem}")]
     Conflict { origin: String, problem: String },
 
+    /// A model target whose URL, key or headers a project file set without the user's
+    /// allow: nothing is sent to it (`ModelTarget::check_route`).
+    #[error("{0}")]
+    Route(String),
+
     /// Neither `REIN_HOME` nor a home directory is available to hold the user's files.
     #[error(
         "cannot find a home directory for the user config and data; \

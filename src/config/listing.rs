@@ -188,7 +188,18 @@ impl Config {
         };
         let paths = [
             ("user config", located(&self.user_config_path)),
-            ("project config", located(&self.project_config_path)),
+            (
+                "project config",
+                format!(
+                    "{}{}",
+                    located(&self.project_config_path),
+                    match &self.project_routing {
+                        Some(r) if r.allowed => format!("  (route allowed: {})", r.keys()),
+                        Some(r) => format!("  (held until `rein config allow`: {})", r.keys()),
+                        None => String::new(),
+                    }
+                ),
+            ),
             ("project .mcp.json", located(&self.mcp_json_path)),
             ("data dir", self.data_dir.display().to_string()),
         ];

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::sources::{env_layer, flag_layer, read_file, user_paths, Layer};
 use super::{
-    agents_env, mcp, mcp_json, or_default, planted, precedence, providers, target, Config,
-    ConfigError, Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL,
+    agents_env, mcp, mcp_json, or_default, planted, precedence, providers, routing, safety, target,
+    Config, ConfigError, Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL,
     DEFAULT_BASH_TIMEOUT_SECS, DEFAULT_CAP_CHARS, DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO,
     DEFAULT_CONNECT_TIMEOUT_SECS, DEFAULT_CONTEXT_WINDOW, DEFAULT_IDLE_TIMEOUT_SECS,
     DEFAULT_KEEP_RECENT, DEFAULT_MAX_STEPS, DEFAULT_MAX_TRIES, DEFAULT_NOTIFY_AFTER_SECS,
@@ -54,6 +54,19 @@ impl Config {
                 &Source::ProjectFile(project_config_path.clone()),
             )?,
         };
+        // What the project may not lower of the user's safety, and where requests go and
+        // what they carry: held until the user allows those exact values.
+        let project_safety = safety::limit(&mut project, &user);
+        let project_routing = routing::take(&mut project, &user, &agents, &project_config_path)
+            .map(|(taken, mut found)| {
+                found.allowed =
+                    planted::routing_allowed(&data_dir, &project_config_path, found.pinned());
+                if found.allowed {
+                    taken.restore(&mut project);
+                }
+                found
+            });
+        let project_allowed = project_routing.as_ref().is_some_and(|r| r.allowed);
         // Claude Code's `.mcp.json`: project servers too, below the project's own file
         // (its `[mcp_servers.X]` replaces the `.mcp.json` entry `X`); held until allowed.
         let mcp_json_path = project_root.join(mcp_json::FILE);
@@ -107,6 +120,7 @@ impl Config {
             window,
             fallback_window,
             key_vars,
+            project_allowed,
         };
         let name = or_default(layer.model.take(), String::new());
         let target = target::resolve(&name, &inputs, &providers, DEFAULT_BASE_URL)?;
@@ -130,6 +144,7 @@ impl Config {
             thinking_budget: target.thinking_budget,
             cache_ttl: target.cache_ttl,
             output_limit: target.output_limit,
+            origins: target.origins,
             context_window: target.context_window,
             providers,
             mcp_servers: layer.mcp_servers,
@@ -228,6 +243,8 @@ impl Config {
             user_config_path,
             project_config_path,
             held_project_config: held,
+            project_routing,
+            project_safety,
             mcp_json_path,
             mcp_json_problems: mcp_json.problems,
             inputs,

@@ -34,6 +34,8 @@ mod mcp_json;
 pub mod planted;
 mod policy;
 mod providers;
+mod routing;
+mod safety;
 mod secrets;
 pub mod server_models;
 mod sources;
@@ -50,7 +52,8 @@ pub use error::ConfigError;
 pub use load::expand_path;
 pub use policy::SECRET_FILES;
 pub use providers::{Discovery, Header, ModelEntry, Provider};
-pub use target::{ModelTarget, Prices, ResumeModel};
+pub use routing::ProjectRouting;
+pub use target::{ModelTarget, Origins, Prices, ResumeModel};
 
 use crate::permissions::RuleAction;
 use crate::sandbox::SandboxMode;
@@ -179,6 +182,8 @@ pub struct Config {
     pub cache_ttl: Option<String>,
     /// The model's output limit (its entry's `max_output_tokens`).
     pub output_limit: Option<u64>,
+    /// Where the rest of the model's route came from ([`ModelTarget::check_route`]).
+    pub origins: Origins,
     /// The model's context window in tokens, > 0.
     pub context_window: Sourced<u64>,
     /// Every provider: the presets (changed by the files where they say so), then the
@@ -281,6 +286,12 @@ pub struct Config {
     /// Why that file is not obeyed, when a command may have written it
     /// ([`planted`]); its settings are then left out.
     pub held_project_config: Option<planted::Held>,
+    /// What that file says about where requests go and what they carry, and whether the
+    /// user allowed it (held until then: `routing.rs`).
+    pub project_routing: Option<ProjectRouting>,
+    /// What that file would lower of the user's safety, ignored or obeyed (`safety.rs`),
+    /// one sentence each for the start.
+    pub project_safety: Vec<String>,
     /// `<root>/.mcp.json`: Claude Code's MCP servers of the project, read into
     /// `mcp_servers` as project servers.
     pub mcp_json_path: PathBuf,

@@ -15,6 +15,9 @@
 //! change holds it again. A config that was there before rein first ran in the folder
 //! above it is obeyed as before.
 //!
+//! The same ledger keeps the routing values of project configs the user allowed
+//! (`routing`, see `routing.rs`): where requests go and which key they carry.
+//!
 //! A user who edits such a file by hand, or pulls one, is asked once; that is the price of
 //! telling their edit from a command's. Nothing here panics on what the file holds: a file
 //! rein cannot read records nothing and holds nothing it cannot judge (said once).
@@ -39,6 +42,10 @@ struct Ledger {
     /// Project configs the user confirmed, with the text confirmed.
     #[serde(default)]
     confirmed: Vec<Confirmed>,
+    /// Project configs whose settings that route requests (`routing.rs`) the user allowed,
+    /// with the exact values allowed.
+    #[serde(default)]
+    routing: Vec<Confirmed>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -161,6 +168,28 @@ pub fn confirm(data_dir: &Path, file: &Path) -> Result<String, String> {
     save(data_dir, &ledger)
         .map_err(|e| format!("cannot write {}: {e}", data_dir.join(FILE_NAME).display()))?;
     Ok(text)
+}
+
+/// Whether the user allowed `pinned`, the exact routing values of the project config
+/// `file` (see `routing.rs`): a change of any of them is not allowed.
+pub fn routing_allowed(data_dir: &Path, file: &Path, pinned: &str) -> bool {
+    load(data_dir)
+        .routing
+        .iter()
+        .any(|c| c.path == file && c.text == pinned)
+}
+
+/// Follow the routing values `pinned` of `file` from now on (`rein config allow`): the
+/// record replaces any earlier one of the file.
+pub fn allow_routing(data_dir: &Path, file: &Path, pinned: &str) -> Result<(), String> {
+    let mut ledger = load(data_dir);
+    ledger.routing.retain(|c| c.path != file);
+    ledger.routing.push(Confirmed {
+        path: file.to_path_buf(),
+        text: pinned.to_string(),
+    });
+    save(data_dir, &ledger)
+        .map_err(|e| format!("cannot write {}: {e}", data_dir.join(FILE_NAME).display()))
 }
 
 #[cfg(test)]

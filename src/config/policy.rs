@@ -40,7 +40,8 @@ impl Config {
     }
 
     /// Things about the resolved settings a user should know before rein sends anything:
-    /// those of [`model_warnings`](Self::model_warnings), and the project rules that
+    /// those of [`model_warnings`](Self::model_warnings), the project's settings that are
+    /// held (where requests go) or that lower the user's safety, and the project rules that
     /// allow: obeyed without asking when `confined` (commands run in a working sandbox,
     /// which contains what they allow), ignored otherwise; a project's tool allows are
     /// always ignored (MCP tools run outside the sandbox).
@@ -49,6 +50,10 @@ impl Config {
         if let Some(held) = &self.held_project_config {
             warnings.push(held.to_string());
         }
+        if let Some(routing) = self.project_routing.as_ref().filter(|r| !r.allowed) {
+            warnings.push(routing.held_notice());
+        }
+        warnings.extend(self.project_safety.iter().cloned());
         warnings.extend(self.mcp_json_problems.iter().cloned());
         for rule in &self.bash_rules {
             if rule.action == RuleAction::Allow && rule.project {

@@ -458,6 +458,13 @@ pub(super) struct ProviderLayer {
     cache_ttl: Option<Sourced<String>>,
 }
 
+impl ProviderLayer {
+    /// The provider it is about (an alias already made the preset's name).
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 const PROVIDER_KEYS: &str = "base_url, api_key_env, api, cache_ttl, headers, models";
 const MODEL_KEYS: &str = "context_window, input_price, cached_input_price, cache_write_price, \
                           output_price, images, api, reasoning_effort, thinking_budget, \

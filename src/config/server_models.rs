@@ -40,6 +40,8 @@ pub fn models_url(target: &ModelTarget) -> String {
 
 /// The models `target`'s server lists, in its order, or why there are none.
 pub async fn list(target: &ModelTarget) -> Result<Vec<ServerModel>, String> {
+    // A route a project wrote without the user's allow is asked nothing.
+    target.check_route().map_err(|e| e.to_string())?;
     let url = models_url(target);
     let http = reqwest::Client::builder()
         .connect_timeout(TIMEOUT)

@@ -61,6 +61,9 @@ pub(super) struct Layer {
     pub(super) ui_notify_after_secs: Option<Sourced<u64>>,
     /// `[providers.NAME]` tables; they add up across layers, lowest first.
     pub(super) providers: Vec<providers::ProviderLayer>,
+    /// The `[providers]` table as the file wrote it (what a project's allow pins, see
+    /// `routing.rs`); not stacked.
+    pub(super) providers_raw: Option<toml::Value>,
     /// `[mcp_servers.NAME]` tables; a higher layer's replaces a lower one's of that name.
     pub(super) mcp_servers: Vec<crate::mcp::ServerConfig>,
 }
@@ -125,6 +128,7 @@ impl Layer {
                 providers.extend(self.providers);
                 providers
             },
+            providers_raw: None,
             mcp_servers: mcp::stack(lower.mcp_servers, self.mcp_servers),
         }
     }
@@ -155,7 +159,10 @@ fn walk(table: &toml::Table, path: &Path, source: &Source) -> Result<Layer, Conf
     let mut layer = Layer::default();
     for (name, value) in table {
         match name.as_str() {
-            "providers" => layer.providers = providers::read_table(value, path, source)?,
+            "providers" => {
+                layer.providers = providers::read_table(value, path, source)?;
+                layer.providers_raw = Some(value.clone());
+            }
             "mcp_servers" => layer.mcp_servers = mcp::read_table(value, path, source)?,
             _ => file::read_entry(name, value, path, source, &mut layer)?,
         }

@@ -26,7 +26,6 @@
 use std::collections::HashMap;
 
 use super::providers::{canonical, Discovery, Provider};
-use super::table::key_part;
 use super::{precedence, Config, ConfigError, Source, Sourced, DEFAULT_BASE_URL};
 use crate::conversation::Api;
 
@@ -63,6 +62,21 @@ pub struct ModelTarget {
     pub cache_ttl: Option<String>,
     /// The most tokens a reply may have (its entry's `max_output_tokens`).
     pub output_limit: Option<u64>,
+    /// Where the rest of the route came from, for [`check_route`](Self::check_route).
+    pub origins: Origins,
+}
+
+/// Where a target's route came from besides its URL's and key's own sources.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Origins {
+    /// The provider's `api_key_env`, with the file that named it, when the key was read from
+    /// that variable.
+    pub key_var: Option<Sourced<String>>,
+    /// Where each of the provider's headers came from.
+    pub headers: Vec<Source>,
+    /// The user allowed the project file's routing settings as they are (`rein config
+    /// allow`, see `routing.rs`).
+    pub project_allowed: bool,
 }
 
 /// A model's prices in US dollars per million tokens, where configured.
@@ -99,6 +113,57 @@ impl std::fmt::Display for Prices {
 }
 
 impl ModelTarget {
+    /// Whether rein may send anything to this target: refused when its URL, its key, the
+    /// variable its key was read from or one of its headers came from a project file whose
+    /// routing settings the user has not allowed (`rein config allow`). The project's
+    /// values are held until then (`routing.rs`), so this refuses only what a path around
+    /// the hold would let through; above all the user's key never goes to a URL a project
+    /// wrote. The error says which value, from which file, and how to allow it.
+    pub fn check_route(&self) -> Result<(), ConfigError> {
+        if self.origins.project_allowed {
+            return Ok(());
+        }
+        let allow = "check it and run `rein config allow` in the project to follow it";
+        let refused = |problem: String| Err(ConfigError::Route(problem));
+        if let Source::ProjectFile(path) = &self.base_url.source {
+            return refused(format!(
+                "base_url {:?} comes from the project file {}, which you have not allowed: rein                  sends nothing there, neither your key ({}) nor the conversation; {allow}",
+                self.base_url.value,
+                path.display(),
+                self.api_key.source
+            ));
+        }
+        if let Some(var) = &self.origins.key_var {
+            if let Source::ProjectFile(path) = &var.source {
+                return refused(format!(
+                    "the project file {} names the variable {} as the API key of provider {},                      which you have not allowed: rein neither reads nor sends it; {allow}",
+                    path.display(),
+                    var.value,
+                    self.provider.value
+                ));
+            }
+        }
+        if let Source::ProjectFile(path) = &self.api_key.source {
+            return refused(format!(
+                "the API key comes from the project file {}, which you have not allowed: the                  conversation would be sent in the name of whoever wrote it; {allow}",
+                path.display()
+            ));
+        }
+        if let Some(Source::ProjectFile(path)) = self
+            .origins
+            .headers
+            .iter()
+            .find(|s| matches!(s, Source::ProjectFile(_)))
+        {
+            return refused(format!(
+                "a header of provider {} comes from the project file {}, which you have not                  allowed; {allow}",
+                self.provider.value,
+                path.display()
+            ));
+        }
+        Ok(())
+    }
+
     /// How this model is spoken to.
     pub fn api_settings(&self) -> crate::conversation::ApiSettings {
         crate::conversation::ApiSettings {
@@ -151,6 +216,8 @@ pub(super) struct Inputs {
     pub fallback_window: Sourced<u64>,
     /// The providers' key variables that are set, by name.
     pub key_vars: HashMap<String, String>,
+    /// The user allowed the project file's routing settings (`routing.rs`).
+    pub project_allowed: bool,
 }
 
 const OPENAI_KEY: &str = "OPENAI_API_KEY";
@@ -204,6 +271,18 @@ pub(super) fn resolve(
     };
 
     let api_key = key_for(provider, &base_url, &selector, inputs);
+    let origins = Origins {
+        key_var: provider
+            .filter(|p| {
+                !p.api_key_env.value.is_empty()
+                    && api_key.source == Source::Env(p.api_key_env.value.clone())
+            })
+            .map(|p| p.api_key_env.clone()),
+        headers: provider.map_or_else(Vec::new, |p| {
+            p.headers.iter().map(|h| h.value.source.clone()).collect()
+        }),
+        project_allowed: inputs.project_allowed,
+    };
     let entry = provider.and_then(|p| p.models.iter().find(|m| m.name == model));
     let (context_window, discovery) =
         match (&inputs.window, entry.and_then(|e| e.context_window.clone())) {
@@ -257,6 +336,7 @@ pub(super) fn resolve(
         output_limit: entry
             .and_then(|e| e.max_output_tokens.as_ref())
             .map(|m| m.value),
+        origins,
     })
 }
 
@@ -295,10 +375,14 @@ fn none() -> Sourced<String> {
 impl Config {
     /// What talking to model `name` would take with these settings, as if `name` were
     /// given with `--model` (a `/model NAME` switch): its provider, id, base URL, key,
-    /// headers, context window and prices. Errors like the loader's.
+    /// headers, context window and prices. Errors like the loader's, and a target whose
+    /// route a project wrote without the user's allow is refused
+    /// ([`ModelTarget::check_route`]).
     pub fn resolve_model(&self, name: &str) -> Result<ModelTarget, ConfigError> {
         let name = Sourced::new(name.to_string(), Source::Flag("--model".to_string()));
-        resolve(&name, &self.inputs, &self.providers, DEFAULT_BASE_URL)
+        let target = resolve(&name, &self.inputs, &self.providers, DEFAULT_BASE_URL)?;
+        target.check_route()?;
+        Ok(target)
     }
 
     /// The model in effect, as [`resolve_model`](Self::resolve_model) returns one.
@@ -319,6 +403,7 @@ impl Config {
             thinking_budget: self.thinking_budget,
             cache_ttl: self.cache_ttl.clone(),
             output_limit: self.output_limit,
+            origins: self.origins.clone(),
         }
     }
 
@@ -344,6 +429,7 @@ impl Config {
         self.thinking_budget = target.thinking_budget;
         self.cache_ttl = target.cache_ttl;
         self.output_limit = target.output_limit;
+        self.origins = target.origins;
     }
 
     /// Which model a resumed session goes on with: the one it last ran on (`recorded`,
@@ -421,22 +507,14 @@ impl Config {
             .collect()
     }
 
-    /// What to know before talking to `target`: a project file that points the endpoint
-    /// elsewhere, or names the variable whose key is sent, while the key comes from the
-    /// user (a cloned repository could collect the key that way); a provider whose key
+    /// What to know before talking to `target`: that rein will not (a route a project wrote
+    /// that the user has not allowed, [`ModelTarget::check_route`]); a provider whose key
     /// variable is not set.
     pub fn model_warnings(&self, target: &ModelTarget) -> Vec<String> {
         let mut warnings = Vec::new();
         let key = &target.api_key;
-        if let Source::ProjectFile(path) = &target.base_url.source {
-            if !key.value.is_empty() && key.source != target.base_url.source {
-                warnings.push(format!(
-                    "base_url {} comes from the project file {}, and your API key (from {}) will be sent there; check the URL if you did not write that file",
-                    target.base_url.value,
-                    path.display(),
-                    key.source
-                ));
-            }
+        if let Err(refused) = target.check_route() {
+            warnings.push(refused.to_string());
         }
         let provider = self
             .providers
@@ -444,17 +522,6 @@ impl Config {
             .find(|p| p.name == target.provider.value);
         if let Some(provider) = provider {
             let var = &provider.api_key_env;
-            if let Source::ProjectFile(path) = &var.source {
-                if key.source == Source::Env(var.value.clone()) && !key.value.is_empty() {
-                    warnings.push(format!(
-                        "the project file {} has rein send the variable {} to {} (providers.{}.api_key_env); check it if you did not write that file",
-                        path.display(),
-                        var.value,
-                        target.base_url.value,
-                        key_part(&provider.name)
-                    ));
-                }
-            }
             if key.value.is_empty() && !var.value.is_empty() && !target.model.value.is_empty() {
                 warnings.push(format!(
                     "provider {} needs an API key and none is set: set {} (or REIN_API_KEY)",

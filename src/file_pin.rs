@@ -189,11 +189,7 @@ impl std::fmt::Display for PinChange {
             (_, FileState::Absent) => "was removed".to_string(),
             (FileState::File(_), FileState::File(_)) => "changed".to_string(),
             (_, FileState::Unchecked(why)) => format!("cannot be checked: it is {why}"),
-            (before, now) => format!(
-                "changed from {} to {}",
-                before.describe(),
-                now.describe()
-            ),
+            (before, now) => format!("changed from {} to {}", before.describe(), now.describe()),
         };
         write!(f, "file {}: {what}", self.path)
     }
@@ -317,7 +313,10 @@ mod tests {
     fn inside_takes_dots_lexically() {
         let root = Path::new("/p");
         assert_eq!(inside(Path::new("a/../b"), root), Some(PathBuf::from("b")));
-        assert_eq!(inside(Path::new("/p/x/y"), root), Some(PathBuf::from("x/y")));
+        assert_eq!(
+            inside(Path::new("/p/x/y"), root),
+            Some(PathBuf::from("x/y"))
+        );
         assert_eq!(inside(Path::new("../q/x"), root), None);
         assert_eq!(inside(Path::new("/etc/passwd"), root), None);
         assert_eq!(inside(Path::new("."), root), None);

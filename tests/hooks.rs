@@ -808,7 +808,10 @@ async fn a_project_hooks_script_rewritten_by_the_model_is_held_at_the_next_call(
         "the model rewrote the script"
     );
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n", "{err}");
-    assert!(!marker.exists(), "the rewritten script ran on the host: {err}");
+    assert!(
+        !marker.exists(),
+        "the rewritten script ran on the host: {err}"
+    );
     let line = "the project's hooks are held: a file they run changed since you approved them \
                 (file .claude/hooks/check.sh: changed)";
     assert_eq!(err.matches(line).count(), 1, "said once: {err}");
@@ -864,14 +867,21 @@ async fn a_host_tool_file_a_command_created_holds_the_users_own_hooks() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(project.path().join(".cargo/config.toml").exists());
-    assert_eq!(logged(&log).len(), 1, "only the first call's hook ran: {err}");
+    assert_eq!(
+        logged(&log).len(),
+        1,
+        "only the first call's hook ran: {err}"
+    );
     let root = project.path().canonicalize().unwrap();
     let line = format!(
         "hooks held: {} was created (a file) since rein last recorded it",
         root.join(".cargo/config.toml").display()
     );
     assert_eq!(err.matches(&line).count(), 1, "said once: {err}");
-    assert!(err.contains("run `rein steering allow` in the project"), "{err}");
+    assert!(
+        err.contains("run `rein steering allow` in the project"),
+        "{err}"
+    );
     // `rein steering` says what changed; `rein steering allow` takes it.
     let status = support::rein_in(home.path(), project.path())
         .arg("steering")

@@ -384,12 +384,8 @@ async fn a_project_servers_script_changed_since_its_approval_is_held_at_every_st
     let files = external::approve(&tools, &root, &mut trust).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(files[0].starts_with("mcp_tools.py (sha256 "), "{files:?}");
-    let (mcp, mut events) = McpManager::prepare(
-        vec![tools.clone()],
-        Vec::new(),
-        &root,
-        Some(data.path()),
-    );
+    let (mcp, mut events) =
+        McpManager::prepare(vec![tools.clone()], Vec::new(), &root, Some(data.path()));
     mcp.launch();
     settled(&mut events, &mcp).await;
     assert!(

@@ -624,7 +624,11 @@ impl ToolEnv<'_> {
         };
         // The file a write the user approved writes: a host-tool file's record follows it.
         let approved_write = (run.approved
-            && [crate::tools::write_file::NAME, crate::tools::str_replace::NAME].contains(&name))
+            && [
+                crate::tools::write_file::NAME,
+                crate::tools::str_replace::NAME,
+            ]
+            .contains(&name))
         .then(|| prepared.args.get("path").and_then(|p| p.as_str()))
         .flatten()
         .map(std::path::PathBuf::from);

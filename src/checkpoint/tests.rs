@@ -744,8 +744,14 @@ fn a_crafted_git_files_pipes_and_devices_are_never_read() {
             mkfifo(&crafted.join("index"));
         }
         let repo = super::user_repo::UserRepo::find(root).expect("the .git file is read");
-        assert_eq!(repo.common_dir, crafted, "a commondir that is no file is ignored");
-        assert!(repo.tracked().is_none(), "an index that is no file is not read");
+        assert_eq!(
+            repo.common_dir, crafted,
+            "a commondir that is no file is ignored"
+        );
+        assert!(
+            repo.tracked().is_none(),
+            "an index that is no file is not read"
+        );
         let store = Store::open(&p.data, root, Settings::default()).unwrap();
         let taken = store.take(None).unwrap();
         assert!(!taken.commit.is_empty());

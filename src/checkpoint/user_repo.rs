@@ -42,8 +42,8 @@ impl UserRepo {
                     let common_dir =
                         crate::safe_fs::read_small_text(&git_dir.join("commondir"), 64 * 1024)
                             .ok()
-                        .map(|c| git_dir.join(c.trim()))
-                        .unwrap_or_else(|| git_dir.clone());
+                            .map(|c| git_dir.join(c.trim()))
+                            .unwrap_or_else(|| git_dir.clone());
                     return Some(UserRepo {
                         top: d.to_path_buf(),
                         git_dir,

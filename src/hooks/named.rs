@@ -276,7 +276,10 @@ mod tests {
         assert_eq!(named("$REIN_PROJECT_DIR/x.sh"), ["x.sh"]);
         assert_eq!(named("python3 scripts/lint.py"), ["scripts/lint.py"]);
         assert_eq!(named("bash .claude/hooks/x.sh"), [".claude/hooks/x.sh"]);
-        assert_eq!(named("./check.sh && node tools/a.js"), ["check.sh", "tools/a.js"]);
+        assert_eq!(
+            named("./check.sh && node tools/a.js"),
+            ["check.sh", "tools/a.js"]
+        );
         assert_eq!(
             named("FOO=lib/env.sh ./run.sh --config=conf/x.toml"),
             ["lib/env.sh", "run.sh", "conf/x.toml"]
@@ -308,6 +311,9 @@ mod tests {
         }
         // An argument may name a file: pinned absent, it only matters once one is there.
         assert_eq!(named("cargo fmt"), ["fmt"]);
-        assert_eq!(named("jq -r .x | xargs cargo fmt --"), [".x", "cargo", "fmt"]);
+        assert_eq!(
+            named("jq -r .x | xargs cargo fmt --"),
+            [".x", "cargo", "fmt"]
+        );
     }
 }

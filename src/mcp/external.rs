@@ -12,11 +12,11 @@ use std::path::Path;
 
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
+use crate::file_pin::Pins;
 use crate::tools::external::{
     CallAids, ExternalCall, ExternalPrompt, ExternalRead, ExternalSource, ExternalSpec,
     ExternalTools,
 };
-use crate::file_pin::Pins;
 use crate::trust::{Approved, TrustStore};
 
 impl ExternalTools for McpManager {

@@ -229,7 +229,13 @@ mod tests {
         let mut server = ServerConfig::stdio(
             "t",
             "python3",
-            &["mcp_tools.py", "--config=conf/a.toml", "-v", "${project}/lib/x.py", "/etc/x"],
+            &[
+                "mcp_tools.py",
+                "--config=conf/a.toml",
+                "-v",
+                "${project}/lib/x.py",
+                "/etc/x",
+            ],
         );
         let named = |s: &ServerConfig| -> Vec<String> {
             named_paths(s, project)
@@ -237,11 +243,11 @@ mod tests {
                 .map(|p| p.display().to_string())
                 .collect()
         };
-        assert_eq!(
-            named(&server),
-            ["mcp_tools.py", "conf/a.toml", "lib/x.py"]
-        );
-        if let Transport::Stdio { cwd, command, env, .. } = &mut server.transport {
+        assert_eq!(named(&server), ["mcp_tools.py", "conf/a.toml", "lib/x.py"]);
+        if let Transport::Stdio {
+            cwd, command, env, ..
+        } = &mut server.transport
+        {
             *cwd = Some(PathBuf::from("tools"));
             *command = "./run.sh".into();
             env.push(("NODE_OPTIONS".into(), "--require=./hook.js".into()));

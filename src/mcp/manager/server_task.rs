@@ -79,7 +79,11 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
     };
     // What the user approved, and the project's host-tool files, are checked each time it
     // is about to start (a restart too): the model may have rewritten its script since.
-    if let Some(state) = held(&config, &manager.inner.root, manager.inner.data_dir.as_deref()) {
+    if let Some(state) = held(
+        &config,
+        &manager.inner.root,
+        manager.inner.data_dir.as_deref(),
+    ) {
         manager.set_state(&name, generation, state);
         return;
     }

@@ -243,6 +243,11 @@ impl Pins {
         self.0.is_empty()
     }
 
+    /// The pinned paths (relative to the project), in order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
     /// Pin `rel` (relative to `root`) as it is now.
     pub fn set(&mut self, root: &Path, rel: &Path) {
         let key = rel.to_string_lossy().into_owned();

@@ -140,6 +140,22 @@ impl TrustStore {
         self.save()
     }
 
+    /// Every project file an approval of `project` pins (a project server's script, a
+    /// project hook's), absolute, sorted, each once: the files whose change holds what the
+    /// user approved, for rules that ask before writing them.
+    pub fn pinned_files(&self, project: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .approvals
+            .iter()
+            .filter(|a| a.project == project)
+            .filter_map(|a| a.files.as_ref())
+            .flat_map(|pins| pins.paths().map(|p| project.join(p)))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Forget every approval of `project`'s servers (`rein mcp forget`), and write the file.
     pub fn forget_project(&mut self, project: &Path) -> io::Result<usize> {
         let before = self.approvals.len();
@@ -182,6 +198,7 @@ mod tests {
             store.approved(p, "db"),
             Some(Approved::Table(&table, Some(&Pins::default())))
         );
+        assert!(store.pinned_files(p).is_empty());
         // Read back by a later rein; a new table replaces the old approval.
         let (mut again, _) = TrustStore::load(data.path());
         assert!(again.is_trusted(p, "db", &table));
@@ -223,6 +240,40 @@ mod tests {
         assert_eq!(read.approved(p, "db"), Some(Approved::OlderForm), "kept");
         let text = std::fs::read_to_string(&file).unwrap();
         assert_eq!(text.matches("launch").count(), 1, "{text}");
+    }
+
+    /// The files approvals pin, for the file rules: every approval of the project's.
+    #[test]
+    fn the_files_pinned_for_a_project_are_listed() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path();
+        std::fs::write(root.join("mcp_tools.py"), "x").unwrap();
+        std::fs::create_dir_all(root.join(".claude/hooks")).unwrap();
+        std::fs::write(root.join(".claude/hooks/check.sh"), "y").unwrap();
+        let (mut store, _) = TrustStore::load(data.path());
+        let pins = |p: &str| Pins::take(root, &[PathBuf::from(p), PathBuf::from("gone.py")]);
+        store
+            .trust_pinned(root, "tools", &json!({}), &pins("mcp_tools.py"))
+            .unwrap();
+        store
+            .trust_pinned(root, "(hooks)", &json!({}), &pins(".claude/hooks/check.sh"))
+            .unwrap();
+        store
+            .trust_pinned(
+                Path::new("/elsewhere"),
+                "x",
+                &json!({}),
+                &pins("mcp_tools.py"),
+            )
+            .unwrap();
+        assert_eq!(
+            TrustStore::load(data.path()).0.pinned_files(root),
+            [
+                root.join(".claude/hooks/check.sh"),
+                root.join("mcp_tools.py")
+            ]
+        );
     }
 
     #[test]

@@ -516,6 +516,42 @@ mod tests {
         assert_eq!(again.hooks.all().len(), 1);
     }
 
+    /// The guard at each firing: a host-tool file a command created holds every hook (a
+    /// blocking PreToolUse hook blocks), said once; a write the user approved is recorded
+    /// and holds nothing.
+    #[tokio::test]
+    async fn a_changed_host_tool_file_holds_the_hooks_until_approved() {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path().canonicalize().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let text = json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "echo ran >> ran.txt", "on_failure": "block"}]}]}})
+        .to_string();
+        let parsed = config::parse(&text, &data.path().join("hooks.json"), Source::User);
+        crate::host_tools::baseline(data.path(), &root).unwrap();
+        let h = Hooks::new(parsed.hooks, &root).guarded(data.path(), None);
+        let common = Common::default();
+        let fire = || h.fire(Event::PreToolUse, Some("Bash"), &common, Map::new());
+        assert_eq!(fire().await.unwrap().block, None);
+        std::fs::write(
+            root.join(".envrc"),
+            "export X=1
+",
+        )
+        .unwrap();
+        let said = fire().await.unwrap();
+        assert!(said.block.is_some_and(|b| b.contains(".envrc was created")));
+        assert!(
+            matches!(said.held.as_slice(), [Hold::HostTool(c)] if c.file == root.join(".envrc"))
+        );
+        assert!(fire().await.unwrap().held.is_empty(), "said once");
+        h.approved_write(&root.join(".envrc"));
+        let said = fire().await.unwrap();
+        assert_eq!((said.block, said.held.len()), (None, 0));
+        let ran = std::fs::read_to_string(root.join("ran.txt")).unwrap();
+        assert_eq!(ran.lines().count(), 2, "ran before and after the hold only");
+    }
+
     /// A session start waits while the user is asked, and goes on once answered.
     #[tokio::test]
     async fn a_start_waits_for_the_answer() {

@@ -18,14 +18,12 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
+use crate::file_pin::FileState;
 
 /// The record's name in the data folder.
 pub const FILE_NAME: &str = "project-guidance.json";
 /// The most bytes the record may hold.
 const MAX_RECORD_BYTES: u64 = 8 * 1024 * 1024;
-/// The most bytes of one file hashed; a bigger one is hashed by its first bytes and size.
-const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The most projects kept (the oldest go first).
 const MAX_PROJECTS: usize = 2_000;
 
@@ -46,8 +44,8 @@ struct Record {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Project {
     root: PathBuf,
-    /// Path → SHA-256 (hex).
-    files: BTreeMap<PathBuf, String>,
+    /// Path → its state (`crate::file_pin`: a file's SHA-256, a link and where it leads).
+    files: BTreeMap<PathBuf, FileState>,
 }
 
 /// What changed since the last start.
@@ -113,9 +111,10 @@ pub fn review(data_dir: &Path, root: &Path, files: &[Guide]) -> Review {
             Record::default()
         }
     };
-    let now: BTreeMap<PathBuf, String> = files
+    let now: BTreeMap<PathBuf, FileState> = files
         .iter()
-        .filter_map(|g| Some((g.path.clone(), digest(&g.path)?)))
+        .map(|g| (g.path.clone(), crate::file_pin::state_of(&g.path)))
+        .filter(|(_, state)| *state != FileState::Absent)
         .collect();
     let before = record
         .projects
@@ -125,12 +124,12 @@ pub fn review(data_dir: &Path, root: &Path, files: &[Guide]) -> Review {
     let mut review = Review::default();
     if let Some(before) = &before {
         for guide in files {
-            let Some(hash) = now.get(&guide.path) else {
+            let Some(state) = now.get(&guide.path) else {
                 continue;
             };
             match before.files.get(&guide.path) {
                 None => review.new.push(guide.clone()),
-                Some(old) if old != hash => review.changed.push(guide.clone()),
+                Some(old) if !old.holds(state) => review.changed.push(guide.clone()),
                 Some(_) => {}
             }
         }
@@ -153,40 +152,6 @@ pub fn review(data_dir: &Path, root: &Path, files: &[Guide]) -> Review {
     }
     review.problem = problem;
     review
-}
-
-/// A file's SHA-256 in hex, read bounded; `None` when it is not a regular file rein can
-/// read (it was not loaded either).
-fn digest(path: &Path) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOFOLLOW)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let mut hasher = Sha256::new();
-    let mut buf = [0u8; 64 * 1024];
-    let mut limited = file.take(MAX_FILE_BYTES);
-    loop {
-        match limited.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(_) => return None,
-        }
-    }
-    hasher.update(meta.len().to_le_bytes());
-    Some(
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    )
 }
 
 /// Agent definitions of the project (`.claude/agents/*.md`, `.agents/agents/*.md`,
@@ -289,15 +254,18 @@ mod tests {
     }
 
     #[test]
-    fn files_that_are_not_regular_are_not_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
+    fn a_pipe_or_a_link_to_a_device_is_never_read() {
+        let data = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let fifo = root.path().join("AGENTS.md");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.unwrap().success());
-        assert_eq!(digest(&fifo), None, "a fifo nobody writes is not waited on");
-        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).unwrap();
-        assert_eq!(digest(&dir.path().join("zero")), None);
-        assert_eq!(digest(Path::new("/dev/zero")), None);
+        let zero = root.path().join("CLAUDE.md");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let files = [guide(&fifo, "instructions"), guide(&zero, "instructions")];
+        // The test finishes: a fifo nobody writes is not waited on, /dev/zero not read.
+        review(data.path(), root.path(), &files);
+        assert_eq!(review(data.path(), root.path(), &files), Review::default());
     }
 
     #[test]

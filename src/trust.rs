@@ -4,14 +4,19 @@
 //! not be able to start programs on its own: a project server runs only once the user has
 //! approved it, with what it would run shown, and the approval is remembered for that
 //! project, that server and that exact `[mcp_servers.NAME]` table (every key as written,
-//! in the canonical form `mcp::pin` gives it). Change any key (a pull that edits the
-//! command, adds a header or names a token variable) and rein asks again.
+//! in the canonical form `mcp::pin` gives it), together with the project files the table
+//! names (its script, its program: [`crate::file_pin::Pins`]). Change any key (a pull that
+//! edits the command, adds a header or names a token variable) or any of those files (the
+//! model rewrites `mcp_tools.py`) and rein asks again. A project's hooks are approved here
+//! too, under a name no server can have (`hooks::TRUST_NAME`), with the files their
+//! commands name.
 //!
 //! The approvals live in one file, `<data dir>/trusted-mcp-servers.json`, readable by the
 //! user only: a JSON list of `{project, server, table}`. An approval an older rein wrote
 //! holds `launch` (the one-line command line it pinned) instead of `table`; it is read, but
 //! it approves nothing any more: the server is asked about again (and the question says
-//! why), and the new approval replaces it. A file rein cannot read is no approval at all
+//! why), and the new approval replaces it. An approval without `files` (written before
+//! rein pinned files) approves a table that names no project file, and nothing else. A file rein cannot read is no approval at all
 //! (everything is asked again) and is said once; it is replaced on the next approval.
 //! Nothing here panics on what the file holds.
 
@@ -19,6 +24,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use crate::file_pin::Pins;
 
 /// One approval: this server of this project may run as this table declares it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -31,13 +38,18 @@ struct Approval {
     /// What an older rein pinned instead: the command line only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     launch: Option<String>,
+    /// The project files the table names, as they were (absent when an older rein wrote
+    /// the approval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    files: Option<Pins>,
 }
 
 /// What the user approved of a server before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Approved<'a> {
-    /// This table.
-    Table(&'a Value),
+    /// This table, and the project files it named as they were (`None`: an approval
+    /// written before rein pinned files, which approves no table that names one).
+    Table(&'a Value, Option<&'a Pins>),
     /// Its command line, with an older rein: no approval of its table.
     OlderForm,
 }
@@ -82,9 +94,10 @@ impl TrustStore {
         (TrustStore { path, approvals }, problem)
     }
 
-    /// Whether the user allowed `server` of `project` to run as `table` declares it.
+    /// Whether the user allowed `server` of `project` to run as `table` declares it (its
+    /// files left aside: [`Approved::Table`] has them).
     pub fn is_trusted(&self, project: &Path, server: &str, table: &Value) -> bool {
-        self.approved(project, server) == Some(Approved::Table(table))
+        matches!(self.approved(project, server), Some(Approved::Table(t, _)) if t == table)
     }
 
     /// What the user last approved of `server` of `project`, if anything.
@@ -94,14 +107,27 @@ impl TrustStore {
             .iter()
             .find(|a| a.project == project && a.server == server)?;
         Some(match &approval.table {
-            Some(table) => Approved::Table(table),
+            Some(table) => Approved::Table(table, approval.files.as_ref()),
             None => Approved::OlderForm,
         })
     }
 
-    /// Remember that the user allowed `server` of `project` to run as `table` declares it
-    /// (an earlier approval of the same server is replaced), and write the file.
+    /// Remember that the user allowed `server` of `project` to run as `table` declares it,
+    /// naming no project file (an earlier approval of the same server is replaced), and
+    /// write the file.
     pub fn trust(&mut self, project: &Path, server: &str, table: &Value) -> io::Result<()> {
+        self.trust_pinned(project, server, table, &Pins::default())
+    }
+
+    /// [`trust`](Self::trust), with the project files the table names as they are
+    /// (`files`): a later change to one of them asks again.
+    pub fn trust_pinned(
+        &mut self,
+        project: &Path,
+        server: &str,
+        table: &Value,
+        files: &Pins,
+    ) -> io::Result<()> {
         self.approvals
             .retain(|a| !(a.project == project && a.server == server));
         self.approvals.push(Approval {
@@ -109,8 +135,25 @@ impl TrustStore {
             server: server.to_string(),
             table: Some(table.clone()),
             launch: None,
+            files: Some(files.clone()),
         });
         self.save()
+    }
+
+    /// Every project file an approval of `project` pins (a project server's script, a
+    /// project hook's), absolute, sorted, each once: the files whose change holds what the
+    /// user approved, for rules that ask before writing them.
+    pub fn pinned_files(&self, project: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .approvals
+            .iter()
+            .filter(|a| a.project == project)
+            .filter_map(|a| a.files.as_ref())
+            .flat_map(|pins| pins.paths().map(|p| project.join(p)))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Forget every approval of `project`'s servers (`rein mcp forget`), and write the file.
@@ -151,7 +194,11 @@ mod tests {
         assert!(!store.is_trusted(p, "web", &table), "another server");
         let evil = json!({"command": "node", "args": ["server.js"], "env": {"LD_PRELOAD": "x"}});
         assert!(!store.is_trusted(p, "db", &evil), "another table");
-        assert_eq!(store.approved(p, "db"), Some(Approved::Table(&table)));
+        assert_eq!(
+            store.approved(p, "db"),
+            Some(Approved::Table(&table, Some(&Pins::default())))
+        );
+        assert!(store.pinned_files(p).is_empty());
         // Read back by a later rein; a new table replaces the old approval.
         let (mut again, _) = TrustStore::load(data.path());
         assert!(again.is_trusted(p, "db", &table));
@@ -193,6 +240,40 @@ mod tests {
         assert_eq!(read.approved(p, "db"), Some(Approved::OlderForm), "kept");
         let text = std::fs::read_to_string(&file).unwrap();
         assert_eq!(text.matches("launch").count(), 1, "{text}");
+    }
+
+    /// The files approvals pin, for the file rules: every approval of the project's.
+    #[test]
+    fn the_files_pinned_for_a_project_are_listed() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path();
+        std::fs::write(root.join("mcp_tools.py"), "x").unwrap();
+        std::fs::create_dir_all(root.join(".claude/hooks")).unwrap();
+        std::fs::write(root.join(".claude/hooks/check.sh"), "y").unwrap();
+        let (mut store, _) = TrustStore::load(data.path());
+        let pins = |p: &str| Pins::take(root, &[PathBuf::from(p), PathBuf::from("gone.py")]);
+        store
+            .trust_pinned(root, "tools", &json!({}), &pins("mcp_tools.py"))
+            .unwrap();
+        store
+            .trust_pinned(root, "(hooks)", &json!({}), &pins(".claude/hooks/check.sh"))
+            .unwrap();
+        store
+            .trust_pinned(
+                Path::new("/elsewhere"),
+                "x",
+                &json!({}),
+                &pins("mcp_tools.py"),
+            )
+            .unwrap();
+        assert_eq!(
+            TrustStore::load(data.path()).0.pinned_files(root),
+            [
+                root.join(".claude/hooks/check.sh"),
+                root.join("mcp_tools.py")
+            ]
+        );
     }
 
     #[test]

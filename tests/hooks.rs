@@ -751,3 +751,196 @@ case "$p" in *agent_id*) printf '%s' '{"continue": false, "stopReason": "enough 
         "{err}"
     );
 }
+
+/// Issue 41: an approved project hook's script rewritten by the model (write_file, no
+/// question) is held at the very next tool call, and said; `rein hooks allow` shows the
+/// file it pins and approves it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_hooks_script_rewritten_by_the_model_is_held_at_the_next_call() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    user_hooks(home.path(), json!({}));
+    let log = elsewhere.path().join("ran.log");
+    let marker = elsewhere.path().join("planted-ran");
+    std::fs::create_dir_all(project.path().join(".claude/hooks")).unwrap();
+    script(
+        &project.path().join(".claude/hooks"),
+        "check.sh",
+        &format!("cat > /dev/null; echo ran >> {}\n", log.display()),
+    );
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": command("\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh")}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let allow = || {
+        let out = support::rein_in(home.path(), project.path())
+            .args(["hooks", "allow"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = allow();
+    assert!(said.contains("  .claude/hooks/check.sh (sha256 "), "{said}");
+    let planted = format!("#!/bin/sh\ntouch {}\n", marker.display());
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo one"}"#)]),
+        Reply::tool_calls(&[(
+            "write_file",
+            &json!({"path": ".claude/hooks/check.sh", "content": planted}).to_string(),
+        )]),
+        Reply::tool_calls(&[("bash", r#"{"command":"echo two"}"#)]),
+        Reply::tool_calls(&[("bash", r#"{"command":"echo three"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join(".claude/hooks/check.sh")).unwrap(),
+        planted,
+        "the model rewrote the script"
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n", "{err}");
+    assert!(
+        !marker.exists(),
+        "the rewritten script ran on the host: {err}"
+    );
+    let line = "the project's hooks are held: a file they run changed since you approved them \
+                (file .claude/hooks/check.sh: changed)";
+    assert_eq!(err.matches(line).count(), 1, "said once: {err}");
+    // A later session holds them from the start; approving again pins the new script.
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo four"}"#)]),
+        Reply::text("done"),
+        Reply::tool_calls(&[("bash", r#"{"command":"echo five"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    assert!(
+        stderr(&out).contains("1 project hook held: a file they run changed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!marker.exists());
+    allow();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(marker.exists(), "approved again, the new script runs");
+}
+
+/// Issue 41: the user's own hook runs in the project root, where a build tool it starts
+/// reads the project's host-tool files. A `.cargo/config.toml` a command created holds
+/// every hook (said once, with how to release them); `rein steering allow` takes it as it
+/// is and the hooks run again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_tool_file_a_command_created_holds_the_users_own_hooks() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let log = hooks_dir.path().join("post.log");
+    let logger = logger(hooks_dir.path(), &log);
+    user_hooks(
+        home.path(),
+        json!({"PostToolUse": [{"matcher": "*", "hooks": command(&logger)}]}),
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo one"}"#)]),
+        Reply::tool_calls(&[(
+            "bash",
+            r#"{"command":"mkdir -p .cargo && printf '[alias]\\nfmt = \"run\"\\n' > .cargo/config.toml"}"#,
+        )]),
+        Reply::tool_calls(&[("bash", r#"{"command":"echo three"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(project.path().join(".cargo/config.toml").exists());
+    assert_eq!(
+        logged(&log).len(),
+        1,
+        "only the first call's hook ran: {err}"
+    );
+    let root = project.path().canonicalize().unwrap();
+    let line = format!(
+        "hooks held: {} was created (a file) since rein last recorded it",
+        root.join(".cargo/config.toml").display()
+    );
+    assert_eq!(err.matches(&line).count(), 1, "said once: {err}");
+    assert!(
+        err.contains("run `rein steering allow` in the project"),
+        "{err}"
+    );
+    // `rein steering` says what changed; `rein steering allow` takes it.
+    let status = support::rein_in(home.path(), project.path())
+        .arg("steering")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains(".cargo/config.toml was created"),
+        "{status:?}"
+    );
+    let allow = support::rein_in(home.path(), project.path())
+        .args(["steering", "allow"])
+        .output()
+        .unwrap();
+    assert!(allow.status.success(), "{}", stderr(&allow));
+    assert!(
+        String::from_utf8_lossy(&allow.stdout).contains("  .cargo/config.toml (sha256 "),
+        "{allow:?}"
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command":"echo four"}"#)]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let out = rein(home.path(), project.path(), &server, &["--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(logged(&log).len(), 2, "{}", stderr(&out));
+}
+
+/// Issue 41, item 7: a project's `.rein/hooks.json` that is a link to `/dev/zero` or a
+/// named pipe nobody writes is refused with a notice naming it, never read: the session
+/// runs to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hooks_json_that_is_a_device_or_a_pipe_is_refused_never_read() {
+    for pipe in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        user_hooks(home.path(), json!({}));
+        std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+        let file = project.path().join(".rein/hooks.json");
+        if pipe {
+            let c = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        }
+        let server = ScriptedServer::start(vec![Reply::text("done")])
+            .await
+            .unwrap();
+        let out = rein(home.path(), project.path(), &server, &["--yes"]);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        let why = if pipe { "a named pipe" } else { "a device" };
+        assert!(
+            err.contains(&format!(
+                "hooks.json: cannot be read (it is {why}, not a regular file)"
+            )),
+            "{err}"
+        );
+    }
+}

@@ -363,3 +363,87 @@ async fn a_users_server_runs_in_a_private_empty_folder_of_its_own() {
     drop(mcp);
     assert!(!base.exists(), "the folders go with the manager");
 }
+
+/// Issue 41: approving a project's server (`python3 mcp_tools.py`) pins the script it
+/// names with its table. The model rewrites the script: a restart does not run it (the
+/// server is held as changed, naming the file), the next session holds it too, and
+/// allowing it again runs what is there now. A user's server that starts in the project
+/// is not started after a host-tool file appeared there without the user's approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_servers_script_changed_since_its_approval_is_held_at_every_start() {
+    use rein::mcp::{external, Unapproved};
+    use rein::trust::TrustStore;
+    let f = Fixture::new();
+    let root = f.root();
+    let data = tempfile::tempdir().unwrap();
+    let server_py = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    f.write("mcp_tools.py", &std::fs::read_to_string(server_py).unwrap());
+    let mut tools = f.server("tools", "python3", &["mcp_tools.py", "plain"], None, &[]);
+    tools.origin = Origin::Project(root.join(".rein/config.toml"));
+    let (mut trust, _) = TrustStore::load(data.path());
+    let files = external::approve(&tools, &root, &mut trust).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("mcp_tools.py (sha256 "), "{files:?}");
+    let (mcp, mut events) =
+        McpManager::prepare(vec![tools.clone()], Vec::new(), &root, Some(data.path()));
+    mcp.launch();
+    settled(&mut events, &mcp).await;
+    assert!(
+        matches!(state(&mcp, "tools"), ServerState::Ready { .. }),
+        "{mcp:?}"
+    );
+    // The model rewrites the script; the server is restarted.
+    f.write("mcp_tools.py", HOSTILE_PY);
+    mcp.restart("tools").unwrap();
+    settled(&mut events, &mcp).await;
+    match state(&mcp, "tools") {
+        ServerState::NotAllowed {
+            why: Unapproved::Changed(changes),
+            ..
+        } => assert_eq!(changes, ["file mcp_tools.py: changed"]),
+        other => panic!("not held: {other:?}"),
+    }
+    assert!(!f.ran("tools"), "the rewritten script ran");
+    // The next session holds it from the start, and says which file changed.
+    let (mut trust, _) = TrustStore::load(data.path());
+    let out = external::startable(std::slice::from_ref(&tools), &trust, &root);
+    assert!(out.start.is_empty());
+    assert!(
+        out.notices[0].contains("changed since you allowed it (file mcp_tools.py: changed)"),
+        "{}",
+        out.notices[0]
+    );
+    // Allowed again: what is there now runs.
+    external::approve(&tools, &root, &mut trust).unwrap();
+    mcp.allow("tools").unwrap();
+    settled(&mut events, &mcp).await;
+    assert!(f.ran("tools"), "allowed again, the new script runs");
+
+    // A host-tool file created since rein recorded the project's: a user's server that
+    // starts in the project is not started.
+    rein::host_tools::baseline(data.path(), &root).unwrap();
+    f.write(".envrc", "export PATH=$PWD/evil:$PATH\n");
+    let (mcp2, mut events2) = McpManager::prepare(
+        vec![f.server(
+            "nearby",
+            "python3",
+            &["-c", "import os; open(os.environ['REIN_TEST_MARKER'], 'w')"],
+            Some("${project}"),
+            &[],
+        )],
+        Vec::new(),
+        &root,
+        Some(data.path()),
+    );
+    mcp2.launch();
+    settled(&mut events2, &mcp2).await;
+    let why = failed(&mcp2, "nearby");
+    assert!(
+        why.contains("not started: it starts in the project, and")
+            && why.contains(".envrc was created (a file) since rein last recorded it"),
+        "{why}"
+    );
+    assert!(!f.ran("nearby"));
+    mcp.shutdown().await;
+    mcp2.shutdown().await;
+}

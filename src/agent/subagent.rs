@@ -316,6 +316,7 @@ impl Subagent {
                 repeated: 0,
                 background: None,
                 hooks: self.hooks.as_ref(),
+                guard: self.hooks.as_ref().map(|h| &*h.hooks),
             };
             for call in &calls {
                 self.report(

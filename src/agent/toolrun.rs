@@ -55,6 +55,9 @@ pub(crate) struct ToolEnv<'a> {
     pub background: Option<&'a Background>,
     /// The user's hooks (Claude Code's), when any are configured.
     pub hooks: Option<&'a HookEnv>,
+    /// The session's hooks, configured or not: their guard records a host-tool file whose
+    /// write the user approved in the question (`crate::host_tools`).
+    pub guard: Option<&'a crate::hooks::Hooks>,
 }
 
 /// Identical calls in a row after which the next one is put to the user, whatever the
@@ -159,6 +162,8 @@ pub(crate) struct ToolRun {
     pub loop_refused: bool,
     /// A hook said `continue: false`: the turn stops, for this reason.
     pub hook_stop: Option<String>,
+    /// The user answered yes to the question about this call.
+    pub approved: bool,
 }
 
 impl ToolEnv<'_> {
@@ -237,6 +242,7 @@ impl ToolEnv<'_> {
             granted: Vec::new(),
             loop_refused: false,
             hook_stop: None,
+            approved: false,
         };
         let name = call.function.name.as_str();
         let external = external_spec(self.external, name, self.subagent.is_some());
@@ -565,13 +571,15 @@ impl ToolEnv<'_> {
                 run.interrupted = true;
                 return true;
             }
-            Some(ApprovalDecision::Approve) => {}
+            Some(ApprovalDecision::Approve) => run.approved = true,
             Some(ApprovalDecision::ApproveForSession) => {
                 self.policy.grant(&grants);
                 run.granted = grants;
+                run.approved = true;
             }
             Some(ApprovalDecision::ApproveForProject) => {
                 self.policy.grant(&grants);
+                run.approved = true;
                 match self.policy.persist(&grants) {
                     Ok(saved) => self.emit(AgentEvent::Notice { message: saved }),
                     Err(e) => self.emit(AgentEvent::Error {
@@ -614,6 +622,16 @@ impl ToolEnv<'_> {
         } else {
             self.ctx
         };
+        // The file a write the user approved writes: a host-tool file's record follows it.
+        let approved_write = (run.approved
+            && [
+                crate::tools::write_file::NAME,
+                crate::tools::str_replace::NAME,
+            ]
+            .contains(&name))
+        .then(|| prepared.args.get("path").and_then(|p| p.as_str()))
+        .flatten()
+        .map(std::path::PathBuf::from);
         // What the PostToolUse hooks read, taken before the arguments go to the tool.
         let post_fields = self
             .hooks
@@ -654,6 +672,11 @@ impl ToolEnv<'_> {
                 run.result = ToolResult::interrupted();
                 run.interrupted = true;
                 return run;
+            }
+        }
+        if let (Some(guard), Some(path)) = (self.guard, approved_write) {
+            if !run.result.outcome.is_error() {
+                guard.approved_write(&path);
             }
         }
         if let Some(context) = hook_context {
@@ -819,6 +842,9 @@ pub(crate) fn hook_lines(subject: &str, said: &crate::hooks::Combined) -> Vec<(b
     }
     for error in &said.errors {
         lines.push((true, format!("failed: {error}")));
+    }
+    for hold in &said.held {
+        lines.push((true, hold.to_string()));
     }
     lines
 }

@@ -99,7 +99,8 @@ impl HookTrust {
             .map(|h| 2 + h.command.len() / 20)
             .sum::<usize>()
             + self.held.problems.len()
-            + 8;
+            + self.held.pins.lines().len()
+            + 10;
         u16::try_from(lines).unwrap_or(u16::MAX)
     }
 }

@@ -718,3 +718,42 @@ fn a_folder_made_at_once_by_the_turn_goes_and_an_older_empty_one_stays() {
     assert!(!root.join("older/new.rs").exists());
     assert!(root.join("older").is_dir());
 }
+
+/// A crafted `.git` file whose `gitdir:` folder holds a named pipe as `commondir` and as
+/// `index` (nobody ever writes to them), and one whose `commondir` is a link to
+/// `/dev/zero`: the checkpoint is taken, never blocked on a pipe nor reading a device.
+#[test]
+fn a_crafted_git_files_pipes_and_devices_are_never_read() {
+    let mkfifo = |path: &Path| {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    for device in [false, true] {
+        let p = project();
+        let root = &p.root;
+        write(root, "src/lib.rs", "fn a() {}\n");
+        write(root, ".git", "gitdir: crafted\n");
+        let crafted = root.join("crafted");
+        std::fs::create_dir_all(&crafted).unwrap();
+        if device {
+            std::os::unix::fs::symlink("/dev/zero", crafted.join("commondir")).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", crafted.join("index")).unwrap();
+        } else {
+            mkfifo(&crafted.join("commondir"));
+            mkfifo(&crafted.join("index"));
+        }
+        let repo = super::user_repo::UserRepo::find(root).expect("the .git file is read");
+        assert_eq!(
+            repo.common_dir, crafted,
+            "a commondir that is no file is ignored"
+        );
+        assert!(
+            repo.tracked().is_none(),
+            "an index that is no file is not read"
+        );
+        let store = Store::open(&p.data, root, Settings::default()).unwrap();
+        let taken = store.take(None).unwrap();
+        assert!(!taken.commit.is_empty());
+    }
+}

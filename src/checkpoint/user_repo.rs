@@ -37,10 +37,13 @@ impl UserRepo {
                 }
                 if meta.is_file() {
                     let git_dir = gitfile_target(&dot_git)?;
-                    let common_dir = std::fs::read_to_string(git_dir.join("commondir"))
-                        .ok()
-                        .map(|c| git_dir.join(c.trim()))
-                        .unwrap_or_else(|| git_dir.clone());
+                    // Bounded, a regular file only: a crafted `.git` file may point at a
+                    // folder whose `commondir` is a named pipe or a link to a device.
+                    let common_dir =
+                        crate::safe_fs::read_small_text(&git_dir.join("commondir"), 64 * 1024)
+                            .ok()
+                            .map(|c| git_dir.join(c.trim()))
+                            .unwrap_or_else(|| git_dir.clone());
                     return Some(UserRepo {
                         top: d.to_path_buf(),
                         git_dir,
@@ -61,11 +64,32 @@ impl UserRepo {
 
     /// The paths the repository's index tracks, sorted; `None` when it cannot be read.
     pub(crate) fn tracked(&self) -> Option<Vec<Vec<u8>>> {
-        let bytes = std::fs::read(self.git_dir.join("index")).ok()?;
+        let bytes = read_regular(&self.git_dir.join("index"), MAX_INDEX_BYTES)?;
         let mut paths = parse_index(&bytes)?;
         paths.sort();
         Some(paths)
     }
+}
+
+/// The most bytes of an index read (a larger one is as if it could not be read).
+const MAX_INDEX_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The bytes of the regular file at `path`, at most `max`: `None` when it is not one (a
+/// named pipe is opened without blocking and never read), is larger, or cannot be read.
+fn read_regular(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= max).then_some(bytes)
 }
 
 /// Where a `.git` file (`gitdir: PATH`) points.

@@ -127,6 +127,13 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: Option<HooksCommand>,
     },
+    /// The project's host-tool files (.cargo/config.toml, .envrc, .npmrc, ...): list what
+    /// changed since rein recorded them (a change holds hooks and the servers that start
+    /// in the project), or take them as they are now.
+    Steering {
+        #[command(subcommand)]
+        command: Option<SteeringCommand>,
+    },
     /// Take turns back: the project's files as they were before turn N, the conversation
     /// from before it (a new session), or both; or list the turns, or undo the last rewind.
     #[command(group(clap::ArgGroup::new("what").required(true).args(["list", "to", "undo"])))]
@@ -204,8 +211,9 @@ pub(super) enum McpCommand {
 
 #[derive(Debug, Subcommand)]
 pub(super) enum HooksCommand {
-    /// Approve the project's .rein/hooks.json as it is now (they run as you, outside the
-    /// sandbox; a change to the file holds them again).
+    /// Approve the project's .rein/hooks.json as it is now, with the project files its
+    /// commands name (they run as you, outside the sandbox; a change to the file or to one
+    /// of those files holds them again).
     Allow,
     /// Run the hooks EVENT matches on the JSON payload in FILE (Claude Code's fields) and
     /// print what they decided.
@@ -216,6 +224,13 @@ pub(super) enum HooksCommand {
         #[arg(long, value_name = "FILE")]
         payload: std::path::PathBuf,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum SteeringCommand {
+    /// Take the project's host-tool files as they are now: hooks, and servers that start
+    /// in the project, run again with them.
+    Allow,
 }
 
 #[derive(Debug, Subcommand)]

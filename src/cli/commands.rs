@@ -243,9 +243,7 @@ pub(super) fn mcp_command(
             }
             let (mut trust, _) = rein::trust::TrustStore::load(&config.data_dir);
             let why = rein::mcp::external::unapproved(server, &trust, root);
-            trust
-                .trust(root, name, &server.declared.to_json())
-                .map_err(|e| format!("the approval was not saved: {e}"))?;
+            let files = rein::mcp::external::approve(server, root, &mut trust)?;
             // What is approved is the whole table: say it, key by key, and what changed.
             let mut said = format!(
                 "allowed: the project's MCP server {name} may run `{}` outside rein's sandbox, \
@@ -257,6 +255,12 @@ pub(super) fn mcp_command(
             for line in server.declared.lines() {
                 said.push_str(&format!("\n  {line}"));
             }
+            if !files.is_empty() {
+                said.push_str("\nwith the project files it names, as they are now:");
+                for line in &files {
+                    said.push_str(&format!("\n  {line}"));
+                }
+            }
             match why {
                 Some(rein::mcp::Unapproved::Changed(changes)) => {
                     said.push_str("\nchanged since you allowed it before:");
@@ -267,7 +271,7 @@ pub(super) fn mcp_command(
                 None => said.push_str("\n(it was allowed as it is already)"),
                 Some(_) => {}
             }
-            said.push_str("\na change to any of these keys asks again");
+            said.push_str("\na change to any of these keys or files asks again");
             println!("{}", rein::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
@@ -335,16 +339,26 @@ pub(super) fn hooks_command(
             Ok(ExitCode::SUCCESS)
         }
         Some(HooksCommand::Allow) => {
-            let lines = rein::hooks::allow_project(root, &config.data_dir)?;
-            println!(
+            let allowed = rein::hooks::allow_project(root, &config.data_dir)?;
+            let mut said = format!(
                 "allowed: the project's hooks run as you, outside rein's sandbox, in {}, as {} \
                  declares them now:",
                 root.display(),
                 rein::hooks::config::project_file(root).display()
             );
-            for line in lines {
-                println!("  {line}");
+            for line in &allowed.hooks {
+                said.push_str(&format!("\n  {line}"));
             }
+            if allowed.files.is_empty() {
+                said.push_str("\nthey name no file of the project");
+            } else {
+                said.push_str("\nwith the project files they run, as they are now:");
+                for line in &allowed.files {
+                    said.push_str(&format!("\n  {line}"));
+                }
+            }
+            said.push_str("\na change to the file or to any of these files holds them again");
+            println!("{}", rein::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         Some(HooksCommand::Test { event, payload }) => {
@@ -389,6 +403,59 @@ pub(super) fn hooks_command(
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `rein steering`: the project's host-tool files that changed since rein recorded them;
+/// `rein steering allow` (`allow`): take them as they are now.
+pub(super) fn steering_command(
+    config: &Config,
+    root: &Path,
+    allow: bool,
+) -> Result<ExitCode, String> {
+    let record = config.data_dir.join(rein::host_tools::FILE_NAME);
+    if !allow {
+        let changes = rein::host_tools::check(&config.data_dir, root);
+        if changes.is_empty() {
+            println!(
+                "the host-tool files of {} are as rein recorded them ({})",
+                root.display(),
+                record.display()
+            );
+        }
+        for change in &changes {
+            println!("{}", rein::sanitize::sanitize(&change.to_string()));
+        }
+        if !changes.is_empty() {
+            println!(
+                "hooks, and MCP servers that start in the project, are held until you check \
+                 them and run `{}`",
+                rein::host_tools::ALLOW_COMMAND
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (changes, files) = rein::host_tools::accept(&config.data_dir, root)
+        .map_err(|e| format!("{} was not written: {e}", record.display()))?;
+    let mut said = String::new();
+    if changes.is_empty() {
+        said.push_str("nothing had changed; ");
+    }
+    for change in &changes {
+        said.push_str(&format!("taken as it is: {change}\n"));
+    }
+    if files.is_empty() {
+        said.push_str(&format!(
+            "recorded: {} has none of the host-tool files",
+            root.display()
+        ));
+    } else {
+        said.push_str(&format!("recorded, in {}:", root.display()));
+        for line in &files {
+            said.push_str(&format!("\n  {line}"));
+        }
+    }
+    println!("{}", rein::sanitize::sanitize(&said));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What hooks decided, as JSON (`rein hooks test`).

@@ -147,6 +147,9 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Some(Command::Hooks { command }) = &cli.command {
         return commands::hooks_command(&config, &root, command.as_ref());
     }
+    if let Some(Command::Steering { command }) = &cli.command {
+        return commands::steering_command(&config, &root, command.is_some());
+    }
     let mode = start_mode(&cli, &sandbox)?;
 
     if let Some(Command::Config {

@@ -192,7 +192,7 @@ struct Loop<'a> {
 
 /// `/mcp allow NAME`: remember (in the data folder's trust file) that this project's
 /// server `name` may run as its table declares it now (the table the session loaded, the
-/// one `/mcp` showed), then start it.
+/// one `/mcp` showed) with the project files it names as they are now, then start it.
 fn allow_mcp(
     mcp: Option<&crate::mcp::McpManager>,
     data_dir: Option<std::path::PathBuf>,
@@ -205,9 +205,7 @@ fn allow_mcp(
         .config(name)
         .ok_or_else(|| format!("no MCP server named {name} is configured"))?;
     let (mut trust, _) = crate::trust::TrustStore::load(&data_dir);
-    trust
-        .trust(&app.info.project, name, &server.declared.to_json())
-        .map_err(|e| format!("the approval was not saved: {e}"))?;
+    crate::mcp::external::approve(&server, &app.info.project, &mut trust)?;
     mcp.allow(name).map_err(|e| e.to_string())
 }
 

@@ -289,18 +289,34 @@ pub fn project_file(root: &Path) -> PathBuf {
     root.join(".rein").join("hooks.json")
 }
 
+/// The most bytes a `hooks.json` may hold.
+pub const MAX_BYTES: u64 = 1024 * 1024;
+
 /// Read and parse `file` when it exists (a missing file is no hooks, and no problem).
 pub fn load(file: &Path, source: Source) -> Parsed {
-    match std::fs::read_to_string(file) {
-        Ok(text) => parse(&text, file, source),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Parsed::default(),
-        Err(e) => Parsed {
-            hooks: Vec::new(),
-            problems: vec![format!(
-                "{}: cannot be read ({e}); no hook of it runs",
-                file.display()
-            )],
-        },
+    load_declared(file, source).0
+}
+
+/// [`load`], and the file as JSON (what an approval of a project's hooks pins; `None` when
+/// it is missing, cannot be read or is not JSON). The file is read once, bounded, and only
+/// when it is a regular file: a link to `/dev/zero` or a named pipe is refused, never read.
+pub fn load_declared(file: &Path, source: Source) -> (Parsed, Option<Value>) {
+    match crate::safe_fs::read_small_text(file, MAX_BYTES) {
+        Ok(text) => {
+            let declared = serde_json::from_str(&text).ok();
+            (parse(&text, file, source), declared)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Parsed::default(), None),
+        Err(e) => (
+            Parsed {
+                hooks: Vec::new(),
+                problems: vec![format!(
+                    "{}: cannot be read ({e}); no hook of it runs",
+                    file.display()
+                )],
+            },
+            None,
+        ),
     }
 }
 

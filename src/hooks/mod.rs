@@ -12,18 +12,24 @@
 //! nothing: a session without hooks pays for none.
 
 pub mod config;
+pub mod guard;
 pub mod matcher;
+pub mod named;
 pub mod names;
 pub mod outcome;
 pub mod run;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use serde_json::{Map, Value};
 
 pub use config::{Event, Hook, OnFailure, Source};
+pub use guard::{HeldWhy, Hold, ProjectApproval, TRUST_NAME};
 pub use outcome::{Combined, Permission, Said};
+
+use crate::file_pin::Pins;
 
 /// The hooks that run for a project, and what the user should hear about them.
 #[derive(Debug, Default)]
@@ -36,8 +42,9 @@ pub struct Loaded {
 }
 
 /// A project's hooks that wait for the user's approval: what a front end puts to the
-/// user, and what [`Held::allow`] approves (exactly these definitions, not the file as it
-/// may be by the time the user answers).
+/// user, and what [`Held::allow`] approves (exactly these definitions and the files their
+/// commands name as they were when the question was put, not as they may be by the time
+/// the user answers).
 #[derive(Debug, Clone)]
 pub struct Held {
     /// The project's `hooks.json`.
@@ -46,22 +53,26 @@ pub struct Held {
     pub hooks: Vec<Hook>,
     /// Lines of the file that cannot be used (said when they are approved).
     pub problems: Vec<String>,
-    /// The user approved an earlier version of the file.
+    /// The user approved an earlier version of the file or of a file its hooks run.
     pub changed: bool,
-    /// The definitions the approval pins.
-    declared: Value,
+    /// Why they wait.
+    pub why: HeldWhy,
+    /// The project files their commands name, as the approval would pin them.
+    pub pins: Pins,
+    approval: ProjectApproval,
     root: PathBuf,
 }
 
 impl Held {
-    /// Approve these hooks for the project (remembered in `data_dir`'s trust store) and
-    /// add them to `hooks`, so they run from the next event on.
+    /// Approve these hooks for the project (remembered in `data_dir`'s trust store, with
+    /// the files their commands name) and add them to `hooks`, so they run from the next
+    /// event on.
     pub fn allow(&self, hooks: &Hooks, data_dir: &Path) -> Result<(), String> {
         let (mut store, _) = crate::trust::TrustStore::load(data_dir);
         store
-            .trust(&self.root, TRUST_NAME, &self.declared)
+            .trust_pinned(&self.root, TRUST_NAME, &self.approval.declared, &self.pins)
             .map_err(|e| format!("the approval was not saved: {e}"))?;
-        hooks.admit(self.hooks.clone());
+        hooks.admit_project(self.hooks.clone(), self.approval.clone());
         Ok(())
     }
 
@@ -69,92 +80,144 @@ impl Held {
     pub fn lines(&self) -> Vec<String> {
         self.hooks.iter().map(describe).collect()
     }
+
+    /// The project files the approval pins, a line each (path and hash).
+    pub fn file_lines(&self) -> Vec<String> {
+        self.pins.lines()
+    }
 }
 
-/// The name a project's hooks are approved under in the trust store (no MCP server's
-/// table can equal a hooks file's, so the two never approve each other).
-const TRUST_NAME: &str = "(hooks)";
+/// The paths inside `root` the commands of `hooks` name.
+fn named_paths(hooks: &[Hook], root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for hook in hooks {
+        for path in named::project_paths(&hook.command, root) {
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
 
 /// The user's hooks (`hooks.json` beside `user_config`) for the project `root`, and the
-/// project's own `.rein/hooks.json` when the user approved it as it is now (`rein hooks
-/// allow`, remembered in `data_dir`'s trust store). Unapproved or changed since, the
-/// project's hooks would run as the user, outside the sandbox, from a file a cloned
-/// repository can ship: they are held, and a notice says so.
+/// project's own `.rein/hooks.json` when the user approved it as it is now, with the
+/// project files its commands name as they are now (`rein hooks allow`, remembered in
+/// `data_dir`'s trust store). Unapproved or changed since, the project's hooks would run
+/// as the user, outside the sandbox, from a file a cloned repository can ship: they are
+/// held, and a notice says so. The project's host-tool files are recorded here at its
+/// first session ([`crate::host_tools::baseline`]); the hooks returned check them, and the
+/// project's approval, each time they are about to run ([`guard`]).
 pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
     let mut notices = Vec::new();
     let mut hooks = Vec::new();
     let mut held = None;
+    let mut approval = None;
+    if let Err(e) = crate::host_tools::baseline(data_dir, root) {
+        notices.push(format!(
+            "the state of the project's host-tool files could not be recorded in {} ({e}); \
+             hooks compare them with the next record",
+            data_dir.join(crate::host_tools::FILE_NAME).display()
+        ));
+    }
     if let Some(file) = config::user_file(user_config) {
         let parsed = config::load(&file, Source::User);
         hooks.extend(parsed.hooks);
         notices.extend(parsed.problems);
     }
     let project = config::project_file(root);
-    let parsed = config::load(&project, Source::Project);
+    let (parsed, declared) = config::load_declared(&project, Source::Project);
     if !parsed.hooks.is_empty() {
         let (store, _) = crate::trust::TrustStore::load(data_dir);
-        match project_definitions(root) {
-            Some(declared) if store.is_trusted(root, TRUST_NAME, &declared) => {
-                hooks.extend(parsed.hooks);
-                notices.extend(parsed.problems);
-            }
-            declared => {
-                let changed = store.approved(root, TRUST_NAME).is_some();
-                notices.push(format!(
-                    "{}: {} project hook{} held: {}; a project's hooks run as you, outside \
-                     the sandbox (`rein hooks allow`, or /hooks allow in the dashboard, shows \
-                     them and approves them)",
-                    project.display(),
-                    parsed.hooks.len(),
-                    if parsed.hooks.len() == 1 { "" } else { "s" },
-                    if changed {
-                        "the file changed since you approved it"
-                    } else {
-                        "you have not approved them"
+        let paths = named_paths(&parsed.hooks, root);
+        match declared {
+            Some(declared) => {
+                let why = guard::verdict(&store, root, &declared, &paths);
+                let this = ProjectApproval { declared, paths };
+                match why {
+                    None => {
+                        hooks.extend(parsed.hooks);
+                        notices.extend(parsed.problems);
+                        approval = Some(this);
                     }
-                ));
-                held = declared.map(|declared| Held {
-                    file: project.clone(),
-                    hooks: parsed.hooks,
-                    problems: parsed.problems,
-                    changed,
-                    declared,
-                    root: root.to_path_buf(),
-                });
+                    Some(why) => {
+                        notices.push(held_notice(&project, parsed.hooks.len(), &why));
+                        held = Some(Held {
+                            file: project.clone(),
+                            changed: why != HeldWhy::New,
+                            pins: Pins::take(root, &this.paths),
+                            why,
+                            hooks: parsed.hooks,
+                            problems: parsed.problems,
+                            approval: this,
+                            root: root.to_path_buf(),
+                        });
+                    }
+                }
             }
+            None => notices.push(held_notice(&project, parsed.hooks.len(), &HeldWhy::New)),
         }
+    } else {
+        // A file that cannot be read or used says so, though nothing of it would run.
+        notices.extend(parsed.problems);
     }
+    let hooks = Hooks::new(hooks, root).guarded(data_dir, approval);
     Loaded {
-        hooks: Hooks::new(hooks, root),
+        hooks,
         notices,
         held,
     }
 }
 
-/// The project's hook definitions as approved: its `hooks.json` as JSON (keys sorted by
-/// `serde_json`, so spacing does not count and every key does). `None` when it is not
-/// there or not JSON.
-pub fn project_definitions(root: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(config::project_file(root)).ok()?;
-    serde_json::from_str(&text).ok()
+/// The notice that the project's `n` hooks in `file` are held, and why.
+fn held_notice(file: &Path, n: usize, why: &HeldWhy) -> String {
+    format!(
+        "{}: {n} project hook{} held: {why}; a project's hooks run as you, outside the \
+         sandbox (`rein hooks allow`, or /hooks allow in the dashboard, shows them with the \
+         files they run and approves them)",
+        file.display(),
+        if n == 1 { "" } else { "s" },
+    )
 }
 
-/// Approve the project's hooks as they are now: the commands approved, one per line.
-pub fn allow_project(root: &Path, data_dir: &Path) -> Result<Vec<String>, String> {
+/// The project's hook definitions as approved: its `hooks.json` as JSON (keys sorted by
+/// `serde_json`, so spacing does not count and every key does). `None` when it is not
+/// there, not a regular file of a sane size, or not JSON.
+pub fn project_definitions(root: &Path) -> Option<Value> {
+    config::load_declared(&config::project_file(root), Source::Project).1
+}
+
+/// What `rein hooks allow` approved: the hooks, one per line, and the project files their
+/// commands name, as pinned.
+#[derive(Debug, Clone, Default)]
+pub struct Allowed {
+    pub hooks: Vec<String>,
+    pub files: Vec<String>,
+}
+
+/// Approve the project's hooks as they are now, with the project files their commands
+/// name as they are now.
+pub fn allow_project(root: &Path, data_dir: &Path) -> Result<Allowed, String> {
     let file = config::project_file(root);
-    let declared = project_definitions(root)
-        .ok_or_else(|| format!("{} does not exist or is not JSON", file.display()))?;
-    let parsed = config::load(&file, Source::Project);
+    let (parsed, declared) = config::load_declared(&file, Source::Project);
+    let declared = declared.ok_or_else(|| {
+        let why = parsed.problems.first().cloned().unwrap_or_default();
+        format!("{} does not exist or is not JSON {why}", file.display())
+    })?;
+    let pins = Pins::take(root, &named_paths(&parsed.hooks, root));
     let (mut store, _) = crate::trust::TrustStore::load(data_dir);
     store
-        .trust(root, TRUST_NAME, &declared)
+        .trust_pinned(root, TRUST_NAME, &declared, &pins)
         .map_err(|e| format!("the approval was not saved: {e}"))?;
-    Ok(parsed
-        .hooks
-        .iter()
-        .map(describe)
-        .chain(parsed.problems)
-        .collect())
+    Ok(Allowed {
+        hooks: parsed
+            .hooks
+            .iter()
+            .map(describe)
+            .chain(parsed.problems)
+            .collect(),
+        files: pins.lines(),
+    })
 }
 
 /// One hook on a line: event, matcher, command, timeout, source.
@@ -192,7 +255,7 @@ pub struct Common {
 
 /// The hooks in force, and the project they run in. Shared (`Arc<Hooks>`) by the agent,
 /// its subagents and the front end: a project's hooks the user approves mid-session are
-/// [`Hooks::admit`]ted once and run from the next event on, everywhere.
+/// [`Hooks::admit_project`]ed once and run from the next event on, everywhere.
 #[derive(Debug, Default)]
 pub struct Hooks {
     /// Swapped whole when hooks are admitted; a firing event works on the list it read.
@@ -201,24 +264,53 @@ pub struct Hooks {
     /// True while the user is being asked about the project's hooks: the session's start
     /// waits for the answer, so an approved SessionStart hook sees this session start.
     asking: tokio::sync::watch::Sender<bool>,
+    /// rein's data folder, where the guard reads the host-tool record and the trust store
+    /// ([`guard`]); `None`: hooks built without one ([`Hooks::new`]) are not guarded.
+    data_dir: Option<PathBuf>,
+    /// What the project's hooks in force were approved as.
+    project: RwLock<Option<ProjectApproval>>,
+    /// The holds already told (a hold is said once a session).
+    told: Mutex<HashSet<String>>,
 }
 
 impl Clone for Hooks {
     fn clone(&self) -> Hooks {
-        let hooks = Hooks::new(self.all().to_vec(), &self.root);
+        let mut hooks = Hooks::new(self.all().to_vec(), &self.root);
+        hooks.data_dir = self.data_dir.clone();
+        hooks.project = RwLock::new(self.approval());
         hooks.asking.send_replace(*self.asking.borrow());
         hooks
     }
 }
 
 impl Hooks {
-    /// `hooks` (the user's first, then the project's) running in `root`.
+    /// `hooks` (the user's first, then the project's) running in `root`, unguarded (see
+    /// [`guarded`](Self::guarded)).
     pub fn new(hooks: Vec<Hook>, root: &Path) -> Hooks {
         Hooks {
             hooks: RwLock::new(Arc::new(hooks)),
             root: root.to_path_buf(),
             asking: tokio::sync::watch::Sender::new(false),
+            data_dir: None,
+            project: RwLock::new(None),
+            told: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// These hooks, checked before each run against the host-tool record and the trust
+    /// store in `data_dir` ([`guard`]); `project` is what the project's hooks among them
+    /// were approved as.
+    pub fn guarded(mut self, data_dir: &Path, project: Option<ProjectApproval>) -> Hooks {
+        self.data_dir = Some(data_dir.to_path_buf());
+        self.project = RwLock::new(project);
+        self
+    }
+
+    fn approval(&self) -> Option<ProjectApproval> {
+        self.project
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The user is being asked about the project's hooks ([`Held`]): sessions wait in
@@ -251,8 +343,9 @@ impl Hooks {
             .clone()
     }
 
-    /// Add `more` after the hooks in force (a project's, once approved).
-    pub fn admit(&self, more: Vec<Hook>) {
+    /// Add the project's hooks `more`, approved as `approval`, after the hooks in force.
+    pub fn admit_project(&self, more: Vec<Hook>, approval: ProjectApproval) {
+        *self.project.write().unwrap_or_else(PoisonError::into_inner) = Some(approval);
         let mut list = self.hooks.write().unwrap_or_else(PoisonError::into_inner);
         let mut next = list.as_ref().clone();
         next.extend(more);
@@ -285,9 +378,14 @@ impl Hooks {
         common: &Common,
         fields: Map<String, Value>,
     ) -> Option<Combined> {
-        let hooks = self.matching(event, subject);
+        let mut hooks = self.matching(event, subject);
         if hooks.is_empty() {
             return None;
+        }
+        let mut combined = Combined::default();
+        self.hold(event, &mut hooks, &mut combined);
+        if hooks.is_empty() {
+            return Some(combined);
         }
         let payload = self.payload(event, common, fields);
         let root = self.root.to_string_lossy().into_owned();
@@ -299,11 +397,59 @@ impl Hooks {
             let ran = run::run(&hook.command, &self.root, &payload, &env, hook.timeout).await;
             outcome::read(event, hook.on_failure, &ran)
         });
-        let mut combined = Combined::default();
         for said in futures_util::future::join_all(runs).await {
             combined.add(said);
         }
         Some(combined)
+    }
+
+    /// The user approved a write of `path` (absolute) in the question: when it is a
+    /// host-tool file at the project root, its record follows ([`crate::host_tools`]), so
+    /// the user's own change holds nothing. Unguarded hooks record nothing.
+    pub fn approved_write(&self, path: &Path) {
+        if let Some(data_dir) = &self.data_dir {
+            // A record that cannot be written holds the hooks, as any change would.
+            let _ = crate::host_tools::record_write(data_dir, &self.root, path);
+        }
+    }
+
+    /// Take out of `hooks` those that may not run now ([`guard`]: a host-tool file changed,
+    /// or the project's approval no longer holds); what holds them goes in `combined`, each
+    /// the first time only, and a held PreToolUse hook that blocks on failure blocks.
+    fn hold(&self, event: Event, hooks: &mut Vec<Hook>, combined: &mut Combined) {
+        let Some(data_dir) = &self.data_dir else {
+            return;
+        };
+        let project = hooks
+            .iter()
+            .any(|h| h.source == Source::Project)
+            .then(|| self.approval())
+            .flatten();
+        let holds = guard::holds(data_dir, &self.root, project.as_ref());
+        if holds.is_empty() {
+            return;
+        }
+        let all = holds.iter().any(|h| matches!(h, Hold::HostTool(_)));
+        let (held, run): (Vec<Hook>, Vec<Hook>) = std::mem::take(hooks)
+            .into_iter()
+            .partition(|h| all || h.source == Source::Project);
+        *hooks = run;
+        if event == Event::PreToolUse && held.iter().any(|h| h.on_failure == OnFailure::Block) {
+            combined.block = Some(format!(
+                "a hook that blocks on failure is held ({})",
+                holds
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+        let mut told = self.told.lock().unwrap_or_else(PoisonError::into_inner);
+        for hold in holds {
+            if told.insert(hold.to_string()) {
+                combined.held.push(hold);
+            }
+        }
     }
 
     /// The JSON a hook reads on stdin.
@@ -368,6 +514,42 @@ mod tests {
         let again = load(&user, project.path(), data.path());
         assert!(again.held.is_none(), "{again:?}");
         assert_eq!(again.hooks.all().len(), 1);
+    }
+
+    /// The guard at each firing: a host-tool file a command created holds every hook (a
+    /// blocking PreToolUse hook blocks), said once; a write the user approved is recorded
+    /// and holds nothing.
+    #[tokio::test]
+    async fn a_changed_host_tool_file_holds_the_hooks_until_approved() {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path().canonicalize().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let text = json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "echo ran >> ran.txt", "on_failure": "block"}]}]}})
+        .to_string();
+        let parsed = config::parse(&text, &data.path().join("hooks.json"), Source::User);
+        crate::host_tools::baseline(data.path(), &root).unwrap();
+        let h = Hooks::new(parsed.hooks, &root).guarded(data.path(), None);
+        let common = Common::default();
+        let fire = || h.fire(Event::PreToolUse, Some("Bash"), &common, Map::new());
+        assert_eq!(fire().await.unwrap().block, None);
+        std::fs::write(
+            root.join(".envrc"),
+            "export X=1
+",
+        )
+        .unwrap();
+        let said = fire().await.unwrap();
+        assert!(said.block.is_some_and(|b| b.contains(".envrc was created")));
+        assert!(
+            matches!(said.held.as_slice(), [Hold::HostTool(c)] if c.file == root.join(".envrc"))
+        );
+        assert!(fire().await.unwrap().held.is_empty(), "said once");
+        h.approved_write(&root.join(".envrc"));
+        let said = fire().await.unwrap();
+        assert_eq!((said.block, said.held.len()), (None, 0));
+        let ran = std::fs::read_to_string(root.join("ran.txt")).unwrap();
+        assert_eq!(ran.lines().count(), 2, "ran before and after the hold only");
     }
 
     /// A session start waits while the user is asked, and goes on once answered.

@@ -184,6 +184,8 @@ pub struct Combined {
     pub messages: Vec<String>,
     pub stop: Option<String>,
     pub errors: Vec<String>,
+    /// What kept hooks of the event from running, said the first time only.
+    pub held: Vec<super::Hold>,
 }
 
 impl Combined {

@@ -209,6 +209,10 @@ fn looks_like_path(word: &str) -> bool {
 /// most `max` bytes: or why not, in words.
 pub(super) fn read_text(path: &Path, max: usize) -> Result<String, String> {
     let file = crate::safe_fs::open_read(path).map_err(|e| crate::safe_fs::describe(&e))?;
+    // A named pipe or a device is never read (the open did not block on a pipe).
+    if !file.metadata().map_err(|e| e.to_string())?.is_file() {
+        return Err("it is not a regular file".to_string());
+    }
     let mut bytes = Vec::new();
     file.take(max as u64 + 1)
         .read_to_end(&mut bytes)

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
 use crate::conversation::ToolResult;
+use crate::file_pin::Pins;
 use crate::tools::external::{
     CallAids, ExternalCall, ExternalPrompt, ExternalRead, ExternalSource, ExternalSpec,
     ExternalTools,
@@ -193,18 +194,51 @@ pub struct Startable {
     pub notices: Vec<String>,
 }
 
-/// Why the project's `server` waits, or `None` when the user allowed its table as it is.
+/// Why the project's `server` waits, or `None` when the user allowed its table as it is
+/// and the project files it names are as they were then ([`super::pin::named_paths`]; a
+/// file that changed is a change like a key's: `file mcp_tools.py: changed`).
 pub fn unapproved(server: &ServerConfig, trust: &TrustStore, project: &Path) -> Option<Unapproved> {
+    let lines = |changes: Vec<crate::file_pin::PinChange>| -> Vec<String> {
+        changes.iter().map(ToString::to_string).collect()
+    };
     match trust.approved(project, &server.name) {
         None => Some(Unapproved::New),
         Some(Approved::OlderForm) => Some(Unapproved::OlderApproval),
-        Some(Approved::Table(table)) => match Declared::from_json(table) {
-            Some(before) if before == server.declared => None,
+        Some(Approved::Table(table, files)) => match Declared::from_json(table) {
+            Some(before) if before == server.declared => {
+                let paths = super::pin::named_paths(server, project);
+                match files {
+                    Some(pins) => {
+                        let changes = pins.changes(project, &paths);
+                        (!changes.is_empty()).then(|| Unapproved::Changed(lines(changes)))
+                    }
+                    // Approved before rein pinned files: only a table naming none holds.
+                    None => {
+                        let there = Pins::default().changes(project, &paths);
+                        (!there.is_empty()).then(|| Unapproved::FilesUnpinned(lines(there)))
+                    }
+                }
+            }
             Some(before) => Some(Unapproved::Changed(server.declared.changes(&before))),
             // Not a table: nothing the user can have approved.
             None => Some(Unapproved::New),
         },
     }
+}
+
+/// Approve the project's `server` for `project` in `trust` as its table declares it now,
+/// with the project files it names as they are now (`rein mcp allow`, `/mcp allow`): the
+/// files pinned, a line each.
+pub fn approve(
+    server: &ServerConfig,
+    project: &Path,
+    trust: &mut TrustStore,
+) -> Result<Vec<String>, String> {
+    let pins = Pins::take(project, &super::pin::named_paths(server, project));
+    trust
+        .trust_pinned(project, &server.name, &server.declared.to_json(), &pins)
+        .map_err(|e| format!("the approval was not saved: {e}"))?;
+    Ok(pins.lines())
 }
 
 /// The servers that may start for `project`, and those that wait for the user's approval.
@@ -232,6 +266,11 @@ pub fn startable(servers: &[ServerConfig], trust: &TrustStore, project: &Path) -
             Unapproved::OlderApproval => "was allowed by an older rein, which pinned only its \
                 command line, and does not run until you allow it again"
                 .to_string(),
+            Unapproved::FilesUnpinned(files) => format!(
+                "was allowed by an older rein, which did not pin the project files it runs \
+                 ({}), and does not run until you allow it again",
+                files.join("; ")
+            ),
         };
         out.notices.push(format!(
             "the project's MCP server `{}` ({}) {status}: it would run `{launch}` outside \

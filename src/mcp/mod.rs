@@ -126,6 +126,13 @@ impl std::fmt::Display for ServerState {
                     "not allowed again yet: you allowed it with an older rein, which pinned only \
                      its command line; it would run `{launch}` outside rein's sandbox"
                 ),
+                Unapproved::FilesUnpinned(files) => write!(
+                    f,
+                    "not allowed again yet: you allowed it with an older rein, which did not pin \
+                     the project files it runs ({}); it would run `{launch}` outside rein's \
+                     sandbox",
+                    files.join("; ")
+                ),
             },
             ServerState::NeedsLogin { name } => write!(
                 f,
@@ -141,11 +148,15 @@ impl std::fmt::Display for ServerState {
 pub enum Unapproved {
     /// The user never allowed it for this project.
     New,
-    /// The user allowed another table: what changed since, one line a key
-    /// (`bearer_token_env: (unset) -> "GITHUB_TOKEN"`, see [`Declared::changes`]).
+    /// The user allowed another table, or the project files it names changed since: what
+    /// changed, one line a key (`bearer_token_env: (unset) -> "GITHUB_TOKEN"`, see
+    /// [`Declared::changes`]) or a file (`file mcp_tools.py: changed`).
     Changed(Vec<String>),
     /// The user allowed it with an older rein, which pinned only its command line.
     OlderApproval,
+    /// The user allowed its table with an older rein, which did not pin the project files
+    /// it names (these, there now).
+    FilesUnpinned(Vec<String>),
 }
 
 /// A project's server that waits for the user: its table, what it would run (the one

@@ -15,8 +15,80 @@
 //! `bearer_token_env: (unset) -> "GITHUB_TOKEN"`, `env.LD_PRELOAD: (unset) -> "/tmp/x.so"`.
 //! [`Declared::lines`] is the table as `key = value` lines, for what `rein mcp allow`
 //! approves. Values are written the way TOML writes them.
+//!
+//! The approval also pins the project files the table names ([`named_paths`]): a
+//! server's table says `command = "python3"`, `args = ["mcp_tools.py"]`, and what runs is
+//! `mcp_tools.py`, which the model can rewrite without touching the table. So the paths
+//! inside the project that its `command` (when it has a `/` in it or `${project}`), its
+//! `args` (and the values of `--flag=value` ones) and its `env` values name, relative
+//! ones taken from its folder (`cwd`, else the project), are pinned with their contents
+//! ([`crate::file_pin::Pins`]), and checked each time the server is about to start.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use super::{ServerConfig, Transport, PROJECT};
+
+/// The paths inside `project` (relative to it) that the stdio server `config` names, each
+/// once; none for an HTTP server.
+pub fn named_paths(config: &ServerConfig, project: &Path) -> Vec<PathBuf> {
+    let Transport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+        ..
+    } = &config.transport
+    else {
+        return Vec::new();
+    };
+    let expand = |text: &str| text.replace(PROJECT, &project.to_string_lossy());
+    // Its folder: relative ones are the project's (a user's relative `cwd` is refused).
+    let folder = match cwd {
+        Some(dir) => {
+            let dir = expand(&dir.to_string_lossy());
+            if dir.starts_with('~') {
+                None
+            } else {
+                Some(project.join(dir))
+            }
+        }
+        None => Some(project.to_path_buf()),
+    };
+    let mut words: Vec<&str> = Vec::new();
+    if command.contains('/') || command.contains(PROJECT) {
+        words.push(command);
+    }
+    words.extend(args.iter().map(String::as_str));
+    words.extend(env.iter().map(|(_, v)| v.as_str()));
+    let mut out: Vec<PathBuf> = Vec::new();
+    for word in words {
+        let word = expand(word);
+        let text = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with('-') => value,
+            _ => word.as_str(),
+        };
+        if text.is_empty() || text.starts_with('-') || text.starts_with('~') || text.contains("://")
+        {
+            continue;
+        }
+        let path = Path::new(text);
+        let Some(base) = (if path.is_absolute() {
+            Some(project)
+        } else {
+            folder.as_deref()
+        }) else {
+            continue;
+        };
+        if let Some(rel) = crate::file_pin::inside(&base.join(path), project) {
+            if !out.contains(&rel) {
+                out.push(rel);
+            }
+        }
+    }
+    out
+}
 
 /// A server's table as declared, in canonical form (see the module doc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -150,6 +222,47 @@ fn json(value: &toml::Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_a_server_runs_are_named_from_its_folder() {
+        let project = Path::new("/p");
+        let mut server = ServerConfig::stdio(
+            "t",
+            "python3",
+            &[
+                "mcp_tools.py",
+                "--config=conf/a.toml",
+                "-v",
+                "${project}/lib/x.py",
+                "/etc/x",
+            ],
+        );
+        let named = |s: &ServerConfig| -> Vec<String> {
+            named_paths(s, project)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect()
+        };
+        assert_eq!(named(&server), ["mcp_tools.py", "conf/a.toml", "lib/x.py"]);
+        if let Transport::Stdio {
+            cwd, command, env, ..
+        } = &mut server.transport
+        {
+            *cwd = Some(PathBuf::from("tools"));
+            *command = "./run.sh".into();
+            env.push(("NODE_OPTIONS".into(), "--require=./hook.js".into()));
+        }
+        assert_eq!(
+            named(&server),
+            [
+                "tools/run.sh",
+                "tools/mcp_tools.py",
+                "tools/conf/a.toml",
+                "lib/x.py",
+                "tools/hook.js"
+            ]
+        );
+    }
 
     fn table(text: &str) -> Declared {
         Declared::from_toml(&text.parse::<toml::Table>().unwrap())

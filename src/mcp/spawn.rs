@@ -192,6 +192,33 @@ pub(super) fn plan(
     })
 }
 
+/// Whether the stdio server `config` starts in `project` or a folder of it (a project's
+/// server without `cwd`, or any whose `cwd` is there): a host tool it starts there reads
+/// the project's host-tool files, so the host-tool guard applies to it.
+pub(super) fn starts_in_project(config: &ServerConfig, project: &Path) -> bool {
+    let Transport::Stdio { cwd, .. } = &config.transport else {
+        return false;
+    };
+    let users = matches!(config.origin, Origin::User(_));
+    let Some(dir) = cwd else {
+        return !users;
+    };
+    let written = dir.to_string_lossy();
+    if written == "~" || written.starts_with("~/") {
+        return false;
+    }
+    let dir = PathBuf::from(expand(&written, project));
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        project.join(dir)
+    };
+    dir.starts_with(project)
+        || dir
+            .canonicalize()
+            .is_ok_and(|real| real.starts_with(project))
+}
+
 /// Why a relative `cwd` in the user's own file is refused (the config error says it too).
 pub const RELATIVE_CWD: &str = "a relative folder in your own config would be relative to \
     whatever folder rein runs in; write an absolute path, `~/…`, or `${project}/…` to name \

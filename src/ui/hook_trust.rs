@@ -44,11 +44,14 @@ pub fn body_lines(trust: &HookTrust, text_w: usize) -> Vec<Line<'static>> {
         &mut out,
     );
     if held.changed {
-        words(
-            "The file changed since you allowed it.".to_string(),
-            theme::WARNING,
-            &mut out,
-        );
+        // Why they are asked about again: the file, or a file their commands run.
+        let why = match &held.why {
+            crate::hooks::HeldWhy::Changed | crate::hooks::HeldWhy::New => {
+                "The file changed since you allowed it.".to_string()
+            }
+            other => format!("Held: {other}."),
+        };
+        words(sanitize(&why).into_owned(), theme::WARNING, &mut out);
     }
     for hook in &held.hooks {
         out.push(Line::default());
@@ -73,6 +76,18 @@ pub fn body_lines(trust: &HookTrust, text_w: usize) -> Vec<Line<'static>> {
             );
         }
     }
+    let files = held.file_lines();
+    if !files.is_empty() {
+        out.push(Line::default());
+        words(
+            "The project files they run, pinned as they are now:".to_string(),
+            theme::TEXT,
+            &mut out,
+        );
+        for file in files {
+            words(format!("  {}", sanitize(&file)), theme::DIM, &mut out);
+        }
+    }
     if !held.problems.is_empty() {
         out.push(Line::default());
         for problem in &held.problems {
@@ -81,8 +96,8 @@ pub fn body_lines(trust: &HookTrust, text_w: usize) -> Vec<Line<'static>> {
     }
     out.push(Line::default());
     words(
-        "Allowed, they run in this project until the file changes. Held, none of them runs \
-         in this session."
+        "Allowed, they run in this project until the file or a file they run changes. Held, \
+         none of them runs in this session."
             .to_string(),
         theme::DIM,
         &mut out,

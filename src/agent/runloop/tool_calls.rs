@@ -56,6 +56,7 @@ impl Agent {
             repeated,
             background: Some(&self.background),
             hooks: hook_env.as_ref(),
+            guard: Some(&self.config.hooks),
         };
         let edited = edit_target(call, &self.config.root).map(|path| {
             let before = read_text(&path);

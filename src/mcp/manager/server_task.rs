@@ -22,6 +22,45 @@ use crate::mcp::http_error::request_failed;
 use crate::mcp::{oauth, stdio};
 use crate::mcp::{McpEvent, ServerConfig, ServerState, Transport};
 
+/// What keeps `config` from starting now in `root`, as the state it gets instead: a
+/// project's server whose table or named files are not as the user allowed them (held,
+/// as at start: `/mcp allow` allows it again), or a stdio server starting in the project
+/// after a host-tool file there changed without the user's approval. `None` without
+/// `data_dir` (a manager the caller vouches for: nothing to compare with).
+fn held(
+    config: &ServerConfig,
+    root: &std::path::Path,
+    data_dir: Option<&std::path::Path>,
+) -> Option<ServerState> {
+    let data_dir = data_dir?;
+    if matches!(config.origin, crate::mcp::Origin::Project(_)) {
+        let (trust, _) = crate::trust::TrustStore::load(data_dir);
+        if let Some(why) = crate::mcp::external::unapproved(config, &trust, root) {
+            return Some(ServerState::NotAllowed {
+                launch: crate::mcp::external::launch(config),
+                why,
+            });
+        }
+    }
+    if crate::mcp::spawn::starts_in_project(config, root) {
+        let changes = crate::host_tools::check(data_dir, root);
+        if !changes.is_empty() {
+            let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
+            return Some(ServerState::Failed {
+                reason: format!(
+                    "not started: it starts in the project, and {}; check it, run `{}` in \
+                     the project, then /mcp restart {}",
+                    lines.join("; "),
+                    crate::host_tools::ALLOW_COMMAND,
+                    config.name
+                ),
+                stderr: Vec::new(),
+            });
+        }
+    }
+    None
+}
+
 /// One server's task: connect, list, then follow the connection until it ends.
 pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generation: u64) {
     let upgrade = || weak.upgrade().map(|inner| McpManager { inner });
@@ -38,6 +77,16 @@ pub(super) async fn run_server(weak: Weak<Inner>, config: ServerConfig, generati
             },
         );
     };
+    // What the user approved, and the project's host-tool files, are checked each time it
+    // is about to start (a restart too): the model may have rewritten its script since.
+    if let Some(state) = held(
+        &config,
+        &manager.inner.root,
+        manager.inner.data_dir.as_deref(),
+    ) {
+        manager.set_state(&name, generation, state);
+        return;
+    }
     let started = match connection::start(
         &config,
         &manager.inner.root,

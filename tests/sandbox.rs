@@ -347,6 +347,122 @@ async fn a_gitdir_pointer_and_its_target_are_read_only() {
     assert!(!project.path().join(".realgit/HEAD").exists());
 }
 
+/// The project's steering files (host tools' configs, agent folders, instruction files),
+/// at the root and below it, and the files added as steering at start, cannot be written,
+/// removed or renamed by a command; the files beside them can. One created at the root
+/// after the first command (a write the user approved) is protected from the next on.
+async fn steering_files_are_read_only() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    let files = [
+        ".cargo/config.toml",
+        ".envrc",
+        ".claude/settings.json",
+        ".claude/hooks/x.sh",
+        "CLAUDE.md",
+        "sub/deeper/AGENTS.md",
+        "web/.npmrc",
+        "docs/style.md",
+    ];
+    for f in files.iter().chain(&["notes.txt", "docs/other.md"]) {
+        let path = p.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "original\n").unwrap();
+    }
+    let sandbox = sandboxed(p, SandboxSettings::default(), vec![]);
+    // What an instruction file imports, known at start.
+    sandbox.add_steering_files(&[PathBuf::from("docs/style.md")]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let mut script = String::new();
+    for f in files {
+        script.push_str(&format!(
+            "echo evil >> {f} && echo wrote-{f}; echo evil > {f}.new && mv {f}.new {f} && \
+             echo replaced-{f}; mv {f} {f}.old && echo renamed-{f}; rm -f {f} && \
+             test ! -e {f} && echo removed-{f}; "
+        ));
+    }
+    script.push_str(
+        "touch .claude/new && echo created-in-claude; echo evil > .cargo/config && \
+         echo created-cargo-config; rm -rf .claude && echo removed-claude; \
+         mv .claude .claude-old && echo renamed-claude; echo fine >> notes.txt; \
+         echo fine >> docs/other.md; echo done",
+    );
+    let out = sh(&ctx, &script).await.unwrap();
+    assert!(out.ends_with("done"), "{out}");
+    for word in ["wrote-", "replaced-", "renamed-", "removed-", "created-"] {
+        assert!(!out.contains(word), "{word}: {out}");
+    }
+    for f in files {
+        assert_eq!(
+            std::fs::read_to_string(p.join(f)).unwrap(),
+            "original\n",
+            "{f}"
+        );
+        assert!(!p.join(format!("{f}.old")).exists(), "{f}");
+    }
+    assert!(!p.join(".claude/new").exists());
+    assert!(!p.join(".cargo/config").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.join("notes.txt")).unwrap(),
+        "original\nfine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("docs/other.md")).unwrap(),
+        "original\nfine\n"
+    );
+
+    // An `.mcp.json` written on the host after the first command (the user approved it).
+    std::fs::write(p.join(".mcp.json"), "{}").unwrap();
+    let out = sh(&ctx, "echo evil > .mcp.json && echo wrote; echo done")
+        .await
+        .unwrap();
+    assert!(!out.contains("wrote"), "{out}");
+    assert_eq!(std::fs::read_to_string(p.join(".mcp.json")).unwrap(), "{}");
+}
+
+/// The project's `.env` files are empty inside (at any depth, whatever the glob), its
+/// templates and a virtual environment named `.env` are not, and the files on the host
+/// are untouched. With `hide_project_secrets` off they show.
+async fn project_secrets_are_hidden_from_commands() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join("api")).unwrap();
+    std::fs::create_dir_all(p.join("py/.env/bin")).unwrap();
+    std::fs::write(p.join(".env"), "ROOT_SECRET=1\n").unwrap();
+    std::fs::write(p.join(".env.local"), "LOCAL_SECRET=1\n").unwrap();
+    std::fs::write(p.join("api/.env.production"), "PROD_SECRET=1\n").unwrap();
+    std::fs::write(p.join(".env.example"), "TEMPLATE=\n").unwrap();
+    std::fs::write(p.join("py/.env/bin/activate"), "VENV\n").unwrap();
+    let sandbox = sandboxed(p, SandboxSettings::default(), vec![]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "cat .env* api/.env*; cat .[e]nv; f=.env; cat \"$f\"; \
+         find . -name '.env*' -type f -print0 | xargs -0 cat; cat py/.env/bin/activate; \
+         echo leaked > .env; echo done",
+    )
+    .await
+    .unwrap();
+    assert!(out.ends_with("done"), "{out}");
+    for secret in ["ROOT_SECRET", "LOCAL_SECRET", "PROD_SECRET", "leaked"] {
+        assert!(!out.contains(secret), "{secret}: {out}");
+    }
+    assert!(out.contains("TEMPLATE="), "{out}");
+    assert!(out.contains("VENV"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(p.join(".env")).unwrap(),
+        "ROOT_SECRET=1\n"
+    );
+
+    let settings = SandboxSettings {
+        hide_project_secrets: false,
+        ..SandboxSettings::default()
+    };
+    let ctx = context(sandboxed(p, settings, vec![]), Duration::from_secs(10));
+    let out = sh(&ctx, "cat .env").await.unwrap();
+    assert!(out.contains("ROOT_SECRET"), "{out}");
+}
+
 async fn rein_config_cannot_be_written_even_when_rein_did_not_exist() {
     let project = tempfile::tempdir().unwrap();
     let rein = project.path().join(".rein");
@@ -764,6 +880,8 @@ const CASES: &[Case] = &[
         rein_config_cannot_be_written_even_when_rein_did_not_exist,
         bwrap
     ),
+    test!(steering_files_are_read_only, bwrap),
+    test!(project_secrets_are_hidden_from_commands, bwrap),
     test!(the_network_is_off_unless_allowed, bwrap),
     test!(tmp_is_private_and_readable_paths_show_through, bwrap),
     test!(reins_data_folder_is_hidden_but_its_own_spill_folders, bwrap),

@@ -159,7 +159,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 
     let skills = discover_skills(&config, &env, &root);
-    let instructions = discover_instructions(&config, &env, &root, &policy);
+    let instructions = discover_instructions(&config, &env, &root, &policy, &sandbox);
     let commands =
         CommandSet::discover(env.home.as_deref(), &root, &rein::app::commands::is_builtin);
     if cli.fork && !cli.continue_session && cli.resume.is_none() {

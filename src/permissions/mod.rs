@@ -104,6 +104,10 @@ pub trait PermissionPolicy: Send + Sync {
     /// The user allowed these for the rest of the session ("always allow this").
     fn grant(&self, _grants: &[Grant]) {}
 
+    /// `files` steer later work as `kind` says (the files an instruction file imports, the
+    /// scripts an approved hook or server runs): writing one asks from now on.
+    fn add_steering_files(&self, _files: &[std::path::PathBuf], _kind: crate::steering::Kind) {}
+
     /// A new session starts (or another one is resumed): forget what was allowed for the
     /// old one.
     fn forget_session_grants(&self) {}

@@ -90,7 +90,8 @@ impl Sandbox {
             readable,
             state,
             backend,
-            nested_git: std::sync::OnceLock::new(),
+            scan: std::sync::OnceLock::new(),
+            steering_files: Default::default(),
             read_only: false,
             private: None,
             env: CommandEnv::default(),
@@ -279,7 +280,7 @@ mod tests {
                 mode: SandboxMode::Required,
                 network: true,
                 writable: vec!["/a".into(), "/b".into()],
-                hidden: Vec::new(),
+                ..SandboxSettings::default()
             },
             Path::new("/p"),
             vec![],

@@ -153,16 +153,12 @@ pub fn bwrap_args(
     args
 }
 
-/// The first executable `bwrap` on PATH.
-pub(super) fn find_on_path() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("bwrap"))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+/// The first executable `bwrap` in the absolute folders of `path` (PATH's value): an
+/// empty entry, `.` or another relative one names the folder rein was started in, often
+/// the project, where a cloned repository could have put a `bwrap` of its own that rein
+/// would run on the host at start (see [`crate::program_path`]).
+pub(super) fn find_on_path(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    crate::program_path::lookup("bwrap", path)
 }
 
 /// Run `bwrap` once on `true` with the namespaces and base mounts of a real command.

@@ -4,11 +4,12 @@
 //! The mounts are applied in order, each over the ones before: the whole filesystem
 //! read-only, a fresh `/dev` and `/proc`, a private `/tmp`, the project and the extra
 //! writable paths read-write, then the protected paths (`.git`, `.rein`, nested
-//! repositories' `.git`) read-only on top, then rein's private folders (its data folder)
-//! covered by an empty tmpfs, then the readable paths shown again read-only (this rein's
-//! spill folders: the private `/tmp` or data folder would hide them), then the hidden
-//! credentials (`sandbox.hide_secrets`: an empty tmpfs over a folder, `/dev/null` over a
-//! file). Then new user,
+//! repositories' `.git`, the steering files and folders) read-only on top, then rein's
+//! private folders (its data folder) covered by an empty tmpfs, then the readable paths
+//! shown again read-only (this rein's spill folders: the private `/tmp` or data folder
+//! would hide them), then the hidden credentials and the project's `.env` files
+//! (`sandbox.hide_secrets`: an empty tmpfs over a folder, `/dev/null` over a file). A
+//! path that does not exist is left out: nothing is created to mount over. Then new user,
 //! PID, IPC, UTS and cgroup namespaces, no network unless allowed, and no capabilities.
 
 use std::ffi::OsString;

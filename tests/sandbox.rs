@@ -362,6 +362,8 @@ async fn steering_files_are_read_only() {
         "CLAUDE.md",
         "sub/deeper/AGENTS.md",
         "web/.npmrc",
+        ".husky/pre-commit",
+        "flake.nix",
         "docs/style.md",
     ];
     for f in files.iter().chain(&["notes.txt", "docs/other.md"]) {

@@ -95,6 +95,7 @@ pub fn scan_project(root: &Path) -> ProjectScan {
             }
             if steering::AGENT_FOLDERS
                 .iter()
+                .chain(steering::HOST_TOOL_FOLDERS)
                 .any(|f| text.eq_ignore_ascii_case(f))
             {
                 found.steering.push(path);

@@ -422,6 +422,33 @@ async fn steering_files_are_read_only() {
     assert_eq!(std::fs::read_to_string(p.join(".mcp.json")).unwrap(), "{}");
 }
 
+/// Steering files and `.env` files that are links out of the project (into the kernel's
+/// own filesystems, or to a system file) do not break the sandbox: commands still run,
+/// and a link to a file inside the project protects that file.
+async fn steering_and_env_links_out_of_the_project_do_not_break_commands() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::os::unix::fs::symlink("/proc/self/status", p.join(".envrc")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", p.join(".env")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", p.join("CLAUDE.md")).unwrap();
+    std::fs::write(p.join("real-agents.md"), "original\n").unwrap();
+    std::os::unix::fs::symlink("real-agents.md", p.join("AGENTS.md")).unwrap();
+    let sandbox = sandboxed(p, SandboxSettings::default(), vec![]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "echo evil >> real-agents.md && echo wrote; echo evil > other && echo ran",
+    )
+    .await
+    .unwrap();
+    assert!(out.ends_with("ran"), "{out}");
+    assert!(!out.contains("wrote"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(p.join("real-agents.md")).unwrap(),
+        "original\n"
+    );
+}
+
 /// The project's `.env` files are empty inside (at any depth, whatever the glob), its
 /// templates and a virtual environment named `.env` are not, and the files on the host
 /// are untouched. With `hide_project_secrets` off they show.
@@ -940,6 +967,10 @@ const CASES: &[Case] = &[
     ),
     test!(steering_files_are_read_only, bwrap),
     test!(project_secrets_are_hidden_from_commands, bwrap),
+    test!(
+        steering_and_env_links_out_of_the_project_do_not_break_commands,
+        bwrap
+    ),
     test!(the_network_is_off_unless_allowed, bwrap),
     test!(tmp_is_private_and_readable_paths_show_through, bwrap),
     test!(reins_data_folder_is_hidden_but_its_own_spill_folders, bwrap),

@@ -262,7 +262,9 @@ impl Sandbox {
     /// The paths that are read-only inside: `.git`, `.rein`, nested repositories' git
     /// directories and `.rein` folders, the steering files (the root's as they are now,
     /// those found below it, those added), and in read-only mode the project and the
-    /// extra writable paths.
+    /// extra writable paths. Only paths that lead into something a command could write
+    /// (the project, an extra writable path): the rest is read-only already, and a link
+    /// to `/proc/N/…` must not make every command fail.
     fn protected(&self) -> Vec<PathBuf> {
         let mut protected = Vec::new();
         if self.read_only {
@@ -273,23 +275,30 @@ impl Sandbox {
         protected.extend(protected_paths(&self.root));
         let scan = self.scan();
         protected.extend(scan.nested_git.iter().cloned());
-        // The root's looked at again for each command: one created since the walk (by
-        // a write the user approved) is protected from then on.
-        protected.extend(crate::steering::at_root(&self.root));
-        protected.extend(scan.steering.iter().cloned());
-        // Never the project itself or a folder above it (a hook that names the project
-        // folder): that would make the whole project read-only.
+        // The root's steering paths are looked at again for each command: one created
+        // since the walk (by a write the user approved) is protected from then on. Never
+        // the project itself or a folder above it (a hook that names the project folder).
         let root = real_path(&self.root);
+        let added = self
+            .steering_files
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         protected.extend(
-            self.steering_files
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .filter(|p| !root.starts_with(real_path(p)))
-                .cloned(),
+            crate::steering::at_root(&self.root)
+                .into_iter()
+                .chain(scan.steering.iter().cloned())
+                .chain(added)
+                .filter(|p| !root.starts_with(real_path(p))),
         );
+        let writable: Vec<PathBuf> = std::iter::once(root)
+            .chain(self.settings.writable.iter().map(|w| real_path(w)))
+            .collect();
         let mut seen = std::collections::HashSet::new();
-        protected.retain(|p| seen.insert(p.clone()));
+        protected.retain(|p| {
+            let real = real_path(p);
+            writable.iter().any(|w| real.starts_with(w)) && seen.insert(p.clone())
+        });
         protected
     }
 
@@ -298,7 +307,20 @@ impl Sandbox {
     fn hidden(&self) -> Vec<PathBuf> {
         let mut hidden = self.settings.hidden.clone();
         if self.settings.hide_project_secrets {
-            hidden.extend(self.scan().secrets.iter().cloned());
+            // A `.env` that is a link is hidden where it leads, but not into the kernel's
+            // own filesystems (a link to `/proc/N/…` would make every command fail).
+            hidden.extend(
+                self.scan()
+                    .secrets
+                    .iter()
+                    .filter(|p| {
+                        let real = real_path(p);
+                        !["/proc", "/sys", "/dev"]
+                            .iter()
+                            .any(|k| real.starts_with(k))
+                    })
+                    .cloned(),
+            );
         }
         hidden
     }

@@ -7,8 +7,13 @@
 //! - **host-tool files**: configuration that makes a program the user (or a hook of
 //!   theirs, or an MCP server) runs in the project start other programs: cargo's aliases
 //!   and runners (`.cargo/config.toml`), direnv's `.envrc`, npm's and yarn's settings
-//!   (`script-shell`, `yarnPath`), version managers' pins (a `rust-toolchain.toml` may name
-//!   a toolchain by path), pre-commit's hooks, debuggers' and consoles' start files;
+//!   (`script-shell`, `yarnPath`), bun's preloads, version managers' pins (a
+//!   `rust-toolchain.toml` may name a toolchain by path) and mise's tasks, the git hook
+//!   managers' files and folders (pre-commit, lefthook, overcommit, husky, a `.githooks/`
+//!   that `core.hooksPath` names: git runs them at the user's next commit), Nix shells
+//!   (direnv's `use nix`/`use flake` runs their `shellHook`), dev containers
+//!   (`initializeCommand` runs on the host), debuggers' and consoles' start files, and
+//!   JetBrains' run configurations;
 //! - **agent folders**: the settings, hooks, commands, skills and agent definitions that
 //!   Claude Code, Codex, Gemini CLI, Cursor and rein (`.agents/`) read from a project, and
 //!   editors' task and language-server settings, which run commands when the user opens
@@ -70,7 +75,21 @@ pub const HOST_TOOL_FILES: &[&str] = &[
     ".mise.toml",
     "mise.local.toml",
     ".mise.local.toml",
+    ".mise/config.toml",
+    "mise/config.toml",
+    ".config/mise.toml",
+    ".config/mise/config.toml",
+    "bunfig.toml",
     ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".overcommit.yml",
+    "shell.nix",
+    "flake.nix",
+    "default.nix",
+    "devenv.nix",
+    ".devcontainer.json",
     ".bazelrc",
     ".pdbrc",
     ".gdbinit",
@@ -87,6 +106,10 @@ pub const HOST_TOOL_FILES: &[&str] = &[
     ".vscode/launch.json",
     ".vscode/mcp.json",
 ];
+
+/// Folders whose whole contents make host tools run programs, at any depth: git hook
+/// managers' scripts, dev containers' definitions, JetBrains' project settings.
+pub const HOST_TOOL_FOLDERS: &[&str] = &[".husky", ".githooks", ".devcontainer", ".idea"];
 
 /// Folders whose whole contents steer agents and editors, at any depth.
 pub const AGENT_FOLDERS: &[&str] = &[
@@ -129,6 +152,12 @@ pub fn kind(path: &Path, root: &Path) -> Option<Kind> {
     // A folder's contents, or the folder itself (a link or a file in its place).
     if names
         .iter()
+        .any(|n| HOST_TOOL_FOLDERS.iter().any(|f| f.eq_ignore_ascii_case(n)))
+    {
+        return Some(Kind::HostTool);
+    }
+    if names
+        .iter()
         .any(|n| AGENT_FOLDERS.iter().any(|f| f.eq_ignore_ascii_case(n)))
     {
         return Some(Kind::AgentFolder);
@@ -143,6 +172,7 @@ pub fn at_root(root: &Path) -> Vec<std::path::PathBuf> {
     HOST_TOOL_FILES
         .iter()
         .chain(INSTRUCTION_FILES)
+        .chain(HOST_TOOL_FOLDERS)
         .chain(AGENT_FOLDERS)
         .map(|f| root.join(f))
         .collect()
@@ -161,6 +191,12 @@ mod tests {
             (".envrc", Some(Kind::HostTool)),
             ("web/.npmrc", Some(Kind::HostTool)),
             (".vscode/tasks.json", Some(Kind::HostTool)),
+            (".husky/pre-commit", Some(Kind::HostTool)),
+            ("web/.githooks/pre-push", Some(Kind::HostTool)),
+            (".devcontainer/devcontainer.json", Some(Kind::HostTool)),
+            ("flake.nix", Some(Kind::HostTool)),
+            (".config/mise/config.toml", Some(Kind::HostTool)),
+            ("lefthook.yml", Some(Kind::HostTool)),
             (".claude/settings.json", Some(Kind::AgentFolder)),
             (".claude/skills/x/SKILL.md", Some(Kind::AgentFolder)),
             ("a/.agents/commands/review.md", Some(Kind::AgentFolder)),
@@ -173,6 +209,9 @@ mod tests {
             (".vscode/extensions.json", None),
             ("README.md", None),
             ("src/claude.rs", None),
+            ("nix/flake.nix.md", None),
+            (".config/other.toml", None),
+            ("husky/x", None),
         ] {
             assert_eq!(kind(Path::new(path), root), want, "{path}");
         }

@@ -347,6 +347,151 @@ async fn a_gitdir_pointer_and_its_target_are_read_only() {
     assert!(!project.path().join(".realgit/HEAD").exists());
 }
 
+/// The project's steering files (host tools' configs, agent folders, instruction files),
+/// at the root and below it, and the files added as steering at start, cannot be written,
+/// removed or renamed by a command; the files beside them can. One created at the root
+/// after the first command (a write the user approved) is protected from the next on.
+async fn steering_files_are_read_only() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    let files = [
+        ".cargo/config.toml",
+        ".envrc",
+        ".claude/settings.json",
+        ".claude/hooks/x.sh",
+        "CLAUDE.md",
+        "sub/deeper/AGENTS.md",
+        "web/.npmrc",
+        ".husky/pre-commit",
+        "flake.nix",
+        "docs/style.md",
+    ];
+    for f in files.iter().chain(&["notes.txt", "docs/other.md"]) {
+        let path = p.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "original\n").unwrap();
+    }
+    let sandbox = sandboxed(p, SandboxSettings::default(), vec![]);
+    // What an instruction file imports, known at start.
+    sandbox.add_steering_files(&[PathBuf::from("docs/style.md")]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let mut script = String::new();
+    for f in files {
+        script.push_str(&format!(
+            "echo evil >> {f} && echo wrote-{f}; echo evil > {f}.new && mv {f}.new {f} && \
+             echo replaced-{f}; mv {f} {f}.old && echo renamed-{f}; rm -f {f} && \
+             test ! -e {f} && echo removed-{f}; "
+        ));
+    }
+    script.push_str(
+        "touch .claude/new && echo created-in-claude; echo evil > .cargo/config && \
+         echo created-cargo-config; rm -rf .claude && echo removed-claude; \
+         mv .claude .claude-old && echo renamed-claude; echo fine >> notes.txt; \
+         echo fine >> docs/other.md; echo done",
+    );
+    let out = sh(&ctx, &script).await.unwrap();
+    assert!(out.ends_with("done"), "{out}");
+    for word in ["wrote-", "replaced-", "renamed-", "removed-", "created-"] {
+        assert!(!out.contains(word), "{word}: {out}");
+    }
+    for f in files {
+        assert_eq!(
+            std::fs::read_to_string(p.join(f)).unwrap(),
+            "original\n",
+            "{f}"
+        );
+        assert!(!p.join(format!("{f}.old")).exists(), "{f}");
+    }
+    assert!(!p.join(".claude/new").exists());
+    assert!(!p.join(".cargo/config").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.join("notes.txt")).unwrap(),
+        "original\nfine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("docs/other.md")).unwrap(),
+        "original\nfine\n"
+    );
+
+    // An `.mcp.json` written on the host after the first command (the user approved it).
+    std::fs::write(p.join(".mcp.json"), "{}").unwrap();
+    let out = sh(&ctx, "echo evil > .mcp.json && echo wrote; echo done")
+        .await
+        .unwrap();
+    assert!(!out.contains("wrote"), "{out}");
+    assert_eq!(std::fs::read_to_string(p.join(".mcp.json")).unwrap(), "{}");
+}
+
+/// Steering files and `.env` files that are links out of the project (into the kernel's
+/// own filesystems, or to a system file) do not break the sandbox: commands still run,
+/// and a link to a file inside the project protects that file.
+async fn steering_and_env_links_out_of_the_project_do_not_break_commands() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::os::unix::fs::symlink("/proc/self/status", p.join(".envrc")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", p.join(".env")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", p.join("CLAUDE.md")).unwrap();
+    std::fs::write(p.join("real-agents.md"), "original\n").unwrap();
+    std::os::unix::fs::symlink("real-agents.md", p.join("AGENTS.md")).unwrap();
+    let sandbox = sandboxed(p, SandboxSettings::default(), vec![]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "echo evil >> real-agents.md && echo wrote; echo evil > other && echo ran",
+    )
+    .await
+    .unwrap();
+    assert!(out.ends_with("ran"), "{out}");
+    assert!(!out.contains("wrote"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(p.join("real-agents.md")).unwrap(),
+        "original\n"
+    );
+}
+
+/// The project's `.env` files are empty inside (at any depth, whatever the glob), its
+/// templates and a virtual environment named `.env` are not, and the files on the host
+/// are untouched. With `hide_project_secrets` off they show.
+async fn project_secrets_are_hidden_from_commands() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join("api")).unwrap();
+    std::fs::create_dir_all(p.join("py/.env/bin")).unwrap();
+    std::fs::write(p.join(".env"), "ROOT_SECRET=1\n").unwrap();
+    std::fs::write(p.join(".env.local"), "LOCAL_SECRET=1\n").unwrap();
+    std::fs::write(p.join("api/.env.production"), "PROD_SECRET=1\n").unwrap();
+    std::fs::write(p.join(".env.example"), "TEMPLATE=\n").unwrap();
+    std::fs::write(p.join("py/.env/bin/activate"), "VENV\n").unwrap();
+    let sandbox = sandboxed(p, SandboxSettings::default(), vec![]);
+    let ctx = context(sandbox, Duration::from_secs(10));
+    let out = sh(
+        &ctx,
+        "cat .env* api/.env*; cat .[e]nv; f=.env; cat \"$f\"; \
+         find . -name '.env*' -type f -print0 | xargs -0 cat; cat py/.env/bin/activate; \
+         echo leaked > .env; echo done",
+    )
+    .await
+    .unwrap();
+    assert!(out.ends_with("done"), "{out}");
+    for secret in ["ROOT_SECRET", "LOCAL_SECRET", "PROD_SECRET", "leaked"] {
+        assert!(!out.contains(secret), "{secret}: {out}");
+    }
+    assert!(out.contains("TEMPLATE="), "{out}");
+    assert!(out.contains("VENV"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(p.join(".env")).unwrap(),
+        "ROOT_SECRET=1\n"
+    );
+
+    let settings = SandboxSettings {
+        hide_project_secrets: false,
+        ..SandboxSettings::default()
+    };
+    let ctx = context(sandboxed(p, settings, vec![]), Duration::from_secs(10));
+    let out = sh(&ctx, "cat .env").await.unwrap();
+    assert!(out.contains("ROOT_SECRET"), "{out}");
+}
+
 async fn rein_config_cannot_be_written_even_when_rein_did_not_exist() {
     let project = tempfile::tempdir().unwrap();
     let rein = project.path().join(".rein");
@@ -731,6 +876,62 @@ macro_rules! test {
     };
 }
 
+/// `rein config` run in `cwd` with `path` as PATH: the status line of the sandbox.
+fn sandbox_line(cwd: &Path, home: &Path, path: &std::ffi::OsStr) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .arg("config")
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find(|l| l.starts_with("sandbox "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no sandbox line: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .to_string()
+}
+
+/// A `bwrap` in the folder rein starts in is never run, though PATH has `.` and an empty
+/// entry first: only PATH's absolute folders are searched, and the status says what was
+/// found there (nothing; then a `bwrap` in an absolute folder).
+async fn bwrap_is_looked_up_in_absolute_path_folders_only() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let fake = |dir: &Path, marker: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.join("bwrap");
+        std::fs::write(&script, format!("#!/bin/sh\n: > {}\nexit 0\n", q(marker))).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let planted = home.path().join("planted-ran");
+    let real = home.path().join("absolute-ran");
+    fake(project.path(), &planted);
+    let nowhere = home.path().join("no-such-folder");
+    let path = std::env::join_paths([Path::new("."), Path::new(""), &nowhere]).unwrap();
+    let line = sandbox_line(project.path(), home.path(), &path);
+    assert!(line.contains("off: bwrap was not found"), "{line}");
+    assert!(!planted.exists(), "the project's ./bwrap ran");
+
+    fake(bin.path(), &real);
+    let path = std::env::join_paths([Path::new("."), Path::new(""), bin.path()]).unwrap();
+    let line = sandbox_line(project.path(), home.path(), &path);
+    assert!(line.contains("on (bubblewrap"), "{line}");
+    assert!(
+        real.exists(),
+        "the bwrap in the absolute folder was not probed"
+    );
+    assert!(!planted.exists(), "the project's ./bwrap ran");
+}
+
 /// Nothing beyond the machine itself.
 fn nothing() -> Option<String> {
     None
@@ -764,6 +965,12 @@ const CASES: &[Case] = &[
         rein_config_cannot_be_written_even_when_rein_did_not_exist,
         bwrap
     ),
+    test!(steering_files_are_read_only, bwrap),
+    test!(project_secrets_are_hidden_from_commands, bwrap),
+    test!(
+        steering_and_env_links_out_of_the_project_do_not_break_commands,
+        bwrap
+    ),
     test!(the_network_is_off_unless_allowed, bwrap),
     test!(tmp_is_private_and_readable_paths_show_through, bwrap),
     test!(reins_data_folder_is_hidden_but_its_own_spill_folders, bwrap),
@@ -772,6 +979,7 @@ const CASES: &[Case] = &[
     test!(the_timeout_kills_everything_in_the_sandbox, bwrap),
     test!(required_without_bwrap_refuses_and_runs_nothing, nothing),
     test!(auto_without_bwrap_runs_unsandboxed_with_a_warning, nothing),
+    test!(bwrap_is_looked_up_in_absolute_path_folders_only, nothing),
     test!(
         host_service_sockets_under_run_user_are_hidden,
         bwrap_and_run_user

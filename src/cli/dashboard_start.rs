@@ -259,7 +259,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
         app.no_auto = no_auto(&sandbox);
         app.notifications = notifications(&config);
         install_keymap(&config, &mut app);
-        let instructions = discover_instructions(&config, &env, &root, &policy);
+        let instructions = discover_instructions(&config, &env, &root, &policy, &sandbox);
         // The user's hooks run on the demo's calls too; a project's held ones stay held.
         let (hooks, _) = install_hooks(&config, &root, &mut app);
         let agent = rein::agent::spawn(agent_config(

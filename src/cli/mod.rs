@@ -165,7 +165,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     }
 
     let skills = discover_skills(&config, &env, &root);
-    let instructions = discover_instructions(&config, &env, &root, &policy);
+    let instructions = discover_instructions(&config, &env, &root, &policy, &sandbox);
     let commands =
         CommandSet::discover(env.home.as_deref(), &root, &rein::app::commands::is_builtin);
     let changes = setup::review_guidance(&config, &root, &instructions, &skills, &commands);

@@ -53,6 +53,7 @@ pub(super) fn detect_sandbox(config: &Config, root: &Path, env: &Environment) ->
             network: config.sandbox_network.value,
             writable: config.sandbox_writable.value.clone(),
             hidden: config.hidden_from_commands(env.home.as_deref()),
+            hide_project_secrets: config.sandbox_hide_secrets.value,
         },
         root,
         Vec::new(),
@@ -72,12 +73,15 @@ pub(super) fn discover_skills(config: &Config, env: &Environment, root: &Path) -
 
 /// The AGENTS.md and CLAUDE.md files for `root`: the user's (`~/.agents/AGENTS.md`, or
 /// failing that `~/.claude/CLAUDE.md` or `~/.codex/AGENTS.md`; then `AGENTS.md` in rein's
-/// config folder), then the repository's, their imports read by `policy`'s rules.
+/// config folder), then the repository's, their imports read by `policy`'s rules. The
+/// files they import steer later sessions as they do: from now on writing one asks
+/// (`policy`) and commands cannot write it (`sandbox`).
 pub(super) fn discover_instructions(
     config: &Config,
     env: &Environment,
     root: &Path,
     policy: &Arc<RulePolicy>,
+    sandbox: &Sandbox,
 ) -> Instructions {
     let mut user: Vec<Vec<PathBuf>> = Vec::new();
     if let Some(home) = &env.home {
@@ -93,20 +97,29 @@ pub(super) fn discover_instructions(
             user.push(vec![own]);
         }
     }
-    let policy: Arc<dyn rein::permissions::PermissionPolicy> = policy.clone();
-    rein::instructions::discover_with(
+    let rules: Arc<dyn rein::permissions::PermissionPolicy> = policy.clone();
+    let instructions = rein::instructions::discover_with(
         rein::instructions::Discovery {
             user,
             max_bytes: config.instructions_max_bytes.value as usize,
             rules: rein::instructions::ReadRules {
-                policy,
+                policy: rules,
                 root: root.to_path_buf(),
                 max_import_bytes: config.attach_max_bytes.value as usize,
                 home: env.home.clone(),
             },
         },
         root,
-    )
+    );
+    let imported: Vec<PathBuf> = instructions
+        .files
+        .iter()
+        .filter(|f| f.imported_by.is_some())
+        .map(|f| f.path.clone())
+        .collect();
+    policy.add_steering_files(&imported, rein::steering::Kind::Instructions);
+    sandbox.add_steering_files(&imported);
+    instructions
 }
 
 /// The project's guidance (its instruction files and their imports, skills, custom

@@ -10,7 +10,10 @@ use super::{file, BashRuleEntry, Config, Source, ToolRuleEntry};
 use crate::permissions::RuleAction;
 
 /// Files and folders under the home directory that hold credentials and that no build or
-/// test needs: covered by empty ones inside the sandbox (`sandbox.hide_secrets`).
+/// test needs: covered by empty ones inside the sandbox (`sandbox.hide_secrets`). Other
+/// tools' tokens are named file by file where their folder also holds what a build reads
+/// (`~/.cargo/credentials.toml`, not `~/.cargo`; gcloud's credential files, not its
+/// configurations). Browser profiles are not among them: their paths vary by profile.
 pub const SECRET_FILES: &[&str] = &[
     ".ssh",
     ".aws",
@@ -23,6 +26,56 @@ pub const SECRET_FILES: &[&str] = &[
     ".npmrc",
     ".pypirc",
     ".config/gh/hosts.yml",
+    // Agents, registries and clouds.
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gcloud/application_default_credentials.json",
+    ".config/gcloud/credentials.db",
+    ".config/gcloud/access_tokens.db",
+    ".config/gcloud/legacy_credentials",
+    ".azure/msal_token_cache.json",
+    ".azure/msal_token_cache.bin",
+    ".azure/accessTokens.json",
+    ".terraform.d/credentials.tfrc.json",
+    ".gem/credentials",
+    ".local/share/gem/credentials",
+    ".vault-token",
+    ".pgpass",
+    ".my.cnf",
+    ".config/github-copilot/hosts.json",
+    ".config/github-copilot/apps.json",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".config/hub",
+    ".config/glab-cli/config.yml",
+    ".config/doctl/config.yaml",
+    ".fly/config.yml",
+    ".s3cfg",
+    ".boto",
+    ".databrickscfg",
+    ".config/rclone/rclone.conf",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".config/op",
+    ".oci",
+    ".password-store",
+    ".local/share/keyrings",
+    // Shell and console histories: tokens pasted on command lines.
+    ".bash_history",
+    ".zsh_history",
+    ".zhistory",
+    ".histfile",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".sqlite_history",
+    ".irb_history",
+    ".rediscli_history",
+    ".lesshst",
 ];
 
 impl Config {
@@ -187,5 +240,41 @@ impl Config {
                 .with_rein_folders(&self.data_dir, &config_dirs, &shown)
                 .with_saver(saver),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permissions::paths::PathRules;
+
+    /// What the sandbox hides, a read asks about: each secret file, or a file in each
+    /// secret folder, matches a default sensitive read.
+    #[test]
+    fn every_hidden_secret_is_a_sensitive_read() {
+        let home = Path::new("/home/u");
+        let defaults: Vec<String> = crate::permissions::DEFAULT_SENSITIVE_READS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let rules = PathRules::new(Path::new("/p"), &defaults, Some(home)).unwrap();
+        for entry in SECRET_FILES {
+            let path = home.join(entry);
+            let asks = [path.clone(), path.join("config"), path.join("x/y")]
+                .iter()
+                .any(|p| rules.is_sensitive(&p.display().to_string()).is_some());
+            assert!(asks, "reading {entry} does not ask");
+        }
+        // Neighbours builds read stay readable.
+        for entry in [
+            ".cargo/config.toml",
+            ".cargo/registry/x",
+            ".config/gcloud/configurations/config_default",
+            ".azure/config",
+            ".gitconfig",
+        ] {
+            let path = home.join(entry).display().to_string();
+            assert_eq!(rules.is_sensitive(&path), None, "{entry}");
+        }
     }
 }

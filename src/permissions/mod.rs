@@ -42,6 +42,55 @@ pub const DEFAULT_SENSITIVE_READS: &[&str] = &[
     "~/.npmrc",
     "~/.pypirc",
     "~/.config/gh/hosts.yml",
+    // Other tools' tokens (the same files `sandbox.hide_secrets` covers: config::SECRET_FILES).
+    "~/.claude/.credentials.json",
+    "~/.codex/auth.json",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.config/gcloud/application_default_credentials.json",
+    "~/.config/gcloud/credentials.db",
+    "~/.config/gcloud/access_tokens.db",
+    "~/.config/gcloud/legacy_credentials/**",
+    "~/.azure/msal_token_cache.*",
+    "~/.azure/accessTokens.json",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.gem/credentials",
+    "~/.local/share/gem/credentials",
+    "~/.vault-token",
+    "~/.pgpass",
+    "~/.my.cnf",
+    "~/.config/github-copilot/hosts.json",
+    "~/.config/github-copilot/apps.json",
+    "~/.cache/huggingface/token",
+    "~/.huggingface/token",
+    "~/.config/hub",
+    "~/.config/glab-cli/config.yml",
+    "~/.config/doctl/config.yaml",
+    "~/.fly/config.yml",
+    "~/.s3cfg",
+    "~/.boto",
+    "~/.databrickscfg",
+    "~/.config/rclone/rclone.conf",
+    "~/.composer/auth.json",
+    "~/.config/composer/auth.json",
+    "~/.config/op/**",
+    "~/.oci/**",
+    "~/.password-store/**",
+    "~/.local/share/keyrings/**",
+    // What was typed in shells and consoles: tokens pasted on command lines.
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.zhistory",
+    "~/.histfile",
+    "~/.local/share/fish/fish_history",
+    "~/.python_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+    "~/.node_repl_history",
+    "~/.sqlite_history",
+    "~/.irb_history",
+    "~/.rediscli_history",
+    "~/.lesshst",
 ];
 
 use std::path::Path;
@@ -103,6 +152,10 @@ pub trait PermissionPolicy: Send + Sync {
 
     /// The user allowed these for the rest of the session ("always allow this").
     fn grant(&self, _grants: &[Grant]) {}
+
+    /// `files` steer later work as `kind` says (the files an instruction file imports, the
+    /// scripts an approved hook or server runs): writing one asks from now on.
+    fn add_steering_files(&self, _files: &[std::path::PathBuf], _kind: crate::steering::Kind) {}
 
     /// A new session starts (or another one is resumed): forget what was allowed for the
     /// old one.

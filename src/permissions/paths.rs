@@ -13,9 +13,16 @@
 //! permission rules, a repository's history, or git config and hooks that run commands
 //! later. Writing a file that would make a folder a git repository of its own (`HEAD`,
 //! `config` or `objects/` beside the other two, `commondir`, `gitdir`) asks, and so does
-//! writing an instruction file (`AGENTS.md`, `CLAUDE.md`, in any case), which every later
-//! session started there reads into the model's instructions (`/init` proposes one this
-//! way, for the user to approve).
+//! writing a steering file ([`crate::steering`]): a host tool's configuration that makes it
+//! run programs (`.cargo/config.toml`, `.envrc`, `.npmrc`, …), anything in an agent's or
+//! editor's folder (`.claude/`, `.codex/`, `.agents/`, …), or an instruction file
+//! (`AGENTS.md`, `CLAUDE.md`, in any case), which every later session started there reads
+//! into the model's instructions (`/init` proposes one this way, for the user to approve).
+//! The name as given counts as well as where it leads (a link called `.envrc` is still
+//! `.envrc`). Files known to steer only at start, the files an instruction file imports and
+//! those an approved hook or project server names, are added by
+//! [`PathRules::add_steering_files`] and ask the same way. "Allow for the session" on such
+//! a question allows that one resolved file, never the others.
 //! Reads are allowed anywhere except files matching the sensitive globs, which ask.
 //!
 //! rein's own folders ([`PathRules::with_rein_folders`]) are another user's business than
@@ -27,10 +34,12 @@
 //! there would be the user's word).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::RuleAction;
+use crate::steering::{self, Kind};
 
 /// The file-tool rules for one project.
 #[derive(Debug, Clone)]
@@ -49,6 +58,10 @@ pub struct PathRules {
     private: Vec<PathBuf>,
     /// The spill folders of this rein and what is in them, readable without asking.
     shown: GlobSet,
+    /// Files known at start to steer later work (resolved), with their kind: what
+    /// [`crate::steering::kind`] cannot tell by name. Shared by clones: a file added later
+    /// (an import of a folder's instruction file) counts for every holder.
+    steering_files: Arc<RwLock<Vec<(PathBuf, Kind)>>>,
 }
 
 /// A path rule's verdict with its reason.
@@ -109,7 +122,48 @@ impl PathRules {
             prefixes,
             private: Vec::new(),
             shown: GlobSet::empty(),
+            steering_files: Arc::default(),
         })
+    }
+
+    /// These rules with `files` (absolute, or relative to the project) known to steer
+    /// later work as `kind` says: writing one asks. See [`Self::add_steering_files`].
+    pub fn with_steering_files(self, files: &[PathBuf], kind: Kind) -> PathRules {
+        self.add_steering_files(files, kind);
+        self
+    }
+
+    /// Make writing each of `files` (absolute, or relative to the project) ask, with the
+    /// reason `kind` gives: the files an instruction file imports (`Kind::Instructions`),
+    /// the scripts and programs an approved hook or project server runs
+    /// (`Kind::HostTool`). Each is judged where it leads, as the write is.
+    pub fn add_steering_files(&self, files: &[PathBuf], kind: Kind) {
+        let mut list = self
+            .steering_files
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        for file in files {
+            let lexical = absolute(&self.root, &file.to_string_lossy());
+            let resolved = resolve(&lexical, &self.root).unwrap_or(lexical);
+            if !list.iter().any(|(p, _)| *p == resolved) {
+                list.push((resolved, kind));
+            }
+        }
+    }
+
+    /// What steers of `lexical` (the path as given, absolute) or `resolved` (where it
+    /// leads): by name, or because it was added as a steering file.
+    fn steering_kind(&self, lexical: &Path, resolved: &Path) -> Option<Kind> {
+        steering::kind(resolved, &self.root)
+            .or_else(|| steering::kind(lexical, &self.root))
+            .or_else(|| {
+                self.steering_files
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .find(|(p, _)| p == resolved || p == lexical)
+                    .map(|(_, kind)| *kind)
+            })
     }
 
     /// Keep the file tools out of rein's own folders: reading in `data_dir` asks except
@@ -251,14 +305,20 @@ impl PathRules {
                 resolved,
             };
         }
-        if let Some(name) = instruction_file(&resolved) {
+        if let Some(kind) = self.steering_kind(&lexical, &resolved) {
+            let what = match kind {
+                Kind::HostTool => "is a host tool's configuration",
+                Kind::AgentFolder => "is in an agent's or an editor's folder",
+                Kind::Instructions => "is an instruction file (or one an instruction file imports)",
+            };
+            let named = if lexical == resolved || steering::kind(&resolved, &self.root).is_some() {
+                resolved.display().to_string()
+            } else {
+                format!("{} (through {})", resolved.display(), lexical.display())
+            };
             return PathVerdict {
                 action: RuleAction::Ask,
-                reason: format!(
-                    "{} is an instruction file: every later session here reads {name} into \
-                     the model's instructions",
-                    resolved.display()
-                ),
+                reason: format!("{named} {what}: {}", kind.why()),
                 resolved,
             };
         }
@@ -336,15 +396,6 @@ fn starts_with_ignoring_case(path: &Path, prefix: &Path) -> bool {
     })
 }
 
-/// The name of the instruction file `path` is (`AGENTS.md`, `CLAUDE.md`, compared without
-/// regard to case, as `crate::instructions` reads them on any filesystem), if it is one.
-fn instruction_file(path: &Path) -> Option<&'static str> {
-    let name = path.file_name()?.to_str()?;
-    ["AGENTS.md", "CLAUDE.md"]
-        .into_iter()
-        .find(|known| name.eq_ignore_ascii_case(known))
-}
-
 /// Why writing `path` would turn a folder into a git repository git would act on:
 /// `commondir` or `gitdir` files, or the last of `HEAD`, `config` and `objects/` (at any
 /// depth below it).
@@ -389,7 +440,8 @@ fn git_pointer_target(root: &Path) -> Option<PathBuf> {
     if !git.is_file() {
         return None;
     }
-    let text = std::fs::read_to_string(&git).ok()?;
+    // Bounded, and a regular file only: a project's `.git` may be a link to `/dev/zero`.
+    let text = crate::safe_fs::read_small_text(&git, 4096).ok()?;
     let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
     if target.is_empty() {
         return None;
@@ -400,6 +452,7 @@ fn git_pointer_target(root: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permissions::Grant;
 
     fn rules(root: &Path, home: &Path) -> PathRules {
         let sensitive: Vec<String> = crate::permissions::DEFAULT_SENSITIVE_READS
@@ -506,6 +559,140 @@ mod tests {
         for path in ["AGENTS.md.bak", "docs/AGENTS.txt", "MY-AGENTS.md"] {
             assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
         }
+    }
+
+    /// Every kind of steering file asks wherever it stands and in any case, with the
+    /// reason its kind gives; names that only look alike are plain files.
+    #[test]
+    fn writing_a_steering_file_asks_with_its_reason() {
+        let d = dirs();
+        let root = std::fs::canonicalize(d.project.path()).unwrap();
+        let r = rules(&root, d.home.path());
+        for (path, kind) in [
+            (".cargo/config.toml", Kind::HostTool),
+            ("crates/x/.CARGO/config", Kind::HostTool),
+            (".envrc", Kind::HostTool),
+            ("web/.npmrc", Kind::HostTool),
+            (".pre-commit-config.yaml", Kind::HostTool),
+            (".vscode/tasks.json", Kind::HostTool),
+            (".mcp.json", Kind::HostTool),
+            (".claude/settings.json", Kind::AgentFolder),
+            (".claude/hooks/check.sh", Kind::AgentFolder),
+            (".claude/skills/review/SKILL.md", Kind::AgentFolder),
+            (".claude/commands/review.md", Kind::AgentFolder),
+            ("sub/.agents/skills/a/SKILL.md", Kind::AgentFolder),
+            (".codex/config.toml", Kind::AgentFolder),
+            ("CLAUDE.md", Kind::Instructions),
+            ("docs/GEMINI.md", Kind::Instructions),
+            (".github/copilot-instructions.md", Kind::Instructions),
+        ] {
+            let v = r.write(path);
+            assert_eq!(v.action, RuleAction::Ask, "{path}: {}", v.reason);
+            assert!(v.reason.contains(kind.why()), "{path}: {}", v.reason);
+        }
+        for path in [
+            "src/main.rs",
+            "cargo/config.toml",
+            ".cargo/config.toml.md",
+            ".vscode/extensions.json",
+            ".github/workflows/ci.yml",
+            "docs/claude.txt",
+            "envrc",
+        ] {
+            assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
+        }
+    }
+
+    /// A link is judged by its name as well as where it leads: writing `.envrc` that
+    /// leads to `notes.txt` changes what direnv runs.
+    #[test]
+    fn a_link_named_like_a_steering_file_asks() {
+        let d = dirs();
+        let root = std::fs::canonicalize(d.project.path()).unwrap();
+        std::fs::write(root.join("notes.txt"), "n").unwrap();
+        std::os::unix::fs::symlink(root.join("notes.txt"), root.join(".envrc")).unwrap();
+        std::os::unix::fs::symlink(root.join(".claude"), root.join("cfg")).unwrap();
+        let r = rules(&root, d.home.path());
+        let v = r.write(".envrc");
+        assert_eq!(v.action, RuleAction::Ask, "{}", v.reason);
+        assert!(v.reason.contains("(through "), "{}", v.reason);
+        assert_eq!(v.resolved, root.join("notes.txt"));
+        // And the other way round: an innocent name that leads into `.claude/`.
+        assert_eq!(r.write("cfg/settings.json").action, RuleAction::Ask);
+        assert_eq!(r.write("notes.txt").action, RuleAction::Allow);
+    }
+
+    /// Files known to steer only at start (an import, a hook's script) ask once added,
+    /// by their own path or through a link, in every clone of the rules.
+    #[test]
+    fn files_added_at_start_ask_as_their_kind_says() {
+        let d = dirs();
+        let root = std::fs::canonicalize(d.project.path()).unwrap();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("docs/style.md"), "s").unwrap();
+        std::os::unix::fs::symlink(root.join("docs/style.md"), root.join("style")).unwrap();
+        let r = rules(&root, d.home.path())
+            .with_steering_files(&[PathBuf::from("docs/style.md")], Kind::Instructions);
+        let clone = r.clone();
+        r.add_steering_files(&[root.join("scripts/check.py")], Kind::HostTool);
+        for (rules, path, kind) in [
+            (&r, "docs/style.md", Kind::Instructions),
+            (&r, "style", Kind::Instructions),
+            (&r, "./docs/../docs/style.md", Kind::Instructions),
+            (&clone, "scripts/check.py", Kind::HostTool),
+        ] {
+            let v = rules.write(path);
+            assert_eq!(v.action, RuleAction::Ask, "{path}: {}", v.reason);
+            assert!(v.reason.contains(kind.why()), "{path}: {}", v.reason);
+        }
+        for path in ["docs/other.md", "scripts/check.py.bak"] {
+            assert_eq!(r.write(path).action, RuleAction::Allow, "{path}");
+        }
+    }
+
+    /// "Allow for the session" on a steering file's question allows that file, never
+    /// another steering file, nor one added later.
+    #[test]
+    fn a_session_grant_covers_only_the_steering_file_it_named() {
+        use crate::permissions::policy::RulePolicy;
+        use crate::permissions::{PermissionPolicy, ToolRequest, Verdict};
+        let d = dirs();
+        let root = std::fs::canonicalize(d.project.path()).unwrap();
+        let sensitive: Vec<String> = crate::permissions::DEFAULT_SENSITIVE_READS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let policy = RulePolicy::new(&root, &[], &sensitive, Some(d.home.path())).unwrap();
+        let write = |path: &str| {
+            let args = serde_json::json!({"path": path, "content": "x"});
+            policy.check(&ToolRequest {
+                tool: "write_file",
+                args: &args,
+                root: &root,
+            })
+        };
+        let Verdict::Ask { grants, .. } = write(".cargo/config.toml") else {
+            panic!("a cargo config was not asked about")
+        };
+        assert_eq!(grants, [Grant::Write(root.join(".cargo/config.toml"))]);
+        policy.grant(&grants);
+        assert_eq!(write(".cargo/config.toml"), Verdict::Allow);
+        assert_eq!(write("./.cargo/../.cargo/config.toml"), Verdict::Allow);
+        for path in [
+            ".cargo/config",
+            ".envrc",
+            ".claude/settings.json",
+            "AGENTS.md",
+        ] {
+            assert!(matches!(write(path), Verdict::Ask { .. }), "{path}");
+        }
+        PermissionPolicy::add_steering_files(
+            &policy,
+            &[root.join("docs/x.md")],
+            Kind::Instructions,
+        );
+        assert!(matches!(write("docs/x.md"), Verdict::Ask { .. }));
+        assert_eq!(write("src/lib.rs"), Verdict::Allow);
     }
 
     #[test]

@@ -181,6 +181,12 @@ impl RulePolicy {
         self
     }
 
+    /// Make writing `files` ask, as steering files of `kind` (see
+    /// [`PathRules::add_steering_files`]).
+    pub fn add_steering_files(&self, files: &[PathBuf], kind: crate::steering::Kind) {
+        self.paths.add_steering_files(files, kind);
+    }
+
     /// Let "always allow in this project" write its rules with `saver` (the config layer
     /// owns the file's format; without one, saving is refused).
     pub fn with_saver(mut self, saver: RuleSaver) -> RulePolicy {
@@ -407,6 +413,10 @@ impl PermissionPolicy for RulePolicy {
             shown.join(", "),
             file.display()
         ))
+    }
+
+    fn add_steering_files(&self, files: &[PathBuf], kind: crate::steering::Kind) {
+        RulePolicy::add_steering_files(self, files, kind);
     }
 
     fn forget_session_grants(&self) {

@@ -4,11 +4,12 @@
 //! The mounts are applied in order, each over the ones before: the whole filesystem
 //! read-only, a fresh `/dev` and `/proc`, a private `/tmp`, the project and the extra
 //! writable paths read-write, then the protected paths (`.git`, `.rein`, nested
-//! repositories' `.git`) read-only on top, then rein's private folders (its data folder)
-//! covered by an empty tmpfs, then the readable paths shown again read-only (this rein's
-//! spill folders: the private `/tmp` or data folder would hide them), then the hidden
-//! credentials (`sandbox.hide_secrets`: an empty tmpfs over a folder, `/dev/null` over a
-//! file). Then new user,
+//! repositories' `.git`, the steering files and folders) read-only on top, then rein's
+//! private folders (its data folder) covered by an empty tmpfs, then the readable paths
+//! shown again read-only (this rein's spill folders: the private `/tmp` or data folder
+//! would hide them), then the hidden credentials and the project's `.env` files
+//! (`sandbox.hide_secrets`: an empty tmpfs over a folder, `/dev/null` over a file). A
+//! path that does not exist is left out: nothing is created to mount over. Then new user,
 //! PID, IPC, UTS and cgroup namespaces, no network unless allowed, and no capabilities.
 
 use std::ffi::OsString;
@@ -153,16 +154,12 @@ pub fn bwrap_args(
     args
 }
 
-/// The first executable `bwrap` on PATH.
-pub(super) fn find_on_path() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("bwrap"))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+/// The first executable `bwrap` in the absolute folders of `path` (PATH's value): an
+/// empty entry, `.` or another relative one names the folder rein was started in, often
+/// the project, where a cloned repository could have put a `bwrap` of its own that rein
+/// would run on the host at start (see [`crate::program_path`]).
+pub(super) fn find_on_path(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    crate::program_path::lookup("bwrap", path)
 }
 
 /// Run `bwrap` once on `true` with the namespaces and base mounts of a real command.

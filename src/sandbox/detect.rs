@@ -22,10 +22,15 @@ impl Sandbox {
     /// Decide what is in force for `root`, once per process start. Unless the mode is off,
     /// this finds the backend for this OS (`bwrap` on PATH on Linux, `/usr/bin/sandbox-exec`
     /// on macOS) and runs it once on `true` to prove it works here (a few milliseconds).
+    /// `bwrap` is looked for in PATH's absolute folders only: a relative entry (`.`, an
+    /// empty one) is the folder rein started in, often the project.
     pub fn detect(settings: SandboxSettings, root: &Path, readable: Vec<PathBuf>) -> Sandbox {
         Sandbox::decide(settings, root, readable, |settings| {
             if cfg!(target_os = "linux") {
-                probe_bwrap(bwrap::find_on_path(), settings)
+                probe_bwrap(
+                    bwrap::find_on_path(std::env::var_os("PATH").as_deref()),
+                    settings,
+                )
             } else if cfg!(target_os = "macos") {
                 seatbelt::probe().map(|()| Backend::Seatbelt)
             } else {
@@ -90,7 +95,8 @@ impl Sandbox {
             readable,
             state,
             backend,
-            nested_git: std::sync::OnceLock::new(),
+            scan: std::sync::OnceLock::new(),
+            steering_files: Default::default(),
             read_only: false,
             private: None,
             env: CommandEnv::default(),
@@ -279,7 +285,7 @@ mod tests {
                 mode: SandboxMode::Required,
                 network: true,
                 writable: vec!["/a".into(), "/b".into()],
-                hidden: Vec::new(),
+                ..SandboxSettings::default()
             },
             Path::new("/p"),
             vec![],

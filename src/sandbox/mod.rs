@@ -3,8 +3,9 @@
 //! Permissions decide whether to interrupt the user; the sandbox decides what a command can
 //! physically do. In: the settings (`sandbox.mode`, `sandbox.network`, `sandbox.writable`),
 //! the project root and paths that must stay readable. Out: a [`Sandbox`] that says what is
-//! in force and wraps a shell command so it can read anywhere, write only the project (and
-//! the extra writable paths), never write `.git` or `.rein`, and reach no network.
+//! in force and wraps a shell command so it can read anywhere but the credentials it
+//! hides, write only the project (and the extra writable paths), never write `.git`,
+//! `.rein` or the project's steering files ([`crate::steering`]), and reach no network.
 //!
 //! [`Sandbox::detect`] decides once per process start (`detect.rs`): `mode = "off"` means
 //! off by choice; otherwise the backend is probed (bwrap must really create its namespaces
@@ -12,8 +13,15 @@
 //! means off with a warning (`auto`) or every command refused (`required`).
 //! [`Sandbox::command`] then builds the process to spawn for each command, sandboxed or not
 //! with an environment that holds no secret rein can recognise ([`mod@env`]); what stays
-//! read-only inside is found by `protected.rs`, and each backend's own arguments are built
-//! by `bwrap.rs` and `seatbelt.rs`.
+//! read-only inside, and the project's secret files covered inside, are found by
+//! `protected.rs` (one bounded walk of the project, when the first command runs), and
+//! each backend's own arguments are built by `bwrap.rs` and `seatbelt.rs`.
+//!
+//! A path that does not exist cannot be mounted: a steering file or a `.env` a command
+//! creates where none was (say a new `.envrc`, or `.cargo/config.toml` with no `.cargo`
+//! folder) is not stopped by bubblewrap. rein creates nothing in the project to mount
+//! over (it would litter every project with empty files); Seatbelt, which works on
+//! paths, denies writing the root's steering paths whether they exist or not.
 
 mod bwrap;
 mod detect;
@@ -26,7 +34,7 @@ use std::sync::OnceLock;
 
 pub use bwrap::bwrap_args;
 pub use env::CommandEnv;
-pub use protected::{nested_git_dirs, protected_paths};
+pub use protected::{is_env_secret, protected_paths, scan_project, ProjectScan};
 pub use seatbelt::seatbelt_profile;
 
 use detect::{run_probe, ProbeFailure};
@@ -45,7 +53,7 @@ pub enum SandboxMode {
 }
 
 /// The `[sandbox]` settings.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     pub mode: SandboxMode,
     /// Allow network access from commands.
@@ -54,6 +62,21 @@ pub struct SandboxSettings {
     pub writable: Vec<PathBuf>,
     /// Files and folders covered by empty ones inside (credentials no command needs).
     pub hidden: Vec<PathBuf>,
+    /// Cover the project's own secret files (`.env`, `.env.production`, …; see
+    /// [`is_env_secret`]) inside too (`sandbox.hide_secrets`, on unless turned off).
+    pub hide_project_secrets: bool,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> SandboxSettings {
+        SandboxSettings {
+            mode: SandboxMode::default(),
+            network: false,
+            writable: Vec::new(),
+            hidden: Vec::new(),
+            hide_project_secrets: true,
+        }
+    }
 }
 
 /// What is in force.
@@ -79,10 +102,15 @@ pub struct Sandbox {
     state: SandboxState,
     /// The program that wraps commands; `Some` exactly when the state is `On`.
     backend: Option<Backend>,
-    /// The git directories of nested repositories (vendored checkouts, submodules), looked
-    /// for once, when the first command runs (not at start-up): read-only inside, as the
-    /// project's own `.git` is.
-    nested_git: std::sync::OnceLock<Vec<PathBuf>>,
+    /// What one walk of the project found, when the first command runs (not at start-up):
+    /// the git directories of nested repositories (vendored checkouts, submodules) and
+    /// the steering files at any depth, read-only inside as the project's own `.git` is,
+    /// and the project's secret files, covered inside.
+    scan: std::sync::OnceLock<ProjectScan>,
+    /// Files known to steer only from what rein read at start (the files instruction
+    /// files import, the scripts approved hooks and servers run): read-only inside.
+    /// Shared by clones (plan mode's read-only copy).
+    steering_files: std::sync::Arc<std::sync::RwLock<Vec<PathBuf>>>,
     /// Plan mode: the project and the extra writable paths are read-only inside too.
     read_only: bool,
     /// What is removed from a command's environment (see [`mod@env`]).
@@ -134,7 +162,8 @@ impl Sandbox {
                 by_choice: true,
             },
             backend: None,
-            nested_git: std::sync::OnceLock::new(),
+            scan: std::sync::OnceLock::new(),
+            steering_files: Default::default(),
             read_only: false,
             private: None,
             env: CommandEnv::default(),
@@ -214,8 +243,28 @@ impl Sandbox {
         }
     }
 
+    /// Make `files` (absolute, or relative to the project) read-only inside from the next
+    /// command on, where they exist: files known to steer only from what rein read at
+    /// start (what instruction files import, the scripts approved hooks and servers run).
+    pub fn add_steering_files(&self, files: &[PathBuf]) {
+        let mut list = self
+            .steering_files
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        for file in files {
+            let file = self.root.join(file);
+            if !list.contains(&file) {
+                list.push(file);
+            }
+        }
+    }
+
     /// The paths that are read-only inside: `.git`, `.rein`, nested repositories' git
-    /// directories, and in read-only mode the project and the extra writable paths.
+    /// directories and `.rein` folders, the steering files (the root's as they are now,
+    /// those found below it, those added), and in read-only mode the project and the
+    /// extra writable paths. Only paths that lead into something a command could write
+    /// (the project, an extra writable path): the rest is read-only already, and a link
+    /// to `/proc/N/…` must not make every command fail.
     fn protected(&self) -> Vec<PathBuf> {
         let mut protected = Vec::new();
         if self.read_only {
@@ -224,13 +273,70 @@ impl Sandbox {
             protected.extend(self.settings.writable.iter().cloned());
         }
         protected.extend(protected_paths(&self.root));
-        protected.extend(self.nested_git().iter().cloned());
+        let scan = self.scan();
+        protected.extend(scan.nested_git.iter().cloned());
+        // The root's steering paths are looked at again for each command: one created
+        // since the walk (by a write the user approved) is protected from then on. Never
+        // the project itself or a folder above it (a hook that names the project folder).
+        let root = real_path(&self.root);
+        let added = self
+            .steering_files
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        protected.extend(
+            crate::steering::at_root(&self.root)
+                .into_iter()
+                .chain(scan.steering.iter().cloned())
+                .chain(added)
+                .filter(|p| !root.starts_with(real_path(p))),
+        );
+        let writable: Vec<PathBuf> = std::iter::once(root)
+            .chain(self.settings.writable.iter().map(|w| real_path(w)))
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        protected.retain(|p| {
+            let real = real_path(p);
+            writable.iter().any(|w| real.starts_with(w)) && seen.insert(p.clone())
+        });
         protected
     }
 
-    /// The nested repositories' git directories, found on first use.
-    fn nested_git(&self) -> &[PathBuf] {
-        self.nested_git.get_or_init(|| nested_git_dirs(&self.root))
+    /// What is covered inside: the configured credentials, then the project's secret
+    /// files unless that is turned off.
+    fn hidden(&self) -> Vec<PathBuf> {
+        let mut hidden = self.settings.hidden.clone();
+        if self.settings.hide_project_secrets {
+            // A `.env` that is a link is hidden where it leads, but not into the kernel's
+            // own filesystems (a link to `/proc/N/…` would make every command fail).
+            hidden.extend(
+                self.scan()
+                    .secrets
+                    .iter()
+                    .filter(|p| {
+                        let real = real_path(p);
+                        !["/proc", "/sys", "/dev"]
+                            .iter()
+                            .any(|k| real.starts_with(k))
+                    })
+                    .cloned(),
+            );
+        }
+        hidden
+    }
+
+    /// The walk of the project, done on first use.
+    fn scan(&self) -> &ProjectScan {
+        self.scan.get_or_init(|| scan_project(&self.root))
+    }
+
+    /// The settings a backend gets for one command: the configured ones with what is
+    /// hidden completed.
+    fn command_settings(&self) -> SandboxSettings {
+        SandboxSettings {
+            hidden: self.hidden(),
+            ..self.settings.clone()
+        }
     }
 
     pub fn state(&self) -> &SandboxState {
@@ -310,7 +416,8 @@ impl Sandbox {
                 ensure_rein_dir(&self.root)?;
                 let protected = self.protected();
                 let (private, shown) = self.private_and_shown();
-                let args = bwrap_args(&self.root, &self.settings, &shown, &protected, &private);
+                let settings = self.command_settings();
+                let args = bwrap_args(&self.root, &settings, &shown, &protected, &private);
                 let mut cmd = tokio::process::Command::new(bwrap);
                 cmd.args(args).arg("--").arg(shell);
                 cmd
@@ -319,8 +426,8 @@ impl Sandbox {
                 ensure_rein_dir(&self.root)?;
                 let protected = self.protected();
                 let (private, shown) = self.private_and_shown();
-                let profile =
-                    seatbelt_profile(&self.root, &self.settings, &protected, &private, &shown);
+                let settings = self.command_settings();
+                let profile = seatbelt_profile(&self.root, &settings, &protected, &private, &shown);
                 let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
                 cmd.arg("-p").arg(profile).arg(shell);
                 cmd
@@ -426,6 +533,72 @@ mod tests {
             "echo hi".as_ref(),
         ];
         assert_eq!(args[2..], tail[..]);
+    }
+
+    /// Seatbelt denies writing the steering paths (the root's whether or not they exist,
+    /// those found below it, those added) and reading the project's secret files, after
+    /// the project's write allow; a template stays readable.
+    #[test]
+    fn seatbelt_denies_steering_writes_and_secret_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("sub/.claude")).unwrap();
+        std::fs::write(root.join(".envrc"), "x").unwrap();
+        std::fs::write(root.join(".env"), "K=v").unwrap();
+        std::fs::write(root.join(".env.example"), "K=").unwrap();
+        let s = Sandbox::decide(settings(SandboxMode::Auto), &root, vec![], |_| {
+            Ok(Backend::Seatbelt)
+        });
+        s.add_steering_files(&[PathBuf::from("docs/style.md")]);
+        let cmd = s.command("true", &[]).unwrap();
+        let profile = cmd
+            .as_std()
+            .get_args()
+            .nth(1)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let quoted = |rel: &str| format!("(subpath \"{}\")", root.join(rel).display());
+        let allow = profile.find("(allow file-write*").unwrap();
+        let deny_writes = profile.find("(deny file-write*").unwrap();
+        let deny_reads = profile.find("(deny file-read* file-write*").unwrap();
+        assert!(allow < deny_writes && deny_writes < deny_reads, "{profile}");
+        for rel in [
+            ".envrc",
+            ".cargo/config.toml",
+            "CLAUDE.md",
+            "sub/.claude",
+            "docs/style.md",
+        ] {
+            let at = profile
+                .find(&quoted(rel))
+                .unwrap_or_else(|| panic!("{rel}: {profile}"));
+            assert!(at > deny_writes && at < deny_reads, "{rel}: {profile}");
+        }
+        assert!(
+            profile.find(&quoted(".env")).unwrap() > deny_reads,
+            "{profile}"
+        );
+        assert!(!profile.contains(&quoted(".env.example")), "{profile}");
+        // With the secrets shown (`sandbox.hide_secrets = false`), `.env` is not denied.
+        let shown = Sandbox::decide(
+            SandboxSettings {
+                hide_project_secrets: false,
+                ..settings(SandboxMode::Auto)
+            },
+            &root,
+            vec![],
+            |_| Ok(Backend::Seatbelt),
+        );
+        let cmd = shown.command("true", &[]).unwrap();
+        let profile = cmd
+            .as_std()
+            .get_args()
+            .nth(1)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(!profile.contains(&quoted(".env")), "{profile}");
     }
 
     #[test]

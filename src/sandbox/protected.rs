@@ -6,17 +6,63 @@
 
 use std::path::{Path, PathBuf};
 
-/// Most directories [`nested_git_dirs`] looks into.
+use crate::steering;
+
+/// Most directories [`scan_project`] looks into.
 const NESTED_SCAN_DIRS: usize = 20_000;
 /// How deep it looks.
 const NESTED_SCAN_DEPTH: usize = 8;
 
-/// The `.git` directories (or `.git` pointer files) of repositories nested in `root`, not
-/// `root`'s own: looked for at most `NESTED_SCAN_DEPTH` folders deep, in at most
-/// `NESTED_SCAN_DIRS` folders, never following links nor entering `.git`, `target` or
-/// `node_modules`.
-pub fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
+/// Folders a host tool reads more than one name from: where one exists, the sandbox binds
+/// it whole, so a command cannot add the other name beside the one that exists (cargo
+/// prefers `.cargo/config` to a `.cargo/config.toml` beside it). Not a cargo home kept in
+/// the project (a `.cargo` holding `registry/`), which builds write to: there only the
+/// steering files in it.
+const WHOLE_FOLDERS: &[&str] = &[".cargo", ".vscode"];
+
+/// The last part of a `.env.*` name that marks a committed template, not a secret:
+/// `.env.example`, `.env.local.sample`.
+const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist", "defaults"];
+
+/// The most bytes read of a `.git` pointer file or a `commondir` (a path on one line): a
+/// project's `.git` may be a link to `/dev/zero` or a named pipe, which are not read.
+const POINTER_MAX: u64 = 4096;
+
+/// What one bounded walk of the project finds for the sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectScan {
+    /// The `.git` directories (or pointer files) of repositories nested in the project,
+    /// and `.rein` folders below its root: read-only inside.
+    pub nested_git: Vec<PathBuf>,
+    /// The steering files and folders ([`crate::steering`]) at any depth, the root's
+    /// included, as they exist: read-only inside.
+    pub steering: Vec<PathBuf>,
+    /// The project's secret files (`.env`, `.env.production`, …, not the templates):
+    /// covered inside.
+    pub secrets: Vec<PathBuf>,
+}
+
+/// Whether a file named `name` holds a project's secrets: `.env` or `.env.SOMETHING`
+/// (`.env.local`, `.env.production.local`), in any case, except the committed templates
+/// (`.env.example`, `.env.sample`, `.env.template`, `.env.dist`, `.env.defaults`).
+pub fn is_env_secret(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower == ".env" {
+        return true;
+    }
+    let Some(rest) = lower.strip_prefix(".env.") else {
+        return false;
+    };
+    let last = rest.rsplit('.').next().unwrap_or(rest);
+    !rest.is_empty() && !ENV_TEMPLATES.contains(&last)
+}
+
+/// Walk `root` once, at most `NESTED_SCAN_DEPTH` folders deep and through at most
+/// `NESTED_SCAN_DIRS` folders, never following links nor entering `.git`, `target`,
+/// `node_modules` or a steering folder (bound whole), for what [`ProjectScan`] holds. A
+/// link is recorded by its name (the sandbox binds where it leads).
+pub fn scan_project(root: &Path) -> ProjectScan {
+    let mut found = ProjectScan::default();
     let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
     let mut visited = 0;
     while let Some((dir, depth)) = queue.pop_front() {
@@ -32,10 +78,48 @@ pub fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let path = entry.path();
+            let text = name.to_string_lossy();
             if name == ".git" {
                 if dir != root {
-                    found.push(entry.path());
+                    found.nested_git.push(path);
                 }
+                continue;
+            }
+            if text.eq_ignore_ascii_case(".rein") {
+                // The root's own is protected by `protected_paths` (and created first).
+                if dir != root {
+                    found.nested_git.push(path);
+                }
+                continue;
+            }
+            if steering::AGENT_FOLDERS
+                .iter()
+                .chain(steering::HOST_TOOL_FOLDERS)
+                .any(|f| text.eq_ignore_ascii_case(f))
+            {
+                found.steering.push(path);
+                continue;
+            }
+            if kind.is_dir() && WHOLE_FOLDERS.iter().any(|f| text.eq_ignore_ascii_case(f)) {
+                if path.join("registry").is_dir() {
+                    // A cargo home: its config files only, and nothing below.
+                    found.steering.extend(
+                        ["config", "config.toml"]
+                            .iter()
+                            .map(|f| path.join(f))
+                            .filter(|p| p.symlink_metadata().is_ok()),
+                    );
+                } else {
+                    found.steering.push(path);
+                }
+                continue;
+            }
+            if !kind.is_dir() && steering::kind(&path, root).is_some() {
+                found.steering.push(path.clone());
+            }
+            if (kind.is_file() || kind.is_symlink()) && is_env_secret(&text) {
+                found.secrets.push(path);
                 continue;
             }
             if kind.is_dir()
@@ -43,11 +127,13 @@ pub fn nested_git_dirs(root: &Path) -> Vec<PathBuf> {
                 && name != "target"
                 && name != "node_modules"
             {
-                queue.push_back((entry.path(), depth + 1));
+                queue.push_back((path, depth + 1));
             }
         }
     }
-    found.sort();
+    found.nested_git.sort();
+    found.steering.sort();
+    found.secrets.sort();
     found
 }
 
@@ -79,7 +165,7 @@ pub fn protected_paths(root: &Path) -> Vec<PathBuf> {
 
 /// The directory a `.git` file's `gitdir: PATH` line names (relative to the project root).
 fn gitdir_target(root: &Path, git_file: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(git_file).ok()?;
+    let text = crate::safe_fs::read_small_text(git_file, POINTER_MAX).ok()?;
     let target = text
         .lines()
         .find_map(|line| line.strip_prefix("gitdir:"))
@@ -91,7 +177,7 @@ fn gitdir_target(root: &Path, git_file: &Path) -> Option<PathBuf> {
 /// A worktree's shared git directory, named by the `commondir` file in its git directory
 /// (relative to that directory). It holds the hooks and config git runs later.
 fn common_dir(gitdir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let text = crate::safe_fs::read_small_text(&gitdir.join("commondir"), POINTER_MAX).ok()?;
     let common = text
         .lines()
         .next()
@@ -133,6 +219,103 @@ pub(super) fn real_path(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One walk finds nested repositories, steering files and folders at any depth, and
+    /// the project's secret files; it enters neither a steering folder nor `target`.
+    #[test]
+    fn one_scan_finds_repositories_steering_files_and_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in [
+            ".git",
+            "vendor/lib/.git",
+            ".claude/hooks",
+            "web/.vscode",
+            "crates/a/.cargo",
+            "home/.cargo/registry",
+            "sub/.rein",
+            ".venv/.env",
+            "target/.claude",
+            ".github/workflows",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in [
+            ".envrc",
+            "CLAUDE.md",
+            "docs/deep/AGENTS.md",
+            "web/.npmrc",
+            "crates/a/.cargo/config.toml",
+            "home/.cargo/config.toml",
+            ".claude/hooks/x.sh",
+            ".github/copilot-instructions.md",
+            ".github/workflows/ci.yml",
+            ".env",
+            ".env.production.local",
+            "api/.ENV.staging",
+            ".env.example",
+            "api/.env.local.sample",
+            ".environment",
+            "src/main.rs",
+        ] {
+            let path = root.join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let scan = scan_project(root);
+        let names = |list: &[PathBuf]| -> Vec<String> {
+            list.iter()
+                .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+                .collect()
+        };
+        assert_eq!(names(&scan.nested_git), ["sub/.rein", "vendor/lib/.git"]);
+        assert_eq!(
+            names(&scan.steering),
+            [
+                ".claude",
+                ".envrc",
+                ".github/copilot-instructions.md",
+                "CLAUDE.md",
+                "crates/a/.cargo",
+                "docs/deep/AGENTS.md",
+                "home/.cargo/config.toml",
+                "web/.npmrc",
+                "web/.vscode",
+            ]
+        );
+        assert_eq!(
+            names(&scan.secrets),
+            [".env", ".env.production.local", "api/.ENV.staging"]
+        );
+    }
+
+    #[test]
+    fn env_secrets_by_name_but_not_the_templates() {
+        for name in [
+            ".env",
+            ".env.local",
+            ".env.production",
+            ".ENV.Prod",
+            ".env.x.local",
+        ] {
+            assert!(is_env_secret(name), "{name}");
+        }
+        for name in [
+            ".env.example",
+            ".env.sample",
+            ".env.template",
+            ".env.dist",
+            ".env.defaults",
+            ".env.local.example",
+            ".env.",
+            ".envrc",
+            ".environment",
+            "env",
+            "prod.env",
+        ] {
+            assert!(!is_env_secret(name), "{name}");
+        }
+    }
 
     #[test]
     fn protected_paths_of_a_plain_repo() {

@@ -3,8 +3,10 @@
 //!
 //! The profile denies everything, then allows processes, reading any file, the services a
 //! shell needs, and writing only the project, the extra writable paths, the standard devices
-//! and the temp directories. A deny for the protected paths comes last, so it wins over the
-//! allow. The network is allowed only when the settings say so.
+//! and the temp directories. A deny for the protected paths (`.git`, `.rein`, the steering
+//! paths, which Seatbelt matches whether they exist or not) comes after, so it wins over
+//! the allow; reading and writing the hidden credentials and the project's `.env` files is
+//! denied last. The network is allowed only when the settings say so.
 
 use std::path::{Path, PathBuf};
 

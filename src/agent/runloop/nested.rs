@@ -39,11 +39,29 @@ impl Agent {
         if found.files.is_empty() && found.notices.is_empty() {
             return;
         }
+        self.protect_imports(&found.files);
         self.emit(AgentEvent::InstructionsAdded {
             files: found.files.iter().map(|f| f.label()).collect(),
             notices: found.notices.clone(),
         });
         self.queue_nested(found);
+    }
+
+    /// The files among `files` that an instruction file imports steer later sessions as
+    /// instruction files do: from now on writing one asks, and commands cannot write it.
+    pub(super) fn protect_imports(&self, files: &[crate::instructions::InstructionFile]) {
+        let imported: Vec<std::path::PathBuf> = files
+            .iter()
+            .filter(|f| f.imported_by.is_some())
+            .map(|f| f.path.clone())
+            .collect();
+        if imported.is_empty() {
+            return;
+        }
+        self.config
+            .policy
+            .add_steering_files(&imported, crate::steering::Kind::Instructions);
+        self.config.sandbox.add_steering_files(&imported);
     }
 
     /// `found` waits for the next reminder.

@@ -201,6 +201,7 @@ impl Agent {
         }
         // The new conversation reads the instruction files again (they may have changed).
         self.config.instructions = self.config.instructions.reload();
+        self.protect_imports(&self.config.instructions.files);
         self.forget_nested();
         let (system_prompt, subagent_prompt, instructions_chars) = prompts(&self.config);
         self.history = History::new(system_prompt);

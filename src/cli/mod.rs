@@ -132,6 +132,13 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             .policy(&root, env.home.as_deref(), confined)
             .map_err(|e| e.to_string())?,
     );
+    // The project files an approved hook or project server runs (its script): writing one
+    // asks, and commands cannot change them, as for the host tools' own files.
+    let pinned = rein::trust::TrustStore::load(&config.data_dir)
+        .0
+        .pinned_files(&root);
+    policy.add_steering_files(&pinned, rein::steering::Kind::HostTool);
+    sandbox.add_steering_files(&pinned);
     if let Some(Command::Policy {
         command: PolicyCommand::Check { command, json },
     }) = &cli.command

@@ -679,21 +679,31 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                 }
                 Effect::AllowMcp(name) => {
                     let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());
-                    if let Err(problem) = allow_mcp(ctx.mcp.as_ref(), data_dir, app, &name) {
-                        app.transcript.cells.push(crate::app::state::Cell::notice(
+                    match allow_mcp(ctx.mcp.as_ref(), data_dir.clone(), app, &name) {
+                        Err(problem) => app.transcript.cells.push(crate::app::state::Cell::notice(
                             crate::app::state::NoticeKind::Error,
                             format!("the MCP server {name} was not allowed: {problem}"),
-                        ));
+                        )),
+                        Ok(()) => {
+                            let agent = ctx.sessions.as_ref().map(|s| &s.agent_config);
+                            if let (Some(agent), Some(data_dir)) = (agent, data_dir) {
+                                protect_pinned(agent, &data_dir);
+                            }
+                        }
                     }
                 }
                 Effect::LoginMcp(name) => mcp_login::login(ctx, name, &mut pending),
                 Effect::LogoutMcp(name) => mcp_login::logout(ctx, name, &mut pending),
                 Effect::AllowHooks(held) => {
-                    let hooks = ctx.sessions.as_ref().map(|s| s.agent_config.hooks.clone());
+                    let agent = ctx.sessions.as_ref().map(|s| &s.agent_config);
+                    let hooks = agent.map(|a| a.hooks.clone());
                     let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());
                     let result = match (hooks, data_dir) {
                         (Some(hooks), Some(data_dir)) => {
                             let allowed = held.allow(&hooks, &data_dir);
+                            if let Some(agent) = agent.filter(|_| allowed.is_ok()) {
+                                protect_pinned(agent, &data_dir);
+                            }
                             // Allowed or not, a session waiting to start goes on.
                             hooks.answered();
                             allowed
@@ -1032,4 +1042,16 @@ mod tests {
         );
         assert_eq!(notification_text(&"x".repeat(300)).len(), 200);
     }
+}
+
+/// The project files approved hooks and servers run (their scripts, pinned by the approval)
+/// are the user's word: from now on writing one asks and commands cannot change them.
+fn protect_pinned(agent: &crate::agent::AgentConfig, data_dir: &Path) {
+    let pinned = crate::trust::TrustStore::load(data_dir)
+        .0
+        .pinned_files(&agent.root);
+    agent
+        .policy
+        .add_steering_files(&pinned, crate::steering::Kind::HostTool);
+    agent.sandbox.add_steering_files(&pinned);
 }

@@ -22,6 +22,8 @@ mod prefixes;
 mod read_only;
 #[path = "permissions_bash/redteam.rs"]
 mod redteam;
+#[path = "permissions_bash/round4.rs"]
+mod round4;
 
 use rein::permissions::bash::{judge, Judgement};
 use rein::permissions::policy::RulePolicy;

@@ -74,6 +74,9 @@ pub(super) struct Parser<'o> {
     /// Positions where `$((`/`((` was tried as arithmetic and failed: never retried, so
     /// nested failures cannot make parsing exponential.
     pub(super) not_arithmetic: HashSet<usize>,
+    /// Inside bash 5.3's `${ ...; }` or `${| ...; }`: a word starting with `}` where a
+    /// command may start ends it, whatever follows the brace (as bash's parser has it).
+    pub(super) funsub: bool,
     pub(super) out: &'o mut Script,
 }
 
@@ -93,6 +96,7 @@ impl<'o> Parser<'o> {
             dialect,
             pending: Vec::new(),
             not_arithmetic: HashSet::new(),
+            funsub: false,
             out,
         }
     }

@@ -44,6 +44,15 @@ struct Policy {
 
 impl Policy {
     fn new() -> Policy {
+        Policy::confined(true)
+    }
+
+    /// The policy where commands run without a working sandbox.
+    fn unconfined() -> Policy {
+        Policy::confined(false)
+    }
+
+    fn confined(confined: bool) -> Policy {
         let project = tempfile::tempdir().expect("a project folder");
         let home = tempfile::tempdir().expect("a home folder");
         let sensitive: Vec<String> = DEFAULT_SENSITIVE_READS
@@ -51,7 +60,8 @@ impl Policy {
             .map(|s| s.to_string())
             .collect();
         let policy = RulePolicy::new(project.path(), &[], &sensitive, Some(home.path()))
-            .expect("the default policy builds");
+            .expect("the default policy builds")
+            .with_confinement(confined);
         Policy {
             policy,
             _project: project,

@@ -18,7 +18,10 @@ use std::sync::RwLock;
 
 use super::bash::{grants_of, judge, Judgement};
 use super::paths::{PathRuleError, PathRules};
-use super::rules::{pattern_prefix, shown_pattern, BashRule, BashRules, RuleAction, RuleOrigin};
+use super::rules::{
+    pattern_prefix, runs_project_code, shown_pattern, BashRule, BashRules, RuleAction,
+    RuleOrigin,
+};
 use super::tools::{is_mcp, ToolRuleEntry, ToolRules};
 use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
 
@@ -76,6 +79,8 @@ pub struct RulePolicy {
     granted_paths: RwLock<HashSet<(bool, PathBuf)>>,
     /// Writes "always allow in this project" rules; see [`RulePolicy::with_saver`].
     saver: Option<RuleSaver>,
+    /// Commands run inside a working sandbox (see [`RulePolicy::with_confinement`]).
+    confined: bool,
 }
 
 impl std::fmt::Debug for RulePolicy {
@@ -87,6 +92,7 @@ impl std::fmt::Debug for RulePolicy {
             .field("home", &self.home)
             .field("granted_paths", &self.granted_paths)
             .field("saver", &self.saver.is_some())
+            .field("confined", &self.confined)
             .finish()
     }
 }
@@ -147,7 +153,18 @@ impl RulePolicy {
             home: home.map(Path::to_path_buf),
             granted_paths: RwLock::new(HashSet::new()),
             saver: None,
+            confined: true,
         })
+    }
+
+    /// Whether commands run inside a working sandbox. Without one (the sandbox off, or auto
+    /// mode's fallback where it cannot run) the default allows that run the project's own
+    /// code (`cargo test`, `pytest`: see [`runs_project_code`]) ask; the user's own rules
+    /// and what they allowed for the session still allow. A policy is built confined: the
+    /// session's start, which knows the sandbox, says otherwise.
+    pub fn with_confinement(mut self, confined: bool) -> RulePolicy {
+        self.confined = confined;
+        self
     }
 
     /// Judge MCP tools by `rules` (`[[permissions.tools]]`: the user file's, then the
@@ -204,7 +221,7 @@ impl RulePolicy {
             NAMES_ONLY.contains(&program)
                 || (TEXT_ONLY.contains(&program) && !p.command.contains(['$', '`', '(']))
         });
-        let mut changed = false;
+        let mut changed = !self.confined && project_code_asks(&rules, &mut judgement.parts);
         for part in judgement.parts.iter_mut() {
             // The user allowed exactly this command; a prefix they allowed does not cover
             // a sensitive file in the words after it.
@@ -465,6 +482,25 @@ impl PermissionPolicy for RulePolicy {
             }
         }
     }
+}
+
+/// Without a sandbox, the parts a default rule allows although they run the project's own
+/// code ask instead, saying why; the user's own rules and session grants decide as before.
+/// Whether any part changed.
+fn project_code_asks(rules: &BashRules, parts: &mut [super::bash::Part]) -> bool {
+    let mut changed = false;
+    for part in parts.iter_mut().filter(|p| p.action == RuleAction::Allow) {
+        let Some(what) = rules.matching(&part.command).and_then(runs_project_code) else {
+            continue;
+        };
+        part.action = RuleAction::Ask;
+        part.reason = format!(
+            "`{}` runs the project's code ({what}), and commands run without a sandbox",
+            part.command
+        );
+        changed = true;
+    }
+    changed
 }
 
 /// `<`, `<<<`, `3<`, `<&`: the operator of a redirection whose target is read.

@@ -88,7 +88,11 @@ fn project_code_holds_only_inside_a_sandbox() {
             j.reason
         );
         assert!(!j.grants.is_empty(), "{command}: the user may allow it");
-        assert_eq!(confined.policy.judge_bash(command).action, Allow, "{command}");
+        assert_eq!(
+            confined.policy.judge_bash(command).action,
+            Allow,
+            "{command}"
+        );
     }
     open.check(&[
         ("git status", Allow),
@@ -107,5 +111,9 @@ fn project_code_holds_only_inside_a_sandbox() {
         .map(rein::permissions::Grant::Bash)
         .collect();
     rein::permissions::PermissionPolicy::grant(&open.policy, &grants);
-    open.check(&[("cargo test", Allow), ("cargo test --all", Allow), ("cargo build", Ask)]);
+    open.check(&[
+        ("cargo test", Allow),
+        ("cargo test --all", Allow),
+        ("cargo build", Ask),
+    ]);
 }

@@ -35,6 +35,7 @@ pub(super) struct Snapshot {
     functions: usize,
     hazards: usize,
     divergences: usize,
+    loops: usize,
     pending: usize,
 }
 
@@ -300,6 +301,7 @@ impl<'o> Parser<'o> {
             functions: self.out.functions.len(),
             hazards: self.out.hazards.len(),
             divergences: self.out.divergences.len(),
+            loops: self.out.loops.len(),
             pending: self.pending.len(),
         }
     }
@@ -311,6 +313,7 @@ impl<'o> Parser<'o> {
         self.out.functions.truncate(s.functions);
         self.out.hazards.truncate(s.hazards);
         self.out.divergences.truncate(s.divergences);
+        self.out.loops.truncate(s.loops);
         self.pending.truncate(s.pending);
     }
 

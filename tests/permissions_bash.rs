@@ -69,6 +69,19 @@ impl Policy {
         }
     }
 
+    /// Write `files` (paths under the project, or under the home with `~/`).
+    fn with_files(self, files: &[&str]) -> Policy {
+        for file in files {
+            let path = match file.strip_prefix("~/") {
+                Some(rest) => self._home.path().join(rest),
+                None => self._project.path().join(file),
+            };
+            std::fs::create_dir_all(path.parent().expect("a folder")).expect("folders");
+            std::fs::write(&path, "x").expect("a file");
+        }
+        self
+    }
+
     fn check(&self, cases: &[(&str, RuleAction)]) {
         let mut failures = Vec::new();
         for (command, expected) in cases {

@@ -183,7 +183,12 @@ fn project_code_asks_without_a_sandbox_unless_the_user_allows_it() {
     };
     let off = with_config("[sandbox]\nmode = \"off\"\n");
     let check = |home: &Path, cmd: &str| line(&policy_check(home, project.path(), &[cmd]));
-    for command in ["cargo test", "cargo build --release", "pytest -q", "python3 -m pytest"] {
+    for command in [
+        "cargo test",
+        "cargo build --release",
+        "pytest -q",
+        "python3 -m pytest",
+    ] {
         let said = check(off.path(), command);
         assert!(
             said.starts_with(&format!("ask `{command}` runs the project's code"))

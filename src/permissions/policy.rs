@@ -343,7 +343,7 @@ impl RulePolicy {
         };
         let (walk, names) = how;
         let mut folders = Vec::new();
-        for word in folder_words(operands, lists) {
+        for word in folder_words(operands) {
             folders.extend(evaluator.paths(word).folders());
         }
         if folders.is_empty() {
@@ -363,8 +363,8 @@ impl RulePolicy {
                 pattern.as_ref(),
                 dotglob,
             ) {
-                Ok(None) => {}
-                Ok(Some((file, configured))) => {
+                reads::Below::Nothing => {}
+                reads::Below::Sensitive(file, configured) => {
                     let how = if lists {
                         "lists the names in"
                     } else {
@@ -381,7 +381,7 @@ impl RulePolicy {
                         }
                     ));
                 }
-                Err(()) => {
+                reads::Below::TooMany => {
                     return Some(format!(
                         "it reads {} whole, which holds more than {} entries to look through for sensitive files",
                         folder.display(),
@@ -636,7 +636,7 @@ fn opens_unseen_names(operands: &Operands, evaluator: &Evaluator<'_>) -> bool {
 /// The words naming the folders a program reads or lists: its arguments that are not
 /// options, less the pattern a search program takes first (unless `-e`/`-f` give it), and
 /// for `find` those before its expression.
-fn folder_words(operands: &Operands, lists: bool) -> Vec<&Word> {
+fn folder_words(operands: &Operands) -> Vec<&Word> {
     let program = operands.program.as_str();
     let args = &operands.args;
     if program == "find" {
@@ -659,16 +659,51 @@ fn folder_words(operands: &Operands, lists: bool) -> Vec<&Word> {
             || a.starts_with("--file=")
             || (a.starts_with('-') && !a.starts_with("--") && a.ends_with(['e', 'f']))
     });
-    let _ = lists;
-    let mut positional: Vec<&Word> = args
-        .iter()
-        .filter(|w| !w.text().starts_with('-') || w.text() == "-")
-        .collect();
+    let mut positional: Vec<&Word> = Vec::new();
+    let mut skip_value = false;
+    for word in args {
+        let text = word.text();
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if text.starts_with('-') && text != "-" {
+            skip_value = VALUED_OPTIONS.contains(&text);
+            continue;
+        }
+        positional.push(word);
+    }
     if searches && !pattern_given && !positional.is_empty() {
         positional.remove(0);
     }
     positional
 }
+
+/// Options of the search and listing programs whose value is the next word.
+const VALUED_OPTIONS: [&str; 23] = [
+    "-g",
+    "--glob",
+    "--iglob",
+    "-t",
+    "-T",
+    "--type",
+    "--type-not",
+    "-e",
+    "-f",
+    "--regexp",
+    "--file",
+    "-m",
+    "--max-count",
+    "-A",
+    "-B",
+    "-C",
+    "--include",
+    "--exclude",
+    "--exclude-dir",
+    "-d",
+    "--max-depth",
+    "--pre",
+    "--ignore-file",
+];
 
 /// Without a sandbox, the parts a default rule allows although they run the project's own
 /// code ask instead, saying why; the user's own rules and session grants decide as before.

@@ -319,7 +319,7 @@ impl<'a> Evaluator<'a> {
         let mut folders = evaluator.folders.clone();
         for target in &facts.cds {
             let target = if target == "-" { "$OLDPWD" } else { target };
-            let value = evaluator.eval_text(target, 0, true);
+            let value = evaluator.eval_text(target, 0);
             let mut more = Vec::new();
             for alt in &value.alternatives {
                 for folder in &folders {
@@ -349,7 +349,7 @@ impl<'a> Evaluator<'a> {
         } else {
             raw
         };
-        let value = self.eval_text(text, 0, false);
+        let value = self.eval_text(text, 0);
         let mut alternatives = Vec::new();
         for alt in value.alternatives {
             if alt.first() == Some(&Tok::Lit('/')) {
@@ -366,9 +366,8 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// Evaluate a word's raw text (`assigned`: a value, whose `~` after `=`/`:` is not
-    /// looked at).
-    fn eval_text(&self, raw: &str, depth: usize, _assigned: bool) -> Evaluated {
+    /// Evaluate a word's (or an assigned value's) raw text.
+    fn eval_text(&self, raw: &str, depth: usize) -> Evaluated {
         let chars: Vec<char> = raw.chars().collect();
         let mut b = Builder::new();
         let mut from_output = false;
@@ -387,13 +386,10 @@ impl<'a> Evaluator<'a> {
                         None => b.push(Tok::Unknown),
                     }
                 }
-                _ => b.push(Tok::Lit('~')),
+                // Not a tilde prefix bash expands: the loop reads it as text.
+                _ => {}
             }
-            if b.toks_pushed() {
-                i = end;
-            } else {
-                i = 1;
-            }
+            i = if b.pushed { end } else { 0 };
         }
         let mut quoted = false;
         while i < chars.len() {
@@ -601,7 +597,7 @@ impl<'a> Evaluator<'a> {
             None => rest,
         };
         let word = |text: &str, from_output: &mut bool| {
-            let value = self.eval_text(text, depth + 1, false);
+            let value = self.eval_text(text, depth + 1);
             *from_output |= value.from_output;
             value.alternatives
         };
@@ -659,7 +655,7 @@ impl<'a> Evaluator<'a> {
                         None => vec![value.as_deref().unwrap_or_default()],
                     };
                     for element in elements {
-                        let value = self.eval_text(element, depth + 1, true);
+                        let value = self.eval_text(element, depth + 1);
                         *from_output |= value.from_output;
                         values.extend(value.alternatives);
                     }
@@ -798,10 +794,6 @@ impl Builder {
         }
     }
 
-    fn toks_pushed(&self) -> bool {
-        self.pushed
-    }
-
     fn push(&mut self, tok: Tok) {
         self.pushed = true;
         for alt in &mut self.alternatives {
@@ -919,9 +911,18 @@ pub struct Walk {
     pub shallow: bool,
 }
 
+/// What a folder read whole holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Below {
+    Nothing,
+    /// A sensitive file (or a sensitive pattern's own folder), and the pattern as configured.
+    Sensitive(PathBuf, String),
+    /// More than [`MAX_WALK`] entries: not looked through.
+    TooMany,
+}
+
 /// A sensitive file (or a sensitive pattern's own folder) below `folder`, read as `walk`
-/// says, with the pattern it matches; `Err` when there are more than [`MAX_WALK`] entries
-/// to look at. `names`: basename patterns a file must match to count (`find -name`,
+/// says, with the pattern it matches. `names`: basename patterns a file must match to count (`find -name`,
 /// `grep --include`), none for every file. `pattern`: the word's own pattern, which an
 /// entry directly below the folder must match (`grep -r x src/*`).
 pub fn sensitive_below(
@@ -931,7 +932,7 @@ pub fn sensitive_below(
     names: &[String],
     pattern: Option<&WordPattern>,
     dotglob: bool,
-) -> Result<Option<(PathBuf, String)>, ()> {
+) -> Below {
     let named = |path: &Path| {
         names.is_empty()
             || path.file_name().is_some_and(|n| {
@@ -955,11 +956,11 @@ pub fn sensitive_below(
             && !(walk.shallow && prefix.parent() != Some(folder))
             && std::fs::symlink_metadata(prefix).is_ok()
         {
-            return Ok(Some((prefix.to_path_buf(), configured.to_string())));
+            return Below::Sensitive(prefix.to_path_buf(), configured.to_string());
         }
     }
     if !std::fs::symlink_metadata(folder).is_ok_and(|m| m.is_dir()) {
-        return Ok(None);
+        return Below::Nothing;
     }
     let mut builder = ignore::WalkBuilder::new(folder);
     builder
@@ -977,7 +978,7 @@ pub fn sensitive_below(
     }
     for (seen, entry) in builder.build().enumerate() {
         if seen > MAX_WALK {
-            return Err(());
+            return Below::TooMany;
         }
         let Ok(entry) = entry else { continue };
         let path = entry.path();
@@ -1001,11 +1002,11 @@ pub fn sensitive_below(
         }
         if let Some(configured) = paths.sensitive_name(path) {
             if named(path) {
-                return Ok(Some((path.to_path_buf(), configured.to_string())));
+                return Below::Sensitive(path.to_path_buf(), configured.to_string());
             }
         }
     }
-    Ok(None)
+    Below::Nothing
 }
 
 /// How `operands`' program reads the folders among its arguments: whole, as [`Walk`] says,

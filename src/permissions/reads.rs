@@ -618,6 +618,39 @@ impl<'a> Evaluator<'a> {
                 return all;
             }
         }
+        if let Some(replace) = rest.strip_prefix('/') {
+            // `${f/x/.env}`: the value, or one with the replacement somewhere in it.
+            let replacement = replace
+                .trim_start_matches(['/', '#', '%'])
+                .split_once('/')
+                .map_or("", |(_, r)| r);
+            let mut all = values;
+            for alt in word(replacement, from_output) {
+                let mut around = vec![Tok::Unknown];
+                around.extend(alt);
+                around.push(Tok::Unknown);
+                all.push(around);
+            }
+            return all;
+        }
+        if rest.starts_with(['^', ',', '~']) || matches!(rest, "@L" | "@U" | "@u") {
+            // Case changed: the value in either case.
+            let mut all = values.clone();
+            for alt in values {
+                for lower in [true, false] {
+                    all.push(
+                        alt.iter()
+                            .map(|t| match t {
+                                Tok::Lit(c) if lower => Tok::Lit(c.to_ascii_lowercase()),
+                                Tok::Lit(c) => Tok::Lit(c.to_ascii_uppercase()),
+                                other => other.clone(),
+                            })
+                            .collect(),
+                    );
+                }
+            }
+            return all;
+        }
         for (op, suffix) in [("%%", true), ("%", true), ("##", false), ("#", false)] {
             if let Some(pattern) = rest.strip_prefix(op) {
                 let plain = !pattern.contains(['*', '?', '[', '$', '`', '\\', '\'', '"']);
@@ -634,7 +667,8 @@ impl<'a> Evaluator<'a> {
                     .collect();
             }
         }
-        vec![vec![Tok::Unknown]]
+        // A form rein does not follow (`${f@E}` expands escapes): any text.
+        vec![vec![Tok::Any]]
     }
 
     /// The values a variable may have on this line.

@@ -199,6 +199,16 @@ fn sensitive_files_named_through_values_rein_can_follow_ask() {
         ("cat ~+/.env", Ask),
         ("cat \"$PWD/.env\"", Ask),
         ("cat ~-/.ssh/id_rsa", Ask),
+        ("f=x; cat ${f/x/.env}", Ask),
+        ("f=.ENV; cat ${f,,}", Ask),
+        ("f=.env; g=$f; cat $g", Ask),
+        ("cat ${HOME}/.ssh/id_${x:-rsa}", Ask),
+        ("cd \"$HOME\"/.ssh && cat id_rsa", Ask),
+        ("cd .. && cat */.env", Ask),
+        ("xargs cat <<< .env", Ask),
+        ("printf '%s\\n' .e* | xargs cat", Ask),
+        ("cat $(ls -a | grep env)", Ask),
+        ("echo ${ cat .env; }", Ask),
         // What rein cannot read may not itself be a sensitive name, but what is added to
         // it can make one.
         ("cat \"$x/.env\"", Ask),

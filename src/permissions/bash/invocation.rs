@@ -409,13 +409,13 @@ fn operands(program: &str, args: &[Word], inv: &Invocation<'_>) -> Operands {
     }
 }
 
-/// The files the input redirections open to read (not descriptors, here-documents or
-/// here-strings).
+/// The files the input redirections open to read (not descriptors or here-documents), and
+/// here-strings, whose text a program such as `xargs` may take as names.
 fn inputs(redirects: &[Redirect]) -> Vec<Word> {
     redirects
         .iter()
         .filter(|r| match r.op {
-            RedirectOp::Read | RedirectOp::ReadWrite => true,
+            RedirectOp::Read | RedirectOp::ReadWrite | RedirectOp::HereString => true,
             RedirectOp::DupIn => r.target.literal.as_deref().is_some_and(|t| {
                 !t.is_empty()
                     && t != "-"

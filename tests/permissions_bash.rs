@@ -22,6 +22,8 @@ mod prefixes;
 mod read_only;
 #[path = "permissions_bash/redteam.rs"]
 mod redteam;
+#[path = "permissions_bash/round4.rs"]
+mod round4;
 
 use rein::permissions::bash::{judge, Judgement};
 use rein::permissions::policy::RulePolicy;
@@ -42,6 +44,15 @@ struct Policy {
 
 impl Policy {
     fn new() -> Policy {
+        Policy::confined(true)
+    }
+
+    /// The policy where commands run without a working sandbox.
+    fn unconfined() -> Policy {
+        Policy::confined(false)
+    }
+
+    fn confined(confined: bool) -> Policy {
         let project = tempfile::tempdir().expect("a project folder");
         let home = tempfile::tempdir().expect("a home folder");
         let sensitive: Vec<String> = DEFAULT_SENSITIVE_READS
@@ -49,12 +60,26 @@ impl Policy {
             .map(|s| s.to_string())
             .collect();
         let policy = RulePolicy::new(project.path(), &[], &sensitive, Some(home.path()))
-            .expect("the default policy builds");
+            .expect("the default policy builds")
+            .with_confinement(confined);
         Policy {
             policy,
             _project: project,
             _home: home,
         }
+    }
+
+    /// Write `files` (paths under the project, or under the home with `~/`).
+    fn with_files(self, files: &[&str]) -> Policy {
+        for file in files {
+            let path = match file.strip_prefix("~/") {
+                Some(rest) => self._home.path().join(rest),
+                None => self._project.path().join(file),
+            };
+            std::fs::create_dir_all(path.parent().expect("a folder")).expect("folders");
+            std::fs::write(&path, "x").expect("a file");
+        }
+        self
     }
 
     fn check(&self, cases: &[(&str, RuleAction)]) {

@@ -169,3 +169,37 @@ fn sensitive_reads_read_only_commands_and_prefix_rules() {
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }
+
+/// Issue 41, item 6: with the sandbox off, the default allows that run the project's code
+/// ask and say why; the user's own rule for them still allows.
+#[test]
+fn project_code_asks_without_a_sandbox_unless_the_user_allows_it() {
+    let project = tempfile::tempdir().unwrap();
+    let with_config = |text: &str| {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
+        std::fs::write(home.path().join("rein-home/config.toml"), text).unwrap();
+        home
+    };
+    let off = with_config("[sandbox]\nmode = \"off\"\n");
+    let check = |home: &Path, cmd: &str| line(&policy_check(home, project.path(), &[cmd]));
+    for command in [
+        "cargo test",
+        "cargo build --release",
+        "pytest -q",
+        "python3 -m pytest",
+    ] {
+        let said = check(off.path(), command);
+        assert!(
+            said.starts_with(&format!("ask `{command}` runs the project's code"))
+                && said.ends_with("and commands run without a sandbox"),
+            "{said}"
+        );
+    }
+    assert!(check(off.path(), "git status").starts_with("allow "));
+    let own = with_config(
+        "[sandbox]\nmode = \"off\"\n\n[[permissions.bash]]\npattern = \"cargo test*\"\naction = \"allow\"\n",
+    );
+    assert!(check(own.path(), "cargo test --all").starts_with("allow "));
+    assert!(check(own.path(), "cargo build").starts_with("ask "));
+}

@@ -149,7 +149,8 @@ impl Config {
 
     /// The permission policy these settings make for the project at `root`: the default
     /// rules, then the user's and the project's (the project's allows only when `confined`:
-    /// commands run in a working sandbox); the tool-name rules for MCP tools, with the
+    /// commands run in a working sandbox; without one the default allows that run the
+    /// project's code ask too, see `RulePolicy::with_confinement`); the tool-name rules for MCP tools, with the
     /// tools the user allowed for this project from the approval prompt after their own
     /// file's; the sensitive reads (rein's own config file always among them: it may hold
     /// `api_key`); and "always allow in this project" saving a command's rule to the
@@ -238,7 +239,8 @@ impl Config {
             crate::permissions::policy::RulePolicy::new(root, &bash, &sensitive, home)?
                 .with_tool_rules(&tools)?
                 .with_rein_folders(&self.data_dir, &config_dirs, &shown)
-                .with_saver(saver),
+                .with_saver(saver)
+                .with_confinement(confined),
         )
     }
 }

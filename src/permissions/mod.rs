@@ -13,6 +13,7 @@ pub mod mode;
 pub mod paths;
 pub mod policy;
 pub mod readable;
+pub mod reads;
 pub mod rules;
 pub mod shell;
 pub mod tools;

@@ -51,6 +51,8 @@ pub struct PathRules {
     sensitive: GlobSet,
     /// The sensitive patterns as configured, for reasons.
     patterns: Vec<String>,
+    /// The same with `~/` turned into the home directory, as matched.
+    expanded: Vec<String>,
     /// Each pattern's literal leading folder (`/home/u/.ssh` of `~/.ssh/**`), when it has
     /// one: naming that folder reads what the pattern protects.
     prefixes: Vec<Option<PathBuf>>,
@@ -95,12 +97,14 @@ impl PathRules {
         }
         let mut builder = GlobSetBuilder::new();
         let mut prefixes = Vec::new();
+        let mut expanded_all = Vec::new();
         for pattern in sensitive {
             let expanded = match (pattern.strip_prefix("~/"), home) {
                 (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
                 _ => pattern.clone(),
             };
             prefixes.push(literal_folder(&expanded));
+            expanded_all.push(expanded.clone());
             let glob = GlobBuilder::new(&expanded)
                 .literal_separator(true)
                 .build()
@@ -119,6 +123,7 @@ impl PathRules {
             protected,
             sensitive: sensitive_set,
             patterns: sensitive.to_vec(),
+            expanded: expanded_all,
             prefixes,
             private: Vec::new(),
             shown: GlobSet::empty(),
@@ -346,6 +351,23 @@ impl PathRules {
                 resolved,
             }
         }
+    }
+
+    /// The sensitive patterns: each as matched (`~/` expanded), as configured, and its
+    /// literal leading folder when it has one.
+    pub fn sensitive_patterns(&self) -> impl Iterator<Item = (&str, &str, Option<&Path>)> {
+        self.expanded
+            .iter()
+            .zip(&self.patterns)
+            .zip(&self.prefixes)
+            .map(|((e, p), f)| (e.as_str(), p.as_str(), f.as_deref()))
+    }
+
+    /// The configured sensitive pattern an absolute path matches by name, links not
+    /// followed (for walking a folder).
+    pub fn sensitive_name(&self, path: &Path) -> Option<&str> {
+        let i = self.sensitive.matches(path).into_iter().next()?;
+        self.patterns.get(i).map(String::as_str)
     }
 
     /// Whether `path` (absolute or relative to the project) is a sensitive file to read.

@@ -16,9 +16,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use super::bash::{grants_of, judge, Judgement};
+use super::bash::{grants_of, judge, Judgement, Operands};
 use super::paths::{PathRuleError, PathRules};
-use super::rules::{pattern_prefix, shown_pattern, BashRule, BashRules, RuleAction, RuleOrigin};
+use super::reads::{self, Evaluator};
+use super::rules::{
+    pattern_prefix, runs_project_code, shown_pattern, BashRule, BashRules, RuleAction, RuleOrigin,
+};
+use super::shell::Word;
 use super::tools::{is_mcp, ToolRuleEntry, ToolRules};
 use super::{Grant, PermissionPolicy, ToolRequest, Verdict};
 
@@ -76,6 +80,10 @@ pub struct RulePolicy {
     granted_paths: RwLock<HashSet<(bool, PathBuf)>>,
     /// Writes "always allow in this project" rules; see [`RulePolicy::with_saver`].
     saver: Option<RuleSaver>,
+    /// Commands run inside a working sandbox (see [`RulePolicy::with_confinement`]).
+    confined: bool,
+    /// The sensitive patterns, ready to meet a command's words.
+    sensitive: Vec<reads::Sensitive>,
 }
 
 impl std::fmt::Debug for RulePolicy {
@@ -87,6 +95,7 @@ impl std::fmt::Debug for RulePolicy {
             .field("home", &self.home)
             .field("granted_paths", &self.granted_paths)
             .field("saver", &self.saver.is_some())
+            .field("confined", &self.confined)
             .finish()
     }
 }
@@ -140,14 +149,28 @@ impl RulePolicy {
             pattern: e.pattern.clone(),
             problem: e.problem.clone(),
         })?;
+        let paths = PathRules::new(root, sensitive_reads, home)?;
+        let sensitive = reads::sensitive_patterns(&paths, home);
         Ok(RulePolicy {
             bash: RwLock::new(bash),
             tools: RwLock::new(ToolRules::default()),
-            paths: PathRules::new(root, sensitive_reads, home)?,
+            paths,
             home: home.map(Path::to_path_buf),
             granted_paths: RwLock::new(HashSet::new()),
             saver: None,
+            confined: true,
+            sensitive,
         })
+    }
+
+    /// Whether commands run inside a working sandbox. Without one (the sandbox off, or auto
+    /// mode's fallback where it cannot run) the default allows that run the project's own
+    /// code (`cargo test`, `pytest`: see [`runs_project_code`]) ask; the user's own rules
+    /// and what they allowed for the session still allow. A policy is built confined: the
+    /// session's start, which knows the sandbox, says otherwise.
+    pub fn with_confinement(mut self, confined: bool) -> RulePolicy {
+        self.confined = confined;
+        self
     }
 
     /// Judge MCP tools by `rules` (`[[permissions.tools]]`: the user file's, then the
@@ -210,7 +233,15 @@ impl RulePolicy {
             NAMES_ONLY.contains(&program)
                 || (TEXT_ONLY.contains(&program) && !p.command.contains(['$', '`', '(']))
         });
-        let mut changed = false;
+        let mut changed = !self.confined && project_code_asks(&rules, &mut judgement.parts);
+        let evaluator = Evaluator::new(&judgement.facts, self.paths.root(), self.home.as_deref());
+        let dotglob = judgement.facts.dotglob;
+        // A command on the line opens names it cannot see (`xargs cat`, `cat $(...)`): what
+        // the line's listing programs print could be any of them.
+        let fed = judgement
+            .parts
+            .iter()
+            .any(|p| p.action == RuleAction::Allow && opens_unseen_names(&p.operands, &evaluator));
         for part in judgement.parts.iter_mut() {
             // The user allowed exactly this command; a prefix they allowed does not cover
             // a sensitive file in the words after it.
@@ -220,15 +251,13 @@ impl RulePolicy {
             if part.action != RuleAction::Allow || allowed_this_session {
                 continue;
             }
-            let words: Vec<&str> = part.command.split_whitespace().collect();
-            let names_only = names_stay && words.first().is_some_and(|p| NAMES_ONLY.contains(p));
-            let sensitive = words
-                .iter()
-                .enumerate()
-                .skip(1)
-                .filter(|&(i, _)| !names_only || is_input_redirection(words[i - 1]))
-                .find_map(|(_, arg)| self.sensitive_argument(arg));
-            if let Some(reason) = sensitive {
+            let reason = if part.operands == Operands::default() {
+                self.named_in_text(&part.command, names_stay)
+            } else {
+                self.named_in_words(&part.operands, &evaluator, names_stay, dotglob)
+                    .or_else(|| self.read_below(&part.operands, &evaluator, fed, dotglob))
+            };
+            if let Some(reason) = reason {
                 part.action = RuleAction::Ask;
                 part.reason = format!("`{}` reads a sensitive file: {reason}", part.command);
                 part.grant = Some(super::rules::escape_glob(&part.command));
@@ -249,6 +278,125 @@ impl RulePolicy {
             };
         }
         judgement
+    }
+
+    /// A sensitive file named in a part's normalised text (a part without operands).
+    fn named_in_text(&self, command: &str, names_stay: bool) -> Option<String> {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let names_only = names_stay && words.first().is_some_and(|p| NAMES_ONLY.contains(p));
+        words
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|&(i, _)| !names_only || is_input_redirection(words[i - 1]))
+            .find_map(|(_, arg)| self.sensitive_argument(arg))
+    }
+
+    /// A sensitive file an allowed part's words or input redirections could name, as
+    /// [`Evaluator`] reads them: every value the line gives them, every folder it is in,
+    /// and their patterns met with the sensitive ones. A program that prints only names
+    /// and metadata is judged by its inputs alone, while its names stay names.
+    fn named_in_words(
+        &self,
+        operands: &Operands,
+        evaluator: &Evaluator<'_>,
+        names_stay: bool,
+        dotglob: bool,
+    ) -> Option<String> {
+        let names_only = names_stay && NAMES_ONLY.contains(&operands.program.as_str());
+        let args = operands.args.iter().filter(|_| !names_only);
+        for word in args.chain(&operands.inputs) {
+            // As written: `--flag=PATH` and git's `REV:PATH` are looked into there.
+            if let Some(reason) = word
+                .literal
+                .as_deref()
+                .and_then(|w| self.sensitive_argument(w))
+            {
+                return Some(reason);
+            }
+            let paths = evaluator.paths(word);
+            for path in paths.literal_paths() {
+                if let Some(reason) = self.sensitive_argument(&path) {
+                    return Some(reason);
+                }
+            }
+            if let Some(pattern) = paths.sensitive_pattern(&self.sensitive, dotglob) {
+                return Some(format!(
+                    "`{}` could name a file matching the sensitive pattern `{pattern}`",
+                    word.raw
+                ));
+            }
+        }
+        None
+    }
+
+    /// A sensitive file below a folder the part reads whole (`grep -r`, `rg`, `cp -r`), or,
+    /// when a command on the line opens names it cannot see (`fed`), below a folder the
+    /// part lists (`find . | xargs cat`).
+    fn read_below(
+        &self,
+        operands: &Operands,
+        evaluator: &Evaluator<'_>,
+        fed: bool,
+        dotglob: bool,
+    ) -> Option<String> {
+        let (how, lists) = match reads::reads_folders(operands) {
+            Some(how) => (how, false),
+            None => match reads::lists_folders(operands).filter(|_| fed) {
+                Some(how) => (how, true),
+                None => return None,
+            },
+        };
+        let (walk, names) = how;
+        let mut folders = Vec::new();
+        for word in folder_words(operands) {
+            folders.extend(evaluator.paths(word).folders());
+        }
+        if folders.is_empty() {
+            let here = Word {
+                raw: ".".to_string(),
+                literal: Some(".".to_string()),
+                glob: false,
+            };
+            folders = evaluator.paths(&here).folders();
+        }
+        for (folder, pattern) in folders {
+            match reads::sensitive_below(
+                &self.paths,
+                &folder,
+                walk,
+                &names,
+                pattern.as_ref(),
+                dotglob,
+            ) {
+                reads::Below::Nothing => {}
+                reads::Below::Sensitive(file, configured) => {
+                    let how = if lists {
+                        "lists the names in"
+                    } else {
+                        "reads all of"
+                    };
+                    return Some(format!(
+                        "it {how} {}, which holds {} (the sensitive pattern `{configured}`){}",
+                        folder.display(),
+                        file.display(),
+                        if lists {
+                            ", and a command on the line opens the names it is given"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+                reads::Below::TooMany => {
+                    return Some(format!(
+                        "it reads {} whole, which holds more than {} entries to look through for sensitive files",
+                        folder.display(),
+                        reads::MAX_WALK
+                    ))
+                }
+            }
+        }
+        None
     }
 
     /// Whether a command argument names a sensitive file or a folder that holds some
@@ -477,6 +625,115 @@ impl PermissionPolicy for RulePolicy {
     }
 }
 
+/// Programs that take names and print them, never opening the files: fed names they cannot
+/// see, they read nothing.
+const PRINTS_NAMES: [&str; 4] = ["echo", "printf", "true", "false"];
+
+/// Whether an allowed part opens names it cannot see: appended by `xargs`, put where `{}`
+/// stands by `find -exec`, or a command's output in its words.
+fn opens_unseen_names(operands: &Operands, evaluator: &Evaluator<'_>) -> bool {
+    let program = operands.program.as_str();
+    if program.is_empty() || NAMES_ONLY.contains(&program) || PRINTS_NAMES.contains(&program) {
+        return false;
+    }
+    operands.fed
+        || operands
+            .args
+            .iter()
+            .any(|w| w.literal.is_none() && evaluator.paths(w).from_output)
+}
+
+/// The words naming the folders a program reads or lists: its arguments that are not
+/// options, less the pattern a search program takes first (unless `-e`/`-f` give it), and
+/// for `find` those before its expression.
+fn folder_words(operands: &Operands) -> Vec<&Word> {
+    let program = operands.program.as_str();
+    let args = &operands.args;
+    if program == "find" {
+        return args
+            .iter()
+            .take_while(|w| !w.text().starts_with(['-', '(', '!', ')']))
+            .collect();
+    }
+    if program == "git" {
+        return Vec::new();
+    }
+    let texts: Vec<&str> = args.iter().map(Word::text).collect();
+    let searches = matches!(
+        program,
+        "grep" | "egrep" | "fgrep" | "zgrep" | "rgrep" | "rg" | "ripgrep" | "ag" | "ack" | "ugrep"
+    );
+    let pattern_given = texts.iter().any(|a| {
+        matches!(*a, "-e" | "-f" | "--regexp" | "--file" | "--files")
+            || a.starts_with("--regexp=")
+            || a.starts_with("--file=")
+            || (a.starts_with('-') && !a.starts_with("--") && a.ends_with(['e', 'f']))
+    });
+    let mut positional: Vec<&Word> = Vec::new();
+    let mut skip_value = false;
+    for word in args {
+        let text = word.text();
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if text.starts_with('-') && text != "-" {
+            skip_value = VALUED_OPTIONS.contains(&text);
+            continue;
+        }
+        positional.push(word);
+    }
+    if searches && !pattern_given && !positional.is_empty() {
+        positional.remove(0);
+    }
+    positional
+}
+
+/// Options of the search and listing programs whose value is the next word.
+const VALUED_OPTIONS: [&str; 23] = [
+    "-g",
+    "--glob",
+    "--iglob",
+    "-t",
+    "-T",
+    "--type",
+    "--type-not",
+    "-e",
+    "-f",
+    "--regexp",
+    "--file",
+    "-m",
+    "--max-count",
+    "-A",
+    "-B",
+    "-C",
+    "--include",
+    "--exclude",
+    "--exclude-dir",
+    "-d",
+    "--max-depth",
+    "--pre",
+    "--ignore-file",
+];
+
+/// Without a sandbox, the parts a default rule allows although they run the project's own
+/// code ask instead, saying why; the user's own rules and session grants decide as before.
+/// Whether any part changed.
+fn project_code_asks(rules: &BashRules, parts: &mut [super::bash::Part]) -> bool {
+    let mut changed = false;
+    for part in parts.iter_mut().filter(|p| p.action == RuleAction::Allow) {
+        let Some(what) = rules.matching(&part.command).and_then(runs_project_code) else {
+            continue;
+        };
+        part.action = RuleAction::Ask;
+        part.reason = format!(
+            "`{}` runs the project's code ({what}), and commands run without a sandbox",
+            part.command
+        );
+        changed = true;
+    }
+    changed
+}
+
 /// `<`, `<<<`, `3<`, `<&`: the operator of a redirection whose target is read.
 fn is_input_redirection(word: &str) -> bool {
     word.trim_start_matches(|c: char| c.is_ascii_digit())
@@ -621,14 +878,20 @@ mod tests {
         assert_eq!(f.check(&p, "bash", bash("grep -r env src")), Verdict::Allow);
     }
 
-    /// `~user/` is judged as if it were the user's own home; `~+/` (the working folder)
-    /// and `~-/` (the previous one) are not homes; and `REV:PATH` is looked into only
-    /// where REV has no `/` (a path that merely holds a colon is one path).
+    /// `~user/` is judged as if it were the user's own home; `~+/` is the working folder
+    /// (the project), not a home; `~-/` is the previous folder, inherited from rein's
+    /// environment, which may be the home; and `REV:PATH` is looked into only where REV
+    /// has no `/` (a path that merely holds a colon is one path).
     #[test]
     fn home_forms_and_revision_paths_in_arguments() {
         let f = Fixture::new();
         let p = f.policy(&[]);
-        for command in ["cat ~bob/.ssh/id_rsa", "git show main:~/.ssh/id_rsa"] {
+        for command in [
+            "cat ~bob/.ssh/id_rsa",
+            "git show main:~/.ssh/id_rsa",
+            "cat ~-/.ssh/id_rsa",
+            "cat ~+/.env",
+        ] {
             assert!(
                 matches!(f.check(&p, "bash", bash(command)), Verdict::Ask { .. }),
                 "{command}"
@@ -636,7 +899,6 @@ mod tests {
         }
         for command in [
             "cat ~+/.ssh/id_rsa",
-            "cat ~-/.ssh/id_rsa",
             "cat /tmp/a:~/.ssh/id_rsa",
             // A flag is not a file, whatever it spells.
             "cat -/.env",

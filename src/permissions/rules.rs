@@ -217,6 +217,10 @@ struct RulesFile {
 struct RuleEntry {
     pattern: String,
     action: RuleAction,
+    /// What of the project's own the command runs, for a default allow that holds only
+    /// inside a working sandbox (see [`runs_project_code`]).
+    #[serde(default)]
+    project_code: Option<String>,
 }
 
 impl BashRules {
@@ -260,6 +264,30 @@ impl BashRules {
     pub fn matching(&self, command: &str) -> Option<&BashRule> {
         self.list.matching(command)
     }
+}
+
+/// What of the project's own a default rule's commands run ("its build scripts, macros and
+/// tests" for `cargo test *`), when the rule is one of the default allows that hold only
+/// inside a working sandbox (`project_code` in `assets/default_rules.toml`); `None` for any
+/// other rule, and for every rule of the user's, the project's or the session's.
+pub fn runs_project_code(rule: &BashRule) -> Option<&'static str> {
+    static PROJECT_CODE: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    if rule.origin != RuleOrigin::Default || rule.action != RuleAction::Allow {
+        return None;
+    }
+    let list = PROJECT_CODE.get_or_init(|| {
+        toml::from_str::<RulesFile>(DEFAULT_RULES)
+            .map(|file| {
+                file.bash
+                    .into_iter()
+                    .filter_map(|e| e.project_code.map(|why| (e.pattern, why)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    list.iter()
+        .find(|(pattern, _)| *pattern == rule.pattern)
+        .map(|(_, why)| why.as_str())
 }
 
 fn compile(pattern: &str) -> Result<Glob, String> {

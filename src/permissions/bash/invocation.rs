@@ -22,7 +22,7 @@ use super::interpreters::stdin_script;
 use super::prefix::grant_prefix;
 use super::variables::{env_on_allowed, sensitive_env, EnvVar};
 use super::wrappers::{unwrap, Unwrap};
-use super::{Inherited, Judge};
+use super::{Inherited, Judge, Operands};
 use crate::permissions::rules::{BashRule, RuleAction, RuleOrigin};
 use crate::permissions::shell::{Redirect, RedirectOp, SimpleCommand, Word};
 
@@ -60,6 +60,9 @@ pub(super) struct Invocation<'c> {
 
 impl Judge<'_> {
     pub(super) fn simple(&mut self, command: &SimpleCommand, inherited_env: &[EnvVar]) {
+        for (name, value) in &command.assignments {
+            self.facts.assign(name, Some(value.raw.clone()));
+        }
         let mut env = inherited_env.to_vec();
         env.extend(
             command
@@ -91,6 +94,10 @@ impl Judge<'_> {
                 None => {
                     let reason = format!("`{text}` only sets variables or opens files to read");
                     self.push(text, RuleAction::Allow, reason, false);
+                    self.attach(Operands {
+                        inputs: inputs(&command.redirects),
+                        ..Operands::default()
+                    });
                 }
             }
             return;
@@ -161,6 +168,8 @@ impl Judge<'_> {
                             ),
                         };
                         self.push(text, RuleAction::Allow, reason, true);
+                        let args = inv.words.get(1..at).unwrap_or_default();
+                        self.attach(operands(program, args, inv));
                     }
                     let words = inv.words.get(at..).unwrap_or_default();
                     let inner = Invocation {
@@ -253,6 +262,17 @@ impl Judge<'_> {
     /// say otherwise.
     fn neutral(&mut self, inv: &Invocation<'_>, program: &str, why: Option<String>) {
         let text = normalised(program, inv);
+        if matches!(program, "cd" | "pushd") {
+            let target = inv
+                .words
+                .iter()
+                .skip(1)
+                .find(|w| !w.text().starts_with('-') || w.text() == "-")
+                .map_or_else(|| "~".to_string(), |w| w.raw.clone());
+            if self.facts.cds.len() < 16 {
+                self.facts.cds.push(target);
+            }
+        }
         let hazard = sensitive_env(&text, &inv.env)
             .or_else(|| self.hazard_of_setup(&text, inv))
             .or_else(|| test_hazard(program, &inv.words, &text));
@@ -264,6 +284,8 @@ impl Judge<'_> {
                     why.unwrap_or_else(|| "cannot act by itself".to_string())
                 );
                 self.push(text, RuleAction::Allow, reason, false);
+                let args = inv.words.get(1..).unwrap_or_default();
+                self.attach(operands(program, args, inv));
             }
         }
     }
@@ -339,6 +361,7 @@ impl Judge<'_> {
                 // text may be allowed.
                 let prefix = (!by_path).then(|| grant_prefix(program, args)).flatten();
                 self.push_prefixed(text, action, reason, prefix);
+                self.attach(operands(program, args, inv));
             }
         }
     }
@@ -361,6 +384,47 @@ impl Judge<'_> {
             })
             .or_else(|| unnamed_input(text, &inv.command.redirects))
     }
+}
+
+impl Judge<'_> {
+    /// What the part just pushed reads by name.
+    fn attach(&mut self, operands: Operands) {
+        if let Some(part) = self.found.last_mut() {
+            part.operands = operands;
+        }
+    }
+}
+
+/// The operands of `program` run with `args` as `inv`: fed when `xargs` appends names or
+/// `find -exec` puts one where `{}` stands.
+fn operands(program: &str, args: &[Word], inv: &Invocation<'_>) -> Operands {
+    let placeholder = args
+        .iter()
+        .any(|w| w.literal.is_none() && w.raw.contains("{}"));
+    Operands {
+        program: program.to_string(),
+        args: args.to_vec(),
+        inputs: inputs(&inv.command.redirects),
+        fed: inv.more_args || placeholder,
+    }
+}
+
+/// The files the input redirections open to read (not descriptors or here-documents), and
+/// here-strings, whose text a program such as `xargs` may take as names.
+fn inputs(redirects: &[Redirect]) -> Vec<Word> {
+    redirects
+        .iter()
+        .filter(|r| match r.op {
+            RedirectOp::Read | RedirectOp::ReadWrite | RedirectOp::HereString => true,
+            RedirectOp::DupIn => r.target.literal.as_deref().is_some_and(|t| {
+                !t.is_empty()
+                    && t != "-"
+                    && !t.trim_end_matches('-').chars().all(|c| c.is_ascii_digit())
+            }),
+            _ => false,
+        })
+        .map(|r| r.target.clone())
+        .collect()
 }
 
 fn describe_rule(text: &str, rule: &BashRule) -> String {

@@ -59,6 +59,46 @@ pub struct Part {
     /// no rule can (the ask comes from something that must be seen every time).
     #[serde(skip)]
     pub grant: Option<String>,
+    /// What an allowed part reads by name, for the policy's sensitive-file check.
+    #[serde(skip)]
+    pub operands: Operands,
+}
+
+/// The words an allowed command takes, as written: its arguments (after the program, or
+/// after what a wrapper runs), the files its input redirections open, and whether names
+/// it cannot see become its arguments (`xargs CMD`, `find -exec CMD {}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Operands {
+    /// The program's name as judged (its basename), empty for a part that only assigns.
+    pub program: String,
+    pub args: Vec<shell::Word>,
+    pub inputs: Vec<shell::Word>,
+    pub fed: bool,
+}
+
+/// What the whole command line does that changes what a later word names: values it gives
+/// variables (`f=.env`, `for f in .env`, a command's own `f=.env cmd`), folders it changes
+/// to (`cd`, `pushd`), and whether a pattern may match names that start with a dot
+/// (`GLOBIGNORE` set). Collected over every command string judged, in order, without
+/// regard to which runs first: a word is judged with every value it could have.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineFacts {
+    /// Each variable's values as written (raw text); `None` where rein cannot read one.
+    pub vars: Vec<(String, Option<String>)>,
+    /// The folders `cd` and `pushd` change to, as written (`~` for a bare `cd`).
+    pub cds: Vec<String>,
+    pub dotglob: bool,
+}
+
+impl LineFacts {
+    fn assign(&mut self, name: &str, value: Option<String>) {
+        if name == "GLOBIGNORE" {
+            self.dotglob = true;
+        }
+        if self.vars.len() < 256 {
+            self.vars.push((name.to_string(), value));
+        }
+    }
 }
 
 /// The verdict on a whole command string.
@@ -74,6 +114,9 @@ pub struct Judgement {
     /// something that must be seen every time (a redirection writing a file, a non-literal
     /// program, a parse failure, ...).
     pub grants: Vec<String>,
+    /// What the line does to the names its words make, for the policy's sensitive-file check.
+    #[serde(skip)]
+    pub facts: LineFacts,
 }
 
 /// Judge `command`, as bash runs it, against `rules`.
@@ -115,6 +158,7 @@ struct Judge<'r> {
     dialect: Dialect,
     /// Command strings parsed so far.
     strings: usize,
+    facts: LineFacts,
 }
 
 impl<'r> Judge<'r> {
@@ -125,6 +169,7 @@ impl<'r> Judge<'r> {
             functions,
             dialect: Dialect::Bash,
             strings: 0,
+            facts: LineFacts::default(),
         }
     }
 
@@ -162,6 +207,7 @@ impl<'r> Judge<'r> {
             action,
             reason,
             grant,
+            operands: Operands::default(),
         });
     }
 
@@ -215,6 +261,16 @@ impl<'r> Judge<'r> {
             self.push(text.trim().to_string(), RuleAction::Ask, reason, false);
         }
         self.functions.extend(script.functions);
+        for (name, words) in script.loops {
+            match words {
+                Some(words) => {
+                    for word in words {
+                        self.facts.assign(&name, Some(word.raw));
+                    }
+                }
+                None => self.facts.assign(&name, None),
+            }
+        }
         for hazard in script.hazards {
             let reason = format!(
                 "`{hazard}` evaluates arithmetic on a variable or command output, whose value could hide a command (`a[$(cmd)]`)"
@@ -276,6 +332,7 @@ impl<'r> Judge<'r> {
                 reason: "empty command".to_string(),
                 parts: Vec::new(),
                 grants: Vec::new(),
+                facts: self.facts,
             };
         };
         let reason = self
@@ -294,6 +351,7 @@ impl<'r> Judge<'r> {
             reason,
             parts: self.found,
             grants,
+            facts: self.facts,
         }
     }
 }

@@ -136,25 +136,32 @@ impl Parser<'_> {
             }
             return self.parse_do_done();
         }
-        if self.read_word(WordMode::Normal)?.is_none() {
+        let Some(name) = self.read_word(WordMode::Normal)? else {
             return Err(ParseError::new("`for` without a variable name"));
-        }
+        };
+        let name = name.text().to_string();
         self.skip_linebreaks()?;
         if self.at_keyword("in") {
             self.pos += 2;
+            let mut words = Vec::new();
             loop {
                 self.skip_blanks();
-                if self.read_word(WordMode::Normal)?.is_none() {
-                    break;
+                match self.read_word(WordMode::Normal)? {
+                    Some(word) => words.push(word),
+                    None => break,
                 }
             }
+            self.out.loops.push((name, Some(words)));
             match self.peek_op() {
                 Some((Op::Semi, n)) => self.pos += n,
                 Some((Op::Newline, _)) => self.consume_newline()?,
                 _ => return Err(self.unexpected()),
             }
-        } else if self.peek() == Some(';') {
-            self.pos += 1;
+        } else {
+            self.out.loops.push((name, None));
+            if self.peek() == Some(';') {
+                self.pos += 1;
+            }
         }
         self.parse_do_done()
     }

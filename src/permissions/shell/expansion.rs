@@ -1,9 +1,10 @@
-//! Dollar expansions: `$NAME`, `$1`, `${...}`, `$(...)` (and the body of `<(...)`), and
-//! the `$'...'` and `$"..."` quotes.
+//! Dollar expansions: `$NAME`, `$1`, `${...}`, `$(...)` (and the body of `<(...)`), bash
+//! 5.3's `${ cmd; }` and `${| cmd; }`, and the `$'...'` and `$"..."` quotes.
 //!
 //! Nothing is expanded: each expansion is found, skipped and counted, so its word is known
 //! not to be literal. Commands inside `$(...)` and inside a parameter expansion's words
-//! (`${X:-$(cmd)}`) join the script. A parameter expansion that evaluates a value as
+//! (`${X:-$(cmd)}`) join the script, and so do those of `${ cmd; }` (`${` then a blank, a
+//! newline or `|`: a command list, as `$(...)` is). A parameter expansion that evaluates a value as
 //! arithmetic — a non-numeric subscript or offset, `${!ref}`, `${x@P}` — is a hazard.
 //! `${...}` ends at the first `}` that is not quoted or inside a nested expansion: a bare
 //! `{` does not nest (`${x:-{}` is `${x:-{}`). In the POSIX dialect `$'`, `$"` and `$[`
@@ -51,8 +52,15 @@ impl Parser<'_> {
                 st.expansions += 1;
                 self.read_old_arithmetic()?;
             }
+            Some('{') if self.at_funsub() => {
+                st.expansions += 1;
+                self.parse_funsub()?;
+            }
             Some('{') => {
                 st.expansions += 1;
+                if self.posix() && matches!(self.peek_at(2), Some(' ' | '\t' | '\n' | '|')) {
+                    self.bashism("${ ");
+                }
                 self.read_parameter(quoted)?;
             }
             Some(c) if is_name_start(c) => {
@@ -94,6 +102,45 @@ impl Parser<'_> {
             let reason = "a here-document inside `$(...)` whose body starts after the `)`, which sh (dash) ends at the `)`".to_string();
             self.diverge(reason);
         }
+        self.leave();
+        Ok(())
+    }
+
+    /// At `${` followed by a blank, a newline or `|`, outside the POSIX dialect: bash 5.3's
+    /// command substitution run in the current shell (`${ cmd; }`, `${| cmd; }`, which sets
+    /// `REPLY`). dash reads it as a (bad) parameter expansion; zsh's reading depends on its
+    /// version, so there it is a divergence as well.
+    fn at_funsub(&self) -> bool {
+        !self.posix() && matches!(self.peek_at(2), Some(' ' | '\t' | '\n' | '|'))
+    }
+
+    /// At `${ ` or `${|`: a command list up to a `}` where a command may start, which ends
+    /// it even when more of the word follows (`${ echo a;}b`).
+    fn parse_funsub(&mut self) -> Result<(), ParseError> {
+        self.enter()?;
+        if self.dialect == Dialect::Zsh {
+            self.diverge(
+                "`${ ...; }` is a command substitution in bash 5.3, which zsh reads differently by version"
+                    .to_string(),
+            );
+        }
+        self.pos += 2;
+        if self.peek() == Some('|') {
+            self.pos += 1;
+        }
+        let outer = std::mem::replace(&mut self.funsub, true);
+        let list = self.parse_list();
+        self.funsub = outer;
+        list?;
+        self.skip_blanks();
+        if self.peek() != Some('}') {
+            return Err(if self.eof() {
+                ParseError::new("unterminated `${ `")
+            } else {
+                self.unexpected()
+            });
+        }
+        self.pos += 1;
         self.leave();
         Ok(())
     }
@@ -233,6 +280,39 @@ mod tests {
         assert_eq!(programs(r#"echo "${x:-'$(rm y)'}""#), ["rm", "echo"]);
         // The escaped `}` does not end the expansion, so no command follows it.
         assert_eq!(programs(r"echo ${x:-\}; rm y}"), ["echo"]);
+    }
+
+    /// bash 5.3's `${ cmd; }` and `${| cmd; }` run commands (a blank, a tab, a newline or
+    /// `|` after the brace), in a word, in double quotes, in a here-document, in a
+    /// parameter's default and in arithmetic; a `}` where a command may start ends them,
+    /// even joined to more of the word. `${x}` and friends stay parameter expansions.
+    #[test]
+    fn bash_5_3_command_substitutions_in_braces_are_read_as_commands() {
+        for input in [
+            "echo ${ rm -rf x; }",
+            "echo ${ rm -rf x;}",
+            "echo ${\trm -rf x;}",
+            "echo ${\nrm -rf x\n}",
+            "echo ${|rm -rf x; }",
+            "echo ${| rm -rf x\n}",
+            "echo \"${ rm -rf x; }\"",
+            "echo a${ rm -rf x;}b",
+            "echo ${x:-${ rm -rf x; }}",
+            "echo $(( ${ rm -rf x; } + 1 ))",
+            "cat <<EOF\n${ rm -rf x; }\nEOF",
+            "echo ${ { rm -rf x; }; }",
+        ] {
+            let found = programs(input);
+            assert!(found.iter().any(|p| p == "rm"), "{input:?}: {found:?}");
+        }
+        // The inside is a list of its own: `}` as an argument does not end it.
+        assert_eq!(programs("echo ${ echo }; rm x; }"), ["echo", "rm", "echo"]);
+        for input in ["echo ${x}", "echo ${#x}", "echo ${x:-y}", "echo \"${x%/}\""] {
+            assert_eq!(programs(input), ["echo"], "{input}");
+        }
+        for input in ["echo ${ rm x", "echo ${ rm x }"] {
+            assert!(parse(input).is_err(), "{input}");
+        }
     }
 
     #[test]

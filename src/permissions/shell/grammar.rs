@@ -60,6 +60,7 @@ impl Parser<'_> {
                 ))
             )
             || CLOSERS.iter().any(|k| self.at_keyword(k))
+            || (self.funsub && self.peek() == Some('}'))
     }
 
     /// A list that must hold at least one command, e.g. the body of `if`.

@@ -82,7 +82,7 @@ impl ParseError {
 }
 
 /// One shell word.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Word {
     /// The text as written, quotes and all.
     pub raw: String,
@@ -266,6 +266,9 @@ pub struct Script {
     /// `${x:$n}`, `${!ref}`, `${x@P}`, `a=([$k]=1)`): a value like `a[$(cmd)]` would run
     /// `cmd` there.
     pub hazards: Vec<String>,
+    /// The variables `for NAME in WORDS` and `select NAME in WORDS` bind, with their words
+    /// (`None` without `in`: the positional parameters).
+    pub loops: Vec<(String, Option<Vec<Word>>)>,
     /// Constructs the dialect's shell reads differently from how bash does, each as a reason
     /// ("`[[` is bash-only syntax that sh (dash) reads differently"). Always empty for bash.
     pub divergences: Vec<String>,

@@ -35,6 +35,7 @@ pub(super) struct Snapshot {
     functions: usize,
     hazards: usize,
     divergences: usize,
+    loops: usize,
     pending: usize,
 }
 
@@ -74,6 +75,9 @@ pub(super) struct Parser<'o> {
     /// Positions where `$((`/`((` was tried as arithmetic and failed: never retried, so
     /// nested failures cannot make parsing exponential.
     pub(super) not_arithmetic: HashSet<usize>,
+    /// Inside bash 5.3's `${ ...; }` or `${| ...; }`: a word starting with `}` where a
+    /// command may start ends it, whatever follows the brace (as bash's parser has it).
+    pub(super) funsub: bool,
     pub(super) out: &'o mut Script,
 }
 
@@ -93,6 +97,7 @@ impl<'o> Parser<'o> {
             dialect,
             pending: Vec::new(),
             not_arithmetic: HashSet::new(),
+            funsub: false,
             out,
         }
     }
@@ -296,6 +301,7 @@ impl<'o> Parser<'o> {
             functions: self.out.functions.len(),
             hazards: self.out.hazards.len(),
             divergences: self.out.divergences.len(),
+            loops: self.out.loops.len(),
             pending: self.pending.len(),
         }
     }
@@ -307,6 +313,7 @@ impl<'o> Parser<'o> {
         self.out.functions.truncate(s.functions);
         self.out.hazards.truncate(s.hazards);
         self.out.divergences.truncate(s.divergences);
+        self.out.loops.truncate(s.loops);
         self.pending.truncate(s.pending);
     }
 

@@ -1030,6 +1030,18 @@ fn translate(event: Event) -> Option<AppEvent> {
 
 pub use crate::context::git::git_branch;
 
+/// The project files approved hooks and servers run (their scripts, pinned by the approval)
+/// are the user's word: from now on writing one asks and commands cannot change them.
+fn protect_pinned(agent: &crate::agent::AgentConfig, data_dir: &Path) {
+    let pinned = crate::trust::TrustStore::load(data_dir)
+        .0
+        .pinned_files(&agent.root);
+    agent
+        .policy
+        .add_steering_files(&pinned, crate::steering::Kind::HostTool);
+    agent.sandbox.add_steering_files(&pinned);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1042,16 +1054,4 @@ mod tests {
         );
         assert_eq!(notification_text(&"x".repeat(300)).len(), 200);
     }
-}
-
-/// The project files approved hooks and servers run (their scripts, pinned by the approval)
-/// are the user's word: from now on writing one asks and commands cannot change them.
-fn protect_pinned(agent: &crate::agent::AgentConfig, data_dir: &Path) {
-    let pinned = crate::trust::TrustStore::load(data_dir)
-        .0
-        .pinned_files(&agent.root);
-    agent
-        .policy
-        .add_steering_files(&pinned, crate::steering::Kind::HostTool);
-    agent.sandbox.add_steering_files(&pinned);
 }

@@ -13,10 +13,23 @@ const MAX_CELLS: usize = 4_000_000;
 const CONTEXT: usize = 3;
 /// Longest preview returned, in lines.
 const MAX_LINES: usize = 400;
+/// Largest file read for a preview: the file as it is now is read as a regular file with
+/// this cap (a pipe, a device or a link to `/dev/zero` gives no preview, never a hang).
+const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The file at `path` as it is now, for a preview: empty when there is none, `None` when it
+/// is not a regular text file of at most [`MAX_READ_BYTES`].
+fn current(path: &std::path::Path) -> Option<String> {
+    match crate::safe_fs::read_small_text(path, MAX_READ_BYTES) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+        Err(_) => None,
+    }
+}
 
 /// The diff `write_file` would make (`content` at `path`), from the file as it is now.
 pub fn write_file_preview(path: &str, content: &str, ctx: &ToolContext) -> Option<String> {
-    let old = std::fs::read_to_string(ctx.resolve(path)).unwrap_or_default();
+    let old = current(&ctx.resolve(path))?;
     Some(unified(&shown_path(path, ctx), &old, content))
 }
 
@@ -33,7 +46,7 @@ fn shown_path(path: &str, ctx: &ToolContext) -> String {
 /// The diff `str_replace` would make; `None` when it would fail (the tool says why).
 pub fn str_replace_preview(args: &str_replace::Args, ctx: &ToolContext) -> Option<String> {
     let path = ctx.resolve(&args.path);
-    let old = std::fs::read_to_string(&path).ok()?;
+    let old = current(&path).filter(|old| !old.is_empty())?;
     if args.old.is_empty() || !old.contains(&args.old) {
         return None;
     }
@@ -177,6 +190,31 @@ fn lcs_ops<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<Op<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 41: the file a write would replace is read with a cap and never waited on: a
+    /// pipe a command made, or a link to `/dev/zero`, gives no preview (the test finishes).
+    #[test]
+    fn a_pipe_or_a_device_in_place_of_the_file_gives_no_preview() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ctx = crate::tools::test_context(&root, std::time::Duration::from_secs(5));
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("out.txt"))
+            .status();
+        assert!(made.unwrap().success());
+        std::os::unix::fs::symlink("/dev/zero", root.join("zero.txt")).unwrap();
+        for path in ["out.txt", "zero.txt"] {
+            assert_eq!(write_file_preview(path, "x\n", &ctx), None, "{path}");
+            let args = str_replace::Args {
+                path: path.to_string(),
+                old: "a".to_string(),
+                new: "b".to_string(),
+                replace_all: false,
+            };
+            assert_eq!(str_replace_preview(&args, &ctx), None, "{path}");
+        }
+        assert!(write_file_preview("new.txt", "x\n", &ctx).is_some());
+    }
 
     #[test]
     fn a_one_line_change_has_context_and_line_numbers() {

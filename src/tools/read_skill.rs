@@ -58,18 +58,17 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         ),
         _ => format!("cannot read {}: {e}", path.display()),
     };
-    let meta = tokio::fs::metadata(path).await.map_err(gone)?;
-    if meta.len() > MAX_SKILL_BYTES {
-        return Err(format!(
-            "{} is {} KiB; a SKILL.md may be at most {} KiB",
-            path.display(),
-            meta.len().div_ceil(1024),
-            MAX_SKILL_BYTES / 1024
-        ));
-    }
-    let bytes = tokio::fs::read(path).await.map_err(gone)?;
+    // A regular file with a cap, whatever replaced the one found at start (a pipe, a link
+    // to a device): read without waiting, never more than a skill may be.
     let text =
-        String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
+        crate::safe_fs::read_small_text(path, MAX_SKILL_BYTES).map_err(|e| match e.kind() {
+            ErrorKind::NotFound => gone(e),
+            _ => format!(
+                "cannot read {}: {e} (a SKILL.md is a UTF-8 file of at most {} KiB)",
+                path.display(),
+                MAX_SKILL_BYTES / 1024
+            ),
+        })?;
     let folder = path.parent().unwrap_or(path);
     Ok(format!(
         "Skill \"{}\" from {} (paths in it are relative to {}):\n\n{text}",
@@ -152,6 +151,23 @@ mod tests {
                 path.display()
             )
         );
+    }
+
+    /// Issue 41: a skill file replaced since start by a pipe or a link to a device is
+    /// refused at once, never waited on or read whole (the test finishes).
+    #[tokio::test]
+    async fn a_pipe_or_a_device_in_place_of_the_skill_is_refused() {
+        let (dir, ctx) = project();
+        let path = skill_dir(dir.path(), "pdf").join("SKILL.md");
+        std::fs::remove_file(&path).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.unwrap().success());
+        let err = run(args("pdf"), &ctx).await.unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let err = run(args("pdf"), &ctx).await.unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
     }
 
     #[tokio::test]

@@ -143,10 +143,7 @@ pub fn review(data_dir: &Path, root: &Path, files: &[Guide]) -> Review {
     record.projects.drain(..excess);
     // Nothing new: the file is left alone (a start costs no write).
     if !unchanged && problem.is_none() {
-        let written = serde_json::to_string(&record)
-            .map_err(io::Error::other)
-            .and_then(|text| crate::private_fs::replace(&path, text.as_bytes()));
-        if let Err(e) = written {
+        if let Err(e) = crate::private_fs::write_record(&path, &record) {
             problem = Some(format!("{} cannot be written ({e})", path.display()));
         }
     }

@@ -168,9 +168,8 @@ impl TrustStore {
     }
 
     fn save(&self) -> io::Result<()> {
-        let text = serde_json::to_string_pretty(&self.approvals).map_err(io::Error::other)?;
         // 0600 from the moment it exists, in a 0700 data folder when it makes one.
-        crate::private_fs::replace(&self.path, text.as_bytes())
+        crate::private_fs::write_record(&self.path, &self.approvals)
     }
 }
 

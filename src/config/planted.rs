@@ -82,15 +82,11 @@ impl std::fmt::Display for Held {
 }
 
 fn load(data_dir: &Path) -> Ledger {
-    crate::safe_fs::read_small_text(&data_dir.join(FILE_NAME), MAX_BYTES)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default()
+    crate::private_fs::read_record(&data_dir.join(FILE_NAME), MAX_BYTES)
 }
 
 fn save(data_dir: &Path, ledger: &Ledger) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(ledger).map_err(std::io::Error::other)?;
-    crate::private_fs::replace(&data_dir.join(FILE_NAME), text.as_bytes())
+    crate::private_fs::write_record(&data_dir.join(FILE_NAME), ledger)
 }
 
 fn seconds(time: SystemTime) -> f64 {

@@ -205,8 +205,9 @@ pub fn secret_name(name: &str) -> bool {
 /// Whether `value` looks like a credential whatever its name: a URL with a password
 /// (`postgres://app:pw@db/app`, a proxy with one), one token with a well-known prefix, a
 /// PEM block (`-----BEGIN …`), a connection string with a key in it (`AccountKey=…`), or
-/// a Slack or Discord webhook URL, or a value with a word that is a JSON Web Token, a Google API key (`AIza…`), a Twilio API
-/// key (`SK` and 32 hex digits) or a token with a prefix of [`PREFIXED_WORDS`].
+/// a Slack or Discord webhook URL, or a value with a word that is a JSON Web Token, a
+/// Google API key (`AIza…`), a Twilio API key (`SK` and 32 hex digits) or a token with one
+/// of about sixty well-known prefixes (GitHub's, GitLab's, Slack's, Stripe's, …).
 pub fn secret_value(value: &str) -> bool {
     url_with_password(value)
         || prefixed_token(value.trim())

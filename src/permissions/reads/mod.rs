@@ -1,9 +1,9 @@
 //! What a bash command line could read by name: the sensitive-file check behind
 //! [`super::policy::RulePolicy::judge_bash`].
 //!
-//! In: an allowed part's [`Operands`] (its words as written), the [`LineFacts`] of the whole
-//! line, the project root and home, and the sensitive patterns. Out: the sensitive pattern a
-//! word could name, if any.
+//! In: an allowed part's [`Operands`](super::bash::Operands) (its words as written), the
+//! [`LineFacts`](super::bash::LineFacts) of the whole line, the project root and home, and
+//! the sensitive patterns. Out: the sensitive pattern a word could name, if any.
 //!
 //! A word is evaluated as bash would, as far as rein can: quotes removed, `~`, `~+`,
 //! `$HOME`, `${HOME}`, `${HOME%/}` and the other `${NAME...}` forms whose value follows from

@@ -2410,13 +2410,31 @@ fn the_question_about_a_projects_hooks_takes_only_its_answers() {
         "{effects:?}"
     );
     assert!(s.app.hook_trust.is_none());
-    s.send("/hooks allow");
-    assert!(s
-        .app
-        .hint
-        .as_deref()
-        .unwrap()
-        .contains("no project hooks are held"));
+    // Nothing held now: /hooks allow approves them as they are now (a script of theirs
+    // that changed during the session holds them until then), and says what it pinned.
+    let effects = s.send("/hooks allow");
+    assert!(
+        matches!(effects.as_slice(), [.., Effect::ReapproveHooks]),
+        "{effects:?}"
+    );
+    rein::app::update::hooks::reapproved(
+        &mut s.app,
+        Ok(vec![".claude/hooks/check.sh (sha256 0123abcd…)".into()]),
+    );
+    let said = s.notices().pop().unwrap().1;
+    assert!(
+        said.starts_with("allowed the project's hooks as they are now")
+            && said.contains("\n  .claude/hooks/check.sh (sha256 0123abcd…)"),
+        "{said}"
+    );
+    rein::app::update::hooks::reapproved(
+        &mut s.app,
+        Err(".rein/hooks.json does not exist or is not JSON".into()),
+    );
+    assert_eq!(
+        s.notices().pop().unwrap().1,
+        "no project hooks allowed: .rein/hooks.json does not exist or is not JSON"
+    );
 
     // The loop allowed them: the transcript names them, /hooks lists them.
     rein::app::update::hooks::allowed(&mut s.app, Ok(vec!["Stop: touch x (project)".into()]));

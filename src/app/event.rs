@@ -168,6 +168,9 @@ pub enum Effect {
     /// Approve the project's held hooks (pinned to these definitions) and let them run
     /// from the next event on; the transcript says so (or why not).
     AllowHooks(Box<crate::hooks::Held>),
+    /// Approve the project's hooks as they are now, with the files they run: `/hooks allow`
+    /// when nothing was held at start but a changed script holds them now.
+    ReapproveHooks,
     /// The user kept the project's hooks held: a session waiting to start goes on.
     HooksAnswered,
     /// Append this input to the history file (`App::input_history`).

@@ -713,6 +713,21 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     };
                     crate::app::update::hooks::allowed(app, result);
                 }
+                Effect::ReapproveHooks => {
+                    let agent = ctx.sessions.as_ref().map(|s| &s.agent_config);
+                    let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());
+                    let result = match (agent, data_dir) {
+                        (Some(agent), Some(data_dir)) => {
+                            let allowed = crate::hooks::allow_project(&agent.root, &data_dir);
+                            if allowed.is_ok() {
+                                protect_pinned(agent, &data_dir);
+                            }
+                            allowed.map(|a| a.files)
+                        }
+                        _ => Err("this dashboard runs no agent".to_string()),
+                    };
+                    crate::app::update::hooks::reapproved(app, result);
+                }
                 Effect::HooksAnswered => {
                     if let Some(sessions) = ctx.sessions.as_ref() {
                         sessions.agent_config.hooks.answered();

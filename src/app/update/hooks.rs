@@ -24,16 +24,16 @@ pub fn list(app: &mut App) {
     app.transcript.notice(NoticeKind::Info, text);
 }
 
-/// `/hooks allow`: ask about the project's held hooks again.
-pub fn ask_again(app: &mut App) {
+/// `/hooks allow`: ask about the project's held hooks again; with none held at start, approve
+/// them as they are now (a script of theirs that changed during the session holds them
+/// until then, as `rein hooks allow` in a shell would; the transcript lists what it pins).
+pub fn ask_again(app: &mut App, effects: &mut Vec<Effect>) {
     match app.hook_trust.as_mut() {
         Some(trust) => {
             trust.open = true;
             trust.scroll = 0;
         }
-        None => {
-            app.hint = Some("no project hooks are held in this session (/hooks lists them)".into())
-        }
+        None => effects.push(Effect::ReapproveHooks),
     }
 }
 
@@ -62,6 +62,29 @@ pub fn answer(app: &mut App, outcome: HookTrustOutcome, effects: &mut Vec<Effect
                 effects.push(Effect::HooksAnswered);
             }
         }
+    }
+}
+
+/// `/hooks allow` approved the project's hooks as they are now (`files`: the project files
+/// the approval pins, a line each), or could not (`Err`: there are none, or it failed).
+pub fn reapproved(app: &mut App, result: Result<Vec<String>, String>) {
+    match result {
+        Ok(files) => {
+            let mut text = "allowed the project's hooks as they are now; they run as you, \
+                            outside rein's sandbox, until they or these files change:"
+                .to_string();
+            for line in &files {
+                text.push_str(&format!("\n  {line}"));
+            }
+            if files.is_empty() {
+                text.push_str("\n  (their commands name no project file)");
+            }
+            app.transcript.notice(NoticeKind::Info, text);
+        }
+        Err(why) => app.transcript.notice(
+            NoticeKind::Error,
+            format!("no project hooks allowed: {why}"),
+        ),
     }
 }
 

@@ -123,7 +123,7 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
             ));
         }
         SlashCommand::Hooks(HooksAction::List) => super::hooks::list(app),
-        SlashCommand::Hooks(HooksAction::Allow) => super::hooks::ask_again(app),
+        SlashCommand::Hooks(HooksAction::Allow) => super::hooks::ask_again(app, effects),
         SlashCommand::Hooks(HooksAction::Unknown(words)) => {
             app.hint = Some(format!("/hooks {words}: expected /hooks or /hooks allow"));
         }

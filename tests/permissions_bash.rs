@@ -69,6 +69,11 @@ impl Policy {
         }
     }
 
+    /// The project folder.
+    fn root(&self) -> &std::path::Path {
+        self._project.path()
+    }
+
     /// Write `files` (paths under the project, or under the home with `~/`).
     fn with_files(self, files: &[&str]) -> Policy {
         for file in files {

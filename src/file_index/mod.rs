@@ -9,6 +9,7 @@
 //! The scan does I/O and takes time on a large tree: the dashboard runs it off its loop
 //! and hands the result to the update step, which only matches ([`matcher`]).
 
+pub mod guard;
 pub mod matcher;
 
 use std::path::{Path, PathBuf};
@@ -86,7 +87,8 @@ pub fn scan(root: &Path, cap: usize) -> FileIndex {
         root: root.to_path_buf(),
         ..FileIndex::default()
     };
-    let walker = ignore::WalkBuilder::new(root)
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .hidden(true)
         .parents(true)
         .ignore(true)
@@ -95,8 +97,10 @@ pub fn scan(root: &Path, cap: usize) -> FileIndex {
         .git_exclude(true)
         // A project that is not (yet) a git repository still has its .gitignore honoured.
         .require_git(false)
-        .follow_links(false)
-        .build();
+        .follow_links(false);
+    // A folder whose ignore files are a pipe or a device is not entered (`guard`).
+    guard::guard(&mut builder, root, |_| true);
+    let walker = builder.build();
     for item in walker {
         let entry = match item {
             Ok(entry) => entry,
@@ -157,6 +161,22 @@ mod tests {
 
     fn paths(index: &FileIndex) -> Vec<&str> {
         index.entries.iter().map(|e| e.path.as_str()).collect()
+    }
+
+    /// Issue 41: a cloned tree's `.gitignore` that is a link to `/dev/zero`, or a `.ignore`
+    /// that is a pipe nobody writes, made the scan grow until rein ran out of memory, or
+    /// wait for ever. Such a folder is left out; the test finishing is the assertion.
+    #[test]
+    fn hostile_ignore_files_leave_their_folder_out() {
+        let dir = tree(&["a.rs", "zero/b.rs", "pipe/c.rs", "fine/d.rs"]);
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero/.gitignore")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe/.ignore"))
+            .status();
+        assert!(made.unwrap().success());
+        let index = scan(dir.path(), DEFAULT_CAP);
+        let paths: Vec<&str> = index.entries.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["a.rs", "fine/", "fine/d.rs"]);
     }
 
     #[test]

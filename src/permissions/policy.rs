@@ -387,6 +387,14 @@ impl RulePolicy {
                         }
                     ));
                 }
+                reads::Below::Unreadable => {
+                    return Some(format!(
+                        "it reads {} whole, and a folder in it has an ignore file that is not a \
+                         regular file (a pipe or a device), which rein does not read to look \
+                         for sensitive files",
+                        folder.display()
+                    ))
+                }
                 reads::Below::TooMany => {
                     return Some(format!(
                         "it reads {} whole, which holds more than {} entries to look through for sensitive files",

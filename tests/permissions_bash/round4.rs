@@ -277,6 +277,21 @@ fn folders_read_whole_ask_where_they_hold_sensitive_files() {
         ("find . -type f | xargs cat", Allow),
         ("rg --hidden TODO", Allow),
     ]);
+    // A tree whose ignore files are a pipe nobody writes or a link to /dev/zero: ripgrep's
+    // rules cannot be read, so what `rg` reads cannot be told (it asks), and the checker
+    // never opens them (the test finishing is the other half: it hung, or ran out of
+    // memory). `grep -r` reads no ignore file and is judged as before.
+    let hostile = Policy::new().with_files(&["src/main.rs", "vendor/x.rs"]);
+    let made = std::process::Command::new("mkfifo")
+        .arg(hostile.root().join(".ignore"))
+        .status();
+    assert!(made.unwrap().success());
+    std::os::unix::fs::symlink("/dev/zero", hostile.root().join("vendor/.gitignore")).unwrap();
+    hostile.check(&[
+        ("rg TODO", Ask),
+        ("rg TODO src", Ask),
+        ("grep -rn TODO .", Allow),
+    ]);
 }
 
 /// Item 4: the reason says what was read and why, and "allow for this session" lets the

@@ -27,6 +27,9 @@ pub enum Below {
     Sensitive(PathBuf, String),
     /// More than [`MAX_WALK`] entries: not looked through.
     TooMany,
+    /// A folder whose ignore files are not regular files (a pipe, a device): not looked
+    /// through ([`crate::file_index::guard`]).
+    Unreadable,
 }
 
 /// A sensitive file (or a sensitive pattern's own folder) below `folder`, read as `walk`
@@ -75,15 +78,32 @@ pub fn sensitive_below(
         .standard_filters(walk.ignores)
         .hidden(!walk.hidden)
         .follow_links(false)
-        .max_depth(walk.shallow.then_some(1))
-        .filter_entry(|e| {
-            !(e.depth() > 0
-                && e.file_type().is_some_and(|t| t.is_dir())
-                && SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
-        });
+        .max_depth(walk.shallow.then_some(1));
     if walk.ignores {
         builder.require_git(false);
     }
+    let skipped = |e: &ignore::DirEntry| {
+        !(e.depth() > 0
+            && e.file_type().is_some_and(|t| t.is_dir())
+            && SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
+    };
+    // A walk that reads ignore files never reads a hostile tree's (a pipe, a link to
+    // /dev/zero); a folder left unlooked-at for that is one rein cannot vouch for.
+    let unread = if walk.ignores {
+        Some(crate::file_index::guard::guard(
+            &mut builder,
+            folder,
+            skipped,
+        ))
+    } else {
+        builder.filter_entry(skipped);
+        None
+    };
+    let unread = || {
+        unread
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    };
     for (seen, entry) in builder.build().enumerate() {
         if seen > MAX_WALK {
             return Below::TooMany;
@@ -113,6 +133,9 @@ pub fn sensitive_below(
                 return Below::Sensitive(path.to_path_buf(), configured.to_string());
             }
         }
+    }
+    if unread() {
+        return Below::Unreadable;
     }
     Below::Nothing
 }

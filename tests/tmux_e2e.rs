@@ -2585,3 +2585,39 @@ async fn typing_as_an_approval_opens_goes_to_the_input_not_the_answer() {
     assert!(screen.contains("yay yay yay"), "{screen}");
     tmux.send("", &["C-c"]);
 }
+
+/// Issue 41: a cloned project's `.rein/config.toml` that names its own endpoint is held,
+/// and the dashboard says so in its transcript (the warning on stderr is behind the
+/// screen), with how to allow it; the conversation goes to the user's own server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_held_endpoint_is_said_in_the_dashboard() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".rein")).unwrap();
+    std::fs::write(
+        project.path().join(".rein/config.toml"),
+        "base_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("Answered by your own server.")])
+        .await
+        .unwrap();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
+    let screen = tmux
+        .wait_for("the held endpoint in the transcript", |s| {
+            s.contains("which is held") && s.contains("rein config allow")
+        })
+        .await;
+    assert!(screen.contains("http://127.0.0.1:9/v1"), "{screen}");
+    tmux.send("hello", &["Enter"]);
+    tmux.wait_for("the user's server's answer", |s| {
+        s.contains("Answered by your own server.") && s.contains("● ready")
+    })
+    .await;
+    assert_eq!(server.requests().len(), 1);
+    tmux.quit_with_ctrl_c().await;
+}

@@ -43,6 +43,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
         instructions,
         commands,
         changes,
+        warnings,
         mode,
     } = guidance;
     use std::io::IsTerminal;
@@ -84,7 +85,9 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
                 .push(Cell::notice(NoticeKind::Info, line.clone()));
         }
         app.instructions = instructions.lines();
-        for line in changes {
+        // What a person should read before anything is sent: stderr is behind the
+        // dashboard's screen, so the transcript says it too.
+        for line in warnings.into_iter().chain(changes) {
             app.transcript
                 .cells
                 .push(Cell::notice(NoticeKind::Error, line));

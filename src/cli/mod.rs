@@ -49,6 +49,9 @@ struct Guidance {
     /// The project's instruction files, skills, commands and agent definitions that are new
     /// or changed since the last session here (`rein::guidance`), a line each.
     changes: Vec<String>,
+    /// What the settings' warnings said (a project's held endpoint, its ignored allows and
+    /// lowered safety settings), printed on stderr already; the dashboard shows them too.
+    warnings: Vec<String>,
     /// The approval mode to start in (`--mode`), when given.
     mode: Option<ApprovalMode>,
 }
@@ -124,7 +127,8 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     // contains what they allow.
     let sandbox = detect_sandbox(&config, &root, &env);
     let confined = sandbox.not_working_reason().is_none();
-    for warning in config.warnings(confined) {
+    let warnings = config.warnings(confined);
+    for warning in &warnings {
         eprintln!("rein: warning: {warning}");
     }
     let policy = Arc::new(
@@ -213,6 +217,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             instructions,
             commands,
             changes,
+            warnings,
             mode,
         },
         resumed,

@@ -32,6 +32,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         commands,
         changes,
         mode,
+        ..
     } = guidance;
     let cap = usize::try_from(config.attach_total_bytes.value).unwrap_or(usize::MAX);
     let (prompt, piped) = super::piped::prompt_and_stdin(prompt, cap)?;

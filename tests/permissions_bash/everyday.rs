@@ -238,31 +238,40 @@ pub(crate) const OTHER_BUILDS: &[&str] = &[
 
 #[test]
 fn at_most_five_percent_of_everyday_commands_ask() {
-    let policy = Policy::new();
-    let asking: Vec<String> = EVERYDAY
-        .iter()
-        .filter_map(|command| {
-            let judgement = policy.policy.judge_bash(command);
-            (judgement.action != RuleAction::Allow).then(|| {
-                format!(
-                    "  {command}  -> {} ({})",
-                    judgement.action, judgement.reason
-                )
+    // In a bare project, and in one with a `.env` (issue 41: a recursive read of a folder
+    // holding one asks, so the share must hold where most web projects are).
+    for (what, policy) in [
+        ("a bare project", Policy::new()),
+        (
+            "a project with a .env",
+            Policy::new().with_files(&[".env", "src/main.rs", "README.md"]),
+        ),
+    ] {
+        let asking: Vec<String> = EVERYDAY
+            .iter()
+            .filter_map(|command| {
+                let judgement = policy.policy.judge_bash(command);
+                (judgement.action != RuleAction::Allow).then(|| {
+                    format!(
+                        "  {command}  -> {} ({})",
+                        judgement.action, judgement.reason
+                    )
+                })
             })
-        })
-        .collect();
-    let (n, k) = (EVERYDAY.len(), asking.len());
-    let share = 100.0 * k as f64 / n as f64;
-    eprintln!(
-        "everyday corpus: {n} commands, {k} ask = {share:.1} %\n{}",
-        asking.join("\n")
-    );
-    assert!(n >= 150, "the corpus has {n} commands");
-    assert!(
-        k * 100 <= n * 5,
-        "{k} of {n} everyday commands ask ({share:.1} %, more than 5 %):\n{}",
-        asking.join("\n")
-    );
+            .collect();
+        let (n, k) = (EVERYDAY.len(), asking.len());
+        let share = 100.0 * k as f64 / n as f64;
+        eprintln!(
+            "everyday corpus in {what}: {n} commands, {k} ask = {share:.1} %\n{}",
+            asking.join("\n")
+        );
+        assert!(n >= 150, "the corpus has {n} commands");
+        assert!(
+            k * 100 <= n * 5,
+            "{k} of {n} everyday commands ask in {what} ({share:.1} %, more than 5 %):\n{}",
+            asking.join("\n")
+        );
+    }
 }
 
 #[test]

@@ -269,6 +269,17 @@ fn folders_read_whole_ask_where_they_hold_sensitive_files() {
         ("find . -type f | wc -l", Allow),
         ("ls -R ~", Allow),
         ("grep -c x src/main.rs", Allow),
+        // Globs and pathspecs that only take files by name read no `.env`.
+        ("rg -i error -g '*.toml'", Allow),
+        ("rg TOKEN --glob='*.rs'", Allow),
+        ("rg TOKEN -g '!*.md'", Ask),
+        ("rg TOKEN --iglob '*.RS'", Ask),
+        ("rg TOKEN -g 'src/**'", Ask),
+        ("wc -l $(git ls-files '*.rs')", Allow),
+        ("git ls-files '*.md' | xargs wc -l", Allow),
+        ("git ls-files | xargs cat", Ask),
+        ("git ls-files '.e*' | xargs cat", Ask),
+        ("git ls-files -x '*.o' '*.rs' '.env' | xargs cat", Ask),
     ]);
     // A project without sensitive files: reading it whole is fine.
     let clean = Policy::new().with_files(&["src/main.rs", "README.md"]);

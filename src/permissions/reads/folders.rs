@@ -192,17 +192,30 @@ pub fn reads_folders(operands: &Operands) -> Option<(Walk, Vec<String>)> {
                 .filter(|a| a.starts_with('-') && !a.starts_with("--"))
                 .map(|a| a.matches('u').count())
                 .sum::<usize>();
-            let globs = !valued(&["-g", "--glob", "--iglob"]).is_empty();
+            let given = valued(&["-g", "--glob", "--iglob"]);
+            let globs = !given.is_empty();
             let hidden = flag('.', &["--hidden"]) || unrestricted >= 2 || globs;
             let ignores =
                 !(args.iter().any(|a| a.starts_with("--no-ignore")) || unrestricted >= 1 || globs);
+            // Globs that only include, by a file's name (`-g '*.toml'`), are the names a
+            // file must have to be read, as `grep --include` is; a negated, case-blind or
+            // path glob is not read as a filter.
+            let includes = if valued(&["--iglob"]).is_empty()
+                && given
+                    .iter()
+                    .all(|g| !g.starts_with('!') && !g.contains('/'))
+            {
+                given
+            } else {
+                Vec::new()
+            };
             Some((
                 Walk {
                     hidden,
                     ignores,
                     shallow: false,
                 },
-                Vec::new(),
+                includes,
             ))
         }
         "ag" | "ack" | "ugrep" => Some((all, Vec::new())),
@@ -256,14 +269,34 @@ pub fn lists_folders(operands: &Operands) -> Option<(Walk, Vec<String>)> {
             ))
         }
         "tree" | "du" | "fd" | "fdfind" => Some((all, Vec::new())),
-        "git" if args.first() == Some(&"ls-files") => Some((
-            Walk {
-                hidden: true,
-                ignores: true,
-                shallow: false,
-            },
-            Vec::new(),
-        )),
+        "git" if args.first() == Some(&"ls-files") => {
+            // Pathspecs that are all name globs (`'*.rs'`) list only files of such names;
+            // a folder, a path or a pathspec with magic lists what it will.
+            let specs: Vec<&str> = args[1..]
+                .iter()
+                .copied()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            let names = if !specs.is_empty()
+                && specs.iter().all(|p| {
+                    p.contains(['*', '?', '['])
+                        && !p.contains('/')
+                        && !p.starts_with(':')
+                        && !p.contains("**")
+                }) {
+                specs.iter().map(|p| p.to_string()).collect()
+            } else {
+                Vec::new()
+            };
+            Some((
+                Walk {
+                    hidden: true,
+                    ignores: true,
+                    shallow: false,
+                },
+                names,
+            ))
+        }
         "rg" if args
             .iter()
             .any(|a| matches!(*a, "--files" | "-l" | "--files-with-matches")) =>

@@ -68,149 +68,139 @@ fn candidate(word: &Word) -> Option<&str> {
     Some(text)
 }
 
-/// The words of `command` (see the module doc).
-fn words(command: &str, root: &Path) -> Vec<Word> {
-    let root = root.to_string_lossy();
-    let mut out = Vec::new();
-    let mut word = Word::default();
-    let mut started = false;
-    let mut program_next = true;
-    let mut redirect_next = false;
-    let mut chars = command.chars().peekable();
-    let finish = |word: &mut Word,
-                  started: &mut bool,
-                  program_next: &mut bool,
-                  redirect_next: &mut bool,
-                  out: &mut Vec<Word>| {
-        if !*started {
+/// The state of [`words`] between characters.
+#[derive(Default)]
+struct Split {
+    out: Vec<Word>,
+    word: Word,
+    /// Something of `word` was seen (an empty `''` is a word).
+    started: bool,
+    /// The next word is a command's program.
+    program_next: bool,
+    /// The next word follows a redirection operator.
+    redirect_next: bool,
+}
+
+impl Split {
+    /// The word so far, ended: marked as a program or a redirection's target as it stands.
+    fn finish(&mut self) {
+        if !self.started {
             return;
         }
-        let mut w = std::mem::take(word);
-        *started = false;
-        if *redirect_next {
+        let mut w = std::mem::take(&mut self.word);
+        self.started = false;
+        if self.redirect_next {
             w.redirected = true;
-            *redirect_next = false;
-        } else if *program_next {
+            self.redirect_next = false;
+        } else if self.program_next {
             // `NAME=value cmd`: an assignment keeps the next word the program.
             let assignment = w.text.split_once('=').is_some_and(|(n, _)| {
                 !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_')
             });
             if !assignment {
                 w.program = true;
-                *program_next = false;
+                self.program_next = false;
             }
         }
-        out.push(w);
+        self.out.push(w);
+    }
+}
+
+/// The words of `command` (see the module doc).
+fn words(command: &str, root: &Path) -> Vec<Word> {
+    let root = root.to_string_lossy();
+    let mut s = Split {
+        program_next: true,
+        ..Split::default()
     };
+    let mut chars = command.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            ' ' | '\t' => finish(
-                &mut word,
-                &mut started,
-                &mut program_next,
-                &mut redirect_next,
-                &mut out,
-            ),
+            ' ' | '\t' => s.finish(),
             '\n' | ';' | '&' | '|' | '(' | ')' => {
-                finish(
-                    &mut word,
-                    &mut started,
-                    &mut program_next,
-                    &mut redirect_next,
-                    &mut out,
-                );
-                program_next = true;
+                s.finish();
+                s.program_next = true;
             }
             '<' | '>' => {
                 // `2>file`: the digits were the descriptor, not a word.
-                if started && !word.text.is_empty() && word.text.chars().all(|d| d.is_ascii_digit())
+                if s.started
+                    && !s.word.text.is_empty()
+                    && s.word.text.chars().all(|d| d.is_ascii_digit())
                 {
-                    word = Word::default();
-                    started = false;
+                    s.word = Word::default();
+                    s.started = false;
                 } else {
-                    finish(
-                        &mut word,
-                        &mut started,
-                        &mut program_next,
-                        &mut redirect_next,
-                        &mut out,
-                    );
+                    s.finish();
                 }
                 while matches!(chars.peek(), Some('>' | '<' | '&' | '|')) {
                     chars.next();
                 }
-                redirect_next = true;
+                s.redirect_next = true;
             }
-            '#' if !started => {
+            '#' if !s.started => {
                 for c in chars.by_ref() {
                     if c == '\n' {
-                        program_next = true;
+                        s.program_next = true;
                         break;
                     }
                 }
             }
             '\'' => {
-                started = true;
+                s.started = true;
                 for c in chars.by_ref() {
                     if c == '\'' {
                         break;
                     }
-                    word.text.push(c);
+                    s.word.text.push(c);
                 }
             }
             '"' => {
-                started = true;
+                s.started = true;
                 while let Some(c) = chars.next() {
                     match c {
                         '"' => break,
                         '\\' => match chars.peek() {
                             Some(&n @ ('$' | '`' | '"' | '\\')) => {
                                 chars.next();
-                                word.text.push(n);
+                                s.word.text.push(n);
                             }
-                            _ => word.text.push('\\'),
+                            _ => s.word.text.push('\\'),
                         },
-                        '$' => dollar(&mut chars, &mut word, &root),
-                        '`' => word.unknown = true,
-                        c => word.text.push(c),
+                        '$' => dollar(&mut chars, &mut s.word, &root),
+                        '`' => s.word.unknown = true,
+                        c => s.word.text.push(c),
                     }
                 }
             }
             '\\' => {
-                started = true;
+                s.started = true;
                 if let Some(n) = chars.next() {
                     if n != '\n' {
-                        word.text.push(n);
+                        s.word.text.push(n);
                     }
                 }
             }
             '$' => {
-                started = true;
-                dollar(&mut chars, &mut word, &root);
+                s.started = true;
+                dollar(&mut chars, &mut s.word, &root);
             }
             '`' | '*' | '?' | '[' => {
-                started = true;
-                word.unknown = true;
-                word.text.push(c);
+                s.started = true;
+                s.word.unknown = true;
+                s.word.text.push(c);
             }
-            '~' if !started => {
-                started = true;
-                word.unknown = true;
+            '~' if !s.started => {
+                s.started = true;
+                s.word.unknown = true;
             }
             c => {
-                started = true;
-                word.text.push(c);
+                s.started = true;
+                s.word.text.push(c);
             }
         }
     }
-    finish(
-        &mut word,
-        &mut started,
-        &mut program_next,
-        &mut redirect_next,
-        &mut out,
-    );
-    out
+    s.finish();
+    s.out
 }
 
 /// After a `$`: the project's variable becomes `root`; anything else leaves the word

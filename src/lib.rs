@@ -27,6 +27,7 @@ pub mod elicitation;
 pub mod external_editor;
 pub mod file_index;
 pub mod file_pin;
+pub mod git_pointer;
 pub mod guidance;
 pub mod headless;
 pub mod hooks;

@@ -36,14 +36,11 @@ impl UserRepo {
                     });
                 }
                 if meta.is_file() {
-                    let git_dir = gitfile_target(&dot_git)?;
-                    // Bounded, a regular file only: a crafted `.git` file may point at a
+                    // Bounded, regular files only: a crafted `.git` file may point at a
                     // folder whose `commondir` is a named pipe or a link to a device.
+                    let git_dir = crate::git_pointer::gitdir_of(&dot_git)?;
                     let common_dir =
-                        crate::safe_fs::read_small_text(&git_dir.join("commondir"), 64 * 1024)
-                            .ok()
-                            .map(|c| git_dir.join(c.trim()))
-                            .unwrap_or_else(|| git_dir.clone());
+                        crate::git_pointer::common_dir(&git_dir).unwrap_or_else(|| git_dir.clone());
                     return Some(UserRepo {
                         top: d.to_path_buf(),
                         git_dir,
@@ -90,14 +87,6 @@ fn read_regular(path: &Path, max: u64) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
     file.take(max + 1).read_to_end(&mut bytes).ok()?;
     (bytes.len() as u64 <= max).then_some(bytes)
-}
-
-/// Where a `.git` file (`gitdir: PATH`) points.
-fn gitfile_target(file: &Path) -> Option<PathBuf> {
-    let text = crate::safe_fs::read_small_text(file, 64 * 1024).ok()?;
-    let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
-    let base = file.parent()?;
-    Some(base.join(target))
 }
 
 /// Whether `tracked` (sorted) holds a path under folder `dir` (no trailing slash).

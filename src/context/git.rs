@@ -6,13 +6,13 @@
 pub fn git_branch(root: &std::path::Path) -> Option<String> {
     let git = root.join(".git");
     let dir = if git.is_file() {
-        let text = std::fs::read_to_string(&git).ok()?;
-        let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
-        root.join(target)
+        crate::git_pointer::gitdir_of(&git)?
     } else {
         git
     };
-    let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
+    // Bounded, a regular file only: a project's `HEAD` may be a pipe or a link to a device.
+    let head =
+        crate::safe_fs::read_small_text(&dir.join("HEAD"), crate::git_pointer::MAX_BYTES).ok()?;
     let head = head.trim();
     match head.strip_prefix("ref: ") {
         Some(reference) => Some(
@@ -42,5 +42,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(git_branch(dir.path()).as_deref(), Some("0123456"));
+    }
+
+    /// A cloned project's `HEAD` that is a pipe nobody writes, or a link to `/dev/zero`,
+    /// gives no branch (the status line and the reminder asked it at every turn: a hang, or
+    /// a read without end). The test finishing is the assertion.
+    #[test]
+    fn a_head_that_is_a_pipe_or_a_device_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join(".git/HEAD"))
+            .status();
+        assert!(made.unwrap().success());
+        assert_eq!(git_branch(dir.path()), None);
+        std::fs::remove_file(dir.path().join(".git/HEAD")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join(".git/HEAD")).unwrap();
+        assert_eq!(git_branch(dir.path()), None);
     }
 }

@@ -83,21 +83,14 @@ fn git_files(dir: &Path) -> Vec<PathBuf> {
     if !small_or_absent(&git) {
         return vec![git];
     }
-    let Ok(text) = crate::safe_fs::read_small_text(&git, MAX_IGNORE_BYTES) else {
-        return vec![git];
-    };
-    let Some(target) = text
-        .lines()
-        .find_map(|l| l.strip_prefix("gitdir:"))
-        .map(|t| dir.join(t.trim()))
-    else {
+    let Some(target) = crate::git_pointer::gitdir_of(&git) else {
         return Vec::new();
     };
     let common = target.join("commondir");
     let mut out = vec![common.clone(), target.join("info/exclude")];
     if small_or_absent(&common) {
-        if let Ok(text) = crate::safe_fs::read_small_text(&common, MAX_IGNORE_BYTES) {
-            out.push(target.join(text.trim()).join("info/exclude"));
+        if let Some(shared) = crate::git_pointer::common_dir(&target) {
+            out.push(shared.join("info/exclude"));
         }
     }
     out

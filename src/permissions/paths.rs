@@ -463,12 +463,8 @@ fn git_pointer_target(root: &Path) -> Option<PathBuf> {
         return None;
     }
     // Bounded, and a regular file only: a project's `.git` may be a link to `/dev/zero`.
-    let text = crate::safe_fs::read_small_text(&git, 4096).ok()?;
-    let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
-    if target.is_empty() {
-        return None;
-    }
-    resolve(Path::new(target), root)
+    let target = crate::git_pointer::gitdir_of(&git)?;
+    resolve(&target, root)
 }
 
 #[cfg(test)]

@@ -24,10 +24,6 @@ const WHOLE_FOLDERS: &[&str] = &[".cargo", ".vscode"];
 /// `.env.example`, `.env.local.sample`.
 const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist", "defaults"];
 
-/// The most bytes read of a `.git` pointer file or a `commondir` (a path on one line): a
-/// project's `.git` may be a link to `/dev/zero` or a named pipe, which are not read.
-const POINTER_MAX: u64 = 4096;
-
 /// What one bounded walk of the project finds for the sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProjectScan {
@@ -149,10 +145,10 @@ pub fn protected_paths(root: &Path) -> Vec<PathBuf> {
         Ok(meta) if meta.is_file() => {
             // A worktree or submodule: `.git` names the real git directory. The file itself
             // is protected too, or a command could point it at a git directory of its own.
-            let target = gitdir_target(root, &git);
+            let target = crate::git_pointer::gitdir_of(&git);
             paths.push(git);
             if let Some(target) = target {
-                let common = common_dir(&target);
+                let common = crate::git_pointer::common_dir(&target);
                 paths.push(target);
                 paths.extend(common);
             }
@@ -161,29 +157,6 @@ pub fn protected_paths(root: &Path) -> Vec<PathBuf> {
     }
     paths.push(root.join(".rein"));
     paths
-}
-
-/// The directory a `.git` file's `gitdir: PATH` line names (relative to the project root).
-fn gitdir_target(root: &Path, git_file: &Path) -> Option<PathBuf> {
-    let text = crate::safe_fs::read_small_text(git_file, POINTER_MAX).ok()?;
-    let target = text
-        .lines()
-        .find_map(|line| line.strip_prefix("gitdir:"))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())?;
-    Some(root.join(target))
-}
-
-/// A worktree's shared git directory, named by the `commondir` file in its git directory
-/// (relative to that directory). It holds the hooks and config git runs later.
-fn common_dir(gitdir: &Path) -> Option<PathBuf> {
-    let text = crate::safe_fs::read_small_text(&gitdir.join("commondir"), POINTER_MAX).ok()?;
-    let common = text
-        .lines()
-        .next()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())?;
-    Some(gitdir.join(common))
 }
 
 /// Make sure `.rein` exists so it can be bound read-only: a missing one could be created by

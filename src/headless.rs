@@ -56,8 +56,15 @@ pub struct HeadlessOptions {
 /// a server cannot reach the terminal as control sequences.
 macro_rules! say {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::sanitize::sanitize(&format!($($arg)*)))
+        to_stderr(&format!("{}\n", $crate::sanitize::sanitize(&format!($($arg)*))))
     };
+}
+
+/// Text to stderr. Its reader gone (`rein -p … 2>&1 | head -1`), the text is dropped
+/// rather than ending the run with a panic, as stdout's is.
+fn to_stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
 /// Wait for the agent to finish what an interrupt asked (its events until the channel ends).
@@ -347,9 +354,13 @@ impl Printer {
             AgentEvent::ReasoningDelta { text } => {
                 if !self.in_reasoning {
                     self.in_reasoning = true;
-                    eprint!("{}thinking: ", if self.styled { "\x1b[2m" } else { "" });
+                    to_stderr(if self.styled {
+                        "\x1b[2mthinking: "
+                    } else {
+                        "thinking: "
+                    });
                 }
-                eprint!("{}", sanitize(text));
+                to_stderr(&sanitize(text));
             }
             AgentEvent::AssistantMessage { refusal: true, .. } => {
                 self.newline_stdout();
@@ -542,7 +553,7 @@ impl Printer {
     fn end_reasoning(&mut self) {
         if self.in_reasoning {
             self.in_reasoning = false;
-            eprintln!("{}", if self.styled { "\x1b[0m" } else { "" });
+            to_stderr(if self.styled { "\x1b[0m\n" } else { "\n" });
         }
     }
 

@@ -10,13 +10,16 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     if let Err(e) = color_eyre::install() {
-        eprintln!("rein: {e}");
+        cli::out::errln!("rein: {e}");
     }
     let cli = cli::Cli::parse();
     match cli::run(cli) {
+        // Output that could not be written (not a closed pipe: that ends quietly) fails
+        // a command that would have succeeded.
+        Ok(code) if cli::out::failed() && code == ExitCode::SUCCESS => ExitCode::FAILURE,
         Ok(code) => code,
         Err(message) => {
-            eprintln!("rein: {message}");
+            cli::out::errln!("rein: {message}");
             ExitCode::from(2)
         }
     }

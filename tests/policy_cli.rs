@@ -203,3 +203,57 @@ fn project_code_asks_without_a_sandbox_unless_the_user_allows_it() {
     assert!(check(own.path(), "cargo test --all").starts_with("allow "));
     assert!(check(own.path(), "cargo build").starts_with("ask "));
 }
+
+/// `args` of the real binary with stdout going to `stdout` (the project as its folder).
+fn run_to(home: &Path, project: &Path, args: &[&str], stdout: std::process::Stdio) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .args(args)
+        .current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .env("REIN_BASE_URL", "http://127.0.0.1:9/v1")
+        .stdout(stdout)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_output_pipe_ends_quietly_and_a_full_disk_fails() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (h, p) = (home.path(), project.path());
+    for args in [
+        &["policy", "check", "ls"][..],
+        &["policy", "check", "--json", "ls"],
+        &["config"],
+        &["models"],
+        &["sessions"],
+        &["hooks"],
+    ] {
+        // The reader is gone before rein writes a byte: as `rein policy check ls | true`.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = run_to(h, p, args, writer.into());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Output that cannot be written for another reason fails the command, said once.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = run_to(h, p, &["policy", "check", "ls"], full.into());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.matches("rein: cannot write the output:").count(),
+        1,
+        "{stderr}"
+    );
+}

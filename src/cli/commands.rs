@@ -3,6 +3,7 @@
 //! `allow`). Each gets the settings already loaded and prints to stdout, every text that
 //! came from outside through `rein::sanitize`.
 
+use super::out::{errln, out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -16,7 +17,7 @@ use super::setup::{runtime, start_mcp};
 
 /// `rein models`: the providers and configured models.
 pub(super) fn models(config: &Config) -> ExitCode {
-    println!("{}", config.models_listing());
+    outln!("{}", config.models_listing());
     ExitCode::SUCCESS
 }
 
@@ -29,10 +30,10 @@ pub(super) fn policy_check(
     let judgement = policy.judge_bash(command);
     if json {
         let text = serde_json::to_string(&judgement).map_err(|e| e.to_string())?;
-        println!("{}", rein::sanitize::json_line(&text));
+        outln!("{}", rein::sanitize::json_line(&text));
     } else {
         let line = format!("{} {}", judgement.action, judgement.reason);
-        println!("{}", rein::sanitize::sanitize(&line));
+        outln!("{}", rein::sanitize::sanitize(&line));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -40,27 +41,27 @@ pub(super) fn policy_check(
 /// `rein config`: the project, the sandbox, the keymap and every setting with where it
 /// came from.
 pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> ExitCode {
-    println!("project    {}", root.display());
-    println!("sandbox    {}", sandbox.describe());
+    outln!("project    {}", root.display());
+    outln!("sandbox    {}", sandbox.describe());
     let keymap = user_keymap(config);
     for error in &keymap.errors {
-        eprintln!("rein: warning: keymap: {error}");
+        errln!("rein: warning: keymap: {error}");
     }
-    println!("keymap     {}", keymap.source());
+    outln!("keymap     {}", keymap.source());
     let hooks = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
     for notice in &hooks.notices {
-        eprintln!("rein: warning: hooks: {notice}");
+        errln!("rein: warning: hooks: {notice}");
     }
     match hooks.hooks.all().as_slice() {
-        [] => println!("hooks      none"),
+        [] => outln!("hooks      none"),
         all => {
-            println!("hooks      {}", all.len());
+            outln!("hooks      {}", all.len());
             for hook in all {
-                println!("  {}", rein::hooks::describe(hook));
+                outln!("  {}", rein::hooks::describe(hook));
             }
         }
     }
-    println!("{}", config.describe());
+    outln!("{}", config.describe());
     ExitCode::SUCCESS
 }
 
@@ -122,7 +123,7 @@ pub(super) fn config_allow(config: &Config) -> Result<ExitCode, String> {
         )),
         None => {}
     }
-    println!("{}", rein::sanitize::sanitize(said.trim_end()));
+    outln!("{}", rein::sanitize::sanitize(said.trim_end()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -138,12 +139,12 @@ pub(super) fn sessions_command(
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             // Model text and tool output are in it: shown, never obeyed by the terminal.
             let markdown = rein::session::export_markdown(&loaded);
-            print!("{}", rein::sanitize::sanitize(&markdown));
+            out!("{}", rein::sanitize::sanitize(&markdown));
         }
         None => {
             let sessions = rein::session::list(&config.data_dir);
             if sessions.is_empty() {
-                println!(
+                outln!(
                     "no sessions yet (they are kept in {})",
                     rein::session::sessions_dir(&config.data_dir).display()
                 );
@@ -154,7 +155,7 @@ pub(super) fn sessions_command(
                 let messages = rein::session::exact_count(&s);
                 let title = s.title.as_deref().unwrap_or("(untitled)");
                 let open = s.open.map(|h| format!("  ({h})")).unwrap_or_default();
-                println!(
+                outln!(
                     "{}  {:>5} msgs  {}  {}  {}{open}",
                     s.id,
                     messages.to_string(),
@@ -205,13 +206,13 @@ pub(super) fn mcp_command(
                 &rein::mcp::oauth::StderrPrompt,
             ))?;
             match outcome {
-                rein::mcp::oauth::LoginOutcome::LoggedIn => println!(
+                rein::mcp::oauth::LoginOutcome::LoggedIn => outln!(
                     "logged in to {name} ({}); the tokens are in {}",
                     target.url,
                     target.store().path().display()
                 ),
                 rein::mcp::oauth::LoginOutcome::NotNeeded => {
-                    println!("{name} ({}) answers without a login", target.url)
+                    outln!("{name} ({}) answers without a login", target.url)
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -219,12 +220,12 @@ pub(super) fn mcp_command(
         McpCommand::Logout { name } => {
             let target = oauth_target(config, root, name)?;
             if rein::mcp::oauth::logout(&target)? {
-                println!(
+                outln!(
                     "logged out of {name}: {} removed",
                     target.store().path().display()
                 );
             } else {
-                println!("{name} had no login to forget");
+                outln!("{name} had no login to forget");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -235,7 +236,7 @@ pub(super) fn mcp_command(
                 ));
             };
             if !matches!(server.origin, rein::mcp::Origin::Project(_)) {
-                println!(
+                outln!(
                     "{name} is declared in your own config ({}): it needs no approval",
                     server.origin.path().display()
                 );
@@ -272,19 +273,19 @@ pub(super) fn mcp_command(
                 Some(_) => {}
             }
             said.push_str("\na change to any of these keys or files asks again");
-            println!("{}", rein::sanitize::sanitize(&said));
+            outln!("{}", rein::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         McpCommand::List => {
             if config.mcp_servers.is_empty() {
-                println!("no MCP servers are configured ([mcp_servers.NAME] in config.toml; see the README)");
+                outln!("no MCP servers are configured ([mcp_servers.NAME] in config.toml; see the README)");
                 return Ok(ExitCode::SUCCESS);
             }
             let runtime = runtime()?;
             runtime.block_on(async {
                 let (started, notices) = start_mcp(config, root, true);
                 for notice in &notices {
-                    println!("{}", rein::sanitize::sanitize(notice));
+                    outln!("{}", rein::sanitize::sanitize(notice));
                 }
                 if let Some((manager, mut events)) = started {
                     while manager
@@ -298,9 +299,9 @@ pub(super) fn mcp_command(
                     }
                     let tools = manager.tools();
                     for (name, state) in manager.states() {
-                        println!("{name}: {}", rein::sanitize::sanitize(&state.to_string()));
+                        outln!("{name}: {}", rein::sanitize::sanitize(&state.to_string()));
                         for tool in tools.iter().filter(|t| t.server == name) {
-                            println!("  {}", tool.name);
+                            outln!("  {}", tool.name);
                         }
                     }
                     manager.shutdown().await;
@@ -323,10 +324,10 @@ pub(super) fn hooks_command(
         None => {
             let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
             for notice in &loaded.notices {
-                eprintln!("rein: {notice}");
+                errln!("rein: {notice}");
             }
             if loaded.hooks.is_empty() {
-                println!(
+                outln!(
                     "no hooks run here: put Claude Code's `hooks` block in {}",
                     rein::hooks::config::user_file(&config.user_config_path)
                         .unwrap_or_default()
@@ -334,7 +335,7 @@ pub(super) fn hooks_command(
                 );
             }
             for hook in loaded.hooks.all().iter() {
-                println!("{}", rein::hooks::describe(hook));
+                outln!("{}", rein::hooks::describe(hook));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -358,7 +359,7 @@ pub(super) fn hooks_command(
                 }
             }
             said.push_str("\na change to the file or to any of these files holds them again");
-            println!("{}", rein::sanitize::sanitize(&said));
+            outln!("{}", rein::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         Some(HooksCommand::Test { event, payload }) => {
@@ -379,7 +380,7 @@ pub(super) fn hooks_command(
                 .map(str::to_string);
             let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
             for notice in &loaded.notices {
-                eprintln!("rein: {notice}");
+                errln!("rein: {notice}");
             }
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -396,10 +397,10 @@ pub(super) fn hooks_command(
                 fields,
             ));
             let Some(said) = said else {
-                println!("no hook matches {}", event.name());
+                outln!("no hook matches {}", event.name());
                 return Ok(ExitCode::SUCCESS);
             };
-            println!("{}", hooks_decision(&said));
+            outln!("{}", hooks_decision(&said));
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -416,17 +417,17 @@ pub(super) fn steering_command(
     if !allow {
         let changes = rein::host_tools::check(&config.data_dir, root);
         if changes.is_empty() {
-            println!(
+            outln!(
                 "the host-tool files of {} are as rein recorded them ({})",
                 root.display(),
                 record.display()
             );
         }
         for change in &changes {
-            println!("{}", rein::sanitize::sanitize(&change.to_string()));
+            outln!("{}", rein::sanitize::sanitize(&change.to_string()));
         }
         if !changes.is_empty() {
-            println!(
+            outln!(
                 "hooks, and MCP servers that start in the project, are held until you check \
                  them and run `{}`",
                 rein::host_tools::ALLOW_COMMAND
@@ -454,7 +455,7 @@ pub(super) fn steering_command(
             said.push_str(&format!("\n  {line}"));
         }
     }
-    println!("{}", rein::sanitize::sanitize(&said));
+    outln!("{}", rein::sanitize::sanitize(&said));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,6 +7,7 @@
 //! session when it holds a conversation.
 //! `rein --demo` does the same against the built-in scripted model.
 
+use super::out::{errln, outln};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -191,7 +192,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     runtime.shutdown_timeout(Duration::from_millis(200));
     let ended = result?;
     if let Some(id) = ended.resume {
-        println!("{}", resume_hint(&id, &root));
+        outln!("{}", resume_hint(&id, &root));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -354,7 +355,7 @@ pub(super) fn user_keymap(config: &Config) -> UserKeymap {
 pub(super) fn install_keymap(config: &Config, app: &mut App) {
     let loaded = user_keymap(config);
     for error in &loaded.errors {
-        eprintln!("rein: warning: keymap: {error}");
+        errln!("rein: warning: keymap: {error}");
         app.transcript
             .cells
             .push(Cell::notice(NoticeKind::Error, format!("keymap: {error}")));

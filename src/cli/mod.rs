@@ -14,12 +14,14 @@
 mod args;
 mod commands;
 mod dashboard_start;
+pub(crate) mod out;
 mod piped;
 mod print_mode;
 mod resume;
 mod rewind;
 mod setup;
 
+use out::errln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -129,7 +131,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     let confined = sandbox.not_working_reason().is_none();
     let warnings = config.warnings(confined);
     for warning in &warnings {
-        eprintln!("rein: warning: {warning}");
+        errln!("rein: warning: {warning}");
     }
     let policy = Arc::new(
         config
@@ -202,7 +204,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     // From now on commands may run here: a `.rein/config.toml` that appears below this
     // folder later is held until confirmed (config::planted).
     if let Err(e) = rein::config::planted::record_root(&config.data_dir, &root) {
-        eprintln!(
+        errln!(
             "rein: warning: cannot record this folder in {}: {e}",
             config.data_dir.display()
         );

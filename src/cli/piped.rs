@@ -11,6 +11,7 @@
 //! closes it) is given [`FIRST_BYTE_WAIT`] to say something when a prompt was given, and
 //! the run goes on without it after that, saying so.
 
+use super::out::errln;
 use std::collections::VecDeque;
 use std::io::{self, IsTerminal, Read};
 use std::sync::mpsc;
@@ -55,13 +56,13 @@ pub(super) fn prompt_and_stdin(
         Ok(piped) => piped,
         // The prompt is there: an unreadable stdin (a closed descriptor) is only said.
         Err(e) => {
-            eprintln!("rein: warning: {e}; going on without it");
+            errln!("rein: warning: {e}; going on without it");
             return Ok((prompt, None));
         }
     };
     match piped {
         None => {
-            eprintln!(
+            errln!(
                 "rein: warning: standard input is a pipe that said nothing for {} s; going on without it (give </dev/null to skip the wait)",
                 FIRST_BYTE_WAIT.as_secs()
             );
@@ -70,7 +71,7 @@ pub(super) fn prompt_and_stdin(
         Some(piped) if piped.text.trim().is_empty() => Ok((prompt, None)),
         Some(piped) => {
             say_cut(&piped, cap);
-            eprintln!(
+            errln!(
                 "rein: added {} bytes of standard input to the prompt",
                 piped.total_bytes - piped.cut_bytes
             );
@@ -92,7 +93,7 @@ impl Piped {
 /// Say on stderr that piped input was cut, when it was.
 fn say_cut(piped: &Piped, cap: usize) {
     if piped.cut_bytes > 0 {
-        eprintln!(
+        errln!(
             "rein: warning: standard input was {} bytes: kept its head and tail, {} bytes in all (context.attach_total_bytes = {cap})",
             piped.total_bytes,
             piped.total_bytes - piped.cut_bytes

@@ -5,6 +5,7 @@
 //! the process's. A clearly small prompt goes before the window's answer (see
 //! `rein::agent::window`).
 
+use super::out::{errln, outln};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,7 +44,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         );
     }
     for notice in &commands.notices {
-        eprintln!("rein: warning: {notice}");
+        errln!("rein: warning: {notice}");
     }
     // `/init` and `/name args` of a custom command: their prompt, as the dashboard sends it.
     use rein::app::commands::{init_prompt, parse, SlashCommand, INIT_FROM};
@@ -52,19 +53,20 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     let mut mcp_prompt = None;
     let prompt = match (parse(&prompt), commands.expand(&prompt)) {
         (Some(SlashCommand::Init(notes)), _) => {
-            eprintln!("rein: /init expanded from {INIT_FROM}");
+            errln!("rein: /init expanded from {INIT_FROM}");
             init_prompt(notes.as_deref())
         }
         (_, Some(expansion)) => {
-            eprintln!(
+            errln!(
                 "rein: /{} expanded from {}",
-                expansion.command.name, expansion.command.label
+                expansion.command.name,
+                expansion.command.label
             );
             if let Some(hides) = expansion.command.hides_users() {
-                eprintln!("rein: warning: {hides}");
+                errln!("rein: warning: {hides}");
             }
             if expansion.cut {
-                eprintln!(
+                errln!(
                     "rein: warning: {}",
                     rein::app::update::send::cut_notice(&expansion.command.label)
                 );
@@ -95,18 +97,18 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         None => prompt,
     };
     if let Some(warning) = sandbox.warning() {
-        eprintln!("rein: warning: {warning}");
+        errln!("rein: warning: {warning}");
     }
     if let Some(summary) = instructions.summary() {
-        eprintln!("rein: {summary}");
+        errln!("rein: {summary}");
     }
     for notice in instructions.notices.iter().chain(&changes) {
-        eprintln!("rein: warning: {notice}");
+        errln!("rein: warning: {notice}");
     }
     // Headless, a project's hooks the user has not approved are held (a notice says so).
     let hooks = rein::hooks::load(&config.user_config_path, &root, &config.data_dir);
     for notice in &hooks.notices {
-        eprintln!("rein: {notice}");
+        errln!("rein: {notice}");
     }
     let agent_config = agent_config(
         &config,
@@ -120,18 +122,18 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     let session = match resumed {
         Some(resumed) => {
             let loaded = &resumed.session;
-            eprintln!(
+            errln!(
                 "rein: continuing session {} ({} messages)",
                 loaded.id(),
                 loaded.message_count
             );
             for notice in loaded.notices.iter().chain(&resumed.model_notices) {
-                eprintln!("rein: {notice}");
+                errln!("rein: {notice}");
             }
             Some(resumed.setup(&config))
         }
         None => new_session(&config, &root)
-            .inspect_err(|why| eprintln!("rein: warning: {why}"))
+            .inspect_err(|why| errln!("rein: warning: {why}"))
             .ok(),
     };
     let session_id = session.as_ref().map(|s| s.writer.id().to_string());
@@ -145,7 +147,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     let mcp = runtime.block_on(async {
         let (started, notices) = start_mcp(&config, &root, false);
         for notice in &notices {
-            eprintln!("rein: warning: {notice}");
+            errln!("rein: warning: {notice}");
         }
         let Some((manager, mut events)) = started else {
             return Ok((None, Vec::new()));
@@ -173,12 +175,12 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     let (mcp, mcp_states) = match mcp {
         Ok(mcp) => mcp,
         Err(signal) => {
-            eprintln!("rein: stopped by {signal} while the MCP servers started");
+            errln!("rein: stopped by {signal} while the MCP servers started");
             let ending = headless::result::Ending::Signal(signal);
             if cli.output_format != Format::Text {
                 let result = headless::result::Tally::new(session_id).result(&ending, None);
                 if let Ok(line) = serde_json::to_string(&result) {
-                    println!("{}", rein::sanitize::json_line(&line));
+                    outln!("{}", rein::sanitize::json_line(&line));
                 }
             }
             return Ok(ExitCode::from(
@@ -189,9 +191,10 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
     if let Some(name) = mcp_prompt {
         let command = name.trim_start_matches('/');
         match mcp.as_ref().and_then(|m| m.prompt(command)) {
-            Some(prompt) => eprintln!(
+            Some(prompt) => errln!(
                 "rein: {name} is the prompt {} of the MCP server {}",
-                prompt.name, prompt.server
+                prompt.name,
+                prompt.server
             ),
             None => {
                 if let Some(manager) = &mcp {
@@ -226,7 +229,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         code
     });
     if let Some(id) = session_id {
-        eprintln!("rein: session {id} (continue it with --resume {id})");
+        errln!("rein: session {id} (continue it with --resume {id})");
     }
     // Do not wait for stray blocking work (a stuck read) on the way out.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -264,7 +267,7 @@ pub(super) async fn wait_for_mcp(
         let (name, state) = match event {
             McpEvent::ServerState { name, state } => (name, state),
             McpEvent::Notice { name, message } => {
-                eprintln!(
+                errln!(
                     "rein: warning: MCP server {name}: {}",
                     rein::sanitize::sanitize(&message)
                 );
@@ -275,14 +278,14 @@ pub(super) async fn wait_for_mcp(
         let mut line = serde_json::json!({"type": "mcp_server", "name": name});
         match &state {
             ServerState::Ready { tools } => {
-                eprintln!("rein: MCP server {name} ready ({tools} tools)");
+                errln!("rein: MCP server {name} ready ({tools} tools)");
                 line["state"] = "ready".into();
                 line["tools"] = (*tools).into();
             }
             ServerState::Failed { reason, stderr } => {
-                eprintln!("rein: warning: MCP server {name} failed: {reason}");
+                errln!("rein: warning: MCP server {name} failed: {reason}");
                 for l in stderr.iter().rev().take(5).rev() {
-                    eprintln!("rein:   {}", rein::sanitize::sanitize(l));
+                    errln!("rein:   {}", rein::sanitize::sanitize(l));
                 }
                 line["state"] = "failed".into();
                 line["reason"] = reason.clone().into();
@@ -290,7 +293,7 @@ pub(super) async fn wait_for_mcp(
             }
             ServerState::NeedsLogin { .. } => {
                 let command = format!("rein mcp login {name}");
-                eprintln!(
+                errln!(
                     "rein: warning: MCP server {name} needs a login (OAuth); run `{command}`, then run rein again"
                 );
                 line["state"] = "needs_login".into();

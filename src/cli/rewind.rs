@@ -2,6 +2,7 @@
 //! changed, printed as text or JSON (paths and messages pass through the sanitiser: they
 //! come from the project and the model).
 
+use super::out::{errln, out, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -42,7 +43,7 @@ fn open_store(config: &Config, root: &Path, session: &Path) -> Result<Store, Str
         .filter(|p| p.is_absolute())
         .unwrap_or_else(|| root.to_path_buf());
     if project != root {
-        eprintln!(
+        errln!(
             "rein: the session ran in {}: its files are restored there",
             sanitize(&project.display().to_string())
         );
@@ -92,11 +93,11 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
             "files": done.report,
             "conversation": conversation,
         });
-        println!("{value}");
+        outln!("{value}");
     } else {
         print_done(&done, args.dry_run);
         if let Some(n) = would_fork {
-            println!(
+            outln!(
                 "conversation: would go on in a new session from before turn {n} (the original unchanged)"
             );
         }
@@ -111,7 +112,7 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
 fn print_done(done: &rein::rewind::Done, dry_run: bool) {
     if let Some(report) = &done.report {
         if report.paths.is_empty() {
-            println!("no files to put back: the turns changed none (or none is left to restore)");
+            outln!("no files to put back: the turns changed none (or none is left to restore)");
         }
         for p in &report.paths {
             let (word, why) = match &p.outcome {
@@ -124,14 +125,14 @@ fn print_done(done: &rein::rewind::Done, dry_run: bool) {
                 Outcome::Failed { why } => ("failed", Some(why)),
             };
             let why = why.map(|w| format!("  ({w})")).unwrap_or_default();
-            println!("{word:>14}  {}{why}", sanitize(&p.path));
+            outln!("{word:>14}  {}{why}", sanitize(&p.path));
         }
         if !dry_run && !report.changed().is_empty() {
-            println!("`rein rewind --undo` puts them back as they were just now");
+            outln!("`rein rewind --undo` puts them back as they were just now");
         }
     }
     if let Some(forked) = &done.forked {
-        println!(
+        outln!(
             "conversation: new session {} from before that turn (`rein --continue` goes on from it; the original is unchanged)",
             forked.id
         );
@@ -154,13 +155,13 @@ fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::json!({ "session": loaded.meta.id, "turns": turns })
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "session {}{}",
         loaded.meta.id,
         loaded
@@ -170,11 +171,11 @@ fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
             .unwrap_or_default()
     );
     if turns.is_empty() {
-        println!("no checkpoints recorded in this session");
+        outln!("no checkpoints recorded in this session");
     }
     for t in turns {
         let time = t.time.get(..16).unwrap_or(&t.time).replace('T', " ");
-        println!(
+        outln!(
             "{:>4}  {time}  {:>3} file{}  {}",
             t.turn,
             t.changed.len(),
@@ -182,7 +183,7 @@ fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
             sanitize(&t.headline())
         );
         for file in &t.changed {
-            println!("            {}", sanitize(file));
+            outln!("            {}", sanitize(file));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -199,8 +200,8 @@ pub(super) fn diff(
     let store = open_store(config, root, &path)?;
     let text = rein::rewind::diff(&path, &store, since)?;
     if text.is_empty() {
-        println!("the session's turns changed no file");
+        outln!("the session's turns changed no file");
     }
-    print!("{}", sanitize(&text));
+    out!("{}", sanitize(&text));
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 //! once for `rein config`), the agent's settings, the async runtimes, and the MCP servers
 //! that may start.
 
+use super::out::errln;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +40,7 @@ pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
 /// rein made them 0755 (see `rein::private_fs`).
 pub(super) fn tighten_data_dir(config: &Config) {
     for problem in rein::private_fs::tighten_data_dir(&config.data_dir) {
-        eprintln!("rein: warning: {problem}");
+        errln!("rein: warning: {problem}");
     }
 }
 
@@ -66,7 +67,7 @@ pub(super) fn detect_sandbox(config: &Config, root: &Path, env: &Environment) ->
 pub(super) fn discover_skills(config: &Config, env: &Environment, root: &Path) -> Arc<SkillSet> {
     let skills = SkillSet::discover(env.home.as_deref(), &config.data_dir, root);
     for notice in &skills.notices {
-        eprintln!("rein: warning: {notice}");
+        errln!("rein: warning: {notice}");
     }
     Arc::new(skills)
 }

@@ -54,11 +54,16 @@ pub struct StderrPrompt;
 
 impl Prompt for StderrPrompt {
     fn url(&self, url: &str) {
-        eprintln!("rein: open this URL in a browser to log in (rein tries to open it):\n  {url}");
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "rein: open this URL in a browser to log in (rein tries to open it):\n  {url}"
+        );
     }
 
     fn note(&self, text: &str) {
-        eprintln!("rein: {text}");
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "rein: {text}");
     }
 }
 

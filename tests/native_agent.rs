@@ -619,3 +619,39 @@ async fn headless_finish_reasons_are_the_documented_words() {
         assert_eq!(server.requests().len(), 5, "{api:?}: nothing retried");
     }
 }
+
+/// Chat completions' `content_filter` gets the same words as the Responses API's: the
+/// reply was stopped by the provider's content filter, not cut off by the token limit.
+#[tokio::test]
+async fn a_content_filter_is_named_on_chat_completions_too() {
+    let server = ScriptedServer::start(vec![Reply::sse(vec![
+        Step::Data(support::chunk(
+            json!({"role": "assistant", "content": "part"}),
+            None,
+        )),
+        Step::Data(support::chunk(json!({}), Some("content_filter"))),
+        Step::Done,
+    ])])
+    .await
+    .unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut agent =
+        rein::agent::spawn(agent_config(client_for(&server, Api::Chat), project.path())).unwrap();
+    let events = turn(&mut agent, "go").await;
+    let notices: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        ["the reply was stopped by the provider's content filter"],
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::AssistantMessage { finish_reason: Some(f), .. } if f == "content_filter"
+    )));
+}

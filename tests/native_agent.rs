@@ -655,3 +655,37 @@ async fn a_content_filter_is_named_on_chat_completions_too() {
         AgentEvent::AssistantMessage { finish_reason: Some(f), .. } if f == "content_filter"
     )));
 }
+
+/// What a server sends after a native reply's terminal event is never read: more text, a
+/// `[DONE]` (gateways add one), bytes that are not an event, a connection reset, or a
+/// stream held open. The reply is the one that ended, through the real client.
+#[tokio::test]
+async fn nothing_after_the_terminal_event_is_read() {
+    use rein::agent::LlmClient;
+    use rein::conversation::Message;
+    for api in [Api::Responses, Api::Anthropic] {
+        for after in [
+            vec![Step::Done],
+            vec![Step::Raw("data: not json at all\n\n".into())],
+            vec![Step::Cut],
+            vec![Step::Sleep(std::time::Duration::from_secs(3600))],
+        ] {
+            let mut reply = ending(api, "kept", "completed");
+            let Body::Sse(steps) = &mut reply.body else {
+                unreachable!("an SSE reply")
+            };
+            steps.extend(after.clone());
+            let server = ScriptedServer::start(vec![reply]).await.unwrap();
+            let mut config = client_for(&server, api);
+            config.max_tries = 1;
+            config.idle_timeout = std::time::Duration::from_secs(2);
+            let client = LlmClient::new(config).unwrap();
+            let got = client
+                .stream_chat(&[Message::user("go")], &json!([]), &mut |_| {})
+                .await;
+            let reply = got.unwrap_or_else(|e| panic!("{api:?} {after:?}: {e}"));
+            assert_eq!(reply.text, "kept", "{api:?} {after:?}");
+            assert_eq!(reply.finish_reason.as_deref(), Some("stop"), "{api:?}");
+        }
+    }
+}

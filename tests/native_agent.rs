@@ -13,7 +13,7 @@ use rein::conversation::{Api, ApiSettings};
 use serde_json::{json, Value};
 use support::agent::{agent_config, outcome, test_client, tool_results, turn, API_KEY};
 use support::replay::streamed_text;
-use support::{Reply, ScriptedServer, Step};
+use support::{Body, Reply, ScriptedServer, Step};
 
 const MODEL: &str = "the-model";
 
@@ -458,5 +458,234 @@ async fn a_subagent_speaks_the_parents_api() {
         // The subagent's second request carries its bash result in this API's form.
         let sent = result_sent(api, &requests[2]).unwrap_or_default();
         assert!(sent.contains("sub-ran"), "{api:?}: {:#}", requests[2]);
+    }
+}
+
+/// A native stream for the scripted server, `events` as they are (no conversion).
+fn raw_stream(events: Vec<Value>) -> Reply {
+    Reply::sse(events.into_iter().map(Step::Data).collect())
+}
+
+/// A reply of `text` that ends as `how` says, in `api`'s events: `limit` (the output
+/// token limit), `filter` (Anthropic's refusal, the Responses API's content filter), or
+/// `late` (a normal end, then more events and a stream that never closes).
+fn ending(api: Api, text: &str, how: &str) -> Reply {
+    let mut events = match api {
+        Api::Responses => vec![
+            json!({"type": "response.created", "response": {"id": "resp_1", "object": "response", "status": "in_progress", "output": []}}),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}}),
+            json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": text}),
+        ],
+        _ => vec![
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+            json!({"type": "content_block_stop", "index": 0}),
+        ],
+    };
+    let usage = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
+    let (status, reason, stop_reason) = match how {
+        "limit" => ("incomplete", Some("max_output_tokens"), "max_tokens"),
+        "filter" => ("incomplete", Some("content_filter"), "refusal"),
+        _ => ("completed", None, "end_turn"),
+    };
+    match api {
+        Api::Responses => events.push(json!({"type": format!("response.{status}"), "response": {
+            "id": "resp_1", "object": "response", "status": status,
+            "incomplete_details": reason.map(|r| json!({"reason": r})), "usage": usage}})),
+        _ => events.extend([
+            json!({"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 5}}),
+            json!({"type": "message_stop"}),
+        ]),
+    }
+    let mut reply = raw_stream(events);
+    if how == "late" {
+        let Body::Sse(steps) = &mut reply.body else {
+            unreachable!("an SSE reply")
+        };
+        let late = match api {
+            Api::Responses => {
+                json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "LATE"})
+            }
+            _ => {
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "LATE"}})
+            }
+        };
+        steps.extend([
+            Step::Data(late),
+            Step::Done,
+            Step::Sleep(std::time::Duration::from_secs(3600)),
+        ]);
+    }
+    reply
+}
+
+/// Issue 42: on the native APIs the headless JSONL `finish_reason` is one of the words
+/// the README documents (`stop`, `tool_calls`, `length`, `content_filter`), not the API's
+/// own; a reply stopped by a content filter is not called cut off by the token limit; a
+/// reply ends at its terminal event (what follows is not read, and a server that then
+/// keeps the stream open does not stall the turn). Through the real binary, headless, on
+/// a provider table's `api`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_finish_reasons_are_the_documented_words() {
+    for api in [Api::Responses, Api::Anthropic] {
+        let server = ScriptedServer::start(vec![
+            Reply::tool_calls(&[("bash", &json!({"command": "echo ok"}).to_string())]).in_api(api),
+            Reply::text("Listed.").in_api(api),
+            ending(api, "partial", "limit"),
+            ending(api, "filtered", "filter"),
+            ending(api, "kept", "late"),
+        ])
+        .await
+        .unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let rein_home = home.path().join("rein-home");
+        std::fs::create_dir_all(&rein_home).unwrap();
+        std::fs::write(
+            rein_home.join("config.toml"),
+            format!(
+                "model = \"lab/some-model\"\n[sandbox]\nmode = \"off\"\n[client]\nidle_timeout_secs = 5\n\
+                 [providers.lab]\nbase_url = \"{}\"\napi_key_env = \"LAB_KEY\"\napi = \"{}\"\n",
+                server.base_url(),
+                api.name()
+            ),
+        )
+        .unwrap();
+        let run = |prompt: &str| {
+            let out = support::rein_in(home.path(), project.path())
+                .env("LAB_KEY", "sk-lab-123456")
+                .args(["-p", prompt, "--output-format", "jsonl", "--yes"])
+                .output()
+                .unwrap();
+            let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            let of = |kind: &str| -> Vec<Value> {
+                events
+                    .iter()
+                    .filter(|e| e["type"] == kind)
+                    .cloned()
+                    .collect()
+            };
+            let finishes: Vec<Value> = of("assistant_message")
+                .iter()
+                .map(|m| m["finish_reason"].clone())
+                .collect();
+            let notices: Vec<String> = of("notice")
+                .iter()
+                .map(|n| n["message"].as_str().unwrap_or("").to_string())
+                .collect();
+            let errors = of("error");
+            (out, finishes, notices, errors, of("assistant_message"))
+        };
+        let (out, finishes, _, errors, _) = run("look");
+        assert!(out.status.success(), "{api:?}: {errors:?}");
+        assert_eq!(finishes, [json!("tool_calls"), json!("stop")], "{api:?}");
+
+        let (out, finishes, notices, errors, _) = run("long");
+        assert!(out.status.success(), "{api:?}: {errors:?}");
+        assert_eq!(finishes, [json!("length")], "{api:?}");
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("cut off by the model's output token limit")),
+            "{api:?}: {notices:?}"
+        );
+
+        let (out, finishes, notices, errors, messages) = run("filtered");
+        assert!(out.status.success(), "{api:?}: {errors:?}");
+        assert_eq!(finishes, [json!("content_filter")], "{api:?}");
+        assert!(
+            !notices.iter().any(|n| n.contains("token limit")),
+            "{api:?}: {notices:?}"
+        );
+        match api {
+            // Anthropic's refusal is the reply, marked as one.
+            Api::Anthropic => assert_eq!(messages[0]["refusal"], true, "{messages:?}"),
+            _ => assert!(
+                notices
+                    .iter()
+                    .any(|n| n.contains("stopped by the provider's content filter")),
+                "{api:?}: {notices:?}"
+            ),
+        }
+
+        let (out, finishes, _, errors, messages) = run("late");
+        assert!(out.status.success(), "{api:?}: {errors:?}");
+        assert_eq!(finishes, [json!("stop")], "{api:?}");
+        assert_eq!(messages[0]["text"], "kept", "{api:?}");
+        assert_eq!(server.requests().len(), 5, "{api:?}: nothing retried");
+    }
+}
+
+/// Chat completions' `content_filter` gets the same words as the Responses API's: the
+/// reply was stopped by the provider's content filter, not cut off by the token limit.
+#[tokio::test]
+async fn a_content_filter_is_named_on_chat_completions_too() {
+    let server = ScriptedServer::start(vec![Reply::sse(vec![
+        Step::Data(support::chunk(
+            json!({"role": "assistant", "content": "part"}),
+            None,
+        )),
+        Step::Data(support::chunk(json!({}), Some("content_filter"))),
+        Step::Done,
+    ])])
+    .await
+    .unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut agent =
+        rein::agent::spawn(agent_config(client_for(&server, Api::Chat), project.path())).unwrap();
+    let events = turn(&mut agent, "go").await;
+    let notices: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        ["the reply was stopped by the provider's content filter"],
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::AssistantMessage { finish_reason: Some(f), .. } if f == "content_filter"
+    )));
+}
+
+/// What a server sends after a native reply's terminal event is never read: more text, a
+/// `[DONE]` (gateways add one), bytes that are not an event, a connection reset, or a
+/// stream held open. The reply is the one that ended, through the real client.
+#[tokio::test]
+async fn nothing_after_the_terminal_event_is_read() {
+    use rein::agent::LlmClient;
+    use rein::conversation::Message;
+    for api in [Api::Responses, Api::Anthropic] {
+        for after in [
+            vec![Step::Done],
+            vec![Step::Raw("data: not json at all\n\n".into())],
+            vec![Step::Cut],
+            vec![Step::Sleep(std::time::Duration::from_secs(3600))],
+        ] {
+            let mut reply = ending(api, "kept", "completed");
+            let Body::Sse(steps) = &mut reply.body else {
+                unreachable!("an SSE reply")
+            };
+            steps.extend(after.clone());
+            let server = ScriptedServer::start(vec![reply]).await.unwrap();
+            let mut config = client_for(&server, api);
+            config.max_tries = 1;
+            config.idle_timeout = std::time::Duration::from_secs(2);
+            let client = LlmClient::new(config).unwrap();
+            let got = client
+                .stream_chat(&[Message::user("go")], &json!([]), &mut |_| {})
+                .await;
+            let reply = got.unwrap_or_else(|e| panic!("{api:?} {after:?}: {e}"));
+            assert_eq!(reply.text, "kept", "{api:?} {after:?}");
+            assert_eq!(reply.finish_reason.as_deref(), Some("stop"), "{api:?}");
+        }
     }
 }

@@ -11,13 +11,17 @@
 //!   assistant's message); every function call is answered by exactly one
 //!   `function_call_output` with its `call_id` before the next user message, and no output
 //!   answers a call that is not there; reasoning goes back only to the model and API that
-//!   streamed it.
+//!   streamed it; a model that streamed a reasoning item is asked for its encrypted
+//!   reasoning (`include`), whatever its name (some items came without it).
 //! - Anthropic: user and assistant messages alternate, starting with a user message; every
 //!   `tool_use` is answered by a `tool_result` of the same id at the start of the very next
 //!   user message, in order, and no `tool_result` answers anything else; thinking blocks
 //!   come first in their assistant message, unmodified with their signatures, and only to
-//!   the model that streamed them; no empty text block; at most four `cache_control`
-//!   blocks; `max_tokens` always; the system prompt at the top level only.
+//!   the model that streamed them, never one without its signature (or a redacted one
+//!   without its data: some streamed so); with thinking on, a request that ends with tool
+//!   results opens their assistant message with thinking; no empty text block; at most
+//!   four `cache_control` blocks; `max_tokens` always; the system prompt at the top level
+//!   only.
 //!
 //! Each seed is a session; a failure names its seed and the request.
 
@@ -137,11 +141,16 @@ fn state(rng: &mut Rng, api: Api, text: &str, calls: &[ToolCall]) -> Option<Reas
         Api::Responses => {
             for (i, call) in calls.iter().enumerate() {
                 if i == 0 || rng.below(3) == 0 {
-                    details.push(json!({
+                    let mut item = json!({
                         "type": "reasoning",
                         "summary": [{"type": "summary_text", "text": "thinking"}],
                         "encrypted_content": format!("gAAAA{}", rng.next()),
-                    }));
+                    });
+                    // Streamed before the request asked for its encrypted content.
+                    if rng.below(5) == 0 {
+                        item.as_object_mut().map(|o| o.remove("encrypted_content"));
+                    }
+                    details.push(item);
                     shown.push_str("thinking");
                 }
                 details.push(json!({"type": "function_call", "call_id": call.id}));
@@ -163,15 +172,26 @@ fn state(rng: &mut Rng, api: Api, text: &str, calls: &[ToolCall]) -> Option<Reas
                 } else {
                     "let me think"
                 };
+                // A signature that never came (the stream ended without its
+                // `signature_delta`, or a session file kept it empty).
+                let signature = if rng.below(5) == 0 {
+                    String::new()
+                } else {
+                    format!("sig{}", rng.next())
+                };
                 details.push(json!({
                     "type": "thinking",
                     "thinking": thinking,
-                    "signature": format!("sig{}", rng.next()),
+                    "signature": signature,
                 }));
                 shown.push_str(thinking);
             }
             if rng.below(6) == 0 {
-                details.push(json!({"type": "redacted_thinking", "data": "EmwKAhgB"}));
+                details.push(if rng.below(4) == 0 {
+                    json!({"type": "redacted_thinking"})
+                } else {
+                    json!({"type": "redacted_thinking", "data": "EmwKAhgB"})
+                });
             }
             if !text.is_empty() {
                 details.push(json!({"type": "text"}));
@@ -293,6 +313,22 @@ fn responses_violations(history: &[Message], body: &Value) -> Vec<String> {
     if !open.is_empty() {
         out.push(format!("calls never answered: {open:?}"));
     }
+    // A model that showed it reasons is asked for its encrypted reasoning.
+    let reasoned = history.iter().any(|m| match m {
+        Message::Assistant {
+            reasoning: Some(r),
+            model: Some(model),
+            ..
+        } => {
+            model == MODEL
+                && r.api == Some(Api::Responses)
+                && r.details.iter().any(|d| d["type"] == "reasoning")
+        }
+        _ => false,
+    });
+    if reasoned && body["include"] != json!(["reasoning.encrypted_content"]) {
+        out.push("the model reasoned, and its encrypted reasoning is not asked for".into());
+    }
     out
 }
 
@@ -378,6 +414,16 @@ fn anthropic_violations(history: &[Message], body: &Value) -> Vec<String> {
                         if seen_other {
                             out.push(format!("messages[{i}]: thinking after other blocks"));
                         }
+                        let field = if b["type"] == "thinking" {
+                            "signature"
+                        } else {
+                            "data"
+                        };
+                        if b[field].as_str().is_none_or(str::is_empty) {
+                            out.push(format!(
+                                "messages[{i}]: thinking the API cannot verify: {b}"
+                            ));
+                        }
                         let sig = b["signature"].as_str().or(b["data"].as_str()).unwrap_or("");
                         if !signatures.contains(&sig) {
                             out.push(format!("messages[{i}]: thinking not this model's: {b}"));
@@ -400,6 +446,18 @@ fn anthropic_violations(history: &[Message], body: &Value) -> Vec<String> {
     }
     if body.get("system").is_none() {
         out.push("no top-level system".into());
+    }
+    // With thinking on, a request that ends with results opens their assistant message
+    // with thinking.
+    if let ([.., assistant, last], true) = (&messages[..], body.get("thinking").is_some()) {
+        let answers = last["role"] == "user" && last["content"][0]["type"] == "tool_result";
+        let opens = matches!(
+            assistant["content"][0]["type"].as_str(),
+            Some("thinking" | "redacted_thinking")
+        );
+        if answers && !opens {
+            out.push("thinking on, the last assistant message does not open with it".into());
+        }
     }
     out
 }
@@ -465,6 +523,21 @@ fn the_checkers_catch_what_they_are_for() {
         .unwrap()
         .push(json!({"type": "reasoning", "summary": []}));
     assert!(!responses_violations(&history, &bare_reasoning).is_empty());
+    let reasoned = vec![
+        Message::system("s"),
+        Message::user("hi"),
+        Message::assistant("a".into(), vec![])
+            .with_reasoning(Some(Reasoning {
+                details: vec![
+                    json!({"type": "reasoning", "summary": []}),
+                    json!({"type": "message"}),
+                ],
+                api: Some(Api::Responses),
+                ..Reasoning::default()
+            }))
+            .from_model(MODEL),
+    ];
+    assert!(!responses_violations(&reasoned, &good).is_empty());
 
     let good = json!({"max_tokens": 10, "system": [{"type": "text", "text": "s"}], "messages": [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
@@ -490,6 +563,29 @@ fn the_checkers_catch_what_they_are_for() {
             json!({"type": "thinking", "thinking": "x", "signature": "forged"}),
         );
     assert!(!anthropic_violations(&history, &foreign_thinking).is_empty());
+    let mut thinking_off_needed = good.clone();
+    thinking_off_needed["thinking"] = json!({"type": "enabled", "budget_tokens": 1024});
+    assert!(!anthropic_violations(&history, &thinking_off_needed).is_empty());
+    let unsigned = vec![
+        Message::system("s"),
+        Message::user("hi"),
+        Message::assistant(String::new(), vec![])
+            .with_reasoning(Some(Reasoning {
+                details: vec![json!({"type": "thinking", "thinking": "x", "signature": ""})],
+                api: Some(Api::Anthropic),
+                ..Reasoning::default()
+            }))
+            .from_model(MODEL),
+    ];
+    let mut empty_signature = good.clone();
+    empty_signature["messages"][1]["content"]
+        .as_array_mut()
+        .unwrap()
+        .insert(
+            0,
+            json!({"type": "thinking", "thinking": "x", "signature": ""}),
+        );
+    assert!(!anthropic_violations(&unsigned, &empty_signature).is_empty());
     let mut marks = good.clone();
     marks["tools"] =
         json!([1, 2, 3, 4, 5].map(|_| json!({"cache_control": {"type": "ephemeral"}})));

@@ -34,8 +34,9 @@ use rein::conversation::Api;
 use serde_json::Value;
 use support::agent::{agent_config, test_client, turn, API_KEY};
 use support::replay::{
-    self, attempts, error_messages, is_event_stream, native_samples_dir, read_index, read_sample,
-    recorded_reply, shown_text, sse_data, streamed_reasoning, usage_of, ExpectedOutcome,
+    self, attempts, documented_finish, error_messages, is_event_stream, native_samples_dir,
+    read_index, read_sample, recorded_reply, shown_text, sse_data, streamed_reasoning, usage_of,
+    ExpectedOutcome,
 };
 use support::{Reply, ScriptedServer, Step};
 
@@ -104,6 +105,22 @@ fn reasoning_items(response: &Value) -> Vec<(Option<String>, Value)> {
         .collect()
 }
 
+/// The `incomplete_details.reason` of a response's terminal event (or whole response).
+fn incomplete_reason(response: &Value) -> Option<String> {
+    let body = body_of(response);
+    let terminal = if is_event_stream(&headers_of(response)) {
+        sse_data(&String::from_utf8_lossy(&body))
+            .into_iter()
+            .find(|e| e["type"] == "response.incomplete")
+            .map(|e| e["response"].clone())
+    } else {
+        serde_json::from_slice::<Value>(&body).ok()
+    }?;
+    terminal["incomplete_details"]["reason"]
+        .as_str()
+        .map(str::to_string)
+}
+
 /// What response `k` should have shown, against its attempt's events.
 fn check_turn(
     problems: &mut Vec<String>,
@@ -111,6 +128,7 @@ fn check_turn(
     want: &Value,
     events: &[&AgentEvent],
     last: bool,
+    incomplete_reason: Option<&str>,
 ) {
     let at = format!("response {}", k + 1);
     if let Some(status) = want["http_status"].as_u64() {
@@ -184,14 +202,15 @@ fn check_turn(
         AgentEvent::AssistantMessage { finish_reason, .. } => Some(finish_reason.clone()),
         _ => None,
     });
+    // The sample says the API's status; rein says the documented word.
+    let documented = want["finish_reason"]
+        .as_str()
+        .map(|w| documented_finish(w, !wanted.is_empty(), incomplete_reason));
     match finish {
         None => problems.push(format!("{at}: no finished assistant message")),
-        Some(reason) if reason.as_deref() != want["finish_reason"].as_str() => {
-            problems.push(format!(
-                "{at}: finish reason {reason:?} instead of {}",
-                want["finish_reason"]
-            ))
-        }
+        Some(reason) if reason != documented => problems.push(format!(
+            "{at}: finish reason {reason:?} instead of {documented:?}"
+        )),
         Some(_) => {}
     }
     match usage_of(events) {
@@ -454,7 +473,9 @@ async fn replay(name: &str) {
         ));
     }
     for (k, (want, events)) in turns.iter().zip(&attempts).enumerate() {
-        check_turn(&mut problems, k, want, events, k + 1 == turns.len());
+        let reason = incomplete_reason(&responses[k]);
+        let last = k + 1 == turns.len();
+        check_turn(&mut problems, k, want, events, last, reason.as_deref());
     }
     check_outcome(&mut problems, expect, &events, elapsed);
     for (j, request) in requests.iter().enumerate() {
@@ -545,4 +566,188 @@ fn the_request_checker_catches_broken_requests() {
     assert!(
         broken(&|i| i[1]["encrypted_content"] = "".into()).contains("without encrypted_content")
     );
+}
+
+/// A Responses stream for the scripted server: `items` (each an output item as it ends,
+/// and its deltas) between `response.created` and `response.completed`.
+fn responses_stream(items: Vec<(Value, Vec<Value>)>) -> Reply {
+    let mut events = vec![serde_json::json!({"type": "response.created",
+        "response": {"id": "resp_1", "object": "response", "status": "in_progress", "output": []}})];
+    let mut output = Vec::new();
+    for (index, (item, deltas)) in items.into_iter().enumerate() {
+        let mut added = item.clone();
+        if let Some(o) = added.as_object_mut() {
+            o.remove("encrypted_content");
+        }
+        events.push(serde_json::json!({"type": "response.output_item.added",
+            "output_index": index, "item": added}));
+        for mut delta in deltas {
+            delta["output_index"] = index.into();
+            events.push(delta);
+        }
+        events.push(serde_json::json!({"type": "response.output_item.done",
+            "output_index": index, "item": item}));
+        output.push(item);
+    }
+    events.push(
+        serde_json::json!({"type": "response.completed", "response": {
+        "id": "resp_1", "object": "response", "status": "completed", "output": output,
+        "usage": {"input_tokens": 20, "output_tokens": 10, "total_tokens": 30}}}),
+    );
+    Reply::sse(events.into_iter().map(Step::Data).collect())
+}
+
+/// A reasoning item as the service ends it: with its encrypted content only when the
+/// request asked for it (`include`).
+fn reasoning(id: &str, summary: &str, asked: bool) -> (Value, Vec<Value>) {
+    let mut item = serde_json::json!({"type": "reasoning", "id": id,
+        "summary": [{"type": "summary_text", "text": summary}]});
+    if asked {
+        item["encrypted_content"] = format!("gAAAA-{id}").into();
+    }
+    (item, Vec::new())
+}
+
+fn function_call(call_id: &str, command: &str) -> (Value, Vec<Value>) {
+    let arguments = serde_json::json!({"command": command}).to_string();
+    (
+        serde_json::json!({"type": "function_call", "id": format!("fc_{call_id}"),
+            "call_id": call_id, "name": "bash", "arguments": arguments, "status": "completed"}),
+        Vec::new(),
+    )
+}
+
+fn message(text: &str) -> (Value, Vec<Value>) {
+    (
+        serde_json::json!({"type": "message", "id": "msg_1", "role": "assistant",
+            "status": "completed", "content": [{"type": "output_text", "text": text}]}),
+        vec![serde_json::json!({"type": "response.output_text.delta", "delta": text})],
+    )
+}
+
+/// What a reasoning model's server does with `store: false`: a reasoning item given
+/// without its encrypted content is looked up by id and not found (404, in the service's
+/// words); otherwise it answers `reply` with the encrypted content only when asked for.
+fn answer(request: &Value, reply: impl Fn(bool) -> Reply) -> Reply {
+    let input = request["input"].as_array().cloned().unwrap_or_default();
+    let unresolvable = input.iter().find(|i| {
+        i["type"] == "item_reference"
+            || (i["type"] == "reasoning"
+                && i["encrypted_content"].as_str().is_none_or(str::is_empty))
+    });
+    if let Some(item) = unresolvable {
+        let message = format!(
+            "Item with id '{}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+            item["id"].as_str().unwrap_or("rs_unknown")
+        );
+        return Reply::plain(
+            404,
+            &serde_json::json!({"error": {"message": message, "type": "invalid_request_error",
+                "param": "input", "code": null}})
+            .to_string(),
+        );
+    }
+    let asked = request["include"]
+        .as_array()
+        .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
+    reply(asked)
+}
+
+/// Issue 42: a model rein does not know reasons (an Azure deployment's name here) and its
+/// reasoning is asked for once a reply showed it: the first request has no `include` (the
+/// model might refuse it), the first reply carries a reasoning item, and every request
+/// after it asks for `reasoning.encrypted_content`, so the next reasoning goes back whole
+/// (and the first, streamed without it, is left out rather than sent by id, which the
+/// server cannot find); a session resumed from its file asks from its first request.
+/// Through the real agent and client, against a server that answers as the service does.
+#[tokio::test]
+async fn a_model_that_showed_it_reasons_is_asked_for_its_reasoning() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(0usize));
+    let counter = seen.clone();
+    let router: support::Router = std::sync::Arc::new(move |request: &Value| {
+        let mut n = counter.lock().unwrap();
+        *n += 1;
+        let k = *n;
+        Some(answer(request, move |asked| match k {
+            1 => responses_stream(vec![
+                reasoning("rs_1", "List first.", asked),
+                function_call("call_1", "echo one"),
+            ]),
+            2 => responses_stream(vec![
+                reasoning("rs_2", "Now say it.", asked),
+                message("Listed."),
+            ]),
+            3 => responses_stream(vec![
+                reasoning("rs_3", "Again.", asked),
+                function_call("call_3", "echo three"),
+            ]),
+            4 => responses_stream(vec![message("Again done.")]),
+            _ => responses_stream(vec![
+                reasoning("rs_5", "Resumed.", asked),
+                message("Resumed."),
+            ]),
+        }))
+    });
+    let server = ScriptedServer::start_routed(Vec::new(), router)
+        .await
+        .unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let config = || {
+        let mut client = test_client(server.base_url(), API_KEY, "my-deployment");
+        client.api = Api::Responses;
+        client.idle_timeout = IDLE_TIMEOUT;
+        support::agent::agent_config(client, project.path())
+    };
+    let (mut agent, path) = support::agent::spawn_recorded(config(), data.path());
+    for (prompt, said) in [("one", "Listed."), ("two", "Again done.")] {
+        let events = turn(&mut agent, prompt).await;
+        assert!(
+            error_messages(&events).is_empty(),
+            "{prompt}: {:?}",
+            error_messages(&events)
+        );
+        assert_eq!(shown_text(&events.iter().collect::<Vec<_>>()), said);
+    }
+    agent.shut_down().await;
+    let loaded = rein::session::load(&path).unwrap();
+    let mut agent = support::agent::spawn_resumed(config(), loaded, data.path());
+    let events = turn(&mut agent, "three").await;
+    assert!(
+        error_messages(&events).is_empty(),
+        "{:?}",
+        error_messages(&events)
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let include = |r: &Value| r.get("include").cloned();
+    let asked = Some(serde_json::json!(["reasoning.encrypted_content"]));
+    assert_eq!(
+        include(&requests[0]),
+        None,
+        "not before the model showed it reasons"
+    );
+    for (j, request) in requests.iter().enumerate().skip(1) {
+        assert_eq!(include(request), asked, "request {}", j + 1);
+        assert!(
+            request.get("reasoning").is_none(),
+            "no effort rein was not given"
+        );
+    }
+    let reasoning_sent = |r: &Value| -> Vec<Value> {
+        r["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "reasoning")
+            .map(|i| i["encrypted_content"].clone())
+            .collect()
+    };
+    // Request 2: the first reasoning came without encrypted content: left out.
+    assert_eq!(reasoning_sent(&requests[1]), Vec::<Value>::new());
+    // Then every reasoning streamed with it goes back whole.
+    assert_eq!(reasoning_sent(&requests[2]), ["gAAAA-rs_2"]);
+    assert_eq!(reasoning_sent(&requests[3]), ["gAAAA-rs_2", "gAAAA-rs_3"]);
+    assert_eq!(reasoning_sent(&requests[4]), ["gAAAA-rs_2", "gAAAA-rs_3"]);
 }

@@ -562,6 +562,11 @@ impl LlmClient {
                 }
                 self.read(assembler, data, &mut |d| on_event(ClientEvent::Delta(d)))
                     .map_err(chunk_failure)?;
+                // A native API's reply ends at its terminal event (`response.completed`,
+                // `message_stop`): what follows is not read, the connection is dropped.
+                if self.config.api != Api::Chat && assembler.finish_reason().is_some() {
+                    break 'reading;
+                }
             }
             // This read's pieces are out; the next read may wait.
             on_event(ClientEvent::Delta(StreamDelta::Flush));

@@ -552,7 +552,7 @@ impl Agent {
                 finish_reason: reply.finish_reason.clone(),
                 refusal: reply.is_refusal(),
             });
-            let cut_off = reply.cut_off();
+            let stopped_short = reply.stopped_short();
             for tool in reply.hosted_tools() {
                 self.emit(AgentEvent::Notice {
                     message: format!(
@@ -579,10 +579,9 @@ impl Agent {
                     self.push(Message::user(format!("(from a Stop hook: {reason})")));
                     continue;
                 }
-                if cut_off {
+                if let Some(why) = stopped_short {
                     self.emit(AgentEvent::Notice {
-                        message: "the reply was cut off by the model's output token limit"
-                            .to_string(),
+                        message: why.to_string(),
                     });
                 }
                 return TurnOutcome::Completed;

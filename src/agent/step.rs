@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::client::{ClientError, ClientEvent, LlmClient};
 use super::events::{AgentEvent, Usage};
-use super::stream::{AssembledReply, Assembler, StreamDelta};
+use super::stream::{finish, AssembledReply, Assembler, StreamDelta};
 use crate::conversation::{Message, Reasoning, ToolCall};
 
 /// What one step is sent with.
@@ -150,9 +150,21 @@ impl Reply {
         Some(self.text.trim()).filter(|t| !t.is_empty())
     }
 
-    /// It asked for no tools and stopped at the model's output token limit.
-    pub(crate) fn cut_off(&self) -> bool {
-        self.calls.is_empty() && stopped_at_limit(self.finish_reason.as_deref())
+    /// Why a reply that asked for no tools stopped short, in words for the user: the
+    /// model's output token limit, or the provider's content filter (a refusal says so
+    /// itself). `None` when it ended as the model chose.
+    pub(crate) fn stopped_short(&self) -> Option<&'static str> {
+        if !self.calls.is_empty() {
+            return None;
+        }
+        let reason = self.finish_reason.as_deref();
+        if stopped_at_limit(reason) {
+            return Some("the reply was cut off by the model's output token limit");
+        }
+        if reason == Some(finish::CONTENT_FILTER) && !self.is_refusal() {
+            return Some("the reply was stopped by the provider's content filter");
+        }
+        None
     }
 
     /// The assistant message to keep, as `model` wrote it: its text, calls, reasoning and
@@ -168,11 +180,11 @@ impl Reply {
     }
 }
 
-/// Whether a finish reason says the reply stopped at the output token limit, in any API's
-/// words: chat completions' `length`, Anthropic's `max_tokens`, the Responses API's
-/// `incomplete`.
+/// Whether a finish reason says the reply stopped at the output token limit: `length`
+/// (every API's readers say it so, see [`finish`]), or Anthropic's `max_tokens` from a
+/// chat-completions gateway that passes Anthropic's word on.
 pub(crate) fn stopped_at_limit(finish_reason: Option<&str>) -> bool {
-    matches!(finish_reason, Some("length" | "max_tokens" | "incomplete"))
+    matches!(finish_reason, Some(finish::LENGTH | "max_tokens"))
 }
 
 #[cfg(test)]
@@ -241,13 +253,28 @@ mod tests {
     }
 
     #[test]
-    fn cut_off_only_without_calls() {
-        assert!(reply("a", "", 0, Some("length")).cut_off());
-        assert!(reply("a", "", 0, Some("max_tokens")).cut_off());
-        assert!(reply("a", "", 0, Some("incomplete")).cut_off());
-        assert!(!reply("a", "", 0, Some("end_turn")).cut_off());
-        assert!(!reply("a", "", 1, Some("length")).cut_off());
-        assert!(!reply("a", "", 0, Some("stop")).cut_off());
+    fn stopped_short_only_without_calls_and_for_the_right_reason() {
+        let limit = Some("the reply was cut off by the model's output token limit");
+        let filter = Some("the reply was stopped by the provider's content filter");
+        assert_eq!(reply("a", "", 0, Some("length")).stopped_short(), limit);
+        assert_eq!(reply("a", "", 0, Some("max_tokens")).stopped_short(), limit);
+        assert_eq!(
+            reply("a", "", 0, Some("content_filter")).stopped_short(),
+            filter
+        );
+        assert_eq!(
+            reply("", "", 0, Some("content_filter")).stopped_short(),
+            filter
+        );
+        // A refusal says why itself.
+        assert_eq!(
+            reply("", "no", 0, Some("content_filter")).stopped_short(),
+            None
+        );
+        assert_eq!(reply("a", "", 1, Some("length")).stopped_short(), None);
+        assert_eq!(reply("a", "", 0, Some("stop")).stopped_short(), None);
+        assert_eq!(reply("a", "", 0, Some("tool_calls")).stopped_short(), None);
+        assert_eq!(reply("a", "", 0, None).stopped_short(), None);
     }
 
     #[test]

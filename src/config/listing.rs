@@ -59,7 +59,7 @@ impl Config {
                 (header.value.value.clone(), &header.value.source),
             ));
         }
-        let entry = provider.and_then(|p| p.models.iter().find(|m| m.name == self.model.value));
+        let entry = provider.and_then(|p| p.model(&self.model.value));
         if let (Some(entry), false) = (entry, self.prices.is_empty()) {
             let source = [
                 &entry.input_price,

@@ -146,6 +146,39 @@ const OPENAI_MODELS: &[PresetModel] = &[
         reasoning_effort: Some("medium"),
     },
     PresetModel {
+        name: "o4-mini",
+        window: 200_000,
+        input: 1.1,
+        cached_input: 0.275,
+        cache_write: None,
+        output: 4.4,
+        max_output: 100_000,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "o3-mini",
+        window: 200_000,
+        input: 1.1,
+        cached_input: 0.55,
+        cache_write: None,
+        output: 4.4,
+        max_output: 100_000,
+        images: false,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
+        name: "o1",
+        window: 200_000,
+        input: 15.0,
+        cached_input: 7.5,
+        cache_write: None,
+        output: 60.0,
+        max_output: 100_000,
+        images: true,
+        reasoning_effort: Some("medium"),
+    },
+    PresetModel {
         name: "codex-mini-latest",
         window: 200_000,
         input: 1.5,
@@ -363,6 +396,24 @@ pub struct Provider {
     pub api: Sourced<Api>,
     /// Anthropic: the prompt cache's time to live, `"5m"` or `"1h"`; none: the API's.
     pub cache_ttl: Option<Sourced<String>>,
+}
+
+impl Provider {
+    /// The entry for the model `name`: its own, or for a dated snapshot
+    /// (`o4-mini-2025-04-16`) its model's (`o4-mini`), the same model with the same
+    /// window, prices and reasoning.
+    pub fn model(&self, name: &str) -> Option<&ModelEntry> {
+        self.models.iter().find(|m| m.name == name).or_else(|| {
+            let (base, date) = name.rsplit_once('-')?;
+            let (base, month) = base.rsplit_once('-')?;
+            let (base, year) = base.rsplit_once('-')?;
+            let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+            if !(digits(year, 4) && digits(month, 2) && digits(date, 2)) {
+                return None;
+            }
+            self.models.iter().find(|m| m.name == base)
+        })
+    }
 }
 
 /// One extra HTTP header and the file it came from.
@@ -843,5 +894,45 @@ mod tests {
         assert_eq!(canonical("llama.cpp"), "llamacpp");
         assert_eq!(canonical("llamacpp"), "llamacpp");
         assert_eq!(canonical("mine"), "mine");
+    }
+
+    /// The o-series reason (`o4-mini` included), and a dated snapshot is its model; no
+    /// other name is taken for one it merely starts like.
+    #[test]
+    fn reasoning_models_and_their_dated_snapshots() {
+        let presets = presets();
+        let openai = presets.iter().find(|p| p.name == "openai").unwrap();
+        let effort = |name: &str| {
+            openai
+                .model(name)
+                .and_then(|m| m.reasoning_effort.as_ref())
+                .map(|e| e.value.clone())
+        };
+        for name in [
+            "o4-mini",
+            "o3",
+            "o3-mini",
+            "o1",
+            "gpt-5",
+            "o4-mini-2025-04-16",
+            "gpt-5-2025-08-07",
+        ] {
+            assert_eq!(effort(name).as_deref(), Some("medium"), "{name}");
+        }
+        assert_eq!(openai.model("o4-mini-2025-04-16").unwrap().name, "o4-mini");
+        assert_eq!(
+            openai.model("gpt-5-mini-2025-08-07").unwrap().name,
+            "gpt-5-mini"
+        );
+        for name in [
+            "gpt-5-chat-latest",
+            "my-deployment",
+            "o4-mini-2025-4-16",
+            "o4-mini-high",
+            "gpt-4o-2024",
+        ] {
+            assert!(openai.model(name).is_none(), "{name}");
+        }
+        assert!(effort("gpt-4o-2024-08-06").is_none());
     }
 }

@@ -283,7 +283,7 @@ pub(super) fn resolve(
         }),
         project_allowed: inputs.project_allowed,
     };
-    let entry = provider.and_then(|p| p.models.iter().find(|m| m.name == model));
+    let entry = provider.and_then(|p| p.model(&model));
     let (context_window, discovery) =
         match (&inputs.window, entry.and_then(|e| e.context_window.clone())) {
             (Some(explicit), _) => (explicit.clone(), Discovery::None),

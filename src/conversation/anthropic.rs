@@ -17,12 +17,18 @@
 //!   the blocks it streamed come back in their order: thinking and redacted_thinking blocks
 //!   exactly as stored (signature, data), blocks the server ran whole, the text where its
 //!   first text block was, each `tool_use` where it was. To another model, the text and the
-//!   tool calls only (another model's thinking is dropped). A refusal is sent as text; an
-//!   empty text block is never sent (Anthropic refuses them).
+//!   tool calls only (another model's thinking is dropped). A thinking block that cannot
+//!   be verified (no signature, as when its `signature_delta` never came, or a session
+//!   file kept one as `""`; a redacted block without its `data`) would make the API refuse
+//!   this request and every later one: the message goes without any of its thinking
+//!   blocks (the API checks a message's thinking blocks together, and takes a message
+//!   without them). A refusal is sent as text; an empty text block is never sent
+//!   (Anthropic refuses them).
 //! - Extended thinking (`thinking: {type: enabled, budget_tokens}`) when a budget is
 //!   given, with `max_tokens` above it; left off for a request whose last assistant message
 //!   called tools without the thinking blocks the API then requires (one another model
-//!   wrote).
+//!   wrote, or one whose thinking could not go back): Anthropic's own answer to that
+//!   request is to turn thinking off for it.
 //! - Prompt caching: at most [`MAX_BREAKPOINTS`] `cache_control` markers: the last tool
 //!   (the tools' prefix), the last system block, and the last block of each of the last two
 //!   user messages. The same history gives the same bytes, and a marked block keeps its
@@ -338,6 +344,11 @@ fn assistant_blocks(message: &Message, options: &NativeOptions<'_>) -> Vec<Value
         .as_ref()
         .filter(|r| r.api == Some(Api::Anthropic))
         .filter(|_| model.as_deref() == Some(options.model));
+    // A thinking block the API cannot verify (no signature: its `signature_delta` never
+    // came; a redacted one without its data) is refused, and so would be every request
+    // after. The message's other thinking blocks go with it: the API checks a message's
+    // thinking as a whole, and a message may go without any (see the module's notes).
+    let thinking_sent = own.is_some_and(|r| r.details.iter().all(replayable));
     let mut blocks = Vec::new();
     let mut text_sent = text.is_empty();
     let mut sent = vec![false; tool_calls.len()];
@@ -360,6 +371,7 @@ fn assistant_blocks(message: &Message, options: &NativeOptions<'_>) -> Vec<Value
                     blocks.push(tool_use(&tool_calls[k]));
                 }
             }
+            Some("thinking" | "redacted_thinking") if !thinking_sent => {}
             // Thinking, redacted thinking and the server's own blocks, as they came.
             Some(_) => blocks.push(place.clone()),
             None => {}
@@ -386,6 +398,22 @@ fn assistant_blocks(message: &Message, options: &NativeOptions<'_>) -> Vec<Value
         blocks.push(text_block(EMPTY));
     }
     blocks
+}
+
+/// Whether a stored block can go back as it is: a thinking block with its signature, a
+/// redacted one with its data (any other block, yes).
+fn replayable(block: &Value) -> bool {
+    let filled = |key: &str| {
+        block
+            .get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    match block.get("type").and_then(Value::as_str) {
+        Some("thinking") => filled("signature"),
+        Some("redacted_thinking") => filled("data"),
+        _ => true,
+    }
 }
 
 /// Whether thinking may be on: not when the request ends with the results of calls whose
@@ -699,6 +727,83 @@ mod tests {
         // Its own model gets it back.
         let body = request(&history, &json!([]), &options("claude-opus-4-1"));
         assert_eq!(body["messages"][1]["content"][0]["signature"], "SIG+/==");
+    }
+
+    /// A thinking block whose signature never came (a stream that ended without its
+    /// `signature_delta`, a session file that kept `"signature": ""`) and a redacted one
+    /// without its data are never sent: the message goes without its thinking blocks, the
+    /// signed ones too, and thinking is off while its calls are answered. Once the user
+    /// speaks again, thinking is back on, and the signed blocks of other messages still go.
+    #[test]
+    fn thinking_that_cannot_be_verified_is_never_sent() {
+        let unsigned: Vec<Value> = thinking_calls()
+            .into_iter()
+            .filter(|e| e["delta"]["type"] != "signature_delta")
+            .collect();
+        let opts = NativeOptions {
+            thinking_budget: Some(2_048),
+            ..options(MODEL)
+        };
+        let mut signed_turn = vec![
+            Message::user("first"),
+            streamed(&thinking_calls(), MODEL),
+            Message::tool("toolu_1", "r1"),
+            Message::tool("toolu_2", "r2"),
+            streamed(&text_reply("ok"), MODEL),
+        ];
+        let mut history = vec![Message::system("s")];
+        history.append(&mut signed_turn);
+        history.extend([
+            Message::user("list and read"),
+            streamed(&unsigned, MODEL),
+            Message::tool("toolu_1", "a"),
+            Message::tool("toolu_2", "b"),
+        ]);
+        let check = |history: &[Message]| {
+            let body = request(history, &tools(), &opts);
+            let text = body.to_string();
+            assert!(!text.contains(r#""signature":"""#), "{body:#}");
+            let messages = body["messages"].as_array().unwrap();
+            let last_call = &messages[messages.len() - 2]["content"];
+            let kinds: Vec<&str> = last_call
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["type"].as_str().unwrap())
+                .collect();
+            assert_eq!(kinds, ["text", "tool_use", "tool_use"], "{body:#}");
+            assert!(body.get("thinking").is_none(), "the API would refuse it");
+            // The first turn's signed thinking still goes back.
+            assert_eq!(messages[1]["content"][0]["signature"], "SIG+/==");
+            assert_eq!(messages[1]["content"][1]["data"], "REDACTED");
+        };
+        check(&history);
+        // The same history through a session file, as an older rein wrote it.
+        let json = serde_json::to_string(&history).unwrap();
+        assert!(json.contains(r#""signature":"""#));
+        let resumed: Vec<Message> = serde_json::from_str(&json).unwrap();
+        check(&resumed);
+        // The user speaks again: thinking is back.
+        history.push(streamed(&text_reply("done"), MODEL));
+        history.push(Message::user("next"));
+        let body = request(&history, &tools(), &opts);
+        assert!(body.get("thinking").is_some());
+        assert!(!body.to_string().contains(r#""signature":"""#));
+
+        // A redacted block without its data takes its message's thinking with it.
+        let mut no_data = thinking_calls();
+        no_data[5] = json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking"}});
+        let history = [
+            Message::system("s"),
+            Message::user("u"),
+            streamed(&no_data, MODEL),
+            Message::tool("toolu_1", "r1"),
+            Message::tool("toolu_2", "r2"),
+        ];
+        let body = request(&history, &tools(), &opts);
+        let text = body.to_string();
+        assert!(!text.contains("redacted_thinking") && !text.contains("SIG+/=="));
+        assert!(body.get("thinking").is_none());
     }
 
     /// A long history: never more than four breakpoints, and the same bytes every time.

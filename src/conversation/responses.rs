@@ -21,6 +21,10 @@
 //!   reasoning item without `encrypted_content` (nothing to send but an id), or not
 //!   followed by an item that is sent (a hosted tool's, which rein never sends back),
 //!   is left out: the server refuses a reasoning item without its following item.
+//! - `include: ["reasoning.encrypted_content"]` for a model that reasons: one whose
+//!   settings give a `reasoning_effort` (sent as `reasoning`), and any model a reply of
+//!   which in the history carried a reasoning item (from then on, and in a resumed
+//!   session): without it, with `store: false`, its reasoning could not go back.
 //! - `tools` are the chat-completions schemas in the Responses form (`strict: false`
 //!   unless a schema says otherwise: the Responses API makes functions strict by
 //!   default, and strict mode refuses optional parameters).
@@ -62,9 +66,13 @@ pub fn request(history: &[Message], tools: &Value, options: &NativeOptions<'_>) 
     body.insert("store".into(), json!(false));
     body.insert("stream".into(), json!(true));
     // A model that reasons: its encrypted reasoning comes back to be sent again (a model
-    // that does not is refused the `include`).
-    if let Some(effort) = options.reasoning_effort {
+    // that does not is refused the `include`). One known to reason by its settings, or
+    // one that showed it does: a reply of its in the history carried a reasoning item
+    // (a name rein does not know, an Azure deployment's, a gateway's alias).
+    if options.reasoning_effort.is_some() || has_reasoned(history, options.model) {
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    }
+    if let Some(effort) = options.reasoning_effort {
         body.insert(
             "reasoning".into(),
             json!({"effort": effort, "summary": "auto"}),
@@ -80,6 +88,25 @@ pub fn request(history: &[Message], tools: &Value, options: &NativeOptions<'_>) 
         );
     }
     Value::Object(body)
+}
+
+/// Whether a reply of `model` in this API, kept in `history`, carried a reasoning item:
+/// the model reasons, whatever its name.
+fn has_reasoned(history: &[Message], model: &str) -> bool {
+    history.iter().any(|m| match m {
+        Message::Assistant {
+            reasoning: Some(r),
+            model: Some(by),
+            ..
+        } => {
+            r.api == Some(Api::Responses)
+                && by == model
+                && r.details
+                    .iter()
+                    .any(|d| d.get("type").and_then(Value::as_str) == Some("reasoning"))
+        }
+        _ => false,
+    })
 }
 
 /// The `input` items: every message but the system message at `system` (the
@@ -484,6 +511,53 @@ mod tests {
                 json!({"role":"user","content":[{"type":"input_text","text":"thanks"}]}),
             ]
         );
+    }
+
+    /// A model rein does not know as one that reasons (an Azure deployment's name, a
+    /// gateway's alias, `o4-mini` without an entry) is asked for its encrypted reasoning
+    /// once a reply of its carried a reasoning item, and in a resumed session; not before,
+    /// not for another model's, and `reasoning` settings are still only an entry's. A
+    /// reasoning item that came without encrypted content (asked before the `include`)
+    /// never goes back, by id or otherwise; its calls do.
+    #[test]
+    fn a_model_that_showed_it_reasons_is_asked_for_its_encrypted_reasoning() {
+        let first = [Message::system("s"), Message::user("list and read")];
+        let body = request(&first, &chat_tools(), &options("my-deployment"));
+        assert!(body.get("include").is_none());
+        let history = after_calls(streamed_reply("my-deployment"));
+        let body = request(&history, &chat_tools(), &options("my-deployment"));
+        assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+        assert!(body.get("reasoning").is_none(), "{body}");
+        // Through a session file.
+        let resumed: Vec<Message> =
+            serde_json::from_str(&serde_json::to_string(&history).unwrap()).unwrap();
+        let again = request(&resumed, &chat_tools(), &options("my-deployment"));
+        assert_eq!(again, body);
+        // Another model's reasoning says nothing of this one.
+        let body = request(&history, &chat_tools(), &options("gpt-4o"));
+        assert!(body.get("include").is_none());
+
+        // Reasoning streamed without encrypted content: the proof still counts, the item
+        // is not sent, the calls are, without ids.
+        let mut bare = streamed_reply("my-deployment");
+        if let Message::Assistant {
+            reasoning: Some(r), ..
+        } = &mut bare
+        {
+            for d in &mut r.details {
+                if let Some(o) = d.as_object_mut() {
+                    o.remove("encrypted_content");
+                }
+            }
+        }
+        let body = request(&after_calls(bare), &chat_tools(), &options("my-deployment"));
+        assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+        let input = body["input"].as_array().unwrap();
+        assert!(input.iter().all(|i| i["type"] != "reasoning"), "{body:#}");
+        assert_eq!(input[1]["call_id"], "call_A");
+        let mut found = Vec::new();
+        ids(&body, &mut found);
+        assert!(found.is_empty(), "ids sent: {found:?}");
     }
 
     /// Another model's, or another API's, state never goes out: the calls alone.

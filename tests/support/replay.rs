@@ -93,6 +93,26 @@ pub fn sse_data(body: &str) -> Vec<Value> {
     out
 }
 
+/// A sample's finish reason (the API's own word, as `ref_responses.py` and
+/// `ref_anthropic.py` give it) in the words the README documents for the JSONL
+/// `assistant_message`: `stop`, `tool_calls`, `length`, `content_filter`. `called`: the
+/// reply called tools; `incomplete_reason`: a Responses reply's
+/// `incomplete_details.reason`.
+pub fn documented_finish(native: &str, called: bool, incomplete_reason: Option<&str>) -> String {
+    let word = match native {
+        "end_turn" | "stop_sequence" | "pause_turn" => "stop",
+        "tool_use" => "tool_calls",
+        "max_tokens" | "model_context_window_exceeded" => "length",
+        "refusal" => "content_filter",
+        "completed" if called => "tool_calls",
+        "completed" => "stop",
+        "incomplete" if incomplete_reason == Some("content_filter") => "content_filter",
+        "incomplete" => "length",
+        other => other,
+    };
+    word.to_string()
+}
+
 // ---------------------------------------------------------------------------------------
 // The events of a run, per request
 // ---------------------------------------------------------------------------------------

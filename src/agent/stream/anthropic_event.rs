@@ -7,7 +7,10 @@
 //! reasoning, `signature_delta` the thinking block's signature, `input_json_delta` a tool
 //! call's arguments), `content_block_stop` closes it. `message_delta` brings the stop
 //! reason and the cumulative usage; `message_stop` ends the reply, and only then is the
-//! finish reason set (the stop reason), so a stream cut before it is no finished reply.
+//! finish reason set (the stop reason in rein's words, see [`super::finish`]: `end_turn`
+//! is `stop`, `tool_use` `tool_calls`, `max_tokens` `length`, `refusal`
+//! `content_filter`), so a stream cut before it is no finished reply. Nothing after it is
+//! read: a reply ends once.
 //! `ping` is nothing; an `error` event ends the reply with the server's words
 //! (`overloaded_error`, `rate_limit_error` and `api_error` as [`ChunkError::Busy`], retried
 //! when nothing was shown yet). The service pads some data with trailing spaces, which is
@@ -55,6 +58,8 @@ pub(super) struct Progress {
     stop_reason: Option<String>,
     /// The reply was made a refusal already.
     refused: bool,
+    /// `message_stop` (or a whole message) ended the reply: later events are not read.
+    ended: bool,
 }
 
 #[derive(Debug)]
@@ -111,6 +116,9 @@ impl Assembler {
         on_delta: &mut dyn FnMut(StreamDelta<'_>),
     ) -> Result<(), ChunkError> {
         self.api_is(Api::Anthropic);
+        if self.anthropic.ended {
+            return Ok(());
+        }
         let data = self.anthropic_surrogates(data);
         let event: Value = serde_json::from_str(&data).map_err(|e| ChunkError::Malformed {
             detail: e.to_string(),
@@ -476,15 +484,12 @@ impl Assembler {
 
     /// `message_stop`: every block is complete, and the stop reason is the finish reason.
     fn anthropic_finish(&mut self) {
+        self.anthropic.ended = true;
         for at in 0..self.anthropic.blocks.len() {
             self.anthropic_close(at);
         }
-        let reason = self
-            .anthropic
-            .stop_reason
-            .clone()
-            .unwrap_or_else(|| "end_turn".to_string());
-        self.finish_reason_is(reason);
+        let reason = self.anthropic.stop_reason.as_deref().unwrap_or("end_turn");
+        self.finish_reason_is(super::finish::anthropic(reason));
     }
 }
 
@@ -710,9 +715,13 @@ mod tests {
             usage.clone().unwrap_or(Value::Null) == want_usage,
             format!("usage {usage:?} instead of {want_usage}"),
         );
+        // The sample says Anthropic's word; rein says its own.
+        let want_finish = want["finish_reason"]
+            .as_str()
+            .map(super::super::finish::anthropic);
         check(
-            finish.as_deref() == want["finish_reason"].as_str(),
-            format!("finish reason {finish:?}"),
+            finish == want_finish,
+            format!("finish reason {finish:?} instead of {want_finish:?}"),
         );
         match (&result, want["error"].as_str()) {
             (Err(e), Some(expected)) => check(
@@ -1158,7 +1167,7 @@ mod tests {
         assert_eq!(shown.reasoning, "first\n\nsecond");
         assert_eq!(reply.reasoning, "first\n\nsecond");
         assert_eq!(shown.text, "Let me look.");
-        assert_eq!(reply.finish_reason.as_deref(), Some("tool_use"));
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(
             reply.tool_calls,
             [
@@ -1257,7 +1266,7 @@ mod tests {
             (shown.refusal.as_str(), reply.refusal.as_str()),
             ("Not that.", "Not that.")
         );
-        assert_eq!(reply.finish_reason.as_deref(), Some("refusal"));
+        assert_eq!(reply.finish_reason.as_deref(), Some("content_filter"));
 
         let mut a = Assembler::new();
         let mut events = vec![
@@ -1297,7 +1306,7 @@ mod tests {
             (shown.reasoning.as_str(), shown.text.as_str()),
             ("hm", "Reading.")
         );
-        assert_eq!(reply.finish_reason.as_deref(), Some("tool_use"));
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(reply.tool_calls[0].function.arguments, "{\"path\":\"a\"}");
         assert_eq!(
             reply.reasoning_details,
@@ -1312,5 +1321,47 @@ mod tests {
             None,
             "the server did not say"
         );
+    }
+
+    /// `message_stop` ends the reply: a delta, a block, an error or a second stop after it
+    /// changes nothing. Each stop reason is said in rein's words.
+    #[test]
+    fn the_reply_ends_at_message_stop_and_says_why_in_reins_words() {
+        for (stop_reason, reason) in [
+            ("end_turn", "stop"),
+            ("stop_sequence", "stop"),
+            ("tool_use", "tool_calls"),
+            ("max_tokens", "length"),
+            ("refusal", "content_filter"),
+        ] {
+            let mut a = Assembler::new();
+            let mut events = vec![
+                start(0, json!({"type": "text", "text": ""})),
+                delta(0, json!({"type": "text_delta", "text": "kept"})),
+                stop(0),
+            ];
+            events.extend(end(stop_reason));
+            events.extend([
+                delta(0, json!({"type": "text_delta", "text": "LATE"})),
+                start(
+                    1,
+                    json!({"type": "tool_use", "id": "toolu_9", "name": "bash", "input": {}}),
+                ),
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "late"}}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}),
+                json!({"type": "message_stop"}),
+            ]);
+            let (shown, result) = push_all(&mut a, &events);
+            assert_eq!(result, Ok(()), "{stop_reason}");
+            let reply = a.finish();
+            assert!(!shown.text.contains("LATE"), "{stop_reason}");
+            assert!(!reply.text.contains("LATE"), "{stop_reason}");
+            assert!(reply.tool_calls.is_empty(), "{stop_reason}");
+            assert_eq!(
+                reply.finish_reason.as_deref(),
+                Some(reason),
+                "{stop_reason}"
+            );
+        }
     }
 }

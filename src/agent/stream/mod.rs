@@ -6,13 +6,14 @@
 //! `common_chunk` reading the common chunk (a piece of text) without serde; the
 //! `assembler` knows no wire format, so readers for other wire APIs feed the same one.
 //! `error_text` words a server's error as one line, from inside a stream or from a failed
-//! response's body.
+//! response's body; `finish` maps the native APIs' stop reasons to rein's finish reasons.
 
 mod anthropic_event;
 mod assembler;
 mod chat_chunk;
 mod common_chunk;
 mod error_text;
+pub mod finish;
 mod responses_event;
 mod surrogates;
 

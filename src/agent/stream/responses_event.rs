@@ -26,7 +26,10 @@
 //! fills in from the stored message.
 //!
 //! The terminal event (`response.completed`, `response.incomplete`, `response.failed`)
-//! gives the finish reason (`completed`, `incomplete`, `failed`) and the usage (input
+//! ends the reply (nothing after it is read) and gives the finish reason in rein's words
+//! (see [`super::finish`]: a completed reply is `stop`, or `tool_calls` when it called
+//! tools; an incomplete one `length`, or `content_filter` when its
+//! `incomplete_details.reason` says so; a failed one is an error) and the usage (input
 //! tokens are the prompt, output tokens the completion, reasoning tokens included;
 //! `input_tokens_details.cached_tokens` the cached part). Items it lists that never got
 //! their `.done` event are finished from it; when nothing streamed at all, its output is
@@ -48,6 +51,9 @@ use crate::conversation::Api;
 #[derive(Debug, Default)]
 pub(crate) struct Progress {
     items: Vec<Item>,
+    /// The terminal event (or a whole response) ended the reply: later events are not
+    /// read.
+    ended: bool,
 }
 
 /// The kind of an output item, as far as rein cares.
@@ -110,6 +116,9 @@ impl Assembler {
         on_delta: &mut dyn FnMut(StreamDelta<'_>),
     ) -> Result<(), ChunkError> {
         self.api_is(Api::Responses);
+        if self.responses.ended {
+            return Ok(());
+        }
         let data = self.joined_lone_halves(data);
         let event: Value = serde_json::from_str(&data).map_err(|e| ChunkError::Malformed {
             detail: e.to_string(),
@@ -309,7 +318,17 @@ impl Assembler {
             .get("status")
             .and_then(Value::as_str)
             .unwrap_or(status);
-        self.finish_reason_is(status.to_string());
+        let incomplete = response
+            .get("incomplete_details")
+            .and_then(|d| d.get("reason"))
+            .and_then(Value::as_str);
+        let called = self
+            .responses
+            .items
+            .iter()
+            .any(|i| i.kind == Kind::FunctionCall);
+        self.responses.ended = true;
+        self.finish_reason_is(super::finish::responses(status, incomplete, called));
         if status == "failed" {
             let error = response
                 .get("error")
@@ -864,12 +883,17 @@ mod tests {
                     json!(calls),
                     &want["tool_calls"],
                 );
+                // The sample says the API's status; rein says its own word.
+                let want_finish = want["finish_reason"].as_str().map(|status| {
+                    let called = want["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
+                    super::super::finish::responses(status, None, called)
+                });
                 check(
                     &mut problems,
                     &at,
                     "finish reason",
                     json!(r.finish_reason),
-                    &want["finish_reason"],
+                    &json!(want_finish),
                 );
                 let usage = r.usage.map(|u| {
                     json!({
@@ -1271,7 +1295,7 @@ mod tests {
         assert_eq!(reply.reasoning, "a\n\nb\n\nraw\n\nc");
         assert_eq!(reply.text, "hi");
         assert_eq!(reply.refusal, "no");
-        assert_eq!(reply.finish_reason.as_deref(), Some("incomplete"));
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
         let usage = reply.usage.unwrap();
         assert_eq!(
             (
@@ -1317,8 +1341,54 @@ mod tests {
             whole.tool_calls,
             [ToolCall::new("call_1", "read_file", "{}")]
         );
-        assert_eq!(whole.finish_reason.as_deref(), Some("completed"));
+        assert_eq!(whole.finish_reason.as_deref(), Some("tool_calls"));
         let (_, terminal, _) = feed(&[json!({"type":"response.completed","response":response})]);
         assert_eq!(terminal, whole);
+    }
+
+    /// The terminal event ends the reply: a delta, an item, an error or a second terminal
+    /// event after it changes nothing. The finish reason says why it ended, in rein's
+    /// words: a content filter is not the token limit.
+    #[test]
+    fn the_reply_ends_at_its_terminal_event_and_says_why() {
+        let text =
+            |t: &str| json!({"type":"response.output_text.delta","output_index":0,"delta":t});
+        let incomplete = |reason: &str| {
+            json!({"type":"response.incomplete","response":{"status":"incomplete",
+                "incomplete_details":{"reason":reason}}})
+        };
+        let completed = json!({"type":"response.completed","response":{"status":"completed"}});
+        let after = [
+            text("LATE"),
+            json!({"type":"response.output_item.added","output_index":1,
+                "item":{"type":"function_call","id":"fc_9","call_id":"call_9","name":"bash","arguments":""}}),
+            json!({"type":"error","message":"late","code":"server_error"}),
+            incomplete("max_output_tokens"),
+        ];
+        for (terminal, reason) in [
+            (completed.clone(), "stop"),
+            (incomplete("max_output_tokens"), "length"),
+            (incomplete("content_filter"), "content_filter"),
+            (
+                json!({"type":"response.incomplete","response":{"status":"incomplete"}}),
+                "length",
+            ),
+        ] {
+            let mut events = vec![text("kept"), terminal];
+            events.extend(after.iter().cloned());
+            let (r, reply, shown) = feed(&events);
+            assert_eq!(r, Ok(()), "{reason}");
+            assert_eq!(reply.text, "kept");
+            assert_eq!(shown, "kept");
+            assert!(reply.tool_calls.is_empty());
+            assert_eq!(reply.finish_reason.as_deref(), Some(reason));
+        }
+        // Nothing streamed before the terminal event: its output is the reply, and what
+        // comes after is still not.
+        let whole = json!({"type":"response.completed","response":{"status":"completed","output":[
+            {"type":"message","id":"m","content":[{"type":"output_text","text":"whole"}]}]}});
+        let (r, reply, _) = feed(&[whole, text("LATE")]);
+        assert_eq!(r, Ok(()));
+        assert_eq!(reply.text, "whole");
     }
 }

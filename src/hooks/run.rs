@@ -180,7 +180,8 @@ impl Group {
 
     fn kill(&self) {
         crate::process_tree::kill(self.pgid);
-        self.killed.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.killed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -21,8 +21,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-/// The environment variable that carries the marks.
-pub const VAR: &str = "REIN_PROCESS_TREE";
+/// The environment variable that carries the marks (not a `REIN_*` name: commands never
+/// see those, and it is no secret).
+pub const VAR: &str = "PROCESS_TREE_OF_REIN";
 
 /// Rounds of looking for marked processes before giving up (each kills what it finds).
 #[cfg(target_os = "linux")]

@@ -86,6 +86,19 @@ pub fn duration(d: Duration) -> String {
     }
 }
 
+/// What a front end says of an event that comes while the session ends, after its
+/// screen is gone (the SessionEnd hooks' words, the notice that rein waits for them);
+/// `None` for the rest.
+pub fn at_end(event: &crate::agent::AgentEvent) -> Option<String> {
+    use crate::agent::AgentEvent;
+    match event {
+        AgentEvent::Hook { event, message, .. } => Some(format!("hook {event}: {message}")),
+        AgentEvent::Notice { message } => Some(message.clone()),
+        AgentEvent::Error { message } => Some(format!("error: {message}")),
+        _ => None,
+    }
+}
+
 /// "retrying in 2.0s (attempt 2 of 5): HTTP 503" (the reason on one line).
 pub fn retry(attempt: u32, max_attempts: u32, delay: Duration, reason: &str) -> String {
     format!(

@@ -67,9 +67,25 @@ fn to_stderr(text: &str) {
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
-/// Wait for the agent to finish what an interrupt asked (its events until the channel ends).
-async fn wind_down(handle: &mut agent::AgentHandle) {
-    while handle.events.recv().await.is_some() {}
+/// End the session (`reason` other: the run is over, or a signal stopped it) once the
+/// result is out: the SessionEnd hooks run, bounded by their timeouts, what they say goes
+/// to stderr in every format (stdout's last line stays the result), and a Ctrl-C (or
+/// another signal) stops waiting for them.
+async fn end(handle: agent::AgentHandle) {
+    let _ = std::io::stdout().flush();
+    let give_up = async {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = crate::signals::termination() => {}
+        }
+    };
+    handle
+        .end(crate::hooks::EndReason::Other, give_up, |event| {
+            if let Some(line) = describe::at_end(&event) {
+                say!("rein: {}", first_line_cut(&line, 500));
+            }
+        })
+        .await;
 }
 
 /// The closing line: calls, tokens, the prompt cache's share and, with prices, the cost;
@@ -139,22 +155,21 @@ pub async fn run_learning_window(
                 // As Ctrl-C: the turn ends and every running command's group is killed
                 // (dropping the agent's runtime drops them) before rein exits.
                 handle.send(AgentCommand::Interrupt);
-                handle.send(AgentCommand::Shutdown);
-                let _ = tokio::time::timeout(
-                    std::time::Duration::from_secs(2),
-                    wind_down(&mut handle),
-                )
-                .await;
                 stop_background(&handle);
                 say!("rein: stopped by {signal}");
-                return printer.finish(Ending::Signal(signal));
+                let code = printer.finish(Ending::Signal(signal));
+                end(handle).await;
+                return code;
             }
             _ = &mut ctrl_c => {
                 if interrupted {
-                    // A second Ctrl-C: stop waiting for the agent to wind down.
+                    // A second Ctrl-C: stop waiting for the turn to wind down (the
+                    // SessionEnd hooks still run; a third Ctrl-C skips them).
                     stop_background(&handle);
                     say!("rein: interrupted");
-                    return printer.finish(Ending::Signal("SIGINT"));
+                    let code = printer.finish(Ending::Signal("SIGINT"));
+                    end(handle).await;
+                    return code;
                 }
                 interrupted = true;
                 handle.send(AgentCommand::Interrupt);
@@ -178,11 +193,12 @@ pub async fn run_learning_window(
             printer.form_answered(&record, &line);
         }
         if let AgentEvent::TurnFinished { outcome } = event {
-            handle.send(AgentCommand::Shutdown);
             // Nothing outlives `rein -p`: what still runs in the background is stopped,
-            // and named. The exit code is the turn's.
+            // and named. The exit code is the turn's, whatever the SessionEnd hooks do.
             stop_background(&handle);
-            return printer.finish(Ending::Turn(outcome));
+            let code = printer.finish(Ending::Turn(outcome));
+            end(handle).await;
+            return code;
         }
     }
 }

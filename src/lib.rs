@@ -37,6 +37,7 @@ pub mod instructions;
 pub mod mcp;
 pub mod permissions;
 pub mod private_fs;
+pub mod process_tree;
 pub mod program_path;
 pub mod rewind;
 pub mod safe_fs;

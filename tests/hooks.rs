@@ -8,7 +8,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{script, Reply, ScriptedServer};
+use support::{script, Reply, ScriptedServer, Step};
 
 /// The user's `hooks.json` (beside their config.toml, which turns the sandbox off).
 fn user_hooks(home: &Path, hooks: Value) {
@@ -1005,4 +1005,290 @@ async fn a_script_an_approved_hook_runs_asks_before_the_model_writes_it() {
         "echo fine\n",
         "any other file is written as before"
     );
+}
+
+/// The pid written in `file` (waits for it, boundedly).
+async fn pid_in(file: &Path) -> i32 {
+    for _ in 0..1000 {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no pid in {}", file.display());
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet), polled a bounded number
+/// of times.
+async fn gone(pid: i32) -> bool {
+    for _ in 0..500 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+        let dead = match stat {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        };
+        if dead {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+/// A hook that starts two daemons that leave its process group, `setsid` in the
+/// background and a double fork, each writing its pid to a file in `dir` named after
+/// `tag`; their pid files.
+fn daemons(dir: &Path, tag: &str) -> (String, std::path::PathBuf, std::path::PathBuf) {
+    let one = dir.join(format!("{tag}-setsid.pid"));
+    let two = dir.join(format!("{tag}-double.pid"));
+    let hook = script(
+        dir,
+        &format!("{tag}.sh"),
+        &format!(
+            "cat > /dev/null\n\
+             setsid sh -c 'echo $$ > {one}; exec sleep 300' > /dev/null 2>&1 &\n\
+             (setsid sh -c 'sleep 300 & echo $! > {two}' > /dev/null 2>&1 &)\n\
+             for i in $(seq 500); do [ -s {one} ] && [ -s {two} ] && break; sleep 0.01; done\n\
+             exit 0\n",
+            one = one.display(),
+            two = two.display()
+        ),
+    );
+    (hook, one, two)
+}
+
+/// Issue 42: `rein -p` ends its session: the SessionEnd hooks run once, with Claude Code's
+/// `reason` (`other`), after the turn is in the session file; one that fails does not
+/// change the exit code. And what a hook started with `setsid` or a double fork does not
+/// outlive its hook, nor rein.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_end_runs_once_as_rein_p_ends_and_no_daemon_of_a_hook_outlives_it() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let log = hooks_dir.path().join("end.log");
+    let end = logger(hooks_dir.path(), &log);
+    let copy = hooks_dir.path().join("transcript.copy");
+    let copier = script(
+        hooks_dir.path(),
+        "copy.sh",
+        &format!(
+            "path=$(sed -n 's/.*\"transcript_path\":\"\\([^\"]*\\)\".*/\\1/p'); cp \"$path\" {}\nexit 1\n",
+            copy.display()
+        ),
+    );
+    let (prompt_daemons, p1, p2) = daemons(hooks_dir.path(), "prompt");
+    let (end_daemons, e1, e2) = daemons(hooks_dir.path(), "end");
+    user_hooks(
+        home.path(),
+        json!({
+            "UserPromptSubmit": [{"hooks": command(&prompt_daemons)}],
+            "SessionEnd": [{"hooks": [
+                {"type": "command", "command": end},
+                {"type": "command", "command": copier},
+                {"type": "command", "command": end_daemons}
+            ]}]
+        }),
+    );
+    let server = ScriptedServer::start(vec![Reply::text("all done here")])
+        .await
+        .unwrap();
+    let out = rein(home.path(), project.path(), &server, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "all done here");
+    let ends = logged(&log);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0]["hook_event_name"], "SessionEnd");
+    assert_eq!(ends[0]["reason"], "other");
+    // The session file the hook read holds the turn's reply.
+    let transcript = std::fs::read_to_string(&copy).unwrap();
+    assert!(transcript.contains("all done here"), "{transcript}");
+    // The failing one is said, the exit code stays the turn's.
+    assert!(
+        err.contains("hook SessionEnd: failed: exit code 1"),
+        "{err}"
+    );
+    for file in [p1, p2, e1, e2] {
+        let pid = pid_in(&file).await;
+        assert!(
+            gone(pid).await,
+            "{} ({pid}) outlived its hook",
+            file.display()
+        );
+    }
+}
+
+/// A SessionEnd hook that hangs holds rein for its timeout at most, says so on stderr, and
+/// dies with whatever it started; the exit code is the turn's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_session_end_hook_is_waited_for_its_timeout_only_and_said() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let pid = hooks_dir.path().join("hang.pid");
+    let hang = script(
+        hooks_dir.path(),
+        "hang.sh",
+        &format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 300' > /dev/null 2>&1 &\nsleep 300\n",
+            pid.display()
+        ),
+    );
+    user_hooks(
+        home.path(),
+        json!({"SessionEnd": [{"hooks": [{"type": "command", "command": hang, "timeout": 2}]}]}),
+    );
+    let server = ScriptedServer::start(vec![Reply::text("done")])
+        .await
+        .unwrap();
+    let out = rein(
+        home.path(),
+        project.path(),
+        &server,
+        &["--output-format", "json"],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    // stdout's one line is still the result.
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "done");
+    assert!(
+        err.contains("waiting for the SessionEnd hooks to finish (at most 2.0s"),
+        "{err}"
+    );
+    assert!(err.contains("hook SessionEnd: failed: timed out"), "{err}");
+    let pid = pid_in(&pid).await;
+    assert!(gone(pid).await, "the hook's daemon ({pid}) outlived it");
+}
+
+/// SIGTERM in the middle of a turn: the turn stops, the SessionEnd hooks run (reason
+/// `other`), and rein exits as a signal's end says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_turn_runs_the_session_end_hooks() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let log = hooks_dir.path().join("end.log");
+    let end = logger(hooks_dir.path(), &log);
+    user_hooks(
+        home.path(),
+        json!({"SessionEnd": [{"hooks": command(&end)}]}),
+    );
+    let server = ScriptedServer::start(vec![Reply::sse(vec![Step::Sleep(Duration::from_secs(
+        120,
+    ))])])
+    .await
+    .unwrap();
+    let child = support::rein_in(home.path(), project.path())
+        .args([
+            "-p",
+            "go",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..1000 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.requests().len(), 1, "the request never came");
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    let ends = logged(&log);
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert_eq!(ends[0]["reason"], "other");
+}
+
+/// Issue 42: a hook's 1 MB `additionalContext` (UserPromptSubmit, PostToolUse) is cut to
+/// what rein passes on of a hook, and fits the window with everything else: a server
+/// that refuses any request past its window gets none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hooks_megabyte_of_context_is_cut_and_every_request_fits_the_window() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let hooks_dir = tempfile::tempdir().unwrap();
+    let flood = |event: &str| {
+        script(
+            hooks_dir.path(),
+            &format!("{event}.sh"),
+            &format!(
+                "cat > /dev/null\nprintf '{{\"hookSpecificOutput\": {{\"hookEventName\": \"{event}\", \"additionalContext\": \"'\n\
+                 head -c 1000000 /dev/zero | tr '\\0' 'c'\nprintf '\"}}}}\\n'\n"
+            ),
+        )
+    };
+    user_hooks(
+        home.path(),
+        json!({
+            "UserPromptSubmit": [{"hooks": command(&flood("UserPromptSubmit"))}],
+            "SessionStart": [{"hooks": command(&flood("SessionStart"))}],
+            "PostToolUse": [{"matcher": "Bash", "hooks": command(&flood("PostToolUse"))}]
+        }),
+    );
+    // A server that enforces a 16k-token window, counting 4 characters a token, as the
+    // usage it reports says.
+    const WINDOW: usize = 16_000;
+    let refused = Arc::new(AtomicUsize::new(0));
+    let counted = refused.clone();
+    let router: support::Router = Arc::new(move |body: &Value| {
+        let tokens = support::request_chars(body) / 4;
+        (tokens > WINDOW).then(|| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Reply::error(
+                400,
+                &format!("This model's maximum context length is {WINDOW} tokens; the request has {tokens} (context length exceeded)"),
+            )
+        })
+    });
+    let server = ScriptedServer::start_routed(
+        vec![
+            Reply::tool_calls(&[("bash", r#"{"command":"echo ran"}"#)])
+                .with_usage_from_request(4.0),
+            Reply::text("done").with_usage_from_request(4.0),
+        ],
+        router,
+    )
+    .await
+    .unwrap();
+    let out = rein(
+        home.path(),
+        project.path(),
+        &server,
+        &["--yes", "--context-window", &WINDOW.to_string()],
+    );
+    let err = stderr(&out);
+    assert_eq!(refused.load(Ordering::SeqCst), 0, "{err}");
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "done");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{err}");
+    let last = requests[1].to_string();
+    // What the hooks said reached the model, cut, and saying so.
+    assert!(last.contains("ccccc"), "{err}");
+    assert!(last.contains("characters cut here"), "{err}");
+    let results = tool_results(&server);
+    assert!(results[0].starts_with("ran"), "{results:?}");
+    assert!(results[0].contains("ccccc"), "{results:?}");
+    assert!(results[0].len() < 20_000, "{} characters", results[0].len());
 }

@@ -2621,3 +2621,90 @@ async fn a_projects_held_endpoint_is_said_in_the_dashboard() {
     assert_eq!(server.requests().len(), 1);
     tmux.quit_with_ctrl_c().await;
 }
+
+/// Issue 42: leaving the dashboard ends the session: `/quit`, Ctrl-D on an empty input
+/// and Ctrl-C twice each run the SessionEnd hooks once with Claude Code's reason
+/// `prompt_input_exit`, on the terminal rein leaves, which says rein waits for a slow one;
+/// what the hook started with `setsid` does not outlive it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaving_the_dashboard_runs_the_session_end_hooks() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let rein_home = home.path().join("rein-home");
+    std::fs::create_dir_all(&rein_home).unwrap();
+    std::fs::write(rein_home.join("config.toml"), "[sandbox]\nmode = \"off\"\n").unwrap();
+    let log = home.path().join("end.log");
+    let pids = home.path().join("daemon.pids");
+    let hook = support::script(
+        home.path(),
+        "end.sh",
+        &format!(
+            "cat >> {log}; echo >> {log}\n\
+             setsid sh -c 'echo $$ >> {pids}; exec sleep 300' > /dev/null 2>&1 &\n\
+             sleep 2\n",
+            log = log.display(),
+            pids = pids.display()
+        ),
+    );
+    std::fs::write(
+        rein_home.join("hooks.json"),
+        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![]).await.unwrap();
+    let ways: [(&str, &[&str]); 3] = [("/quit", &["Enter"]), ("", &["C-d"]), ("", &["C-c"])];
+    for (n, (text, keys)) in ways.into_iter().enumerate() {
+        let tmux = Tmux::start(
+            &in_a_shell(rein_command(
+                home.path(),
+                project.path(),
+                &server.base_url(),
+            )),
+            120,
+            40,
+        );
+        tmux.wait_for("the dashboard", |s| s.contains("scripted-model"))
+            .await;
+        tmux.send(text, keys);
+        if keys == ["C-c"] {
+            tmux.wait_for("the quit hint", |s| s.contains("again to quit"))
+                .await;
+            tmux.send("", &["C-c"]);
+        }
+        let screen = tmux
+            .wait_for("rein to quit after its hook", |s| {
+                s.contains("rein exited: 0")
+            })
+            .await;
+        assert!(
+            screen.contains("waiting for the SessionEnd hooks to finish"),
+            "{screen}"
+        );
+        let ends: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(ends.len(), n + 1, "{ends:?}");
+        assert_eq!(ends[n]["reason"], "prompt_input_exit", "{:?}", ends[n]);
+    }
+    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+        let pid: i32 = pid.trim().parse().unwrap();
+        let mut gone = false;
+        for _ in 0..500 {
+            if !Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                    s.rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+            {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(gone, "the hook's daemon {pid} outlived rein");
+    }
+}

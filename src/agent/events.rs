@@ -474,8 +474,11 @@ pub enum AgentCommand {
     /// Put files back as checkpoints had them and record it (`/rewind`): between turns
     /// (queued while one runs).
     Rewind(Box<crate::checkpoint::RestoreOrder>),
-    /// End the agent task.
+    /// End the agent task (for [`EndReason::Other`](crate::hooks::EndReason)).
     Shutdown,
+    /// End the agent task for this reason: a running turn stops, what it did is recorded,
+    /// then the SessionEnd hooks run with it (`AgentHandle::end` waits for them).
+    End(crate::hooks::EndReason),
 }
 
 /// Everything the agent needs to talk to another model: plain data, resolved by the

@@ -25,6 +25,7 @@ use super::events::{AgentCommand, AgentEvent, ApprovalDecision, ModelSwitch};
 use super::mode::SharedMode;
 use super::window::{self, Answer, WindowWatch};
 use crate::elicitation::FormAnswer;
+use crate::hooks::EndReason;
 
 /// The approval requests of running subagents, by request id: where the answer goes.
 /// Dropping a sender (an interrupt clears them all) leaves its subagent's request
@@ -70,6 +71,8 @@ pub(crate) struct Inbox {
     pub(crate) queued: VecDeque<Queued>,
     /// Set once a shutdown was asked for or every sender is gone.
     pub(crate) shutdown: bool,
+    /// Why, for the SessionEnd hooks (the first reason given counts).
+    pub(crate) end_reason: EndReason,
     /// Approval requests of running subagents, by id: an answer that arrives as a command
     /// is passed on to the subagent that waits for it.
     pub(crate) open: OpenApprovals,
@@ -207,8 +210,12 @@ impl Inbox {
                     self.queued.push_back(Queued::SetModel(switch))
                 }
                 Ok(AgentCommand::Rewind(order)) => self.queued.push_back(Queued::Rewind(order)),
+                Ok(AgentCommand::End(reason)) => {
+                    self.end(reason);
+                    return;
+                }
                 Ok(AgentCommand::Shutdown) | Err(mpsc::error::TryRecvError::Disconnected) => {
-                    self.shutdown = true;
+                    self.end(EndReason::Other);
                     return;
                 }
                 Ok(AgentCommand::Withdraw { text, command }) => self.withdraw(&text, command),
@@ -217,6 +224,14 @@ impl Inbox {
                 Ok(AgentCommand::Approval { .. } | AgentCommand::FormAnswer { .. }) => {}
                 Err(mpsc::error::TryRecvError::Empty) => return,
             }
+        }
+    }
+
+    /// The session ends for `reason` (unless it already ends for another).
+    pub(crate) fn end(&mut self, reason: EndReason) {
+        if !self.shutdown {
+            self.shutdown = true;
+            self.end_reason = reason;
         }
     }
 
@@ -258,7 +273,11 @@ impl Inbox {
     fn take(&mut self, cmd: Option<AgentCommand>) -> bool {
         match cmd {
             None | Some(AgentCommand::Shutdown) => {
-                self.shutdown = true;
+                self.end(EndReason::Other);
+                true
+            }
+            Some(AgentCommand::End(reason)) => {
+                self.end(reason);
                 true
             }
             Some(AgentCommand::Interrupt) => {

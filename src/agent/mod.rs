@@ -140,7 +140,13 @@ pub struct AgentHandle {
     /// The session's background commands (`/bashes` stops one; headless lists what it
     /// stops at exit). The agent stops them all when it ends.
     pub background: crate::tools::background::Background,
+    /// The session's hooks: how long its SessionEnd hooks may take ([`AgentHandle::end`]).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
+
+/// How long [`AgentHandle::end`] gives the agent to stop a turn and record it, besides the
+/// time its SessionEnd hooks may take.
+const WIND_DOWN: Duration = Duration::from_secs(5);
 
 impl AgentHandle {
     /// Send a command; false when the agent task has ended.
@@ -153,6 +159,41 @@ impl AgentHandle {
     pub async fn shut_down(self) {
         self.send(AgentCommand::Shutdown);
         let _ = self.task.await;
+    }
+
+    /// End the session for `reason` and wait until the agent has stopped: a running turn
+    /// ended and recorded, then the SessionEnd hooks run (each bounded by its timeout; past
+    /// a second the agent says it waits for them). Every event that comes meanwhile goes
+    /// to `seen`. The wait is bounded by [`WIND_DOWN`] and the longest SessionEnd hook's
+    /// timeout: when that passes, or `give_up` (a Ctrl-C) comes first, the agent is
+    /// stopped where it is, and a hook still running is killed with all it started.
+    pub async fn end(
+        mut self,
+        reason: crate::hooks::EndReason,
+        give_up: impl std::future::Future<Output = ()>,
+        mut seen: impl FnMut(AgentEvent),
+    ) {
+        self.send(AgentCommand::End(reason));
+        let hooks = self.hooks.end_timeout(reason).unwrap_or_default();
+        let deadline = tokio::time::Instant::now() + WIND_DOWN + hooks + Duration::from_secs(1);
+        let mut give_up = std::pin::pin!(give_up);
+        let ended = loop {
+            tokio::select! {
+                biased;
+                _ = &mut self.task => break true,
+                Some(event) = self.events.recv() => seen(event),
+                () = &mut give_up => break false,
+                () = tokio::time::sleep_until(deadline) => break false,
+            }
+        };
+        if !ended {
+            self.task.abort();
+            // The task's futures are dropped: a running hook's processes are killed.
+            let _ = tokio::time::timeout(Duration::from_secs(1), &mut self.task).await;
+        }
+        while let Ok(event) = self.events.try_recv() {
+            seen(event);
+        }
     }
 }
 
@@ -197,6 +238,7 @@ pub fn spawn_learning_window(
             .get_or_insert_with(|| session.writer.id().to_string());
     }
     let client = LlmClient::new(config.client.clone())?;
+    let hooks = config.hooks.clone();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let background =
@@ -212,6 +254,7 @@ pub fn spawn_learning_window(
     );
     let task = tokio::spawn(agent.run());
     Ok(AgentHandle {
+        hooks,
         commands: cmd_tx,
         events: event_rx,
         task,

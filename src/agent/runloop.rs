@@ -43,6 +43,7 @@ use crate::context::changes::{Change, Snapshot};
 use crate::context::history::History;
 use crate::context::spill::TurnSpill;
 use crate::conversation::{Message, ToolResult};
+use crate::hooks::EndReason;
 use crate::permissions::ApprovalMode;
 use crate::session::{Entry, SessionWriter};
 use crate::tools::external::ExternalSpec;
@@ -207,7 +208,7 @@ impl Agent {
                 Some(Queued::Message(text)) => text,
                 Some(Queued::NewConversation) => {
                     let _ = self.settle_checkpoint().await;
-                    self.session_end_hooks("clear").await;
+                    self.session_end_hooks(EndReason::Clear).await;
                     self.new_conversation();
                     self.session_start_hooks("clear").await;
                     continue;
@@ -239,7 +240,14 @@ impl Agent {
                         continue;
                     }
                     Wake::Command(command) => match command {
-                        None | Some(AgentCommand::Shutdown) => break,
+                        None | Some(AgentCommand::Shutdown) => {
+                            self.inbox.end(EndReason::Other);
+                            break;
+                        }
+                        Some(AgentCommand::End(reason)) => {
+                            self.inbox.end(reason);
+                            break;
+                        }
                         Some(AgentCommand::UserMessage(text)) => text,
                         Some(AgentCommand::RunCommand(command)) => {
                             self.run_user_command(command).await;
@@ -251,7 +259,7 @@ impl Agent {
                         }
                         Some(AgentCommand::NewConversation) => {
                             let _ = self.settle_checkpoint().await;
-                            self.session_end_hooks("clear").await;
+                            self.session_end_hooks(EndReason::Clear).await;
                             self.new_conversation();
                             self.session_start_hooks("clear").await;
                             continue;
@@ -317,9 +325,10 @@ impl Agent {
                 break;
             }
         }
-        // What is still being taken is recorded before the agent stops.
+        // What is still being taken is recorded before the agent stops; the turn is
+        // recorded already: the SessionEnd hooks read the whole session file.
         let _ = self.settle_checkpoint().await;
-        self.session_end_hooks("exit").await;
+        self.session_end_hooks(self.inbox.end_reason).await;
         // No background command outlives the session.
         self.background.kill_all();
     }
@@ -417,22 +426,30 @@ impl Agent {
         let paths: Vec<String> = attached.files.iter().map(|a| a.path.clone()).collect();
         let mut message = Message::user(content).with_attachments(attached.files);
         let mut reminder = self.reminder(true);
-        if let Some(context) = prompt_context {
-            reminder.push_str(&format!("\n(from the user's hooks: {context})"));
-        }
         // Folders' instruction files waiting since the last turn (or a compaction).
         let nested = self.nested_text();
         if let Some(nested) = &nested {
             // The files first: the reminder's note stays the last words the model reads.
             reminder = format!("{}\n\n{reminder}", nested.trim_end());
         }
-        message.set_reminder(reminder);
+        message.set_reminder(reminder.clone());
         // How much of the message the model gets depends on the window: unless the request
         // is clearly small, that waits for the server's answer.
-        let ready = self.settle_window(budget::message_chars(&message)).await;
+        let hooks_chars = prompt_context.as_ref().map_or(0, String::len);
+        let ready = self
+            .settle_window(budget::message_chars(&message) + hooks_chars)
+            .await;
+        // The hooks' context (each hook's already bounded) takes at most half the room the
+        // window leaves a message, and the message's own text what is left beside it.
+        if let Some(context) = prompt_context {
+            let context = crate::hooks::outcome::bound(context, self.user_message_room() / 2);
+            reminder.push_str(&format!("\n(from the user's hooks: {context})"));
+            message.set_reminder(reminder);
+        }
+        let beside = message.reminder_chars();
         if let Message::User { content, .. } = &mut message {
             let whole = std::mem::take(content);
-            *content = self.fit_user_message(whole);
+            *content = self.fit_user_message(whole, beside);
         }
         self.push(message);
         if nested.is_some() {

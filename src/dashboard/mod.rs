@@ -50,6 +50,7 @@ use crate::app::picker::SessionList;
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
 use crate::config::{discover, Config, Discovery, ModelTarget, Source};
+use crate::hooks::EndReason;
 use crate::session::{LoadedSession, SessionWriter};
 use crate::ui::screen::Screen;
 
@@ -156,20 +157,42 @@ pub async fn run(
         mcp,
     };
     let result = event_loop(&mut terminal, &mut app, &mut ctx).await;
+    let reason = result.as_ref().map_or(EndReason::Other, |reason| *reason);
     if let Some(agent) = &agent {
-        agent.send(AgentCommand::Shutdown);
+        // The session ends: its turn stops and its SessionEnd hooks start at once.
+        agent.send(AgentCommand::End(reason));
         // Quit or a signal: no background command outlives the dashboard (the agent stops
         // them too as it ends, but rein may exit before it gets there).
         agent.background.kill_all();
     }
     leave();
+    if let Some(agent) = agent.take() {
+        // On the restored terminal: what the SessionEnd hooks say, and that rein waits for
+        // them when they take a while (a Ctrl-C or a signal stops waiting).
+        let give_up = async {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = crate::signals::termination() => {}
+            }
+        };
+        agent
+            .end(reason, give_up, |event| {
+                if let Some(line) = crate::describe::at_end(&event) {
+                    eprintln!(
+                        "rein: {}",
+                        crate::sanitize::sanitize(&crate::describe::clip(&line, 500))
+                    );
+                }
+            })
+            .await;
+    }
     let resume = sessions
         .as_ref()
         .filter(|s| s.resumable)
         .and_then(|s| s.current.as_deref())
         .and_then(|path| path.file_stem())
         .map(|id| id.to_string_lossy().into_owned());
-    result.map(|()| Ended { resume })
+    result.map(|_| Ended { resume })
 }
 
 /// What carrying out effects needs besides the state.
@@ -314,7 +337,13 @@ async fn run_editor(
     Ok(AppEvent::Edited(result))
 }
 
-async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> io::Result<()> {
+/// Run until the dashboard closes; why the session ends: the user left at the prompt
+/// (`/quit`, Ctrl-D, Ctrl-C twice), or something else did (a signal, the terminal gone).
+async fn event_loop(
+    terminal: &mut Term,
+    app: &mut App,
+    ctx: &mut Loop<'_>,
+) -> io::Result<EndReason> {
     let mut events = Some(TerminalEvents::start());
     let mut terminated = std::pin::pin!(crate::signals::termination());
     if let Ok(size) = terminal.size() {
@@ -328,7 +357,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
     }
     if let Some(prompt) = app.first_prompt.take() {
         if handle(app, AppEvent::Prompt(prompt), ctx)? {
-            return Ok(());
+            return Ok(EndReason::PromptInputExit);
         }
     }
     let mut screen = Screen::new();
@@ -351,7 +380,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             // What the agent sent while the frame waited goes in before it is drawn.
             let drained = drain_agent_events(app, ctx)?;
             if drained.closed {
-                return Ok(());
+                return Ok(EndReason::PromptInputExit);
             }
             agent_output |= drained.applied > 0;
             draw(terminal, &mut screen, app)?;
@@ -379,7 +408,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                     None => continue,
                 },
                 Some(Err(e)) => return Err(e),
-                None => return Ok(()),
+                None => return Ok(EndReason::Other),
             },
             // While a frame is pending the agent's events wait in their channel and go in
             // together just before it (above): a stream of 5 000 deltas a second wakes
@@ -399,14 +428,14 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
                 if let Some(agent) = ctx.agent.as_ref() {
                     agent.send(AgentCommand::Interrupt);
                 }
-                return Ok(());
+                return Ok(EndReason::Other);
             }
             _ = tokio::time::sleep_until(frame_due.into()), if dirty => continue,
             _ = tokio::time::sleep_until((last_frame + STREAM_FRAME).into()), if !dirty && streaming => {
                 streaming = false;
                 let drained = drain_agent_events(app, ctx)?;
                 if drained.closed {
-                    return Ok(());
+                    return Ok(EndReason::PromptInputExit);
                 }
                 // Nothing came: the stream paused or ended; wait for the agent again.
                 dirty = drained.applied > 0;
@@ -422,13 +451,13 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
         urgent |= !matches!(event, AppEvent::Agent(_) | AppEvent::Tick(_));
         agent_output |= matches!(event, AppEvent::Agent(_));
         if handle(app, event, ctx)? {
-            return Ok(());
+            return Ok(EndReason::PromptInputExit);
         }
         // Take every agent event already waiting before drawing: a burst of deltas
         // costs one frame, not one frame each.
         let drained = drain_agent_events(app, ctx)?;
         if drained.closed {
-            return Ok(());
+            return Ok(EndReason::PromptInputExit);
         }
         agent_output |= drained.applied > 0;
         if let Some(text) = ctx.edit.take() {
@@ -436,7 +465,7 @@ async fn event_loop(terminal: &mut Term, app: &mut App, ctx: &mut Loop<'_>) -> i
             // The editor had the screen (and it was cleared after): draw every cell.
             screen.cleared();
             if handle(app, edited, ctx)? {
-                return Ok(());
+                return Ok(EndReason::PromptInputExit);
             }
             urgent = true;
         }

@@ -253,6 +253,33 @@ pub struct Common {
     pub permission_mode: String,
 }
 
+/// Why a session ends: the SessionEnd hooks' `reason` (and matcher), in Claude Code's
+/// words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EndReason {
+    /// `/clear`: the conversation ends and a new one starts.
+    Clear,
+    /// The user logged out (Claude Code's; rein has no login of its own).
+    Logout,
+    /// The user left at the prompt: `/quit`, Ctrl-D on an empty input, Ctrl-C twice.
+    PromptInputExit,
+    /// Anything else: the end of `rein -p`, a signal (SIGTERM, SIGHUP), the terminal gone,
+    /// another session resumed in its place.
+    #[default]
+    Other,
+}
+
+impl EndReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Clear => "clear",
+            EndReason::Logout => "logout",
+            EndReason::PromptInputExit => "prompt_input_exit",
+            EndReason::Other => "other",
+        }
+    }
+}
+
 /// The hooks in force, and the project they run in. Shared (`Arc<Hooks>`) by the agent,
 /// its subagents and the front end: a project's hooks the user approves mid-session are
 /// [`Hooks::admit_project`]ed once and run from the next event on, everywhere.
@@ -341,6 +368,15 @@ impl Hooks {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The longest timeout of the SessionEnd hooks that would run for `reason`; `None`
+    /// when none would.
+    pub fn end_timeout(&self, reason: EndReason) -> Option<std::time::Duration> {
+        self.matching(Event::SessionEnd, Some(reason.name()))
+            .iter()
+            .map(|h| h.timeout)
+            .max()
     }
 
     /// Add the project's hooks `more`, approved as `approval`, after the hooks in force.

@@ -46,8 +46,49 @@ pub struct Said {
     pub error: Option<String>,
 }
 
-/// What `ran`, a hook for `event` declared with `on_failure`, says.
+/// The most characters of one hook's text that go on (its context, the reason of a block
+/// or a stop, a message, a decision's reason), and of the context all the hooks of one
+/// event add together: a hook may print up to [`super::run::MAX_OUTPUT`], which would not
+/// fit a model's window. Past it the text keeps its head and tail, with a mark in between.
+pub const MAX_TEXT_CHARS: usize = 10_000;
+
+/// `text` when it is at most `max` characters; else its head and tail, about `max`
+/// characters in all, with a mark saying how much of it was cut.
+pub fn bound(text: String, max: usize) -> String {
+    let Some((head, tail)) = crate::context::spill::cut(&text, max) else {
+        return text;
+    };
+    let total = text.chars().count();
+    let cut = total - head.chars().count() - tail.chars().count();
+    format!(
+        "{head}\n[… {cut} of the hook's {total} characters cut here: rein passes on at most \
+         {max} characters of what hooks say …]\n{tail}"
+    )
+}
+
+/// What `ran`, a hook for `event` declared with `on_failure`, says, each text bounded to
+/// [`MAX_TEXT_CHARS`].
 pub fn read(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
+    let mut said = read_whole(event, on_failure, ran);
+    for text in [
+        &mut said.block,
+        &mut said.context,
+        &mut said.message,
+        &mut said.stop,
+        &mut said.error,
+    ] {
+        if let Some(whole) = text.take() {
+            *text = Some(bound(whole, MAX_TEXT_CHARS));
+        }
+    }
+    if let Some((_, reason)) = &mut said.permission {
+        *reason = bound(std::mem::take(reason), MAX_TEXT_CHARS);
+    }
+    said
+}
+
+/// What `ran` says, its texts as long as the hook made them.
+fn read_whole(event: Event, on_failure: OnFailure, ran: &Ran) -> Said {
     let mut said = Said::default();
     let failed = |said: &mut Said, why: String| {
         if on_failure == OnFailure::Block && event == Event::PreToolUse {
@@ -213,7 +254,13 @@ impl Combined {
         } else if self.updated_input.is_none() {
             self.updated_input = said.updated_input;
         }
-        self.context.extend(said.context);
+        // Together, the event's context stays within the bound too: what comes past it is
+        // cut down to the room left (a mark alone when none is).
+        if let Some(context) = said.context {
+            let used: usize = self.context.iter().map(|c| c.chars().count()).sum();
+            let room = MAX_TEXT_CHARS.saturating_sub(used);
+            self.context.push(bound(context, room));
+        }
         self.messages.extend(said.message);
         self.errors.extend(said.error);
     }

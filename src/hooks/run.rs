@@ -9,6 +9,9 @@
 //! read at once, each up to [`MAX_OUTPUT`]. When the timeout passes the whole group is
 //! killed; when the shell exits, what is left in the pipes is read for a moment and then
 //! the group is killed too, so an orphan that keeps stdout open cannot hold the turn.
+//! "The group" is the group and whatever its members started that left it
+//! ([`crate::process_tree`]): a hook's `setsid` daemon dies with the hook, at its end, its
+//! timeout, or when rein stops while it runs.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -86,6 +89,8 @@ pub async fn run(
     unsafe {
         cmd.pre_exec(crate::tools::bash::new_session);
     }
+    // What the hook starts carries its mark: what leaves its group dies with it too.
+    let mark = crate::process_tree::mark(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return not_started(format!("sh could not start in {}: {e}", root.display())),
@@ -97,12 +102,11 @@ pub async fn run(
     else {
         return not_started("its process id is unknown".into());
     };
-    let kill_group = || {
-        // SAFETY: killpg only sends a signal; `pgid` is the hook's own group (> 1).
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    };
+    mark.register(pgid);
+    // However this run ends (returned, or dropped because rein stops), whatever the hook
+    // started goes with it.
+    let group = Group::new(pgid);
+    let kill_group = || group.kill();
     // The payload goes in on its own task: a hook that never reads cannot block rein.
     if let Some(mut stdin) = child.stdin.take() {
         let payload = payload.to_vec();
@@ -157,6 +161,35 @@ pub async fn run(
         stdout: out.text(),
         stderr: err.text(),
         took: started.elapsed(),
+    }
+}
+
+/// The hook's process group, and what its members started: killed when dropped.
+struct Group {
+    pgid: libc::pid_t,
+    killed: std::sync::atomic::AtomicBool,
+}
+
+impl Group {
+    fn new(pgid: libc::pid_t) -> Group {
+        Group {
+            pgid,
+            killed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn kill(&self) {
+        crate::process_tree::kill(self.pgid);
+        self.killed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if !self.killed.load(std::sync::atomic::Ordering::Relaxed) {
+            self.kill();
+        }
     }
 }
 

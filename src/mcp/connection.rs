@@ -383,6 +383,8 @@ pub(super) fn start(
                 .env_clear()
                 .envs(plan.env);
             dies_with_rein(&mut cmd);
+            // What the server starts carries its mark: what leaves its group dies with it.
+            let mark = crate::process_tree::mark(&mut cmd);
             let mut wrap = CommandWrap::from(cmd);
             // setpgid(0, 0) before exec; rein's kill then reaches the whole group.
             wrap.wrap(ProcessGroup::leader());
@@ -391,6 +393,9 @@ pub(super) fn start(
             })?;
             if let Some(err) = err {
                 stderr.read_from(err);
+            }
+            if let Some(pgid) = pgid.and_then(|p| libc::pid_t::try_from(p).ok()) {
+                mark.register(pgid);
             }
             Ok(Started::Stdio { transport, pgid })
         }
@@ -562,10 +567,8 @@ pub(super) fn needs_login(error: &rmcp::transport::DynamicTransportError) -> boo
 pub(super) fn signal_group(pgid: u32, signal: i32) {
     if let Ok(pgid) = libc::pid_t::try_from(pgid) {
         if pgid > 1 {
-            // SAFETY: killpg only sends a signal; a group that is gone gives ESRCH.
-            unsafe {
-                libc::killpg(pgid, signal);
-            }
+            // The group, and what its members started that left it.
+            crate::process_tree::signal(pgid, signal);
         }
     }
 }
@@ -610,12 +613,20 @@ pub(super) fn kill_group_in_background(pgid: u32) {
         let deadline = std::time::Instant::now() + KILL_GRACE;
         while std::time::Instant::now() < deadline {
             if !group_alive(pgid) {
+                kill_left(pgid);
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         signal_group(pgid, libc::SIGKILL);
     });
+}
+
+/// The group `pgid` ended: what its members started that left it goes too.
+pub(super) fn kill_left(pgid: u32) {
+    if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+        crate::process_tree::kill_left(pgid);
+    }
 }
 
 /// SIGTERM, wait up to [`KILL_GRACE`], SIGKILL; returns once the group is gone (or a
@@ -625,6 +636,7 @@ pub(super) async fn kill_group(pgid: u32) {
     let deadline = tokio::time::Instant::now() + KILL_GRACE;
     while tokio::time::Instant::now() < deadline {
         if !group_alive(pgid) {
+            kill_left(pgid);
             return;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;

@@ -515,6 +515,8 @@ fn stop(live: &Live) {
     if let Some(pgid) = live.pgid {
         if connection::group_alive(pgid) {
             connection::kill_group_in_background(pgid);
+        } else {
+            connection::kill_left(pgid);
         }
     }
 }

@@ -375,11 +375,9 @@ impl Shared {
                 task.info.state = TaskState::Stopped;
             }
         }
-        // SAFETY: killpg only sends a signal; `pgid` came from `ProcessGroup`, which
-        // refuses ids below 2.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
+        // The group and what left it (`pgid` came from `ProcessGroup`, which refuses ids
+        // below 2).
+        crate::process_tree::kill(pgid);
         self.send_snapshot();
     }
 

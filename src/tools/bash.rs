@@ -163,12 +163,15 @@ pub(crate) fn spawn_shell(
         .unwrap_or(&ctx.root)
         .display()
         .to_string();
+    // What the command starts carries its mark: what leaves its group dies with it too.
+    let mark = crate::process_tree::mark(&mut cmd);
     let spawned = cmd.spawn();
     // The command holds the parent's copies of the write end; close them, or the pipe never
     // reaches end-of-file.
     drop(cmd);
     let child = spawned.map_err(|e| format!("could not start `{program}` in {dir}: {e}"))?;
     let group = ProcessGroup::new(child)?;
+    mark.register(group.pgid);
     let pipe = Receiver::from_owned_fd(OwnedFd::from(reader))
         .map_err(|e| format!("could not read the command's output: {e}"))?;
 
@@ -212,13 +215,10 @@ impl ProcessGroup {
         Ok(ProcessGroup { pgid, child })
     }
 
-    /// SIGKILL every process in the group (the shell and whatever it started).
+    /// SIGKILL every process in the group (the shell and whatever it started, what left
+    /// the group too: [`crate::process_tree`]).
     pub(crate) fn kill(&self) {
-        // SAFETY: killpg only sends a signal. `pgid` is > 1 (checked in `new`), so it can
-        // never mean our own group (0) or init's.
-        unsafe {
-            libc::killpg(self.pgid, libc::SIGKILL);
-        }
+        crate::process_tree::kill(self.pgid);
     }
 }
 

@@ -103,12 +103,16 @@ impl Agent {
         self.meter.chars_for(room).max(MIN_MESSAGE_ROOM)
     }
 
-    /// The user's message as the model gets it. One that alone does not fit the window is
-    /// never summarised away: it is cut like a big tool result (head and tail kept, the
+    /// The user's message as the model gets it, beside `beside` characters that ride with
+    /// it (its reminder, with what the hooks added). One that alone does not fit the window
+    /// is never summarised away: it is cut like a big tool result (head and tail kept, the
     /// whole in this turn's spill folder for the model to page), and the transcript says
     /// so.
-    pub(super) fn fit_user_message(&mut self, text: String) -> String {
-        let room = self.user_message_room();
+    pub(super) fn fit_user_message(&mut self, text: String, beside: usize) -> String {
+        let room = self
+            .user_message_room()
+            .saturating_sub(beside)
+            .max(MIN_MESSAGE_ROOM);
         let (text, capped) = self.spill.cap_message("user-message", text, room);
         if let Some(capped) = capped {
             let whole = match &capped.spill {

@@ -1,12 +1,16 @@
 //! The user's hooks (Claude Code's, `crate::hooks`) at the turn's and the session's events:
-//! SessionStart and SessionEnd, UserPromptSubmit, Stop, PreCompact and PostCompact (the
+//! SessionStart and SessionEnd (at `/clear` and whenever the session ends: `AgentHandle::end`),
+//! UserPromptSubmit, Stop, PreCompact and PostCompact (the
 //! tool events fire in `toolrun`, for subagents too). With no hook configured none of this
 //! runs anything.
 
 use super::Agent;
 use crate::agent::events::AgentEvent;
 use crate::agent::toolrun::{self, HookEnv};
-use crate::hooks::{Combined, Event};
+use crate::hooks::{Combined, EndReason, Event};
+
+/// SessionEnd hooks that take longer than this are said to be waited for.
+const END_NOTICE: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Agent {
     /// The UserPromptSubmit hooks on `prompt`: what they said, `None` when none ran.
@@ -133,10 +137,27 @@ impl Agent {
         }
     }
 
-    /// The SessionEnd hooks (`reason`: exit or clear); what they say is only shown.
-    pub(super) async fn session_end_hooks(&self, reason: &str) {
-        self.simple_hooks(Event::SessionEnd, Some(reason), [("reason", reason)])
-            .await;
+    /// The SessionEnd hooks for `reason`; what they say is only shown. Each is bounded by
+    /// its timeout; when they take longer than [`END_NOTICE`], a notice says what rein
+    /// waits for and for how long at most (at exit, the front end prints it).
+    pub(super) async fn session_end_hooks(&self, reason: EndReason) {
+        let Some(longest) = self.config.hooks.end_timeout(reason) else {
+            return;
+        };
+        let name = reason.name();
+        let fire = self.simple_hooks(Event::SessionEnd, Some(name), [("reason", name)]);
+        let mut fire = std::pin::pin!(fire);
+        tokio::select! {
+            () = &mut fire => return,
+            () = tokio::time::sleep(END_NOTICE) => {}
+        }
+        self.emit(AgentEvent::Notice {
+            message: format!(
+                "waiting for the SessionEnd hooks to finish (at most {}, their timeout)",
+                crate::describe::duration(longest)
+            ),
+        });
+        fire.await;
     }
 
     /// The PreCompact or PostCompact hooks (`trigger`: manual or auto).

@@ -57,7 +57,7 @@ impl Agent {
                 with_context.push_str("\n\n");
                 with_context.push_str(&file.text);
             }
-            sent.push(self.fit_user_message(with_context));
+            sent.push(self.fit_user_message(with_context, 0));
             attached.push(files);
             shown.push(text);
         }

@@ -135,6 +135,7 @@ impl Agent {
                 rx,
                 queued: VecDeque::new(),
                 shutdown: false,
+                end_reason: crate::hooks::EndReason::Other,
                 open: OpenApprovals::default(),
                 forms: Default::default(),
                 mode: mode.clone(),

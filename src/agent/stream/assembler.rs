@@ -545,6 +545,79 @@ mod tests {
         );
     }
 
+    /// Progress moves with every piece of the reply and only then: empty pieces, the same
+    /// usage again, a repeated name or detail field leave it; what is held grows with the
+    /// bytes kept, and each bound is reported when passed.
+    #[test]
+    fn progress_and_what_is_held() {
+        let mut a = Assembler::new();
+        let mut on = |_: StreamDelta<'_>| {};
+        let mut last = a.progress();
+        let mut moved = |a: &Assembler| {
+            let now = a.progress();
+            std::mem::replace(&mut last, now) != now
+        };
+        a.push_text("", &mut on);
+        a.push_reasoning("", &mut on);
+        assert!(!moved(&a));
+        a.push_text("hello", &mut on);
+        assert!(moved(&a));
+        assert_eq!(a.held(), 5);
+        let usage = Usage {
+            prompt_tokens: 3,
+            ..Usage::default()
+        };
+        a.usage(usage.clone());
+        assert!(moved(&a));
+        a.usage(usage);
+        assert!(!moved(&a), "the same usage again");
+        a.push_call(0, piece(Some(0), "a", "bash", ""));
+        assert!(moved(&a), "a new call");
+        a.push_call(0, piece(Some(0), "a", "bash", ""));
+        assert!(!moved(&a), "the same name again, no arguments");
+        a.push_call(0, piece(Some(0), "a", "bash", "{}"));
+        assert!(moved(&a));
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "text": "ab"}));
+        assert!(moved(&a));
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "text": ""}));
+        assert!(!moved(&a), "an empty piece of a detail");
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "format": "f"}));
+        assert!(moved(&a));
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "format": "f"}));
+        assert!(!moved(&a), "the same field again");
+        assert_eq!(a.overflow(1024), None);
+        assert_eq!(a.overflow(10), Some(Overflow::Bytes(10)));
+        assert_eq!(
+            Overflow::Bytes(MAX_REPLY_BYTES).to_string(),
+            "the reply exceeded 32 MB (client.max_reply_mb), the most rein keeps of one reply"
+        );
+        a.finish_reason_is("stop".into());
+        assert!(moved(&a));
+    }
+
+    #[test]
+    fn too_many_calls_or_parts_overflow() {
+        let mut a = Assembler::new();
+        for n in 0..=MAX_REPLY_CALLS {
+            a.push_call(0, piece(Some(n), &format!("c{n}"), "bash", ""));
+        }
+        assert_eq!(
+            a.overflow(MAX_REPLY_BYTES),
+            Some(Overflow::Calls(MAX_REPLY_CALLS))
+        );
+        let mut a = Assembler::new();
+        for _ in 0..MAX_REPLY_PARTS {
+            a.push_item(serde_json::json!({"type": "text"}));
+        }
+        assert_eq!(a.overflow(MAX_REPLY_BYTES), None);
+        a.part_started();
+        assert_eq!(
+            a.overflow(MAX_REPLY_BYTES),
+            Some(Overflow::Parts(MAX_REPLY_PARTS))
+        );
+        assert_eq!(json_len(&serde_json::json!({"type": "text"})), 15);
+    }
+
     /// The reasoning kept with the assistant message: text, field and details as they
     /// came; none at all when the reply had neither text nor details.
     #[test]

@@ -192,7 +192,7 @@ impl Assembler {
 
     /// Bytes of the reply kept so far: its text, reasoning and refusal, the tool calls'
     /// names and arguments, native items and reasoning details (as JSON), and what a
-    /// reader holds of its own ([`Assembler::holds`]). A piece kept in two places counts
+    /// reader holds of its own (`Assembler::holds`). A piece kept in two places counts
     /// twice.
     pub fn held(&self) -> usize {
         self.held
@@ -567,7 +567,7 @@ mod tests {
             prompt_tokens: 3,
             ..Usage::default()
         };
-        a.usage(usage.clone());
+        a.usage(usage);
         assert!(moved(&a));
         a.usage(usage);
         assert!(!moved(&a), "the same usage again");

@@ -192,8 +192,9 @@ impl Assembler {
 
     /// Bytes of the reply kept so far: its text, reasoning and refusal, the tool calls'
     /// names and arguments, native items and reasoning details (as JSON), and what a
-    /// reader holds of its own (`Assembler::holds`). A piece kept in two places counts
-    /// twice.
+    /// reader holds of its own (`Assembler::holds`). Close to what the reply costs in
+    /// memory, not exact: a piece kept in two places (Anthropic's thinking text, a call's
+    /// arguments a reader holds until the call ends) may count once or twice.
     pub fn held(&self) -> usize {
         self.held
     }

@@ -257,6 +257,40 @@ async fn keep_alives_between_pieces_never_stop_a_reply() {
     }
 }
 
+/// A reply whose finish came, then only keep-alives from a server that does not close:
+/// the reply is whole, and kept, once the keep-alive timeout passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_alives_after_the_finish_leave_the_reply_whole() {
+    let mut runs = tokio::task::JoinSet::new();
+    for api in APIS {
+        runs.spawn(async move {
+            let mut steps = vec![opening(), text("All "), text("done.")];
+            // The finish and the usage (the native APIs' end events), then no `[DONE]`
+            // and no close for a long while.
+            let end = if api == Api::Chat { 2 } else { 3 };
+            steps.extend(ending().into_iter().take(end));
+            for _ in 0..300 {
+                steps.extend(keep_alive("comment", api));
+            }
+            let server = ScriptedServer::start(vec![Reply::sse(steps).in_api(api)])
+                .await
+                .unwrap();
+            let lab = Lab::new(
+                &server,
+                api,
+                "idle_timeout_secs = 1\nkeepalive_timeout_secs = 2",
+            );
+            (api, lab.run("hello", &[]).await)
+        });
+    }
+    while let Some(run) = runs.join_next().await {
+        let (api, out) = run.unwrap();
+        let all = printed(&out);
+        assert!(out.status.success(), "{api:?}: {all}");
+        assert!(all.contains("All done."), "{api:?}: {all}");
+    }
+}
+
 /// Prose of `bytes` in pieces of about 5 KB: every word numbered, so it never repeats
 /// itself (the runaway guard stays quiet).
 fn huge_text(bytes: usize) -> Vec<Step> {

@@ -11,7 +11,8 @@
 //! ([`ClientError::Stalled`]); bytes that bring no part of the reply (SSE comments, blank
 //! lines, Anthropic's `ping`, Responses status events, empty deltas) show the server is
 //! there, but a reply that makes no progress ([`Assembler::progress`]) for the keep-alive
-//! timeout is given up too ([`ClientError::KeptAlive`]). Neither is retried. A reply that
+//! timeout is given up too ([`ClientError::KeptAlive`]); after the reply's finish it is
+//! whole, and the stream ends there. Neither is retried. A reply that
 //! grows past what rein keeps of one ([`Assembler::overflow`]: its bytes, its tool calls,
 //! its parts) is stopped there ([`ClientError::ReplyTooLarge`], not retried either).
 
@@ -597,7 +598,9 @@ impl LlmClient {
             let wait = idle.min(content_by.saturating_duration_since(Instant::now()));
             let bytes = match tokio::time::timeout(wait, response.chunk()).await {
                 // Keep-alives came since the reply's last progress (a read with progress
-                // would have left the whole idle timeout to wait).
+                // would have left the whole idle timeout to wait); after the reply's finish
+                // they are a server that does not close, and the reply is whole.
+                Err(_) if wait < idle && assembler.finish_reason().is_some() => break,
                 Err(_) if wait < idle => return Err(ClientError::KeptAlive(quiet).into()),
                 Err(_) => return Err(ClientError::Stalled(idle).into()),
                 Ok(Err(e)) => return Err(ClientError::StreamCut(error_chain(&e)).into()),
@@ -626,6 +629,9 @@ impl LlmClient {
                 content_by = after(quiet);
             } else if Instant::now() >= content_by {
                 // Keep-alives that come faster than any timer fires.
+                if assembler.finish_reason().is_some() {
+                    break;
+                }
                 return Err(ClientError::KeptAlive(quiet).into());
             }
             // This read's pieces are out; the next read may wait.

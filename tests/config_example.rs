@@ -114,6 +114,11 @@ fn assert_same_values(example: &Config, defaults: &Config) {
     );
     assert_eq!(example.max_tries.value, defaults.max_tries.value);
     assert_eq!(
+        example.keepalive_timeout_secs.value,
+        defaults.keepalive_timeout_secs.value
+    );
+    assert_eq!(example.max_reply_mb.value, defaults.max_reply_mb.value);
+    assert_eq!(
         example.bash_timeout_secs.value,
         defaults.bash_timeout_secs.value
     );

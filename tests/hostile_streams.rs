@@ -245,9 +245,9 @@ async fn an_endless_data_line_ends_at_the_cap() {
 
 #[tokio::test]
 async fn an_endless_line_of_comments_or_blank_lines_is_not_an_event() {
-    // Keep-alive comments forever are not a too-large event, only a stall that never
-    // trips: the idle timeout cannot see it, but nothing grows either. Bounded here by
-    // the server stopping after a while; the reply then is an honest "broke off".
+    // Keep-alive comments by the thousand are not a too-large event, and nothing grows.
+    // Bounded here by the server stopping after a while; the reply then is an honest
+    // "broke off" (one that goes on ends at the keep-alive bound: the next test).
     let server = RawServer::start(|mut stream, written| async move {
         let _ = stream.write_all(SSE_HEAD.as_bytes()).await;
         for _ in 0..200 {
@@ -268,6 +268,32 @@ async fn an_endless_line_of_comments_or_blank_lines_is_not_an_event() {
     });
     let (reply, _) = ask(&client).await;
     assert!(matches!(reply, Err(ClientError::StreamCut(_))), "{reply:?}");
+}
+
+/// Keep-alives written as fast as the server can, so that a read never waits: the
+/// keep-alive bound still ends the reply (the server gives up after a minute; without the
+/// bound the reply would end there as "broke off").
+#[tokio::test]
+async fn a_flood_of_keep_alives_ends_at_the_keepalive_bound() {
+    let server = RawServer::start(|mut stream, written| async move {
+        let _ = stream.write_all(SSE_HEAD.as_bytes()).await;
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(60) {
+            if stream.write_all(&b": ping\n\n".repeat(100)).await.is_err() {
+                return;
+            }
+            written.fetch_add(1, Ordering::Relaxed);
+        }
+    })
+    .await;
+    let client = client_for(server.base_url(), |c| {
+        c.idle_timeout = Duration::from_secs(1);
+        c.keepalive_timeout = Some(Duration::from_secs(2));
+        c.max_tries = 3;
+    });
+    let (reply, _) = ask(&client).await;
+    assert_eq!(reply, Err(ClientError::KeptAlive(Duration::from_secs(2))));
+    assert_eq!(server.connections.load(Ordering::Relaxed), 1, "not retried");
 }
 
 #[tokio::test]

@@ -58,6 +58,10 @@ use support::{Reply, ScriptedServer, Step};
 /// How long a test's stream may stay silent unless the sample sets `idle_timeout_secs`: short
 /// enough that a stall fails within the harness's 30 s deadline.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a test's stream may send only keep-alives: the samples are paced by the
+/// harness (`delay_ms` after every event), not as their servers sent them, so a sample's
+/// comments may take longer than five of its idle timeouts; still within the deadline.
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The pause after each piece of a body written a few bytes at a time, so that every piece
 /// reaches the client in a read of its own.
 const PIECE_PAUSE: Duration = Duration::from_millis(1);
@@ -994,6 +998,7 @@ async fn replay_in(name: &str, pieces: Option<&str>) {
         .client
         .idle_timeout_secs
         .map_or(IDLE_TIMEOUT, Duration::from_secs);
+    client.keepalive_timeout = Some(KEEPALIVE_TIMEOUT);
     if let Some(tries) = sample.config.client.max_tries {
         client.max_tries = tries;
     }

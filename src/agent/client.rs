@@ -6,15 +6,28 @@
 //! server's `Retry-After`, and feeds the SSE chunks to the [`Assembler`]. Text and reasoning
 //! pieces and retry notices go out through a callback as they happen. Dropping the future
 //! cancels the request at once (the connection is dropped with it).
+//!
+//! Two clocks watch a stream: a read that brings nothing for the idle timeout is a stall
+//! ([`ClientError::Stalled`]); bytes that bring no part of the reply (SSE comments, blank
+//! lines, Anthropic's `ping`, Responses status events, empty deltas) show the server is
+//! there, but a reply that makes no progress ([`Assembler::progress`]) for the keep-alive
+//! timeout is given up too ([`ClientError::KeptAlive`]); after the reply's finish it is
+//! whole, and the stream ends there. Neither is retried. A reply that
+//! grows past what rein keeps of one ([`Assembler::overflow`]: its bytes, its tool calls,
+//! its parts) is stopped there ([`ClientError::ReplyTooLarge`], not retried either).
 
 use std::time::Duration;
 
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
 
 use super::events::Usage;
 use super::sse::{size, SseParser, MAX_EVENT_BYTES};
-use super::stream::{body_error_message, AssembledReply, Assembler, ChunkError, StreamDelta};
+use super::stream::{
+    body_error_message, AssembledReply, Assembler, ChunkError, Overflow, StreamDelta,
+    MAX_REPLY_BYTES,
+};
 use crate::context::budget::{tokens_at, DEFAULT_CHARS_PER_TOKEN};
 use crate::conversation::wire::{wants_cache_markers, WireMessages, WireOptions};
 use crate::conversation::{Api, Message, NativeOptions};
@@ -47,6 +60,9 @@ pub struct ClientConfig {
     pub name: String,
     /// A stream that sends nothing for this long is given up.
     pub idle_timeout: Duration,
+    /// A stream that sends only keep-alives, no part of the reply, for this long is given
+    /// up (none: [`KEEPALIVE_FACTOR`] times the idle timeout; never less than it).
+    pub keepalive_timeout: Option<Duration>,
     pub connect_timeout: Duration,
     /// Attempts per request, the first included.
     pub max_tries: u32,
@@ -64,6 +80,9 @@ pub struct ClientConfig {
     pub extra_headers: Vec<(String, String)>,
     /// The most bytes one SSE event may hold ([`MAX_EVENT_BYTES`]).
     pub max_event_bytes: usize,
+    /// The most bytes one reply may hold, all its parts together ([`MAX_REPLY_BYTES`];
+    /// see [`Assembler::held`]).
+    pub max_reply_bytes: usize,
     /// The most bytes of a non-streaming (plain JSON) answer ([`MAX_BODY_BYTES`]).
     pub max_body_bytes: usize,
     /// The most bytes read of an error answer's body; the rest is not read
@@ -75,6 +94,10 @@ pub struct ClientConfig {
 
 /// `client.idle_timeout_secs` unless configured: the longest silence a reply may have.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// `client.keepalive_timeout_secs` unless configured: this many idle timeouts (4 minutes
+/// by default), so a model that thinks for minutes behind a gateway's keep-alives is
+/// waited for.
+pub const KEEPALIVE_FACTOR: u32 = 2;
 /// `client.connect_timeout_secs` unless configured.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `client.max_tries` unless configured: attempts per request, the first included.
@@ -114,6 +137,15 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
 
 impl ClientConfig {
+    /// How long a stream may send only keep-alives: the configured time, else
+    /// [`KEEPALIVE_FACTOR`] idle timeouts; never less than the idle timeout.
+    pub fn keepalive_limit(&self) -> Duration {
+        let idle = self.idle_timeout;
+        self.keepalive_timeout
+            .unwrap_or_else(|| idle.saturating_mul(KEEPALIVE_FACTOR))
+            .max(idle)
+    }
+
     /// Speak to the model as `settings` say.
     pub fn set_api(&mut self, settings: &crate::conversation::ApiSettings) {
         self.api = settings.api;
@@ -141,6 +173,7 @@ impl ClientConfig {
             name: model.clone(),
             model,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            keepalive_timeout: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_tries: DEFAULT_MAX_TRIES,
             max_output_tokens: None,
@@ -149,6 +182,7 @@ impl ClientConfig {
             max_backoff: Duration::from_secs(30),
             extra_headers: Vec::new(),
             max_event_bytes: MAX_EVENT_BYTES,
+            max_reply_bytes: MAX_REPLY_BYTES,
             max_body_bytes: MAX_BODY_BYTES,
             max_error_body_bytes: MAX_ERROR_BODY_BYTES,
             images: false,
@@ -209,6 +243,18 @@ pub enum ClientError {
         seconds(*.0)
     )]
     Stalled(Duration),
+    /// Bytes kept coming, but no part of the reply, for the keep-alive timeout (not
+    /// retried, as a stall is not).
+    #[error(
+        "the model server sent only keep-alives, no part of the reply, for {} and was given \
+         up on (client.keepalive_timeout_secs)",
+        seconds(*.0)
+    )]
+    KeptAlive(Duration),
+    /// The reply grew past what rein keeps of one (not retried: the model would most
+    /// likely do it again).
+    #[error("{0}; it was stopped there")]
+    ReplyTooLarge(Overflow),
     #[error("{0}")]
     BadResponse(String),
     #[error("cannot build the HTTP client: {0}")]
@@ -235,6 +281,8 @@ impl ClientError {
             // A server that went quiet for the whole idle timeout would most likely do it
             // again; retrying would multiply a two-minute wait.
             ClientError::Stalled(_)
+            | ClientError::KeptAlive(_)
+            | ClientError::ReplyTooLarge(_)
             | ClientError::Server(_)
             | ClientError::BadResponse(_)
             | ClientError::Setup(_)
@@ -477,6 +525,7 @@ impl LlmClient {
             request = request.header(name, value);
         }
         let idle = self.config.idle_timeout;
+        let quiet = self.config.keepalive_limit();
         let response = match tokio::time::timeout(idle, request.send()).await {
             Err(_) => return Err(ClientError::Stalled(idle).into()),
             Ok(Err(e)) => {
@@ -494,7 +543,8 @@ impl LlmClient {
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
             // Whatever arrived before a stall, a break or the cap is what there is to show.
-            let (bytes, _) = read_body(&mut response, self.config.max_error_body_bytes, idle).await;
+            let limit = self.config.max_error_body_bytes;
+            let (bytes, _) = read_body_within(&mut response, limit, idle, Some(quiet)).await;
             let text = String::from_utf8_lossy(&bytes);
             let reason = status.canonical_reason().unwrap_or("");
             return Err(Failure {
@@ -522,7 +572,7 @@ impl LlmClient {
             if response.content_length().is_some_and(|n| n > limit as u64) {
                 return Err(too_large.into());
             }
-            let (bytes, end) = read_body(&mut response, limit, idle).await;
+            let (bytes, end) = read_body_within(&mut response, limit, idle, Some(quiet)).await;
             match end {
                 BodyEnd::Complete => {}
                 BodyEnd::Capped => return Err(too_large.into()),
@@ -532,16 +582,26 @@ impl LlmClient {
                 .read(assembler, &String::from_utf8_lossy(&bytes), &mut |d| {
                     on_event(ClientEvent::Delta(d))
                 })
-                .map_err(|e| chunk_failure(e).into());
+                .map_err(|e| chunk_failure(e).into())
+                .and_then(|()| self.bounded(assembler).map_err(Failure::from));
             on_event(ClientEvent::Delta(StreamDelta::Flush));
             return pushed;
         }
         // The idle clock restarts on every read, so SSE comments (`: ping`, OpenRouter's
-        // `: OPENROUTER PROCESSING`) keep a slow stream alive though they carry no event.
+        // `: OPENROUTER PROCESSING`) keep a slow stream from stalling though they carry no
+        // event; the keep-alive clock restarts only when the reply makes progress.
         let mut parser = SseParser::new(self.config.max_event_bytes);
         let mut done = false;
+        let mut progress = assembler.progress();
+        let mut content_by = after(quiet);
         'reading: loop {
-            let bytes = match tokio::time::timeout(idle, response.chunk()).await {
+            let wait = idle.min(content_by.saturating_duration_since(Instant::now()));
+            let bytes = match tokio::time::timeout(wait, response.chunk()).await {
+                // Keep-alives came since the reply's last progress (a read with progress
+                // would have left the whole idle timeout to wait); after the reply's finish
+                // they are a server that does not close, and the reply is whole.
+                Err(_) if wait < idle && assembler.finish_reason().is_some() => break,
+                Err(_) if wait < idle => return Err(ClientError::KeptAlive(quiet).into()),
                 Err(_) => return Err(ClientError::Stalled(idle).into()),
                 Ok(Err(e)) => return Err(ClientError::StreamCut(error_chain(&e)).into()),
                 Ok(Ok(None)) => break,
@@ -562,11 +622,22 @@ impl LlmClient {
                 }
                 self.read(assembler, data, &mut |d| on_event(ClientEvent::Delta(d)))
                     .map_err(chunk_failure)?;
+                self.bounded(assembler)?;
                 // A native API's reply ends at its terminal event (`response.completed`,
                 // `message_stop`): what follows is not read, the connection is dropped.
                 if self.config.api != Api::Chat && assembler.finish_reason().is_some() {
                     break 'reading;
                 }
+            }
+            if assembler.progress() != progress {
+                progress = assembler.progress();
+                content_by = after(quiet);
+            } else if Instant::now() >= content_by {
+                // Keep-alives that come faster than any timer fires.
+                if assembler.finish_reason().is_some() {
+                    break;
+                }
+                return Err(ClientError::KeptAlive(quiet).into());
             }
             // This read's pieces are out; the next read may wait.
             on_event(ClientEvent::Delta(StreamDelta::Flush));
@@ -580,6 +651,15 @@ impl LlmClient {
             .into());
         }
         Ok(())
+    }
+
+    /// The reply in `assembler` as far as it came, when it is within what rein keeps of
+    /// one; else the error that stops it.
+    fn bounded(&self, assembler: &Assembler) -> Result<(), ClientError> {
+        match assembler.overflow(self.config.max_reply_bytes) {
+            Some(overflow) => Err(ClientError::ReplyTooLarge(overflow)),
+            None => Ok(()),
+        }
     }
 
     /// After a failed connection to an `https://` URL: whether the server there speaks
@@ -693,9 +773,28 @@ pub(crate) async fn read_body(
     limit: usize,
     idle: Duration,
 ) -> (Vec<u8>, BodyEnd) {
+    read_body_within(response, limit, idle, None).await
+}
+
+/// [`read_body`], the whole body within `total` when one is given: a body that trickles
+/// in (a byte a second) fails there with [`ClientError::KeptAlive`], what came kept.
+async fn read_body_within(
+    response: &mut reqwest::Response,
+    limit: usize,
+    idle: Duration,
+    total: Option<Duration>,
+) -> (Vec<u8>, BodyEnd) {
+    let end_by = total.map(after);
     let mut body = Vec::new();
     loop {
-        let bytes = match tokio::time::timeout(idle, response.chunk()).await {
+        let wait = end_by.map_or(idle, |end| {
+            idle.min(end.saturating_duration_since(Instant::now()))
+        });
+        let bytes = match tokio::time::timeout(wait, response.chunk()).await {
+            Err(_) if wait < idle => {
+                let total = total.unwrap_or(idle);
+                return (body, BodyEnd::Failed(ClientError::KeptAlive(total)));
+            }
             Err(_) => return (body, BodyEnd::Failed(ClientError::Stalled(idle))),
             Ok(Err(e)) => {
                 return (
@@ -713,6 +812,13 @@ pub(crate) async fn read_body(
         }
         body.extend_from_slice(&bytes);
     }
+}
+
+/// The instant `d` from now (far in the future when that cannot be told).
+fn after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400))
 }
 
 /// An error with its sources, each once: "error decoding response body: invalid gzip

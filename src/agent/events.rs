@@ -45,9 +45,10 @@ pub enum AgentEvent {
         refusal: bool,
         finish_reason: Option<String>,
     },
-    /// The reply was stopped because it repeated itself: what streamed of its text and of
-    /// its reasoning is cut back to these (each ending in a mark that says so; `None`: that
-    /// stream was not cut). An [`AgentEvent::Error`] follows, and the turn ends.
+    /// The reply was stopped because it repeated itself, or grew past what rein keeps of
+    /// one: what streamed of its text and of its reasoning is cut back to these (each
+    /// ending in a mark that says so; `None`: that stream was not cut). An
+    /// [`AgentEvent::Error`] follows, and the turn ends.
     ReplyCut {
         text: Option<String>,
         reasoning: Option<String>,

@@ -52,6 +52,7 @@ use crate::tools::{self, ToolContext};
 
 mod checkpoints;
 mod deltas;
+mod failed_reply;
 mod fit;
 mod hooks;
 mod nested;
@@ -548,10 +549,7 @@ impl Agent {
                     return TurnOutcome::Interrupted;
                 }
                 Some(Err(error)) => {
-                    let message = error.to_string();
-                    let partial = assembler.take_streamed();
-                    self.keep_partial(partial, &format!("the request failed: {message}"));
-                    self.emit(AgentEvent::Error { message });
+                    self.request_failed(error, &mut assembler);
                     return TurnOutcome::Failed;
                 }
                 Some(Ok(reply)) => reply,

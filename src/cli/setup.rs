@@ -229,6 +229,9 @@ pub(super) fn agent_config(
     );
     client.name = config.model_name.clone();
     client.idle_timeout = Duration::from_secs(config.idle_timeout_secs.value);
+    client.keepalive_timeout = Some(Duration::from_secs(config.keepalive_timeout_secs.value));
+    client.max_reply_bytes = usize::try_from(config.max_reply_mb.value)
+        .map_or(usize::MAX, |mb| mb.saturating_mul(1024 * 1024));
     client.connect_timeout = Duration::from_secs(config.connect_timeout_secs.value);
     client.max_tries = config.max_tries.value;
     client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);

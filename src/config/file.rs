@@ -100,6 +100,24 @@ const KEYS: &[Key] = &[
     },
     Key {
         section: "client",
+        name: "keepalive_timeout_secs",
+        kind: Kind::Int {
+            min: 1,
+            max: MAX_TIMEOUT_SECS,
+            store: |l, v| l.keepalive_timeout_secs = Some(v),
+        },
+    },
+    Key {
+        section: "client",
+        name: "max_reply_mb",
+        kind: Kind::Int {
+            min: 1,
+            max: 1024,
+            store: |l, v| l.max_reply_mb = Some(v),
+        },
+    },
+    Key {
+        section: "client",
         name: "connect_timeout_secs",
         kind: Kind::Int {
             min: 1,

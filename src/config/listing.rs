@@ -78,6 +78,21 @@ impl Config {
             ("context_window", shown(&self.context_window)),
             ("client.idle_timeout_secs", shown(&self.idle_timeout_secs)),
             (
+                "client.keepalive_timeout_secs",
+                match self.keepalive_timeout_secs.source {
+                    Source::Default => (
+                        format!(
+                            "{} ({} idle timeouts)",
+                            self.keepalive_timeout_secs.value,
+                            crate::agent::client::KEEPALIVE_FACTOR
+                        ),
+                        &self.keepalive_timeout_secs.source,
+                    ),
+                    _ => shown(&self.keepalive_timeout_secs),
+                },
+            ),
+            ("client.max_reply_mb", shown(&self.max_reply_mb)),
+            (
                 "client.connect_timeout_secs",
                 shown(&self.connect_timeout_secs),
             ),

@@ -11,8 +11,9 @@ use super::{
     Config, ConfigError, Environment, Overrides, Source, Sourced, DEFAULT_BASE_URL,
     DEFAULT_BASH_TIMEOUT_SECS, DEFAULT_CAP_CHARS, DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO,
     DEFAULT_CONNECT_TIMEOUT_SECS, DEFAULT_CONTEXT_WINDOW, DEFAULT_IDLE_TIMEOUT_SECS,
-    DEFAULT_KEEP_RECENT, DEFAULT_MAX_STEPS, DEFAULT_MAX_TRIES, DEFAULT_NOTIFY_AFTER_SECS,
-    DEFAULT_STUB_CHARS, DEFAULT_SUBAGENT_MAX_PARALLEL, DEFAULT_SUBAGENT_MAX_STEPS, NOTIFY_WHEN,
+    DEFAULT_KEEP_RECENT, DEFAULT_MAX_REPLY_MB, DEFAULT_MAX_STEPS, DEFAULT_MAX_TRIES,
+    DEFAULT_NOTIFY_AFTER_SECS, DEFAULT_STUB_CHARS, DEFAULT_SUBAGENT_MAX_PARALLEL,
+    DEFAULT_SUBAGENT_MAX_STEPS, NOTIFY_WHEN,
 };
 use crate::permissions::DEFAULT_SENSITIVE_READS;
 use crate::sandbox::SandboxMode;
@@ -129,6 +130,13 @@ impl Config {
         check_compaction(&compact_at, &compact_to)?;
         let mut compact_model = or_default(layer.compact_model, String::new());
         compact_model.value = compact_model.value.trim().to_string();
+        let idle_timeout_secs = or_default(layer.idle_timeout_secs, DEFAULT_IDLE_TIMEOUT_SECS);
+        let keepalive_timeout_secs = or_default(
+            layer.keepalive_timeout_secs,
+            idle_timeout_secs
+                .value
+                .saturating_mul(u64::from(crate::agent::client::KEEPALIVE_FACTOR)),
+        );
         Ok(Config {
             base_url: target.base_url,
             api_key: target.api_key,
@@ -148,7 +156,9 @@ impl Config {
             context_window: target.context_window,
             providers,
             mcp_servers: layer.mcp_servers,
-            idle_timeout_secs: or_default(layer.idle_timeout_secs, DEFAULT_IDLE_TIMEOUT_SECS),
+            idle_timeout_secs,
+            keepalive_timeout_secs,
+            max_reply_mb: or_default(layer.max_reply_mb, DEFAULT_MAX_REPLY_MB),
             connect_timeout_secs: or_default(
                 layer.connect_timeout_secs,
                 DEFAULT_CONNECT_TIMEOUT_SECS,

@@ -74,6 +74,7 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 // One owner per default: the client's and the context's own constants.
 const DEFAULT_CONTEXT_WINDOW: u64 = crate::context::DEFAULT_WINDOW;
 const DEFAULT_IDLE_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_IDLE_TIMEOUT.as_secs();
+const DEFAULT_MAX_REPLY_MB: u64 = (crate::agent::stream::MAX_REPLY_BYTES >> 20) as u64;
 const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_CONNECT_TIMEOUT.as_secs();
 const DEFAULT_MAX_TRIES: u32 = crate::agent::client::DEFAULT_MAX_TRIES;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
@@ -195,6 +196,12 @@ pub struct Config {
     pub mcp_servers: Vec<crate::mcp::ServerConfig>,
     /// `[client]`: a stream that sends nothing for this long is an error, > 0.
     pub idle_timeout_secs: Sourced<u64>,
+    /// `[client]`: a stream that sends only keep-alives, no part of the reply, for this
+    /// long is an error; by default two idle timeouts
+    /// ([`crate::agent::client::KEEPALIVE_FACTOR`]).
+    pub keepalive_timeout_secs: Sourced<u64>,
+    /// `[client]`: the most MiB one reply may hold, 1..=1024.
+    pub max_reply_mb: Sourced<u64>,
     /// `[client]`: how long to wait for a connection, > 0.
     pub connect_timeout_secs: Sourced<u64>,
     /// `[client]`: attempts per request, the first included, 1..=10.
@@ -380,6 +387,8 @@ impl fmt::Debug for Config {
             .field("model", &self.model)
             .field("context_window", &self.context_window)
             .field("idle_timeout_secs", &self.idle_timeout_secs)
+            .field("keepalive_timeout_secs", &self.keepalive_timeout_secs)
+            .field("max_reply_mb", &self.max_reply_mb)
             .field("connect_timeout_secs", &self.connect_timeout_secs)
             .field("max_tries", &self.max_tries)
             .field("max_output_tokens", &self.max_output_tokens)

@@ -353,6 +353,7 @@ impl Assembler {
             (Some("signature_delta"), Kind::Thinking) => {
                 if let Some(signature) = string(delta, "signature") {
                     append(self.item_mut(item), "signature", signature);
+                    self.holds(signature.len());
                 }
             }
             (Some("input_json_delta"), Kind::ToolUse) => {
@@ -373,6 +374,7 @@ impl Assembler {
             (Some("input_json_delta"), Kind::Server) => {
                 if let Some(piece) = string(delta, "partial_json") {
                     self.anthropic.blocks[at].json.push_str(piece);
+                    self.holds(piece.len());
                 }
             }
             // `citations_delta`, and deltas of another block's kind.

@@ -9,6 +9,15 @@
 //! brings a different id (some servers send every call at index 0), a piece without an
 //! index continues the call of its id, and one with neither the latest call. Calls that
 //! came without an id get one unique for the process.
+//!
+//! It also keeps count of what the reply holds, for the client's two bounds. The bytes
+//! kept ([`Assembler::held`]): text, reasoning, refusal, tool-call pieces, native items and
+//! reasoning details, and what a reader keeps of its own until the stream ends
+//! ([`Assembler::holds`]); with the tool calls and the parts (items, details, summary
+//! parts) counted, [`Assembler::overflow`] says when a reply grew past what rein keeps of
+//! one. And its progress ([`Assembler::progress`]): it moves only when something of the
+//! reply arrived (a piece that is not empty, a new call or item, a usage that differs
+//! from the last, the finish), never for a keep-alive, a status event or an empty delta.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,6 +28,33 @@ use crate::conversation::{Reasoning, ToolCall};
 
 /// Source of ids for tool calls that arrived without one.
 static GENERATED_IDS: AtomicU64 = AtomicU64::new(1);
+
+/// The most bytes one reply may hold by default (`client.max_reply_mb`): 32 MiB, some
+/// fifty times the longest answer a model writes (128k tokens), with room for the
+/// provider's state.
+pub const MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
+/// The most tool calls one reply may ask for; models ask for a handful at once.
+pub const MAX_REPLY_CALLS: usize = 1024;
+/// The most parts one reply may have: native items (Responses output items, Anthropic
+/// content blocks), `reasoning_details` entries and reasoning summary parts.
+pub const MAX_REPLY_PARTS: usize = 4096;
+
+/// How a reply grew past what rein keeps of one; each holds the limit it passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Overflow {
+    #[error(
+        "the reply exceeded {} (client.max_reply_mb), the most rein keeps of one reply",
+        crate::agent::sse::size(*.0)
+    )]
+    Bytes(usize),
+    #[error("the reply asked for more than {0} tool calls, the most rein takes from one reply")]
+    Calls(usize),
+    #[error(
+        "the reply had more than {0} parts (messages, reasoning, the server's items), the \
+         most rein keeps of one reply"
+    )]
+    Parts(usize),
+}
 
 /// A visible piece of a reply, emitted while the stream is still running.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +149,12 @@ pub struct Assembler {
     pub(super) anthropic: super::anthropic_event::Progress,
     /// The Responses reader's output items so far.
     pub(super) responses: super::responses_event::Progress,
+    /// Bytes of the reply kept so far (see [`Assembler::held`]).
+    held: usize,
+    /// Parts a reader started of its own (reasoning summary parts).
+    parts: usize,
+    /// Steps of progress that are not bytes: a new call, a changed usage, the finish.
+    marks: u64,
 }
 
 impl Assembler {
@@ -148,10 +190,53 @@ impl Assembler {
         self.reply.reasoning.len()
     }
 
+    /// Bytes of the reply kept so far: its text, reasoning and refusal, the tool calls'
+    /// names and arguments, native items and reasoning details (as JSON), and what a
+    /// reader holds of its own (`Assembler::holds`). Close to what the reply costs in
+    /// memory, not exact: a piece kept in two places (Anthropic's thinking text, a call's
+    /// arguments a reader holds until the call ends) may count once or twice.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Grows each time something of the reply arrives; a keep-alive, a status event, an
+    /// empty delta or the same usage again leave it where it was.
+    pub fn progress(&self) -> u64 {
+        (self.held as u64).saturating_add(self.marks)
+    }
+
+    /// The limit the reply grew past, when it did: `max_bytes` held, [`MAX_REPLY_CALLS`]
+    /// tool calls or [`MAX_REPLY_PARTS`] parts.
+    pub fn overflow(&self, max_bytes: usize) -> Option<Overflow> {
+        if self.held > max_bytes {
+            Some(Overflow::Bytes(max_bytes))
+        } else if self.calls.len() > MAX_REPLY_CALLS {
+            Some(Overflow::Calls(MAX_REPLY_CALLS))
+        } else if self.reply.reasoning_details.len() + self.parts > MAX_REPLY_PARTS {
+            Some(Overflow::Parts(MAX_REPLY_PARTS))
+        } else {
+            None
+        }
+    }
+
+    /// A reader keeps `bytes` more of the reply in a place of its own until the stream
+    /// ends (a call's arguments, a signature, a server block's input): they count as held.
+    pub(crate) fn holds(&mut self, bytes: usize) {
+        self.held = self.held.saturating_add(bytes);
+    }
+
+    /// A reader started a part of its own (a reasoning summary part): it counts among the
+    /// parts.
+    pub(crate) fn part_started(&mut self) {
+        self.parts += 1;
+        self.marks += 1;
+    }
+
     /// A piece of the answer's text; an empty piece is nothing.
     pub(crate) fn push_text(&mut self, t: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
         if !t.is_empty() {
             self.started = true;
+            self.holds(t.len());
             on_delta(StreamDelta::Text(t));
             self.reply.text.push_str(t);
         }
@@ -161,6 +246,7 @@ impl Assembler {
     pub(crate) fn push_reasoning(&mut self, r: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
         if !r.is_empty() {
             self.started = true;
+            self.holds(r.len());
             on_delta(StreamDelta::Reasoning(r));
             self.reply.reasoning.push_str(r);
         }
@@ -176,6 +262,7 @@ impl Assembler {
     /// A piece of a refusal.
     pub(crate) fn push_refusal(&mut self, r: &str, on_delta: &mut dyn FnMut(StreamDelta<'_>)) {
         self.started = true;
+        self.holds(r.len());
         on_delta(StreamDelta::Refusal(r));
         self.reply.refusal.push_str(r);
     }
@@ -188,7 +275,16 @@ impl Assembler {
     /// One of a native API's items, whole, after the ones before it (see
     /// [`Reasoning::details`]): kept for the server, never merged.
     pub(crate) fn push_item(&mut self, item: Value) {
+        self.holds(json_len(&item));
         self.reply.reasoning_details.push(item);
+    }
+
+    /// The native item at `index` replaced by `item` (what it is now that it ended).
+    pub(crate) fn set_item(&mut self, index: usize, item: Value) {
+        if let Some(slot) = self.reply.reasoning_details.get_mut(index) {
+            self.held = self.held.saturating_add(json_len(&item));
+            *slot = item;
+        }
     }
 
     /// The native item at `index` among those pushed, to complete as its pieces arrive.
@@ -204,11 +300,15 @@ impl Assembler {
     /// One streamed `reasoning_details` piece, merged into the list kept for the server.
     pub(crate) fn push_reasoning_detail(&mut self, detail: Value) {
         self.started = true;
-        merge_detail(&mut self.reply.reasoning_details, detail);
+        let grew = merge_detail(&mut self.reply.reasoning_details, detail);
+        self.holds(grew);
     }
 
     /// The server's usage (a later report replaces an earlier one).
     pub(crate) fn usage(&mut self, usage: Usage) {
+        if self.reply.usage.as_ref() != Some(&usage) {
+            self.marks += 1;
+        }
         self.reply.usage = Some(usage);
     }
 
@@ -220,6 +320,7 @@ impl Assembler {
 
     /// Why the reply ended.
     pub(crate) fn finish_reason_is(&mut self, reason: String) {
+        self.marks += 1;
         self.reply.finish_reason = Some(reason);
     }
 
@@ -248,9 +349,11 @@ impl Assembler {
                 None => None,
             },
         };
+        self.holds(piece.arguments.len());
         let slot = match existing {
             Some(i) => i,
             None => {
+                self.marks += 1;
                 self.calls.push(PartialCall {
                     index: piece.index,
                     ..PartialCall::default()
@@ -263,7 +366,8 @@ impl Assembler {
             target.id = id;
         }
         for (key, value) in piece.extra {
-            if !value.is_null() {
+            if !value.is_null() && target.extra.get(&key) != Some(&value) {
+                self.held = self.held.saturating_add(key.len() + json_len(&value));
                 target.extra.insert(key, value);
             }
         }
@@ -271,8 +375,10 @@ impl Assembler {
             // A name repeated on every piece is the same name; a different piece
             // continues a name streamed in parts.
             if target.name.is_empty() {
+                self.held = self.held.saturating_add(name.len());
                 target.name = name;
             } else if target.name != name {
+                self.held = self.held.saturating_add(name.len());
                 target.name.push_str(&name);
             }
         }
@@ -313,10 +419,10 @@ impl Assembler {
 
 /// Add one streamed `reasoning_details` piece to the merged list: a piece with the
 /// `index` (and type) of an entry continues it (its text, summary and data appended, its
-/// other fields set), anything else is a new entry.
-fn merge_detail(details: &mut Vec<Value>, piece: Value) {
+/// other fields set), anything else is a new entry. The bytes the list grew by.
+fn merge_detail(details: &mut Vec<Value>, piece: Value) -> usize {
     let Value::Object(piece) = piece else {
-        return;
+        return 0;
     };
     let index = piece.get("index").and_then(Value::as_u64);
     let kind = piece.get("type").cloned();
@@ -327,22 +433,48 @@ fn merge_detail(details: &mut Vec<Value>, piece: Value) {
         })
     });
     let Some(Value::Object(entry)) = existing else {
-        details.push(Value::Object(piece));
-        return;
+        let piece = Value::Object(piece);
+        let grew = json_len(&piece);
+        details.push(piece);
+        return grew;
     };
+    let mut grew = 0usize;
     for (key, value) in piece {
         match (key.as_str(), entry.get_mut(&key), value) {
             ("text" | "summary" | "data", Some(Value::String(have)), Value::String(more)) => {
-                have.push_str(&more)
+                grew = grew.saturating_add(more.len());
+                have.push_str(&more);
             }
             (_, _, Value::Null) => {}
             // An empty value never overwrites one that arrived (a signature).
             (_, Some(Value::String(_)), Value::String(more)) if more.is_empty() => {}
+            // The same value again changes nothing.
+            (_, Some(have), value) if *have == value => {}
             (_, _, value) => {
+                grew = grew.saturating_add(key.len() + json_len(&value));
                 entry.insert(key, value);
             }
         }
     }
+    grew
+}
+
+/// The length of `value` written as JSON, without writing it anywhere.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 #[cfg(test)]
@@ -412,6 +544,79 @@ mod tests {
                 ToolCall::new("c", "write_file", "{}"),
             ]
         );
+    }
+
+    /// Progress moves with every piece of the reply and only then: empty pieces, the same
+    /// usage again, a repeated name or detail field leave it; what is held grows with the
+    /// bytes kept, and each bound is reported when passed.
+    #[test]
+    fn progress_and_what_is_held() {
+        let mut a = Assembler::new();
+        let mut on = |_: StreamDelta<'_>| {};
+        let mut last = a.progress();
+        let mut moved = |a: &Assembler| {
+            let now = a.progress();
+            std::mem::replace(&mut last, now) != now
+        };
+        a.push_text("", &mut on);
+        a.push_reasoning("", &mut on);
+        assert!(!moved(&a));
+        a.push_text("hello", &mut on);
+        assert!(moved(&a));
+        assert_eq!(a.held(), 5);
+        let usage = Usage {
+            prompt_tokens: 3,
+            ..Usage::default()
+        };
+        a.usage(usage);
+        assert!(moved(&a));
+        a.usage(usage);
+        assert!(!moved(&a), "the same usage again");
+        a.push_call(0, piece(Some(0), "a", "bash", ""));
+        assert!(moved(&a), "a new call");
+        a.push_call(0, piece(Some(0), "a", "bash", ""));
+        assert!(!moved(&a), "the same name again, no arguments");
+        a.push_call(0, piece(Some(0), "a", "bash", "{}"));
+        assert!(moved(&a));
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "text": "ab"}));
+        assert!(moved(&a));
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "text": ""}));
+        assert!(!moved(&a), "an empty piece of a detail");
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "format": "f"}));
+        assert!(moved(&a));
+        a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "format": "f"}));
+        assert!(!moved(&a), "the same field again");
+        assert_eq!(a.overflow(1024), None);
+        assert_eq!(a.overflow(10), Some(Overflow::Bytes(10)));
+        assert_eq!(
+            Overflow::Bytes(MAX_REPLY_BYTES).to_string(),
+            "the reply exceeded 32 MB (client.max_reply_mb), the most rein keeps of one reply"
+        );
+        a.finish_reason_is("stop".into());
+        assert!(moved(&a));
+    }
+
+    #[test]
+    fn too_many_calls_or_parts_overflow() {
+        let mut a = Assembler::new();
+        for n in 0..=MAX_REPLY_CALLS {
+            a.push_call(0, piece(Some(n), &format!("c{n}"), "bash", ""));
+        }
+        assert_eq!(
+            a.overflow(MAX_REPLY_BYTES),
+            Some(Overflow::Calls(MAX_REPLY_CALLS))
+        );
+        let mut a = Assembler::new();
+        for _ in 0..MAX_REPLY_PARTS {
+            a.push_item(serde_json::json!({"type": "text"}));
+        }
+        assert_eq!(a.overflow(MAX_REPLY_BYTES), None);
+        a.part_started();
+        assert_eq!(
+            a.overflow(MAX_REPLY_BYTES),
+            Some(Overflow::Parts(MAX_REPLY_PARTS))
+        );
+        assert_eq!(json_len(&serde_json::json!({"type": "text"})), 15);
     }
 
     /// The reasoning kept with the assistant message: text, field and details as they

@@ -17,7 +17,10 @@ pub mod finish;
 mod responses_event;
 mod surrogates;
 
-pub use assembler::{AssembledReply, Assembler, StreamDelta};
+pub use assembler::{
+    AssembledReply, Assembler, Overflow, StreamDelta, MAX_REPLY_BYTES, MAX_REPLY_CALLS,
+    MAX_REPLY_PARTS,
+};
 pub use error_text::{body_error_message, error_message};
 
 /// Why a chunk could not be used.

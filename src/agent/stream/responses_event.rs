@@ -214,11 +214,13 @@ impl Assembler {
             "response.function_call_arguments.delta" => {
                 let at = self.item_at(index, Kind::FunctionCall);
                 self.responses.items[at].arguments.push_str(text("delta"));
+                self.holds(text("delta").len());
             }
             "response.function_call_arguments.done" => {
                 let at = self.item_at(index, Kind::FunctionCall);
                 if let Some(arguments) = fields.get("arguments").and_then(Value::as_str) {
                     self.responses.items[at].arguments_done = Some(arguments.to_string());
+                    self.holds(arguments.len());
                 }
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
@@ -390,9 +392,7 @@ impl Assembler {
             _ => place(kind, type_name, entry.call_id.as_deref()),
         };
         let slot = entry.slot;
-        if let Some(slot_item) = self.item_mut(slot) {
-            *slot_item = stored;
-        }
+        self.set_item(slot, stored);
         let entry = &self.responses.items[at];
         if kind == Kind::FunctionCall && !entry.call_started {
             let piece = CallPiece {
@@ -482,13 +482,12 @@ impl Assembler {
                         self.summary_piece(at, part, text, on_delta);
                     }
                 }
-                if let Some(stored) = self.item_mut(slot) {
-                    *stored = kept_reasoning(item);
-                }
+                self.set_item(slot, kept_reasoning(item));
             }
             Kind::FunctionCall => {
                 if let Some(arguments) = item.get("arguments").and_then(Value::as_str) {
                     self.responses.items[at].arguments_done = Some(arguments.to_string());
+                    self.holds(arguments.len());
                 }
                 let call_id = self.responses.items[at].call_id.clone();
                 if let Some(stored) = self.item_mut(slot) {
@@ -543,6 +542,7 @@ impl Assembler {
         let parts = &mut self.responses.items[at].summary_parts;
         if !parts.contains(&part) {
             parts.push(part);
+            self.part_started();
             self.reasoning_break(on_delta);
         }
         self.push_reasoning(text, on_delta);

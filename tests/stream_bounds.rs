@@ -161,14 +161,14 @@ fn only_keep_alives(kind: &str, api: Api) -> Reply {
 const KINDS: [&str; 4] = ["comment", "blank byte", "comment byte", "status"];
 
 /// Each keep-alive kind alone, on each API: the run ends with the keep-alive error (after
-/// `client.keepalive_timeout_secs`, or five idle timeouts when it is not set), exits 1,
+/// `client.keepalive_timeout_secs`, or two idle timeouts when it is not set), exits 1,
 /// and is not retried.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keep_alives_alone_end_the_reply_on_every_api() {
     let mut runs = tokio::task::JoinSet::new();
     for api in APIS {
         for kind in KINDS {
-            // The comments alone on each API also go without a keep-alive setting: five
+            // The comments alone on each API also go without a keep-alive setting: two
             // idle timeouts then.
             let settings: &[&str] = if kind == "comment" {
                 &[
@@ -203,7 +203,7 @@ async fn keep_alives_alone_end_the_reply_on_every_api() {
         let bound = if client.contains("keepalive") {
             "3 s"
         } else {
-            "10 s"
+            "4 s"
         };
         assert!(all.contains(&format!("for {bound}")), "{at}");
         assert_eq!(requests, 1, "not retried: {at}");

@@ -166,6 +166,18 @@ impl Git {
         self.run_with(self.command(args), args, input)
     }
 
+    /// Run `args` followed by `paths` (names as bytes, UTF-8 or not; `args` ends in `--`).
+    pub(crate) fn run_paths(
+        &self,
+        args: &[&str],
+        paths: &[&std::ffi::OsStr],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, CheckpointError> {
+        let mut command = self.command(args);
+        command.args(paths);
+        self.run_with(command, args, input)
+    }
+
     /// Run `command` (made by [`Git::command`] from `args`).
     pub(crate) fn run_with(
         &self,

@@ -124,7 +124,7 @@ fn print_done(done: &rein::rewind::Done, dry_run: bool) {
                 Outcome::Failed { why } => ("failed", Some(why)),
             };
             let why = why.map(|w| format!("  ({w})")).unwrap_or_default();
-            println!("{word:>14}  {}{why}", sanitize(&p.path));
+            println!("{word:>14}  {}{why}", sanitize(&p.path.shown()));
         }
         if !dry_run && !report.changed().is_empty() {
             println!("`rein rewind --undo` puts them back as they were just now");
@@ -182,7 +182,7 @@ fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
             sanitize(&t.headline())
         );
         for file in &t.changed {
-            println!("            {}", sanitize(file));
+            println!("            {}", sanitize(&file.shown()));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -42,6 +42,7 @@ pub use plan::{
 pub use prune::Maintained;
 pub use rel_path::RelPath;
 pub use restore::{Outcome, PathReport, RestoreReport};
+pub use take::MANY_FILES;
 
 use git::Git;
 use user_repo::UserRepo;

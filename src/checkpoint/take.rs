@@ -20,6 +20,10 @@ use super::{CheckpointError, RelPath, SkipReason, Skipped, Store, Taken, HEAVY_F
 /// Changes up to this many are added by name; more go in as one pack ([`super::bulk`]).
 pub(super) const ADD_BY_NAME: usize = 1000;
 
+/// New or changed files past which a checkpoint is said before it records them (a
+/// project's first checkpoint records every file): about a second's work.
+pub const MANY_FILES: usize = 10_000;
+
 /// What `git status` said changed since the record's index.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Status {
@@ -77,11 +81,29 @@ impl Store {
     /// Record the project's files now. `since`: a checkpoint to list the changed paths
     /// against (the caller's previous one).
     pub fn take(&self, since: Option<&str>) -> Result<Taken, CheckpointError> {
+        self.take_noting(since, &mut |_| {})
+    }
+
+    /// [`Store::take`], calling `many` with the number of files to record first when they
+    /// are more than [`MANY_FILES`] (so the caller can say a slow checkpoint is coming).
+    pub fn take_noting(
+        &self,
+        since: Option<&str>,
+        many: &mut dyn FnMut(usize),
+    ) -> Result<Taken, CheckpointError> {
         let _lock = super::lock::RecordLock::take(&self.record)?;
-        self.take_locked(since)
+        self.take_locked_noting(since, many)
     }
 
     pub(super) fn take_locked(&self, since: Option<&str>) -> Result<Taken, CheckpointError> {
+        self.take_locked_noting(since, &mut |_| {})
+    }
+
+    fn take_locked_noting(
+        &self,
+        since: Option<&str>,
+        many: &mut dyn FnMut(usize),
+    ) -> Result<Taken, CheckpointError> {
         let mut skipped_lines = self.read_skipped();
         self.write_excludes(&skipped_lines)?;
         let last = self.last();
@@ -104,6 +126,9 @@ impl Store {
             Some((commit, _)) if status == Status::default() => commit.clone(),
             _ => {
                 let (add, drop) = self.sort_out(&status, &mut skipped, &mut skipped_lines);
+                if add.len() > MANY_FILES {
+                    many(add.len());
+                }
                 if !skipped.is_empty() {
                     self.write_skipped(&skipped_lines)?;
                     self.write_excludes(&skipped_lines)?;

@@ -684,7 +684,7 @@ async fn a_session_of_another_project_is_rewound_where_it_ran() {
     );
 }
 
-/// Every entry under `dir` (less `.git`) by its name's bytes: a file's content, a link's
+/// Every entry under `dir` (less `.git` and `.rein`) by its name's bytes: a file's content, a link's
 /// target after `-> `, a folder as `/`.
 fn entries(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
@@ -699,7 +699,8 @@ fn entries(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
                 .as_os_str()
                 .as_bytes()
                 .to_vec();
-            if rel == b".git" {
+            // The user's repository, and the folder rein keeps in a project.
+            if rel == b".git" || rel == b".rein" {
                 continue;
             }
             let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -717,6 +718,22 @@ fn entries(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     out
 }
 
+/// What differs between two listings, readable.
+fn differ(a: &BTreeMap<Vec<u8>, Vec<u8>>, b: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<String> {
+    let keys: std::collections::BTreeSet<&Vec<u8>> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            format!(
+                "{}: {:?} / {:?}",
+                k.escape_ascii(),
+                a.get(k).map(|v| v.escape_ascii().to_string()),
+                b.get(k).map(|v| v.escape_ascii().to_string())
+            )
+        })
+        .collect()
+}
+
 /// Names that are not UTF-8 or hold a newline, a tab, quotes, a backslash or a leading
 /// dash are recorded like any other: a turn that makes, changes and removes them is
 /// taken back exactly, and the list and the rewind name them quoted and escaped.
@@ -731,7 +748,7 @@ async fn names_that_are_not_utf8_or_hold_odd_characters_are_rewound_and_named() 
     std::fs::write(at(b"line\nbreak"), "old\n").unwrap();
     let server = ScriptedServer::start(vec![
         calls(&[bash(
-            "printf 'changed\\n' > $'caf\\xe9.txt' && rm $'gone\\xff.txt' \
+            "printf 'changed\\n' > $'caf\\xe9.txt' && unlink $'gone\\xff.txt' \
              && printf 'new\\n' > $'line\\nbreak' && printf made > $'tab\\there' \
              && printf made > 'say \"hi\"' && printf made > -dash && printf made > 'back\\slash' \
              && mkdir $'dir\\xfe' && printf made > $'dir\\xfe/inner'",
@@ -742,13 +759,14 @@ async fn names_that_are_not_utf8_or_hold_odd_characters_are_rewound_and_named() 
     .unwrap();
     let before = entries(&root);
     let out = turn(home.path(), &server, &root, "rename things", &[]).await;
+    let requests = server.requests();
     assert!(
         !text(&out.stderr).contains("leave out"),
         "nothing is left out: {}",
         text(&out.stderr)
     );
     let after = entries(&root);
-    assert_ne!(before, after);
+    assert_ne!(before, after, "{:?}", requests.last());
 
     let list = rein(home.path(), &args(&["rewind", "--list"], &root)).await;
     let shown = text(&list.stdout);
@@ -783,10 +801,12 @@ async fn names_that_are_not_utf8_or_hold_odd_characters_are_rewound_and_named() 
     let said = text(&out.stdout);
     assert!(said.contains(r#"restored  "caf\xe9.txt""#), "{said}");
     assert!(said.contains(r#"removed  "tab\there""#), "{said}");
-    assert_eq!(entries(&root), before, "{said}");
+    let now = entries(&root);
+    assert!(now == before, "{said}{:?}", differ(&now, &before));
     let out = rein(home.path(), &args(&["rewind", "--undo"], &root)).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(entries(&root), after);
+    let now = entries(&root);
+    assert!(now == after, "{:?}", differ(&now, &after));
 }
 
 /// A turn that puts a folder where a file was, a file where a folder was, a link where
@@ -806,12 +826,13 @@ async fn every_kind_replaced_by_another_is_rewound_and_what_the_user_added_is_ke
     std::os::unix::fs::symlink("src", root.join("link-to-folder")).unwrap();
     let server = ScriptedServer::start(vec![
         calls(&[bash(
-            "rm file-to-folder && mkdir -p file-to-folder/deep && echo made > file-to-folder/deep/x \
-             && rm -r folder-to-file && echo made > folder-to-file \
-             && rm file-to-link && ln -s README.md file-to-link \
-             && rm link-to-file && echo made > link-to-file \
-             && rm -r folder-to-link && ln -s src folder-to-link \
-             && rm link-to-folder && mkdir link-to-folder && echo made > link-to-folder/y",
+            "unlink file-to-folder && mkdir -p file-to-folder/deep && echo made > file-to-folder/deep/x \
+             && unlink folder-to-file/inner.txt && unlink folder-to-file/deep/more.txt \
+             && rmdir folder-to-file/deep folder-to-file && echo made > folder-to-file \
+             && unlink file-to-link && ln -s README.md file-to-link \
+             && unlink link-to-file && echo made > link-to-file \
+             && unlink folder-to-link/inner.txt && rmdir folder-to-link && ln -s src folder-to-link \
+             && unlink link-to-folder && mkdir link-to-folder && echo made > link-to-folder/y",
         )]),
         Reply::text("done"),
     ])
@@ -820,7 +841,7 @@ async fn every_kind_replaced_by_another_is_rewound_and_what_the_user_added_is_ke
     let before = entries(&root);
     turn(home.path(), &server, &root, "swap kinds", &[]).await;
     let after = entries(&root);
-    assert_ne!(before, after);
+    assert_ne!(before, after, "{:?}", server.requests().last());
     // The user adds a file of their own in a folder the turn made.
     write(&root, "file-to-folder/mine.txt", "the user's\n");
 
@@ -844,7 +865,8 @@ async fn every_kind_replaced_by_another_is_rewound_and_what_the_user_added_is_ke
         b"file-to-folder/mine.txt".to_vec(),
         b"the user's\n".to_vec(),
     );
-    assert_eq!(entries(&root), expected, "{said}");
+    let now = entries(&root);
+    assert!(now == expected, "{said}{:?}", differ(&now, &expected));
 
     let out = rein(
         home.path(),
@@ -854,7 +876,8 @@ async fn every_kind_replaced_by_another_is_rewound_and_what_the_user_added_is_ke
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said} {}", text(&out.stderr));
     assert!(said.contains("removed  file-to-folder/mine.txt"), "{said}");
-    assert_eq!(entries(&root), before, "{said}");
+    let now = entries(&root);
+    assert!(now == before, "{said}{:?}", differ(&now, &before));
     let out = rein(home.path(), &args(&["rewind", "--undo"], &root)).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(

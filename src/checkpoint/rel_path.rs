@@ -163,7 +163,7 @@ impl<'de> Deserialize<'de> for RelPath {
 }
 
 fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())

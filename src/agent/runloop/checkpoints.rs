@@ -217,11 +217,12 @@ impl Agent {
                     None => {}
                     Some(CheckpointAt::After) => self.batch_changed(taken),
                     // Before a batch: recorded only when someone else changed files.
-                    Some(CheckpointAt::Before) => {
-                        if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) {
-                            self.record_checkpoint(CheckpointAt::Before, taken);
-                        }
+                    Some(CheckpointAt::Before)
+                        if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) =>
+                    {
+                        self.record_checkpoint(CheckpointAt::Before, taken);
                     }
+                    Some(CheckpointAt::Before) => {}
                     Some(CheckpointAt::Start) => self.record_checkpoint(CheckpointAt::Start, taken),
                 }
                 waited
@@ -393,7 +394,7 @@ fn grouped(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

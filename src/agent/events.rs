@@ -272,7 +272,10 @@ pub enum AgentEvent {
     },
     /// A batch of tool calls of turn `turn` changed these files (relative to the project),
     /// as the checkpoint after it found, whatever tool changed them.
-    FilesChanged { turn: u64, paths: Vec<String> },
+    FilesChanged {
+        turn: u64,
+        paths: Vec<crate::checkpoint::RelPath>,
+    },
     /// Files put back as a checkpoint had them ([`AgentCommand::Rewind`]): every path
     /// and what became of it, or why nothing could be restored.
     Rewound {

@@ -199,6 +199,7 @@ impl Agent {
         // they answered, with the hooks they allowed.
         self.config.hooks.asked().await;
         self.session_start_hooks(source).await;
+        self.checkpoint_warm_up();
         loop {
             self.inbox.settle();
             self.record_mode();
@@ -610,8 +611,9 @@ impl Agent {
             let changes_files = calls
                 .iter()
                 .any(|c| checkpoints::could_change_files(&c.function.name));
-            if changes_files {
-                self.checkpoint_before_batch().await;
+            if changes_files && !self.checkpoint_before_batch().await {
+                self.not_run(&calls);
+                return TurnOutcome::Interrupted;
             }
             let mut interrupted = false;
             let mut i = 0;

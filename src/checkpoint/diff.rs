@@ -3,7 +3,7 @@
 //! tool made the change. A file that is not UTF-8 text is named, not printed.
 
 use super::plan::PathStep;
-use super::{CheckpointError, Store};
+use super::{CheckpointError, RelPath, Store};
 
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
@@ -11,7 +11,7 @@ const CONTEXT: usize = 3;
 /// One path's change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileDiff {
-    pub path: String,
+    pub path: RelPath,
     /// The unified diff (headers included); empty when both versions are the same.
     pub text: String,
     pub added: usize,
@@ -21,7 +21,7 @@ pub struct FileDiff {
 impl Store {
     /// For each step, its `target` version (before) against its `expected` one (after).
     pub fn diff(&self, steps: &[PathStep]) -> Result<Vec<FileDiff>, CheckpointError> {
-        let paths: Vec<&str> = steps.iter().map(|s| s.path.as_str()).collect();
+        let paths: Vec<&RelPath> = steps.iter().map(|s| &s.path).collect();
         let mut trees = std::collections::HashMap::new();
         for step in steps {
             for commit in [&step.target, &step.expected] {
@@ -54,13 +54,16 @@ impl Store {
             if old == new {
                 continue;
             }
-            out.push(unified(&path, old_text.as_deref(), new_text.as_deref()));
+            let mut diff = unified(&path.shown(), old_text.as_deref(), new_text.as_deref());
+            diff.path = path;
+            out.push(diff);
         }
         Ok(out)
     }
 }
 
-/// The unified diff of `path` from `old` to `new` (`None`: the file did not exist).
+/// The unified diff of `path` (as shown) from `old` to `new` (`None`: the file did not
+/// exist).
 pub fn unified(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff {
     let from = if old.is_some() {
         format!("a/{path}")
@@ -78,7 +81,7 @@ pub fn unified(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff {
     );
     let (Ok(old_text), Ok(new_text)) = (old_text, new_text) else {
         return FileDiff {
-            path: path.to_string(),
+            path: RelPath::from(path),
             text: format!("Binary files {from} and {to} differ\n"),
             added: 0,
             removed: 0,
@@ -100,7 +103,7 @@ pub fn unified(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff {
         .missing_newline_hint(true)
         .to_string();
     FileDiff {
-        path: path.to_string(),
+        path: RelPath::from(path),
         text,
         added,
         removed,

@@ -146,11 +146,16 @@ impl Git {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         // The record is the user's alone, as everything in the data folder: what git makes
-        // there gets no group or other bits.
-        // SAFETY: `umask` is async-signal-safe and touches nothing but the child's mask.
+        // there gets no group or other bits. A git still running when rein exits (a
+        // checkpoint left to finish in the background) dies with it rather than write on
+        // once rein's lock on the record is gone; the next rein clears what it left.
+        // SAFETY: `umask` and `prctl` are async-signal-safe and touch nothing but the
+        // child.
         unsafe {
             command.pre_exec(|| {
                 libc::umask(0o077);
+                #[cfg(target_os = "linux")]
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
         }
@@ -164,6 +169,18 @@ impl Git {
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, CheckpointError> {
         self.run_with(self.command(args), args, input)
+    }
+
+    /// Run `args` followed by `paths` (names as bytes, UTF-8 or not; `args` ends in `--`).
+    pub(crate) fn run_paths(
+        &self,
+        args: &[&str],
+        paths: &[&std::ffi::OsStr],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, CheckpointError> {
+        let mut command = self.command(args);
+        command.args(paths);
+        self.run_with(command, args, input)
     }
 
     /// Run `command` (made by [`Git::command`] from `args`).

@@ -25,6 +25,7 @@ mod git;
 mod lock;
 pub mod plan;
 mod prune;
+mod rel_path;
 pub mod restore;
 mod take;
 mod user_repo;
@@ -39,7 +40,9 @@ pub use plan::{
     CheckpointAt, CheckpointRecord, PathStep, RestoreOrder, Rewind, Seen, TurnCheckpoints, TurnInfo,
 };
 pub use prune::Maintained;
+pub use rel_path::RelPath;
 pub use restore::{Outcome, PathReport, RestoreReport};
+pub use take::MANY_FILES;
 
 use git::Git;
 use user_repo::UserRepo;
@@ -160,7 +163,8 @@ pub enum SkipReason {
     TooManyFiles { files: usize },
     /// A repository of its own (a nested repository or a submodule): left alone.
     Repository,
-    /// A name that is not UTF-8.
+    /// A name that is not UTF-8 (what rein before 0.x did with one; such names are
+    /// recorded now, and this reads older session files).
     NotUtf8,
 }
 
@@ -189,7 +193,7 @@ pub struct Taken {
     pub commit: String,
     /// Paths (relative to the project) that differ from the checkpoint it was asked to
     /// compare with, sorted.
-    pub changed: Vec<String>,
+    pub changed: Vec<RelPath>,
     /// What was left out for the first time.
     pub skipped: Vec<Skipped>,
 }
@@ -204,7 +208,7 @@ pub struct Store {
     root: PathBuf,
     /// The project folder relative to the work tree's top, with a trailing `/` (empty
     /// when it is the top).
-    scope: String,
+    scope: Vec<u8>,
     user: Option<UserRepo>,
     settings: Settings,
     /// The user's index paths, with the index's modification time and length they were
@@ -249,9 +253,9 @@ impl Store {
             git.init()?;
         }
         let scope = match root.strip_prefix(&top) {
-            Ok(rel) if rel.as_os_str().is_empty() => String::new(),
-            Ok(rel) => format!("{}/", rel.to_string_lossy()),
-            Err(_) => String::new(),
+            Ok(rel) if rel.as_os_str().is_empty() => Vec::new(),
+            Ok(rel) => [rel.as_os_str().as_encoded_bytes(), b"/"].concat(),
+            Err(_) => Vec::new(),
         };
         Ok(Store {
             git,
@@ -285,22 +289,24 @@ impl Store {
     }
 
     /// A path relative to the work tree's top, from one relative to the project.
-    fn to_top(&self, path: &str) -> String {
-        format!("{}{path}", self.scope)
+    fn to_top(&self, path: &RelPath) -> Vec<u8> {
+        [self.scope.as_slice(), path.as_bytes()].concat()
     }
 
     /// A path relative to the project, from one relative to the work tree's top (`None`:
     /// outside the project).
-    fn project_path<'a>(&self, path: &'a str) -> Option<&'a str> {
-        path.strip_prefix(self.scope.as_str())
+    fn project_path(&self, path: &[u8]) -> Option<RelPath> {
+        path.strip_prefix(self.scope.as_slice())
+            .map(|p| RelPath::from_bytes(p.to_vec()))
     }
 
     /// The pathspec of the whole project, for git commands run at the top.
-    fn scope_spec(&self) -> &str {
+    fn scope_spec(&self) -> &std::ffi::OsStr {
+        use std::os::unix::ffi::OsStrExt;
         if self.scope.is_empty() {
-            "."
+            std::ffi::OsStr::new(".")
         } else {
-            &self.scope
+            std::ffi::OsStr::from_bytes(&self.scope)
         }
     }
 

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::Skipped;
+use super::{RelPath, Skipped};
 
 /// When a checkpoint was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub struct CheckpointRecord {
     pub commit: String,
     /// Paths (relative to the project) the batch changed (`After` only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub changed: Vec<String>,
+    pub changed: Vec<RelPath>,
     /// What this checkpoint left out for the first time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
@@ -52,7 +52,7 @@ pub struct Rewind {
     pub to_turn: Option<u64>,
     pub before: String,
     pub after: String,
-    pub paths: Vec<String>,
+    pub paths: Vec<RelPath>,
 }
 
 /// One turn that has a start checkpoint.
@@ -66,7 +66,7 @@ pub struct TurnInfo {
     /// The user's message (its first line: [`TurnInfo::headline`]).
     pub message: String,
     /// What the turn's tool calls changed.
-    pub changed: BTreeSet<String>,
+    pub changed: BTreeSet<RelPath>,
     /// Where the turn begins in the session file (its start checkpoint or its user
     /// message, whichever came first): a conversation rewind keeps what is before it.
     pub offset: u64,
@@ -79,7 +79,7 @@ pub struct Segment {
     pub offset: u64,
     pub base: String,
     pub after: String,
-    pub changed: Vec<String>,
+    pub changed: Vec<RelPath>,
 }
 
 /// A restore the dashboard asks the agent for (it holds the session file to record it in).
@@ -96,7 +96,7 @@ pub struct RestoreOrder {
 /// One path a restore may put back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathStep {
-    pub path: String,
+    pub path: RelPath,
     /// The checkpoint whose version goes back (absent there: the file is removed).
     pub target: String,
     /// The checkpoint holding the version this session last left: a file that is not
@@ -216,8 +216,8 @@ impl TurnCheckpoints {
 
     /// What going back to before turn `turn` restores: every path changed from then on.
     pub fn steps_to(&self, turn: &TurnInfo) -> Vec<PathStep> {
-        let mut first: BTreeMap<&str, &str> = BTreeMap::new();
-        let mut last: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut first: BTreeMap<&RelPath, &str> = BTreeMap::new();
+        let mut last: BTreeMap<&RelPath, &str> = BTreeMap::new();
         for segment in self.segments.iter().filter(|s| s.offset > turn.offset) {
             for path in &segment.changed {
                 first.entry(path).or_insert(&segment.base);
@@ -227,7 +227,7 @@ impl TurnCheckpoints {
         first
             .into_iter()
             .map(|(path, target)| PathStep {
-                path: path.to_string(),
+                path: path.clone(),
                 target: target.to_string(),
                 expected: last.get(path).copied().unwrap_or(target).to_string(),
             })
@@ -281,7 +281,7 @@ mod tests {
             turn,
             at,
             commit: commit.to_string(),
-            changed: changed.iter().map(|s| s.to_string()).collect(),
+            changed: changed.iter().map(|s| RelPath::from(*s)).collect(),
             skipped: Vec::new(),
         }
     }
@@ -317,7 +317,10 @@ mod tests {
         // A turn begins at its user message.
         assert_eq!((cps.turns[0].offset, cps.turns[1].offset), (0, 3));
         assert_eq!(cps.latest.as_deref(), Some("s3"));
-        assert_eq!(cps.turns[1].changed.iter().collect::<Vec<_>>(), ["y", "z"]);
+        assert_eq!(
+            cps.turns[1].changed.iter().collect::<Vec<_>>(),
+            [&RelPath::from("y"), &RelPath::from("z")]
+        );
         let step = |p: &str, t: &str, e: &str| PathStep {
             path: p.into(),
             target: t.into(),
@@ -362,7 +365,7 @@ mod tests {
         seen.push((4, Seen::Rewind(&rewind)));
         let cps = TurnCheckpoints::from_records(seen);
         let steps = cps.steps_to(cps.turn(1).unwrap());
-        assert_eq!(steps[0].path, "x");
+        assert_eq!(steps[0].path, RelPath::from("x"));
         assert_eq!(
             (steps[0].target.as_str(), steps[0].expected.as_str()),
             ("s1", "r1")

@@ -7,6 +7,17 @@
 //! session), so it is kept and said, unless forced. Otherwise the target's version is
 //! written (its mode and kind too: file, executable, link) or, absent from the target, the
 //! file is removed, along with folders that became empty and were made after `made_after`.
+//!
+//! Removals go first, then the writes, so a turn that put a folder where a file was (or a
+//! file or link where a folder was) is taken back: the turn's files in the folder are
+//! removed, the folder with them, and the file goes back; the reverse, the file or link
+//! goes and the folder is made again for its files. What else stands in the way of a write
+//! (a folder still holding files this session did not leave there, a file where a folder
+//! must be) is kept and named, unless forced; forced, it is removed and each of its files
+//! reported as removed (the checkpoint before the restore holds them, so `--undo` brings
+//! them back), except files not in the record (ignored, over the size cap), which nothing
+//! could bring back: those are never removed, and the path is kept and says why.
+//!
 //! Every path is reported: restored, removed, unchanged, kept and why, failed and why. A
 //! second checkpoint after the writes is what an undo expects to find.
 
@@ -17,7 +28,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::plan::PathStep;
-use super::{CheckpointError, Store};
+use super::{CheckpointError, RelPath, Store};
 use crate::safe_fs::{PutKind, WriteError};
 
 /// What happened to one path.
@@ -39,7 +50,7 @@ pub enum Outcome {
 /// One path of a restore.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PathReport {
-    pub path: String,
+    pub path: RelPath,
     #[serde(flatten)]
     pub outcome: Outcome,
 }
@@ -56,7 +67,7 @@ pub struct RestoreReport {
 
 impl RestoreReport {
     /// The paths written or removed.
-    pub fn changed(&self) -> Vec<String> {
+    pub fn changed(&self) -> Vec<RelPath> {
         self.paths
             .iter()
             .filter(|p| matches!(p.outcome, Outcome::Restored | Outcome::Removed))
@@ -82,8 +93,8 @@ const NOT_RECORDED: &str =
     "not in the record now (over the size cap?), so rein cannot tell who changed it; --force takes the checkpoint's version";
 
 impl Store {
-    /// Restore `steps`: see the module doc. `force` writes over changes made since;
-    /// `dry_run` decides and writes nothing.
+    /// Restore `steps`: see the module doc. `force` writes over changes made since and
+    /// removes what stands in the way; `dry_run` decides and writes nothing.
     pub fn restore(
         &self,
         steps: &[PathStep],
@@ -93,29 +104,31 @@ impl Store {
     ) -> Result<RestoreReport, CheckpointError> {
         let _lock = super::lock::RecordLock::take(&self.record)?;
         let before = self.take_locked(None)?.commit;
-        let paths: Vec<&str> = steps.iter().map(|s| s.path.as_str()).collect();
+        let paths: Vec<&RelPath> = steps.iter().map(|s| &s.path).collect();
         let mut commits: BTreeSet<&str> = steps
             .iter()
             .flat_map(|s| [s.target.as_str(), s.expected.as_str()])
             .collect();
         commits.insert(&before);
-        let mut trees: HashMap<&str, BTreeMap<String, Entry>> = HashMap::new();
+        let mut trees: HashMap<&str, BTreeMap<RelPath, Entry>> = HashMap::new();
         for commit in commits {
             trees.insert(commit, self.entries(commit, &paths)?);
         }
         let empty = BTreeMap::new();
         let tree = |commit: &str| trees.get(commit).unwrap_or(&empty);
         let mut reports = Vec::new();
-        let mut writes: Vec<(String, Entry)> = Vec::new();
-        let mut removals: Vec<String> = Vec::new();
+        let mut writes: Vec<(RelPath, Entry)> = Vec::new();
+        let mut removals: Vec<RelPath> = Vec::new();
         for step in steps {
             let now = tree(&before).get(&step.path);
             let target = tree(&step.target).get(&step.path);
             let expected = tree(&step.expected).get(&step.path);
-            let on_disk = std::fs::symlink_metadata(self.root.join(&step.path)).is_ok();
-            let outcome = if now == target && (now.is_some() || !on_disk) {
+            // A folder there now is not this path's own content: its files are paths of
+            // their own, and what is left of it stands in the way of a write (below).
+            let file_on_disk = self.on_disk(&step.path) == Some(false);
+            let outcome = if now == target && (now.is_some() || !file_on_disk) {
                 Some(Outcome::Unchanged)
-            } else if now.is_none() && on_disk && !force {
+            } else if now.is_none() && file_on_disk && !force {
                 Some(Outcome::Kept {
                     why: NOT_RECORDED.to_string(),
                 })
@@ -135,12 +148,28 @@ impl Store {
                 (None, None) => removals.push(step.path.clone()),
             }
         }
+        // What stands in the way of each write once the removals are done.
+        let removing: BTreeSet<&RelPath> = removals.iter().collect();
+        let mut clear: Vec<(RelPath, Entry, Vec<RelPath>)> = Vec::new();
+        for (path, entry) in writes {
+            match self.in_the_way(&path, &removing, force, &before) {
+                Ok(extra) => clear.push((path, entry, extra)),
+                Err(why) => reports.push(PathReport {
+                    path,
+                    outcome: Outcome::Kept { why },
+                }),
+            }
+        }
         if dry_run {
-            reports.extend(writes.into_iter().map(|(path, _)| PathReport {
-                path,
-                outcome: Outcome::Restored,
-            }));
-            reports.extend(removals.into_iter().map(|path| PathReport {
+            let mut removed: BTreeSet<RelPath> = removals.into_iter().collect();
+            for (path, _, extra) in clear {
+                removed.extend(extra);
+                reports.push(PathReport {
+                    path,
+                    outcome: Outcome::Restored,
+                });
+            }
+            reports.extend(removed.into_iter().map(|path| PathReport {
                 path,
                 outcome: Outcome::Removed,
             }));
@@ -151,9 +180,10 @@ impl Store {
                 paths: reports,
             });
         }
-        self.write_back(&writes, &mut reports)?;
+        // Deepest first, so a folder's files go before the folder can.
+        removals.sort_by(|a, b| b.cmp(a));
         for path in removals {
-            let outcome = match crate::safe_fs::remove(&self.root.join(&path)) {
+            let outcome = match crate::safe_fs::remove(&self.root.join(path.as_path())) {
                 Ok(_) => {
                     self.remove_made_folders(&path, made_after);
                     Outcome::Removed
@@ -162,6 +192,7 @@ impl Store {
             };
             reports.push(PathReport { path, outcome });
         }
+        self.write_back(clear, &mut reports)?;
         reports.sort_by(|a, b| a.path.cmp(&b.path));
         let after = self.take_locked(None)?.commit;
         Ok(RestoreReport {
@@ -171,38 +202,121 @@ impl Store {
         })
     }
 
-    /// Write each path's recorded version.
+    /// What is at `path` now: `None` nothing, `Some(true)` a folder, `Some(false)` a file
+    /// or a link (never followed).
+    fn on_disk(&self, path: &RelPath) -> Option<bool> {
+        std::fs::symlink_metadata(self.root.join(path.as_path()))
+            .ok()
+            .map(|m| m.is_dir())
+    }
+
+    /// What must be removed before `path` can be written, once `removing` is gone: a file
+    /// or link where one of its folders must be, the files of a folder where it must be.
+    /// Nothing, or (forced) what the record holds: the list. Otherwise why the path is
+    /// kept.
+    fn in_the_way(
+        &self,
+        path: &RelPath,
+        removing: &BTreeSet<&RelPath>,
+        force: bool,
+        before: &str,
+    ) -> Result<Vec<RelPath>, String> {
+        let mut extra = Vec::new();
+        let mut folder = path.parent();
+        let mut above = Vec::new();
+        while let Some(dir) = folder {
+            folder = dir.parent();
+            above.push(dir);
+        }
+        for dir in above.iter().rev() {
+            if self.on_disk(dir) == Some(false) && !removing.contains(dir) {
+                extra.push(dir.clone());
+            }
+        }
+        if self.on_disk(path) == Some(true) {
+            let full = self.root.join(path.as_path());
+            let mut files = Vec::new();
+            files_under(&full, path, &mut files);
+            extra.extend(files.into_iter().filter(|f| !removing.contains(f)));
+        }
+        if extra.is_empty() {
+            return Ok(extra);
+        }
+        let named = name_some(&extra);
+        if !force {
+            return Err(if self.on_disk(path) == Some(true) {
+                format!(
+                    "a folder is there now, holding files this session did not leave there \
+                     ({named}); --force removes them (`--undo` brings them back)"
+                )
+            } else {
+                format!(
+                    "a file is there now where its folder must be ({named}); --force removes it \
+                     (`--undo` brings it back)"
+                )
+            });
+        }
+        let refs: Vec<&RelPath> = extra.iter().collect();
+        let recorded = self.entries(before, &refs).map_err(|e| e.to_string())?;
+        let unrecorded: Vec<RelPath> = extra
+            .iter()
+            .filter(|p| !recorded.contains_key(*p))
+            .cloned()
+            .collect();
+        if !unrecorded.is_empty() {
+            return Err(format!(
+                "in the way are files not in the record (ignored, or over the size cap: {}), \
+                 which nothing could bring back, so rein does not remove them; move them away \
+                 and rewind again",
+                name_some(&unrecorded)
+            ));
+        }
+        Ok(extra)
+    }
+
+    /// Write each path's recorded version, once what stands in its way is removed.
     fn write_back(
         &self,
-        writes: &[(String, Entry)],
+        writes: Vec<(RelPath, Entry, Vec<RelPath>)>,
         reports: &mut Vec<PathReport>,
     ) -> Result<(), CheckpointError> {
-        let ids: Vec<String> = writes.iter().map(|(_, (_, id))| id.clone()).collect();
+        let ids: Vec<String> = writes.iter().map(|(_, (_, id), _)| id.clone()).collect();
         let contents = self.git.cat_blobs(&ids)?;
-        for ((path, (mode, _)), content) in writes.iter().zip(contents) {
+        for ((path, (mode, _), extra), content) in writes.into_iter().zip(contents) {
+            for gone in extra {
+                let outcome = match crate::safe_fs::remove(&self.root.join(gone.as_path())) {
+                    Ok(_) => Outcome::Removed,
+                    Err(e) => Outcome::Failed { why: describe(&e) },
+                };
+                reports.push(PathReport {
+                    path: gone,
+                    outcome,
+                });
+            }
+            let full = self.root.join(path.as_path());
+            if self.on_disk(&path) == Some(true) {
+                remove_empty_folders(&full);
+            }
             let what = match mode.as_str() {
                 "120000" => PutKind::Link,
                 "100755" => PutKind::File { executable: true },
                 _ => PutKind::File { executable: false },
             };
-            let outcome = match crate::safe_fs::put(&self.root.join(path), &content, what) {
+            let outcome = match crate::safe_fs::put(&full, &content, what) {
                 Ok(_) => Outcome::Restored,
                 Err(WriteError::Directory) => Outcome::Kept {
                     why: "a folder is there now".to_string(),
                 },
                 Err(e) => Outcome::Failed { why: describe(&e) },
             };
-            reports.push(PathReport {
-                path: path.clone(),
-                outcome,
-            });
+            reports.push(PathReport { path, outcome });
         }
         Ok(())
     }
 
     /// Remove the folders above `path` that are empty now and were made after `made_after`
     /// (by the turns being taken back), up to the project.
-    fn remove_made_folders(&self, path: &str, made_after: Option<SystemTime>) {
+    fn remove_made_folders(&self, path: &RelPath, made_after: Option<SystemTime>) {
         let Some(made_after) = made_after else {
             return;
         };
@@ -214,7 +328,7 @@ impl Store {
         let made_after = made_after
             .checked_sub(std::time::Duration::from_millis(50))
             .unwrap_or(made_after);
-        let mut folder = Path::new(path).parent();
+        let mut folder = path.as_path().parent();
         while let Some(dir) = folder.filter(|d| !d.as_os_str().is_empty()) {
             let full = self.root.join(dir);
             let made = std::fs::symlink_metadata(&full).and_then(|m| m.created());
@@ -232,14 +346,18 @@ impl Store {
     pub(super) fn entries(
         &self,
         commit: &str,
-        paths: &[&str],
-    ) -> Result<BTreeMap<String, Entry>, CheckpointError> {
+        paths: &[&RelPath],
+    ) -> Result<BTreeMap<RelPath, Entry>, CheckpointError> {
+        use std::os::unix::ffi::OsStrExt;
         let mut out = BTreeMap::new();
         for chunk in paths.chunks(200) {
-            let tops: Vec<String> = chunk.iter().map(|p| self.to_top(p)).collect();
-            let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit, "--"];
-            args.extend(tops.iter().map(String::as_str));
-            let listing = match self.git.run(&args, None) {
+            let tops: Vec<Vec<u8>> = chunk.iter().map(|p| self.to_top(p)).collect();
+            let specs: Vec<&std::ffi::OsStr> = tops
+                .iter()
+                .map(|t| std::ffi::OsStr::from_bytes(t))
+                .collect();
+            let args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"];
+            let listing = match self.git.run_paths(&args, &specs, None) {
                 Ok(listing) => listing,
                 Err(CheckpointError::Git { message, .. })
                     if message.contains("not a tree") || message.contains("Not a valid object") =>
@@ -249,10 +367,10 @@ impl Store {
                 Err(e) => return Err(e),
             };
             for line in listing.split(|&b| b == 0).filter(|l| !l.is_empty()) {
-                let line = String::from_utf8_lossy(line);
-                let Some((meta, path)) = line.split_once('\t') else {
+                let Some(tab) = line.iter().position(|&b| b == b'\t') else {
                     continue;
                 };
+                let (meta, path) = (String::from_utf8_lossy(&line[..tab]), &line[tab + 1..]);
                 let mut parts = meta.split(' ');
                 let (Some(mode), Some(_kind), Some(id)) =
                     (parts.next(), parts.next(), parts.next())
@@ -260,12 +378,49 @@ impl Store {
                     continue;
                 };
                 if let Some(path) = self.project_path(path) {
-                    out.insert(path.to_string(), (mode.to_string(), id.to_string()));
+                    out.insert(path, (mode.to_string(), id.to_string()));
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// The files and links under the folder `full` (`rel` in the project), links not followed.
+fn files_under(full: &Path, rel: &RelPath, out: &mut Vec<RelPath>) {
+    let Ok(entries) = std::fs::read_dir(full) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        use std::os::unix::ffi::OsStrExt;
+        let name = entry.file_name();
+        let child = RelPath::from_bytes([rel.as_bytes(), b"/", name.as_bytes()].concat());
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files_under(&entry.path(), &child, out),
+            _ => out.push(child),
+        }
+    }
+}
+
+/// Remove the empty folders under `full`, and it, deepest first (links not followed).
+fn remove_empty_folders(full: &Path) {
+    if let Ok(entries) = std::fs::read_dir(full) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|k| k.is_dir()) {
+                remove_empty_folders(&entry.path());
+            }
+        }
+    }
+    let _ = crate::safe_fs::remove_empty_dir(full);
+}
+
+/// The first few of `paths`, and how many more.
+fn name_some(paths: &[RelPath]) -> String {
+    let mut text: Vec<String> = paths.iter().take(3).map(ToString::to_string).collect();
+    if paths.len() > 3 {
+        text.push(format!("and {} more", paths.len() - 3));
+    }
+    text.join(", ")
 }
 
 fn describe(e: &WriteError) -> String {

@@ -5,18 +5,24 @@
 //! Left out, once and then for good (their patterns go to the record's `info/exclude`,
 //! kept in `<record>/skipped`): a repository of its own, a file over the size cap, an
 //! untracked folder (one the user's repository tracks nothing under; outside a repository,
-//! a top-level folder) that brings more new files at once than the folder cap, a name that
-//! is not UTF-8. A recorded file that grows over the cap leaves the record.
+//! a top-level folder) that brings more new files at once than the folder cap. A name is
+//! bytes from end to end (`-z` lists, [`RelPath`]): one that is not UTF-8, or holds a
+//! newline, a tab, quotes or a backslash, is recorded like any other. A recorded file that
+//! grows over the cap leaves the record.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use super::user_repo::tracks_under;
-use super::{CheckpointError, SkipReason, Skipped, Store, Taken, HEAVY_FOLDERS};
+use super::{CheckpointError, RelPath, SkipReason, Skipped, Store, Taken, HEAVY_FOLDERS};
 
 /// Changes up to this many are added by name; more go in as one pack ([`super::bulk`]).
 pub(super) const ADD_BY_NAME: usize = 1000;
+
+/// New or changed files past which a checkpoint is said before it records them (a
+/// project's first checkpoint records every file): about a second's work.
+pub const MANY_FILES: usize = 10_000;
 
 /// What `git status` said changed since the record's index.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -75,15 +81,33 @@ impl Store {
     /// Record the project's files now. `since`: a checkpoint to list the changed paths
     /// against (the caller's previous one).
     pub fn take(&self, since: Option<&str>) -> Result<Taken, CheckpointError> {
+        self.take_noting(since, &mut |_| {})
+    }
+
+    /// [`Store::take`], calling `many` with the number of files to record first when they
+    /// are more than [`MANY_FILES`] (so the caller can say a slow checkpoint is coming).
+    pub fn take_noting(
+        &self,
+        since: Option<&str>,
+        many: &mut dyn FnMut(usize),
+    ) -> Result<Taken, CheckpointError> {
         let _lock = super::lock::RecordLock::take(&self.record)?;
-        self.take_locked(since)
+        self.take_locked_noting(since, many)
     }
 
     pub(super) fn take_locked(&self, since: Option<&str>) -> Result<Taken, CheckpointError> {
+        self.take_locked_noting(since, &mut |_| {})
+    }
+
+    fn take_locked_noting(
+        &self,
+        since: Option<&str>,
+        many: &mut dyn FnMut(usize),
+    ) -> Result<Taken, CheckpointError> {
         let mut skipped_lines = self.read_skipped();
         self.write_excludes(&skipped_lines)?;
         let last = self.last();
-        let out = self.git.run(
+        let out = self.git.run_paths(
             &[
                 "status",
                 "--porcelain=v2",
@@ -92,8 +116,8 @@ impl Store {
                 "--no-renames",
                 "--ignore-submodules=all",
                 "--",
-                self.scope_spec(),
             ],
+            &[self.scope_spec()],
             None,
         )?;
         let status = parse_status(&out);
@@ -102,6 +126,9 @@ impl Store {
             Some((commit, _)) if status == Status::default() => commit.clone(),
             _ => {
                 let (add, drop) = self.sort_out(&status, &mut skipped, &mut skipped_lines);
+                if add.len() > MANY_FILES {
+                    many(add.len());
+                }
                 if !skipped.is_empty() {
                     self.write_skipped(&skipped_lines)?;
                     self.write_excludes(&skipped_lines)?;
@@ -156,8 +183,10 @@ impl Store {
         let cap = self.settings.max_file_bytes;
         let mut skip = |path: &[u8], folder: bool, why: SkipReason| {
             lines.push(literal_pattern(path, folder));
-            let shown = String::from_utf8_lossy(path).to_string();
-            let shown = self.project_path(&shown).unwrap_or(&shown).to_string();
+            let shown = self
+                .project_path(path)
+                .unwrap_or_else(|| RelPath::from_bytes(path.to_vec()))
+                .to_string();
             skipped.push(Skipped {
                 path: if folder { format!("{shown}/") } else { shown },
                 why,
@@ -187,10 +216,6 @@ impl Store {
         for path in &status.untracked {
             if let Some(folder) = path.strip_suffix(b"/") {
                 skip(folder, true, SkipReason::Repository);
-                continue;
-            }
-            if std::str::from_utf8(path).is_err() {
-                skip(path, false, SkipReason::NotUtf8);
                 continue;
             }
             match self.untracked_folder(path, tracked.as_deref().map(Vec::as_slice)) {
@@ -270,7 +295,7 @@ impl Store {
             }
         }
         self.git
-            .run(&["add", "-A", "--", self.scope_spec()], None)?;
+            .run_paths(&["add", "-A", "--"], &[self.scope_spec()], None)?;
         Ok(())
     }
 
@@ -313,8 +338,8 @@ impl Store {
     }
 
     /// The paths (relative to the project) that differ between checkpoints `a` and `b`.
-    pub fn changed_between(&self, a: &str, b: &str) -> Result<Vec<String>, CheckpointError> {
-        let out = self.git.run(
+    pub fn changed_between(&self, a: &str, b: &str) -> Result<Vec<RelPath>, CheckpointError> {
+        let out = self.git.run_paths(
             &[
                 "diff-tree",
                 "-r",
@@ -324,17 +349,14 @@ impl Store {
                 a,
                 b,
                 "--",
-                self.scope_spec(),
             ],
+            &[self.scope_spec()],
             None,
         )?;
         Ok(out
             .split(|&b| b == 0)
             .filter(|p| !p.is_empty())
-            .filter_map(|p| {
-                let p = String::from_utf8_lossy(p);
-                self.project_path(&p).map(str::to_string)
-            })
+            .filter_map(|p| self.project_path(p))
             .collect())
     }
 

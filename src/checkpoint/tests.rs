@@ -84,7 +84,7 @@ fn without_git(mut files: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>
     files
 }
 
-fn steps(paths: &[String], target: &str, expected: &str) -> Vec<PathStep> {
+fn steps(paths: &[RelPath], target: &str, expected: &str) -> Vec<PathStep> {
     paths
         .iter()
         .map(|p| PathStep {
@@ -107,7 +107,7 @@ fn outcomes(report: &RestoreReport) -> Vec<(String, String)> {
                 Outcome::Kept { why } => format!("kept: {}", why.split(' ').next().unwrap()),
                 Outcome::Failed { why } => format!("failed: {why}"),
             };
-            (p.path.clone(), o)
+            (p.path.to_string(), o)
         })
         .collect()
 }
@@ -293,7 +293,7 @@ fn a_change_made_after_the_agents_write_is_kept_and_said() {
     // Forced, the user's change goes too.
     let forced = store
         .restore(
-            &steps(&["src/lib.rs".to_string()], &start.commit, &after.commit),
+            &steps(&[RelPath::from("src/lib.rs")], &start.commit, &after.commit),
             true,
             false,
             None,
@@ -425,16 +425,16 @@ fn big_files_and_big_untracked_folders_are_skipped_and_listed() {
             "big.bin (0.0 MiB, over the size cap)",
         ]
     );
-    assert!(after.changed.contains(&"small.bin".to_string()));
-    assert!(after.changed.contains(&"fixtures/f0".to_string()));
+    assert!(after.changed.contains(&RelPath::from("small.bin")));
+    assert!(after.changed.contains(&RelPath::from("fixtures/f0")));
     assert!(
-        after.changed.contains(&"src/util.rs".to_string()),
+        after.changed.contains(&RelPath::from("src/util.rs")),
         "it left the record"
     );
     assert!(!after
         .changed
         .iter()
-        .any(|c| c.starts_with("dataset") || c == "big.bin"));
+        .any(|c| c.as_bytes().starts_with(b"dataset") || *c == "big.bin"));
     // Told once: the next checkpoint is quiet, and the skipped stay out.
     write(root, "big.bin", &"z".repeat(1001));
     let again = store.take(Some(&after.commit)).unwrap();
@@ -445,7 +445,11 @@ fn big_files_and_big_untracked_folders_are_skipped_and_listed() {
     // A restore does not write over a file the record no longer holds.
     let report = store
         .restore(
-            &steps(&["src/util.rs".to_string()], &start.commit, &start.commit),
+            &steps(
+                &[RelPath::from("src/util.rs")],
+                &start.commit,
+                &start.commit,
+            ),
             false,
             true,
             None,
@@ -522,12 +526,12 @@ fn the_quota_prunes_the_oldest_checkpoints_and_keeps_the_latest() {
     }
     let report = store.maintain().unwrap();
     assert!(report.pruned >= 5, "{report:?}");
-    let oldest = steps(&["src/lib.rs".to_string()], &commits[0], &commits[5]);
+    let oldest = steps(&[RelPath::from("src/lib.rs")], &commits[0], &commits[5]);
     assert!(matches!(
         store.restore(&oldest, false, true, None),
         Err(CheckpointError::Pruned(_))
     ));
-    let latest = steps(&["src/lib.rs".to_string()], &commits[5], &commits[5]);
+    let latest = steps(&[RelPath::from("src/lib.rs")], &commits[5], &commits[5]);
     let report = store.restore(&latest, false, true, None).unwrap();
     assert_eq!(
         outcomes(&report),
@@ -648,7 +652,7 @@ fn a_bulk_checkpoint_records_what_git_add_records() {
 }
 
 /// A hostile turn swaps a folder for a link to somewhere outside the project: the restore
-/// must not write through it, and says which path it could not put back.
+/// never writes through it; it removes the turn's link and makes the folder again.
 #[test]
 fn a_restore_never_writes_through_a_link_the_turn_planted() {
     let p = project();
@@ -658,6 +662,7 @@ fn a_restore_never_writes_through_a_link_the_turn_planted() {
     std::fs::create_dir_all(&outside).unwrap();
     let store = Store::open(&p.data, root, Settings::default()).unwrap();
     let start = store.take(None).unwrap();
+    let before = without_git(files(root));
     std::fs::remove_dir_all(root.join("src")).unwrap();
     std::os::unix::fs::symlink(&outside, root.join("src")).unwrap();
     let after = store.take(Some(&start.commit)).unwrap();
@@ -673,18 +678,16 @@ fn a_restore_never_writes_through_a_link_the_turn_planted() {
         std::fs::read_dir(&outside).unwrap().next().is_none(),
         "nothing written outside"
     );
-    let failed: Vec<&str> = report
-        .paths
-        .iter()
-        .filter(|p| matches!(p.outcome, Outcome::Failed { .. }))
-        .map(|p| p.path.as_str())
-        .collect();
     assert_eq!(
-        failed,
-        ["src/lib.rs", "src/util.rs"],
-        "{:?}",
-        outcomes(&report)
+        outcomes(&report),
+        [
+            ("src".to_string(), "removed".to_string()),
+            ("src/lib.rs".to_string(), "restored".to_string()),
+            ("src/util.rs".to_string(), "restored".to_string())
+        ]
     );
+    assert!(!root.join("src").is_symlink());
+    assert_eq!(without_git(files(root)), before);
 }
 
 /// A folder's birth time comes from the kernel's coarse clock, up to a tick behind the
@@ -756,4 +759,239 @@ fn a_crafted_git_files_pipes_and_devices_are_never_read() {
         let taken = store.take(None).unwrap();
         assert!(!taken.commit.is_empty());
     }
+}
+
+/// Every entry under `dir` by its name's bytes: a file's content, a link's target, a
+/// folder as `/` (so a folder left behind counts).
+fn entries_of(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .as_os_str()
+                .as_bytes()
+                .to_vec();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(rel, [b"-> ", target.as_os_str().as_bytes()].concat());
+            } else if meta.is_dir() {
+                out.insert(rel, b"/".to_vec());
+                stack.push(path);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    File,
+    Folder,
+    Link,
+}
+
+/// Make `name` in `root` as `kind` (a folder with files two deep).
+fn make(root: &Path, name: &str, kind: Kind) {
+    let full = root.join(name);
+    match kind {
+        Kind::File => std::fs::write(&full, "a file\n").unwrap(),
+        Kind::Folder => {
+            std::fs::create_dir_all(full.join("deep")).unwrap();
+            std::fs::write(full.join("inner.txt"), "inner\n").unwrap();
+            std::fs::write(full.join("deep/more.txt"), "more\n").unwrap();
+        }
+        Kind::Link => std::os::unix::fs::symlink("elsewhere/target", &full).unwrap(),
+    }
+}
+
+fn unmake(root: &Path, name: &str) {
+    let full = root.join(name);
+    if std::fs::symlink_metadata(&full).unwrap().is_dir() {
+        std::fs::remove_dir_all(full).unwrap();
+    } else {
+        std::fs::remove_file(full).unwrap();
+    }
+}
+
+/// The undo of `report`: what it changed, back to the checkpoint before it.
+fn undo_of(report: &RestoreReport) -> Vec<PathStep> {
+    steps(&report.changed(), &report.before, &report.after)
+}
+
+#[test]
+fn a_file_folder_or_link_replaced_by_another_kind_is_taken_back_and_undone() {
+    use Kind::*;
+    for (was, became) in [
+        (File, Folder),
+        (Folder, File),
+        (File, Link),
+        (Link, File),
+        (Folder, Link),
+        (Link, Folder),
+    ] {
+        let p = project();
+        let root = &p.root;
+        write(root, "bystander.txt", "left alone\n");
+        make(root, "x", was);
+        let store = Store::open(&p.data, root, Settings::default()).unwrap();
+        let start = store.take(None).unwrap();
+        let before = entries_of(root);
+        unmake(root, "x");
+        make(root, "x", became);
+        let after = store.take(Some(&start.commit)).unwrap();
+        let turned = entries_of(root);
+        let steps = steps(&after.changed, &start.commit, &after.commit);
+        let dry = store.restore(&steps, false, true, None).unwrap();
+        assert_eq!(entries_of(root), turned, "{was:?} -> {became:?}: dry run");
+        let report = store.restore(&steps, false, false, None).unwrap();
+        assert_eq!(
+            outcomes(&dry),
+            outcomes(&report),
+            "{was:?} -> {became:?}: the dry run says what the rewind does"
+        );
+        assert!(
+            report
+                .paths
+                .iter()
+                .all(|p| matches!(p.outcome, Outcome::Restored | Outcome::Removed)),
+            "{was:?} -> {became:?}: {:?}",
+            outcomes(&report)
+        );
+        assert_eq!(entries_of(root), before, "{was:?} -> {became:?}");
+        let undone = store
+            .restore(&undo_of(&report), false, false, None)
+            .unwrap();
+        assert_eq!(
+            entries_of(root),
+            turned,
+            "{was:?} -> {became:?}: undo {:?}",
+            outcomes(&undone)
+        );
+    }
+}
+
+#[test]
+fn what_else_stands_in_a_folders_place_is_kept_unless_forced_and_never_if_unrecorded() {
+    let p = project();
+    let root = &p.root;
+    write(root, "x", "the file\n");
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    let before = entries_of(root);
+    // The turn makes a folder of x; then the user adds a file of their own in it.
+    std::fs::remove_file(root.join("x")).unwrap();
+    write(root, "x/turn.txt", "the turn's\n");
+    let after = store.take(Some(&start.commit)).unwrap();
+    write(root, "x/mine.txt", "the user's\n");
+    let steps = steps(&after.changed, &start.commit, &after.commit);
+    let report = store.restore(&steps, false, false, None).unwrap();
+    assert_eq!(
+        outcomes(&report),
+        [
+            ("x".to_string(), "kept: a".to_string()),
+            ("x/turn.txt".to_string(), "removed".to_string())
+        ]
+    );
+    let kept = report.kept().next().unwrap();
+    assert!(
+        matches!(&kept.outcome, Outcome::Kept { why } if why.contains("x/mine.txt") && why.contains("--force")),
+        "{kept:?}"
+    );
+    assert_eq!(
+        std::fs::read(root.join("x/mine.txt")).unwrap(),
+        b"the user's\n"
+    );
+    // Forced: the user's file goes too, said, and an undo brings it back.
+    let forced = store.restore(&steps, true, false, None).unwrap();
+    assert_eq!(
+        outcomes(&forced),
+        [
+            ("x".to_string(), "restored".to_string()),
+            ("x/mine.txt".to_string(), "removed".to_string()),
+            ("x/turn.txt".to_string(), "unchanged".to_string())
+        ]
+    );
+    assert_eq!(entries_of(root), before);
+    store
+        .restore(&undo_of(&forced), false, false, None)
+        .unwrap();
+    assert_eq!(
+        std::fs::read(root.join("x/mine.txt")).unwrap(),
+        b"the user's\n"
+    );
+
+    // A file the record does not hold (in a heavy folder, never recorded) is never
+    // removed, forced or not: nothing could bring it back.
+    write(root, "x/node_modules/dep.js", "unrecorded\n");
+    std::fs::remove_file(root.join("x/mine.txt")).unwrap();
+    let forced = store.restore(&steps, true, false, None).unwrap();
+    let kept = forced.kept().next().unwrap();
+    assert!(
+        matches!(&kept.outcome, Outcome::Kept { why } if why.contains("x/node_modules/dep.js") && why.contains("not in the record")),
+        "{:?}",
+        outcomes(&forced)
+    );
+    assert!(root.join("x/node_modules/dep.js").exists());
+}
+
+#[test]
+fn names_that_are_not_utf8_or_hold_newlines_quotes_and_dashes_are_recorded_and_restored() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    let root = &p.root;
+    let at = |name: &[u8]| root.join(OsStr::from_bytes(name));
+    let names: [&[u8]; 8] = [
+        b"caf\xe9.txt",
+        b"new\nline",
+        b"tab\there",
+        b"say \"hi\"",
+        b"-rf",
+        b"back\\slash",
+        b"trailing ",
+        b"d\xff/inner",
+    ];
+    std::fs::create_dir_all(at(b"d\xff")).unwrap();
+    for name in &names[..4] {
+        std::fs::write(at(name), b"old").unwrap();
+    }
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    assert!(start.skipped.is_empty(), "{:?}", start.skipped);
+    let before = entries_of(root);
+    // Changed, removed, made.
+    std::fs::write(at(names[0]), b"new").unwrap();
+    std::fs::remove_file(at(names[1])).unwrap();
+    std::fs::write(at(names[2]), b"new").unwrap();
+    std::fs::remove_file(at(names[3])).unwrap();
+    for name in &names[4..] {
+        std::fs::write(at(name), b"made").unwrap();
+    }
+    let after = store.take(Some(&start.commit)).unwrap();
+    let mut changed: Vec<&[u8]> = after.changed.iter().map(RelPath::as_bytes).collect();
+    changed.sort();
+    let mut all = names.to_vec();
+    all.sort();
+    assert_eq!(changed, all);
+    let report = store
+        .restore(
+            &steps(&after.changed, &start.commit, &after.commit),
+            false,
+            false,
+            None,
+        )
+        .unwrap();
+    assert_eq!(entries_of(root), before, "{:?}", outcomes(&report));
+    let shown: Vec<String> = report.paths.iter().map(|p| p.path.to_string()).collect();
+    assert!(shown.contains(&r#""caf\xe9.txt""#.to_string()), "{shown:?}");
+    assert!(shown.contains(&r#""new\nline""#.to_string()), "{shown:?}");
+    assert!(shown.contains(&"-rf".to_string()), "{shown:?}");
 }

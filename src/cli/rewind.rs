@@ -125,7 +125,7 @@ fn print_done(done: &rein::rewind::Done, dry_run: bool) {
                 Outcome::Failed { why } => ("failed", Some(why)),
             };
             let why = why.map(|w| format!("  ({w})")).unwrap_or_default();
-            outln!("{word:>14}  {}{why}", sanitize(&p.path));
+            outln!("{word:>14}  {}{why}", sanitize(&p.path.shown()));
         }
         if !dry_run && !report.changed().is_empty() {
             outln!("`rein rewind --undo` puts them back as they were just now");
@@ -183,7 +183,7 @@ fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
             sanitize(&t.headline())
         );
         for file in &t.changed {
-            outln!("            {}", sanitize(file));
+            outln!("            {}", sanitize(&file.shown()));
         }
     }
     Ok(ExitCode::SUCCESS)

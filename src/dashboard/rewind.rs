@@ -66,7 +66,7 @@ pub(super) fn open(app: &mut App, ctx: &Loop<'_>) {
                         turn: t.turn,
                         time: t.time.clone(),
                         headline: t.headline(),
-                        files: t.changed.iter().cloned().collect(),
+                        files: t.changed.iter().map(ToString::to_string).collect(),
                     })
                     .collect()
             })
@@ -117,7 +117,7 @@ fn dry_run(place: &Where, turn: u64) -> Result<Vec<PreviewLine>, String> {
                 Outcome::Failed { why } => ("fail", Some(why)),
             };
             PreviewLine {
-                path: p.path,
+                path: p.path.to_string(),
                 action,
                 why,
             }

@@ -14,6 +14,15 @@
 //! never a failed turn; files left out of the record are told once each. A session's first
 //! checkpoint also keeps the record under its quota ([`Store::maintain`]), in the same
 //! background task.
+//!
+//! The session's first checkpoint starts as the session does ([`Agent::checkpoint_warm_up`],
+//! recorded nowhere): a big project's files are recorded while the user writes the first
+//! message, and the first turn's own checkpoint is one `git status`. A checkpoint with many
+//! files to record (more than [`crate::checkpoint::MANY_FILES`]: a big project's first)
+//! says so as it starts and how long it took when done, on the front end's notices. Every
+//! wait for one (before a batch, at the turn's end) gives way to an interrupt: the
+//! checkpoint goes on in the background and is recorded when next settled; a batch whose
+//! checkpoint before it was not waited for is not run.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,7 +49,8 @@ pub struct CheckpointSetup {
 /// gives the store, the checkpoint and how many old checkpoints the first one of a session
 /// pruned to keep the record under its quota.
 struct Pending {
-    at: CheckpointAt,
+    /// `None`: the session's warm-up, recorded nowhere.
+    at: Option<CheckpointAt>,
     task: JoinHandle<Result<Settled, CheckpointError>>,
 }
 
@@ -107,12 +117,29 @@ impl Agent {
 
     /// Take a checkpoint off the agent's way (compared with this session's last).
     fn spawn_checkpoint(&mut self, at: CheckpointAt) {
+        self.spawn_take(Some(at));
+    }
+
+    /// As the session starts: the record opened and the files recorded in the background
+    /// while the user writes, so a big project's first checkpoint is (mostly) done before
+    /// the first turn needs its own, which then costs one `git status`. Recorded nowhere.
+    pub(super) fn checkpoint_warm_up(&mut self) {
+        if self.checkpoints.setup.is_some()
+            && self.checkpoints.store.is_none()
+            && self.checkpoints.pending.is_none()
+        {
+            self.spawn_take(None);
+        }
+    }
+
+    fn spawn_take(&mut self, at: Option<CheckpointAt>) {
         let Some(setup) = self.checkpoints.setup.clone() else {
             return;
         };
         let store = self.checkpoints.store.clone();
         let root = self.config.root.clone();
         let since = self.checkpoints.last.clone();
+        let events = self.events.clone();
         let task = tokio::task::spawn_blocking(move || {
             let (store, first) = match store {
                 Some(store) => (store, false),
@@ -121,7 +148,7 @@ impl Agent {
                     true,
                 ),
             };
-            let taken = store.take(since.as_deref())?;
+            let taken = take_said(&store, since.as_deref(), &events)?;
             // Once a session: keep the record under its quota (while the model thinks).
             let pruned = if first {
                 store.maintain().map(|m| m.pruned).unwrap_or(0)
@@ -140,7 +167,35 @@ impl Agent {
             return false;
         };
         let waited = !pending.task.is_finished();
-        let result = match pending.task.await {
+        let result = pending.task.await;
+        self.settled(pending.at, result, waited)
+    }
+
+    /// [`Agent::settle_checkpoint`], unless the user interrupts first: then `None`, and the
+    /// checkpoint goes on in the background (settled next time).
+    async fn settle_checkpoint_or_interrupt(&mut self) -> Option<bool> {
+        let Some(mut pending) = self.checkpoints.pending.take() else {
+            return Some(false);
+        };
+        let waited = !pending.task.is_finished();
+        match self.inbox.run_until(&mut pending.task).await {
+            Some(result) => Some(self.settled(pending.at, result, waited)),
+            None => {
+                self.checkpoints.pending = Some(pending);
+                None
+            }
+        }
+    }
+
+    /// Record a checkpoint task's result (`waited`: it was still being taken when asked
+    /// for, returned as it is).
+    fn settled(
+        &mut self,
+        at: Option<CheckpointAt>,
+        result: Result<Result<Settled, CheckpointError>, tokio::task::JoinError>,
+        waited: bool,
+    ) -> bool {
+        let result = match result {
             Ok(result) => result,
             Err(e) => Err(CheckpointError::Git {
                 command: "status".to_string(),
@@ -158,9 +213,17 @@ impl Agent {
                         ),
                     });
                 }
-                match pending.at {
-                    CheckpointAt::After => self.batch_changed(taken),
-                    at => self.record_checkpoint(at, taken),
+                match at {
+                    None => {}
+                    Some(CheckpointAt::After) => self.batch_changed(taken),
+                    // Before a batch: recorded only when someone else changed files.
+                    Some(CheckpointAt::Before)
+                        if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) =>
+                    {
+                        self.record_checkpoint(CheckpointAt::Before, taken);
+                    }
+                    Some(CheckpointAt::Before) => {}
+                    Some(CheckpointAt::Start) => self.record_checkpoint(CheckpointAt::Start, taken),
                 }
                 waited
             }
@@ -171,17 +234,20 @@ impl Agent {
         }
     }
 
-    /// Before a batch of tool calls that could change files.
-    pub(super) async fn checkpoint_before_batch(&mut self) {
+    /// Before a batch of tool calls that could change files: false when the user
+    /// interrupted the wait (the batch is not run).
+    pub(super) async fn checkpoint_before_batch(&mut self) -> bool {
         // One that finished while the agent waited for it is the state now.
-        if self.settle_checkpoint().await {
-            return;
+        match self.settle_checkpoint_or_interrupt().await {
+            None => return false,
+            Some(true) => return true,
+            Some(false) => {}
         }
-        if let Some(taken) = self.take_checkpoint().await {
-            if self.checkpoints.last.as_deref() != Some(taken.commit.as_str()) {
-                self.record_checkpoint(CheckpointAt::Before, taken);
-            }
+        if self.checkpoints.store.is_none() || self.checkpoints.failed {
+            return true;
         }
+        self.spawn_checkpoint(CheckpointAt::Before);
+        self.settle_checkpoint_or_interrupt().await.is_some()
     }
 
     /// After a batch of tool calls that could change files: what it changed, taken in the
@@ -208,9 +274,9 @@ impl Agent {
     /// The turn ended: the checkpoint still being taken (its start, or its last batch's
     /// after) is recorded before the front end hears the turn is over, so a session file
     /// never ends without it. With a model that takes any time to answer it is done by
-    /// then.
+    /// then. An interrupt stops the wait (not the checkpoint, recorded when next settled).
     pub(super) async fn checkpoint_turn_end(&mut self) {
-        let _ = self.settle_checkpoint().await;
+        let _ = self.settle_checkpoint_or_interrupt().await;
     }
 
     /// Put files back as `order` says (`/rewind`) and record it, so `--undo` finds it.
@@ -259,30 +325,6 @@ impl Agent {
         Ok(store)
     }
 
-    /// A checkpoint now, compared with this session's last.
-    async fn take_checkpoint(&mut self) -> Option<Taken> {
-        if self.checkpoints.failed {
-            return None;
-        }
-        let store = self.checkpoints.store.clone()?;
-        let since = self.checkpoints.last.clone();
-        let result = tokio::task::spawn_blocking(move || store.take(since.as_deref())).await;
-        match result {
-            Ok(Ok(taken)) => Some(taken),
-            Ok(Err(e)) => {
-                self.checkpoint_failed(e);
-                None
-            }
-            Err(e) => {
-                self.checkpoint_failed(CheckpointError::Git {
-                    command: "status".to_string(),
-                    message: format!("the checkpoint task failed: {e}"),
-                });
-                None
-            }
-        }
-    }
-
     fn record_checkpoint(&mut self, at: CheckpointAt, taken: Taken) {
         if !taken.skipped.is_empty() {
             let list: Vec<String> = taken.skipped.iter().map(ToString::to_string).collect();
@@ -313,5 +355,60 @@ impl Agent {
                 "checkpoints are off for this session, so its turns cannot be rewound: {error}"
             ),
         });
+    }
+}
+
+/// A checkpoint by `store`, said on `events` when it has many files to record: as it
+/// starts, and how long it took.
+fn take_said(
+    store: &Store,
+    since: Option<&str>,
+    events: &tokio::sync::mpsc::UnboundedSender<AgentEvent>,
+) -> Result<Taken, CheckpointError> {
+    let started = std::time::Instant::now();
+    let mut many = None;
+    let taken = store.take_noting(since, &mut |files| {
+        many = Some(files);
+        let _ = events.send(AgentEvent::Notice {
+            message: format!(
+                "taking a checkpoint of {} new or changed files (the first one of a big \
+                 project records every file; tools that change files wait for it)…",
+                grouped(files)
+            ),
+        });
+    })?;
+    if let Some(files) = many {
+        let _ = events.send(AgentEvent::Notice {
+            message: format!(
+                "checkpoint of {} files taken in {:.1} s",
+                grouped(files),
+                started.elapsed().as_secs_f64()
+            ),
+        });
+    }
+    Ok(taken)
+}
+
+/// `n` with its thousands apart: 200,000.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(super::grouped(7), "7");
+        assert_eq!(super::grouped(10_001), "10,001");
+        assert_eq!(super::grouped(200_000), "200,000");
+        assert_eq!(super::grouped(1_234_567), "1,234,567");
     }
 }

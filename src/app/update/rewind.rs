@@ -134,11 +134,11 @@ pub fn summary(what: &str, report: &RestoreReport) -> String {
     }
     let mut parts: Vec<String> = Vec::new();
     let mut group = |word: &str, pick: &dyn Fn(&Outcome) -> bool| {
-        let paths: Vec<&str> = report
+        let paths: Vec<String> = report
             .paths
             .iter()
             .filter(|p| pick(&p.outcome))
-            .map(|p| p.path.as_str())
+            .map(|p| p.path.to_string())
             .collect();
         if !paths.is_empty() {
             parts.push(format!("{word} {}", paths.join(", ")));

@@ -29,7 +29,18 @@ impl Store {
     pub(super) fn bulk_add(&self, paths: &[Vec<u8>]) -> Result<(), CheckpointError> {
         let top = self.git.work_tree().to_path_buf();
         let marks = self.git.git_dir().join("rein-marks");
-        let args = ["fast-import", "--quiet"];
+        // Fast compression and no deltas: the first checkpoint of a large project is
+        // bounded by packing (zlib at its default level, and a delta tried against every
+        // blob before it), not by reading. Source files cost about 2.8 times less this way
+        // for a pack a seventh larger (12,471 files, 150 MB: 4.4 s and 30 MB against
+        // 1.6 s and 34 MB); a later `gc` of the record may delta them.
+        let args = [
+            "-c",
+            "pack.compression=1",
+            "fast-import",
+            "--quiet",
+            "--depth=0",
+        ];
         let mut command = self.git.command(&args);
         command
             .arg(format!("--export-marks={}", marks.display()))

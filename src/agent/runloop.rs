@@ -32,11 +32,11 @@ use tokio::sync::mpsc;
 use super::client::{self, LlmClient};
 use super::events::{AgentCommand, AgentEvent, TurnOutcome};
 use super::inbox::{Inbox, Queued, Wake};
+use super::loop_guard::{SameCalls, Stopped};
 use super::mode::SharedMode;
 use super::repetition::Repeats;
 use super::step::Step;
 use super::stream::{Assembler, StreamDelta};
-use super::toolrun::SameCalls;
 use super::AgentConfig;
 use crate::context::budget::{self, TokenMeter};
 use crate::context::changes::{Change, Snapshot};
@@ -133,9 +133,9 @@ pub(crate) struct Agent {
     background: crate::tools::background::Background,
     /// The loop guard's memory of the last calls of this turn.
     same_calls: SameCalls,
-    /// Set when the user refused a call the loop guard asked about (how many times the
-    /// model had made it): the turn stops.
-    loop_stopped: Option<u32>,
+    /// Set when the loop guard ended the turn: the user refused the call it asked about,
+    /// or the model sent again a call rein rejected several times in a row.
+    loop_stopped: Option<Stopped>,
     /// Set when a hook said `continue: false` (its reason): the turn stops.
     hook_stopped: Option<String>,
     /// Context SessionStart hooks gave, for the next turn's message.
@@ -628,12 +628,9 @@ impl Agent {
                 });
                 return TurnOutcome::Completed;
             }
-            if let Some(times) = self.loop_stopped.take() {
+            if let Some(stopped) = self.loop_stopped.take() {
                 self.emit(AgentEvent::Notice {
-                    message: format!(
-                        "the turn was stopped: the model made the same call {times} times in a \
-                         row and the next was refused; send a message to go on"
-                    ),
+                    message: stopped.notice(),
                 });
                 return TurnOutcome::Failed;
             }

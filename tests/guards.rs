@@ -12,13 +12,19 @@ use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use rein::agent::repetition::CUT_MARK;
 use serde_json::{json, Value};
-use support::{Reply, Router, ScriptedServer};
+use support::{chunk, Reply, Router, ScriptedServer, Step};
 
 /// `rein -p go` with `extra` arguments, the scripted server's model.
 async fn rein(home: &Path, project: &Path, url: &str, extra: &[&str]) -> Output {
+    rein_p(home, project, url, "go", extra).await
+}
+
+/// `rein -p PROMPT` with `extra` arguments, the scripted server's model.
+async fn rein_p(home: &Path, project: &Path, url: &str, prompt: &str, extra: &[&str]) -> Output {
     let mut c = support::rein_in(home, project);
-    c.args(["-p", "go", "--base-url", url, "--model", "scripted"])
+    c.args(["-p", prompt, "--base-url", url, "--model", "scripted"])
         .args(extra);
     let mut c = tokio::process::Command::from(c);
     c.kill_on_drop(true);
@@ -314,4 +320,114 @@ async fn a_subagent_has_the_same_guard_and_so_do_its_tasks() {
         err.contains("the model asked for the same task 4 times in a row"),
         "{err}"
     );
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A reply streaming `text` in pieces of `size` bytes, each event written on its own.
+fn streamed(text: &str, size: usize) -> Reply {
+    let mut steps = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut at = size.min(rest.len());
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        let (piece, after) = rest.split_at(at);
+        steps.push(Step::Data(chunk(json!({ "content": piece }), None)));
+        steps.push(Step::Sleep(std::time::Duration::ZERO));
+        rest = after;
+    }
+    steps.push(Step::Data(chunk(json!({}), Some("stop"))));
+    steps.push(Step::Done);
+    Reply::sse(steps)
+}
+
+#[tokio::test]
+async fn a_table_of_zeros_streamed_in_small_pieces_is_a_reply_like_any_other() {
+    let line = format!("    {}\n", "0x00, ".repeat(16).trim_end());
+    let table = format!("static const uint8_t T[256] = {{\n{}}};\n", line.repeat(16));
+    let base64 = "A".repeat(1366) + "==\n";
+    let rows = format!("| a | b |\n|---|---|\n{}", "|   |   |\n".repeat(200));
+    let nops = "    nop\n".repeat(200);
+    for (what, text) in [
+        ("a 256-entry table of 0x00", &table),
+        ("base64 of a 1 KiB zero file", &base64),
+        ("empty table rows", &rows),
+        ("200 nop lines", &nops),
+    ] {
+        for size in [1, 3, 16] {
+            let (home, project) = setup();
+            let reply = format!("Here it is:\n\n```\n{text}```\n");
+            let server = ScriptedServer::start(vec![streamed(&reply, size)])
+                .await
+                .unwrap();
+            let out = rein(home.path(), project.path(), &server.base_url(), &[]).await;
+            let err = stderr(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{what}, pieces of {size}: {err}"
+            );
+            assert!(!err.contains("repeats itself"), "{err}");
+            assert!(
+                stdout(&out).contains(text.as_str()),
+                "{what}: {}",
+                stdout(&out)
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_runaway_is_stopped_however_it_streams_and_the_session_goes_on() {
+    let intro = "The command is: ```bash\nls";
+    let runaway = format!("{intro}{}", " -l".repeat(15_000));
+    // In pieces of a few bytes (then the stream stalls: it is the watch that ends it), and
+    // all of it in one event written with the reply's end: the same verdict, the same cut.
+    let mut slow = streamed(&runaway, 3);
+    if let support::Body::Sse(steps) = &mut slow.body {
+        steps.truncate(steps.len() - 2);
+        steps.push(Step::Sleep(std::time::Duration::from_secs(120)));
+        steps.push(Step::Done);
+    }
+    // One write: the event that completes the run ends the reply too.
+    let at_once = Reply::sse(vec![
+        Step::Data(chunk(json!({ "content": runaway }), None)),
+        Step::Data(chunk(json!({}), Some("stop"))),
+        Step::Done,
+    ]);
+    for reply in [slow, at_once] {
+        let (home, project) = setup();
+        let server = ScriptedServer::start(vec![reply, Reply::text("fine now")])
+            .await
+            .unwrap();
+        let out = rein(home.path(), project.path(), &server.base_url(), &[]).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("stopped: the reply repeats itself"), "{err}");
+        // The session goes on, and the model sees the cut reply, not the run.
+        let out = rein_p(
+            home.path(),
+            project.path(),
+            &server.base_url(),
+            "again",
+            &["--continue"],
+        )
+        .await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(stdout(&out).contains("fine now"), "{}", stdout(&out));
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        let kept = requests[1]["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == "assistant"))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        assert_eq!(kept, format!("{intro} -l -l -l{CUT_MARK}"));
+    }
 }

@@ -516,13 +516,22 @@ impl Agent {
             // Whatever streamed before an interrupt or a failure is shown too.
             on_delta(StreamDelta::Flush);
             let reply = match result {
-                Some(None) => {
-                    let reasoning = repeats.reasoning_cut(assembler.reasoning());
-                    let streamed = assembler.take_streamed();
+                // Stopped mid-stream, or the piece that completed the run ended the reply
+                // too: the verdict is the text's, not the stream's timing.
+                Some(finished) if repeats.tripped() => {
+                    // A reply that ended took its text out of the assembler.
+                    let (streamed, reasoning) = match finished {
+                        Some(Ok(reply)) => {
+                            let reasoning = reply.reasoning.map(|r| r.text).unwrap_or_default();
+                            (reply.text + &reply.refusal, reasoning)
+                        }
+                        _ => (assembler.take_streamed(), assembler.reasoning().to_string()),
+                    };
+                    let reasoning = repeats.reasoning_cut(&reasoning);
                     self.stop_repeating(&repeats, streamed, reasoning);
                     return TurnOutcome::Failed;
                 }
-                Some(Some(reply)) => Some(reply),
+                Some(reply) => reply,
                 None => None,
             };
             let reply = match reply {

@@ -257,6 +257,8 @@ impl Subagent {
                 reply = step.run(&history, &mut on_delta) => Some(reply),
                 () = stop.notified() => None,
             };
+            // The piece that completed the run may have ended the reply too: the same.
+            let reply = reply.filter(|_| !repeats.tripped());
             let reply = match reply {
                 Some(Ok(reply)) => reply,
                 None => {

@@ -158,10 +158,28 @@ async fn two_calls_going_round_are_a_loop_whether_they_run_or_not() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(server.requests().len(), 7, "{err}");
     assert!(
-        err.contains(
-            "the model went round the same 2 calls 3 times in a row and sent the invalid one again"
-        ),
+        err.contains("the model sent the same invalid call 4 times in 7 calls"),
         "{err}"
+    );
+    // The same invalid call between commands whose output changes: counted all the same.
+    let (home, project) = setup();
+    let server = forever(|n| match n % 2 {
+        0 => call("no_such_tool", &json!({ "attempt": n }).to_string()),
+        _ => call("bash", r#"{"command": "echo x >> log; wc -l < log"}"#),
+    })
+    .await;
+    let out = rein(home.path(), project.path(), &server.base_url(), &["--yes"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(server.requests().len(), 7, "{err}");
+    assert!(
+        err.contains("the model sent the same invalid call 4 times in 7 calls"),
+        "{err}"
+    );
+    let results = support::last_tool_results(&server.requests());
+    assert!(
+        results[4].contains("you sent this same invalid call 3 times in 5 calls"),
+        "{results:?}"
     );
 }
 

@@ -6,28 +6,27 @@
 //! rejected it without running it ([`Rejected`]: invalid as sent, or refused). Out: a
 //! [`Verdict`] for each new call, before it is judged.
 //!
-//! Two calls are the same when their tool and arguments are the same, parsed (so spacing
-//! and key order do not count; arguments that are not JSON are compared without their
-//! whitespace), and so was rein's answer:
-//! - two calls that ran are the same when their results are byte for byte the same (a
-//!   call whose result changes, `bash_output` of a running build, `git status` during it,
-//!   is watching something, not going round in circles), and either their arguments are
-//!   identical or they differ only in their numbers (a counter, a timestamp: a run of
-//!   digits that does not follow a letter, so not the `1` of `f1.txt`) while the
-//!   result says something (a command that printed nothing, `sed -i '12d' f` then
-//!   `sed -i '13d' f`, shows nothing of what it changed; an edit's result includes the
-//!   file it left, so editing successive lines is never the same call);
-//! - two calls rein rejected (broken JSON, a tool it does not have, a field of the wrong
-//!   type, a rule's deny, plan mode, a refusal) are the same when their arguments differ
-//!   at most in their numbers and they were rejected the same way (invalid, or refused).
+//! A call rein rejected (broken JSON, a tool it does not have, a field of the wrong type, a
+//! rule's deny, plan mode, a hook's block, a refusal) will be rejected again: the guard
+//! counts how many of the last [`KEPT`] calls were that same call, rejected, whatever came
+//! in between, its arguments compared without their numbers (a counter, a timestamp). From
+//! the second, its result says so ([`Rejections::note`]); after [`SAME_CALL_LIMIT`] the
+//! next one gets [`Verdict::Stop`]: it is not judged, and the turn ends (asking to approve
+//! a call that cannot run makes no sense).
 //!
-//! A loop is the same call [`SAME_CALL_LIMIT`] times in a row, or the same few calls
-//! (up to [`MAX_PERIOD`]) going round [`SAME_CALL_LIMIT`] times (A B A B A B). The call
-//! that would go on with it gets [`Verdict::Ask`] when the call it repeats ran (the user
-//! decides, whatever the approval mode), and [`Verdict::Stop`] when rein rejected it
-//! (asking to approve a call that cannot run makes no sense: the turn ends). Each
-//! rejection after the first tells the model how many times it sent it
-//! ([`Loop::rejected_note`]). The memory is one user turn's (the user spoke in between).
+//! A call that ran is looping when the same call came [`SAME_CALL_LIMIT`] times in a row,
+//! or the same few calls (up to [`MAX_PERIOD`]) went round [`SAME_CALL_LIMIT`] times
+//! (A B A B A B); the next one gets [`Verdict::Ask`]: the user decides, whatever the
+//! approval mode. Two calls that ran are the same when their tool and arguments are the
+//! same, parsed (spacing and key order do not count; arguments that are not JSON are
+//! compared without their whitespace), and their results are byte for byte the same (a
+//! call whose result changes, `bash_output` of a running build, `git status` during it, is
+//! watching something, not going round in circles). Arguments that differ only in their
+//! numbers (a counter, a timestamp: a run of digits that does not follow a letter, so not
+//! the `1` of `f1.txt`) still make the same call when the result says something: a
+//! command that printed nothing (`sed -i '12d' f`, then `'11d'`) shows nothing of what it
+//! changed, and an edit's answer includes the file it left, so editing successive lines is
+//! never the same call. The memory is one user turn's (the user spoke in between).
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
@@ -39,7 +38,7 @@ pub(crate) const SAME_CALL_LIMIT: u32 = 3;
 /// The most calls a cycle may hold (A B C D A B C D …).
 pub(crate) const MAX_PERIOD: usize = 4;
 /// Calls remembered: enough for the longest cycle's repeats.
-const KEPT: usize = SAME_CALL_LIMIT as usize * MAX_PERIOD + MAX_PERIOD;
+pub(crate) const KEPT: usize = SAME_CALL_LIMIT as usize * MAX_PERIOD + MAX_PERIOD;
 
 /// How rein rejected a call it did not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +68,8 @@ impl Rejected {
     }
 }
 
-/// A loop found: the same `period` calls (1: one call) went round `times` times in a row.
+/// A loop of calls that ran: the same `period` calls (1: one call) went round `times`
+/// times in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Loop {
     pub times: u32,
@@ -91,32 +91,44 @@ impl Loop {
             ),
         }
     }
+}
+
+/// The same call rein rejected, sent `times` times in the last `within` calls (this one
+/// included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rejections {
+    pub times: u32,
+    pub within: u32,
+    pub how: Rejected,
+}
+
+impl Rejections {
+    /// "sent this same invalid call 3 times in a row" (or "in 5 calls").
+    fn sent(&self) -> String {
+        let when = if self.within == self.times {
+            "in a row".to_string()
+        } else {
+            format!("in {} calls", self.within)
+        };
+        format!(
+            "sent this same {} call {} times {when}",
+            self.how.word(),
+            self.times
+        )
+    }
 
     /// The note a rejected call's result ends with, for the model: how many times it sent
     /// it, and that the turn ends if it goes on.
-    pub(crate) fn rejected_note(&self, rejected: Rejected) -> String {
-        let what = match self.period {
-            0 | 1 => format!(
-                "you sent this same {} call {} times in a row",
-                rejected.word(),
-                self.times
-            ),
-            period => format!(
-                "you went round the same {period} calls {} times in a row and this one was {} each time",
-                self.times,
-                if rejected == Rejected::Invalid {
-                    "invalid"
-                } else {
-                    "refused"
-                }
-            ),
-        };
+    pub(crate) fn note(&self) -> String {
         let next = if self.times >= SAME_CALL_LIMIT {
             "sending it once more ends the turn".to_string()
         } else {
             format!("after {SAME_CALL_LIMIT} the turn ends")
         };
-        format!("\n\n(Note: {what}; it will not run as sent. Do something else: {next}.)")
+        format!(
+            "\n\n(Note: you {}; it will not run as sent. Do something else: {next}.)",
+            self.sent()
+        )
     }
 }
 
@@ -125,8 +137,8 @@ impl Loop {
 pub(crate) enum Stopped {
     /// The user (or headless rein) refused the call the guard put to them.
     Refused(Loop),
-    /// The call repeats one rein rejected [`SAME_CALL_LIMIT`] times already: not judged.
-    Rejected(Loop, Rejected),
+    /// The call is one rein rejected [`SAME_CALL_LIMIT`] times already: not judged.
+    Rejected(Rejections),
     /// A `task` that repeats one with the same answer: not run.
     Task(Loop),
 }
@@ -135,28 +147,29 @@ impl Stopped {
     /// What happened, counting the call that ended it: "the model made the same call 4
     /// times in a row and the next was refused".
     pub(crate) fn what(&self, who: &str) -> String {
-        let (lp, again) = match self {
-            Stopped::Refused(lp) => (lp, "and the next was refused".to_string()),
-            Stopped::Rejected(lp, rejected) => {
-                (lp, format!("and sent the {} one again", rejected.word()))
+        match self {
+            Stopped::Rejected(rejections) => {
+                format!(
+                    "{who} {}",
+                    rejections.sent().replacen("this same", "the same", 1)
+                )
             }
-            Stopped::Task(lp) => (lp, "and asked for the same task again".to_string()),
-        };
-        let times = lp.times + 1;
-        match (self, lp.period) {
-            (Stopped::Refused(_), 0 | 1) => {
-                format!("{who} made the same call {times} times in a row and the next was refused")
-            }
-            (Stopped::Rejected(_, rejected), 0 | 1) => format!(
-                "{who} sent the same {} call {times} times in a row",
-                rejected.word()
+            Stopped::Refused(lp) if lp.period <= 1 => format!(
+                "{who} made the same call {} times in a row and the next was refused",
+                lp.times + 1
             ),
-            (Stopped::Task(_), 0 | 1) => format!(
-                "{who} asked for the same task {times} times in a row (the same answer each time)"
+            Stopped::Task(lp) if lp.period <= 1 => format!(
+                "{who} asked for the same task {} times in a row (the same answer each time)",
+                lp.times + 1
             ),
-            (_, period) => format!(
-                "{who} went round the same {period} calls {} times in a row {again}",
-                lp.times
+            Stopped::Refused(lp) => format!(
+                "{who} went round the same {} calls {} times in a row and the next was refused",
+                lp.period, lp.times
+            ),
+            Stopped::Task(lp) => format!(
+                "{who} went round the same {} calls {} times in a row and asked for the same \
+                 task again",
+                lp.period, lp.times
             ),
         }
     }
@@ -185,8 +198,9 @@ pub(crate) enum Verdict {
     Go,
     /// It goes on with a loop of calls that ran: put it to the user whatever the mode.
     Ask(Loop),
-    /// It goes on with a loop of calls rein rejected: do not judge it; the turn ends.
-    Stop(Loop, Rejected),
+    /// It is a call rein rejected [`SAME_CALL_LIMIT`] times already: do not judge it; the
+    /// turn ends.
+    Stop(Rejections),
 }
 
 /// How rein answered a call.
@@ -214,13 +228,23 @@ impl Answer {
     }
 }
 
+/// A call's keys: how alike two calls must be to be the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Keys {
+    /// Its tool and arguments, parsed.
+    exact: u64,
+    /// The same with every run of digits that does not follow a letter one mark, and
+    /// whitespace runs one space.
+    alike: u64,
+    /// The same with every run of digits one mark (a rejected call's: `tool_1`, `tool_2`
+    /// are as unknown as each other).
+    loose: u64,
+}
+
 /// One call remembered.
 #[derive(Debug, Clone, Copy)]
 struct Record {
-    /// Its tool and arguments, parsed.
-    exact: u64,
-    /// The same with every run of digits one mark and whitespace runs one space.
-    alike: u64,
+    keys: Keys,
     /// How it was answered (none yet while it runs).
     answer: Option<Answer>,
 }
@@ -228,23 +252,32 @@ struct Record {
 impl Record {
     /// Whether `later` is the same call as this one, answers included.
     fn same(&self, later: &Record) -> bool {
+        let (a, b) = (self.keys, later.keys);
         match (self.answer, later.answer) {
-            (Some(Answer::Ran { result: a, says }), Some(Answer::Ran { result: b, .. })) => {
-                a == b && (self.exact == later.exact || (self.alike == later.alike && says))
+            (Some(Answer::Ran { result: x, says }), Some(Answer::Ran { result: y, .. })) => {
+                x == y && (a.exact == b.exact || (a.alike == b.alike && says))
             }
-            (Some(Answer::Rejected(a)), Some(Answer::Rejected(b))) => {
-                a == b && self.alike == later.alike
-            }
+            (Some(Answer::Rejected(x)), Some(Answer::Rejected(y))) => x == y && a.loose == b.loose,
             _ => false,
         }
     }
 
-    /// Whether a new call with these keys (its answer not known yet) may repeat this one.
-    fn may_repeat(&self, exact: u64, alike: u64) -> bool {
+    /// Whether a new call with `keys` (its answer not known yet) may repeat this one.
+    fn may_repeat(&self, keys: Keys) -> bool {
         match self.answer {
-            Some(Answer::Ran { says, .. }) => self.exact == exact || (says && self.alike == alike),
-            Some(Answer::Rejected(_)) => self.alike == alike,
+            Some(Answer::Ran { says, .. }) => {
+                self.keys.exact == keys.exact || (says && self.keys.alike == keys.alike)
+            }
+            Some(Answer::Rejected(_)) => self.keys.loose == keys.loose,
             None => false,
+        }
+    }
+
+    /// How it was rejected, if rein rejected it.
+    fn rejected(&self) -> Option<Rejected> {
+        match self.answer {
+            Some(Answer::Rejected(how)) => Some(how),
+            _ => None,
         }
     }
 }
@@ -265,40 +298,26 @@ pub(crate) struct SameCalls {
 impl SameCalls {
     /// Take in `call` (before it is judged): what to do with it, and its ticket.
     pub(crate) fn next(&mut self, call: &ToolCall) -> (Verdict, Ticket) {
-        let (exact, alike) = keys(&call.function.name, &call.function.arguments);
-        let verdict = self.verdict(exact, alike);
+        let keys = keys(&call.function.name, &call.function.arguments);
+        let verdict = self.verdict(keys);
         if self.records.len() == KEPT {
             self.records.pop_front();
             self.dropped += 1;
         }
-        self.records.push_back(Record {
-            exact,
-            alike,
-            answer: None,
-        });
+        self.records.push_back(Record { keys, answer: None });
         let ticket = Ticket(self.dropped + self.records.len() as u64 - 1);
         (verdict, ticket)
     }
 
-    /// How rein answered the call of `ticket`. For a rejected call the model has sent
-    /// before (or a cycle it is part of), the loop so far: its result should say so.
-    pub(crate) fn answered(&mut self, ticket: Ticket, answer: Answer) -> Option<Loop> {
-        let at = ticket.0.checked_sub(self.dropped)? as usize;
-        self.records.get_mut(at)?.answer = Some(answer);
-        if !matches!(answer, Answer::Rejected(_)) {
-            return None;
-        }
-        (1..=MAX_PERIOD.min(at)).find_map(|period| {
-            if !self.records[at - period].same(&self.records[at]) {
-                return None;
-            }
-            let run = self.run(at + 1, period);
-            let times = ((run + period) / period) as u32;
-            (times >= 2).then_some(Loop {
-                times,
-                period: period as u32,
-            })
-        })
+    /// How rein answered the call of `ticket`. For a call rein rejected and the model sent
+    /// before: how many times (its result should say so).
+    pub(crate) fn answered(&mut self, ticket: Ticket, answer: Answer) -> Option<Rejections> {
+        let at = usize::try_from(ticket.0.checked_sub(self.dropped)?).ok()?;
+        let record = self.records.get_mut(at)?;
+        record.answer = Some(answer);
+        let keys = record.keys;
+        record.rejected()?;
+        self.rejections(keys, at + 1).filter(|r| r.times >= 2)
     }
 
     /// Forget (a new user turn: the user spoke in between).
@@ -306,26 +325,66 @@ impl SameCalls {
         *self = SameCalls::default();
     }
 
+    /// The calls among the first `end` remembered that rein rejected and that a call with
+    /// `keys` repeats (since the last such call that ran): how many, since which, and how
+    /// the last was rejected.
+    fn rejections(&self, keys: Keys, end: usize) -> Option<Rejections> {
+        let mut times = 0;
+        let mut first = end;
+        let mut how = None;
+        for (i, record) in self.records.iter().enumerate().take(end) {
+            if record.keys.loose != keys.loose {
+                continue;
+            }
+            match record.rejected() {
+                Some(rejected) => {
+                    times += 1;
+                    first = first.min(i);
+                    how = Some(rejected);
+                }
+                // It ran since (the user switched modes, say): the count starts again.
+                None if record.answer.is_some() => {
+                    times = 0;
+                    first = end;
+                    how = None;
+                }
+                None => {}
+            }
+        }
+        Some(Rejections {
+            times,
+            within: (end - first) as u32,
+            how: how?,
+        })
+    }
+
     /// What to do with a new call with these keys.
-    fn verdict(&self, exact: u64, alike: u64) -> Verdict {
+    fn verdict(&self, keys: Keys) -> Verdict {
         let n = self.records.len();
+        // A call rein rejected, sent again and again.
+        if let Some(before) = self.rejections(keys, n) {
+            if before.times >= SAME_CALL_LIMIT {
+                return Verdict::Stop(Rejections {
+                    times: before.times + 1,
+                    within: before.within + 1,
+                    ..before
+                });
+            }
+        }
         for period in 1..=MAX_PERIOD.min(n) {
             let repeated = &self.records[n - period];
-            if !repeated.may_repeat(exact, alike) {
+            // A rejected one is counted above.
+            if repeated.rejected().is_some() || !repeated.may_repeat(keys) {
                 continue;
             }
             let run = self.run(n, period);
             if run + period < SAME_CALL_LIMIT as usize * period {
                 continue;
             }
-            let found = Loop {
+            return Verdict::Ask(Loop {
                 times: ((run + period) / period) as u32,
                 period: period as u32,
-            };
-            return match repeated.answer {
-                Some(Answer::Rejected(rejected)) => Verdict::Stop(found, rejected),
-                _ => Verdict::Ask(found),
-            };
+            });
         }
         Verdict::Go
     }
@@ -339,9 +398,9 @@ impl SameCalls {
     }
 }
 
-/// A call's two keys: its tool and arguments parsed (spacing and key order do not count),
-/// and the same with every run of digits one mark and every run of whitespace one space.
-fn keys(name: &str, arguments: &str) -> (u64, u64) {
+/// A call's keys: its tool and arguments parsed (spacing and key order do not count), the
+/// same loosened ([`loosen`]), and the same with every number masked.
+fn keys(name: &str, arguments: &str) -> Keys {
     let canonical = match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(value) => {
             let mut out = String::from("j");
@@ -360,9 +419,11 @@ fn keys(name: &str, arguments: &str) -> (u64, u64) {
         parts.hash(&mut hasher);
         hasher.finish()
     };
-    let exact = hash(&[name, &canonical]);
-    let alike = hash(&[&loosen(name), &loosen(&canonical)]);
-    (exact, alike)
+    Keys {
+        exact: hash(&[name, &canonical]),
+        alike: hash(&[&loosen(name, false), &loosen(&canonical, false)]),
+        loose: hash(&[&loosen(name, true), &loosen(&canonical, true)]),
+    }
 }
 
 /// `value` written with its object keys sorted, at any depth.
@@ -398,10 +459,10 @@ fn canonical_json(value: &serde_json::Value, out: &mut String) {
     }
 }
 
-/// `text` with every run of ASCII digits that does not follow a letter or `_` one `#`
-/// (a counter, a timestamp, a JSON number; not the `1` of `f1.txt`), and every run of
-/// whitespace one space.
-fn loosen(text: &str) -> String {
+/// `text` with every run of ASCII digits that does not follow a letter or `_` (or, with
+/// `all`, every run) one `#` (a counter, a timestamp, a JSON number; not the `1` of
+/// `f1.txt`), and every run of whitespace one space.
+fn loosen(text: &str, all: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut before: Option<char> = None;
     // Inside a run of digits: whether it is masked.
@@ -410,7 +471,7 @@ fn loosen(text: &str) -> String {
         let after_digit = before.is_some_and(|b| b.is_ascii_digit());
         if c.is_ascii_digit() {
             if !after_digit {
-                masking = !before.is_some_and(|b| b.is_ascii_alphabetic() || b == '_');
+                masking = all || !before.is_some_and(|b| b.is_ascii_alphabetic() || b == '_');
                 out.push(if masking { '#' } else { c });
             } else if !masking {
                 out.push(c);
@@ -510,6 +571,10 @@ mod tests {
         assert!(feed(&calls).iter().all(|v| *v == Verdict::Go));
     }
 
+    fn stop(times: u32, within: u32, how: Rejected) -> Verdict {
+        Verdict::Stop(Rejections { times, within, how })
+    }
+
     #[test]
     fn the_same_invalid_call_is_counted_and_the_fourth_stops() {
         let mut guard = SameCalls::default();
@@ -522,25 +587,64 @@ mod tests {
             verdicts.push(verdict);
             notes.push(guard.answered(ticket, INVALID));
         }
-        let stop = |times| Verdict::Stop(Loop { times, period: 1 }, Rejected::Invalid);
-        assert_eq!(verdicts, [Verdict::Go, Verdict::Go, Verdict::Go, stop(3)]);
-        let times: Vec<_> = notes.iter().map(|n| n.map(|l| l.times)).collect();
+        let invalid = Rejected::Invalid;
+        assert_eq!(
+            verdicts,
+            [Verdict::Go, Verdict::Go, Verdict::Go, stop(4, 4, invalid)]
+        );
+        let times: Vec<_> = notes.iter().map(|n| n.map(|r| r.times)).collect();
         assert_eq!(times, [None, Some(2), Some(3), Some(4)]);
-        let note = notes[2].unwrap().rejected_note(Rejected::Invalid);
+        let note = notes[2].unwrap().note();
         assert!(note.contains("you sent this same invalid call 3 times in a row"));
         assert!(
             note.contains("sending it once more ends the turn"),
             "{note}"
         );
-        // An unknown tool is the same whatever its arguments' numbers.
+        // An unknown tool is the same whatever the numbers in its name and arguments.
         let unknown: Vec<_> = (0..4)
-            .map(|i| format!(r#"{{"at": "2025-01-0{i}T10:00:0{i}Z"}}"#))
+            .map(|i| format!(r#"{{"at": "2025-01-0{i}T1{i}:00:0{i}Z"}}"#))
             .collect();
-        let calls: Vec<_> = unknown
-            .iter()
-            .map(|a| ("nope", a.as_str(), INVALID))
+        let names: Vec<_> = (0..4).map(|i| format!("tool_{i}")).collect();
+        let calls: Vec<_> = (0..4)
+            .map(|i| (names[i].as_str(), unknown[i].as_str(), INVALID))
             .collect();
-        assert!(matches!(feed(&calls)[3], Verdict::Stop(..)));
+        assert_eq!(feed(&calls)[3], stop(4, 4, invalid));
+    }
+
+    #[test]
+    fn a_rejected_call_counts_whatever_comes_in_between() {
+        // The same refused call between commands whose output changes.
+        let refused = Answer::Rejected(Rejected::Refused);
+        let outputs: Vec<String> = (0..8).map(|i| format!("line {i}")).collect();
+        let mut calls = Vec::new();
+        for output in &outputs {
+            calls.push(("bash", r#"{"command":"rm -rf build"}"#, refused));
+            calls.push(("bash", r#"{"command":"date"}"#, ran(output)));
+        }
+        let verdicts = feed(&calls);
+        assert_eq!(verdicts[..6], [Verdict::Go; 6]);
+        assert_eq!(verdicts[6], stop(4, 7, Rejected::Refused));
+        let note = Rejections {
+            times: 2,
+            within: 3,
+            how: Rejected::Refused,
+        }
+        .note();
+        assert!(note.contains("you sent this same refused call 2 times in 3 calls"));
+        assert!(note.contains("after 3 the turn ends"), "{note}");
+        // Refused twice, then it ran (the user switched modes): counted anew.
+        let write = r#"{"path":"a","content":"b"}"#;
+        let verdicts = feed(&[
+            ("write_file", write, refused),
+            ("write_file", write, refused),
+            ("write_file", write, ran("Created a")),
+            ("write_file", write, refused),
+            ("write_file", write, refused),
+            ("write_file", write, refused),
+            ("write_file", write, refused),
+        ]);
+        assert_eq!(verdicts[..6], [Verdict::Go; 6]);
+        assert_eq!(verdicts[6], stop(4, 4, Rejected::Refused));
     }
 
     #[test]
@@ -558,16 +662,8 @@ mod tests {
         let x = ("bash", "{broken", INVALID);
         let y = ("nope", "{}", INVALID);
         let verdicts = feed(&[x, y, x, y, x, y, x]);
-        assert_eq!(
-            verdicts[6],
-            Verdict::Stop(
-                Loop {
-                    times: 3,
-                    period: 2
-                },
-                Rejected::Invalid
-            )
-        );
+        assert_eq!(verdicts[..6], [Verdict::Go; 6]);
+        assert_eq!(verdicts[6], stop(4, 7, Rejected::Invalid));
     }
 
     #[test]
@@ -634,10 +730,11 @@ mod tests {
 
     #[test]
     fn loosen_masks_counters_not_names() {
-        assert_eq!(loosen("try 12 at 1712345678"), "try # at #");
-        assert_eq!(loosen("f1.txt file_22 v3"), "f1.txt file_22 v3");
-        assert_eq!(loosen("a  \n\t b"), "a b");
-        assert_eq!(loosen("2025-01-02T10:00:01Z"), "#-#-#T10:#:#Z");
+        assert_eq!(loosen("try 12 at 1712345678", false), "try # at #");
+        assert_eq!(loosen("f1.txt file_22 v3", false), "f1.txt file_22 v3");
+        assert_eq!(loosen("f1.txt file_22 v3", true), "f#.txt file_# v#");
+        assert_eq!(loosen("a  \n\t b", false), "a b");
+        assert_eq!(loosen("2025-01-02T10:00:01Z", false), "#-#-#T10:#:#Z");
     }
 
     #[test]
@@ -651,18 +748,28 @@ mod tests {
             "the turn was stopped: the model made the same call 4 times in a row and the next \
              was refused; send a message to go on"
         );
+        let rejected = |times, within| Rejections {
+            times,
+            within,
+            how: Rejected::Invalid,
+        };
         assert_eq!(
-            Stopped::Rejected(one, Rejected::Invalid).notice(),
+            Stopped::Rejected(rejected(4, 4)).notice(),
             "the turn was stopped: the model sent the same invalid call 4 times in a row; \
              send a message to go on"
+        );
+        assert_eq!(
+            Stopped::Rejected(rejected(4, 7)).not_run(),
+            "Error: not run - you sent the same invalid call 4 times in 7 calls; the turn is \
+             stopped here."
         );
         let two = Loop {
             times: 3,
             period: 2,
         };
-        assert!(Stopped::Rejected(two, Rejected::Refused)
+        assert!(Stopped::Refused(two)
             .notice()
-            .contains("went round the same 2 calls 3 times in a row"));
+            .contains("went round the same 2 calls 3 times in a row and the next was refused"));
         assert_eq!(
             two.already(),
             "the model went round the same 2 calls 3 times in a row already"

@@ -366,8 +366,8 @@ impl Subagent {
                 env.looping = match verdict {
                     Verdict::Go => None,
                     Verdict::Ask(found) => Some(found),
-                    Verdict::Stop(found, rejected) => {
-                        let stopped = Stopped::Rejected(found, rejected);
+                    Verdict::Stop(rejections) => {
+                        let stopped = Stopped::Rejected(rejections);
                         self.report(
                             &task_id,
                             SubagentEvent::ToolFinished {
@@ -388,10 +388,8 @@ impl Subagent {
                 } else {
                     Answer::Rejected(Rejected::of(run.result.outcome))
                 };
-                if let (Some(found), Answer::Rejected(rejected)) =
-                    (same_calls.answered(ticket, answer), answer)
-                {
-                    run.result.text.push_str(&found.rejected_note(rejected));
+                if let Some(rejections) = same_calls.answered(ticket, answer) {
+                    run.result.text.push_str(&rejections.note());
                 }
                 granted.extend(run.granted);
                 let hook_stop = run.hook_stop.clone();

@@ -44,9 +44,10 @@ impl Agent {
             Verdict::Go => None,
             Verdict::Ask(found) => Some(found),
             // The same call rein rejected several times in a row: not judged again.
-            Verdict::Stop(found, rejected) => {
-                self.same_calls.answered(ticket, Answer::Rejected(rejected));
-                let stopped = Stopped::Rejected(found, rejected);
+            Verdict::Stop(rejections) => {
+                self.same_calls
+                    .answered(ticket, Answer::Rejected(rejections.how));
+                let stopped = Stopped::Rejected(rejections);
                 self.finish_tool(call, ToolResult::error(stopped.not_run()), Instant::now());
                 self.loop_stopped = Some(stopped);
                 return false;
@@ -90,10 +91,8 @@ impl Agent {
             Answer::Rejected(Rejected::of(run.result.outcome))
         };
         // A rejected call sent again: its result says how many times.
-        if let (Some(found), Answer::Rejected(rejected)) =
-            (self.same_calls.answered(ticket, answer), answer)
-        {
-            run.result.text.push_str(&found.rejected_note(rejected));
+        if let Some(rejections) = self.same_calls.answered(ticket, answer) {
+            run.result.text.push_str(&rejections.note());
         }
         if let Some(reason) = &run.hook_stop {
             self.hook_stopped = Some(reason.clone());
@@ -160,7 +159,7 @@ impl Agent {
             let stopped = match verdict {
                 Verdict::Go => None,
                 Verdict::Ask(found) => Some(Stopped::Task(found)),
-                Verdict::Stop(found, rejected) => Some(Stopped::Rejected(found, rejected)),
+                Verdict::Stop(rejections) => Some(Stopped::Rejected(rejections)),
             };
             if let Some(stopped) = stopped.filter(|_| self.loop_stopped.is_none()) {
                 self.loop_stopped = Some(stopped);
@@ -268,9 +267,10 @@ impl Agent {
                         true => Answer::ran(&outcome.result.text, None),
                         false => Answer::Rejected(Rejected::of(outcome.result.outcome)),
                     });
-                    let found = answer.and_then(|a| self.same_calls.answered(ticket, a));
-                    if let (Some(found), Some(Answer::Rejected(rejected))) = (found, answer) {
-                        outcome.result.text.push_str(&found.rejected_note(rejected));
+                    if let Some(rejections) =
+                        answer.and_then(|a| self.same_calls.answered(ticket, a))
+                    {
+                        outcome.result.text.push_str(&rejections.note());
                     }
                     self.push(Message::tool_result(call.id.clone(), outcome.result));
                 }

@@ -615,14 +615,20 @@ fn print_approval(event: &AgentEvent, yes: bool) {
         reason,
         subagent,
         repeated,
+        period,
         ..
     } = event
     else {
         return;
     };
     if *repeated > 0 {
+        let found = crate::agent::loop_guard::Loop {
+            times: *repeated,
+            period: *period,
+        };
         say!(
-            "  refused: the model made this call {repeated} times in a row already: {}",
+            "  refused: {}: {}",
+            found.already(),
             first_line_cut(summary, 160)
         );
         return;
@@ -714,6 +720,7 @@ mod tests {
                 preview: None,
                 subagent: None,
                 repeated: 0,
+                period: 0,
                 mcp: crate::permissions::tools::McpCall::for_call(name, &args),
             };
             assert_eq!(

@@ -252,6 +252,7 @@ fn approval(s: &mut Script) -> Vec<Effect> {
         preview: None,
         subagent: None,
         repeated: 0,
+        period: 0,
         mcp: None,
     })
 }

@@ -160,7 +160,9 @@ async fn the_loop_guard_ends_a_headless_turn_even_with_yes() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("refused: the model made this call 3 times in a row already: bash: cat a.txt"),
+        err.contains(
+            "refused: the model made this same call 3 times in a row already: bash: cat a.txt"
+        ),
         "{err}"
     );
     assert!(err.contains("made the same call 4 times in a row"), "{err}");

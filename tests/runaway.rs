@@ -26,7 +26,7 @@ async fn a_reply_that_repeats_itself_is_stopped_and_its_start_kept() {
         json!({ "content": "The command is: ```bash\nls" }),
         None,
     ))];
-    for _ in 0..3_000 {
+    for _ in 0..5_000 {
         steps.push(Step::Data(chunk(json!({ "content": " -l" }), None)));
     }
     steps.push(Step::Sleep(Duration::from_secs(60)));
@@ -86,7 +86,7 @@ async fn reasoning_that_repeats_itself_is_stopped_too() {
         json!({ "reasoning_content": "Let me think. " }),
         None,
     ))];
-    for _ in 0..200 {
+    for _ in 0..400 {
         steps.push(Step::Data(chunk(
             json!({ "reasoning_content": "Wait, I should check the file again. " }),
             None,

@@ -88,9 +88,13 @@ pub enum AgentEvent {
         /// Set when a subagent asks: the id of its `task` call.
         subagent: Option<String>,
         /// Set (above 0) when the loop guard asks: the model made this same call this many
-        /// times in a row just before. Refusing it ends the turn; headless refuses it.
+        /// times in a row just before (or went round the same `period` calls this many
+        /// times). Refusing it ends the turn; headless refuses it.
         #[serde(default, skip_serializing_if = "is_zero")]
         repeated: u32,
+        /// With `repeated`: how many calls the loop goes round (1: the same call).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        period: u32,
         /// For a tool from an MCP server: its server and tool, the arguments, and whether
         /// the project declared the server.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,6 +13,7 @@ pub mod client;
 pub mod events;
 mod forms;
 mod inbox;
+pub(crate) mod loop_guard;
 mod mode;
 pub mod repetition;
 mod runloop;

@@ -1,31 +1,47 @@
-//! A reply that repeats itself: the same short span over and over, as a small model does
-//! when it loses its way (`ls -l -l -l -l …` until its window is full).
+//! A reply that runs away: the same short span over and over, as a small model does when
+//! it loses its way (`ls -l -l -l -l …` until its window is full).
 //!
 //! [`Repetition`] watches one stream (the text, or the reasoning) as it arrives and says
-//! when its newest bytes are one span repeated many times in a row: a period of at most
+//! when its newest bytes are one span repeated over and over: a period of at most
 //! [`MAX_PERIOD`] bytes, repeated at least [`MIN_REPEATS`] times and covering at least
-//! [`MIN_BYTES`]. What people write never does that: a table's rows, a list's items and
-//! code's lines differ in something (a number, a name), and the runs that do repeat
-//! exactly (a rule of `=`, an array of zeros, blank lines) are far shorter than a kilobyte.
+//! [`MIN_BYTES`] (8 KiB: two to five thousand tokens of the same span, depending on how the
+//! model's tokenizer cuts it). What people write stays under that: data that repeats
+//! exactly (a 256-entry table of `0x00`, 1.6 KB; base64 of a 4 KiB file of zeros, 5.5 KB;
+//! empty table rows; a CSV of zeros; 200 `nop` lines) is a few kilobytes, and a table's
+//! rows, a list's items and code's lines differ in something. Base64 of a 64 KiB file of
+//! zeros, 87 KB of `A`, is over the line: thousands of tokens that say nothing.
 //!
-//! Cheap and incremental: only the last `WINDOW` bytes are kept, and they are looked at
-//! once every `CHECK_EVERY` new bytes. A look tries only the periods at which the last
-//! byte appears again (found with memchr), from the shortest, each stopping at its first
-//! mismatch from the end: ordinary text costs a few nanoseconds per byte streamed
-//! (`cargo bench --bench stream`).
+//! The verdict depends on the text alone, never on how it was cut into pieces: the watch
+//! looks once every [`CHECK_EVERY`] bytes of the stream (the 256th, the 512th, …, wherever
+//! the pieces end), at the same kept bytes, so one byte a piece or the whole reply in one
+//! finds the same run at the same place.
+//!
+//! Cheap: only the last `2 * WINDOW` bytes are kept, and a look tries only the periods at
+//! which the last byte appears again (found with memchr), from the shortest, each stopping
+//! at its first mismatch from the end; a period whose run failed rules out its multiples
+//! (their runs are shorter), so a run of zeros under the line costs one scan a look, not
+//! one a period, and the longest run a look found short is carried to the next, which
+//! reads only the new bytes of it (`cargo bench --bench stream`: about 2 ns a byte of
+//! ordinary text, 9 ns of data that repeats under the line).
 
 /// The longest span taken for a repeat, in bytes.
 pub const MAX_PERIOD: usize = 512;
 /// The fewest times in a row a span must appear.
 pub const MIN_REPEATS: usize = 8;
 /// The fewest bytes a repeated run must cover.
-pub const MIN_BYTES: usize = 1_200;
-/// Bytes kept of the stream: enough for the longest span's repeats.
-const WINDOW: usize = MAX_PERIOD * MIN_REPEATS + MAX_PERIOD;
-/// New bytes between two looks.
-const CHECK_EVERY: usize = 64;
+pub const MIN_BYTES: usize = 8 * 1024;
+/// Bytes of the stream between two looks (looks fall on its multiples).
+pub const CHECK_EVERY: usize = 256;
+/// Bytes kept of the stream: enough for the longest run a look needs, and the bytes
+/// since the last look (a multiple of `CHECK_EVERY`, so trimming falls on a look).
+const WINDOW: usize = MIN_BYTES + MAX_PERIOD + CHECK_EVERY;
+/// Mismatch positions a look keeps to rule periods out before scanning them.
+const MARKS: usize = 8;
 /// Repeats of the span kept when the reply is cut: enough to show what it was doing.
 const KEPT_REPEATS: usize = 3;
+
+const _: () = assert!(WINDOW.is_multiple_of(CHECK_EVERY));
+const _: () = assert!(MIN_REPEATS * MAX_PERIOD <= MIN_BYTES);
 
 /// A stream found repeating itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +50,8 @@ pub struct Found {
     pub start: usize,
     /// The repeated span's length in bytes.
     pub period: usize,
+    /// Bytes of the stream read when the watch saw it (a multiple of [`CHECK_EVERY`]).
+    pub at: usize,
 }
 
 impl Found {
@@ -55,6 +73,9 @@ pub struct Repetition {
     unchecked: usize,
     /// What was found (after which nothing more is looked at).
     found: Option<Found>,
+    /// The longest run the last look found short, as (period, run, where it ended): the
+    /// next look goes on with it from there instead of scanning it again.
+    carried: Option<(usize, usize, usize)>,
 }
 
 impl Repetition {
@@ -69,53 +90,96 @@ impl Repetition {
             return None;
         }
         let mut bytes = piece.as_bytes();
-        // A piece longer than the window: only its end matters, but the look happens at
-        // every CHECK_EVERY boundary it crosses, so feed it in steps.
+        // Looks fall on the stream's multiples of CHECK_EVERY, wherever the pieces end:
+        // a piece is fed up to each one it crosses.
         while !bytes.is_empty() {
             let room = CHECK_EVERY - self.unchecked;
             let (now, rest) = bytes.split_at(room.min(bytes.len()));
             bytes = rest;
             self.tail.extend_from_slice(now);
             self.unchecked += now.len();
-            if self.tail.len() >= 2 * WINDOW {
-                let drop = self.tail.len() - WINDOW;
-                self.tail.drain(..drop);
-                self.before += drop;
-            }
             if self.unchecked >= CHECK_EVERY {
                 self.unchecked = 0;
                 if let Some(found) = self.look() {
                     self.found = Some(found);
                     return Some(found);
                 }
+                // Trimmed only here, on a look, so every look sees the same bytes.
+                if self.tail.len() >= 2 * WINDOW {
+                    let drop = self.tail.len() - WINDOW;
+                    self.tail.drain(..drop);
+                    self.before += drop;
+                }
             }
         }
         None
     }
 
+    /// What was found, if anything.
+    pub fn found(&self) -> Option<Found> {
+        self.found
+    }
+
     /// The shortest span the end of the tail repeats, when it repeats enough.
-    fn look(&self) -> Option<Found> {
+    fn look(&mut self) -> Option<Found> {
         let s = &self.tail;
         let n = s.len();
+        let end = self.before + n;
+        let carried = self.carried.take();
+        // The longest run found short at this look.
+        let mut longest_short: Option<(usize, usize)> = None;
+        if n < MIN_BYTES {
+            return None;
+        }
         let longest = MAX_PERIOD.min(n / MIN_REPEATS);
         let (&last, before) = s.split_last()?;
+        // Periods ruled out by a shorter one whose run failed.
+        let mut ruled_out = [false; MAX_PERIOD + 1];
+        // Where the runs that failed met their mismatch (the byte and the one a period
+        // before it): a longer run must match there too, checked before any scan.
+        let mut marks = [0usize; MARKS];
+        let mut marked = 0;
         // Only a period whose byte before the end equals the last byte can repeat: found
         // with memchr, nearest first (the shortest periods).
         let from = before.len().saturating_sub(longest);
         for at in memchr::memrchr_iter(last, &before[from..]) {
             let period = before.len() - (from + at);
+            if ruled_out[period] {
+                continue;
+            }
             let needed = MIN_BYTES.max(MIN_REPEATS * period);
             if needed > n {
                 // Longer periods need even more.
                 break;
             }
+            // The run must reach back to `n - needed + period`: every mark from there on
+            // must repeat at this period.
+            let reach = n - needed + period;
+            if marks[..marked]
+                .iter()
+                .any(|&x| x >= reach && s[x] != s[x - period])
+            {
+                continue;
+            }
             // Bytes from the end that equal the byte one period before them, up to what
             // is needed: `run + period` bytes then repeat the span.
-            let run = (period..n)
-                .rev()
-                .take(needed - period)
-                .take_while(|&i| s[i] == s[i - period])
-                .count();
+            let scan = |from: usize| {
+                (from..n)
+                    .rev()
+                    .take(needed - period)
+                    .take_while(|&i| s[i] == s[i - period])
+                    .count()
+            };
+            let run = match carried {
+                // The last look's run at this period, if the new bytes go on with it.
+                Some((p, run, at)) if p == period && at + CHECK_EVERY == end => {
+                    match scan(n - CHECK_EVERY) {
+                        CHECK_EVERY => (run + CHECK_EVERY).min(needed - period),
+                        fresh => fresh,
+                    }
+                }
+                _ => scan(period),
+            };
             if run + period >= needed {
                 // Where the run really starts (it may reach further back than needed).
                 let mut first = n - run - period;
@@ -125,9 +189,28 @@ impl Repetition {
                 return Some(Found {
                     start: self.before + first,
                     period,
+                    at: end,
                 });
             }
+            if longest_short.is_none_or(|(_, longest)| run > longest) {
+                longest_short = Some((period, run));
+            }
+            let mismatch = n - 1 - run;
+            for x in [mismatch, mismatch - period] {
+                if marked < MARKS && x >= MAX_PERIOD {
+                    marks[marked] = x;
+                    marked += 1;
+                }
+            }
+            // A multiple q of this period that its run reaches (q <= run + period) fails
+            // earlier still: the byte q before the first mismatch's echo differs too.
+            let mut multiple = 2 * period;
+            while multiple <= MAX_PERIOD.min(run + period) {
+                ruled_out[multiple] = true;
+                multiple += period;
+            }
         }
+        self.carried = longest_short.map(|(period, run)| (period, run, end));
         None
     }
 }
@@ -164,6 +247,12 @@ impl Repeats {
         self.reasoning.push(piece).is_some()
     }
 
+    /// Whether either stream was found repeating itself (whether or not the reply ended
+    /// in the same piece).
+    pub fn tripped(&self) -> bool {
+        self.text.found.is_some() || self.reasoning.found.is_some()
+    }
+
     /// The text as streamed, cut where it started repeating; `None` when it did not.
     pub fn text_cut(&self, text: &str) -> Option<String> {
         self.text.found.map(|found| cut(text, &found))
@@ -181,15 +270,23 @@ mod tests {
 
     /// Feed `text` in pieces of `size` bytes (at char boundaries); what was found.
     fn feed(text: &str, size: usize) -> Option<Found> {
+        feed_sizes(text, &mut |_| size)
+    }
+
+    /// Feed `text` in pieces whose sizes `size` gives (moved on to char boundaries).
+    fn feed_sizes(text: &str, size: &mut dyn FnMut(usize) -> usize) -> Option<Found> {
         let mut r = Repetition::new();
         let mut rest = text;
+        let mut i = 0;
         while !rest.is_empty() {
-            let mut at = size.min(rest.len());
+            let mut at = size(i).clamp(1, rest.len());
+            i += 1;
             while !rest.is_char_boundary(at) {
                 at += 1;
             }
             let (piece, after) = rest.split_at(at);
             if let Some(found) = r.push(piece) {
+                assert_eq!(r.found(), Some(found));
                 return Some(found);
             }
             rest = after;
@@ -197,10 +294,116 @@ mod tests {
         None
     }
 
+    /// A small deterministic generator (SplitMix64) for the chunk sizes.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) % n
+        }
+    }
+
+    /// A 256-entry table of `0x00` written 16 a line (1.6 KB).
+    fn zero_table() -> String {
+        let line = format!("    {}\n", "0x00, ".repeat(16).trim_end());
+        format!("static const uint8_t T[256] = {{\n{}}};\n", line.repeat(16))
+    }
+
+    /// Base64 of `bytes` zero bytes, in lines of 76 as `base64` writes it.
+    fn base64_zeros(bytes: usize) -> String {
+        let mut text = "A".repeat(bytes / 3 * 4);
+        match bytes % 3 {
+            1 => text.push_str("AA=="),
+            2 => text.push_str("AAA="),
+            _ => {}
+        }
+        let lines: Vec<&str> = text
+            .as_bytes()
+            .chunks(76)
+            .map(|l| std::str::from_utf8(l).unwrap_or_default())
+            .collect();
+        lines.join("\n") + "\n"
+    }
+
+    /// What people write that repeats exactly, each a few kilobytes at most.
+    fn legitimate() -> Vec<(&'static str, String)> {
+        let csv = format!("a,b,c,d,e,f,g,h\n{}", "0,0,0,0,0,0,0,0\n".repeat(300));
+        let hex = "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00\n".repeat(100);
+        let xxd: String = (0..64)
+            .map(|i| {
+                format!(
+                    "{:08x}: 0000 0000 0000 0000 0000 0000 0000 0000  ................\n",
+                    i * 16
+                )
+            })
+            .collect();
+        let rows = format!(
+            "| a | b | c |\n|---|---|---|\n{}",
+            "|   |   |   |\n".repeat(300)
+        );
+        vec![
+            ("a 256-entry table of 0x00", zero_table()),
+            ("base64 of a 1 KiB zero file", base64_zeros(1024)),
+            (
+                "base64 of a 1 KiB zero file, one line",
+                "A".repeat(1366) + "==",
+            ),
+            ("base64 of a 4 KiB zero file", base64_zeros(4096)),
+            ("a CSV of zeros", csv),
+            ("a hex dump of zeros", hex),
+            ("xxd of 1 KiB of zeros", xxd),
+            ("empty Markdown table rows", rows),
+            ("200 nop lines", "    nop\n".repeat(200)),
+            (
+                "an array of zeros",
+                format!("let t = [{}];\n", "0, ".repeat(2_000)),
+            ),
+            ("blank lines", "\n".repeat(4_000)),
+            ("a rule", "=".repeat(4_000)),
+        ]
+    }
+
+    #[test]
+    fn legitimate_repetitive_data_of_a_few_kilobytes_is_left_alone() {
+        for (what, text) in legitimate() {
+            assert!(text.len() < MIN_BYTES, "{what}: {}", text.len());
+            for size in [1, 3, 16, 64, 1_000, text.len()] {
+                assert_eq!(feed(&text, size), None, "{what}, pieces of {size}");
+            }
+            // Also within a reply, after an introduction and before an ending.
+            let reply = format!("Here it is:\n\n```\n{text}```\n\nThat is all.\n");
+            assert_eq!(feed(&reply, 7), None, "{what} in a reply");
+        }
+        // All of them, one after the other with a line between: each run is its own.
+        let all: String = legitimate()
+            .into_iter()
+            .map(|(what, text)| format!("{what}:\n{text}\n"))
+            .collect();
+        assert!(all.len() > MIN_BYTES);
+        assert_eq!(feed(&all, 5), None);
+    }
+
+    #[test]
+    fn over_the_line_it_is_a_runaway_whatever_it_looks_like() {
+        // Base64 of a 64 KiB zero file: 87 KB of `A`, stopped after its first 8 KiB.
+        let text = base64_zeros(64 * 1024);
+        let found = feed(&text, 100).expect("found");
+        assert_eq!(found.start, 0);
+        assert_eq!(found.period, 77, "a line of 76 and its newline");
+        assert!(found.at <= MIN_BYTES + 77 + CHECK_EVERY, "{found:?}");
+        // Two thousand `0x00` lines: found too.
+        let line = format!("    {}\n", "0x00, ".repeat(16).trim_end());
+        assert!(feed(&line.repeat(2_000), 64).is_some());
+    }
+
     #[test]
     fn a_short_span_over_and_over_is_found_where_it_starts() {
         let intro = "The command is: ```bash\nls";
-        let text = format!("{intro}{}", " -l".repeat(2_000));
+        let text = format!("{intro}{}", " -l".repeat(20_000));
         for size in [1, 3, 7, 64, 100_000] {
             let found = feed(&text, size).expect("found");
             assert_eq!(found.period, 3, "pieces of {size}");
@@ -209,13 +412,15 @@ mod tests {
             assert!(found.start <= intro.len(), "{found:?}");
             assert!(found.start + 3 > intro.len() - 2, "{found:?}");
         }
-        // Found soon after the run is long enough, not at the end of the stream.
+        // Found soon after the run is long enough, not at the end of the stream: long
+        // before any window fills (8 KiB of " -l" is under 6,000 tokens).
         let mut r = Repetition::new();
         r.push(intro);
         let mut fed = 0;
         while r.push(" -l").is_none() {
             fed += 3;
         }
+        assert!(fed >= MIN_BYTES - 3, "{fed}");
         assert!(fed < MIN_BYTES + CHECK_EVERY, "{fed}");
         // It answers once.
         assert_eq!(r.push(&" -l".repeat(100)), None);
@@ -225,51 +430,127 @@ mod tests {
     fn long_spans_sentences_and_blank_lines_are_found_too() {
         let sentence = "I will now run the tests to check that everything works. ";
         assert_eq!(
-            feed(&sentence.repeat(30), 17).map(|f| f.period),
+            feed(&sentence.repeat(300), 17).map(|f| f.period),
             Some(sentence.len())
         );
-        assert_eq!(feed(&"\n".repeat(1_300), 5).map(|f| f.period), Some(1));
+        assert_eq!(feed(&"\n".repeat(10_000), 5).map(|f| f.period), Some(1));
         let block = "fn a() {}\n".repeat(30) + "x".repeat(200).as_str() + "\n";
-        let found = feed(&block.repeat(10), 50).expect("found");
+        let found = feed(&block.repeat(40), 50).expect("found");
         assert_eq!(found.period, block.len());
         // Not over MAX_PERIOD: a span of 600 bytes repeated is left alone.
         let long: String = (0..600)
             .map(|i| char::from(b'a' + (i % 26) as u8))
             .collect::<String>();
         let long = format!("{}\n", &long[..599]);
-        assert_eq!(feed(&long.repeat(10), 64), None);
+        assert_eq!(feed(&long.repeat(40), 64), None);
     }
 
     #[test]
     fn what_people_write_is_left_alone() {
         // A table whose rows differ in a number, a list, code, a rule, an array of zeros.
         let mut table = String::from("| n | square |\n|---|---|\n");
-        for i in 0..400 {
+        for i in 0..4_000 {
             table.push_str(&format!("| {i} | {} |\n", i * i));
         }
         assert_eq!(feed(&table, 16), None);
-        let list: String = (0..300).map(|i| format!("- [ ] item {i}\n")).collect();
+        let list: String = (0..3_000).map(|i| format!("- [ ] item {i}\n")).collect();
         assert_eq!(feed(&list, 16), None);
-        let code: String = (0..200)
+        let code: String = (0..2_000)
             .map(|i| format!("    assert_eq!(f({i}), {});\n", i + 1))
             .collect();
         assert_eq!(feed(&code, 16), None);
-        let zeros = format!("let t = [{}];\n", "0, ".repeat(256));
-        let rule = format!("{}\nTitle\n{}\n", "=".repeat(120), "=".repeat(120));
-        assert_eq!(feed(&format!("{zeros}{rule}{zeros}"), 16), None);
-        // Identical lines, but fewer than a kilobyte of them.
-        assert_eq!(feed(&"}\n".repeat(40), 16), None);
-        assert_eq!(feed(&"| - | - |\n".repeat(20), 16), None);
+    }
+
+    /// The watch done the slow way: at each look, every period from the shortest, each
+    /// run scanned whole (no period ruled out by a shorter one).
+    fn reference(text: &str) -> Option<Found> {
+        let bytes = text.as_bytes();
+        let mut before = 0;
+        let mut end = CHECK_EVERY;
+        while end <= bytes.len() {
+            let s = &bytes[before..end];
+            let n = s.len();
+            for period in 1..=MAX_PERIOD.min(n / MIN_REPEATS) {
+                let needed = MIN_BYTES.max(MIN_REPEATS * period);
+                if needed > n || n < MIN_BYTES {
+                    break;
+                }
+                let run = (period..n)
+                    .rev()
+                    .take_while(|&i| s[i] == s[i - period])
+                    .count();
+                if run + period >= needed {
+                    return Some(Found {
+                        start: before + n - run - period,
+                        period,
+                        at: end,
+                    });
+                }
+            }
+            if n >= 2 * WINDOW {
+                before = end - WINDOW;
+            }
+            end += CHECK_EVERY;
+        }
+        None
+    }
+
+    #[test]
+    fn the_verdict_and_the_cut_do_not_depend_on_the_pieces() {
+        let runaway = |intro: &str, span: &str, n: usize| format!("{intro}{}", span.repeat(n));
+        let mut texts: Vec<String> = legitimate().into_iter().map(|(_, t)| t).collect();
+        texts.extend([
+            runaway("ls", " -l", 4_000),
+            runaway("", "A", 9_000),
+            runaway("é", "😀", 3_000),
+            runaway(&zero_table(), "0x00, ", 2_000),
+            runaway(&"x".repeat(5_000), "ab", 6_000),
+            base64_zeros(64 * 1024),
+            // Just under the line, then something else: never found.
+            runaway("", "0, ", MIN_BYTES / 3 - 10) + "done\n",
+        ]);
+        // Random mixes of the above, cut at random lengths.
+        let mut rng = Rng(42);
+        for _ in 0..12 {
+            let mut mix = String::new();
+            for _ in 0..4 {
+                let t = &texts[rng.below(texts.len() as u64) as usize];
+                let mut cut = rng.below(t.len() as u64 + 1) as usize;
+                while !t.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                mix.push_str(&t[..cut]);
+            }
+            texts.push(mix);
+        }
+        for (k, text) in texts.iter().enumerate() {
+            let whole = feed(text, text.len().max(1));
+            assert_eq!(whole, reference(text), "text {k}, against the slow way");
+            assert_eq!(feed(text, 1), whole, "text {k}, one byte a piece");
+            for seed in 0..4 {
+                let mut rng = Rng(seed * 1_000 + k as u64);
+                let sizes = [8, 100, 3_000];
+                let max = sizes[seed as usize % 3];
+                let found = feed_sizes(text, &mut |_| 1 + rng.below(max) as usize);
+                assert_eq!(found, whole, "text {k}, random pieces (seed {seed})");
+            }
+            if let Some(found) = whole {
+                assert_eq!(found.at % CHECK_EVERY, 0);
+                assert!(found.keep() <= found.at);
+                // The cut keeps the same text whatever the pieces.
+                assert!(cut(text, &found).ends_with(CUT_MARK));
+            }
+        }
     }
 
     #[test]
     fn a_cut_keeps_the_start_and_a_few_repeats_and_says_so() {
-        let text = format!("héllo:{}", " -l".repeat(1_000));
+        let text = format!("héllo:{}", " -l".repeat(10_000));
         let found = feed(&text, 10).unwrap();
         let kept = cut(&text, &found);
         assert_eq!(kept, format!("héllo: -l -l -l{CUT_MARK}"));
         // A cut inside a character moves back to its start.
-        let emoji = "😀".repeat(400);
+        let emoji = "😀".repeat(4_000);
         let found = feed(&emoji, 10).unwrap();
         assert_eq!(found.period, 4);
         let kept = cut(
@@ -277,6 +558,7 @@ mod tests {
             &Found {
                 start: 1,
                 period: 4,
+                at: 0,
             },
         );
         assert!(kept.starts_with("😀😀😀"), "{kept}");

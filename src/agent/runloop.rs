@@ -32,11 +32,11 @@ use tokio::sync::mpsc;
 use super::client::{self, LlmClient};
 use super::events::{AgentCommand, AgentEvent, TurnOutcome};
 use super::inbox::{Inbox, Queued, Wake};
+use super::loop_guard::{SameCalls, Stopped};
 use super::mode::SharedMode;
 use super::repetition::Repeats;
 use super::step::Step;
 use super::stream::{Assembler, StreamDelta};
-use super::toolrun::SameCalls;
 use super::AgentConfig;
 use crate::context::budget::{self, TokenMeter};
 use crate::context::changes::{Change, Snapshot};
@@ -135,9 +135,9 @@ pub(crate) struct Agent {
     background: crate::tools::background::Background,
     /// The loop guard's memory of the last calls of this turn.
     same_calls: SameCalls,
-    /// Set when the user refused a call the loop guard asked about (how many times the
-    /// model had made it): the turn stops.
-    loop_stopped: Option<u32>,
+    /// Set when the loop guard ended the turn: the user refused the call it asked about,
+    /// or the model sent again a call rein rejected several times in a row.
+    loop_stopped: Option<Stopped>,
     /// Set when a hook said `continue: false` (its reason): the turn stops.
     hook_stopped: Option<String>,
     /// Context SessionStart hooks gave, for the next turn's message.
@@ -535,13 +535,22 @@ impl Agent {
             // Whatever streamed before an interrupt or a failure is shown too.
             on_delta(StreamDelta::Flush);
             let reply = match result {
-                Some(None) => {
-                    let reasoning = repeats.reasoning_cut(assembler.reasoning());
-                    let streamed = assembler.take_streamed();
+                // Stopped mid-stream, or the piece that completed the run ended the reply
+                // too: the verdict is the text's, not the stream's timing.
+                Some(finished) if repeats.tripped() => {
+                    // A reply that ended took its text out of the assembler.
+                    let (streamed, reasoning) = match finished {
+                        Some(Ok(reply)) => {
+                            let reasoning = reply.reasoning.map(|r| r.text).unwrap_or_default();
+                            (reply.text + &reply.refusal, reasoning)
+                        }
+                        _ => (assembler.take_streamed(), assembler.reasoning().to_string()),
+                    };
+                    let reasoning = repeats.reasoning_cut(&reasoning);
                     self.stop_repeating(&repeats, streamed, reasoning);
                     return TurnOutcome::Failed;
                 }
-                Some(Some(reply)) => Some(reply),
+                Some(reply) => reply,
                 None => None,
             };
             let reply = match reply {
@@ -644,12 +653,9 @@ impl Agent {
                 });
                 return TurnOutcome::Completed;
             }
-            if let Some(times) = self.loop_stopped.take() {
+            if let Some(stopped) = self.loop_stopped.take() {
                 self.emit(AgentEvent::Notice {
-                    message: format!(
-                        "the turn was stopped: the model made the same call {times} times in a \
-                         row and the next was refused; send a message to go on"
-                    ),
+                    message: stopped.notice(),
                 });
                 return TurnOutcome::Failed;
             }

@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use super::client::LlmClient;
 use super::events::{AgentEvent, SubagentEvent, Usage};
 use super::inbox::OpenApprovals;
+use super::loop_guard::{Answer, Rejected, SameCalls, Stopped, Verdict};
 use super::mode::SharedMode;
 use super::step::{Reply, Step};
 use super::toolrun::ToolEnv;
@@ -148,6 +149,36 @@ impl Subagent {
         Some(said)
     }
 
+    /// The loop guard ended the task (`stopped`): its result says so, with what it said.
+    fn loop_stopped(
+        &self,
+        task_id: &str,
+        steps: u32,
+        usage: Usage,
+        granted: Vec<Grant>,
+        said: &[String],
+        stopped: Stopped,
+    ) -> Outcome {
+        self.report(
+            task_id,
+            SubagentEvent::Finished {
+                steps,
+                usage,
+                stopped_early: true,
+            },
+        );
+        let mut text = format!("Error: task stopped - {}.", stopped.what("the subagent"));
+        if !said.is_empty() {
+            text.push_str(" What it said before:\n");
+            text.push_str(&said.join("\n\n"));
+        }
+        Outcome {
+            result: ToolResult::error(text),
+            granted,
+            hook_stop: None,
+        }
+    }
+
     /// Answer `description`, as the `task` call `task_id`.
     pub(crate) async fn run(self, task_id: String, description: String) -> Outcome {
         // Its tools are fixed for its run (a server changing its list meanwhile changes
@@ -181,6 +212,7 @@ impl Subagent {
         let mut stop_blocks = 0;
         let mut usage = Usage::default();
         let mut granted = Vec::new();
+        let mut same_calls = SameCalls::default();
         // What it said along the way: what it has when it stops early.
         let mut said: Vec<String> = Vec::new();
         let max_steps = self.max_steps.max(1);
@@ -225,6 +257,8 @@ impl Subagent {
                 reply = step.run(&history, &mut on_delta) => Some(reply),
                 () = stop.notified() => None,
             };
+            // The piece that completed the run may have ended the reply too: the same.
+            let reply = reply.filter(|_| !repeats.tripped());
             let reply = match reply {
                 Some(Ok(reply)) => reply,
                 None => {
@@ -301,7 +335,7 @@ impl Subagent {
             }
             .into_message(&self.client.config().model);
             history.push(message);
-            let env = ToolEnv {
+            let mut env = ToolEnv {
                 toolset: Toolset::Subagent,
                 policy: &*self.policy,
                 root: &self.root,
@@ -313,7 +347,7 @@ impl Subagent {
                 spill: &self.spill,
                 mode: &self.mode,
                 external: self.external.as_deref(),
-                repeated: 0,
+                looping: None,
                 background: None,
                 hooks: self.hooks.as_ref(),
                 guard: self.hooks.as_ref().map(|h| &*h.hooks),
@@ -327,7 +361,36 @@ impl Subagent {
                         args: tools::display_arguments(&call.function.arguments),
                     },
                 );
-                let run = env.judge_and_run(None, call).await;
+                // The loop guard watches a subagent's calls as the main agent's.
+                let (verdict, ticket) = same_calls.next(call);
+                env.looping = match verdict {
+                    Verdict::Go => None,
+                    Verdict::Ask(found) => Some(found),
+                    Verdict::Stop(rejections) => {
+                        let stopped = Stopped::Rejected(rejections);
+                        self.report(
+                            &task_id,
+                            SubagentEvent::ToolFinished {
+                                id: call.id.clone(),
+                                name: call.function.name.clone(),
+                                result: stopped.not_run(),
+                                is_error: true,
+                                outcome: crate::conversation::ToolOutcome::Error,
+                                duration: std::time::Duration::ZERO,
+                            },
+                        );
+                        return self.loop_stopped(&task_id, steps, usage, granted, &said, stopped);
+                    }
+                };
+                let mut run = env.judge_and_run(None, call).await;
+                let answer = if run.ran {
+                    Answer::ran(&run.result.text, None)
+                } else {
+                    Answer::Rejected(Rejected::of(run.result.outcome))
+                };
+                if let Some(rejections) = same_calls.answered(ticket, answer) {
+                    run.result.text.push_str(&rejections.note());
+                }
                 granted.extend(run.granted);
                 let hook_stop = run.hook_stop.clone();
                 let ToolResult { outcome, text, .. } = run.result.clone();
@@ -344,6 +407,11 @@ impl Subagent {
                         duration,
                     },
                 );
+                // The user refused the call the loop guard put to them: the subagent ends.
+                if let (true, Some(found)) = (run.loop_refused, env.looping) {
+                    let stopped = Stopped::Refused(found);
+                    return self.loop_stopped(&task_id, steps, usage, granted, &said, stopped);
+                }
                 // A hook said `continue: false`: the subagent ends here (its other calls
                 // are not run), and so does the main turn.
                 if let Some(reason) = hook_stop {

@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::events::{AgentEvent, ApprovalDecision};
 use super::inbox::{Inbox, OpenApprovals, OpenForms};
+use super::loop_guard::Loop;
 use super::mode::SharedMode;
 use crate::context::spill::TurnSpill;
 use crate::conversation::{ToolCall, ToolResult};
@@ -47,9 +48,9 @@ pub(crate) struct ToolEnv<'a> {
     /// Tools from outside rein (MCP servers) this agent may call, if any: the main agent
     /// all of them, a subagent those its servers open to subagents.
     pub external: Option<&'a dyn ExternalTools>,
-    /// How many times in a row the model made this same call just before (the main
-    /// agent's loop guard, [`SAME_CALL_LIMIT`]); 0 for a subagent.
-    pub repeated: u32,
+    /// Set when this call goes on with a loop of calls that ran (the loop guard,
+    /// [`super::loop_guard`]): it is put to the user whatever the mode.
+    pub looping: Option<Loop>,
     /// The session's background commands; none for a subagent (its `bash` runs in the
     /// foreground only).
     pub background: Option<&'a Background>,
@@ -58,59 +59,6 @@ pub(crate) struct ToolEnv<'a> {
     /// The session's hooks, configured or not: their guard records a host-tool file whose
     /// write the user approved in the question (`crate::host_tools`).
     pub guard: Option<&'a crate::hooks::Hooks>,
-}
-
-/// Identical calls in a row after which the next one is put to the user, whatever the
-/// approval mode: a model that does not read its results repeats itself until stopped.
-pub(crate) const SAME_CALL_LIMIT: u32 = 3;
-
-/// The main agent's memory of its last calls, for the loop guard: a call counts as the
-/// same when its tool and arguments are, and so did its result. A call whose result
-/// changes (`bash_output` of a running server, `git status` during a build) is watching
-/// something, not going round in circles.
-#[derive(Debug, Default)]
-pub(crate) struct SameCalls {
-    /// The last call's tool and arguments (parsed, so spacing and key order do not count).
-    last: Option<(String, Result<serde_json::Value, String>)>,
-    /// A hash of its last result.
-    result: Option<u64>,
-    /// How many times in a row it came with that result.
-    count: u32,
-}
-
-impl SameCalls {
-    /// Take in `call`: how many times in a row the same call, with the same result, came
-    /// just before it.
-    pub(crate) fn next(&mut self, call: &ToolCall) -> u32 {
-        let args = serde_json::from_str::<serde_json::Value>(&call.function.arguments)
-            .map_err(|_| call.function.arguments.clone());
-        let key = (call.function.name.clone(), args);
-        if self.last.as_ref() != Some(&key) {
-            self.count = 0;
-            self.result = None;
-        }
-        self.last = Some(key);
-        self.count
-    }
-
-    /// Take in the result of the call [`next`](Self::next) took in.
-    pub(crate) fn result(&mut self, text: &str) {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut hasher);
-        let hash = hasher.finish();
-        self.count = if self.result == Some(hash) {
-            self.count + 1
-        } else {
-            1
-        };
-        self.result = Some(hash);
-    }
-
-    /// Forget (a new user turn: the user spoke in between).
-    pub(crate) fn reset(&mut self) {
-        *self = SameCalls::default();
-    }
 }
 
 /// `text` capped on arrival (layer 1), its whole (or `whole`, when given) kept in the spill
@@ -164,6 +112,8 @@ pub(crate) struct ToolRun {
     pub hook_stop: Option<String>,
     /// The user answered yes to the question about this call.
     pub approved: bool,
+    /// The tool ran (false: rein rejected the call, or the user refused or interrupted it).
+    pub ran: bool,
 }
 
 impl ToolEnv<'_> {
@@ -199,10 +149,10 @@ impl ToolEnv<'_> {
 
     /// Why the loop guard asks.
     fn loop_reason(&self) -> String {
-        format!(
-            "the model made this same call {} times in a row already; it may be stuck in a loop",
-            self.repeated
-        )
+        match self.looping {
+            Some(found) => format!("{}; it may be stuck in a loop", found.already()),
+            None => String::new(),
+        }
     }
 
     /// The id an approval (or auto-approval) of `call` goes by. A subagent's call ids come
@@ -243,6 +193,7 @@ impl ToolEnv<'_> {
             loop_refused: false,
             hook_stop: None,
             approved: false,
+            ran: false,
         };
         let name = call.function.name.as_str();
         let external = external_spec(self.external, name, self.subagent.is_some());
@@ -307,7 +258,7 @@ impl ToolEnv<'_> {
         });
         let current = self.mode.get();
         let decision = mode::decide(current, name, verdict, self.mode.sandbox_works());
-        let looping = self.repeated >= SAME_CALL_LIMIT;
+        let looping = self.looping.is_some();
         // A hook's word: allow skips the question (never a rule's deny or plan mode's
         // refusal, and never the sandbox, which runs the call all the same); ask asks.
         let decision = match (decision, &hook_permission) {
@@ -414,6 +365,7 @@ impl ToolEnv<'_> {
             }
         }
         run.started = Instant::now();
+        run.ran = true;
         self.finish_run(inbox, call, name, prepared, hook_context, current, run)
             .await
     }
@@ -544,7 +496,8 @@ impl ToolEnv<'_> {
             grants: grants.clone(),
             preview: prepared.preview(self.ctx),
             subagent: self.subagent.map(str::to_string),
-            repeated: if looping { self.repeated } else { 0 },
+            repeated: self.looping.map_or(0, |found| found.times),
+            period: self.looping.map_or(0, |found| found.period),
             mcp: crate::permissions::tools::McpCall::for_call(name, &prepared.args).map(
                 |mut call| {
                     // The configured names, and who declared the server.

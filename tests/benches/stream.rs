@@ -10,8 +10,10 @@
 //!    the client's default caps; next to the peak of a process that only starts the runtime.
 //!
 //! 4. The repetition watch (`agent::repetition`) over 8 MB of varied text (a table whose
-//!    rows differ) in pieces as a server streams them, per byte; and how many bytes of a
-//!    reply repeating `" -l"` it reads before it stops it.
+//!    rows differ) and over 8 MB of data that repeats exactly but stays under the line
+//!    (256-entry tables of `0x00` and base64 of 4 KiB of zeros, each after a line of its
+//!    own) in pieces as a server streams them, per byte; and how many bytes of a reply
+//!    repeating `" -l"` it reads before it stops it.
 //!
 //! Figures are printed as Markdown table rows.
 
@@ -236,17 +238,27 @@ fn in_child(kind: &str) -> (String, u64, String) {
 
 fn bench_repetition() {
     use rein::agent::repetition::Repetition;
-    let mut text = String::new();
+    let mut table = String::new();
     let mut i = 0u64;
-    while text.len() < 8 * MB {
-        text.push_str(&format!("| {i} | {} | row {} |\n", i * i, i % 7));
+    while table.len() < 8 * MB {
+        table.push_str(&format!("| {i} | {} | row {} |\n", i * i, i % 7));
+        i += 1;
+    }
+    // Exact repeats under the line: a zero table, base64 of zeros, each after its title.
+    let line = format!("    {}\n", "0x00, ".repeat(16).trim_end());
+    let zeros = line.repeat(16);
+    let base64 = format!("{}AA==\n", "A".repeat(5460));
+    let mut data = String::new();
+    let mut i = 0u64;
+    while data.len() < 8 * MB {
+        data.push_str(&format!("table {i}:\n{zeros}base64 {i}:\n{base64}"));
         i += 1;
     }
     println!(
-        "| repetition watch over 8 MB of a table, pieces of | time (median of {RUNS}) | per byte |"
+        "| repetition watch over 8 MB, pieces of | a table whose rows differ (median of {RUNS}) | per byte | zero tables and base64 of zeros (median of {RUNS}) | per byte |"
     );
-    println!("|---|---|---|");
-    for piece in [4, 16, 64] {
+    println!("|---|---|---|---|---|");
+    let time = |text: &str, piece: usize| {
         let times = (0..RUNS)
             .map(|_| {
                 let start = Instant::now();
@@ -258,11 +270,16 @@ fn bench_repetition() {
                 start.elapsed().as_secs_f64()
             })
             .collect();
-        let secs = median(times);
+        median(times)
+    };
+    for piece in [4, 16, 64] {
+        let (a, b) = (time(&table, piece), time(&data, piece));
         println!(
-            "| {piece} bytes | {:.1} ms | {:.1} ns |",
-            secs * 1e3,
-            secs * 1e9 / text.len() as f64
+            "| {piece} bytes | {:.1} ms | {:.1} ns | {:.1} ms | {:.1} ns |",
+            a * 1e3,
+            a * 1e9 / table.len() as f64,
+            b * 1e3,
+            b * 1e9 / data.len() as f64
         );
     }
     let mut watch = Repetition::new();
@@ -271,7 +288,7 @@ fn bench_repetition() {
     while watch.push(" -l").is_none() {
         fed += 3;
     }
-    println!("| a reply repeating \" -l\" | stopped after {fed} bytes of it | |");
+    println!("| a reply repeating \" -l\" | stopped after {fed} bytes of it | | | |");
 }
 
 fn main() {

@@ -14,6 +14,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::Agent;
 use crate::agent::events::{AgentEvent, SubagentEvent};
+use crate::agent::loop_guard::{Answer, Rejected, Stopped, Verdict};
 use crate::agent::subagent::{self, Subagent};
 use crate::agent::toolrun::{self, ToolEnv};
 use crate::conversation::{Message, ToolCall, ToolResult};
@@ -34,10 +35,24 @@ impl Agent {
         });
     }
 
-    /// Judge and run one tool call and append its result. False when the user interrupted.
+    /// Judge and run one tool call and append its result. False when the turn stops here
+    /// (the user interrupted, the loop guard or a hook stopped it).
     pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
         self.call_started(call);
-        let repeated = self.same_calls.next(call);
+        let (verdict, ticket) = self.same_calls.next(call);
+        let looping = match verdict {
+            Verdict::Go => None,
+            Verdict::Ask(found) => Some(found),
+            // The same call rein rejected several times in a row: not judged again.
+            Verdict::Stop(rejections) => {
+                self.same_calls
+                    .answered(ticket, Answer::Rejected(rejections.how));
+                let stopped = Stopped::Rejected(rejections);
+                self.finish_tool(call, ToolResult::error(stopped.not_run()), Instant::now());
+                self.loop_stopped = Some(stopped);
+                return false;
+            }
+        };
         let hook_env = self.hook_env();
         let open = self.inbox.open.clone();
         let forms = self.inbox.forms.clone();
@@ -53,7 +68,7 @@ impl Agent {
             spill: &self.spill,
             mode: &self.mode,
             external: self.config.external_tools.as_deref(),
-            repeated,
+            looping,
             background: Some(&self.background),
             hooks: hook_env.as_ref(),
             guard: Some(&self.config.hooks),
@@ -62,27 +77,40 @@ impl Agent {
             let before = read_text(&path);
             (path, before)
         });
-        let run = env.judge_and_run(Some(&mut self.inbox), call).await;
-        self.same_calls.result(&run.result.text);
+        let mut run = env.judge_and_run(Some(&mut self.inbox), call).await;
+        let accepted = !run.result.outcome.is_error();
+        // What an edit left: part of its answer for the loop guard, and its diff below.
+        let edited = match (accepted, edited) {
+            (true, Some((path, before))) => Some((before, read_text(&path))),
+            _ => None,
+        };
+        let answer = if run.ran {
+            let after = edited.as_ref().and_then(|(_, after)| after.as_deref());
+            Answer::ran(&run.result.text, after)
+        } else {
+            Answer::Rejected(Rejected::of(run.result.outcome))
+        };
+        // A rejected call sent again: its result says how many times.
+        if let Some(rejections) = self.same_calls.answered(ticket, answer) {
+            run.result.text.push_str(&rejections.note());
+        }
         if let Some(reason) = &run.hook_stop {
             self.hook_stopped = Some(reason.clone());
         }
-        if run.loop_refused {
-            self.loop_stopped = Some(repeated + 1);
+        if let (true, Some(found)) = (run.loop_refused, looping) {
+            self.loop_stopped = Some(Stopped::Refused(found));
         }
         self.record_mode();
         for grant in &run.granted {
             self.record(Entry::rule(grant));
         }
-        let accepted = !run.result.outcome.is_error();
         self.finish_tool(call, run.result, run.started);
         if accepted {
             // A file in a folder with instruction files of its own: they go out next.
             self.load_nested(call);
         }
         // What an edit changed, for its cell: the file before and after, diffed.
-        if let (true, Some((path, before))) = (accepted, edited) {
-            let after = read_text(&path);
+        if let Some((before, after)) = edited {
             if let (Some(before), Some(after)) = (before, after) {
                 if let Some(diff) = crate::checkpoint::diff::short(&before, &after, EDIT_DIFF_LINES)
                 {
@@ -114,6 +142,8 @@ impl Agent {
         // Each task's arguments, for the PostToolUse hooks on its result.
         let mut task_args = Vec::new();
         let mut starts = Vec::new();
+        // Each task's loop-guard ticket, and whether it was sent to a subagent.
+        let mut tickets = Vec::new();
         let mut running = FuturesUnordered::new();
         // At most `subagent.max_parallel` run at once (a reply of 2,000 `task` calls would
         // otherwise send hundreds of requests in a second); the rest wait their turn, in
@@ -122,9 +152,34 @@ impl Agent {
         let slots = Arc::new(tokio::sync::Semaphore::new(max));
         for (i, call) in calls.iter().enumerate() {
             self.call_started(call);
-            // Subagents are not the loop guard's to judge: a task breaks a run of calls.
-            self.same_calls.reset();
             starts.push(Instant::now());
+            // The loop guard counts tasks as any call: the same task asked for again with
+            // the same answer, or the same invalid one, is not run.
+            let (verdict, ticket) = self.same_calls.next(call);
+            let stopped = match verdict {
+                Verdict::Go => None,
+                Verdict::Ask(found) => Some(Stopped::Task(found)),
+                Verdict::Stop(rejections) => Some(Stopped::Rejected(rejections)),
+            };
+            if let Some(stopped) = stopped.filter(|_| self.loop_stopped.is_none()) {
+                self.loop_stopped = Some(stopped);
+                let outcome = subagent::Outcome::error(stopped.not_run());
+                self.emit(finished_event(call, &outcome.result, starts[i]));
+                results.push(Some(outcome));
+                task_args.push(None);
+                tickets.push((ticket, None));
+                continue;
+            }
+            if self.loop_stopped.is_some() {
+                let outcome = subagent::Outcome::error(
+                    "Error: not run - the turn was stopped before this call started.".to_string(),
+                );
+                self.emit(finished_event(call, &outcome.result, starts[i]));
+                results.push(Some(outcome));
+                task_args.push(None);
+                tickets.push((ticket, None));
+                continue;
+            }
             // A task only reads, and each of its subagent's calls is judged on its own,
             // so the task itself needs no permission.
             let prepared = Toolset::Main.prepare(&call.function.name, &call.function.arguments);
@@ -138,6 +193,7 @@ impl Agent {
                 None => prepared,
             };
             task_args.push(prepared.as_ref().ok().map(|p| p.args.clone()));
+            tickets.push((ticket, Some(prepared.is_ok())));
             match prepared {
                 Ok(prepared) => {
                     let description = prepared.task_description().unwrap_or_default();
@@ -205,6 +261,17 @@ impl Agent {
                     for grant in &outcome.granted {
                         self.record(Entry::rule(grant));
                     }
+                    // The loop guard hears how each task went (not those it stopped).
+                    let (ticket, ran) = tickets[i];
+                    let answer = ran.map(|ran| match ran {
+                        true => Answer::ran(&outcome.result.text, None),
+                        false => Answer::Rejected(Rejected::of(outcome.result.outcome)),
+                    });
+                    if let Some(rejections) =
+                        answer.and_then(|a| self.same_calls.answered(ticket, a))
+                    {
+                        outcome.result.text.push_str(&rejections.note());
+                    }
                     self.push(Message::tool_result(call.id.clone(), outcome.result));
                 }
                 None => self.finish_tool(call, ToolResult::interrupted(), starts[i]),
@@ -215,7 +282,7 @@ impl Agent {
                 self.hook_stopped = Some(reason);
                 false
             }
-            None => completed,
+            None => completed && self.loop_stopped.is_none(),
         }
     }
 

@@ -219,6 +219,7 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
         mcp,
         // The reason says it: "the model made this same call N times in a row".
         repeated: _,
+        period: _,
     } = event
     else {
         return;

@@ -605,7 +605,7 @@ models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price
     // once alpha's server answered `GET /v1/models`, the one it lists (issue 28).
     let screen = tmux
         .wait_for("the model picker with the server's models", |s| {
-            s.contains("Switch model (18)") && s.contains("1 more model from")
+            s.contains("Switch model (21)") && s.contains("1 more model from")
         })
         .await;
     assert!(screen.contains("alpha/model-a  ● in use"), "{screen}");
@@ -613,7 +613,7 @@ models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price
     assert!(screen.contains("anthropic/claude-sonnet-4-5"), "{screen}");
     tmux.send("scripted", &[]);
     let screen = tmux
-        .wait_for("the server's model", |s| s.contains("(1 of 18)"))
+        .wait_for("the server's model", |s| s.contains("(1 of 21)"))
         .await;
     assert!(
         screen.contains("alpha/scripted") && screen.contains("from the server"),
@@ -622,7 +622,7 @@ models = {{ "model-b" = {{ context_window = 50000, input_price = 1, output_price
     tmux.send("", &["C-u"]);
     tmux.send("BETA", &[]);
     tmux.wait_for("the filter", |s| {
-        s.contains("filter BETA") && s.contains("(1 of 18)")
+        s.contains("filter BETA") && s.contains("(1 of 21)")
     })
     .await;
     tmux.send("", &["Enter"]);

@@ -123,6 +123,45 @@ async fn the_same_rejected_call_sent_forever_ends_the_turn_after_three_answers()
     }
 }
 
+/// A different broken call in every reply, forever (JSON cut short somewhere else, a new
+/// invented tool, a wrong field type): eight are answered with their errors, the ninth
+/// ends the turn, and the model read from the fourth on that it would.
+#[tokio::test]
+async fn different_invalid_calls_sent_forever_end_the_turn_after_eight() {
+    let (home, project) = setup();
+    let server = forever(|n| match n % 3 {
+        // Each its own, numbers aside (the same call with another number is the same).
+        0 => call("bash", &format!("{{\"command\": \"ls {}", "a".repeat(n))),
+        1 => call(&format!("invented_tool_{}", "x".repeat(n)), "{}"),
+        _ => call(
+            "read_file",
+            &format!("{{\"path\": [\"{}\"]}}", "b".repeat(n)),
+        ),
+    })
+    .await;
+    let out = rein(home.path(), project.path(), &server.base_url(), &["--yes"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 9, "{err}");
+    assert!(
+        err.contains("the turn was stopped: the model sent 9 invalid calls in a row"),
+        "{err}"
+    );
+    let results = support::last_tool_results(&requests);
+    assert_eq!(results.len(), 8, "{results:?}");
+    assert!(!results[2].contains("(Note:"), "{results:?}");
+    assert!(
+        results[3].contains("you sent 4 invalid calls in a row"),
+        "{results:?}"
+    );
+    assert!(
+        results[7].contains("you sent 8 invalid calls in a row")
+            && results[7].contains("one more ends the turn"),
+        "{results:?}"
+    );
+}
+
 #[tokio::test]
 async fn two_calls_going_round_are_a_loop_whether_they_run_or_not() {
     // Two reads that give the same each time: the seventh call is put to the user, whom

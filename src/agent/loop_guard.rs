@@ -12,7 +12,8 @@
 //! in between, its arguments compared without their numbers (a counter, a timestamp). From
 //! the second, its result says so ([`Rejections::note`]); after [`SAME_CALL_LIMIT`] the
 //! next one gets [`Verdict::Stop`]: it is not judged, and the turn ends (asking to approve
-//! a call that cannot run makes no sense).
+//! a call that cannot run makes no sense). So does a call after [`INVALID_RUN_LIMIT`]
+//! invalid calls in a row, each its own (a model that cannot form a valid call at all).
 //!
 //! A call that ran is looping when the same call came [`SAME_CALL_LIMIT`] times in a row,
 //! or the same few calls (up to [`MAX_PERIOD`]) went round [`SAME_CALL_LIMIT`] times
@@ -39,6 +40,12 @@ pub(crate) const SAME_CALL_LIMIT: u32 = 3;
 pub(crate) const MAX_PERIOD: usize = 4;
 /// Calls remembered: enough for the longest cycle's repeats.
 pub(crate) const KEPT: usize = SAME_CALL_LIMIT as usize * MAX_PERIOD + MAX_PERIOD;
+/// Invalid calls in a row, whatever each was, after which the next is not judged: a model
+/// that sends a different broken call each time (JSON cut short here, then there; a new
+/// invented tool name each time) is as lost as one that sends the same.
+pub(crate) const INVALID_RUN_LIMIT: u32 = 8;
+/// Invalid calls in a row from which their results say the turn will end.
+const INVALID_RUN_NOTE: u32 = INVALID_RUN_LIMIT / 2;
 
 /// How rein rejected a call it did not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,17 +101,21 @@ impl Loop {
 }
 
 /// The same call rein rejected, sent `times` times in the last `within` calls (this one
-/// included).
+/// included); or, not `same`, `times` invalid calls in a row, each its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Rejections {
     pub times: u32,
     pub within: u32,
     pub how: Rejected,
+    pub same: bool,
 }
 
 impl Rejections {
     /// "sent this same invalid call 3 times in a row" (or "in 5 calls").
     fn sent(&self) -> String {
+        if !self.same {
+            return format!("sent {} invalid calls in a row", self.times);
+        }
         let when = if self.within == self.times {
             "in a row".to_string()
         } else {
@@ -120,6 +131,18 @@ impl Rejections {
     /// The note a rejected call's result ends with, for the model: how many times it sent
     /// it, and that the turn ends if it goes on.
     pub(crate) fn note(&self) -> String {
+        if !self.same {
+            let next = if self.times + 1 >= INVALID_RUN_LIMIT {
+                "one more ends the turn".to_string()
+            } else {
+                format!("after {INVALID_RUN_LIMIT} in a row the turn ends")
+            };
+            return format!(
+                "\n\n(Note: you {}; none of them could run. Check the tool's schema \
+                 and send valid JSON arguments: {next}.)",
+                self.sent()
+            );
+        }
         let next = if self.times >= SAME_CALL_LIMIT {
             "sending it once more ends the turn".to_string()
         } else {
@@ -293,6 +316,8 @@ pub(crate) struct SameCalls {
     records: VecDeque<Record>,
     /// Calls forgotten from the front.
     dropped: u64,
+    /// Calls answered invalid in a row, the last answered last.
+    invalid_run: u32,
 }
 
 impl SameCalls {
@@ -316,8 +341,20 @@ impl SameCalls {
         let record = self.records.get_mut(at)?;
         record.answer = Some(answer);
         let keys = record.keys;
-        record.rejected()?;
-        self.rejections(keys, at + 1).filter(|r| r.times >= 2)
+        self.invalid_run = match answer {
+            Answer::Rejected(Rejected::Invalid) => self.invalid_run.saturating_add(1),
+            _ => 0,
+        };
+        self.records.get(at)?.rejected()?;
+        let same = self.rejections(keys, at + 1).filter(|r| r.times >= 2);
+        same.or_else(|| {
+            (self.invalid_run >= INVALID_RUN_NOTE).then_some(Rejections {
+                times: self.invalid_run,
+                within: self.invalid_run,
+                how: Rejected::Invalid,
+                same: false,
+            })
+        })
     }
 
     /// Forget (a new user turn: the user spoke in between).
@@ -355,6 +392,7 @@ impl SameCalls {
             times,
             within: (end - first) as u32,
             how: how?,
+            same: true,
         })
     }
 
@@ -370,6 +408,15 @@ impl SameCalls {
                     ..before
                 });
             }
+        }
+        // Invalid calls in a row, each its own.
+        if self.invalid_run >= INVALID_RUN_LIMIT {
+            return Verdict::Stop(Rejections {
+                times: self.invalid_run + 1,
+                within: self.invalid_run + 1,
+                how: Rejected::Invalid,
+                same: false,
+            });
         }
         for period in 1..=MAX_PERIOD.min(n) {
             let repeated = &self.records[n - period];
@@ -572,7 +619,71 @@ mod tests {
     }
 
     fn stop(times: u32, within: u32, how: Rejected) -> Verdict {
-        Verdict::Stop(Rejections { times, within, how })
+        Verdict::Stop(Rejections {
+            times,
+            within,
+            how,
+            same: true,
+        })
+    }
+
+    /// A different broken call each time (its JSON cut somewhere else, a new invented
+    /// tool): the results say so from the fourth, and the ninth is not judged; a call that
+    /// ran, or one refused, in between starts the count again.
+    #[test]
+    fn invalid_calls_in_a_row_each_its_own_end_the_turn() {
+        let mut guard = SameCalls::default();
+        let mut verdicts = Vec::new();
+        let mut notes = Vec::new();
+        let junk = ["{\"path\": ", "{\"command\"", "[1, 2", "{\"x\": tru", "nul"];
+        for i in 0..9 {
+            let name = ["read_file", "bash", "grep", "ls", "edit"][i % 5];
+            let name = format!("{name}{}", "x".repeat(i));
+            let (verdict, ticket) = guard.next(&call(&name, junk[i % junk.len()]));
+            verdicts.push(verdict);
+            notes.push(guard.answered(ticket, INVALID));
+        }
+        let stop_at = INVALID_RUN_LIMIT as usize;
+        assert!(
+            verdicts[..stop_at].iter().all(|v| *v == Verdict::Go),
+            "{verdicts:?}"
+        );
+        assert_eq!(
+            verdicts[stop_at],
+            Verdict::Stop(Rejections {
+                times: INVALID_RUN_LIMIT + 1,
+                within: INVALID_RUN_LIMIT + 1,
+                how: Rejected::Invalid,
+                same: false,
+            })
+        );
+        let noted: Vec<_> = notes.iter().map(|n| n.map(|r| r.times)).collect();
+        assert_eq!(noted[..3], [None, None, None]);
+        assert_eq!(noted[3], Some(INVALID_RUN_NOTE));
+        let last = notes[stop_at - 1].unwrap().note();
+        assert!(
+            last.contains("you sent 8 invalid calls in a row") && last.contains("one more ends"),
+            "{last}"
+        );
+        let stopped = Stopped::Rejected(match verdicts[stop_at] {
+            Verdict::Stop(r) => r,
+            _ => unreachable!(),
+        });
+        assert_eq!(
+            stopped.notice(),
+            "the turn was stopped: the model sent 9 invalid calls in a row; send a message to go on"
+        );
+
+        // A call that ran, or was refused, between them: never eight in a row.
+        for between in [ran("fine"), Answer::Rejected(Rejected::Refused)] {
+            let mut guard = SameCalls::default();
+            for i in 0..20 {
+                let (verdict, ticket) = guard.next(&call(&format!("t{}", "y".repeat(i)), "{"));
+                assert_eq!(verdict, Verdict::Go, "call {i}");
+                let answer = if i % 6 == 5 { between } else { INVALID };
+                guard.answered(ticket, answer);
+            }
+        }
     }
 
     #[test]
@@ -628,6 +739,7 @@ mod tests {
             times: 2,
             within: 3,
             how: Rejected::Refused,
+            same: true,
         }
         .note();
         assert!(note.contains("you sent this same refused call 2 times in 3 calls"));
@@ -751,6 +863,7 @@ mod tests {
         let rejected = |times, within| Rejections {
             times,
             within,
+            same: true,
             how: Rejected::Invalid,
         };
         assert_eq!(

@@ -165,7 +165,7 @@ impl AgentHandle {
     /// End the session for `reason` and wait until the agent has stopped: a running turn
     /// ended and recorded, then the SessionEnd hooks run (each bounded by its timeout; past
     /// a second the agent says it waits for them). Every event that comes meanwhile goes
-    /// to `seen`. The wait is bounded by [`WIND_DOWN`] and the longest SessionEnd hook's
+    /// to `seen`. The wait is bounded by five seconds and the longest SessionEnd hook's
     /// timeout: when that passes, or `give_up` (a Ctrl-C) comes first, the agent is
     /// stopped where it is, and a hook still running is killed with all it started.
     pub async fn end(

@@ -124,10 +124,10 @@ async fn the_same_rejected_call_sent_forever_ends_the_turn_after_three_answers()
 }
 
 /// A different broken call in every reply, forever (JSON cut short somewhere else, a new
-/// invented tool, a wrong field type): eight are answered with their errors, the ninth
-/// ends the turn, and the model read from the fourth on that it would.
+/// invented tool, a wrong field type): ten are answered with their errors, the eleventh
+/// ends the turn, and the model read from the sixth on that it would.
 #[tokio::test]
-async fn different_invalid_calls_sent_forever_end_the_turn_after_eight() {
+async fn different_invalid_calls_sent_forever_end_the_turn_after_ten() {
     let (home, project) = setup();
     let server = forever(|n| match n % 3 {
         // Each its own, numbers aside (the same call with another number is the same).
@@ -143,21 +143,21 @@ async fn different_invalid_calls_sent_forever_end_the_turn_after_eight() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let requests = server.requests();
-    assert_eq!(requests.len(), 9, "{err}");
+    assert_eq!(requests.len(), 11, "{err}");
     assert!(
-        err.contains("the turn was stopped: the model sent 9 invalid calls in a row"),
+        err.contains("the turn was stopped: the model sent 11 invalid calls in a row"),
         "{err}"
     );
     let results = support::last_tool_results(&requests);
-    assert_eq!(results.len(), 8, "{results:?}");
-    assert!(!results[2].contains("(Note:"), "{results:?}");
+    assert_eq!(results.len(), 10, "{results:?}");
+    assert!(!results[4].contains("(Note:"), "{results:?}");
     assert!(
-        results[3].contains("you sent 4 invalid calls in a row"),
+        results[5].contains("you sent 6 invalid calls in a row"),
         "{results:?}"
     );
     assert!(
-        results[7].contains("you sent 8 invalid calls in a row")
-            && results[7].contains("one more ends the turn"),
+        results[9].contains("you sent 10 invalid calls in a row")
+            && results[9].contains("one more ends the turn"),
         "{results:?}"
     );
 }

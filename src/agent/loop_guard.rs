@@ -43,9 +43,9 @@ pub(crate) const KEPT: usize = SAME_CALL_LIMIT as usize * MAX_PERIOD + MAX_PERIO
 /// Invalid calls in a row, whatever each was, after which the next is not judged: a model
 /// that sends a different broken call each time (JSON cut short here, then there; a new
 /// invented tool name each time) is as lost as one that sends the same.
-pub(crate) const INVALID_RUN_LIMIT: u32 = 8;
+pub(crate) const INVALID_RUN_LIMIT: u32 = 10;
 /// Invalid calls in a row from which their results say the turn will end.
-const INVALID_RUN_NOTE: u32 = INVALID_RUN_LIMIT / 2;
+const INVALID_RUN_NOTE: u32 = INVALID_RUN_LIMIT / 2 + 1;
 
 /// How rein rejected a call it did not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -636,7 +636,7 @@ mod tests {
         let mut verdicts = Vec::new();
         let mut notes = Vec::new();
         let junk = ["{\"path\": ", "{\"command\"", "[1, 2", "{\"x\": tru", "nul"];
-        for i in 0..9 {
+        for i in 0..=INVALID_RUN_LIMIT as usize {
             let name = ["read_file", "bash", "grep", "ls", "edit"][i % 5];
             let name = format!("{name}{}", "x".repeat(i));
             let (verdict, ticket) = guard.next(&call(&name, junk[i % junk.len()]));
@@ -658,11 +658,11 @@ mod tests {
             })
         );
         let noted: Vec<_> = notes.iter().map(|n| n.map(|r| r.times)).collect();
-        assert_eq!(noted[..3], [None, None, None]);
-        assert_eq!(noted[3], Some(INVALID_RUN_NOTE));
+        assert!(noted[..5].iter().all(Option::is_none), "{noted:?}");
+        assert_eq!(noted[5], Some(INVALID_RUN_NOTE));
         let last = notes[stop_at - 1].unwrap().note();
         assert!(
-            last.contains("you sent 8 invalid calls in a row") && last.contains("one more ends"),
+            last.contains("you sent 10 invalid calls in a row") && last.contains("one more ends"),
             "{last}"
         );
         let stopped = Stopped::Rejected(match verdicts[stop_at] {
@@ -671,10 +671,10 @@ mod tests {
         });
         assert_eq!(
             stopped.notice(),
-            "the turn was stopped: the model sent 9 invalid calls in a row; send a message to go on"
+            "the turn was stopped: the model sent 11 invalid calls in a row; send a message to go on"
         );
 
-        // A call that ran, or was refused, between them: never eight in a row.
+        // A call that ran, or was refused, between them: never ten in a row.
         for between in [ran("fine"), Answer::Rejected(Rejected::Refused)] {
             let mut guard = SameCalls::default();
             for i in 0..20 {

@@ -1,6 +1,8 @@
 //! The agent loop end to end: the real client against the scripted server, real tools in a
 //! temporary project, events observed as a front end sees them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -4,6 +4,8 @@
 //! Ctrl-C and Ctrl-D are in `app_update.rs` beside the other Ctrl-C tests; the screens are
 //! in `ui_render.rs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use crossterm::event::{KeyCode, KeyModifiers};

@@ -3,6 +3,8 @@
 //! and when a waiting approval or a long turn notifies, by focus and setting; plus the
 //! footer while the search is open and a snapshot of the search line.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! agent's mode events, auto-approved calls, the user's commands) and render snapshots of
 //! the status line in each mode (`tests/snapshots/mode_*.txt`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::PathBuf;

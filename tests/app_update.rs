@@ -2,6 +2,8 @@
 //! presses in, state and effects out (the harness is `support::app`; the approval modal's
 //! tests are in `approval_modal.rs`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::time::{Duration, Instant};

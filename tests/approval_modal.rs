@@ -1,6 +1,8 @@
 //! The approval modal through the update step: scripted approval requests and key presses
 //! in; state, and the answers (approval commands naming the request's id), out.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

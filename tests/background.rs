@@ -1,6 +1,8 @@
 //! Background commands (issue 25 §1): `bash` with `run_in_background`, `bash_output`,
 //! `bash_kill`, through the real agent against the scripted server, with real processes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

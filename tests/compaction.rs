@@ -11,6 +11,8 @@
 //! calibration test), so the agent counts at 4 characters a token, and a request body's
 //! size in its measure is `support::request_chars` (which counts exactly as rein does).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! code: it must parse, every value in it must equal the default, and every setting rein
 //! has must be documented in it (commented-out keys included).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

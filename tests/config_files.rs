@@ -4,6 +4,8 @@
 //! tool's file) is named and skipped (issue 41). And what a project's file may not lower
 //! of the user's safety (issue 41): checkpoints stay on, and the start says so.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -4,6 +4,8 @@
 //! ends; old results are stubbed once per turn end, never between the requests of a turn.
 //! Every request ends with a reminder (time, branch, plan) that is never stored.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! file's prompt with the arguments put in, the project's file winning over the user's,
 //! and says on stderr where it came from and which files were skipped.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use serde_json::Value;

@@ -1,6 +1,8 @@
 //! `rein --demo` end to end: the built-in replay drives the real agent, with the default
 //! permission rules and real tools, in the demo's temporary project.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

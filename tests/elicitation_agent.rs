@@ -3,6 +3,8 @@
 //! front end's `FormAnswer` naming its id reaches the call; an interrupt while the form is
 //! open ends the call and closes the form (`FormClosed`), so no turn waits on a form.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::sync::Arc;

@@ -3,6 +3,8 @@
 //! and the answer leaves as an `AgentCommand::FormAnswer` naming the form's id. Snapshots
 //! show it is framed as the server's question, not rein's approval.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use crossterm::event::{KeyCode, KeyModifiers};

@@ -3,6 +3,8 @@
 //! the real permission policy by name, run through their provider, their results capped
 //! like any other; new ones offered from the next turn only; an interrupt cancels a call.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::PathBuf;

@@ -4,6 +4,8 @@
 //! (a render snapshot). The scan and the matcher themselves have unit tests in
 //! `src/file_index/`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::PathBuf;

@@ -5,6 +5,8 @@
 //! repository could), then asks `write_file` or `read_file` to go through them, and checks
 //! both the verdict the model reads and what is on disk afterwards.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::os::unix::fs::symlink;

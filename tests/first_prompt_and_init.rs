@@ -4,6 +4,8 @@
 //! `write_file` of AGENTS.md goes through the real permission check to the approval
 //! modal. (The binary's side is in `tests/print_mode_cli.rs` and `tests/tmux_e2e.rs`.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::sync::Arc;

@@ -5,6 +5,8 @@
 //! different files and editing successive lines are not). The runaway guard stops a reply
 //! that repeats one span for thousands of tokens, and never a table of zeros.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! The headless front end: the real `rein` binary against the scripted server, and
 //! `headless::run` with a policy that asks.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::ffi::{OsStr, OsString};

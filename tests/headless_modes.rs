@@ -1,5 +1,7 @@
 //! `--mode` and `--yes` headless: the real binary against the scripted server.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::ffi::OsString;

@@ -1,6 +1,8 @@
 //! Hooks (issue 26): scripts written to Claude Code's documented payload, run by the real
 //! binary (`rein -p`) against the scripted server, with real processes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -15,6 +15,8 @@
 //! The rows of an event run one after the other in one test (each run is a few hundred
 //! milliseconds); a failing test names every row that failed, with its stderr.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

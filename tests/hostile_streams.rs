@@ -3,6 +3,8 @@
 //! whatever a hostile or broken server might. Timings are in the `stream` benchmark; these
 //! tests assert what happens and that it ends.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::future::Future;

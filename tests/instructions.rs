@@ -2,6 +2,8 @@
 //! root down to the project (CLAUDE.md where a folder has none), the user's first, in the
 //! system prompt of the agent and of its subagents, and said on stderr.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use serde_json::{json, Value};

@@ -7,6 +7,8 @@
 //! attach as `@everything:URI` and its roots tool sees the project folder. Where the
 //! server is missing the tests say so and pass, unless `REIN_MCP=1` (set by `.ci/run`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

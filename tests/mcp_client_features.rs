@@ -9,6 +9,8 @@
 //! positional or `name=value` arguments (a missing required one named), offered by the
 //! dashboard's `/help` and completion list and sent as typed, and run headless.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -6,6 +6,8 @@
 //! `conformance/` (the suite and Node 22) and python3; where they are missing the test
 //! says so and passes, unless `REIN_CONFORMANCE=1` (set by `.ci/run`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::path::Path;
 use std::process::Command;
 

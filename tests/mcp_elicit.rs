@@ -6,6 +6,8 @@
 //! 1,000-field form goes through without a hang. Headless, `--yes` accepts a form whose
 //! required fields all have defaults (SEP-1034) and declines any other, saying so.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

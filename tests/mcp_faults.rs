@@ -7,6 +7,8 @@
 //! The tests of this file run one at a time ([`one_at_a_time`]): one measures the memory
 //! of this process.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

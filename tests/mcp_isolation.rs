@@ -10,6 +10,8 @@
 //! the registry servers (`mcp-server-time` from PyPI, `server-filesystem` from npm) skip
 //! where they are missing, unless `REIN_MCP=1` (see `tests/support/mcp.rs`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -6,6 +6,8 @@
 //! is named with its file and key and the others still count. The server is
 //! `tests/mcp/hostile_server.py` in its `where` mode (a call to `work` says its folder).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

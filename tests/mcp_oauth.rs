@@ -17,6 +17,8 @@
 //! server (the tokens are dropped, the refresh token never sent there). The dashboard
 //! logs in with `/mcp login NAME` (in tmux) and the server's tool appears.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::collections::{HashMap, HashSet};

@@ -6,6 +6,8 @@
 //! missing a test says so and passes, unless `REIN_MCP=1` (set by `.ci/run`) makes that a
 //! failure.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -4,6 +4,8 @@
 //! ask about is not attached and the user hears why, and a resumed session sends the
 //! attachment byte for byte as before.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::sync::Arc;

@@ -3,6 +3,8 @@
 //! (`tests/snapshots/model_picker_*.txt`, `UPDATE_SNAPSHOTS=1` rewrites them). The agent's
 //! side of a switch is in `tests/model_switch_agent.rs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::PathBuf;

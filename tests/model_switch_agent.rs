@@ -7,6 +7,8 @@
 //! (`Config::model_for_resume`, and `rein -p --continue` through the real binary, where
 //! `--model` wins).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::collections::HashMap;

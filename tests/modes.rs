@@ -2,6 +2,8 @@
 //! scripted server, real tools in a temporary project, a stand-in for the rules, the real
 //! sandbox where a test needs one.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

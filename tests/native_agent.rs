@@ -6,6 +6,8 @@
 //! `/model` switches mid-session; an error a native stream reports before anything was
 //! shown is retried when it says to try again; the usage of each API reaches the events.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use rein::agent::{AgentCommand, AgentEvent, ModelSwitch, TurnOutcome};

@@ -25,6 +25,8 @@
 //!
 //! Each seed is a session; a failure names its seed and the request.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use rein::conversation::{anthropic, responses, Api, Message, NativeOptions, Reasoning, ToolCall};

@@ -6,6 +6,8 @@
 //! that no composition hides a denied command in `compositions`, and the prefixes "allow
 //! for this session" offers in `prefixes`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 #[path = "permissions_bash/compositions.rs"]

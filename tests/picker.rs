@@ -2,6 +2,8 @@
 //! state and effects out; the resumed session replacing the shown one; and the picker's
 //! snapshot (`tests/snapshots/picker_*.txt`, `UPDATE_SNAPSHOTS=1` rewrites them).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! `rein policy check` through the real binary: the same policy code path the agent uses,
 //! with the user's and the project's rules.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::path::Path;
 use std::process::Output;
 

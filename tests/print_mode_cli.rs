@@ -4,6 +4,8 @@
 //! and the `jsonl`/`stream-json` stream from `system`/`init` to `result`, `-r` for
 //! `--resume`, and `/init` headless.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

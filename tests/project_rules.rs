@@ -7,6 +7,8 @@
 //! `mcp__everything__*`, and headless without `--yes` the denied tool must not run; the
 //! project's allow must not let any other tool of the server run unasked either.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

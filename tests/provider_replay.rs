@@ -37,6 +37,8 @@
 //! (Kimi streams "   " next to its tool call) is met by any whitespace-only text, none
 //! included, since a front end showing nothing shows the same.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,6 +3,8 @@
 //! window's precedence, asking the server for the window, `rein models` and `rein config`
 //! through the real binary, and the provider's headers reaching the server.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::collections::HashMap;

@@ -11,6 +11,8 @@
 //! Where the model is not installed the test says so and passes, unless `REIN_REAL_LLM=1`
 //! asks for it (as `.ci/run` does once the setup worked), when a missing model fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;

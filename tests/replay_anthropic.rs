@@ -30,6 +30,8 @@
 //! "tool_result missing") is still served that 400: the test checks that the follow-up rein
 //! sent keeps the rule, not that the server complained.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::collections::BTreeMap;

@@ -24,6 +24,8 @@
 //!   produced; no reasoning item without encrypted content, and none without a
 //!   following call or assistant message.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::collections::BTreeMap;

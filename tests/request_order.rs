@@ -8,6 +8,8 @@
 //! The sessions are drawn from a seeded generator, so a failure names the seed and the
 //! operations that led to it and replays exactly.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

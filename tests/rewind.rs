@@ -2,6 +2,8 @@
 //! that edit with bash (in real bubblewrap) and write_file, then `rein rewind` and
 //! `rein diff` take them back and show them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::collections::BTreeMap;

@@ -2,6 +2,8 @@
 //! kept; the same tool call made again and again is put to the user. The real agent against
 //! the scripted server.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::time::{Duration, Instant};

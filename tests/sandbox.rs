@@ -7,6 +7,8 @@
 //! runs it with bubblewrap installed) a missing or broken bwrap fails the run instead.
 //! The output follows libtest's format, closing line included.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::future::Future;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

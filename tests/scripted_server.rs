@@ -4,6 +4,8 @@
 //! shapes, errors, stalls, cuts), so its own behaviour is pinned down here with
 //! reqwest and a hand-rolled SSE reader, independent of rein's client.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::time::{Duration, Instant};

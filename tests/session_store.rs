@@ -2,6 +2,8 @@
 //! `load`, listed by `list`, exported as Markdown; torn and garbage lines; a writer killed
 //! with SIGKILL in a child process (this test binary run again in a "writer" mode).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! Sessions through the real agent and the real binary: recorded as they happen, resumed
 //! after a clean end and after SIGKILL mid-turn.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

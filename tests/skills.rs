@@ -2,6 +2,8 @@
 //! receives, `read_skill` calls through the real agent loop, and `/skills` in the dashboard's
 //! update step.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

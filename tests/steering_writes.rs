@@ -3,6 +3,8 @@
 //! file tools: each asks, "allow for the session" allows the one file it named and no
 //! other, and a file an instruction file imports asks once that file is loaded.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::sync::Arc;

@@ -13,6 +13,8 @@
 //! finite (its keep-alives last far longer than the bound), so without the bound a run
 //! ends with another error and the test fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::{Path, PathBuf};

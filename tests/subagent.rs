@@ -2,6 +2,8 @@
 //! same scripted server (replies in order: the main agent's call, the subagent's replies,
 //! the main agent's last reply), and the events are seen as a front end sees them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! scripted model server. Keys go in with `send-keys`, the screen comes back with
 //! `capture-pane`. `.ci/run` installs tmux.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! Same files and switch as `tests/ui_render.rs`: `tests/snapshots/NAME.txt`,
 //! `UPDATE_SNAPSHOTS=1` rewrites them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::PathBuf;

@@ -4,6 +4,8 @@
 //! before committing. (The approval modal's snapshots are made next to the code, in
 //! `src/ui/snapshot_tests.rs`: an approval request can only be built inside the crate.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 mod support;
 
 use std::path::PathBuf;

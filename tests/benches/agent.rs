@@ -13,6 +13,8 @@
 //!
 //! Each figure is the median of several runs, printed as a Markdown table row.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 #[path = "../support/mod.rs"]
 mod support;
 

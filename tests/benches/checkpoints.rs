@@ -14,6 +14,8 @@
 //!
 //! `REIN_BENCH_SIZES=20000` runs one size only (`0`: none, the turn overhead only).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -15,6 +15,8 @@
 //! messages unchanged (what a provider's prefix cache can reuse; mean over requests, and
 //! over all tokens), and how often each layer fired.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -32,6 +32,8 @@
 //! wrapper that execs rein under valgrind and `REIN_BENCH_PROFILER=1` leaves time between
 //! typing and Enter.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 #[path = "../support/mod.rs"]
 mod support;
 

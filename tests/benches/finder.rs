@@ -11,6 +11,8 @@
 //! is given as wall time and as the thread's CPU time: on a shared machine the second is
 //! the finder's own cost, the first adds the wait for a core.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,6 +5,8 @@
 //!
 //! `cargo bench --bench mcp`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

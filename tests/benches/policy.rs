@@ -7,6 +7,8 @@
 //!
 //! Each figure is the median of several runs, printed as a Markdown table row.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -17,6 +17,8 @@
 //!
 //! Figures are printed as Markdown table rows.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 #[path = "../support/mod.rs"]
 mod support;
 

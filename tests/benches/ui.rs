@@ -20,6 +20,8 @@
 //! Frames go through ratatui's `Terminal::draw` on a `TestBackend`, so the figures include
 //! the buffer diff. Each figure is printed as a Markdown table row.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -289,7 +289,7 @@ impl Background {
         let state = match task.info.state {
             TaskState::Running => format!(
                 "[{id} is still running, for {}]",
-                crate::describe::duration(task.started.elapsed())
+                crate::text::duration(task.started.elapsed())
             ),
             other => format!("[{id} {}]", other.describe()),
         };

@@ -16,6 +16,8 @@
 pub mod agent;
 pub mod allowed_tools;
 pub mod app;
+#[cfg(test)]
+mod architecture;
 pub mod checkpoint;
 pub mod config;
 pub mod context;

@@ -1,16 +1,17 @@
 //! Agent events in words, once for both front ends.
 //!
 //! The dashboard and headless show the same events: a tool call's key argument, a retry,
-//! what a subagent spent, a todo item, a tool result's first line, a duration. The wording
-//! lives here; each front end only lays the words out (marks, colours, indentation, its
-//! own prefix) and cuts them to its width. Nothing here sanitises: the words keep whatever
-//! the model or a tool wrote, and both front ends pass them through [`crate::sanitize`] as
-//! they print.
+//! what a subagent spent, a todo item, a compaction, a server's form answered in print
+//! mode. The wording lives here, built on [`crate::text`]'s short words (a line cut to a
+//! length, a duration, a token count), which every module may use; each front end only
+//! lays the words out (marks, colours, indentation, its own prefix) and cuts them to its
+//! width. Nothing here sanitises: the words keep whatever the model or a tool wrote, and
+//! both front ends pass them through [`crate::sanitize`] as they print.
 
-use std::path::Path;
 use std::time::Duration;
 
 use crate::agent::Usage;
+use crate::text::{clip, duration, one_line, plural, tokens};
 use crate::tools::write_todos::{Todo, TodoStatus};
 
 /// The argument worth showing for a tool call: a plan's size ("3 items"; its items show as
@@ -30,60 +31,6 @@ pub fn key_argument(args: &serde_json::Value) -> String {
             other => other.to_string(),
         });
     one_line(&text)
-}
-
-/// `text` trimmed, its line breaks shown as ↵, so it stays on one line.
-pub fn one_line(text: &str) -> String {
-    text.trim()
-        .replace("\r\n", "\n")
-        .replace(['\n', '\r'], " ↵ ")
-}
-
-/// The first line of `text` (a tool's result, a server's message), without its `\r`.
-pub fn first_line(text: &str) -> &str {
-    let line = text.lines().next().unwrap_or("");
-    line.strip_suffix('\r').unwrap_or(line)
-}
-
-/// `text` cut to `max` characters, with … when something was cut.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(max).collect();
-    cut.push('…');
-    cut
-}
-
-/// "3 items", "1 item".
-fn plural(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
-/// A token count, short: "950", "53.7k", "128k", "1.2M".
-pub fn tokens(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 1_000_000 {
-        if n.is_multiple_of(1000) || n >= 100_000 {
-            format!("{}k", (n as f64 / 1000.0).round())
-        } else {
-            format!("{:.1}k", n as f64 / 1000.0)
-        }
-    } else {
-        format!("{:.1}M", n as f64 / 1e6)
-    }
-}
-
-/// How long something took or will take: "0.4s", "12.0s", "2m 05s".
-pub fn duration(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs < 60.0 {
-        format!("{secs:.1}s")
-    } else {
-        let s = d.as_secs();
-        format!("{}m {:02}s", s / 60, s % 60)
-    }
 }
 
 /// What a front end says of an event that comes while the session ends, after its
@@ -188,22 +135,6 @@ pub fn compaction_started(messages: usize, pieces: usize, auto: bool) -> String 
 /// What is said after a reply marked as a refusal.
 pub const REFUSAL: &str = "the model refused: its reply is a refusal, not an answer";
 
-/// `path` with the home directory shown as `~`.
-pub fn shorten_home(path: &Path, home: Option<&Path>) -> String {
-    if let Some(home) = home {
-        if home.parent().is_some() {
-            if let Ok(rest) = path.strip_prefix(home) {
-                return if rest.as_os_str().is_empty() {
-                    "~".to_string()
-                } else {
-                    format!("~/{}", rest.display())
-                };
-            }
-        }
-    }
-    path.display().to_string()
-}
-
 /// How print mode answered `form` (a server's elicitation): accepted with `defaults`
 /// (`--yes` and every required field has one), or declined and why. One line.
 pub fn form_answered_headless(
@@ -253,21 +184,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn home_becomes_tilde() {
-        let home = Path::new("/home/ann");
-        assert_eq!(
-            shorten_home(Path::new("/home/ann/src/x"), Some(home)),
-            "~/src/x"
-        );
-        assert_eq!(shorten_home(Path::new("/home/ann"), Some(home)), "~");
-        assert_eq!(shorten_home(Path::new("/srv/x"), Some(home)), "/srv/x");
-        assert_eq!(
-            shorten_home(Path::new("/srv/x"), Some(Path::new("/"))),
-            "/srv/x"
-        );
-    }
-
-    #[test]
     fn the_key_argument_is_the_command_path_or_name_on_one_line() {
         let arg = |v| key_argument(&v);
         assert_eq!(arg(serde_json::json!({"command": "ls"})), "ls");
@@ -287,22 +203,12 @@ mod tests {
     }
 
     #[test]
-    fn lines_are_cut_with_an_ellipsis() {
-        assert_eq!(first_line("one\r\ntwo"), "one");
-        assert_eq!(first_line(""), "");
-        assert_eq!(clip("abcdef", 3), "abc…");
-        assert_eq!(clip("abc", 3), "abc");
-    }
-
-    #[test]
     fn a_retry_and_a_subagent_in_words() {
         let delay = Duration::from_millis(2000);
         assert_eq!(
             retry(2, 5, delay, "HTTP 503\nbusy"),
             "retrying in 2.0s (attempt 2 of 5): HTTP 503 ↵ busy"
         );
-        assert_eq!(duration(Duration::from_millis(400)), "0.4s");
-        assert_eq!(duration(Duration::from_secs(125)), "2m 05s");
         let usage = Usage {
             prompt_tokens: 2000,
             completion_tokens: 400,
@@ -341,14 +247,6 @@ mod tests {
         assert_eq!(todo_counts(&plan), "1/3");
         assert_eq!(todo_current(&plan), Some(&running));
         assert_eq!(todo_current(&plan[..2]), Some(&pending));
-    }
-
-    #[test]
-    fn tokens_are_short() {
-        assert_eq!(tokens(950), "950");
-        assert_eq!(tokens(53_700), "53.7k");
-        assert_eq!(tokens(128_000), "128k");
-        assert_eq!(tokens(1_200_000), "1.2M");
     }
 
     #[test]

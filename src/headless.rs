@@ -20,6 +20,7 @@ use crate::describe;
 use crate::elicitation::FormAnswer;
 use crate::permissions::ApprovalMode;
 use crate::sanitize::sanitize;
+use crate::text;
 use crate::tools::write_todos::TodoStatus;
 
 pub mod result;
@@ -418,8 +419,8 @@ impl Printer {
                 let mark = if outcome.is_error() { "✗" } else { "✓" };
                 say!(
                     "  {mark} {} {}",
-                    describe::duration(*duration),
-                    first_line_cut(describe::first_line(result), 160)
+                    text::duration(*duration),
+                    first_line_cut(text::first_line(result), 160)
                 );
             }
             AgentEvent::TodosUpdated { todos } => {
@@ -677,10 +678,10 @@ fn print_subagent(event: &SubagentEvent) {
 }
 
 /// The first line, sanitised and cut to `max` characters; … when anything was left out.
-fn first_line_cut(text: &str, max: usize) -> String {
-    let first = describe::first_line(text);
-    let mut line = describe::clip(first, max);
-    if first.chars().count() <= max && text.lines().nth(1).is_some() {
+fn first_line_cut(said: &str, max: usize) -> String {
+    let first = text::first_line(said);
+    let mut line = text::clip(first, max);
+    if first.chars().count() <= max && said.lines().nth(1).is_some() {
         line.push('…');
     }
     sanitize(&line).into_owned()

@@ -8,13 +8,16 @@
 //! runtime (`agent`), which runs as a task behind a handle and talks only through its
 //! command and event channels. On top: the dashboard's pure state machine (`app`), its
 //! drawing (`ui`) and its terminal loop (`dashboard`), and the headless front end
-//! (`headless`), which word events alike through `describe`. `sanitize` is the one filter
-//! for text rein prints; `demo` holds the scripted server that the tests, the benchmarks
+//! (`headless`), which word events alike through `describe`. `text` holds the short words
+//! every module may use (a line cut to a length, a duration, a token count), and
+//! `sanitize` the one filter for text rein prints; `demo` holds the scripted server that the tests, the benchmarks
 //! and `rein --demo` talk to; `stamp` the timestamps and ids, with no date library.
 
 pub mod agent;
 pub mod allowed_tools;
 pub mod app;
+#[cfg(test)]
+mod architecture;
 pub mod checkpoint;
 pub mod config;
 pub mod context;
@@ -48,6 +51,7 @@ pub mod signals;
 pub mod skills;
 pub mod stamp;
 pub mod steering;
+pub mod text;
 pub mod tools;
 pub mod trust;
 pub mod ui;

@@ -47,6 +47,7 @@ use crate::permissions::PermissionPolicy;
 use crate::sandbox::Sandbox;
 use crate::session::{LoadedSession, SessionWriter};
 use crate::skills::SkillSet;
+use crate::tools::background::{Background, OnChange};
 use crate::tools::external::ExternalTools;
 use crate::tools::ToolContext;
 
@@ -140,7 +141,7 @@ pub struct AgentHandle {
     pub task: JoinHandle<()>,
     /// The session's background commands (`/bashes` stops one; headless lists what it
     /// stops at exit). The agent stops them all when it ends.
-    pub background: crate::tools::background::Background,
+    pub background: Background,
     /// The session's hooks: how long its SessionEnd hooks may take ([`AgentHandle::end`]).
     pub hooks: Arc<crate::hooks::Hooks>,
 }
@@ -242,8 +243,12 @@ pub fn spawn_learning_window(
     let hooks = config.hooks.clone();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let background =
-        crate::tools::background::Background::new(Some(event_tx.clone()), config.max_background);
+    // Background commands tell their snapshots; the front end hears them as an event.
+    let snapshots = event_tx.clone();
+    let on_change: OnChange = Arc::new(move |tasks| {
+        let _ = snapshots.send(AgentEvent::Background { tasks });
+    });
+    let background = Background::new(Some(on_change), config.max_background);
     let agent = runloop::Agent::new(
         config,
         client,

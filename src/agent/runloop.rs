@@ -343,7 +343,7 @@ impl Agent {
         }
         let list: Vec<String> = running
             .iter()
-            .map(|t| format!("{} `{}`", t.id, crate::describe::clip(&t.command, 60)))
+            .map(|t| format!("{} `{}`", t.id, crate::text::clip(&t.command, 60)))
             .collect();
         self.emit(AgentEvent::Notice {
             message: format!(

@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use crate::describe;
+use crate::text;
 
 /// The default of `ui.notify_after_secs`: a turn shorter than this ends without a call.
 pub const DEFAULT_NOTIFY_AFTER: Duration = Duration::from_secs(5);
@@ -113,7 +113,7 @@ fn done_message(took: Duration, reply: Option<&str>) -> String {
     match reply.filter(|r| !r.is_empty()) {
         Some(reply) => format!(
             "rein is done ({took}): {}",
-            describe::clip(&describe::one_line(reply), 120)
+            text::clip(&text::one_line(reply), 120)
         ),
         None => format!("rein is done ({took})"),
     }

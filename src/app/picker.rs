@@ -100,7 +100,7 @@ impl Picker {
 
     /// A project path with the home directory as `~`.
     pub fn project_label(&self, project: &Path) -> String {
-        crate::describe::shorten_home(project, self.home.as_deref())
+        crate::text::shorten_home(project, self.home.as_deref())
     }
 
     /// "just now", "3 min ago", "2 days ago": how long ago `s` was last written.

@@ -180,7 +180,7 @@ pub async fn run(
                 if let Some(line) = crate::describe::at_end(&event) {
                     eprintln!(
                         "rein: {}",
-                        crate::sanitize::sanitize(&crate::describe::clip(&line, 500))
+                        crate::sanitize::sanitize(&crate::text::clip(&line, 500))
                     );
                 }
             })

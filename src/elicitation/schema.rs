@@ -10,8 +10,8 @@ use super::{
 
 /// Server text as shown: control and bidi characters made visible, on one line, cut.
 fn shown(text: &str, max: usize) -> String {
-    crate::describe::clip(
-        &crate::describe::one_line(&crate::sanitize::sanitize(text)),
+    crate::text::clip(
+        &crate::text::one_line(&crate::sanitize::sanitize(text)),
         max,
     )
 }
@@ -74,7 +74,7 @@ impl Form {
         }
         Ok(Form {
             server: server.to_string(),
-            message: crate::describe::clip(
+            message: crate::text::clip(
                 crate::sanitize::sanitize(message).trim(),
                 MAX_MESSAGE_CHARS,
             ),

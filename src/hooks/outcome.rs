@@ -211,7 +211,7 @@ pub fn blockable(event: Event) -> bool {
 fn with_stderr(what: String, stderr: &str) -> String {
     match stderr.trim() {
         "" => what,
-        err => format!("{what}: {}", crate::describe::clip(err, 400)),
+        err => format!("{what}: {}", crate::text::clip(err, 400)),
     }
 }
 

@@ -13,9 +13,10 @@
 //! interrupt or a compaction leaves them running (the reminder tells the model which are),
 //! and [`Background::kill_all`] ends them when the session does (the agent calls it as it
 //! stops; the headless front end lists what it killed). Every change (a task started,
-//! ended, or printed a new last line, at most once a second) goes to the front end as an
-//! [`AgentEvent::Background`] snapshot: the status line counts the running ones and
-//! `/bashes` lists them.
+//! ended, or printed a new last line, at most once a second) is told as a snapshot of
+//! every task to the [`OnChange`] the session gave (the agent sends it on to the front end
+//! as its `Background` event): the status line counts the running ones and `/bashes`
+//! lists them.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -24,11 +25,9 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe::Receiver;
-use tokio::sync::mpsc;
 
 use super::bash::{self, Output, ProcessGroup};
 use super::{ToolContext, ToolSpec};
-use crate::agent::AgentEvent;
 
 pub const OUTPUT_NAME: &str = "bash_output";
 pub const KILL_NAME: &str = "bash_kill";
@@ -114,6 +113,11 @@ impl TaskState {
     }
 }
 
+/// Who is told of every change: called with a snapshot of every task, oldest first, when
+/// one starts, ends, or prints a new last line (at most once a second), never while the
+/// tasks are locked.
+pub type OnChange = Arc<dyn Fn(Vec<TaskInfo>) + Send + Sync>;
+
 /// One task as the front end shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskInfo {
@@ -148,7 +152,7 @@ struct Registry {
 
 struct Shared {
     registry: Mutex<Registry>,
-    events: Option<mpsc::UnboundedSender<AgentEvent>>,
+    on_change: Option<OnChange>,
     max_running: usize,
 }
 
@@ -167,13 +171,13 @@ impl std::fmt::Debug for Background {
 }
 
 impl Background {
-    /// No tasks yet; snapshots go to `events` (none: nobody is told), at most
+    /// No tasks yet; snapshots go to `on_change` (none: nobody is told), at most
     /// `max_running` at once.
-    pub fn new(events: Option<mpsc::UnboundedSender<AgentEvent>>, max_running: usize) -> Self {
+    pub fn new(on_change: Option<OnChange>, max_running: usize) -> Self {
         Background {
             shared: Arc::new(Shared {
                 registry: Mutex::new(Registry::default()),
-                events,
+                on_change,
                 max_running: max_running.max(1),
             }),
         }
@@ -289,7 +293,7 @@ impl Background {
         let state = match task.info.state {
             TaskState::Running => format!(
                 "[{id} is still running, for {}]",
-                crate::describe::duration(task.started.elapsed())
+                crate::text::duration(task.started.elapsed())
             ),
             other => format!("[{id} {}]", other.describe()),
         };
@@ -382,7 +386,7 @@ impl Shared {
     }
 
     fn send_snapshot(&self) {
-        let Some(events) = &self.events else {
+        let Some(on_change) = &self.on_change else {
             return;
         };
         let tasks = {
@@ -391,7 +395,7 @@ impl Shared {
             registry.line_pending = false;
             registry.tasks.iter().map(|t| t.info.clone()).collect()
         };
-        let _ = events.send(AgentEvent::Background { tasks });
+        on_change(tasks);
     }
 
     /// `data` printed by task `id`.
@@ -521,8 +525,11 @@ mod tests {
     async fn a_task_runs_on_its_output_is_read_by_id_and_it_ends() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path(), Duration::from_secs(5));
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let background = Background::new(Some(tx), 4);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let on_change: OnChange = Arc::new(move |tasks| {
+            let _ = tx.send(tasks);
+        });
+        let background = Background::new(Some(on_change), 4);
         let started = background
             .start("echo one; sleep 1.5; echo two; exit 3", &ctx)
             .await
@@ -548,7 +555,7 @@ mod tests {
         assert_eq!(last.printed.as_deref(), Some("two\n"));
         // The front end heard of each change.
         let mut snapshots = Vec::new();
-        while let Ok(AgentEvent::Background { tasks }) = rx.try_recv() {
+        while let Ok(tasks) = rx.try_recv() {
             snapshots.push(tasks);
         }
         assert!(snapshots.len() >= 3, "{snapshots:?}");

@@ -16,8 +16,8 @@ use super::theme;
 use super::wrap::width;
 use crate::app::state::Gauge;
 
-/// A token count in a few characters: `950`, `53.7k`, `128k`, `1.2M` (the describer's).
-pub use crate::describe::tokens;
+/// A token count in a few characters: `950`, `53.7k`, `128k`, `1.2M`.
+pub use crate::text::tokens;
 
 /// What the gauge says while the server is asked for the window.
 pub const ASKING: &str = "window: asking the server…";

@@ -209,7 +209,7 @@ impl StatusLine<'_> {
         spans.push(sep());
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         spans.push(Span::styled(
-            crate::describe::shorten_home(&info.project, home.as_deref()),
+            crate::text::shorten_home(&info.project, home.as_deref()),
             theme::TEXT,
         ));
         if let Some(branch) = &info.branch {

@@ -154,7 +154,7 @@ impl Agent {
         self.emit(AgentEvent::Notice {
             message: format!(
                 "waiting for the SessionEnd hooks to finish (at most {}, their timeout)",
-                crate::describe::duration(longest)
+                crate::text::duration(longest)
             ),
         });
         fire.await;

@@ -48,7 +48,7 @@ impl Agent {
                 format!(
                     "{} `{}`: {}",
                     t.id,
-                    crate::describe::clip(&t.command, 80),
+                    crate::text::clip(&t.command, 80),
                     t.state.describe()
                 )
             })

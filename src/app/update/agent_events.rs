@@ -25,6 +25,7 @@ use crate::app::transcript::{
 };
 use crate::app::Effect;
 use crate::describe;
+use crate::text;
 use crate::tools::task;
 use crate::tools::write_todos::TodoStatus;
 
@@ -642,6 +643,6 @@ fn notify_turn_finished(app: &mut App, now: Instant, effects: &mut Vec<Effect>) 
 /// The desktop notification when the approval modal opens.
 fn notification(summary: &str) -> String {
     const MAX: usize = 120;
-    let line = describe::clip(&describe::one_line(summary), MAX);
+    let line = text::clip(&text::one_line(summary), MAX);
     format!("rein asks for approval: {line}")
 }

@@ -6,8 +6,8 @@ use crate::agent::{AgentCommand, AgentEvent};
 use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind};
 use crate::app::Effect;
-use crate::describe;
 use crate::elicitation::FormAnswer;
+use crate::text;
 
 /// `FormRequested` opens the form (behind any already open); `FormClosed` withdraws it.
 pub fn event(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
@@ -17,7 +17,7 @@ pub fn event(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {
                 effects.push(Effect::Notify {
                     message: format!(
                         "the MCP server {:?} asks you to fill in a form",
-                        describe::clip(&form.server, 40)
+                        text::clip(&form.server, 40)
                     ),
                 });
             }

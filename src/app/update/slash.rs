@@ -208,7 +208,7 @@ fn bashes_text(app: &App) -> String {
             t.id,
             t.state.describe(),
             t.pid,
-            crate::describe::clip(&crate::describe::one_line(&t.command), 80)
+            crate::text::clip(&crate::text::one_line(&t.command), 80)
         ));
         if !t.last_line.is_empty() {
             out.push_str(&format!("\n      {}", t.last_line));

@@ -59,7 +59,7 @@ pub(super) fn tool_lines(c: &ToolCell, expanded: bool, width: u16, out: &mut Vec
     }
     if let Some(d) = c.duration {
         tail.push(Span::styled(
-            format!(" · {}", crate::describe::duration(d)),
+            format!(" · {}", crate::text::duration(d)),
             theme::DIM,
         ));
     }

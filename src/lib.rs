@@ -48,6 +48,7 @@ pub mod signals;
 pub mod skills;
 pub mod stamp;
 pub mod steering;
+pub mod store;
 pub mod tools;
 pub mod trust;
 pub mod ui;

@@ -7,11 +7,15 @@
 //! `.rein/config.toml`. The file is `<data dir>/allowed-tools.json`, readable by the user
 //! only and never written through a link: a JSON list of `{project, pattern}`. Its rules
 //! join the user's own (`RuleOrigin::Config` with this file's path) for that project only.
-//! A file rein cannot read is no allow at all (those tools ask again) and is said once; it
-//! is replaced on the next allow. Nothing here panics on what the file holds.
+//! The file is a [`crate::store::JsonStore`]: one rein cannot read is no allow at all (those
+//! tools ask again), said once, and left as it is; a new allow is refused, with the error,
+//! until the user repairs the file or moves it aside. Nothing here panics on what the file
+//! holds.
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::store::JsonStore;
 
 /// One allow: in this project, tools matching this glob run without asking.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -23,7 +27,7 @@ struct Allow {
 /// The allows on disk, as read at start.
 #[derive(Debug, Clone, Default)]
 pub struct AllowedTools {
-    path: PathBuf,
+    file: JsonStore,
     allows: Vec<Allow>,
 }
 
@@ -36,35 +40,27 @@ impl AllowedTools {
     /// The store in `data_dir`, and what went wrong reading it, in words, if anything did
     /// (a missing file is no allow yet, not an error).
     pub fn load(data_dir: &Path) -> (AllowedTools, Option<String>) {
-        let path = data_dir.join(FILE_NAME);
-        let (allows, problem) = match crate::safe_fs::read_small_text(&path, MAX_BYTES) {
-            Ok(text) => match serde_json::from_str::<Vec<Allow>>(&text) {
-                Ok(list) => (list, None),
-                Err(e) => (
-                    Vec::new(),
-                    Some(format!(
-                        "{} is not a list of allowed tools ({e}); the tools you allowed for \
-                         your projects will ask again",
-                        path.display()
-                    )),
-                ),
-            },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), None),
+        let file = JsonStore::new(
+            data_dir,
+            FILE_NAME,
+            MAX_BYTES,
+            "rein's list of the tools you allowed for your projects",
+        );
+        let (allows, problem) = match file.read::<Vec<Allow>>() {
+            Ok(list) => (list, None),
             Err(e) => (
                 Vec::new(),
                 Some(format!(
-                    "{} cannot be read ({e}); the tools you allowed for your projects will ask \
-                     again",
-                    path.display()
+                    "{e}; the tools you allowed for your projects will ask again"
                 )),
             ),
         };
-        (AllowedTools { path, allows }, problem)
+        (AllowedTools { file, allows }, problem)
     }
 
     /// Where the store lives (the origin its rules are described with).
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     /// The patterns allowed for `project`, in the order they were allowed.
@@ -79,22 +75,20 @@ impl AllowedTools {
     /// Remember that tools matching `patterns` run without asking in `project`, and write
     /// the file (a pattern already there is not added twice).
     pub fn allow(&mut self, project: &Path, patterns: &[&str]) -> io::Result<()> {
-        for pattern in patterns {
-            let allow = Allow {
-                project: project.to_path_buf(),
-                pattern: pattern.to_string(),
-            };
-            if !self.allows.contains(&allow) {
-                self.allows.push(allow);
+        // What another rein allowed meanwhile is kept: the file is read again.
+        self.allows = self.file.update(|allows: &mut Vec<Allow>| {
+            for pattern in patterns {
+                let allow = Allow {
+                    project: project.to_path_buf(),
+                    pattern: pattern.to_string(),
+                };
+                if !allows.contains(&allow) {
+                    allows.push(allow);
+                }
             }
-        }
-        self.save()
-    }
-
-    fn save(&self) -> io::Result<()> {
-        let text = serde_json::to_string_pretty(&self.allows).map_err(io::Error::other)?;
-        // 0600 from the moment it exists, in a 0700 data folder when it makes one.
-        crate::private_fs::replace(&self.path, text.as_bytes())
+            allows.clone()
+        })?;
+        Ok(())
     }
 }
 
@@ -136,6 +130,13 @@ mod tests {
         let (mut store, problem) = AllowedTools::load(data.path());
         assert!(problem.unwrap().contains("will ask again"));
         assert!(store.patterns(Path::new("/p")).is_empty());
+        // Never written over (`store`'s rule): refused until the file is moved aside.
+        assert!(store.allow(Path::new("/p"), &["mcp__a__b"]).is_err());
+        assert_eq!(
+            std::fs::read_to_string(data.path().join(FILE_NAME)).unwrap(),
+            "[{\"project\": 3}]"
+        );
+        std::fs::remove_file(data.path().join(FILE_NAME)).unwrap();
         store.allow(Path::new("/p"), &["mcp__a__b"]).unwrap();
         assert_eq!(
             AllowedTools::load(data.path()).0.patterns(Path::new("/p")),

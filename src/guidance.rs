@@ -10,12 +10,13 @@
 //! the ones that are new or changed ([`Review::notices`]), before anything is sent. The first
 //! start in a project only records (the files came with the checkout the user chose).
 //!
-//! The record is `<data dir>/project-guidance.json` (the user's alone, written by rename):
-//! per project, each file's SHA-256. A record rein cannot read is said once and started
-//! over; nothing here panics on what a file holds, and every file is read bounded.
+//! The record is `<data dir>/project-guidance.json`, a [`crate::store::JsonStore`] (the
+//! user's alone, written by rename): per project, each file's SHA-256. A record rein cannot
+//! read is said at every start (nothing is named as new or changed then) and left as it is
+//! until the user repairs it or moves it aside; nothing here panics on what a file holds,
+//! and every file is read bounded.
 
 use std::collections::BTreeMap;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::file_pin::FileState;
@@ -91,26 +92,19 @@ impl Review {
 /// Compare `files` (the project `root`'s guidance now) with what the last start in `root`
 /// recorded, and record them. The first start in a project records only.
 pub fn review(data_dir: &Path, root: &Path, files: &[Guide]) -> Review {
-    let path = data_dir.join(FILE_NAME);
+    let store = crate::store::JsonStore::new(
+        data_dir,
+        FILE_NAME,
+        MAX_RECORD_BYTES,
+        "rein's record of project files",
+    );
     let mut problem = None;
-    let mut record = match crate::safe_fs::read_small_text(&path, MAX_RECORD_BYTES) {
-        Ok(text) => serde_json::from_str::<Record>(&text).unwrap_or_else(|e| {
-            problem = Some(format!(
-                "{} is not rein's record of project files ({e}); it starts over",
-                path.display()
-            ));
-            Record::default()
-        }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Record::default(),
-        Err(e) => {
-            problem = Some(format!(
-                "{} cannot be read ({e}); new or changed instruction files are not named this \
-                 time",
-                path.display()
-            ));
-            Record::default()
-        }
-    };
+    let mut record = store.read::<Record>().unwrap_or_else(|e| {
+        problem = Some(format!(
+            "{e}; new or changed instruction files are not named this time"
+        ));
+        Record::default()
+    });
     let now: BTreeMap<PathBuf, FileState> = files
         .iter()
         .map(|g| (g.path.clone(), crate::file_pin::state_of(&g.path)))
@@ -143,8 +137,8 @@ pub fn review(data_dir: &Path, root: &Path, files: &[Guide]) -> Review {
     record.projects.drain(..excess);
     // Nothing new: the file is left alone (a start costs no write).
     if !unchanged && problem.is_none() {
-        if let Err(e) = crate::private_fs::write_record(&path, &record) {
-            problem = Some(format!("{} cannot be written ({e})", path.display()));
+        if let Err(e) = store.write(&record) {
+            problem = Some(e.to_string());
         }
     }
     review.problem = problem;
@@ -231,7 +225,7 @@ mod tests {
     }
 
     #[test]
-    fn projects_are_apart_and_a_bad_record_is_said_and_started_over() {
+    fn projects_are_apart_and_a_bad_record_is_said_and_kept() {
         let data = tempfile::tempdir().unwrap();
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
@@ -246,8 +240,18 @@ mod tests {
             Review::default()
         );
         std::fs::write(data.path().join(FILE_NAME), "not json").unwrap();
+        std::fs::write(&fa, "a, changed").unwrap();
         let r = review(data.path(), a.path(), &[guide(&fa, "instructions")]);
-        assert!(r.problem.unwrap().contains("starts over"));
+        let problem = r.problem.unwrap();
+        assert!(
+            problem.contains(FILE_NAME) && problem.contains("move it aside"),
+            "{problem}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(data.path().join(FILE_NAME)).unwrap(),
+            "not json",
+            "said, and never written over"
+        );
     }
 
     #[test]

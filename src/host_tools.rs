@@ -17,14 +17,19 @@
 //! which records the files as they are. A write the user approved in the approval
 //! question updates the record of that file ([`record_write`]).
 //!
-//! Nothing here panics on what the files hold; an unreadable record is no record (the
-//! next check takes the files as they are as the baseline).
+//! Nothing here panics on what the files hold. The record is a [`crate::store::JsonStore`]:
+//! one rein cannot read is never taken as no record (which would make the files as they are
+//! the baseline) nor written over. Every host-tool file at the root is then a change, as
+//! against an empty record, and nothing is recorded (`baseline`, `accept` and
+//! `record_write` return the error naming the file) until the user repairs the record or
+//! moves it aside.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::file_pin::{PinChange, Pins};
 use crate::steering::{self, Kind};
+use crate::store::JsonStore;
 
 /// The record's name in the data folder.
 pub const FILE_NAME: &str = "host-tool-files.json";
@@ -39,12 +44,13 @@ struct Ledger {
     projects: BTreeMap<PathBuf, Pins>,
 }
 
-fn load(data_dir: &Path) -> Ledger {
-    crate::private_fs::read_record(&data_dir.join(FILE_NAME), MAX_BYTES)
-}
-
-fn save(data_dir: &Path, ledger: &Ledger) -> std::io::Result<()> {
-    crate::private_fs::write_record(&data_dir.join(FILE_NAME), ledger)
+fn record(data_dir: &Path) -> JsonStore {
+    JsonStore::new(
+        data_dir,
+        FILE_NAME,
+        MAX_BYTES,
+        "rein's record of your projects' host-tool files",
+    )
 }
 
 /// The host-tool files watched at a project root, relative to it.
@@ -89,15 +95,23 @@ impl std::fmt::Display for HostToolChange {
 /// The host-tool files of `root` that changed since rein recorded them (none at a
 /// project's first check, which records them as they are).
 pub fn check(data_dir: &Path, root: &Path) -> Vec<HostToolChange> {
-    let mut ledger = load(data_dir);
     let paths = watched(root);
-    let Some(pins) = ledger.projects.get(root) else {
-        ledger
-            .projects
-            .insert(root.to_path_buf(), Pins::take(root, &paths));
+    let store = record(data_dir);
+    // A record rein cannot read: every file there is a change (sessions say why at start,
+    // where `baseline` returns the error).
+    let pins = match store.read::<Ledger>() {
+        Ok(ledger) => ledger.projects.get(root).cloned(),
+        Err(_) => Some(Pins::default()),
+    };
+    let Some(pins) = pins else {
         // A record that cannot be written is taken again at the next check (sessions
         // record the baseline at start, `baseline`, and say when they cannot).
-        let _ = save(data_dir, &ledger);
+        let _ = store.update(|ledger: &mut Ledger| {
+            ledger
+                .projects
+                .entry(root.to_path_buf())
+                .or_insert_with(|| Pins::take(root, &paths));
+        });
         return Vec::new();
     };
     pins.changes(root, &paths)
@@ -112,25 +126,24 @@ pub fn check(data_dir: &Path, root: &Path) -> Vec<HostToolChange> {
 /// Record `root`'s host-tool files as they are when rein has no record of the project
 /// yet (its first session: the user's checkout is the baseline).
 pub fn baseline(data_dir: &Path, root: &Path) -> std::io::Result<()> {
-    let mut ledger = load(data_dir);
-    if ledger.projects.contains_key(root) {
-        return Ok(());
-    }
-    ledger
-        .projects
-        .insert(root.to_path_buf(), Pins::take(root, &watched(root)));
-    save(data_dir, &ledger)
+    record(data_dir).update(|ledger: &mut Ledger| {
+        ledger
+            .projects
+            .entry(root.to_path_buf())
+            .or_insert_with(|| Pins::take(root, &watched(root)));
+    })?;
+    Ok(())
 }
 
 /// The user takes `root`'s host-tool files as they are (`rein steering allow`): what had
 /// changed since the record, and the files there now (a line each).
 pub fn accept(data_dir: &Path, root: &Path) -> std::io::Result<(Vec<HostToolChange>, Vec<String>)> {
     let changes = check(data_dir, root);
-    let mut ledger = load(data_dir);
     let pins = Pins::take(root, &watched(root));
     let lines = pins.lines();
-    ledger.projects.insert(root.to_path_buf(), pins);
-    save(data_dir, &ledger)?;
+    record(data_dir).update(|ledger: &mut Ledger| {
+        ledger.projects.insert(root.to_path_buf(), pins);
+    })?;
     Ok((changes, lines))
 }
 
@@ -143,13 +156,13 @@ pub fn record_write(data_dir: &Path, root: &Path, path: &Path) -> std::io::Resul
     if !watched(root).contains(&rel) {
         return Ok(false);
     }
-    let mut ledger = load(data_dir);
-    let pins = ledger
-        .projects
-        .entry(root.to_path_buf())
-        .or_insert_with(|| Pins::take(root, &watched(root)));
-    pins.set(root, &rel);
-    save(data_dir, &ledger)?;
+    record(data_dir).update(|ledger: &mut Ledger| {
+        ledger
+            .projects
+            .entry(root.to_path_buf())
+            .or_insert_with(|| Pins::take(root, &watched(root)))
+            .set(root, &rel);
+    })?;
     Ok(true)
 }
 
@@ -198,5 +211,29 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    /// A record rein cannot read is not "no record": the files there are not taken as the
+    /// baseline, every one is a change, and the record is left as it is.
+    #[test]
+    fn a_bad_record_makes_every_file_a_change_and_is_kept() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path().canonicalize().unwrap();
+        std::fs::write(root.join(".envrc"), "export A=1\n").unwrap();
+        let path = data.path().join(FILE_NAME);
+        std::fs::write(&path, "{\"projects\": 7}").unwrap();
+        let changes = check(data.path(), &root);
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].what(), "was created (a file)");
+        let err = baseline(data.path(), &root).unwrap_err();
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+        assert!(accept(data.path(), &root).is_err());
+        assert!(record_write(data.path(), &root, &root.join(".envrc")).is_err());
+        assert_eq!(check(data.path(), &root).len(), 1);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"projects\": 7}");
     }
 }

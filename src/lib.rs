@@ -51,6 +51,7 @@ pub mod signals;
 pub mod skills;
 pub mod stamp;
 pub mod steering;
+pub mod store;
 pub mod text;
 pub mod tools;
 pub mod trust;

@@ -117,23 +117,6 @@ pub fn create_new(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
-/// A record of rein's own (a ledger in its data folder) read as JSON: the default when the
-/// file is missing, is not a regular file of at most `max` bytes, or holds something else
-/// (a record rein cannot read is no record).
-pub fn read_record<T: serde::de::DeserializeOwned + Default>(path: &Path, max: u64) -> T {
-    safe_fs::read_small_text(path, max)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default()
-}
-
-/// Write a record of rein's own as JSON with [`replace`]: 0600, by rename, never through a
-/// link.
-pub fn write_record<T: serde::Serialize>(path: &Path, record: &T) -> io::Result<()> {
-    let text = serde_json::to_string_pretty(record).map_err(io::Error::other)?;
-    replace(path, text.as_bytes())
-}
-
 /// Put `content` in the file at `path`, created or replaced, 0600 from the moment it
 /// exists whatever the old file's bits: it goes to a new file in the same folder that is
 /// then renamed over the old one (missing folders are made 0700). A link at `path`, or

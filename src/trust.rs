@@ -16,9 +16,10 @@
 //! holds `launch` (the one-line command line it pinned) instead of `table`; it is read, but
 //! it approves nothing any more: the server is asked about again (and the question says
 //! why), and the new approval replaces it. An approval without `files` (written before
-//! rein pinned files) approves a table that names no project file, and nothing else. A file rein cannot read is no approval at all
-//! (everything is asked again) and is said once; it is replaced on the next approval.
-//! Nothing here panics on what the file holds.
+//! rein pinned files) approves a table that names no project file, and nothing else. The file
+//! is a [`crate::store::JsonStore`]: one rein cannot read is no approval at all (everything is
+//! asked again), said once, and left as it is; a new approval is refused, with the error, until
+//! the user repairs the file or moves it aside. Nothing here panics on what the file holds.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::file_pin::Pins;
+use crate::store::JsonStore;
 
 /// One approval: this server of this project may run as this table declares it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -57,7 +59,7 @@ pub enum Approved<'a> {
 /// The approvals on disk, as read at start.
 #[derive(Debug, Clone, Default)]
 pub struct TrustStore {
-    path: PathBuf,
+    file: JsonStore,
     approvals: Vec<Approval>,
 }
 
@@ -68,30 +70,22 @@ impl TrustStore {
     /// The store in `data_dir`, and what went wrong reading it, in words, if anything did
     /// (a missing file is no approval yet, not an error).
     pub fn load(data_dir: &Path) -> (TrustStore, Option<String>) {
-        let path = data_dir.join("trusted-mcp-servers.json");
-        let read = crate::safe_fs::read_small_text(&path, MAX_BYTES);
-        let (approvals, problem) = match read {
-            Ok(text) => match serde_json::from_str::<Vec<Approval>>(&text) {
-                Ok(list) => (list, None),
-                Err(e) => (
-                    Vec::new(),
-                    Some(format!(
-                        "{} is not a list of approvals ({e}); every project MCP server will be \
-                         asked about again",
-                        path.display()
-                    )),
-                ),
-            },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => (Vec::new(), None),
+        let file = JsonStore::new(
+            data_dir,
+            "trusted-mcp-servers.json",
+            MAX_BYTES,
+            "rein's list of the project MCP servers and hooks you approved",
+        );
+        let (approvals, problem) = match file.read::<Vec<Approval>>() {
+            Ok(list) => (list, None),
             Err(e) => (
                 Vec::new(),
                 Some(format!(
-                    "{} cannot be read ({e}); every project MCP server will be asked about again",
-                    path.display()
+                    "{e}; every project MCP server will be asked about again"
                 )),
             ),
         };
-        (TrustStore { path, approvals }, problem)
+        (TrustStore { file, approvals }, problem)
     }
 
     /// Whether the user allowed `server` of `project` to run as `table` declares it (its
@@ -128,16 +122,20 @@ impl TrustStore {
         table: &Value,
         files: &Pins,
     ) -> io::Result<()> {
-        self.approvals
-            .retain(|a| !(a.project == project && a.server == server));
-        self.approvals.push(Approval {
+        let approval = Approval {
             project: project.to_path_buf(),
             server: server.to_string(),
             table: Some(table.clone()),
             launch: None,
             files: Some(files.clone()),
-        });
-        self.save()
+        };
+        // What another rein approved meanwhile is kept: the file is read again.
+        self.approvals = self.file.update(|approvals: &mut Vec<Approval>| {
+            approvals.retain(|a| !(a.project == project && a.server == server));
+            approvals.push(approval);
+            approvals.clone()
+        })?;
+        Ok(())
     }
 
     /// Every project file an approval of `project` pins (a project server's script, a
@@ -158,18 +156,13 @@ impl TrustStore {
 
     /// Forget every approval of `project`'s servers (`rein mcp forget`), and write the file.
     pub fn forget_project(&mut self, project: &Path) -> io::Result<usize> {
-        let before = self.approvals.len();
-        self.approvals.retain(|a| a.project != project);
-        let gone = before - self.approvals.len();
-        if gone > 0 {
-            self.save()?;
-        }
+        let (gone, left) = self.file.update(|approvals: &mut Vec<Approval>| {
+            let before = approvals.len();
+            approvals.retain(|a| a.project != project);
+            (before - approvals.len(), approvals.clone())
+        })?;
+        self.approvals = left;
         Ok(gone)
-    }
-
-    fn save(&self) -> io::Result<()> {
-        // 0600 from the moment it exists, in a 0700 data folder when it makes one.
-        crate::private_fs::write_record(&self.path, &self.approvals)
     }
 }
 
@@ -275,6 +268,8 @@ mod tests {
         );
     }
 
+    /// A file rein cannot read approves nothing, is said, and is never written over: the
+    /// next approval is refused until the user moves it aside (`store`'s rule).
     #[test]
     fn a_bad_file_is_no_approval_and_says_so() {
         let data = tempfile::tempdir().unwrap();
@@ -283,9 +278,14 @@ mod tests {
         let (mut store, problem) = TrustStore::load(data.path());
         let problem = problem.expect("a problem");
         assert!(problem.contains("asked about again"), "{problem}");
+        assert!(problem.contains(&file.display().to_string()), "{problem}");
         let x = json!({"command": "x"});
         assert!(!store.is_trusted(Path::new("/p"), "s", &x));
-        // The next approval replaces the file.
+        let refused = store.trust(Path::new("/p"), "s", &x).unwrap_err();
+        assert!(refused.to_string().contains("move it aside"), "{refused}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
+        // Moved aside: the next approval starts a new file.
+        std::fs::rename(&file, data.path().join("bad.json")).unwrap();
         store.trust(Path::new("/p"), "s", &x).unwrap();
         assert!(TrustStore::load(data.path())
             .0

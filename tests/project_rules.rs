@@ -275,3 +275,56 @@ async fn one_allow_confirms_a_planted_file_and_its_route() {
     );
     assert_eq!(yours.requests().len(), 2);
 }
+
+/// Issue 43: a ledger of project configs rein cannot read is said, naming it and the way
+/// out, and never written over; the project's config is held (rein cannot tell whether a
+/// command wrote it), and `rein config allow` is refused, until the user moves the ledger
+/// aside. It used to be taken silently as an empty ledger and written over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_ledger_of_project_configs_is_said_and_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let ledger = home.path().join("rein-home/project-configs.json");
+    let damaged = "{\"roots\": [{\"path\": \"/w\", \"since\": ";
+    write(&ledger, damaged);
+    write(&root.join(".rein/config.toml"), "model = \"m\"\n");
+    let server = ScriptedServer::start(vec![Reply::text("first"), Reply::text("second")])
+        .await
+        .unwrap();
+    let out = run(home.path(), &root, &server, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let named = ledger.display().to_string();
+    assert!(
+        err.contains("is not obeyed") && err.contains(&named) && err.contains("move it aside"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap(), damaged, "{err}");
+
+    let out = rein(home.path(), &root)
+        .args(["config", "allow"])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains(&named) && said.contains("move it aside"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap(), damaged);
+
+    // Moved aside, as the warning says: a new ledger, and the config is obeyed again.
+    std::fs::rename(&ledger, ledger.with_extension("json.bad")).unwrap();
+    let out = run(home.path(), &root, &server, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !err.contains("is not obeyed"),
+        "{err}"
+    );
+    assert!(std::fs::read_to_string(&ledger).unwrap().contains("roots"));
+}

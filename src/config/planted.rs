@@ -19,11 +19,16 @@
 //! (`routing`, see `routing.rs`): where requests go and which key they carry.
 //!
 //! A user who edits such a file by hand, or pulls one, is asked once; that is the price of
-//! telling their edit from a command's. Nothing here panics on what the file holds: a file
-//! rein cannot read records nothing and holds nothing it cannot judge (said once).
+//! telling their edit from a command's. The ledger is a [`crate::store::JsonStore`], and
+//! nothing here panics on what it holds. A ledger rein cannot read cannot tell a planted
+//! config from the user's, so every project config is held, the warning names the ledger
+//! and what is wrong with it, and nothing is recorded in it (no folder, no `rein config
+//! allow`) until the user repairs it or moves it aside: it is never emptied or written over.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::store::{JsonStore, StoreError};
 
 /// The ledger's name in the data folder.
 pub const FILE_NAME: &str = "project-configs.json";
@@ -65,28 +70,50 @@ struct Confirmed {
 pub struct Held {
     /// The config file.
     pub file: PathBuf,
-    /// The folder rein ran in, which holds the project.
-    pub root: PathBuf,
+    pub why: HeldWhy,
+}
+
+/// What holds a project config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeldWhy {
+    /// It changed after rein first ran in this folder, which holds the project.
+    Changed { root: PathBuf },
+    /// The ledger cannot be read (its error, in words), so rein cannot tell.
+    Ledger(String),
 }
 
 impl std::fmt::Display for Held {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} is not obeyed: it changed while rein could run commands in {}, so a command \
-             may have written it; check it and run `rein config allow` here to obey it",
-            self.file.display(),
-            self.root.display()
-        )
+        match &self.why {
+            HeldWhy::Changed { root } => write!(
+                f,
+                "{} is not obeyed: it changed while rein could run commands in {}, so a \
+                 command may have written it; check it and run `rein config allow` here to \
+                 obey it",
+                self.file.display(),
+                root.display()
+            ),
+            HeldWhy::Ledger(problem) => write!(
+                f,
+                "{} is not obeyed: rein cannot tell whether a command wrote it, because {problem}",
+                self.file.display()
+            ),
+        }
     }
 }
 
-fn load(data_dir: &Path) -> Ledger {
-    crate::private_fs::read_record(&data_dir.join(FILE_NAME), MAX_BYTES)
+/// The ledger in the data folder `data_dir`.
+fn ledger(data_dir: &Path) -> JsonStore {
+    JsonStore::new(
+        data_dir,
+        FILE_NAME,
+        MAX_BYTES,
+        "rein's ledger of the folders it ran in and the project configs you allowed",
+    )
 }
 
-fn save(data_dir: &Path, ledger: &Ledger) -> std::io::Result<()> {
-    crate::private_fs::write_record(&data_dir.join(FILE_NAME), ledger)
+fn load(data_dir: &Path) -> Result<Ledger, StoreError> {
+    ledger(data_dir).read()
 }
 
 fn seconds(time: SystemTime) -> f64 {
@@ -95,19 +122,18 @@ fn seconds(time: SystemTime) -> f64 {
 }
 
 /// Remember that rein runs a session in `root` (once: the first time counts).
-pub fn record_root(data_dir: &Path, root: &Path) -> std::io::Result<()> {
-    let mut ledger = load(data_dir);
-    if ledger.roots.iter().any(|r| r.path == root) {
-        return Ok(());
-    }
+pub fn record_root(data_dir: &Path, root: &Path) -> Result<(), StoreError> {
     let since = SystemTime::now()
         .checked_sub(CLOCK_SLACK)
         .unwrap_or(UNIX_EPOCH);
-    ledger.roots.push(Root {
-        path: root.to_path_buf(),
-        since: seconds(since),
-    });
-    save(data_dir, &ledger)
+    ledger(data_dir).update(|ledger: &mut Ledger| {
+        if !ledger.roots.iter().any(|r| r.path == root) {
+            ledger.roots.push(Root {
+                path: root.to_path_buf(),
+                since: seconds(since),
+            });
+        }
+    })
 }
 
 /// The last status change of `path` itself (a link is not followed), in seconds.
@@ -130,7 +156,15 @@ pub fn check(data_dir: &Path, project: &Path, file: &Path) -> Option<Held> {
     let file_changed = changed(file)?;
     let folder_changed = file.parent().and_then(changed).unwrap_or(file_changed);
     let latest = file_changed.max(folder_changed);
-    let ledger = load(data_dir);
+    let ledger = match load(data_dir) {
+        Ok(ledger) => ledger,
+        Err(e) => {
+            return Some(Held {
+                file: file.to_path_buf(),
+                why: HeldWhy::Ledger(e.to_string()),
+            })
+        }
+    };
     let root = ledger
         .roots
         .iter()
@@ -146,7 +180,7 @@ pub fn check(data_dir: &Path, project: &Path, file: &Path) -> Option<Held> {
     });
     (!confirmed).then(|| Held {
         file: file.to_path_buf(),
-        root,
+        why: HeldWhy::Changed { root },
     })
 }
 
@@ -155,37 +189,42 @@ pub fn check(data_dir: &Path, project: &Path, file: &Path) -> Option<Held> {
 pub fn confirm(data_dir: &Path, file: &Path) -> Result<String, String> {
     let text = crate::safe_fs::read_small_text(file, MAX_BYTES)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let mut ledger = load(data_dir);
-    ledger.confirmed.retain(|c| c.path != file);
-    ledger.confirmed.push(Confirmed {
-        path: file.to_path_buf(),
-        text: text.clone(),
-    });
-    save(data_dir, &ledger)
-        .map_err(|e| format!("cannot write {}: {e}", data_dir.join(FILE_NAME).display()))?;
+    ledger(data_dir)
+        .update(|ledger: &mut Ledger| {
+            ledger.confirmed.retain(|c| c.path != file);
+            ledger.confirmed.push(Confirmed {
+                path: file.to_path_buf(),
+                text: text.clone(),
+            });
+        })
+        .map_err(|e| e.to_string())?;
     Ok(text)
 }
 
 /// Whether the user allowed `pinned`, the exact routing values of the project config
 /// `file` (see `routing.rs`): a change of any of them is not allowed.
 pub fn routing_allowed(data_dir: &Path, file: &Path, pinned: &str) -> bool {
-    load(data_dir)
-        .routing
-        .iter()
-        .any(|c| c.path == file && c.text == pinned)
+    // A ledger rein cannot read allows nothing (said where the config is loaded).
+    load(data_dir).is_ok_and(|ledger| {
+        ledger
+            .routing
+            .iter()
+            .any(|c| c.path == file && c.text == pinned)
+    })
 }
 
 /// Follow the routing values `pinned` of `file` from now on (`rein config allow`): the
 /// record replaces any earlier one of the file.
 pub fn allow_routing(data_dir: &Path, file: &Path, pinned: &str) -> Result<(), String> {
-    let mut ledger = load(data_dir);
-    ledger.routing.retain(|c| c.path != file);
-    ledger.routing.push(Confirmed {
-        path: file.to_path_buf(),
-        text: pinned.to_string(),
-    });
-    save(data_dir, &ledger)
-        .map_err(|e| format!("cannot write {}: {e}", data_dir.join(FILE_NAME).display()))
+    ledger(data_dir)
+        .update(|ledger: &mut Ledger| {
+            ledger.routing.retain(|c| c.path != file);
+            ledger.routing.push(Confirmed {
+                path: file.to_path_buf(),
+                text: pinned.to_string(),
+            });
+        })
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -211,7 +250,7 @@ mod tests {
             path: top.clone(),
             since: seconds(SystemTime::now()),
         });
-        save(data.path(), &ledger).unwrap();
+        super::ledger(data.path()).write(&ledger).unwrap();
         std::thread::sleep(Duration::from_millis(50));
         assert!(check(data.path(), &top.join("old"), &old).is_none());
         let planted = top.join("sub/.rein/config.toml");
@@ -221,7 +260,7 @@ mod tests {
         );
         let project = top.join("sub");
         let held = check(data.path(), &project, &planted).expect("held");
-        assert_eq!(held.root, top);
+        assert_eq!(held.why, HeldWhy::Changed { root: top.clone() });
         assert!(held.to_string().contains("rein config allow"), "{held}");
         // The folder rein ran in itself is not held (the sandbox keeps its .rein).
         assert!(check(data.path(), &top, &planted).is_none());
@@ -238,16 +277,39 @@ mod tests {
         assert!(check(data.path(), elsewhere.path(), &file).is_none());
     }
 
+    /// A ledger rein cannot read is never written over (`store`'s rule), and since it
+    /// cannot tell a planted config from the user's, it holds every one, saying why.
     #[test]
-    fn a_root_is_recorded_once_and_a_bad_ledger_holds_nothing() {
+    fn a_root_is_recorded_once_and_a_bad_ledger_holds_every_config_and_is_kept() {
         let data = tempfile::tempdir().unwrap();
         record_root(data.path(), Path::new("/p")).unwrap();
-        let first = load(data.path()).roots;
+        let first = load(data.path()).unwrap().roots;
         record_root(data.path(), Path::new("/p")).unwrap();
-        assert_eq!(load(data.path()).roots, first);
-        std::fs::write(data.path().join(FILE_NAME), "{ not json").unwrap();
-        assert!(load(data.path()).roots.is_empty());
+        assert_eq!(load(data.path()).unwrap().roots, first);
+
+        let path = data.path().join(FILE_NAME);
+        std::fs::write(&path, "{ not json").unwrap();
+        let err = record_root(data.path(), Path::new("/q")).unwrap_err();
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+        let project = tempfile::tempdir().unwrap();
+        let file = project.path().join(".rein/config.toml");
+        write(&file, "model = \"m\"\n");
+        let held = check(data.path(), project.path(), &file).expect("held");
+        let said = held.to_string();
+        assert!(
+            said.contains("is not obeyed") && said.contains("move it aside"),
+            "{said}"
+        );
+        assert!(confirm(data.path(), &file).is_err());
+        assert!(allow_routing(data.path(), &file, "x").is_err());
+        assert!(!routing_allowed(data.path(), &file, "x"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
+        // Moved aside: a new ledger starts.
+        std::fs::rename(&path, data.path().join("old.json")).unwrap();
         record_root(data.path(), Path::new("/q")).unwrap();
-        assert_eq!(load(data.path()).roots.len(), 1);
+        assert_eq!(load(data.path()).unwrap().roots.len(), 1);
     }
 }

@@ -103,6 +103,8 @@ impl Config {
         if let Some(held) = &self.held_project_config {
             warnings.push(held.to_string());
         }
+        // The tools allowed for projects: a file rein cannot read is said, not dropped.
+        warnings.extend(crate::allowed_tools::AllowedTools::load(&self.data_dir).1);
         if let Some(routing) = self.project_routing.as_ref().filter(|r| !r.allowed) {
             warnings.push(routing.held_notice());
         }
@@ -211,9 +213,8 @@ impl Config {
                 let mut written = None;
                 if !tools.is_empty() {
                     let (mut store, _) = AllowedTools::load(&data_dir);
-                    store
-                        .allow(&project, &tools)
-                        .map_err(|e| format!("cannot write {}: {e}", store.path().display()))?;
+                    // The error names the file (and, for one rein cannot read, the way out).
+                    store.allow(&project, &tools).map_err(|e| e.to_string())?;
                     written = Some(store.path().to_path_buf());
                 }
                 if !commands.is_empty() {

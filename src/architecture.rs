@@ -582,6 +582,36 @@ mod tests {
         (dir, package)
     }
 
+    /// `lib.rs`'s doc is the map a reader starts from: it names every top-level module
+    /// (in backticks), so a new module is placed on it when it is added.
+    #[test]
+    fn the_library_doc_names_every_module() {
+        let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+            .unwrap();
+        let doc: String = lib
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let modules: Vec<&str> = lib
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let l = l.strip_prefix("pub ").unwrap_or(l);
+                l.strip_prefix("mod ")?.strip_suffix(';')
+            })
+            .collect();
+        assert!(modules.len() > 30, "{modules:?}");
+        let missing: Vec<_> = modules
+            .iter()
+            .filter(|m| !doc.contains(&format!("`{m}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "src/lib.rs's doc does not name {missing:?}"
+        );
+    }
+
     #[test]
     fn an_upward_import_is_named_as_a_circle_with_its_line() {
         let (_dir, package) = package(&[

@@ -1,17 +1,34 @@
-//! rein: a terminal coding agent around any OpenAI-compatible chat-completions model.
+//! rein: a terminal coding agent around any model, over chat completions, OpenAI's
+//! Responses API or Anthropic's Messages API.
 //!
-//! The library holds everything both front ends share. From the bottom up: the
-//! conversation's messages and their wire form (`conversation`); configuration
-//! (`config`); the permission checker (`permissions`), the sandbox (`sandbox`) and the
-//! file tools' link-proof file access (`safe_fs`); the tools (`tools`) and skills
-//! (`skills`); context engineering (`context`) and session files (`session`); the agent
-//! runtime (`agent`), which runs as a task behind a handle and talks only through its
-//! command and event channels. On top: the dashboard's pure state machine (`app`), its
-//! drawing (`ui`) and its terminal loop (`dashboard`), and the headless front end
-//! (`headless`), which word events alike through `describe`. `text` holds the short words
-//! every module may use (a line cut to a length, a duration, a token count), and
-//! `sanitize` the one filter for text rein prints; `demo` holds the scripted server that the tests, the benchmarks
-//! and `rein --demo` talk to; `stamp` the timestamps and ids, with no date library.
+//! The library holds everything the front ends share; `src/main.rs` and `src/cli/` only
+//! read the command line and start one. From the bottom up:
+//!
+//! - **The ground floor**, leaves that import nothing of rein's upper floors: `text` (short
+//!   words for things: one line, a clip, a duration), `sanitize` (the one filter for text
+//!   rein prints), `stamp` (timestamps and ids, with no date library), `signals` (what ends
+//!   rein from outside), `private_fs` (rein's own files are the user's alone), `store` (its
+//!   JSON records in the data folder), `safe_fs` (the file tools' link-proof access),
+//!   `program_path` (finding a program by name in absolute `PATH` folders only),
+//!   `process_tree` (killing all a child started), `git_pointer` (a `.git` read as data),
+//!   `file_pin` (a file's state as an approval pins it).
+//! - **What a session is made of**: the messages and their wire forms (`conversation`), the
+//!   settings (`config`), the permission checker (`permissions`) and the sandbox
+//!   (`sandbox`), the files that steer what runs outside it (`steering`) and the guard over
+//!   a project's host-tool files (`host_tools`), what a project tells the model and how it
+//!   changed (`instructions`, `skills`, `custom_commands`, `guidance`), the user's consents
+//!   (`trust` for project MCP servers, `allowed_tools`), the tools (`tools`), context
+//!   engineering (`context`), session files (`session`), checkpoints (`checkpoint`) and
+//!   taking turns back (`rewind`), hooks (`hooks`), MCP servers (`mcp`) and the forms they
+//!   ask for (`elicitation`), the project's files for the `@` finder (`file_index`).
+//! - **The agent** (`agent`): the runtime, a task behind a handle that talks only through
+//!   its command and event channels; `describe` words its events once for every front end.
+//! - **The front ends' parts**: the dashboard's pure state machine (`app`), its drawing
+//!   (`ui`) and its terminal loop (`dashboard`), with the typed history (`input_history`)
+//!   and Ctrl-G's editor (`external_editor`); the headless front end (`headless`).
+//! - `demo` holds the scripted server that the tests, the benchmarks and `rein --demo`
+//!   talk to; `architecture` (tests only) keeps the floors apart: no import circle ties
+//!   the top-level modules.
 
 pub mod agent;
 pub mod allowed_tools;

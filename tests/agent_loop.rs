@@ -545,7 +545,9 @@ async fn stalled_stream_times_out() {
     assert_eq!(server.served(), 1, "a stall is not retried");
     // The stall was given up on at the configured idle timeout, which the error names.
     assert!(
-        events.iter().any(|e| matches!(e, AgentEvent::Error { message }
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { message }
             if message.contains("sent nothing for 300 ms"))),
         "{events:?}"
     );

@@ -61,9 +61,12 @@ fn first_usage(events: &[AgentEvent]) -> Usage {
         .expect("a usage event")
 }
 
-/// The next event from the agent, which must come within `within`.
-async fn next_event(handle: &mut AgentHandle, within: Duration) -> AgentEvent {
-    tokio::time::timeout(within, handle.events.recv())
+/// How long `next_event` waits: a guard against a hang, not a claim about speed.
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// The next event from the agent.
+async fn next_event(handle: &mut AgentHandle) -> AgentEvent {
+    tokio::time::timeout(HANG_GUARD, handle.events.recv())
         .await
         .expect("an event in time")
         .expect("agent task ended")
@@ -530,7 +533,8 @@ async fn stalled_stream_times_out() {
             json!({"role": "assistant", "content": "thinking about it"}),
             None,
         )),
-        Step::Sleep(Duration::from_secs(5)),
+        // A day: waited out, the turn would never end (the harness's deadline fails it).
+        Step::Sleep(Duration::from_secs(86_400)),
         Step::Done,
     ])])
     .await
@@ -538,14 +542,17 @@ async fn stalled_stream_times_out() {
     let mut cfg = config(&server, dir.path());
     cfg.client.idle_timeout = Duration::from_millis(300);
     let mut handle = agent::spawn(cfg).unwrap();
-    let start = Instant::now();
     let events = turn(&mut handle, "hi").await;
     assert_eq!(outcome(&events), TurnOutcome::Failed);
-    assert!(start.elapsed() < Duration::from_secs(4));
     assert_eq!(server.served(), 1, "a stall is not retried");
-    assert!(events
-        .iter()
-        .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("sent nothing"))));
+    // The stall was given up on at the configured idle timeout, which the error names.
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { message }
+            if message.contains("sent nothing for 300 ms"))),
+        "{events:?}"
+    );
 }
 
 fn process_alive(pid: u32) -> bool {
@@ -602,7 +609,8 @@ async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
     let mut handle = agent::spawn(config(&server, root)).unwrap();
     handle.send(AgentCommand::UserMessage("sleep a while".into()));
     let mut events = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // A guard against a hang, not a claim about speed.
+    let deadline = Instant::now() + Duration::from_secs(120);
     let mut interrupted_at = None;
     loop {
         let next = tokio::time::timeout(Duration::from_millis(50), handle.events.recv()).await;
@@ -624,8 +632,8 @@ async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
         }
         assert!(Instant::now() < deadline, "no TurnFinished: {events:?}");
     }
-    let took = interrupted_at.expect("the command started").elapsed();
-    assert!(took < Duration::from_secs(2), "interrupt took {took:?}");
+    // The command sleeps for a day: the turn ends only because the interrupt ended it.
+    assert!(interrupted_at.is_some(), "the command started");
     assert_eq!(outcome(&events), TurnOutcome::Interrupted);
     let results = tool_results(&events);
     assert_eq!(results.len(), 2, "{results:?}");
@@ -658,7 +666,9 @@ async fn interrupt_while_streaming_drops_the_request() {
                 json!({"role": "assistant", "content": "Start"}),
                 None,
             )),
-            Step::Sleep(Duration::from_secs(30)),
+            // A day (past the 10 s idle timeout, which would end the turn as failed):
+            // the turn ends as interrupted only if the interrupt dropped the request.
+            Step::Sleep(Duration::from_secs(86_400)),
             Step::Done,
         ]),
         Reply::text("next"),
@@ -668,21 +678,19 @@ async fn interrupt_while_streaming_drops_the_request() {
     let mut handle = agent::spawn(config(&server, dir.path())).unwrap();
     handle.send(AgentCommand::UserMessage("go".into()));
     loop {
-        let e = next_event(&mut handle, Duration::from_secs(5)).await;
+        let e = next_event(&mut handle).await;
         if matches!(e, AgentEvent::TextDelta { .. }) {
             break;
         }
     }
-    let start = Instant::now();
     handle.send(AgentCommand::Interrupt);
     loop {
-        let e = next_event(&mut handle, Duration::from_secs(5)).await;
+        let e = next_event(&mut handle).await;
         if let AgentEvent::TurnFinished { outcome } = e {
             assert_eq!(outcome, TurnOutcome::Interrupted);
             break;
         }
     }
-    assert!(start.elapsed() < Duration::from_millis(500));
     let events = turn(&mut handle, "and now?").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
     let req = &server.requests()[1];
@@ -795,7 +803,7 @@ async fn messages_sent_during_a_turn_are_queued_for_the_next() {
     handle.send(AgentCommand::UserMessage("two".into()));
     let mut finished = 0;
     while finished < 2 {
-        let e = next_event(&mut handle, Duration::from_secs(10)).await;
+        let e = next_event(&mut handle).await;
         if let AgentEvent::TurnFinished { outcome } = e {
             assert_eq!(outcome, TurnOutcome::Completed);
             finished += 1;
@@ -1191,7 +1199,7 @@ async fn approval_can_be_answered_by_command_a_while_later() {
     handle.send(AgentCommand::UserMessage("go".into()));
     let mut results = Vec::new();
     loop {
-        let event = next_event(&mut handle, Duration::from_secs(10)).await;
+        let event = next_event(&mut handle).await;
         match event {
             AgentEvent::ApprovalNeeded { id, .. } => {
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -1229,7 +1237,7 @@ async fn ask_then(
     let mut on_ask = Some(on_ask);
     let mut events = Vec::new();
     loop {
-        let event = next_event(&mut handle, Duration::from_secs(10)).await;
+        let event = next_event(&mut handle).await;
         if let AgentEvent::ApprovalNeeded { id, .. } = &event {
             if let Some(f) = on_ask.take() {
                 f(&mut handle, id.clone());
@@ -1612,30 +1620,39 @@ async fn a_small_first_message_goes_before_a_slow_window_answer() {
     let server = ScriptedServer::start(vec![Reply::text("hello back")])
         .await
         .unwrap();
-    server.answer_props(8_192, Duration::from_millis(1_500));
-    let started = Instant::now();
-    let watch = rein::config::discover::ask(unconfigured_target(&server, dir.path()));
-    assert!(watch.is_some());
+    server.answer_props(8_192, Duration::ZERO);
+    let target = unconfigured_target(&server, dir.path());
+    // The question stays open until the test answers it, after the turn: no clock decides
+    // what comes first. A turn that waited for the answer would wait `ANSWER_WAIT`, give
+    // up and say so (a `WindowLearnt` without a URL) inside the turn.
+    let (answer, watch) = rein::agent::window::channel();
     let mut handle =
-        agent::spawn_learning_window(config(&server, dir.path()), None, watch).unwrap();
+        agent::spawn_learning_window(config(&server, dir.path()), None, Some(watch)).unwrap();
     let events = turn(&mut handle, "hello").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
-    assert!(
-        started.elapsed() < Duration::from_millis(1_200),
-        "the reply came {:?} after the start: it waited for the window",
-        started.elapsed()
-    );
-    assert_eq!(server.probes(), 1, "the server was asked");
-    assert_eq!(learnt(&events), None, "the answer was not in yet");
+    assert_eq!(learnt(&events), None, "the turn waited for the window");
     assert_eq!(server.requests().len(), 1);
 
-    // The answer comes while the agent waits for the next message: said, then counted.
+    // The answer (the server's own, asked as `discover::ask` asks it; the limit is a
+    // guard against a hang) comes while the agent waits for the next message: said, then
+    // counted.
+    let found = rein::config::discover::context_window_within(&target, Duration::from_secs(120))
+        .await
+        .expect("the server says its window");
+    assert_eq!(server.probes(), 1, "the server was asked");
+    answer
+        .send(rein::agent::window::WindowProbe::Answered(
+            rein::agent::window::Answer::Reported {
+                tokens: found.tokens,
+                url: found.url,
+            },
+        ))
+        .unwrap();
     let later = events_until(&mut handle, |e| matches!(e, AgentEvent::Context(_))).await;
     let (window, url) = learnt(&later).expect("the window was learnt");
     assert_eq!(window, 8_192);
     assert!(url.unwrap_or_default().ends_with("/props"));
     assert!(matches!(later.last(), Some(AgentEvent::Context(s)) if s.window == 8_192));
-    assert!(started.elapsed() >= Duration::from_millis(1_500));
     handle.shut_down().await;
 }
 

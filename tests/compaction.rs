@@ -712,7 +712,7 @@ async fn a_long_session_is_compacted_once_into_a_handoff_note() {
 /// Turns 1 to 8, then turn 9 whose compaction is answered by `summariser`: it fails, the
 /// history is unchanged, the turn goes on (a command, then an answer), and compaction is
 /// not tried again in that turn.
-async fn compaction_fails(summariser: Reply) {
+async fn compaction_fails(summariser: Reply) -> String {
     let project = tempfile::tempdir().unwrap();
     let spill = tempfile::tempdir().unwrap();
     let mut script = long_replies();
@@ -775,6 +775,7 @@ async fn compaction_fails(summariser: Reply) {
     assert_eq!(second[..first.len()], first[..]);
     assert_eq!(second.len(), first.len() + 2);
     assert_calls_answered(&second);
+    failed[0].to_string()
 }
 
 #[tokio::test]
@@ -806,21 +807,20 @@ async fn a_failed_compaction_note_too_long_leaves_the_history_and_is_not_retried
 }
 
 /// A rambling summariser is not waited for: once its note runs far past the room it was
-/// given, the stream is dropped (here it would otherwise stall for a minute, then be cut).
+/// given, the stream is dropped (here it would otherwise stall for a day, then be cut)
+/// and the failure says why.
 #[tokio::test]
 async fn a_runaway_note_is_abandoned_mid_stream() {
-    let started = Instant::now();
-    compaction_fails(Reply::sse(vec![
+    let failed = compaction_fails(Reply::sse(vec![
         Step::Data(chunk(json!({ "role": "assistant", "content": "" }), None)),
         Step::Data(chunk(json!({ "content": prose("ramble", 40_000) }), None)),
-        Step::Sleep(Duration::from_secs(60)),
+        Step::Sleep(Duration::from_secs(86_400)),
         Step::Cut,
     ]))
     .await;
     assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
+        failed.starts_with("compaction failed: the handoff note ran past "),
+        "{failed}"
     );
 }
 
@@ -833,7 +833,8 @@ async fn an_interrupted_compaction_leaves_the_history_uncompacted() {
     script.push(Reply::sse(vec![
         Step::Data(chunk(json!({ "role": "assistant", "content": "" }), None)),
         Step::Data(chunk(json!({ "content": "## Goal\n" }), None)),
-        Step::Sleep(Duration::from_secs(60)),
+        // A day: the compaction ends only because the interrupt ended it.
+        Step::Sleep(Duration::from_secs(86_400)),
         Step::Done,
     ]));
     // Turn 10 tries again; this time the summariser fails and the request goes as it is.
@@ -845,7 +846,6 @@ async fn an_interrupted_compaction_leaves_the_history_uncompacted() {
     let mut handle = agent::spawn(config).unwrap();
     long_turns(&mut handle).await;
 
-    let started = Instant::now();
     assert!(handle.send(AgentCommand::UserMessage(question(9))));
     let mut events = events_until(&mut handle, |e| {
         matches!(
@@ -861,12 +861,11 @@ async fn an_interrupted_compaction_leaves_the_history_uncompacted() {
         ),
         "{events:?}"
     );
-    // Wait until the summariser has the request, then interrupt.
+    // Wait until the summariser has the request (the deadline a guard against a hang),
+    // then interrupt.
+    let deadline = Instant::now() + support::agent::DEADLINE;
     while server.requests().len() < LONG_TURNS + 1 {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "no summariser request"
-        );
+        assert!(Instant::now() < deadline, "no summariser request");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(handle.send(AgentCommand::Interrupt));
@@ -875,10 +874,6 @@ async fn an_interrupted_compaction_leaves_the_history_uncompacted() {
             matches!(e, AgentEvent::TurnFinished { .. })
         })
         .await,
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "the interrupt was not prompt"
     );
     assert_eq!(outcome(&events), TurnOutcome::Interrupted, "{events:?}");
     let failed: Vec<&str> = events

@@ -142,7 +142,6 @@ async fn an_expansion_past_its_cap_is_cut_and_said() {
     let server = ScriptedServer::start(vec![Reply::text("ok")])
         .await
         .unwrap();
-    let started = std::time::Instant::now();
     let out = run(
         home.path(),
         project.path(),
@@ -155,7 +154,6 @@ async fn an_expansion_past_its_cap_is_cut_and_said() {
         err.contains("the prompt expanded from .agents/commands/x.md was cut at 4 MiB"),
         "{err}"
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(30));
     let sent = user_text(&server.requests()[0]);
     assert!(sent.len() <= 4 << 20, "{} bytes sent", sent.len());
 }

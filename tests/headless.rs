@@ -1082,20 +1082,23 @@ async fn a_short_prompt_does_not_wait_for_a_window_probe_that_hangs() {
         .await
         .unwrap();
     server.hang_props();
-    let started = std::time::Instant::now();
     let mut args = print_args("hello", &server.base_url(), "scripted", project.path());
     args.extend(["--output-format".into(), "jsonl".into()]);
     let out = rein(home.path(), &args).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    assert!(
-        started.elapsed() < Duration::from_millis(1_500),
-        "took {:?}: the prompt waited for the window",
-        started.elapsed()
-    );
     assert_eq!(server.probes(), 1, "the server was asked");
     let lines = stdout(&out);
-    assert!(!lines.contains("\"window_learnt\""), "{lines}");
-    assert!(lines.contains("short answer"), "{lines}");
+    // A prompt that waited would have the question give up (a `window_learnt`) before
+    // its reply; one that went at once has it after its reply, if at all.
+    let reply_at = lines
+        .find("short answer")
+        .unwrap_or_else(|| panic!("{lines}"));
+    assert!(
+        lines
+            .find("\"window_learnt\"")
+            .is_none_or(|learnt_at| learnt_at > reply_at),
+        "the prompt waited for the window: {lines}"
+    );
 
     // 20 000 characters are not clearly small: the request waits for the answer, which
     // never comes; after the two seconds it goes in the configured window.

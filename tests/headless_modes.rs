@@ -188,15 +188,11 @@ async fn headless_stops_background_commands_at_exit_names_them_and_exits_as_the_
     ])
     .await
     .unwrap();
-    let started = std::time::Instant::now();
     // Judged as any command: `sleep` needs approval, which --yes gives.
     let out = rein(home.path(), project.path(), &server.base_url(), &["--yes"]).await;
     let err = stderr(&out);
-    // Not five minutes: the turn ended, and with it rein.
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(20),
-        "{err}"
-    );
+    // Not five minutes: the turn ended, and with it rein, while the command still ran
+    // (stderr names it as running and stopped).
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.contains("1 background command still running: bash-1"),

@@ -7,7 +7,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::{script, Reply, ScriptedServer, Step};
@@ -190,7 +190,16 @@ async fn a_hook_that_hangs_is_cut_at_its_timeout_and_the_call_goes_on_unless_it_
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let hooks_dir = tempfile::tempdir().unwrap();
-    let hang = script(hooks_dir.path(), "hang.sh", "sleep 1000 &\nsleep 1000\n");
+    // Left alone a hook runs for 1000 s; each writes its pid and its child's.
+    let pids = hooks_dir.path().join("pids");
+    let hang = script(
+        hooks_dir.path(),
+        "hang.sh",
+        &format!(
+            "echo $$ >> {0}\nsleep 1000 &\necho $! >> {0}\nsleep 1000\n",
+            pids.display()
+        ),
+    );
     user_hooks(
         home.path(),
         json!({"PreToolUse": [
@@ -205,14 +214,19 @@ async fn a_hook_that_hangs_is_cut_at_its_timeout_and_the_call_goes_on_unless_it_
     ])
     .await
     .unwrap();
-    let started = Instant::now();
     let out = rein(home.path(), project.path(), &server, &["--yes"]);
     let err = stderr(&out);
-    assert!(started.elapsed() < Duration::from_secs(20), "{err}");
     assert!(out.status.success(), "{err}");
     let results = tool_results(&server);
     assert_eq!(results[0], "ran");
     assert!(err.contains("hook PreToolUse: failed: timed out"), "{err}");
+    // Both hooks and their children were killed at the timeout, not waited for.
+    let written = std::fs::read_to_string(&pids).unwrap();
+    let pids: Vec<i32> = written.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(pids.len(), 4, "{written}");
+    for pid in pids {
+        assert!(gone(pid).await, "{pid} outlived its hook's timeout");
+    }
     assert!(
         results[1].starts_with("Error: write_file was blocked by a hook: a hook failed and blocks on failure: timed out"),
         "{results:?}"

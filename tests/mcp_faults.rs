@@ -64,11 +64,10 @@ async fn started(servers: Vec<ServerConfig>) -> (McpManager, tempfile::TempDir) 
 async fn a_stdio_answer_over_16_mib_is_cut_at_once_and_the_server_stays_usable() {
     let _one = one_at_a_time().await;
     let (mcp, _root) = started(vec![hostile("plain")]).await;
-    let begun = Instant::now();
-    let out = work(&mcp, "mcp__plain__work", json!({"bytes": 20 * 1024 * 1024})).await;
-    let took = begun.elapsed();
-    let out = out.unwrap();
-    assert!(took < Duration::from_secs(15), "took {took:?}");
+    // Waiting for the line rmcp drops would end in the call's timeout, an error.
+    let out = work(&mcp, "mcp__plain__work", json!({"bytes": 20 * 1024 * 1024}))
+        .await
+        .unwrap();
     assert!(out.text.starts_with("xxxx"), "{}", &out.text[..100]);
     assert!(
         out.text.len() <= rein::mcp::MAX_RESULT_BYTES + 300,
@@ -90,9 +89,8 @@ async fn a_stdio_answer_over_16_mib_is_cut_at_once_and_the_server_stays_usable()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_schema_nested_too_deep_is_cut_and_the_server_starts_with_every_tool() {
     let _one = one_at_a_time().await;
-    let begun = Instant::now();
     let (mcp, _root) = started(vec![hostile("deep_schema")]).await;
-    assert!(begun.elapsed() < Duration::from_secs(10));
+    // A `tools/list` never answered would leave it failed at its startup timeout.
     assert_eq!(state(&mcp, "deep_schema"), ServerState::Ready { tools: 2 });
     let deep = mcp.tool("mcp__deep_schema__deep").unwrap();
     assert_eq!(deep.parameters["type"], "object");
@@ -114,11 +112,10 @@ async fn a_tool_schema_nested_too_deep_is_cut_and_the_server_starts_with_every_t
 async fn a_result_nested_200_levels_deep_ends_the_call_at_once() {
     let _one = one_at_a_time().await;
     let (mcp, _root) = started(vec![hostile("plain")]).await;
-    let begun = Instant::now();
+    // Hung like item 1, the call would end in its timeout, an error.
     let out = work(&mcp, "mcp__plain__work", json!({"depth": 200}))
         .await
         .unwrap();
-    assert!(begun.elapsed() < Duration::from_secs(10));
     assert!(out.text.starts_with("deep"), "{}", out.text);
     let again = work(&mcp, "mcp__plain__work", json!({})).await.unwrap();
     assert_eq!(again.text, "done");
@@ -340,12 +337,11 @@ async fn a_50_mb_http_answer_fails_that_call_and_the_server_stays_usable() {
     let _one = one_at_a_time().await;
     let http = HttpServer::start();
     let (mcp, _root) = started(vec![http.config("web")]).await;
-    let begun = Instant::now();
+    // The error names the size, not a timeout.
     let failed = work(&mcp, "mcp__web__work", json!({"bytes": 50_000_000}))
         .await
         .unwrap_err()
         .to_string();
-    assert!(begun.elapsed() < Duration::from_secs(15));
     assert_eq!(
         failed,
         format!(

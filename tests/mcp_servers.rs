@@ -130,8 +130,8 @@ async fn server_everything_over_stdio() {
         "{steps:?}"
     );
 
-    // Cancelled mid-call: the call ends at once, the server stays usable.
-    let started = Instant::now();
+    // Cancelled mid-call: the call ends at once (a 10 s operation, whose end would be an
+    // answer, not `Cancelled`), the server stays usable.
     let cancelled = mcp
         .call(
             "mcp__everything__trigger-long-running-operation",
@@ -141,7 +141,6 @@ async fn server_everything_over_stdio() {
         )
         .await;
     assert_eq!(cancelled, Err(McpError::Cancelled));
-    assert!(started.elapsed() < Duration::from_secs(3));
     let again = mcp
         .call(
             "mcp__everything__echo",
@@ -387,6 +386,25 @@ async fn server_filesystem_and_the_python_time_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_servers_fail_clearly_and_leave_the_manager_usable() {
     let root = tempfile::tempdir().unwrap();
+    // Startups run concurrently: a server that takes all of its ten minutes to start
+    // (listed first) holds none of the others back.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py");
+    let mut held = ServerConfig::stdio("held", "python3", &[script.to_str().unwrap(), "hang"]);
+    held.startup_timeout = Duration::from_secs(600);
+    let (first, _events) = McpManager::start(vec![held, hostile("garbage")], root.path());
+    // A guard against a hang, not a claim about speed.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while state(&first, "garbage") == ServerState::Starting {
+        assert!(
+            Instant::now() < deadline,
+            "garbage waited for held: {first:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(state(&first, "garbage"), ServerState::Ready { tools: 1 });
+    assert_eq!(state(&first, "held"), ServerState::Starting);
+    first.shutdown().await;
+
     let mut hang = hostile("hang");
     hang.startup_timeout = Duration::from_secs(1);
     let servers = vec![
@@ -397,12 +415,7 @@ async fn hostile_servers_fail_clearly_and_leave_the_manager_usable() {
         hostile("pages"),
     ];
     let (mcp, mut events) = McpManager::start(servers, root.path());
-    let started = Instant::now();
     settled(&mut events, &mcp).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "startups ran concurrently"
-    );
 
     match state(&mcp, "hang") {
         ServerState::Failed { reason, stderr } => {

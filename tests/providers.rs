@@ -927,14 +927,15 @@ async fn an_unknown_endpoint_is_probed_and_silence_changes_nothing() {
         model: Some("my-model".into()),
         ..Overrides::default()
     });
-    let start = std::time::Instant::now();
-    let found = discover::context_window_within(&c.target(), Duration::from_millis(300)).await;
+    // The server would hold the question for ever: ending at all is the limit's work (the
+    // outer timeout a guard against a hang, not a claim about speed).
+    let found = tokio::time::timeout(
+        Duration::from_secs(120),
+        discover::context_window_within(&c.target(), Duration::from_millis(300)),
+    )
+    .await
+    .expect("the limit ended the question");
     assert_eq!(found, None);
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
 
     // Nothing is asked when the window is configured.
     let c = f.load(&Overrides {

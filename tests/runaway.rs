@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rein::agent::repetition::CUT_MARK;
 use rein::agent::{self, AgentEvent, TurnOutcome};
@@ -23,7 +23,7 @@ fn messages(request: &Value) -> Vec<Value> {
 async fn a_reply_that_repeats_itself_is_stopped_and_its_start_kept() {
     let dir = tempfile::tempdir().unwrap();
     // What SmolLM2 does after a tool result: "ls -l -l -l …", a few tokens an event, and it
-    // would go on for minutes (the stream below then stalls for a minute).
+    // would go on for minutes (the stream below then stalls for a day).
     let mut steps = vec![Step::Data(chunk(
         json!({ "content": "The command is: ```bash\nls" }),
         None,
@@ -31,19 +31,14 @@ async fn a_reply_that_repeats_itself_is_stopped_and_its_start_kept() {
     for _ in 0..5_000 {
         steps.push(Step::Data(chunk(json!({ "content": " -l" }), None)));
     }
-    steps.push(Step::Sleep(Duration::from_secs(60)));
+    // A day: a reply waited out would never end (the harness's deadline fails it).
+    steps.push(Step::Sleep(Duration::from_secs(86_400)));
     steps.push(Step::Done);
     let server = ScriptedServer::start(vec![Reply::sse(steps), Reply::text("fine now")])
         .await
         .unwrap();
     let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
-    let started = Instant::now();
     let events = turn(&mut handle, "list the files").await;
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(outcome(&events), TurnOutcome::Failed);
     let errors = errors(&events);
     assert_eq!(errors.len(), 1, "{errors:?}");
@@ -94,15 +89,14 @@ async fn reasoning_that_repeats_itself_is_stopped_too() {
             None,
         )));
     }
-    steps.push(Step::Sleep(Duration::from_secs(60)));
+    // A day: a reply waited out would never end (the harness's deadline fails it).
+    steps.push(Step::Sleep(Duration::from_secs(86_400)));
     steps.push(Step::Done);
     let server = ScriptedServer::start(vec![Reply::sse(steps)])
         .await
         .unwrap();
     let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
-    let started = Instant::now();
     let events = turn(&mut handle, "think").await;
-    assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(outcome(&events), TurnOutcome::Failed);
     let reasoning = events.iter().find_map(|e| match e {
         AgentEvent::ReplyCut { reasoning, .. } => reasoning.clone(),
@@ -157,7 +151,8 @@ async fn a_subagent_that_repeats_itself_is_stopped_and_the_turn_goes_on() {
     for _ in 0..2_000 {
         steps.push(Step::Data(chunk(json!({ "content": "again " }), None)));
     }
-    steps.push(Step::Sleep(Duration::from_secs(60)));
+    // A day: a reply waited out would never end (the harness's deadline fails it).
+    steps.push(Step::Sleep(Duration::from_secs(86_400)));
     steps.push(Step::Done);
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[("task", r#"{"description":"look around"}"#)]),
@@ -167,9 +162,7 @@ async fn a_subagent_that_repeats_itself_is_stopped_and_the_turn_goes_on() {
     .await
     .unwrap();
     let mut handle = agent::spawn(scripted_config(&server, dir.path())).unwrap();
-    let started = Instant::now();
     let events = turn(&mut handle, "explore").await;
-    assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(outcome(&events), TurnOutcome::Completed);
     let results = support::agent::tool_results(&events);
     assert_eq!(results.len(), 1, "{results:?}");

@@ -8,7 +8,7 @@ mod support;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rein::agent::{
     self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, SubagentEvent, TurnOutcome,
@@ -567,17 +567,18 @@ async fn an_interrupt_stops_a_running_subagent_and_its_command() {
         Reply::tool_calls(&[(name, &task_args)]),
         Reply::tool_calls(&[(
             "bash",
-            &args(json!({"command": "sleep 30; touch late.txt"})),
+            // A day: the turn ends only because the interrupt ended it.
+            &args(json!({"command": "sleep 86400; touch late.txt"})),
         )]),
     ])
     .await
     .unwrap();
     let mut handle = agent::spawn(config(&server, root, Arc::new(AllowAll))).unwrap();
     assert!(handle.send(AgentCommand::UserMessage("go".into())));
-    let started = Instant::now();
     let mut events = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+        // A guard against a hang, not a claim about speed.
+        let event = tokio::time::timeout(Duration::from_secs(120), handle.events.recv())
             .await
             .unwrap()
             .unwrap();
@@ -595,7 +596,6 @@ async fn an_interrupt_stops_a_running_subagent_and_its_command() {
             break;
         }
     }
-    assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(outcome(&events), TurnOutcome::Interrupted);
     let r = tool_results(&events);
     assert_eq!(r.len(), 1);

@@ -236,11 +236,7 @@ async fn the_input_shows_while_the_window_probe_hangs() {
     let screen = tmux
         .wait_for("the dashboard", |s| s.contains("scripted-model"))
         .await;
-    assert!(
-        started.elapsed() < Duration::from_millis(1_500),
-        "the first frame took {:?}:\n{screen}",
-        started.elapsed()
-    );
+    // Drawn while the question is open, not after it gave up.
     assert!(screen.contains("window: asking the server…"), "{screen}");
     tmux.send("hello", &["Enter"]);
     let screen = tmux
@@ -1882,7 +1878,7 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
         dir.path(),
         "log.sh",
         &format!(
-            "cat >> '{0}'\necho >> '{0}'\n# A child that keeps stdout open for half a minute.\nsleep 30 &\n",
+            "cat >> '{0}'\necho >> '{0}'\n# A child that would keep stdout open for 1000 s.\nsleep 1000 &\n",
             log.display()
         ),
     );
@@ -1959,7 +1955,6 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
     })
     .await;
     assert!(server.requests().is_empty(), "a blocked prompt was sent");
-    let started = Instant::now();
     tmux.send("set things up", &["Enter"]);
     tmux.wait_for("the approval modal", |s| {
         s.contains("sleep 0.1") && s.contains("allow once")
@@ -1980,12 +1975,8 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
             s.contains("The tests ran.") && s.contains("● ready")
         })
         .await;
-    // The hanging hook cost its timeout, the orphan holding stdout nothing.
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
+    // The hanging hook cost its timeout, the orphan holding stdout nothing: waiting for
+    // either would have outlasted `wait_for`'s guard, and the hook's failure is said.
     for needle in [
         "hook UserPromptSubmit: added context for the model",
         "hook PreToolUse: denied Write: no writes to .env",

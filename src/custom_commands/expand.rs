@@ -103,12 +103,12 @@ mod tests {
     use super::substitute;
 
     /// Issue 25: a command file of `$ARGUMENTS` times a long argument stops at the cap,
-    /// at once, on a character boundary.
+    /// on a character boundary (at once: `substitute_into` reads no further once cut; no
+    /// test times it).
     #[test]
     fn an_expansion_stops_at_its_cap() {
         let body = "$ARGUMENTS $1 ".repeat(5_000);
         let args = "é".repeat(25_000);
-        let started = std::time::Instant::now();
         let (text, cut) = super::substitute_within(&body, &args, 1_000_001);
         assert!(cut);
         assert!(
@@ -116,7 +116,6 @@ mod tests {
             "{}",
             text.len()
         );
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
         let (small, cut) = super::substitute_within("a $1 b", "x", 100);
         assert_eq!((small.as_str(), cut), ("a x b", false));
         let (edge, cut) = super::substitute_within("abc", "", 3);

@@ -620,9 +620,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path(), Duration::from_secs(5));
         let background = Background::new(None, 4);
-        let started = std::time::Instant::now();
         let ran = background.start("ls; echo done", &ctx).await.unwrap();
-        assert!(started.elapsed() < Duration::from_millis(900));
         assert_eq!(
             ran.text,
             "bash-1 (pid ".to_string()

@@ -480,17 +480,12 @@ mod tests {
     #[tokio::test]
     async fn background_children_do_not_block_and_are_stopped() {
         let dir = tempfile::tempdir().unwrap();
-        let start = std::time::Instant::now();
+        // Waiting for the background sleep would end in the 10 s timeout, an error.
         let out = run(cmd("sleep 100 & echo $! > bg.pid; echo hi"), &ctx(&dir))
             .await
             .unwrap()
             .text;
         assert_eq!(out, "hi");
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "{:?}",
-            start.elapsed()
-        );
         let pids = read_pids(&dir.path().join("bg.pid"), 1).unwrap();
         assert!(gone(pids[0]).await, "background sleep {} survived", pids[0]);
     }
@@ -499,18 +494,14 @@ mod tests {
     async fn timeout_kills_the_whole_group_and_keeps_the_output() {
         let dir = tempfile::tempdir().unwrap();
         let c = ctx_with(&dir, Duration::from_millis(300), &[]);
-        let start = std::time::Instant::now();
+        // Left alone the command would run for 1000 s: ending with the timeout's error
+        // and its processes gone is the timeout's work.
         let err = run(
             cmd("echo started; echo $$ > pids; sleep 1000 & echo $! >> pids; sleep 1000"),
             &c,
         )
         .await
         .unwrap_err();
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "{:?}",
-            start.elapsed()
-        );
         assert!(
             err.starts_with(
                 "command timed out after 300 ms and was stopped (whole process group killed)"

@@ -260,7 +260,7 @@ fn garbage_never_panics_the_judge() {
     for _ in 0..9 {
         nested = format!("sh -c {} && sh -c {}", quote(&nested), quote(&nested));
     }
-    let started = std::time::Instant::now();
+    // Bounded by the count of command strings a judgement parses (256), not timed here:
+    // `cargo bench --bench policy` measures the judge's speed.
     assert_eq!(judge(&nested, &rules).action, Ask);
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
 }

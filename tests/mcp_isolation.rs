@@ -238,7 +238,7 @@ async fn npx_and_node_do_not_run_the_projects_node_modules() {
     assert!(why.contains("Cannot find module"), "{why}");
     assert!(!f.ran("node"));
     // The fixture is live: in the project (named as the folder), both find the package.
-    // This is why the README names the project in `args`, not in `cwd`.
+    // This is why docs/mcp.md names the project in `args`, not in `cwd`.
     failed(&mcp, "npxin");
     failed(&mcp, "nodein");
     assert!(f.ran("npxin") && f.ran("nodein"));

@@ -300,7 +300,7 @@ async fn server_filesystem_and_the_python_time_server() {
     std::fs::write(root.path().join("hello.txt"), "hi").unwrap();
     std::fs::create_dir(root.path().join("sub")).unwrap();
     let dir = root.path().canonicalize().unwrap();
-    // The README's way: the project named in the arguments, not taken from the folder.
+    // docs/mcp.md's way: the project named in the arguments, not taken from the folder.
     let mut fs = ServerConfig::stdio("fs", fs.to_str().unwrap(), &["${project}"]);
     // Subagents get the tools the server marks read-only.
     fs.subagents = SubagentTools::ReadOnly;

@@ -523,7 +523,7 @@ fn ending(api: Api, text: &str, how: &str) -> Reply {
 }
 
 /// Issue 42: on the native APIs the headless JSONL `finish_reason` is one of the words
-/// the README documents (`stop`, `tool_calls`, `length`, `content_filter`), not the API's
+/// docs/headless.md documents (`stop`, `tool_calls`, `length`, `content_filter`), not the API's
 /// own; a reply stopped by a content filter is not called cut off by the token limit; a
 /// reply ends at its terminal event (what follows is not read, and a server that then
 /// keeps the stream open does not stall the turn). Through the real binary, headless, on

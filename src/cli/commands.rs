@@ -278,7 +278,7 @@ pub(super) fn mcp_command(
         }
         McpCommand::List => {
             if config.mcp_servers.is_empty() {
-                outln!("no MCP servers are configured ([mcp_servers.NAME] in config.toml; see the README)");
+                outln!("no MCP servers are configured ([mcp_servers.NAME] in config.toml; see docs/mcp.md)");
                 return Ok(ExitCode::SUCCESS);
             }
             let runtime = runtime()?;

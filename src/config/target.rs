@@ -5,7 +5,7 @@
 //! the provider in effect (if any), the model id sent to the server, the base URL, the key,
 //! the extra headers, the context window and the prices, each with where it came from.
 //!
-//! The rules (the README and `config.example.toml` say the same):
+//! The rules (docs/providers.md and `config.example.toml` say the same):
 //! - **Provider.** A name `P/REST` picks provider `P` (a preset or a `[providers.P]`) and
 //!   sends `REST` as the model id, unless a `base_url` is set at the same level as the
 //!   name or above (then the whole name is the id, sent to that `base_url`: Groq's

@@ -23,7 +23,7 @@
 //!   there is nothing to import, and in a folder of the user's own it would stop their
 //!   script from importing the modules next to it (the variable also drops the script's
 //!   own folder). npx and uv have no such switch: a `cwd` in the project lets them read its
-//!   `node_modules`, `.npmrc` and `pyproject.toml`, which is why the README names the
+//!   `node_modules`, `.npmrc` and `pyproject.toml`, which is why docs/mcp.md names the
 //!   project in `args` instead.
 //!
 //! Nothing else of rein's environment reaches a server but what `BASE_ENV` lists, the

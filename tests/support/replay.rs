@@ -94,7 +94,7 @@ pub fn sse_data(body: &str) -> Vec<Value> {
 }
 
 /// A sample's finish reason (the API's own word, as `ref_responses.py` and
-/// `ref_anthropic.py` give it) in the words the README documents for the JSONL
+/// `ref_anthropic.py` give it) in the words docs/headless.md documents for the JSONL
 /// `assistant_message`: `stop`, `tool_calls`, `length`, `content_filter`. `called`: the
 /// reply called tools; `incomplete_reason`: a Responses reply's
 /// `incomplete_details.reason`.

@@ -1,4 +1,5 @@
-//! Unit tests of the chat client: the output cap, the retry delays and `Retry-After`, the endpoint, the usage estimate.
+//! Unit tests of the chat client: the output cap, the endpoint, the retry delays and
+//! `Retry-After`, what is retried.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Unit tests of the loop guard: which repeated calls it notices, how it words the nudge, and when it stops the turn.
+//! Unit tests of the loop guard: which repeated calls it counts (same result, rejected,
+//! going round, numbers masked), when it asks or stops, and what a stop says.
 
 use super::*;
 

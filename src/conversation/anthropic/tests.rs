@@ -1,4 +1,6 @@
-//! Unit tests of the Anthropic Messages adapter: request bodies built from a conversation, and the replies read back.
+//! Unit tests of the Anthropic Messages adapter: the request body built from a
+//! conversation (its shape, thinking and tool calls sent back, every call answered, cache
+//! breakpoints, images, no empty text block).
 
 use super::*;
 use crate::agent::stream::{Assembler, StreamDelta};

@@ -16,6 +16,10 @@
 //! grows past what rein keeps of one ([`Assembler::overflow`]: its bytes, its tool calls,
 //! its parts) is stopped there ([`ClientError::ReplyTooLarge`], not retried either).
 
+mod body;
+mod config;
+mod error;
+
 use std::time::Duration;
 
 use serde::Serialize;
@@ -23,172 +27,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
 use super::events::Usage;
-use super::sse::{size, SseParser, MAX_EVENT_BYTES};
-use super::stream::{
-    body_error_message, AssembledReply, Assembler, ChunkError, Overflow, StreamDelta,
-    MAX_REPLY_BYTES,
-};
+use super::sse::SseParser;
+use super::stream::{body_error_message, AssembledReply, Assembler, ChunkError, StreamDelta};
 use crate::context::budget::{tokens_at, DEFAULT_CHARS_PER_TOKEN};
 use crate::conversation::wire::{wants_cache_markers, WireMessages, WireOptions};
 use crate::conversation::{Api, Message, NativeOptions};
-
-/// Where and how to reach the model.
-#[derive(Debug, Clone)]
-pub struct ClientConfig {
-    /// e.g. `https://api.openai.com/v1`; the API's path (`/chat/completions`,
-    /// `/responses`, `/messages`) is appended.
-    pub base_url: String,
-    /// The wire API the model is spoken to in.
-    pub api: Api,
-    /// Responses: the `prompt_cache_key` (the session's id), so requests of one session
-    /// reach the same cache.
-    pub cache_key: Option<String>,
-    /// Anthropic: the cache breakpoints' time to live (`"1h"`; none: the API's 5 minutes).
-    pub cache_ttl: Option<String>,
-    /// Responses: the `reasoning.effort` of a model that reasons (none: not sent).
-    pub reasoning_effort: Option<String>,
-    /// Anthropic: the thinking budget in tokens of a model that thinks (none: off).
-    pub thinking_budget: Option<u64>,
-    /// The most tokens the model's reply may have (none: not known).
-    pub output_limit: Option<u64>,
-    pub api_key: String,
-    /// The model id sent to the server.
-    pub model: String,
-    /// The model as the user names it, provider prefix included (`ollama/qwen3-coder`):
-    /// what the session file records and a resumed session is resolved by. The id by
-    /// default.
-    pub name: String,
-    /// A stream that sends nothing for this long is given up.
-    pub idle_timeout: Duration,
-    /// A stream that sends only keep-alives, no part of the reply, for this long is given
-    /// up (none: [`KEEPALIVE_FACTOR`] times the idle timeout; never less than it).
-    pub keepalive_timeout: Option<Duration>,
-    pub connect_timeout: Duration,
-    /// Attempts per request, the first included.
-    pub max_tries: u32,
-    /// Sent as `max_tokens` when set: the most tokens a reply may have.
-    pub max_output_tokens: Option<u64>,
-    /// Without `max_output_tokens`, the agent caps each request whose window is known at
-    /// what is left of it, at most [`AUTO_OUTPUT_TOKENS`] ([`output_cap`]); off when the
-    /// user set `client.max_output_tokens = 0`.
-    pub auto_output_cap: bool,
-    /// The first retry's delay; each later one doubles, up to `max_backoff`.
-    pub base_backoff: Duration,
-    pub max_backoff: Duration,
-    /// Extra HTTP headers sent with every request (a provider's, e.g. OpenRouter's
-    /// `HTTP-Referer` and `X-Title`).
-    pub extra_headers: Vec<(String, String)>,
-    /// The most bytes one SSE event may hold ([`MAX_EVENT_BYTES`]).
-    pub max_event_bytes: usize,
-    /// The most bytes one reply may hold, all its parts together ([`MAX_REPLY_BYTES`];
-    /// see [`Assembler::held`]).
-    pub max_reply_bytes: usize,
-    /// The most bytes of a non-streaming (plain JSON) answer ([`MAX_BODY_BYTES`]).
-    pub max_body_bytes: usize,
-    /// The most bytes read of an error answer's body; the rest is not read
-    /// ([`MAX_ERROR_BODY_BYTES`]).
-    pub max_error_body_bytes: usize,
-    /// The model takes images: those tool results carry are sent, not only described.
-    pub images: bool,
-}
-
-/// `client.idle_timeout_secs` unless configured: the longest silence a reply may have.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// `client.keepalive_timeout_secs` unless configured: this many idle timeouts (4 minutes
-/// by default), so a model that thinks for minutes behind a gateway's keep-alives is
-/// waited for.
-pub const KEEPALIVE_FACTOR: u32 = 2;
-/// `client.connect_timeout_secs` unless configured.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// `client.max_tries` unless configured: attempts per request, the first included.
-pub const DEFAULT_MAX_TRIES: u32 = 5;
-/// The most tokens a reply is given by default when the window is known ([`output_cap`]).
-pub const AUTO_OUTPUT_TOKENS: u64 = 32_768;
-/// The least a default output cap gives, however full the window.
-pub const MIN_AUTO_OUTPUT_TOKENS: u64 = 1_024;
-
-/// The `max_tokens` a request is sent with: the configured one; else, when the default cap
-/// is on and the `window` is known, what is left of it once the request's `used` tokens
-/// (and a tenth more, for the estimate's error) are in, between
-/// [`MIN_AUTO_OUTPUT_TOKENS`] and [`AUTO_OUTPUT_TOKENS`]. A local server then stops at the
-/// cap instead of generating until its context is full.
-pub fn output_cap(config: &ClientConfig, window: Option<u64>, used: u64) -> Option<u64> {
-    if config.max_output_tokens.is_some() || !config.auto_output_cap {
-        return config.max_output_tokens;
-    }
-    let left = window?.saturating_sub(used.saturating_add(used / 10));
-    Some(left.clamp(MIN_AUTO_OUTPUT_TOKENS, AUTO_OUTPUT_TOKENS))
-}
-
-/// The reply limit a request is sent with when `asked` was asked for: never more than the
-/// model can give; Anthropic, which needs a figure, the model's limit when nothing was
-/// asked (its wire writes a default when the limit is not known either).
-pub fn sent_max_tokens(config: &ClientConfig, asked: Option<u64>) -> Option<u64> {
-    match (asked, config.output_limit) {
-        (Some(asked), Some(limit)) => Some(asked.min(limit)),
-        (None, Some(limit)) if config.api == Api::Anthropic => Some(limit),
-        (asked, _) => asked,
-    }
-}
-
-/// The most bytes of a non-streaming answer read by default: 64 MiB.
-pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
-/// The most bytes of an error body read by default: 1 MiB (its message is one line).
-pub const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
-
-impl ClientConfig {
-    /// How long a stream may send only keep-alives: the configured time, else
-    /// [`KEEPALIVE_FACTOR`] idle timeouts; never less than the idle timeout.
-    pub fn keepalive_limit(&self) -> Duration {
-        let idle = self.idle_timeout;
-        self.keepalive_timeout
-            .unwrap_or_else(|| idle.saturating_mul(KEEPALIVE_FACTOR))
-            .max(idle)
-    }
-
-    /// Speak to the model as `settings` say.
-    pub fn set_api(&mut self, settings: &crate::conversation::ApiSettings) {
-        self.api = settings.api;
-        self.reasoning_effort = settings.reasoning_effort.clone();
-        self.thinking_budget = settings.thinking_budget;
-        self.cache_ttl = settings.cache_ttl.clone();
-        self.output_limit = settings.output_limit;
-    }
-
-    pub fn new(
-        base_url: impl Into<String>,
-        api_key: impl Into<String>,
-        model: impl Into<String>,
-    ) -> Self {
-        let model = model.into();
-        ClientConfig {
-            base_url: base_url.into(),
-            api: Api::Chat,
-            cache_key: None,
-            cache_ttl: None,
-            reasoning_effort: None,
-            thinking_budget: None,
-            output_limit: None,
-            api_key: api_key.into(),
-            name: model.clone(),
-            model,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            keepalive_timeout: None,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-            max_tries: DEFAULT_MAX_TRIES,
-            max_output_tokens: None,
-            auto_output_cap: false,
-            base_backoff: Duration::from_secs(1),
-            max_backoff: Duration::from_secs(30),
-            extra_headers: Vec::new(),
-            max_event_bytes: MAX_EVENT_BYTES,
-            max_reply_bytes: MAX_REPLY_BYTES,
-            max_body_bytes: MAX_BODY_BYTES,
-            max_error_body_bytes: MAX_ERROR_BODY_BYTES,
-            images: false,
-        }
-    }
-}
+use body::{after, error_chain, read_body_within};
+pub(crate) use body::{read_body, BodyEnd};
+pub use config::{
+    output_cap, sent_max_tokens, ClientConfig, AUTO_OUTPUT_TOKENS, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_TRIES, KEEPALIVE_FACTOR, MAX_BODY_BYTES,
+    MAX_ERROR_BODY_BYTES, MIN_AUTO_OUTPUT_TOKENS,
+};
+pub use error::ClientError;
 
 /// What the client reports while a reply streams in.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,75 +70,6 @@ impl ClientEvent<'_> {
                 reason: format!("{who}{reason}"),
             }),
             ClientEvent::Delta(_) => None,
-        }
-    }
-}
-
-/// Why a reply could not be had. Each message tells the user what happened in one line.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ClientError {
-    #[error("the model server answered {status}: {message}")]
-    Http { status: u16, message: String },
-    #[error("cannot reach the model server at {url}: {detail}")]
-    Connect { url: String, detail: String },
-    #[error("the model server reported an error: {0}")]
-    Server(String),
-    /// An error the server reported inside its stream that says to try again later (a
-    /// rate limit, an overload): retried like a 429 or 529.
-    #[error("the model server is busy: {0}")]
-    Busy(String),
-    #[error("the reply stream broke off: {0}")]
-    StreamCut(String),
-    #[error(
-        "the model server sent nothing for {} and was given up on (client.idle_timeout_secs)",
-        seconds(*.0)
-    )]
-    Stalled(Duration),
-    /// Bytes kept coming, but no part of the reply, for the keep-alive timeout (not
-    /// retried, as a stall is not).
-    #[error(
-        "the model server sent only keep-alives, no part of the reply, for {} and was given \
-         up on (client.keepalive_timeout_secs)",
-        seconds(*.0)
-    )]
-    KeptAlive(Duration),
-    /// The reply grew past what rein keeps of one (not retried: the model would most
-    /// likely do it again).
-    #[error("{0}; it was stopped there")]
-    ReplyTooLarge(Overflow),
-    #[error("{0}")]
-    BadResponse(String),
-    #[error("cannot build the HTTP client: {0}")]
-    Setup(String),
-    /// The base URL cannot be an endpoint (a config error, not retried).
-    #[error("{0}")]
-    BadUrl(String),
-    /// One SSE event, or a non-streaming answer, was larger than rein reads (not retried:
-    /// the server would most likely send it again).
-    #[error(
-        "{what} exceeded {}, the most rein reads; the reply was stopped there",
-        size(*.limit)
-    )]
-    TooLarge { what: &'static str, limit: usize },
-}
-
-impl ClientError {
-    /// Failures worth another try. A stream that already showed text is not retried (the
-    /// user would see it twice); the caller only asks for failures before the first delta.
-    fn retryable(&self) -> bool {
-        match self {
-            ClientError::Http { status, .. } => matches!(status, 408 | 409 | 425 | 429 | 500..=599),
-            ClientError::Connect { .. } | ClientError::StreamCut(_) | ClientError::Busy(_) => true,
-            // A server that went quiet for the whole idle timeout would most likely do it
-            // again; retrying would multiply a two-minute wait.
-            ClientError::Stalled(_)
-            | ClientError::KeptAlive(_)
-            | ClientError::ReplyTooLarge(_)
-            | ClientError::Server(_)
-            | ClientError::BadResponse(_)
-            | ClientError::Setup(_)
-            | ClientError::BadUrl(_)
-            | ClientError::TooLarge { .. } => false,
         }
     }
 }
@@ -757,86 +539,6 @@ fn endpoint(base_url: &str, api: Api) -> Result<String, ClientError> {
     Ok(url.to_string())
 }
 
-/// How reading a body ended.
-pub(crate) enum BodyEnd {
-    Complete,
-    /// The body went past the limit; what was read stops at it.
-    Capped,
-    /// A read stalled for the idle timeout or failed.
-    Failed(ClientError),
-}
-
-/// At most `limit` bytes of `response`'s body, each read within `idle`; the rest is never
-/// read (an endless body costs `limit` bytes of memory, not all of it).
-pub(crate) async fn read_body(
-    response: &mut reqwest::Response,
-    limit: usize,
-    idle: Duration,
-) -> (Vec<u8>, BodyEnd) {
-    read_body_within(response, limit, idle, None).await
-}
-
-/// [`read_body`], the whole body within `total` when one is given: a body that trickles
-/// in (a byte a second) fails there with [`ClientError::KeptAlive`], what came kept.
-async fn read_body_within(
-    response: &mut reqwest::Response,
-    limit: usize,
-    idle: Duration,
-    total: Option<Duration>,
-) -> (Vec<u8>, BodyEnd) {
-    let end_by = total.map(after);
-    let mut body = Vec::new();
-    loop {
-        let wait = end_by.map_or(idle, |end| {
-            idle.min(end.saturating_duration_since(Instant::now()))
-        });
-        let bytes = match tokio::time::timeout(wait, response.chunk()).await {
-            Err(_) if wait < idle => {
-                let total = total.unwrap_or(idle);
-                return (body, BodyEnd::Failed(ClientError::KeptAlive(total)));
-            }
-            Err(_) => return (body, BodyEnd::Failed(ClientError::Stalled(idle))),
-            Ok(Err(e)) => {
-                return (
-                    body,
-                    BodyEnd::Failed(ClientError::StreamCut(error_chain(&e))),
-                )
-            }
-            Ok(Ok(None)) => return (body, BodyEnd::Complete),
-            Ok(Ok(Some(bytes))) => bytes,
-        };
-        let room = limit - body.len();
-        if bytes.len() > room {
-            body.extend_from_slice(&bytes[..room]);
-            return (body, BodyEnd::Capped);
-        }
-        body.extend_from_slice(&bytes);
-    }
-}
-
-/// The instant `d` from now (far in the future when that cannot be told).
-fn after(d: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(d)
-        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400))
-}
-
-/// An error with its sources, each once: "error decoding response body: invalid gzip
-/// header".
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut detail = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !detail.contains(&s_text) {
-            detail.push_str(": ");
-            detail.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    detail
-}
-
 /// The delay before attempt `attempt + 1`: base × 2^(attempt-1), capped.
 fn backoff(config: &ClientConfig, attempt: u32) -> Duration {
     let factor = 1u32 << (attempt.saturating_sub(1)).min(16);
@@ -861,15 +563,6 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         Duration::try_from_secs_f64(seconds).ok()
     } else {
         None
-    }
-}
-
-/// A duration in words for messages: "120 s", "300 ms".
-fn seconds(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{} ms", d.as_millis())
-    } else {
-        format!("{} s", d.as_secs())
     }
 }
 
@@ -907,141 +600,4 @@ fn estimate_usage(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_output_cap_is_what_is_left_of_a_known_window() {
-        let mut config = ClientConfig::new("http://x/v1", "", "m");
-        config.auto_output_cap = true;
-        assert_eq!(output_cap(&config, Some(8_000), 5_000), Some(2_500));
-        assert_eq!(
-            output_cap(&config, Some(200_000), 5_000),
-            Some(AUTO_OUTPUT_TOKENS)
-        );
-        // However full the window, a reply gets room to say something.
-        assert_eq!(
-            output_cap(&config, Some(8_000), 7_900),
-            Some(MIN_AUTO_OUTPUT_TOKENS)
-        );
-        assert_eq!(output_cap(&config, None, 5_000), None);
-        config.max_output_tokens = Some(100);
-        assert_eq!(output_cap(&config, Some(8_000), 5_000), Some(100));
-        config.max_output_tokens = None;
-        config.auto_output_cap = false;
-        assert_eq!(output_cap(&config, Some(8_000), 5_000), None);
-    }
-
-    #[test]
-    fn the_endpoint_goes_before_the_query_and_odd_urls_are_refused() {
-        assert_eq!(
-            endpoint("https://api.openai.com/v1/", Api::Chat).unwrap(),
-            "https://api.openai.com/v1/chat/completions"
-        );
-        assert_eq!(
-            endpoint(
-                "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21",
-                Api::Chat
-            )
-                .unwrap(),
-            "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
-        );
-        assert_eq!(
-            endpoint("http://127.0.0.1:8080", Api::Chat).unwrap(),
-            "http://127.0.0.1:8080/chat/completions"
-        );
-        assert!(endpoint("localhost:8080/v1", Api::Chat)
-            .unwrap_err()
-            .to_string()
-            .contains("http"));
-        assert!(endpoint("ftp://host/v1", Api::Chat)
-            .unwrap_err()
-            .to_string()
-            .contains("http"));
-        assert!(endpoint("not a url", Api::Chat).is_err());
-        // The native APIs' paths, before the query too.
-        assert_eq!(
-            endpoint("https://api.openai.com/v1", Api::Responses).unwrap(),
-            "https://api.openai.com/v1/responses"
-        );
-        assert_eq!(
-            endpoint("https://api.anthropic.com/v1/", Api::Anthropic).unwrap(),
-            "https://api.anthropic.com/v1/messages"
-        );
-        assert_eq!(
-            endpoint(
-                "https://x.azure.com/openai/v1?api-version=preview",
-                Api::Responses
-            )
-            .unwrap(),
-            "https://x.azure.com/openai/v1/responses?api-version=preview"
-        );
-    }
-
-    #[test]
-    fn a_request_never_asks_more_than_the_model_gives() {
-        let mut c = ClientConfig::new("http://x", "", "m");
-        assert_eq!(sent_max_tokens(&c, None), None);
-        assert_eq!(sent_max_tokens(&c, Some(40_000)), Some(40_000));
-        c.output_limit = Some(32_000);
-        assert_eq!(sent_max_tokens(&c, Some(40_000)), Some(32_000));
-        assert_eq!(sent_max_tokens(&c, Some(1_000)), Some(1_000));
-        assert_eq!(
-            sent_max_tokens(&c, None),
-            None,
-            "chat: nothing asked, nothing sent"
-        );
-        c.api = Api::Anthropic;
-        assert_eq!(sent_max_tokens(&c, None), Some(32_000));
-    }
-
-    #[test]
-    fn backoff_doubles_and_caps() {
-        let mut c = ClientConfig::new("http://x", "", "m");
-        c.base_backoff = Duration::from_millis(500);
-        c.max_backoff = Duration::from_secs(3);
-        assert_eq!(backoff(&c, 1), Duration::from_millis(500));
-        assert_eq!(backoff(&c, 2), Duration::from_secs(1));
-        assert_eq!(backoff(&c, 3), Duration::from_secs(2));
-        assert_eq!(backoff(&c, 4), Duration::from_secs(3));
-        assert_eq!(backoff(&c, 40), Duration::from_secs(3));
-    }
-
-    #[test]
-    fn retry_after_header_forms() {
-        let mut h = reqwest::header::HeaderMap::new();
-        assert_eq!(retry_after(&h), None);
-        h.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
-        h.insert(
-            "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
-        );
-        assert_eq!(retry_after(&h), None);
-        h.insert("retry-after-ms", "250".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
-        h.insert("retry-after-ms", "1e30".parse().unwrap());
-        assert_eq!(
-            retry_after(&h),
-            None,
-            "absurd values are ignored, not a panic"
-        );
-        h.insert("retry-after-ms", "NaN".parse().unwrap());
-        assert_eq!(retry_after(&h), None);
-        h.insert("retry-after-ms", "-5".parse().unwrap());
-        assert_eq!(retry_after(&h), None);
-    }
-
-    #[test]
-    fn what_is_retried() {
-        let http = |status| ClientError::Http {
-            status,
-            message: String::new(),
-        };
-        assert!(http(429).retryable());
-        assert!(http(503).retryable());
-        assert!(!http(401).retryable());
-        assert!(!http(400).retryable());
-        assert!(!ClientError::Server("x".into()).retryable());
-    }
-}
+mod tests;

@@ -22,37 +22,32 @@
 //! (`setup_terminal`, `leave`); the terminal's focus reports become `AppEvent::Focus`.
 
 mod mcp_login;
+mod models;
 mod rewind;
+mod sessions;
+mod terminal;
 
 use std::collections::VecDeque;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use crossterm::event::{
-    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
-    EnableFocusChange, EnableMouseCapture, Event, EventStream, KeyEventKind,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
-};
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
-use crossterm::terminal::{
-    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
-};
-use futures_util::StreamExt;
-use ratatui::backend::CrosstermBackend;
-use ratatui::Terminal;
 use tokio::sync::mpsc;
 
-use crate::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle, ModelSwitch, SessionSetup};
-use crate::app::event::{ModelResolved, ResolvedModel};
-use crate::app::model_picker::{ModelChoice, ModelList, ServerModels};
-use crate::app::picker::SessionList;
+use crate::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle};
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
-use crate::config::{discover, Config, Discovery, ModelTarget, Source};
+use crate::config::Config;
 use crate::hooks::EndReason;
-use crate::session::{LoadedSession, SessionWriter};
 use crate::ui::screen::Screen;
+pub use models::usage_prices;
+use models::{list_models, model_switched, resolve_model, server_models, window_learnt};
+use sessions::{list_sessions, switch_session};
+use terminal::{
+    draw, enter, leave, next_term_event, notify, run_editor, translate, Term, TerminalEvents,
+};
 
 /// The shortest time between two frames after a key (about 60 a second: typing feels
 /// immediate).
@@ -62,9 +57,6 @@ const FRAME: Duration = Duration::from_millis(16);
 const STREAM_FRAME: Duration = Duration::from_millis(33);
 /// How often the status line's clocks advance while the agent works.
 const TICK: Duration = Duration::from_secs(1);
-
-/// Output is buffered: a frame goes to the terminal in one write, not one per escape.
-type Term = Terminal<CrosstermBackend<io::BufWriter<io::Stdout>>>;
 
 /// How the dashboard gets the user's attention when an approval is needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,111 +224,6 @@ fn allow_mcp(
     mcp.allow(name).map_err(|e| e.to_string())
 }
 
-/// Raw mode, the alternate screen, bracketed paste, focus reporting; and a panic hook that
-/// undoes them before the previous hook (color-eyre's report) prints.
-fn enter() -> io::Result<Term> {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        leave();
-        previous(info);
-    }));
-    setup_terminal()?;
-    match Terminal::new(CrosstermBackend::new(io::BufWriter::with_capacity(
-        64 * 1024,
-        io::stdout(),
-    ))) {
-        Ok(t) => Ok(t),
-        Err(e) => {
-            leave();
-            Err(e)
-        }
-    }
-}
-
-/// The terminal as the dashboard wants it: raw mode, the alternate screen, bracketed
-/// paste, focus reporting, the keyboard protocol. Undone by [`leave`] on failure. Used at
-/// start and when the external editor hands the terminal back.
-fn setup_terminal() -> io::Result<()> {
-    enable_raw_mode()?;
-    // The keyboard protocol lets Shift+Enter differ from Enter; terminals without it ignore
-    // the request (asking first would cost a round trip at startup), and so do terminals
-    // without focus reporting.
-    if let Err(e) = execute!(
-        io::stdout(),
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        EnableFocusChange,
-        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-    ) {
-        leave();
-        return Err(e);
-    }
-    Ok(())
-}
-
-/// Put the terminal back as it was. Safe to call more than once.
-fn leave() {
-    let _ = execute!(
-        io::stdout(),
-        PopKeyboardEnhancementFlags,
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        DisableFocusChange,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
-    let _ = disable_raw_mode();
-}
-
-/// Ctrl-G: hand the terminal to the user's editor on `text` and take it back as the
-/// dashboard had it (mouse capture too, when on), then draw the whole screen anew. The
-/// terminal's events are not read meanwhile (`events` is dropped, so its reader thread
-/// stops taking the editor's keys); the agent goes on, its events wait in their channel.
-async fn run_editor(
-    terminal: &mut Term,
-    events: &mut Option<TerminalEvents>,
-    app: &App,
-    text: &str,
-    ctx: &Loop<'_>,
-) -> io::Result<AppEvent> {
-    let dir = match ctx.sessions.as_deref() {
-        Some(sessions) => sessions.data_dir.join("tmp"),
-        None => std::env::temp_dir().join(format!("rein-{}", std::process::id())),
-    };
-    let visual = std::env::var("VISUAL").ok();
-    let editor = std::env::var("EDITOR").ok();
-    let command = crate::external_editor::editor_command(visual.as_deref(), editor.as_deref());
-    let result = match command {
-        Err(why) => Err(why),
-        Ok(command) => {
-            if let Some(reader) = events.take() {
-                reader.stop().await;
-            }
-            leave();
-            // The loop waits for the editor on the blocking pool; the agent's task goes on
-            // meanwhile, on any runtime.
-            let text = text.to_string();
-            let result = tokio::task::spawn_blocking(move || {
-                crate::external_editor::edit(&command, &dir, &text)
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Err(format!(
-                    "the editor did not finish ({e}); the input is unchanged"
-                ))
-            });
-            setup_terminal()?;
-            if app.mouse_capture {
-                execute!(io::stdout(), EnableMouseCapture)?;
-            }
-            *events = Some(TerminalEvents::start());
-            terminal.clear()?;
-            result
-        }
-    };
-    Ok(AppEvent::Edited(result))
-}
-
 /// Run until the dashboard closes; why the session ends: the user left at the prompt
 /// (`/quit`, Ctrl-D, Ctrl-C twice), or something else did (a signal, the terminal gone).
 async fn event_loop(
@@ -501,60 +388,6 @@ fn drain_agent_events(app: &mut App, ctx: &mut Loop<'_>) -> io::Result<Drained> 
         applied,
         closed: false,
     })
-}
-
-/// The terminal's events, read by a task of their own and handed over on a channel.
-///
-/// crossterm's `EventStream` checks the terminal (a zero-timeout poll, behind a lock its
-/// reader thread holds while it waits) every time it is polled; polled as a branch of the
-/// loop's `select!`, that was every time the loop woke, for a frame or an agent event.
-/// Its own task polls it only when the terminal has something. Stopping it (Ctrl-G hands
-/// the terminal to the editor) drops the stream, and with it its reader thread.
-struct TerminalEvents {
-    events: mpsc::UnboundedReceiver<io::Result<Event>>,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl TerminalEvents {
-    fn start() -> TerminalEvents {
-        let (tx, events) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move {
-            let mut stream = EventStream::new();
-            while let Some(event) = stream.next().await {
-                if tx.send(event).is_err() {
-                    break;
-                }
-            }
-        });
-        TerminalEvents {
-            events,
-            task: Some(task),
-        }
-    }
-
-    /// Stop reading, and wait until the stream is gone (the editor gets every key).
-    async fn stop(mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for TerminalEvents {
-    fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
-        }
-    }
-}
-
-/// The terminal's next event; none while the external editor has the terminal.
-async fn next_term_event(events: &mut Option<TerminalEvents>) -> Option<io::Result<Event>> {
-    match events {
-        Some(reader) => reader.events.recv().await,
-        None => std::future::pending().await,
-    }
 }
 
 async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<crate::agent::AgentEvent> {
@@ -783,295 +616,6 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
     Ok(quit)
 }
 
-/// The sessions on disk, for the picker.
-fn list_sessions(sessions: &Sessions) -> AppEvent {
-    // The picker shows exact counts: those the sidecars no longer cover are counted from
-    // the files' tails.
-    let mut listed = crate::session::list(&sessions.data_dir);
-    for summary in &mut listed {
-        summary.messages = crate::session::exact_count(summary);
-    }
-    AppEvent::Sessions(SessionList {
-        sessions: listed,
-        now: SystemTime::now(),
-        home: std::env::var_os("HOME").map(PathBuf::from),
-        current: sessions.current.clone(),
-    })
-}
-
-/// Load the session at `path` and put a new agent on it in place of the running one. On
-/// failure the running agent and its session go on, and the reason comes back.
-fn switch_session(path: &Path, ctx: &mut Loop<'_>) -> Result<Box<LoadedSession>, String> {
-    let Some(sessions) = ctx.sessions.as_deref_mut() else {
-        return Err("this dashboard does not record sessions".to_string());
-    };
-    // A session another rein has open goes on in a copy: the picker marked it, so
-    // choosing it is choosing the copy.
-    let opened = match SessionWriter::resume_with(path, crate::app::resume::SHOWN) {
-        Err(e) if crate::session::in_use(&e).is_some() => {
-            let busy = e.to_string();
-            SessionWriter::fork_with(&sessions.data_dir, path, crate::app::resume::SHOWN).map(
-                |(writer, mut loaded)| {
-                    loaded.notices.push(format!(
-                        "{busy}, so this is a copy of it: session {}",
-                        loaded.id()
-                    ));
-                    (writer, loaded)
-                },
-            )
-        }
-        opened => opened,
-    };
-    let (writer, mut loaded) = opened.map_err(|e| {
-        format!(
-            "cannot resume {}: {e}; still in the current session",
-            path.display()
-        )
-    })?;
-    // The agent starts on the model in use; the update step then switches it to the one
-    // the session last ran on, when that still leads where it ran. When it does not, the
-    // session goes on with the model in use, and says why.
-    if let Some(config) = ctx.config.as_deref() {
-        let recorded = loaded
-            .model
-            .as_ref()
-            .map(|m| (m.name.as_str(), m.base_url.as_str()));
-        let decision = config.model_for_resume(recorded, false);
-        if decision.target.is_none() && !decision.notices.is_empty() {
-            loaded.model = None;
-            loaded.notices.extend(decision.notices);
-        }
-    }
-    // The agent needs no transcript (the dashboard keeps it as its cells): not copied.
-    let transcript = std::mem::take(&mut loaded.transcript);
-    let folds = std::mem::take(&mut loaded.folds);
-    let for_agent = loaded.clone();
-    (loaded.transcript, loaded.folds) = (transcript, folds);
-    let setup = SessionSetup {
-        writer,
-        resumed: Some(for_agent),
-        data_dir: sessions.data_dir.clone(),
-    };
-    let agent = crate::agent::spawn_learning_window(
-        sessions.agent_config.clone(),
-        Some(setup),
-        sessions.window.clone(),
-    )
-    .map_err(|e| format!("cannot start the agent on {}: {e}", path.display()))?;
-    if let Some(old) = ctx.agent.replace(agent) {
-        old.send(AgentCommand::Shutdown);
-    }
-    sessions.current = Some(loaded.path.clone());
-    sessions.resumable = loaded.message_count > 0;
-    Ok(Box::new(loaded))
-}
-
-/// The models `/model` offers: the one in use with the window in effect, then every
-/// `[providers.NAME.models.MODEL]` entry with its configured window (or the
-/// `--context-window` that applies to all) and prices.
-fn list_models(config: &Config) -> ModelList {
-    let explicit_window = matches!(
-        config.context_window.source,
-        Source::Flag(_) | Source::Env(_)
-    )
-    .then_some(config.context_window.value);
-    let models = config
-        .providers
-        .iter()
-        .flat_map(|p| p.models.iter().map(move |m| (p, m)))
-        .map(|(p, m)| ModelChoice {
-            name: format!("{}/{}", p.name, m.name),
-            window: explicit_window.or(m.context_window.as_ref().map(|w| w.value)),
-            prices: usage_prices(&m.prices()),
-        })
-        .collect();
-    // A model with a server to ask: one whose base URL is there (the demo's is not).
-    let server_url = (!config.model.value.is_empty() && !config.base_url.value.is_empty())
-        .then(|| crate::config::server_models::models_url(&config.target()));
-    ModelList {
-        current: ModelChoice {
-            name: config.model_name.clone(),
-            window: Some(config.context_window.value),
-            prices: usage_prices(&config.prices),
-        },
-        models,
-        server_url,
-    }
-}
-
-/// What `target`'s server lists, named as `--model` takes them: with the provider's prefix
-/// when the model in use was named with it (`openrouter/…`), else as the server says (a
-/// name without a prefix goes to the same `base_url`).
-async fn server_models(target: &crate::config::ModelTarget) -> ServerModels {
-    let url = crate::config::server_models::models_url(target);
-    let prefix = Some(target.provider.value.as_str())
-        .filter(|p| !p.is_empty() && target.name.starts_with(&format!("{p}/")))
-        .map(|p| format!("{p}/"))
-        .unwrap_or_default();
-    let result = crate::config::server_models::list(target)
-        .await
-        .map(|models| {
-            models
-                .into_iter()
-                .map(|m| ModelChoice {
-                    name: format!("{prefix}{}", m.id),
-                    window: m.window,
-                    prices: None,
-                })
-                .collect()
-        });
-    ServerModels { url, result }
-}
-
-/// Resolve `name` for a switch. The answer comes back at once, unless the server must be
-/// asked for the window: then a task asks it (within `discover::TIMEOUT`) and the answer
-/// arrives on the background channel.
-fn resolve_model(name: String, ctx: &mut Loop<'_>) -> Option<AppEvent> {
-    let answer =
-        |name: String, result| AppEvent::ModelResolved(Box::new(ModelResolved { name, result }));
-    let Some(config) = ctx.config.as_deref() else {
-        return Some(answer(
-            name,
-            Err("this dashboard runs on its one model only".to_string()),
-        ));
-    };
-    let target = match config.resolve_model(&name) {
-        Ok(target) => target,
-        Err(e) => {
-            let message = format!(
-                "cannot switch to {name}: {e}; still using {}",
-                config.model_name
-            );
-            return Some(answer(name, Err(message)));
-        }
-    };
-    let warnings = config.model_warnings(&target);
-    if target.discovery == Discovery::None {
-        return Some(answer(name, Ok(ready(target, None, warnings))));
-    }
-    let background = ctx.background.clone();
-    tokio::spawn(async move {
-        let found = discover::context_window(&target).await.map(|d| d.tokens);
-        let _ = background.send(answer(name, Ok(ready(target, found, warnings))));
-    });
-    None
-}
-
-/// What the agent needs to switch to `target`; `window` is what its server reported.
-fn ready(target: ModelTarget, window: Option<u64>, warnings: Vec<String>) -> ResolvedModel {
-    ResolvedModel {
-        switch: ModelSwitch {
-            window_known: window.is_some_and(|w| w > 0) || target.context_window.is_known(),
-            window: window
-                .filter(|&w| w > 0)
-                .unwrap_or(target.context_window.value),
-            prices: usage_prices(&target.prices),
-            images: target.images,
-            api: target.api_settings(),
-            name: target.name,
-            model: target.model.value,
-            base_url: target.base_url.value,
-            api_key: target.api_key.value,
-            headers: target.headers,
-        },
-        warnings,
-    }
-}
-
-/// The agent runs on `name` now: so do the settings a resumed session starts from and
-/// the next `/model` list.
-fn model_switched(name: &str, window: u64, ctx: &mut Loop<'_>) {
-    let Some(config) = ctx.config.as_deref_mut() else {
-        return;
-    };
-    let Ok(mut target) = config.resolve_model(name) else {
-        return;
-    };
-    target.context_window.value = window;
-    target.discovery = Discovery::None;
-    config.set_target(target);
-    if let Some(sessions) = ctx.sessions.as_deref_mut() {
-        let agent = &mut sessions.agent_config;
-        agent.client.base_url = config.base_url.value.clone();
-        agent.client.api_key = config.api_key.value.clone();
-        agent.client.model = config.model.value.clone();
-        agent.client.name = config.model_name.clone();
-        agent.client.extra_headers = config.headers.clone();
-        agent.context.window = window;
-        // The switch brought its window: the question about the first model is moot.
-        sessions.window = None;
-    }
-}
-
-/// The server answered the question about the window (or did not in time): the settings
-/// `/model` lists and an agent started later on a resumed session run on `window`.
-fn window_learnt(window: u64, url: Option<&str>, ctx: &mut Loop<'_>) {
-    if let (Some(config), Some(url)) = (ctx.config.as_deref_mut(), url) {
-        config.set_discovered_window(window, url.to_string());
-    }
-    if let Some(sessions) = ctx.sessions.as_deref_mut() {
-        sessions.agent_config.context.window = window;
-        sessions.window = None;
-    }
-}
-
-/// A model's prices for the cost shown in `/cost`, `/context`, the model picker and the
-/// headless summary: `None` unless both the input and the output price are configured.
-pub fn usage_prices(prices: &crate::config::Prices) -> Option<crate::agent::Prices> {
-    Some(crate::agent::Prices {
-        input: prices.input?,
-        cached_input: prices.cached_input,
-        cache_write: prices.cache_write,
-        output: prices.output?,
-    })
-}
-
-/// The terminal bell and a desktop notification (OSC 9, understood by iTerm2, kitty,
-/// WezTerm, foot and others; ignored elsewhere).
-/// A desktop notification's text: through the one sanitiser like everything rein prints
-/// (so no control character or bidirectional override ends the OSC 9 early or reorders
-/// it), on one line, at most 200 characters.
-fn notification_text(message: &str) -> String {
-    crate::sanitize::sanitize(message)
-        .chars()
-        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-        .take(200)
-        .collect()
-}
-
-fn notify(message: &str, attention: Attention) {
-    let mut out = String::new();
-    if attention.bell {
-        out.push('\x07');
-    }
-    if attention.notifications {
-        out.push_str(&format!("\x1b]9;{}\x07", notification_text(message)));
-    }
-    if !out.is_empty() {
-        let mut stdout = io::stdout();
-        let _ = stdout.write_all(out.as_bytes());
-        let _ = stdout.flush();
-    }
-}
-
-fn draw(terminal: &mut Term, screen: &mut Screen, app: &App) -> io::Result<()> {
-    screen.draw(terminal, app, Instant::now())
-}
-
-/// Terminal events the update step cares about.
-fn translate(event: Event) -> Option<AppEvent> {
-    match event {
-        // Key releases and repeats arrive on some terminals; only presses count.
-        Event::Key(key) if key.kind != KeyEventKind::Release => Some(AppEvent::Key(key)),
-        Event::Key(_) => None,
-        Event::Paste(text) => Some(AppEvent::Paste(text)),
-        Event::Resize(width, height) => Some(AppEvent::Resize { width, height }),
-        Event::Mouse(mouse) => Some(AppEvent::Mouse(mouse)),
-        Event::FocusGained => Some(AppEvent::Focus(true)),
-        Event::FocusLost => Some(AppEvent::Focus(false)),
-    }
-}
-
 pub use crate::context::git::git_branch;
 
 /// The project files approved hooks and servers run (their scripts, pinned by the approval)
@@ -1084,18 +628,4 @@ fn protect_pinned(agent: &crate::agent::AgentConfig, data_dir: &Path) {
         .policy
         .add_steering_files(&pinned, crate::steering::Kind::HostTool);
     agent.sandbox.add_steering_files(&pinned);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_notification_cannot_end_its_escape_or_reorder_itself() {
-        assert_eq!(
-            notification_text("rm\x07\x1b]0;x\u{9c}\u{202e}a\nb"),
-            "rm^G^[]0;x\\u{9c}\\u{202e}a b"
-        );
-        assert_eq!(notification_text(&"x".repeat(300)).len(), 200);
-    }
 }

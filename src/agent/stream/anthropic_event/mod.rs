@@ -37,6 +37,8 @@
 //! Anything that is not JSON, not an event, or a block that contradicts itself (started
 //! twice, a tool call without an id) is a [`ChunkError`]; nothing the server sends panics.
 
+pub(super) mod progress;
+
 use serde_json::{json, Map, Value};
 
 use super::assembler::CallPiece;
@@ -45,51 +47,7 @@ use super::{Assembler, ChunkError, StreamDelta};
 use crate::agent::events::Usage;
 use crate::conversation::Api;
 
-/// What the reader keeps between events of one reply.
-#[derive(Debug, Default)]
-pub(super) struct Progress {
-    /// The content blocks so far, in the order they started.
-    blocks: Vec<Block>,
-    input_tokens: Option<u64>,
-    cache_read: Option<u64>,
-    cache_write: Option<u64>,
-    output_tokens: Option<u64>,
-    /// `message_delta`'s stop reason, until `message_stop` makes it the finish reason.
-    stop_reason: Option<String>,
-    /// The reply was made a refusal already.
-    refused: bool,
-    /// `message_stop` (or a whole message) ended the reply: later events are not read.
-    ended: bool,
-}
-
-#[derive(Debug)]
-struct Block {
-    /// The server's `index`.
-    index: u64,
-    /// Its item among the assembler's (see [`Assembler::item_mut`]).
-    item: usize,
-    kind: Kind,
-    /// A `tool_use` block's `input` from its start, the arguments when no delta brings any.
-    start_input: Option<Value>,
-    /// A block the server ran: the `partial_json` of its input so far.
-    json: String,
-    /// A `tool_use` block got its arguments (from deltas, or from `start_input` at its end).
-    has_arguments: bool,
-    /// A thinking block has shown some text.
-    thought: bool,
-    closed: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Text,
-    Thinking,
-    RedactedThinking,
-    ToolUse,
-    /// Run by the server (`server_tool_use`, `web_search_tool_result`, ...), or a kind this
-    /// reader does not know: kept whole, never a tool call.
-    Server,
-}
+use progress::{Block, Kind};
 
 /// The error types that say to try again later.
 const BUSY_ERRORS: [&str; 3] = ["overloaded_error", "rate_limit_error", "api_error"];

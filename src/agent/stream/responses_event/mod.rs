@@ -39,6 +39,8 @@
 //! Nothing from the server is trusted to have any shape: a field of the wrong type is a
 //! field that is not there.
 
+pub(super) mod progress;
+
 use serde_json::{Map, Value};
 
 use super::assembler::{Assembler, CallPiece, StreamDelta};
@@ -47,65 +49,7 @@ use super::ChunkError;
 use crate::agent::events::Usage;
 use crate::conversation::Api;
 
-/// What the reader remembers between events: the output items seen so far.
-#[derive(Debug, Default)]
-pub(crate) struct Progress {
-    items: Vec<Item>,
-    /// The terminal event (or a whole response) ended the reply: later events are not
-    /// read.
-    ended: bool,
-}
-
-/// The kind of an output item, as far as rein cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Message,
-    Reasoning,
-    FunctionCall,
-    /// Anything else (hosted tools): recorded, never a tool call.
-    Other,
-}
-
-impl Kind {
-    fn of(kind: &str) -> Kind {
-        match kind {
-            "message" => Kind::Message,
-            "reasoning" => Kind::Reasoning,
-            "function_call" => Kind::FunctionCall,
-            _ => Kind::Other,
-        }
-    }
-}
-
-/// One output item while it streams.
-#[derive(Debug)]
-struct Item {
-    /// The `output_index` it is keyed by (`None` when the server sent none).
-    output_index: Option<u64>,
-    kind: Kind,
-    /// Its place among the native items pushed ([`Assembler::push_item`]).
-    slot: usize,
-    /// Text was shown for it (deltas, or a `.done` text).
-    text_shown: bool,
-    refusal_shown: bool,
-    /// A summary delta arrived: `.done` summaries are then not shown again.
-    summary_streamed: bool,
-    /// The summary parts shown, by `summary_index`.
-    summary_parts: Vec<u64>,
-    /// Raw reasoning text was shown for it.
-    reasoning_text_shown: bool,
-    /// A function call's arguments as streamed, and the `.done` value.
-    arguments: String,
-    arguments_done: Option<String>,
-    call_id: Option<String>,
-    name: Option<String>,
-    /// The call was registered with the assembler (at `.added`).
-    call_started: bool,
-    /// The call's arguments went to the assembler (the item is finished).
-    call_finished: bool,
-    /// `response.output_item.done` (or the terminal event's copy) arrived.
-    finished: bool,
-}
+use progress::{Item, Kind};
 
 impl Assembler {
     /// Feed the `data` of one Responses SSE event, or a whole non-streaming response.

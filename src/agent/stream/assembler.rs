@@ -146,9 +146,9 @@ pub struct Assembler {
     pub(super) lone_high: Option<u16>,
     /// The Anthropic reader's own state: its content blocks, usage and stop reason until
     /// the stream ends.
-    pub(super) anthropic: super::anthropic_event::Progress,
+    pub(super) anthropic: super::anthropic_event::progress::Progress,
     /// The Responses reader's output items so far.
-    pub(super) responses: super::responses_event::Progress,
+    pub(super) responses: super::responses_event::progress::Progress,
     /// Bytes of the reply kept so far (see [`Assembler::held`]).
     held: usize,
     /// Parts a reader started of its own (reasoning summary parts).

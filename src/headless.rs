@@ -57,15 +57,8 @@ pub struct HeadlessOptions {
 /// a server cannot reach the terminal as control sequences.
 macro_rules! say {
     ($($arg:tt)*) => {
-        to_stderr(&format!("{}\n", $crate::sanitize::sanitize(&format!($($arg)*))))
+        $crate::sanitize::to_stderr(format_args!("{}\n", $crate::sanitize::sanitize(&format!($($arg)*))))
     };
-}
-
-/// Text to stderr. Its reader gone (`rein -p … 2>&1 | head -1`), the text is dropped
-/// rather than ending the run with a panic, as stdout's is.
-fn to_stderr(text: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
 /// End the session (`reason` other: the run is over, or a signal stopped it) once the
@@ -371,13 +364,16 @@ impl Printer {
             AgentEvent::ReasoningDelta { text } => {
                 if !self.in_reasoning {
                     self.in_reasoning = true;
-                    to_stderr(if self.styled {
-                        "\x1b[2mthinking: "
-                    } else {
-                        "thinking: "
-                    });
+                    crate::sanitize::to_stderr(format_args!(
+                        "{}",
+                        if self.styled {
+                            "\x1b[2mthinking: "
+                        } else {
+                            "thinking: "
+                        }
+                    ));
                 }
-                to_stderr(&sanitize(text));
+                crate::sanitize::to_stderr(format_args!("{}", sanitize(text)));
             }
             AgentEvent::AssistantMessage { refusal: true, .. } => {
                 self.newline_stdout();
@@ -570,7 +566,10 @@ impl Printer {
     fn end_reasoning(&mut self) {
         if self.in_reasoning {
             self.in_reasoning = false;
-            to_stderr(if self.styled { "\x1b[0m\n" } else { "\n" });
+            crate::sanitize::to_stderr(format_args!(
+                "{}",
+                if self.styled { "\x1b[0m\n" } else { "\n" }
+            ));
         }
     }
 

@@ -7,8 +7,18 @@
 //! bidirectional embeddings, overrides and isolates by their code point (`\u{202e}`), so
 //! no text can move the cursor, retitle the window, write the clipboard (OSC 52) or
 //! pretend to read in another order. Newlines and tabs stay: callers lay those out.
+//! [`to_stderr`] is where every front end writes its lines on stderr.
 
 use std::borrow::Cow;
+use std::io::Write;
+
+/// `args` on stderr. Its reader gone (`rein -p … 2>&1 | head -1`) or any other error,
+/// the text is dropped: there is nowhere left to say it, and it must not end the run
+/// with a panic as `eprintln!` would.
+pub fn to_stderr(args: std::fmt::Arguments) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_fmt(args).and_then(|()| stderr.flush());
+}
 
 /// How `c` is shown when it must not reach the terminal as it is; `None` when it may.
 pub fn shown(c: char) -> Option<String> {

@@ -34,7 +34,7 @@ macro_rules! out {
 /// A line to stderr; dropped if stderr cannot take it.
 macro_rules! errln {
     ($($arg:tt)*) => {
-        $crate::cli::out::write_err(format_args!("{}\n", format_args!($($arg)*)))
+        rein::sanitize::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 
@@ -51,15 +51,9 @@ pub(crate) fn write(args: fmt::Arguments) {
         CLOSED.store(true, Ordering::Relaxed);
         if e.kind() != io::ErrorKind::BrokenPipe {
             FAILED.store(1, Ordering::Relaxed);
-            write_err(format_args!("rein: cannot write the output: {e}\n"));
+            rein::sanitize::to_stderr(format_args!("rein: cannot write the output: {e}\n"));
         }
     }
-}
-
-/// `args` to stderr; an error is dropped (there is nowhere left to say it).
-pub(crate) fn write_err(args: fmt::Arguments) {
-    let mut stderr = io::stderr().lock();
-    let _ = stderr.write_fmt(args).and_then(|()| stderr.flush());
 }
 
 /// True when stdout failed for a reason other than a closed pipe: the command's output

@@ -54,16 +54,13 @@ pub struct StderrPrompt;
 
 impl Prompt for StderrPrompt {
     fn url(&self, url: &str) {
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "rein: open this URL in a browser to log in (rein tries to open it):\n  {url}"
-        );
+        crate::sanitize::to_stderr(format_args!(
+            "rein: open this URL in a browser to log in (rein tries to open it):\n  {url}\n"
+        ));
     }
 
     fn note(&self, text: &str) {
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "rein: {text}");
+        crate::sanitize::to_stderr(format_args!("rein: {text}\n"));
     }
 }
 

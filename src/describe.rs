@@ -6,7 +6,7 @@
 //! length, a duration, a token count), which every module may use; each front end only
 //! lays the words out (marks, colours, indentation, its own prefix) and cuts them to its
 //! width. Nothing here sanitises: the words keep whatever the model or a tool wrote, and
-//! both front ends pass them through [`crate::sanitize`] as they print.
+//! both front ends pass them through [`crate::text::sanitize`] as they print.
 
 use std::time::Duration;
 
@@ -154,8 +154,8 @@ pub fn form_answered_headless(
                 .iter()
                 .take(8)
                 .map(|(k, v)| {
-                    let key = crate::sanitize::sanitize(k);
-                    let value = crate::sanitize::sanitize(&v.to_string()).into_owned();
+                    let key = crate::text::sanitize::sanitize(k);
+                    let value = crate::text::sanitize::sanitize(&v.to_string()).into_owned();
                     format!("{} = {}", clip(&key, 40), clip(&value, 60))
                 })
                 .collect();

@@ -5,22 +5,18 @@
 //! read the command line and start one. From the bottom up:
 //!
 //! - **The ground floor**, leaves that import nothing of rein's upper floors: `text` (short
-//!   words for things: one line, a clip, a duration), `sanitize` (the one filter for text
-//!   rein prints), `stamp` (timestamps and ids, with no date library), `signals` (what ends
-//!   rein from outside), `private_fs` (rein's own files are the user's alone), `store` (its
-//!   JSON records in the data folder), `safe_fs` (the file tools' link-proof access),
-//!   `program_path` (finding a program by name in absolute `PATH` folders only),
-//!   `process_tree` (killing all a child started), `git_pointer` (a `.git` read as data),
-//!   `file_pin` (a file's state as an approval pins it).
+//!   words for things, the one sanitiser for printed text, timestamps and ids), `host` (the
+//!   machine: rein's private files, link-proof file access, programs by absolute `PATH`,
+//!   process trees, signals, a `.git` read as data) and `store` (JSON records in the data
+//!   folder).
 //! - **What a session is made of**: the messages and their wire forms (`conversation`), the
 //!   settings (`config`), the permission checker (`permissions`) and the sandbox
-//!   (`sandbox`), the files that steer what runs outside it (`steering`) and the guard over
-//!   a project's host-tool files (`host_tools`), what a project tells the model and how it
-//!   changed (`instructions`, `skills`, `custom_commands`, `guidance`), the user's consents
-//!   (`trust` for project MCP servers, `allowed_tools`), the tools (`tools`), context
-//!   engineering (`context`), session files (`session`), checkpoints (`checkpoint`) and
-//!   taking turns back (`rewind`), hooks (`hooks`), MCP servers (`mcp`) and the forms they
-//!   ask for (`elicitation`), the project's files for the `@` finder (`file_index`).
+//!   (`sandbox`), the user's consents and the guards over what steers rein outside the
+//!   sandbox (`consent`), what a project tells the model (`instructions`, `skills`,
+//!   `custom_commands`), the tools (`tools`), context engineering (`context`), session
+//!   files and taking turns back (`session`), checkpoints (`checkpoint`), hooks (`hooks`),
+//!   MCP servers (`mcp`) and the forms they ask for (`elicitation`), the project's files for
+//!   the `@` finder (`file_index`).
 //! - **The agent** (`agent`): the runtime, a task behind a handle that talks only through
 //!   its command and event channels; `describe` words its events once for every front end.
 //! - **The front ends' parts**: the dashboard's pure state machine (`app`), its drawing
@@ -31,12 +27,12 @@
 //!   the top-level modules.
 
 pub mod agent;
-pub mod allowed_tools;
 pub mod app;
 #[cfg(test)]
 mod architecture;
 pub mod checkpoint;
 pub mod config;
+pub mod consent;
 pub mod context;
 pub mod conversation;
 pub mod custom_commands;
@@ -46,30 +42,17 @@ pub mod describe;
 pub mod elicitation;
 pub mod external_editor;
 pub mod file_index;
-pub mod file_pin;
-pub mod git_pointer;
-pub mod guidance;
 pub mod headless;
 pub mod hooks;
-pub mod host_tools;
+pub mod host;
 pub mod input_history;
 pub mod instructions;
 pub mod mcp;
 pub mod permissions;
-pub mod private_fs;
-pub mod process_tree;
-pub mod program_path;
-pub mod rewind;
-pub mod safe_fs;
 pub mod sandbox;
-pub mod sanitize;
 pub mod session;
-pub mod signals;
 pub mod skills;
-pub mod stamp;
-pub mod steering;
 pub mod store;
 pub mod text;
 pub mod tools;
-pub mod trust;
 pub mod ui;

@@ -373,8 +373,8 @@ async fn a_users_server_runs_in_a_private_empty_folder_of_its_own() {
 /// is not started after a host-tool file appeared there without the user's approval.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_servers_script_changed_since_its_approval_is_held_at_every_start() {
+    use rein::consent::trust::TrustStore;
     use rein::mcp::{external, Unapproved};
-    use rein::trust::TrustStore;
     let f = Fixture::new();
     let root = f.root();
     let data = tempfile::tempdir().unwrap();
@@ -423,7 +423,7 @@ async fn a_project_servers_script_changed_since_its_approval_is_held_at_every_st
 
     // A host-tool file created since rein recorded the project's: a user's server that
     // starts in the project is not started.
-    rein::host_tools::baseline(data.path(), &root).unwrap();
+    rein::consent::host_tools::baseline(data.path(), &root).unwrap();
     f.write(".envrc", "export PATH=$PWD/evil:$PATH\n");
     let (mcp2, mut events2) = McpManager::prepare(
         vec![f.server(

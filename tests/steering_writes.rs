@@ -1,5 +1,5 @@
 //! Writes to the files that steer what runs outside the sandbox or what a later session is
-//! told (`rein::steering`), through the real agent, the real permission policy and the real
+//! told (`rein::consent::steering`), through the real agent, the real permission policy and the real
 //! file tools: each asks, "allow for the session" allows the one file it named and no
 //! other, and a file an instruction file imports asks once that file is loaded.
 

@@ -6,7 +6,7 @@
 //! each once, and a notice for each mention that was not attached for a reason the user
 //! should hear. A mention that names nothing (a missing path, a folder, `@someone`) is
 //! just text. A file is read exactly where the permission check looked and never through
-//! a link ([`crate::safe_fs`]); one that resolves outside the project is not attached,
+//! a link ([`crate::host::safe_fs`]); one that resolves outside the project is not attached,
 //! nor one the rules do not let `read_file` read without asking (`.env` and the other
 //! sensitive files). A file longer than the limit is cut at a line break where one is
 //! near, and the block says so and how to read the rest; a binary or non-UTF-8 file is
@@ -57,7 +57,7 @@ pub fn attach(
     let mut out = Attached::default();
     let mut left = limits.total;
     let root_resolved =
-        crate::safe_fs::resolve(root, Path::new("/")).unwrap_or_else(|_| root.to_path_buf());
+        crate::host::safe_fs::resolve(root, Path::new("/")).unwrap_or_else(|_| root.to_path_buf());
     for (_, path) in mentions(text) {
         if out.files.iter().any(|a| a.path == path) {
             continue;
@@ -110,7 +110,7 @@ pub fn attach(
             }
             Err(e) => out.notices.push(format!(
                 "@{path} was not attached: {}",
-                crate::safe_fs::describe(&e)
+                crate::host::safe_fs::describe(&e)
             )),
         }
     }
@@ -124,7 +124,7 @@ fn read_block(
     size: u64,
     max: usize,
 ) -> std::io::Result<(String, usize)> {
-    let file = crate::safe_fs::open_read(resolved)?;
+    let file = crate::host::safe_fs::open_read(resolved)?;
     let mut bytes = Vec::new();
     file.take(max as u64 + 1).read_to_end(&mut bytes)?;
     let open = format!("<file path=\"{}\" attached_by=\"user\">", escape(path));
@@ -202,7 +202,8 @@ pub fn resource_refused(uri: &str, root: &Path, policy: &dyn PermissionPolicy) -
     };
     // Links followed as the file tools follow them; a path that does not exist here is
     // judged as written.
-    let resolved = crate::safe_fs::resolve(&path, Path::new("/")).unwrap_or_else(|_| path.clone());
+    let resolved =
+        crate::host::safe_fs::resolve(&path, Path::new("/")).unwrap_or_else(|_| path.clone());
     let args = serde_json::json!({
         "path": resolved.display().to_string(),
         "path_as_given": path.display().to_string(),

@@ -57,7 +57,7 @@ pub(crate) struct ToolEnv<'a> {
     /// The user's hooks (Claude Code's), when any are configured.
     pub hooks: Option<&'a HookEnv>,
     /// The session's hooks, configured or not: their guard records a host-tool file whose
-    /// write the user approved in the question (`crate::host_tools`).
+    /// write the user approved in the question (`crate::consent::host_tools`).
     pub guard: Option<&'a crate::hooks::Hooks>,
 }
 

@@ -137,7 +137,7 @@ fn read_entry<'a>(
     if !meta.is_file() {
         return None;
     }
-    let file = crate::safe_fs::open_read(path).ok()?;
+    let file = crate::host::safe_fs::open_read(path).ok()?;
     file.take(meta.len()).read_to_end(buf).ok()?;
     let mode = if meta.permissions().mode() & 0o100 != 0 {
         "100755"

@@ -8,7 +8,7 @@
 //! config is written once by [`Git::init`]; its `info/attributes` turns off every content
 //! conversion (line ends, filters, `ident`) so a restored file is byte for byte the one
 //! recorded, whatever the project's `.gitattributes` say. The program is git from the
-//! absolute folders of `PATH` ([`crate::program_path`]), never one in the project.
+//! absolute folders of `PATH` ([`crate::host::program_path`]), never one in the project.
 //!
 //! What a command prints is read whole (the callers ask for lists, never file contents
 //! except through [`Git::cat_blobs`], which reads exactly the sizes git announces).
@@ -62,8 +62,8 @@ impl Git {
     /// The record at `git_dir` over `work_tree`, with git found in `PATH`'s absolute folders.
     pub(crate) fn new(git_dir: &Path, work_tree: &Path) -> Result<Git, CheckpointError> {
         let path = std::env::var_os("PATH");
-        let program =
-            crate::program_path::lookup("git", path.as_deref()).ok_or(CheckpointError::NoGit)?;
+        let program = crate::host::program_path::lookup("git", path.as_deref())
+            .ok_or(CheckpointError::NoGit)?;
         Ok(Git {
             program,
             git_dir: git_dir.to_path_buf(),
@@ -83,7 +83,7 @@ impl Git {
     /// attributes, so a record made by an older rein gets today's.
     pub(crate) fn init(&self) -> Result<(), CheckpointError> {
         if !self.git_dir.join("HEAD").is_file() {
-            crate::private_fs::create_dir(&self.git_dir).map_err(CheckpointError::io(
+            crate::host::private_fs::create_dir(&self.git_dir).map_err(CheckpointError::io(
                 "cannot make the checkpoint record",
                 &self.git_dir,
             ))?;
@@ -102,19 +102,18 @@ impl Git {
             for (key, value) in CONFIG {
                 self.run(&["config", key, value], None)?;
             }
-            crate::private_fs::replace(&stamp, wanted.as_bytes()).map_err(CheckpointError::io(
-                "cannot write to the checkpoint record",
-                &stamp,
-            ))?;
+            crate::host::private_fs::replace(&stamp, wanted.as_bytes()).map_err(
+                CheckpointError::io("cannot write to the checkpoint record", &stamp),
+            )?;
         }
         let info = self.git_dir.join("info");
-        crate::private_fs::create_dir(&info).map_err(CheckpointError::io(
+        crate::host::private_fs::create_dir(&info).map_err(CheckpointError::io(
             "cannot write to the checkpoint record",
             &info,
         ))?;
         let attributes = info.join("attributes");
         if std::fs::read_to_string(&attributes).ok().as_deref() != Some(ATTRIBUTES) {
-            crate::private_fs::replace(&attributes, ATTRIBUTES.as_bytes()).map_err(
+            crate::host::private_fs::replace(&attributes, ATTRIBUTES.as_bytes()).map_err(
                 CheckpointError::io("cannot write to the checkpoint record", &attributes),
             )?;
         }

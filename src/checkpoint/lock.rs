@@ -33,7 +33,7 @@ impl RecordLock {
     /// Take the lock of the record at `record` (its git folder is `record/git`).
     pub(crate) fn take(record: &Path) -> Result<RecordLock, CheckpointError> {
         let path = record.join("lock");
-        let file = crate::private_fs::options()
+        let file = crate::host::private_fs::options()
             .read(true)
             .write(true)
             .create(true)

@@ -239,11 +239,11 @@ impl Store {
             .map_or(root, |u| u.top.as_path())
             .to_path_buf();
         let record = record_dir(data_dir, &top);
-        crate::private_fs::create_dir(&record).map_err(CheckpointError::io(
+        crate::host::private_fs::create_dir(&record).map_err(CheckpointError::io(
             "cannot make the checkpoint record",
             &record,
         ))?;
-        let _ = crate::private_fs::replace(
+        let _ = crate::host::private_fs::replace(
             &record.join("work-tree"),
             top.as_os_str().as_encoded_bytes(),
         );

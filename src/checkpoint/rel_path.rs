@@ -100,7 +100,7 @@ impl std::fmt::Debug for RelPath {
 
 /// Whether a name with `c` is shown quoted.
 fn needs_quotes(c: char) -> bool {
-    c == '"' || c == '\\' || c.is_control() || crate::sanitize::is_hidden(c)
+    c == '"' || c == '\\' || c.is_control() || crate::text::sanitize::is_hidden(c)
 }
 
 /// `bytes` in double quotes with the escapes the module doc lists.
@@ -116,7 +116,7 @@ fn quoted(bytes: &[u8]) -> String {
                 '\t' => out.push_str("\\t"),
                 '\r' => out.push_str("\\r"),
                 c if c.is_ascii_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-                c if c.is_control() || crate::sanitize::is_hidden(c) => {
+                c if c.is_control() || crate::text::sanitize::is_hidden(c) => {
                     out.push_str(&format!("\\u{{{:x}}}", c as u32))
                 }
                 c => out.push(c),

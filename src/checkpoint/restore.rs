@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use super::plan::PathStep;
 use super::{CheckpointError, RelPath, Store};
-use crate::safe_fs::{PutKind, WriteError};
+use crate::host::safe_fs::{PutKind, WriteError};
 
 /// What happened to one path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -183,7 +183,7 @@ impl Store {
         // Deepest first, so a folder's files go before the folder can.
         removals.sort_by(|a, b| b.cmp(a));
         for path in removals {
-            let outcome = match crate::safe_fs::remove(&self.root.join(path.as_path())) {
+            let outcome = match crate::host::safe_fs::remove(&self.root.join(path.as_path())) {
                 Ok(_) => {
                     self.remove_made_folders(&path, made_after);
                     Outcome::Removed
@@ -284,7 +284,7 @@ impl Store {
         let contents = self.git.cat_blobs(&ids)?;
         for ((path, (mode, _), extra), content) in writes.into_iter().zip(contents) {
             for gone in extra {
-                let outcome = match crate::safe_fs::remove(&self.root.join(gone.as_path())) {
+                let outcome = match crate::host::safe_fs::remove(&self.root.join(gone.as_path())) {
                     Ok(_) => Outcome::Removed,
                     Err(e) => Outcome::Failed { why: describe(&e) },
                 };
@@ -302,7 +302,7 @@ impl Store {
                 "100755" => PutKind::File { executable: true },
                 _ => PutKind::File { executable: false },
             };
-            let outcome = match crate::safe_fs::put(&full, &content, what) {
+            let outcome = match crate::host::safe_fs::put(&full, &content, what) {
                 Ok(_) => Outcome::Restored,
                 Err(WriteError::Directory) => Outcome::Kept {
                     why: "a folder is there now".to_string(),
@@ -335,7 +335,7 @@ impl Store {
             if !made.is_ok_and(|t| t > made_after) {
                 return;
             }
-            if !crate::safe_fs::remove_empty_dir(&full).unwrap_or(false) {
+            if !crate::host::safe_fs::remove_empty_dir(&full).unwrap_or(false) {
                 return;
             }
             folder = dir.parent();
@@ -411,7 +411,7 @@ fn remove_empty_folders(full: &Path) {
             }
         }
     }
-    let _ = crate::safe_fs::remove_empty_dir(full);
+    let _ = crate::host::safe_fs::remove_empty_dir(full);
 }
 
 /// The first few of `paths`, and how many more.

@@ -317,12 +317,11 @@ impl Store {
         let line = format!("{commit}\n");
         let refs = git_dir.join("refs/rein");
         for path in [refs.join(&commit), git_dir.join("HEAD")] {
-            crate::private_fs::replace(&path, line.as_bytes()).map_err(CheckpointError::io(
-                "cannot write to the checkpoint record",
-                &path,
-            ))?;
+            crate::host::private_fs::replace(&path, line.as_bytes()).map_err(
+                CheckpointError::io("cannot write to the checkpoint record", &path),
+            )?;
         }
-        let _ = crate::private_fs::replace(
+        let _ = crate::host::private_fs::replace(
             &self.record.join("last"),
             format!("{commit} {tree}\n").as_bytes(),
         );
@@ -371,7 +370,7 @@ impl Store {
 
     fn write_skipped(&self, lines: &[Vec<u8>]) -> Result<(), CheckpointError> {
         let path = self.record.join("skipped");
-        crate::private_fs::replace(&path, &lines.join(&b'\n')).map_err(CheckpointError::io(
+        crate::host::private_fs::replace(&path, &lines.join(&b'\n')).map_err(CheckpointError::io(
             "cannot write to the checkpoint record",
             &path,
         ))
@@ -399,7 +398,7 @@ impl Store {
         if std::fs::read(&path).ok().as_deref() == Some(text.as_slice()) {
             return Ok(());
         }
-        crate::private_fs::replace(&path, &text).map_err(CheckpointError::io(
+        crate::host::private_fs::replace(&path, &text).map_err(CheckpointError::io(
             "cannot write to the checkpoint record",
             &path,
         ))

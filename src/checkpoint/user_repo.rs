@@ -38,9 +38,9 @@ impl UserRepo {
                 if meta.is_file() {
                     // Bounded, regular files only: a crafted `.git` file may point at a
                     // folder whose `commondir` is a named pipe or a link to a device.
-                    let git_dir = crate::git_pointer::gitdir_of(&dot_git)?;
-                    let common_dir =
-                        crate::git_pointer::common_dir(&git_dir).unwrap_or_else(|| git_dir.clone());
+                    let git_dir = crate::host::git_pointer::gitdir_of(&dot_git)?;
+                    let common_dir = crate::host::git_pointer::common_dir(&git_dir)
+                        .unwrap_or_else(|| git_dir.clone());
                     return Some(UserRepo {
                         top: d.to_path_buf(),
                         git_dir,
@@ -55,7 +55,7 @@ impl UserRepo {
 
     /// The repository's `info/exclude` (at most 1 MiB of it), or nothing.
     pub(crate) fn info_exclude(&self) -> String {
-        crate::safe_fs::read_small_text(&self.common_dir.join("info/exclude"), 1 << 20)
+        crate::host::safe_fs::read_small_text(&self.common_dir.join("info/exclude"), 1 << 20)
             .unwrap_or_default()
     }
 

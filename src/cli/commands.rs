@@ -1,7 +1,7 @@
 //! The subcommands that answer and exit: `rein models`, `rein policy check`, `rein
 //! sessions` (and `export ID`), `rein mcp list` / `allow NAME`, `rein config` (and
 //! `allow`). Each gets the settings already loaded and prints to stdout, every text that
-//! came from outside through `rein::sanitize`.
+//! came from outside through `rein::text::sanitize`.
 
 use super::out::{errln, out, outln};
 use std::path::Path;
@@ -30,10 +30,10 @@ pub(super) fn policy_check(
     let judgement = policy.judge_bash(command);
     if json {
         let text = serde_json::to_string(&judgement).map_err(|e| e.to_string())?;
-        outln!("{}", rein::sanitize::json_line(&text));
+        outln!("{}", rein::text::sanitize::json_line(&text));
     } else {
         let line = format!("{} {}", judgement.action, judgement.reason);
-        outln!("{}", rein::sanitize::sanitize(&line));
+        outln!("{}", rein::text::sanitize::sanitize(&line));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -123,7 +123,7 @@ pub(super) fn config_allow(config: &Config) -> Result<ExitCode, String> {
         )),
         None => {}
     }
-    outln!("{}", rein::sanitize::sanitize(said.trim_end()));
+    outln!("{}", rein::text::sanitize::sanitize(said.trim_end()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -139,7 +139,7 @@ pub(super) fn sessions_command(
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             // Model text and tool output are in it: shown, never obeyed by the terminal.
             let markdown = rein::session::export_markdown(&loaded);
-            out!("{}", rein::sanitize::sanitize(&markdown));
+            out!("{}", rein::text::sanitize::sanitize(&markdown));
         }
         None => {
             let sessions = rein::session::list(&config.data_dir);
@@ -160,8 +160,8 @@ pub(super) fn sessions_command(
                     s.id,
                     messages.to_string(),
                     s.started.get(..16).unwrap_or(&s.started).replace('T', " "),
-                    rein::sanitize::sanitize(&s.project.display().to_string()),
-                    rein::sanitize::sanitize(title)
+                    rein::text::sanitize::sanitize(&s.project.display().to_string()),
+                    rein::text::sanitize::sanitize(title)
                 );
             }
         }
@@ -181,7 +181,7 @@ fn oauth_target(
         ));
     };
     if matches!(server.origin, rein::mcp::Origin::Project(_)) {
-        let (trust, _) = rein::trust::TrustStore::load(&config.data_dir);
+        let (trust, _) = rein::consent::trust::TrustStore::load(&config.data_dir);
         if rein::mcp::external::unapproved(server, &trust, root).is_some() {
             return Err(format!(
                 "{name} is the project's server and you have not allowed it as it is declared now; `rein mcp allow {name}` first"
@@ -242,7 +242,7 @@ pub(super) fn mcp_command(
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let (mut trust, _) = rein::trust::TrustStore::load(&config.data_dir);
+            let (mut trust, _) = rein::consent::trust::TrustStore::load(&config.data_dir);
             let why = rein::mcp::external::unapproved(server, &trust, root);
             let files = rein::mcp::external::approve(server, root, &mut trust)?;
             // What is approved is the whole table: say it, key by key, and what changed.
@@ -273,7 +273,7 @@ pub(super) fn mcp_command(
                 Some(_) => {}
             }
             said.push_str("\na change to any of these keys or files asks again");
-            outln!("{}", rein::sanitize::sanitize(&said));
+            outln!("{}", rein::text::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         McpCommand::List => {
@@ -285,7 +285,7 @@ pub(super) fn mcp_command(
             runtime.block_on(async {
                 let (started, notices) = start_mcp(config, root, true);
                 for notice in &notices {
-                    outln!("{}", rein::sanitize::sanitize(notice));
+                    outln!("{}", rein::text::sanitize::sanitize(notice));
                 }
                 if let Some((manager, mut events)) = started {
                     while manager
@@ -299,7 +299,10 @@ pub(super) fn mcp_command(
                     }
                     let tools = manager.tools();
                     for (name, state) in manager.states() {
-                        outln!("{name}: {}", rein::sanitize::sanitize(&state.to_string()));
+                        outln!(
+                            "{name}: {}",
+                            rein::text::sanitize::sanitize(&state.to_string())
+                        );
                         for tool in tools.iter().filter(|t| t.server == name) {
                             outln!("  {}", tool.name);
                         }
@@ -359,7 +362,7 @@ pub(super) fn hooks_command(
                 }
             }
             said.push_str("\na change to the file or to any of these files holds them again");
-            outln!("{}", rein::sanitize::sanitize(&said));
+            outln!("{}", rein::text::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         Some(HooksCommand::Test { event, payload }) => {
@@ -413,9 +416,9 @@ pub(super) fn steering_command(
     root: &Path,
     allow: bool,
 ) -> Result<ExitCode, String> {
-    let record = config.data_dir.join(rein::host_tools::FILE_NAME);
+    let record = config.data_dir.join(rein::consent::host_tools::FILE_NAME);
     if !allow {
-        let changes = rein::host_tools::check(&config.data_dir, root);
+        let changes = rein::consent::host_tools::check(&config.data_dir, root);
         if changes.is_empty() {
             outln!(
                 "the host-tool files of {} are as rein recorded them ({})",
@@ -424,18 +427,18 @@ pub(super) fn steering_command(
             );
         }
         for change in &changes {
-            outln!("{}", rein::sanitize::sanitize(&change.to_string()));
+            outln!("{}", rein::text::sanitize::sanitize(&change.to_string()));
         }
         if !changes.is_empty() {
             outln!(
                 "hooks, and MCP servers that start in the project, are held until you check \
                  them and run `{}`",
-                rein::host_tools::ALLOW_COMMAND
+                rein::consent::host_tools::ALLOW_COMMAND
             );
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let (changes, files) = rein::host_tools::accept(&config.data_dir, root)
+    let (changes, files) = rein::consent::host_tools::accept(&config.data_dir, root)
         .map_err(|e| format!("{} was not written: {e}", record.display()))?;
     let mut said = String::new();
     if changes.is_empty() {
@@ -455,7 +458,7 @@ pub(super) fn steering_command(
             said.push_str(&format!("\n  {line}"));
         }
     }
-    outln!("{}", rein::sanitize::sanitize(&said));
+    outln!("{}", rein::text::sanitize::sanitize(&said));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -204,13 +204,13 @@ fn resume_hint(id: &str, root: &Path) -> String {
         .ok()
         .and_then(|d| d.canonicalize().ok())
         .is_some_and(|d| root.canonicalize().is_ok_and(|r| r == d));
-    let id = rein::sanitize::sanitize(id);
+    let id = rein::text::sanitize::sanitize(id);
     if here {
         format!("Resume this session with: rein --resume {id}")
     } else {
         format!(
             "Resume this session with: rein --resume {id} --cwd {}",
-            shell_word(&rein::sanitize::sanitize(&root.display().to_string()))
+            shell_word(&rein::text::sanitize::sanitize(&root.display().to_string()))
         )
     }
 }

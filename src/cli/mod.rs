@@ -49,7 +49,7 @@ struct Guidance {
     instructions: Instructions,
     commands: CommandSet,
     /// The project's instruction files, skills, commands and agent definitions that are new
-    /// or changed since the last session here (`rein::guidance`), a line each.
+    /// or changed since the last session here (`rein::consent::guidance`), a line each.
     changes: Vec<String>,
     /// What the settings' warnings said (a project's held endpoint, its ignored allows and
     /// lowered safety settings), printed on stderr already; the dashboard shows them too.
@@ -140,10 +140,10 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     );
     // The project files an approved hook or project server runs (its script): writing one
     // asks, and commands cannot change them, as for the host tools' own files.
-    let pinned = rein::trust::TrustStore::load(&config.data_dir)
+    let pinned = rein::consent::trust::TrustStore::load(&config.data_dir)
         .0
         .pinned_files(&root);
-    policy.add_steering_files(&pinned, rein::steering::Kind::HostTool);
+    policy.add_steering_files(&pinned, rein::consent::steering::Kind::HostTool);
     sandbox.add_steering_files(&pinned);
     if let Some(Command::Policy {
         command: PolicyCommand::Check { command, json },

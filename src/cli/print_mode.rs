@@ -162,7 +162,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         let signal = tokio::select! {
             () = wait_for_mcp(&mut events, &manager, &mut states) => None,
             _ = tokio::signal::ctrl_c() => Some("SIGINT"),
-            signal = rein::signals::termination() => Some(signal),
+            signal = rein::host::signals::termination() => Some(signal),
         };
         match signal {
             None => Ok((Some(manager), states)),
@@ -180,7 +180,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
             if cli.output_format != Format::Text {
                 let result = headless::result::Tally::new(session_id).result(&ending, None);
                 if let Ok(line) = serde_json::to_string(&result) {
-                    outln!("{}", rein::sanitize::json_line(&line));
+                    outln!("{}", rein::text::sanitize::json_line(&line));
                 }
             }
             return Ok(ExitCode::from(
@@ -269,7 +269,7 @@ pub(super) async fn wait_for_mcp(
             McpEvent::Notice { name, message } => {
                 errln!(
                     "rein: warning: MCP server {name}: {}",
-                    rein::sanitize::sanitize(&message)
+                    rein::text::sanitize::sanitize(&message)
                 );
                 continue;
             }
@@ -285,7 +285,7 @@ pub(super) async fn wait_for_mcp(
             ServerState::Failed { reason, stderr } => {
                 errln!("rein: warning: MCP server {name} failed: {reason}");
                 for l in stderr.iter().rev().take(5).rev() {
-                    errln!("rein:   {}", rein::sanitize::sanitize(l));
+                    errln!("rein:   {}", rein::text::sanitize::sanitize(l));
                 }
                 line["state"] = "failed".into();
                 line["reason"] = reason.clone().into();

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use rein::checkpoint::{Outcome, Store};
 use rein::config::Config;
-use rein::rewind::{Request, Target};
-use rein::sanitize::sanitize;
+use rein::session::rewind::{Request, Target};
+use rein::text::sanitize::sanitize;
 
 /// What `rein rewind` was asked.
 pub(super) struct RewindArgs<'a> {
@@ -71,7 +71,7 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
         dry_run: args.dry_run,
         force: args.force,
     };
-    let done = rein::rewind::rewind(&config.data_dir, &path, &store, request)?;
+    let done = rein::session::rewind::rewind(&config.data_dir, &path, &store, request)?;
     let failed = done.report.as_ref().is_some_and(|r| {
         r.paths
             .iter()
@@ -109,7 +109,7 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
     })
 }
 
-fn print_done(done: &rein::rewind::Done, dry_run: bool) {
+fn print_done(done: &rein::session::rewind::Done, dry_run: bool) {
     if let Some(report) = &done.report {
         if report.paths.is_empty() {
             outln!("no files to put back: the turns changed none (or none is left to restore)");
@@ -142,7 +142,7 @@ fn print_done(done: &rein::rewind::Done, dry_run: bool) {
 /// `rein rewind --list`.
 fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
     let loaded = rein::session::load(path).map_err(|e| e.to_string())?;
-    let turns = rein::rewind::turns(&loaded);
+    let turns = rein::session::rewind::turns(&loaded);
     if json {
         let turns: Vec<serde_json::Value> = turns
             .iter()
@@ -198,7 +198,7 @@ pub(super) fn diff(
 ) -> Result<ExitCode, String> {
     let path = session_path(config, root, resume)?;
     let store = open_store(config, root, &path)?;
-    let text = rein::rewind::diff(&path, &store, since)?;
+    let text = rein::session::rewind::diff(&path, &store, since)?;
     if text.is_empty() {
         outln!("the session's turns changed no file");
     }

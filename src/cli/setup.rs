@@ -37,9 +37,9 @@ pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// rein's data folder and the folders of its own in it, made the user's alone: an older
-/// rein made them 0755 (see `rein::private_fs`).
+/// rein made them 0755 (see `rein::host::private_fs`).
 pub(super) fn tighten_data_dir(config: &Config) {
-    for problem in rein::private_fs::tighten_data_dir(&config.data_dir) {
+    for problem in rein::host::private_fs::tighten_data_dir(&config.data_dir) {
         errln!("rein: warning: {problem}");
     }
 }
@@ -118,14 +118,14 @@ pub(super) fn discover_instructions(
         .filter(|f| f.imported_by.is_some())
         .map(|f| f.path.clone())
         .collect();
-    policy.add_steering_files(&imported, rein::steering::Kind::Instructions);
+    policy.add_steering_files(&imported, rein::consent::steering::Kind::Instructions);
     sandbox.add_steering_files(&imported);
     instructions
 }
 
 /// The project's guidance (its instruction files and their imports, skills, custom
 /// commands and agent definitions) compared with the last session here: a line for the
-/// user per kind of change (`rein::guidance`), recorded for the next start.
+/// user per kind of change (`rein::consent::guidance`), recorded for the next start.
 pub(super) fn review_guidance(
     config: &Config,
     root: &Path,
@@ -133,7 +133,7 @@ pub(super) fn review_guidance(
     skills: &SkillSet,
     commands: &rein::custom_commands::CommandSet,
 ) -> Vec<String> {
-    use rein::guidance::Guide;
+    use rein::consent::guidance::Guide;
     let dirs = rein::instructions::project_dirs(root);
     let top = dirs.first().cloned().unwrap_or_else(|| root.to_path_buf());
     let mut files: Vec<Guide> = instructions
@@ -169,8 +169,8 @@ pub(super) fn review_guidance(
                 what: format!("command /{}", c.name),
             }),
     );
-    files.extend(rein::guidance::agent_definitions(&dirs));
-    rein::guidance::review(&config.data_dir, &top, &files).notices(&top)
+    files.extend(rein::consent::guidance::agent_definitions(&dirs));
+    rein::consent::guidance::review(&config.data_dir, &top, &files).notices(&top)
 }
 
 /// Ask the server for the model's context window when the settings leave it open, for at
@@ -297,7 +297,7 @@ pub(super) fn start_mcp(
     if config.mcp_servers.is_empty() {
         return (None, Vec::new());
     }
-    let (trust, problem) = rein::trust::TrustStore::load(&config.data_dir);
+    let (trust, problem) = rein::consent::trust::TrustStore::load(&config.data_dir);
     let startable = rein::mcp::external::startable(&config.mcp_servers, &trust, root);
     let mut notices = startable.notices;
     notices.extend(problem);

@@ -12,7 +12,7 @@ use super::{positive_int, ConfigError, Layer, Source, Sourced};
 
 /// Read `path` into a layer whose values carry [`Source::AgentsEnv`].
 pub(super) fn read(path: &Path) -> Result<Layer, ConfigError> {
-    match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
+    match crate::host::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
         Ok(text) => parse(&text, path),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Layer::default()),
         Err(error) => Err(ConfigError::Read {

@@ -700,10 +700,10 @@ fn narrow(v: Sourced<u64>) -> Sourced<u32> {
 /// Append an allow rule for each (list, pattern) to the config file at `path` (the
 /// project's `.rein/config.toml`; the approval prompt's "always allow in this project"),
 /// in its list (`[[permissions.bash]]` or `[[permissions.tools]]`), creating the file and
-/// its folder if needed (see [`crate::private_fs::replace`]). A file that exists but cannot be read is left alone: rewriting it
+/// its folder if needed (see [`crate::host::private_fs::replace`]). A file that exists but cannot be read is left alone: rewriting it
 /// from nothing would lose it.
 pub fn save_allow_rules(path: &Path, rules: &[(RuleList, &str)]) -> Result<(), String> {
-    let mut text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
+    let mut text = match crate::host::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
@@ -720,6 +720,6 @@ pub fn save_allow_rules(path: &Path, rules: &[(RuleList, &str)]) -> Result<(), S
     }
     // The user's alone (0600, a new `.rein/` 0700), and never written through a link: a
     // cloned repository's `.rein/config.toml` that points elsewhere is refused.
-    crate::private_fs::replace(path, text.as_bytes())
+    crate::host::private_fs::replace(path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

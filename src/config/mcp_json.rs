@@ -43,7 +43,7 @@ pub(super) struct McpJson {
 
 /// The servers of the `.mcp.json` at `path` (none, quietly, when there is no such file).
 pub(super) fn read(path: &Path, env: &Environment) -> McpJson {
-    let text = match crate::safe_fs::read_small_text(path, MAX_BYTES) {
+    let text = match crate::host::safe_fs::read_small_text(path, MAX_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return McpJson::default(),
         Err(e) => {

@@ -171,7 +171,7 @@ pub fn check(data_dir: &Path, project: &Path, file: &Path) -> Option<Held> {
         .filter(|r| project != r.path && project.starts_with(&r.path) && latest >= r.since)
         .map(|r| r.path.clone())
         .next()?;
-    let text = crate::safe_fs::read_small_text(file, MAX_BYTES).ok();
+    let text = crate::host::safe_fs::read_small_text(file, MAX_BYTES).ok();
     let confirmed = text.as_ref().is_some_and(|text| {
         ledger
             .confirmed
@@ -187,7 +187,7 @@ pub fn check(data_dir: &Path, project: &Path, file: &Path) -> Option<Held> {
 /// Obey `file` as it is now (`rein config allow`): its text is recorded, and a later
 /// change holds it again. Returns the text confirmed.
 pub fn confirm(data_dir: &Path, file: &Path) -> Result<String, String> {
-    let text = crate::safe_fs::read_small_text(file, MAX_BYTES)
+    let text = crate::host::safe_fs::read_small_text(file, MAX_BYTES)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     ledger(data_dir)
         .update(|ledger: &mut Ledger| {

@@ -104,7 +104,7 @@ impl Config {
             warnings.push(held.to_string());
         }
         // The tools allowed for projects: a file rein cannot read is said, not dropped.
-        warnings.extend(crate::allowed_tools::AllowedTools::load(&self.data_dir).1);
+        warnings.extend(crate::consent::allowed_tools::AllowedTools::load(&self.data_dir).1);
         if let Some(routing) = self.project_routing.as_ref().filter(|r| !r.allowed) {
             warnings.push(routing.held_notice());
         }
@@ -158,7 +158,7 @@ impl Config {
     /// `api_key`); and "always allow in this project" saving a command's rule to the
     /// project's config file and a tool's to rein's data folder ([`AllowedTools`]).
     ///
-    /// [`AllowedTools`]: crate::allowed_tools::AllowedTools
+    /// [`AllowedTools`]: crate::consent::allowed_tools::AllowedTools
     pub fn policy(
         &self,
         root: &Path,
@@ -166,7 +166,7 @@ impl Config {
         confined: bool,
     ) -> Result<crate::permissions::policy::RulePolicy, crate::permissions::policy::PolicyError>
     {
-        use crate::allowed_tools::AllowedTools;
+        use crate::consent::allowed_tools::AllowedTools;
         use crate::permissions::policy::RuleList;
         let mut sensitive = self.sensitive_reads.value.clone();
         sensitive.push(crate::permissions::rules::escape_glob(

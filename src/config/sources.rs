@@ -141,7 +141,7 @@ impl Layer {
 /// Read one config file into a layer whose values carry `source`. A missing file is an
 /// empty layer.
 pub(super) fn read_file(path: &Path, source: &Source) -> Result<Layer, ConfigError> {
-    let text = match crate::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
+    let text = match crate::host::safe_fs::read_small_text(path, super::MAX_CONFIG_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Layer::default()),
         Err(error) => {

@@ -6,13 +6,16 @@
 pub fn git_branch(root: &std::path::Path) -> Option<String> {
     let git = root.join(".git");
     let dir = if git.is_file() {
-        crate::git_pointer::gitdir_of(&git)?
+        crate::host::git_pointer::gitdir_of(&git)?
     } else {
         git
     };
     // Bounded, a regular file only: a project's `HEAD` may be a pipe or a link to a device.
-    let head =
-        crate::safe_fs::read_small_text(&dir.join("HEAD"), crate::git_pointer::MAX_BYTES).ok()?;
+    let head = crate::host::safe_fs::read_small_text(
+        &dir.join("HEAD"),
+        crate::host::git_pointer::MAX_BYTES,
+    )
+    .ok()?;
     let head = head.trim();
     match head.strip_prefix("ref: ") {
         Some(reference) => Some(

@@ -48,7 +48,7 @@ pub const OPENING: &str = "(rein context, not part of the request:";
 /// The reminder's text.
 pub fn text(input: ReminderInput<'_>) -> String {
     // To the minute: the seconds would only add noise.
-    let stamp = crate::stamp::rfc3339(input.now);
+    let stamp = crate::text::stamp::rfc3339(input.now);
     let minute = stamp.get(..16).unwrap_or(&stamp);
     let mut out = format!("{OPENING} time {} UTC", minute.replacen('T', " ", 1));
     match input.branch {

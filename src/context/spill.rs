@@ -7,7 +7,7 @@
 //! saying how much was cut and where the whole output is. The whole output goes to a spill
 //! file in the turn's folder, `<spill dir>/<pid>-<turn>/<call id>.txt`, which the model can
 //! page with `head`, `tail`, `sed -n` or `grep` (the user's alone: 0600 in 0700 folders,
-//! see [`crate::private_fs`]); the folder is removed when the user's turn
+//! see [`crate::host::private_fs`]); the folder is removed when the user's turn
 //! ends ([`TurnSpill::remove`]); the folders a crashed process left behind are swept when
 //! the next agent starts ([`sweep_stale`]). When the file cannot be written the result is still cut,
 //! and the note says the whole output was not kept. Old messages are never rewritten here.
@@ -128,7 +128,7 @@ impl TurnSpill {
             .dir
             .as_ref()
             .ok_or_else(|| "no spill folder is configured".to_string())?;
-        crate::private_fs::own_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        crate::host::private_fs::own_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let stem: String = name
             .chars()
             .map(|c| {
@@ -149,7 +149,7 @@ impl TurnSpill {
         let mut path = dir.join(format!("{stem}.txt"));
         let mut n = 1;
         let mut file = loop {
-            match crate::private_fs::create_new(&path) {
+            match crate::host::private_fs::create_new(&path) {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {
                     n += 1;
                     path = dir.join(format!("{stem}-{n}.txt"));
@@ -563,7 +563,7 @@ mod tests {
         };
         let spill = TurnSpill::new(&config, 5);
         let dir = spill.dir().unwrap().to_path_buf();
-        crate::private_fs::own_dir(&dir).unwrap();
+        crate::host::private_fs::own_dir(&dir).unwrap();
         std::fs::write(dir.join("c.txt"), "").unwrap();
         for n in 2..=999 {
             std::fs::write(dir.join(format!("c-{n}.txt")), "").unwrap();

@@ -386,9 +386,11 @@ fn scan(
 /// A command file's description, argument hint and prompt, or why it cannot be used.
 fn read_command(path: &Path) -> Result<(String, Option<String>, String), String> {
     let text =
-        crate::safe_fs::read_small_text(path, MAX_COMMAND_BYTES).map_err(|e| match e.kind() {
-            ErrorKind::InvalidData | ErrorKind::InvalidInput => e.to_string(),
-            _ => format!("cannot read it: {e}"),
+        crate::host::safe_fs::read_small_text(path, MAX_COMMAND_BYTES).map_err(|e| {
+            match e.kind() {
+                ErrorKind::InvalidData | ErrorKind::InvalidInput => e.to_string(),
+                _ => format!("cannot read it: {e}"),
+            }
         })?;
     let (description, hint, body) =
         match front_matter::split(&text, &["description", "argument-hint"]) {

@@ -164,7 +164,7 @@ pub async fn run(
         let give_up = async {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
-                _ = crate::signals::termination() => {}
+                _ = crate::host::signals::termination() => {}
             }
         };
         agent
@@ -172,7 +172,7 @@ pub async fn run(
                 if let Some(line) = crate::describe::at_end(&event) {
                     eprintln!(
                         "rein: {}",
-                        crate::sanitize::sanitize(&crate::text::clip(&line, 500))
+                        crate::text::sanitize::sanitize(&crate::text::clip(&line, 500))
                     );
                 }
             })
@@ -219,7 +219,7 @@ fn allow_mcp(
     let server = mcp
         .config(name)
         .ok_or_else(|| format!("no MCP server named {name} is configured"))?;
-    let (mut trust, _) = crate::trust::TrustStore::load(&data_dir);
+    let (mut trust, _) = crate::consent::trust::TrustStore::load(&data_dir);
     crate::mcp::external::approve(&server, &app.info.project, &mut trust)?;
     mcp.allow(name).map_err(|e| e.to_string())
 }
@@ -232,7 +232,7 @@ async fn event_loop(
     ctx: &mut Loop<'_>,
 ) -> io::Result<EndReason> {
     let mut events = Some(TerminalEvents::start());
-    let mut terminated = std::pin::pin!(crate::signals::termination());
+    let mut terminated = std::pin::pin!(crate::host::signals::termination());
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
     }
@@ -621,11 +621,11 @@ pub use crate::context::git::git_branch;
 /// The project files approved hooks and servers run (their scripts, pinned by the approval)
 /// are the user's word: from now on writing one asks and commands cannot change them.
 fn protect_pinned(agent: &crate::agent::AgentConfig, data_dir: &Path) {
-    let pinned = crate::trust::TrustStore::load(data_dir)
+    let pinned = crate::consent::trust::TrustStore::load(data_dir)
         .0
         .pinned_files(&agent.root);
     agent
         .policy
-        .add_steering_files(&pinned, crate::steering::Kind::HostTool);
+        .add_steering_files(&pinned, crate::consent::steering::Kind::HostTool);
     agent.sandbox.add_steering_files(&pinned);
 }

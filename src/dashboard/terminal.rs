@@ -192,7 +192,7 @@ pub(super) async fn next_term_event(
 /// (so no control character or bidirectional override ends the OSC 9 early or reorders
 /// it), on one line, at most 200 characters.
 fn notification_text(message: &str) -> String {
-    crate::sanitize::sanitize(message)
+    crate::text::sanitize::sanitize(message)
         .chars()
         .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
         .take(200)

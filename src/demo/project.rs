@@ -47,7 +47,7 @@ impl DemoProject {
                 std::process::id()
             ));
             // The user's alone (0700), like everything rein makes for the user.
-            match crate::private_fs::create_new_dir(&dir) {
+            match crate::host::private_fs::create_new_dir(&dir) {
                 Ok(()) => break dir,
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < NAME_ATTEMPTS => {
                     attempt += 1;

@@ -11,7 +11,7 @@ use super::{
 /// Server text as shown: control and bidi characters made visible, on one line, cut.
 fn shown(text: &str, max: usize) -> String {
     crate::text::clip(
-        &crate::text::one_line(&crate::sanitize::sanitize(text)),
+        &crate::text::one_line(&crate::text::sanitize::sanitize(text)),
         max,
     )
 }
@@ -75,7 +75,7 @@ impl Form {
         Ok(Form {
             server: server.to_string(),
             message: crate::text::clip(
-                crate::sanitize::sanitize(message).trim(),
+                crate::text::sanitize::sanitize(message).trim(),
                 MAX_MESSAGE_CHARS,
             ),
             fields,

@@ -83,13 +83,13 @@ fn git_files(dir: &Path) -> Vec<PathBuf> {
     if !small_or_absent(&git) {
         return vec![git];
     }
-    let Some(target) = crate::git_pointer::gitdir_of(&git) else {
+    let Some(target) = crate::host::git_pointer::gitdir_of(&git) else {
         return Vec::new();
     };
     let common = target.join("commondir");
     let mut out = vec![common.clone(), target.join("info/exclude")];
     if small_or_absent(&common) {
-        if let Some(shared) = crate::git_pointer::common_dir(&target) {
+        if let Some(shared) = crate::host::git_pointer::common_dir(&target) {
             out.push(shared.join("info/exclude"));
         }
     }

@@ -37,7 +37,7 @@ impl Ending {
             Ending::Turn(TurnOutcome::Failed) | Ending::Broken(_) => 1,
             Ending::Turn(TurnOutcome::StepLimit) => 3,
             Ending::Turn(TurnOutcome::Interrupted) | Ending::Signal("SIGINT") => 130,
-            Ending::Signal(signal) => crate::signals::exit_code(signal),
+            Ending::Signal(signal) => crate::host::signals::exit_code(signal),
         }
     }
 

@@ -301,7 +301,7 @@ pub fn load(file: &Path, source: Source) -> Parsed {
 /// it is missing, cannot be read or is not JSON). The file is read once, bounded, and only
 /// when it is a regular file: a link to `/dev/zero` or a named pipe is refused, never read.
 pub fn load_declared(file: &Path, source: Source) -> (Parsed, Option<Value>) {
-    match crate::safe_fs::read_small_text(file, MAX_BYTES) {
+    match crate::host::safe_fs::read_small_text(file, MAX_BYTES) {
         Ok(text) => {
             let declared = serde_json::from_str(&text).ok();
             (parse(&text, file, source), declared)

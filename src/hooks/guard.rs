@@ -3,7 +3,7 @@
 //! Two things, both read from disk at each firing (a hook that fires reads a few small
 //! files; no hook, no cost):
 //!
-//! - **the host-tool files** at the project root ([`crate::host_tools`]): one created,
+//! - **the host-tool files** at the project root ([`crate::consent::host_tools`]): one created,
 //!   changed or removed since rein recorded it, other than by a write the user approved,
 //!   holds every hook, the user's own too (a user's `cargo fmt` hook would run the
 //!   alias a planted `.cargo/config.toml` names);
@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::file_pin::{PinChange, Pins};
-use crate::host_tools::HostToolChange;
-use crate::trust::{Approved, TrustStore};
+use crate::consent::file_pin::{PinChange, Pins};
+use crate::consent::host_tools::HostToolChange;
+use crate::consent::trust::{Approved, TrustStore};
 
 /// The name a project's hooks are approved under in the trust store (no MCP server's
 /// table can equal a hooks file's, so the two never approve each other).
@@ -113,7 +113,7 @@ impl std::fmt::Display for Hold {
                 f,
                 "hooks held: {change}; check it, then run `{}` in the project to let hooks \
                  run with it as it is",
-                crate::host_tools::ALLOW_COMMAND
+                crate::consent::host_tools::ALLOW_COMMAND
             ),
             Hold::Project(why) => write!(
                 f,
@@ -127,7 +127,7 @@ impl std::fmt::Display for Hold {
 /// What holds the hooks of `root` now: the host-tool files' changes (any hook), and, when
 /// `project` hooks are about to run, why their approval no longer holds.
 pub fn holds(data_dir: &Path, root: &Path, project: Option<&ProjectApproval>) -> Vec<Hold> {
-    let mut out: Vec<Hold> = crate::host_tools::check(data_dir, root)
+    let mut out: Vec<Hold> = crate::consent::host_tools::check(data_dir, root)
         .into_iter()
         .map(Hold::HostTool)
         .collect();

@@ -29,7 +29,7 @@ pub use config::{Event, Hook, OnFailure, Source};
 pub use guard::{HeldWhy, Hold, ProjectApproval, TRUST_NAME};
 pub use outcome::{Combined, Permission, Said};
 
-use crate::file_pin::Pins;
+use crate::consent::file_pin::Pins;
 
 /// The hooks that run for a project, and what the user should hear about them.
 #[derive(Debug, Default)]
@@ -68,7 +68,7 @@ impl Held {
     /// the files their commands name) and add them to `hooks`, so they run from the next
     /// event on.
     pub fn allow(&self, hooks: &Hooks, data_dir: &Path) -> Result<(), String> {
-        let (mut store, _) = crate::trust::TrustStore::load(data_dir);
+        let (mut store, _) = crate::consent::trust::TrustStore::load(data_dir);
         store
             .trust_pinned(&self.root, TRUST_NAME, &self.approval.declared, &self.pins)
             .map_err(|e| format!("the approval was not saved: {e}"))?;
@@ -106,18 +106,20 @@ fn named_paths(hooks: &[Hook], root: &Path) -> Vec<PathBuf> {
 /// `data_dir`'s trust store). Unapproved or changed since, the project's hooks would run
 /// as the user, outside the sandbox, from a file a cloned repository can ship: they are
 /// held, and a notice says so. The project's host-tool files are recorded here at its
-/// first session ([`crate::host_tools::baseline`]); the hooks returned check them, and the
+/// first session ([`crate::consent::host_tools::baseline`]); the hooks returned check them, and the
 /// project's approval, each time they are about to run ([`guard`]).
 pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
     let mut notices = Vec::new();
     let mut hooks = Vec::new();
     let mut held = None;
     let mut approval = None;
-    if let Err(e) = crate::host_tools::baseline(data_dir, root) {
+    if let Err(e) = crate::consent::host_tools::baseline(data_dir, root) {
         notices.push(format!(
             "the state of the project's host-tool files could not be recorded in {} ({e}); \
              hooks compare them with the next record",
-            data_dir.join(crate::host_tools::FILE_NAME).display()
+            data_dir
+                .join(crate::consent::host_tools::FILE_NAME)
+                .display()
         ));
     }
     if let Some(file) = config::user_file(user_config) {
@@ -128,7 +130,7 @@ pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
     let project = config::project_file(root);
     let (parsed, declared) = config::load_declared(&project, Source::Project);
     if !parsed.hooks.is_empty() {
-        let (store, _) = crate::trust::TrustStore::load(data_dir);
+        let (store, _) = crate::consent::trust::TrustStore::load(data_dir);
         let paths = named_paths(&parsed.hooks, root);
         match declared {
             Some(declared) => {
@@ -205,7 +207,7 @@ pub fn allow_project(root: &Path, data_dir: &Path) -> Result<Allowed, String> {
         format!("{} does not exist or is not JSON {why}", file.display())
     })?;
     let pins = Pins::take(root, &named_paths(&parsed.hooks, root));
-    let (mut store, _) = crate::trust::TrustStore::load(data_dir);
+    let (mut store, _) = crate::consent::trust::TrustStore::load(data_dir);
     store
         .trust_pinned(root, TRUST_NAME, &declared, &pins)
         .map_err(|e| format!("the approval was not saved: {e}"))?;
@@ -235,7 +237,7 @@ pub fn describe(hook: &Hook) -> String {
     format!(
         "{}{matcher}: {} (timeout {}s{block}; {} {})",
         hook.event.name(),
-        crate::sanitize::sanitize(&hook.command),
+        crate::text::sanitize::sanitize(&hook.command),
         hook.timeout.as_secs_f64(),
         hook.source.name(),
         hook.file.display()
@@ -440,12 +442,12 @@ impl Hooks {
     }
 
     /// The user approved a write of `path` (absolute) in the question: when it is a
-    /// host-tool file at the project root, its record follows ([`crate::host_tools`]), so
+    /// host-tool file at the project root, its record follows ([`crate::consent::host_tools`]), so
     /// the user's own change holds nothing. Unguarded hooks record nothing.
     pub fn approved_write(&self, path: &Path) {
         if let Some(data_dir) = &self.data_dir {
             // A record that cannot be written holds the hooks, as any change would.
-            let _ = crate::host_tools::record_write(data_dir, &self.root, path);
+            let _ = crate::consent::host_tools::record_write(data_dir, &self.root, path);
         }
     }
 
@@ -564,7 +566,7 @@ mod tests {
             {"type": "command", "command": "echo ran >> ran.txt", "on_failure": "block"}]}]}})
         .to_string();
         let parsed = config::parse(&text, &data.path().join("hooks.json"), Source::User);
-        crate::host_tools::baseline(data.path(), &root).unwrap();
+        crate::consent::host_tools::baseline(data.path(), &root).unwrap();
         let h = Hooks::new(parsed.hooks, &root).guarded(data.path(), None);
         let common = Common::default();
         let fire = || h.fire(Event::PreToolUse, Some("Bash"), &common, Map::new());

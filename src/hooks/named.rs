@@ -23,7 +23,7 @@ pub fn project_paths(command: &str, root: &Path) -> Vec<PathBuf> {
         let Some(text) = candidate(&word) else {
             continue;
         };
-        if let Some(rel) = crate::file_pin::inside(Path::new(text), root) {
+        if let Some(rel) = crate::consent::file_pin::inside(Path::new(text), root) {
             if !out.contains(&rel) {
                 out.push(rel);
             }

@@ -10,7 +10,7 @@
 //! killed; when the shell exits, what is left in the pipes is read for a moment and then
 //! the group is killed too, so an orphan that keeps stdout open cannot hold the turn.
 //! "The group" is the group and whatever its members started that left it
-//! ([`crate::process_tree`]): a hook's `setsid` daemon dies with the hook, at its end, its
+//! ([`crate::host::process_tree`]): a hook's `setsid` daemon dies with the hook, at its end, its
 //! timeout, or when rein stops while it runs.
 
 use std::os::unix::process::ExitStatusExt;
@@ -66,12 +66,12 @@ pub async fn run(
     };
     // The shell, and what the hook's own command line finds by name, come from the
     // absolute folders of PATH only: the hook runs in the project, where a cloned
-    // repository could plant an `sh` or a `jq` for a `.` in PATH (`crate::program_path`).
+    // repository could plant an `sh` or a `jq` for a `.` in PATH (`crate::host::program_path`).
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let shell = crate::program_path::lookup("sh", Some(&path))
+    let shell = crate::host::program_path::lookup("sh", Some(&path))
         .unwrap_or_else(|| std::path::PathBuf::from("/bin/sh"));
     let mut cmd = tokio::process::Command::new(shell);
-    cmd.env("PATH", crate::program_path::absolute_entries(&path));
+    cmd.env("PATH", crate::host::program_path::absolute_entries(&path));
     cmd.arg("-c")
         .arg(command)
         .current_dir(root)
@@ -90,7 +90,7 @@ pub async fn run(
         cmd.pre_exec(crate::tools::bash::new_session);
     }
     // What the hook starts carries its mark: what leaves its group dies with it too.
-    let mark = crate::process_tree::mark(&mut cmd);
+    let mark = crate::host::process_tree::mark(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return not_started(format!("sh could not start in {}: {e}", root.display())),
@@ -179,7 +179,7 @@ impl Group {
     }
 
     fn kill(&self) {
-        crate::process_tree::kill(self.pgid);
+        crate::host::process_tree::kill(self.pgid);
         self.killed
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }

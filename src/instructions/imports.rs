@@ -61,7 +61,7 @@ pub(super) fn expand(
     notices: &mut Vec<String>,
 ) -> Vec<Imported> {
     let mut out = Vec::new();
-    let start = crate::safe_fs::resolve(file, Path::new("/")).unwrap_or_else(|_| file.into());
+    let start = crate::host::safe_fs::resolve(file, Path::new("/")).unwrap_or_else(|_| file.into());
     let mut said = Vec::new();
     let mut walk = Walk {
         scope,
@@ -108,7 +108,7 @@ impl Walk<'_, '_> {
                 continue;
             };
             let parent = file.parent().unwrap_or(Path::new("/"));
-            let base = crate::safe_fs::resolve(parent, Path::new("/"))
+            let base = crate::host::safe_fs::resolve(parent, Path::new("/"))
                 .unwrap_or_else(|_| parent.to_path_buf());
             let boundary = match self.scope {
                 Scope::User => None,
@@ -208,7 +208,8 @@ fn looks_like_path(word: &str) -> bool {
 /// The text of the regular file at `path` (resolved), read without following a link, at
 /// most `max` bytes: or why not, in words.
 pub(super) fn read_text(path: &Path, max: usize) -> Result<String, String> {
-    let file = crate::safe_fs::open_read(path).map_err(|e| crate::safe_fs::describe(&e))?;
+    let file =
+        crate::host::safe_fs::open_read(path).map_err(|e| crate::host::safe_fs::describe(&e))?;
     // A named pipe or a device is never read (the open did not block on a pipe).
     if !file.metadata().map_err(|e| e.to_string())?.is_file() {
         return Err("it is not a regular file".to_string());

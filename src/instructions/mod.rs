@@ -180,7 +180,7 @@ pub fn project_dirs(project: &Path) -> Vec<PathBuf> {
 /// The text of the instruction file at `path`: `Ok(None)` when there is none, `Err` when
 /// there is one that cannot be used (said in `notices`).
 fn read(path: &Path, notices: &mut Vec<String>) -> Result<Option<String>, ()> {
-    match crate::safe_fs::read_small_text(path, MAX_FILE_BYTES) {
+    match crate::host::safe_fs::read_small_text(path, MAX_FILE_BYTES) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => {
@@ -237,7 +237,7 @@ fn fit(found: Vec<Found>, max_bytes: usize, notices: &mut Vec<String>) -> Vec<In
 
 /// The resolved form of `path` (itself when it leads through too many links).
 fn resolved(path: &Path) -> PathBuf {
-    crate::safe_fs::resolve(path, Path::new("/")).unwrap_or_else(|_| path.to_path_buf())
+    crate::host::safe_fs::resolve(path, Path::new("/")).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The instructions for `project`: `user_files` first (each read if it exists), then the

@@ -73,7 +73,7 @@ impl Instructions {
             return Found::default();
         }
         let root = resolved(&source.project);
-        let Ok(target) = crate::safe_fs::resolve(Path::new(touched), &root) else {
+        let Ok(target) = crate::host::safe_fs::resolve(Path::new(touched), &root) else {
             return Found::default();
         };
         let Some(parent) = target.parent().filter(|p| p.starts_with(&root)) else {

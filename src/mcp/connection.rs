@@ -142,7 +142,7 @@ pub fn log_line(level: &str, logger: Option<&str>, data: &serde_json::Value) -> 
 }
 
 /// `text` on one line (line ends as spaces, control characters shown or dropped by
-/// [`crate::sanitize::sanitize`]), at most `max` characters and `…` where it was cut.
+/// [`crate::text::sanitize::sanitize`]), at most `max` characters and `…` where it was cut.
 pub fn one_line(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()
@@ -155,7 +155,7 @@ pub fn one_line(text: &str, max: usize) -> String {
             }
         })
         .collect();
-    let clean = crate::sanitize::sanitize(&flat);
+    let clean = crate::text::sanitize::sanitize(&flat);
     let mut out: String = clean.chars().take(max).collect();
     if clean.chars().count() > max {
         out.push('…');
@@ -384,7 +384,7 @@ pub(super) fn start(
                 .envs(plan.env);
             dies_with_rein(&mut cmd);
             // What the server starts carries its mark: what leaves its group dies with it.
-            let mark = crate::process_tree::mark(&mut cmd);
+            let mark = crate::host::process_tree::mark(&mut cmd);
             let mut wrap = CommandWrap::from(cmd);
             // setpgid(0, 0) before exec; rein's kill then reaches the whole group.
             wrap.wrap(ProcessGroup::leader());
@@ -568,7 +568,7 @@ pub(super) fn signal_group(pgid: u32, signal: i32) {
     if let Ok(pgid) = libc::pid_t::try_from(pgid) {
         if pgid > 1 {
             // The group, and what its members started that left it.
-            crate::process_tree::signal(pgid, signal);
+            crate::host::process_tree::signal(pgid, signal);
         }
     }
 }
@@ -625,7 +625,7 @@ pub(super) fn kill_group_in_background(pgid: u32) {
 /// The group `pgid` ended: what its members started that left it goes too.
 pub(super) fn kill_left(pgid: u32) {
     if let Ok(pgid) = libc::pid_t::try_from(pgid) {
-        crate::process_tree::kill_left(pgid);
+        crate::host::process_tree::kill_left(pgid);
     }
 }
 

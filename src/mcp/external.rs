@@ -4,20 +4,20 @@
 //! (and one of them found by its qualified name), and a call by that name (dropping the
 //! call's future cancels it: rmcp sends the server `notifications/cancelled`). [`startable`] says which configured servers run:
 //! the user's own always, a project's only once the user allowed that server of that
-//! project as its whole table declares it now ([`crate::trust`], [`super::pin`]); the
+//! project as its whole table declares it now ([`crate::consent::trust`], [`super::pin`]); the
 //! others are named in a notice with what they would run, what changed since the user
 //! allowed them (key by key), and the command that allows them.
 
 use std::path::Path;
 
 use super::{Declared, Held, McpManager, Origin, ServerConfig, Transport, Unapproved};
+use crate::consent::file_pin::Pins;
+use crate::consent::trust::{Approved, TrustStore};
 use crate::conversation::ToolResult;
-use crate::file_pin::Pins;
 use crate::tools::external::{
     CallAids, ExternalCall, ExternalPrompt, ExternalRead, ExternalSource, ExternalSpec,
     ExternalTools,
 };
-use crate::trust::{Approved, TrustStore};
 
 impl ExternalTools for McpManager {
     fn specs(&self) -> Vec<ExternalSpec> {
@@ -198,7 +198,7 @@ pub struct Startable {
 /// and the project files it names are as they were then ([`super::pin::named_paths`]; a
 /// file that changed is a change like a key's: `file mcp_tools.py: changed`).
 pub fn unapproved(server: &ServerConfig, trust: &TrustStore, project: &Path) -> Option<Unapproved> {
-    let lines = |changes: Vec<crate::file_pin::PinChange>| -> Vec<String> {
+    let lines = |changes: Vec<crate::consent::file_pin::PinChange>| -> Vec<String> {
         changes.iter().map(ToString::to_string).collect()
     };
     match trust.approved(project, &server.name) {

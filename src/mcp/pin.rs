@@ -22,7 +22,7 @@
 //! inside the project that its `command` (when it has a `/` in it or `${project}`), its
 //! `args` (and the values of `--flag=value` ones) and its `env` values name, relative
 //! ones taken from its folder (`cwd`, else the project), are pinned with their contents
-//! ([`crate::file_pin::Pins`]), and checked each time the server is about to start.
+//! ([`crate::consent::file_pin::Pins`]), and checked each time the server is about to start.
 
 use std::path::{Path, PathBuf};
 
@@ -81,7 +81,7 @@ pub fn named_paths(config: &ServerConfig, project: &Path) -> Vec<PathBuf> {
         }) else {
             continue;
         };
-        if let Some(rel) = crate::file_pin::inside(&base.join(path), project) {
+        if let Some(rel) = crate::consent::file_pin::inside(&base.join(path), project) {
             if !out.contains(&rel) {
                 out.push(rel);
             }

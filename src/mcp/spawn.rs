@@ -148,7 +148,7 @@ pub(super) fn plan(
     // Only the absolute folders of PATH: an empty entry, `.` or a relative one is the
     // working folder of whoever looks a name up.
     let path_var = out.iter_mut().find(|(k, _)| k == "PATH").map(|(_, v)| {
-        *v = crate::program_path::absolute_entries(v);
+        *v = crate::host::program_path::absolute_entries(v);
         v.clone()
     });
     let safe_path = env.iter().any(|(k, _)| k == "PYTHONSAFEPATH");
@@ -172,7 +172,7 @@ pub(super) fn plan(
             project.join(program)
         }
     } else {
-        crate::program_path::lookup(command, path_var.as_deref()).ok_or_else(|| {
+        crate::host::program_path::lookup(command, path_var.as_deref()).ok_or_else(|| {
             format!(
                 "`{command}` is not in any absolute folder of PATH ({}); give {} its full path",
                 path_var

@@ -156,7 +156,12 @@ pub trait PermissionPolicy: Send + Sync {
 
     /// `files` steer later work as `kind` says (the files an instruction file imports, the
     /// scripts an approved hook or server runs): writing one asks from now on.
-    fn add_steering_files(&self, _files: &[std::path::PathBuf], _kind: crate::steering::Kind) {}
+    fn add_steering_files(
+        &self,
+        _files: &[std::path::PathBuf],
+        _kind: crate::consent::steering::Kind,
+    ) {
+    }
 
     /// A new session starts (or another one is resumed): forget what was allowed for the
     /// old one.

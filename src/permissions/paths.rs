@@ -1,7 +1,7 @@
 //! Rules for the file tools: where `read_file` may read and `write_file`/`str_replace` may
 //! write without asking.
 //!
-//! A path is judged where it really leads ([`crate::safe_fs::resolve`]): relative paths
+//! A path is judged where it really leads ([`crate::host::safe_fs::resolve`]): relative paths
 //! against the project root, `..` applied, and every symbolic link followed whether its
 //! target exists yet or not, so neither `src/../../etc/passwd`, nor a link inside the
 //! project that points outside, nor a dangling `cfg -> .rein/config.toml` gets a
@@ -13,7 +13,7 @@
 //! permission rules, a repository's history, or git config and hooks that run commands
 //! later. Writing a file that would make a folder a git repository of its own (`HEAD`,
 //! `config` or `objects/` beside the other two, `commondir`, `gitdir`) asks, and so does
-//! writing a steering file ([`crate::steering`]): a host tool's configuration that makes it
+//! writing a steering file ([`crate::consent::steering`]): a host tool's configuration that makes it
 //! run programs (`.cargo/config.toml`, `.envrc`, `.npmrc`, …), anything in an agent's or
 //! editor's folder (`.claude/`, `.codex/`, `.agents/`, …), or an instruction file
 //! (`AGENTS.md`, `CLAUDE.md`, in any case), which every later session started there reads
@@ -39,7 +39,7 @@ use std::sync::{Arc, RwLock};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::RuleAction;
-use crate::steering::{self, Kind};
+use crate::consent::steering::{self, Kind};
 
 /// The file-tool rules for one project.
 #[derive(Debug, Clone)]
@@ -61,7 +61,7 @@ pub struct PathRules {
     /// The spill folders of this rein and what is in them, readable without asking.
     shown: GlobSet,
     /// Files known at start to steer later work (resolved), with their kind: what
-    /// [`crate::steering::kind`] cannot tell by name. Shared by clones: a file added later
+    /// [`crate::consent::steering::kind`] cannot tell by name. Shared by clones: a file added later
     /// (an import of a folder's instruction file) counts for every holder.
     steering_files: Arc<RwLock<Vec<(PathBuf, Kind)>>>,
 }
@@ -400,7 +400,7 @@ fn too_many_links(lexical: PathBuf) -> PathVerdict {
         reason: format!(
             "{} leads through more than {} symbolic links",
             lexical.display(),
-            crate::safe_fs::MAX_LINKS
+            crate::host::safe_fs::MAX_LINKS
         ),
         resolved: lexical,
     }
@@ -450,10 +450,10 @@ fn absolute(root: &Path, path: &str) -> PathBuf {
     }
 }
 
-/// Where `path` leads (relative ones against `base`); see [`crate::safe_fs::resolve`]. A
+/// Where `path` leads (relative ones against `base`); see [`crate::host::safe_fs::resolve`]. A
 /// path through too many links gives `None`.
 pub fn resolve(path: &Path, base: &Path) -> Option<PathBuf> {
-    crate::safe_fs::resolve(path, base).ok()
+    crate::host::safe_fs::resolve(path, base).ok()
 }
 
 /// The directory a `.git` file (`gitdir: PATH`, as in worktrees and submodules) points to.
@@ -463,7 +463,7 @@ fn git_pointer_target(root: &Path) -> Option<PathBuf> {
         return None;
     }
     // Bounded, and a regular file only: a project's `.git` may be a link to `/dev/zero`.
-    let target = crate::git_pointer::gitdir_of(&git)?;
+    let target = crate::host::git_pointer::gitdir_of(&git)?;
     resolve(&target, root)
 }
 

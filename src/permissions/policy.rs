@@ -206,7 +206,7 @@ impl RulePolicy {
 
     /// Make writing `files` ask, as steering files of `kind` (see
     /// [`PathRules::add_steering_files`]).
-    pub fn add_steering_files(&self, files: &[PathBuf], kind: crate::steering::Kind) {
+    pub fn add_steering_files(&self, files: &[PathBuf], kind: crate::consent::steering::Kind) {
         self.paths.add_steering_files(files, kind);
     }
 
@@ -571,7 +571,7 @@ impl PermissionPolicy for RulePolicy {
         ))
     }
 
-    fn add_steering_files(&self, files: &[PathBuf], kind: crate::steering::Kind) {
+    fn add_steering_files(&self, files: &[PathBuf], kind: crate::consent::steering::Kind) {
         RulePolicy::add_steering_files(self, files, kind);
     }
 

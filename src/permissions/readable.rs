@@ -7,10 +7,10 @@
 //! (none: anywhere), and the permission policy with the project root it judges against.
 //! Out: where the path really leads and the file's size ([`Readable`]), or why it is not
 //! read ([`NotReadable`]). The path is resolved as the file tools resolve it
-//! ([`crate::safe_fs::resolve`]: every link followed, `..` applied), so a link inside the
+//! ([`crate::host::safe_fs::resolve`]: every link followed, `..` applied), so a link inside the
 //! project that points outside is outside; what the rules would ask about before
 //! `read_file` reads it (`.env`, `~/.ssh/…`, rein's data folder) is not read. The caller
-//! then reads exactly the resolved place with [`crate::safe_fs::open_read`], never through
+//! then reads exactly the resolved place with [`crate::host::safe_fs::open_read`], never through
 //! a link.
 
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ pub struct Readable {
 pub enum NotReadable {
     /// It names no file: nothing is there (`missing`), or a folder is. Just text.
     Nothing { missing: bool },
-    /// It leads through more than [`crate::safe_fs::MAX_LINKS`] symbolic links.
+    /// It leads through more than [`crate::host::safe_fs::MAX_LINKS`] symbolic links.
     TooManyLinks,
     /// It leads outside the folder it must stay in.
     Outside,
@@ -63,7 +63,8 @@ pub fn check(
     policy: &dyn PermissionPolicy,
     root: &Path,
 ) -> Result<Readable, NotReadable> {
-    let resolved = crate::safe_fs::resolve(path, base).map_err(|_| NotReadable::TooManyLinks)?;
+    let resolved =
+        crate::host::safe_fs::resolve(path, base).map_err(|_| NotReadable::TooManyLinks)?;
     let meta = match std::fs::symlink_metadata(&resolved) {
         Ok(meta) => meta,
         Err(_) => return Err(NotReadable::Nothing { missing: true }),

@@ -157,9 +157,9 @@ pub fn bwrap_args(
 /// The first executable `bwrap` in the absolute folders of `path` (PATH's value): an
 /// empty entry, `.` or another relative one names the folder rein was started in, often
 /// the project, where a cloned repository could have put a `bwrap` of its own that rein
-/// would run on the host at start (see [`crate::program_path`]).
+/// would run on the host at start (see [`crate::host::program_path`]).
 pub(super) fn find_on_path(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    crate::program_path::lookup("bwrap", path)
+    crate::host::program_path::lookup("bwrap", path)
 }
 
 /// Run `bwrap` once on `true` with the namespaces and base mounts of a real command.

@@ -5,7 +5,7 @@
 //! the project root and paths that must stay readable. Out: a [`Sandbox`] that says what is
 //! in force and wraps a shell command so it can read anywhere but the credentials it
 //! hides, write only the project (and the extra writable paths), never write `.git`,
-//! `.rein` or the project's steering files ([`crate::steering`]), and reach no network.
+//! `.rein` or the project's steering files ([`crate::consent::steering`]), and reach no network.
 //!
 //! [`Sandbox::detect`] decides once per process start (`detect.rs`): `mode = "off"` means
 //! off by choice; otherwise the backend is probed (bwrap must really create its namespaces
@@ -285,7 +285,7 @@ impl Sandbox {
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         protected.extend(
-            crate::steering::at_root(&self.root)
+            crate::consent::steering::at_root(&self.root)
                 .into_iter()
                 .chain(scan.steering.iter().cloned())
                 .chain(added)

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::steering;
+use crate::consent::steering;
 
 /// Most directories [`scan_project`] looks into.
 const NESTED_SCAN_DIRS: usize = 20_000;
@@ -30,7 +30,7 @@ pub struct ProjectScan {
     /// The `.git` directories (or pointer files) of repositories nested in the project,
     /// and `.rein` folders below its root: read-only inside.
     pub nested_git: Vec<PathBuf>,
-    /// The steering files and folders ([`crate::steering`]) at any depth, the root's
+    /// The steering files and folders ([`crate::consent::steering`]) at any depth, the root's
     /// included, as they exist: read-only inside.
     pub steering: Vec<PathBuf>,
     /// The project's secret files (`.env`, `.env.production`, …, not the templates):
@@ -145,10 +145,10 @@ pub fn protected_paths(root: &Path) -> Vec<PathBuf> {
         Ok(meta) if meta.is_file() => {
             // A worktree or submodule: `.git` names the real git directory. The file itself
             // is protected too, or a command could point it at a git directory of its own.
-            let target = crate::git_pointer::gitdir_of(&git);
+            let target = crate::host::git_pointer::gitdir_of(&git);
             paths.push(git);
             if let Some(target) = target {
-                let common = crate::git_pointer::common_dir(&target);
+                let common = crate::host::git_pointer::common_dir(&target);
                 paths.push(target);
                 paths.extend(common);
             }
@@ -163,7 +163,7 @@ pub fn protected_paths(root: &Path) -> Vec<PathBuf> {
 /// a command, with a `config.toml` that changes rein's own rules. A new one is 0700.
 pub(super) fn ensure_rein_dir(root: &Path) -> Result<(), String> {
     let dir = root.join(".rein");
-    let created = crate::private_fs::create_dir(&dir);
+    let created = crate::host::private_fs::create_dir(&dir);
     if dir.exists() {
         return Ok(());
     }

@@ -6,7 +6,7 @@
 //! reasoning state, refusal and model). Session rules are stored through [`StoredGrant`], a mirror
 //! of [`Grant`] that can be read back.
 
-use crate::stamp;
+use crate::text::stamp;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};

@@ -44,7 +44,7 @@ pub(crate) struct Sidecar {
 /// Replace the sidecar at `path` atomically (a new 0600 file renamed over it).
 pub(crate) fn write_sidecar(path: &Path, sidecar: &Sidecar) -> io::Result<()> {
     let json = serde_json::to_vec(sidecar).map_err(io::Error::other)?;
-    crate::private_fs::replace(path, &json).map_err(|e| {
+    crate::host::private_fs::replace(path, &json).map_err(|e| {
         io::Error::new(
             e.kind(),
             format!("cannot write session summary {}: {e}", path.display()),

@@ -96,7 +96,7 @@ pub(super) fn acquire(file: &File, path: &Path) -> io::Result<()> {
     }
     // Informational only: a failure to write it costs the other process the pid in its
     // message, nothing more.
-    let _ = crate::private_fs::replace(
+    let _ = crate::host::private_fs::replace(
         &pid_path(path),
         format!("{}\n", std::process::id()).as_bytes(),
     );

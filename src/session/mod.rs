@@ -29,11 +29,12 @@ mod list;
 mod lock;
 mod reader;
 mod repair;
+pub mod rewind;
 mod writer;
 
 use std::path::{Path, PathBuf};
 
-pub use crate::stamp::{new_session_id, now_rfc3339, rfc3339};
+pub use crate::text::stamp::{new_session_id, now_rfc3339, rfc3339};
 pub use entry::{Entry, Record, SessionMeta, StoredGrant};
 pub use export::export_markdown;
 pub use fold::{read_result, result_head, EntryAt, Folded, Shown, FOLD_MIN_BYTES, HEAD_LINE_BYTES};

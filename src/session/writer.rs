@@ -29,7 +29,7 @@ use super::lock;
 use super::reader::{load_with, LoadedSession};
 use super::{session_path, sessions_dir, summary_path};
 use crate::conversation::Message;
-use crate::stamp::{new_session_id, now_rfc3339};
+use crate::text::stamp::{new_session_id, now_rfc3339};
 
 /// The summary sidecar is rewritten at least once every this many messages.
 pub const SUMMARY_EVERY: usize = 16;
@@ -97,7 +97,7 @@ impl SessionWriter {
     /// taken already, a fresh one is drawn; [`SessionWriter::meta`] has the one used.
     pub fn create(data_dir: &Path, meta: SessionMeta) -> io::Result<SessionWriter> {
         let dir = sessions_dir(data_dir);
-        crate::private_fs::own_dir(&dir).map_err(|e| {
+        crate::host::private_fs::own_dir(&dir).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot create the sessions folder {}: {e}", dir.display()),
@@ -542,7 +542,7 @@ fn line_start(file: &mut File, len: u64) -> io::Result<u64> {
 
 /// Session files may hold code and secrets: only the user may read them (0600).
 fn private_options() -> OpenOptions {
-    let mut options = crate::private_fs::options();
+    let mut options = crate::host::private_fs::options();
     options.append(true).create(false);
     options
 }

@@ -215,11 +215,12 @@ fn read_front_matter(path: &Path) -> Result<Option<front_matter::FrontMatter>, S
     }
     // Read bounded, and only a regular file: the check above may be raced (a named pipe
     // swapped in would block the read forever).
-    let text =
-        crate::safe_fs::read_small_text(path, MAX_SKILL_BYTES).map_err(|e| match e.kind() {
-            ErrorKind::InvalidData | ErrorKind::InvalidInput => e.to_string(),
-            _ => format!("cannot read it: {e}"),
-        })?;
+    let text = crate::host::safe_fs::read_small_text(path, MAX_SKILL_BYTES).map_err(|e| match e
+        .kind()
+    {
+        ErrorKind::InvalidData | ErrorKind::InvalidInput => e.to_string(),
+        _ => format!("cannot read it: {e}"),
+    })?;
     front_matter::parse(&text)
         .map(Some)
         .map_err(|e| e.to_string())

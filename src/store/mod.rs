@@ -111,7 +111,7 @@ impl JsonStore {
     /// The record as it is on disk: the default when the file is missing, an error that
     /// names the file when it cannot be read (see the module doc).
     pub fn read<T: DeserializeOwned + Default>(&self) -> Result<T, StoreError> {
-        let text = match crate::safe_fs::read_small_text(&self.path, self.max_bytes) {
+        let text = match crate::host::safe_fs::read_small_text(&self.path, self.max_bytes) {
             Ok(text) => text,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(T::default()),
             Err(e) => {
@@ -137,7 +137,7 @@ impl JsonStore {
             problem,
         };
         let text = serde_json::to_string_pretty(record).map_err(|e| unwritable(e.to_string()))?;
-        crate::private_fs::replace(&self.path, text.as_bytes())
+        crate::host::private_fs::replace(&self.path, text.as_bytes())
             .map_err(|e| unwritable(e.to_string()))
     }
 
@@ -171,7 +171,7 @@ impl JsonStore {
             path: self.path.clone(),
             problem: e.to_string(),
         };
-        crate::private_fs::create_dir(folder).map_err(unwritable)?;
+        crate::host::private_fs::create_dir(folder).map_err(unwritable)?;
         let dir = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)

@@ -381,7 +381,7 @@ impl Shared {
         }
         // The group and what left it (`pgid` came from `ProcessGroup`, which refuses ids
         // below 2).
-        crate::process_tree::kill(pgid);
+        crate::host::process_tree::kill(pgid);
         self.send_snapshot();
     }
 
@@ -458,7 +458,7 @@ impl Task {
 }
 
 fn cut_line(line: &str) -> String {
-    let line = crate::sanitize::sanitize(line.trim());
+    let line = crate::text::sanitize::sanitize(line.trim());
     match line.char_indices().nth(LAST_LINE_CHARS) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.into_owned(),

@@ -164,7 +164,7 @@ pub(crate) fn spawn_shell(
         .display()
         .to_string();
     // What the command starts carries its mark: what leaves its group dies with it too.
-    let mark = crate::process_tree::mark(&mut cmd);
+    let mark = crate::host::process_tree::mark(&mut cmd);
     let spawned = cmd.spawn();
     // The command holds the parent's copies of the write end; close them, or the pipe never
     // reaches end-of-file.
@@ -216,9 +216,9 @@ impl ProcessGroup {
     }
 
     /// SIGKILL every process in the group (the shell and whatever it started, what left
-    /// the group too: [`crate::process_tree`]).
+    /// the group too: [`crate::host::process_tree`]).
     pub(crate) fn kill(&self) {
-        crate::process_tree::kill(self.pgid);
+        crate::host::process_tree::kill(self.pgid);
     }
 }
 

@@ -20,7 +20,7 @@ const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 /// The file at `path` as it is now, for a preview: empty when there is none, `None` when it
 /// is not a regular text file of at most [`MAX_READ_BYTES`].
 fn current(path: &std::path::Path) -> Option<String> {
-    match crate::safe_fs::read_small_text(path, MAX_READ_BYTES) {
+    match crate::host::safe_fs::read_small_text(path, MAX_READ_BYTES) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
         Err(_) => None,

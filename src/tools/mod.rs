@@ -50,7 +50,7 @@ impl ToolContext {
     /// path as written when it leads through too many links. For previews: the file tools
     /// use [`locate`](Self::locate).
     pub fn resolve(&self, path: &str) -> PathBuf {
-        crate::safe_fs::resolve(Path::new(path), &self.root)
+        crate::host::safe_fs::resolve(Path::new(path), &self.root)
             .unwrap_or_else(|_| self.root.join(path))
     }
 
@@ -350,7 +350,7 @@ pub fn prepare_external(
 
 impl PreparedCall {
     /// For the file tools: replace the path argument by where it leads
-    /// ([`crate::safe_fs::resolve`], against `root`), before the permission check, so the
+    /// ([`crate::host::safe_fs::resolve`], against `root`), before the permission check, so the
     /// rules judge and the tool then reads or writes one and the same place (the tool never
     /// follows a link on the way: a link swapped in after the check makes it fail). The
     /// path as given is kept as `path_as_given` for read rules that match names (`.env`).
@@ -363,7 +363,7 @@ impl PreparedCall {
             Kind::StrReplace(a) => &mut a.path,
             _ => return Ok(()),
         };
-        let resolved = crate::safe_fs::resolve(Path::new(path.as_str()), root)
+        let resolved = crate::host::safe_fs::resolve(Path::new(path.as_str()), root)
             .map_err(|e| format!("Error: {} was not run: {e}", self.name))?;
         let Some(text) = resolved.to_str() else {
             return Err(format!(

@@ -370,7 +370,7 @@ pub(super) fn io_error_message(shown_path: &str, e: &std::io::Error) -> String {
     }
 }
 
-/// Open `resolved` for reading with [`crate::safe_fs::open_read`] (off the async threads),
+/// Open `resolved` for reading with [`crate::host::safe_fs::open_read`] (off the async threads),
 /// with its metadata; errors in the model's words.
 pub(super) async fn open_exactly(
     resolved: &Path,
@@ -378,7 +378,7 @@ pub(super) async fn open_exactly(
 ) -> Result<(std::fs::File, std::fs::Metadata), String> {
     let path = resolved.to_path_buf();
     let opened = tokio::task::spawn_blocking(move || {
-        let file = crate::safe_fs::open_read(&path)?;
+        let file = crate::host::safe_fs::open_read(&path)?;
         let meta = file.metadata()?;
         Ok::<_, std::io::Error>((file, meta))
     })
@@ -387,7 +387,7 @@ pub(super) async fn open_exactly(
     opened.map_err(|e| match e.raw_os_error() {
         Some(libc::ELOOP) => format!(
             "could not open {shown_path}: {}",
-            crate::safe_fs::describe(&e)
+            crate::host::safe_fs::describe(&e)
         ),
         _ => io_error_message(shown_path, &e),
     })

@@ -60,15 +60,16 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     };
     // A regular file with a cap, whatever replaced the one found at start (a pipe, a link
     // to a device): read without waiting, never more than a skill may be.
-    let text =
-        crate::safe_fs::read_small_text(path, MAX_SKILL_BYTES).map_err(|e| match e.kind() {
-            ErrorKind::NotFound => gone(e),
-            _ => format!(
-                "cannot read {}: {e} (a SKILL.md is a UTF-8 file of at most {} KiB)",
-                path.display(),
-                MAX_SKILL_BYTES / 1024
-            ),
-        })?;
+    let text = crate::host::safe_fs::read_small_text(path, MAX_SKILL_BYTES).map_err(|e| match e
+        .kind()
+    {
+        ErrorKind::NotFound => gone(e),
+        _ => format!(
+            "cannot read {}: {e} (a SKILL.md is a UTF-8 file of at most {} KiB)",
+            path.display(),
+            MAX_SKILL_BYTES / 1024
+        ),
+    })?;
     let folder = path.parent().unwrap_or(path);
     Ok(format!(
         "Skill \"{}\" from {} (paths in it are relative to {}):\n\n{text}",

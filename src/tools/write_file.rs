@@ -43,22 +43,22 @@ pub struct Args {
     pub content: String,
 }
 
-/// Write `content` to `resolved` with [`crate::safe_fs::write`], off the async threads;
+/// Write `content` to `resolved` with [`crate::host::safe_fs::write`], off the async threads;
 /// errors in the model's words.
 pub(super) async fn write_exactly(
     resolved: &std::path::Path,
     content: Vec<u8>,
     shown_path: &str,
-) -> Result<crate::safe_fs::Written, String> {
+) -> Result<crate::host::safe_fs::Written, String> {
     let path = resolved.to_path_buf();
-    let written = tokio::task::spawn_blocking(move || crate::safe_fs::write(&path, &content))
+    let written = tokio::task::spawn_blocking(move || crate::host::safe_fs::write(&path, &content))
         .await
         .map_err(|e| format!("could not write {shown_path}: {e}"))?;
     written.map_err(|e| match e {
-        crate::safe_fs::WriteError::Directory => {
+        crate::host::safe_fs::WriteError::Directory => {
             format!("{shown_path} is a directory; give the path of a file inside it instead")
         }
-        crate::safe_fs::WriteError::Special => not_regular_message(shown_path),
+        crate::host::safe_fs::WriteError::Special => not_regular_message(shown_path),
         other => format!("could not write {shown_path}: {other}"),
     })
 }
@@ -73,7 +73,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     let lines = args.content.lines().count() as u64;
     let bytes = args.content.len() as u64;
     let existed = write_exactly(&resolved, args.content.into_bytes(), &shown_path).await?
-        == crate::safe_fs::Written::Replaced;
+        == crate::host::safe_fs::Written::Replaced;
 
     Ok(format!(
         "{} {shown_path} ({lines} {}, {bytes} {})",

@@ -60,7 +60,7 @@ impl Agent {
         }
         self.config
             .policy
-            .add_steering_files(&imported, crate::steering::Kind::Instructions);
+            .add_steering_files(&imported, crate::consent::steering::Kind::Instructions);
         self.config.sandbox.add_steering_files(&imported);
     }
 

@@ -345,7 +345,7 @@ fn edit_target(call: &ToolCall, root: &std::path::Path) -> Option<std::path::Pat
     }
     let args: serde_json::Value = serde_json::from_str(&call.function.arguments).ok()?;
     let path = args.get("path")?.as_str()?;
-    crate::safe_fs::resolve(std::path::Path::new(path), root).ok()
+    crate::host::safe_fs::resolve(std::path::Path::new(path), root).ok()
 }
 
 /// The text of the file at `path` (at most [`EDIT_DIFF_BYTES`]; empty when there is no
@@ -353,7 +353,7 @@ fn edit_target(call: &ToolCall, root: &std::path::Path) -> Option<std::path::Pat
 fn read_text(path: &std::path::Path) -> Option<String> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
-        _ => crate::safe_fs::read_small_text(path, EDIT_DIFF_BYTES).ok(),
+        _ => crate::host::safe_fs::read_small_text(path, EDIT_DIFF_BYTES).ok(),
     }
 }
 

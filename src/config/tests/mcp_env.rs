@@ -257,9 +257,9 @@ fn a_users_server_names_the_project_explicitly_or_not_at_all() {
 /// says what changed. Every key of the table is pinned, however it is written.
 #[test]
 fn approving_a_projects_server_pins_its_whole_table() {
+    use crate::consent::trust::TrustStore;
     use crate::mcp::external::startable;
     use crate::mcp::Unapproved;
-    use crate::trust::TrustStore;
     let f = Fixture::new();
     let root = f.root.path();
     let load = |text: &str| {
@@ -359,7 +359,7 @@ fn an_older_approval_asks_again_and_says_why() {
         serde_json::json!([{"project": root, "server": "db", "launch": "node db.js"}]).to_string(),
     )
     .unwrap();
-    let (trust, problem) = crate::trust::TrustStore::load(&c.data_dir);
+    let (trust, problem) = crate::consent::trust::TrustStore::load(&c.data_dir);
     assert_eq!(problem, None);
     let out = startable(&c.mcp_servers, &trust, root);
     assert_eq!(out.held[0].why, Unapproved::OlderApproval);

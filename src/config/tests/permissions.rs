@@ -244,7 +244,9 @@ fn tool_allows_are_saved_to_the_data_folder_and_read_back() {
     };
     let saved = policy.persist(&grants).unwrap();
     assert!(saved.contains("`mcp__github__create_issue`"), "{saved}");
-    let store = config.data_dir.join(crate::allowed_tools::FILE_NAME);
+    let store = config
+        .data_dir
+        .join(crate::consent::allowed_tools::FILE_NAME);
     assert!(saved.contains(&store.display().to_string()), "{saved}");
     assert_eq!(std::fs::read_to_string(f.project_file()).unwrap(), "# mine");
     let config = f.load().unwrap();

@@ -34,7 +34,7 @@ fn held(
 ) -> Option<ServerState> {
     let data_dir = data_dir?;
     if matches!(config.origin, crate::mcp::Origin::Project(_)) {
-        let (trust, _) = crate::trust::TrustStore::load(data_dir);
+        let (trust, _) = crate::consent::trust::TrustStore::load(data_dir);
         if let Some(why) = crate::mcp::external::unapproved(config, &trust, root) {
             return Some(ServerState::NotAllowed {
                 launch: crate::mcp::external::launch(config),
@@ -43,7 +43,7 @@ fn held(
         }
     }
     if crate::mcp::spawn::starts_in_project(config, root) {
-        let changes = crate::host_tools::check(data_dir, root);
+        let changes = crate::consent::host_tools::check(data_dir, root);
         if !changes.is_empty() {
             let lines: Vec<String> = changes.iter().map(ToString::to_string).collect();
             return Some(ServerState::Failed {
@@ -51,7 +51,7 @@ fn held(
                     "not started: it starts in the project, and {}; check it, run `{}` in \
                      the project, then /mcp restart {}",
                     lines.join("; "),
-                    crate::host_tools::ALLOW_COMMAND,
+                    crate::consent::host_tools::ALLOW_COMMAND,
                     config.name
                 ),
                 stderr: Vec::new(),

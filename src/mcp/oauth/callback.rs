@@ -149,7 +149,7 @@ async fn respond(stream: &mut TcpStream, status: u16, text: &str) -> std::io::Re
 /// A value from the browser, made safe to print: one line, no control characters, at
 /// most 200 characters.
 fn short(text: &str) -> String {
-    let clean: String = crate::sanitize::sanitize(text)
+    let clean: String = crate::text::sanitize::sanitize(text)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .take(200)

@@ -54,13 +54,13 @@ pub struct StderrPrompt;
 
 impl Prompt for StderrPrompt {
     fn url(&self, url: &str) {
-        crate::sanitize::to_stderr(format_args!(
+        crate::text::sanitize::to_stderr(format_args!(
             "rein: open this URL in a browser to log in (rein tries to open it):\n  {url}\n"
         ));
     }
 
     fn note(&self, text: &str) {
-        crate::sanitize::to_stderr(format_args!("rein: {text}\n"));
+        crate::text::sanitize::to_stderr(format_args!("rein: {text}\n"));
     }
 }
 

@@ -95,10 +95,10 @@ impl TokenFile {
         let text = serde_json::to_vec_pretty(on_disk)
             .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
         if let Some(parent) = self.path.parent() {
-            crate::private_fs::create_dir(parent)
+            crate::host::private_fs::create_dir(parent)
                 .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
         }
-        crate::private_fs::replace(&self.path, &text)
+        crate::host::private_fs::replace(&self.path, &text)
             .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
     }
 

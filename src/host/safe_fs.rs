@@ -10,7 +10,7 @@
 //! swapped in after the check makes them fail instead of following it), refuse a final
 //! component that became a link, and [`write()`] puts the content in a new file beside the
 //! old one and renames it over, so a hard link to a file elsewhere is replaced, never
-//! written through. The old file's permission bits are kept. [`crate::private_fs`] writes
+//! written through. The old file's permission bits are kept. [`crate::host::private_fs`] writes
 //! rein's own files the same way, with private bits (`Bits::Private`).
 
 use std::collections::VecDeque;
@@ -275,7 +275,7 @@ pub(crate) enum Bits {
     /// A project's file: new folders and files get the usual bits (0777 and 0666, less the
     /// umask), a replaced file keeps its own.
     Usual,
-    /// One of rein's own files ([`crate::private_fs`]): new folders 0700, the file 0600
+    /// One of rein's own files ([`crate::host::private_fs`]): new folders 0700, the file 0600
     /// from the moment it exists, whatever the old one had.
     Private,
 }

@@ -19,7 +19,7 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::safe_fs::{self, Bits, WriteError};
+use crate::host::safe_fs::{self, Bits, WriteError};
 
 /// The folders under the data folder that rein keeps its own files in, tightened at start
 /// with the data folder itself.

@@ -4,7 +4,7 @@
 //! A hook runs `sh -c` in the project root, and a stdio MCP server may start in the
 //! project; `cargo`, `npm`, `direnv`, `mise`, `pre-commit` … started there read the
 //! folder's host-tool files (`.cargo/config.toml` with an alias and a runner, `.npmrc`
-//! with a `script-shell`: [`crate::steering`]'s [`Kind::HostTool`] list) and run what they
+//! with a `script-shell`: [`crate::consent::steering`]'s [`Kind::HostTool`] list) and run what they
 //! name, outside the sandbox. The sandbox keeps the existing ones read-only and the file
 //! tools ask before writing one, but a sandboxed command can still *create* one where
 //! none was (a missing file cannot be bound read-only). So rein records, per project, the
@@ -27,8 +27,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::file_pin::{PinChange, Pins};
-use crate::steering::{self, Kind};
+use crate::consent::file_pin::{PinChange, Pins};
+use crate::consent::steering::{self, Kind};
 use crate::store::JsonStore;
 
 /// The record's name in the data folder.
@@ -150,7 +150,7 @@ pub fn accept(data_dir: &Path, root: &Path) -> std::io::Result<(Vec<HostToolChan
 /// The user approved a write of `path` (absolute) in the approval question: when it is a
 /// host-tool file at `root`, its record becomes what is there now. Whether it was one.
 pub fn record_write(data_dir: &Path, root: &Path, path: &Path) -> std::io::Result<bool> {
-    let Some(rel) = crate::file_pin::inside(path, root) else {
+    let Some(rel) = crate::consent::file_pin::inside(path, root) else {
         return Ok(false);
     };
     if !watched(root).contains(&rel) {

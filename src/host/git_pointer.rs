@@ -14,7 +14,7 @@ pub const MAX_BYTES: u64 = 64 * 1024;
 /// the file is in), as written: `None` when it is not a regular file of at most
 /// [`MAX_BYTES`] with such a line.
 pub fn gitdir_of(git_file: &Path) -> Option<PathBuf> {
-    let text = crate::safe_fs::read_small_text(git_file, MAX_BYTES).ok()?;
+    let text = crate::host::safe_fs::read_small_text(git_file, MAX_BYTES).ok()?;
     let target = text
         .lines()
         .find_map(|line| line.strip_prefix("gitdir:"))
@@ -26,7 +26,7 @@ pub fn gitdir_of(git_file: &Path) -> Option<PathBuf> {
 /// The folder a worktree's git folder shares with the main work tree, named by its
 /// `commondir` file (relative to `gitdir`): `None` when there is no such regular file.
 pub fn common_dir(gitdir: &Path) -> Option<PathBuf> {
-    let text = crate::safe_fs::read_small_text(&gitdir.join("commondir"), MAX_BYTES).ok()?;
+    let text = crate::host::safe_fs::read_small_text(&gitdir.join("commondir"), MAX_BYTES).ok()?;
     let common = text
         .lines()
         .next()

@@ -19,8 +19,8 @@ use crate::agent::{
 use crate::describe;
 use crate::elicitation::FormAnswer;
 use crate::permissions::ApprovalMode;
-use crate::sanitize::sanitize;
 use crate::text;
+use crate::text::sanitize::sanitize;
 use crate::tools::write_todos::TodoStatus;
 
 pub mod result;
@@ -57,7 +57,7 @@ pub struct HeadlessOptions {
 /// a server cannot reach the terminal as control sequences.
 macro_rules! say {
     ($($arg:tt)*) => {
-        $crate::sanitize::to_stderr(format_args!("{}\n", $crate::sanitize::sanitize(&format!($($arg)*))))
+        $crate::text::sanitize::to_stderr(format_args!("{}\n", $crate::text::sanitize::sanitize(&format!($($arg)*))))
     };
 }
 
@@ -70,7 +70,7 @@ async fn end(handle: agent::AgentHandle) {
     let give_up = async {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
-            _ = crate::signals::termination() => {}
+            _ = crate::host::signals::termination() => {}
         }
     };
     handle
@@ -141,7 +141,7 @@ pub async fn run_learning_window(
     handle.send(AgentCommand::UserMessage(options.prompt.clone()));
     let mut interrupted = false;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
-    let mut terminated = std::pin::pin!(crate::signals::termination());
+    let mut terminated = std::pin::pin!(crate::host::signals::termination());
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
@@ -364,7 +364,7 @@ impl Printer {
             AgentEvent::ReasoningDelta { text } => {
                 if !self.in_reasoning {
                     self.in_reasoning = true;
-                    crate::sanitize::to_stderr(format_args!(
+                    crate::text::sanitize::to_stderr(format_args!(
                         "{}",
                         if self.styled {
                             "\x1b[2mthinking: "
@@ -373,7 +373,7 @@ impl Printer {
                         }
                     ));
                 }
-                crate::sanitize::to_stderr(format_args!("{}", sanitize(text)));
+                crate::text::sanitize::to_stderr(format_args!("{}", sanitize(text)));
             }
             AgentEvent::AssistantMessage { refusal: true, .. } => {
                 self.newline_stdout();
@@ -566,7 +566,7 @@ impl Printer {
     fn end_reasoning(&mut self) {
         if self.in_reasoning {
             self.in_reasoning = false;
-            crate::sanitize::to_stderr(format_args!(
+            crate::text::sanitize::to_stderr(format_args!(
                 "{}",
                 if self.styled { "\x1b[0m\n" } else { "\n" }
             ));
@@ -587,7 +587,7 @@ impl Printer {
 fn write_json_line(value: &impl serde::Serialize) {
     if let Ok(line) = serde_json::to_string(value) {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", crate::sanitize::json_line(&line));
+        let _ = writeln!(out, "{}", crate::text::sanitize::json_line(&line));
         let _ = out.flush();
     }
 }

@@ -5,7 +5,7 @@
 //! approved it, with what it would run shown, and the approval is remembered for that
 //! project, that server and that exact `[mcp_servers.NAME]` table (every key as written,
 //! in the canonical form `mcp::pin` gives it), together with the project files the table
-//! names (its script, its program: [`crate::file_pin::Pins`]). Change any key (a pull that
+//! names (its script, its program: [`crate::consent::file_pin::Pins`]). Change any key (a pull that
 //! edits the command, adds a header or names a token variable) or any of those files (the
 //! model rewrites `mcp_tools.py`) and rein asks again. A project's hooks are approved here
 //! too, under a name no server can have (`hooks::TRUST_NAME`), with the files their
@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::file_pin::Pins;
+use crate::consent::file_pin::Pins;
 use crate::store::JsonStore;
 
 /// One approval: this server of this project may run as this table declares it.

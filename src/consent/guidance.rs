@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::file_pin::FileState;
+use crate::consent::file_pin::FileState;
 
 /// The record's name in the data folder.
 pub const FILE_NAME: &str = "project-guidance.json";
@@ -45,7 +45,7 @@ struct Record {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Project {
     root: PathBuf,
-    /// Path → its state (`crate::file_pin`: a file's SHA-256, a link and where it leads).
+    /// Path → its state (`crate::consent::file_pin`: a file's SHA-256, a link and where it leads).
     files: BTreeMap<PathBuf, FileState>,
 }
 
@@ -107,7 +107,7 @@ pub fn review(data_dir: &Path, root: &Path, files: &[Guide]) -> Review {
     });
     let now: BTreeMap<PathBuf, FileState> = files
         .iter()
-        .map(|g| (g.path.clone(), crate::file_pin::state_of(&g.path)))
+        .map(|g| (g.path.clone(), crate::consent::file_pin::state_of(&g.path)))
         .filter(|(_, state)| *state != FileState::Absent)
         .collect();
     let before = record

@@ -5,7 +5,10 @@
 //! message on one line, how long a background command has run), and they import nothing
 //! of rein, so using them ties no module to another. What an agent event says is
 //! [`crate::describe`]'s, built on these. Nothing here sanitises: callers pass what they
-//! print through [`crate::sanitize`].
+//! print through [`crate::text::sanitize`].
+
+pub mod sanitize;
+pub mod stamp;
 
 use std::path::Path;
 use std::time::Duration;

@@ -113,7 +113,7 @@ pub fn rewind(
         None => (None, None),
     };
     let report = if request.code || !conversation {
-        let made_after = turn.and_then(|t| crate::stamp::parse_rfc3339(&t.time));
+        let made_after = turn.and_then(|t| crate::text::stamp::parse_rfc3339(&t.time));
         let report = store
             .restore(&steps, request.force, false, made_after)
             .map_err(|e| e.to_string())?;
@@ -160,7 +160,7 @@ pub fn order(path: &Path, n: u64) -> Result<RestoreOrder, String> {
     Ok(RestoreOrder {
         to_turn: Some(n),
         steps: loaded.checkpoints.steps_to(turn),
-        made_after: crate::stamp::parse_rfc3339(&turn.time),
+        made_after: crate::text::stamp::parse_rfc3339(&turn.time),
         force: false,
     })
 }

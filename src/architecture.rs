@@ -1,7 +1,8 @@
 //! The house's rule on imports, checked against the source: nothing imports upward, so no
 //! import circle ties the top-level modules of a crate (`agent`, `tools`, `text`, …).
 //!
-//! The check reads the package's `src/` as text. Each crate root (`lib.rs`, `main.rs`,
+//! The check reads every package of the workspace (this one's `src/` and each
+//! `crates/*/src/`) as text. Each crate root (`lib.rs`, `main.rs`,
 //! `bin/*.rs`, `bin/*/main.rs`) is followed through its `mod NAME;` declarations to every
 //! file of its module tree; a file that no tree reaches is reported, so nothing escapes
 //! the check unseen. In each file's code, without comments, string and character literals and
@@ -56,6 +57,29 @@ pub(crate) type Arrows = BTreeMap<(String, String), String>;
 /// This package as its source stands.
 pub(crate) fn this_package() -> Package {
     read_package(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// Every package of the workspace, as its source stands: its `src` folder, from the
+/// workspace's root (`src`, `crates/core/src`), and what it holds.
+pub(crate) fn workspace_packages() -> Vec<(String, Package)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = vec!["src".to_string()];
+    if let Ok(entries) = std::fs::read_dir(root.join("crates")) {
+        let mut members: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.path().join("src").is_dir())
+            .map(|e| format!("crates/{}/src", e.file_name().to_string_lossy()))
+            .collect();
+        members.sort();
+        sources.extend(members);
+    }
+    sources
+        .into_iter()
+        .map(|src| {
+            let package = read_package(&root.join(&src));
+            (src, package)
+        })
+        .collect()
 }
 
 /// The package whose source is under `src`.
@@ -539,28 +563,37 @@ mod tests {
 
     #[test]
     fn no_import_circle_between_the_top_level_modules_of_any_crate() {
-        let package = this_package();
+        let packages = workspace_packages();
         assert!(
-            package.unreached.is_empty(),
-            "files under src/ that no crate's module tree reaches, so the check cannot read \
-             them (a #[path], a file of an inline module, a forgotten file): {:?}",
-            package.unreached
-        );
-        let lib = package.crates.iter().find(|c| c.root == "lib.rs");
-        let arrows = lib.map(Crate::arrows).unwrap_or_default();
-        assert!(
-            arrows.contains_key(&("agent".to_string(), "tools".to_string())),
-            "the check no longer sees that the agent imports the tools: {:#?}",
-            arrows.keys()
+            packages.iter().any(|(src, _)| src == "crates/core/src"),
+            "the check no longer finds the core crate: {:?}",
+            packages.iter().map(|(src, _)| src).collect::<Vec<_>>()
         );
         let mut said = String::new();
-        for krate in &package.crates {
-            let circles = circles_in_words(&krate.arrows());
-            if !circles.is_empty() {
-                said.push_str(&format!(
-                    "in the crate of src/{} (files from src/):\n{circles}",
-                    krate.root
-                ));
+        for (src, package) in &packages {
+            assert!(
+                package.unreached.is_empty(),
+                "files under {src}/ that no crate's module tree reaches, so the check cannot \
+                 read them (a #[path], a file of an inline module, a forgotten file): {:?}",
+                package.unreached
+            );
+            if src == "crates/core/src" {
+                let lib = package.crates.iter().find(|c| c.root == "lib.rs");
+                let arrows = lib.map(Crate::arrows).unwrap_or_default();
+                assert!(
+                    arrows.contains_key(&("agent".to_string(), "tools".to_string())),
+                    "the check no longer sees that the agent imports the tools: {:#?}",
+                    arrows.keys()
+                );
+            }
+            for krate in &package.crates {
+                let circles = circles_in_words(&krate.arrows());
+                if !circles.is_empty() {
+                    said.push_str(&format!(
+                        "in the crate of {src}/{} (files from {src}/):\n{circles}",
+                        krate.root
+                    ));
+                }
             }
         }
         assert!(
@@ -586,30 +619,34 @@ mod tests {
     /// (in backticks), so a new module is placed on it when it is added.
     #[test]
     fn the_library_doc_names_every_module() {
-        let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
-            .unwrap();
-        let doc: String = lib
-            .lines()
-            .filter_map(|l| l.strip_prefix("//!"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let modules: Vec<&str> = lib
-            .lines()
-            .filter_map(|l| {
-                let l = l.trim();
-                let l = l.strip_prefix("pub ").unwrap_or(l);
-                l.strip_prefix("mod ")?.strip_suffix(';')
-            })
-            .collect();
-        assert!(modules.len() > 10, "{modules:?}");
-        let missing: Vec<_> = modules
-            .iter()
-            .filter(|m| !doc.contains(&format!("`{m}`")))
-            .collect();
-        assert!(
-            missing.is_empty(),
-            "src/lib.rs's doc does not name {missing:?}"
-        );
+        for (src, _) in workspace_packages() {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(&src)
+                .join("lib.rs");
+            let lib = std::fs::read_to_string(&path).unwrap();
+            let doc: String = lib
+                .lines()
+                .filter_map(|l| l.strip_prefix("//!"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let modules: Vec<&str> = lib
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim();
+                    let l = l.strip_prefix("pub ").unwrap_or(l);
+                    l.strip_prefix("mod ")?.strip_suffix(';')
+                })
+                .collect();
+            assert!(modules.len() > 5, "{src}/lib.rs: {modules:?}");
+            let missing: Vec<_> = modules
+                .iter()
+                .filter(|m| !doc.contains(&format!("`{m}`")))
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "{src}/lib.rs's doc does not name {missing:?}"
+            );
+        }
     }
 
     #[test]

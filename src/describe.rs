@@ -2,17 +2,17 @@
 //!
 //! The dashboard and headless show the same events: a tool call's key argument, a retry,
 //! what a subagent spent, a todo item, a compaction, a server's form answered in print
-//! mode. The wording lives here, built on [`crate::text`]'s short words (a line cut to a
+//! mode. The wording lives here, built on [`rein_core::text`]'s short words (a line cut to a
 //! length, a duration, a token count), which every module may use; each front end only
 //! lays the words out (marks, colours, indentation, its own prefix) and cuts them to its
 //! width. Nothing here sanitises: the words keep whatever the model or a tool wrote, and
-//! both front ends pass them through [`crate::text::sanitize`] as they print.
+//! both front ends pass them through [`rein_core::text::sanitize`] as they print.
 
 use std::time::Duration;
 
-use crate::agent::Usage;
-use crate::text::{clip, duration, one_line, plural, tokens};
-use crate::tools::write_todos::{Todo, TodoStatus};
+use rein_core::agent::Usage;
+use rein_core::text::{clip, duration, one_line, plural, tokens};
+use rein_core::tools::write_todos::{Todo, TodoStatus};
 
 /// The argument worth showing for a tool call: a plan's size ("3 items"; its items show as
 /// todos), else `command`, `path`, (a skill's) `name` or (a task's) `description` when the
@@ -36,8 +36,8 @@ pub fn key_argument(args: &serde_json::Value) -> String {
 /// What a front end says of an event that comes while the session ends, after its
 /// screen is gone (the SessionEnd hooks' words, the notice that rein waits for them);
 /// `None` for the rest.
-pub fn at_end(event: &crate::agent::AgentEvent) -> Option<String> {
-    use crate::agent::AgentEvent;
+pub fn at_end(event: &rein_core::agent::AgentEvent) -> Option<String> {
+    use rein_core::agent::AgentEvent;
     match event {
         AgentEvent::Hook { event, message, .. } => Some(format!("hook {event}: {message}")),
         AgentEvent::Notice { message } => Some(message.clone()),
@@ -138,7 +138,7 @@ pub const REFUSAL: &str = "the model refused: its reply is a refusal, not an ans
 /// How print mode answered `form` (a server's elicitation): accepted with `defaults`
 /// (`--yes` and every required field has one), or declined and why. One line.
 pub fn form_answered_headless(
-    form: &crate::elicitation::Form,
+    form: &rein_core::elicitation::Form,
     defaults: Option<&serde_json::Map<String, serde_json::Value>>,
     yes: bool,
 ) -> String {
@@ -154,8 +154,8 @@ pub fn form_answered_headless(
                 .iter()
                 .take(8)
                 .map(|(k, v)| {
-                    let key = crate::text::sanitize::sanitize(k);
-                    let value = crate::text::sanitize::sanitize(&v.to_string()).into_owned();
+                    let key = rein_core::text::sanitize::sanitize(k);
+                    let value = rein_core::text::sanitize::sanitize(&v.to_string()).into_owned();
                     format!("{} = {}", clip(&key, 40), clip(&value, 60))
                 })
                 .collect();

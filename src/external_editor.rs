@@ -41,10 +41,10 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 /// A new private file holding `text` in `dir` (created 0700 when missing; one that was
 /// there must be the user's, and is made 0700).
 fn temp_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
-    crate::host::private_fs::own_dir(dir)?;
+    rein_core::host::private_fs::own_dir(dir)?;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("rein-input-{}-{n}.md", std::process::id()));
-    let mut file = crate::host::private_fs::create_new(&path)?;
+    let mut file = rein_core::host::private_fs::create_new(&path)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
     Ok(path)
@@ -77,7 +77,7 @@ pub fn edit(command: &[String], dir: &Path, text: &str) -> Result<String, String
             }
         })
         .and_then(|()| {
-            crate::host::safe_fs::read_small_text(&path, MAX_EDIT_BYTES).map_err(|e| {
+            rein_core::host::safe_fs::read_small_text(&path, MAX_EDIT_BYTES).map_err(|e| {
                 format!(
                     "cannot read back {}: {e}; the input is unchanged",
                     path.display()

@@ -71,10 +71,10 @@ pub fn append(file: &Path, project: &Path, text: &str) -> io::Result<()> {
     let mut json = serde_json::to_string(&line).map_err(io::Error::other)?;
     json.push('\n');
     if let Some(dir) = file.parent() {
-        crate::host::private_fs::own_dir(dir)?;
+        rein_core::host::private_fs::own_dir(dir)?;
     }
     // `O_NOFOLLOW`: never written through a link put in its place.
-    let mut f = crate::host::private_fs::options()
+    let mut f = rein_core::host::private_fs::options()
         .create(true)
         .append(true)
         .custom_flags(libc::O_NOFOLLOW)
@@ -146,7 +146,7 @@ fn shrink(file: &Path) -> io::Result<()> {
         out.push_str(line);
         out.push('\n');
     }
-    crate::host::private_fs::replace(file, out.as_bytes())
+    rein_core::host::private_fs::replace(file, out.as_bytes())
 }
 
 #[cfg(test)]

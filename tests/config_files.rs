@@ -190,3 +190,63 @@ fn a_projects_file_may_not_turn_checkpoints_off_and_raised_limits_are_said() {
     assert!(setting(&out, "checkpoints.enabled").starts_with("checkpoints.enabled false"));
     assert!(!err.contains("checkpoints.enabled"), "{err}");
 }
+
+/// `rein config` run in `cwd` with `path` as PATH: the status line of the sandbox.
+fn sandbox_line(cwd: &Path, home: &Path, path: &std::ffi::OsStr) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .arg("config")
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find(|l| l.starts_with("sandbox "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no sandbox line: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .to_string()
+}
+
+/// A `bwrap` in the folder rein starts in is never run, though PATH has `.` and an empty
+/// entry first: only PATH's absolute folders are searched, and the status says what was
+/// found there (nothing; then a `bwrap` in an absolute folder).
+#[test]
+fn bwrap_is_looked_up_in_absolute_path_folders_only() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let fake = |dir: &Path, marker: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.join("bwrap");
+        let marker = shlex::try_quote(&marker.to_string_lossy())
+            .unwrap()
+            .into_owned();
+        std::fs::write(&script, format!("#!/bin/sh\n: > {marker}\nexit 0\n")).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let planted = home.path().join("planted-ran");
+    let real = home.path().join("absolute-ran");
+    fake(project.path(), &planted);
+    let nowhere = home.path().join("no-such-folder");
+    let path = std::env::join_paths([Path::new("."), Path::new(""), &nowhere]).unwrap();
+    let line = sandbox_line(project.path(), home.path(), &path);
+    assert!(line.contains("off: bwrap was not found"), "{line}");
+    assert!(!planted.exists(), "the project's ./bwrap ran");
+
+    fake(bin.path(), &real);
+    let path = std::env::join_paths([Path::new("."), Path::new(""), bin.path()]).unwrap();
+    let line = sandbox_line(project.path(), home.path(), &path);
+    assert!(line.contains("on (bubblewrap"), "{line}");
+    assert!(
+        real.exists(),
+        "the bwrap in the absolute folder was not probed"
+    );
+    assert!(!planted.exists(), "the project's ./bwrap ran");
+}

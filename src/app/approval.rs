@@ -20,8 +20,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
-use crate::agent::ApprovalDecision;
-use crate::permissions::Grant;
+use rein_core::agent::ApprovalDecision;
+use rein_core::permissions::Grant;
 
 /// Lines the mouse wheel scrolls the modal by.
 const WHEEL_LINES: u16 = 3;
@@ -77,7 +77,7 @@ pub struct PendingApproval {
     /// Set when a subagent asks: the id of its `task` call.
     pub subagent: Option<String>,
     /// For a tool from an MCP server: server, tool, arguments (shown as formatted JSON).
-    pub mcp: Option<crate::permissions::tools::McpCall>,
+    pub mcp: Option<rein_core::permissions::tools::McpCall>,
 }
 
 /// What a key, paste or wheel turn in the modal leads to.

@@ -18,10 +18,11 @@
 
 use std::time::Duration;
 
-use crate::text;
+use rein_core::text;
 
 /// The default of `ui.notify_after_secs`: a turn shorter than this ends without a call.
-pub const DEFAULT_NOTIFY_AFTER: Duration = Duration::from_secs(5);
+pub const DEFAULT_NOTIFY_AFTER: Duration =
+    Duration::from_secs(rein_core::config::DEFAULT_NOTIFY_AFTER_SECS);
 
 /// `ui.notifications`: when a waiting approval or a finished turn notifies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,7 +4,7 @@
 //! A command is `/` and a name as the first word: letters, and `-`, `_` or `:` between
 //! them (`/fix-issue`, `/frontend:test`); anything else that starts with `/`
 //! (`/etc/hosts is broken`, `/v2`) is an ordinary message, unless it names a custom command
-//! ([`crate::custom_commands`], sent by `super::update::send::submit`). Unknown commands
+//! ([`rein_core::custom_commands`], sent by `super::update::send::submit`). Unknown commands
 //! get a one-line hint and never reach the model. `/help` is generated from the keymap's
 //! descriptions and lists the custom commands.
 //!
@@ -12,7 +12,7 @@
 //! is the router's (`super::update::slash`).
 
 use super::keymap::{keymap, Action, Mode};
-use crate::custom_commands::CommandSet;
+use rein_core::custom_commands::CommandSet;
 
 /// The commands, with what `/help` says about them.
 pub const COMMANDS: &[(&str, &str)] = &[

@@ -8,10 +8,10 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use super::model_picker::{ModelList, ServerModels};
 use super::picker::SessionList;
 use super::rewind::{Preview, RewindTurn, RewindWhat};
-use crate::agent::{AgentCommand, AgentEvent, ModelSwitch};
-use crate::custom_commands::CommandSet;
-use crate::file_index::FileIndex;
-use crate::session::{EntryAt, LoadedSession};
+use rein_core::agent::{AgentCommand, AgentEvent, ModelSwitch};
+use rein_core::custom_commands::CommandSet;
+use rein_core::file_index::FileIndex;
+use rein_core::session::{EntryAt, LoadedSession};
 
 /// Everything the dashboard reacts to, in one stream.
 #[derive(Debug)]
@@ -48,7 +48,7 @@ pub enum AppEvent {
     /// file when the dashboard started (`crate::input_history`).
     HistoryLoaded(Vec<String>),
     /// An MCP server's state changed, or it has something to say.
-    Mcp(crate::mcp::McpEvent),
+    Mcp(rein_core::mcp::McpEvent),
     /// How a login to the MCP server `name` ([`Effect::LoginMcp`]), or a logout, goes.
     McpLogin {
         name: String,
@@ -96,7 +96,7 @@ pub enum McpLoginStep {
     /// A line worth saying (the browser could not be opened, a step failed).
     Note(String),
     /// The login ended: logged in, not needed, or why not.
-    Finished(Result<crate::mcp::oauth::LoginOutcome, String>),
+    Finished(Result<rein_core::mcp::oauth::LoginOutcome, String>),
     /// The logout ended: whether there were tokens to forget, or why not.
     LoggedOut(Result<bool, String>),
 }
@@ -167,7 +167,7 @@ pub enum Effect {
     LogoutMcp(String),
     /// Approve the project's held hooks (pinned to these definitions) and let them run
     /// from the next event on; the transcript says so (or why not).
-    AllowHooks(Box<crate::hooks::Held>),
+    AllowHooks(Box<rein_core::hooks::Held>),
     /// Approve the project's hooks as they are now, with the files they run: `/hooks allow`
     /// when nothing was held at start but a changed script holds them now.
     ReapproveHooks,
@@ -185,7 +185,7 @@ pub enum Effect {
     PreviewRewind { turn: u64, what: RewindWhat },
     /// Take `turn` back: the conversation into a new session the dashboard switches to
     /// ([`AppEvent::RewindForked`]), the files through the agent
-    /// ([`crate::agent::AgentEvent::Rewound`]).
+    /// ([`rein_core::agent::AgentEvent::Rewound`]).
     Rewind { turn: u64, what: RewindWhat },
     /// Work out the session's changes as a diff and come back with [`AppEvent::Diff`].
     ShowDiff,

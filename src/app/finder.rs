@@ -9,7 +9,7 @@
 //! until the cursor leaves its word). A space, or moving the cursor out of the word,
 //! closes it.
 //!
-//! The list matches the project's files ([`crate::file_index`]): the first `@` asks for a
+//! The list matches the project's files ([`rein_core::file_index`]): the first `@` asks for a
 //! scan (the router sends the loop `Effect::IndexFiles`), which comes back as
 //! `AppEvent::FilesIndexed` ([`FinderState::indexed`]); until then the list says
 //! "indexing…". A leaf: it edits the input box it is handed, and nothing else outside it. A scan older
@@ -26,8 +26,8 @@ use crossterm::event::KeyEvent;
 use tui_textarea::{CursorMove, TextArea};
 
 use super::keymap::{keymap, Action, Mode};
-use crate::file_index::matcher::{Matches, PathMatcher};
-use crate::file_index::FileIndex;
+use rein_core::file_index::matcher::{Matches, PathMatcher};
+use rein_core::file_index::FileIndex;
 
 /// Rows the list shows at most.
 pub const ROWS: usize = 8;
@@ -208,21 +208,20 @@ impl FinderState {
 
     /// The index the list matches: the files, then the resources (no copy without them).
     fn combine(&mut self) {
-        self.index = self.files.as_ref().map(|files| {
-            if self.resources.is_empty() {
-                return Arc::clone(files);
-            }
-            let mut both = FileIndex::clone(files);
-            both.entries.extend(
-                self.resources
-                    .iter()
-                    .map(|r| crate::file_index::IndexEntry {
+        self.index =
+            self.files.as_ref().map(|files| {
+                if self.resources.is_empty() {
+                    return Arc::clone(files);
+                }
+                let mut both = FileIndex::clone(files);
+                both.entries.extend(self.resources.iter().map(|r| {
+                    rein_core::file_index::IndexEntry {
                         path: r.clone(),
                         is_dir: false,
-                    }),
-            );
-            Arc::new(both)
-        });
+                    }
+                }));
+                Arc::new(both)
+            });
         if let Some(list) = self.open.clone() {
             self.refilter(list.row, list.at, list.query);
         }

@@ -18,7 +18,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
-use crate::elicitation::{FieldKind, Form, FormAnswer, MAX_TEXT_CHARS};
+use rein_core::elicitation::{FieldKind, Form, FormAnswer, MAX_TEXT_CHARS};
 
 /// The keymap modes of a form.
 pub const MODES: &[Mode] = &[Mode::Form];

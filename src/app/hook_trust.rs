@@ -15,7 +15,7 @@ use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
 use super::text_scroll;
-use crate::hooks::Held;
+use rein_core::hooks::Held;
 
 /// A project's held hooks, and whether the question about them is open.
 #[derive(Debug, Clone)]

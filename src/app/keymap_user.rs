@@ -72,7 +72,7 @@ impl UserKeymap {
 /// `builtin`.
 pub fn load(path: &Path, builtin: &Keymap) -> UserKeymap {
     let mut loaded = UserKeymap::builtin(builtin);
-    let text = match crate::host::safe_fs::read_small_text(path, MAX_KEYMAP_BYTES) {
+    let text = match rein_core::host::safe_fs::read_small_text(path, MAX_KEYMAP_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return loaded,
         Err(e) => {

@@ -20,7 +20,7 @@ use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 
 use super::input::{edit_filter, paste_line};
 use super::keymap::{keymap, Action, Mode};
-use crate::agent::Prices;
+use rein_core::agent::Prices;
 
 /// What the loop found when asked to list models (`Effect::ListModels`).
 #[derive(Debug, Clone, PartialEq)]

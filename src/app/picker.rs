@@ -18,12 +18,12 @@ use crossterm::event::{KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
 
 use super::input::{edit_filter, paste_line};
 use super::keymap::{keymap, Action, Mode};
-use crate::session::{MessageCount, SessionSummary};
+use rein_core::session::{MessageCount, SessionSummary};
 
 /// What the loop found when asked to list sessions (`Effect::OpenPicker`).
 #[derive(Debug, Clone)]
 pub struct SessionList {
-    /// Most recently updated first, as [`crate::session::list`] returns them.
+    /// Most recently updated first, as [`rein_core::session::list`] returns them.
     pub sessions: Vec<SessionSummary>,
     /// When the list was read: the ages shown are relative to this.
     pub now: SystemTime,
@@ -100,7 +100,7 @@ impl Picker {
 
     /// A project path with the home directory as `~`.
     pub fn project_label(&self, project: &Path) -> String {
-        crate::text::shorten_home(project, self.home.as_deref())
+        rein_core::text::shorten_home(project, self.home.as_deref())
     }
 
     /// "just now", "3 min ago", "2 days ago": how long ago `s` was last written.

@@ -13,7 +13,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use tui_textarea::TextArea;
 
 use super::keymap::{keymap, Action, Mode};
-use crate::permissions::ApprovalMode;
+use rein_core::permissions::ApprovalMode;
 
 /// What the model is told when the plan is approved.
 pub const APPROVED_MESSAGE: &str =

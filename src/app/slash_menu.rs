@@ -1,7 +1,7 @@
 //! The `/` completion list: while the input starts with `/` and the cursor is in its first
 //! word, a list above the input box offers the commands that match what is typed, built-in
 //! ones ([`super::commands::COMMANDS`]) first, then the custom ones
-//! ([`crate::custom_commands`]), each with its one-line description.
+//! ([`rein_core::custom_commands`]), each with its one-line description.
 //!
 //! Nothing opens it: it is open whenever [`query`] finds a first word being typed, some
 //! command [`SlashMenu::matches`] it, and Esc has not closed it for this very text
@@ -24,7 +24,7 @@ use tui_textarea::{CursorMove, TextArea};
 use super::commands::{self, SlashCommand, COMMANDS};
 use super::input::clear;
 use super::keymap::{Action, Mode};
-use crate::custom_commands::CommandSet;
+use rein_core::custom_commands::CommandSet;
 
 /// The list's state between keys.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub fn entries(custom: &CommandSet) -> Vec<Entry> {
         description: c.description.clone(),
         source: Some(match c.source {
             // Which server: two may offer prompts of the same name.
-            crate::custom_commands::CommandSource::Mcp => format!("MCP server {}", c.label),
+            rein_core::custom_commands::CommandSource::Mcp => format!("MCP server {}", c.label),
             other => other.name().to_string(),
         }),
     });

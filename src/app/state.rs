@@ -21,10 +21,10 @@ use super::model_picker::ModelPicker;
 use super::picker::Picker;
 use super::slash_menu::{Entry, SlashMenu};
 use super::transcript::Transcript;
-use crate::agent::{ContextStats, Prices, UsageTotals};
-use crate::custom_commands::CommandSet;
-use crate::permissions::ApprovalMode;
-use crate::tools::write_todos::Todo;
+use rein_core::agent::{ContextStats, Prices, UsageTotals};
+use rein_core::custom_commands::CommandSet;
+use rein_core::permissions::ApprovalMode;
+use rein_core::tools::write_todos::Todo;
 
 // The pieces the state is made of, where tests and the UI have long found them.
 pub use super::approval::PendingApproval;
@@ -128,12 +128,12 @@ pub struct App {
     /// (`ui.input_history = false`, the demo, or a write failed).
     pub input_history: Option<std::path::PathBuf>,
     /// The MCP servers and their states, as they last reported (`/mcp`).
-    pub mcp_servers: Vec<(String, crate::mcp::ServerState)>,
+    pub mcp_servers: Vec<(String, rein_core::mcp::ServerState)>,
     /// The MCP servers an OAuth login runs for (`/mcp login NAME`), until it ends.
     pub mcp_logins: Vec<String>,
     /// The background commands, as the agent last reported them (`/bashes`, the status
     /// line's count).
-    pub background: Vec<crate::tools::background::TaskInfo>,
+    pub background: Vec<rein_core::tools::background::TaskInfo>,
     /// The hooks in force, a line each, and what was said about them at start (held,
     /// unusable lines): `/hooks`.
     pub hooks: Vec<String>,
@@ -208,8 +208,8 @@ impl Gauge {
             limit: limit.max(1),
             reported: 0,
             added_chars: 0,
-            chars_per_token: crate::context::budget::DEFAULT_CHARS_PER_TOKEN,
-            compact_at: crate::context::DEFAULT_COMPACT_AT,
+            chars_per_token: rein_core::context::budget::DEFAULT_CHARS_PER_TOKEN,
+            compact_at: rein_core::context::DEFAULT_COMPACT_AT,
             estimated: false,
             no_server_usage: false,
             asking: false,
@@ -249,7 +249,7 @@ impl Gauge {
     /// Tokens in the window now: the last count plus an estimate of what came since.
     pub fn used(&self) -> u64 {
         let added =
-            crate::context::budget::tokens_at(self.added_chars as usize, self.chars_per_token);
+            rein_core::context::budget::tokens_at(self.added_chars as usize, self.chars_per_token);
         self.reported.saturating_add(added)
     }
 

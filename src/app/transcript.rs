@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::text::Line;
 
-use crate::agent::Usage;
+use rein_core::agent::Usage;
 
 /// Result lines shown under a folded tool call (and kept of a long stored result).
 pub const FOLDED_RESULT_LINES: usize = 3;
@@ -172,7 +172,7 @@ pub struct ToolCell {
     /// A word after the status: "auto-approved (auto mode)", "run by you".
     pub note: Option<String>,
     /// For a `write_file` or `str_replace` call: the lines it changed.
-    pub diff: Option<crate::checkpoint::ShortDiff>,
+    pub diff: Option<rein_core::checkpoint::ShortDiff>,
     /// While an MCP call runs: its server's latest progress or log line.
     pub progress: Option<String>,
 }
@@ -190,12 +190,12 @@ pub enum ResultText {
 /// A long result the session file holds, as its cell keeps it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredResult {
-    /// Its first lines ([`crate::session::result_head`]).
+    /// Its first lines ([`rein_core::session::result_head`]).
     pub head: String,
     /// How many lines follow the head.
     pub more_lines: usize,
     /// Where the session file holds all of it.
-    pub at: crate::session::EntryAt,
+    pub at: rein_core::session::EntryAt,
     /// All of it, once read back for the expanded view (dropped when folded again), or why
     /// it could not be read.
     pub whole: Option<Result<String, String>>,
@@ -204,9 +204,9 @@ pub struct StoredResult {
 impl ResultText {
     /// `text` as a cell keeps it: a long result the session file holds (`at`) as its
     /// head, anything else whole.
-    pub fn kept(text: String, at: Option<crate::session::EntryAt>) -> ResultText {
+    pub fn kept(text: String, at: Option<rein_core::session::EntryAt>) -> ResultText {
         let lines = FOLDED_RESULT_LINES;
-        match at.and_then(|at| Some((crate::session::result_head(&text, lines)?, at))) {
+        match at.and_then(|at| Some((rein_core::session::result_head(&text, lines)?, at))) {
             Some(((head, more_lines), at)) => ResultText::Stored(Box::new(StoredResult {
                 head,
                 more_lines,

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use rein::permissions::ApprovalMode;
-use rein::sandbox::Sandbox;
+use rein_core::permissions::ApprovalMode;
+use rein_core::sandbox::Sandbox;
 
 /// rein: a terminal coding agent for any OpenAI-compatible model.
 #[derive(Debug, Parser)]
@@ -287,7 +287,7 @@ pub(super) fn start_mode(cli: &Cli, sandbox: &Sandbox) -> Result<Option<Approval
     if let (Some(ApprovalMode::Auto), Some(reason)) = (mode, sandbox.not_working_reason()) {
         return Err(format!(
             "--mode auto: {}",
-            rein::permissions::mode::auto_unavailable(reason)
+            rein_core::permissions::mode::auto_unavailable(reason)
         ));
     }
     Ok(mode)

@@ -1,15 +1,15 @@
 //! The subcommands that answer and exit: `rein models`, `rein policy check`, `rein
 //! sessions` (and `export ID`), `rein mcp list` / `allow NAME`, `rein config` (and
 //! `allow`). Each gets the settings already loaded and prints to stdout, every text that
-//! came from outside through `rein::text::sanitize`.
+//! came from outside through `rein_core::text::sanitize`.
 
 use super::out::{errln, out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 
-use rein::config::{Config, Environment, Overrides};
-use rein::permissions::policy::RulePolicy;
-use rein::sandbox::Sandbox;
+use rein_core::config::{Config, Environment, Overrides};
+use rein_core::permissions::policy::RulePolicy;
+use rein_core::sandbox::Sandbox;
 
 use super::args::{McpCommand, SessionsCommand};
 use super::dashboard_start::user_keymap;
@@ -30,10 +30,10 @@ pub(super) fn policy_check(
     let judgement = policy.judge_bash(command);
     if json {
         let text = serde_json::to_string(&judgement).map_err(|e| e.to_string())?;
-        outln!("{}", rein::text::sanitize::json_line(&text));
+        outln!("{}", rein_core::text::sanitize::json_line(&text));
     } else {
         let line = format!("{} {}", judgement.action, judgement.reason);
-        outln!("{}", rein::text::sanitize::sanitize(&line));
+        outln!("{}", rein_core::text::sanitize::sanitize(&line));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -48,7 +48,7 @@ pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> Ex
         errln!("rein: warning: keymap: {error}");
     }
     outln!("keymap     {}", keymap.source());
-    let hooks = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+    let hooks = rein_core::hooks::load(&config.user_config_path, root, &config.data_dir);
     for notice in &hooks.notices {
         errln!("rein: warning: hooks: {notice}");
     }
@@ -57,7 +57,7 @@ pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> Ex
         all => {
             outln!("hooks      {}", all.len());
             for hook in all {
-                outln!("  {}", rein::hooks::describe(hook));
+                outln!("  {}", rein_core::hooks::describe(hook));
             }
         }
     }
@@ -78,7 +78,7 @@ pub(super) fn config_allow(config: &Config) -> Result<ExitCode, String> {
     let mut said = String::new();
     let reloaded;
     let config = if config.held_project_config.is_some() {
-        let text = rein::config::planted::confirm(&config.data_dir, file)?;
+        let text = rein_core::config::planted::confirm(&config.data_dir, file)?;
         said.push_str(&format!(
             "obeying {} from now on (until it changes); what it says:\n{text}\n",
             file.display()
@@ -90,7 +90,7 @@ pub(super) fn config_allow(config: &Config) -> Result<ExitCode, String> {
     };
     match &config.project_routing {
         Some(routing) if !routing.allowed => {
-            rein::config::planted::allow_routing(&config.data_dir, file, routing.pinned())?;
+            rein_core::config::planted::allow_routing(&config.data_dir, file, routing.pinned())?;
             said.push_str(&format!(
                 "allowed: rein follows what {} says about where requests go and which key and \
                  headers they carry, as it says it now:",
@@ -123,7 +123,7 @@ pub(super) fn config_allow(config: &Config) -> Result<ExitCode, String> {
         )),
         None => {}
     }
-    outln!("{}", rein::text::sanitize::sanitize(said.trim_end()));
+    outln!("{}", rein_core::text::sanitize::sanitize(said.trim_end()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -134,25 +134,25 @@ pub(super) fn sessions_command(
 ) -> Result<ExitCode, String> {
     match command {
         Some(SessionsCommand::Export { id }) => {
-            let path = rein::session::find(&config.data_dir, id).map_err(|e| e.to_string())?;
-            let loaded = rein::session::load(&path)
+            let path = rein_core::session::find(&config.data_dir, id).map_err(|e| e.to_string())?;
+            let loaded = rein_core::session::load(&path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             // Model text and tool output are in it: shown, never obeyed by the terminal.
-            let markdown = rein::session::export_markdown(&loaded);
-            out!("{}", rein::text::sanitize::sanitize(&markdown));
+            let markdown = rein_core::session::export_markdown(&loaded);
+            out!("{}", rein_core::text::sanitize::sanitize(&markdown));
         }
         None => {
-            let sessions = rein::session::list(&config.data_dir);
+            let sessions = rein_core::session::list(&config.data_dir);
             if sessions.is_empty() {
                 outln!(
                     "no sessions yet (they are kept in {})",
-                    rein::session::sessions_dir(&config.data_dir).display()
+                    rein_core::session::sessions_dir(&config.data_dir).display()
                 );
             }
             for s in sessions {
                 // Exact, as the picker shows it: the file's tail read where the summary
                 // is behind it (`40+` when that tail is too long to read).
-                let messages = rein::session::exact_count(&s);
+                let messages = rein_core::session::exact_count(&s);
                 let title = s.title.as_deref().unwrap_or("(untitled)");
                 let open = s.open.map(|h| format!("  ({h})")).unwrap_or_default();
                 outln!(
@@ -160,8 +160,8 @@ pub(super) fn sessions_command(
                     s.id,
                     messages.to_string(),
                     s.started.get(..16).unwrap_or(&s.started).replace('T', " "),
-                    rein::text::sanitize::sanitize(&s.project.display().to_string()),
-                    rein::text::sanitize::sanitize(title)
+                    rein_core::text::sanitize::sanitize(&s.project.display().to_string()),
+                    rein_core::text::sanitize::sanitize(title)
                 );
             }
         }
@@ -174,21 +174,21 @@ fn oauth_target(
     config: &Config,
     root: &Path,
     name: &str,
-) -> Result<rein::mcp::oauth::Target, String> {
+) -> Result<rein_core::mcp::oauth::Target, String> {
     let Some(server) = config.mcp_servers.iter().find(|s| s.name == name) else {
         return Err(format!(
             "no MCP server named {name} is configured (`rein mcp list` lists them)"
         ));
     };
-    if matches!(server.origin, rein::mcp::Origin::Project(_)) {
-        let (trust, _) = rein::consent::trust::TrustStore::load(&config.data_dir);
-        if rein::mcp::external::unapproved(server, &trust, root).is_some() {
+    if matches!(server.origin, rein_core::mcp::Origin::Project(_)) {
+        let (trust, _) = rein_core::consent::trust::TrustStore::load(&config.data_dir);
+        if rein_core::mcp::external::unapproved(server, &trust, root).is_some() {
             return Err(format!(
                 "{name} is the project's server and you have not allowed it as it is declared now; `rein mcp allow {name}` first"
             ));
         }
     }
-    rein::mcp::oauth::Target::for_login(server, &config.data_dir)
+    rein_core::mcp::oauth::Target::for_login(server, &config.data_dir)
 }
 
 /// `rein mcp list` and `rein mcp allow NAME`.
@@ -201,17 +201,17 @@ pub(super) fn mcp_command(
         McpCommand::Login { name } => {
             let target = oauth_target(config, root, name)?;
             let runtime = runtime()?;
-            let outcome = runtime.block_on(rein::mcp::oauth::login(
+            let outcome = runtime.block_on(rein_core::mcp::oauth::login(
                 &target,
-                &rein::mcp::oauth::StderrPrompt,
+                &rein_core::mcp::oauth::StderrPrompt,
             ))?;
             match outcome {
-                rein::mcp::oauth::LoginOutcome::LoggedIn => outln!(
+                rein_core::mcp::oauth::LoginOutcome::LoggedIn => outln!(
                     "logged in to {name} ({}); the tokens are in {}",
                     target.url,
                     target.store().path().display()
                 ),
-                rein::mcp::oauth::LoginOutcome::NotNeeded => {
+                rein_core::mcp::oauth::LoginOutcome::NotNeeded => {
                     outln!("{name} ({}) answers without a login", target.url)
                 }
             }
@@ -219,7 +219,7 @@ pub(super) fn mcp_command(
         }
         McpCommand::Logout { name } => {
             let target = oauth_target(config, root, name)?;
-            if rein::mcp::oauth::logout(&target)? {
+            if rein_core::mcp::oauth::logout(&target)? {
                 outln!(
                     "logged out of {name}: {} removed",
                     target.store().path().display()
@@ -235,21 +235,21 @@ pub(super) fn mcp_command(
                     "no MCP server named {name} is configured (`rein mcp list` lists them)"
                 ));
             };
-            if !matches!(server.origin, rein::mcp::Origin::Project(_)) {
+            if !matches!(server.origin, rein_core::mcp::Origin::Project(_)) {
                 outln!(
                     "{name} is declared in your own config ({}): it needs no approval",
                     server.origin.path().display()
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let (mut trust, _) = rein::consent::trust::TrustStore::load(&config.data_dir);
-            let why = rein::mcp::external::unapproved(server, &trust, root);
-            let files = rein::mcp::external::approve(server, root, &mut trust)?;
+            let (mut trust, _) = rein_core::consent::trust::TrustStore::load(&config.data_dir);
+            let why = rein_core::mcp::external::unapproved(server, &trust, root);
+            let files = rein_core::mcp::external::approve(server, root, &mut trust)?;
             // What is approved is the whole table: say it, key by key, and what changed.
             let mut said = format!(
                 "allowed: the project's MCP server {name} may run `{}` outside rein's sandbox, \
                  in {}, as {} declares it now:",
-                rein::mcp::external::launch(server),
+                rein_core::mcp::external::launch(server),
                 root.display(),
                 server.origin.path().display()
             );
@@ -263,7 +263,7 @@ pub(super) fn mcp_command(
                 }
             }
             match why {
-                Some(rein::mcp::Unapproved::Changed(changes)) => {
+                Some(rein_core::mcp::Unapproved::Changed(changes)) => {
                     said.push_str("\nchanged since you allowed it before:");
                     for change in changes {
                         said.push_str(&format!("\n  {change}"));
@@ -273,7 +273,7 @@ pub(super) fn mcp_command(
                 Some(_) => {}
             }
             said.push_str("\na change to any of these keys or files asks again");
-            outln!("{}", rein::text::sanitize::sanitize(&said));
+            outln!("{}", rein_core::text::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         McpCommand::List => {
@@ -285,13 +285,13 @@ pub(super) fn mcp_command(
             runtime.block_on(async {
                 let (started, notices) = start_mcp(config, root, true);
                 for notice in &notices {
-                    outln!("{}", rein::text::sanitize::sanitize(notice));
+                    outln!("{}", rein_core::text::sanitize::sanitize(notice));
                 }
                 if let Some((manager, mut events)) = started {
                     while manager
                         .states()
                         .iter()
-                        .any(|(_, s)| *s == rein::mcp::ServerState::Starting)
+                        .any(|(_, s)| *s == rein_core::mcp::ServerState::Starting)
                     {
                         if events.recv().await.is_none() {
                             break;
@@ -301,7 +301,7 @@ pub(super) fn mcp_command(
                     for (name, state) in manager.states() {
                         outln!(
                             "{name}: {}",
-                            rein::text::sanitize::sanitize(&state.to_string())
+                            rein_core::text::sanitize::sanitize(&state.to_string())
                         );
                         for tool in tools.iter().filter(|t| t.server == name) {
                             outln!("  {}", tool.name);
@@ -325,30 +325,30 @@ pub(super) fn hooks_command(
     use super::args::HooksCommand;
     match command {
         None => {
-            let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+            let loaded = rein_core::hooks::load(&config.user_config_path, root, &config.data_dir);
             for notice in &loaded.notices {
                 errln!("rein: {notice}");
             }
             if loaded.hooks.is_empty() {
                 outln!(
                     "no hooks run here: put Claude Code's `hooks` block in {}",
-                    rein::hooks::config::user_file(&config.user_config_path)
+                    rein_core::hooks::config::user_file(&config.user_config_path)
                         .unwrap_or_default()
                         .display()
                 );
             }
             for hook in loaded.hooks.all().iter() {
-                outln!("{}", rein::hooks::describe(hook));
+                outln!("{}", rein_core::hooks::describe(hook));
             }
             Ok(ExitCode::SUCCESS)
         }
         Some(HooksCommand::Allow) => {
-            let allowed = rein::hooks::allow_project(root, &config.data_dir)?;
+            let allowed = rein_core::hooks::allow_project(root, &config.data_dir)?;
             let mut said = format!(
                 "allowed: the project's hooks run as you, outside rein's sandbox, in {}, as {} \
                  declares them now:",
                 root.display(),
-                rein::hooks::config::project_file(root).display()
+                rein_core::hooks::config::project_file(root).display()
             );
             for line in &allowed.hooks {
                 said.push_str(&format!("\n  {line}"));
@@ -362,12 +362,15 @@ pub(super) fn hooks_command(
                 }
             }
             said.push_str("\na change to the file or to any of these files holds them again");
-            outln!("{}", rein::text::sanitize::sanitize(&said));
+            outln!("{}", rein_core::text::sanitize::sanitize(&said));
             Ok(ExitCode::SUCCESS)
         }
         Some(HooksCommand::Test { event, payload }) => {
-            let Some(event) = rein::hooks::Event::from_name(event) else {
-                let known: Vec<&str> = rein::hooks::Event::ALL.iter().map(|e| e.name()).collect();
+            let Some(event) = rein_core::hooks::Event::from_name(event) else {
+                let known: Vec<&str> = rein_core::hooks::Event::ALL
+                    .iter()
+                    .map(|e| e.name())
+                    .collect();
                 return Err(format!(
                     "no event {event}; the events are {}",
                     known.join(", ")
@@ -381,7 +384,7 @@ pub(super) fn hooks_command(
                 .iter()
                 .find_map(|k| fields.get(*k).and_then(|v| v.as_str()))
                 .map(str::to_string);
-            let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+            let loaded = rein_core::hooks::load(&config.user_config_path, root, &config.data_dir);
             for notice in &loaded.notices {
                 errln!("rein: {notice}");
             }
@@ -389,7 +392,7 @@ pub(super) fn hooks_command(
                 .enable_all()
                 .build()
                 .map_err(|e| e.to_string())?;
-            let common = rein::hooks::Common {
+            let common = rein_core::hooks::Common {
                 permission_mode: "default".into(),
                 ..Default::default()
             };
@@ -416,9 +419,11 @@ pub(super) fn steering_command(
     root: &Path,
     allow: bool,
 ) -> Result<ExitCode, String> {
-    let record = config.data_dir.join(rein::consent::host_tools::FILE_NAME);
+    let record = config
+        .data_dir
+        .join(rein_core::consent::host_tools::FILE_NAME);
     if !allow {
-        let changes = rein::consent::host_tools::check(&config.data_dir, root);
+        let changes = rein_core::consent::host_tools::check(&config.data_dir, root);
         if changes.is_empty() {
             outln!(
                 "the host-tool files of {} are as rein recorded them ({})",
@@ -427,18 +432,21 @@ pub(super) fn steering_command(
             );
         }
         for change in &changes {
-            outln!("{}", rein::text::sanitize::sanitize(&change.to_string()));
+            outln!(
+                "{}",
+                rein_core::text::sanitize::sanitize(&change.to_string())
+            );
         }
         if !changes.is_empty() {
             outln!(
                 "hooks, and MCP servers that start in the project, are held until you check \
                  them and run `{}`",
-                rein::consent::host_tools::ALLOW_COMMAND
+                rein_core::consent::host_tools::ALLOW_COMMAND
             );
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let (changes, files) = rein::consent::host_tools::accept(&config.data_dir, root)
+    let (changes, files) = rein_core::consent::host_tools::accept(&config.data_dir, root)
         .map_err(|e| format!("{} was not written: {e}", record.display()))?;
     let mut said = String::new();
     if changes.is_empty() {
@@ -458,18 +466,18 @@ pub(super) fn steering_command(
             said.push_str(&format!("\n  {line}"));
         }
     }
-    outln!("{}", rein::text::sanitize::sanitize(&said));
+    outln!("{}", rein_core::text::sanitize::sanitize(&said));
     Ok(ExitCode::SUCCESS)
 }
 
 /// What hooks decided, as JSON (`rein hooks test`).
-fn hooks_decision(said: &rein::hooks::Combined) -> String {
+fn hooks_decision(said: &rein_core::hooks::Combined) -> String {
     let permission = said.permission.as_ref().map(|(p, reason)| {
         serde_json::json!({
             "decision": match p {
-                rein::hooks::Permission::Allow => "allow",
-                rein::hooks::Permission::Ask => "ask",
-                rein::hooks::Permission::Deny => "deny",
+                rein_core::hooks::Permission::Allow => "allow",
+                rein_core::hooks::Permission::Ask => "ask",
+                rein_core::hooks::Permission::Deny => "deny",
             },
             "reason": reason,
         })

@@ -17,9 +17,9 @@ use rein::app::attention::{Notifications, NotifyWhen};
 use rein::app::keymap_user::UserKeymap;
 use rein::app::state::{Cell, NoticeKind, SessionInfo};
 use rein::app::App;
-use rein::config::{Config, Environment, Overrides};
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
+use rein_core::config::{Config, Environment, Overrides};
+use rein_core::sandbox::Sandbox;
+use rein_core::skills::SkillSet;
 
 use super::args::Cli;
 use super::resume::new_session;
@@ -164,10 +164,10 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
                     resumable,
                     window: window.clone(),
                 };
-                let agent = rein::agent::spawn_learning_window(agent_config, session, window)
+                let agent = rein_core::agent::spawn_learning_window(agent_config, session, window)
                     .map_err(|e| e.to_string())?;
                 if let Some(mode) = mode {
-                    agent.send(rein::agent::AgentCommand::SetMode(mode));
+                    agent.send(rein_core::agent::AgentCommand::SetMode(mode));
                 }
                 (Some(agent), Some(sessions))
             }
@@ -204,13 +204,15 @@ fn resume_hint(id: &str, root: &Path) -> String {
         .ok()
         .and_then(|d| d.canonicalize().ok())
         .is_some_and(|d| root.canonicalize().is_ok_and(|r| r == d));
-    let id = rein::text::sanitize::sanitize(id);
+    let id = rein_core::text::sanitize::sanitize(id);
     if here {
         format!("Resume this session with: rein --resume {id}")
     } else {
         format!(
             "Resume this session with: rein --resume {id} --cwd {}",
-            shell_word(&rein::text::sanitize::sanitize(&root.display().to_string()))
+            shell_word(&rein_core::text::sanitize::sanitize(
+                &root.display().to_string()
+            ))
         )
     }
 }
@@ -237,7 +239,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
     }
     let runtime = runtime()?;
     let result = runtime.block_on(async {
-        let demo = rein::demo::Demo::start()
+        let demo = rein_core::demo::Demo::start()
             .await
             .map_err(|e| format!("cannot start the demo: {e}"))?;
         let root = demo.project_dir().to_path_buf();
@@ -266,7 +268,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
         let instructions = discover_instructions(&config, &env, &root, &policy, &sandbox);
         // The user's hooks run on the demo's calls too; a project's held ones stay held.
         let (hooks, _) = install_hooks(&config, &root, &mut app);
-        let agent = rein::agent::spawn(agent_config(
+        let agent = rein_core::agent::spawn(agent_config(
             &config,
             root,
             sandbox,
@@ -276,7 +278,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
             hooks,
         )?)
         .map_err(|e| e.to_string())?;
-        agent.send(rein::agent::AgentCommand::UserMessage(
+        agent.send(rein_core::agent::AgentCommand::UserMessage(
             demo.first_prompt().to_string(),
         ));
         let result = rein::dashboard::run(app, Some(agent), attention(&config), None, None, None)
@@ -293,7 +295,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
 pub(super) fn no_auto(sandbox: &Sandbox) -> Option<String> {
     sandbox
         .not_working_reason()
-        .map(rein::permissions::mode::auto_unavailable)
+        .map(rein_core::permissions::mode::auto_unavailable)
 }
 
 /// What the dashboard shows of a run: the model, the project, the sandbox and the skills
@@ -370,13 +372,13 @@ fn install_hooks(
     config: &Config,
     root: &Path,
     app: &mut App,
-) -> (Arc<rein::hooks::Hooks>, Option<rein::hooks::Held>) {
-    let loaded = rein::hooks::load(&config.user_config_path, root, &config.data_dir);
+) -> (Arc<rein_core::hooks::Hooks>, Option<rein_core::hooks::Held>) {
+    let loaded = rein_core::hooks::load(&config.user_config_path, root, &config.data_dir);
     app.hooks = loaded
         .hooks
         .all()
         .iter()
-        .map(rein::hooks::describe)
+        .map(rein_core::hooks::describe)
         .collect();
     for notice in &loaded.notices {
         app.transcript

@@ -26,13 +26,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use rein::config::{Config, Environment, Overrides};
-use rein::custom_commands::CommandSet;
-use rein::instructions::Instructions;
-use rein::permissions::policy::RulePolicy;
-use rein::permissions::ApprovalMode;
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
+use rein_core::config::{Config, Environment, Overrides};
+use rein_core::custom_commands::CommandSet;
+use rein_core::instructions::Instructions;
+use rein_core::permissions::policy::RulePolicy;
+use rein_core::permissions::ApprovalMode;
+use rein_core::sandbox::Sandbox;
+use rein_core::skills::SkillSet;
 
 pub(crate) use args::Cli;
 use args::{start_mode, Command, ConfigCommand, PolicyCommand};
@@ -49,7 +49,7 @@ struct Guidance {
     instructions: Instructions,
     commands: CommandSet,
     /// The project's instruction files, skills, commands and agent definitions that are new
-    /// or changed since the last session here (`rein::consent::guidance`), a line each.
+    /// or changed since the last session here (`rein_core::consent::guidance`), a line each.
     changes: Vec<String>,
     /// What the settings' warnings said (a project's held endpoint, its ignored allows and
     /// lowered safety settings), printed on stderr already; the dashboard shows them too.
@@ -140,10 +140,10 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     );
     // The project files an approved hook or project server runs (its script): writing one
     // asks, and commands cannot change them, as for the host tools' own files.
-    let pinned = rein::consent::trust::TrustStore::load(&config.data_dir)
+    let pinned = rein_core::consent::trust::TrustStore::load(&config.data_dir)
         .0
         .pinned_files(&root);
-    policy.add_steering_files(&pinned, rein::consent::steering::Kind::HostTool);
+    policy.add_steering_files(&pinned, rein_core::consent::steering::Kind::HostTool);
     sandbox.add_steering_files(&pinned);
     if let Some(Command::Policy {
         command: PolicyCommand::Check { command, json },
@@ -197,13 +197,13 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     // A base URL that cannot work is a configuration error: said before any session is
     // made (an empty one is the dashboard's first-run screen).
     if !config.base_url.value.trim().is_empty() {
-        rein::agent::client::check_base_url(&config.base_url.value)?;
+        rein_core::agent::client::check_base_url(&config.base_url.value)?;
     }
     // The session to continue, and the model it goes on with.
     let resumed = resume_session(&mut config, &root, &cli)?;
     // From now on commands may run here: a `.rein/config.toml` that appears below this
     // folder later is held until confirmed (config::planted).
-    if let Err(e) = rein::config::planted::record_root(&config.data_dir, &root) {
+    if let Err(e) = rein_core::config::planted::record_root(&config.data_dir, &root) {
         errln!(
             "rein: warning: cannot record this folder in {}: {e}",
             config.data_dir.display()

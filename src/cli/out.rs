@@ -34,7 +34,7 @@ macro_rules! out {
 /// A line to stderr; dropped if stderr cannot take it.
 macro_rules! errln {
     ($($arg:tt)*) => {
-        rein::text::sanitize::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+        rein_core::text::sanitize::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 
@@ -51,7 +51,9 @@ pub(crate) fn write(args: fmt::Arguments) {
         CLOSED.store(true, Ordering::Relaxed);
         if e.kind() != io::ErrorKind::BrokenPipe {
             FAILED.store(1, Ordering::Relaxed);
-            rein::text::sanitize::to_stderr(format_args!("rein: cannot write the output: {e}\n"));
+            rein_core::text::sanitize::to_stderr(format_args!(
+                "rein: cannot write the output: {e}\n"
+            ));
         }
     }
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 pub(super) const FIRST_BYTE_WAIT: Duration = Duration::from_secs(3);
 
 /// The share of the kept bytes that comes from the head, in percent (as
-/// `rein::context::spill` keeps a long tool result).
+/// `rein_core::context::spill` keeps a long tool result).
 const HEAD_PERCENT: usize = 40;
 
 /// What was read from a pipe: its text (cut in the middle when it was over the cap), its

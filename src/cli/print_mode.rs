@@ -3,7 +3,7 @@
 //! starts with said on stderr, the model's window asked of its server in the background,
 //! the MCP servers waited for, then one headless run (`rein::headless`) whose exit code is
 //! the process's. A clearly small prompt goes before the window's answer (see
-//! `rein::agent::window`).
+//! `rein_core::agent::window`).
 
 use super::out::{errln, outln};
 use std::process::ExitCode;
@@ -106,7 +106,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         errln!("rein: warning: {notice}");
     }
     // Headless, a project's hooks the user has not approved are held (a notice says so).
-    let hooks = rein::hooks::load(&config.user_config_path, &root, &config.data_dir);
+    let hooks = rein_core::hooks::load(&config.user_config_path, &root, &config.data_dir);
     for notice in &hooks.notices {
         errln!("rein: {notice}");
     }
@@ -162,7 +162,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         let signal = tokio::select! {
             () = wait_for_mcp(&mut events, &manager, &mut states) => None,
             _ = tokio::signal::ctrl_c() => Some("SIGINT"),
-            signal = rein::host::signals::termination() => Some(signal),
+            signal = rein_core::host::signals::termination() => Some(signal),
         };
         match signal {
             None => Ok((Some(manager), states)),
@@ -180,7 +180,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
             if cli.output_format != Format::Text {
                 let result = headless::result::Tally::new(session_id).result(&ending, None);
                 if let Ok(line) = serde_json::to_string(&result) {
-                    outln!("{}", rein::text::sanitize::json_line(&line));
+                    outln!("{}", rein_core::text::sanitize::json_line(&line));
                 }
             }
             return Ok(ExitCode::from(
@@ -241,13 +241,14 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
 /// which failed (on stderr, and as `mcp_server` events into `states`, which the `jsonl`
 /// stream prints after its `init` event).
 pub(super) async fn wait_for_mcp(
-    events: &mut tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
-    manager: &rein::mcp::McpManager,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>,
+    manager: &rein_core::mcp::McpManager,
     states: &mut Vec<serde_json::Value>,
 ) {
-    use rein::mcp::{McpEvent, ServerState};
-    let starting =
-        |m: &rein::mcp::McpManager| m.states().iter().any(|(_, s)| *s == ServerState::Starting);
+    use rein_core::mcp::{McpEvent, ServerState};
+    let starting = |m: &rein_core::mcp::McpManager| {
+        m.states().iter().any(|(_, s)| *s == ServerState::Starting)
+    };
     let mut waiting = true;
     loop {
         // Once none starts, what is already sent is still said (a notice comes just
@@ -269,7 +270,7 @@ pub(super) async fn wait_for_mcp(
             McpEvent::Notice { name, message } => {
                 errln!(
                     "rein: warning: MCP server {name}: {}",
-                    rein::text::sanitize::sanitize(&message)
+                    rein_core::text::sanitize::sanitize(&message)
                 );
                 continue;
             }
@@ -285,7 +286,7 @@ pub(super) async fn wait_for_mcp(
             ServerState::Failed { reason, stderr } => {
                 errln!("rein: warning: MCP server {name} failed: {reason}");
                 for l in stderr.iter().rev().take(5).rev() {
-                    errln!("rein:   {}", rein::text::sanitize::sanitize(l));
+                    errln!("rein:   {}", rein_core::text::sanitize::sanitize(l));
                 }
                 line["state"] = "failed".into();
                 line["reason"] = reason.clone().into();

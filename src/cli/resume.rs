@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use rein::agent::SessionSetup;
-use rein::config::Config;
-use rein::session::{LoadedSession, SessionMeta, SessionWriter};
+use rein_core::agent::SessionSetup;
+use rein_core::config::Config;
+use rein_core::session::{LoadedSession, SessionMeta, SessionWriter};
 
 use super::args::Cli;
 
@@ -39,7 +39,7 @@ pub(super) fn resume_session(
 ) -> Result<Option<Resumed>, String> {
     let data_dir = config.data_dir.clone();
     let path = if cli.continue_session {
-        match rein::session::latest_for_project(&data_dir, root) {
+        match rein_core::session::latest_for_project(&data_dir, root) {
             Some(summary) => summary.path,
             None => {
                 return Err(format!(
@@ -49,7 +49,7 @@ pub(super) fn resume_session(
             }
         }
     } else if let Some(id) = cli.resume.as_deref().filter(|id| !id.is_empty()) {
-        rein::session::find(&data_dir, id).map_err(|e| e.to_string())?
+        rein_core::session::find(&data_dir, id).map_err(|e| e.to_string())?
     } else {
         return Ok(None);
     };
@@ -61,7 +61,7 @@ pub(super) fn resume_session(
     } else {
         SessionWriter::resume_with(&path, shown)
     };
-    let (writer, session) = opened.map_err(|e| match rein::session::in_use(&e) {
+    let (writer, session) = opened.map_err(|e| match rein_core::session::in_use(&e) {
         Some(busy) => format!("{busy}; wait for it to end, or add --fork to go on in a copy of it"),
         None => format!("cannot continue {}: {e}", path.display()),
     })?;

@@ -6,10 +6,10 @@ use super::out::{errln, out, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use rein::checkpoint::{Outcome, Store};
-use rein::config::Config;
-use rein::session::rewind::{Request, Target};
-use rein::text::sanitize::sanitize;
+use rein_core::checkpoint::{Outcome, Store};
+use rein_core::config::Config;
+use rein_core::session::rewind::{Request, Target};
+use rein_core::text::sanitize::sanitize;
 
 /// What `rein rewind` was asked.
 pub(super) struct RewindArgs<'a> {
@@ -27,8 +27,8 @@ pub(super) struct RewindArgs<'a> {
 /// The session file: `resume`'s, or the project's latest.
 fn session_path(config: &Config, root: &Path, resume: Option<&str>) -> Result<PathBuf, String> {
     match resume {
-        Some(id) => rein::session::find(&config.data_dir, id).map_err(|e| e.to_string()),
-        None => rein::session::latest_for_project(&config.data_dir, root)
+        Some(id) => rein_core::session::find(&config.data_dir, id).map_err(|e| e.to_string()),
+        None => rein_core::session::latest_for_project(&config.data_dir, root)
             .map(|s| s.path)
             .ok_or_else(|| format!("no session of {} yet", root.display())),
     }
@@ -37,7 +37,7 @@ fn session_path(config: &Config, root: &Path, resume: Option<&str>) -> Result<Pa
 /// The record of the project the session at `session` ran in (a session chosen with
 /// `--resume` may be another project's than this folder).
 fn open_store(config: &Config, root: &Path, session: &Path) -> Result<Store, String> {
-    let project = rein::session::load(session)
+    let project = rein_core::session::load(session)
         .map(|loaded| loaded.meta.project)
         .ok()
         .filter(|p| p.is_absolute())
@@ -71,7 +71,7 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
         dry_run: args.dry_run,
         force: args.force,
     };
-    let done = rein::session::rewind::rewind(&config.data_dir, &path, &store, request)?;
+    let done = rein_core::session::rewind::rewind(&config.data_dir, &path, &store, request)?;
     let failed = done.report.as_ref().is_some_and(|r| {
         r.paths
             .iter()
@@ -109,7 +109,7 @@ pub(super) fn rewind(config: &Config, root: &Path, args: RewindArgs) -> Result<E
     })
 }
 
-fn print_done(done: &rein::session::rewind::Done, dry_run: bool) {
+fn print_done(done: &rein_core::session::rewind::Done, dry_run: bool) {
     if let Some(report) = &done.report {
         if report.paths.is_empty() {
             outln!("no files to put back: the turns changed none (or none is left to restore)");
@@ -141,8 +141,8 @@ fn print_done(done: &rein::session::rewind::Done, dry_run: bool) {
 
 /// `rein rewind --list`.
 fn list(path: &Path, json: bool) -> Result<ExitCode, String> {
-    let loaded = rein::session::load(path).map_err(|e| e.to_string())?;
-    let turns = rein::session::rewind::turns(&loaded);
+    let loaded = rein_core::session::load(path).map_err(|e| e.to_string())?;
+    let turns = rein_core::session::rewind::turns(&loaded);
     if json {
         let turns: Vec<serde_json::Value> = turns
             .iter()
@@ -198,7 +198,7 @@ pub(super) fn diff(
 ) -> Result<ExitCode, String> {
     let path = session_path(config, root, resume)?;
     let store = open_store(config, root, &path)?;
-    let text = rein::session::rewind::diff(&path, &store, since)?;
+    let text = rein_core::session::rewind::diff(&path, &store, since)?;
     if text.is_empty() {
         outln!("the session's turns changed no file");
     }

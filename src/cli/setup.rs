@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rein::agent::window::WindowWatch;
-use rein::agent::{AgentConfig, ClientConfig};
-use rein::config::{Config, Environment};
-use rein::instructions::Instructions;
-use rein::permissions::policy::RulePolicy;
-use rein::sandbox::{Sandbox, SandboxSettings};
-use rein::skills::SkillSet;
+use rein_core::agent::window::WindowWatch;
+use rein_core::agent::{AgentConfig, ClientConfig};
+use rein_core::config::{Config, Environment};
+use rein_core::instructions::Instructions;
+use rein_core::permissions::policy::RulePolicy;
+use rein_core::sandbox::{Sandbox, SandboxSettings};
+use rein_core::skills::SkillSet;
 
 /// The project folder: `--cwd`, else the current one, with its links resolved.
 pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
@@ -37,9 +37,9 @@ pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// rein's data folder and the folders of its own in it, made the user's alone: an older
-/// rein made them 0755 (see `rein::host::private_fs`).
+/// rein made them 0755 (see `rein_core::host::private_fs`).
 pub(super) fn tighten_data_dir(config: &Config) {
-    for problem in rein::host::private_fs::tighten_data_dir(&config.data_dir) {
+    for problem in rein_core::host::private_fs::tighten_data_dir(&config.data_dir) {
         errln!("rein: warning: {problem}");
     }
 }
@@ -98,12 +98,12 @@ pub(super) fn discover_instructions(
             user.push(vec![own]);
         }
     }
-    let rules: Arc<dyn rein::permissions::PermissionPolicy> = policy.clone();
-    let instructions = rein::instructions::discover_with(
-        rein::instructions::Discovery {
+    let rules: Arc<dyn rein_core::permissions::PermissionPolicy> = policy.clone();
+    let instructions = rein_core::instructions::discover_with(
+        rein_core::instructions::Discovery {
             user,
             max_bytes: config.instructions_max_bytes.value as usize,
-            rules: rein::instructions::ReadRules {
+            rules: rein_core::instructions::ReadRules {
                 policy: rules,
                 root: root.to_path_buf(),
                 max_import_bytes: config.attach_max_bytes.value as usize,
@@ -118,23 +118,23 @@ pub(super) fn discover_instructions(
         .filter(|f| f.imported_by.is_some())
         .map(|f| f.path.clone())
         .collect();
-    policy.add_steering_files(&imported, rein::consent::steering::Kind::Instructions);
+    policy.add_steering_files(&imported, rein_core::consent::steering::Kind::Instructions);
     sandbox.add_steering_files(&imported);
     instructions
 }
 
 /// The project's guidance (its instruction files and their imports, skills, custom
 /// commands and agent definitions) compared with the last session here: a line for the
-/// user per kind of change (`rein::consent::guidance`), recorded for the next start.
+/// user per kind of change (`rein_core::consent::guidance`), recorded for the next start.
 pub(super) fn review_guidance(
     config: &Config,
     root: &Path,
     instructions: &Instructions,
     skills: &SkillSet,
-    commands: &rein::custom_commands::CommandSet,
+    commands: &rein_core::custom_commands::CommandSet,
 ) -> Vec<String> {
-    use rein::consent::guidance::Guide;
-    let dirs = rein::instructions::project_dirs(root);
+    use rein_core::consent::guidance::Guide;
+    let dirs = rein_core::instructions::project_dirs(root);
     let top = dirs.first().cloned().unwrap_or_else(|| root.to_path_buf());
     let mut files: Vec<Guide> = instructions
         .files
@@ -154,7 +154,7 @@ pub(super) fn review_guidance(
     files.extend(
         skills
             .iter()
-            .filter(|s| s.source == rein::skills::SkillSource::Project)
+            .filter(|s| s.source == rein_core::skills::SkillSource::Project)
             .map(|s| Guide {
                 path: s.path.clone(),
                 what: format!("skill `{}`", s.name),
@@ -163,14 +163,14 @@ pub(super) fn review_guidance(
     files.extend(
         commands
             .iter()
-            .filter(|c| c.source == rein::custom_commands::CommandSource::Project)
+            .filter(|c| c.source == rein_core::custom_commands::CommandSource::Project)
             .map(|c| Guide {
                 path: c.path.clone(),
                 what: format!("command /{}", c.name),
             }),
     );
-    files.extend(rein::consent::guidance::agent_definitions(&dirs));
-    rein::consent::guidance::review(&config.data_dir, &top, &files).notices(&top)
+    files.extend(rein_core::consent::guidance::agent_definitions(&dirs));
+    rein_core::consent::guidance::review(&config.data_dir, &top, &files).notices(&top)
 }
 
 /// Ask the server for the model's context window when the settings leave it open, for at
@@ -178,7 +178,7 @@ pub(super) fn review_guidance(
 /// is found replaces the `context_window` setting; a server that is down or says nothing
 /// changes nothing. The front ends ask in the background instead ([`ask_window`]).
 pub(super) fn discover_window(config: &mut Config) {
-    if config.discovery == rein::config::Discovery::None {
+    if config.discovery == rein_core::config::Discovery::None {
         return;
     }
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -188,20 +188,20 @@ pub(super) fn discover_window(config: &mut Config) {
         return;
     };
     let target = config.target();
-    if let Some(found) = runtime.block_on(rein::config::discover::context_window(&target)) {
+    if let Some(found) = runtime.block_on(rein_core::config::discover::context_window(&target)) {
         config.set_discovered_window(found.tokens, found.url);
     }
     runtime.shutdown_timeout(Duration::from_millis(100));
 }
 
 /// Ask the server for the model's context window in the background when the settings
-/// leave it open (call inside the runtime; see `rein::config::discover::ask`): the agent
+/// leave it open (call inside the runtime; see `rein_core::config::discover::ask`): the agent
 /// is spawned with the returned watch. `None` when the window is configured.
 pub(super) fn ask_window(config: &Config) -> Option<WindowWatch> {
-    if config.discovery == rein::config::Discovery::None {
+    if config.discovery == rein_core::config::Discovery::None {
         return None;
     }
-    rein::config::discover::ask(config.target())
+    rein_core::config::discover::ask(config.target())
 }
 
 pub(super) fn agent_config(
@@ -211,7 +211,7 @@ pub(super) fn agent_config(
     policy: Arc<RulePolicy>,
     skills: Arc<SkillSet>,
     instructions: &Instructions,
-    hooks: Arc<rein::hooks::Hooks>,
+    hooks: Arc<rein_core::hooks::Hooks>,
 ) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
@@ -236,7 +236,7 @@ pub(super) fn agent_config(
     client.max_tries = config.max_tries.value;
     client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
     // Unset: each request is capped at what is left of a known window (0 turns it off).
-    client.auto_output_cap = config.max_output_tokens.source == rein::config::Source::Default;
+    client.auto_output_cap = config.max_output_tokens.source == rein_core::config::Source::Default;
     client.extra_headers = config.headers.clone();
     client.images = config.images;
     client.set_api(&config.api_settings());
@@ -255,7 +255,7 @@ pub(super) fn agent_config(
         skills,
         context: config.context(),
         external_tools: None,
-        checkpoints: Some(rein::agent::CheckpointSetup {
+        checkpoints: Some(rein_core::agent::CheckpointSetup {
             data_dir: config.data_dir.clone(),
             settings: config.checkpoint_settings(),
         }),
@@ -289,22 +289,22 @@ pub(super) fn start_mcp(
     launch: bool,
 ) -> (
     Option<(
-        rein::mcp::McpManager,
-        tokio::sync::mpsc::UnboundedReceiver<rein::mcp::McpEvent>,
+        rein_core::mcp::McpManager,
+        tokio::sync::mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>,
     )>,
     Vec<String>,
 ) {
     if config.mcp_servers.is_empty() {
         return (None, Vec::new());
     }
-    let (trust, problem) = rein::consent::trust::TrustStore::load(&config.data_dir);
-    let startable = rein::mcp::external::startable(&config.mcp_servers, &trust, root);
+    let (trust, problem) = rein_core::consent::trust::TrustStore::load(&config.data_dir);
+    let startable = rein_core::mcp::external::startable(&config.mcp_servers, &trust, root);
     let mut notices = startable.notices;
     notices.extend(problem);
     if startable.start.is_empty() && startable.held.is_empty() {
         return (None, notices);
     }
-    let (manager, events) = rein::mcp::McpManager::prepare(
+    let (manager, events) = rein_core::mcp::McpManager::prepare(
         startable.start,
         startable.held,
         root,

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::Loop;
 use crate::app::event::{AppEvent, McpLoginStep};
-use crate::mcp::oauth::{self, Prompt, Target};
+use rein_core::mcp::oauth::{self, Prompt, Target};
 
 /// The dashboard's [`Prompt`]: each line becomes a step the transcript shows.
 struct StepPrompt {

@@ -36,14 +36,14 @@ use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
 use tokio::sync::mpsc;
 
-use crate::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle};
 use crate::app::update::update;
 use crate::app::{App, AppEvent, Effect};
-use crate::config::Config;
-use crate::hooks::EndReason;
 use crate::ui::screen::Screen;
 pub use models::usage_prices;
 use models::{list_models, model_switched, resolve_model, server_models, window_learnt};
+use rein_core::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle};
+use rein_core::config::Config;
+use rein_core::hooks::EndReason;
 use sessions::{list_sessions, switch_session};
 use terminal::{
     draw, enter, leave, next_term_event, notify, run_editor, translate, Term, TerminalEvents,
@@ -82,9 +82,9 @@ pub struct Sessions {
     /// The current session holds a conversation worth resuming: a resumed one with
     /// messages, or one where a turn started (a new conversation starts without).
     pub resumable: bool,
-    /// The server is still being asked for the window (`crate::agent::window`): an agent
+    /// The server is still being asked for the window (`rein_core::agent::window`): an agent
     /// started on a resumed session meanwhile learns it too. `None` once it is known.
-    pub window: Option<crate::agent::window::WindowWatch>,
+    pub window: Option<rein_core::agent::window::WindowWatch>,
 }
 
 /// How the dashboard ended.
@@ -108,8 +108,8 @@ pub async fn run(
     mut sessions: Option<Sessions>,
     mut config: Option<Config>,
     mcp: Option<(
-        crate::mcp::McpManager,
-        mpsc::UnboundedReceiver<crate::mcp::McpEvent>,
+        rein_core::mcp::McpManager,
+        mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>,
     )>,
 ) -> io::Result<Ended> {
     let mut terminal = enter()?;
@@ -164,7 +164,7 @@ pub async fn run(
         let give_up = async {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
-                _ = crate::host::signals::termination() => {}
+                _ = rein_core::host::signals::termination() => {}
             }
         };
         agent
@@ -172,7 +172,7 @@ pub async fn run(
                 if let Some(line) = crate::describe::at_end(&event) {
                     eprintln!(
                         "rein: {}",
-                        crate::text::sanitize::sanitize(&crate::text::clip(&line, 500))
+                        rein_core::text::sanitize::sanitize(&rein_core::text::clip(&line, 500))
                     );
                 }
             })
@@ -202,14 +202,14 @@ struct Loop<'a> {
     /// events at hand are handled.
     edit: Option<String>,
     /// The session's MCP servers (`/mcp restart NAME`).
-    mcp: Option<crate::mcp::McpManager>,
+    mcp: Option<rein_core::mcp::McpManager>,
 }
 
 /// `/mcp allow NAME`: remember (in the data folder's trust file) that this project's
 /// server `name` may run as its table declares it now (the table the session loaded, the
 /// one `/mcp` showed) with the project files it names as they are now, then start it.
 fn allow_mcp(
-    mcp: Option<&crate::mcp::McpManager>,
+    mcp: Option<&rein_core::mcp::McpManager>,
     data_dir: Option<std::path::PathBuf>,
     app: &App,
     name: &str,
@@ -219,8 +219,8 @@ fn allow_mcp(
     let server = mcp
         .config(name)
         .ok_or_else(|| format!("no MCP server named {name} is configured"))?;
-    let (mut trust, _) = crate::consent::trust::TrustStore::load(&data_dir);
-    crate::mcp::external::approve(&server, &app.info.project, &mut trust)?;
+    let (mut trust, _) = rein_core::consent::trust::TrustStore::load(&data_dir);
+    rein_core::mcp::external::approve(&server, &app.info.project, &mut trust)?;
     mcp.allow(name).map_err(|e| e.to_string())
 }
 
@@ -232,7 +232,7 @@ async fn event_loop(
     ctx: &mut Loop<'_>,
 ) -> io::Result<EndReason> {
     let mut events = Some(TerminalEvents::start());
-    let mut terminated = std::pin::pin!(crate::host::signals::termination());
+    let mut terminated = std::pin::pin!(rein_core::host::signals::termination());
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
     }
@@ -390,7 +390,7 @@ fn drain_agent_events(app: &mut App, ctx: &mut Loop<'_>) -> io::Result<Drained> 
     })
 }
 
-async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<crate::agent::AgentEvent> {
+async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<rein_core::agent::AgentEvent> {
     match agent {
         Some(handle) => handle.events.recv().await,
         None => std::future::pending().await,
@@ -484,7 +484,7 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                 }
                 Effect::ReloadCommands => {
                     let home = std::env::var_os("HOME").map(PathBuf::from);
-                    let commands = crate::custom_commands::CommandSet::discover(
+                    let commands = rein_core::custom_commands::CommandSet::discover(
                         home.as_deref(),
                         &app.info.project,
                         &crate::app::commands::is_builtin,
@@ -494,14 +494,14 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                 Effect::EditInput { text } => ctx.edit = Some(text),
                 Effect::ReadResult { id, at } => {
                     // One line at a known offset: a read as quick as a frame.
-                    let text = crate::session::read_result(&at.path, at.offset, &id);
+                    let text = rein_core::session::read_result(&at.path, at.offset, &id);
                     pending.push_back(AppEvent::ResultRead { id, at, text });
                 }
                 Effect::IndexFiles { root, cap } => {
                     // A walk of a large tree takes a while: on a thread, never on the loop.
                     let background = ctx.background.clone();
                     tokio::task::spawn_blocking(move || {
-                        let index = crate::file_index::scan(&root, cap);
+                        let index = rein_core::file_index::scan(&root, cap);
                         let _ = background.send(AppEvent::FilesIndexed(Box::new(index)));
                     });
                 }
@@ -568,8 +568,9 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                             }
                             // Allowed or not, a session waiting to start goes on.
                             hooks.answered();
-                            allowed
-                                .map(|()| hooks.all().iter().map(crate::hooks::describe).collect())
+                            allowed.map(|()| {
+                                hooks.all().iter().map(rein_core::hooks::describe).collect()
+                            })
                         }
                         _ => Err("this dashboard runs no agent".to_string()),
                     };
@@ -580,7 +581,7 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                     let data_dir = ctx.config.as_ref().map(|c| c.data_dir.clone());
                     let result = match (agent, data_dir) {
                         (Some(agent), Some(data_dir)) => {
-                            let allowed = crate::hooks::allow_project(&agent.root, &data_dir);
+                            let allowed = rein_core::hooks::allow_project(&agent.root, &data_dir);
                             if allowed.is_ok() {
                                 protect_pinned(agent, &data_dir);
                             }
@@ -616,16 +617,16 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
     Ok(quit)
 }
 
-pub use crate::context::git::git_branch;
+pub use rein_core::context::git::git_branch;
 
 /// The project files approved hooks and servers run (their scripts, pinned by the approval)
 /// are the user's word: from now on writing one asks and commands cannot change them.
-fn protect_pinned(agent: &crate::agent::AgentConfig, data_dir: &Path) {
-    let pinned = crate::consent::trust::TrustStore::load(data_dir)
+fn protect_pinned(agent: &rein_core::agent::AgentConfig, data_dir: &Path) {
+    let pinned = rein_core::consent::trust::TrustStore::load(data_dir)
         .0
         .pinned_files(&agent.root);
     agent
         .policy
-        .add_steering_files(&pinned, crate::consent::steering::Kind::HostTool);
+        .add_steering_files(&pinned, rein_core::consent::steering::Kind::HostTool);
     agent.sandbox.add_steering_files(&pinned);
 }

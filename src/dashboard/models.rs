@@ -3,11 +3,11 @@
 //! settings kept up to date once the agent runs on another model or learns its window.
 
 use super::Loop;
-use crate::agent::ModelSwitch;
 use crate::app::event::{ModelResolved, ResolvedModel};
 use crate::app::model_picker::{ModelChoice, ModelList, ServerModels};
 use crate::app::AppEvent;
-use crate::config::{discover, Config, Discovery, ModelTarget, Source};
+use rein_core::agent::ModelSwitch;
+use rein_core::config::{discover, Config, Discovery, ModelTarget, Source};
 
 /// The models `/model` offers: the one in use with the window in effect, then every
 /// `[providers.NAME.models.MODEL]` entry with its configured window (or the
@@ -30,7 +30,7 @@ pub(super) fn list_models(config: &Config) -> ModelList {
         .collect();
     // A model with a server to ask: one whose base URL is there (the demo's is not).
     let server_url = (!config.model.value.is_empty() && !config.base_url.value.is_empty())
-        .then(|| crate::config::server_models::models_url(&config.target()));
+        .then(|| rein_core::config::server_models::models_url(&config.target()));
     ModelList {
         current: ModelChoice {
             name: config.model_name.clone(),
@@ -45,13 +45,13 @@ pub(super) fn list_models(config: &Config) -> ModelList {
 /// What `target`'s server lists, named as `--model` takes them: with the provider's prefix
 /// when the model in use was named with it (`openrouter/…`), else as the server says (a
 /// name without a prefix goes to the same `base_url`).
-pub(super) async fn server_models(target: &crate::config::ModelTarget) -> ServerModels {
-    let url = crate::config::server_models::models_url(target);
+pub(super) async fn server_models(target: &rein_core::config::ModelTarget) -> ServerModels {
+    let url = rein_core::config::server_models::models_url(target);
     let prefix = Some(target.provider.value.as_str())
         .filter(|p| !p.is_empty() && target.name.starts_with(&format!("{p}/")))
         .map(|p| format!("{p}/"))
         .unwrap_or_default();
-    let result = crate::config::server_models::list(target)
+    let result = rein_core::config::server_models::list(target)
         .await
         .map(|models| {
             models
@@ -160,8 +160,8 @@ pub(super) fn window_learnt(window: u64, url: Option<&str>, ctx: &mut Loop<'_>) 
 
 /// A model's prices for the cost shown in `/cost`, `/context`, the model picker and the
 /// headless summary: `None` unless both the input and the output price are configured.
-pub fn usage_prices(prices: &crate::config::Prices) -> Option<crate::agent::Prices> {
-    Some(crate::agent::Prices {
+pub fn usage_prices(prices: &rein_core::config::Prices) -> Option<rein_core::agent::Prices> {
+    Some(rein_core::agent::Prices {
         input: prices.input?,
         cached_input: prices.cached_input,
         cache_write: prices.cache_write,

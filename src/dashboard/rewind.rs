@@ -8,12 +8,12 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use super::Loop;
-use crate::agent::AgentCommand;
 use crate::app::event::AppEvent;
 use crate::app::rewind::{Preview, PreviewLine, RewindTurn, RewindWhat};
 use crate::app::state::App;
 use crate::app::transcript::NoticeKind;
-use crate::checkpoint::{Outcome, Settings, Store};
+use rein_core::agent::AgentCommand;
+use rein_core::checkpoint::{Outcome, Settings, Store};
 
 /// What the loop needs to reach the session and the record.
 struct Where {
@@ -56,7 +56,7 @@ pub(super) fn open(app: &mut App, ctx: &Loop<'_>) {
     };
     let background = ctx.background.clone();
     tokio::task::spawn_blocking(move || {
-        let turns = crate::session::load(&place.session)
+        let turns = rein_core::session::load(&place.session)
             .map(|loaded| {
                 loaded
                     .checkpoints
@@ -99,7 +99,7 @@ pub(super) fn preview(app: &mut App, ctx: &Loop<'_>, turn: u64, what: RewindWhat
 }
 
 fn dry_run(place: &Where, turn: u64) -> Result<Vec<PreviewLine>, String> {
-    let order = crate::session::rewind::order(&place.session, turn)?;
+    let order = rein_core::session::rewind::order(&place.session, turn)?;
     let store = Store::open(&place.data_dir, &place.project, place.settings.clone())
         .map_err(|e| e.to_string())?;
     let report = store
@@ -144,7 +144,7 @@ pub(super) fn rewind(
     // Worked out from the session as it is, before any switch.
     let order = match what
         .code()
-        .then(|| crate::session::rewind::order(&place.session, turn))
+        .then(|| rein_core::session::rewind::order(&place.session, turn))
     {
         Some(Err(e)) => {
             app.transcript
@@ -155,7 +155,7 @@ pub(super) fn rewind(
         None => None,
     };
     if what.conversation() {
-        match crate::session::rewind::fork(&place.data_dir, &place.session, turn) {
+        match rein_core::session::rewind::fork(&place.data_dir, &place.session, turn) {
             Ok(forked) => {
                 pending.push_back(AppEvent::Resumed(super::switch_session(&forked.path, ctx)));
                 pending.push_back(AppEvent::RewindForked {
@@ -184,7 +184,7 @@ pub(super) fn diff(app: &mut App, ctx: &Loop<'_>) {
     tokio::task::spawn_blocking(move || {
         let diff = Store::open(&place.data_dir, &place.project, place.settings.clone())
             .map_err(|e| e.to_string())
-            .and_then(|store| crate::session::rewind::diff(&place.session, &store, None));
+            .and_then(|store| rein_core::session::rewind::diff(&place.session, &store, None));
         let _ = background.send(AppEvent::Diff(diff));
     });
 }

@@ -5,18 +5,18 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::{Loop, Sessions};
-use crate::agent::{AgentCommand, SessionSetup};
 use crate::app::picker::SessionList;
 use crate::app::AppEvent;
-use crate::session::{LoadedSession, SessionWriter};
+use rein_core::agent::{AgentCommand, SessionSetup};
+use rein_core::session::{LoadedSession, SessionWriter};
 
 /// The sessions on disk, for the picker.
 pub(super) fn list_sessions(sessions: &Sessions) -> AppEvent {
     // The picker shows exact counts: those the sidecars no longer cover are counted from
     // the files' tails.
-    let mut listed = crate::session::list(&sessions.data_dir);
+    let mut listed = rein_core::session::list(&sessions.data_dir);
     for summary in &mut listed {
-        summary.messages = crate::session::exact_count(summary);
+        summary.messages = rein_core::session::exact_count(summary);
     }
     AppEvent::Sessions(SessionList {
         sessions: listed,
@@ -38,7 +38,7 @@ pub(super) fn switch_session(
     // A session another rein has open goes on in a copy: the picker marked it, so
     // choosing it is choosing the copy.
     let opened = match SessionWriter::resume_with(path, crate::app::resume::SHOWN) {
-        Err(e) if crate::session::in_use(&e).is_some() => {
+        Err(e) if rein_core::session::in_use(&e).is_some() => {
             let busy = e.to_string();
             SessionWriter::fork_with(&sessions.data_dir, path, crate::app::resume::SHOWN).map(
                 |(writer, mut loaded)| {
@@ -82,7 +82,7 @@ pub(super) fn switch_session(
         resumed: Some(for_agent),
         data_dir: sessions.data_dir.clone(),
     };
-    let agent = crate::agent::spawn_learning_window(
+    let agent = rein_core::agent::spawn_learning_window(
         sessions.agent_config.clone(),
         Some(setup),
         sessions.window.clone(),

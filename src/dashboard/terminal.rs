@@ -192,7 +192,7 @@ pub(super) async fn next_term_event(
 /// (so no control character or bidirectional override ends the OSC 9 early or reorders
 /// it), on one line, at most 200 characters.
 fn notification_text(message: &str) -> String {
-    crate::text::sanitize::sanitize(message)
+    rein_core::text::sanitize::sanitize(message)
         .chars()
         .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
         .take(200)

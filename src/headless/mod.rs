@@ -12,16 +12,16 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::agent::{
+use crate::describe;
+use rein_core::agent::{
     self, AgentCommand, AgentConfig, AgentEvent, ApprovalDecision, EventFamily, Prices,
     SubagentEvent, TurnOutcome, UsageTotals,
 };
-use crate::describe;
-use crate::elicitation::FormAnswer;
-use crate::permissions::ApprovalMode;
-use crate::text;
-use crate::text::sanitize::sanitize;
-use crate::tools::write_todos::TodoStatus;
+use rein_core::elicitation::FormAnswer;
+use rein_core::permissions::ApprovalMode;
+use rein_core::text;
+use rein_core::text::sanitize::sanitize;
+use rein_core::tools::write_todos::TodoStatus;
 
 pub mod result;
 
@@ -57,7 +57,7 @@ pub struct HeadlessOptions {
 /// a server cannot reach the terminal as control sequences.
 macro_rules! say {
     ($($arg:tt)*) => {
-        $crate::text::sanitize::to_stderr(format_args!("{}\n", $crate::text::sanitize::sanitize(&format!($($arg)*))))
+        ::rein_core::text::sanitize::to_stderr(format_args!("{}\n", ::rein_core::text::sanitize::sanitize(&format!($($arg)*))))
     };
 }
 
@@ -70,11 +70,11 @@ async fn end(handle: agent::AgentHandle) {
     let give_up = async {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
-            _ = crate::host::signals::termination() => {}
+            _ = rein_core::host::signals::termination() => {}
         }
     };
     handle
-        .end(crate::hooks::EndReason::Other, give_up, |event| {
+        .end(rein_core::hooks::EndReason::Other, give_up, |event| {
             if let Some(line) = describe::at_end(&event) {
                 say!("rein: {}", first_line_cut(&line, 500));
             }
@@ -89,7 +89,10 @@ pub fn summary_line(usage: &UsageTotals, prices: Option<Prices>) -> Option<Strin
         return None;
     }
     let cost = prices.map_or(String::new(), |p| {
-        format!(", {}", crate::agent::usage::dollars(p.cost(&usage.session)))
+        format!(
+            ", {}",
+            rein_core::agent::usage::dollars(p.cost(&usage.session))
+        )
     });
     Some(format!("rein: {}{cost}", usage.tokens_line()))
 }
@@ -141,7 +144,7 @@ pub async fn run_learning_window(
     handle.send(AgentCommand::UserMessage(options.prompt.clone()));
     let mut interrupted = false;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
-    let mut terminated = std::pin::pin!(crate::host::signals::termination());
+    let mut terminated = std::pin::pin!(rein_core::host::signals::termination());
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
@@ -364,7 +367,7 @@ impl Printer {
             AgentEvent::ReasoningDelta { text } => {
                 if !self.in_reasoning {
                     self.in_reasoning = true;
-                    crate::text::sanitize::to_stderr(format_args!(
+                    rein_core::text::sanitize::to_stderr(format_args!(
                         "{}",
                         if self.styled {
                             "\x1b[2mthinking: "
@@ -373,7 +376,7 @@ impl Printer {
                         }
                     ));
                 }
-                crate::text::sanitize::to_stderr(format_args!("{}", sanitize(text)));
+                rein_core::text::sanitize::to_stderr(format_args!("{}", sanitize(text)));
             }
             AgentEvent::AssistantMessage { refusal: true, .. } => {
                 self.newline_stdout();
@@ -450,11 +453,14 @@ impl Printer {
                 self.newline_stdout();
                 say!(
                     "rein: {}",
-                    crate::context::stubs::summary(*stubbed, *before_chars, *after_chars)
+                    rein_core::context::stubs::summary(*stubbed, *before_chars, *after_chars)
                 );
             }
             AgentEvent::ResultCapped { name, capped, .. } => {
-                say!("  rein: {}", crate::context::spill::summary(name, capped));
+                say!(
+                    "  rein: {}",
+                    rein_core::context::spill::summary(name, capped)
+                );
             }
             AgentEvent::ResultsDropped {
                 dropped,
@@ -464,7 +470,7 @@ impl Printer {
                 self.newline_stdout();
                 say!(
                     "rein: {}",
-                    crate::context::drop::summary(*dropped, *before_tokens, *after_tokens)
+                    rein_core::context::drop::summary(*dropped, *before_tokens, *after_tokens)
                 );
             }
             AgentEvent::CompactionStarted { .. }
@@ -509,7 +515,12 @@ impl Printer {
                 ..
             } => say!(
                 "rein: {}",
-                crate::context::compact::summary(*before_tokens, *after_tokens, *summarised, *kept)
+                rein_core::context::compact::summary(
+                    *before_tokens,
+                    *after_tokens,
+                    *summarised,
+                    *kept
+                )
             ),
             AgentEvent::CompactionFailed { message } => {
                 self.newline_stdout();
@@ -566,7 +577,7 @@ impl Printer {
     fn end_reasoning(&mut self) {
         if self.in_reasoning {
             self.in_reasoning = false;
-            crate::text::sanitize::to_stderr(format_args!(
+            rein_core::text::sanitize::to_stderr(format_args!(
                 "{}",
                 if self.styled { "\x1b[0m\n" } else { "\n" }
             ));
@@ -587,7 +598,7 @@ impl Printer {
 fn write_json_line(value: &impl serde::Serialize) {
     if let Ok(line) = serde_json::to_string(value) {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", crate::text::sanitize::json_line(&line));
+        let _ = writeln!(out, "{}", rein_core::text::sanitize::json_line(&line));
         let _ = out.flush();
     }
 }
@@ -622,7 +633,7 @@ fn print_approval(event: &AgentEvent, yes: bool) {
         return;
     };
     if *repeated > 0 {
-        let found = crate::agent::loop_guard::Loop {
+        let found = rein_core::agent::Loop {
             times: *repeated,
             period: *period,
         };
@@ -694,9 +705,9 @@ mod tests {
     /// auto` does not approve it, so it is refused; `--yes` approves it.
     #[test]
     fn an_mcp_ask_is_refused_headless_unless_yes_approves_it() {
-        use crate::permissions::mode::{decide, ModeDecision};
-        use crate::permissions::policy::RulePolicy;
-        use crate::permissions::{ApprovalMode, PermissionPolicy, ToolRequest};
+        use rein_core::permissions::mode::{decide, ModeDecision};
+        use rein_core::permissions::policy::RulePolicy;
+        use rein_core::permissions::{ApprovalMode, PermissionPolicy, ToolRequest};
         let root = tempfile::tempdir().unwrap();
         let policy = RulePolicy::new(root.path(), &[], &[], None).unwrap();
         let name = "mcp__github__create_issue";
@@ -721,7 +732,7 @@ mod tests {
                 subagent: None,
                 repeated: 0,
                 period: 0,
-                mcp: crate::permissions::tools::McpCall::for_call(name, &args),
+                mcp: rein_core::permissions::tools::McpCall::for_call(name, &args),
             };
             assert_eq!(
                 approval_answer(&event, false),
@@ -760,7 +771,7 @@ mod tests {
     fn the_summary_line_says_what_the_cache_took_and_what_it_cost() {
         let mut t = UsageTotals::default();
         assert_eq!(summary_line(&t, None), None);
-        let u = |cached| crate::agent::Usage {
+        let u = |cached| rein_core::agent::Usage {
             prompt_tokens: 1000,
             completion_tokens: 50,
             total_tokens: 1050,

@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::agent::{AgentConfig, AgentEvent, Prices, TurnOutcome, UsageTotals};
-use crate::tools::Toolset;
+use rein_core::agent::{AgentConfig, AgentEvent, Prices, TurnOutcome, UsageTotals};
+use rein_core::tools::Toolset;
 
 /// How a headless run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ impl Ending {
             Ending::Turn(TurnOutcome::Failed) | Ending::Broken(_) => 1,
             Ending::Turn(TurnOutcome::StepLimit) => 3,
             Ending::Turn(TurnOutcome::Interrupted) | Ending::Signal("SIGINT") => 130,
-            Ending::Signal(signal) => crate::host::signals::exit_code(signal),
+            Ending::Signal(signal) => rein_core::host::signals::exit_code(signal),
         }
     }
 
@@ -214,7 +214,7 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::Usage;
+    use rein_core::agent::Usage;
     use serde_json::{json, Value};
 
     fn json_of(result: RunResult) -> Value {

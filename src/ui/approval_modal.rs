@@ -23,7 +23,7 @@ use super::theme;
 use super::wrap::{wrap_into, WrapMode};
 use crate::app::approval::{mcp_args_lines, savable};
 use crate::app::approval::{Approvals, PendingApproval};
-use crate::permissions::Grant;
+use rein_core::permissions::Grant;
 
 /// What the modal says of a server the project's config declared.
 pub const PROJECT_SERVER_NOTE: &str =

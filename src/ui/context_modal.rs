@@ -18,8 +18,8 @@ use super::gauge::tokens;
 use super::layout::{centred, framed, modal_width};
 use super::theme;
 use super::wrap::{truncate, width, wrap_into, wrap_text, WrapMode};
-use crate::agent::{ContextStats, Prices, UsageTotals};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
+use rein_core::agent::{ContextStats, Prices, UsageTotals};
 
 /// The widest the modal gets.
 const MAX_WIDTH: u16 = 72;
@@ -110,7 +110,7 @@ pub fn body_lines(
     let compact_at = if stats.compact_at.is_finite() {
         stats.compact_at.clamp(0.0, 1.0)
     } else {
-        crate::context::DEFAULT_COMPACT_AT
+        rein_core::context::DEFAULT_COMPACT_AT
     };
     let approx = if stats.estimated { "~" } else { "" };
     let total = format!(

@@ -2,7 +2,7 @@
 //! approval: a blue double border instead of the approval modal's yellow rounded one, a
 //! title and a first line that name the server and say the question is the server's, its
 //! message set off as a quote (`│ `), then the fields. The server's words are already
-//! sanitised and bounded (`crate::elicitation`); they are drawn through the UI's sanitiser
+//! sanitised and bounded (`rein_core::elicitation`); they are drawn through the UI's sanitiser
 //! again, and cut to the width, so nothing the server wrote reaches the terminal raw.
 //!
 //! Fields: one line each (`›` marks the chosen one, `*` a required one), the chosen field's
@@ -21,7 +21,7 @@ use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width, wrap_text};
 use crate::app::form::{Forms, OpenForm, Value, FOOTER};
-use crate::elicitation::{Field, FieldKind, TextFormat};
+use rein_core::elicitation::{Field, FieldKind, TextFormat};
 
 /// The widest the form gets.
 const MAX_WIDTH: u16 = 90;

@@ -17,7 +17,7 @@ use super::wrap::width;
 use crate::app::state::Gauge;
 
 /// A token count in a few characters: `950`, `53.7k`, `128k`, `1.2M`.
-pub use crate::text::tokens;
+pub use rein_core::text::tokens;
 
 /// What the gauge says while the server is asked for the window.
 pub const ASKING: &str = "window: asking the server…";

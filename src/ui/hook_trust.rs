@@ -17,7 +17,7 @@ use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{wrap_into, wrap_text, WrapMode};
 use crate::app::hook_trust::{HookTrust, FOOTER};
-use crate::hooks::OnFailure;
+use rein_core::hooks::OnFailure;
 
 /// The widest the question gets.
 const MAX_WIDTH: u16 = 96;
@@ -46,7 +46,7 @@ pub fn body_lines(trust: &HookTrust, text_w: usize) -> Vec<Line<'static>> {
     if held.changed {
         // Why they are asked about again: the file, or a file their commands run.
         let why = match &held.why {
-            crate::hooks::HeldWhy::Changed | crate::hooks::HeldWhy::New => {
+            rein_core::hooks::HeldWhy::Changed | rein_core::hooks::HeldWhy::New => {
                 "The file changed since you allowed it.".to_string()
             }
             other => format!("Held: {other}."),

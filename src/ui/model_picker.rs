@@ -18,10 +18,10 @@ use super::list_modal::{fit, ListModal};
 use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
-use crate::agent::Prices;
 use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::model_picker::{ModelPicker, ModelRow, ServerState};
-use crate::context::short_count;
+use rein_core::agent::Prices;
+use rein_core::context::short_count;
 
 /// The widest the modal gets.
 const MAX_WIDTH: u16 = 96;

@@ -24,7 +24,7 @@ use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, width};
 use crate::app::picker::Picker;
-use crate::session::{MessageCount, SessionSummary};
+use rein_core::session::{MessageCount, SessionSummary};
 
 /// The widest the modal gets.
 const MAX_WIDTH: u16 = 100;
@@ -206,7 +206,7 @@ impl Widget for PickerModal<'_> {
 }
 
 /// A message count as the picker shows it: the loop made it exact where it could read
-/// the file's tail ([`crate::session::exact_count`]); a tail too long to read leaves "at
+/// the file's tail ([`rein_core::session::exact_count`]); a tail too long to read leaves "at
 /// least" (`40+`), no file to read "?".
 pub fn count(messages: MessageCount) -> String {
     match messages {

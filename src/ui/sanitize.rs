@@ -15,9 +15,9 @@ use unicode_width::UnicodeWidthChar;
 pub const TAB_WIDTH: usize = 4;
 
 /// Whether `c` must be replaced before it reaches the terminal (tabs are expanded here;
-/// which characters are unsafe is [`crate::text::sanitize`]'s one decision).
+/// which characters are unsafe is [`rein_core::text::sanitize`]'s one decision).
 fn needs_care(c: char) -> bool {
-    c == '\t' || crate::text::sanitize::shown(c).is_some()
+    c == '\t' || rein_core::text::sanitize::shown(c).is_some()
 }
 
 /// `text` with control characters made visible and tabs expanded (stops every
@@ -49,7 +49,7 @@ fn push_safe(out: &mut String, c: char, col: &mut usize) {
             out.extend(std::iter::repeat_n(' ', n));
             *col += n;
         }
-        c => match crate::text::sanitize::shown(c) {
+        c => match rein_core::text::sanitize::shown(c) {
             Some(shown) => {
                 *col += shown.len();
                 out.push_str(&shown);

@@ -18,7 +18,7 @@ use super::wrap::{truncate, width};
 use crate::app::keymap::{keymap, Action, Mode as KeyMode};
 use crate::app::state::Activity;
 use crate::app::{App, Layer};
-use crate::permissions::ApprovalMode;
+use rein_core::permissions::ApprovalMode;
 
 /// The key hints for this state: (first key, what it does).
 pub fn hints(app: &App) -> Vec<(String, String)> {
@@ -181,7 +181,7 @@ impl StatusLine<'_> {
             .app
             .background
             .iter()
-            .filter(|t| t.state == crate::tools::background::TaskState::Running)
+            .filter(|t| t.state == rein_core::tools::background::TaskState::Running)
             .count();
         if running > 0 {
             spans.push(sep());
@@ -209,7 +209,7 @@ impl StatusLine<'_> {
         spans.push(sep());
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         spans.push(Span::styled(
-            crate::text::shorten_home(&info.project, home.as_deref()),
+            rein_core::text::shorten_home(&info.project, home.as_deref()),
             theme::TEXT,
         ));
         if let Some(branch) = &info.branch {

@@ -11,7 +11,7 @@ use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::{truncate, wrap_into, WrapMode};
 use crate::describe::{todo_counts as counts, todo_wording as wording};
-use crate::tools::write_todos::{Todo, TodoStatus};
+use rein_core::tools::write_todos::{Todo, TodoStatus};
 
 /// The marks of pending, in-progress and completed items.
 pub const MARKS: [&str; 3] = ["☐ ", "▶ ", "☑ "];

@@ -17,7 +17,6 @@
 
 use std::time::Instant;
 
-use crate::agent::{AgentEvent, EventFamily, SubagentEvent, ToolOutcome, TurnOutcome};
 use crate::app::approval::PendingApproval;
 use crate::app::state::{Activity, App};
 use crate::app::transcript::{
@@ -25,9 +24,10 @@ use crate::app::transcript::{
 };
 use crate::app::Effect;
 use crate::describe;
-use crate::text;
-use crate::tools::task;
-use crate::tools::write_todos::TodoStatus;
+use rein_core::agent::{AgentEvent, EventFamily, SubagentEvent, ToolOutcome, TurnOutcome};
+use rein_core::text;
+use rein_core::tools::task;
+use rein_core::tools::write_todos::TodoStatus;
 
 /// Apply one agent event: routed to its family's handler.
 pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
@@ -281,12 +281,12 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
         } => notice(
             app,
             NoticeKind::Info,
-            crate::context::stubs::summary(stubbed, before_chars, after_chars),
+            rein_core::context::stubs::summary(stubbed, before_chars, after_chars),
         ),
         AgentEvent::ResultCapped { name, capped, .. } => notice(
             app,
             NoticeKind::Info,
-            crate::context::spill::summary(&name, &capped),
+            rein_core::context::spill::summary(&name, &capped),
         ),
         AgentEvent::ResultsDropped {
             dropped,
@@ -295,7 +295,7 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
         } => notice(
             app,
             NoticeKind::Info,
-            crate::context::drop::summary(dropped, before_tokens, after_tokens),
+            rein_core::context::drop::summary(dropped, before_tokens, after_tokens),
         ),
         AgentEvent::Context(stats) => {
             app.gauge.apply(&stats);
@@ -310,7 +310,7 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
             ..
         } => {
             app.gauge.learnt(window);
-            let text = crate::agent::model_switched_text(&name, window, over_budget);
+            let text = rein_core::agent::model_switched_text(&name, window, over_budget);
             super::model_switch::switched(app, name, prices, text);
         }
         AgentEvent::InstructionsLoaded { files, notices } => {
@@ -357,7 +357,7 @@ fn compaction_event(app: &mut App, event: AgentEvent, now: Instant) {
             ..
         } => {
             let summary =
-                crate::context::compact::summary(before_tokens, after_tokens, summarised, kept);
+                rein_core::context::compact::summary(before_tokens, after_tokens, summarised, kept);
             app.transcript
                 .cells
                 .push(Cell::compaction(auto, summary, note));

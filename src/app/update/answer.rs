@@ -5,10 +5,10 @@
 use std::time::Instant;
 
 use super::agent_events::tool_detail;
-use crate::agent::{AgentCommand, ApprovalDecision};
 use crate::app::state::{Activity, App};
 use crate::app::transcript::ToolStatus;
 use crate::app::Effect;
+use rein_core::agent::{AgentCommand, ApprovalDecision};
 
 /// Answer the front request: pop it, count it, note the decision on its tool cell.
 pub fn answer(app: &mut App, decision: ApprovalDecision, now: Instant, effects: &mut Vec<Effect>) {

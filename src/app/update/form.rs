@@ -2,12 +2,12 @@
 //! answer): the form joins or leaves the queue, the transcript says what happened to it,
 //! and the agent gets the answer by the form's id.
 
-use crate::agent::{AgentCommand, AgentEvent};
 use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind};
 use crate::app::Effect;
-use crate::elicitation::FormAnswer;
-use crate::text;
+use rein_core::agent::{AgentCommand, AgentEvent};
+use rein_core::elicitation::FormAnswer;
+use rein_core::text;
 
 /// `FormRequested` opens the form (behind any already open); `FormClosed` withdraws it.
 pub fn event(app: &mut App, event: AgentEvent, effects: &mut Vec<Effect>) {

@@ -11,8 +11,8 @@ use crate::app::event::McpLoginStep;
 use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind};
 use crate::app::Effect;
-use crate::mcp::oauth::LoginOutcome;
-use crate::mcp::{McpEvent, ServerState, Unapproved};
+use rein_core::mcp::oauth::LoginOutcome;
+use rein_core::mcp::{McpEvent, ServerState, Unapproved};
 
 /// A server's state changed, or it has something to say.
 pub fn event(app: &mut App, event: McpEvent) {
@@ -54,8 +54,10 @@ pub fn event(app: &mut App, event: McpEvent) {
 
 /// An MCP prompt as a slash command: listed and completed like a custom command; it sends
 /// the typed line, which the agent fetches from the server.
-pub fn prompt_command(prompt: &crate::mcp::McpPrompt) -> crate::custom_commands::CustomCommand {
-    crate::custom_commands::CustomCommand {
+pub fn prompt_command(
+    prompt: &rein_core::mcp::McpPrompt,
+) -> rein_core::custom_commands::CustomCommand {
+    rein_core::custom_commands::CustomCommand {
         name: prompt.command.clone(),
         description: if prompt.description.is_empty() {
             format!("the prompt {} of {}", prompt.name, prompt.server)
@@ -66,7 +68,7 @@ pub fn prompt_command(prompt: &crate::mcp::McpPrompt) -> crate::custom_commands:
         body: String::new(),
         path: std::path::PathBuf::new(),
         label: prompt.server.clone(),
-        source: crate::custom_commands::CommandSource::Mcp,
+        source: rein_core::custom_commands::CommandSource::Mcp,
         shadows: Vec::new(),
         hides_user: None,
     }
@@ -282,7 +284,7 @@ pub fn offers(app: &App, name: &str) -> String {
     let prompts = app
         .custom_commands
         .iter()
-        .filter(|c| c.source == crate::custom_commands::CommandSource::Mcp && c.label == name)
+        .filter(|c| c.source == rein_core::custom_commands::CommandSource::Mcp && c.label == name)
         .count();
     if prompts > 0 {
         out.push_str(&format!(

@@ -55,7 +55,7 @@ use crate::app::plan_review::PlanOutcome;
 use crate::app::slash_menu::SlashOutcome;
 use crate::app::state::App;
 use crate::app::transcript::{Cell, NoticeKind, ResultText, ToolCell};
-use crate::file_index::DEFAULT_CAP;
+use rein_core::file_index::DEFAULT_CAP;
 
 /// A second Ctrl-C within this long quits (the hint saying so goes then, or at the next
 /// other key).
@@ -695,7 +695,7 @@ fn cancel(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
 fn result_read(
     app: &mut App,
     id: &str,
-    at: &crate::session::EntryAt,
+    at: &rein_core::session::EntryAt,
     text: Result<String, String>,
 ) {
     let cell = app.transcript.cells.iter_mut().rev().find_map(|c| match c {

@@ -13,10 +13,10 @@
 
 use std::time::Instant;
 
-use crate::agent::{AgentCommand, Prices};
 use crate::app::event::{Effect, ModelResolved};
 use crate::app::state::{Activity, App, PendingSwitch};
 use crate::app::transcript::NoticeKind;
+use rein_core::agent::{AgentCommand, Prices};
 
 /// Switch to the model `name` (trimmed; nothing happens for an empty name).
 pub fn begin(app: &mut App, name: &str, effects: &mut Vec<Effect>) {

@@ -14,11 +14,11 @@
 
 use std::time::Instant;
 
-use crate::agent::{AgentCommand, AgentEvent, ToolOutcome};
 use crate::app::state::{Activity, App};
 use crate::app::transcript::{Cell, NoticeKind, ToolStatus};
 use crate::app::Effect;
-use crate::permissions::ApprovalMode;
+use rein_core::agent::{AgentCommand, AgentEvent, ToolOutcome};
+use rein_core::permissions::ApprovalMode;
 
 /// What a tool cell says of a call auto mode approved.
 pub const AUTO_APPROVED: &str = "auto-approved (auto mode)";

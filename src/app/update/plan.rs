@@ -4,12 +4,12 @@
 
 use std::time::Instant;
 
-use crate::agent::TurnOutcome;
 use crate::app::plan_review::{plan_of, PlanOutcome, PlanReview, APPROVED_MESSAGE};
 use crate::app::state::App;
 use crate::app::transcript::Cell;
 use crate::app::Effect;
-use crate::permissions::ApprovalMode;
+use rein_core::agent::TurnOutcome;
+use rein_core::permissions::ApprovalMode;
 
 /// A turn ended: in plan mode, completed, with nothing queued behind it and a reply with
 /// words, its last reply is offered as the plan.

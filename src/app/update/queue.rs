@@ -2,7 +2,7 @@
 //!
 //! Enter while the agent works sends the message on at once ([`super::send`]); the agent
 //! queues it and its next step takes it with the tool results
-//! ([`AgentEvent::MessageDelivered`](crate::agent::AgentEvent::MessageDelivered): the
+//! ([`AgentEvent::MessageDelivered`](rein_core::agent::AgentEvent::MessageDelivered): the
 //! transcript shows the message where the model got it, [`user_cell`]), or, when no step comes,
 //! it starts the next turn. Until then it is listed in `composer.queued` (drawn above the
 //! input). Alt-Up ([`take_back`]) takes the last one back into the input for editing and
@@ -11,10 +11,10 @@
 //! back into the input, before what is typed there ([`interrupt`]), and the agent drops its
 //! copies.
 
-use crate::agent::AgentCommand;
 use crate::app::state::App;
 use crate::app::transcript::Cell;
 use crate::app::Effect;
+use rein_core::agent::AgentCommand;
 
 /// Interrupt the running turn; what was queued during it comes back into the input.
 pub fn interrupt(app: &mut App, effects: &mut Vec<Effect>) {

@@ -9,9 +9,9 @@ use crate::app::state::{Activity, App, Gauge};
 use crate::app::transcript::{
     Cell, NoticeKind, ResultText, StoredResult, ToolStatus, Transcript, FOLDED_RESULT_LINES,
 };
-use crate::conversation::Message;
-use crate::session::{tool_outcome, EntryAt, LoadedSession, Shown};
-use crate::tools::parse_arguments;
+use rein_core::conversation::Message;
+use rein_core::session::{tool_outcome, EntryAt, LoadedSession, Shown};
+use rein_core::tools::parse_arguments;
 
 /// What a dashboard loads of a session: long tool results as their folded heads (the
 /// rest is read back from the file when one is expanded).
@@ -26,7 +26,7 @@ pub fn reset(app: &mut App) {
     // The agent of the resumed session counts afresh (and says so with its first
     // `Context`): until then, four characters a token.
     app.gauge = Gauge {
-        chars_per_token: crate::context::budget::DEFAULT_CHARS_PER_TOKEN,
+        chars_per_token: rein_core::context::budget::DEFAULT_CHARS_PER_TOKEN,
         ..app.gauge.cleared()
     };
     app.context = None;
@@ -159,7 +159,7 @@ pub fn restore(app: &mut App, session: &mut LoadedSession) {
 fn restore_result(
     app: &mut App,
     message: Message,
-    fold: Option<crate::session::Folded>,
+    fold: Option<rein_core::session::Folded>,
     file: &std::sync::Arc<std::path::Path>,
 ) {
     let Message::Tool { tool_call_id, .. } = &message else {

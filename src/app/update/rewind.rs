@@ -9,7 +9,7 @@ use crate::app::event::Effect;
 use crate::app::rewind::{Preview, RewindOutcome, RewindState, RewindTurn, RewindWhat};
 use crate::app::state::App;
 use crate::app::transcript::NoticeKind;
-use crate::checkpoint::{Outcome, RestoreReport};
+use rein_core::checkpoint::{Outcome, RestoreReport};
 
 /// Two Esc presses this close on an empty input open the rewind layer.
 pub const DOUBLE_ESC: Duration = Duration::from_millis(800);

@@ -3,7 +3,7 @@
 //! [`submit`] takes the trimmed text, big pastes put back whole in place of their
 //! placeholders (the transcript and the queue show the placeholders:
 //! `composer.folded`): a slash command runs ([`super::slash`]); a custom
-//! command (`/review`, [`crate::custom_commands`]) or `/init` sends its prompt, the history
+//! command (`/review`, [`rein_core::custom_commands`]) or `/init` sends its prompt, the history
 //! keeping what was typed; `!COMMAND` is the user's own command ([`super::modes`]); anything else
 //! goes to the agent as a user message and into the history. While a turn runs the message
 //! is also kept in `composer.queued` (the agent queues it; the transcript shows it when the
@@ -12,11 +12,11 @@
 
 use std::time::Instant;
 
-use crate::agent::AgentCommand;
 use crate::app::commands::{self, SlashCommand};
 use crate::app::composer::{Folded, SentCommand};
 use crate::app::state::{Activity, App, SETUP_HINT};
 use crate::app::Effect;
+use rein_core::agent::AgentCommand;
 
 /// Enter: run a slash command, or send the text to the agent.
 pub fn submit(app: &mut App, now: Instant, effects: &mut Vec<Effect>) {
@@ -109,7 +109,7 @@ pub fn first_prompt(app: &mut App, text: String, now: Instant, effects: &mut Vec
     let starting = app
         .mcp_servers
         .iter()
-        .any(|(_, state)| *state == crate::mcp::ServerState::Starting);
+        .any(|(_, state)| *state == rein_core::mcp::ServerState::Starting);
     if app.hook_trust.as_ref().is_some_and(|t| t.open) || starting {
         if starting {
             app.hint = Some(FIRST_PROMPT_WAITS.to_string());
@@ -186,6 +186,6 @@ fn remember(app: &mut App, text: &str, effects: &mut Vec<Effect>) {
 pub fn cut_notice(from: &str) -> String {
     format!(
         "the prompt expanded from {from} was cut at {} MiB (its arguments made it longer)",
-        crate::custom_commands::expand::MAX_EXPANDED_BYTES >> 20
+        rein_core::custom_commands::expand::MAX_EXPANDED_BYTES >> 20
     )
 }

@@ -1,6 +1,5 @@
 //! Carrying out a slash command on the dashboard ([`crate::app::commands`] parses it).
 
-use crate::agent::AgentCommand;
 use crate::app::commands::{
     help_text_with, skills_text, BashesAction, HooksAction, McpAction, SlashCommand,
 };
@@ -9,7 +8,8 @@ use crate::app::keymap::{keymap, Action, Mode};
 use crate::app::state::{Activity, App};
 use crate::app::transcript::{NoticeKind, Transcript};
 use crate::app::Effect;
-use crate::permissions::ApprovalMode;
+use rein_core::agent::AgentCommand;
+use rein_core::permissions::ApprovalMode;
 
 /// Carry out a command.
 pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
@@ -187,7 +187,7 @@ pub fn cost_text(app: &App) -> String {
 
 /// `/bashes`: each background command, running ones first, with its state and last line.
 fn bashes_text(app: &App) -> String {
-    use crate::tools::background::TaskState;
+    use rein_core::tools::background::TaskState;
     if app.background.is_empty() {
         return "No background commands: the model starts one with bash and \
                 run_in_background (a dev server, a watcher); they stop when the session ends"
@@ -208,7 +208,7 @@ fn bashes_text(app: &App) -> String {
             t.id,
             t.state.describe(),
             t.pid,
-            crate::text::clip(&crate::text::one_line(&t.command), 80)
+            rein_core::text::clip(&rein_core::text::one_line(&t.command), 80)
         ));
         if !t.last_line.is_empty() {
             out.push_str(&format!("\n      {}", t.last_line));

@@ -178,7 +178,7 @@ fn user_text(
     for line in clean.split('\n') {
         let mut spans = Vec::new();
         let mut at = 0;
-        for (range, path) in crate::conversation::mention::mentions(line) {
+        for (range, path) in rein_core::conversation::mention::mentions(line) {
             if !c.mentions.iter().any(|m| m == path) {
                 continue;
             }

@@ -9,10 +9,10 @@ use ratatui::text::{Line, Span};
 
 use super::cells::{wrap_text, INDENT};
 use crate::app::transcript::{ResultText, SubagentView, ToolCell, ToolStatus, FOLDED_RESULT_LINES};
-use crate::checkpoint::{DiffKind, ShortDiff};
 use crate::ui::sanitize::sanitize;
 use crate::ui::theme;
 use crate::ui::wrap::{spans_width, truncate, WrapMode};
+use rein_core::checkpoint::{DiffKind, ShortDiff};
 
 /// The gutter of a tool's result lines.
 pub(super) const RESULT_GUTTER: &str = "  │ ";
@@ -59,7 +59,7 @@ pub(super) fn tool_lines(c: &ToolCell, expanded: bool, width: u16, out: &mut Vec
     }
     if let Some(d) = c.duration {
         tail.push(Span::styled(
-            format!(" · {}", crate::text::duration(d)),
+            format!(" · {}", rein_core::text::duration(d)),
             theme::DIM,
         ));
     }

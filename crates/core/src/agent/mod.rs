@@ -39,6 +39,7 @@ pub use events::{
     model_switched_text, AgentCommand, AgentEvent, ApprovalDecision, ContextStats, EventFamily,
     ModelSwitch, OverBudget, SubagentEvent, ToolOutcome, TurnOutcome,
 };
+pub use loop_guard::Loop;
 pub use usage::{Prices, Usage, UsageTotals};
 
 use crate::context::ContextConfig;

@@ -7,7 +7,7 @@ use crate::agent::sse::SseParser;
 use std::path::PathBuf;
 
 fn samples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples/native")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/provider-samples/native")
 }
 
 fn index() -> Value {

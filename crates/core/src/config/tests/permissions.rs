@@ -397,8 +397,8 @@ fn ui_keys_turn_the_bell_and_notifications_off() {
     let c = f.load().unwrap();
     assert!(c.ui_bell.value && c.ui_notifications.value == "unfocused");
     assert_eq!(
-        std::time::Duration::from_secs(c.ui_notify_after_secs.value),
-        crate::app::attention::DEFAULT_NOTIFY_AFTER
+        c.ui_notify_after_secs.value,
+        crate::config::DEFAULT_NOTIFY_AFTER_SECS
     );
     f.write_user("[ui]\nnotifications = true\n");
     assert_eq!(f.load().unwrap().ui_notifications.value, "unfocused");

@@ -4,7 +4,7 @@
 //! Every module may word a thing with these (a hook's error cut to a length, a form's
 //! message on one line, how long a background command has run), and they import nothing
 //! of rein, so using them ties no module to another. What an agent event says is
-//! [`crate::describe`]'s, built on these. Nothing here sanitises: callers pass what they
+//! the front ends' (`rein::describe`), built on these. Nothing here sanitises: callers pass what they
 //! print through [`crate::text::sanitize`].
 
 pub mod sanitize;

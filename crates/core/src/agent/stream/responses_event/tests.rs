@@ -13,8 +13,8 @@ type Sample = (String, Vec<(String, String, u16)>, Vec<Value>);
 
 /// Every Responses sample of the native samples' index.
 fn samples() -> Vec<Sample> {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples/native");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/provider-samples/native");
     let index: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
     let mut out = Vec::new();

@@ -79,8 +79,8 @@ const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_CONNECT_
 const DEFAULT_MAX_TRIES: u32 = crate::agent::client::DEFAULT_MAX_TRIES;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
 const DEFAULT_MAX_STEPS: u32 = 200;
-/// `ui.notify_after_secs`: as `app::attention::DEFAULT_NOTIFY_AFTER` (the dashboard's
-/// default without settings); a test keeps the two equal.
+/// `ui.notify_after_secs`, the default without settings: the dashboard's
+/// `DEFAULT_NOTIFY_AFTER` is built from it.
 pub const DEFAULT_NOTIFY_AFTER_SECS: u64 = 5;
 /// The values of `ui.notifications`, the default first.
 pub const NOTIFY_WHEN: [&str; 3] = ["unfocused", "always", "never"];

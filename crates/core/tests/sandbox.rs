@@ -19,10 +19,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use std::time::Instant;
 
-use rein::sandbox::{Sandbox, SandboxMode, SandboxSettings, SandboxState};
-use rein::skills::SkillSet;
-use rein::tools::bash::{run, Args};
-use rein::tools::ToolContext;
+use rein_core::sandbox::{Sandbox, SandboxMode, SandboxSettings, SandboxState};
+use rein_core::skills::SkillSet;
+use rein_core::tools::bash::{run, Args};
+use rein_core::tools::ToolContext;
 
 /// The detected sandbox for `root` (the harness runs these tests only where it works).
 fn sandboxed(root: &Path, settings: SandboxSettings, readable: Vec<PathBuf>) -> Sandbox {
@@ -135,7 +135,7 @@ async fn background_commands_run_in_the_sandbox() {
     let outside = outside_dir();
     let sandbox = sandboxed(project.path(), SandboxSettings::default(), vec![]);
     let ctx = context(sandbox, Duration::from_secs(10));
-    let background = rein::tools::background::Background::new(None, 4);
+    let background = rein_core::tools::background::Background::new(None, 4);
     let started = background
         .start(
             &format!(
@@ -874,62 +874,6 @@ macro_rules! test {
     };
 }
 
-/// `rein config` run in `cwd` with `path` as PATH: the status line of the sandbox.
-fn sandbox_line(cwd: &Path, home: &Path, path: &std::ffi::OsStr) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rein"))
-        .arg("config")
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.lines()
-        .find(|l| l.starts_with("sandbox "))
-        .unwrap_or_else(|| {
-            panic!(
-                "no sandbox line: {text}{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
-        .to_string()
-}
-
-/// A `bwrap` in the folder rein starts in is never run, though PATH has `.` and an empty
-/// entry first: only PATH's absolute folders are searched, and the status says what was
-/// found there (nothing; then a `bwrap` in an absolute folder).
-async fn bwrap_is_looked_up_in_absolute_path_folders_only() {
-    let project = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let bin = tempfile::tempdir().unwrap();
-    let fake = |dir: &Path, marker: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        let script = dir.join("bwrap");
-        std::fs::write(&script, format!("#!/bin/sh\n: > {}\nexit 0\n", q(marker))).unwrap();
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    };
-    let planted = home.path().join("planted-ran");
-    let real = home.path().join("absolute-ran");
-    fake(project.path(), &planted);
-    let nowhere = home.path().join("no-such-folder");
-    let path = std::env::join_paths([Path::new("."), Path::new(""), &nowhere]).unwrap();
-    let line = sandbox_line(project.path(), home.path(), &path);
-    assert!(line.contains("off: bwrap was not found"), "{line}");
-    assert!(!planted.exists(), "the project's ./bwrap ran");
-
-    fake(bin.path(), &real);
-    let path = std::env::join_paths([Path::new("."), Path::new(""), bin.path()]).unwrap();
-    let line = sandbox_line(project.path(), home.path(), &path);
-    assert!(line.contains("on (bubblewrap"), "{line}");
-    assert!(
-        real.exists(),
-        "the bwrap in the absolute folder was not probed"
-    );
-    assert!(!planted.exists(), "the project's ./bwrap ran");
-}
-
 /// Nothing beyond the machine itself.
 fn nothing() -> Option<String> {
     None
@@ -977,7 +921,6 @@ const CASES: &[Case] = &[
     test!(the_timeout_kills_everything_in_the_sandbox, bwrap),
     test!(required_without_bwrap_refuses_and_runs_nothing, nothing),
     test!(auto_without_bwrap_runs_unsandboxed_with_a_warning, nothing),
-    test!(bwrap_is_looked_up_in_absolute_path_folders_only, nothing),
     test!(
         host_service_sockets_under_run_user_are_hidden,
         bwrap_and_run_user

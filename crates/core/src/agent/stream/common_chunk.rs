@@ -471,7 +471,8 @@ mod tests {
     /// The chunks (`data` of each event but `[DONE]`) of every recorded provider stream,
     /// a list per stream.
     fn recorded_streams() -> Vec<Vec<String>> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-samples");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/provider-samples");
         let mut streams = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

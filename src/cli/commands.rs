@@ -13,7 +13,8 @@ use rein_core::sandbox::Sandbox;
 
 use super::args::{McpCommand, SessionsCommand};
 use super::dashboard_start::user_keymap;
-use super::setup::{runtime, start_mcp};
+use super::runtime;
+use rein_core::start::start_mcp;
 
 /// `rein models`: the providers and configured models.
 pub(super) fn models(config: &Config) -> ExitCode {

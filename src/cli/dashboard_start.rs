@@ -22,12 +22,11 @@ use rein_core::sandbox::Sandbox;
 use rein_core::skills::SkillSet;
 
 use super::args::Cli;
-use super::resume::new_session;
-use super::setup::{
-    agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills, runtime,
-    start_mcp, tighten_data_dir,
+use super::runtime;
+use rein_core::start::{
+    agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills, new_session,
+    start_mcp, tighten_data_dir, Guidance, Launch,
 };
-use super::{Guidance, Launch};
 
 /// The full-screen dashboard. Without a model it still opens, and explains how to set one.
 pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, String> {

@@ -1,15 +1,14 @@
 //! The `rein` command line behind `main`: the flags ([`args`]), then one run.
 //!
-//! [`run`] resolves the settings in stages and hands over as soon as a stage is enough: the
-//! project folder and the config (`rein models` needs no more), the sandbox and the
-//! permission policy (`rein policy check`, `rein sessions`, `rein mcp`), the approval mode
-//! and, for `rein config` alone, the model's window asked of the server, then the skills,
-//! AGENTS.md files, custom commands and the session to continue, which start a front end:
-//! the dashboard ([`dashboard_start`]) or, with a prompt, print mode ([`print_mode`]). The
-//! front ends ask the server for the window in the background, so neither waits for it
-//! to start. The subcommands'
-//! own work is in [`commands`]; what the stages build is in [`setup`] and [`resume`].
-//! Errors are the one line `main` prints after `rein: `.
+//! [`run`] starts a session in the core's stages (`rein_core::start`) and hands over as
+//! soon as a stage is enough: the project folder and the config (`rein models` needs no
+//! more), the sandbox and the permission policy (`rein policy check`, `rein sessions`,
+//! `rein mcp`), the approval mode and, for `rein config` alone, the model's window asked
+//! of the server, then the skills, AGENTS.md files, custom commands and the session to
+//! continue, which start a front end: the dashboard ([`dashboard_start`]) or, with a
+//! prompt, print mode ([`print_mode`]). The front ends ask the server for the window in
+//! the background, so neither waits for it to start. The subcommands' own work is in
+//! [`commands`]. Errors are the one line `main` prints after `rein: `.
 
 mod args;
 mod commands;
@@ -17,57 +16,15 @@ mod dashboard_start;
 pub(crate) mod out;
 mod piped;
 mod print_mode;
-mod resume;
 mod rewind;
-mod setup;
 
-use out::errln;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use rein_core::config::{Config, Environment, Overrides};
-use rein_core::custom_commands::CommandSet;
-use rein_core::instructions::Instructions;
-use rein_core::permissions::policy::RulePolicy;
-use rein_core::permissions::ApprovalMode;
-use rein_core::sandbox::Sandbox;
-use rein_core::skills::SkillSet;
+use rein_core::config::{Environment, Overrides};
+use rein_core::start::{discover_window, Continue, Launch, LaunchOptions, Project};
 
 pub(crate) use args::Cli;
 use args::{start_mode, Command, ConfigCommand, PolicyCommand};
-use resume::{resume_session, Resumed};
-use setup::{
-    detect_sandbox, discover_instructions, discover_skills, discover_window, project_root,
-    tighten_data_dir,
-};
-
-/// What the project and the user tell the model beyond the built-in prompt, found once at
-/// start: the skills it may load, the AGENTS.md instructions and the custom commands.
-struct Guidance {
-    skills: Arc<SkillSet>,
-    instructions: Instructions,
-    commands: CommandSet,
-    /// The project's instruction files, skills, commands and agent definitions that are new
-    /// or changed since the last session here (`rein_core::consent::guidance`), a line each.
-    changes: Vec<String>,
-    /// What the settings' warnings said (a project's held endpoint, its ignored allows and
-    /// lowered safety settings), printed on stderr already; the dashboard shows them too.
-    warnings: Vec<String>,
-    /// The approval mode to start in (`--mode`), when given.
-    mode: Option<ApprovalMode>,
-}
-
-/// What a front end starts from, once `run` has resolved it.
-struct Launch {
-    config: Config,
-    root: PathBuf,
-    sandbox: Arc<Sandbox>,
-    policy: Arc<RulePolicy>,
-    guidance: Guidance,
-    /// The session to continue, and the model it goes on with.
-    resumed: Option<Resumed>,
-}
 
 /// One run of `rein`: a subcommand, the dashboard or print mode; the exit code, or the
 /// error to print.
@@ -83,18 +40,16 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                 .to_string(),
         );
     }
-    let root = project_root(cli.cwd.as_deref())?;
     let overrides = Overrides {
         base_url: cli.base_url.clone(),
         model: cli.model.clone(),
         context_window: cli.context_window,
         ..Overrides::default()
     };
-    let env = Environment::from_process();
-    let mut config = Config::load(&root, &overrides, &env).map_err(|e| e.to_string())?;
-    tighten_data_dir(&config);
+    let mut project = Project::open(cli.cwd.as_deref(), &overrides, Environment::from_process())?;
+    let (config, root) = (&project.config, &project.root);
     if let Some(Command::Models) = &cli.command {
-        return Ok(commands::models(&config));
+        return Ok(commands::models(config));
     }
     if let Some(Command::Rewind {
         list,
@@ -119,69 +74,51 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             json: *json,
             resume: resume.as_deref(),
         };
-        return rewind::rewind(&config, &root, args);
+        return rewind::rewind(config, root, args);
     }
     if let Some(Command::Diff { since, resume }) = &cli.command {
-        return rewind::diff(&config, &root, *since, resume.as_deref());
+        return rewind::diff(config, root, *since, resume.as_deref());
     }
 
-    // Before the policy: a project's allow rules count only where a working sandbox
-    // contains what they allow.
-    let sandbox = detect_sandbox(&config, &root, &env);
-    let confined = sandbox.not_working_reason().is_none();
-    let warnings = config.warnings(confined);
-    for warning in &warnings {
-        errln!("rein: warning: {warning}");
-    }
-    let policy = Arc::new(
-        config
-            .policy(&root, env.home.as_deref(), confined)
-            .map_err(|e| e.to_string())?,
-    );
-    // The project files an approved hook or project server runs (its script): writing one
-    // asks, and commands cannot change them, as for the host tools' own files.
-    let pinned = rein_core::consent::trust::TrustStore::load(&config.data_dir)
-        .0
-        .pinned_files(&root);
-    policy.add_steering_files(&pinned, rein_core::consent::steering::Kind::HostTool);
-    sandbox.add_steering_files(&pinned);
+    let guarded = project.guard()?;
+    let (config, root) = (&project.config, &project.root);
+    let (sandbox, policy) = (&guarded.sandbox, &guarded.policy);
     if let Some(Command::Policy {
         command: PolicyCommand::Check { command, json },
     }) = &cli.command
     {
-        return commands::policy_check(&policy, command, *json);
+        return commands::policy_check(policy, command, *json);
     }
     if let Some(Command::Sessions { command }) = &cli.command {
-        return commands::sessions_command(&config, command.as_ref());
+        return commands::sessions_command(config, command.as_ref());
     }
     if let Some(Command::Mcp { command }) = &cli.command {
-        return commands::mcp_command(&config, &root, command);
+        return commands::mcp_command(config, root, command);
     }
     if let Some(Command::Hooks { command }) = &cli.command {
-        return commands::hooks_command(&config, &root, command.as_ref());
+        return commands::hooks_command(config, root, command.as_ref());
     }
     if let Some(Command::Steering { command }) = &cli.command {
-        return commands::steering_command(&config, &root, command.is_some());
+        return commands::steering_command(config, root, command.is_some());
     }
-    let mode = start_mode(&cli, &sandbox)?;
+    let mode = start_mode(&cli, sandbox)?;
 
     if let Some(Command::Config {
         command: Some(ConfigCommand::Allow),
     }) = &cli.command
     {
-        return commands::config_allow(&config);
+        return commands::config_allow(config);
     }
     if let Some(Command::Config { command: None }) = &cli.command {
         // It shows the window: asked now, and waited for.
-        discover_window(&mut config);
-        return Ok(commands::config_show(&config, &root, &sandbox));
+        discover_window(&mut project.config);
+        return Ok(commands::config_show(
+            &project.config,
+            &project.root,
+            &guarded.sandbox,
+        ));
     }
 
-    let skills = discover_skills(&config, &env, &root);
-    let instructions = discover_instructions(&config, &env, &root, &policy, &sandbox);
-    let commands =
-        CommandSet::discover(env.home.as_deref(), &root, &rein::app::commands::is_builtin);
-    let changes = setup::review_guidance(&config, &root, &instructions, &skills, &commands);
     if cli.fork && !cli.continue_session && cli.resume.is_none() {
         return Err("--fork goes with --continue or --resume ID".to_string());
     }
@@ -194,38 +131,40 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                 .to_string(),
         );
     }
-    // A base URL that cannot work is a configuration error: said before any session is
-    // made (an empty one is the dashboard's first-run screen).
-    if !config.base_url.value.trim().is_empty() {
-        rein_core::agent::client::check_base_url(&config.base_url.value)?;
-    }
-    // The session to continue, and the model it goes on with.
-    let resumed = resume_session(&mut config, &root, &cli)?;
-    // From now on commands may run here: a `.rein/config.toml` that appears below this
-    // folder later is held until confirmed (config::planted).
-    if let Err(e) = rein_core::config::planted::record_root(&config.data_dir, &root) {
-        errln!(
-            "rein: warning: cannot record this folder in {}: {e}",
-            config.data_dir.display()
-        );
-    }
-    let launch = Launch {
-        config,
-        root,
-        sandbox,
-        policy,
-        guidance: Guidance {
-            skills,
-            instructions,
-            commands,
-            changes,
-            warnings,
-            mode,
+    let options = LaunchOptions {
+        mode,
+        resume: Continue {
+            latest: cli.continue_session,
+            id: cli.resume.clone(),
+            fork: cli.fork,
+            model_given: cli.model.is_some(),
+            // Long tool results only as their heads: the dashboard reads the rest back
+            // when one is expanded, and headless shows none of them.
+            shown: rein::app::resume::SHOWN,
         },
-        resumed,
+        is_builtin: &rein::app::commands::is_builtin,
     };
+    let launch = Launch::prepare(project, guarded, options)?;
     match print_prompt {
         Some(prompt) => print_mode::run(launch, &cli, prompt),
         None => dashboard_start::run_dashboard(launch, &cli),
     }
+}
+
+/// The async runtime both front ends run on.
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Headless: every task on one thread. The stream's pieces pass from the HTTP connection
+/// to the agent to the output without a thread waking another (which cost more CPU in the
+/// kernel than the parsing itself); commands and file work still go to the blocking pool.
+pub(super) fn headless_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
 }

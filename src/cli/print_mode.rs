@@ -13,9 +13,8 @@ use std::time::Duration;
 use rein::headless::{self, HeadlessOptions, OutputFormat};
 
 use super::args::{Cli, Format};
-use super::resume::new_session;
-use super::setup::{agent_config, ask_window, headless_runtime, start_mcp};
-use super::{Guidance, Launch};
+use super::headless_runtime;
+use rein_core::start::{agent_config, ask_window, new_session, start_mcp, Guidance, Launch};
 
 /// Run `prompt` headless and exit with its code.
 pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode, String> {

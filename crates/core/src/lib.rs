@@ -44,6 +44,7 @@ pub mod permissions;
 pub mod sandbox;
 pub mod session;
 pub mod skills;
+pub mod start;
 pub mod store;
 pub mod text;
 pub mod tools;

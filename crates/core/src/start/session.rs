@@ -3,22 +3,36 @@
 
 use std::path::Path;
 
-use rein_core::agent::SessionSetup;
-use rein_core::config::Config;
-use rein_core::session::{LoadedSession, SessionMeta, SessionWriter};
+use crate::agent::SessionSetup;
+use crate::config::Config;
+use crate::session::{LoadedSession, SessionMeta, SessionWriter, Shown};
 
-use super::args::Cli;
+/// Which session a run goes on with (`--continue`, `--resume ID`, `--fork`), if any.
+#[derive(Debug, Clone)]
+pub struct Continue {
+    /// The project's latest session (`--continue`).
+    pub latest: bool,
+    /// The session with this ID (`--resume ID`; empty: none, the dashboard's picker).
+    pub id: Option<String>,
+    /// Go on in a copy of it (`--fork`).
+    pub fork: bool,
+    /// A model was named for this run (`--model`): it wins over the session's.
+    pub model_given: bool,
+    /// How much of a long tool result is read back (the dashboard reads the rest when
+    /// one is expanded; headless shows none of them).
+    pub shown: Shown,
+}
 
 /// A session to continue (`--continue`, `--resume ID`), read and opened for appending.
-pub(super) struct Resumed {
-    pub(super) writer: SessionWriter,
-    pub(super) session: LoadedSession,
+pub struct Resumed {
+    pub writer: SessionWriter,
+    pub session: LoadedSession,
     /// Which model it goes on with, and why.
-    pub(super) model_notices: Vec<String>,
+    pub model_notices: Vec<String>,
 }
 
 impl Resumed {
-    pub(super) fn setup(self, config: &Config) -> SessionSetup {
+    pub fn setup(self, config: &Config) -> SessionSetup {
         SessionSetup {
             writer: self.writer,
             resumed: Some(self.session),
@@ -32,14 +46,14 @@ impl Resumed {
 /// session last ran on, unless `--model` is given or the name no longer resolves (see
 /// `Config::model_for_resume`); its window is asked of the server as a new session's is,
 /// once the front end starts.
-pub(super) fn resume_session(
+pub fn resume_session(
     config: &mut Config,
     root: &Path,
-    cli: &Cli,
+    which: &Continue,
 ) -> Result<Option<Resumed>, String> {
     let data_dir = config.data_dir.clone();
-    let path = if cli.continue_session {
-        match rein_core::session::latest_for_project(&data_dir, root) {
+    let path = if which.latest {
+        match crate::session::latest_for_project(&data_dir, root) {
             Some(summary) => summary.path,
             None => {
                 return Err(format!(
@@ -48,20 +62,18 @@ pub(super) fn resume_session(
                 ))
             }
         }
-    } else if let Some(id) = cli.resume.as_deref().filter(|id| !id.is_empty()) {
-        rein_core::session::find(&data_dir, id).map_err(|e| e.to_string())?
+    } else if let Some(id) = which.id.as_deref().filter(|id| !id.is_empty()) {
+        crate::session::find(&data_dir, id).map_err(|e| e.to_string())?
     } else {
         return Ok(None);
     };
-    // Long tool results only as their heads: the dashboard reads the rest back when one is
-    // expanded, and headless shows none of them.
-    let shown = rein::app::resume::SHOWN;
-    let opened = if cli.fork {
+    let shown = which.shown;
+    let opened = if which.fork {
         SessionWriter::fork_with(&data_dir, &path, shown)
     } else {
         SessionWriter::resume_with(&path, shown)
     };
-    let (writer, session) = opened.map_err(|e| match rein_core::session::in_use(&e) {
+    let (writer, session) = opened.map_err(|e| match crate::session::in_use(&e) {
         Some(busy) => format!("{busy}; wait for it to end, or add --fork to go on in a copy of it"),
         None => format!("cannot continue {}: {e}", path.display()),
     })?;
@@ -69,7 +81,7 @@ pub(super) fn resume_session(
         .model
         .as_ref()
         .map(|m| (m.name.as_str(), m.base_url.as_str()));
-    let decision = config.model_for_resume(recorded, cli.model.is_some());
+    let decision = config.model_for_resume(recorded, which.model_given);
     if let Some(target) = decision.target {
         config.set_target(target);
     }
@@ -82,7 +94,7 @@ pub(super) fn resume_session(
 
 /// A new session file for this run, or why there is none: rein still runs when its data
 /// folder cannot be written (a read-only `REIN_HOME`), only without recording.
-pub(super) fn new_session(config: &Config, root: &Path) -> Result<SessionSetup, String> {
+pub fn new_session(config: &Config, root: &Path) -> Result<SessionSetup, String> {
     let data_dir = config.data_dir.clone();
     let meta = SessionMeta::new(root.to_path_buf(), config.model.value.clone());
     let writer = SessionWriter::create(&data_dir, meta).map_err(|e| {

@@ -1,24 +1,23 @@
 //! What a run is set up from, shared by the front ends and the subcommands: the project
 //! folder, rein's data folder tightened, the sandbox, the skills and AGENTS.md files, the
 //! model's context window asked of the server (in the background for the front ends, at
-//! once for `rein config`), the agent's settings, the async runtimes, and the MCP servers
-//! that may start.
+//! once for `rein config`), the agent's settings and the MCP servers that may start.
 
-use super::out::errln;
+use super::errln;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rein_core::agent::window::WindowWatch;
-use rein_core::agent::{AgentConfig, ClientConfig};
-use rein_core::config::{Config, Environment};
-use rein_core::instructions::Instructions;
-use rein_core::permissions::policy::RulePolicy;
-use rein_core::sandbox::{Sandbox, SandboxSettings};
-use rein_core::skills::SkillSet;
+use crate::agent::window::WindowWatch;
+use crate::agent::{AgentConfig, ClientConfig};
+use crate::config::{Config, Environment};
+use crate::instructions::Instructions;
+use crate::permissions::policy::RulePolicy;
+use crate::sandbox::{Sandbox, SandboxSettings};
+use crate::skills::SkillSet;
 
 /// The project folder: `--cwd`, else the current one, with its links resolved.
-pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
+pub fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
     let dir = match cwd {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir()
@@ -37,9 +36,9 @@ pub(super) fn project_root(cwd: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// rein's data folder and the folders of its own in it, made the user's alone: an older
-/// rein made them 0755 (see `rein_core::host::private_fs`).
-pub(super) fn tighten_data_dir(config: &Config) {
-    for problem in rein_core::host::private_fs::tighten_data_dir(&config.data_dir) {
+/// rein made them 0755 (see `crate::host::private_fs`).
+pub fn tighten_data_dir(config: &Config) {
+    for problem in crate::host::private_fs::tighten_data_dir(&config.data_dir) {
         errln!("rein: warning: {problem}");
     }
 }
@@ -47,7 +46,7 @@ pub(super) fn tighten_data_dir(config: &Config) {
 /// The sandbox for `root` as the config asks: rein's data folder hidden inside but for
 /// this rein's spill folders, and the secrets the config knows kept out of commands'
 /// environment.
-pub(super) fn detect_sandbox(config: &Config, root: &Path, env: &Environment) -> Arc<Sandbox> {
+pub fn detect_sandbox(config: &Config, root: &Path, env: &Environment) -> Arc<Sandbox> {
     let sandbox = Sandbox::detect(
         SandboxSettings {
             mode: config.sandbox_mode.value,
@@ -64,7 +63,7 @@ pub(super) fn detect_sandbox(config: &Config, root: &Path, env: &Environment) ->
 }
 
 /// The skills of the user, of rein and of the project; each one skipped is a warning.
-pub(super) fn discover_skills(config: &Config, env: &Environment, root: &Path) -> Arc<SkillSet> {
+pub fn discover_skills(config: &Config, env: &Environment, root: &Path) -> Arc<SkillSet> {
     let skills = SkillSet::discover(env.home.as_deref(), &config.data_dir, root);
     for notice in &skills.notices {
         errln!("rein: warning: {notice}");
@@ -77,7 +76,7 @@ pub(super) fn discover_skills(config: &Config, env: &Environment, root: &Path) -
 /// config folder), then the repository's, their imports read by `policy`'s rules. The
 /// files they import steer later sessions as they do: from now on writing one asks
 /// (`policy`) and commands cannot write it (`sandbox`).
-pub(super) fn discover_instructions(
+pub fn discover_instructions(
     config: &Config,
     env: &Environment,
     root: &Path,
@@ -98,12 +97,12 @@ pub(super) fn discover_instructions(
             user.push(vec![own]);
         }
     }
-    let rules: Arc<dyn rein_core::permissions::PermissionPolicy> = policy.clone();
-    let instructions = rein_core::instructions::discover_with(
-        rein_core::instructions::Discovery {
+    let rules: Arc<dyn crate::permissions::PermissionPolicy> = policy.clone();
+    let instructions = crate::instructions::discover_with(
+        crate::instructions::Discovery {
             user,
             max_bytes: config.instructions_max_bytes.value as usize,
-            rules: rein_core::instructions::ReadRules {
+            rules: crate::instructions::ReadRules {
                 policy: rules,
                 root: root.to_path_buf(),
                 max_import_bytes: config.attach_max_bytes.value as usize,
@@ -118,23 +117,23 @@ pub(super) fn discover_instructions(
         .filter(|f| f.imported_by.is_some())
         .map(|f| f.path.clone())
         .collect();
-    policy.add_steering_files(&imported, rein_core::consent::steering::Kind::Instructions);
+    policy.add_steering_files(&imported, crate::consent::steering::Kind::Instructions);
     sandbox.add_steering_files(&imported);
     instructions
 }
 
 /// The project's guidance (its instruction files and their imports, skills, custom
 /// commands and agent definitions) compared with the last session here: a line for the
-/// user per kind of change (`rein_core::consent::guidance`), recorded for the next start.
-pub(super) fn review_guidance(
+/// user per kind of change (`crate::consent::guidance`), recorded for the next start.
+pub fn review_guidance(
     config: &Config,
     root: &Path,
     instructions: &Instructions,
     skills: &SkillSet,
-    commands: &rein_core::custom_commands::CommandSet,
+    commands: &crate::custom_commands::CommandSet,
 ) -> Vec<String> {
-    use rein_core::consent::guidance::Guide;
-    let dirs = rein_core::instructions::project_dirs(root);
+    use crate::consent::guidance::Guide;
+    let dirs = crate::instructions::project_dirs(root);
     let top = dirs.first().cloned().unwrap_or_else(|| root.to_path_buf());
     let mut files: Vec<Guide> = instructions
         .files
@@ -154,7 +153,7 @@ pub(super) fn review_guidance(
     files.extend(
         skills
             .iter()
-            .filter(|s| s.source == rein_core::skills::SkillSource::Project)
+            .filter(|s| s.source == crate::skills::SkillSource::Project)
             .map(|s| Guide {
                 path: s.path.clone(),
                 what: format!("skill `{}`", s.name),
@@ -163,22 +162,22 @@ pub(super) fn review_guidance(
     files.extend(
         commands
             .iter()
-            .filter(|c| c.source == rein_core::custom_commands::CommandSource::Project)
+            .filter(|c| c.source == crate::custom_commands::CommandSource::Project)
             .map(|c| Guide {
                 path: c.path.clone(),
                 what: format!("command /{}", c.name),
             }),
     );
-    files.extend(rein_core::consent::guidance::agent_definitions(&dirs));
-    rein_core::consent::guidance::review(&config.data_dir, &top, &files).notices(&top)
+    files.extend(crate::consent::guidance::agent_definitions(&dirs));
+    crate::consent::guidance::review(&config.data_dir, &top, &files).notices(&top)
 }
 
 /// Ask the server for the model's context window when the settings leave it open, for at
 /// most `discover::TIMEOUT` (2 s), and wait (`rein config`, which shows it): a window that
 /// is found replaces the `context_window` setting; a server that is down or says nothing
 /// changes nothing. The front ends ask in the background instead ([`ask_window`]).
-pub(super) fn discover_window(config: &mut Config) {
-    if config.discovery == rein_core::config::Discovery::None {
+pub fn discover_window(config: &mut Config) {
+    if config.discovery == crate::config::Discovery::None {
         return;
     }
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -188,30 +187,30 @@ pub(super) fn discover_window(config: &mut Config) {
         return;
     };
     let target = config.target();
-    if let Some(found) = runtime.block_on(rein_core::config::discover::context_window(&target)) {
+    if let Some(found) = runtime.block_on(crate::config::discover::context_window(&target)) {
         config.set_discovered_window(found.tokens, found.url);
     }
     runtime.shutdown_timeout(Duration::from_millis(100));
 }
 
 /// Ask the server for the model's context window in the background when the settings
-/// leave it open (call inside the runtime; see `rein_core::config::discover::ask`): the agent
+/// leave it open (call inside the runtime; see `crate::config::discover::ask`): the agent
 /// is spawned with the returned watch. `None` when the window is configured.
-pub(super) fn ask_window(config: &Config) -> Option<WindowWatch> {
-    if config.discovery == rein_core::config::Discovery::None {
+pub fn ask_window(config: &Config) -> Option<WindowWatch> {
+    if config.discovery == crate::config::Discovery::None {
         return None;
     }
-    rein_core::config::discover::ask(config.target())
+    crate::config::discover::ask(config.target())
 }
 
-pub(super) fn agent_config(
+pub fn agent_config(
     config: &Config,
     root: PathBuf,
     sandbox: Arc<Sandbox>,
     policy: Arc<RulePolicy>,
     skills: Arc<SkillSet>,
     instructions: &Instructions,
-    hooks: Arc<rein_core::hooks::Hooks>,
+    hooks: Arc<crate::hooks::Hooks>,
 ) -> Result<AgentConfig, String> {
     if config.model.value.trim().is_empty() {
         return Err(
@@ -236,7 +235,7 @@ pub(super) fn agent_config(
     client.max_tries = config.max_tries.value;
     client.max_output_tokens = Some(config.max_output_tokens.value).filter(|&n| n > 0);
     // Unset: each request is capped at what is left of a known window (0 turns it off).
-    client.auto_output_cap = config.max_output_tokens.source == rein_core::config::Source::Default;
+    client.auto_output_cap = config.max_output_tokens.source == crate::config::Source::Default;
     client.extra_headers = config.headers.clone();
     client.images = config.images;
     client.set_api(&config.api_settings());
@@ -255,56 +254,38 @@ pub(super) fn agent_config(
         skills,
         context: config.context(),
         external_tools: None,
-        checkpoints: Some(rein_core::agent::CheckpointSetup {
+        checkpoints: Some(crate::agent::CheckpointSetup {
             data_dir: config.data_dir.clone(),
             settings: config.checkpoint_settings(),
         }),
     })
 }
 
-/// The async runtime both front ends run on.
-pub(super) fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-}
-
-/// Headless: every task on one thread. The stream's pieces pass from the HTTP connection
-/// to the agent to the output without a thread waking another (which cost more CPU in the
-/// kernel than the parsing itself); commands and file work still go to the blocking pool.
-pub(super) fn headless_runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-}
-
 /// The configured MCP servers that may start (the project's only once allowed), started in
 /// the background (call inside the runtime), with what to tell the user first: project
 /// servers waiting for approval, a trust file rein could not read.
-pub(super) fn start_mcp(
+pub fn start_mcp(
     config: &Config,
     root: &Path,
     launch: bool,
 ) -> (
     Option<(
-        rein_core::mcp::McpManager,
-        tokio::sync::mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>,
+        crate::mcp::McpManager,
+        tokio::sync::mpsc::UnboundedReceiver<crate::mcp::McpEvent>,
     )>,
     Vec<String>,
 ) {
     if config.mcp_servers.is_empty() {
         return (None, Vec::new());
     }
-    let (trust, problem) = rein_core::consent::trust::TrustStore::load(&config.data_dir);
-    let startable = rein_core::mcp::external::startable(&config.mcp_servers, &trust, root);
+    let (trust, problem) = crate::consent::trust::TrustStore::load(&config.data_dir);
+    let startable = crate::mcp::external::startable(&config.mcp_servers, &trust, root);
     let mut notices = startable.notices;
     notices.extend(problem);
     if startable.start.is_empty() && startable.held.is_empty() {
         return (None, notices);
     }
-    let (manager, events) = rein_core::mcp::McpManager::prepare(
+    let (manager, events) = crate::mcp::McpManager::prepare(
         startable.start,
         startable.held,
         root,

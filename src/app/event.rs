@@ -124,6 +124,15 @@ pub struct ResolvedModel {
 pub enum Effect {
     /// Send a command to the agent (an approval's answer too: [`AgentCommand::Approval`]).
     Agent(AgentCommand),
+    /// The conversation is now recorded in this session file (a new conversation began).
+    Recording(PathBuf),
+    /// A turn began: the session holds a conversation worth resuming.
+    Resumable,
+    /// The agent now runs on this model, whose window is `window`: the settings `/model`
+    /// lists and an agent started later run on it.
+    ModelInUse { name: String, window: u64 },
+    /// The model's window is known (the server answered, from `url`, or did not in time).
+    WindowKnown { window: u64, url: Option<String> },
     /// Ring the terminal bell and post a desktop notification (OSC 9).
     Notify { message: String },
     /// Turn mouse capture on or off.

@@ -41,7 +41,7 @@ use crate::app::{App, AppEvent, Effect};
 use crate::ui::screen::Screen;
 pub use models::usage_prices;
 use models::{list_models, model_switched, resolve_model, server_models, window_learnt};
-use rein_core::agent::{AgentCommand, AgentConfig, AgentEvent, AgentHandle};
+use rein_core::agent::{AgentCommand, AgentConfig, AgentHandle};
 use rein_core::config::Config;
 use rein_core::hooks::EndReason;
 use sessions::{list_sessions, switch_session};
@@ -401,23 +401,6 @@ async fn next_agent_event(agent: &mut Option<AgentHandle>) -> Option<rein_core::
 /// when the dashboard should close.
 fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool> {
     let mut quit = false;
-    if let AppEvent::Agent(AgentEvent::SessionStarted { path, .. }) = &event {
-        if let Some(sessions) = ctx.sessions.as_deref_mut() {
-            sessions.current = Some(path.clone());
-            sessions.resumable = false;
-        }
-    }
-    if let AppEvent::Agent(AgentEvent::TurnStarted { .. }) = &event {
-        if let Some(sessions) = ctx.sessions.as_deref_mut() {
-            sessions.resumable = true;
-        }
-    }
-    if let AppEvent::Agent(AgentEvent::ModelSwitched { name, window, .. }) = &event {
-        model_switched(name, *window, ctx);
-    }
-    if let AppEvent::Agent(AgentEvent::WindowLearnt { window, url }) = &event {
-        window_learnt(*window, url.as_deref(), ctx);
-    }
     let mut pending = VecDeque::from([event]);
     while let Some(event) = pending.pop_front() {
         for effect in update(app, event) {
@@ -436,6 +419,19 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                         agent.send(command);
                     }
                 }
+                Effect::Recording(path) => {
+                    if let Some(sessions) = ctx.sessions.as_deref_mut() {
+                        sessions.current = Some(path);
+                        sessions.resumable = false;
+                    }
+                }
+                Effect::Resumable => {
+                    if let Some(sessions) = ctx.sessions.as_deref_mut() {
+                        sessions.resumable = true;
+                    }
+                }
+                Effect::ModelInUse { name, window } => model_switched(&name, window, ctx),
+                Effect::WindowKnown { window, url } => window_learnt(window, url.as_deref(), ctx),
                 Effect::Notify { message } => notify(&message, ctx.attention),
                 Effect::MouseCapture(on) => {
                     let mut stdout = io::stdout();

@@ -42,7 +42,7 @@ pub fn handle(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
         }
         EventFamily::Approval => approval_needed(app, event, now, effects),
         EventFamily::Form => super::form::event(app, event, effects),
-        EventFamily::Context => context_event(app, event, now),
+        EventFamily::Context => context_event(app, event, now, effects),
         EventFamily::Notice => notice_event(app, event),
     }
 }
@@ -52,12 +52,14 @@ fn turn_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<
     match event {
         // The dashboard loop keeps track of the session file; nothing on screen changes.
         // A new conversation: its usage starts from nothing.
-        AgentEvent::SessionStarted { .. } => {
+        AgentEvent::SessionStarted { path, .. } => {
             app.usage.clear();
             // A new conversation has a new file.
             app.not_recording = false;
+            effects.push(Effect::Recording(path));
         }
         AgentEvent::TurnStarted { text } => {
+            effects.push(Effect::Resumable);
             if let Some(i) = app.composer.queued.iter().position(|q| *q == text) {
                 app.composer.queued.remove(i);
             }
@@ -272,7 +274,7 @@ fn approval_needed(app: &mut App, event: AgentEvent, now: Instant, effects: &mut
 
 /// The history trimmed, a result capped or dropped, a compaction, the context's count, a
 /// model switch.
-fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
+fn context_event(app: &mut App, event: AgentEvent, now: Instant, effects: &mut Vec<Effect>) {
     match event {
         AgentEvent::ContextTrimmed {
             stubbed,
@@ -301,7 +303,10 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
             app.gauge.apply(&stats);
             app.context = Some(stats);
         }
-        AgentEvent::WindowLearnt { window, .. } => app.gauge.learnt(window),
+        AgentEvent::WindowLearnt { window, url } => {
+            app.gauge.learnt(window);
+            effects.push(Effect::WindowKnown { window, url });
+        }
         AgentEvent::ModelSwitched {
             name,
             window,
@@ -310,6 +315,10 @@ fn context_event(app: &mut App, event: AgentEvent, now: Instant) {
             ..
         } => {
             app.gauge.learnt(window);
+            effects.push(Effect::ModelInUse {
+                name: name.clone(),
+                window,
+            });
             let text = rein_core::agent::model_switched_text(&name, window, over_budget);
             super::model_switch::switched(app, name, prices, text);
         }

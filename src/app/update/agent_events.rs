@@ -655,3 +655,73 @@ fn notification(summary: &str) -> String {
     let line = text::clip(&text::one_line(summary), MAX);
     format!("rein asks for approval: {line}")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use rein_core::agent::AgentEvent;
+
+    use crate::app::event::{AppEvent, Effect};
+    use crate::app::state::{App, SessionInfo};
+    use crate::app::update::update;
+
+    fn effects_of(event: AgentEvent) -> Vec<Effect> {
+        let mut app = App::new(SessionInfo::default(), 1000);
+        update(&mut app, AppEvent::Agent(event))
+    }
+
+    /// What the dashboard loop keeps beside the app (the session file, whether it is worth
+    /// resuming, the model and window an agent restarted later runs on) comes from the
+    /// update step as effects: the loop never reads an agent event itself.
+    #[test]
+    fn the_loops_own_state_changes_come_back_as_effects() {
+        let path = PathBuf::from("/data/sessions/s.jsonl");
+        let effects = effects_of(AgentEvent::SessionStarted {
+            id: "s".to_string(),
+            path: path.clone(),
+        });
+        assert!(
+            effects
+                .iter()
+                .any(|e| matches!(e, Effect::Recording(p) if *p == path)),
+            "{effects:?}"
+        );
+        let effects = effects_of(AgentEvent::TurnStarted {
+            text: "hi".to_string(),
+        });
+        assert!(
+            effects.iter().any(|e| matches!(e, Effect::Resumable)),
+            "{effects:?}"
+        );
+        let effects = effects_of(AgentEvent::ModelSwitched {
+            name: "fast".to_string(),
+            model: "m".to_string(),
+            base_url: "http://127.0.0.1:1/v1".to_string(),
+            window: 32_000,
+            over_budget: None,
+            prices: None,
+        });
+        assert!(
+            effects.iter().any(|e| matches!(
+                e,
+                Effect::ModelInUse { name, window: 32_000 } if name == "fast"
+            )),
+            "{effects:?}"
+        );
+        let effects = effects_of(AgentEvent::WindowLearnt {
+            window: 64_000,
+            url: Some("http://127.0.0.1:1/v1/models".to_string()),
+        });
+        assert!(
+            effects.iter().any(|e| matches!(
+                e,
+                Effect::WindowKnown {
+                    window: 64_000,
+                    url: Some(_)
+                }
+            )),
+            "{effects:?}"
+        );
+    }
+}

@@ -2,7 +2,7 @@
 //! scan, typing filters, Up/Down and Ctrl-P/N move, Tab/Enter insert, Esc closes, a space
 //! or a cursor move closes), the scan's result arriving while it is open, and its drawing
 //! (a render snapshot). The scan and the matcher themselves have unit tests in
-//! `src/file_index/`.
+//! `crates/core/src/file_index/`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
 

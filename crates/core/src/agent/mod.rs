@@ -104,7 +104,7 @@ impl AgentConfig {
     }
 }
 
-/// The system prompt for a project and its skills, from `assets/system_prompt.md`. Build it
+/// The system prompt for a project and its skills, from `crates/core/assets/system_prompt.md`. Build it
 /// once per conversation: the same bytes every request keep the provider's prompt cache.
 /// Without skills their section is left out, blank line and all.
 pub fn system_prompt(root: &std::path::Path, skills: &SkillSet) -> String {

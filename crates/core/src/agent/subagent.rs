@@ -2,7 +2,7 @@
 //!
 //! In: the task's description, and what the main agent shares with it (the model client,
 //! the permission policy, the project and its sandbox, the approval flow). It starts a
-//! fresh history (its own system prompt from `assets/subagent_prompt.md`, the description
+//! fresh history (its own system prompt from `crates/core/assets/subagent_prompt.md`, the description
 //! as the only user message) and loops like a turn of the main agent: one model step (the
 //! same `step::Step` the main agent takes), then the tool calls through the same judging
 //! path (`ToolEnv`) with the read-only [`Toolset::Subagent`] (and the MCP tools the user's

@@ -1,9 +1,9 @@
 //! `rein --demo`: the whole dashboard without an API key.
 //!
-//! [`Demo::start`] copies a small example project (`assets/demo/project/`, a shell
+//! [`Demo::start`] copies a small example project (`crates/core/assets/demo/project/`, a shell
 //! calculator whose `add` subtracts) into a fresh temporary directory and starts a
 //! [`ScriptedServer`] on a local port that replays a recorded session
-//! (`assets/demo/script.json`): the model plans with a todo list, reads the test, runs it
+//! (`crates/core/assets/demo/script.json`): the model plans with a todo list, reads the test, runs it
 //! (which asks for approval), fixes the bug, runs it again and sums up in Markdown, while
 //! the usage it reports fills the gauge of a small context window. The replies come in
 //! order whatever rein sends, so the demo is a replay, not a model. The front end points

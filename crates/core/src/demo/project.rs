@@ -1,6 +1,6 @@
 //! The demo's example project: a fresh copy in a temporary directory, removed on drop.
 //!
-//! The files are compiled in from `assets/demo/project/`: a tiny shell calculator whose
+//! The files are compiled in from `crates/core/assets/demo/project/`: a tiny shell calculator whose
 //! `add` subtracts and the test that catches it. Each demo gets its own directory under
 //! the system's temporary directory, named after the process and the time, so the replayed
 //! session edits a throwaway copy and never the user's files.

@@ -1,4 +1,4 @@
-//! The demo's replayed session: `assets/demo/script.json` turned into server replies.
+//! The demo's replayed session: `crates/core/assets/demo/script.json` turned into server replies.
 //!
 //! In: the compiled-in JSON, an array of model replies, each with optional `reasoning`,
 //! `text` (Markdown) and `tool_calls` (`{"name", "arguments": {...}}`), the usage to report

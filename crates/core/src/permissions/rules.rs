@@ -2,7 +2,7 @@
 //! (and [`GlobRules`], the ordered, last-match-wins list the tool rules share).
 //!
 //! Rules come from four places, in this order: the defaults compiled in from
-//! `assets/default_rules.toml`, the user's config file, the project's `.rein/config.toml`,
+//! `crates/core/assets/default_rules.toml`, the user's config file, the project's `.rein/config.toml`,
 //! and the session (what the user allowed from an approval prompt). Which one decides
 //! ([`GlobRules::matching`]):
 //!
@@ -233,7 +233,7 @@ impl BashRules {
         Ok(compiled)
     }
 
-    /// The default rules from `assets/default_rules.toml`. Should that ever fail to parse, a
+    /// The default rules from `crates/core/assets/default_rules.toml`. Should that ever fail to parse, a
     /// single catch-all `ask` rule stands in, so nothing is allowed by accident.
     pub fn defaults() -> Vec<BashRule> {
         parse_rules_file(DEFAULT_RULES)
@@ -268,7 +268,7 @@ impl BashRules {
 
 /// What of the project's own a default rule's commands run ("its build scripts, macros and
 /// tests" for `cargo test *`), when the rule is one of the default allows that hold only
-/// inside a working sandbox (`project_code` in `assets/default_rules.toml`); `None` for any
+/// inside a working sandbox (`project_code` in `crates/core/assets/default_rules.toml`); `None` for any
 /// other rule, and for every rule of the user's, the project's or the session's.
 pub fn runs_project_code(rule: &BashRule) -> Option<&'static str> {
     static PROJECT_CODE: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();

@@ -25,7 +25,7 @@ use super::args::Cli;
 use super::runtime;
 use rein_core::start::{
     agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills, new_session,
-    start_mcp, tighten_data_dir, Guidance, Launch,
+    start_mcp_with, tighten_data_dir, Guidance, Launch,
 };
 
 /// The full-screen dashboard. Without a model it still opens, and explains how to set one.
@@ -35,6 +35,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
         root,
         sandbox,
         policy,
+        trust,
         guidance,
         resumed,
     } = launch;
@@ -69,7 +70,13 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     app.notifications = notifications(&config);
     app.first_prompt = cli.prompt.clone();
     install_keymap(&config, &mut app);
-    let (hooks, held) = install_hooks(&config, &root, &mut app);
+    let loaded = rein_core::hooks::load_with(
+        &config.user_config_path,
+        &root,
+        &config.data_dir,
+        Some(&trust.store),
+    );
+    let (hooks, held) = install_hooks(loaded, &mut app);
     if config.ui_input_history.value {
         // Read off the loop once the dashboard runs (AppEvent::HistoryLoaded).
         app.input_history = Some(rein::input_history::path(&config.data_dir));
@@ -99,7 +106,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
         }
         app.custom_commands = commands;
         // Listed now, started by the dashboard once its first frame is drawn.
-        let (mcp, mcp_notices) = start_mcp(&config, &root, false);
+        let (mcp, mcp_notices) = start_mcp_with(&config, &root, false, &trust.store, trust.problem);
         for notice in mcp_notices {
             app.transcript
                 .cells
@@ -266,7 +273,8 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
         install_keymap(&config, &mut app);
         let instructions = discover_instructions(&config, &env, &root, &policy, &sandbox);
         // The user's hooks run on the demo's calls too; a project's held ones stay held.
-        let (hooks, _) = install_hooks(&config, &root, &mut app);
+        let loaded = rein_core::hooks::load(&config.user_config_path, &root, &config.data_dir);
+        let (hooks, _) = install_hooks(loaded, &mut app);
         let agent = rein_core::agent::spawn(agent_config(
             &config,
             root,
@@ -368,11 +376,9 @@ pub(super) fn install_keymap(config: &Config, app: &mut App) {
 /// (held project hooks, lines that cannot be used) goes into the transcript too. The
 /// project's held hooks come back for the question about them.
 fn install_hooks(
-    config: &Config,
-    root: &Path,
+    loaded: rein_core::hooks::Loaded,
     app: &mut App,
 ) -> (Arc<rein_core::hooks::Hooks>, Option<rein_core::hooks::Held>) {
-    let loaded = rein_core::hooks::load(&config.user_config_path, root, &config.data_dir);
     app.hooks = loaded
         .hooks
         .all()

@@ -14,7 +14,7 @@ use rein::headless::{self, HeadlessOptions, OutputFormat};
 
 use super::args::{Cli, Format};
 use super::headless_runtime;
-use rein_core::start::{agent_config, ask_window, new_session, start_mcp, Guidance, Launch};
+use rein_core::start::{agent_config, ask_window, new_session, start_mcp_with, Guidance, Launch};
 
 /// Run `prompt` headless and exit with its code.
 pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode, String> {
@@ -23,6 +23,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         root,
         sandbox,
         policy,
+        trust,
         guidance,
         resumed,
     } = launch;
@@ -105,7 +106,12 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         errln!("rein: warning: {notice}");
     }
     // Headless, a project's hooks the user has not approved are held (a notice says so).
-    let hooks = rein_core::hooks::load(&config.user_config_path, &root, &config.data_dir);
+    let hooks = rein_core::hooks::load_with(
+        &config.user_config_path,
+        &root,
+        &config.data_dir,
+        Some(&trust.store),
+    );
     for notice in &hooks.notices {
         errln!("rein: {notice}");
     }
@@ -144,7 +150,7 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         ask_window(&config)
     };
     let mcp = runtime.block_on(async {
-        let (started, notices) = start_mcp(&config, &root, false);
+        let (started, notices) = start_mcp_with(&config, &root, false, &trust.store, trust.problem);
         for notice in &notices {
             errln!("rein: warning: {notice}");
         }

@@ -109,6 +109,17 @@ fn named_paths(hooks: &[Hook], root: &Path) -> Vec<PathBuf> {
 /// first session ([`crate::consent::host_tools::baseline`]); the hooks returned check them, and the
 /// project's approval, each time they are about to run ([`guard`]).
 pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
+    load_with(user_config, root, data_dir, None)
+}
+
+/// [`load`] with the trust store a start has already read (`None`: read it here, when the
+/// project has hooks).
+pub fn load_with(
+    user_config: &Path,
+    root: &Path,
+    data_dir: &Path,
+    trust: Option<&crate::consent::trust::TrustStore>,
+) -> Loaded {
     let mut notices = Vec::new();
     let mut hooks = Vec::new();
     let mut held = None;
@@ -130,11 +141,18 @@ pub fn load(user_config: &Path, root: &Path, data_dir: &Path) -> Loaded {
     let project = config::project_file(root);
     let (parsed, declared) = config::load_declared(&project, Source::Project);
     if !parsed.hooks.is_empty() {
-        let (store, _) = crate::consent::trust::TrustStore::load(data_dir);
+        let read;
+        let store = match trust {
+            Some(store) => store,
+            None => {
+                read = crate::consent::trust::TrustStore::load(data_dir).0;
+                &read
+            }
+        };
         let paths = named_paths(&parsed.hooks, root);
         match declared {
             Some(declared) => {
-                let why = guard::verdict(&store, root, &declared, &paths);
+                let why = guard::verdict(store, root, &declared, &paths);
                 let this = ProjectApproval { declared, paths };
                 match why {
                     None => {

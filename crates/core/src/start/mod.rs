@@ -24,11 +24,12 @@ use std::sync::Arc;
 pub use session::{new_session, resume_session, Continue, Resumed};
 pub use setup::{
     agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills,
-    discover_window, project_root, review_guidance, start_mcp, tighten_data_dir,
+    discover_window, project_root, review_guidance, start_mcp, start_mcp_with, tighten_data_dir,
 };
 
 use crate::agent::{AgentConfig, SessionSetup};
 use crate::config::{Config, Environment, Overrides};
+use crate::consent::trust::TrustStore;
 use crate::custom_commands::CommandSet;
 use crate::instructions::Instructions;
 use crate::permissions::policy::RulePolicy;
@@ -84,15 +85,20 @@ impl Project {
         );
         // The project files an approved hook or project server runs (its script): writing
         // one asks, and commands cannot change them, as for the host tools' own files.
-        let pinned = crate::consent::trust::TrustStore::load(&self.config.data_dir)
-            .0
-            .pinned_files(&self.root);
+        // Read once for the whole start: the pins here, the project's hooks and servers
+        // later.
+        let (trust, trust_problem) = TrustStore::load(&self.config.data_dir);
+        let pinned = trust.pinned_files(&self.root);
         policy.add_steering_files(&pinned, crate::consent::steering::Kind::HostTool);
         sandbox.add_steering_files(&pinned);
         Ok(Guarded {
             sandbox,
             policy,
             warnings,
+            trust: Trust {
+                store: trust,
+                problem: trust_problem,
+            },
         })
     }
 }
@@ -103,6 +109,15 @@ pub struct Guarded {
     pub policy: Arc<RulePolicy>,
     /// The settings' warnings, already said on stderr.
     pub warnings: Vec<String>,
+    /// The project servers and hooks the user approved, as read at this start.
+    pub trust: Trust,
+}
+
+/// The trust store as a start read it (once), and what reading it said (a file rein could
+/// not read is reported, never emptied).
+pub struct Trust {
+    pub store: TrustStore,
+    pub problem: Option<String>,
 }
 
 /// What the project and the user tell the model beyond the built-in prompt, found once at
@@ -139,6 +154,8 @@ pub struct Launch {
     pub root: PathBuf,
     pub sandbox: Arc<Sandbox>,
     pub policy: Arc<RulePolicy>,
+    /// The approvals read at this start, for the project's hooks and servers.
+    pub trust: Trust,
     pub guidance: Guidance,
     /// The session to continue, and the model it goes on with.
     pub resumed: Option<Resumed>,
@@ -162,6 +179,7 @@ impl Launch {
             sandbox,
             policy,
             warnings,
+            trust,
         } = guarded;
         let skills = discover_skills(&config, &env, &root);
         let instructions = discover_instructions(&config, &env, &root, &policy, &sandbox);
@@ -184,6 +202,7 @@ impl Launch {
             root,
             sandbox,
             policy,
+            trust,
             guidance: Guidance {
                 skills,
                 instructions,

@@ -279,7 +279,27 @@ pub fn start_mcp(
         return (None, Vec::new());
     }
     let (trust, problem) = crate::consent::trust::TrustStore::load(&config.data_dir);
-    let startable = crate::mcp::external::startable(&config.mcp_servers, &trust, root);
+    start_mcp_with(config, root, launch, &trust, problem)
+}
+
+/// [`start_mcp`] with the trust store a start has already read, and what reading it said.
+pub fn start_mcp_with(
+    config: &Config,
+    root: &Path,
+    launch: bool,
+    trust: &crate::consent::trust::TrustStore,
+    problem: Option<String>,
+) -> (
+    Option<(
+        crate::mcp::McpManager,
+        tokio::sync::mpsc::UnboundedReceiver<crate::mcp::McpEvent>,
+    )>,
+    Vec<String>,
+) {
+    if config.mcp_servers.is_empty() {
+        return (None, Vec::new());
+    }
+    let startable = crate::mcp::external::startable(&config.mcp_servers, trust, root);
     let mut notices = startable.notices;
     notices.extend(problem);
     if startable.start.is_empty() && startable.held.is_empty() {

@@ -14,7 +14,6 @@ use ratatui::text::{Line, Span};
 
 use super::layout::{centred, framed, modal_width};
 use super::list_modal::fit;
-use super::sanitize::sanitize;
 use super::theme;
 use super::wrap::truncate;
 use crate::app::rewind::{Preview, RewindState, RewindTurn, RewindWhat, Stage};
@@ -27,7 +26,7 @@ pub struct RewindModal<'a> {
 }
 
 fn one_line(text: &str) -> String {
-    sanitize(text).replace(['\n', '\r'], " ")
+    rein_core::text::sanitize::line(text, usize::MAX)
 }
 
 fn turn_row(t: &RewindTurn, selected: bool, w: usize) -> Line<'static> {

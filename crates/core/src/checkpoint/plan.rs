@@ -260,16 +260,7 @@ impl TurnInfo {
 
 /// The first line of `text`, at most 80 characters.
 fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut out: String = line.chars().take(80).collect();
-    if line.chars().count() > 80 {
-        out.push('…');
-    }
-    out
+    crate::text::clip(crate::text::first_text_line(text), 80)
 }
 
 #[cfg(test)]

@@ -412,7 +412,7 @@ fn read_command(path: &Path) -> Result<(String, Option<String>, String), String>
     }
     let description = description
         .filter(|d| !d.is_empty())
-        .unwrap_or_else(|| first_line(&body));
+        .unwrap_or_else(|| description_line(&body));
     Ok((
         front_matter::cap(description, MAX_DESCRIPTION_CHARS),
         hint.filter(|h| !h.is_empty()),
@@ -422,7 +422,9 @@ fn read_command(path: &Path) -> Result<(String, Option<String>, String), String>
 
 /// The prompt's first line with text, as a description: Markdown heading marks dropped,
 /// whitespace and control characters collapsed.
-fn first_line(body: &str) -> String {
+/// A command without a `description` is described by its first line of text, a Markdown
+/// heading's `#`s dropped and its words joined by single spaces.
+fn description_line(body: &str) -> String {
     let line = body
         .lines()
         .map(|l| l.trim().trim_start_matches('#').trim())

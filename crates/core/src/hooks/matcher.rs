@@ -30,7 +30,7 @@ impl Matcher {
         }
         Regex::new(text)
             .map(Matcher::Pattern)
-            .map_err(|e| format!("not a regular expression ({})", first_line(&e.to_string())))
+            .map_err(|e| format!("not a regular expression ({})", last_line(&e.to_string())))
     }
 
     /// Whether `value` (a tool's name, a source, an agent type) is matched.
@@ -43,7 +43,9 @@ impl Matcher {
     }
 }
 
-fn first_line(text: &str) -> &str {
+/// A regular expression's error says what is wrong on its last line (the lines above
+/// draw the pattern and point into it).
+fn last_line(text: &str) -> &str {
     text.lines().last().unwrap_or(text).trim()
 }
 

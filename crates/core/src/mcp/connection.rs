@@ -138,29 +138,7 @@ pub fn log_line(level: &str, logger: Option<&str>, data: &serde_json::Value) -> 
         Some(logger) => format!("{level} {logger}: {data}"),
         None => format!("{level}: {data}"),
     };
-    one_line(&whole, LOG_LINE_CHARS)
-}
-
-/// `text` on one line (line ends as spaces, control characters shown or dropped by
-/// [`crate::text::sanitize::sanitize`]), at most `max` characters and `…` where it was cut.
-pub fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .take(max * 2 + 1)
-        .map(|c| {
-            if c == '\n' || c == '\r' || c == '\t' {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let clean = crate::text::sanitize::sanitize(&flat);
-    let mut out: String = clean.chars().take(max).collect();
-    if clean.chars().count() > max {
-        out.push('…');
-    }
-    out
+    crate::text::sanitize::line(&whole, LOG_LINE_CHARS)
 }
 
 #[allow(deprecated)] // roots, sampling, logging: see the imports
@@ -239,7 +217,7 @@ impl ClientHandler for Handler {
                 message: params
                     .message
                     .as_deref()
-                    .map(|m| one_line(m, LOG_LINE_CHARS)),
+                    .map(|m| crate::text::sanitize::line(m, LOG_LINE_CHARS)),
                 log: false,
             });
         }

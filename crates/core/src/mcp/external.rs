@@ -127,7 +127,7 @@ pub fn progress_line(update: &crate::mcp::McpProgress) -> String {
     if message.is_empty() {
         count
     } else {
-        crate::mcp::one_line(&format!("{count} {message}"), crate::mcp::LOG_LINE_CHARS)
+        crate::text::sanitize::line(&format!("{count} {message}"), crate::mcp::LOG_LINE_CHARS)
     }
 }
 

@@ -70,7 +70,7 @@ pub use config::{
     OAuthClient, Origin, ServerConfig, SubagentTools, Transport, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT,
 };
-pub use connection::{group_alive, log_line, one_line, LOG_LINE_CHARS, NO_SAMPLING};
+pub use connection::{group_alive, log_line, LOG_LINE_CHARS, NO_SAMPLING};
 pub use manager::prompts::{bind_arguments, McpPrompt, McpPromptArgument, MAX_PROMPT_BYTES};
 pub use manager::resources::{McpResource, ResourceText, MAX_LISTED as MAX_LISTED_RESOURCES};
 pub use manager::McpManager;

@@ -308,8 +308,8 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
     });
     if misplaced > 0 {
         notices.push(format!(
-            "{misplaced} trimmed tool result{} did not match the history and {} left whole",
-            plural(misplaced),
+            "{} did not match the history and {} left whole",
+            crate::text::plural(misplaced, "trimmed tool result"),
             if misplaced == 1 { "was" } else { "were" }
         ));
     }
@@ -320,10 +320,9 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
     let (transcript, folds) = transcript.into_iter().map(|s| (s.message, s.fold)).unzip();
     if fixed.synthetic > 0 {
         notices.push(format!(
-            "the session ended before {} tool call{} finished; {} answered with an error so \
+            "the session ended before {} finished; {} answered with an error so \
              the conversation can go on",
-            fixed.synthetic,
-            plural(fixed.synthetic),
+            crate::text::plural(fixed.synthetic, "tool call"),
             if fixed.synthetic == 1 {
                 "it is"
             } else {
@@ -333,9 +332,8 @@ pub fn load_with(path: &Path, shown: Shown) -> io::Result<LoadedSession> {
     }
     if fixed.orphans > 0 {
         notices.push(format!(
-            "{} tool result{} without a matching call {} dropped from the history",
-            fixed.orphans,
-            plural(fixed.orphans),
+            "{} without a matching call {} dropped from the history",
+            crate::text::plural(fixed.orphans, "tool result"),
             if fixed.orphans == 1 { "was" } else { "were" }
         ));
     }
@@ -546,14 +544,6 @@ fn file_id(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,14 @@ pub fn first_line(text: &str) -> &str {
     line.strip_suffix('\r').unwrap_or(line)
 }
 
+/// The first line of `text` that is not blank, trimmed (a commit message's subject).
+pub fn first_text_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}
+
 /// `text` cut to `max` characters, with … when something was cut.
 pub fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -36,9 +44,10 @@ pub fn clip(text: &str, max: usize) -> String {
     cut
 }
 
-/// "3 items", "1 item".
-pub fn plural(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+/// "3 items", "1 item" (any count: `usize`, `u64`, …).
+pub fn plural<N: Copy + std::fmt::Display + TryInto<u64>>(n: N, what: &str) -> String {
+    let one = n.try_into().is_ok_and(|n| n == 1);
+    format!("{n} {what}{}", if one { "" } else { "s" })
 }
 
 /// A token count, short: "950", "53.7k", "128k", "1.2M".

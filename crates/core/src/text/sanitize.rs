@@ -20,6 +20,25 @@ pub fn to_stderr(args: std::fmt::Arguments) {
     let _ = stderr.write_fmt(args).and_then(|()| stderr.flush());
 }
 
+/// `text` as one printable line: line ends and tabs as spaces, control characters shown or
+/// dropped by [`sanitize`], at most `max` characters and `…` where it was cut. Reads at
+/// most about `2 × max` characters of `text`, however long it is.
+pub fn line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .take(max.saturating_mul(2).saturating_add(1))
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let clean = sanitize(&flat);
+    crate::text::clip(&clean, max)
+}
+
 /// How `c` is shown when it must not reach the terminal as it is; `None` when it may.
 pub fn shown(c: char) -> Option<String> {
     match c {

@@ -221,9 +221,9 @@ impl Page {
         let total = self.lines;
         if self.shown == 0 {
             return Err(format!(
-                "offset {} is past the end of {shown_path}, which has {total} {}; use an offset from 1 to {total}",
+                "offset {} is past the end of {shown_path}, which has {}; use an offset from 1 to {total}",
                 self.offset,
-                plural(total, "line", "lines"),
+                crate::text::plural(total, "line"),
             ));
         }
         let first = self.offset;
@@ -338,8 +338,8 @@ pub(super) fn looks_binary(start: &[u8]) -> bool {
 /// `tool_verb` says what the refusing tool does, e.g. "read_file shows".
 pub(super) fn binary_message(shown_path: &str, len: u64, tool_verb: &str) -> String {
     format!(
-        "{shown_path} is a binary file ({len} {}); {tool_verb} text only",
-        plural(len, "byte", "bytes")
+        "{shown_path} is a binary file ({}); {tool_verb} text only",
+        crate::text::plural(len, "byte")
     )
 }
 
@@ -415,14 +415,6 @@ pub(super) async fn read_text(
         return Err(binary_message(shown_path, bytes.len() as u64, tool_verb));
     }
     String::from_utf8(bytes).map_err(|_| not_utf8_message(shown_path))
-}
-
-pub(super) fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 {
-        one
-    } else {
-        many
-    }
 }
 
 #[cfg(test)]

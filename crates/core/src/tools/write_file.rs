@@ -7,7 +7,7 @@
 
 use serde_json::json;
 
-use super::read_file::{display_path, not_regular_message, plural};
+use super::read_file::{display_path, not_regular_message};
 use super::{ToolContext, ToolSpec};
 
 pub const NAME: &str = "write_file";
@@ -76,10 +76,10 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         == crate::host::safe_fs::Written::Replaced;
 
     Ok(format!(
-        "{} {shown_path} ({lines} {}, {bytes} {})",
+        "{} {shown_path} ({}, {})",
         if existed { "Overwrote" } else { "Created" },
-        plural(lines, "line", "lines"),
-        plural(bytes, "byte", "bytes"),
+        crate::text::plural(lines, "line"),
+        crate::text::plural(bytes, "byte"),
     ))
 }
 

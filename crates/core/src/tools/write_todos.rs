@@ -130,11 +130,7 @@ pub fn validate(items: &[serde_json::Value]) -> Result<Vec<Todo>, String> {
 }
 
 fn clip(s: &str) -> String {
-    if s.chars().count() > MAX_TEXT {
-        s.chars().take(MAX_TEXT).collect::<String>() + "…"
-    } else {
-        s.to_string()
-    }
+    crate::text::clip(s, MAX_TEXT)
 }
 
 pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {

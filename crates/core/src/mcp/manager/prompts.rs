@@ -15,7 +15,7 @@ use rmcp::service::RoleClient;
 use rmcp::{Peer, ServiceError};
 
 use super::{McpManager, Slot};
-use crate::mcp::{names, one_line, McpError, ServerState};
+use crate::mcp::{names, McpError, ServerState};
 
 /// The most prompts one server's listing keeps.
 pub const MAX_PROMPTS: usize = 200;
@@ -95,7 +95,7 @@ impl McpManager {
             .map_err(|e| match e {
                 ServiceError::McpError(e) => McpError::Rejected {
                     server: prompt.server.clone(),
-                    message: one_line(&e.message, 500),
+                    message: crate::text::sanitize::line(&e.message, 500),
                 },
                 other => McpError::Protocol {
                     server: prompt.server.clone(),
@@ -140,14 +140,17 @@ pub(super) fn ready_prompts(slots: &[Slot]) -> Vec<McpPrompt> {
             command,
             server: server.to_string(),
             name: p.name.clone(),
-            description: one_line(p.description.as_deref().unwrap_or_default(), 200),
+            description: crate::text::sanitize::line(
+                p.description.as_deref().unwrap_or_default(),
+                200,
+            ),
             arguments: p
                 .arguments
                 .iter()
                 .flatten()
                 .take(MAX_ARGUMENTS)
                 .map(|a| McpPromptArgument {
-                    name: one_line(&a.name, 64),
+                    name: crate::text::sanitize::line(&a.name, 64),
                     required: a.required.unwrap_or(false),
                 })
                 .collect(),
@@ -239,21 +242,36 @@ pub fn prompt_text(result: &GetPromptResult, max: usize) -> String {
         let text = match &message.content {
             ContentBlock::Text(t) => t.text.clone(),
             ContentBlock::Image(i) => {
-                format!("(an image, {}, not included)", one_line(&i.mime_type, 80))
+                format!(
+                    "(an image, {}, not included)",
+                    crate::text::sanitize::line(&i.mime_type, 80)
+                )
             }
             ContentBlock::Audio(a) => {
-                format!("(audio, {}, not included)", one_line(&a.mime_type, 80))
+                format!(
+                    "(audio, {}, not included)",
+                    crate::text::sanitize::line(&a.mime_type, 80)
+                )
             }
             ContentBlock::Resource(r) => match &r.resource {
                 ResourceContents::TextResourceContents { uri, text, .. } => {
-                    format!("(resource {})\n{text}", one_line(uri, 200))
+                    format!(
+                        "(resource {})\n{text}",
+                        crate::text::sanitize::line(uri, 200)
+                    )
                 }
                 ResourceContents::BlobResourceContents { uri, .. } => {
-                    format!("(binary resource {}, not included)", one_line(uri, 200))
+                    format!(
+                        "(binary resource {}, not included)",
+                        crate::text::sanitize::line(uri, 200)
+                    )
                 }
                 _ => "(a resource of a kind rein does not know, not included)".to_string(),
             },
-            ContentBlock::ResourceLink(l) => format!("(resource link {})", one_line(&l.uri, 200)),
+            ContentBlock::ResourceLink(l) => format!(
+                "(resource link {})",
+                crate::text::sanitize::line(&l.uri, 200)
+            ),
             _ => "(content of a kind rein does not know, not included)".to_string(),
         };
         parts.push(match message.role {

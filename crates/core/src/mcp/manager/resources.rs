@@ -98,8 +98,8 @@ pub(crate) fn resource_text(contents: &[ResourceContents], max_bytes: usize) -> 
                 ..
             } => format!(
                 "(binary content of {}, {}, about {} bytes: not attached)",
-                crate::mcp::one_line(uri, 200),
-                crate::mcp::one_line(mime_type.as_deref().unwrap_or("unknown type"), 100),
+                crate::text::sanitize::line(uri, 200),
+                crate::text::sanitize::line(mime_type.as_deref().unwrap_or("unknown type"), 100),
                 blob.len() / 4 * 3
             ),
             _ => "(a content of a kind rein does not know: not attached)".to_string(),
@@ -185,7 +185,7 @@ fn failed(server: &str, live: &Live, error: &rmcp::ServiceError, what: &str) -> 
     match error {
         rmcp::ServiceError::McpError(e) => McpError::Rejected {
             server: server.to_string(),
-            message: crate::mcp::one_line(&e.message, 500),
+            message: crate::text::sanitize::line(&e.message, 500),
         },
         other => McpError::Protocol {
             server: server.to_string(),

@@ -22,7 +22,7 @@ pub mod sse;
 mod step;
 pub mod stream;
 pub mod subagent;
-mod toolrun;
+mod toolcall;
 pub mod usage;
 pub mod window;
 

@@ -25,7 +25,7 @@ use super::inbox::OpenApprovals;
 use super::loop_guard::{Answer, Rejected, SameCalls, Stopped, Verdict};
 use super::mode::SharedMode;
 use super::step::{Reply, Step};
-use super::toolrun::ToolEnv;
+use super::toolcall::ToolEnv;
 use crate::context::budget::TokenMeter;
 use crate::context::spill::TurnSpill;
 use crate::context::{drop, stubs, ContextConfig};
@@ -69,7 +69,7 @@ pub(crate) struct Subagent {
     /// servers open to subagents (`mcp_servers.NAME.subagents`; none by default).
     pub external: Option<Arc<dyn ExternalTools>>,
     /// The main agent's hooks: they fire for a subagent's calls too (with its id).
-    pub hooks: Option<super::toolrun::HookEnv>,
+    pub hooks: Option<super::toolcall::HookEnv>,
 }
 
 /// How a task ended: the `task` call's result.
@@ -139,7 +139,7 @@ impl Subagent {
         } else {
             "the subagent"
         };
-        for (error, message) in super::toolrun::hook_lines(subject, &said) {
+        for (error, message) in super::toolcall::hook_lines(subject, &said) {
             let _ = self.events.send(AgentEvent::Hook {
                 event: event.name().to_string(),
                 message,

@@ -1,7 +1,7 @@
 //! Running the tool calls of one reply and keeping their results.
 //!
 //! A call is recorded as started before it runs (so a resume after a crash knows it may
-//! have done its work), judged and run (`toolrun`), and answered by exactly
+//! have done its work), judged and run (`toolcall`), and answered by exactly
 //! one tool message, with its `ToolFinished` event; rules the user granted on the way and
 //! a new todo list are recorded too. Consecutive `task` calls run at the same time, each a
 //! [`Subagent`], at most `subagent.max_parallel` at once, their results appended in call
@@ -16,7 +16,7 @@ use super::Agent;
 use crate::agent::events::{AgentEvent, SubagentEvent};
 use crate::agent::loop_guard::{Answer, Rejected, Stopped, Verdict};
 use crate::agent::subagent::{self, Subagent};
-use crate::agent::toolrun::{self, ToolEnv};
+use crate::agent::toolcall::{self, ToolEnv};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::session::Entry;
 use crate::tools::{self, Toolset};
@@ -226,7 +226,7 @@ impl Agent {
         let slots = &mut results;
         let all = async {
             while let Some((i, mut outcome)) = running.next().await {
-                outcome.result.text = toolrun::cap_reporting(
+                outcome.result.text = toolcall::cap_reporting(
                     &spill,
                     Some(&events),
                     &calls[i].id,

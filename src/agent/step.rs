@@ -59,6 +59,26 @@ impl Step<'_> {
             .await
     }
 
+    /// [`Step::run_into`], stopped as soon as `on_delta` says so (it returns true: a reply
+    /// that repeats itself, see [`super::repetition`]); `None` then.
+    pub(crate) async fn run_stoppable(
+        &self,
+        history: &[Message],
+        assembler: &mut Assembler,
+        on_delta: &mut (dyn FnMut(StreamDelta<'_>) -> bool + Send),
+    ) -> Option<Result<Reply, ClientError>> {
+        let stop = tokio::sync::Notify::new();
+        let mut forward = |delta: StreamDelta<'_>| {
+            if on_delta(delta) {
+                stop.notify_one();
+            }
+        };
+        tokio::select! {
+            reply = self.run_into(history, assembler, &mut forward) => Some(reply),
+            () = stop.notified() => None,
+        }
+    }
+
     /// [`Step::run`], the reply assembled in `assembler` (which keeps what streamed when
     /// the step fails or is dropped).
     pub(crate) async fn run_into(

@@ -16,7 +16,7 @@ use super::Agent;
 use crate::agent::events::{AgentEvent, SubagentEvent};
 use crate::agent::loop_guard::{Answer, Rejected, Stopped, Verdict};
 use crate::agent::subagent::{self, Subagent};
-use crate::agent::toolcall::{self, ToolEnv};
+use crate::agent::toolcall::{self, Guarded, ToolEnv, ToolRun};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::session::Entry;
 use crate::tools::{self, Toolset};
@@ -35,28 +35,14 @@ impl Agent {
         });
     }
 
-    /// Judge and run one tool call and append its result. False when the turn stops here
-    /// (the user interrupted, the loop guard or a hook stopped it).
+    /// Judge and run one tool call under the loop guard and append its result. False when
+    /// the turn stops here (the user interrupted, the loop guard or a hook stopped it).
     pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
         self.call_started(call);
-        let (verdict, ticket) = self.same_calls.next(call);
-        let looping = match verdict {
-            Verdict::Go => None,
-            Verdict::Ask(found) => Some(found),
-            // The same call rein rejected several times in a row: not judged again.
-            Verdict::Stop(rejections) => {
-                self.same_calls
-                    .answered(ticket, Answer::Rejected(rejections.how));
-                let stopped = Stopped::Rejected(rejections);
-                self.finish_tool(call, ToolResult::error(stopped.not_run()), Instant::now());
-                self.loop_stopped = Some(stopped);
-                return false;
-            }
-        };
         let hook_env = self.hook_env();
         let open = self.inbox.open.clone();
         let forms = self.inbox.forms.clone();
-        let env = ToolEnv {
+        let mut env = ToolEnv {
             toolset: Toolset::Main,
             policy: &*self.config.policy,
             root: &self.config.root,
@@ -68,69 +54,76 @@ impl Agent {
             spill: &self.spill,
             mode: &self.mode,
             external: self.config.external_tools.as_deref(),
-            looping,
+            looping: None,
             background: Some(&self.background),
             hooks: hook_env.as_ref(),
             guard: Some(&self.config.hooks),
         };
-        let edited = edit_target(call, &self.config.root).map(|path| {
-            let before = read_text(&path);
-            (path, before)
-        });
-        let mut run = env.judge_and_run(Some(&mut self.inbox), call).await;
-        let accepted = !run.result.outcome.is_error();
         // What an edit left: part of its answer for the loop guard, and its diff below.
-        let edited = match (accepted, edited) {
-            (true, Some((path, before))) => Some((before, read_text(&path))),
-            _ => None,
+        let edited = edit_target(call, &self.config.root);
+        let before = edited.as_deref().map(read_text);
+        let after = |run: &ToolRun| {
+            let accepted = !run.result.outcome.is_error();
+            edited.as_deref().filter(|_| accepted).and_then(read_text)
         };
-        let answer = if run.ran {
-            let after = edited.as_ref().and_then(|(_, after)| after.as_deref());
-            Answer::ran(&run.result.text, after)
-        } else {
-            Answer::Rejected(Rejected::of(run.result.outcome))
+        let guarded = env
+            .guarded(&mut self.same_calls, Some(&mut self.inbox), call, after)
+            .await;
+        let Guarded {
+            run,
+            after,
+            stopped,
+        } = match guarded {
+            Ok(guarded) => guarded,
+            // The same call rein rejected several times in a row: not judged again.
+            Err(stopped) => {
+                self.finish_tool(call, ToolResult::error(stopped.not_run()), Instant::now());
+                self.loop_stopped = Some(stopped);
+                return false;
+            }
         };
-        // A rejected call sent again: its result says how many times.
-        if let Some(rejections) = self.same_calls.answered(ticket, answer) {
-            run.result.text.push_str(&rejections.note());
-        }
+        let accepted = !run.result.outcome.is_error();
         if let Some(reason) = &run.hook_stop {
             self.hook_stopped = Some(reason.clone());
         }
-        if let (true, Some(found)) = (run.loop_refused, looping) {
-            self.loop_stopped = Some(Stopped::Refused(found));
+        if stopped.is_some() {
+            self.loop_stopped = stopped;
         }
         self.record_mode();
         for grant in &run.granted {
             self.record(Entry::rule(grant));
         }
+        let go_on = !run.interrupted && !run.loop_refused && run.hook_stop.is_none();
         self.finish_tool(call, run.result, run.started);
         if accepted {
             // A file in a folder with instruction files of its own: they go out next.
             self.load_nested(call);
         }
         // What an edit changed, for its cell: the file before and after, diffed.
-        if let Some((before, after)) = edited {
-            if let (Some(before), Some(after)) = (before, after) {
-                if let Some(diff) = crate::checkpoint::diff::short(&before, &after, EDIT_DIFF_LINES)
-                {
-                    self.record(Entry::EditDiff {
-                        id: call.id.clone(),
-                        diff: diff.clone(),
-                    });
-                    self.emit(AgentEvent::EditDiff {
-                        id: call.id.clone(),
-                        diff,
-                    });
-                }
-            }
+        if let (Some(Some(before)), Some(after)) = (before, after) {
+            self.edit_diff(call, &before, &after);
         }
         if call.function.name == tools::write_todos::NAME && accepted {
             let todos = self.todos();
             self.record(Entry::todos(todos.clone()));
             self.emit(AgentEvent::TodosUpdated { todos });
         }
-        !run.interrupted && !run.loop_refused && run.hook_stop.is_none()
+        go_on
+    }
+
+    /// The diff of an edit by `call` from `before` to `after`, recorded and shown in its
+    /// cell.
+    fn edit_diff(&mut self, call: &ToolCall, before: &str, after: &str) {
+        if let Some(diff) = crate::checkpoint::diff::short(before, after, EDIT_DIFF_LINES) {
+            self.record(Entry::EditDiff {
+                id: call.id.clone(),
+                diff: diff.clone(),
+            });
+            self.emit(AgentEvent::EditDiff {
+                id: call.id.clone(),
+                diff,
+            });
+        }
     }
 
     /// Run `task` calls (consecutive ones of one reply) at the same time, each a subagent,

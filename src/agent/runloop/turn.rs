@@ -99,22 +99,20 @@ impl Agent {
         let mut assembler = Assembler::new();
         let mut pending = PendingDeltas::new(self.events.clone());
         let mut repeats = Repeats::default();
-        let stop = tokio::sync::Notify::new();
         let mut on_delta = |delta: StreamDelta<'_>| match delta {
             // A refusal is the reply: shown as text, recorded as a refusal.
             StreamDelta::Text(t) | StreamDelta::Refusal(t) => {
                 pending.text(t);
-                if repeats.text(t) {
-                    stop.notify_one();
-                }
+                repeats.text(t)
             }
             StreamDelta::Reasoning(r) => {
                 pending.reasoning(r);
-                if repeats.reasoning(r) {
-                    stop.notify_one();
-                }
+                repeats.reasoning(r)
             }
-            StreamDelta::Flush => pending.flush(),
+            StreamDelta::Flush => {
+                pending.flush();
+                false
+            }
         };
         let context = &self.config.context;
         let model_step = Step {
@@ -128,16 +126,8 @@ impl Agent {
                 self.used(),
             ),
         };
-        let request = async {
-            tokio::select! {
-                reply = model_step.run_into(
-                    self.history.messages(),
-                    &mut assembler,
-                    &mut on_delta,
-                ) => Some(reply),
-                () = stop.notified() => None,
-            }
-        };
+        let history = self.history.messages();
+        let request = model_step.run_stoppable(history, &mut assembler, &mut on_delta);
         let result = self.inbox.run_until(request).await;
         // Whatever streamed before an interrupt or a failure is shown too.
         on_delta(StreamDelta::Flush);

@@ -26,6 +26,7 @@
 //! loop guard's count around a call (it sets [`ToolEnv::looping`]).
 
 mod ask;
+mod guard;
 mod hooks;
 mod judge;
 mod parse;
@@ -47,6 +48,7 @@ use crate::tools::background::Background;
 use crate::tools::external::{ExternalSpec, ExternalTools};
 use crate::tools::{PreparedCall, ToolContext, Toolset};
 
+pub(crate) use guard::Guarded;
 pub(crate) use hooks::{hook_lines, post_hooks, HookEnv, HookView};
 
 /// What a call runs with.

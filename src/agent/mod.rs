@@ -23,6 +23,7 @@ mod step;
 pub mod stream;
 pub mod subagent;
 mod toolcall;
+mod turn_loop;
 pub mod usage;
 pub mod window;
 

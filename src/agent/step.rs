@@ -9,7 +9,8 @@
 //! around a step is each caller's own: the main agent fits the context, adds the reminder,
 //! records, streams the text to the user and runs `task` calls in parallel
 //! ([`super::runloop`]); a subagent streams nothing, counts its usage and keeps to its step
-//! limit ([`super::subagent`]). Both run the calls through [`super::toolcall::ToolEnv`].
+//! limit ([`super::subagent`]). Both step in [`super::turn_loop::run`] and run the calls
+//! through [`super::toolcall::ToolEnv::guarded`].
 //! A compaction's summary requests are steps too, with no tools. Cancel a step by dropping
 //! its future.
 

@@ -3,9 +3,9 @@
 //! In: the task's description, and what the main agent shares with it (the model client,
 //! the permission policy, the project and its sandbox, the approval flow). It starts a
 //! fresh history (its own system prompt from `assets/subagent_prompt.md`, the description
-//! as the only user message) and loops like a turn of the main agent: one model step (the
-//! same `step::Step` the main agent takes), then the tool calls through the same judging
-//! path (`ToolEnv`) with the read-only [`Toolset::Subagent`] (and the MCP tools the user's
+//! as the only user message) and loops as a turn of the main agent does (the same
+//! `turn_loop::run`): one model step (the same `step::Step` the main agent takes), then the
+//! tool calls through the same path under the same loop guard (`ToolEnv::guarded`) with the read-only [`Toolset::Subagent`] (and the MCP tools the user's
 //! config opens to subagents, none by default), append the results, until a
 //! reply asks for no tools or `subagent.max_steps` model calls are spent. Out: an
 //! `Outcome` whose text is its final answer (or what it had, with a note, when it stopped
@@ -28,6 +28,7 @@ use super::mode::SharedMode;
 use super::step::{Reply, Step};
 use super::stream::{Assembler, StreamDelta};
 use super::toolcall::{Guarded, ToolEnv};
+use super::turn_loop::{self, Turn};
 use crate::context::budget::TokenMeter;
 use crate::context::spill::TurnSpill;
 use crate::context::{drop, stubs, ContextConfig};
@@ -205,8 +206,8 @@ impl Subagent {
             ),
             None => description,
         };
-        let mut task = Task::new(task_id, &self.system_prompt, description);
-        let mut step = Step {
+        let task = Task::new(task_id, &self.system_prompt, description);
+        let step = Step {
             client: &self.client,
             tools_json: &tools_json,
             events: &self.events,
@@ -214,24 +215,18 @@ impl Subagent {
             max_tokens: None,
         };
         let max_steps = self.max_steps.max(1);
-        while task.steps < max_steps {
-            task.steps += 1;
-            let reply = match self.request(&mut task, &mut step, tools_chars).await {
-                Ok(reply) => reply,
-                Err(outcome) => return outcome,
-            };
-            let next = if reply.calls.is_empty() {
-                self.reply_without_calls(&mut task, reply, max_steps).await
-            } else if task.steps == max_steps {
-                // Its calls would never be read: no model call is left.
-                break;
-            } else {
-                self.run_calls(&mut task, reply).await
-            };
-            if let ControlFlow::Break(outcome) = next {
-                return outcome;
-            }
-        }
+        let mut turn = SubagentTurn {
+            subagent: &self,
+            task,
+            step,
+            tools_chars,
+            max_steps,
+        };
+        turn_loop::run(&mut turn, max_steps).await
+    }
+
+    /// The steps ran out before it had an answer: what it said so far is the result.
+    fn out_of_steps(&self, task: &mut Task, max_steps: u32) -> Outcome {
         let mut text = format!(
             "Note: the subagent stopped early: it used all {max_steps} of its model calls (subagent.max_steps) before it had an answer."
         );
@@ -243,7 +238,7 @@ impl Subagent {
             text.push_str(" What it had said so far:\n\n");
             text.push_str(&task.said.join("\n\n"));
         }
-        self.end(&mut task, true, ToolResult::ok(text), None)
+        self.end(task, true, ToolResult::ok(text), None)
     }
 
     /// One model call on the task's history (fitted to the budget first); its text is not
@@ -433,6 +428,46 @@ impl Subagent {
             granted: std::mem::take(&mut task.granted),
             hook_stop,
         }
+    }
+}
+
+/// A subagent's task, for [`turn_loop::run`].
+struct SubagentTurn<'a> {
+    subagent: &'a Subagent,
+    task: Task,
+    step: Step<'a>,
+    /// The offered tools' schemas, in characters.
+    tools_chars: usize,
+    max_steps: u32,
+}
+
+impl Turn for SubagentTurn<'_> {
+    type Outcome = Outcome;
+
+    async fn request(&mut self, step: u32) -> Result<Reply, Outcome> {
+        self.task.steps = step;
+        let (task, model_step) = (&mut self.task, &mut self.step);
+        self.subagent
+            .request(task, model_step, self.tools_chars)
+            .await
+    }
+
+    async fn on_reply(&mut self, reply: Reply, last: bool) -> ControlFlow<Outcome> {
+        let task = &mut self.task;
+        if reply.calls.is_empty() {
+            self.subagent
+                .reply_without_calls(task, reply, self.max_steps)
+                .await
+        } else if last {
+            // Its calls would never be read: no model call is left.
+            ControlFlow::Break(self.out_of_steps())
+        } else {
+            self.subagent.run_calls(task, reply).await
+        }
+    }
+
+    fn out_of_steps(&mut self) -> Outcome {
+        self.subagent.out_of_steps(&mut self.task, self.max_steps)
     }
 }
 

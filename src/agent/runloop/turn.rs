@@ -1,5 +1,5 @@
-//! One user turn, in phases: open the turn (the user message, `user_message`), then per
-//! model call: send the request and read the streamed reply (`request`), handle the reply
+//! One user turn, in phases: open the turn (the user message, `user_message`), then
+//! [`turn_loop::run`] (the loop subagents run too) per model call: send the request and read the streamed reply (`request`), handle the reply
 //! (`take_reply`), then either run its tool calls (`run_calls`) or, for a reply that asks
 //! for none, hear the Stop hooks (`reply_without_calls`); each of those decides whether
 //! the turn goes on. `agent.max_steps` model calls end it all the same.
@@ -19,6 +19,7 @@ use crate::agent::events::{AgentEvent, TurnOutcome};
 use crate::agent::repetition::Repeats;
 use crate::agent::step::{Reply, Step};
 use crate::agent::stream::{Assembler, StreamDelta};
+use crate::agent::turn_loop::{self, Turn};
 use crate::context::budget;
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::tools;
@@ -27,41 +28,59 @@ use crate::tools;
 /// always blocks would otherwise loop until `agent.max_steps`).
 const MAX_STOP_BLOCKS: u32 = 8;
 
+/// A turn of the main agent, for [`turn_loop::run`].
+struct MainTurn<'a> {
+    agent: &'a mut Agent,
+    /// Stop hooks that kept the turn going, in a row.
+    stop_blocks: u32,
+}
+
+impl Turn for MainTurn<'_> {
+    type Outcome = TurnOutcome;
+
+    async fn request(&mut self, step: u32) -> Result<Reply, TurnOutcome> {
+        self.agent.request(step).await
+    }
+
+    async fn on_reply(&mut self, reply: Reply, _last: bool) -> ControlFlow<TurnOutcome> {
+        let (shown, stopped_short, calls) = self.agent.take_reply(reply);
+        if calls.is_empty() {
+            self.agent
+                .reply_without_calls(&shown, stopped_short, &mut self.stop_blocks)
+                .await
+        } else {
+            self.agent.run_calls(&calls).await
+        }
+    }
+
+    fn out_of_steps(&mut self) -> TurnOutcome {
+        self.agent.emit(AgentEvent::Notice {
+            message: format!(
+                "stopped after {} model calls in one turn (agent.max_steps); send a message to go on",
+                self.agent.config.max_steps
+            ),
+        });
+        TurnOutcome::StepLimit
+    }
+}
+
 /// What a model call ended with: `None` when the user interrupted it, `Some(None)` when
 /// it was stopped for repeating itself, else the reply or the error that ended it.
 type Streamed = Option<Option<Result<Reply, ClientError>>>;
 
 impl Agent {
-    /// One user turn: model calls and tool runs until a reply asks for no tools.
+    /// One user turn: model calls and tool runs until a reply asks for no tools
+    /// ([`turn_loop::run`], the loop subagents run too).
     pub(super) async fn run_turn(&mut self, text: String) -> TurnOutcome {
         if let Err(outcome) = self.open_turn(text).await {
             return outcome;
         }
-        // Stop hooks that kept the turn going, in a row.
-        let mut stop_blocks = 0;
-        for step in 1..=self.config.max_steps.max(1) {
-            let reply = match self.request(step).await {
-                Ok(reply) => reply,
-                Err(outcome) => return outcome,
-            };
-            let (shown, stopped_short, calls) = self.take_reply(reply);
-            let next = if calls.is_empty() {
-                self.reply_without_calls(&shown, stopped_short, &mut stop_blocks)
-                    .await
-            } else {
-                self.run_calls(&calls).await
-            };
-            if let ControlFlow::Break(outcome) = next {
-                return outcome;
-            }
-        }
-        self.emit(AgentEvent::Notice {
-            message: format!(
-                "stopped after {} model calls in one turn (agent.max_steps); send a message to go on",
-                self.config.max_steps
-            ),
-        });
-        TurnOutcome::StepLimit
+        let max_steps = self.config.max_steps;
+        let mut turn = MainTurn {
+            agent: self,
+            stop_blocks: 0,
+        };
+        turn_loop::run(&mut turn, max_steps).await
     }
 
     /// Send the request of model call `step` (the context fitted, from the second on the

@@ -25,7 +25,6 @@
 //! previous one byte for byte. Subagents get no reminder: their runs are short and their
 //! task says what they need.
 
-use std::path::PathBuf;
 use std::time::SystemTime;
 
 use tokio::sync::mpsc;
@@ -33,17 +32,15 @@ use tokio::sync::mpsc;
 use super::client::LlmClient;
 use super::events::{AgentCommand, AgentEvent};
 use super::inbox::{Inbox, Queued, Wake};
-use super::loop_guard::{SameCalls, Stopped};
 use super::mode::SharedMode;
 use super::AgentConfig;
 use crate::context::budget::TokenMeter;
-use crate::context::changes::{Change, Snapshot};
+use crate::context::changes::Snapshot;
 use crate::context::history::History;
 use crate::context::spill::TurnSpill;
 use crate::hooks::EndReason;
 use crate::permissions::ApprovalMode;
-use crate::session::{Entry, SessionWriter};
-use crate::tools::external::ExternalSpec;
+use crate::session::Entry;
 use crate::tools::write_todos::Todo;
 use crate::tools::ToolContext;
 
@@ -58,6 +55,7 @@ mod queued;
 mod recording;
 mod reminders;
 mod start;
+mod state;
 mod switch;
 mod tool_calls;
 mod turn;
@@ -67,6 +65,7 @@ mod window;
 
 pub use checkpoints::CheckpointSetup;
 pub(crate) use checkpoints::Checkpoints;
+use state::{BetweenTurns, ExternalOffered, NestedInstructions, SessionRecord, TurnStops};
 
 /// What a reminder told: the branch, the plan and the mode.
 /// What a reminder told: the branch, the plan, the mode and the background commands.
@@ -98,8 +97,6 @@ pub(crate) struct Agent {
     reminded: Option<Reminded>,
     /// The approval mode, shared with the inbox (which switches it) and subagents.
     mode: SharedMode,
-    /// The mode the session file last recorded (default for a new one).
-    recorded_mode: ApprovalMode,
     /// Said once the loop runs: why a resumed session does not go on in its mode.
     mode_notice: Option<String>,
     /// What the user's own commands (`!COMMAND`) printed since the last user message:
@@ -107,53 +104,31 @@ pub(crate) struct Agent {
     user_runs: Vec<String>,
     /// The user's commands run by this agent: names each one's id.
     user_commands: u64,
-    /// The calibration last written to the session file.
-    recorded_rate: Option<(u64, u64)>,
     /// The turn in which an automatic compaction failed, and the token count then: not
     /// tried again in that turn, nor before the count has grown by a tenth of the window.
     compaction_failed: Option<(u64, u64)>,
     inbox: Inbox,
     events: mpsc::UnboundedSender<AgentEvent>,
-    /// The session file every committed message, todo list and rule goes to.
-    recorder: Option<SessionWriter>,
-    /// Where a new conversation's session file goes.
-    session_dir: Option<PathBuf>,
-    /// Set once a write failed: the user hears about it once, not per entry.
-    recorder_failed: bool,
-    /// The model the resumed session last recorded (see `Entry::Model`), if any.
-    recorded_model: Option<String>,
+    /// The session file, and what it last recorded.
+    session: SessionRecord,
     /// User turns started by this agent: names each turn's spill folder.
     turns: u64,
     /// The session's background commands: they outlive turns, and end with the agent.
     background: crate::tools::background::Background,
-    /// The loop guard's memory of the last calls of this turn.
-    same_calls: SameCalls,
-    /// Set when the loop guard ended the turn: the user refused the call it asked about,
-    /// or the model sent again a call rein rejected several times in a row.
-    loop_stopped: Option<Stopped>,
-    /// Set when a hook said `continue: false` (its reason): the turn stops.
-    hook_stopped: Option<String>,
+    /// What stops a turn: the loop guard and the hooks.
+    stops: TurnStops,
     /// Context SessionStart hooks gave, for the next turn's message.
     hook_context: Vec<String>,
     /// The running (or last) turn's spill files.
     spill: TurnSpill,
-    /// The project's files as the last turn left them (none before the first turn).
-    after_last_turn: Option<Snapshot>,
-    /// What someone else changed between the last turn and this one (the reminder says).
-    changed: Vec<Change>,
-    /// The instruction files changed since the conversation began, not yet told.
-    instructions_changed: Vec<PathBuf>,
-    /// The instruction files of folders below the project loaded so far (`nested`).
-    nested: crate::instructions::Nested,
-    /// Those loaded (or to send again) whose text waits for the next reminder.
-    nested_pending: crate::instructions::nested::Found,
+    /// What changed in the project between the last turn and this one.
+    between: BetweenTurns,
+    /// The instruction files of folders below the project.
+    nested: NestedInstructions,
     /// The system prompt's characters that are the project instructions (`/context`).
     instructions_chars: usize,
-    /// Every external tool offered in this conversation (and the resumed session's), for
-    /// the history's calls to tools whose servers are gone.
-    known_external: Vec<ExternalSpec>,
-    /// The external tools last offered, as the session file records them.
-    offered_external: Vec<ExternalSpec>,
+    /// The external tools offered in this conversation.
+    external: ExternalOffered,
     /// The project's files recorded around turns and tool batches.
     checkpoints: Checkpoints,
 }
@@ -171,7 +146,7 @@ impl Agent {
         }
         // A new session, or one resumed on another model than it last ran on, says which
         // model it runs on now (what a later `--continue` resumes on).
-        if self.recorded_model.as_deref() != Some(self.config.client.name.as_str()) {
+        if self.session.recorded_model.as_deref() != Some(self.config.client.name.as_str()) {
             self.record_model();
         }
         if let Some(message) = self.mode_notice.take() {
@@ -287,16 +262,17 @@ impl Agent {
             self.turns += 1;
             self.refresh_tools();
             self.spill = TurnSpill::new(&self.config.context, self.turns);
-            self.changed = match &self.after_last_turn {
+            self.between.changed = match &self.between.after_last_turn {
                 Some(before) => before.changes_to(&Snapshot::take(&self.config.root)),
                 None => Vec::new(),
             };
-            self.instructions_changed = self.config.instructions.changed();
-            if !self.instructions_changed.is_empty() {
+            self.between.instructions_changed = self.config.instructions.changed();
+            if !self.between.instructions_changed.is_empty() {
                 // Named once, as instructions (not also as a changed file).
                 let root = &self.config.root;
-                let named = &self.instructions_changed;
-                self.changed
+                let named = &self.between.instructions_changed;
+                self.between
+                    .changed
                     .retain(|c| !named.contains(&root.join(&c.path)));
                 let list: Vec<String> = named.iter().map(|p| p.display().to_string()).collect();
                 self.emit(AgentEvent::Notice {
@@ -311,7 +287,7 @@ impl Agent {
             let outcome = self.run_turn(text).await;
             self.checkpoint_turn_end().await;
             // Whatever changed during the turn is the agent's own doing.
-            self.after_last_turn = Some(Snapshot::take(&self.config.root));
+            self.between.after_last_turn = Some(Snapshot::take(&self.config.root));
             self.end_turn();
             self.emit_context();
             self.tell_running_background();
@@ -357,8 +333,8 @@ impl Agent {
         self.stub_old_results();
         // What the server taught the token count, so a resumed session starts calibrated.
         if let Some((chars, tokens)) = self.meter.rate() {
-            if self.recorded_rate != Some((chars, tokens)) {
-                self.recorded_rate = Some((chars, tokens));
+            if self.session.recorded_rate != Some((chars, tokens)) {
+                self.session.recorded_rate = Some((chars, tokens));
                 self.record(Entry::Calibration { chars, tokens });
             }
         }

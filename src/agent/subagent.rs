@@ -5,8 +5,9 @@
 //! fresh history (its own system prompt from `assets/subagent_prompt.md`, the description
 //! as the only user message) and loops as a turn of the main agent does (the same
 //! `turn_loop::run`): one model step (the same `step::Step` the main agent takes), then the
-//! tool calls through the same path under the same loop guard (`ToolEnv::guarded`) with the read-only [`Toolset::Subagent`] (and the MCP tools the user's
-//! config opens to subagents, none by default), append the results, until a
+//! tool calls through the same path under the same loop guard (`ToolEnv::guarded`) with
+//! the read-only [`Toolset::Subagent`] (and the MCP tools the user's config opens to
+//! subagents, none by default), append the results, until a
 //! reply asks for no tools or `subagent.max_steps` model calls are spent. Out: an
 //! `Outcome` whose text is its final answer (or what it had, with a note, when it stopped
 //! early), the only thing the main history gets. On the way it reports its steps, calls and

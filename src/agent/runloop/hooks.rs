@@ -68,7 +68,7 @@ impl Agent {
         if self.config.hooks.is_empty() {
             return None;
         }
-        let (session_id, transcript) = match &self.recorder {
+        let (session_id, transcript) = match &self.session.recorder {
             Some(writer) => (writer.id().to_string(), writer.path().display().to_string()),
             None => (String::new(), String::new()),
         };

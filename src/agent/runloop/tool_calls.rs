@@ -67,7 +67,12 @@ impl Agent {
             edited.as_deref().filter(|_| accepted).and_then(read_text)
         };
         let guarded = env
-            .guarded(&mut self.same_calls, Some(&mut self.inbox), call, after)
+            .guarded(
+                &mut self.stops.same_calls,
+                Some(&mut self.inbox),
+                call,
+                after,
+            )
             .await;
         let Guarded {
             run,
@@ -78,16 +83,16 @@ impl Agent {
             // The same call rein rejected several times in a row: not judged again.
             Err(stopped) => {
                 self.finish_tool(call, ToolResult::error(stopped.not_run()), Instant::now());
-                self.loop_stopped = Some(stopped);
+                self.stops.loop_stopped = Some(stopped);
                 return false;
             }
         };
         let accepted = !run.result.outcome.is_error();
         if let Some(reason) = &run.hook_stop {
-            self.hook_stopped = Some(reason.clone());
+            self.stops.hook_stopped = Some(reason.clone());
         }
         if stopped.is_some() {
-            self.loop_stopped = stopped;
+            self.stops.loop_stopped = stopped;
         }
         self.record_mode();
         for grant in &run.granted {
@@ -148,14 +153,14 @@ impl Agent {
             starts.push(Instant::now());
             // The loop guard counts tasks as any call: the same task asked for again with
             // the same answer, or the same invalid one, is not run.
-            let (verdict, ticket) = self.same_calls.next(call);
+            let (verdict, ticket) = self.stops.same_calls.next(call);
             let stopped = match verdict {
                 Verdict::Go => None,
                 Verdict::Ask(found) => Some(Stopped::Task(found)),
                 Verdict::Stop(rejections) => Some(Stopped::Rejected(rejections)),
             };
-            if let Some(stopped) = stopped.filter(|_| self.loop_stopped.is_none()) {
-                self.loop_stopped = Some(stopped);
+            if let Some(stopped) = stopped.filter(|_| self.stops.loop_stopped.is_none()) {
+                self.stops.loop_stopped = Some(stopped);
                 let outcome = subagent::Outcome::error(stopped.not_run());
                 self.emit(finished_event(call, &outcome.result, starts[i]));
                 results.push(Some(outcome));
@@ -163,7 +168,7 @@ impl Agent {
                 tickets.push((ticket, None));
                 continue;
             }
-            if self.loop_stopped.is_some() {
+            if self.stops.loop_stopped.is_some() {
                 let outcome = subagent::Outcome::error(
                     "Error: not run - the turn was stopped before this call started.".to_string(),
                 );
@@ -261,7 +266,7 @@ impl Agent {
                         false => Answer::Rejected(Rejected::of(outcome.result.outcome)),
                     });
                     if let Some(rejections) =
-                        answer.and_then(|a| self.same_calls.answered(ticket, a))
+                        answer.and_then(|a| self.stops.same_calls.answered(ticket, a))
                     {
                         outcome.result.text.push_str(&rejections.note());
                     }
@@ -272,10 +277,10 @@ impl Agent {
         }
         match stopped {
             Some(reason) => {
-                self.hook_stopped = Some(reason);
+                self.stops.hook_stopped = Some(reason);
                 false
             }
-            None => completed && self.loop_stopped.is_none(),
+            None => completed && self.stops.loop_stopped.is_none(),
         }
     }
 

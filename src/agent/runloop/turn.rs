@@ -266,13 +266,13 @@ impl Agent {
         if changes_files {
             self.checkpoint_after_batch();
         }
-        if let Some(reason) = self.hook_stopped.take() {
+        if let Some(reason) = self.stops.hook_stopped.take() {
             self.emit(AgentEvent::Notice {
                 message: format!("the turn was stopped by a hook: {reason}"),
             });
             return ControlFlow::Break(TurnOutcome::Completed);
         }
-        if let Some(stopped) = self.loop_stopped.take() {
+        if let Some(stopped) = self.stops.loop_stopped.take() {
             self.emit(AgentEvent::Notice {
                 message: stopped.notice(),
             });

@@ -25,9 +25,7 @@ impl Agent {
         let ready = self
             .push_user_message(&sent, attached.files, hooks_context)
             .await;
-        self.same_calls.reset();
-        self.loop_stopped = None;
-        self.hook_stopped = None;
+        self.stops.reset();
         self.emit(AgentEvent::TurnStarted { text });
         if !paths.is_empty() {
             self.emit(AgentEvent::Attached { paths });

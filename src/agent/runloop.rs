@@ -25,6 +25,7 @@
 //! previous one byte for byte. Subagents get no reminder: their runs are short and their
 //! task says what they need.
 
+use std::ops::ControlFlow;
 use std::time::SystemTime;
 
 use tokio::sync::mpsc;
@@ -70,6 +71,19 @@ use state::{BetweenTurns, ExternalOffered, NestedInstructions, SessionRecord, Tu
 /// What a reminder told: the branch, the plan and the mode.
 /// What a reminder told: the branch, the plan, the mode and the background commands.
 type Reminded = (Option<String>, Vec<Todo>, ApprovalMode, Vec<String>);
+
+/// A command queued during a turn, as the command it was.
+fn queued_command(queued: Queued) -> AgentCommand {
+    match queued {
+        Queued::Message(text) => AgentCommand::UserMessage(text),
+        Queued::Command(command) => AgentCommand::RunCommand(command),
+        Queued::NewConversation => AgentCommand::NewConversation,
+        Queued::Rename(title) => AgentCommand::Rename(title),
+        Queued::Compact(focus) => AgentCommand::Compact { focus },
+        Queued::SetModel(switch) => AgentCommand::SetModel(switch),
+        Queued::Rewind(order) => AgentCommand::Rewind(order),
+    }
+}
 
 impl Drop for Agent {
     /// However the agent ends (a panic, its task aborted), its background commands end
@@ -141,6 +155,24 @@ impl Agent {
 
     /// The outer loop: wait for a user message, run the turn, repeat.
     pub(crate) async fn run(mut self) {
+        self.open_session().await;
+        while let Some(text) = self.next_message().await {
+            self.turn(text).await;
+            if self.inbox.shutdown {
+                break;
+            }
+        }
+        // What is still being taken is recorded before the agent stops; the turn is
+        // recorded already: the SessionEnd hooks read the whole session file.
+        let _ = self.settle_checkpoint().await;
+        self.session_end_hooks(self.inbox.end_reason).await;
+        // No background command outlives the session.
+        self.background.kill_all();
+    }
+
+    /// What the session says and does before its first message: the model it runs on,
+    /// its mode, the context gauge, the SessionStart hooks.
+    async fn open_session(&mut self) {
         if let Some(dir) = &self.config.context.spill_dir {
             crate::context::spill::sweep_stale(dir, SystemTime::now());
         }
@@ -168,140 +200,109 @@ impl Agent {
         self.config.hooks.asked().await;
         self.session_start_hooks(source).await;
         self.checkpoint_warm_up();
+    }
+
+    /// What comes between turns, until the next user message: the commands queued during
+    /// the last turn first, then what the inbox wakes the agent with. `None`: the session
+    /// ends.
+    async fn next_message(&mut self) -> Option<String> {
         loop {
             self.inbox.settle();
             self.record_mode();
             if self.inbox.shutdown {
-                break;
+                return None;
             }
-            let text = match self.inbox.queued.pop_front() {
-                Some(Queued::Message(text)) => text,
-                Some(Queued::NewConversation) => {
-                    let _ = self.settle_checkpoint().await;
-                    self.session_end_hooks(EndReason::Clear).await;
-                    self.new_conversation();
-                    self.session_start_hooks("clear").await;
-                    continue;
-                }
-                Some(Queued::Command(command)) => {
-                    self.run_user_command(command).await;
-                    continue;
-                }
-                Some(Queued::Rename(title)) => {
-                    self.rename(&title);
-                    continue;
-                }
-                Some(Queued::Compact(focus)) => {
-                    self.compact_on_demand(focus).await;
-                    continue;
-                }
-                Some(Queued::SetModel(switch)) => {
-                    self.switch_model(*switch).await;
-                    continue;
-                }
-                Some(Queued::Rewind(order)) => {
-                    self.rewind_files(*order).await;
-                    continue;
-                }
+            let command = match self.inbox.queued.pop_front() {
+                Some(queued) => Some(queued_command(queued)),
                 None => match self.inbox.wake().await {
                     // The window is known now: the gauge and the session file say so.
                     Wake::Window => {
                         self.emit_context();
                         continue;
                     }
-                    Wake::Command(command) => match command {
-                        None | Some(AgentCommand::Shutdown) => {
-                            self.inbox.end(EndReason::Other);
-                            break;
-                        }
-                        Some(AgentCommand::End(reason)) => {
-                            self.inbox.end(reason);
-                            break;
-                        }
-                        Some(AgentCommand::UserMessage(text)) => text,
-                        Some(AgentCommand::RunCommand(command)) => {
-                            self.run_user_command(command).await;
-                            continue;
-                        }
-                        Some(AgentCommand::SetMode(mode)) => {
-                            self.mode.switch(mode, &self.events);
-                            continue;
-                        }
-                        Some(AgentCommand::NewConversation) => {
-                            let _ = self.settle_checkpoint().await;
-                            self.session_end_hooks(EndReason::Clear).await;
-                            self.new_conversation();
-                            self.session_start_hooks("clear").await;
-                            continue;
-                        }
-                        Some(AgentCommand::Rename(title)) => {
-                            self.rename(&title);
-                            continue;
-                        }
-                        Some(AgentCommand::Compact { focus }) => {
-                            self.compact_on_demand(focus).await;
-                            continue;
-                        }
-                        Some(AgentCommand::SetModel(switch)) => {
-                            self.switch_model(*switch).await;
-                            continue;
-                        }
-                        Some(AgentCommand::Rewind(order)) => {
-                            self.rewind_files(*order).await;
-                            continue;
-                        }
-                        Some(
-                            AgentCommand::Interrupt
-                            | AgentCommand::Approval { .. }
-                            | AgentCommand::FormAnswer { .. }
-                            | AgentCommand::Withdraw { .. },
-                        ) => continue,
-                    },
+                    Wake::Command(command) => command,
                 },
             };
-            self.turns += 1;
-            self.refresh_tools();
-            self.spill = TurnSpill::new(&self.config.context, self.turns);
-            self.between.changed = match &self.between.after_last_turn {
-                Some(before) => before.changes_to(&Snapshot::take(&self.config.root)),
-                None => Vec::new(),
-            };
-            self.between.instructions_changed = self.config.instructions.changed();
-            if !self.between.instructions_changed.is_empty() {
-                // Named once, as instructions (not also as a changed file).
-                let root = &self.config.root;
-                let named = &self.between.instructions_changed;
-                self.between
-                    .changed
-                    .retain(|c| !named.contains(&root.join(&c.path)));
-                let list: Vec<String> = named.iter().map(|p| p.display().to_string()).collect();
-                self.emit(AgentEvent::Notice {
-                    message: format!(
-                        "{} changed: the conversation keeps the instructions it started \
-                         with; /clear (or a new session) reads them again",
-                        list.join(", ")
-                    ),
-                });
-            }
-            self.checkpoint_turn_start().await;
-            let outcome = self.run_turn(text).await;
-            self.checkpoint_turn_end().await;
-            // Whatever changed during the turn is the agent's own doing.
-            self.between.after_last_turn = Some(Snapshot::take(&self.config.root));
-            self.end_turn();
-            self.emit_context();
-            self.tell_running_background();
-            self.emit(AgentEvent::TurnFinished { outcome });
-            if self.inbox.shutdown {
-                break;
+            if let ControlFlow::Break(message) = self.between_turns(command).await {
+                return message;
             }
         }
-        // What is still being taken is recorded before the agent stops; the turn is
-        // recorded already: the SessionEnd hooks read the whole session file.
-        let _ = self.settle_checkpoint().await;
-        self.session_end_hooks(self.inbox.end_reason).await;
-        // No background command outlives the session.
-        self.background.kill_all();
+    }
+
+    /// A command between turns (`None`: every sender is gone). `Break`: a user message,
+    /// or `None` when the session ends; `Continue`: done, wait for the next.
+    async fn between_turns(
+        &mut self,
+        command: Option<AgentCommand>,
+    ) -> ControlFlow<Option<String>> {
+        match command {
+            None | Some(AgentCommand::Shutdown) => {
+                self.inbox.end(EndReason::Other);
+                return ControlFlow::Break(None);
+            }
+            Some(AgentCommand::End(reason)) => {
+                self.inbox.end(reason);
+                return ControlFlow::Break(None);
+            }
+            Some(AgentCommand::UserMessage(text)) => return ControlFlow::Break(Some(text)),
+            Some(AgentCommand::RunCommand(command)) => self.run_user_command(command).await,
+            Some(AgentCommand::SetMode(mode)) => self.mode.switch(mode, &self.events),
+            Some(AgentCommand::NewConversation) => {
+                let _ = self.settle_checkpoint().await;
+                self.session_end_hooks(EndReason::Clear).await;
+                self.new_conversation();
+                self.session_start_hooks("clear").await;
+            }
+            Some(AgentCommand::Rename(title)) => self.rename(&title),
+            Some(AgentCommand::Compact { focus }) => self.compact_on_demand(focus).await,
+            Some(AgentCommand::SetModel(switch)) => self.switch_model(*switch).await,
+            Some(AgentCommand::Rewind(order)) => self.rewind_files(*order).await,
+            Some(
+                AgentCommand::Interrupt
+                | AgentCommand::Approval { .. }
+                | AgentCommand::FormAnswer { .. }
+                | AgentCommand::Withdraw { .. },
+            ) => {}
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// One user turn around `text`: what changed since the last one, the checkpoints
+    /// around it, and what follows it.
+    async fn turn(&mut self, text: String) {
+        self.turns += 1;
+        self.refresh_tools();
+        self.spill = TurnSpill::new(&self.config.context, self.turns);
+        self.between.changed = match &self.between.after_last_turn {
+            Some(before) => before.changes_to(&Snapshot::take(&self.config.root)),
+            None => Vec::new(),
+        };
+        self.between.instructions_changed = self.config.instructions.changed();
+        if !self.between.instructions_changed.is_empty() {
+            // Named once, as instructions (not also as a changed file).
+            let root = &self.config.root;
+            let named = &self.between.instructions_changed;
+            self.between
+                .changed
+                .retain(|c| !named.contains(&root.join(&c.path)));
+            let list: Vec<String> = named.iter().map(|p| p.display().to_string()).collect();
+            self.emit(AgentEvent::Notice {
+                message: format!(
+                    "{} changed: the conversation keeps the instructions it started \
+                     with; /clear (or a new session) reads them again",
+                    list.join(", ")
+                ),
+            });
+        }
+        self.checkpoint_turn_start().await;
+        let outcome = self.run_turn(text).await;
+        self.checkpoint_turn_end().await;
+        // Whatever changed during the turn is the agent's own doing.
+        self.between.after_last_turn = Some(Snapshot::take(&self.config.root));
+        self.end_turn();
+        self.emit_context();
+        self.tell_running_background();
+        self.emit(AgentEvent::TurnFinished { outcome });
     }
 
     /// A turn that ends with background commands running says so.

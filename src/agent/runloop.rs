@@ -5,7 +5,8 @@
 //! calls, decide whether to go on), its user message (`user_message`), starting a
 //! conversation (`start`), the tools offered (`offered_tools`), fitting the context
 //! (`fit`), the reminder (`reminders`), streaming the text to the front end (`deltas`),
-//! running the reply's tool calls (`tool_calls`), the messages the user sent meanwhile
+//! running the reply's tool calls (`tool_calls`; a run of `task` calls at once, `tasks`),
+//! the messages the user sent meanwhile
 //! (`queued`), recording (`recording`), the user's own
 //! commands (`user_command`), model switches (`switch`) and the window still being asked
 //! of the server (`window`). Here: the agent's state and the outer loop.
@@ -58,6 +59,7 @@ mod reminders;
 mod start;
 mod state;
 mod switch;
+mod tasks;
 mod tool_calls;
 mod turn;
 mod user_command;

@@ -4,19 +4,13 @@
 //! have done its work), judged and run (`toolcall`), and answered by exactly
 //! one tool message, with its `ToolFinished` event; rules the user granted on the way and
 //! a new todo list are recorded too. Consecutive `task` calls run at the same time, each a
-//! [`Subagent`], at most `subagent.max_parallel` at once, their results appended in call
-//! order. An interrupt answers what did not finish as interrupted.
+//! subagent (`tasks`). An interrupt answers what did not finish as interrupted.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
-
 use super::Agent;
-use crate::agent::events::{AgentEvent, SubagentEvent};
-use crate::agent::loop_guard::{Answer, Rejected, Stopped, Verdict};
-use crate::agent::subagent::{self, Subagent};
-use crate::agent::toolcall::{self, Guarded, ToolEnv, ToolRun};
+use crate::agent::events::AgentEvent;
+use crate::agent::toolcall::{Guarded, ToolEnv, ToolRun};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::session::Entry;
 use crate::tools::{self, Toolset};
@@ -24,7 +18,7 @@ use crate::tools::{self, Toolset};
 impl Agent {
     /// A call starts: on disk before it runs (after a crash, resuming knows it may have done
     /// its work), then to the front end.
-    fn call_started(&mut self, call: &ToolCall) {
+    pub(super) fn call_started(&mut self, call: &ToolCall) {
         self.record(Entry::CallStarted {
             id: call.id.clone(),
         });
@@ -131,183 +125,6 @@ impl Agent {
         }
     }
 
-    /// Run `task` calls (consecutive ones of one reply) at the same time, each a subagent,
-    /// and append their results in call order. Each call's `ToolFinished` goes out as soon
-    /// as its subagent is done. False when the user interrupted (which drops every running
-    /// subagent, its request and its commands).
-    pub(super) async fn run_tasks(&mut self, calls: &[ToolCall]) -> bool {
-        let mut results: Vec<Option<subagent::Outcome>> = Vec::new();
-        // Each task's arguments, for the PostToolUse hooks on its result.
-        let mut task_args = Vec::new();
-        let mut starts = Vec::new();
-        // Each task's loop-guard ticket, and whether it was sent to a subagent.
-        let mut tickets = Vec::new();
-        let mut running = FuturesUnordered::new();
-        // At most `subagent.max_parallel` run at once (a reply of 2,000 `task` calls would
-        // otherwise send hundreds of requests in a second); the rest wait their turn, in
-        // order, and say so.
-        let max = self.config.subagent_max_parallel.max(1);
-        let slots = Arc::new(tokio::sync::Semaphore::new(max));
-        for (i, call) in calls.iter().enumerate() {
-            self.call_started(call);
-            starts.push(Instant::now());
-            // The loop guard counts tasks as any call: the same task asked for again with
-            // the same answer, or the same invalid one, is not run.
-            let (verdict, ticket) = self.stops.same_calls.next(call);
-            let stopped = match verdict {
-                Verdict::Go => None,
-                Verdict::Ask(found) => Some(Stopped::Task(found)),
-                Verdict::Stop(rejections) => Some(Stopped::Rejected(rejections)),
-            };
-            if let Some(stopped) = stopped.filter(|_| self.stops.loop_stopped.is_none()) {
-                self.stops.loop_stopped = Some(stopped);
-                let outcome = subagent::Outcome::error(stopped.not_run());
-                self.emit(finished_event(call, &outcome.result, starts[i]));
-                results.push(Some(outcome));
-                task_args.push(None);
-                tickets.push((ticket, None));
-                continue;
-            }
-            if self.stops.loop_stopped.is_some() {
-                let outcome = subagent::Outcome::error(
-                    "Error: not run - the turn was stopped before this call started.".to_string(),
-                );
-                self.emit(finished_event(call, &outcome.result, starts[i]));
-                results.push(Some(outcome));
-                task_args.push(None);
-                tickets.push((ticket, None));
-                continue;
-            }
-            // A task only reads, and each of its subagent's calls is judged on its own,
-            // so the task itself needs no permission.
-            let prepared = Toolset::Main.prepare(&call.function.name, &call.function.arguments);
-            // The user's PreToolUse hooks judge a task as Claude Code's judge `Task`.
-            let blocked = match &prepared {
-                Ok(p) => self.task_hook(call, &p.args).await,
-                Err(_) => None,
-            };
-            let prepared = match blocked {
-                Some(reason) => Err(format!("Error: task was blocked by a hook: {reason}")),
-                None => prepared,
-            };
-            task_args.push(prepared.as_ref().ok().map(|p| p.args.clone()));
-            tickets.push((ticket, Some(prepared.is_ok())));
-            match prepared {
-                Ok(prepared) => {
-                    let description = prepared.task_description().unwrap_or_default();
-                    if running.len() >= max {
-                        self.emit(AgentEvent::Subagent {
-                            task_id: call.id.clone(),
-                            event: SubagentEvent::Queued,
-                        });
-                    }
-                    let run = self
-                        .subagent()
-                        .run(call.id.clone(), description.to_string());
-                    let slots = slots.clone();
-                    running.push(async move {
-                        // Held until the subagent is done; never closed.
-                        let _slot = slots.acquire_owned().await;
-                        (i, run.await)
-                    });
-                    results.push(None);
-                }
-                Err(text) => {
-                    let outcome = subagent::Outcome::error(text);
-                    self.emit(finished_event(call, &outcome.result, starts[i]));
-                    results.push(Some(outcome));
-                }
-            }
-        }
-        let events = self.events.clone();
-        let spill = self.spill.clone();
-        let slots = &mut results;
-        let all = async {
-            while let Some((i, mut outcome)) = running.next().await {
-                outcome.result.text = toolcall::cap_reporting(
-                    &spill,
-                    Some(&events),
-                    &calls[i].id,
-                    &calls[i],
-                    outcome.result.text,
-                    outcome.result.whole.take(),
-                );
-                let _ = events.send(finished_event(&calls[i], &outcome.result, starts[i]));
-                slots[i] = Some(outcome);
-            }
-        };
-        let completed = self.inbox.run_until(all).await.is_some();
-        // No subagent runs now: requests an interrupt left unanswered are void.
-        if let Ok(mut open) = self.inbox.open.lock() {
-            open.clear();
-        }
-        let mut stopped = None;
-        for (i, call) in calls.iter().enumerate() {
-            match results[i].take() {
-                // Its result event is out already.
-                Some(mut outcome) => {
-                    if let Some(stop) = outcome.hook_stop.take() {
-                        stopped = Some(stop);
-                    }
-                    // The user's PostToolUse hooks on what the subagent answered.
-                    if let Some(stop) = self
-                        .task_post_hooks(call, task_args[i].as_ref(), &mut outcome.result)
-                        .await
-                    {
-                        stopped = Some(stop);
-                    }
-                    for grant in &outcome.granted {
-                        self.record(Entry::rule(grant));
-                    }
-                    // The loop guard hears how each task went (not those it stopped).
-                    let (ticket, ran) = tickets[i];
-                    let answer = ran.map(|ran| match ran {
-                        true => Answer::ran(&outcome.result.text, None),
-                        false => Answer::Rejected(Rejected::of(outcome.result.outcome)),
-                    });
-                    if let Some(rejections) =
-                        answer.and_then(|a| self.stops.same_calls.answered(ticket, a))
-                    {
-                        outcome.result.text.push_str(&rejections.note());
-                    }
-                    self.push(Message::tool_result(call.id.clone(), outcome.result));
-                }
-                None => self.finish_tool(call, ToolResult::interrupted(), starts[i]),
-            }
-        }
-        match stopped {
-            Some(reason) => {
-                self.stops.hook_stopped = Some(reason);
-                false
-            }
-            None => completed && self.stops.loop_stopped.is_none(),
-        }
-    }
-
-    /// A subagent that shares this agent's client, rules, sandbox and approvals.
-    pub(super) fn subagent(&self) -> Subagent {
-        Subagent {
-            client: self.client.clone(),
-            policy: self.config.policy.clone(),
-            root: self.config.root.clone(),
-            ctx: self.ctx.clone(),
-            events: self.events.clone(),
-            open: self.inbox.open.clone(),
-            max_steps: self.config.subagent_max_steps,
-            system_prompt: self.subagent_prompt.clone(),
-            spill: self.spill.clone(),
-            context: self.config.context.clone(),
-            meter: {
-                let mut meter = self.meter.clone();
-                meter.history_rewritten();
-                meter
-            },
-            mode: self.mode.clone(),
-            external: self.config.external_tools.clone(),
-            hooks: self.hook_env(),
-        }
-    }
-
     pub(super) fn finish_tool(&mut self, call: &ToolCall, result: ToolResult, started: Instant) {
         let mut event = finished_event(call, &result, started);
         let at = self.push(Message::tool_result(call.id.clone(), result));
@@ -319,7 +136,7 @@ impl Agent {
 }
 
 /// The `ToolFinished` event of `call`, which `result` ended and which began at `started`.
-fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> AgentEvent {
+pub(super) fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> AgentEvent {
     AgentEvent::ToolFinished {
         id: call.id.clone(),
         name: call.function.name.clone(),

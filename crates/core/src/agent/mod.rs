@@ -1,10 +1,21 @@
 //! The agent runtime: a background task that loops the model and its tools.
 //!
 //! [`spawn`] starts the task and returns an [`AgentHandle`]: commands ([`AgentCommand`]) go
-//! in, events ([`AgentEvent`]) come out. The outer loop waits for a user message; the inner
-//! loop (one turn) calls the model, runs every tool call it asked for, appends the results
-//! and calls it again until a reply asks for no tools; a `task` call runs a subagent
-//! ([`subagent`]) with its own history. When the server is still being asked for the
+//! in, events ([`AgentEvent`]) come out. The outer loop (`runloop`) waits for a user
+//! message; a turn opens with it (`runloop/user_message.rs`), then one loop, the same for
+//! the main agent and a subagent (`turn_loop`), calls the model (`step`) and runs every
+//! tool call it asked for, until a reply asks for no tools or the steps run out. A `task`
+//! call runs a subagent ([`subagent`]) with its own history, on that same loop.
+//!
+//! Every tool call, the main agent's and a subagent's, takes the same named steps
+//! (`toolcall`), under the loop guard (`loop_guard`):
+//!
+//! parse → pre-tool hooks → pin the path → judge (rules → approval mode → the hooks' word →
+//! the loop guard) → approve (a denial ends it; PermissionRequest hooks, then the user) →
+//! run (in the sandbox, read-only in plan mode) → post-tool hooks.
+//!
+//! The hooks' view of a call is built once, when it is parsed. The main agent's state is
+//! split among owners (`runloop/state.rs`). When the server is still being asked for the
 //! model's context window, [`spawn_learning_window`] hands the agent the answer's watch
 //! ([`window`]). Nothing here knows about terminals.
 
@@ -22,7 +33,8 @@ pub mod sse;
 mod step;
 pub mod stream;
 pub mod subagent;
-mod toolrun;
+mod toolcall;
+mod turn_loop;
 pub mod usage;
 pub mod window;
 

@@ -9,7 +9,8 @@
 //! around a step is each caller's own: the main agent fits the context, adds the reminder,
 //! records, streams the text to the user and runs `task` calls in parallel
 //! ([`super::runloop`]); a subagent streams nothing, counts its usage and keeps to its step
-//! limit ([`super::subagent`]). Both run the calls through [`super::toolrun::ToolEnv`].
+//! limit ([`super::subagent`]). Both step in [`super::turn_loop::run`] and run the calls
+//! through [`super::toolcall::ToolEnv::guarded`].
 //! A compaction's summary requests are steps too, with no tools. Cancel a step by dropping
 //! its future.
 
@@ -57,6 +58,26 @@ impl Step<'_> {
     ) -> Result<Reply, ClientError> {
         self.run_into(history, &mut Assembler::new(), on_delta)
             .await
+    }
+
+    /// [`Step::run_into`], stopped as soon as `on_delta` says so (it returns true: a reply
+    /// that repeats itself, see [`super::repetition`]); `None` then.
+    pub(crate) async fn run_stoppable(
+        &self,
+        history: &[Message],
+        assembler: &mut Assembler,
+        on_delta: &mut (dyn FnMut(StreamDelta<'_>) -> bool + Send),
+    ) -> Option<Result<Reply, ClientError>> {
+        let stop = tokio::sync::Notify::new();
+        let mut forward = |delta: StreamDelta<'_>| {
+            if on_delta(delta) {
+                stop.notify_one();
+            }
+        };
+        tokio::select! {
+            reply = self.run_into(history, assembler, &mut forward) => Some(reply),
+            () = stop.notified() => None,
+        }
     }
 
     /// [`Step::run`], the reply assembled in `assembler` (which keeps what streamed when

@@ -1,12 +1,12 @@
 //! The user's hooks (Claude Code's, `crate::hooks`) at the turn's and the session's events:
 //! SessionStart and SessionEnd (at `/clear` and whenever the session ends: `AgentHandle::end`),
 //! UserPromptSubmit, Stop, PreCompact and PostCompact (the
-//! tool events fire in `toolrun`, for subagents too). With no hook configured none of this
+//! tool events fire in `toolcall`, for subagents too). With no hook configured none of this
 //! runs anything.
 
 use super::Agent;
 use crate::agent::events::AgentEvent;
-use crate::agent::toolrun::{self, HookEnv};
+use crate::agent::toolcall::{self, HookEnv, HookView};
 use crate::hooks::{Combined, EndReason, Event};
 
 /// SessionEnd hooks that take longer than this are said to be waited for.
@@ -44,7 +44,7 @@ impl Agent {
     fn report_hooks(&self, event: Event, said: &Combined) {
         let mut quiet = said.clone();
         let block = quiet.block.take();
-        let mut lines = toolrun::hook_lines(event.name(), &quiet);
+        let mut lines = toolcall::hook_lines(event.name(), &quiet);
         match (event, block) {
             (Event::Stop, Some(reason)) => {
                 lines.insert(0, (false, format!("kept the turn going: {reason}")));
@@ -68,7 +68,7 @@ impl Agent {
         if self.config.hooks.is_empty() {
             return None;
         }
-        let (session_id, transcript) = match &self.recorder {
+        let (session_id, transcript) = match &self.session.recorder {
             Some(writer) => (writer.id().to_string(), writer.path().display().to_string()),
             None => (String::new(), String::new()),
         };
@@ -80,14 +80,14 @@ impl Agent {
     }
 
     /// The PreToolUse hooks on a `task` call (the calls of other tools fire theirs in
-    /// `toolrun`): the reason when one blocks or denies it.
+    /// `toolcall`): the reason when one blocks or denies it.
     pub(super) async fn task_hook(
         &self,
         call: &crate::conversation::ToolCall,
         args: &serde_json::Value,
     ) -> Option<String> {
         let env = self.hook_env()?;
-        let fields = toolrun::tool_fields(call, "task", args, None);
+        let fields = HookView::new(call, "task", args, None).into_fields();
         let event = Event::PreToolUse;
         let said = env
             .fire(event, Some("Task"), self.mode.get(), fields)
@@ -109,10 +109,10 @@ impl Agent {
         result: &mut crate::conversation::ToolResult,
     ) -> Option<String> {
         let env = self.hook_env()?;
-        let fields = toolrun::tool_fields(call, "task", args?, None);
+        let fields = HookView::new(call, "task", args?, None).into_fields();
         let (event, said) =
-            toolrun::post_hooks(&env, self.mode.get(), "task", fields, result).await?;
-        for (error, message) in toolrun::hook_lines("Task", &said) {
+            toolcall::post_hooks(&env, self.mode.get(), "task", fields, result).await?;
+        for (error, message) in toolcall::hook_lines("Task", &said) {
             self.emit(AgentEvent::Hook {
                 event: event.name().to_string(),
                 message,

@@ -35,7 +35,10 @@ impl Agent {
         let Some(path) = args.get("path").and_then(|p| p.as_str()) else {
             return;
         };
-        let found = self.config.instructions.nested_for(&mut self.nested, path);
+        let found = self
+            .config
+            .instructions
+            .nested_for(&mut self.nested.loaded, path);
         if found.files.is_empty() && found.notices.is_empty() {
             return;
         }
@@ -66,7 +69,7 @@ impl Agent {
 
     /// `found` waits for the next reminder.
     fn queue_nested(&mut self, found: Found) {
-        let pending = &mut self.nested_pending;
+        let pending = &mut self.nested.pending;
         for path in found.loaded {
             if !pending.loaded.contains(&path) {
                 pending.loaded.push(path);
@@ -82,14 +85,14 @@ impl Agent {
     /// The text of the files waiting, for the reminder the caller is about to attach;
     /// `None` when none waits. Call [`Self::nested_sent`] once that message is recorded.
     pub(super) fn nested_text(&self) -> Option<String> {
-        let text = nested::section(&self.nested_pending.files);
+        let text = nested::section(&self.nested.pending.files);
         (!text.is_empty()).then_some(text)
     }
 
     /// The files that waited went out with the message just recorded: the session file
     /// says so, and none waits now.
     pub(super) fn nested_sent(&mut self) {
-        let sent = std::mem::take(&mut self.nested_pending);
+        let sent = std::mem::take(&mut self.nested.pending);
         if !sent.loaded.is_empty() {
             self.record(Entry::Instructions { paths: sent.loaded });
         }
@@ -98,8 +101,11 @@ impl Agent {
     /// A compaction summarised the history: the folders' files in force are read again,
     /// to go out with the next reminder.
     pub(super) fn resend_nested(&mut self) {
-        let again = self.config.instructions.nested_again(self.nested.loaded());
-        self.nested_pending = Found::default();
+        let again = self
+            .config
+            .instructions
+            .nested_again(self.nested.loaded.loaded());
+        self.nested.pending = Found::default();
         for notice in &again.notices {
             self.emit(AgentEvent::Notice {
                 message: notice.clone(),
@@ -110,7 +116,7 @@ impl Agent {
 
     /// A new conversation (`/clear`) has loaded no folder's files.
     pub(super) fn forget_nested(&mut self) {
-        self.nested = Nested::default();
-        self.nested_pending = Found::default();
+        self.nested.loaded = Nested::default();
+        self.nested.pending = Found::default();
     }
 }

@@ -28,14 +28,15 @@ impl Agent {
         };
         let current = provider.specs();
         for spec in &current {
-            match self.known_external.iter_mut().find(|k| k.name == spec.name) {
+            match self.external.known.iter_mut().find(|k| k.name == spec.name) {
                 Some(known) => *known = spec.clone(),
-                None => self.known_external.push(spec.clone()),
+                None => self.external.known.push(spec.clone()),
             }
         }
         // Tools the history called whose servers are gone stay, marked unavailable.
         let gone: Vec<&ExternalSpec> = self
-            .known_external
+            .external
+            .known
             .iter()
             .filter(|k| !current.iter().any(|c| c.name == k.name))
             .collect();
@@ -48,13 +49,13 @@ impl Agent {
                     .map(unavailable),
             );
         }
-        if offered != self.offered_external {
+        if offered != self.external.offered {
             self.record(Entry::Tools {
                 external: offered.clone(),
             });
-            self.offered_external = offered;
+            self.external.offered = offered;
         }
-        let now = tools_json(&self.config, &self.offered_external);
+        let now = tools_json(&self.config, &self.external.offered);
         if now != self.tools_json {
             self.tools_chars = now.to_string().len();
             self.tools_json = now;

@@ -13,7 +13,7 @@ impl Agent {
     pub(super) fn push(&mut self, message: Message) -> Option<EntryAt> {
         let offset = self.recording(|w| w.append_message(&message)).flatten();
         self.history.push(message);
-        let writer = self.recorder.as_ref()?;
+        let writer = self.session.recorder.as_ref()?;
         Some(EntryAt {
             path: std::sync::Arc::from(writer.path()),
             offset: offset?,
@@ -35,14 +35,14 @@ impl Agent {
         &mut self,
         write: impl FnOnce(&mut SessionWriter) -> std::io::Result<T>,
     ) -> Option<T> {
-        if self.recorder_failed {
+        if self.session.recorder_failed {
             return None;
         }
-        let writer = self.recorder.as_mut()?;
+        let writer = self.session.recorder.as_mut()?;
         match write(writer) {
             Ok(value) => Some(value),
             Err(e) => {
-                self.recorder_failed = true;
+                self.session.recorder_failed = true;
                 let message = format!(
                     "the session file {} cannot be written ({e}); recording stopped here, \
                      so resuming it goes on from this point, without what follows",
@@ -56,7 +56,7 @@ impl Agent {
 
     /// Title the session file.
     pub(super) fn rename(&mut self, title: &str) {
-        let result = match self.recorder.as_mut() {
+        let result = match self.session.recorder.as_mut() {
             Some(writer) => writer.rename(title).map(|()| writer.id().to_string()),
             None => {
                 self.emit(AgentEvent::Notice {

@@ -81,9 +81,13 @@ impl Agent {
             now: SystemTime::now(),
             branch: branch.as_deref(),
             todos: &todos,
-            changed: if with_changes { &self.changed } else { &[] },
+            changed: if with_changes {
+                &self.between.changed
+            } else {
+                &[]
+            },
             instructions_changed: if with_changes {
-                &self.instructions_changed
+                &self.between.instructions_changed
             } else {
                 &[]
             },

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use tokio::sync::mpsc;
 
 use super::offered_tools::tools_json;
+use super::state::{BetweenTurns, ExternalOffered, NestedInstructions, SessionRecord, TurnStops};
 use super::Agent;
 use crate::agent::client::LlmClient;
 use crate::agent::events::{AgentCommand, AgentEvent};
@@ -119,11 +120,11 @@ impl Agent {
             watch,
             configured: config.context.window,
         });
+        let recorded_rate = meter.rate();
         Agent {
             config,
             client,
             tools_json,
-            recorded_rate: meter.rate(),
             meter,
             tools_chars,
             reminded: None,
@@ -144,30 +145,33 @@ impl Agent {
                 learnt: None,
             },
             mode,
-            recorded_mode,
             mode_notice,
             user_runs,
             user_commands: 0,
             events,
-            recorder,
-            session_dir,
-            recorder_failed: false,
-            recorded_model,
+            session: SessionRecord {
+                recorder,
+                dir: session_dir,
+                recorder_failed: false,
+                recorded_model,
+                recorded_rate,
+                recorded_mode,
+            },
             turns: 0,
             background,
-            same_calls: Default::default(),
-            loop_stopped: None,
-            hook_stopped: None,
+            stops: TurnStops::default(),
             hook_context: Vec::new(),
             spill: TurnSpill::unlimited(),
-            after_last_turn: None,
-            changed: Vec::new(),
-            instructions_changed: Vec::new(),
-            nested,
-            nested_pending,
+            between: BetweenTurns::default(),
+            nested: NestedInstructions {
+                loaded: nested,
+                pending: nested_pending,
+            },
             instructions_chars,
-            offered_external: known_external.clone(),
-            known_external,
+            external: ExternalOffered {
+                offered: known_external.clone(),
+                known: known_external,
+            },
             checkpoints,
         }
     }
@@ -177,7 +181,7 @@ impl Agent {
     pub(super) fn new_conversation(&mut self) {
         self.config.policy.forget_session_grants();
         self.checkpoints.restart();
-        if let (Some(dir), Some(old)) = (self.session_dir.clone(), self.recorder.take()) {
+        if let (Some(dir), Some(old)) = (self.session.dir.clone(), self.session.recorder.take()) {
             let meta = SessionMeta::new(self.config.root.clone(), self.config.client.model.clone());
             let _ = old.close();
             match SessionWriter::create(&dir, meta) {
@@ -186,11 +190,11 @@ impl Agent {
                         id: writer.id().to_string(),
                         path: writer.path().to_path_buf(),
                     });
-                    self.recorder = Some(writer);
-                    self.recorder_failed = false;
+                    self.session.recorder = Some(writer);
+                    self.session.recorder_failed = false;
                     self.record_model();
                     // The new file starts in default mode: say the mode if it is another.
-                    self.recorded_mode = ApprovalMode::Default;
+                    self.session.recorded_mode = ApprovalMode::Default;
                     self.record_mode();
                 }
                 Err(e) => self.emit(AgentEvent::Error {
@@ -216,11 +220,11 @@ impl Agent {
         self.user_runs.clear();
         self.meter.history_rewritten();
         // The new session file learns the rate again at this turn's end.
-        self.recorded_rate = None;
+        self.session.recorded_rate = None;
         self.compaction_failed = None;
         self.emit_context();
         // A new conversation remembers no file, so none is reported as changed.
-        self.after_last_turn = None;
+        self.between.after_last_turn = None;
         match self.ctx.todos.lock() {
             Ok(mut list) => list.clear(),
             Err(poisoned) => poisoned.into_inner().clear(),

@@ -95,7 +95,7 @@ impl Agent {
             base_url: client.base_url.clone(),
             window: self.config.context.window,
         };
-        self.recorded_model = Some(client.name.clone());
+        self.session.recorded_model = Some(client.name.clone());
         self.record(entry);
     }
 }

@@ -1,22 +1,16 @@
 //! Running the tool calls of one reply and keeping their results.
 //!
 //! A call is recorded as started before it runs (so a resume after a crash knows it may
-//! have done its work), judged and run (`toolrun`), and answered by exactly
+//! have done its work), judged and run (`toolcall`), and answered by exactly
 //! one tool message, with its `ToolFinished` event; rules the user granted on the way and
 //! a new todo list are recorded too. Consecutive `task` calls run at the same time, each a
-//! [`Subagent`], at most `subagent.max_parallel` at once, their results appended in call
-//! order. An interrupt answers what did not finish as interrupted.
+//! subagent (`tasks`). An interrupt answers what did not finish as interrupted.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
-
 use super::Agent;
-use crate::agent::events::{AgentEvent, SubagentEvent};
-use crate::agent::loop_guard::{Answer, Rejected, Stopped, Verdict};
-use crate::agent::subagent::{self, Subagent};
-use crate::agent::toolrun::{self, ToolEnv};
+use crate::agent::events::AgentEvent;
+use crate::agent::toolcall::{Guarded, ToolEnv, ToolRun};
 use crate::conversation::{Message, ToolCall, ToolResult};
 use crate::session::Entry;
 use crate::tools::{self, Toolset};
@@ -24,7 +18,7 @@ use crate::tools::{self, Toolset};
 impl Agent {
     /// A call starts: on disk before it runs (after a crash, resuming knows it may have done
     /// its work), then to the front end.
-    fn call_started(&mut self, call: &ToolCall) {
+    pub(super) fn call_started(&mut self, call: &ToolCall) {
         self.record(Entry::CallStarted {
             id: call.id.clone(),
         });
@@ -35,28 +29,14 @@ impl Agent {
         });
     }
 
-    /// Judge and run one tool call and append its result. False when the turn stops here
-    /// (the user interrupted, the loop guard or a hook stopped it).
+    /// Judge and run one tool call under the loop guard and append its result. False when
+    /// the turn stops here (the user interrupted, the loop guard or a hook stopped it).
     pub(super) async fn run_tool(&mut self, call: &ToolCall) -> bool {
         self.call_started(call);
-        let (verdict, ticket) = self.same_calls.next(call);
-        let looping = match verdict {
-            Verdict::Go => None,
-            Verdict::Ask(found) => Some(found),
-            // The same call rein rejected several times in a row: not judged again.
-            Verdict::Stop(rejections) => {
-                self.same_calls
-                    .answered(ticket, Answer::Rejected(rejections.how));
-                let stopped = Stopped::Rejected(rejections);
-                self.finish_tool(call, ToolResult::error(stopped.not_run()), Instant::now());
-                self.loop_stopped = Some(stopped);
-                return false;
-            }
-        };
         let hook_env = self.hook_env();
         let open = self.inbox.open.clone();
         let forms = self.inbox.forms.clone();
-        let env = ToolEnv {
+        let mut env = ToolEnv {
             toolset: Toolset::Main,
             policy: &*self.config.policy,
             root: &self.config.root,
@@ -68,245 +48,80 @@ impl Agent {
             spill: &self.spill,
             mode: &self.mode,
             external: self.config.external_tools.as_deref(),
-            looping,
+            looping: None,
             background: Some(&self.background),
             hooks: hook_env.as_ref(),
             guard: Some(&self.config.hooks),
         };
-        let edited = edit_target(call, &self.config.root).map(|path| {
-            let before = read_text(&path);
-            (path, before)
-        });
-        let mut run = env.judge_and_run(Some(&mut self.inbox), call).await;
-        let accepted = !run.result.outcome.is_error();
         // What an edit left: part of its answer for the loop guard, and its diff below.
-        let edited = match (accepted, edited) {
-            (true, Some((path, before))) => Some((before, read_text(&path))),
-            _ => None,
+        let edited = edit_target(call, &self.config.root);
+        let before = edited.as_deref().map(read_text);
+        let after = |run: &ToolRun| {
+            let accepted = !run.result.outcome.is_error();
+            edited.as_deref().filter(|_| accepted).and_then(read_text)
         };
-        let answer = if run.ran {
-            let after = edited.as_ref().and_then(|(_, after)| after.as_deref());
-            Answer::ran(&run.result.text, after)
-        } else {
-            Answer::Rejected(Rejected::of(run.result.outcome))
+        let guarded = env
+            .guarded(
+                &mut self.stops.same_calls,
+                Some(&mut self.inbox),
+                call,
+                after,
+            )
+            .await;
+        let Guarded {
+            run,
+            after,
+            stopped,
+        } = match guarded {
+            Ok(guarded) => guarded,
+            // The same call rein rejected several times in a row: not judged again.
+            Err(stopped) => {
+                self.finish_tool(call, ToolResult::error(stopped.not_run()), Instant::now());
+                self.stops.loop_stopped = Some(stopped);
+                return false;
+            }
         };
-        // A rejected call sent again: its result says how many times.
-        if let Some(rejections) = self.same_calls.answered(ticket, answer) {
-            run.result.text.push_str(&rejections.note());
-        }
+        let accepted = !run.result.outcome.is_error();
         if let Some(reason) = &run.hook_stop {
-            self.hook_stopped = Some(reason.clone());
+            self.stops.hook_stopped = Some(reason.clone());
         }
-        if let (true, Some(found)) = (run.loop_refused, looping) {
-            self.loop_stopped = Some(Stopped::Refused(found));
+        if stopped.is_some() {
+            self.stops.loop_stopped = stopped;
         }
         self.record_mode();
         for grant in &run.granted {
             self.record(Entry::rule(grant));
         }
+        let go_on = !run.interrupted && !run.loop_refused && run.hook_stop.is_none();
         self.finish_tool(call, run.result, run.started);
         if accepted {
             // A file in a folder with instruction files of its own: they go out next.
             self.load_nested(call);
         }
         // What an edit changed, for its cell: the file before and after, diffed.
-        if let Some((before, after)) = edited {
-            if let (Some(before), Some(after)) = (before, after) {
-                if let Some(diff) = crate::checkpoint::diff::short(&before, &after, EDIT_DIFF_LINES)
-                {
-                    self.record(Entry::EditDiff {
-                        id: call.id.clone(),
-                        diff: diff.clone(),
-                    });
-                    self.emit(AgentEvent::EditDiff {
-                        id: call.id.clone(),
-                        diff,
-                    });
-                }
-            }
+        if let (Some(Some(before)), Some(after)) = (before, after) {
+            self.edit_diff(call, &before, &after);
         }
         if call.function.name == tools::write_todos::NAME && accepted {
             let todos = self.todos();
             self.record(Entry::todos(todos.clone()));
             self.emit(AgentEvent::TodosUpdated { todos });
         }
-        !run.interrupted && !run.loop_refused && run.hook_stop.is_none()
+        go_on
     }
 
-    /// Run `task` calls (consecutive ones of one reply) at the same time, each a subagent,
-    /// and append their results in call order. Each call's `ToolFinished` goes out as soon
-    /// as its subagent is done. False when the user interrupted (which drops every running
-    /// subagent, its request and its commands).
-    pub(super) async fn run_tasks(&mut self, calls: &[ToolCall]) -> bool {
-        let mut results: Vec<Option<subagent::Outcome>> = Vec::new();
-        // Each task's arguments, for the PostToolUse hooks on its result.
-        let mut task_args = Vec::new();
-        let mut starts = Vec::new();
-        // Each task's loop-guard ticket, and whether it was sent to a subagent.
-        let mut tickets = Vec::new();
-        let mut running = FuturesUnordered::new();
-        // At most `subagent.max_parallel` run at once (a reply of 2,000 `task` calls would
-        // otherwise send hundreds of requests in a second); the rest wait their turn, in
-        // order, and say so.
-        let max = self.config.subagent_max_parallel.max(1);
-        let slots = Arc::new(tokio::sync::Semaphore::new(max));
-        for (i, call) in calls.iter().enumerate() {
-            self.call_started(call);
-            starts.push(Instant::now());
-            // The loop guard counts tasks as any call: the same task asked for again with
-            // the same answer, or the same invalid one, is not run.
-            let (verdict, ticket) = self.same_calls.next(call);
-            let stopped = match verdict {
-                Verdict::Go => None,
-                Verdict::Ask(found) => Some(Stopped::Task(found)),
-                Verdict::Stop(rejections) => Some(Stopped::Rejected(rejections)),
-            };
-            if let Some(stopped) = stopped.filter(|_| self.loop_stopped.is_none()) {
-                self.loop_stopped = Some(stopped);
-                let outcome = subagent::Outcome::error(stopped.not_run());
-                self.emit(finished_event(call, &outcome.result, starts[i]));
-                results.push(Some(outcome));
-                task_args.push(None);
-                tickets.push((ticket, None));
-                continue;
-            }
-            if self.loop_stopped.is_some() {
-                let outcome = subagent::Outcome::error(
-                    "Error: not run - the turn was stopped before this call started.".to_string(),
-                );
-                self.emit(finished_event(call, &outcome.result, starts[i]));
-                results.push(Some(outcome));
-                task_args.push(None);
-                tickets.push((ticket, None));
-                continue;
-            }
-            // A task only reads, and each of its subagent's calls is judged on its own,
-            // so the task itself needs no permission.
-            let prepared = Toolset::Main.prepare(&call.function.name, &call.function.arguments);
-            // The user's PreToolUse hooks judge a task as Claude Code's judge `Task`.
-            let blocked = match &prepared {
-                Ok(p) => self.task_hook(call, &p.args).await,
-                Err(_) => None,
-            };
-            let prepared = match blocked {
-                Some(reason) => Err(format!("Error: task was blocked by a hook: {reason}")),
-                None => prepared,
-            };
-            task_args.push(prepared.as_ref().ok().map(|p| p.args.clone()));
-            tickets.push((ticket, Some(prepared.is_ok())));
-            match prepared {
-                Ok(prepared) => {
-                    let description = prepared.task_description().unwrap_or_default();
-                    if running.len() >= max {
-                        self.emit(AgentEvent::Subagent {
-                            task_id: call.id.clone(),
-                            event: SubagentEvent::Queued,
-                        });
-                    }
-                    let run = self
-                        .subagent()
-                        .run(call.id.clone(), description.to_string());
-                    let slots = slots.clone();
-                    running.push(async move {
-                        // Held until the subagent is done; never closed.
-                        let _slot = slots.acquire_owned().await;
-                        (i, run.await)
-                    });
-                    results.push(None);
-                }
-                Err(text) => {
-                    let outcome = subagent::Outcome::error(text);
-                    self.emit(finished_event(call, &outcome.result, starts[i]));
-                    results.push(Some(outcome));
-                }
-            }
-        }
-        let events = self.events.clone();
-        let spill = self.spill.clone();
-        let slots = &mut results;
-        let all = async {
-            while let Some((i, mut outcome)) = running.next().await {
-                outcome.result.text = toolrun::cap_reporting(
-                    &spill,
-                    Some(&events),
-                    &calls[i].id,
-                    &calls[i],
-                    outcome.result.text,
-                    outcome.result.whole.take(),
-                );
-                let _ = events.send(finished_event(&calls[i], &outcome.result, starts[i]));
-                slots[i] = Some(outcome);
-            }
-        };
-        let completed = self.inbox.run_until(all).await.is_some();
-        // No subagent runs now: requests an interrupt left unanswered are void.
-        if let Ok(mut open) = self.inbox.open.lock() {
-            open.clear();
-        }
-        let mut stopped = None;
-        for (i, call) in calls.iter().enumerate() {
-            match results[i].take() {
-                // Its result event is out already.
-                Some(mut outcome) => {
-                    if let Some(stop) = outcome.hook_stop.take() {
-                        stopped = Some(stop);
-                    }
-                    // The user's PostToolUse hooks on what the subagent answered.
-                    if let Some(stop) = self
-                        .task_post_hooks(call, task_args[i].as_ref(), &mut outcome.result)
-                        .await
-                    {
-                        stopped = Some(stop);
-                    }
-                    for grant in &outcome.granted {
-                        self.record(Entry::rule(grant));
-                    }
-                    // The loop guard hears how each task went (not those it stopped).
-                    let (ticket, ran) = tickets[i];
-                    let answer = ran.map(|ran| match ran {
-                        true => Answer::ran(&outcome.result.text, None),
-                        false => Answer::Rejected(Rejected::of(outcome.result.outcome)),
-                    });
-                    if let Some(rejections) =
-                        answer.and_then(|a| self.same_calls.answered(ticket, a))
-                    {
-                        outcome.result.text.push_str(&rejections.note());
-                    }
-                    self.push(Message::tool_result(call.id.clone(), outcome.result));
-                }
-                None => self.finish_tool(call, ToolResult::interrupted(), starts[i]),
-            }
-        }
-        match stopped {
-            Some(reason) => {
-                self.hook_stopped = Some(reason);
-                false
-            }
-            None => completed && self.loop_stopped.is_none(),
-        }
-    }
-
-    /// A subagent that shares this agent's client, rules, sandbox and approvals.
-    pub(super) fn subagent(&self) -> Subagent {
-        Subagent {
-            client: self.client.clone(),
-            policy: self.config.policy.clone(),
-            root: self.config.root.clone(),
-            ctx: self.ctx.clone(),
-            events: self.events.clone(),
-            open: self.inbox.open.clone(),
-            max_steps: self.config.subagent_max_steps,
-            system_prompt: self.subagent_prompt.clone(),
-            spill: self.spill.clone(),
-            context: self.config.context.clone(),
-            meter: {
-                let mut meter = self.meter.clone();
-                meter.history_rewritten();
-                meter
-            },
-            mode: self.mode.clone(),
-            external: self.config.external_tools.clone(),
-            hooks: self.hook_env(),
+    /// The diff of an edit by `call` from `before` to `after`, recorded and shown in its
+    /// cell.
+    fn edit_diff(&mut self, call: &ToolCall, before: &str, after: &str) {
+        if let Some(diff) = crate::checkpoint::diff::short(before, after, EDIT_DIFF_LINES) {
+            self.record(Entry::EditDiff {
+                id: call.id.clone(),
+                diff: diff.clone(),
+            });
+            self.emit(AgentEvent::EditDiff {
+                id: call.id.clone(),
+                diff,
+            });
         }
     }
 
@@ -321,7 +136,7 @@ impl Agent {
 }
 
 /// The `ToolFinished` event of `call`, which `result` ended and which began at `started`.
-fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> AgentEvent {
+pub(super) fn finished_event(call: &ToolCall, result: &ToolResult, started: Instant) -> AgentEvent {
     AgentEvent::ToolFinished {
         id: call.id.clone(),
         name: call.function.name.clone(),

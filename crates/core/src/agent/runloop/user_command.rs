@@ -105,8 +105,8 @@ impl Agent {
     /// Record the mode when it is not what the session file last says.
     pub(super) fn record_mode(&mut self) {
         let mode = self.mode.get();
-        if mode != self.recorded_mode {
-            self.recorded_mode = mode;
+        if mode != self.session.recorded_mode {
+            self.session.recorded_mode = mode;
             self.record(Entry::Mode { mode });
         }
     }

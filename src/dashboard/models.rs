@@ -67,7 +67,7 @@ pub(super) async fn server_models(target: &rein_core::config::ModelTarget) -> Se
 }
 
 /// Resolve `name` for a switch. The answer comes back at once, unless the server must be
-/// asked for the window: then a task asks it (within `discover::TIMEOUT`) and the answer
+/// asked for the window: then a task asks it (within `client.window_timeout_secs`) and the answer
 /// arrives on the background channel.
 pub(super) fn resolve_model(name: String, ctx: &mut Loop<'_>) -> Option<AppEvent> {
     let answer =
@@ -93,8 +93,11 @@ pub(super) fn resolve_model(name: String, ctx: &mut Loop<'_>) -> Option<AppEvent
         return Some(answer(name, Ok(ready(target, None, warnings))));
     }
     let background = ctx.background.clone();
+    let limit = config.window_timeout();
     tokio::spawn(async move {
-        let found = discover::context_window(&target).await.map(|d| d.tokens);
+        let found = discover::context_window_within(&target, limit)
+            .await
+            .map(|d| d.tokens);
         let _ = background.send(answer(name, Ok(ready(target, found, warnings))));
     });
     None

@@ -17,7 +17,7 @@
 //!   Ollama.
 //!
 //! A target whose route a project wrote without the user's allow
-//! ([`ModelTarget::check_route`]) is asked nothing. Everything is capped at [`TIMEOUT`] in
+//! ([`ModelTarget::check_route`]) is asked nothing. Everything is capped at the window timeout ([`TIMEOUT`] by default) in
 //! all and nothing is ever fatal: a server that is
 //! down, slow, or answers something else yields `None`, and the configured window stays.
 //! The front ends ask in the background ([`ask`]): the answer comes on a watch the agent
@@ -32,7 +32,8 @@ use super::{Discovery, ModelTarget};
 use crate::agent::client::{read_body, BodyEnd};
 use crate::agent::window::{self, Answer, WindowProbe, WindowWatch};
 
-/// The longest discovery may take, every request included.
+/// The longest discovery may take, every request included, unless the settings say
+/// otherwise (`client.window_timeout_secs`, [`crate::config::Config::window_timeout`]).
 pub const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The most bytes of an answer read (a hosted model list is a few hundred kilobytes; a
@@ -52,11 +53,16 @@ pub async fn context_window(target: &ModelTarget) -> Option<Discovered> {
     context_window_within(target, TIMEOUT).await
 }
 
+/// [`ask_within`] the default [`TIMEOUT`].
+pub fn ask(target: ModelTarget) -> Option<WindowWatch> {
+    ask_within(target, TIMEOUT)
+}
+
 /// Ask `target`'s server for the window in a task of its own (call inside a tokio
-/// runtime): the answer, or [`Answer::Silent`] after [`TIMEOUT`] or a failure, comes on the
+/// runtime): the answer, or [`Answer::Silent`] after `limit` or a failure, comes on the
 /// returned watch. `None` when there is nothing to ask (the window is configured, or no
 /// model is).
-pub fn ask(target: ModelTarget) -> Option<WindowWatch> {
+pub fn ask_within(target: ModelTarget, limit: Duration) -> Option<WindowWatch> {
     if target.discovery == Discovery::None
         || target.model.value.trim().is_empty()
         || target.check_route().is_err()
@@ -65,7 +71,7 @@ pub fn ask(target: ModelTarget) -> Option<WindowWatch> {
     }
     let (answer, watch) = window::channel();
     tokio::spawn(async move {
-        let answered = match context_window(&target).await {
+        let answered = match context_window_within(&target, limit).await {
             Some(found) => Answer::Reported {
                 tokens: found.tokens,
                 url: found.url,
@@ -93,7 +99,11 @@ pub async fn context_window_within(target: &ModelTarget, limit: Duration) -> Opt
         .user_agent(concat!("rein/", env!("CARGO_PKG_VERSION")))
         .build()
         .ok()?;
-    let asker = Asker { http, target };
+    let asker = Asker {
+        http,
+        target,
+        limit,
+    };
     tokio::time::timeout(limit, asker.ask())
         .await
         .ok()
@@ -103,6 +113,7 @@ pub async fn context_window_within(target: &ModelTarget, limit: Duration) -> Opt
 struct Asker<'a> {
     http: reqwest::Client,
     target: &'a ModelTarget,
+    limit: Duration,
 }
 
 impl Asker<'_> {
@@ -231,7 +242,7 @@ impl Asker<'_> {
         }
         // Read with a cap: a server that answers with an endless body costs
         // `MAX_ANSWER_BYTES`, not the memory it can fill in the time limit.
-        let (body, end) = read_body(&mut response, MAX_ANSWER_BYTES, TIMEOUT).await;
+        let (body, end) = read_body(&mut response, MAX_ANSWER_BYTES, self.limit).await;
         match end {
             BodyEnd::Complete => serde_json::from_slice(&body).ok(),
             BodyEnd::Capped | BodyEnd::Failed(_) => None,

@@ -118,6 +118,15 @@ const KEYS: &[Key] = &[
     },
     Key {
         section: "client",
+        name: "window_timeout_secs",
+        kind: Kind::Int {
+            min: 1,
+            max: MAX_TIMEOUT_SECS,
+            store: |l, v| l.window_timeout_secs = Some(v),
+        },
+    },
+    Key {
+        section: "client",
         name: "connect_timeout_secs",
         kind: Kind::Int {
             min: 1,

@@ -96,6 +96,10 @@ impl Config {
                 "client.connect_timeout_secs",
                 shown(&self.connect_timeout_secs),
             ),
+            (
+                "client.window_timeout_secs",
+                shown(&self.window_timeout_secs),
+            ),
             ("client.max_tries", shown(&self.max_tries)),
             (
                 "client.max_output_tokens",

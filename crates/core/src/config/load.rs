@@ -13,7 +13,7 @@ use super::{
     DEFAULT_CONNECT_TIMEOUT_SECS, DEFAULT_CONTEXT_WINDOW, DEFAULT_IDLE_TIMEOUT_SECS,
     DEFAULT_KEEP_RECENT, DEFAULT_MAX_REPLY_MB, DEFAULT_MAX_STEPS, DEFAULT_MAX_TRIES,
     DEFAULT_NOTIFY_AFTER_SECS, DEFAULT_STUB_CHARS, DEFAULT_SUBAGENT_MAX_PARALLEL,
-    DEFAULT_SUBAGENT_MAX_STEPS, NOTIFY_WHEN,
+    DEFAULT_SUBAGENT_MAX_STEPS, DEFAULT_WINDOW_TIMEOUT_SECS, NOTIFY_WHEN,
 };
 use crate::permissions::DEFAULT_SENSITIVE_READS;
 use crate::sandbox::SandboxMode;
@@ -163,6 +163,7 @@ impl Config {
                 layer.connect_timeout_secs,
                 DEFAULT_CONNECT_TIMEOUT_SECS,
             ),
+            window_timeout_secs: or_default(layer.window_timeout_secs, DEFAULT_WINDOW_TIMEOUT_SECS),
             max_tries: or_default(layer.max_tries, DEFAULT_MAX_TRIES),
             max_output_tokens: or_default(layer.max_output_tokens, 0),
             bash_timeout_secs: or_default(layer.bash_timeout_secs, DEFAULT_BASH_TIMEOUT_SECS),

@@ -75,6 +75,7 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_CONTEXT_WINDOW: u64 = crate::context::DEFAULT_WINDOW;
 const DEFAULT_IDLE_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_IDLE_TIMEOUT.as_secs();
 const DEFAULT_MAX_REPLY_MB: u64 = (crate::agent::stream::MAX_REPLY_BYTES >> 20) as u64;
+const DEFAULT_WINDOW_TIMEOUT_SECS: u64 = discover::TIMEOUT.as_secs();
 const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = crate::agent::client::DEFAULT_CONNECT_TIMEOUT.as_secs();
 const DEFAULT_MAX_TRIES: u32 = crate::agent::client::DEFAULT_MAX_TRIES;
 const DEFAULT_BASH_TIMEOUT_SECS: u64 = 60;
@@ -204,6 +205,9 @@ pub struct Config {
     pub max_reply_mb: Sourced<u64>,
     /// `[client]`: how long to wait for a connection, > 0.
     pub connect_timeout_secs: Sourced<u64>,
+    /// `[client]`: how long the question about the model's window may take, every
+    /// request included (at start, for `rein config`, on `/model`), > 0.
+    pub window_timeout_secs: Sourced<u64>,
     /// `[client]`: attempts per request, the first included, 1..=10.
     pub max_tries: Sourced<u32>,
     /// `[client]`: the most tokens a reply may have (sent as `max_tokens`); 0: the
@@ -388,6 +392,7 @@ impl fmt::Debug for Config {
             .field("context_window", &self.context_window)
             .field("idle_timeout_secs", &self.idle_timeout_secs)
             .field("keepalive_timeout_secs", &self.keepalive_timeout_secs)
+            .field("window_timeout_secs", &self.window_timeout_secs)
             .field("max_reply_mb", &self.max_reply_mb)
             .field("connect_timeout_secs", &self.connect_timeout_secs)
             .field("max_tries", &self.max_tries)

@@ -385,6 +385,12 @@ impl Config {
         Ok(target)
     }
 
+    /// How long the question about the model's window may take
+    /// (`client.window_timeout_secs`).
+    pub fn window_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.window_timeout_secs.value)
+    }
+
     /// The model in effect, as [`resolve_model`](Self::resolve_model) returns one.
     pub fn target(&self) -> ModelTarget {
         ModelTarget {

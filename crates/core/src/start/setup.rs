@@ -173,7 +173,7 @@ pub fn review_guidance(
 }
 
 /// Ask the server for the model's context window when the settings leave it open, for at
-/// most `discover::TIMEOUT` (2 s), and wait (`rein config`, which shows it): a window that
+/// most `client.window_timeout_secs` (2 s by default), and wait (`rein config`, which shows it): a window that
 /// is found replaces the `context_window` setting; a server that is down or says nothing
 /// changes nothing. The front ends ask in the background instead ([`ask_window`]).
 pub fn discover_window(config: &mut Config) {
@@ -187,7 +187,10 @@ pub fn discover_window(config: &mut Config) {
         return;
     };
     let target = config.target();
-    if let Some(found) = runtime.block_on(crate::config::discover::context_window(&target)) {
+    let limit = config.window_timeout();
+    if let Some(found) = runtime.block_on(crate::config::discover::context_window_within(
+        &target, limit,
+    )) {
         config.set_discovered_window(found.tokens, found.url);
     }
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -200,7 +203,7 @@ pub fn ask_window(config: &Config) -> Option<WindowWatch> {
     if config.discovery == crate::config::Discovery::None {
         return None;
     }
-    crate::config::discover::ask(config.target())
+    crate::config::discover::ask_within(config.target(), config.window_timeout())
 }
 
 pub fn agent_config(

@@ -7,6 +7,7 @@ mod errors;
 mod mcp_env;
 mod permissions;
 mod precedence;
+mod window_timeout;
 
 use std::fs;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! rein's front ends over one agent: the dashboard's pure state machine (`app`), its
-//! drawing (`ui`) and its terminal loop (`dashboard`), with the typed history
-//! (`input_history`) and Ctrl-G's editor (`external_editor`); the headless front end
-//! (`headless`); `describe` words the agent's events once for both. `src/main.rs` and
+//! drawing (`ui`) and its terminal loop (`dashboard`, with the typed history and Ctrl-G's
+//! editor); the headless front end (`headless`); `describe` words the agent's events once
+//! for both. `src/main.rs` and
 //! `src/cli/` read the command line and start one.
 //!
 //! Everything that is not a terminal (the agent, its tools, permissions, the sandbox,
@@ -15,9 +15,7 @@ pub mod app;
 mod architecture;
 pub mod dashboard;
 pub mod describe;
-pub mod external_editor;
 pub mod headless;
-pub mod input_history;
 pub mod ui;
 
 // The core's modules under their old paths, for the integration tests until they name

@@ -45,7 +45,7 @@ pub enum AppEvent {
     /// The custom commands read again ([`Effect::ReloadCommands`]).
     CommandsLoaded(CommandSet),
     /// The inputs of earlier sessions of the project, oldest first, read from the history
-    /// file when the dashboard started (`crate::input_history`).
+    /// file when the dashboard started (`crate::dashboard::input_history`).
     HistoryLoaded(Vec<String>),
     /// An MCP server's state changed, or it has something to say.
     Mcp(rein_core::mcp::McpEvent),

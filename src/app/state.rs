@@ -124,7 +124,7 @@ pub struct App {
     pub turn_started: Option<Instant>,
     /// When to notify (`ui.notifications`, `ui.notify_after_secs`).
     pub notifications: Notifications,
-    /// The file sent inputs are appended to (`crate::input_history`); `None`: not saved
+    /// The file sent inputs are appended to (`crate::dashboard::input_history`); `None`: not saved
     /// (`ui.input_history = false`, the demo, or a write failed).
     pub input_history: Option<std::path::PathBuf>,
     /// The MCP servers and their states, as they last reported (`/mcp`).

@@ -79,7 +79,7 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     let (hooks, held) = install_hooks(loaded, &mut app);
     if config.ui_input_history.value {
         // Read off the loop once the dashboard runs (AppEvent::HistoryLoaded).
-        app.input_history = Some(rein::input_history::path(&config.data_dir));
+        app.input_history = Some(rein::dashboard::input_history::path(&config.data_dir));
     }
     let runtime = runtime()?;
     let result = runtime.block_on(async {

@@ -18,9 +18,11 @@
 //! (nor for the first delta after each frame); with nothing happening there is no timer
 //! at all, so an idle dashboard uses no CPU. The terminal is restored on every way out: normal exit, error, and panic (the
 //! hook restores it before the report is printed). Ctrl-G hands the terminal to the user's
-//! editor ([`crate::external_editor`]) and takes it back through the same setup code
+//! editor ([`external_editor`]) and takes it back through the same setup code
 //! (`setup_terminal`, `leave`); the terminal's focus reports become `AppEvent::Focus`.
 
+pub mod external_editor;
+pub mod input_history;
 mod mcp_login;
 mod models;
 mod rewind;
@@ -134,7 +136,7 @@ pub async fn run(
         let project = app.info.project.clone();
         let background = background.clone();
         tokio::task::spawn_blocking(move || {
-            let earlier = crate::input_history::load(&file, &project);
+            let earlier = input_history::load(&file, &project);
             let _ = background.send(AppEvent::HistoryLoaded(earlier));
         });
     }
@@ -594,8 +596,7 @@ fn handle(app: &mut App, event: AppEvent, ctx: &mut Loop<'_>) -> io::Result<bool
                 }
                 Effect::SaveInput(text) => {
                     if let Some(file) = &app.input_history {
-                        if let Err(e) = crate::input_history::append(file, &app.info.project, &text)
-                        {
+                        if let Err(e) = input_history::append(file, &app.info.project, &text) {
                             // Said once; the inputs stay in this dashboard's memory.
                             app.hint = Some(format!(
                                 "inputs are no longer saved to {} ({e}); Up and Ctrl-R still \

@@ -100,7 +100,7 @@ pub(super) async fn run_editor(
     };
     let visual = std::env::var("VISUAL").ok();
     let editor = std::env::var("EDITOR").ok();
-    let command = crate::external_editor::editor_command(visual.as_deref(), editor.as_deref());
+    let command = super::external_editor::editor_command(visual.as_deref(), editor.as_deref());
     let result = match command {
         Err(why) => Err(why),
         Ok(command) => {
@@ -112,7 +112,7 @@ pub(super) async fn run_editor(
             // meanwhile, on any runtime.
             let text = text.to_string();
             let result = tokio::task::spawn_blocking(move || {
-                crate::external_editor::edit(&command, &dir, &text)
+                super::external_editor::edit(&command, &dir, &text)
             })
             .await
             .unwrap_or_else(|e| {

@@ -9,10 +9,10 @@
 //!    their imports, custom commands), compared with the last session here; the session
 //!    to continue, or none; the folder recorded as one commands may run in.
 //!
-//! A front end then takes from the [`Launch`] the hooks, the MCP servers ([`start_mcp`]),
-//! the question about the model's window ([`ask_window`]), the agent's settings
-//! ([`Launch::agent_config`]) and the session to record into ([`Launch::session`]), and
-//! talks to the agent through its handle. What a stage has to say goes to stderr as it is
+//! A front end then takes from the [`Launch`] the hooks ([`Launch::hooks`]), the MCP
+//! servers ([`Launch::start_mcp`]), the question about the model's window
+//! ([`ask_window`]), the agent's settings ([`Launch::agent_config`]) and the session to
+//! record into ([`session`]), and talks to the agent through its handle. What a stage has to say goes to stderr as it is
 //! found, a warning a line.
 
 mod session;
@@ -229,12 +229,37 @@ impl Launch {
         )
     }
 
-    /// The hooks of the user and of the project (a project's unapproved ones held).
+    /// The hooks of the user and of the project (a project's unapproved ones held),
+    /// judged against the approvals read at this start.
     pub fn hooks(&self) -> crate::hooks::Loaded {
-        crate::hooks::load(
+        crate::hooks::load_with(
             &self.config.user_config_path,
             &self.root,
             &self.config.data_dir,
+            Some(&self.trust.store),
+        )
+    }
+
+    /// The configured MCP servers that may start (the project's only once approved, as
+    /// read at this start), prepared (call inside the runtime; `launch` starts them now),
+    /// with what to tell the user first. See [`start_mcp`].
+    #[allow(clippy::type_complexity)]
+    pub fn start_mcp(
+        &self,
+        launch: bool,
+    ) -> (
+        Option<(
+            crate::mcp::McpManager,
+            tokio::sync::mpsc::UnboundedReceiver<crate::mcp::McpEvent>,
+        )>,
+        Vec<String>,
+    ) {
+        start_mcp_with(
+            &self.config,
+            &self.root,
+            launch,
+            &self.trust.store,
+            self.trust.problem.clone(),
         )
     }
 }

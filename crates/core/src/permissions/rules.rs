@@ -571,4 +571,38 @@ mod tests {
             Some(&RuleAction::Deny)
         );
     }
+
+    /// Only the default allows marked `project_code` say what of the project they run; the
+    /// same pattern from anywhere else, or as another action, says nothing.
+    #[test]
+    fn only_default_allows_say_they_run_project_code() {
+        let defaults = BashRules::defaults();
+        let cargo_test = defaults
+            .iter()
+            .find(|r| r.pattern == "cargo test *")
+            .expect("a default rule for cargo test");
+        assert_eq!(
+            runs_project_code(cargo_test),
+            Some("its build scripts, macros and tests")
+        );
+        let pytest = defaults.iter().find(|r| r.pattern == "pytest").unwrap();
+        assert_eq!(runs_project_code(pytest), Some("its tests and conftest.py"));
+        let plain = defaults
+            .iter()
+            .find(|r| r.action == RuleAction::Allow && r.pattern.starts_with("ls"))
+            .expect("a default allow for ls");
+        assert_eq!(runs_project_code(plain), None);
+        for origin in [
+            RuleOrigin::Session,
+            RuleOrigin::Config(PathBuf::from("/home/u/.config/rein/config.toml")),
+            RuleOrigin::Project(PathBuf::from("/p/.rein/config.toml")),
+        ] {
+            let rule = BashRule::new("cargo test *", RuleAction::Allow, origin);
+            assert_eq!(runs_project_code(&rule), None);
+        }
+        for action in [RuleAction::Ask, RuleAction::Deny] {
+            let rule = BashRule::new("cargo test *", action, RuleOrigin::Default);
+            assert_eq!(runs_project_code(&rule), None);
+        }
+    }
 }

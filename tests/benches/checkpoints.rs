@@ -20,8 +20,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
 use rein::agent::{self, AgentCommand, AgentEvent, CheckpointSetup, ClientConfig};
 use rein::checkpoint::{PathStep, Settings, Store};

@@ -34,8 +34,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

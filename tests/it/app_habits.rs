@@ -8,24 +8,10 @@ use crate::support;
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use rein::agent::{AgentCommand, AgentEvent, TurnOutcome};
-use rein::app::state::{App, Cell, SessionInfo};
+use rein::app::state::Cell;
 use rein::app::{AppEvent, Effect, Layer};
 use support::app::Script;
-
-fn app() -> App {
-    App::new(SessionInfo::default(), 128_000)
-}
-
-/// The user messages the effects send to the agent.
-fn sent(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Agent(AgentCommand::UserMessage(text)) => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
+use support::app::{app, sent};
 
 fn lines(n: usize) -> String {
     (1..=n)

@@ -10,13 +10,9 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyModifiers};
 use rein::agent::{AgentEvent, TurnOutcome};
 use rein::app::attention::{Notifications, NotifyWhen};
-use rein::app::state::{App, SessionInfo};
 use rein::app::{AppEvent, Effect, Layer};
+use support::app::app;
 use support::app::{snapshot, Script};
-
-fn app() -> App {
-    App::new(SessionInfo::default(), 128_000)
-}
 
 /// An idle app whose history holds these inputs, oldest first (sent through the input
 /// box, as a user would).

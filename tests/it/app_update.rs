@@ -14,12 +14,9 @@ use rein::app::{AppEvent, Effect};
 use rein::context::budget::Breakdown;
 use rein::tools::write_todos::{Todo, TodoStatus};
 use support::app::Script;
+use support::app::{app, sent};
 
 // ---- helpers ----------------------------------------------------------------------------
-
-fn app() -> App {
-    App::new(SessionInfo::default(), 128_000)
-}
 
 /// The steps these tests take on the shared script.
 trait Steps {
@@ -74,16 +71,6 @@ impl Steps for Script {
             })
             .unwrap_or_else(|| panic!("no tool cell {id}"))
     }
-}
-
-fn sent(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Agent(AgentCommand::UserMessage(text)) => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn is_quit(effects: &[Effect]) -> bool {

@@ -5,16 +5,13 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::support::app::app;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use rein::agent::{AgentCommand, AgentEvent, ApprovalDecision, ToolOutcome, TurnOutcome};
-use rein::app::state::{Activity, App, Cell, SessionInfo, ToolStatus};
+use rein::app::state::{Activity, App, Cell, ToolStatus};
 use rein::app::update::{update_at, PASTE_TAIL};
 use rein::app::{AppEvent, Effect};
 use rein::permissions::Grant;
-
-fn app() -> App {
-    App::new(SessionInfo::default(), 128_000)
-}
 
 fn press(code: KeyCode, modifiers: KeyModifiers) -> AppEvent {
     AppEvent::Key(KeyEvent::new(code, modifiers))

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::support::write;
 use rein::config::{Config, Environment, Overrides, Source};
 use tempfile::TempDir;
 
@@ -92,11 +93,6 @@ impl Dirs {
         Config::load(self.root.path(), &Overrides::default(), &env)
             .unwrap_or_else(|e| panic!("config.example.toml does not load: {e}"))
     }
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn assert_same_values(example: &Config, defaults: &Config) {

@@ -17,22 +17,8 @@ use rein::app::{AppEvent, Effect};
 use rein::permissions::policy::RulePolicy;
 use serde_json::json;
 use support::app::Script;
+use support::app::{app, sent};
 use support::{Reply, ScriptedServer};
-
-fn app() -> App {
-    App::new(SessionInfo::default(), 128_000)
-}
-
-/// The user messages among `effects`.
-fn sent(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Agent(AgentCommand::UserMessage(text)) => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 /// A project whose `.rein/hooks.json` is held for the user's answer, and the question.
 fn held_hooks() -> (tempfile::TempDir, tempfile::TempDir, HookTrust) {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use rein::agent::repetition::CUT_MARK;
 use serde_json::{json, Value};
 use support::{chunk, Reply, Router, ScriptedServer, Step};
+use support::{stderr, stdout};
 
 /// `rein -p go` with `extra` arguments, the scripted server's model.
 async fn rein(home: &Path, project: &Path, url: &str, extra: &[&str]) -> Output {
@@ -29,10 +30,6 @@ async fn rein_p(home: &Path, project: &Path, url: &str, prompt: &str, extra: &[&
     let mut c = tokio::process::Command::from(c);
     c.kill_on_drop(true);
     c.output().await.unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The user's config turning the sandbox off (so `--yes` approves, as on a machine
@@ -377,10 +374,6 @@ async fn a_subagent_has_the_same_guard_and_so_do_its_tasks() {
         err.contains("the model asked for the same task 4 times in a row"),
         "{err}"
     );
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// A reply streaming `text` in pieces of `size` bytes, each event written on its own.

@@ -14,21 +14,9 @@ use rein::headless::{self, HeadlessOptions, OutputFormat};
 use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
 use support::agent::agent_config;
+use support::{rein_command, stderr, stdout};
 use support::{Reply, ScriptedServer};
 use tokio::process::Command;
-
-/// The binary with an isolated home, config dir and environment, ready for more
-/// arguments and variables.
-fn rein_command(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rein"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    cmd
-}
 
 /// Run a command to the end and collect its output.
 async fn output_of(cmd: &mut Command) -> Output {
@@ -59,14 +47,6 @@ fn print_args(prompt: &str, base_url: &str, model: &str, cwd: &Path) -> Vec<OsSt
         "--cwd".into(),
         cwd.into(),
     ]
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[tokio::test]

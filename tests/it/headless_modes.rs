@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 
 use serde_json::json;
+use support::stderr;
 use support::{Reply, ScriptedServer};
 use tokio::process::Command;
 
@@ -33,10 +34,6 @@ async fn rein(home: &Path, project: &Path, base_url: &str, extra: &[&str]) -> Ou
         .output()
         .await
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The user's config turning the sandbox off.

@@ -8,6 +8,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::stderr;
 use support::{script, Reply, ScriptedServer, Step};
 
 /// The user's `hooks.json` (beside their config.toml, which turns the sandbox off).
@@ -71,10 +72,6 @@ fn rein(home: &Path, project: &Path, server: &ScriptedServer, extra: &[&str]) ->
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The tool results the model got, from the last request.

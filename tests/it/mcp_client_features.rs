@@ -16,15 +16,13 @@ use std::time::Duration;
 
 use rein::mcp::{McpEvent, McpManager, ServerConfig, ServerState};
 use serde_json::{json, Value};
-use support::mcp::{settled, state};
+use support::mcp::{hostile_server, settled, state};
 use support::{Reply, ScriptedServer};
 use tokio::sync::mpsc;
 
+/// The hostile server's path, as text.
 fn script() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp/hostile_server.py")
-        .display()
-        .to_string()
+    hostile_server().display().to_string()
 }
 
 fn scripted(name: &str) -> ServerConfig {

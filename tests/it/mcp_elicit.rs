@@ -8,7 +8,6 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,16 +15,15 @@ use rein::elicitation::{Form, FormAnswer};
 use rein::mcp::{McpManager, ServerConfig};
 use rein::tools::external::{AskUser, FormWait};
 use serde_json::{json, Value};
-use support::mcp::settled;
+use support::mcp::{hostile_server, settled};
 use support::{Reply, ScriptedServer};
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py")
-}
-
 fn server() -> ServerConfig {
-    let mut server =
-        ServerConfig::stdio("asker", "python3", &[script().to_str().unwrap(), "plain"]);
+    let mut server = ServerConfig::stdio(
+        "asker",
+        "python3",
+        &[hostile_server().to_str().unwrap(), "plain"],
+    );
     server.startup_timeout = Duration::from_secs(20);
     server.tool_timeout = Duration::from_secs(60);
     server
@@ -231,7 +229,7 @@ async fn print_mode(args: Value, extra: &[&str]) -> (std::process::Output, Vec<V
         home.path().join("rein-home/config.toml"),
         format!(
             "[mcp_servers.asker]\ncommand = \"python3\"\nargs = [{:?}, \"plain\"]\n",
-            script().display().to_string()
+            hostile_server().display().to_string()
         ),
     )
     .unwrap();

@@ -14,16 +14,13 @@ use std::time::{Duration, Instant};
 
 use rein::mcp::{McpError, McpEvent, McpManager, ServerConfig, ServerState, Transport};
 use serde_json::json;
-use support::mcp::{settled, state};
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py")
-}
+use support::mcp::{hostile_server, settled, state};
 
 /// A hostile stdio server in `mode`, with a tool timeout far longer than any of these
 /// tests may take: a call that finishes early finished by itself.
 fn hostile(mode: &str) -> ServerConfig {
-    let mut server = ServerConfig::stdio(mode, "python3", &[script().to_str().unwrap(), mode]);
+    let mut server =
+        ServerConfig::stdio(mode, "python3", &[hostile_server().to_str().unwrap(), mode]);
     server.startup_timeout = Duration::from_secs(20);
     server.tool_timeout = Duration::from_secs(60);
     server
@@ -230,7 +227,7 @@ impl HttpServer {
     fn start_in(mode: &str) -> HttpServer {
         use std::io::BufRead;
         let mut child = std::process::Command::new("python3")
-            .arg(script())
+            .arg(hostile_server())
             .args(["http", mode])
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -412,7 +409,7 @@ fn rein_with_slow_server(
              startup_timeout_secs = 60\ntool_timeout_secs = 120\n\
              env = {{ HOSTILE_PID_FILE = {:?} }}\n\n\
              [[permissions.tools]]\npattern = \"mcp__slow__work\"\naction = \"allow\"\n",
-            script().display().to_string(),
+            hostile_server().display().to_string(),
             pids.display().to_string()
         ),
     )

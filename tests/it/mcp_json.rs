@@ -8,15 +8,12 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
+use support::mcp::hostile_server;
 use support::{Reply, ScriptedServer};
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/hostile_server.py")
-}
 
 /// rein in `project` with the user's `MY_TOKEN` and `SERVER_MODE` set.
 fn rein(home: &Path, project: &Path) -> Command {
@@ -62,7 +59,7 @@ fn mcp_json(args: &[&str]) -> String {
 async fn a_projects_mcp_json_server_is_held_listed_as_written_and_runs_once_allowed() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let script = script().display().to_string();
+    let script = hostile_server().display().to_string();
     std::fs::create_dir_all(home.path().join("rein-home")).unwrap();
     // The user lets the tool run without asking (headless has no one to ask).
     std::fs::write(

@@ -11,6 +11,7 @@ use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ToolOutcome, Turn
 use rein::permissions::{ApprovalMode, Grant, PermissionPolicy, ToolRequest, Verdict};
 use rein::sandbox::{Sandbox, SandboxMode, SandboxSettings};
 use serde_json::{json, Value};
+use support::agent::{call, calls};
 use support::agent::{
     content, events_until, outcome, reminder, scripted_config, spawn_recorded, spawn_resumed,
     tool_results, turn,
@@ -45,15 +46,6 @@ fn config(server: &ScriptedServer, root: &Path) -> AgentConfig {
     let mut config = scripted_config(server, root);
     config.policy = Arc::new(Rules);
     config
-}
-
-fn call(name: &str, args: Value) -> (String, String) {
-    (name.to_string(), args.to_string())
-}
-
-fn calls(list: &[(String, String)]) -> Reply {
-    let borrowed: Vec<(&str, &str)> = list.iter().map(|(n, a)| (n.as_str(), a.as_str())).collect();
-    Reply::tool_calls(&borrowed)
 }
 
 fn outcomes(events: &[AgentEvent]) -> Vec<ToolOutcome> {

@@ -11,6 +11,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::{stderr, stdout};
 use support::{Reply, ScriptedServer};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
@@ -60,14 +61,6 @@ async fn run_piped(cmd: &mut Command, input: &[u8]) -> Output {
         .expect("rein ran");
     writer.await.unwrap();
     out
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The user's message in the first request the server got.

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
+use support::write;
 use support::{Reply, ScriptedServer};
 
 fn rein(home: &Path, project: &Path) -> Command {
@@ -31,11 +32,6 @@ fn run(
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 /// The tool results the model got back in the last request, in order.

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use rein::config::{discover, Config, ConfigError, Discovery, Environment, Overrides, Source};
 use serde_json::{json, Value};
+use support::{rein_command, write};
 use support::{Reply, ScriptedServer};
 use tempfile::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -89,11 +90,6 @@ impl Fixture {
         assert!(!message.contains('\n'), "one line: {message}");
         message
     }
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn model(name: &str) -> Overrides {
@@ -948,17 +944,6 @@ async fn an_unknown_endpoint_is_probed_and_silence_changes_nothing() {
 }
 
 // ---- the real binary ----
-
-fn rein_command(home: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    cmd
-}
 
 async fn run(cmd: &mut tokio::process::Command) -> (i32, String, String) {
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())

@@ -19,6 +19,7 @@ use rein::context::ContextConfig;
 use rein::conversation::order;
 use rein::permissions::{PermissionPolicy, ToolRequest, Verdict};
 use serde_json::{json, Value};
+use support::agent::calls;
 use support::agent::{events_until, scripted_config, spawn_recorded, spawn_resumed, turn};
 use support::rng::Rng;
 use support::{Reply, Router, ScriptedServer, Step};
@@ -93,11 +94,6 @@ fn bash(command: &str) -> (String, String) {
         "bash".to_string(),
         json!({ "command": command }).to_string(),
     )
-}
-
-fn calls(list: &[(String, String)]) -> Reply {
-    let refs: Vec<(&str, &str)> = list.iter().map(|(n, a)| (n.as_str(), a.as_str())).collect();
-    Reply::tool_calls(&refs)
 }
 
 /// Compaction requests (no tools) get a handoff note; a subagent's requests (tools, but

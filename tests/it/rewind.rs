@@ -11,20 +11,9 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::agent::{call, calls};
+use support::rein_command;
 use support::{Reply, ScriptedServer};
-use tokio::process::Command;
-
-/// The binary with an isolated home and environment.
-fn rein_command(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rein"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    cmd
-}
 
 async fn rein(home: &Path, args: &[OsString]) -> Output {
     tokio::time::timeout(
@@ -150,15 +139,6 @@ fn bash(command: &str) -> (String, String) {
         "bash".to_string(),
         json!({ "command": command }).to_string(),
     )
-}
-
-fn call(name: &str, args: Value) -> (String, String) {
-    (name.to_string(), args.to_string())
-}
-
-fn calls(list: &[(String, String)]) -> Reply {
-    let borrowed: Vec<(&str, &str)> = list.iter().map(|(n, a)| (n.as_str(), a.as_str())).collect();
-    Reply::tool_calls(&borrowed)
 }
 
 fn json_of(out: &Output) -> Value {

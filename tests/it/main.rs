@@ -3,11 +3,14 @@
 //! whose path contains NAME). One binary links rein once where a binary a file linked it
 //! sixty times. The sandbox's own harness is `tests/sandbox.rs`, a binary of its own.
 //!
-//! The tests share one process: a test that reads process-wide state (its own memory) runs
-//! its body in a process of its own ([`support::alone`]), and none changes the process's
-//! environment, current folder or signal handling for the others.
+//! The tests share one process: a test that reads or needs process-wide state (its own
+//! memory, a variable in its environment) runs its body in a process of its own
+//! ([`support::alone`]), and none changes the process's environment, current folder, umask
+//! or signal handling for the others.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
+// A test's unwrap is an assertion. clippy.toml's allow-unwrap-in-tests covers only the
+// `#[test]` functions, not the helpers beside them, which Cargo.toml's [lints] would deny.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 /// The helpers the tests share (`crates/test-support`), and the two that run the real
 /// binary, whose path only an integration test knows.

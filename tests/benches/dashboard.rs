@@ -1,7 +1,7 @@
 //! The dashboard as a person runs it, measured from outside: `cargo bench --bench dashboard`.
 //!
 //! The release binary runs in tmux at 120×40 (a private tmux server, no config file)
-//! against the scripted model server, as in `tests/tmux_e2e.rs`. The figures are the
+//! against the scripted model server, as in `tests/it/tmux_e2e.rs`. The figures are the
 //! issue's speed targets:
 //!
 //! 1. Startup to first frame: from starting `tmux new-session` until `capture-pane` shows

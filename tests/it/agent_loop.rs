@@ -1049,7 +1049,7 @@ async fn keepalive_comments_keep_a_slow_stream_alive() {
     let mut cfg = config(&server, dir.path());
     cfg.client.idle_timeout = Duration::from_millis(300);
     // Comments are no part of the reply: what they may last is the keep-alive bound's
-    // (tests/stream_bounds.rs), set far above the 0.8 s here.
+    // (tests/it/stream_bounds.rs), set far above the 0.8 s here.
     cfg.client.keepalive_timeout = Some(Duration::from_secs(30));
     let mut handle = agent::spawn(cfg).unwrap();
     let events = turn(&mut handle, "hi").await;

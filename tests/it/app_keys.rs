@@ -391,7 +391,7 @@ fn focus_lost_during_the_turn_counts_and_a_queued_message_holds_the_call() {
 
 /// Each key of the search looks through the whole history: with 10,000 inputs of 200
 /// characters (far more than a session sends) a key still takes a few milliseconds.
-/// `cargo test --test app_keys -- --nocapture search_keys_stay_quick` prints the figure;
+/// `cargo test --test it app_keys::search_keys_stay_quick -- --nocapture` prints the figure;
 /// no test asserts it (a loaded machine would fail it for nothing).
 #[test]
 fn search_keys_stay_quick_over_a_long_history() {

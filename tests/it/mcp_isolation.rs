@@ -8,7 +8,7 @@
 //!
 //! Python and node are on every machine that builds rein's tests; the tests that need
 //! the registry servers (`mcp-server-time` from PyPI, `server-filesystem` from npm) skip
-//! where they are missing, unless `REIN_MCP=1` (see `tests/support/mcp.rs`).
+//! where they are missing, unless `REIN_MCP=1` (see `crates/test-support/src/mcp.rs`).
 
 use crate::support;
 

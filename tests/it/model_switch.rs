@@ -1,7 +1,7 @@
 //! `/model` in the dashboard (issue 10, section 4): the update step with listed models,
 //! keys and the loop's answers in, state and effects out; and the model picker's snapshots
 //! (`tests/snapshots/model_picker_*.txt`, `UPDATE_SNAPSHOTS=1` rewrites them). The agent's
-//! side of a switch is in `tests/model_switch_agent.rs`.
+//! side of a switch is in `tests/it/model_switch_agent.rs`.
 
 use crate::support;
 

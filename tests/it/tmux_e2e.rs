@@ -1838,7 +1838,7 @@ async fn a_projects_hooks_are_asked_about_at_start_and_run_once_allowed() {
 }
 
 /// Scripts written to Claude Code's documented payload, in the dashboard as a person sees
-/// them (`tests/hooks.rs` has each headless): a prompt hook that blocks one prompt and adds
+/// them (`tests/it/hooks.rs` has each headless): a prompt hook that blocks one prompt and adds
 /// context to the next, a Write guard denying in JSON, a Bash hook that hangs (cut at its
 /// timeout, the call goes on), a PostToolUse logger whose child keeps stdout open, an MCP
 /// call a hook allows, a Notification hook hearing that rein waits for an approval, a

@@ -1,6 +1,6 @@
 //! Snapshots of the dashboard: ratatui's `TestBackend` draws the real `rein::ui::render`
 //! for a given state, and the screen's text is compared with `tests/snapshots/NAME.txt`.
-//! `UPDATE_SNAPSHOTS=1 cargo test --test ui_render` writes the files instead; review them
+//! `UPDATE_SNAPSHOTS=1 cargo test --test it ui_render::` writes the files instead; review them
 //! before committing. (The approval modal's snapshots are made next to the code, in
 //! `src/ui/snapshot_tests.rs`: an approval request can only be built inside the crate.)
 

@@ -15,7 +15,7 @@
 //! design until the user allows them; counting them would measure the default rules'
 //! choice of toolchains, not over-strictness.
 //!
-//! `cargo test --test permissions_bash everyday -- --nocapture` prints the figure.
+//! `cargo test --test it permissions_bash::everyday -- --nocapture` prints the figure.
 
 use super::Policy;
 use rein::permissions::rules::RuleAction;

@@ -825,10 +825,13 @@ async fn another_issuer_means_a_new_login_and_the_refresh_token_is_never_sent_to
 /// A tmux session running one command; killed on drop.
 struct Tmux {
     name: String,
+    /// No real model runs beside a session (`support::machine`).
+    _machine: support::machine::Share,
 }
 
 impl Tmux {
     fn start(command: &[String]) -> Tmux {
+        let machine = support::machine::share();
         let name = format!("rein-oauth-{}-{}", std::process::id(), TOKEN.len());
         let out = Command::new("tmux")
             .args([
@@ -846,7 +849,10 @@ impl Tmux {
             .output()
             .expect("tmux runs (install it: apt install tmux)");
         assert!(out.status.success(), "{}", text(&out.stderr));
-        Tmux { name }
+        Tmux {
+            name,
+            _machine: machine,
+        }
     }
 
     fn screen(&self) -> String {

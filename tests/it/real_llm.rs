@@ -49,15 +49,12 @@ fn installed() -> Result<(), String> {
     Ok(())
 }
 
-/// One real-model test at a time: each starts its own llama.cpp server, and two of them
-/// sharing two cores made a clean clone's CI run take eight minutes for what takes one.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The turn to run a real-model test (a failed test's poisoned lock is still the lock).
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// The turn to run a real-model test: the whole machine (`support::machine`). One
+/// real-model test at a time: each starts its own llama.cpp server, and two of them
+/// sharing two cores made a clean clone's CI run take eight minutes for what takes one;
+/// and no test watching a terminal against a deadline runs beside one.
+fn turn() -> crate::support::machine::Whole {
+    crate::support::machine::whole()
 }
 
 /// A running server, stopped when dropped.

@@ -472,7 +472,11 @@ impl Drop for KillOnDrop {
 fn sigkill_mid_write_loses_at_most_the_entry_being_written() {
     let home = tempfile::tempdir().unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "session_store::crash_child_writer", "--test-threads=1"])
+        .args([
+            "--exact",
+            "session_store::crash_child_writer",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, home.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

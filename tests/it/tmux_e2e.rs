@@ -14,10 +14,13 @@ use support::{Reply, ScriptedServer};
 /// A tmux session running one command; killed on drop.
 struct Tmux {
     name: String,
+    /// No real model runs beside a session (`support::machine`).
+    _machine: support::machine::Share,
 }
 
 impl Tmux {
     fn start(command: &[String], width: u16, height: u16) -> Tmux {
+        let machine = support::machine::share();
         // Tests start sessions in parallel, and the first ones race to start the tmux
         // server ("server exited unexpectedly"): a failed start is tried again, under a
         // new name.
@@ -38,7 +41,10 @@ impl Tmux {
                 .output()
                 .expect("tmux runs (install it: apt install tmux)");
             if out.status.success() {
-                return Tmux { name };
+                return Tmux {
+                    name,
+                    _machine: machine,
+                };
             }
             last_error = String::from_utf8_lossy(&out.stderr).into_owned();
             std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));

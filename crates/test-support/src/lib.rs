@@ -3,7 +3,8 @@
 //! library (`rein::demo`, which `rein --demo` plays too); this crate only re-exports it, so
 //! there is one copy of the code. `agent` is the harness the agent tests share, `app` the
 //! one of the dashboard's state machine and its snapshots, `mcp` where the real MCP servers
-//! are, `replay` the recorded providers' samples, `rng` the property tests' numbers.
+//! are, `replay` the recorded providers' samples, `rng` the property tests' numbers,
+//! `machine` the lock between the tests that load every core and those that watch a clock.
 //!
 //! Only an integration test knows where cargo put the `rein` binary
 //! (`env!("CARGO_BIN_EXE_rein")`): the functions that run it take its path, and
@@ -11,6 +12,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod machine;
 pub mod mcp;
 pub mod replay;
 pub mod rng;

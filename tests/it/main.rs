@@ -6,7 +6,8 @@
 //! The tests share one process: a test that reads or needs process-wide state (its own
 //! memory, a variable in its environment) runs its body in a process of its own
 //! ([`support::alone`]), and none changes the process's environment, current folder, umask
-//! or signal handling for the others.
+//! or signal handling for the others. A real model (all cores, for minutes) and a tmux screen
+//! (a deadline) never run at once ([`support::machine`]).
 
 // A test's unwrap is an assertion. clippy.toml's allow-unwrap-in-tests covers only the
 // `#[test]` functions, not the helpers beside them, which Cargo.toml's [lints] would deny.

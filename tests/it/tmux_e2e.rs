@@ -2306,15 +2306,21 @@ async fn init_proposes_an_agents_md_for_approval() {
     tmux.quit_with_ctrl_c().await;
 }
 
-/// Types `text` and sends it, closing the `/` completion list first with Esc. Enter waits
-/// for the list to be gone: an Esc and an Enter arriving in one read are Alt-Enter (a new
-/// line) to the terminal parser, which a loaded machine makes likely.
+/// Types `text` and sends it, closing the `/` completion list first with Esc when it is
+/// open. An Esc and an Enter arriving in one read are Alt-Enter (a new line) to the
+/// terminal parser, which a loaded machine makes likely: Enter goes only once the screen
+/// shows the text typed and, if the list was open, the list gone (the Esc read). Where
+/// nothing matches the list is not shown, and no Esc is sent (nothing would show it read).
 async fn send_past_the_slash_list(tmux: &Tmux, text: &str) {
-    tmux.send(text, &["Escape"]);
-    tmux.wait_for("the completion list to close", |s| {
-        !s.contains("commands (")
-    })
-    .await;
+    tmux.send(text, &[]);
+    let screen = tmux.wait_for("the text typed", |s| s.contains(text)).await;
+    if screen.contains("commands (") {
+        tmux.send("", &["Escape"]);
+        tmux.wait_for("the completion list to close", |s| {
+            !s.contains("commands (")
+        })
+        .await;
+    }
     tmux.send("", &["Enter"]);
 }
 

@@ -17,12 +17,3 @@ pub mod dashboard;
 pub mod describe;
 pub mod headless;
 pub mod ui;
-
-// The core's modules under their old paths, for the integration tests until they name
-// `rein_core` themselves.
-#[doc(hidden)]
-pub use rein_core::{
-    agent, checkpoint, config, consent, context, conversation, custom_commands, demo, elicitation,
-    file_index, hooks, host, instructions, mcp, permissions, sandbox, session, skills, store, text,
-    tools,
-};

@@ -15,17 +15,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rein::agent::stream::Assembler;
-use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig, LlmClient, Message};
-use rein::permissions::AllowAll;
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
+use rein_core::agent::stream::Assembler;
+use rein_core::agent::{
+    self, AgentCommand, AgentConfig, AgentEvent, ClientConfig, LlmClient, Message,
+};
+use rein_core::permissions::AllowAll;
+use rein_core::sandbox::Sandbox;
+use rein_core::skills::SkillSet;
 use serde_json::json;
 use support::{chunk, Reply, ScriptedServer, Step};
 
@@ -69,8 +70,8 @@ async fn bench_ingestion(chunks: &[serde_json::Value]) -> (f64, f64) {
                 // The text pieces (not the flushes between reads).
                 if matches!(
                     e,
-                    rein::agent::client::ClientEvent::Delta(
-                        rein::agent::stream::StreamDelta::Text(_)
+                    rein_core::agent::client::ClientEvent::Delta(
+                        rein_core::agent::stream::StreamDelta::Text(_)
                     )
                 ) {
                     deltas += 1;
@@ -199,7 +200,7 @@ async fn bench_steps() -> (f64, f64) {
 }
 
 /// µs per step of `steps` read_file steps, with `hooks` in force (median of 3).
-async fn hook_steps(hooks: Arc<rein::hooks::Hooks>, steps: usize) -> f64 {
+async fn hook_steps(hooks: Arc<rein_core::hooks::Hooks>, steps: usize) -> f64 {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("small.txt"), "one\ntwo\nthree\n").unwrap();
     let args = [
@@ -242,14 +243,14 @@ fn main() {
     // First, while this process is small: a hook is started with fork (its own session,
     // its parent-death signal), whose cost grows with the parent's memory.
     let root = tempfile::tempdir().unwrap();
-    let parsed = rein::hooks::config::parse(
+    let parsed = rein_core::hooks::config::parse(
         r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}],
                       "PostToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
         &root.path().join("hooks.json"),
-        rein::hooks::Source::User,
+        rein_core::hooks::Source::User,
     );
-    let with = Arc::new(rein::hooks::Hooks::new(parsed.hooks, root.path()));
-    let none = Arc::new(rein::hooks::Hooks::default());
+    let with = Arc::new(rein_core::hooks::Hooks::new(parsed.hooks, root.path()));
+    let none = Arc::new(rein_core::hooks::Hooks::default());
     let without_us = runtime.block_on(hook_steps(none, 100));
     let with_us = runtime.block_on(hook_steps(with, 100));
     let chunks = token_chunks();

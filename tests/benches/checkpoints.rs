@@ -1,7 +1,7 @@
 //! Checkpoints of generated trees: `cargo bench --bench checkpoints`.
 //!
 //! For trees of 20 000 and 100 000 files (a git repository, every file tracked; 100 files
-//! a folder, 200 to 2 000 bytes each), through the real record (`rein::checkpoint::Store`,
+//! a folder, 200 to 2 000 bytes each), through the real record (`rein_core::checkpoint::Store`,
 //! real git): the first checkpoint (everything hashed), a checkpoint of the unchanged tree
 //! (median of 15), one after a small change (3 files edited, 1 added, 1 removed; median of
 //! 15), and the record's growth on disk (blocks, not lengths) for those changes. Also, per size, restoring the
@@ -20,11 +20,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
-use rein::agent::{self, AgentCommand, AgentEvent, CheckpointSetup, ClientConfig};
-use rein::checkpoint::{PathStep, Settings, Store};
+use rein_core::agent::{self, AgentCommand, AgentEvent, CheckpointSetup, ClientConfig};
+use rein_core::checkpoint::{PathStep, Settings, Store};
 use support::{Reply, ScriptedServer};
 
 fn git(dir: &Path, args: &[&str]) {

@@ -17,18 +17,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rein::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig};
-use rein::context::ContextConfig;
-use rein::conversation::Api;
-use rein::permissions::AllowAll;
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
+use rein_core::agent::{self, AgentCommand, AgentConfig, AgentEvent, ClientConfig};
+use rein_core::context::ContextConfig;
+use rein_core::conversation::Api;
+use rein_core::permissions::AllowAll;
+use rein_core::sandbox::Sandbox;
+use rein_core::skills::SkillSet;
 use serde_json::{json, Value};
 use support::{request_chars, Reply, ScriptedServer};
 
@@ -44,7 +43,7 @@ fn command(i: usize) -> String {
 }
 
 /// Words of prose; every eighth is numbered, so no span repeats eight times over (a reply
-/// that does is stopped as a runaway, `rein::agent::repetition`).
+/// that does is stopped as a runaway, `rein_core::agent::repetition`).
 fn prose(words: usize, seed: usize) -> String {
     (0..words)
         .map(|i| {

@@ -1,7 +1,7 @@
 //! The dashboard as a person runs it, measured from outside: `cargo bench --bench dashboard`.
 //!
 //! The release binary runs in tmux at 120×40 (a private tmux server, no config file)
-//! against the scripted model server, as in `tests/tmux_e2e.rs`. The figures are the
+//! against the scripted model server, as in `tests/it/tmux_e2e.rs`. The figures are the
 //! issue's speed targets:
 //!
 //! 1. Startup to first frame: from starting `tmux new-session` until `capture-pane` shows
@@ -34,8 +34,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -743,8 +742,8 @@ fn curl_cpu(runtime: &tokio::runtime::Runtime, text: &str, paced: bool) -> Durat
 /// in its data folder, with the `stubbed` entries each turn's end writes; its size in
 /// bytes.
 fn write_session(dirs: &Dirs, messages: usize, result_lines: usize) -> u64 {
-    use rein::conversation::{Message, ToolCall};
-    use rein::session::{Entry, SessionMeta, SessionWriter};
+    use rein_core::conversation::{Message, ToolCall};
+    use rein_core::session::{Entry, SessionMeta, SessionWriter};
     let data = dirs.home.path().join("rein-home");
     let meta = SessionMeta::new(dirs.project.path(), MODEL);
     let mut writer = SessionWriter::create(&data, meta).expect("a session file");
@@ -770,12 +769,12 @@ fn write_session(dirs: &Dirs, messages: usize, result_lines: usize) -> u64 {
         // messages are stubbed, and the file says which (the history keeps only their
         // heads; the message lines keep them whole).
         if i % 4 == 3 {
-            let old = (i + 1).saturating_sub(rein::context::DEFAULT_KEEP_RECENT);
+            let old = (i + 1).saturating_sub(rein_core::context::DEFAULT_KEEP_RECENT);
             let indices: Vec<usize> = (stubbed..old).filter(|j| j % 4 == 2).collect();
             stubbed = old.max(stubbed);
             if !indices.is_empty() {
                 let entry = Entry::Stubbed {
-                    stub_chars: rein::context::DEFAULT_STUB_CHARS,
+                    stub_chars: rein_core::context::DEFAULT_STUB_CHARS,
                     indices,
                 };
                 writer.append(&entry).expect("an entry");

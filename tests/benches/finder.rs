@@ -17,8 +17,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rein::file_index::matcher::PathMatcher;
-use rein::file_index::{scan, DEFAULT_CAP};
+use rein_core::file_index::matcher::PathMatcher;
+use rein_core::file_index::{scan, DEFAULT_CAP};
 
 const TOP: [&str; 10] = [
     "src",

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rein::mcp::{McpManager, ServerConfig, ServerState};
+use rein_core::mcp::{McpManager, ServerConfig, ServerState};
 
 fn main() {
     let dir = std::env::var_os("REIN_MCP_SERVERS")

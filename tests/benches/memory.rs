@@ -22,8 +22,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -32,16 +31,16 @@ use std::time::{Duration, Instant};
 
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
-use rein::agent::{AgentCommand, AgentEvent};
 use rein::app::state::{App, SessionInfo};
 use rein::app::update::update_at;
 use rein::app::AppEvent;
-use rein::config::BashRuleEntry;
-use rein::permissions::policy::RulePolicy;
-use rein::permissions::{PermissionPolicy, RuleAction, ToolRequest};
-use rein::sandbox::Sandbox;
-use rein::skills::SkillSet;
-use rein::tools::{ToolContext, Toolset};
+use rein_core::agent::{AgentCommand, AgentEvent};
+use rein_core::config::BashRuleEntry;
+use rein_core::permissions::policy::RulePolicy;
+use rein_core::permissions::{PermissionPolicy, RuleAction, ToolRequest};
+use rein_core::sandbox::Sandbox;
+use rein_core::skills::SkillSet;
+use rein_core::tools::{ToolContext, Toolset};
 use serde_json::json;
 use support::{chunk, Reply, ScriptedServer, Step};
 

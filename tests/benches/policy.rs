@@ -13,12 +13,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rein::permissions::bash::judge;
-use rein::permissions::rules::BashRules;
-use rein::sandbox::{Sandbox, SandboxSettings, SandboxState};
-use rein::skills::SkillSet;
-use rein::tools::bash::{run, Args};
-use rein::tools::ToolContext;
+use rein_core::permissions::bash::judge;
+use rein_core::permissions::rules::BashRules;
+use rein_core::sandbox::{Sandbox, SandboxSettings, SandboxState};
+use rein_core::skills::SkillSet;
+use rein_core::tools::bash::{run, Args};
+use rein_core::tools::ToolContext;
 
 const RUNS: usize = 5;
 
@@ -51,7 +51,7 @@ fn bench_judge() -> (f64, f64) {
         let mut denied = 0;
         for _ in 0..rounds {
             for c in COMMANDS {
-                if judge(c, &rules).action == rein::permissions::RuleAction::Deny {
+                if judge(c, &rules).action == rein_core::permissions::RuleAction::Deny {
                     denied += 1;
                 }
             }

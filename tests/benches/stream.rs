@@ -19,13 +19,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is an assertion
 
-#[path = "../support/mod.rs"]
-mod support;
+use rein_test_support as support;
 
 use std::time::{Duration, Instant};
 
-use rein::agent::sse::SseParser;
-use rein::agent::{ClientConfig, LlmClient, Message};
+use rein_core::agent::sse::SseParser;
+use rein_core::agent::{ClientConfig, LlmClient, Message};
 use serde_json::json;
 use support::{chunk, Reply, ScriptedServer, Step};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -239,7 +238,7 @@ fn in_child(kind: &str) -> (String, u64, String) {
 }
 
 fn bench_repetition() {
-    use rein::agent::repetition::Repetition;
+    use rein_core::agent::repetition::Repetition;
     let mut table = String::new();
     let mut i = 0u64;
     while table.len() < 8 * MB {

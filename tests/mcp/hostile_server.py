@@ -1,4 +1,4 @@
-"""A small MCP server that misbehaves on purpose (tests/mcp_servers.rs, tests/mcp_faults.rs).
+"""A small MCP server that misbehaves on purpose (tests/it/mcp_servers.rs, tests/it/mcp_faults.rs).
 
 Usage: hostile_server.py MODE, MODE one of:
   hang      never answers initialize (writes a line to stderr first)

@@ -221,17 +221,20 @@ async fn approve_a_command_from_the_keyboard() {
 }
 
 /// The input is on screen at once while the model's server hangs on the question about
-/// its window; a short message goes and is answered meanwhile; when the question gives up
-/// (two seconds) the gauge shows the configured window.
+/// its window, and a short message goes and is answered meanwhile. The question may take
+/// ten minutes here (`client.window_timeout_secs`), so nothing races its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_input_shows_while_the_window_probe_hangs() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
+    support::write(
+        &home.path().join("rein-home/config.toml"),
+        "[client]\nwindow_timeout_secs = 600\n",
+    );
     let server = ScriptedServer::start(vec![Reply::text("Answered before the window.")])
         .await
         .unwrap();
     server.hang_props();
-    let started = Instant::now();
     let tmux = Tmux::start(
         &rein_command(home.path(), project.path(), &server.base_url()),
         120,
@@ -240,21 +243,41 @@ async fn the_input_shows_while_the_window_probe_hangs() {
     let screen = tmux
         .wait_for("the dashboard", |s| s.contains("scripted-model"))
         .await;
-    // Drawn while the question is open, not after it gave up.
+    // Drawn while the question is open.
     assert!(screen.contains("window: asking the server…"), "{screen}");
     tmux.send("hello", &["Enter"]);
     let screen = tmux
         .wait_for("the reply", |s| s.contains("Answered before the window."))
         .await;
-    if started.elapsed() < Duration::from_millis(1_900) {
-        assert!(screen.contains("window: asking the server…"), "{screen}");
-    }
+    assert!(screen.contains("window: asking the server…"), "{screen}");
     assert_eq!(server.probes(), 1);
+}
+
+/// A question about the window that gets no answer gives up after
+/// `client.window_timeout_secs`, and the gauge shows the configured window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_window_question_gives_up_to_the_configured_window() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    support::write(
+        &home.path().join("rein-home/config.toml"),
+        "[client]\nwindow_timeout_secs = 1\n",
+    );
+    let server = ScriptedServer::start(Vec::new()).await.unwrap();
+    server.hang_props();
+    let started = Instant::now();
+    let tmux = Tmux::start(
+        &rein_command(home.path(), project.path(), &server.base_url()),
+        120,
+        40,
+    );
     let screen = tmux
         .wait_for("the configured window", |s| s.contains("/128k"))
         .await;
     assert!(!screen.contains("asking the server"), "{screen}");
-    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert_eq!(server.probes(), 1);
+    // It gave up, not sooner than it was told to.
+    assert!(started.elapsed() >= Duration::from_secs(1));
 }
 
 /// One headless turn (`rein -p PROMPT`) recorded as a session of `project`.

@@ -490,3 +490,57 @@ fn never_an_empty_text_block() {
         );
     }
 }
+
+/// A result that answers no call goes as text, joined to the user turn before it: the
+/// Messages API wants the roles to alternate.
+#[test]
+fn a_stray_result_joins_the_user_turn_before_it() {
+    let history = [
+        Message::system("s"),
+        Message::user("first"),
+        Message::tool_result("toolu_gone", ToolResult::ok("stray")),
+    ];
+    let body = request(&history, &json!([]), &options(MODEL));
+    let messages = body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert!(
+        roles.windows(2).all(|w| w[0] != w[1]),
+        "roles must alternate: {roles:?}"
+    );
+    let all = body["messages"].to_string();
+    assert!(all.contains("first") && all.contains("stray"), "{all}");
+}
+
+/// Results stored in another order than their calls each answer their own call.
+#[test]
+fn results_stored_out_of_order_answer_their_own_calls() {
+    let calls = vec![
+        ToolCall::new("toolu_a", "bash", "{}"),
+        ToolCall::new("toolu_b", "bash", "{}"),
+    ];
+    let history = [
+        Message::system("s"),
+        Message::user("go"),
+        Message::assistant(String::new(), calls).from_model(MODEL),
+        Message::tool_result("toolu_b", ToolResult::ok("result of b")),
+        Message::tool_result("toolu_a", ToolResult::ok("result of a")),
+    ];
+    let body = request(&history, &json!([]), &options(MODEL));
+    let results = body["messages"][2]["content"].as_array().unwrap();
+    let pairs: Vec<(String, String)> = results
+        .iter()
+        .map(|r| (r["tool_use_id"].to_string(), r["content"].to_string()))
+        .collect();
+    assert_eq!(pairs.len(), 2, "{results:?}");
+    assert!(
+        pairs[0].0.contains("toolu_a") && pairs[0].1.contains("result of a"),
+        "{pairs:?}"
+    );
+    assert!(
+        pairs[1].0.contains("toolu_b") && pairs[1].1.contains("result of b"),
+        "{pairs:?}"
+    );
+}

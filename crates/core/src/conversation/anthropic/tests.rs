@@ -544,3 +544,122 @@ fn results_stored_out_of_order_answer_their_own_calls() {
         "{pairs:?}"
     );
 }
+
+/// The assistant message rein keeps for a reply streamed as `events`, with `text` as its
+/// text (a text the stream gave no place to, when the two differ).
+fn stored_with_text(events: &[Value], text: &str, calls: Vec<ToolCall>) -> Message {
+    let mut a = Assembler::new();
+    for e in events {
+        a.push_anthropic(&e.to_string(), &mut |_: StreamDelta<'_>| {})
+            .unwrap();
+    }
+    let reply = a.finish();
+    Message::assistant(text.to_string(), calls)
+        .with_reasoning(reply.reasoning_state())
+        .from_model(MODEL)
+}
+
+fn block_start(index: u64, block: Value) -> Value {
+    json!({"type": "content_block_start", "index": index, "content_block": block})
+}
+
+fn block_stop(index: u64) -> Value {
+    json!({"type": "content_block_stop", "index": index})
+}
+
+/// The types of the blocks of the assistant message sent for `message`, with their text
+/// or call id.
+fn sent_blocks(message: Message) -> Vec<String> {
+    let history = [
+        Message::system("s"),
+        Message::user("go"),
+        message,
+        Message::tool_result("toolu_a", ToolResult::ok("ra")),
+        Message::tool_result("toolu_b", ToolResult::ok("rb")),
+    ];
+    let body = request(&history, &json!([]), &options(MODEL));
+    body["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let kind = b["type"].as_str().unwrap_or_default();
+            let what = b["text"].as_str().or(b["id"].as_str()).unwrap_or_default();
+            format!("{kind}:{what}")
+        })
+        .collect()
+}
+
+fn two_calls() -> Vec<ToolCall> {
+    vec![
+        ToolCall::new("toolu_a", "bash", "{}"),
+        ToolCall::new("toolu_b", "bash", "{}"),
+    ]
+}
+
+/// A reply's blocks go back in the order they came: its text where it stood, between
+/// the calls, once; the calls in their stored order, each once.
+#[test]
+fn a_replys_blocks_go_back_in_the_order_they_came() {
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
+        block_start(
+            0,
+            json!({"type": "tool_use", "id": "toolu_b", "name": "bash", "input": {}}),
+        ),
+        block_stop(0),
+        block_start(1, json!({"type": "text", "text": "Between."})),
+        block_stop(1),
+        block_start(
+            2,
+            json!({"type": "tool_use", "id": "toolu_a", "name": "bash", "input": {}}),
+        ),
+        block_stop(2),
+        block_start(3, json!({"type": "text", "text": ""})),
+        block_stop(3),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        json!({"type": "message_stop"}),
+    ];
+    let message = stored_with_text(&events, "Between.", two_calls());
+    assert_eq!(
+        sent_blocks(message),
+        ["tool_use:toolu_b", "text:Between.", "tool_use:toolu_a"]
+    );
+}
+
+/// A text the stream gave no place to goes after the thinking and before the calls.
+#[test]
+fn a_text_without_a_place_goes_after_the_thinking_and_before_the_calls() {
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
+        block_start(
+            0,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        ),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Hm."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "SIG"}}),
+        block_stop(0),
+        block_start(
+            1,
+            json!({"type": "tool_use", "id": "toolu_a", "name": "bash", "input": {}}),
+        ),
+        block_stop(1),
+        block_start(
+            2,
+            json!({"type": "tool_use", "id": "toolu_b", "name": "bash", "input": {}}),
+        ),
+        block_stop(2),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        json!({"type": "message_stop"}),
+    ];
+    let message = stored_with_text(&events, "Said.", two_calls());
+    assert_eq!(
+        sent_blocks(message),
+        [
+            "thinking:",
+            "text:Said.",
+            "tool_use:toolu_a",
+            "tool_use:toolu_b"
+        ]
+    );
+}

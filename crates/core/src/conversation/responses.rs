@@ -513,6 +513,27 @@ mod tests {
         );
     }
 
+    /// A reply of the model that carried no reasoning item (only its message and calls)
+    /// says nothing of whether it reasons: its encrypted reasoning is not asked for.
+    #[test]
+    fn a_reply_without_a_reasoning_item_does_not_ask_for_reasoning() {
+        let mut plain = streamed_reply("my-deployment");
+        if let Message::Assistant {
+            reasoning: Some(r), ..
+        } = &mut plain
+        {
+            r.details
+                .retain(|d| d.get("type").and_then(Value::as_str) != Some("reasoning"));
+            assert!(!r.details.is_empty(), "the reply kept its other items");
+        }
+        let body = request(
+            &after_calls(plain),
+            &chat_tools(),
+            &options("my-deployment"),
+        );
+        assert!(body.get("include").is_none(), "{body:#}");
+    }
+
     /// A model rein does not know as one that reasons (an Azure deployment's name, a
     /// gateway's alias, `o4-mini` without an entry) is asked for its encrypted reasoning
     /// once a reply of its carried a reasoning item, and in a resumed session; not before,

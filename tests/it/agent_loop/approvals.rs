@@ -237,14 +237,14 @@ async fn a_front_end_that_goes_away_settles_an_open_approval() {
         .unwrap();
     let mut commands = Some(commands);
     let mut seen = Vec::new();
-    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
+    while let Ok(Some(event)) = tokio::time::timeout(support::GIVE_UP, events.recv()).await {
         if matches!(event, AgentEvent::ApprovalNeeded { .. }) {
             // Every command sender gone: nobody can answer any more.
             drop(commands.take());
         }
         seen.push(event);
     }
-    tokio::time::timeout(Duration::from_secs(5), task)
+    tokio::time::timeout(support::GIVE_UP, task)
         .await
         .expect("the agent ended")
         .unwrap();

@@ -24,9 +24,10 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// Poll for up to 3 s until none of `pids` is alive; the caller asserts.
+/// Poll until none of `pids` is alive (giving up after [`support::GIVE_UP`]); the caller
+/// asserts.
 async fn wait_until_gone(pids: &[u32]) {
-    let gone = Instant::now() + Duration::from_secs(3);
+    let gone = Instant::now() + support::GIVE_UP;
     while pids.iter().any(|&pid| process_alive(pid)) && Instant::now() < gone {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -37,9 +38,9 @@ fn read_pid(path: &Path) -> Option<u32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-/// Wait up to 20 s for a command to write its pid to `path`.
+/// Wait for a command to write its pid to `path`.
 async fn wait_for_pid_file(path: &Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + support::GIVE_UP;
     loop {
         if let Some(pid) = read_pid(path) {
             return pid;
@@ -68,7 +69,7 @@ async fn interrupt_during_a_long_command_kills_it_and_keeps_history_valid() {
     handle.send(AgentCommand::UserMessage("sleep a while".into()));
     let mut events = Vec::new();
     // A guard against a hang, not a claim about speed.
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + support::GIVE_UP;
     let mut interrupted_at = None;
     loop {
         let next = tokio::time::timeout(Duration::from_millis(50), handle.events.recv()).await;
@@ -176,7 +177,7 @@ async fn dropping_the_handle_mid_command_ends_the_task_and_the_command() {
     } = handle;
     drop(commands);
     drop(events);
-    tokio::time::timeout(Duration::from_secs(5), task)
+    tokio::time::timeout(support::GIVE_UP, task)
         .await
         .expect("the agent task ends when its handle is dropped")
         .unwrap();

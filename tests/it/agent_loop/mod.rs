@@ -37,12 +37,9 @@ fn text_of(events: &[AgentEvent]) -> String {
         .collect()
 }
 
-/// How long `next_event` waits: a guard against a hang, not a claim about speed.
-const HANG_GUARD: Duration = Duration::from_secs(120);
-
 /// The next event from the agent.
 async fn next_event(handle: &mut AgentHandle) -> AgentEvent {
-    tokio::time::timeout(HANG_GUARD, handle.events.recv())
+    tokio::time::timeout(support::GIVE_UP, handle.events.recv())
         .await
         .expect("an event in time")
         .expect("agent task ended")

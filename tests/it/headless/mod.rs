@@ -6,7 +6,6 @@ use crate::support;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::Output;
-use std::time::Duration;
 
 use serde_json::Value;
 use support::rein_command;
@@ -20,9 +19,9 @@ mod processes;
 
 /// Run a command to the end and collect its output.
 async fn output_of(cmd: &mut Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(60), cmd.output())
+    tokio::time::timeout(support::GIVE_UP, cmd.output())
         .await
-        .expect("rein finished within 60 s")
+        .expect("rein finished")
         .expect("rein ran")
 }
 

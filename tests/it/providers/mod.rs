@@ -8,7 +8,6 @@ use crate::support;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use rein_core::config::{Config, ConfigError, Environment, Overrides, Source};
 use serde_json::Value;
@@ -212,9 +211,9 @@ impl TinyServer {
 // ---- the real binary ----
 
 async fn run(cmd: &mut tokio::process::Command) -> (i32, String, String) {
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+    let out = tokio::time::timeout(support::GIVE_UP, cmd.output())
         .await
-        .expect("rein finished within 60 s")
+        .expect("rein finished")
         .expect("rein ran");
     (
         out.status.code().unwrap_or(-1),

@@ -180,7 +180,7 @@ async fn an_unknown_endpoint_is_probed_and_silence_changes_nothing() {
     // The server would hold the question for ever: ending at all is the limit's work (the
     // outer timeout a guard against a hang, not a claim about speed).
     let found = tokio::time::timeout(
-        Duration::from_secs(120),
+        crate::support::GIVE_UP,
         discover::context_window_within(&c.target(), Duration::from_millis(300)),
     )
     .await

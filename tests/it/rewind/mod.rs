@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::rein_command;
@@ -19,13 +18,10 @@ mod records;
 mod turns;
 
 async fn rein(home: &Path, args: &[OsString]) -> Output {
-    tokio::time::timeout(
-        Duration::from_secs(60),
-        rein_command(home).args(args).output(),
-    )
-    .await
-    .expect("rein finished within 60 s")
-    .expect("rein ran")
+    tokio::time::timeout(support::GIVE_UP, rein_command(home).args(args).output())
+        .await
+        .expect("rein finished")
+        .expect("rein ran")
 }
 
 fn args(list: &[&str], cwd: &Path) -> Vec<OsString> {

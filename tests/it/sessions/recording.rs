@@ -226,7 +226,7 @@ async fn a_session_open_in_one_rein_is_refused_to_another_or_forked() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + support::GIVE_UP;
     while server.requests().len() < 2 {
         assert!(
             Instant::now() < deadline,

@@ -52,7 +52,7 @@ async fn a_session_records_and_resumes_history_todos_and_rules() {
     ));
     handle.send(AgentCommand::Rename("Build work".into()));
     handle.send(AgentCommand::Shutdown);
-    tokio::time::timeout(Duration::from_secs(5), handle.task)
+    tokio::time::timeout(support::GIVE_UP, handle.task)
         .await
         .unwrap()
         .unwrap();
@@ -188,7 +188,7 @@ async fn a_prefix_allowed_for_the_session_covers_later_commands_and_is_resumed()
         ]
     );
     handle.send(AgentCommand::Shutdown);
-    tokio::time::timeout(Duration::from_secs(5), handle.task)
+    tokio::time::timeout(support::GIVE_UP, handle.task)
         .await
         .unwrap()
         .unwrap();
@@ -226,7 +226,7 @@ async fn sigkill_mid_turn_then_continue_gives_a_valid_next_request() {
         .spawn()
         .unwrap();
     let steps = project.path().join("steps.txt");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + support::GIVE_UP;
     while std::fs::read_to_string(&steps)
         .map(|s| s.lines().count())
         .unwrap_or(0)
@@ -334,7 +334,7 @@ async fn an_edits_diff_is_recorded_and_shown_again_when_resumed() {
         })
         .expect("the edit's diff");
     handle.send(AgentCommand::Shutdown);
-    tokio::time::timeout(Duration::from_secs(5), handle.task)
+    tokio::time::timeout(support::GIVE_UP, handle.task)
         .await
         .unwrap()
         .unwrap();
@@ -378,7 +378,7 @@ async fn a_message_delivered_mid_turn_shows_again_when_resumed() {
     handle.send(AgentCommand::UserMessage("build it".into()));
     let mut sent_during = false;
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, handle.events.recv())
             .await
             .expect("the turn goes on")
             .expect("the agent runs");
@@ -398,7 +398,7 @@ async fn a_message_delivered_mid_turn_shows_again_when_resumed() {
         }
     }
     handle.send(AgentCommand::Shutdown);
-    tokio::time::timeout(Duration::from_secs(5), handle.task)
+    tokio::time::timeout(support::GIVE_UP, handle.task)
         .await
         .unwrap()
         .unwrap();

@@ -294,7 +294,7 @@ async fn claude_code_hook_scripts_act_in_the_dashboard() {
         s.contains("sleep 0.1") && s.contains("allow once")
     })
     .await;
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + support::GIVE_UP;
     while !notified.exists() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -198,7 +198,7 @@ async fn a_turn_that_ends_unfocused_rings_the_bell() {
     tmux.send("two", &["Enter"]);
     tmux.wait_for("the second reply", |s| s.contains("Second answer."))
         .await;
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + support::GIVE_UP;
     while !rang.exists() {
         assert!(Instant::now() < deadline, "no bell while unfocused");
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -348,7 +348,7 @@ async fn familiar_keys_in_a_real_terminal() {
         .await;
     assert!(tmux.alive());
     tmux.send("", &["C-d"]);
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + support::GIVE_UP;
     while tmux.alive() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -84,7 +84,7 @@ impl Tmux {
 
     /// Wait until the screen satisfies `check`; fail with the screen otherwise.
     async fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + support::GIVE_UP;
         loop {
             let screen = self.screen();
             if check(&screen) {
@@ -99,7 +99,7 @@ impl Tmux {
     }
 
     /// Ctrl-C twice on an idle dashboard with an empty input (the first only says how to
-    /// quit): rein must quit within 5 s.
+    /// quit): rein must quit.
     async fn quit_with_ctrl_c(&self) {
         self.send("", &["C-c"]);
         self.wait_for("the hint of the first Ctrl-C", |s| {
@@ -108,7 +108,7 @@ impl Tmux {
         .await;
         assert!(self.alive(), "one Ctrl-C quit");
         self.send("", &["C-c"]);
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + support::GIVE_UP;
         while self.alive() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

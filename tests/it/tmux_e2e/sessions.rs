@@ -144,7 +144,7 @@ async fn the_picker_marks_an_open_session_and_resumes_a_copy() {
     let mut holder = headless(&["-p", "keep going", "--continue"])
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + support::GIVE_UP;
     while server.requests().len() < 2 {
         assert!(
             Instant::now() < deadline,

@@ -97,7 +97,7 @@ async fn termination_signals_restore_the_terminal() {
             .status()
             .unwrap();
         assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + support::GIVE_UP;
         while pane(&tmux, "#{pane_dead}") != "1" {
             assert!(
                 Instant::now() < deadline,
@@ -250,7 +250,7 @@ async fn background_commands_are_counted_listed_stopped_and_end_with_rein() {
         s.contains("bash-1 was stopped") && !s.contains("1 bg")
     })
     .await;
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + support::GIVE_UP;
     while alive(first) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -267,7 +267,7 @@ async fn background_commands_are_counted_listed_stopped_and_end_with_rein() {
     let second = 3002;
     assert!(alive(second));
     tmux.quit_with_ctrl_c().await;
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + support::GIVE_UP;
     while alive(second) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

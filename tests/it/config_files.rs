@@ -32,7 +32,7 @@ fn rein_config_out(rein_home: &Path, home: &Path, root: &Path) -> (Option<i32>, 
         .spawn()
         .unwrap();
     // The output is small (a screen of settings): the pipes never fill before the exit.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + crate::support::GIVE_UP;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             let mut out = String::new();

@@ -150,12 +150,9 @@ async fn headless_yes_runs_the_demo_to_a_passing_test() {
         mode: None,
         before: Vec::new(),
     };
-    let code = tokio::time::timeout(
-        Duration::from_secs(30),
-        headless::run(config(&demo), options),
-    )
-    .await
-    .expect("the demo finished within 30 s");
+    let code = tokio::time::timeout(support::GIVE_UP, headless::run(config(&demo), options))
+        .await
+        .expect("the demo finished");
     assert_eq!(code, 0);
     assert!(run_tests(demo.project_dir()).0);
 }
@@ -170,7 +167,7 @@ async fn messages_after_the_replay_get_an_explanation_and_the_project_goes_away(
     assert!(handle.send(AgentCommand::UserMessage("And now?".to_string())));
     let mut text = String::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, handle.events.recv())
             .await
             .unwrap()
             .unwrap();

@@ -2,7 +2,7 @@
 //! command line (`rein "PROMPT"`) sent as if typed, held while the question about a
 //! project's hooks is open; and `/init`, whose prompt goes to the model and whose
 //! `write_file` of AGENTS.md goes through the real permission check to the approval
-//! modal. (The binary's side is in `tests/it/print_mode_cli.rs` and `tests/it/tmux_e2e.rs`.)
+//! modal. (The binary's side is in `tests/it/print_mode_cli.rs` and `tests/it/tmux_e2e/`.)
 
 use crate::support;
 

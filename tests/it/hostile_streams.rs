@@ -133,7 +133,7 @@ async fn ask(
 ) {
     let mut shown = String::new();
     let reply = tokio::time::timeout(
-        Duration::from_secs(60),
+        support::GIVE_UP,
         client.stream_chat(&[Message::user("go")], &json!([]), &mut |e| {
             if let rein_core::agent::client::ClientEvent::Delta(
                 rein_core::agent::stream::StreamDelta::Text(t),
@@ -144,7 +144,7 @@ async fn ask(
         }),
     )
     .await
-    .expect("the reply ended within 60 s");
+    .expect("the reply ended");
     (reply, shown)
 }
 

@@ -1,7 +1,9 @@
-//! rein's integration tests, one binary: a module a subject, each a file of this folder
-//! (`cargo test --test it hooks::` runs one module, `cargo test --test it NAME` the tests
-//! whose path contains NAME). One binary links rein once where a binary a file linked it
-//! sixty times. The sandbox's own harness is `tests/sandbox.rs`, a binary of its own.
+//! rein's integration tests, one binary: a module a subject, each a file of this folder, or
+//! a folder of files by topic (`MODULE/mod.rs` and its topics) where one file would pass
+//! 800 lines (`cargo test --test it hooks::` runs one module, `cargo test --test it NAME`
+//! the tests whose path contains NAME). One binary links rein once where a binary a file
+//! linked it sixty times. The sandbox's own harness is `crates/core/tests/sandbox/`, a
+//! binary of its own.
 //!
 //! The tests share one process: a test that reads or needs process-wide state (its own
 //! memory, a variable in its environment) runs its body in a process of its own

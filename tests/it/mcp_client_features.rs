@@ -149,7 +149,7 @@ async fn resources_are_listed_and_read_within_a_limit() {
     let (mcp, mut events) = started(project.path()).await;
     // Listed once the server is ready, for the dashboard's `@` finder.
     let told = loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, events.recv())
             .await
             .expect("the resources are told")
             .unwrap();
@@ -205,7 +205,7 @@ async fn resources_are_listed_and_read_within_a_limit() {
     // A server that says its resources changed has them listed again.
     call(&mcp, json!({"add_resource": "mem://new"})).await;
     let told = loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, events.recv())
             .await
             .expect("the new listing is told")
             .unwrap();

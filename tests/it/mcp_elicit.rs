@@ -188,7 +188,7 @@ async fn a_form_the_server_gives_up_on_is_withdrawn_when_its_call_ends() {
     assert_eq!(text, "gave up");
     assert_eq!(user.forms.lock().unwrap().len(), 1);
     // The call's end withdrew the form (the wait is dropped as the call ends).
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + support::GIVE_UP;
     while *user.withdrawn.lock().unwrap() == 0 {
         assert!(std::time::Instant::now() < deadline, "the form stayed open");
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -367,9 +367,9 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-/// Wait up to `secs` for `path` to exist.
-fn wait_for(path: &Path, secs: u64) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
+/// Wait for `path` to exist (giving up after [`support::GIVE_UP`]).
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + support::GIVE_UP;
     while !path.exists() {
         assert!(
             Instant::now() < deadline,
@@ -380,9 +380,9 @@ fn wait_for(path: &Path, secs: u64) {
     }
 }
 
-/// Wait up to 5 s for `pid` to be gone.
+/// Whether `pid` is gone (giving up after [`support::GIVE_UP`]).
 fn gone(pid: i32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + support::GIVE_UP;
     while alive(pid) {
         if Instant::now() > deadline {
             return false;
@@ -439,7 +439,7 @@ async fn a_signal_while_a_server_starts_kills_its_process_group() {
     let project = tempfile::tempdir().unwrap();
     let (mut rein, file) =
         rein_with_slow_server(home.path(), project.path(), "hang", "http://127.0.0.1:9");
-    wait_for(&file, 20);
+    wait_for(&file);
     let (server, helper) = pids(&file);
     // SAFETY: kill only sends a signal to the rein this test started.
     unsafe {
@@ -472,7 +472,7 @@ async fn a_server_dies_with_rein_killed_in_the_middle_of_a_call() {
     let project = tempfile::tempdir().unwrap();
     let (mut rein, file) =
         rein_with_slow_server(home.path(), project.path(), "plain", &model.base_url());
-    wait_for(&file.with_extension("call"), 30);
+    wait_for(&file.with_extension("call"));
     let (server, helper) = pids(&file);
     rein.kill().unwrap();
     rein.wait().unwrap();
@@ -495,7 +495,7 @@ async fn a_server_with_very_many_tools_is_warned_about_once() {
     let root = tempfile::tempdir().unwrap();
     let (mcp, mut events) = McpManager::start(vec![hostile("many")], root.path());
     let mut notices = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let deadline = tokio::time::Instant::now() + support::GIVE_UP;
     loop {
         let event = tokio::time::timeout_at(deadline, events.recv())
             .await

@@ -200,7 +200,7 @@ async fn allow_and_deny_choose_the_offered_tools_and_restart_works() {
     );
     // Dropping the last handle kills the server's group too.
     drop(mcp);
-    let deadline = Instant::now() + Duration::from_secs(4);
+    let deadline = Instant::now() + support::GIVE_UP;
     while group_alive(second) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -235,7 +235,7 @@ async fn server_everything_over_streamable_http_with_a_bearer_token() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + support::GIVE_UP;
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "the HTTP server did not start");
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -398,7 +398,7 @@ async fn hostile_servers_fail_clearly_and_leave_the_manager_usable() {
     held.startup_timeout = Duration::from_secs(600);
     let (first, _events) = McpManager::start(vec![held, hostile("garbage")], root.path());
     // A guard against a hang, not a claim about speed.
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + support::GIVE_UP;
     while state(&first, "garbage") == ServerState::Starting {
         assert!(
             Instant::now() < deadline,
@@ -548,7 +548,7 @@ async fn a_server_that_changes_its_tools_is_listed_again() {
         .await
         .unwrap();
     assert_eq!(out.text, "done");
-    let reported = tokio::time::timeout(Duration::from_secs(10), async {
+    let reported = tokio::time::timeout(support::GIVE_UP, async {
         loop {
             match events.recv().await {
                 Some(McpEvent::ServerState { name, state }) if name == "changes" => break state,
@@ -598,7 +598,7 @@ async fn restart_all_gives_fresh_servers_and_leaves_held_ones() {
         state(&mcp, "garbage"),
         ServerState::NotAllowed { .. }
     ));
-    let deadline = Instant::now() + Duration::from_secs(4);
+    let deadline = Instant::now() + support::GIVE_UP;
     while group_alive(first) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -8,7 +8,6 @@ use crate::support;
 
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::{stderr, stdout};
@@ -40,9 +39,9 @@ fn user_config(home: &Path, toml: &str) {
 }
 
 async fn run(cmd: &mut Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(60), cmd.output())
+    tokio::time::timeout(support::GIVE_UP, cmd.output())
         .await
-        .expect("rein finished within 60 s")
+        .expect("rein finished")
         .expect("rein ran")
 }
 
@@ -55,9 +54,9 @@ async fn run_piped(cmd: &mut Command, input: &[u8]) -> Output {
     let writer = tokio::spawn(async move {
         let _ = stdin.write_all(&input).await;
     });
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+    let out = tokio::time::timeout(support::GIVE_UP, child.wait_with_output())
         .await
-        .expect("rein finished within 60 s")
+        .expect("rein finished")
         .expect("rein ran");
     writer.await.unwrap();
     out
@@ -352,7 +351,7 @@ async fn a_pipe_nobody_writes_to_is_not_waited_for() {
         .unwrap();
     // Held open, never written, until rein has exited.
     let _stdin = child.stdin.take().unwrap();
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+    let out = tokio::time::timeout(support::GIVE_UP, child.wait_with_output())
         .await
         .expect("rein did not wait for the pipe")
         .unwrap();

@@ -279,7 +279,7 @@ async fn a_subagent_stops_at_its_step_limit_with_a_note() {
     // The main agent's last reply is queued once the subagent is done.
     let mut events = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, handle.events.recv())
             .await
             .unwrap()
             .unwrap();
@@ -398,7 +398,7 @@ async fn an_approval_answered_as_a_command_reaches_the_subagent() {
     let mut handle = agent::spawn(config(&server, root, touch_asks(root))).unwrap();
     assert!(handle.send(AgentCommand::UserMessage("go".into())));
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, handle.events.recv())
             .await
             .unwrap()
             .unwrap();
@@ -437,7 +437,7 @@ async fn an_interrupt_settles_a_subagents_open_approval() {
     let mut asked = None;
     let mut finished = Vec::new();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, handle.events.recv())
             .await
             .unwrap()
             .unwrap();
@@ -576,7 +576,7 @@ async fn an_interrupt_stops_a_running_subagent_and_its_command() {
     let mut events = Vec::new();
     loop {
         // A guard against a hang, not a claim about speed.
-        let event = tokio::time::timeout(Duration::from_secs(120), handle.events.recv())
+        let event = tokio::time::timeout(support::GIVE_UP, handle.events.recv())
             .await
             .unwrap()
             .unwrap();

@@ -1,5 +1,5 @@
 //! Snapshots of the approval modal and of a subagent's `task` cell, and tiny terminals.
-//! Same files and switch as `tests/it/ui_render.rs`: `tests/snapshots/NAME.txt`,
+//! Same files and switch as `tests/it/ui_render/`: `tests/snapshots/NAME.txt`,
 //! `UPDATE_SNAPSHOTS=1` rewrites them.
 
 use crate::support;

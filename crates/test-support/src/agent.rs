@@ -22,8 +22,6 @@ use crate::ScriptedServer;
 pub const API_KEY: &str = "sk-test";
 /// The model name most tests ask for.
 pub const MODEL: &str = "scripted";
-/// How long `events_until` (and so a turn) may take in all.
-pub const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A client for `base_url` that retries 20 ms apart (not seconds) so that retry tests run
 /// fast; everything else is `ClientConfig`'s default.
@@ -92,13 +90,14 @@ pub fn spawn_resumed(config: AgentConfig, loaded: LoadedSession, data_dir: &Path
     .unwrap()
 }
 
-/// Events until (and including) the first that `done` accepts, all within `DEADLINE`.
+/// Events until (and including) the first that `done` accepts (giving up after
+/// [`crate::GIVE_UP`] in all).
 pub async fn events_until(
     handle: &mut AgentHandle,
     mut done: impl FnMut(&AgentEvent) -> bool,
 ) -> Vec<AgentEvent> {
     let mut events = Vec::new();
-    let deadline = Instant::now() + DEADLINE;
+    let deadline = Instant::now() + crate::GIVE_UP;
     loop {
         let event = tokio::time::timeout_at(deadline.into(), handle.events.recv())
             .await

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use rein_core::mcp::{McpEvent, McpManager, ServerState};
 use tokio::sync::mpsc;
 
-/// Wait for every server to leave `Starting` (30 s at most).
+/// Wait for every server to leave `Starting` (giving up after [`crate::GIVE_UP`]).
 pub async fn settled(events: &mut mpsc::UnboundedReceiver<McpEvent>, mcp: &McpManager) {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + crate::GIVE_UP;
     while mcp
         .states()
         .iter()

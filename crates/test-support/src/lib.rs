@@ -96,7 +96,7 @@ pub fn write(path: &Path, text: &str) {
 /// How long a test waits for something it expects (a process to end, a screen, an event)
 /// before it gives up: a wait that only ends a test that would otherwise hang; never a speed
 /// limit. A test that checks something does *not* happen waits for a time of its own.
-pub const GIVE_UP: std::time::Duration = std::time::Duration::from_secs(60);
+pub const GIVE_UP: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// The variable naming, in the process [`alone`] starts, the one test it runs.
 const ALONE: &str = "REIN_TEST_ALONE";

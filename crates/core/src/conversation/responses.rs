@@ -513,6 +513,47 @@ mod tests {
         );
     }
 
+    /// Calls go back at their own places, in the order the reply gave them, each matched
+    /// by its call id (here the second call came first).
+    #[test]
+    fn calls_go_back_at_their_places_matched_by_id() {
+        let mut reply = streamed_reply("gpt-5");
+        if let Message::Assistant {
+            reasoning: Some(r), ..
+        } = &mut reply
+        {
+            let calls: Vec<usize> = r
+                .details
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d["type"] == "function_call")
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(calls.len(), 2);
+            r.details.swap(calls[0], calls[1]);
+        }
+        let body = request(&after_calls(reply), &chat_tools(), &options("gpt-5"));
+        let kinds: Vec<String> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .skip(1)
+            .take(3)
+            .map(|i| {
+                format!(
+                    "{}:{}",
+                    i["type"].as_str().unwrap_or(""),
+                    i["call_id"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["reasoning:", "function_call:call_B", "function_call:call_A"],
+            "{body:#}"
+        );
+    }
+
     /// A reply of the model that carried no reasoning item (only its message and calls)
     /// says nothing of whether it reasons: its encrypted reasoning is not asked for.
     #[test]

@@ -513,6 +513,22 @@ mod tests {
         );
     }
 
+    /// A reasoning item's content goes back when it has some, and an empty one is left
+    /// out; never its id.
+    #[test]
+    fn a_reasoning_items_content_goes_back_only_when_it_has_some() {
+        let text = json!([{"type": "reasoning_text", "text": "Thinking."}]);
+        let stored = json!({"id": "rs_1", "type": "reasoning", "encrypted_content": "E==", "summary": [], "content": text});
+        let item = reasoning_item(&stored).unwrap();
+        assert_eq!(item["content"], text);
+        assert!(item.get("id").is_none());
+        let empty = json!({"id": "rs_1", "type": "reasoning", "encrypted_content": "E==", "summary": [], "content": []});
+        let item = reasoning_item(&empty).unwrap();
+        assert!(item.get("content").is_none(), "{item}");
+        let bare = json!({"type": "reasoning", "summary": []});
+        assert!(reasoning_item(&bare).is_none());
+    }
+
     /// Calls go back at their own places, in the order the reply gave them, each matched
     /// by its call id (here the second call came first).
     #[test]

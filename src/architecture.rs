@@ -603,6 +603,36 @@ mod tests {
         );
     }
 
+    /// Files that fit in a head: no Rust file of the workspace (sources, tests, benches,
+    /// the support crate) is over 800 lines. A file that grows past it is split by topic
+    /// into a folder, as `tests/it/tmux_e2e/` and `agent/toolcall/` are.
+    #[test]
+    fn no_rust_file_is_over_800_lines() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut folders = vec![root.join("src"), root.join("tests")];
+        if let Ok(entries) = std::fs::read_dir(root.join("crates")) {
+            for entry in entries.flatten() {
+                folders.push(entry.path().join("src"));
+                folders.push(entry.path().join("tests"));
+            }
+        }
+        let mut long = Vec::new();
+        let mut seen = 0;
+        for folder in folders.iter().filter(|f| f.is_dir()) {
+            for file in rust_files(folder) {
+                let path = folder.join(&file);
+                let text = std::fs::read_to_string(&path).unwrap();
+                seen += 1;
+                let lines = text.lines().count();
+                if lines > 800 {
+                    long.push(format!("{} ({lines} lines)", path.display()));
+                }
+            }
+        }
+        assert!(seen > 300, "the check read only {seen} files");
+        assert!(long.is_empty(), "over 800 lines: {long:#?}");
+    }
+
     /// A package under a temporary folder with `files` (paths from `src/`).
     fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, Package) {
         let dir = tempfile::tempdir().unwrap();

@@ -626,11 +626,22 @@ async fn tasks_beyond_the_parallel_limit_wait_their_turn() {
     let mut handle = agent::spawn(cfg).unwrap();
     let events = turn(&mut handle, "twelve things").await;
     assert_eq!(outcome(&events), TurnOutcome::Completed);
-    assert_eq!(
-        server.most_concurrent(),
-        3,
-        "at most 3 at once, and 3 did overlap"
-    );
+    // How many ran at once, in the agent's own order of events: a subagent runs from its
+    // first request to its `finished`, and the next one begins only once a slot is free.
+    // (The server's count of open requests can see the next request arrive before its
+    // own task has closed the last one, under load.)
+    let mut running = 0usize;
+    let mut most = 0usize;
+    for (_, event) in sub_events(&events) {
+        match event {
+            SubagentEvent::RequestStarted { step: 1 } => running += 1,
+            SubagentEvent::Finished { .. } => running = running.saturating_sub(1),
+            _ => {}
+        }
+        most = most.max(running);
+    }
+    assert_eq!(most, 3, "at most 3 at once, and 3 did overlap");
+    assert!(server.most_concurrent() >= 2, "the requests overlapped");
     let queued: Vec<String> = sub_events(&events)
         .into_iter()
         .filter(|(_, e)| matches!(e, SubagentEvent::Queued))

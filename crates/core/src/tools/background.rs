@@ -564,6 +564,31 @@ mod tests {
         assert_eq!(end[0].last_line, "two");
     }
 
+    /// Finished tasks are kept for `/bashes` and a late `bash_output`, up to
+    /// `KEEP_FINISHED`: a new start drops the oldest finished one beyond it, never a
+    /// running one.
+    #[tokio::test]
+    async fn the_oldest_finished_tasks_go_beyond_the_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path(), Duration::from_secs(5));
+        let background = Background::new(None, 4);
+        let total = KEEP_FINISHED + 3;
+        for n in 1..=total {
+            background.start("true", &ctx).await.unwrap();
+            until(&background, &format!("bash-{n}"), |t| {
+                t.state != TaskState::Running
+            })
+            .await;
+        }
+        let ids: Vec<String> = background.snapshot().into_iter().map(|t| t.id).collect();
+        // Each start kept KEEP_FINISHED finished ones beside the new one, which then ended.
+        assert_eq!(ids.len(), KEEP_FINISHED + 1, "{ids:?}");
+        let first_kept = total - KEEP_FINISHED;
+        let expected: Vec<String> = (first_kept..=total).map(|n| format!("bash-{n}")).collect();
+        assert_eq!(ids, expected);
+        assert!(background.output("bash-1").is_err());
+    }
+
     #[tokio::test]
     async fn kill_ends_the_whole_group_and_the_cap_holds() {
         let dir = tempfile::tempdir().unwrap();

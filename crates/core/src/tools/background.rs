@@ -564,6 +564,55 @@ mod tests {
         assert_eq!(end[0].last_line, "two");
     }
 
+    /// The front end hears of a task's first output at once, of a new last line at most
+    /// once a `LINE_EVENT_EVERY` (a line that came sooner goes with the next output once
+    /// due), and of nothing else while the task prints without ending a line.
+    #[tokio::test]
+    async fn the_front_end_hears_of_first_output_and_new_lines_not_of_every_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path(), Duration::from_secs(5));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let on_change: OnChange = Arc::new(move |tasks| {
+            let _ = tx.send(tasks);
+        });
+        let background = Background::new(Some(on_change), 4);
+        // `spawn`, not `start`: nothing reads its output, so it stays unread.
+        let id = background
+            .spawn(
+                "echo one; sleep 1.5; echo two; while :; do sleep 0.3; printf .; done",
+                &ctx,
+            )
+            .unwrap();
+        let task = |tasks: &[TaskInfo]| tasks.iter().find(|t| t.id == id).cloned();
+        async fn next(
+            rx: &mut tokio::sync::mpsc::UnboundedReceiver<Vec<TaskInfo>>,
+        ) -> Vec<TaskInfo> {
+            // A guard against a hang, not a claim about speed.
+            tokio::time::timeout(Duration::from_secs(120), rx.recv())
+                .await
+                .expect("no snapshot came")
+                .expect("the channel is open")
+        }
+        loop {
+            let tasks = next(&mut rx).await;
+            if task(&tasks).is_some_and(|t| t.unread) {
+                break;
+            }
+        }
+        loop {
+            let tasks = next(&mut rx).await;
+            if task(&tasks).is_some_and(|t| t.last_line == "two") {
+                break;
+            }
+        }
+        // The dots end no line: for a while after, nothing more is told (a check that
+        // something does not happen, so a short wait of its own).
+        tokio::time::sleep(Duration::from_millis(1600)).await;
+        let more: Vec<Vec<TaskInfo>> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert!(more.is_empty(), "told of writes that end no line: {more:?}");
+        background.kill(&id).unwrap();
+    }
+
     /// Finished tasks are kept for `/bashes` and a late `bash_output`, up to
     /// `KEEP_FINISHED`: a new start drops the oldest finished one beyond it, never a
     /// running one.

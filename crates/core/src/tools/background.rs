@@ -727,5 +727,15 @@ mod tests {
         assert_eq!(task.info.last_line, "progress 50%");
         task.note_lines(format!("{}\n", "x".repeat(500)).as_bytes());
         assert_eq!(task.info.last_line.chars().count(), LAST_LINE_CHARS + 1);
+        // A line that comes in pieces is one line.
+        assert!(!task.note_lines(b"cargo"));
+        assert!(task.note_lines(b" build\n"));
+        assert_eq!(task.info.last_line, "cargo build");
+        // Long enough to be cut, in pieces of wide characters: still a full last line.
+        for _ in 0..4 {
+            task.note_lines("€".repeat(60).as_bytes());
+        }
+        task.note_lines(b"\n");
+        assert_eq!(task.info.last_line.chars().count(), LAST_LINE_CHARS + 1);
     }
 }

@@ -445,6 +445,24 @@ mod tests {
         assert_eq!(feed(&long.repeat(40), 64), None);
     }
 
+    /// A span of the longest length taken, `MAX_PERIOD` bytes, is found once its run
+    /// covers `MIN_BYTES` (the window keeps what that look needs).
+    #[test]
+    fn a_span_of_the_longest_period_is_found_as_soon_as_its_run_is_long_enough() {
+        let span: String = (0..MAX_PERIOD - 1)
+            .map(|i| char::from(b'a' + (i * 7 % 26) as u8))
+            .chain(std::iter::once('\n'))
+            .collect();
+        assert_eq!(span.len(), MAX_PERIOD);
+        let found = feed(&span.repeat(40), 97).expect("found");
+        assert_eq!((found.start, found.period), (0, MAX_PERIOD));
+        // Seen at the first look after the run covered MIN_BYTES and one span more.
+        assert!(
+            found.at <= MIN_BYTES + MAX_PERIOD + CHECK_EVERY,
+            "{found:?}"
+        );
+    }
+
     #[test]
     fn what_people_write_is_left_alone() {
         // A table whose rows differ in a number, a list, code, a rule, an array of zeros.

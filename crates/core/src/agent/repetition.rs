@@ -463,6 +463,49 @@ mod tests {
         );
     }
 
+    /// A run is seen at the first look after it covers `MIN_BYTES`, wherever it starts:
+    /// also where the kept bytes were just trimmed (the window holds what a look needs).
+    #[test]
+    fn a_run_is_seen_at_its_first_look_wherever_the_window_was_trimmed() {
+        let mut seed = 7u32;
+        let prefix: String = (0..30_000)
+            .map(|_| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                char::from(b'a' + ((seed >> 16) % 26) as u8)
+            })
+            .collect();
+        let mut latest = 0;
+        for k in 0..60 {
+            let start = 9_000 + k * 263;
+            let text = format!("{}{}", &prefix[..start], "=".repeat(12_000));
+            let found = feed(&text, 61).expect("found");
+            assert_eq!((found.start, found.period), (start, 1));
+            latest = latest.max(found.at - start);
+        }
+        assert!(
+            latest <= MIN_BYTES + CHECK_EVERY,
+            "seen {latest} bytes into a run"
+        );
+        // The same for a span of the longest period, which a look compares with the one
+        // before it.
+        let span: String = (0..MAX_PERIOD - 1)
+            .map(|i| char::from(b'A' + (i * 7 % 26) as u8))
+            .chain(std::iter::once('\n'))
+            .collect();
+        let mut latest = 0;
+        for k in 0..60 {
+            let start = 9_000 + k * 263;
+            let text = format!("{}{}", &prefix[..start], span.repeat(24));
+            let found = feed(&text, 61).expect("found");
+            assert_eq!((found.start, found.period), (start, MAX_PERIOD));
+            latest = latest.max(found.at - start);
+        }
+        assert!(
+            latest <= MIN_BYTES + MAX_PERIOD + CHECK_EVERY,
+            "seen {latest} bytes into a run"
+        );
+    }
+
     #[test]
     fn what_people_write_is_left_alone() {
         // A table whose rows differ in a number, a list, code, a rule, an array of zeros.

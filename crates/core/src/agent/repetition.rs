@@ -506,6 +506,34 @@ mod tests {
         );
     }
 
+    /// It answers once: after a find, nothing more is looked at or found, however the
+    /// stream goes on.
+    #[test]
+    fn after_a_find_nothing_more_is_found() {
+        let mut r = Repetition::new();
+        let first = r.push(&"=".repeat(20_000)).expect("found");
+        assert_eq!(r.push(&"ab".repeat(10_000)), None);
+        assert_eq!(r.push(&"=".repeat(20_000)), None);
+        assert_eq!(r.found(), Some(first));
+    }
+
+    /// Cheap on a long reply: at most `2 * WINDOW` bytes are kept, whatever streams by.
+    #[test]
+    fn a_long_stream_keeps_at_most_two_windows() {
+        let mut r = Repetition::new();
+        let mut seed = 11u32;
+        let text: String = (0..300_000)
+            .map(|_| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                char::from(b'a' + ((seed >> 16) % 26) as u8)
+            })
+            .collect();
+        for piece in text.as_bytes().chunks(1_000) {
+            assert_eq!(r.push(std::str::from_utf8(piece).unwrap()), None);
+            assert!(r.tail.len() < 2 * WINDOW, "{} bytes kept", r.tail.len());
+        }
+    }
+
     #[test]
     fn what_people_write_is_left_alone() {
         // A table whose rows differ in a number, a list, code, a rule, an array of zeros.

@@ -632,6 +632,27 @@ mod tests {
         }
     }
 
+    /// Runs just short of the line that change span at once, again and again (so a look
+    /// carries a long run of one period into a stretch of another): the same verdict as
+    /// the slow way, wherever the changes fall.
+    #[test]
+    fn runs_that_change_their_span_are_judged_as_the_slow_way_does() {
+        let mut rng = Rng(7);
+        for k in 0..24 {
+            let mut text = String::new();
+            for _ in 0..5 {
+                let len = 1 + rng.below(24) as usize;
+                let span: String = (0..len)
+                    .map(|_| char::from(b'a' + rng.below(4) as u8))
+                    .collect();
+                let bytes = 2_000 + rng.below(7_000) as usize;
+                text.push_str(&span.repeat(bytes / len + 1));
+            }
+            let found = feed(&text, 1 + rng.below(700) as usize);
+            assert_eq!(found, reference(&text), "text {k}");
+        }
+    }
+
     #[test]
     fn a_cut_keeps_the_start_and_a_few_repeats_and_says_so() {
         let text = format!("héllo:{}", " -l".repeat(10_000));

@@ -121,7 +121,9 @@ const KEYS: &[Key] = &[
         name: "window_timeout_secs",
         kind: Kind::Int {
             min: 1,
-            max: MAX_TIMEOUT_SECS,
+            // A question asked at start and waited for by `rein config`: five minutes at
+            // most, whoever set it (a project's file too).
+            max: 300,
             store: |l, v| l.window_timeout_secs = Some(v),
         },
     },

@@ -17,7 +17,14 @@ fn the_setting_is_read_and_defaults_to_two_seconds() {
     f.write_user("[client]\nwindow_timeout_secs = 30\n");
     let c = f.load().unwrap();
     assert_eq!(c.window_timeout(), Duration::from_secs(30));
-    f.write_user("[client]\nwindow_timeout_secs = 0\n");
+    for bad in ["0", "301", "86400"] {
+        f.write_user(&format!("[client]\nwindow_timeout_secs = {bad}\n"));
+        let message = f.error();
+        assert!(message.contains("window_timeout_secs"), "{message}");
+    }
+    // A project's file is held to the same bound.
+    f.write_user("");
+    f.write_project("[client]\nwindow_timeout_secs = 86400\n");
     let message = f.error();
     assert!(message.contains("window_timeout_secs"), "{message}");
 }

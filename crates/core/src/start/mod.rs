@@ -9,10 +9,11 @@
 //!    their imports, custom commands), compared with the last session here; the session
 //!    to continue, or none; the folder recorded as one commands may run in.
 //!
-//! A front end then takes from the [`Launch`] the hooks ([`Launch::hooks`]), the MCP
-//! servers ([`Launch::start_mcp`]), the question about the model's window
-//! ([`ask_window`]), the agent's settings ([`Launch::agent_config`]) and the session to
-//! record into ([`session`]), and talks to the agent through its handle. What a stage has to say goes to stderr as it is
+//! A front end then takes from the [`Launch`] the hooks (`hooks::load_with` and the
+//! approvals read at start, [`Launch::trust`]), the MCP servers ([`start_mcp_with`]), the
+//! question about the model's window ([`ask_window`]), the agent's settings
+//! ([`agent_config`]) and the session to record into ([`new_session`] or the
+//! resumed one), and talks to the agent through its handle. What a stage has to say goes to stderr as it is
 //! found, a warning a line.
 
 mod session;
@@ -27,7 +28,6 @@ pub use setup::{
     discover_window, project_root, review_guidance, start_mcp, start_mcp_with, tighten_data_dir,
 };
 
-use crate::agent::{AgentConfig, SessionSetup};
 use crate::config::{Config, Environment, Overrides};
 use crate::consent::trust::TrustStore;
 use crate::custom_commands::CommandSet;
@@ -213,66 +213,5 @@ impl Launch {
             },
             resumed,
         })
-    }
-
-    /// The agent's settings for this launch, with `hooks` (the front end decides what to
-    /// do with a project's held ones); an error when no model is configured.
-    pub fn agent_config(&self, hooks: Arc<crate::hooks::Hooks>) -> Result<AgentConfig, String> {
-        agent_config(
-            &self.config,
-            self.root.clone(),
-            self.sandbox.clone(),
-            self.policy.clone(),
-            self.guidance.skills.clone(),
-            &self.guidance.instructions,
-            hooks,
-        )
-    }
-
-    /// The hooks of the user and of the project (a project's unapproved ones held),
-    /// judged against the approvals read at this start.
-    pub fn hooks(&self) -> crate::hooks::Loaded {
-        crate::hooks::load_with(
-            &self.config.user_config_path,
-            &self.root,
-            &self.config.data_dir,
-            Some(&self.trust.store),
-        )
-    }
-
-    /// The configured MCP servers that may start (the project's only once approved, as
-    /// read at this start), prepared (call inside the runtime; `launch` starts them now),
-    /// with what to tell the user first. See [`start_mcp`].
-    #[allow(clippy::type_complexity)]
-    pub fn start_mcp(
-        &self,
-        launch: bool,
-    ) -> (
-        Option<(
-            crate::mcp::McpManager,
-            tokio::sync::mpsc::UnboundedReceiver<crate::mcp::McpEvent>,
-        )>,
-        Vec<String>,
-    ) {
-        start_mcp_with(
-            &self.config,
-            &self.root,
-            launch,
-            &self.trust.store,
-            self.trust.problem.clone(),
-        )
-    }
-}
-
-/// The session a run records into: `resumed` opened for appending, else a new one (or
-/// the reason there is none: rein still runs, only without recording).
-pub fn session(
-    config: &Config,
-    root: &Path,
-    resumed: Option<Resumed>,
-) -> Result<SessionSetup, String> {
-    match resumed {
-        Some(resumed) => Ok(resumed.setup(config)),
-        None => new_session(config, root),
     }
 }

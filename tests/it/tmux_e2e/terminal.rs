@@ -14,14 +14,14 @@ use super::{in_a_shell, pane, redrawn, rein_command, Tmux};
 
 /// The input is on screen at once while the model's server hangs on the question about
 /// its window, and a short message goes and is answered meanwhile. The question may take
-/// ten minutes here (`client.window_timeout_secs`), so nothing races its end.
+/// five minutes here, the most it may (`client.window_timeout_secs`), so nothing races its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_input_shows_while_the_window_probe_hangs() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     support::write(
         &home.path().join("rein-home/config.toml"),
-        "[client]\nwindow_timeout_secs = 600\n",
+        "[client]\nwindow_timeout_secs = 300\n",
     );
     let server = ScriptedServer::start(vec![Reply::text("Answered before the window.")])
         .await

@@ -73,9 +73,9 @@ pub struct Repetition {
     unchecked: usize,
     /// What was found (after which nothing more is looked at).
     found: Option<Found>,
-    /// The longest run the last look found short, as (period, run, where it ended): the
-    /// next look goes on with it from there instead of scanning it again.
-    carried: Option<(usize, usize, usize)>,
+    /// The longest run the last look found short, as (period, run): the next look (always
+    /// `CHECK_EVERY` bytes on) goes on with it instead of scanning it again.
+    carried: Option<(usize, usize)>,
 }
 
 impl Repetition {
@@ -164,20 +164,21 @@ impl Repetition {
             // Bytes from the end that equal the byte one period before them, up to what
             // is needed: `run + period` bytes then repeat the span.
             let scan = |from: usize| {
-                (from..n)
+                let run = (from..n)
                     .rev()
                     .take(needed - period)
                     .take_while(|&i| s[i] == s[i - period])
-                    .count()
+                    .count();
+                #[cfg(test)]
+                tests::COMPARED.with(|c| c.set(c.get() + run + 1));
+                run
             };
             let run = match carried {
                 // The last look's run at this period, if the new bytes go on with it.
-                Some((p, run, at)) if p == period && at + CHECK_EVERY == end => {
-                    match scan(n - CHECK_EVERY) {
-                        CHECK_EVERY => (run + CHECK_EVERY).min(needed - period),
-                        fresh => fresh,
-                    }
-                }
+                Some((p, run)) if p == period => match scan(n - CHECK_EVERY) {
+                    CHECK_EVERY => (run + CHECK_EVERY).min(needed - period),
+                    fresh => fresh,
+                },
                 _ => scan(period),
             };
             if run + period >= needed {
@@ -210,7 +211,7 @@ impl Repetition {
                 multiple += period;
             }
         }
-        self.carried = longest_short.map(|(period, run)| (period, run, end));
+        self.carried = longest_short;
         None
     }
 }
@@ -651,6 +652,95 @@ mod tests {
             let found = feed(&text, 1 + rng.below(700) as usize);
             assert_eq!(found, reference(&text), "text {k}");
         }
+    }
+
+    thread_local! {
+        /// Bytes the looks of this thread have compared (each scan's run and its mismatch).
+        pub(super) static COMPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Bytes compared, a byte of stream, to feed `text` (none of it a runaway).
+    fn compared_a_byte(text: &str) -> f64 {
+        COMPARED.with(|c| c.set(0));
+        assert_eq!(feed(text, 97), None);
+        COMPARED.with(|c| c.get()) as f64 / text.len() as f64
+    }
+
+    /// What the shortcuts save, counted as bytes compared: a long run under the line is
+    /// scanned once a look and then only in its new bytes (the run carried), the
+    /// multiples of a period whose run failed are not scanned (ruled out), nor are the
+    /// periods that would fail where a shorter one did (marks). Each of these inputs
+    /// costs a few comparisons a byte; without the shortcuts, hundreds.
+    #[test]
+    fn a_look_compares_a_few_bytes_for_each_new_one() {
+        let mut rng = Rng(3);
+        let mut noise = |len: usize| -> String {
+            (0..len)
+                .map(|_| char::from(b'a' + rng.below(26) as u8))
+                .collect()
+        };
+        // Words: the last byte (often a space) recurs at many distances.
+        let words: String = (0..40_000)
+            .map(|i| if i % 6 == 5 { ' ' } else { 'x' })
+            .collect::<String>()
+            .chars()
+            .zip(noise(40_000).chars())
+            .map(|(a, b)| if a == ' ' { ' ' } else { b })
+            .collect();
+        // Runs of one byte under the line, between lines of other text.
+        let mut runs = String::new();
+        for k in 0..12 {
+            runs.push_str(&"=".repeat(5_000 + k * 97));
+            runs.push_str(&noise(300));
+        }
+        // Zeros broken by a one every 100 to 500 bytes: no period, one in every candidate.
+        let mut zeros = String::new();
+        let mut rng2 = Rng(5);
+        while zeros.len() < 60_000 {
+            zeros.push_str(&"0".repeat(100 + rng2.below(400) as usize));
+            zeros.push('1');
+        }
+        // A line repeated, 5 KB at a time, between lines of other text.
+        let line = "let value = compute(input, 42); // same\n";
+        let mut lines = String::new();
+        for _ in 0..12 {
+            lines.push_str(&line.repeat(5_000 / line.len()));
+            lines.push_str(&noise(300));
+        }
+        // A run just short of the line that began with the stream: its mismatch is too
+        // near the start to mark, and only its multiples being ruled out spares a scan of
+        // each longer period.
+        let first = format!("x{}{}", "=".repeat(MIN_BYTES - 1), noise(4_000));
+        let inputs = [
+            ("words", words),
+            ("runs", runs),
+            ("zeros", zeros),
+            ("lines", lines),
+            ("first", first),
+        ];
+        for (name, text) in inputs {
+            let cost = compared_a_byte(&text);
+            eprintln!("{name}: {cost:.2} bytes compared a byte");
+            assert!(cost < 3.0, "{name}: {cost:.2} bytes compared a byte");
+        }
+    }
+
+    /// The run carried from the last look goes on only at its own period: a run of `ab`
+    /// just short of the line, then a few more `a`s, is no run of `a`s.
+    #[test]
+    fn a_run_carried_from_the_last_look_counts_only_at_its_period() {
+        let prefix = &"0123456789".repeat(25)[..249];
+        let run = "ab".repeat((MIN_BYTES - prefix.len()) / 2) + "a";
+        assert_eq!((prefix.len() + run.len()) % CHECK_EVERY, 0);
+        let text = format!("{prefix}{run}{}", "a".repeat(CHECK_EVERY));
+        assert_eq!(feed(&text, 1), None);
+        assert_eq!(reference(&text), None);
+        // The `a`s found once they cover the line.
+        let text = format!("{prefix}{run}{}", "a".repeat(MIN_BYTES + CHECK_EVERY));
+        let found = feed(&text, 64).expect("found");
+        assert_eq!(found.period, 1);
+        assert_eq!(found.start, prefix.len() + run.len() - 1);
+        assert_eq!(Some(found), reference(&text));
     }
 
     #[test]

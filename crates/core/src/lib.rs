@@ -45,6 +45,6 @@ pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod start;
-pub mod store;
+pub(crate) mod store;
 pub mod text;
 pub mod tools;

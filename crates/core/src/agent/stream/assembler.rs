@@ -578,16 +578,32 @@ mod tests {
         assert!(!moved(&a), "the same name again, no arguments");
         a.push_call(0, piece(Some(0), "a", "bash", "{}"));
         assert!(moved(&a));
+        let held = a.held();
+        a.push_call(0, piece(Some(1), "b", "", ""));
+        assert!(moved(&a), "a new call that brings only its id");
+        assert_eq!(a.held(), held);
         a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "text": "ab"}));
         assert!(moved(&a));
         a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "text": ""}));
         assert!(!moved(&a), "an empty piece of a detail");
+        let held = a.held();
         a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "format": "f"}));
         assert!(moved(&a));
+        assert_eq!(
+            a.held(),
+            held + "format".len() + "\"f\"".len(),
+            "a new field"
+        );
         a.push_reasoning_detail(serde_json::json!({"index": 0, "type": "t", "format": "f"}));
         assert!(!moved(&a), "the same field again");
+        a.part_started();
+        assert!(moved(&a), "a reader's part started");
         assert_eq!(a.overflow(1024), None);
         assert_eq!(a.overflow(10), Some(Overflow::Bytes(10)));
+        // The bound is the most a reply may hold: reaching it is no overflow.
+        let held = a.held();
+        assert_eq!(a.overflow(held), None);
+        assert_eq!(a.overflow(held - 1), Some(Overflow::Bytes(held - 1)));
         assert_eq!(
             Overflow::Bytes(MAX_REPLY_BYTES).to_string(),
             "the reply exceeded 32 MB (client.max_reply_mb), the most rein keeps of one reply"
@@ -596,12 +612,44 @@ mod tests {
         assert!(moved(&a));
     }
 
+    /// A call's other fields (Gemini's `extra_content`) are kept as they came: a `null` is
+    /// dropped, and a field repeated on a later piece is held once.
+    #[test]
+    fn a_call_keeps_its_extra_fields_without_nulls() {
+        let mut a = Assembler::new();
+        let with_extra = |arguments: &str| {
+            let mut p = piece(Some(0), "a", "bash", arguments);
+            p.extra
+                .insert("extra_content".into(), serde_json::json!({"sig": "S"}));
+            p.extra.insert("other".into(), Value::Null);
+            p
+        };
+        a.push_call(0, with_extra("{"));
+        let held = a.held();
+        let extra = "extra_content".len() + r#"{"sig":"S"}"#.len();
+        assert_eq!(held, "{".len() + "bash".len() + extra);
+        a.push_call(0, with_extra("}"));
+        assert_eq!(a.held(), held + 1, "only the argument piece is new");
+        let calls = a.finish().tool_calls;
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            Value::Object(calls[0].extra.clone()),
+            serde_json::json!({"extra_content": {"sig": "S"}})
+        );
+    }
+
     #[test]
     fn too_many_calls_or_parts_overflow() {
         let mut a = Assembler::new();
-        for n in 0..=MAX_REPLY_CALLS {
+        for n in 0..MAX_REPLY_CALLS {
             a.push_call(0, piece(Some(n), &format!("c{n}"), "bash", ""));
         }
+        assert_eq!(
+            a.overflow(MAX_REPLY_BYTES),
+            None,
+            "the most calls a reply may ask for"
+        );
+        a.push_call(0, piece(None, "one-more", "bash", ""));
         assert_eq!(
             a.overflow(MAX_REPLY_BYTES),
             Some(Overflow::Calls(MAX_REPLY_CALLS))

@@ -366,7 +366,8 @@ impl Assembler {
                     },
                 );
             }
-            Kind::Server if !block.json.is_empty() => {
+            // No deltas leave the JSON empty, which does not parse: the block stays whole.
+            Kind::Server => {
                 let json = std::mem::take(&mut block.json);
                 if let Ok(input) = serde_json::from_str::<Value>(&json) {
                     if let Some(Value::Object(o)) = self.item_mut(item) {

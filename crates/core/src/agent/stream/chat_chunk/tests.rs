@@ -383,3 +383,31 @@ fn valid_json_of_another_shape_is_not_called_invalid_json() {
     assert!(matches!(err, ChunkError::Unexpected { .. }), "{err}");
     assert!(!err.to_string().contains("not valid JSON"));
 }
+
+/// A server that slices text by UTF-16 units can end one chunk's `content` with an
+/// emoji's high half and start the next with its low half: the two come out as the one
+/// emoji, through the common chunk's reader and through serde alike.
+#[test]
+fn an_emoji_split_across_two_chunks_comes_out_whole() {
+    let chunks = [
+        r#"{"choices":[{"index":0,"delta":{"content":"hi \ud83d"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"\ude00 there"}}]}"#,
+    ];
+    let mut a = Assembler::new();
+    let mut shown = String::new();
+    for c in chunks {
+        a.push(c, &mut |d| {
+            if let StreamDelta::Text(t) = d {
+                shown.push_str(t);
+            }
+        })
+        .unwrap();
+    }
+    assert_eq!(shown, "hi \u{1F600} there");
+    assert_eq!(a.finish().text, "hi \u{1F600} there");
+    let mut a = Assembler::new();
+    for c in chunks {
+        a.push_typed(c, &mut |_| {}).unwrap();
+    }
+    assert_eq!(a.finish().text, "hi \u{1F600} there");
+}

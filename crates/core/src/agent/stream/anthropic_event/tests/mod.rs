@@ -70,6 +70,20 @@ fn error_events_busy_or_not() {
         assert_eq!(err.to_string(), format!("Nope ({kind})"));
         assert!(busy || matches!(err, ChunkError::Server(_)));
     }
+    // A message that names its type already does not name it twice; one without a type
+    // is said as it came.
+    let mut a = Assembler::new();
+    let event =
+        json!({"type": "error", "error": {"type": "api_error", "message": "api_error: down"}});
+    let err = a
+        .push_anthropic(&event.to_string(), &mut |_| {})
+        .unwrap_err();
+    assert_eq!(err, ChunkError::Busy("api_error: down".into()));
+    let event = json!({"type": "error", "error": {"message": "Odd"}});
+    let err = a
+        .push_anthropic(&event.to_string(), &mut |_| {})
+        .unwrap_err();
+    assert_eq!(err, ChunkError::Server("Odd".into()));
     let mut a = Assembler::new();
     assert!(matches!(
         a.push_anthropic("{not json", &mut |_| {}),
@@ -380,4 +394,134 @@ fn the_reply_ends_at_message_stop_and_says_why_in_reins_words() {
             "{stop_reason}"
         );
     }
+}
+
+/// A call whose arguments come only in its start block's `input` has them once its block
+/// ends, before the reply does: they count as held, and the reply made progress.
+#[test]
+fn a_call_takes_its_start_input_when_its_block_ends() {
+    let mut a = Assembler::new();
+    let events = [
+        start(
+            0,
+            json!({"type": "tool_use", "id": "toolu_a", "name": "read", "input": {"path": "x"}}),
+        ),
+        stop(0),
+    ];
+    push_all(&mut a, &events[..1]).1.unwrap();
+    let (held, progress) = (a.held(), a.progress());
+    push_all(&mut a, &events[1..]).1.unwrap();
+    assert_eq!(a.held(), held + r#"{"path":"x"}"#.len());
+    assert!(a.progress() > progress);
+    // The end of the reply adds them no second time.
+    let held = a.held();
+    push_all(&mut a, &end("tool_use")).1.unwrap();
+    assert_eq!(a.held(), held);
+    assert_eq!(
+        a.finish().tool_calls,
+        [crate::conversation::ToolCall::new(
+            "toolu_a",
+            "read",
+            "{\"path\":\"x\"}"
+        )]
+    );
+}
+
+/// Content blocks are keyed by their `index`: with several calls open at once, each
+/// argument piece and each start `input` goes to the call of its block, whatever block
+/// started or ended last.
+#[test]
+fn calls_open_at_once_each_take_their_own_arguments() {
+    let mut a = Assembler::new();
+    let mut events = vec![
+        start(
+            0,
+            json!({"type": "tool_use", "id": "toolu_a", "name": "read", "input": {"path": "x"}}),
+        ),
+        start(
+            1,
+            json!({"type": "tool_use", "id": "toolu_b", "name": "bash", "input": {}}),
+        ),
+        delta(
+            1,
+            json!({"type": "input_json_delta", "partial_json": "{\"command\":"}),
+        ),
+        start(
+            2,
+            json!({"type": "tool_use", "id": "toolu_c", "name": "grep", "input": {}}),
+        ),
+        delta(
+            2,
+            json!({"type": "input_json_delta", "partial_json": "{\"pattern\":\"y\"}"}),
+        ),
+        delta(
+            1,
+            json!({"type": "input_json_delta", "partial_json": "\"ls\"}"}),
+        ),
+        stop(2),
+        stop(1),
+        stop(0),
+    ];
+    events.extend(end("tool_use"));
+    push_all(&mut a, &events).1.unwrap();
+    assert_eq!(
+        a.finish().tool_calls,
+        [
+            crate::conversation::ToolCall::new("toolu_a", "read", "{\"path\":\"x\"}"),
+            crate::conversation::ToolCall::new("toolu_b", "bash", "{\"command\":\"ls\"}"),
+            crate::conversation::ToolCall::new("toolu_c", "grep", "{\"pattern\":\"y\"}"),
+        ]
+    );
+}
+
+/// A delta that does not fit its block's kind changes nothing: a redacted thinking
+/// block goes back to the server exactly as it came, and text gets no thinking.
+#[test]
+fn a_delta_of_another_kind_leaves_its_block_alone() {
+    let mut a = Assembler::new();
+    let mut events = vec![
+        start(0, json!({"type": "redacted_thinking", "data": "ENC"})),
+        delta(0, json!({"type": "input_json_delta", "partial_json": "{}"})),
+        delta(0, json!({"type": "text_delta", "text": "no"})),
+        stop(0),
+        start(1, json!({"type": "text", "text": ""})),
+        delta(1, json!({"type": "thinking_delta", "thinking": "no"})),
+        delta(1, json!({"type": "text_delta", "text": "yes"})),
+        stop(1),
+    ];
+    events.extend(end("end_turn"));
+    let (shown, r) = push_all(&mut a, &events);
+    r.unwrap();
+    assert_eq!((shown.text.as_str(), shown.reasoning.as_str()), ("yes", ""));
+    assert_eq!(
+        a.finish().reasoning_details,
+        [
+            json!({"type": "redacted_thinking", "data": "ENC"}),
+            json!({"type": "text"}),
+        ]
+    );
+}
+
+/// A server that slices text by UTF-16 units can end one `text_delta` with an emoji's
+/// high half and start the next with its low half: the two come out as the one emoji.
+#[test]
+fn an_emoji_split_across_two_deltas_comes_out_whole() {
+    let mut a = Assembler::new();
+    let mut shown = String::new();
+    let mut on = |d: StreamDelta<'_>| {
+        if let StreamDelta::Text(t) = d {
+            shown.push_str(t);
+        }
+    };
+    for data in [
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi \ud83d"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\ude00 there"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_stop"}"#,
+    ] {
+        a.push_anthropic(data, &mut on).unwrap();
+    }
+    assert_eq!(shown, "hi \u{1F600} there");
+    assert_eq!(a.finish().text, "hi \u{1F600} there");
 }

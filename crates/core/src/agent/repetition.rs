@@ -32,9 +32,11 @@ pub const MIN_REPEATS: usize = 8;
 pub const MIN_BYTES: usize = 8 * 1024;
 /// Bytes of the stream between two looks (looks fall on its multiples).
 pub const CHECK_EVERY: usize = 256;
-/// Bytes kept of the stream: enough for the longest run a look needs, and the bytes
-/// since the last look (a multiple of `CHECK_EVERY`, so trimming falls on a look).
-const WINDOW: usize = MIN_BYTES + MAX_PERIOD + CHECK_EVERY;
+/// Bytes kept of the stream after a trim: enough for the longest run a look can find (a
+/// run is found at the first look after it covers what it needs, at most `MIN_BYTES`, so
+/// it is shorter than `MIN_BYTES + CHECK_EVERY`), and a multiple of `CHECK_EVERY`, so
+/// trimming falls on a look.
+const WINDOW: usize = MIN_BYTES + CHECK_EVERY;
 /// Mismatch positions a look keeps to rule periods out before scanning them.
 const MARKS: usize = 8;
 /// Repeats of the span kept when the reply is cut: enough to show what it was doing.
@@ -518,7 +520,8 @@ mod tests {
         assert_eq!(r.found(), Some(first));
     }
 
-    /// Cheap on a long reply: at most `2 * WINDOW` bytes are kept, whatever streams by.
+    /// Cheap on a long reply: under `2 * (MIN_BYTES + CHECK_EVERY)` bytes are kept (17
+    /// KiB), whatever streams by.
     #[test]
     fn a_long_stream_keeps_at_most_two_windows() {
         let mut r = Repetition::new();
@@ -531,7 +534,8 @@ mod tests {
             .collect();
         for piece in text.as_bytes().chunks(1_000) {
             assert_eq!(r.push(std::str::from_utf8(piece).unwrap()), None);
-            assert!(r.tail.len() < 2 * WINDOW, "{} bytes kept", r.tail.len());
+            let kept = r.tail.len();
+            assert!(kept < 2 * (MIN_BYTES + CHECK_EVERY), "{kept} bytes kept");
         }
     }
 

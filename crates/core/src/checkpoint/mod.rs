@@ -279,15 +279,6 @@ impl Store {
         &self.record
     }
 
-    pub fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// Whether the project is in a git repository.
-    pub fn in_repository(&self) -> bool {
-        self.user.is_some()
-    }
-
     /// A path relative to the work tree's top, from one relative to the project.
     fn to_top(&self, path: &RelPath) -> Vec<u8> {
         [self.scope.as_slice(), path.as_bytes()].concat()

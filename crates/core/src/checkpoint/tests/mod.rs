@@ -1,9 +1,11 @@
 //! The record against real git on real folders, one file a topic: what it records and
 //! leaves out (`record.rs`), what a restore puts back and what it never touches
-//! (`restore.rs`). This file holds the shared project fixtures.
+//! (`restore.rs`), where a project's record lives and the settings it keeps to
+//! (`store.rs`). This file holds the shared project fixtures.
 
 mod record;
 mod restore;
+mod store;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

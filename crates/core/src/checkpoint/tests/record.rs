@@ -162,7 +162,7 @@ fn outside_a_repository_the_folder_is_recorded_less_heavy_folders() {
     write(root, ".gitignore", "secret.txt\n");
     write(root, "secret.txt", "ignored by the stray .gitignore too\n");
     let store = Store::open(&p.data, root, Settings::default()).unwrap();
-    assert!(!store.in_repository());
+    assert!(store.user.is_none());
     let start = store.take(None).unwrap();
     write(root, "main.py", "print(2)\n");
     write(root, "node_modules/x/index.js", "changed\n");

@@ -1,0 +1,70 @@
+use super::*;
+
+#[test]
+fn the_settings_take_sizes_in_mib() {
+    assert_eq!(
+        Settings::from_config(false, 3, 7, 5),
+        Settings {
+            enabled: false,
+            max_file_bytes: 3 * 1024 * 1024,
+            max_folder_files: 7,
+            quota_bytes: 5 * 1024 * 1024,
+        }
+    );
+    assert_eq!(Settings::default().max_file_bytes, 10 << 20);
+    assert_eq!(Settings::default().quota_bytes, 2048 << 20);
+    // A size past u64 is the most there is, not a wrapped small one.
+    assert_eq!(
+        Settings::from_config(true, u64::MAX, 1, 1).max_file_bytes,
+        u64::MAX
+    );
+}
+
+/// The record's folder name is the work tree's name (letters, digits, `-`, `_` and `.`
+/// kept, anything else `_`) and FNV-1a of its whole path: the same in every rein version,
+/// so a newer rein finds the record an older one kept.
+#[test]
+fn a_work_tree_always_has_the_same_record_folder() {
+    let data = Path::new("/data");
+    assert_eq!(
+        record_dir(data, Path::new("/src/My app-v1.2_ü")),
+        Path::new("/data/checkpoints/My_app-v1.2__-f26219596d7629d8")
+    );
+    assert_eq!(
+        record_dir(data, Path::new("/")),
+        Path::new("/data/checkpoints/root-af63a24c860189fe")
+    );
+    let long = format!("/{}", "n".repeat(50));
+    let name = record_dir(data, Path::new(&long));
+    let name = name.file_name().unwrap().to_str().unwrap();
+    assert_eq!(name.split('-').next().unwrap(), "n".repeat(40));
+}
+
+/// The user's tracked files decide which folders are untracked (and so capped): a file
+/// the user has added since the last checkpoint counts, though the list is kept between
+/// checkpoints.
+#[test]
+fn the_users_tracked_files_are_read_again_once_their_index_changed() {
+    let p = project();
+    repository(&p);
+    let root = &p.root;
+    let settings = Settings {
+        max_folder_files: 2,
+        ..Settings::default()
+    };
+    let store = Store::open(&p.data, root, settings).unwrap();
+    assert!(store.user.is_some());
+    let start = store.take(None).unwrap();
+    for name in ["a", "b", "c"] {
+        write(root, &format!("gen/{name}"), name);
+    }
+    git(root, &["add", "gen/a"]);
+    git(root, &["commit", "-qm", "gen"]);
+    let after = store.take(Some(&start.commit)).unwrap();
+    assert!(
+        after.skipped.is_empty(),
+        "gen/ is tracked now: no folder cap: {:?}",
+        after.skipped
+    );
+    assert_eq!(after.changed, ["gen/a", "gen/b", "gen/c"]);
+}

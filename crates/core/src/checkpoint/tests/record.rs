@@ -479,3 +479,55 @@ fn a_crafted_git_files_pipes_and_devices_are_never_read() {
         assert!(!taken.commit.is_empty());
     }
 }
+
+/// The diff between two checkpoints: each changed path from the one version to the
+/// other (made or removed from or to `/dev/null`), a path the same in both left out.
+#[test]
+fn a_diff_between_checkpoints_shows_each_changed_path_and_leaves_the_same_out() {
+    let p = project();
+    repository(&p);
+    let root = &p.root;
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    write(root, "src/lib.rs", "fn a() { changed }\n");
+    std::fs::remove_file(root.join("src/util.rs")).unwrap();
+    write(root, "new.txt", "one\ntwo\n");
+    let after = store.take(Some(&start.commit)).unwrap();
+    let paths = ["src/lib.rs", "run.sh", "src/util.rs", "new.txt"].map(RelPath::from);
+    let diffs = store
+        .diff(&steps(&paths, &start.commit, &after.commit))
+        .unwrap();
+    let shown: Vec<(String, &str, usize, usize)> = diffs
+        .iter()
+        .map(|d| (d.path.to_string(), d.text.as_str(), d.added, d.removed))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                "src/lib.rs".to_string(),
+                "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn a() {}\n+fn a() { changed }\n",
+                1,
+                1
+            ),
+            (
+                "src/util.rs".to_string(),
+                "--- a/src/util.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-fn u() {}\n",
+                0,
+                1
+            ),
+            (
+                "new.txt".to_string(),
+                "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n",
+                2,
+                0
+            ),
+        ]
+    );
+    // Backwards, the same changes undone.
+    let back = store
+        .diff(&steps(&paths[..1], &after.commit, &start.commit))
+        .unwrap();
+    assert_eq!((back[0].added, back[0].removed), (1, 1));
+    assert!(back[0].text.ends_with("-fn a() { changed }\n+fn a() {}\n"));
+}

@@ -68,3 +68,47 @@ fn the_users_tracked_files_are_read_again_once_their_index_changed() {
     );
     assert_eq!(after.changed, ["gen/a", "gen/b", "gen/c"]);
 }
+
+/// A loose object in the record whose header claims `header` (zlib with one stored block:
+/// git reads it like any other).
+fn plant_object(store: &Store, id: &str, header: &str, body: &[u8]) {
+    let mut raw = format!("{header}\0").into_bytes();
+    raw.extend_from_slice(body);
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in &raw {
+        a = (a + u32::from(byte)) % 65521;
+        b = (b + a) % 65521;
+    }
+    let len = u16::try_from(raw.len()).unwrap();
+    let mut zlib = vec![0x78, 0x01, 0x01];
+    zlib.extend_from_slice(&len.to_le_bytes());
+    zlib.extend_from_slice(&(!len).to_le_bytes());
+    zlib.extend_from_slice(&raw);
+    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let dir = store.git.git_dir().join("objects").join(&id[..2]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(&id[2..]), zlib).unwrap();
+}
+
+/// A damaged record never makes rein allocate what it says: content read back is a blob
+/// at most MAX_BLOB bytes long, and anything else is an error, not a file's content.
+#[test]
+fn a_damaged_record_gives_errors_not_contents() {
+    let p = project();
+    write(&p.root, "a.txt", "a\n");
+    let store = Store::open(&p.data, &p.root, Settings::default()).unwrap();
+    store.take(None).unwrap();
+    let sound = "1".repeat(40);
+    plant_object(&store, &sound, "blob 3", b"abc");
+    assert_eq!(store.git.cat_blobs(&[sound]).unwrap(), [b"abc"]);
+    let huge = "2".repeat(40);
+    plant_object(&store, &huge, &format!("blob {}", 100u64 << 30), b"abc");
+    let err = store.git.cat_blobs(&[huge]).unwrap_err().to_string();
+    assert!(err.contains("more than rein restores"), "{err}");
+    let tree = "3".repeat(40);
+    plant_object(&store, &tree, "tree 0", b"");
+    let err = store.git.cat_blobs(&[tree]).unwrap_err().to_string();
+    assert!(err.contains("is a tree, not a file's content"), "{err}");
+    let err = store.git.cat_blobs(&["4".repeat(40)]).unwrap_err().to_string();
+    assert!(err.contains("missing from the record"), "{err}");
+}

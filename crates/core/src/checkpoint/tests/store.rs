@@ -112,3 +112,26 @@ fn a_damaged_record_gives_errors_not_contents() {
     let err = store.git.cat_blobs(&["4".repeat(40)]).unwrap_err().to_string();
     assert!(err.contains("missing from the record"), "{err}");
 }
+
+/// A checkpoint the record no longer holds is said to be pruned; a record git cannot read
+/// at all is a git error, not a pruned checkpoint.
+#[test]
+fn a_missing_checkpoint_is_pruned_and_a_broken_record_is_an_error() {
+    let p = project();
+    write(&p.root, "a.txt", "a\n");
+    let store = Store::open(&p.data, &p.root, Settings::default()).unwrap();
+    let taken = store.take(None).unwrap();
+    let paths = [RelPath::from("a.txt")];
+    let gone = "5".repeat(40);
+    assert!(matches!(
+        store.diff(&steps(&paths, &gone, &taken.commit)),
+        Err(CheckpointError::Pruned(id)) if id == gone
+    ));
+    let objects = store.git.git_dir().join("objects");
+    std::fs::rename(&objects, objects.with_file_name("objects-moved")).unwrap();
+    let broken = store.diff(&steps(&paths, &taken.commit, &taken.commit));
+    assert!(
+        matches!(broken, Err(CheckpointError::Git { .. })),
+        "{broken:?}"
+    );
+}

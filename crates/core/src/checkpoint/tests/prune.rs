@@ -86,7 +86,10 @@ fn an_impossible_quota_prunes_every_checkpoint_but_the_latest() {
     assert_eq!(store.maintain().unwrap().pruned, 20);
     let refs = store
         .git
-        .run(&["for-each-ref", "--format=%(objectname)", "refs/rein/"], None)
+        .run(
+            &["for-each-ref", "--format=%(objectname)", "refs/rein/"],
+            None,
+        )
         .unwrap();
     assert_eq!(String::from_utf8(refs).unwrap().trim(), latest);
 }

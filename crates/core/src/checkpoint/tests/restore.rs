@@ -449,7 +449,10 @@ fn a_file_reached_through_a_link_is_never_removed_and_the_failure_is_said() {
         panic!("{:?}", outcomes(&report));
     };
     assert_eq!(*path, "d/new.txt");
-    assert!(why.starts_with("a symbolic link appeared on the way"), "{why}");
+    assert!(
+        why.starts_with("a symbolic link appeared on the way"),
+        "{why}"
+    );
     assert_eq!(
         std::fs::read(outside.join("new.txt")).unwrap(),
         b"outside the project\n"

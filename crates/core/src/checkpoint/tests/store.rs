@@ -109,7 +109,11 @@ fn a_damaged_record_gives_errors_not_contents() {
     plant_object(&store, &tree, "tree 0", b"");
     let err = store.git.cat_blobs(&[tree]).unwrap_err().to_string();
     assert!(err.contains("is a tree, not a file's content"), "{err}");
-    let err = store.git.cat_blobs(&["4".repeat(40)]).unwrap_err().to_string();
+    let err = store
+        .git
+        .cat_blobs(&["4".repeat(40)])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("missing from the record"), "{err}");
 }
 

@@ -216,6 +216,9 @@ pub struct Store {
     tracked: Mutex<Option<TrackedCache>>,
     /// Changes past this many go in as one pack ([`bulk`]); tests lower it.
     bulk_from: usize,
+    /// Files to record past which a checkpoint is said first ([`MANY_FILES`]); tests
+    /// lower it.
+    many_from: usize,
 }
 
 type TrackedCache = (std::time::SystemTime, u64, std::sync::Arc<Vec<Vec<u8>>>);
@@ -266,6 +269,7 @@ impl Store {
             settings,
             tracked: Mutex::new(None),
             bulk_from: take::ADD_BY_NAME,
+            many_from: MANY_FILES,
         })
     }
 

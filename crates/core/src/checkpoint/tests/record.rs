@@ -150,6 +150,17 @@ fn nested_repositories_and_submodules_are_left_alone() {
     assert!(after.changed.is_empty(), "{:?}", after.changed);
     assert!(after.skipped.is_empty(), "told once");
     assert_eq!(files(&root.join("nested/.git")), nested_git);
+    // A repository that appears later is left out too; with nothing else new, the tree is
+    // the last one and so is the checkpoint. (A second on, a new commit of the same tree
+    // would have another id: commit times are in seconds.)
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::create_dir_all(root.join("later")).unwrap();
+    git(&root.join("later"), &["init", "-q"]);
+    write(root, "later/file.txt", "later\n");
+    let later = store.take(Some(&after.commit)).unwrap();
+    assert_eq!(later.skipped.len(), 1, "{:?}", later.skipped);
+    assert_eq!(later.skipped[0].path, "later/");
+    assert_eq!(later.commit, after.commit);
 }
 
 #[test]
@@ -530,4 +541,27 @@ fn a_diff_between_checkpoints_shows_each_changed_path_and_leaves_the_same_out() 
         .unwrap();
     assert_eq!((back[0].added, back[0].removed), (1, 1));
     assert!(back[0].text.ends_with("-fn a() { changed }\n+fn a() {}\n"));
+}
+
+/// A checkpoint about to record more than MANY_FILES new or changed files says so first,
+/// with how many (tests lower the number).
+#[test]
+fn a_checkpoint_of_many_files_is_said_before_it_records_them() {
+    let p = project();
+    let root = &p.root;
+    for i in 0..3 {
+        write(root, &format!("f{i}"), "x");
+    }
+    let mut store = Store::open(&p.data, root, Settings::default()).unwrap();
+    store.many_from = 3;
+    let mut told = Vec::new();
+    let first = store.take_noting(None, &mut |n| told.push(n)).unwrap();
+    assert!(told.is_empty(), "{told:?}");
+    for i in 0..4 {
+        write(root, &format!("g{i}"), "y");
+    }
+    store
+        .take_noting(Some(&first.commit), &mut |n| told.push(n))
+        .unwrap();
+    assert_eq!(told, [4]);
 }

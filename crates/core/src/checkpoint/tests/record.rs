@@ -214,8 +214,10 @@ fn big_files_and_big_untracked_folders_are_skipped_and_listed() {
     for i in 0..20 {
         write(root, &format!("fixtures/f{i}"), "d");
     }
-    // A tracked file that grows over the cap leaves the record.
+    // A tracked file that grows over the cap leaves the record; one that grows to the cap
+    // stays.
     write(root, "src/util.rs", &"y".repeat(2000));
+    write(root, "src/lib.rs", &"y".repeat(1000));
     let after = store.take(Some(&start.commit)).unwrap();
     let skipped: Vec<String> = after.skipped.iter().map(|s| s.to_string()).collect();
     assert_eq!(
@@ -227,6 +229,7 @@ fn big_files_and_big_untracked_folders_are_skipped_and_listed() {
         ]
     );
     assert!(after.changed.contains(&RelPath::from("small.bin")));
+    assert!(after.changed.contains(&RelPath::from("src/lib.rs")));
     assert!(after.changed.contains(&RelPath::from("fixtures/f0")));
     assert!(
         after.changed.contains(&RelPath::from("src/util.rs")),

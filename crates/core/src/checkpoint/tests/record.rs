@@ -568,3 +568,40 @@ fn a_checkpoint_of_many_files_is_said_before_it_records_them() {
         .unwrap();
     assert_eq!(told, [4]);
 }
+
+/// Outside a repository the folder cap counts each top-level folder's new files; files at
+/// the top are no folder's and are recorded however many they are.
+#[test]
+fn outside_a_repository_the_folder_cap_is_per_top_level_folder() {
+    let p = project();
+    let root = &p.root;
+    for i in 0..3 {
+        write(root, &format!("top{i}.txt"), "t");
+        write(root, &format!("data/deep/f{i}"), "d");
+        write(root, &format!("few/f{}", i % 2), "f");
+    }
+    let settings = Settings {
+        max_folder_files: 2,
+        ..Settings::default()
+    };
+    let store = Store::open(&p.data, root, settings).unwrap();
+    let taken = store.take(None).unwrap();
+    let skipped: Vec<String> = taken.skipped.iter().map(|s| s.to_string()).collect();
+    assert_eq!(skipped, ["data/ (3 new files, over the folder cap)"]);
+    let recorded = store.git.run(&["ls-files", "-z"], None).unwrap();
+    let mut recorded: Vec<&[u8]> = recorded
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .collect();
+    recorded.sort();
+    assert_eq!(
+        recorded,
+        [
+            &b"few/f0"[..],
+            b"few/f1",
+            b"top0.txt",
+            b"top1.txt",
+            b"top2.txt"
+        ]
+    );
+}

@@ -212,6 +212,10 @@ mod tests {
         assert_eq!(short("same\n", "same\n", 10), None);
         let created = short("", "x\ny\n", 10).unwrap();
         assert_eq!((created.added, created.removed), (2, 0));
+        let replaced = short("a\n", "b\n", 10).unwrap();
+        assert_eq!((replaced.added, replaced.removed), (1, 1));
+        let emptied = short("x\ny\n", "", 10).unwrap();
+        assert_eq!((emptied.added, emptied.removed), (0, 2));
     }
 
     #[test]

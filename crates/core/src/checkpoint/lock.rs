@@ -32,6 +32,11 @@ const STALE: [&str; 5] = [
 impl RecordLock {
     /// Take the lock of the record at `record` (its git folder is `record/git`).
     pub(crate) fn take(record: &Path) -> Result<RecordLock, CheckpointError> {
+        RecordLock::take_within(record, WAIT)
+    }
+
+    /// [`RecordLock::take`], giving up after `wait`.
+    fn take_within(record: &Path, wait: Duration) -> Result<RecordLock, CheckpointError> {
         let path = record.join("lock");
         let file = crate::host::private_fs::options()
             .read(true)
@@ -57,7 +62,7 @@ impl RecordLock {
                     &path,
                 )(e));
             }
-            if started.elapsed() > WAIT {
+            if started.elapsed() > wait {
                 return Err(CheckpointError::Busy);
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -67,5 +72,33 @@ impl RecordLock {
             let _ = std::fs::remove_file(git.join(name));
         }
         Ok(RecordLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rein waits while another holds the record, and says so once it gave up; the
+    /// holder's stale git lock files are cleared only for whoever takes it next.
+    #[test]
+    fn a_held_record_is_waited_for_then_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().to_path_buf();
+        std::fs::create_dir_all(record.join("git")).unwrap();
+        let held = RecordLock::take(&record).unwrap();
+        std::fs::write(record.join("git/index.lock"), "").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let other = record.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(RecordLock::take_within(&other, Duration::from_millis(100)));
+        });
+        // Far more than the 100 ms it waits: a contender that never gives up fails here.
+        let answer = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(matches!(answer, Err(CheckpointError::Busy)), "{answer:?}");
+        assert!(record.join("git/index.lock").exists());
+        drop(held);
+        let _next = RecordLock::take(&record).unwrap();
+        assert!(!record.join("git/index.lock").exists());
     }
 }

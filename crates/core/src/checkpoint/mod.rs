@@ -216,6 +216,9 @@ pub struct Store {
     tracked: Mutex<Option<TrackedCache>>,
     /// Changes past this many go in as one pack ([`bulk`]); tests lower it.
     bulk_from: usize,
+    /// Files to record past which a checkpoint is said first ([`MANY_FILES`]); tests
+    /// lower it.
+    many_from: usize,
 }
 
 type TrackedCache = (std::time::SystemTime, u64, std::sync::Arc<Vec<Vec<u8>>>);
@@ -266,6 +269,7 @@ impl Store {
             settings,
             tracked: Mutex::new(None),
             bulk_from: take::ADD_BY_NAME,
+            many_from: MANY_FILES,
         })
     }
 
@@ -277,15 +281,6 @@ impl Store {
     /// The record's folder.
     pub fn record(&self) -> &Path {
         &self.record
-    }
-
-    pub fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// Whether the project is in a git repository.
-    pub fn in_repository(&self) -> bool {
-        self.user.is_some()
     }
 
     /// A path relative to the work tree's top, from one relative to the project.

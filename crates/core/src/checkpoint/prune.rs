@@ -40,10 +40,6 @@ impl Store {
         let _lock = super::lock::RecordLock::take(&self.record)?;
         let (mut bytes, loose, packs) = self.size()?;
         let mut report = Maintained::default();
-        if bytes <= self.settings.quota_bytes && loose < LOOSE_OBJECTS && packs < PACKS {
-            report.bytes = bytes;
-            return Ok(report);
-        }
         if loose >= LOOSE_OBJECTS || packs >= PACKS {
             self.gc()?;
             bytes = self.size()?.0;

@@ -218,4 +218,12 @@ mod tests {
         assert_eq!(RelPath::from("x/y/z").parent(), Some(RelPath::from("x/y")));
         assert_eq!(x.parent(), None);
     }
+
+    #[test]
+    fn a_path_equals_the_text_of_its_name_only() {
+        let path = RelPath::from("src/a.rs");
+        assert!(path == *"src/a.rs" && path == "src/a.rs");
+        assert!(path != *"src/a.r" && path != "src/b.rs");
+        assert!(RelPath::from_bytes(b"caf\xe9".to_vec()) != *"caf\u{e9}");
+    }
 }

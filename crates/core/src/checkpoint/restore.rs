@@ -426,3 +426,16 @@ fn name_some(paths: &[RelPath]) -> String {
 fn describe(e: &WriteError) -> String {
     e.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_list_of_paths_is_named_by_its_first_three() {
+        let paths =
+            |n: usize| -> Vec<RelPath> { (0..n).map(|i| RelPath::from(format!("f{i}"))).collect() };
+        assert_eq!(name_some(&paths(3)), "f0, f1, f2");
+        assert_eq!(name_some(&paths(5)), "f0, f1, f2, and 2 more");
+    }
+}

@@ -126,7 +126,7 @@ impl Store {
             Some((commit, _)) if status == Status::default() => commit.clone(),
             _ => {
                 let (add, drop) = self.sort_out(&status, &mut skipped, &mut skipped_lines);
-                if add.len() > MANY_FILES {
+                if add.len() > self.many_from {
                     many(add.len());
                 }
                 if !skipped.is_empty() {

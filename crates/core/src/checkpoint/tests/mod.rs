@@ -1,9 +1,13 @@
 //! The record against real git on real folders, one file a topic: what it records and
 //! leaves out (`record.rs`), what a restore puts back and what it never touches
-//! (`restore.rs`). This file holds the shared project fixtures.
+//! (`restore.rs`), keeping the record under its quota (`prune.rs`), where a project's
+//! record lives, the settings it keeps to and what a damaged one gives (`store.rs`). This
+//! file holds the shared project fixtures.
 
+mod prune;
 mod record;
 mod restore;
+mod store;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

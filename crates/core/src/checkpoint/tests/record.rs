@@ -150,6 +150,17 @@ fn nested_repositories_and_submodules_are_left_alone() {
     assert!(after.changed.is_empty(), "{:?}", after.changed);
     assert!(after.skipped.is_empty(), "told once");
     assert_eq!(files(&root.join("nested/.git")), nested_git);
+    // A repository that appears later is left out too; with nothing else new, the tree is
+    // the last one and so is the checkpoint. (A second on, a new commit of the same tree
+    // would have another id: commit times are in seconds.)
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::create_dir_all(root.join("later")).unwrap();
+    git(&root.join("later"), &["init", "-q"]);
+    write(root, "later/file.txt", "later\n");
+    let later = store.take(Some(&after.commit)).unwrap();
+    assert_eq!(later.skipped.len(), 1, "{:?}", later.skipped);
+    assert_eq!(later.skipped[0].path, "later/");
+    assert_eq!(later.commit, after.commit);
 }
 
 #[test]
@@ -162,7 +173,7 @@ fn outside_a_repository_the_folder_is_recorded_less_heavy_folders() {
     write(root, ".gitignore", "secret.txt\n");
     write(root, "secret.txt", "ignored by the stray .gitignore too\n");
     let store = Store::open(&p.data, root, Settings::default()).unwrap();
-    assert!(!store.in_repository());
+    assert!(store.user.is_none());
     let start = store.take(None).unwrap();
     write(root, "main.py", "print(2)\n");
     write(root, "node_modules/x/index.js", "changed\n");
@@ -203,8 +214,10 @@ fn big_files_and_big_untracked_folders_are_skipped_and_listed() {
     for i in 0..20 {
         write(root, &format!("fixtures/f{i}"), "d");
     }
-    // A tracked file that grows over the cap leaves the record.
+    // A tracked file that grows over the cap leaves the record; one that grows to the cap
+    // stays.
     write(root, "src/util.rs", &"y".repeat(2000));
+    write(root, "src/lib.rs", &"y".repeat(1000));
     let after = store.take(Some(&start.commit)).unwrap();
     let skipped: Vec<String> = after.skipped.iter().map(|s| s.to_string()).collect();
     assert_eq!(
@@ -216,6 +229,7 @@ fn big_files_and_big_untracked_folders_are_skipped_and_listed() {
         ]
     );
     assert!(after.changed.contains(&RelPath::from("small.bin")));
+    assert!(after.changed.contains(&RelPath::from("src/lib.rs")));
     assert!(after.changed.contains(&RelPath::from("fixtures/f0")));
     assert!(
         after.changed.contains(&RelPath::from("src/util.rs")),
@@ -478,4 +492,116 @@ fn a_crafted_git_files_pipes_and_devices_are_never_read() {
         let taken = store.take(None).unwrap();
         assert!(!taken.commit.is_empty());
     }
+}
+
+/// The diff between two checkpoints: each changed path from the one version to the
+/// other (made or removed from or to `/dev/null`), a path the same in both left out.
+#[test]
+fn a_diff_between_checkpoints_shows_each_changed_path_and_leaves_the_same_out() {
+    let p = project();
+    repository(&p);
+    let root = &p.root;
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    write(root, "src/lib.rs", "fn a() { changed }\n");
+    std::fs::remove_file(root.join("src/util.rs")).unwrap();
+    write(root, "new.txt", "one\ntwo\n");
+    let after = store.take(Some(&start.commit)).unwrap();
+    let paths = ["src/lib.rs", "run.sh", "src/util.rs", "new.txt"].map(RelPath::from);
+    let diffs = store
+        .diff(&steps(&paths, &start.commit, &after.commit))
+        .unwrap();
+    let shown: Vec<(String, &str, usize, usize)> = diffs
+        .iter()
+        .map(|d| (d.path.to_string(), d.text.as_str(), d.added, d.removed))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                "src/lib.rs".to_string(),
+                "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-fn a() {}\n+fn a() { changed }\n",
+                1,
+                1
+            ),
+            (
+                "src/util.rs".to_string(),
+                "--- a/src/util.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-fn u() {}\n",
+                0,
+                1
+            ),
+            (
+                "new.txt".to_string(),
+                "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n",
+                2,
+                0
+            ),
+        ]
+    );
+    // Backwards, the same changes undone.
+    let back = store
+        .diff(&steps(&paths[..1], &after.commit, &start.commit))
+        .unwrap();
+    assert_eq!((back[0].added, back[0].removed), (1, 1));
+    assert!(back[0].text.ends_with("-fn a() { changed }\n+fn a() {}\n"));
+}
+
+/// A checkpoint about to record more than MANY_FILES new or changed files says so first,
+/// with how many (tests lower the number).
+#[test]
+fn a_checkpoint_of_many_files_is_said_before_it_records_them() {
+    let p = project();
+    let root = &p.root;
+    for i in 0..3 {
+        write(root, &format!("f{i}"), "x");
+    }
+    let mut store = Store::open(&p.data, root, Settings::default()).unwrap();
+    store.many_from = 3;
+    let mut told = Vec::new();
+    let first = store.take_noting(None, &mut |n| told.push(n)).unwrap();
+    assert!(told.is_empty(), "{told:?}");
+    for i in 0..4 {
+        write(root, &format!("g{i}"), "y");
+    }
+    store
+        .take_noting(Some(&first.commit), &mut |n| told.push(n))
+        .unwrap();
+    assert_eq!(told, [4]);
+}
+
+/// Outside a repository the folder cap counts each top-level folder's new files; files at
+/// the top are no folder's and are recorded however many they are.
+#[test]
+fn outside_a_repository_the_folder_cap_is_per_top_level_folder() {
+    let p = project();
+    let root = &p.root;
+    for i in 0..3 {
+        write(root, &format!("top{i}.txt"), "t");
+        write(root, &format!("data/deep/f{i}"), "d");
+        write(root, &format!("few/f{}", i % 2), "f");
+    }
+    let settings = Settings {
+        max_folder_files: 2,
+        ..Settings::default()
+    };
+    let store = Store::open(&p.data, root, settings).unwrap();
+    let taken = store.take(None).unwrap();
+    let skipped: Vec<String> = taken.skipped.iter().map(|s| s.to_string()).collect();
+    assert_eq!(skipped, ["data/ (3 new files, over the folder cap)"]);
+    let recorded = store.git.run(&["ls-files", "-z"], None).unwrap();
+    let mut recorded: Vec<&[u8]> = recorded
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .collect();
+    recorded.sort();
+    assert_eq!(
+        recorded,
+        [
+            &b"few/f0"[..],
+            b"few/f1",
+            b"top0.txt",
+            b"top1.txt",
+            b"top2.txt"
+        ]
+    );
 }

@@ -295,7 +295,7 @@ fn what_else_stands_in_a_folders_place_is_kept_unless_forced_and_never_if_unreco
     );
     let kept = report.kept().next().unwrap();
     assert!(
-        matches!(&kept.outcome, Outcome::Kept { why } if why.contains("x/mine.txt") && why.contains("--force")),
+        matches!(&kept.outcome, Outcome::Kept { why } if why.starts_with("a folder is there now") && why.contains("x/mine.txt") && why.contains("--force")),
         "{kept:?}"
     );
     assert_eq!(
@@ -387,4 +387,74 @@ fn names_that_are_not_utf8_or_hold_newlines_quotes_and_dashes_are_recorded_and_r
     assert!(shown.contains(&r#""caf\xe9.txt""#.to_string()), "{shown:?}");
     assert!(shown.contains(&r#""new\nline""#.to_string()), "{shown:?}");
     assert!(shown.contains(&"-rf".to_string()), "{shown:?}");
+}
+
+/// A file someone else put where a folder of the checkpoint's must be is kept and named,
+/// unless forced; forced, it goes (the restore's own checkpoint holds it).
+#[test]
+fn a_file_where_a_folder_must_be_is_kept_unless_forced() {
+    let p = project();
+    let root = &p.root;
+    write(root, "d/f.txt", "in the folder\n");
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    std::fs::remove_dir_all(root.join("d")).unwrap();
+    let after = store.take(Some(&start.commit)).unwrap();
+    write(root, "d", "the user's file\n");
+    let steps = steps(&after.changed, &start.commit, &after.commit);
+    let report = store.restore(&steps, false, false, None).unwrap();
+    let kept = report.kept().next().unwrap();
+    assert!(
+        matches!(&kept.outcome, Outcome::Kept { why } if why.starts_with("a file is there now where its folder must be (d)")),
+        "{kept:?}"
+    );
+    assert_eq!(std::fs::read(root.join("d")).unwrap(), b"the user's file\n");
+    let forced = store.restore(&steps, true, false, None).unwrap();
+    assert_eq!(
+        outcomes(&forced),
+        [
+            ("d".to_string(), "removed".to_string()),
+            ("d/f.txt".to_string(), "restored".to_string())
+        ]
+    );
+    assert_eq!(
+        std::fs::read(root.join("d/f.txt")).unwrap(),
+        b"in the folder\n"
+    );
+}
+
+/// A forced restore that must remove a file now reached through a link (someone replaced
+/// its folder with one) never removes through it: the path fails, and says why.
+#[test]
+fn a_file_reached_through_a_link_is_never_removed_and_the_failure_is_said() {
+    let p = project();
+    let root = &p.root;
+    let outside = p.data.parent().unwrap().join("outside");
+    write(&outside, "new.txt", "outside the project\n");
+    write(root, "d/old.txt", "old\n");
+    let store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let start = store.take(None).unwrap();
+    write(root, "d/new.txt", "the turn's\n");
+    let after = store.take(Some(&start.commit)).unwrap();
+    assert_eq!(after.changed, ["d/new.txt"]);
+    std::fs::remove_dir_all(root.join("d")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("d")).unwrap();
+    let steps = steps(&after.changed, &start.commit, &after.commit);
+    let report = store.restore(&steps, true, false, None).unwrap();
+    let [PathReport {
+        path,
+        outcome: Outcome::Failed { why },
+    }] = report.paths.as_slice()
+    else {
+        panic!("{:?}", outcomes(&report));
+    };
+    assert_eq!(*path, "d/new.txt");
+    assert!(
+        why.starts_with("a symbolic link appeared on the way"),
+        "{why}"
+    );
+    assert_eq!(
+        std::fs::read(outside.join("new.txt")).unwrap(),
+        b"outside the project\n"
+    );
 }

@@ -732,4 +732,35 @@ mod tests {
             same_both_ways(case);
         }
     }
+
+    /// The reader itself takes white space between tokens, every number and literal JSON
+    /// writes, and a skipped value nested to MAX_DEPTH (arrays or objects), and stops one
+    /// deeper: a hostile depth of objects runs no stack out either.
+    #[test]
+    fn the_reader_takes_white_space_every_scalar_and_nesting_to_its_depth() {
+        let skipped =
+            |value: &str| format!(r#"{{"x":{value},"choices":[{{"delta":{{"content":"a"}}}}]}}"#);
+        let taken = |data: &str| read(data).and_then(|c| c.content).is_some();
+        assert!(taken(
+            " {\n \"choices\" : [ { \"delta\" : { \"content\" : \"a\" } , \"index\" : 0 } ] } \n"
+        ));
+        for scalar in [
+            "0", "-0", "7", "-12", "0.5", "-3.25e+7", "1E9", "2e-3", "6.02E23", "true", "false",
+            "null",
+        ] {
+            assert!(taken(&skipped(scalar)), "{scalar}");
+            assert!(taken(&skipped(&format!("[{scalar},{scalar}]"))), "{scalar}");
+        }
+        let arrays = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+        assert!(taken(&skipped(&arrays(MAX_DEPTH))));
+        assert!(taken(&skipped(&objects(MAX_DEPTH))));
+        for deeper in [
+            arrays(MAX_DEPTH + 1),
+            objects(MAX_DEPTH + 1),
+            objects(100_000),
+        ] {
+            assert_eq!(read(&skipped(&deeper)), None);
+        }
+    }
 }

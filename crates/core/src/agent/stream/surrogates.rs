@@ -185,4 +185,36 @@ mod tests {
         assert_eq!(repair(&content(r"\ud8"), &mut pending), None);
         assert_eq!(repair(r#""\u"#, &mut pending), None);
     }
+
+    /// Every other escape is passed over whole: the hex-like text after `\n` or `\"` is
+    /// text, not a half, and a lone half after a broken escape, another escape or a whole
+    /// pair is still replaced.
+    #[test]
+    fn other_escapes_are_passed_over_whole() {
+        let mut pending = None;
+        for text in [r"\ndc00", r#"\"d83d"#] {
+            assert_eq!(repair(&content(text), &mut pending), None, "{text}");
+        }
+        for (text, repaired) in [
+            (r"\u12 \ud83d b", "\\u12 \u{FFFD} b"),
+            (r"\n \ud83d b", "\\n \u{FFFD} b"),
+            (r"\ud83d\ude00 \ud83d b", "\\ud83d\\ude00 \u{FFFD} b"),
+        ] {
+            assert_eq!(
+                repair(&content(text), &mut pending),
+                Some(content(repaired)),
+                "{text}"
+            );
+        }
+        assert_eq!(pending, None);
+    }
+
+    /// Only strings are looked into: an escape after one, outside any (which no JSON
+    /// has), is left for the parser to report, even with a high half pending.
+    #[test]
+    fn nothing_outside_a_string_is_touched() {
+        let mut pending = Some(0xD83D);
+        assert_eq!(repair(r#"{"a":"b"\udc00}"#, &mut pending), None);
+        assert_eq!(pending, None);
+    }
 }

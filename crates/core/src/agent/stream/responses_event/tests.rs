@@ -722,3 +722,5 @@ fn the_reply_ends_at_its_terminal_event_and_says_why() {
     assert_eq!(r, Ok(()));
     assert_eq!(reply.text, "whole");
 }
+
+mod partial;

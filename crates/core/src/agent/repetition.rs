@@ -715,17 +715,44 @@ mod tests {
         // near the start to mark, and only its multiples being ruled out spares a scan of
         // each longer period.
         let first = format!("x{}{}", "=".repeat(MIN_BYTES - 1), noise(4_000));
+        // Coin flips: every other period is a candidate and fails within a few bytes, so
+        // a look fills its marks.
+        let mut rng3 = Rng(9);
+        let flips: String = (0..30_000)
+            .map(|_| if rng3.below(2) == 0 { 'a' } else { 'b' })
+            .collect();
         let inputs = [
             ("words", words),
             ("runs", runs),
             ("zeros", zeros),
             ("lines", lines),
             ("first", first),
+            ("flips", flips),
         ];
         for (name, text) in inputs {
             let cost = compared_a_byte(&text);
             eprintln!("{name}: {cost:.2} bytes compared a byte");
             assert!(cost < 3.0, "{name}: {cost:.2} bytes compared a byte");
+        }
+    }
+
+    /// A period whose run failed rules out only the multiples its run reaches: where a
+    /// look ends `zababa zababa`, the end repeats at 2 for five bytes, and its own period,
+    /// 6, is still tried (and found, not 12), whichever of its bytes the look ends on.
+    #[test]
+    fn a_span_whose_end_repeats_a_shorter_one_is_found_at_its_own_period() {
+        let digits = "0123456789".repeat(40);
+        for start in 290..=310 {
+            let text = format!("{}{}", &digits[..start], "zababa".repeat(2_000));
+            let found = feed(&text, 100).expect("found");
+            assert_eq!(
+                (found.start, found.period),
+                (start, 6),
+                "after {start} bytes"
+            );
+            if start == 298 {
+                assert_eq!(Some(found), reference(&text));
+            }
         }
     }
 

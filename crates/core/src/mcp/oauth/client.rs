@@ -277,8 +277,11 @@ mod tests {
     /// path and `Authorization`.
     struct Fake {
         port: u16,
-        seen: Arc<Mutex<Vec<(String, Option<String>)>>>,
+        seen: Arc<Mutex<Vec<Seen>>>,
     }
+
+    /// A request's method and path, and its `Authorization`.
+    type Seen = (String, Option<String>);
 
     impl Fake {
         async fn start(verdict: Verdict) -> Fake {

@@ -186,9 +186,11 @@ mod tests {
         assert!(uri.starts_with("http://127.0.0.1:") && uri.ends_with("/callback"));
         let port: u16 = uri[17..uri.len() - 9].parse().unwrap();
         let waiting = tokio::spawn(callback.wait("st-1", Duration::from_secs(20)));
-        assert!(get(port, "/favicon.ico").await.starts_with("HTTP/1.1 404"));
+        assert!(get(port, "/favicon.ico")
+            .await
+            .starts_with("HTTP/1.1 404 Error\r\n"));
         let page = get(port, "/callback?code=c%2B1&state=st-1&iss=https%3A%2F%2Fas").await;
-        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+        assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
         assert_eq!(
             waiting.await.unwrap(),
             Ok(CallbackParams {
@@ -210,6 +212,7 @@ mod tests {
                 "refused the login (access_denied: no)",
             ),
             ("state=st", "no authorization code"),
+            ("code=&state=st", "no authorization code"),
         ] {
             let callback = Callback::bind().await.unwrap();
             let uri = callback.redirect_uri();
@@ -217,10 +220,55 @@ mod tests {
             let waiting = tokio::spawn(callback.wait("st", Duration::from_secs(20)));
             assert!(get(port, &format!("/callback?{query}"))
                 .await
-                .starts_with("HTTP/1.1 400"));
+                .starts_with("HTTP/1.1 400 Error\r\n"));
             let error = waiting.await.unwrap().unwrap_err();
             assert!(error.contains(expected), "{query}: {error}");
         }
+    }
+
+    /// A request head of exactly `len` bytes for `target`, padded with a header.
+    fn head_of(target: &str, len: usize) -> Vec<u8> {
+        let start = format!("GET {target} HTTP/1.1\r\nHost: x\r\nX-Pad: ");
+        let end = "\r\n\r\n";
+        let mut head = start.into_bytes();
+        head.resize(len - end.len(), b'a');
+        head.extend_from_slice(end.as_bytes());
+        head
+    }
+
+    /// Send `head` and read the answer; an empty answer when the connection was dropped.
+    async fn send(port: u16, head: &[u8]) -> String {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let _ = stream.write_all(head).await;
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        String::from_utf8_lossy(&answer).into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_request_head_of_up_to_16_kib_is_read_whole() {
+        let callback = Callback::bind().await.unwrap();
+        let uri = callback.redirect_uri();
+        let port: u16 = uri[17..uri.len() - 9].parse().unwrap();
+        let waiting = tokio::spawn(callback.wait("st", Duration::from_secs(20)));
+        // The code and the state come after more than one read's worth of the target.
+        let target = format!("/callback?pad={}&code=c&state=st", "p".repeat(5000));
+        let page = send(port, &head_of(&target, MAX_HEAD)).await;
+        assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+        assert_eq!(waiting.await.unwrap().unwrap().code, "c");
+    }
+
+    #[tokio::test]
+    async fn a_longer_request_head_is_dropped_unanswered_and_the_wait_goes_on() {
+        let callback = Callback::bind().await.unwrap();
+        let uri = callback.redirect_uri();
+        let port: u16 = uri[17..uri.len() - 9].parse().unwrap();
+        let waiting = tokio::spawn(callback.wait("st", Duration::from_secs(20)));
+        let page = send(port, &head_of("/callback?code=big&state=st", MAX_HEAD + 1)).await;
+        assert_eq!(page, "");
+        let page = get(port, "/callback?code=c&state=st").await;
+        assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+        assert_eq!(waiting.await.unwrap().unwrap().code, "c");
     }
 
     #[tokio::test]

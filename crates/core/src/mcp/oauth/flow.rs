@@ -429,3 +429,98 @@ pub async fn stored(target: &Target) -> Result<Option<AuthorizationManager>, Str
     })?;
     Ok(Some(manager))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(bearer_token_env: Option<&str>, oauth: OAuthClient) -> ServerConfig {
+        let mut config = ServerConfig::stdio("docs", "unused", &[]);
+        config.transport = Transport::Http {
+            url: "https://docs.example/mcp".into(),
+            headers: Vec::new(),
+            bearer_token_env: bearer_token_env.map(String::from),
+            oauth,
+        };
+        config.startup_timeout = Duration::from_secs(7);
+        config
+    }
+
+    #[test]
+    fn only_an_http_server_without_a_static_token_logs_in() {
+        let data = Path::new("/data");
+        let client = OAuthClient {
+            client_id: Some("id-1".into()),
+            ..Default::default()
+        };
+        let target = Target::of(&http(None, client.clone()), data).unwrap();
+        assert_eq!(target.name, "docs");
+        assert_eq!(target.url, "https://docs.example/mcp");
+        assert_eq!(target.client, client);
+        assert_eq!(target.data_dir, data);
+        assert_eq!(target.timeout, Duration::from_secs(7));
+        assert!(Target::for_login(&http(None, client), data).is_ok());
+
+        assert!(Target::of(&http(Some("TOKEN"), OAuthClient::default()), data).is_none());
+        let error =
+            Target::for_login(&http(Some("TOKEN"), OAuthClient::default()), data).unwrap_err();
+        assert!(error.contains("bearer_token_env"), "{error}");
+        let stdio = ServerConfig::stdio("docs", "server", &[]);
+        assert!(Target::of(&stdio, data).is_none());
+        let error = Target::for_login(&stdio, data).unwrap_err();
+        assert!(error.contains("is a stdio server"), "{error}");
+    }
+
+    #[test]
+    fn the_client_secret_comes_from_its_variable_trimmed_and_an_unset_one_is_an_error() {
+        let mut target = Target::of(&http(None, OAuthClient::default()), Path::new("/d")).unwrap();
+        assert_eq!(target.secret(), Ok(None));
+        // Read, never set, here: tests run in threads.
+        let path = std::env::var("PATH").unwrap();
+        target.client.client_secret_env = Some("PATH".into());
+        assert_eq!(target.secret(), Ok(Some(path.trim().to_string())));
+        target.client.client_secret_env = Some("REIN_TEST_NEVER_SET_7F3A".into());
+        let error = target.secret().unwrap_err();
+        assert!(
+            error.contains(
+                "REIN_TEST_NEVER_SET_7F3A (mcp_servers.docs.oauth_client_secret_env) is not set"
+            ),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn work_on_the_authorization_server_fails_in_words_or_within_the_timeout() {
+        let mut target = Target::of(&http(None, OAuthClient::default()), Path::new("/d")).unwrap();
+        let error = target
+            .within("registering", async {
+                Err::<(), _>(AuthError::RegistrationFailed("no room".into()))
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(error, "registering failed: Registration failed: no room");
+        target.timeout = Duration::from_millis(1);
+        let error = target
+            .within(
+                "registering",
+                std::future::pending::<Result<(), AuthError>>(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "registering: the authorization server did not answer within 0 s (mcp_servers.docs.startup_timeout_secs)"
+        );
+    }
+
+    #[test]
+    fn a_loopback_redirect_is_plain_http_to_this_machine() {
+        assert!(is_loopback_redirect("http://127.0.0.1:8080/callback"));
+        assert!(is_loopback_redirect("http://localhost/callback"));
+        assert!(is_loopback_redirect("http://[::1]:9/callback"));
+        assert!(!is_loopback_redirect("https://127.0.0.1/callback"));
+        assert!(!is_loopback_redirect("http://evil.example/callback"));
+        assert!(!is_loopback_redirect("https://evil.example/callback"));
+        assert!(!is_loopback_redirect("not a url"));
+    }
+}

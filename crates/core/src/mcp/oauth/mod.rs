@@ -68,3 +68,25 @@ impl Prompt for StderrPrompt {
 pub fn logout(target: &Target) -> Result<bool, String> {
     target.store().remove()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logout_forgets_the_client_and_says_whether_there_was_one() {
+        let data = tempfile::tempdir().unwrap();
+        let target = Target {
+            name: "docs".into(),
+            url: "https://docs.example/mcp".into(),
+            client: Default::default(),
+            data_dir: data.path().to_path_buf(),
+            timeout: std::time::Duration::from_secs(5),
+        };
+        target.store().set_client("client-1", None).unwrap();
+        assert_eq!(logout(&target), Ok(true));
+        assert_eq!(target.store().client(), None);
+        assert!(!target.store().path().exists());
+        assert_eq!(logout(&target), Ok(false));
+    }
+}

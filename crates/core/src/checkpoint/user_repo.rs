@@ -4,9 +4,10 @@
 //!
 //! The index is read for one question only: does the user's repository track any file
 //! under a folder (an untracked folder is one it does not, as `git status` shows it
-//! whole). Versions 2, 3 and 4 of the index format are read; an index rein cannot read
-//! (split, sparse, another hash, damaged) is as if the repository tracked everything, so
-//! the folder cap never skips what the user may track.
+//! whole). Versions 2, 3 and 4 of the index format are read (a sparse index's folder
+//! entry tracks what is under it); an index rein cannot read (split, another hash,
+//! damaged) is as if the repository tracked everything, so the folder cap never skips
+//! what the user may track.
 
 use std::path::{Path, PathBuf};
 
@@ -234,6 +235,103 @@ mod tests {
             assert!(!tracks_under(&tracked, b"src/lon"));
             assert!(!tracks_under(&tracked, b"a.txt"));
         }
+    }
+
+    /// A big repository's index (here 12,000 files, over 2 MiB in version 2) is read
+    /// whole, in version 4 too (where a path drops more than 127 bytes of the one before).
+    #[test]
+    fn the_index_of_a_big_repository_is_read() {
+        use std::io::Write;
+        let long = "n".repeat(150);
+        let paths: Vec<String> = (0..12_000)
+            .map(|i| format!("dir{:02}/{long}{i:05}", i / 1000))
+            .collect();
+        for version in ["2", "4"] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            git(root, &["init", "-q"]);
+            let empty = "e69de29bb2d1d6434b8b29ae77ad084e3c1a1f8a";
+            let info: String = paths
+                .iter()
+                .map(|p| format!("100644 {empty}\t{p}\n"))
+                .collect();
+            let mut child = Command::new("git")
+                .args(["update-index", "--index-info"])
+                .current_dir(root)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(info.as_bytes())
+                .unwrap();
+            assert!(child.wait().unwrap().success());
+            git(root, &["update-index", "--index-version", version]);
+            if version == "2" {
+                assert!(std::fs::metadata(root.join(".git/index")).unwrap().len() > 2 << 20);
+            }
+            let tracked = UserRepo::find(root).unwrap().tracked().expect(version);
+            assert!(
+                tracked
+                    .iter()
+                    .map(Vec::as_slice)
+                    .eq(paths.iter().map(String::as_bytes)),
+                "version {version}"
+            );
+            assert!(tracks_under(&tracked, b"dir07"));
+        }
+    }
+
+    /// A file is read whole up to its limit; one byte more and it is not read at all.
+    #[test]
+    fn a_file_over_the_limit_is_not_read_and_one_at_it_is_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(read_regular(&path, 10).as_deref(), Some(&b"0123456789"[..]));
+        assert_eq!(read_regular(&path, 9), None);
+        assert_eq!(read_regular(dir.path(), 10), None, "a folder is no file");
+    }
+
+    /// A sparse index keeps a folder outside the sparse checkout as one entry (`b/`): the
+    /// repository tracks what is under that folder.
+    #[test]
+    fn a_sparse_index_tracks_under_its_folder_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        for path in ["a/x", "b/c/y", "top"] {
+            let full = root.join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, path).unwrap();
+        }
+        git(root, &["add", "-A"]);
+        git(
+            root,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "x",
+            ],
+        );
+        git(
+            root,
+            &["sparse-checkout", "init", "--cone", "--sparse-index"],
+        );
+        git(root, &["sparse-checkout", "set", "a"]);
+        let tracked = UserRepo::find(root).unwrap().tracked().expect("read");
+        assert_eq!(tracked, [&b"a/x"[..], b"b/", b"top"]);
+        assert!(tracks_under(&tracked, b"b"));
+        assert!(tracks_under(&tracked, b"a"));
+        assert!(!tracks_under(&tracked, b"top"));
     }
 
     #[test]

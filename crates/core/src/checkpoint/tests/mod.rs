@@ -1,9 +1,11 @@
 //! The record against real git on real folders, one file a topic: what it records and
-//! leaves out (`record.rs`), what a restore puts back and what it never touches
+//! leaves out (`record.rs`), how its changes go in and what it takes of files changing
+//! meanwhile (`adding.rs`), what a restore puts back and what it never touches
 //! (`restore.rs`), keeping the record under its quota (`prune.rs`), where a project's
-//! record lives, the settings it keeps to and what a damaged one gives (`store.rs`). This
+//! record lives, the settings it keeps to, a SHA-256 one and what a damaged one gives (`store.rs`). This
 //! file holds the shared project fixtures.
 
+mod adding;
 mod prune;
 mod record;
 mod restore;

@@ -139,3 +139,49 @@ fn a_missing_checkpoint_is_pruned_and_a_broken_record_is_an_error() {
         "{broken:?}"
     );
 }
+
+/// A record git made with SHA-256 ids (64 digits, git's coming default) takes checkpoints
+/// by name and as one pack, and takes a turn back.
+#[test]
+fn a_record_with_sha256_ids_takes_and_restores_checkpoints() {
+    let p = project();
+    let root = &p.root;
+    write(root, "a.txt", "a\n");
+    write(root, "gone.txt", "g\n");
+    let git_dir = record_dir(&p.data, root).join("git");
+    std::fs::create_dir_all(&git_dir).unwrap();
+    git(
+        &git_dir,
+        &["init", "-q", "--bare", "--object-format=sha256", "."],
+    );
+    let mut store = Store::open(&p.data, root, Settings::default()).unwrap();
+    let first = store.take(None).unwrap();
+    assert_eq!(first.commit.len(), 64);
+    write(root, "a.txt", "changed\n");
+    write(root, "new.txt", "new\n");
+    let second = store.take(Some(&first.commit)).unwrap();
+    assert_eq!(second.changed, ["a.txt", "new.txt"]);
+    store.bulk_from = 0;
+    std::fs::remove_file(root.join("gone.txt")).unwrap();
+    write(root, "packed.txt", "p\n");
+    let third = store.take(Some(&second.commit)).unwrap();
+    assert_eq!(third.changed, ["gone.txt", "packed.txt"]);
+    let all: Vec<RelPath> = ["a.txt", "gone.txt", "new.txt", "packed.txt"]
+        .map(RelPath::from)
+        .to_vec();
+    store
+        .restore(
+            &steps(&all, &first.commit, &third.commit),
+            false,
+            false,
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        without_git(files(root)),
+        BTreeMap::from([
+            ("a.txt".to_string(), b"a\n [x0]".to_vec()),
+            ("gone.txt".to_string(), b"g\n [x0]".to_vec()),
+        ])
+    );
+}

@@ -244,6 +244,24 @@ mod tests {
         assert!(!file.remove().unwrap());
     }
 
+    #[test]
+    fn a_file_up_to_one_mib_is_read_and_a_larger_one_is_refused() {
+        let data = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(data.path(), "docs", "https://docs.example/mcp");
+        file.set_client("client-1", None).unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        // Whitespace after the JSON: the file is still rein's, just long.
+        let pad = |to: usize| format!("{text}{}", " ".repeat(to - text.len()));
+        std::fs::write(file.path(), pad(64 * 1024)).unwrap();
+        assert_eq!(file.client(), Some(("client-1".into(), None)));
+        std::fs::write(file.path(), pad(1024 * 1024)).unwrap();
+        assert_eq!(file.client(), Some(("client-1".into(), None)));
+        std::fs::write(file.path(), pad(1024 * 1024 + 1)).unwrap();
+        assert_eq!(file.client(), None);
+        let error = file.set_client("client-2", None).unwrap_err();
+        assert!(error.contains("is larger than 1 MiB"), "{error}");
+    }
+
     #[tokio::test]
     async fn a_damaged_file_is_an_error_naming_it() {
         let data = tempfile::tempdir().unwrap();

@@ -263,6 +263,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_file_that_cannot_be_opened_is_an_error_and_only_a_missing_one_is_none() {
+        let data = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(data.path(), "docs", "https://docs.example/mcp");
+        assert!(file.load().await.unwrap().is_none());
+        // The folder is a file: opening the token file fails, and not as missing.
+        std::fs::write(dir(data.path()), "").unwrap();
+        let error = file.load().await.unwrap_err().to_string();
+        assert!(error.contains("cannot read"), "{error}");
+        assert!(error.contains("docs.json"), "{error}");
+        let error = file.remove().unwrap_err();
+        assert!(error.contains("cannot remove"), "{error}");
+    }
+
+    #[tokio::test]
     async fn a_damaged_file_is_an_error_naming_it() {
         let data = tempfile::tempdir().unwrap();
         let file = TokenFile::new(data.path(), "docs", "https://docs.example/mcp");

@@ -116,8 +116,14 @@ impl Target {
         let Some(var) = &self.client.client_secret_env else {
             return Ok(None);
         };
-        match std::env::var(var) {
-            Ok(secret) if !secret.trim().is_empty() => Ok(Some(secret.trim().to_string())),
+        self.secret_of(var, std::env::var(var).ok())
+    }
+
+    /// The secret given `value`, the value of the variable `var` (`None`: unset, or not
+    /// Unicode).
+    fn secret_of(&self, var: &str, value: Option<String>) -> Result<Option<String>, String> {
+        match value {
+            Some(secret) if !secret.trim().is_empty() => Ok(Some(secret.trim().to_string())),
             _ => Err(format!(
                 "the environment variable {var} (mcp_servers.{}.oauth_client_secret_env) is not set",
                 self.name
@@ -522,5 +528,98 @@ mod tests {
         assert!(!is_loopback_redirect("http://evil.example/callback"));
         assert!(!is_loopback_redirect("https://evil.example/callback"));
         assert!(!is_loopback_redirect("not a url"));
+    }
+
+    #[test]
+    fn a_blank_client_secret_is_as_good_as_none() {
+        let target = Target::of(&http(None, OAuthClient::default()), Path::new("/d")).unwrap();
+        assert_eq!(
+            target.secret_of("S", Some(" s3 \n".into())),
+            Ok(Some("s3".into()))
+        );
+        for value in [Some(" \t\n".to_string()), Some(String::new()), None] {
+            let error = target.secret_of("S", value).unwrap_err();
+            assert!(error.contains("S (mcp_servers.docs.oauth_client_secret_env) is not set"));
+        }
+    }
+
+    /// A target at `url`, its requests given `timeout`.
+    fn at(url: &str, timeout: Duration) -> Target {
+        let mut target = Target::of(&http(None, OAuthClient::default()), Path::new("/d")).unwrap();
+        target.url = url.to_string();
+        target.timeout = timeout;
+        target
+    }
+
+    #[tokio::test]
+    async fn the_probe_gives_a_401s_bearer_challenge_and_nothing_else() {
+        use super::super::fake_http::{serve, Answer};
+        let asks = Answer::new(
+            "401 Unauthorized",
+            "WWW-Authenticate: Basic realm=\"x\"\r\nWWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1:9/prm\"\r\n",
+            "",
+        );
+        let silent = Answer::new("401 Unauthorized", "", "");
+        let base = serve(vec![("/asks", asks), ("/silent", silent)]).await;
+        let timeout = Duration::from_secs(60);
+        assert_eq!(
+            probe(&at(&format!("{base}/asks"), timeout)).await,
+            Ok(Some(
+                "Bearer resource_metadata=\"http://127.0.0.1:9/prm\"".into()
+            ))
+        );
+        assert_eq!(
+            probe(&at(&format!("{base}/silent"), timeout)).await,
+            Ok(Some(String::new()))
+        );
+    }
+
+    #[tokio::test]
+    async fn the_probe_reads_at_most_its_cap_of_an_answer_without_a_challenge() {
+        use super::super::fake_http::{serve, Answer, Body};
+        let long = Answer::new("200 OK", "", vec![b'x'; 3 * PROBE_BODY_BYTES]);
+        let endless = Answer {
+            status: "200 OK",
+            headers: String::new(),
+            body: Body::Endless,
+        };
+        let failing = Answer::new("500 Internal Server Error", "", "broken");
+        let base = serve(vec![
+            ("/long", long),
+            ("/endless", endless),
+            ("/failing", failing),
+        ])
+        .await;
+        // Longer than any test run: only the byte cap ends the endless body.
+        let timeout = Duration::from_secs(3600);
+        assert_eq!(probe(&at(&format!("{base}/long"), timeout)).await, Ok(None));
+        assert_eq!(
+            probe(&at(&format!("{base}/endless"), timeout)).await,
+            Ok(None)
+        );
+        let error = probe(&at(&format!("{base}/failing"), timeout))
+            .await
+            .unwrap_err();
+        assert!(error.ends_with("/failing answered initialize with HTTP 500 (not 401: rein cannot tell where to log in)"), "{error}");
+    }
+
+    #[test]
+    fn the_resource_metadata_url_is_the_challenges_resolved_against_the_server() {
+        let target = at("https://docs.example/mcp/", Duration::from_secs(1));
+        assert_eq!(
+            resource_metadata_of(
+                r#"Bearer resource_metadata="https://meta.example/prm", scope="read""#,
+                &target
+            ),
+            Some("https://meta.example/prm".into())
+        );
+        assert_eq!(
+            resource_metadata_of(r#"Bearer resource_metadata="/prm""#, &target),
+            Some("https://docs.example/prm".into())
+        );
+        assert_eq!(
+            resource_metadata_of(r#"Bearer scope="read""#, &target),
+            None
+        );
     }
 }

@@ -125,7 +125,9 @@ async fn fetch_metadata(
 
 #[cfg(test)]
 mod tests {
-    use super::same_origin_root;
+    use super::super::fake_http::{serve, Answer};
+    use super::*;
+    use crate::mcp::OAuthClient;
 
     #[test]
     fn only_an_issuer_on_the_roots_own_origin_is_taken() {
@@ -149,5 +151,74 @@ mod tests {
             same_origin_root("https://mcp.example/", "https://mcp.example/oauth?x=1").is_none()
         );
         assert!(same_origin_root("not a url", "https://mcp.example/oauth").is_none());
+    }
+
+    /// Authorization-server metadata naming `issuer`, its authorization endpoint at
+    /// `endpoint`, padded with spaces to `length` bytes.
+    fn metadata(issuer: &str, endpoint: &str, length: usize) -> Vec<u8> {
+        let text = format!(
+            r#"{{"issuer":"{issuer}","authorization_endpoint":"{endpoint}","token_endpoint":"https://as.example/token"}}"#
+        );
+        format!("{text}{}", " ".repeat(length - text.len())).into_bytes()
+    }
+
+    fn target(url: &str) -> Target {
+        Target {
+            name: "docs".into(),
+            url: url.to_string(),
+            client: OAuthClient::default(),
+            data_dir: std::path::PathBuf::from("/d"),
+            timeout: std::time::Duration::from_secs(60),
+        }
+    }
+
+    const OAUTH: &str = "/.well-known/oauth-authorization-server";
+    const OPENID: &str = "/.well-known/openid-configuration";
+
+    #[tokio::test]
+    async fn the_roots_metadata_is_taken_whole_within_its_cap_and_only_for_the_issuer() {
+        let issuer = "https://mcp.example/oauth";
+        // Another issuer's at the OAuth URL; the issuer's at the OpenID one, exactly at
+        // the cap.
+        let base = serve(vec![
+            (
+                OAUTH,
+                Answer::new(
+                    "200 OK",
+                    "",
+                    metadata("https://as.example", "https://a/1", 200),
+                ),
+            ),
+            (
+                OPENID,
+                Answer::new("200 OK", "", metadata(issuer, "https://a/2", 256 * 1024)),
+            ),
+        ])
+        .await;
+        let root = reqwest::Url::parse(&base).unwrap();
+        let found = fetch_metadata(&target(&base), &root, issuer).await.unwrap();
+        assert_eq!(found.authorization_endpoint, "https://a/2");
+        assert_eq!(found.issuer.as_deref(), Some(issuer));
+
+        // A failed answer is not read, and a document past the cap is not taken.
+        let base = serve(vec![
+            (
+                OAUTH,
+                Answer::new("404 Not Found", "", metadata(issuer, "https://a/3", 200)),
+            ),
+            (
+                OPENID,
+                Answer::new(
+                    "200 OK",
+                    "",
+                    metadata(issuer, "https://a/4", 256 * 1024 + 1),
+                ),
+            ),
+        ])
+        .await;
+        let root = reqwest::Url::parse(&base).unwrap();
+        assert!(fetch_metadata(&target(&base), &root, issuer)
+            .await
+            .is_none());
     }
 }

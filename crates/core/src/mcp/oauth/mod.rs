@@ -35,6 +35,8 @@
 mod browser;
 mod callback;
 mod client;
+#[cfg(test)]
+mod fake_http;
 mod flow;
 mod legacy;
 mod store;

@@ -244,6 +244,38 @@ mod tests {
         assert!(!file.remove().unwrap());
     }
 
+    #[test]
+    fn a_file_up_to_one_mib_is_read_and_a_larger_one_is_refused() {
+        let data = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(data.path(), "docs", "https://docs.example/mcp");
+        file.set_client("client-1", None).unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        // Whitespace after the JSON: the file is still rein's, just long.
+        let pad = |to: usize| format!("{text}{}", " ".repeat(to - text.len()));
+        std::fs::write(file.path(), pad(64 * 1024)).unwrap();
+        assert_eq!(file.client(), Some(("client-1".into(), None)));
+        std::fs::write(file.path(), pad(1024 * 1024)).unwrap();
+        assert_eq!(file.client(), Some(("client-1".into(), None)));
+        std::fs::write(file.path(), pad(1024 * 1024 + 1)).unwrap();
+        assert_eq!(file.client(), None);
+        let error = file.set_client("client-2", None).unwrap_err();
+        assert!(error.contains("is larger than 1 MiB"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_file_that_cannot_be_opened_is_an_error_and_only_a_missing_one_is_none() {
+        let data = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(data.path(), "docs", "https://docs.example/mcp");
+        assert!(file.load().await.unwrap().is_none());
+        // The folder is a file: opening the token file fails, and not as missing.
+        std::fs::write(dir(data.path()), "").unwrap();
+        let error = file.load().await.unwrap_err().to_string();
+        assert!(error.contains("cannot read"), "{error}");
+        assert!(error.contains("docs.json"), "{error}");
+        let error = file.remove().unwrap_err();
+        assert!(error.contains("cannot remove"), "{error}");
+    }
+
     #[tokio::test]
     async fn a_damaged_file_is_an_error_naming_it() {
         let data = tempfile::tempdir().unwrap();

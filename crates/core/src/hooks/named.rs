@@ -279,6 +279,19 @@ mod tests {
     }
 
     #[test]
+    fn only_a_variable_name_before_an_equals_sign_makes_an_assignment_or_a_value() {
+        // An assignment before the program keeps the next word the program.
+        assert_eq!(named("FOO=1 lint.py"), ["1"]);
+        assert_eq!(named("A_B=1 lint.py"), ["1"]);
+        // A word whose part before `=` is not a variable name is a program, or a path.
+        assert_eq!(named("a.b=c lint.py"), ["lint.py"]);
+        assert_eq!(named("=c lint.py"), ["lint.py"]);
+        assert_eq!(named("cat conf.d/a=b"), ["conf.d/a=b"]);
+        assert_eq!(named("cat =x.sh"), ["=x.sh"]);
+        assert_eq!(named("cat a_b=x.sh"), ["x.sh"]);
+    }
+
+    #[test]
     fn what_is_not_a_project_file_is_left_out() {
         for command in [
             "echo done >> hook.log 2>&1",

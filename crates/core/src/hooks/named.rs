@@ -292,6 +292,28 @@ mod tests {
     }
 
     #[test]
+    fn comments_home_and_descriptors_only_where_the_shell_sees_them() {
+        // `#` and `~` inside a word are characters of it.
+        assert_eq!(named("cat x#y.sh"), ["x#y.sh"]);
+        assert_eq!(named("cat a~b.sh"), ["a~b.sh"]);
+        // Digits before a redirection are its descriptor; another word before one is a
+        // word; so is an empty `''`, the program of its command.
+        assert_eq!(named("cat x 2>err.log"), ["x"]);
+        assert_eq!(named("cat a.txt>out.log"), ["a.txt"]);
+        assert_eq!(named("''>out.log lint.py"), ["lint.py"]);
+        // Inside double quotes a backslash takes `$`, `` ` ``, `"` and `\`.
+        assert_eq!(
+            named(r#"cat "a\$b.sh" "c\"d" "e\\f" "g\h""#),
+            ["a$b.sh", "c\"d", "e\\f", "g\\h"]
+        );
+        // Another variable in braces, or the project's unclosed, leaves the word unknown.
+        assert_eq!(
+            named("cat ${HOME}/x.sh ${CLAUDE_PROJECT_DIR/y.sh"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn what_is_not_a_project_file_is_left_out() {
         for command in [
             "echo done >> hook.log 2>&1",

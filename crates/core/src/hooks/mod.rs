@@ -555,11 +555,22 @@ mod tests {
                 .to_string()
         };
         std::fs::write(&file, stop("touch shown")).unwrap();
+        std::fs::write(project.path().join("shown"), "").unwrap();
         let loaded = load(&user, project.path(), data.path());
         let hooks = Arc::new(loaded.hooks);
         let held = loaded.held.expect("held");
         assert!(hooks.is_empty());
-        assert_eq!(held.lines().len(), 1);
+        let lines = held.lines();
+        assert!(
+            matches!(lines.as_slice(), [l] if l.starts_with("Stop: touch shown (timeout ")),
+            "{lines:?}"
+        );
+        // The file its command names is pinned too, as it is now.
+        let files = held.file_lines();
+        assert!(
+            matches!(files.as_slice(), [l] if l.starts_with("shown (")),
+            "{files:?}"
+        );
         // The file changes while the user reads the question: what was shown is approved.
         std::fs::write(&file, stop("touch other")).unwrap();
         held.allow(&hooks, data.path()).unwrap();

@@ -542,7 +542,8 @@ mod tests {
     }
 
     /// Allowed as shown, a project's hooks join the hooks in force at once and are not held
-    /// at the next start; the file changed, they are held again and say so.
+    /// at the next start; the file changed, or a file a command names, they are held again
+    /// and say so.
     #[tokio::test]
     async fn held_hooks_allowed_run_at_once_and_are_pinned_to_what_was_shown() {
         let project = tempfile::tempdir().unwrap();
@@ -581,6 +582,10 @@ mod tests {
         let again = load(&user, project.path(), data.path());
         assert!(again.held.is_none(), "{again:?}");
         assert_eq!(again.hooks.all().len(), 1);
+        // A file the command names changed: held again.
+        std::fs::write(project.path().join("shown"), "changed").unwrap();
+        let again = load(&user, project.path(), data.path());
+        assert!(again.held.as_ref().is_some_and(|h| h.changed), "{again:?}");
     }
 
     /// The guard at each firing: a host-tool file a command created holds every hook (a

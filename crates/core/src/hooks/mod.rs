@@ -588,6 +588,70 @@ mod tests {
         assert!(again.held.as_ref().is_some_and(|h| h.changed), "{again:?}");
     }
 
+    /// `rein hooks allow` approves the project's hooks as they are, with the files they
+    /// name, and says so: a hook a line, a pinned file a line.
+    #[test]
+    fn allowing_the_project_approves_its_hooks_as_they_are() {
+        let project = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let user = data.path().join("config.toml");
+        assert_eq!(project_definitions(project.path()), None);
+        std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+        let file = project.path().join(".rein/hooks.json");
+        let text = r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "sh check.sh", "timeout": 5, "on_failure": "block"},
+            {"type": "command", "command": "true", "timeout": 1.5}]}]}}"#;
+        std::fs::write(&file, text).unwrap();
+        std::fs::write(project.path().join("check.sh"), "exit 0\n").unwrap();
+        assert_eq!(
+            project_definitions(project.path()),
+            serde_json::from_str(text).ok()
+        );
+        let loaded = load(&user, project.path(), data.path());
+        let notice = format!("{}: 2 project hooks held: ", file.display());
+        assert!(
+            loaded.notices.iter().any(|n| n.starts_with(&notice)),
+            "{:?}",
+            loaded.notices
+        );
+        let allowed = allow_project(project.path(), data.path()).unwrap();
+        let source = format!("project {}", file.display());
+        assert_eq!(
+            allowed.hooks,
+            [
+                format!("PreToolUse [Bash]: sh check.sh (timeout 5s, blocks on failure; {source})"),
+                format!("PreToolUse [Bash]: true (timeout 1.5s; {source})"),
+            ]
+        );
+        assert!(
+            matches!(allowed.files.as_slice(), [l] if l.starts_with("check.sh (sha256 ")),
+            "{:?}",
+            allowed.files
+        );
+        let again = load(&user, project.path(), data.path());
+        assert!(again.held.is_none(), "{again:?}");
+        assert_eq!(again.hooks.all().len(), 2);
+    }
+
+    /// A session that ends waits for the SessionEnd hooks of its reason only.
+    #[test]
+    fn a_session_end_waits_for_the_hooks_of_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let end = |matcher: &str, timeout: u32| json!({"matcher": matcher, "hooks": [{"type": "command", "command": matcher, "timeout": timeout}]});
+        let h = hooks(
+            dir.path(),
+            &json!({"hooks": {"SessionEnd": [
+                end("clear", 5), end("logout", 6), end("prompt_input_exit", 7)
+            ]}})
+            .to_string(),
+        );
+        let secs = |reason| h.end_timeout(reason).map(|t| t.as_secs());
+        assert_eq!(secs(EndReason::Clear), Some(5));
+        assert_eq!(secs(EndReason::Logout), Some(6));
+        assert_eq!(secs(EndReason::PromptInputExit), Some(7));
+        assert_eq!(secs(EndReason::Other), None);
+    }
+
     /// The guard at each firing: a host-tool file a command created holds every hook (a
     /// blocking PreToolUse hook blocks), said once; a write the user approved is recorded
     /// and holds nothing.

@@ -324,6 +324,26 @@ mod tests {
     }
 
     #[test]
+    fn a_long_reason_keeps_its_head_and_tail_and_says_how_much_was_cut() {
+        let long = format!("{}{}", "a".repeat(6_000), "b".repeat(6_000));
+        let said = read(
+            Event::PreToolUse,
+            OnFailure::Continue,
+            &ran(Ended::Exit(2), "", &long),
+        );
+        let block = said.block.unwrap();
+        assert!(
+            block.contains("\n[… 2000 of the hook's 12000 characters cut here: rein passes on at most 10000 characters of what hooks say …]\n"),
+            "{}",
+            &block[..200]
+        );
+        let head = block.chars().take_while(|c| *c == 'a').count();
+        let tail = block.chars().rev().take_while(|c| *c == 'b').count();
+        assert_eq!(head + tail, MAX_TEXT_CHARS);
+        assert_eq!(bound("short".into(), 5), "short");
+    }
+
+    #[test]
     fn json_output_fields() {
         let said = read(
             Event::PreToolUse,

@@ -402,6 +402,7 @@ mod tests {
                     {"matcher": "Bash", "hooks": [
                         {"type": "prompt", "prompt": "is it safe?"},
                         {"type": "command", "command": "x", "timeout": 0},
+                        {"type": "command", "command": " \t"},
                         {"type": "command", "command": "ok"}]}],
                 "Stop": {"hooks": []}
             }}"#,
@@ -414,6 +415,7 @@ mod tests {
             "/p/.rein/hooks.json: hooks.PreToolUse[0].matcher: ",
             "/p/.rein/hooks.json: hooks.PreToolUse[1].hooks[0]: type \"prompt\" is not one rein runs",
             "/p/.rein/hooks.json: hooks.PreToolUse[1].hooks[1]: \"timeout\" must be a number of seconds above 0",
+            "/p/.rein/hooks.json: hooks.PreToolUse[1].hooks[2]: no \"command\"",
             "/p/.rein/hooks.json: hooks.Stop: must be a list of matcher groups",
         ] {
             assert!(problems.contains(expected), "{expected}\n---\n{problems}");

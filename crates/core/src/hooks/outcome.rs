@@ -361,6 +361,16 @@ mod tests {
             Some((Permission::Deny, "not on main".into()))
         );
         assert_eq!(said.message.as_deref(), Some("checked"));
+        let ask = read(
+            Event::PreToolUse,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "a push"}}"#,
+                "",
+            ),
+        );
+        assert_eq!(ask.permission, Some((Permission::Ask, "a push".into())));
         assert_eq!(said.context.as_deref(), Some("use a branch"));
         let stop = read(
             Event::Stop,

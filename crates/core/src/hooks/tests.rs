@@ -220,6 +220,12 @@ async fn matching_hooks_run_together_on_claude_codes_payload() {
         root.to_string_lossy()
     );
     assert!(!root.join("write.txt").exists());
+    // A Stop hook's matcher is ignored: it matches whatever it is asked about.
+    let stop = hooks(
+        root,
+        r#"{"hooks": {"Stop": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    );
+    assert_eq!(stop.matching(Event::Stop, Some("main")).len(), 1);
     // No hook for an event: nothing runs, nothing to say.
     assert!(h
         .fire(Event::Stop, None, &common, Map::new())

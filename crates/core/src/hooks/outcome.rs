@@ -432,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn together_deny_beats_ask_beats_allow() {
+    fn together_deny_beats_ask_beats_allow_and_the_first_of_equals_stays() {
         let mut all = Combined::default();
         let says = |p: Permission, r: &str| Said {
             permission: Some((p, r.into())),
@@ -443,6 +443,7 @@ mod tests {
         assert_eq!(all.permission, Some((Permission::Ask, "check".into())));
         all.add(says(Permission::Deny, "no"));
         all.add(says(Permission::Allow, "fine again"));
+        all.add(says(Permission::Deny, "no again"));
         assert_eq!(all.permission, Some((Permission::Deny, "no".into())));
         all.add(Said {
             block: Some("a".into()),

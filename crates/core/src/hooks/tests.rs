@@ -263,3 +263,19 @@ async fn a_clone_holds_the_projects_hooks_when_a_file_they_run_changes() {
     );
     assert!(!project.path().join("ran").exists());
 }
+
+/// The user's `hooks.json`, beside their `config.toml`, runs without a question.
+#[test]
+fn the_users_hooks_beside_their_config_run() {
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let stop = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}});
+    std::fs::write(data.path().join("hooks.json"), stop.to_string()).unwrap();
+    let loaded = load(
+        &data.path().join("config.toml"),
+        project.path(),
+        data.path(),
+    );
+    assert!(loaded.held.is_none(), "{loaded:?}");
+    assert_eq!(loaded.hooks.matching(Event::Stop, None).len(), 1);
+}

@@ -393,6 +393,34 @@ mod tests {
     }
 
     #[test]
+    fn a_file_is_read_up_to_a_mebibyte_and_a_missing_one_is_no_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hooks.json");
+        let hooks = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#;
+        let padded = |n: usize| format!("{hooks}{}", " ".repeat(n - hooks.len()));
+        std::fs::write(&file, padded(1 << 20)).unwrap();
+        let p = load(&file, Source::User);
+        assert_eq!(
+            (p.hooks.len(), p.problems.len()),
+            (1, 0),
+            "{:?}",
+            p.problems
+        );
+        std::fs::write(&file, padded((1 << 20) + 1)).unwrap();
+        let p = load(&file, Source::User);
+        assert_eq!(p.hooks.len(), 0);
+        assert!(p.problems[0].contains("cannot be read"), "{:?}", p.problems);
+        // A missing file is no hooks, and no problem.
+        let p = load(&dir.path().join("missing.json"), Source::User);
+        assert_eq!(
+            (p.hooks.len(), p.problems.len()),
+            (0, 0),
+            "{:?}",
+            p.problems
+        );
+    }
+
+    #[test]
     fn what_cannot_be_used_is_named_by_file_and_key_and_the_rest_applies() {
         let p = parsed(
             r#"{"hooks": {
@@ -402,6 +430,7 @@ mod tests {
                     {"matcher": "Bash", "hooks": [
                         {"type": "prompt", "prompt": "is it safe?"},
                         {"type": "command", "command": "x", "timeout": 0},
+                        {"type": "command", "command": " \t"},
                         {"type": "command", "command": "ok"}]}],
                 "Stop": {"hooks": []}
             }}"#,
@@ -414,6 +443,7 @@ mod tests {
             "/p/.rein/hooks.json: hooks.PreToolUse[0].matcher: ",
             "/p/.rein/hooks.json: hooks.PreToolUse[1].hooks[0]: type \"prompt\" is not one rein runs",
             "/p/.rein/hooks.json: hooks.PreToolUse[1].hooks[1]: \"timeout\" must be a number of seconds above 0",
+            "/p/.rein/hooks.json: hooks.PreToolUse[1].hooks[2]: no \"command\"",
             "/p/.rein/hooks.json: hooks.Stop: must be a list of matcher groups",
         ] {
             assert!(problems.contains(expected), "{expected}\n---\n{problems}");

@@ -279,6 +279,41 @@ mod tests {
     }
 
     #[test]
+    fn only_a_variable_name_before_an_equals_sign_makes_an_assignment_or_a_value() {
+        // An assignment before the program keeps the next word the program.
+        assert_eq!(named("FOO=1 lint.py"), ["1"]);
+        assert_eq!(named("A_B=1 lint.py"), ["1"]);
+        // A word whose part before `=` is not a variable name is a program, or a path.
+        assert_eq!(named("a.b=c lint.py"), ["lint.py"]);
+        assert_eq!(named("=c lint.py"), ["lint.py"]);
+        assert_eq!(named("cat conf.d/a=b"), ["conf.d/a=b"]);
+        assert_eq!(named("cat =x.sh"), ["=x.sh"]);
+        assert_eq!(named("cat a_b=x.sh"), ["x.sh"]);
+    }
+
+    #[test]
+    fn comments_home_and_descriptors_only_where_the_shell_sees_them() {
+        // `#` and `~` inside a word are characters of it.
+        assert_eq!(named("cat x#y.sh"), ["x#y.sh"]);
+        assert_eq!(named("cat a~b.sh"), ["a~b.sh"]);
+        // Digits before a redirection are its descriptor; another word before one is a
+        // word; so is an empty `''`, the program of its command.
+        assert_eq!(named("cat x 2>err.log"), ["x"]);
+        assert_eq!(named("cat a.txt>out.log"), ["a.txt"]);
+        assert_eq!(named("''>out.log lint.py"), ["lint.py"]);
+        // Inside double quotes a backslash takes `$`, `` ` ``, `"` and `\`.
+        assert_eq!(
+            named(r#"cat "a\$b.sh" "c\"d" "e\\f" "g\h""#),
+            ["a$b.sh", "c\"d", "e\\f", "g\\h"]
+        );
+        // Another variable in braces, or the project's unclosed, leaves the word unknown.
+        assert_eq!(
+            named("cat ${HOME}/x.sh ${CLAUDE_PROJECT_DIR/y.sh"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn what_is_not_a_project_file_is_left_out() {
         for command in [
             "echo done >> hook.log 2>&1",

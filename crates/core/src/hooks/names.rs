@@ -150,4 +150,19 @@ mod tests {
         let mcp = json!({"repo": "x", "path": "y"});
         assert_eq!(to_claude_input("mcp__gh__get", &mcp), mcp);
     }
+
+    #[test]
+    fn only_a_tasks_description_gives_way_to_its_prompt() {
+        // A task's `prompt` is its question; Claude Code's short `description` goes.
+        assert_eq!(
+            from_claude_input(
+                "task",
+                &json!({"prompt": "find the parser", "description": "parser", "subagent_type": "explore"})
+            ),
+            json!({"description": "find the parser", "subagent_type": "explore"})
+        );
+        // Another tool's fields pass as they are.
+        let bash = json!({"command": "ls", "description": "list", "prompt": "x"});
+        assert_eq!(from_claude_input("bash", &bash), bash);
+    }
 }

@@ -324,6 +324,26 @@ mod tests {
     }
 
     #[test]
+    fn a_long_reason_keeps_its_head_and_tail_and_says_how_much_was_cut() {
+        let long = format!("{}{}", "a".repeat(6_000), "b".repeat(6_000));
+        let said = read(
+            Event::PreToolUse,
+            OnFailure::Continue,
+            &ran(Ended::Exit(2), "", &long),
+        );
+        let block = said.block.unwrap();
+        assert!(
+            block.contains("\n[… 2000 of the hook's 12000 characters cut here: rein passes on at most 10000 characters of what hooks say …]\n"),
+            "{}",
+            &block[..200]
+        );
+        let head = block.chars().take_while(|c| *c == 'a').count();
+        let tail = block.chars().rev().take_while(|c| *c == 'b').count();
+        assert_eq!(head + tail, MAX_TEXT_CHARS);
+        assert_eq!(bound("short".into(), 5), "short");
+    }
+
+    #[test]
     fn json_output_fields() {
         let said = read(
             Event::PreToolUse,
@@ -341,6 +361,16 @@ mod tests {
             Some((Permission::Deny, "not on main".into()))
         );
         assert_eq!(said.message.as_deref(), Some("checked"));
+        let ask = read(
+            Event::PreToolUse,
+            OnFailure::Continue,
+            &ran(
+                Ended::Exit(0),
+                r#"{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "a push"}}"#,
+                "",
+            ),
+        );
+        assert_eq!(ask.permission, Some((Permission::Ask, "a push".into())));
         assert_eq!(said.context.as_deref(), Some("use a branch"));
         let stop = read(
             Event::Stop,
@@ -402,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn together_deny_beats_ask_beats_allow() {
+    fn together_deny_beats_ask_beats_allow_and_the_first_of_equals_stays() {
         let mut all = Combined::default();
         let says = |p: Permission, r: &str| Said {
             permission: Some((p, r.into())),
@@ -413,6 +443,7 @@ mod tests {
         assert_eq!(all.permission, Some((Permission::Ask, "check".into())));
         all.add(says(Permission::Deny, "no"));
         all.add(says(Permission::Allow, "fine again"));
+        all.add(says(Permission::Deny, "no again"));
         assert_eq!(all.permission, Some((Permission::Deny, "no".into())));
         all.add(Said {
             block: Some("a".into()),

@@ -257,6 +257,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn output_is_kept_up_to_its_bound_and_the_rest_read_and_dropped() {
+        let ran = sh(
+            "head -c 1100000 /dev/zero | tr '\\0' x; head -c 3000 /dev/zero | tr '\\0' y >&2",
+            "",
+            Duration::from_secs(60),
+        )
+        .await;
+        assert_eq!(ran.ended, Ended::Exit(0));
+        assert_eq!(ran.stdout.len(), MAX_OUTPUT);
+        assert!(ran.stdout.bytes().all(|b| b == b'x'));
+        assert_eq!(ran.stderr, "y".repeat(3000));
+    }
+
+    #[tokio::test]
     async fn a_hook_that_never_ends_is_killed_at_its_timeout() {
         let dir = tempfile::tempdir().unwrap();
         // Left alone it would run for a day: ending at all is the timeout's work.

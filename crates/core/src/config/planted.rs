@@ -19,7 +19,7 @@
 //! (`routing`, see `routing.rs`): where requests go and which key they carry.
 //!
 //! A user who edits such a file by hand, or pulls one, is asked once; that is the price of
-//! telling their edit from a command's. The ledger is a [`crate::store::JsonStore`], and
+//! telling their edit from a command's. The ledger is a `store::JsonStore`, and
 //! nothing here panics on what it holds. A ledger rein cannot read cannot tell a planted
 //! config from the user's, so every project config is held, the warning names the ledger
 //! and what is wrong with it, and nothing is recorded in it (no folder, no `rein config

@@ -7,7 +7,7 @@
 //! `.rein/config.toml`. The file is `<data dir>/allowed-tools.json`, readable by the user
 //! only and never written through a link: a JSON list of `{project, pattern}`. Its rules
 //! join the user's own (`RuleOrigin::Config` with this file's path) for that project only.
-//! The file is a [`crate::store::JsonStore`]: one rein cannot read is no allow at all (those
+//! The file is a `store::JsonStore`: one rein cannot read is no allow at all (those
 //! tools ask again), said once, and left as it is; a new allow is refused, with the error,
 //! until the user repairs the file or moves it aside. Nothing here panics on what the file
 //! holds.

@@ -10,7 +10,7 @@
 //! the ones that are new or changed ([`Review::notices`]), before anything is sent. The first
 //! start in a project only records (the files came with the checkout the user chose).
 //!
-//! The record is `<data dir>/project-guidance.json`, a [`crate::store::JsonStore`] (the
+//! The record is `<data dir>/project-guidance.json`, a `store::JsonStore` (the
 //! user's alone, written by rename): per project, each file's SHA-256. A record rein cannot
 //! read is said at every start (nothing is named as new or changed then) and left as it is
 //! until the user repairs it or moves it aside; nothing here panics on what a file holds,

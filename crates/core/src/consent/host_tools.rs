@@ -17,7 +17,7 @@
 //! which records the files as they are. A write the user approved in the approval
 //! question updates the record of that file ([`record_write`]).
 //!
-//! Nothing here panics on what the files hold. The record is a [`crate::store::JsonStore`]:
+//! Nothing here panics on what the files hold. The record is a `store::JsonStore`:
 //! one rein cannot read is never taken as no record (which would make the files as they are
 //! the baseline) nor written over. Every host-tool file at the root is then a change, as
 //! against an empty record, and nothing is recorded (`baseline`, `accept` and

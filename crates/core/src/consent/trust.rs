@@ -17,7 +17,7 @@
 //! it approves nothing any more: the server is asked about again (and the question says
 //! why), and the new approval replaces it. An approval without `files` (written before
 //! rein pinned files) approves a table that names no project file, and nothing else. The file
-//! is a [`crate::store::JsonStore`]: one rein cannot read is no approval at all (everything is
+//! is a `store::JsonStore`: one rein cannot read is no approval at all (everything is
 //! asked again), said once, and left as it is; a new approval is refused, with the error, until
 //! the user repairs the file or moves it aside. Nothing here panics on what the file holds.
 

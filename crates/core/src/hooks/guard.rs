@@ -139,3 +139,40 @@ pub fn holds(data_dir: &Path, root: &Path, project: Option<&ProjectApproval>) ->
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consent::file_pin::FileState;
+
+    /// Why hooks are held, in the words the held notice shows: each reason, and the files
+    /// that changed listed one after another.
+    #[test]
+    fn a_hold_says_why_in_words_and_names_the_files() {
+        let changes = vec![
+            PinChange {
+                path: ".claude/hooks/check.sh".into(),
+                before: FileState::File("aa".into()),
+                now: FileState::File("bb".into()),
+            },
+            PinChange {
+                path: "scripts/lint.py".into(),
+                before: FileState::File("cc".into()),
+                now: FileState::Absent,
+            },
+        ];
+        assert_eq!(HeldWhy::New.to_string(), "you have not approved them");
+        assert_eq!(
+            HeldWhy::Changed.to_string(),
+            "the file changed since you approved it"
+        );
+        assert_eq!(
+            HeldWhy::Files(changes.clone()).to_string(),
+            "a file they run changed since you approved them (file .claude/hooks/check.sh: \
+             changed; file scripts/lint.py: was removed)"
+        );
+        assert!(HeldWhy::Unpinned(changes)
+            .to_string()
+            .starts_with("you approved them with an older rein, which did not pin the files"));
+    }
+}

@@ -244,6 +244,45 @@ mod tests {
         assert!(!file.remove().unwrap());
     }
 
+    /// What the record keeps besides the tokens reads back as saved: the issuer the
+    /// tokens came from, where the login found the resource metadata (kept only once
+    /// there is a record), whether an access token is held; clearing forgets it all.
+    #[tokio::test]
+    async fn the_record_keeps_its_issuer_resource_metadata_and_tokens_until_cleared() {
+        let data = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(data.path(), "docs", "https://docs.example/mcp");
+        let metadata = "https://docs.example/.well-known/oauth-protected-resource";
+        // No record yet: nothing to keep it in.
+        file.set_resource_metadata(Some(metadata.into())).unwrap();
+        assert_eq!(file.resource_metadata(), None);
+        assert!(!file.path().exists());
+        let mut saved = credentials("client-1");
+        saved.issuer = Some("https://auth.example".into());
+        saved.token_response = Some(
+            serde_json::from_value(serde_json::json!({
+                "access_token": "a",
+                "token_type": "bearer"
+            }))
+            .unwrap(),
+        );
+        file.save(saved).await.unwrap();
+        assert!(file.has_tokens());
+        assert_eq!(file.issuer(), Some("https://auth.example".into()));
+        assert_eq!(file.resource_metadata(), None);
+        file.set_resource_metadata(Some(metadata.into())).unwrap();
+        assert_eq!(file.resource_metadata(), Some(metadata.into()));
+        assert!(file.has_tokens());
+        file.set_resource_metadata(None).unwrap();
+        assert_eq!(file.resource_metadata(), None);
+        // Credentials without an access token: none held.
+        file.save(credentials("client-1")).await.unwrap();
+        assert!(!file.has_tokens());
+        assert_eq!(file.issuer(), None);
+        file.clear().await.unwrap();
+        assert!(!file.path().exists());
+        assert!(file.load().await.unwrap().is_none());
+    }
+
     #[test]
     fn a_file_up_to_one_mib_is_read_and_a_larger_one_is_refused() {
         let data = tempfile::tempdir().unwrap();

@@ -145,6 +145,36 @@ mod tests {
     use super::*;
     use crate::consent::file_pin::FileState;
 
+    /// An approval an older rein wrote, without the files: it approves the definitions
+    /// while they name no project file that is there, and holds them, naming the files,
+    /// once one is.
+    #[test]
+    fn an_approval_without_pinned_files_holds_once_a_named_file_is_there() {
+        let project = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let root = project.path();
+        let declared = serde_json::json!({"hooks": {"Stop": []}});
+        let older = serde_json::json!([{"project": root, "server": TRUST_NAME, "table": declared}]);
+        std::fs::write(
+            data.path().join("trusted-mcp-servers.json"),
+            older.to_string(),
+        )
+        .unwrap();
+        let (store, problem) = TrustStore::load(data.path());
+        assert_eq!(problem, None);
+        let named = vec![PathBuf::from("check.sh")];
+        assert_eq!(verdict(&store, root, &declared, &[]), None);
+        assert_eq!(verdict(&store, root, &declared, &named), None);
+        std::fs::write(root.join("check.sh"), "exit 0\n").unwrap();
+        assert!(
+            matches!(
+                verdict(&store, root, &declared, &named),
+                Some(HeldWhy::Unpinned(c)) if c.len() == 1 && c[0].path == "check.sh"
+            ),
+            "held, naming the file"
+        );
+    }
+
     /// Why hooks are held, in the words the held notice shows: each reason, and the files
     /// that changed listed one after another.
     #[test]

@@ -337,6 +337,32 @@ mod tests {
         assert!(gone(pid).await, "the orphan outlived its hook");
     }
 
+    /// A run dropped before its hook ends (rein stops, the turn is cancelled) takes what
+    /// the hook started with it.
+    #[tokio::test]
+    async fn a_run_dropped_midway_takes_what_its_hook_started_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("sleep.pid");
+        let running = run(
+            "sleep 86400 & echo $! > sleep.pid.tmp; mv sleep.pid.tmp sleep.pid; wait",
+            dir.path(),
+            b"",
+            &[],
+            Duration::from_secs(86400),
+        );
+        let started = async {
+            while !pid_file.exists() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::select! {
+            ran = running => panic!("the hook ended on its own: {ran:?}"),
+            () = started => {}
+        }
+        let pid = pid_in(&pid_file);
+        assert!(gone(pid).await, "{pid} outlived its dropped run");
+    }
+
     #[tokio::test]
     async fn a_hook_that_never_reads_its_input_is_not_blocked_by_it() {
         let big = "x".repeat(1024 * 1024);

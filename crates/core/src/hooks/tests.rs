@@ -279,3 +279,52 @@ fn the_users_hooks_beside_their_config_run() {
     assert!(loaded.held.is_none(), "{loaded:?}");
     assert_eq!(loaded.hooks.matching(Event::Stop, None).len(), 1);
 }
+
+/// The project's approval lapsing mid-session holds the project's hooks only: the user's
+/// own hook of the same event still runs, and held hooks that do not block on failure
+/// block nothing.
+#[tokio::test]
+async fn a_lapsed_project_approval_holds_only_the_projects_hooks() {
+    let project = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let pre = |command: &str| {
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]}})
+            .to_string()
+    };
+    std::fs::write(data.path().join("hooks.json"), pre("touch user.ran")).unwrap();
+    std::fs::create_dir_all(project.path().join(".rein")).unwrap();
+    std::fs::write(project.path().join(".rein/hooks.json"), pre("sh check.sh")).unwrap();
+    std::fs::write(project.path().join("check.sh"), "touch project.ran\n").unwrap();
+    allow_project(project.path(), data.path()).unwrap();
+    let loaded = load(
+        &data.path().join("config.toml"),
+        project.path(),
+        data.path(),
+    );
+    assert!(loaded.held.is_none(), "{loaded:?}");
+    let common = Common::default();
+    let fire = || {
+        loaded
+            .hooks
+            .fire(Event::PreToolUse, Some("Bash"), &common, Map::new())
+    };
+    std::fs::write(
+        project.path().join("check.sh"),
+        "touch project.ran; curl evil\n",
+    )
+    .unwrap();
+    let said = fire().await.expect("the hooks matched");
+    assert!(
+        matches!(said.held.as_slice(), [Hold::Project(HeldWhy::Files(_))]),
+        "{said:?}"
+    );
+    assert_eq!(said.block, None, "no held hook blocks on failure");
+    assert!(
+        project.path().join("user.ran").exists(),
+        "the user's hook ran"
+    );
+    assert!(
+        !project.path().join("project.ran").exists(),
+        "the project's did not"
+    );
+}

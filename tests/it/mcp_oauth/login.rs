@@ -215,3 +215,42 @@ async fn an_authorization_url_that_sends_the_browser_elsewhere_is_refused() {
     assert!(fake.seen("/authorize").is_empty());
     assert!(fake.seen("/oauth/token").is_empty());
 }
+
+/// A server that answers without a token needs no login, and says so; one that lets
+/// `initialize` through but publishes its metadata is logged in to by that metadata.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_a_challenge_is_logged_in_to_only_when_it_publishes_metadata() {
+    let open = Fake::start(Fault::Open).await;
+    let home = home_for(&open, "");
+    let project = tempfile::tempdir().unwrap();
+    let mut command = rein(home.path(), project.path());
+    command.args(["mcp", "login", "docs"]);
+    let out = run(command).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("answers without a login"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(open.seen("/authorize").is_empty());
+
+    let published = Fake::start(Fault::OpenInitialize).await;
+    let home = home_for(&published, "");
+    login(home.path(), project.path()).await;
+    assert_eq!(published.grants("authorization_code").len(), 1);
+}
+
+/// Logging in again to the same authorization server keeps the client rein registered
+/// with it: one registration for two logins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_login_to_the_same_issuer_keeps_the_registered_client() {
+    let fake = Fake::start(Fault::None).await;
+    let home = home_for(&fake, "");
+    let project = tempfile::tempdir().unwrap();
+    login(home.path(), project.path()).await;
+    login(home.path(), project.path()).await;
+    assert_eq!(fake.grants("authorization_code").len(), 2);
+    assert_eq!(fake.seen("/register").len(), 1, "registered once");
+    let second = &fake.seen("/authorize")[1];
+    assert_eq!(second.query["client_id"], "client-fake");
+}

@@ -62,6 +62,11 @@ enum Fault {
     /// As `Legacy`, but after the first read the root metadata is 300 KB (padding in an
     /// extra field): what rein reads of it itself is over its limit.
     LegacyHuge,
+    /// `/mcp` answers everything without a token, and publishes no metadata: no login.
+    Open,
+    /// `/mcp` answers `initialize` without a token (the rest asks for one) and publishes
+    /// its protected-resource metadata at the well-known URL: a login by that metadata.
+    OpenInitialize,
 }
 
 #[derive(Clone, Debug)]
@@ -243,7 +248,12 @@ async fn serve(mut stream: TcpStream, port: u16, fault: Fault, book: Arc<Mutex<B
                 .unwrap_or("");
             let live = book.lock().unwrap().live.contains(token);
             let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-            if !live {
+            let open = match fault {
+                Fault::Open => true,
+                Fault::OpenInitialize => request["method"] == "initialize",
+                _ => false,
+            };
+            if !live && !open {
                 (
                     401,
                     vec![("WWW-Authenticate".into(), challenge)],
@@ -264,7 +274,9 @@ async fn serve(mut stream: TcpStream, port: u16, fault: Fault, book: Arc<Mutex<B
                 mcp(&body)
             }
         }
-        ("GET", "/prm/mcp") => {
+        ("GET", "/prm/mcp") | ("GET", "/.well-known/oauth-protected-resource/mcp")
+            if path == "/prm/mcp" || fault == Fault::OpenInitialize =>
+        {
             let server = if book.lock().unwrap().second_issuer {
                 format!("{base}/as2")
             } else {

@@ -151,3 +151,77 @@ async fn another_issuer_means_a_new_login_and_the_refresh_token_is_never_sent_to
         text(&out.stdout)
     );
 }
+
+/// What a refresh request carries of a client secret: the body's `client_secret`, or the
+/// Basic authorization header.
+fn secret_sent(refresh: &super::Seen) -> (bool, Option<String>) {
+    (
+        refresh.body.contains("client_secret="),
+        refresh.headers.get("authorization").cloned(),
+    )
+}
+
+/// `rein mcp list` with the secret variable set to `secret`, which must find the server
+/// ready.
+async fn list_with_secret(home: &std::path::Path, project: &std::path::Path, secret: &str) {
+    let mut list = rein(home, project);
+    list.args(["mcp", "list"]).env("DOCS_SECRET", secret);
+    let out = run(list).await;
+    assert!(
+        text(&out.stdout).contains("docs: ready, 1 tool"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// A client the user registered: a refresh sends its secret as the variable holds it now
+/// (a rotated secret is used at once); a secret configured for another client is never
+/// sent with the one rein registered itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_sends_the_configured_clients_secret_as_it_is_now_and_no_other() {
+    let client = "oauth_client_id = \"pre-1\"\noauth_client_secret_env = \"DOCS_SECRET\"\n";
+    let fake = Fake::start(Fault::ShortLived).await;
+    let home = home_for(&fake, client);
+    let project = tempfile::tempdir().unwrap();
+    let mut command = rein(home.path(), project.path());
+    command
+        .args(["mcp", "login", "docs"])
+        .env("DOCS_SECRET", "s3cret-old");
+    let out = run(command).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    list_with_secret(home.path(), project.path(), "s3cret-new").await;
+    let refreshes = fake.grants("refresh_token");
+    assert_eq!(refreshes.len(), 1);
+    // "pre-1:s3cret-new", as HTTP Basic has it.
+    let basic = Some("Basic cHJlLTE6czNjcmV0LW5ldw==".to_string());
+    let (in_body, header) = secret_sent(&refreshes[0]);
+    assert!(
+        refreshes[0].body.contains("client_secret=s3cret-new") || header == basic,
+        "{in_body} {header:?} {}",
+        refreshes[0].body
+    );
+
+    // Registered by rein (no secret), then the config names another client: the refresh
+    // goes with rein's client and no secret.
+    let fake = Fake::start(Fault::ShortLived).await;
+    let home = home_for(&fake, "");
+    login(home.path(), project.path()).await;
+    let config = home.path().join("rein-home/config.toml");
+    let table = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{table}{client}")).unwrap();
+    list_with_secret(home.path(), project.path(), "s3cret-new").await;
+    let refreshes = fake.grants("refresh_token");
+    assert_eq!(refreshes.len(), 1);
+    assert!(
+        refreshes[0].body.contains("client_id=client-fake"),
+        "{}",
+        refreshes[0].body
+    );
+    assert_eq!(
+        secret_sent(&refreshes[0]),
+        (false, None),
+        "{}",
+        refreshes[0].body
+    );
+}

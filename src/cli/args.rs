@@ -99,6 +99,9 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(super) enum Command {
+    /// Serve an editor over the Agent Client Protocol (JSON-RPC on stdin and stdout):
+    /// Zed, JetBrains IDEs, Neovim and Emacs clients start `rein acp` as their agent.
+    Acp,
     /// Print the resolved settings and where each came from (or confirm the project's).
     Config {
         #[command(subcommand)]

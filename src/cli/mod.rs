@@ -46,6 +46,11 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
         context_window: cli.context_window,
         ..Overrides::default()
     };
+    // The editor protocol: each session's project is the folder the editor gives.
+    if let Some(Command::Acp) = &cli.command {
+        runtime()?.block_on(rein::acp::server::serve(overrides))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut project = Project::open(cli.cwd.as_deref(), &overrides, Environment::from_process())?;
     let (config, root) = (&project.config, &project.root);
     if let Some(Command::Models) = &cli.command {

@@ -120,16 +120,8 @@ fn a_wrong_field_stops_the_answer_and_is_chosen_with_its_error() {
     open(&mut s, "form-1", profile());
     choose(&mut s, "Age");
     s.type_text("200");
-    // Fields come in the schema's order (here by name): Age is the first wrong one.
-    assert!(answers(&s.ctrl('s')).is_empty());
-    let front = s.app.forms.queue.front().cloned().expect("still open");
-    assert_eq!(front.form.fields[front.chosen].label, "Age");
-    assert_eq!(front.error.as_deref(), Some("Age must be at most 150"));
-    for _ in 0..3 {
-        s.plain(KeyCode::Backspace);
-    }
-    s.type_text("42");
-    // The email is required and empty.
+    // Fields come in the schema's order, as the server wrote them (name, email, age, …):
+    // the email, required and empty, is the first wrong one.
     assert!(answers(&s.ctrl('s')).is_empty());
     let front = s.app.forms.queue.front().cloned().expect("still open");
     assert_eq!(front.form.fields[front.chosen].label, "Email");
@@ -145,6 +137,15 @@ fn a_wrong_field_stops_the_answer_and_is_chosen_with_its_error() {
         s.plain(KeyCode::Backspace);
     }
     s.type_text("a@b.io");
+    // Then the age, out of its bounds.
+    assert!(answers(&s.ctrl('s')).is_empty());
+    let front = s.app.forms.queue.front().cloned().expect("still open");
+    assert_eq!(front.form.fields[front.chosen].label, "Age");
+    assert_eq!(front.error.as_deref(), Some("Age must be at most 150"));
+    for _ in 0..3 {
+        s.plain(KeyCode::Backspace);
+    }
+    s.type_text("42");
     assert_eq!(answers(&s.ctrl('s')).len(), 1);
 }
 

@@ -72,6 +72,9 @@ pub enum AgentEvent {
         name: String,
         args: serde_json::Value,
     },
+    /// The call passed its checks (and its approval, when one was asked) and runs now:
+    /// the main agent's calls; a subagent reports its own through [`AgentEvent::Subagent`].
+    ToolRunning { id: String },
     /// The permission check said `ask`: a front end must answer with
     /// [`AgentCommand::Approval`] and this `id` (a subagent's is `TASK/CALL`).
     ApprovalNeeded {
@@ -570,6 +573,7 @@ impl AgentEvent {
             | AgentEvent::AssistantMessage { .. }
             | AgentEvent::ReplyCut { .. } => EventFamily::Reply,
             AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::ToolRunning { .. }
             | AgentEvent::ToolFinished { .. }
             | AgentEvent::EditDiff { .. }
             | AgentEvent::TodosUpdated { .. }

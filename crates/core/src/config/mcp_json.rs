@@ -411,14 +411,15 @@ mod tests {
         );
         let names: Vec<&str> = got.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["good"]);
+        // In the file's order.
         let want = [
-            "mcpServers.\"bad name\": a server name may only have",
-            "mcpServers.both.url: not a key of a stdio server in .mcp.json",
-            "mcpServers.notobj: expected an object, got number 3",
-            "mcpServers.odd.cwd: not a key of a stdio server in .mcp.json (its keys: type, command, args, env)",
-            "mcpServers.sse.type: \"sse\" servers are not supported",
-            "mcpServers.typed.args: expected an array of strings",
             "mcpServers.unset.args: the environment variable NOPE is not set",
+            "mcpServers.sse.type: \"sse\" servers are not supported",
+            "mcpServers.odd.cwd: not a key of a stdio server in .mcp.json (its keys: type, command, args, env)",
+            "mcpServers.typed.args: expected an array of strings",
+            "mcpServers.both.url: not a key of a stdio server in .mcp.json",
+            "mcpServers.\"bad name\": a server name may only have",
+            "mcpServers.notobj: expected an object, got number 3",
             "mcpServers.weird.args: `${A-B}` does not name an environment variable",
         ];
         assert_eq!(got.problems.len(), want.len(), "{:#?}", got.problems);

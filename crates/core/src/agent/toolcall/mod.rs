@@ -254,6 +254,11 @@ impl ToolEnv<'_> {
         // 5. What the verdict leaves to the PermissionRequest hooks and the user.
         let approval = self.approve(verdict, &mut call, mode, &mut inbox).await?;
         // 6. The sandbox and the run.
+        if self.subagent.is_none() {
+            self.emit(AgentEvent::ToolRunning {
+                id: call.call.id.clone(),
+            });
+        }
         let written = approval.approved.then(|| call.written_path()).flatten();
         let mut run = self
             .run(call.call, call.prepared, mode, approval, inbox)

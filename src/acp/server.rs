@@ -1,0 +1,182 @@
+//! The connection: JSON-RPC over stdin and stdout through the official SDK, which answers
+//! malformed and unknown messages with JSON-RPC errors. Each handler answers at once or
+//! hands its request to the session's task, so the dispatch loop never waits on a turn.
+//! When the client goes away (stdin closes) every session's agent is stopped, with the
+//! processes it started.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, SessionMode,
+    SessionModeState, SetSessionModeRequest, SetSessionModeResponse,
+};
+use agent_client_protocol::{Agent, Error, Stdio};
+use rein_core::config::{Environment, Overrides};
+use rein_core::permissions::ApprovalMode;
+use tokio::sync::mpsc;
+
+use super::session::{self, ToSession};
+use super::start;
+use super::updates::mode_id;
+
+/// The sessions of this connection: where each one's requests go.
+type Sessions = Arc<Mutex<HashMap<String, (mpsc::UnboundedSender<ToSession>, PathBuf)>>>;
+
+/// The session `id`'s sender and project, or the error for an unknown one.
+fn session(
+    sessions: &Sessions,
+    id: &str,
+) -> Result<(mpsc::UnboundedSender<ToSession>, PathBuf), Error> {
+    sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(id)
+        .cloned()
+        .ok_or_else(|| Error::invalid_params().data(format!("no session {id}")))
+}
+
+/// `initialize`: who rein is and what it takes; an error naming the setting when no model
+/// is configured for the folder rein was started in.
+fn initialize(
+    overrides: &Overrides,
+    request: &InitializeRequest,
+) -> Result<InitializeResponse, Error> {
+    let project = rein_core::start::Project::open(None, overrides, Environment::from_process())
+        .map_err(|e| Error::internal_error().data(e))?;
+    if project.config.model.value.trim().is_empty() {
+        return Err(Error::auth_required().data(
+            "rein has no model configured: set `model` (and `base_url`, with the key in REIN_API_KEY) in ~/.config/rein/config.toml, or pass --model NAME --base-url URL to `rein acp`",
+        ));
+    }
+    let version = request.protocol_version.min(ProtocolVersion::V1);
+    Ok(InitializeResponse::new(version)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+        )
+        .agent_info(Implementation::new("rein", env!("CARGO_PKG_VERSION"))))
+}
+
+/// The modes a session offers, `current` the one it is in.
+fn mode_state(current: ApprovalMode, sandbox_works: bool) -> SessionModeState {
+    SessionModeState::new(
+        mode_id(current),
+        start::modes(sandbox_works)
+            .into_iter()
+            .map(|m| SessionMode::new(mode_id(m), m.name()).description(m.describe().to_string()))
+            .collect(),
+    )
+}
+
+/// Serve the client on stdin and stdout until it goes away.
+pub async fn serve(overrides: Overrides) -> Result<(), String> {
+    let sessions: Sessions = Arc::default();
+    let tasks = Arc::new(Mutex::new(Vec::<tokio::task::JoinHandle<()>>::new()));
+    let result = Agent
+        .v1()
+        .name("rein")
+        .on_receive_request(
+            {
+                let overrides = overrides.clone();
+                async move |request: InitializeRequest, responder, _cx| {
+                    responder.respond_with_result(initialize(&overrides, &request))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (overrides, sessions, tasks) =
+                    (overrides.clone(), sessions.clone(), tasks.clone());
+                async move |request: NewSessionRequest, responder, cx| {
+                    let started = match start::start(&request.cwd, &overrides) {
+                        Ok(started) => started,
+                        Err(why) => {
+                            return responder.respond_with_error(Error::internal_error().data(why))
+                        }
+                    };
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    let id = started.id.clone();
+                    sessions
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(id.clone(), (tx, started.root.clone()));
+                    let modes = mode_state(ApprovalMode::Default, started.sandbox_works);
+                    let task = tokio::spawn(async move {
+                        session::run(started.id, started.root, started.handle, cx, rx).await;
+                        if let Some(mcp) = started.mcp {
+                            mcp.shutdown().await;
+                        }
+                    });
+                    tasks
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(task);
+                    responder.respond(NewSessionResponse::new(id).modes(modes))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let sessions = sessions.clone();
+                async move |request: PromptRequest, responder, _cx| {
+                    let (to, root) = session(&sessions, &request.session_id.0)?;
+                    let text = super::prompt::message(&request.prompt, &root, 256 * 1024);
+                    let _ = to.send(ToSession::Prompt {
+                        text,
+                        responder: Box::new(responder),
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let sessions = sessions.clone();
+                async move |request: SetSessionModeRequest, responder, _cx| {
+                    let (to, _) = session(&sessions, &request.session_id.0)?;
+                    let Some(mode) = ApprovalMode::ALL
+                        .into_iter()
+                        .find(|m| mode_id(*m) == &*request.mode_id.0)
+                    else {
+                        return responder.respond_with_error(
+                            Error::invalid_params().data(format!("no mode {}", request.mode_id.0)),
+                        );
+                    };
+                    let _ = to.send(ToSession::SetMode(mode));
+                    responder.respond(SetSessionModeResponse::new())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            {
+                let sessions = sessions.clone();
+                async move |note: CancelNotification, _cx| {
+                    if let Ok((to, _)) = session(&sessions, &note.session_id.0) {
+                        let _ = to.send(ToSession::Cancel);
+                    }
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await;
+    // The client is gone: every session's agent stops, and its processes with it.
+    sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    let tasks = std::mem::take(&mut *tasks.lock().unwrap_or_else(PoisonError::into_inner));
+    for task in tasks {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
+    }
+    result.map_err(|e| e.to_string())
+}

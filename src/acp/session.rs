@@ -1,0 +1,228 @@
+//! One ACP session: one rein agent, its events told to the editor, its questions asked
+//! there, its prompts answered when their turn ends.
+//!
+//! A prompt goes to the agent at once, as the dashboard sends one: while a turn runs the
+//! agent queues it, and the turn's next step takes it (or it starts the next turn). Each
+//! prompt is answered when the turn that took it ends, with the turn's stop reason. A
+//! cancel interrupts the turn (its commands' process groups are killed) and answers every
+//! prompt it holds `cancelled`. An `ask` becomes `session/request_permission`, asked on a
+//! task of its own so the session keeps telling the editor what happens meanwhile.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    StopReason,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::Client;
+use rein_core::agent::{AgentCommand, AgentEvent, AgentHandle, TurnOutcome};
+use rein_core::permissions::{ApprovalMode, Grant};
+use tokio::sync::mpsc;
+
+use super::permission::{self, Rejected};
+use super::updates::Translator;
+
+/// The most bytes of a file read for the diff of a whole-file write.
+const BEFORE_BYTES: u64 = 1024 * 1024;
+
+/// What the connection asks of a session.
+pub enum ToSession {
+    /// A prompt's text, and where its answer goes.
+    Prompt {
+        text: String,
+        responder: Box<Responder<PromptResponse>>,
+    },
+    /// `session/cancel`.
+    Cancel,
+    /// `session/set_mode`.
+    SetMode(ApprovalMode),
+}
+
+/// The file at `path` as it is, for a diff (`None`: none, not text, or too big).
+fn before(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > BEFORE_BYTES {
+        return None;
+    }
+    String::from_utf8(std::fs::read(path).ok()?).ok()
+}
+
+/// How a turn that ended so answers its prompts.
+fn stop_reason(outcome: TurnOutcome, cancelled: bool, refused: bool, cut: bool) -> StopReason {
+    match outcome {
+        _ if cancelled => StopReason::Cancelled,
+        TurnOutcome::Interrupted => StopReason::Cancelled,
+        TurnOutcome::StepLimit => StopReason::MaxTurnRequests,
+        _ if refused => StopReason::Refusal,
+        _ if cut => StopReason::MaxTokens,
+        TurnOutcome::Completed | TurnOutcome::Failed => StopReason::EndTurn,
+    }
+}
+
+/// An answer from the editor to one of the agent's questions.
+struct Answered {
+    id: String,
+    grants: Vec<Grant>,
+    outcome: RequestPermissionOutcome,
+}
+
+/// Run the session `id` until the agent ends or the connection drops its sender.
+pub async fn run(
+    id: String,
+    root: PathBuf,
+    mut handle: AgentHandle,
+    cx: ConnectionTo<Client>,
+    mut inbox: mpsc::UnboundedReceiver<ToSession>,
+) {
+    let mut translator = Translator::new(&root);
+    let mut rejected = Rejected::default();
+    // Prompts sent and not yet taken by a turn, oldest first; those the running turn took.
+    let mut waiting: VecDeque<Responder<PromptResponse>> = VecDeque::new();
+    let mut taken: Vec<Responder<PromptResponse>> = Vec::new();
+    let (mut cancelled, mut refused, mut cut) = (false, false, false);
+    let (answers_tx, mut answers) = mpsc::unbounded_channel::<Answered>();
+    let notify = |update| {
+        let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
+    };
+    loop {
+        tokio::select! {
+            command = inbox.recv() => match command {
+                Some(ToSession::Prompt { text, responder }) => {
+                    if handle.send(AgentCommand::UserMessage(text)) {
+                        waiting.push_back(*responder);
+                    } else {
+                        let _ = responder.respond_with_internal_error("the agent has stopped");
+                    }
+                }
+                Some(ToSession::Cancel) => {
+                    if !waiting.is_empty() || !taken.is_empty() {
+                        cancelled = true;
+                        handle.send(AgentCommand::Interrupt);
+                    }
+                }
+                Some(ToSession::SetMode(mode)) => {
+                    handle.send(AgentCommand::SetMode(mode));
+                }
+                None => break,
+            },
+            answer = answers.recv() => {
+                let Some(Answered { id: call, grants, outcome }) = answer else { continue };
+                let (decision, reject_always) = permission::decision(&outcome);
+                if reject_always {
+                    rejected.add(&grants);
+                }
+                if matches!(outcome, RequestPermissionOutcome::Cancelled) {
+                    cancelled = true;
+                    handle.send(AgentCommand::Interrupt);
+                }
+                handle.send(AgentCommand::Approval { id: call, decision });
+            }
+            event = handle.events.recv() => {
+                let Some(event) = event else { break };
+                match &event {
+                    AgentEvent::TurnStarted { .. } | AgentEvent::MessageDelivered { .. } => {
+                        taken.extend(waiting.pop_front());
+                    }
+                    AgentEvent::AssistantMessage { refusal, finish_reason, .. } => {
+                        refused |= *refusal;
+                        cut |= finish_reason.as_deref() == Some("length");
+                    }
+                    AgentEvent::ApprovalNeeded { id: call, summary, reason, grants, .. } => {
+                        if let Some(decision) = rejected.answer(grants) {
+                            handle.send(AgentCommand::Approval { id: call.clone(), decision });
+                            continue;
+                        }
+                        let request = RequestPermissionRequest::new(
+                            id.clone(),
+                            permission::question(call, summary, reason),
+                            permission::options(grants),
+                        );
+                        let sent = cx.send_request(request);
+                        let (tx, call, grants) = (answers_tx.clone(), call.clone(), grants.clone());
+                        tokio::spawn(async move {
+                            // No answer (the client went away, or refused the request): as a
+                            // cancel, which stops the turn.
+                            let outcome = sent
+                                .block_task()
+                                .await
+                                .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
+                            let _ = tx.send(Answered { id: call, grants, outcome });
+                        });
+                    }
+                    AgentEvent::TurnFinished { outcome } => {
+                        let reason = stop_reason(*outcome, cancelled, refused, cut);
+                        for responder in taken.drain(..) {
+                            let _ = responder.respond(PromptResponse::new(reason));
+                        }
+                        (cancelled, refused, cut) = (false, false, false);
+                        continue;
+                    }
+                    _ => {}
+                }
+                for update in translator.updates(&event, &before) {
+                    notify(update);
+                }
+            }
+        }
+    }
+    // The agent ended, or the connection is closing: whatever still waits gets an answer,
+    // and the agent's processes end with it.
+    for responder in waiting.drain(..).chain(taken.drain(..)) {
+        let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+    }
+    handle.send(AgentCommand::Interrupt);
+    handle.background.kill_all();
+    handle.send(AgentCommand::Shutdown);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turns_outcome_is_its_prompts_stop_reason() {
+        use TurnOutcome::*;
+        assert_eq!(
+            stop_reason(Completed, false, false, false),
+            StopReason::EndTurn
+        );
+        assert_eq!(
+            stop_reason(Interrupted, false, false, false),
+            StopReason::Cancelled
+        );
+        assert_eq!(
+            stop_reason(Completed, true, false, false),
+            StopReason::Cancelled
+        );
+        assert_eq!(
+            stop_reason(StepLimit, false, false, false),
+            StopReason::MaxTurnRequests
+        );
+        assert_eq!(
+            stop_reason(Completed, false, true, false),
+            StopReason::Refusal
+        );
+        assert_eq!(
+            stop_reason(Completed, false, false, true),
+            StopReason::MaxTokens
+        );
+        assert_eq!(
+            stop_reason(Failed, false, false, false),
+            StopReason::EndTurn
+        );
+    }
+
+    #[test]
+    fn a_diff_reads_only_a_text_file_within_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "old\n").unwrap();
+        assert_eq!(before(&file).as_deref(), Some("old\n"));
+        assert_eq!(before(&dir.path().join("missing")), None);
+        assert_eq!(before(dir.path()), None);
+        std::fs::write(&file, [0xff, 0xfe]).unwrap();
+        assert_eq!(before(&file), None);
+    }
+}

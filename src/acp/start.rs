@@ -1,0 +1,100 @@
+//! Starting one editor session: the project is the client's `cwd`, started through the
+//! core's stages as the dashboard and print mode start theirs (`rein_core::start`), the
+//! settings for that project, its hooks (the project's only as approved: the editor has no
+//! place to ask, so unapproved ones are held), its MCP servers, a new session file, and the
+//! agent.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rein_core::agent::{self, AgentHandle};
+use rein_core::config::{Environment, Overrides};
+use rein_core::permissions::ApprovalMode;
+use rein_core::start::{
+    agent_config, ask_window, new_session, start_mcp_with, Continue, Launch, LaunchOptions, Project,
+};
+
+/// A started session.
+pub struct Started {
+    /// The session file's id (the ACP session id): `rein -r ID` goes on with it.
+    pub id: String,
+    pub root: PathBuf,
+    pub handle: AgentHandle,
+    /// Whether commands run sandboxed (auto mode needs it).
+    pub sandbox_works: bool,
+    /// The MCP servers, shut down when the session ends.
+    pub mcp: Option<rein_core::mcp::McpManager>,
+}
+
+/// Start a session in `cwd` (call inside the runtime).
+pub fn start(cwd: &Path, overrides: &Overrides) -> Result<Started, String> {
+    if !cwd.is_absolute() {
+        return Err(format!(
+            "cwd must be an absolute path, not {}",
+            cwd.display()
+        ));
+    }
+    let project = Project::open(Some(cwd), overrides, Environment::from_process())?;
+    let guarded = project.guard()?;
+    let options = LaunchOptions {
+        mode: None,
+        resume: Continue {
+            latest: false,
+            id: None,
+            fork: false,
+            model_given: overrides.model.is_some(),
+            shown: crate::app::resume::SHOWN,
+        },
+        is_builtin: &crate::app::commands::is_builtin,
+    };
+    let Launch {
+        config,
+        root,
+        sandbox,
+        policy,
+        trust,
+        guidance,
+        ..
+    } = Launch::prepare(project, guarded, options)?;
+    let hooks = rein_core::hooks::load_with(
+        &config.user_config_path,
+        &root,
+        &config.data_dir,
+        Some(&trust.store),
+    );
+    let sandbox_works = sandbox.not_working_reason().is_none();
+    let mut agent_config = agent_config(
+        &config,
+        root.clone(),
+        sandbox,
+        policy,
+        guidance.skills,
+        &guidance.instructions,
+        Arc::new(hooks.hooks),
+    )?;
+    let session = new_session(&config, &root)?;
+    let id = session.writer.id().to_string();
+    let (started, _) = start_mcp_with(&config, &root, true, &trust.store, trust.problem);
+    let mcp = started.map(|(manager, _events)| manager);
+    if let Some(manager) = &mcp {
+        agent_config.external_tools = Some(Arc::new(manager.clone()));
+    }
+    let window = ask_window(&config);
+    let handle = agent::spawn_learning_window(agent_config, Some(session), window)
+        .map_err(|e| e.to_string())?;
+    Ok(Started {
+        id,
+        root,
+        handle,
+        sandbox_works,
+        mcp,
+    })
+}
+
+/// The modes a session offers: auto only where the sandbox works.
+pub fn modes(sandbox_works: bool) -> Vec<ApprovalMode> {
+    ApprovalMode::ALL
+        .into_iter()
+        .filter(|m| sandbox_works || *m != ApprovalMode::Auto)
+        .collect()
+}

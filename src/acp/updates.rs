@@ -1,0 +1,379 @@
+//! The agent's events as the editor's `session/update`s.
+//!
+//! [`Translator`] follows one session's events in order and says what the client is to be
+//! told: the reply and the reasoning as chunks, each tool call announced (pending), running
+//! and finished (its output as text, an edit as a diff), the todo list as a plan, a mode
+//! switch, the context's fill. Approvals and the turn's end are the session's own
+//! ([`super::session`]); the rest (usage totals, stubs, background lists) the editor has no
+//! place for.
+//!
+//! Pure but for one read: a whole-file write's diff needs the file as it was, which the
+//! caller's `before` reads (bounded).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionUpdate, TextContent, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, UsageUpdate,
+};
+use rein_core::agent::AgentEvent;
+use rein_core::conversation::ToolOutcome;
+use rein_core::permissions::ApprovalMode;
+use rein_core::tools::write_todos::{Todo, TodoStatus};
+
+use super::tool_call;
+
+/// The most bytes of a call's output sent as its content (the tail of what it printed
+/// while it ran; its head and tail at the end, as the model got it).
+pub const OUTPUT_BYTES: usize = 64 * 1024;
+
+/// A call announced and not yet finished.
+#[derive(Debug, Clone)]
+struct Open {
+    /// The change it makes, for an edit.
+    diff: Option<Diff>,
+    /// What it printed so far (an MCP tool's progress lines), up to [`OUTPUT_BYTES`].
+    progress: String,
+}
+
+/// One session's events, followed in order.
+#[derive(Debug)]
+pub struct Translator {
+    root: PathBuf,
+    open: HashMap<String, Open>,
+}
+
+/// A text chunk of the reply or of the reasoning.
+fn chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+/// The mode's id as the editor knows it (`session/set_mode`).
+pub fn mode_id(mode: ApprovalMode) -> &'static str {
+    mode.name()
+}
+
+/// The todo list as the editor's plan.
+pub fn plan(todos: &[Todo]) -> Plan {
+    Plan::new(
+        todos
+            .iter()
+            .map(|t| {
+                let (status, content) = match t.status {
+                    TodoStatus::Pending => (PlanEntryStatus::Pending, &t.content),
+                    TodoStatus::InProgress => (
+                        PlanEntryStatus::InProgress,
+                        t.active_form.as_ref().unwrap_or(&t.content),
+                    ),
+                    TodoStatus::Completed => (PlanEntryStatus::Completed, &t.content),
+                };
+                PlanEntry::new(content.clone(), PlanEntryPriority::Medium, status)
+            })
+            .collect(),
+    )
+}
+
+/// `text` cut to at most `max` bytes at a character boundary, keeping its head and tail
+/// with a line that says how much was left out.
+pub fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let half = max / 2;
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    format!(
+        "{}\n[… {} bytes left out …]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
+}
+
+impl Translator {
+    pub fn new(root: &Path) -> Translator {
+        Translator {
+            root: root.to_path_buf(),
+            open: HashMap::new(),
+        }
+    }
+
+    /// The content a call shows: its diff, then `text` when there is some.
+    fn content(open: Option<&Open>, text: &str) -> Vec<ToolCallContent> {
+        let mut content: Vec<ToolCallContent> = open
+            .and_then(|o| o.diff.clone())
+            .map(ToolCallContent::Diff)
+            .into_iter()
+            .collect();
+        if !text.is_empty() {
+            content.push(ToolCallContent::from(ContentBlock::Text(TextContent::new(
+                bounded(text, OUTPUT_BYTES),
+            ))));
+        }
+        content
+    }
+
+    /// What `event` tells the editor, in order. `before` reads a file as it is, for the
+    /// diff of a whole-file write (`None`: there is none, or it cannot be read).
+    pub fn updates(
+        &mut self,
+        event: &AgentEvent,
+        before: &dyn Fn(&Path) -> Option<String>,
+    ) -> Vec<SessionUpdate> {
+        match event {
+            AgentEvent::TextDelta { text } if !text.is_empty() => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(text))]
+            }
+            AgentEvent::ReasoningDelta { text } if !text.is_empty() => {
+                vec![SessionUpdate::AgentThoughtChunk(chunk(text))]
+            }
+            AgentEvent::ToolCallStarted { id, name, args } => {
+                let old = match (name.as_str(), args.get("path").and_then(|p| p.as_str())) {
+                    (rein_core::tools::write_file::NAME, Some(path)) => {
+                        before(&tool_call::absolute(&self.root, path))
+                    }
+                    _ => None,
+                };
+                let diff = tool_call::proposed_diff(name, args, &self.root, old);
+                let call = tool_call::announce(id, name, args, &self.root, diff.clone());
+                self.open.insert(
+                    id.clone(),
+                    Open {
+                        diff,
+                        progress: String::new(),
+                    },
+                );
+                vec![SessionUpdate::ToolCall(call)]
+            }
+            AgentEvent::ToolRunning { id } if self.open.contains_key(id) => {
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.clone(),
+                    ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+                ))]
+            }
+            AgentEvent::ToolProgress { id, text } => {
+                let Some(open) = self.open.get_mut(id) else {
+                    return Vec::new();
+                };
+                open.progress.push_str(text);
+                open.progress.push('\n');
+                if open.progress.len() > OUTPUT_BYTES {
+                    let mut cut = open.progress.len() - OUTPUT_BYTES;
+                    while !open.progress.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    open.progress.drain(..cut);
+                }
+                let content = Self::content(Some(open), &open.progress);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.clone(),
+                    ToolCallUpdateFields::new().content(content),
+                ))]
+            }
+            AgentEvent::ToolFinished {
+                id,
+                result,
+                outcome,
+                ..
+            } => {
+                let open = self.open.remove(id);
+                let status = if *outcome == ToolOutcome::Ok {
+                    ToolCallStatus::Completed
+                } else {
+                    ToolCallStatus::Failed
+                };
+                // An edit that went through shows its diff; its "done" line adds nothing.
+                let edited = open.as_ref().is_some_and(|o| o.diff.is_some());
+                let text = if edited && status == ToolCallStatus::Completed {
+                    ""
+                } else {
+                    result.as_str()
+                };
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.clone(),
+                    ToolCallUpdateFields::new()
+                        .status(status)
+                        .content(Self::content(open.as_ref(), text))
+                        .raw_output(serde_json::Value::String(bounded(result, OUTPUT_BYTES))),
+                ))]
+            }
+            AgentEvent::TodosUpdated { todos } => vec![SessionUpdate::Plan(plan(todos))],
+            AgentEvent::ModeChanged { mode } => vec![SessionUpdate::CurrentModeUpdate(
+                CurrentModeUpdate::new(mode_id(*mode)),
+            )],
+            AgentEvent::Context(stats) if stats.window > 0 => {
+                vec![SessionUpdate::UsageUpdate(UsageUpdate::new(
+                    stats.tokens,
+                    stats.window,
+                ))]
+            }
+            AgentEvent::Error { message } | AgentEvent::RecordingStopped { message } => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(&format!(
+                    "\n\n**rein:** {message}\n"
+                )))]
+            }
+            AgentEvent::Notice { message } | AgentEvent::CompactionFailed { message } => {
+                vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+                    "\nrein: {message}\n"
+                )))]
+            }
+            AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                reason,
+                ..
+            } => vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+                "\nrein: retrying ({attempt}/{max_attempts}): {reason}\n"
+            )))],
+            AgentEvent::Hook {
+                message,
+                error: true,
+                event,
+            } => vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+                "\nrein: {event} hook: {message}\n"
+            )))],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The calls announced and not finished (a turn that ends leaves none).
+    pub fn open_calls(&self) -> usize {
+        self.open.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::Duration;
+
+    fn none(_: &Path) -> Option<String> {
+        None
+    }
+
+    fn sent(updates: &[SessionUpdate]) -> Vec<serde_json::Value> {
+        updates
+            .iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_call_is_announced_runs_and_finishes_with_its_output() {
+        let mut t = Translator::new(Path::new("/p"));
+        let started = AgentEvent::ToolCallStarted {
+            id: "c1".into(),
+            name: "bash".into(),
+            args: json!({"command": "cargo test"}),
+        };
+        let u = sent(&t.updates(&started, &none));
+        assert_eq!(u[0]["sessionUpdate"], "tool_call");
+        assert!(u[0].get("status").is_none_or(|s| s == "pending"));
+        assert_eq!(u[0]["kind"], "execute");
+        assert_eq!(u[0]["title"], "cargo test");
+        let u = sent(&t.updates(&AgentEvent::ToolRunning { id: "c1".into() }, &none));
+        assert_eq!(u[0]["sessionUpdate"], "tool_call_update");
+        assert_eq!(u[0]["status"], "in_progress");
+        let finished = AgentEvent::ToolFinished {
+            id: "c1".into(),
+            name: "bash".into(),
+            result: "test result: ok".into(),
+            is_error: false,
+            outcome: ToolOutcome::Ok,
+            duration: Duration::from_millis(5),
+            stored: None,
+        };
+        let u = sent(&t.updates(&finished, &none));
+        assert_eq!(u[0]["status"], "completed");
+        assert_eq!(u[0]["content"][0]["type"], "content");
+        assert_eq!(u[0]["content"][0]["content"]["text"], "test result: ok");
+        assert_eq!(t.open_calls(), 0);
+    }
+
+    #[test]
+    fn an_edit_shows_its_diff_and_a_failure_says_why() {
+        let mut t = Translator::new(Path::new("/p"));
+        let before = |p: &Path| (p == Path::new("/p/a.txt")).then(|| "old\n".to_string());
+        let started = AgentEvent::ToolCallStarted {
+            id: "w".into(),
+            name: "write_file".into(),
+            args: json!({"path": "a.txt", "content": "new\n"}),
+        };
+        let u = sent(&t.updates(&started, &before));
+        assert_eq!(u[0]["content"][0]["type"], "diff");
+        assert_eq!(u[0]["content"][0]["path"], "/p/a.txt");
+        assert_eq!(u[0]["content"][0]["oldText"], "old\n");
+        assert_eq!(u[0]["content"][0]["newText"], "new\n");
+        let refused = AgentEvent::ToolFinished {
+            id: "w".into(),
+            name: "write_file".into(),
+            result: "the user refused it".into(),
+            is_error: true,
+            outcome: ToolOutcome::Refused,
+            duration: Duration::ZERO,
+            stored: None,
+        };
+        let u = sent(&t.updates(&refused, &before));
+        assert_eq!(u[0]["status"], "failed");
+        assert_eq!(u[0]["content"][0]["type"], "diff");
+        assert_eq!(u[0]["content"][1]["content"]["text"], "the user refused it");
+    }
+
+    #[test]
+    fn the_reply_reasoning_todos_mode_and_context_are_told() {
+        let mut t = Translator::new(Path::new("/p"));
+        let u = sent(&t.updates(&AgentEvent::TextDelta { text: "Hi".into() }, &none));
+        assert_eq!(u[0]["sessionUpdate"], "agent_message_chunk");
+        assert_eq!(u[0]["content"]["text"], "Hi");
+        let u = sent(&t.updates(&AgentEvent::ReasoningDelta { text: "hm".into() }, &none));
+        assert_eq!(u[0]["sessionUpdate"], "agent_thought_chunk");
+        let todos = vec![
+            Todo {
+                content: "Read the parser".into(),
+                status: TodoStatus::Completed,
+                active_form: None,
+            },
+            Todo {
+                content: "Fix the bug".into(),
+                status: TodoStatus::InProgress,
+                active_form: Some("Fixing the bug".into()),
+            },
+        ];
+        let u = sent(&t.updates(&AgentEvent::TodosUpdated { todos }, &none));
+        assert_eq!(u[0]["sessionUpdate"], "plan");
+        assert_eq!(u[0]["entries"][0]["status"], "completed");
+        assert_eq!(u[0]["entries"][1]["content"], "Fixing the bug");
+        assert_eq!(u[0]["entries"][1]["status"], "in_progress");
+        let u = sent(&t.updates(
+            &AgentEvent::ModeChanged {
+                mode: ApprovalMode::Plan,
+            },
+            &none,
+        ));
+        assert_eq!(u[0]["sessionUpdate"], "current_mode_update");
+        assert_eq!(u[0]["currentModeId"], "plan");
+        // An event the editor has no place for says nothing.
+        assert!(t
+            .updates(&AgentEvent::RequestStarted { step: 1 }, &none)
+            .is_empty());
+    }
+
+    #[test]
+    fn long_output_keeps_its_head_and_tail_within_the_bound() {
+        let text = "é".repeat(OUTPUT_BYTES);
+        let cut = bounded(&text, OUTPUT_BYTES);
+        assert!(cut.len() <= OUTPUT_BYTES + 64, "{}", cut.len());
+        assert!(cut.starts_with('é') && cut.ends_with('é'));
+        assert!(cut.contains("bytes left out"));
+        assert_eq!(bounded("short", 10), "short");
+    }
+}

@@ -134,6 +134,10 @@ pub async fn run(
                             handle.send(AgentCommand::Approval { id: call.clone(), decision });
                             continue;
                         }
+                        // A whole-file write's diff, now that the file waits for the answer.
+                        if let Some(update) = translator.asked(call, &before) {
+                            notify(update);
+                        }
                         let request = RequestPermissionRequest::new(
                             id.clone(),
                             permission::question(call, summary, reason),
@@ -161,7 +165,7 @@ pub async fn run(
                     }
                     _ => {}
                 }
-                for update in translator.updates(&event, &before) {
+                for update in translator.updates(&event) {
                     notify(update);
                 }
             }

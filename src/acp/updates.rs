@@ -7,8 +7,9 @@
 //! ([`super::session`]); the rest (usage totals, stubs, background lists) the editor has no
 //! place for.
 //!
-//! Pure but for one read: a whole-file write's diff needs the file as it was, which the
-//! caller's `before` reads (bounded).
+//! Pure but for one read: a whole-file write's diff, when the write is asked about, needs
+//! the file as it was, which the caller's `before` reads (bounded, [`Translator::asked`]);
+//! one that is not asked about gets the diff the agent took around the write.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, UsageUpdate,
 };
 use rein_core::agent::AgentEvent;
+use rein_core::checkpoint::diff::{DiffKind, ShortDiff};
 use rein_core::conversation::ToolOutcome;
 use rein_core::permissions::ApprovalMode;
 use rein_core::tools::write_todos::{Todo, TodoStatus};
@@ -32,8 +34,12 @@ pub const OUTPUT_BYTES: usize = 64 * 1024;
 /// A call announced and not yet finished.
 #[derive(Debug, Clone)]
 struct Open {
-    /// The change it makes, for an edit.
+    /// The file it edits, for an edit.
+    path: Option<PathBuf>,
+    /// The change it makes, for an edit, once known.
     diff: Option<Diff>,
+    /// A whole-file write's new content, until its diff is known.
+    new_text: Option<String>,
     /// What it printed so far (an MCP tool's progress lines), up to [`OUTPUT_BYTES`].
     progress: String,
 }
@@ -43,6 +49,8 @@ struct Open {
 pub struct Translator {
     root: PathBuf,
     open: HashMap<String, Open>,
+    /// Writes that finished before their diff came.
+    written: HashMap<String, Open>,
 }
 
 /// A text chunk of the reply or of the reasoning.
@@ -98,11 +106,33 @@ pub fn bounded(text: &str, max: usize) -> String {
     )
 }
 
+/// An edit's short diff as the text before and after: its context lines in both, removed
+/// lines before, added lines after, a gap as `…` in both.
+pub fn snippets(diff: &ShortDiff) -> (String, String) {
+    let (mut old, mut new) = (String::new(), String::new());
+    for line in &diff.lines {
+        let (to_old, to_new, text) = match line.kind {
+            DiffKind::Context => (true, true, line.text.as_str()),
+            DiffKind::Removed => (true, false, line.text.as_str()),
+            DiffKind::Added => (false, true, line.text.as_str()),
+            DiffKind::Gap => (true, true, "…"),
+        };
+        for (wanted, out) in [(to_old, &mut old), (to_new, &mut new)] {
+            if wanted {
+                out.push_str(text);
+                out.push('\n');
+            }
+        }
+    }
+    (old, new)
+}
+
 impl Translator {
     pub fn new(root: &Path) -> Translator {
         Translator {
             root: root.to_path_buf(),
             open: HashMap::new(),
+            written: HashMap::new(),
         }
     }
 
@@ -121,13 +151,8 @@ impl Translator {
         content
     }
 
-    /// What `event` tells the editor, in order. `before` reads a file as it is, for the
-    /// diff of a whole-file write (`None`: there is none, or it cannot be read).
-    pub fn updates(
-        &mut self,
-        event: &AgentEvent,
-        before: &dyn Fn(&Path) -> Option<String>,
-    ) -> Vec<SessionUpdate> {
+    /// What `event` tells the editor, in order.
+    pub fn updates(&mut self, event: &AgentEvent) -> Vec<SessionUpdate> {
         match event {
             AgentEvent::TextDelta { text } if !text.is_empty() => {
                 vec![SessionUpdate::AgentMessageChunk(chunk(text))]
@@ -136,18 +161,31 @@ impl Translator {
                 vec![SessionUpdate::AgentThoughtChunk(chunk(text))]
             }
             AgentEvent::ToolCallStarted { id, name, args } => {
-                let old = match (name.as_str(), args.get("path").and_then(|p| p.as_str())) {
-                    (rein_core::tools::write_file::NAME, Some(path)) => {
-                        before(&tool_call::absolute(&self.root, path))
+                // A whole-file write's old text is read when it is asked about (the file is
+                // as it was until the answer) or comes with its diff once written.
+                let diff = tool_call::proposed_diff(name, args, &self.root, None)
+                    .filter(|_| name != rein_core::tools::write_file::NAME);
+                let path = match name.as_str() {
+                    rein_core::tools::write_file::NAME | rein_core::tools::str_replace::NAME => {
+                        args.get("path")
+                            .and_then(|p| p.as_str())
+                            .map(|p| tool_call::absolute(&self.root, p))
                     }
                     _ => None,
                 };
-                let diff = tool_call::proposed_diff(name, args, &self.root, old);
                 let call = tool_call::announce(id, name, args, &self.root, diff.clone());
                 self.open.insert(
                     id.clone(),
                     Open {
+                        path,
                         diff,
+                        new_text: match name.as_str() {
+                            rein_core::tools::write_file::NAME => args
+                                .get("content")
+                                .and_then(|c| c.as_str())
+                                .map(str::to_string),
+                            _ => None,
+                        },
                         progress: String::new(),
                     },
                 );
@@ -185,6 +223,13 @@ impl Translator {
                 ..
             } => {
                 let open = self.open.remove(id);
+                // A write that went through without a question: its diff follows.
+                if let Some(o) = open
+                    .as_ref()
+                    .filter(|o| o.path.is_some() && o.diff.is_none())
+                {
+                    self.written.insert(id.clone(), o.clone());
+                }
                 let status = if *outcome == ToolOutcome::Ok {
                     ToolCallStatus::Completed
                 } else {
@@ -203,6 +248,17 @@ impl Translator {
                         .status(status)
                         .content(Self::content(open.as_ref(), text))
                         .raw_output(serde_json::Value::String(bounded(result, OUTPUT_BYTES))),
+                ))]
+            }
+            AgentEvent::EditDiff { id, diff } => {
+                let Some(path) = self.written.remove(id).and_then(|o| o.path) else {
+                    return Vec::new();
+                };
+                let (old, new) = snippets(diff);
+                let diff = Diff::new(path, new).old_text(old);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    id.clone(),
+                    ToolCallUpdateFields::new().content(vec![ToolCallContent::Diff(diff)]),
                 ))]
             }
             AgentEvent::TodosUpdated { todos } => vec![SessionUpdate::Plan(plan(todos))],
@@ -244,6 +300,23 @@ impl Translator {
         }
     }
 
+    /// The call `id` is about to be asked about: a whole-file write's diff, now that the
+    /// file is as it was (it waits for the answer), read by `before`.
+    pub fn asked(
+        &mut self,
+        id: &str,
+        before: &dyn Fn(&Path) -> Option<String>,
+    ) -> Option<SessionUpdate> {
+        let open = self.open.get_mut(id)?;
+        let (path, new_text) = (open.path.clone()?, open.new_text.take()?);
+        let diff = Diff::new(path.clone(), new_text).old_text(before(&path));
+        open.diff = Some(diff.clone());
+        Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            id.to_string(),
+            ToolCallUpdateFields::new().content(vec![ToolCallContent::Diff(diff)]),
+        )))
+    }
+
     /// The calls announced and not finished (a turn that ends leaves none).
     pub fn open_calls(&self) -> usize {
         self.open.len()
@@ -255,10 +328,6 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::time::Duration;
-
-    fn none(_: &Path) -> Option<String> {
-        None
-    }
 
     fn sent(updates: &[SessionUpdate]) -> Vec<serde_json::Value> {
         updates
@@ -275,12 +344,12 @@ mod tests {
             name: "bash".into(),
             args: json!({"command": "cargo test"}),
         };
-        let u = sent(&t.updates(&started, &none));
+        let u = sent(&t.updates(&started));
         assert_eq!(u[0]["sessionUpdate"], "tool_call");
         assert!(u[0].get("status").is_none_or(|s| s == "pending"));
         assert_eq!(u[0]["kind"], "execute");
         assert_eq!(u[0]["title"], "cargo test");
-        let u = sent(&t.updates(&AgentEvent::ToolRunning { id: "c1".into() }, &none));
+        let u = sent(&t.updates(&AgentEvent::ToolRunning { id: "c1".into() }));
         assert_eq!(u[0]["sessionUpdate"], "tool_call_update");
         assert_eq!(u[0]["status"], "in_progress");
         let finished = AgentEvent::ToolFinished {
@@ -292,7 +361,7 @@ mod tests {
             duration: Duration::from_millis(5),
             stored: None,
         };
-        let u = sent(&t.updates(&finished, &none));
+        let u = sent(&t.updates(&finished));
         assert_eq!(u[0]["status"], "completed");
         assert_eq!(u[0]["content"][0]["type"], "content");
         assert_eq!(u[0]["content"][0]["content"]["text"], "test result: ok");
@@ -308,11 +377,15 @@ mod tests {
             name: "write_file".into(),
             args: json!({"path": "a.txt", "content": "new\n"}),
         };
-        let u = sent(&t.updates(&started, &before));
-        assert_eq!(u[0]["content"][0]["type"], "diff");
-        assert_eq!(u[0]["content"][0]["path"], "/p/a.txt");
-        assert_eq!(u[0]["content"][0]["oldText"], "old\n");
-        assert_eq!(u[0]["content"][0]["newText"], "new\n");
+        // Announced without a diff: the file's old text is not read yet.
+        let u = sent(&t.updates(&started));
+        assert!(u[0].get("content").is_none_or(|c| c == &json!([])), "{u:?}");
+        // Asked about: the file is as it was, the diff is whole.
+        let asked = serde_json::to_value(t.asked("w", &before).unwrap()).unwrap();
+        assert_eq!(asked["content"][0]["type"], "diff");
+        assert_eq!(asked["content"][0]["path"], "/p/a.txt");
+        assert_eq!(asked["content"][0]["oldText"], "old\n");
+        assert_eq!(asked["content"][0]["newText"], "new\n");
         let refused = AgentEvent::ToolFinished {
             id: "w".into(),
             name: "write_file".into(),
@@ -322,19 +395,75 @@ mod tests {
             duration: Duration::ZERO,
             stored: None,
         };
-        let u = sent(&t.updates(&refused, &before));
+        let u = sent(&t.updates(&refused));
         assert_eq!(u[0]["status"], "failed");
         assert_eq!(u[0]["content"][0]["type"], "diff");
         assert_eq!(u[0]["content"][1]["content"]["text"], "the user refused it");
     }
 
     #[test]
+    fn a_write_not_asked_about_gets_the_agents_diff() {
+        use rein_core::checkpoint::diff::DiffLine;
+        let mut t = Translator::new(Path::new("/p"));
+        t.updates(&AgentEvent::ToolCallStarted {
+            id: "w".into(),
+            name: "write_file".into(),
+            args: json!({"path": "a.txt", "content": "a\nB\nc\n"}),
+        });
+        t.updates(&AgentEvent::ToolFinished {
+            id: "w".into(),
+            name: "write_file".into(),
+            result: "wrote a.txt".into(),
+            is_error: false,
+            outcome: ToolOutcome::Ok,
+            duration: Duration::ZERO,
+            stored: None,
+        });
+        let line = |kind, text: &str| DiffLine {
+            kind,
+            text: text.into(),
+        };
+        let diff = ShortDiff {
+            added: 1,
+            removed: 1,
+            lines: vec![
+                line(DiffKind::Context, "a"),
+                line(DiffKind::Removed, "b"),
+                line(DiffKind::Added, "B"),
+                line(DiffKind::Gap, ""),
+                line(DiffKind::Context, "z"),
+            ],
+            more: 0,
+        };
+        let u = sent(&t.updates(&AgentEvent::EditDiff {
+            id: "w".into(),
+            diff,
+        }));
+        assert_eq!(u[0]["content"][0]["type"], "diff");
+        assert_eq!(u[0]["content"][0]["path"], "/p/a.txt");
+        assert_eq!(u[0]["content"][0]["oldText"], "a\nb\n…\nz\n");
+        assert_eq!(u[0]["content"][0]["newText"], "a\nB\n…\nz\n");
+        // Said once.
+        assert!(t
+            .updates(&AgentEvent::EditDiff {
+                id: "w".into(),
+                diff: ShortDiff {
+                    added: 0,
+                    removed: 0,
+                    lines: vec![],
+                    more: 0
+                }
+            })
+            .is_empty());
+    }
+
+    #[test]
     fn the_reply_reasoning_todos_mode_and_context_are_told() {
         let mut t = Translator::new(Path::new("/p"));
-        let u = sent(&t.updates(&AgentEvent::TextDelta { text: "Hi".into() }, &none));
+        let u = sent(&t.updates(&AgentEvent::TextDelta { text: "Hi".into() }));
         assert_eq!(u[0]["sessionUpdate"], "agent_message_chunk");
         assert_eq!(u[0]["content"]["text"], "Hi");
-        let u = sent(&t.updates(&AgentEvent::ReasoningDelta { text: "hm".into() }, &none));
+        let u = sent(&t.updates(&AgentEvent::ReasoningDelta { text: "hm".into() }));
         assert_eq!(u[0]["sessionUpdate"], "agent_thought_chunk");
         let todos = vec![
             Todo {
@@ -348,22 +477,19 @@ mod tests {
                 active_form: Some("Fixing the bug".into()),
             },
         ];
-        let u = sent(&t.updates(&AgentEvent::TodosUpdated { todos }, &none));
+        let u = sent(&t.updates(&AgentEvent::TodosUpdated { todos }));
         assert_eq!(u[0]["sessionUpdate"], "plan");
         assert_eq!(u[0]["entries"][0]["status"], "completed");
         assert_eq!(u[0]["entries"][1]["content"], "Fixing the bug");
         assert_eq!(u[0]["entries"][1]["status"], "in_progress");
-        let u = sent(&t.updates(
-            &AgentEvent::ModeChanged {
-                mode: ApprovalMode::Plan,
-            },
-            &none,
-        ));
+        let u = sent(&t.updates(&AgentEvent::ModeChanged {
+            mode: ApprovalMode::Plan,
+        }));
         assert_eq!(u[0]["sessionUpdate"], "current_mode_update");
         assert_eq!(u[0]["currentModeId"], "plan");
         // An event the editor has no place for says nothing.
         assert!(t
-            .updates(&AgentEvent::RequestStarted { step: 1 }, &none)
+            .updates(&AgentEvent::RequestStarted { step: 1 })
             .is_empty());
     }
 

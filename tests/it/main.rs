@@ -36,6 +36,7 @@ mod support {
     }
 }
 
+mod acp;
 mod agent_loop;
 mod app_habits;
 mod app_keys;

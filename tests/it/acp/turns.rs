@@ -1,0 +1,315 @@
+//! Turns through `rein acp`: a tool call announced, asked about and run or refused as
+//! the editor answers; an edit as a diff; the todo list as a plan; a cancel that stops a
+//! running command; the modes.
+
+use crate::support;
+
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+use super::{choose, command, user_config, Client};
+
+/// The statuses the updates gave the call `id`, in order (pending first, as announced).
+fn statuses(client: &Client, id: &str) -> Vec<String> {
+    client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| &m["params"]["update"])
+        .filter(|u| u["toolCallId"] == id)
+        .filter_map(|u| match u["sessionUpdate"].as_str() {
+            Some("tool_call") => Some(u["status"].as_str().unwrap_or("pending").to_string()),
+            _ => u["status"].as_str().map(str::to_string),
+        })
+        .collect()
+}
+
+/// The processes running `sleep 613.25`.
+fn sleepers() -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x00613.25\x00")
+        })
+        .collect()
+}
+
+/// Whether `pid` runs (a zombie does not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+    })
+}
+
+fn prompt(session: &str, text: &str) -> Value {
+    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_is_asked_about_and_the_editors_answer_decides_both_ways() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    user_config(
+        home.path(),
+        "[[permissions.bash]]\npattern = \"touch *\"\naction = \"ask\"\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command": "touch yes.txt"}"#)]),
+        Reply::text("Made it."),
+        Reply::tool_calls(&[("bash", r#"{"command": "touch no.txt"}"#)]),
+        Reply::text("Left it."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+
+    let mut asked = Vec::new();
+    let id = client
+        .send("session/prompt", prompt(&session, "make it"))
+        .await;
+    let done = client
+        .response(id, &mut |request| {
+            assert_eq!(request["method"], "session/request_permission");
+            asked.push(request.clone());
+            choose(request, "allow_once")
+        })
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(project.path().join("yes.txt").exists());
+    let [question] = asked.as_slice() else {
+        panic!("one question: {asked:?}")
+    };
+    assert_eq!(question["params"]["sessionId"], session.as_str());
+    let kinds: Vec<&str> = question["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    let call = question["params"]["toolCall"]["toolCallId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let announced = client.updates("tool_call");
+    assert_eq!(announced[0]["toolCallId"], call.as_str());
+    assert_eq!(announced[0]["kind"], "execute");
+    assert_eq!(announced[0]["title"], "touch yes.txt");
+    assert_eq!(
+        statuses(&client, &call),
+        ["pending", "in_progress", "completed"]
+    );
+    assert!(client.reply_text().contains("Made it."));
+
+    // Refused: nothing runs, the call fails, the model is told, the turn goes on.
+    let id = client
+        .send("session/prompt", prompt(&session, "again"))
+        .await;
+    let done = client
+        .response(id, &mut |request| choose(request, "reject_once"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(!project.path().join("no.txt").exists());
+    let refused = client.updates("tool_call").last().unwrap()["toolCallId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(statuses(&client, &refused), ["pending", "failed"]);
+    let requests = server.requests();
+    let told = support::last_tool_results(&requests);
+    assert!(
+        told.iter().any(|r| r.contains("rejected")),
+        "the model hears of the refusal: {told:?}"
+    );
+    assert!(client.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_comes_as_a_diff_and_the_todo_list_as_a_plan() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("a.txt"), "old\n").unwrap();
+    let todos = json!({"todos": [
+        {"content": "Edit a.txt", "status": "completed"},
+        {"content": "Run the tests", "status": "in_progress", "active_form": "Running the tests"},
+        {"content": "Tell the user", "status": "pending"},
+    ]});
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("write_file", r#"{"path": "a.txt", "content": "new\n"}"#)]),
+        Reply::tool_calls(&[("write_todos", &todos.to_string())]),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    let id = client
+        .send("session/prompt", prompt(&session, "edit"))
+        .await;
+    let done = client
+        .response(id, &mut |request| choose(request, "allow_once"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    let edit = &client.updates("tool_call")[0];
+    assert_eq!(edit["kind"], "edit");
+    // The diff comes with the question (the file waits for the answer) or, written
+    // without one, from the agent's own before and after.
+    let diffs: Vec<Value> = client
+        .updates("tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == edit["toolCallId"] && u["content"][0]["type"] == "diff")
+        .collect();
+    let diff = &diffs.last().expect("a diff")["content"][0];
+    let path = project.path().join("a.txt");
+    assert_eq!(diff["path"], path.to_str().unwrap());
+    assert_eq!(diff["oldText"], "old\n");
+    assert_eq!(diff["newText"], "new\n");
+    assert_eq!(edit["locations"][0]["path"], path.to_str().unwrap());
+    let plans = client.updates("plan");
+    let entries = plans.last().expect("a plan")["entries"].clone();
+    assert_eq!(entries.as_array().unwrap().len(), 3);
+    assert_eq!(entries[0]["status"], "completed");
+    assert_eq!(entries[1]["content"], "Running the tests");
+    assert_eq!(entries[1]["status"], "in_progress");
+    assert_eq!(entries[2]["status"], "pending");
+    assert!(client.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_stops_the_running_command_and_the_prompt_answers_cancelled() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    user_config(
+        home.path(),
+        "[[permissions.bash]]\npattern = \"sleep *\"\naction = \"allow\"\n",
+    );
+    // A duration no other test uses: the process is found by its command line.
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command": "sleep 613.25"}"#)]),
+        Reply::text("Stopped, as asked."),
+        Reply::text("Still here."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    let id = client
+        .send("session/prompt", prompt(&session, "wait"))
+        .await;
+    // Once the command runs, the editor cancels.
+    loop {
+        let message = client.next_message().await.expect("rein is running");
+        assert!(message.get("id").is_none(), "nothing is asked: {message}");
+        let running = message["params"]["update"]["status"] == "in_progress";
+        if running {
+            break;
+        }
+    }
+    let mut pids = Vec::new();
+    for _ in 0..12_000 {
+        pids = sleepers();
+        if !pids.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(!pids.is_empty(), "the command runs");
+    client
+        .notify("session/cancel", json!({"sessionId": session}))
+        .await;
+    let done = client
+        .response(id, &mut |r| panic!("unexpected request {r}"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+    // The command's process is gone (a zombie counts as gone).
+    let mut waited = 0;
+    while pids.iter().any(|&p| alive(p)) && waited < 12_000 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    assert!(
+        !pids.iter().any(|&p| alive(p)),
+        "the command outlived the cancel"
+    );
+    // The session goes on.
+    let id = client
+        .send("session/prompt", prompt(&session, "hello?"))
+        .await;
+    let done = client
+        .response(id, &mut |r| panic!("unexpected request {r}"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(client.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_modes_are_offered_and_a_switch_is_told_and_obeyed() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("write_file", r#"{"path": "plan.txt", "content": "x"}"#)]),
+        Reply::text("I would write plan.txt."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let r = client
+        .call(
+            "session/new",
+            json!({"cwd": project.path(), "mcpServers": []}),
+        )
+        .await;
+    let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+    let modes = &r["result"]["modes"];
+    assert_eq!(modes["currentModeId"], "default");
+    let ids: Vec<&str> = modes["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"default") && ids.contains(&"plan"), "{ids:?}");
+    let r = client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "plan"}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "yolo"}),
+        )
+        .await;
+    assert!(r.get("error").is_some(), "{r}");
+    let id = client
+        .send("session/prompt", prompt(&session, "plan it"))
+        .await;
+    let done = client
+        .response(id, &mut |r| panic!("plan mode asks nothing: {r}"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(!project.path().join("plan.txt").exists(), "plan mode wrote");
+    let told = client.updates("current_mode_update");
+    assert_eq!(told.last().expect("told")["currentModeId"], "plan");
+    assert!(client.close().await.success());
+}

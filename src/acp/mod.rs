@@ -9,6 +9,7 @@
 
 pub mod permission;
 pub mod prompt;
+pub mod replay;
 pub mod server;
 pub mod session;
 pub mod start;

@@ -11,14 +11,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, SessionMode,
-    SessionModeState, SetSessionModeRequest, SetSessionModeResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionMode, SessionModeState, SessionNotification,
+    SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
-use agent_client_protocol::{Agent, Error, Stdio};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, Client, Error, Stdio};
 use rein_core::config::{Environment, Overrides};
 use rein_core::permissions::ApprovalMode;
 use tokio::sync::mpsc;
 
+use super::replay;
 use super::session::{self, ToSession};
 use super::start;
 use super::updates::mode_id;
@@ -56,7 +60,11 @@ fn initialize(
     Ok(InitializeResponse::new(version)
         .agent_capabilities(
             AgentCapabilities::new()
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .session_capabilities(
+                    SessionCapabilities::new().resume(SessionResumeCapabilities::new()),
+                ),
         )
         .agent_info(Implementation::new("rein", env!("CARGO_PKG_VERSION"))))
 }
@@ -72,10 +80,41 @@ fn mode_state(current: ApprovalMode, sandbox_works: bool) -> SessionModeState {
     )
 }
 
+/// The running sessions' tasks, awaited when the client goes away.
+type Tasks = Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>;
+
+/// Run a started session for the client: its id and the modes it offers.
+fn open(
+    started: start::Started,
+    cx: ConnectionTo<Client>,
+    sessions: &Sessions,
+    tasks: &Tasks,
+) -> (String, SessionModeState) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let id = started.id.clone();
+    // A session loaded twice: the first one's requests end with it.
+    sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(id.clone(), (tx, started.root.clone()));
+    let modes = mode_state(started.mode, started.sandbox_works);
+    let task = tokio::spawn(async move {
+        session::run(started.id, started.root, started.handle, cx, rx).await;
+        if let Some(mcp) = started.mcp {
+            mcp.shutdown().await;
+        }
+    });
+    tasks
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(task);
+    (id, modes)
+}
+
 /// Serve the client on stdin and stdout until it goes away.
 pub async fn serve(overrides: Overrides) -> Result<(), String> {
     let sessions: Sessions = Arc::default();
-    let tasks = Arc::new(Mutex::new(Vec::<tokio::task::JoinHandle<()>>::new()));
+    let tasks: Tasks = Arc::default();
     let result = Agent
         .v1()
         .name("rein")
@@ -92,31 +131,60 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
             {
                 let (overrides, sessions, tasks) =
                     (overrides.clone(), sessions.clone(), tasks.clone());
-                async move |request: NewSessionRequest, responder, cx| {
-                    let started = match start::start(&request.cwd, &overrides) {
-                        Ok(started) => started,
-                        Err(why) => {
-                            return responder.respond_with_error(Error::internal_error().data(why))
+                async move |request: NewSessionRequest, responder, cx| match start::start(
+                    &request.cwd,
+                    &overrides,
+                    None,
+                ) {
+                    Ok(started) => {
+                        let (id, modes) = open(started, cx, &sessions, &tasks);
+                        responder.respond(NewSessionResponse::new(id).modes(modes))
+                    }
+                    Err(why) => responder.respond_with_error(Error::internal_error().data(why)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (overrides, sessions, tasks) =
+                    (overrides.clone(), sessions.clone(), tasks.clone());
+                async move |request: LoadSessionRequest, responder, cx| {
+                    let id = request.session_id.0.to_string();
+                    match start::start(&request.cwd, &overrides, Some(&id)) {
+                        Ok(started) => {
+                            // The conversation told again before the answer, as the
+                            // protocol asks.
+                            for update in
+                                replay::updates(&started.transcript, &started.todos, &started.root)
+                            {
+                                let _ = cx.send_notification(SessionNotification::new(
+                                    id.clone(),
+                                    update,
+                                ));
+                            }
+                            let (_, modes) = open(started, cx, &sessions, &tasks);
+                            responder.respond(LoadSessionResponse::new().modes(modes))
                         }
-                    };
-                    let (tx, rx) = mpsc::unbounded_channel();
-                    let id = started.id.clone();
-                    sessions
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(id.clone(), (tx, started.root.clone()));
-                    let modes = mode_state(ApprovalMode::Default, started.sandbox_works);
-                    let task = tokio::spawn(async move {
-                        session::run(started.id, started.root, started.handle, cx, rx).await;
-                        if let Some(mcp) = started.mcp {
-                            mcp.shutdown().await;
+                        Err(why) => responder.respond_with_error(Error::internal_error().data(why)),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (overrides, sessions, tasks) =
+                    (overrides.clone(), sessions.clone(), tasks.clone());
+                async move |request: ResumeSessionRequest, responder, cx| {
+                    let id = request.session_id.0.to_string();
+                    match start::start(&request.cwd, &overrides, Some(&id)) {
+                        Ok(started) => {
+                            let (_, modes) = open(started, cx, &sessions, &tasks);
+                            responder.respond(ResumeSessionResponse::new().modes(modes))
                         }
-                    });
-                    tasks
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push(task);
-                    responder.respond(NewSessionResponse::new(id).modes(modes))
+                        Err(why) => responder.respond_with_error(Error::internal_error().data(why)),
+                    }
                 }
             },
             agent_client_protocol::on_receive_request!(),

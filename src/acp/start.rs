@@ -24,10 +24,16 @@ pub struct Started {
     pub sandbox_works: bool,
     /// The MCP servers, shut down when the session ends.
     pub mcp: Option<rein_core::mcp::McpManager>,
+    /// The mode it starts in (a continued session's own).
+    pub mode: ApprovalMode,
+    /// A continued session's conversation as the user saw it, and its todo list.
+    pub transcript: Vec<rein_core::conversation::Message>,
+    pub todos: Vec<rein_core::tools::write_todos::Todo>,
 }
 
-/// Start a session in `cwd` (call inside the runtime).
-pub fn start(cwd: &Path, overrides: &Overrides) -> Result<Started, String> {
+/// Start a session in `cwd`, a new one or the recorded session `resume` (call inside the
+/// runtime).
+pub fn start(cwd: &Path, overrides: &Overrides, resume: Option<&str>) -> Result<Started, String> {
     if !cwd.is_absolute() {
         return Err(format!(
             "cwd must be an absolute path, not {}",
@@ -40,7 +46,7 @@ pub fn start(cwd: &Path, overrides: &Overrides) -> Result<Started, String> {
         mode: None,
         resume: Continue {
             latest: false,
-            id: None,
+            id: resume.map(str::to_string),
             fork: false,
             model_given: overrides.model.is_some(),
             shown: crate::app::resume::SHOWN,
@@ -54,8 +60,11 @@ pub fn start(cwd: &Path, overrides: &Overrides) -> Result<Started, String> {
         policy,
         trust,
         guidance,
-        ..
+        resumed,
     } = Launch::prepare(project, guarded, options)?;
+    if resume.is_some() && resumed.is_none() {
+        return Err("no session to continue".to_string());
+    }
     let hooks = rein_core::hooks::load_with(
         &config.user_config_path,
         &root,
@@ -72,7 +81,28 @@ pub fn start(cwd: &Path, overrides: &Overrides) -> Result<Started, String> {
         &guidance.instructions,
         Arc::new(hooks.hooks),
     )?;
-    let session = new_session(&config, &root)?;
+    let (session, transcript, todos, mode) = match resumed {
+        Some(resumed) => {
+            let loaded = &resumed.session;
+            if loaded.meta.project != root {
+                return Err(format!(
+                    "session {} belongs to {}, not {}",
+                    loaded.id(),
+                    loaded.meta.project.display(),
+                    root.display()
+                ));
+            }
+            let (transcript, todos) = (loaded.transcript.clone(), loaded.todos.clone());
+            let mode = loaded.mode.unwrap_or_default();
+            (resumed.setup(&config), transcript, todos, mode)
+        }
+        None => (
+            new_session(&config, &root)?,
+            Vec::new(),
+            Vec::new(),
+            ApprovalMode::Default,
+        ),
+    };
     let id = session.writer.id().to_string();
     let (started, _) = start_mcp_with(&config, &root, true, &trust.store, trust.problem);
     let mcp = started.map(|(manager, _events)| manager);
@@ -88,6 +118,9 @@ pub fn start(cwd: &Path, overrides: &Overrides) -> Result<Started, String> {
         handle,
         sandbox_works,
         mcp,
+        mode,
+        transcript,
+        todos,
     })
 }
 

@@ -3,6 +3,7 @@
 //!
 //! - [`turns`]: a turn with a tool call, permissions both ways, an edit as a diff, the
 //!   todo list as a plan, cancel, modes.
+//! - [`sessions`]: a session kept across editor restarts, shared with the terminal.
 //! - [`protocol`]: initialize, bad input, a client that goes away.
 
 use crate::support;
@@ -16,6 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 mod protocol;
+mod sessions;
 mod turns;
 
 /// The binary as `rein acp` for `server`'s model, with an isolated home; its working

@@ -1,0 +1,172 @@
+//! Sessions are rein's own session files: one the editor started is loaded again after
+//! the editor restarts (its conversation told again) and continued by `rein -r ID`; one
+//! print mode started is loaded in the editor.
+
+use crate::support;
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+use super::{command, Client};
+
+fn prompt(session: &str, text: &str) -> Value {
+    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
+}
+
+/// Every message text the model was sent in its last request.
+fn last_request_text(server: &ScriptedServer) -> String {
+    server
+        .requests()
+        .last()
+        .map(|r| r["messages"].to_string())
+        .unwrap_or_default()
+}
+
+async fn turn(client: &mut Client, session: &str, text: &str) -> Value {
+    let id = client.send("session/prompt", prompt(session, text)).await;
+    client
+        .response(id, &mut |r| panic!("unexpected request {r}"))
+        .await
+}
+
+/// `rein -r ID -p TEXT` in `project`.
+async fn print_mode(home: &Path, project: &Path, server: &ScriptedServer, args: &[&str]) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("REIN_HOME", home.join("rein-home"))
+        .args(["--base-url", &server.base_url(), "--model", "m", "--cwd"])
+        .arg(project)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_kept_across_editor_restarts_and_shared_with_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("read_file", r#"{"path": "notes.txt"}"#)]),
+        Reply::text("The word is heron."),
+        Reply::text("Still heron."),
+        Reply::text("Heron, from the terminal."),
+    ])
+    .await
+    .unwrap();
+    std::fs::write(project.path().join("notes.txt"), "heron\n").unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    let init = client.initialize().await;
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    let session = client.new_session(project.path()).await;
+    let done = turn(&mut client, &session, "remember the word in notes.txt").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    assert!(client.close().await.success());
+
+    // The editor restarts and loads it: the conversation is told again, then answered.
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let r = client
+        .call(
+            "session/load",
+            json!({"sessionId": session, "cwd": project.path(), "mcpServers": []}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    assert_eq!(r["result"]["modes"]["currentModeId"], "default");
+    let told: Vec<String> = client
+        .updates("user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(told, ["remember the word in notes.txt"]);
+    assert!(client.reply_text().contains("The word is heron."));
+    let calls = client.updates("tool_call");
+    assert_eq!(calls[0]["title"], "Read notes.txt");
+    let done = turn(&mut client, &session, "and now?").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    let sent = last_request_text(&server);
+    assert!(
+        sent.contains("remember the word in notes.txt") && sent.contains("and now?"),
+        "the model gets the whole conversation: {sent}"
+    );
+    assert!(client.close().await.success());
+
+    // The terminal goes on with it.
+    print_mode(
+        home.path(),
+        project.path(),
+        &server,
+        &["-r", &session, "-p", "once more"],
+    )
+    .await;
+    let sent = last_request_text(&server);
+    assert!(
+        sent.contains("and now?") && sent.contains("once more"),
+        "{sent}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_print_mode_started_loads_in_the_editor() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("Started in the terminal."),
+        Reply::text("Continued in the editor."),
+    ])
+    .await
+    .unwrap();
+    print_mode(
+        home.path(),
+        project.path(),
+        &server,
+        &["-p", "from the terminal"],
+    )
+    .await;
+    let sessions = std::fs::read_dir(home.path().join("rein-home/sessions"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .map(str::to_string)
+        })
+        .collect::<Vec<_>>();
+    let [session] = sessions.as_slice() else {
+        panic!("one session: {sessions:?}")
+    };
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let r = client
+        .call(
+            "session/load",
+            json!({"sessionId": session, "cwd": project.path(), "mcpServers": []}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    assert!(client.reply_text().contains("Started in the terminal."));
+    let done = turn(&mut client, session, "and here").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    assert!(last_request_text(&server).contains("from the terminal"));
+    // An unknown session is an error, and the connection goes on.
+    let r = client
+        .call(
+            "session/load",
+            json!({"sessionId": "no-such-session", "cwd": project.path(), "mcpServers": []}),
+        )
+        .await;
+    assert!(r.get("error").is_some(), "{r}");
+    assert!(client.close().await.success());
+}

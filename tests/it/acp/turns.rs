@@ -26,14 +26,17 @@ fn statuses(client: &Client, id: &str) -> Vec<String> {
 
 /// The processes running `sleep 613.25`.
 fn sleepers() -> Vec<u32> {
+    running(b"sleep\x00613.25\x00")
+}
+
+/// The processes whose command line is `cmdline`.
+fn running(cmdline: &[u8]) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x00613.25\x00")
-        })
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == cmdline))
         .collect()
 }
 
@@ -311,5 +314,106 @@ async fn the_modes_are_offered_and_a_switch_is_told_and_obeyed() {
     assert!(!project.path().join("plan.txt").exists(), "plan mode wrote");
     let told = client.updates("current_mode_update");
     assert_eq!(told.last().expect("told")["currentModeId"], "plan");
+    assert!(client.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_goes_away_ends_rein_and_what_it_started() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    user_config(
+        home.path(),
+        "[[permissions.bash]]\npattern = \"sleep *\"\naction = \"allow\"\n",
+    );
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[(
+        "bash",
+        r#"{"command": "sleep 614.75"}"#,
+    )])])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    client
+        .send("session/prompt", prompt(&session, "wait"))
+        .await;
+    loop {
+        let message = client.next_message().await.expect("rein is running");
+        if message["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    let mut pids = Vec::new();
+    for _ in 0..12_000 {
+        pids = running(b"sleep\x00614.75\x00");
+        if !pids.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(!pids.is_empty(), "the command runs");
+    // The editor closes the pipe mid-turn: rein exits, and the command with it.
+    assert!(client.close().await.success());
+    let mut waited = 0;
+    while pids.iter().any(|&p| alive(p)) && waited < 12_000 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    assert!(!pids.iter().any(|&p| alive(p)), "the command outlived rein");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_sent_while_a_turn_runs_is_queued_and_answered_in_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    user_config(
+        home.path(),
+        "[[permissions.bash]]\npattern = \"sleep *\"\naction = \"allow\"\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command": "sleep 0.5"}"#)]),
+        Reply::text("Both done."),
+        Reply::text("Spare."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    let first = client
+        .send("session/prompt", prompt(&session, "first"))
+        .await;
+    loop {
+        let message = client.next_message().await.expect("rein is running");
+        if message["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    let second = client
+        .send("session/prompt", prompt(&session, "second"))
+        .await;
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let message = client.next_message().await.expect("rein answers");
+        if message.get("method").is_none() {
+            answers.push(message);
+        }
+    }
+    // Each prompt gets its answer; the second rode on the running turn (or started the
+    // next one), and the model saw both.
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert!(
+        ids.contains(&&json!(first)) && ids.contains(&&json!(second)),
+        "{answers:?}"
+    );
+    for answer in &answers {
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    }
+    let sent = server
+        .requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect::<String>();
+    assert!(sent.contains("first") && sent.contains("second"), "{sent}");
     assert!(client.close().await.success());
 }

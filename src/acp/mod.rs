@@ -7,6 +7,7 @@
 //! - [`permission`]: an `ask` as the editor's permission question, its answer as the
 //!   approval modal's.
 
+pub mod commands;
 pub mod permission;
 pub mod prompt;
 pub mod replay;

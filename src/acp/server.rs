@@ -98,12 +98,7 @@ fn open(
         .unwrap_or_else(PoisonError::into_inner)
         .insert(id.clone(), (tx, started.root.clone()));
     let modes = mode_state(started.mode, started.sandbox_works);
-    let task = tokio::spawn(async move {
-        session::run(started.id, started.root, started.handle, cx, rx).await;
-        if let Some(mcp) = started.mcp {
-            mcp.shutdown().await;
-        }
-    });
+    let task = tokio::spawn(session::run(started, cx, rx));
     tasks
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

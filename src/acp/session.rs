@@ -9,19 +9,22 @@
 //! task of its own so the session keeps telling the editor what happens meanwhile.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
-    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
-    StopReason,
+    AvailableCommandsUpdate, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionNotification, SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::Client;
-use rein_core::agent::{AgentCommand, AgentEvent, AgentHandle, TurnOutcome};
+use rein_core::agent::{AgentCommand, AgentEvent, TurnOutcome};
+use rein_core::custom_commands::CommandSet;
+use rein_core::mcp::McpEvent;
 use rein_core::permissions::{ApprovalMode, Grant};
 use tokio::sync::mpsc;
 
 use super::permission::{self, Rejected};
+use super::start::Started;
 use super::updates::Translator;
 
 /// The most bytes of a file read for the diff of a whole-file write.
@@ -68,14 +71,23 @@ struct Answered {
     outcome: RequestPermissionOutcome,
 }
 
-/// Run the session `id` until the agent ends or the connection drops its sender.
+/// Run the session until the agent ends or the connection drops its sender.
 pub async fn run(
-    id: String,
-    root: PathBuf,
-    mut handle: AgentHandle,
+    started: Started,
     cx: ConnectionTo<Client>,
     mut inbox: mpsc::UnboundedReceiver<ToSession>,
 ) {
+    let Started {
+        id,
+        root,
+        mut handle,
+        mut commands,
+        skills,
+        mcp_events,
+        mcp,
+        ..
+    } = started;
+    let mut mcp_events = mcp_events.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut translator = Translator::new(&root);
     let mut rejected = Rejected::default();
     // Prompts sent and not yet taken by a turn, oldest first; those the running turn took.
@@ -86,10 +98,17 @@ pub async fn run(
     let notify = |update| {
         let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
     };
+    let offer = |commands: &CommandSet| {
+        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
+            super::commands::available(commands, &skills),
+        ))
+    };
+    notify(offer(&commands));
     loop {
         tokio::select! {
             command = inbox.recv() => match command {
                 Some(ToSession::Prompt { text, responder }) => {
+                    let text = super::commands::expand(&text, &commands, &skills);
                     if handle.send(AgentCommand::UserMessage(text)) {
                         waiting.push_back(*responder);
                     } else {
@@ -107,6 +126,13 @@ pub async fn run(
                 }
                 None => break,
             },
+            Some(news) = mcp_events.recv() => {
+                // An MCP server's prompts join the slash commands.
+                if let McpEvent::Prompts { prompts } = news {
+                    commands.set_mcp(prompts.iter().map(crate::app::update::mcp::prompt_command).collect());
+                    notify(offer(&commands));
+                }
+            }
             answer = answers.recv() => {
                 let Some(Answered { id: call, grants, outcome }) = answer else { continue };
                 let (decision, reject_always) = permission::decision(&outcome);
@@ -179,6 +205,9 @@ pub async fn run(
     handle.send(AgentCommand::Interrupt);
     handle.background.kill_all();
     handle.send(AgentCommand::Shutdown);
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
 }
 
 #[cfg(test)]

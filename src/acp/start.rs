@@ -29,6 +29,11 @@ pub struct Started {
     /// A continued session's conversation as the user saw it, and its todo list.
     pub transcript: Vec<rein_core::conversation::Message>,
     pub todos: Vec<rein_core::tools::write_todos::Todo>,
+    /// The custom commands and skills, offered as slash commands.
+    pub commands: rein_core::custom_commands::CommandSet,
+    pub skills: Arc<rein_core::skills::SkillSet>,
+    /// The MCP servers' news (their prompts join the slash commands).
+    pub mcp_events: Option<tokio::sync::mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>>,
 }
 
 /// Start a session in `cwd`, a new one or the recorded session `resume` (call inside the
@@ -72,6 +77,7 @@ pub fn start(cwd: &Path, overrides: &Overrides, resume: Option<&str>) -> Result<
         Some(&trust.store),
     );
     let sandbox_works = sandbox.not_working_reason().is_none();
+    let skills = guidance.skills.clone();
     let mut agent_config = agent_config(
         &config,
         root.clone(),
@@ -105,7 +111,10 @@ pub fn start(cwd: &Path, overrides: &Overrides, resume: Option<&str>) -> Result<
     };
     let id = session.writer.id().to_string();
     let (started, _) = start_mcp_with(&config, &root, true, &trust.store, trust.problem);
-    let mcp = started.map(|(manager, _events)| manager);
+    let (mcp, mcp_events) = match started {
+        Some((manager, events)) => (Some(manager), Some(events)),
+        None => (None, None),
+    };
     if let Some(manager) = &mcp {
         agent_config.external_tools = Some(Arc::new(manager.clone()));
     }
@@ -121,6 +130,9 @@ pub fn start(cwd: &Path, overrides: &Overrides, resume: Option<&str>) -> Result<
         mode,
         transcript,
         todos,
+        commands: guidance.commands,
+        skills,
+        mcp_events,
     })
 }
 

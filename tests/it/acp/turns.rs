@@ -417,3 +417,42 @@ async fn a_prompt_sent_while_a_turn_runs_is_queued_and_answered_in_turn() {
     assert!(sent.contains("first") && sent.contains("second"), "{sent}");
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_slash_commands_are_offered_and_a_custom_command_is_expanded() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".agents/commands")).unwrap();
+    std::fs::write(
+        project.path().join(".agents/commands/review.md"),
+        "---\ndescription: review a file\nargument-hint: FILE\n---\nReview $ARGUMENTS with care.\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![Reply::text("Reviewed.")])
+        .await
+        .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    let id = client
+        .send("session/prompt", prompt(&session, "/review src/a.rs"))
+        .await;
+    let done = client
+        .response(id, &mut |r| panic!("unexpected request {r}"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let offered = client.updates("available_commands_update");
+    let names: Vec<&str> = offered[0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"review") && names.contains(&"init"),
+        "{names:?}"
+    );
+    let sent = server.requests()[0]["messages"].to_string();
+    assert!(sent.contains("Review src/a.rs with care."), "{sent}");
+    assert!(client.close().await.success());
+}

@@ -5,6 +5,7 @@
 //!   todo list as a plan, cancel, modes.
 //! - [`sessions`]: a session kept across editor restarts, shared with the terminal.
 //! - [`protocol`]: initialize, bad input, a client that goes away.
+//! - [`acpx`]: the same through acpx, a real client from npm.
 
 use crate::support;
 
@@ -16,6 +17,7 @@ use support::ScriptedServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+mod acpx;
 mod protocol;
 mod sessions;
 mod turns;

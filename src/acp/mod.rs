@@ -8,6 +8,7 @@
 //!   approval modal's.
 
 pub mod commands;
+pub mod files;
 pub mod permission;
 pub mod prompt;
 pub mod replay;

@@ -106,17 +106,41 @@ fn open(
     (id, modes)
 }
 
+/// The editor's files for a session, when the client offered them.
+fn files_for(
+    offered: &std::sync::atomic::AtomicBool,
+    cx: &ConnectionTo<Client>,
+) -> impl Fn(&str) -> Option<Arc<dyn rein_core::tools::editor::EditorFiles>> {
+    let offered = offered.load(std::sync::atomic::Ordering::Relaxed);
+    let cx = cx.clone();
+    move |session: &str| {
+        offered.then(|| {
+            Arc::new(super::files::ClientFiles {
+                cx: cx.clone(),
+                session: session.to_string(),
+            }) as Arc<dyn rein_core::tools::editor::EditorFiles>
+        })
+    }
+}
+
 /// Serve the client on stdin and stdout until it goes away.
 pub async fn serve(overrides: Overrides) -> Result<(), String> {
     let sessions: Sessions = Arc::default();
     let tasks: Tasks = Arc::default();
+    // Whether the client offered its files (read and write) at initialize.
+    let files = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let result = Agent
         .v1()
         .name("rein")
         .on_receive_request(
             {
-                let overrides = overrides.clone();
+                let (overrides, files) = (overrides.clone(), files.clone());
                 async move |request: InitializeRequest, responder, _cx| {
+                    let fs = &request.client_capabilities.fs;
+                    files.store(
+                        fs.read_text_file && fs.write_text_file,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
                     responder.respond_with_result(initialize(&overrides, &request))
                 }
             },
@@ -124,12 +148,17 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
         )
         .on_receive_request(
             {
-                let (overrides, sessions, tasks) =
-                    (overrides.clone(), sessions.clone(), tasks.clone());
+                let (overrides, sessions, tasks, files) = (
+                    overrides.clone(),
+                    sessions.clone(),
+                    tasks.clone(),
+                    files.clone(),
+                );
                 async move |request: NewSessionRequest, responder, cx| match start::start(
                     &request.cwd,
                     &overrides,
                     None,
+                    &files_for(&files, &cx),
                 ) {
                     Ok(started) => {
                         let (id, modes) = open(started, cx, &sessions, &tasks);
@@ -142,11 +171,16 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
         )
         .on_receive_request(
             {
-                let (overrides, sessions, tasks) =
-                    (overrides.clone(), sessions.clone(), tasks.clone());
+                let (overrides, sessions, tasks, files) = (
+                    overrides.clone(),
+                    sessions.clone(),
+                    tasks.clone(),
+                    files.clone(),
+                );
                 async move |request: LoadSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match start::start(&request.cwd, &overrides, Some(&id)) {
+                    match start::start(&request.cwd, &overrides, Some(&id), &files_for(&files, &cx))
+                    {
                         Ok(started) => {
                             // The conversation told again before the answer, as the
                             // protocol asks.
@@ -169,11 +203,16 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
         )
         .on_receive_request(
             {
-                let (overrides, sessions, tasks) =
-                    (overrides.clone(), sessions.clone(), tasks.clone());
+                let (overrides, sessions, tasks, files) = (
+                    overrides.clone(),
+                    sessions.clone(),
+                    tasks.clone(),
+                    files.clone(),
+                );
                 async move |request: ResumeSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match start::start(&request.cwd, &overrides, Some(&id)) {
+                    match start::start(&request.cwd, &overrides, Some(&id), &files_for(&files, &cx))
+                    {
                         Ok(started) => {
                             let (_, modes) = open(started, cx, &sessions, &tasks);
                             responder.respond(ResumeSessionResponse::new().modes(modes))

@@ -36,9 +36,17 @@ pub struct Started {
     pub mcp_events: Option<tokio::sync::mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>>,
 }
 
-/// Start a session in `cwd`, a new one or the recorded session `resume` (call inside the
-/// runtime).
-pub fn start(cwd: &Path, overrides: &Overrides, resume: Option<&str>) -> Result<Started, String> {
+/// The editor's files for the session with this id, when the client offers them.
+pub type Files<'a> = &'a dyn Fn(&str) -> Option<Arc<dyn rein_core::tools::editor::EditorFiles>>;
+
+/// Start a session in `cwd`, a new one or the recorded session `resume`, its file tools
+/// going through `files` where it gives them (call inside the runtime).
+pub fn start(
+    cwd: &Path,
+    overrides: &Overrides,
+    resume: Option<&str>,
+    files: Files<'_>,
+) -> Result<Started, String> {
     if !cwd.is_absolute() {
         return Err(format!(
             "cwd must be an absolute path, not {}",
@@ -110,6 +118,7 @@ pub fn start(cwd: &Path, overrides: &Overrides, resume: Option<&str>) -> Result<
         ),
     };
     let id = session.writer.id().to_string();
+    agent_config.editor = files(&id);
     let (started, _) = start_mcp_with(&config, &root, true, &trust.store, trust.problem);
     let (mcp, mcp_events) = match started {
         Some((manager, events)) => (Some(manager), Some(events)),

@@ -142,6 +142,7 @@ async fn bench_steps() -> (f64, f64) {
             context: Default::default(),
             external_tools: None,
             checkpoints: None,
+            editor: None,
         })
         .unwrap();
         let start = Instant::now();
@@ -183,6 +184,7 @@ async fn bench_steps() -> (f64, f64) {
             context: Default::default(),
             external_tools: None,
             checkpoints: None,
+            editor: None,
         })
         .unwrap();
         let start = Instant::now();

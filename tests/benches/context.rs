@@ -131,6 +131,7 @@ fn bench_config(
         context,
         external_tools: None,
         checkpoints: None,
+        editor: None,
     }
 }
 

@@ -202,6 +202,7 @@ fn tool_context(root: &Path) -> ToolContext {
         sandbox: Arc::new(Sandbox::off(root)),
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
+        editor: None,
     }
 }
 

@@ -93,6 +93,7 @@ fn context(root: &Path, sandbox: Sandbox) -> ToolContext {
         sandbox: Arc::new(sandbox),
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
+        editor: None,
     }
 }
 

@@ -51,6 +51,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         context: Default::default(),
         external_tools: None,
         checkpoints: None,
+        editor: None,
     }
 }
 

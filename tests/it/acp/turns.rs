@@ -456,3 +456,67 @@ async fn the_slash_commands_are_offered_and_a_custom_command_is_expanded() {
     assert!(sent.contains("Review src/a.rs with care."), "{sent}");
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_editors_files_the_model_reads_the_buffer_and_edits_land_in_it() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "saved text\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("read_file", r#"{"path": "a.txt"}"#)]),
+        Reply::tool_calls(&[(
+            "str_replace",
+            r#"{"path": "a.txt", "old": "unsaved", "new": "edited"}"#,
+        )]),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {
+                "fs": {"readTextFile": true, "writeTextFile": true}}}),
+        )
+        .await;
+    let session = client.new_session(&root).await;
+    let id = client
+        .send("session/prompt", prompt(&session, "edit"))
+        .await;
+    let mut written = Vec::new();
+    let done = client
+        .response(id, &mut |request| match request["method"].as_str() {
+            Some("fs/read_text_file") => {
+                assert_eq!(request["params"]["sessionId"], session.as_str());
+                json!({"content": "unsaved buffer text\n"})
+            }
+            Some("fs/write_text_file") => {
+                written.push(request["params"].clone());
+                json!({})
+            }
+            _ => choose(request, "allow_once"),
+        })
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    // The model read the buffer, not the disk.
+    let results = support::last_tool_results(&server.requests());
+    let all = server
+        .requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect::<String>();
+    assert!(all.contains("unsaved buffer text"), "{results:?}");
+    // The edit went to the editor, made on the buffer's text; the disk is as it was.
+    let [write] = written.as_slice() else {
+        panic!("one write through the editor: {written:?}")
+    };
+    assert_eq!(write["path"], root.join("a.txt").to_str().unwrap());
+    assert_eq!(write["content"], "edited buffer text\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "saved text\n"
+    );
+    assert!(client.close().await.success());
+}

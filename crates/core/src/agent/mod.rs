@@ -98,6 +98,9 @@ pub struct AgentConfig {
     pub external_tools: Option<Arc<dyn ExternalTools>>,
     /// Where the project's files are recorded around each turn (`None`: they are not).
     pub checkpoints: Option<CheckpointSetup>,
+    /// The editor's view of files, when the front end offers one (the editor protocol):
+    /// the file tools read and write through it.
+    pub editor: Option<Arc<dyn crate::tools::editor::EditorFiles>>,
 }
 
 impl AgentConfig {
@@ -112,6 +115,7 @@ impl AgentConfig {
             sandbox: self.sandbox.clone(),
             todos: Default::default(),
             skills: self.skills.clone(),
+            editor: self.editor.clone(),
         }
     }
 }

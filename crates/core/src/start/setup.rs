@@ -261,6 +261,7 @@ pub fn agent_config(
             data_dir: config.data_dir.clone(),
             settings: config.checkpoint_settings(),
         }),
+        editor: None,
     })
 }
 

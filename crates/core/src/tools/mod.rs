@@ -10,6 +10,7 @@
 pub mod background;
 pub mod bash;
 pub mod diff;
+pub mod editor;
 pub mod external;
 pub mod read_file;
 pub mod read_skill;
@@ -42,6 +43,9 @@ pub struct ToolContext {
     pub todos: write_todos::TodoList,
     /// The session's skills, which `read_skill` reads.
     pub skills: Arc<SkillSet>,
+    /// The editor's view of files, when the front end offers one: the file tools read and
+    /// write through it ([`editor`]).
+    pub editor: Option<Arc<dyn editor::EditorFiles>>,
 }
 
 impl ToolContext {
@@ -588,6 +592,7 @@ pub(crate) fn test_context(root: &Path, bash_timeout: Duration) -> ToolContext {
         sandbox: Arc::new(Sandbox::off(root)),
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
+        editor: None,
     }
 }
 

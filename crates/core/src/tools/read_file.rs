@@ -96,9 +96,23 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     if !meta.is_file() {
         return Err(not_regular_message(&shown_path));
     }
+    let mut page = Page::new(offset, limit);
+    // The editor's text (its unsaved buffer), once the disk said the path is a file
+    // reached without a link.
+    if let Some(editor) = &ctx.editor {
+        let text = editor
+            .read(&resolved)
+            .await
+            .map_err(|e| format!("could not read {shown_path} in the editor: {e}"))?;
+        if text.is_empty() {
+            return Ok("(empty file)".to_string());
+        }
+        page.feed(text.as_bytes());
+        page.finish();
+        return page.render(&shown_path);
+    }
     let mut file = tokio::fs::File::from_std(file);
 
-    let mut page = Page::new(offset, limit);
     let mut utf8 = Utf8Stream::default();
     let mut chunk = vec![0u8; CHUNK_BYTES];
     let mut total_bytes: u64 = 0;
@@ -399,6 +413,7 @@ pub(super) async fn read_text(
     shown_path: &str,
     resolved: &Path,
     tool_verb: &str,
+    editor: Option<&dyn super::editor::EditorFiles>,
 ) -> Result<String, String> {
     let (file, meta) = open_exactly(resolved, shown_path).await?;
     if meta.is_dir() {
@@ -406,6 +421,12 @@ pub(super) async fn read_text(
     }
     if !meta.is_file() {
         return Err(not_regular_message(shown_path));
+    }
+    if let Some(editor) = editor {
+        return editor
+            .read(resolved)
+            .await
+            .map_err(|e| format!("could not read {shown_path} in the editor: {e}"));
     }
     let mut bytes = Vec::new();
     tokio::io::AsyncReadExt::read_to_end(&mut tokio::fs::File::from_std(file), &mut bytes)

@@ -85,15 +85,20 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     let replace_all = args.replace_all;
     let resolved = ctx.locate(&args.path);
     let shown_path = display_path(ctx, &resolved);
-    let content = read_text(&shown_path, &resolved, "str_replace edits")
-        .await
-        .map_err(|e| {
-            if e.contains("does not exist") {
-                format!("{e}; to create a new file use write_file")
-            } else {
-                e
-            }
-        })?;
+    let content = read_text(
+        &shown_path,
+        &resolved,
+        "str_replace edits",
+        ctx.editor.as_deref(),
+    )
+    .await
+    .map_err(|e| {
+        if e.contains("does not exist") {
+            format!("{e}; to create a new file use write_file")
+        } else {
+            e
+        }
+    })?;
 
     let (old, new) = match_line_endings(&content, &args.old, &args.new);
     let count = content.matches(old.as_str()).count();
@@ -111,7 +116,8 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     } else {
         content.replacen(old.as_str(), &new, 1)
     };
-    super::write_file::write_exactly(&resolved, updated.clone().into_bytes(), &shown_path).await?;
+    super::write_file::write_exactly(&resolved, updated.clone().into_bytes(), &shown_path, ctx)
+        .await?;
 
     let noun = if count == 1 {
         "occurrence"

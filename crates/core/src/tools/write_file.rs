@@ -49,7 +49,11 @@ pub(super) async fn write_exactly(
     resolved: &std::path::Path,
     content: Vec<u8>,
     shown_path: &str,
+    ctx: &ToolContext,
 ) -> Result<crate::host::safe_fs::Written, String> {
+    if let Some(editor) = &ctx.editor {
+        return write_in_editor(editor.as_ref(), resolved, content, shown_path, ctx).await;
+    }
     let path = resolved.to_path_buf();
     let written = tokio::task::spawn_blocking(move || crate::host::safe_fs::write(&path, &content))
         .await
@@ -63,6 +67,43 @@ pub(super) async fn write_exactly(
     })
 }
 
+/// [`write_exactly`] through the editor: where the disk has a file (or nothing) reached
+/// without a link, as the disk write requires.
+async fn write_in_editor(
+    editor: &dyn super::editor::EditorFiles,
+    resolved: &std::path::Path,
+    content: Vec<u8>,
+    shown_path: &str,
+    ctx: &ToolContext,
+) -> Result<crate::host::safe_fs::Written, String> {
+    if super::editor::link_on_the_way(resolved, &ctx.root) {
+        return Err(format!(
+            "could not write {shown_path}: a symbolic link is on the way, and rein writes only where its rules looked"
+        ));
+    }
+    let existed = match std::fs::symlink_metadata(resolved) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(format!(
+                "{shown_path} is a directory; give the path of a file inside it instead"
+            ))
+        }
+        Ok(meta) if !meta.is_file() => return Err(not_regular_message(shown_path)),
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    let text = String::from_utf8(content)
+        .map_err(|_| format!("could not write {shown_path}: the editor takes text only"))?;
+    editor
+        .write(resolved, &text)
+        .await
+        .map_err(|e| format!("could not write {shown_path} in the editor: {e}"))?;
+    Ok(if existed {
+        crate::host::safe_fs::Written::Replaced
+    } else {
+        crate::host::safe_fs::Written::Created
+    })
+}
+
 pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     if args.path.trim().is_empty() {
         return Err("`path` is empty; give the file to write".to_string());
@@ -72,7 +113,7 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     // Exactly where the rules looked, never through a link (see `safe_fs`).
     let lines = args.content.lines().count() as u64;
     let bytes = args.content.len() as u64;
-    let existed = write_exactly(&resolved, args.content.into_bytes(), &shown_path).await?
+    let existed = write_exactly(&resolved, args.content.into_bytes(), &shown_path, ctx).await?
         == crate::host::safe_fs::Written::Replaced;
 
     Ok(format!(

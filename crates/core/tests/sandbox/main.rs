@@ -73,6 +73,7 @@ fn context(sandbox: Sandbox, timeout: Duration) -> ToolContext {
         sandbox: Arc::new(sandbox),
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
+        editor: None,
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub mod commands;
 pub mod files;
+pub mod mcp;
 pub mod permission;
 pub mod prompt;
 pub mod replay;

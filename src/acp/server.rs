@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionMode, SessionModeState, SessionNotification,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionMode, SessionModeState, SessionNotification,
     SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -62,6 +62,7 @@ fn initialize(
             AgentCapabilities::new()
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
                     SessionCapabilities::new().resume(SessionResumeCapabilities::new()),
                 ),
@@ -159,6 +160,7 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                     &overrides,
                     None,
                     &files_for(&files, &cx),
+                    &request.mcp_servers,
                 ) {
                     Ok(started) => {
                         let (id, modes) = open(started, cx, &sessions, &tasks);
@@ -179,8 +181,13 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                 );
                 async move |request: LoadSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match start::start(&request.cwd, &overrides, Some(&id), &files_for(&files, &cx))
-                    {
+                    match start::start(
+                        &request.cwd,
+                        &overrides,
+                        Some(&id),
+                        &files_for(&files, &cx),
+                        &request.mcp_servers,
+                    ) {
                         Ok(started) => {
                             // The conversation told again before the answer, as the
                             // protocol asks.
@@ -211,8 +218,13 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                 );
                 async move |request: ResumeSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match start::start(&request.cwd, &overrides, Some(&id), &files_for(&files, &cx))
-                    {
+                    match start::start(
+                        &request.cwd,
+                        &overrides,
+                        Some(&id),
+                        &files_for(&files, &cx),
+                        &request.mcp_servers,
+                    ) {
                         Ok(started) => {
                             let (_, modes) = open(started, cx, &sessions, &tasks);
                             responder.respond(ResumeSessionResponse::new().modes(modes))

@@ -104,18 +104,36 @@ pub async fn run(
         ))
     };
     notify(offer(&commands));
+    // Prompts held until the MCP servers have started (each within its startup timeout),
+    // so the first turn already offers their tools, as print mode does.
+    let mut held: VecDeque<(String, Box<Responder<PromptResponse>>)> = VecDeque::new();
+    let starting = |mcp: &Option<rein_core::mcp::McpManager>| {
+        mcp.as_ref().is_some_and(|m| {
+            m.states()
+                .iter()
+                .any(|(_, s)| *s == rein_core::mcp::ServerState::Starting)
+        })
+    };
     loop {
+        if !held.is_empty() && !starting(&mcp) {
+            for (text, responder) in held.drain(..) {
+                if handle.send(AgentCommand::UserMessage(text)) {
+                    waiting.push_back(*responder);
+                } else {
+                    let _ = responder.respond_with_internal_error("the agent has stopped");
+                }
+            }
+        }
         tokio::select! {
             command = inbox.recv() => match command {
                 Some(ToSession::Prompt { text, responder }) => {
                     let text = super::commands::expand(&text, &commands, &skills);
-                    if handle.send(AgentCommand::UserMessage(text)) {
-                        waiting.push_back(*responder);
-                    } else {
-                        let _ = responder.respond_with_internal_error("the agent has stopped");
-                    }
+                    held.push_back((text, responder));
                 }
                 Some(ToSession::Cancel) => {
+                    for (_, responder) in held.drain(..) {
+                        let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+                    }
                     if !waiting.is_empty() || !taken.is_empty() {
                         cancelled = true;
                         handle.send(AgentCommand::Interrupt);
@@ -199,6 +217,9 @@ pub async fn run(
     }
     // The agent ended, or the connection is closing: whatever still waits gets an answer,
     // and the agent's processes end with it.
+    for (_, responder) in held.drain(..) {
+        let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+    }
     for responder in waiting.drain(..).chain(taken.drain(..)) {
         let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
     }

@@ -46,6 +46,7 @@ pub fn start(
     overrides: &Overrides,
     resume: Option<&str>,
     files: Files<'_>,
+    editor_servers: &[agent_client_protocol::v1::schema::McpServer],
 ) -> Result<Started, String> {
     if !cwd.is_absolute() {
         return Err(format!(
@@ -67,7 +68,7 @@ pub fn start(
         is_builtin: &crate::app::commands::is_builtin,
     };
     let Launch {
-        config,
+        mut config,
         root,
         sandbox,
         policy,
@@ -119,6 +120,12 @@ pub fn start(
     };
     let id = session.writer.id().to_string();
     agent_config.editor = files(&id);
+    // The editor's servers join the user's.
+    let (extra, notices) = super::mcp::servers(editor_servers, &config.mcp_servers);
+    for notice in notices {
+        eprintln!("rein: warning: {notice}");
+    }
+    config.mcp_servers.extend(extra);
     let (started, _) = start_mcp_with(&config, &root, true, &trust.store, trust.problem);
     let (mcp, mcp_events) = match started {
         Some((manager, events)) => (Some(manager), Some(events)),

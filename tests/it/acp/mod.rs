@@ -4,6 +4,7 @@
 //! - [`turns`]: a turn with a tool call, permissions both ways, an edit as a diff, the
 //!   todo list as a plan, cancel, modes.
 //! - [`sessions`]: a session kept across editor restarts, shared with the terminal.
+//! - [`editor`]: the editor's MCP servers.
 //! - [`protocol`]: initialize, bad input, a client that goes away.
 //! - [`acpx`]: the same through acpx, a real client from npm.
 
@@ -18,6 +19,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 mod acpx;
+mod editor;
 mod protocol;
 mod sessions;
 mod turns;

@@ -1,0 +1,85 @@
+//! What the editor brings to a session: its MCP servers, started as the user's own (in a
+//! neutral folder, never the project), their tools offered from the first prompt.
+
+use crate::support;
+
+use serde_json::{json, Value};
+use support::{Reply, ScriptedServer};
+
+use super::{choose, command, Client};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editors_mcp_servers_start_as_the_users_and_their_tools_are_offered_at_once() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("planted.py"), "").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__where__work", "{}")]),
+        Reply::text("It runs elsewhere."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let hostile = support::mcp::hostile_server();
+    let r = client
+        .call(
+            "session/new",
+            json!({"cwd": project.path(), "mcpServers": [{
+                "name": "where",
+                "command": "python3",
+                "args": [hostile, "where"],
+                "env": [{"name": "FROM_EDITOR", "value": "1"}]
+            }]}),
+        )
+        .await;
+    let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+    let id = client
+        .send(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "where?"}]}),
+        )
+        .await;
+    let done = client
+        .response(id, &mut |request| choose(request, "allow_once"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    // The first request already offered the server's tool.
+    let first = &server.requests()[0];
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"mcp__where__work"), "{offered:?}");
+    let results = support::last_tool_results(&server.requests());
+    let said: Value =
+        serde_json::from_str(results.last().expect("a result")).unwrap_or_else(|_| {
+            // The result may carry rein's framing around the server's text.
+            let text = results.last().unwrap();
+            let start = text.find('{').unwrap();
+            let end = text.rfind('}').unwrap();
+            serde_json::from_str(&text[start..=end]).unwrap()
+        });
+    let cwd = said["cwd"].as_str().unwrap();
+    let project_dir = project.path().canonicalize().unwrap();
+    assert_ne!(
+        cwd,
+        project_dir.to_str().unwrap(),
+        "not the project's folder"
+    );
+    assert!(
+        !said["entries"].to_string().contains("planted.py"),
+        "{said}"
+    );
+    assert!(client.close().await.success());
+}

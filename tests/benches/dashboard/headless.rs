@@ -71,7 +71,7 @@ pub(super) fn headless_rows(binary: &Path, runtime: &tokio::runtime::Runtime, te
 }
 
 /// Wait for `child` and return the CPU it used (user + system, from `wait4`, which reaps it).
-fn child_cpu(child: &std::process::Child) -> Duration {
+pub(super) fn child_cpu(child: &std::process::Child) -> Duration {
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

@@ -24,7 +24,7 @@
 //!    answers after 1.5 s, or never answers (rein gives up after 2 s); for the slow one also
 //!    the time until the gauge shows the server's window.
 //!
-//! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `memory`, `memory
+//! `cargo bench --bench dashboard -- resumed` (or `resumed 20000-40`, `acp`, `memory`, `memory
 //! 1200000-lines`, `stream`, `stream-paced`, `window`, `chunks`, `headless`, `headless-paced`) runs only that group
 //! (or scenario) and prints its rows. `stream` also runs `rein -p` on the paced stream:
 //! the agent's share of the paced figure, with no frames. `REIN_BENCH_ENV="NAME=VALUE ..."` adds variables to rein's
@@ -50,6 +50,7 @@ use resume::resumed;
 use startup::{baseline, startup, startup_with_mcp, window_rows};
 use stream::{long_replies, stream, stream_reply, stream_row};
 
+mod acp;
 mod headless;
 mod measure;
 mod replies;
@@ -407,6 +408,11 @@ fn main() {
                 curl.as_secs_f64(),
                 live.cpu.as_secs_f64() / curl.as_secs_f64()
             );
+            return;
+        }
+        "acp" => {
+            // The editor protocol: a turn through it against headless, an idle session.
+            acp::acp_rows(&tmux, &binary, &runtime, &text);
             return;
         }
         "headless" => {

@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommandsUpdate, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    SessionNotification, SessionUpdate, StopReason,
+    AvailableCommandsUpdate, ContentBlock, ContentChunk, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionNotification, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::Client;
@@ -198,6 +198,22 @@ pub async fn run(
                                 .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
                             let _ = tx.send(Answered { id: call, grants, outcome });
                         });
+                    }
+                    AgentEvent::FormRequested { id: form_id, form } => {
+                        // The protocol has no stable form yet: declined, and said so, so the
+                        // server's tool goes on rather than waiting for an answer that
+                        // cannot come.
+                        handle.send(AgentCommand::FormAnswer {
+                            id: form_id.clone(),
+                            answer: rein_core::elicitation::FormAnswer::Decline,
+                        });
+                        notify(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                            ContentBlock::Text(TextContent::new(format!(
+                                "\nrein: the MCP server {} asked for a form, which the editor cannot show yet; declined\n",
+                                form.server
+                            ))),
+                        )));
+                        continue;
                     }
                     AgentEvent::TurnFinished { outcome } => {
                         let reason = stop_reason(*outcome, cancelled, refused, cut);

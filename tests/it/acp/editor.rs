@@ -83,3 +83,59 @@ async fn the_editors_mcp_servers_start_as_the_users_and_their_tools_are_offered_
     );
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_form_is_declined_and_said_rather_than_left_waiting() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let args = json!({"elicit": schema}).to_string();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("mcp__forms__work", &args)]),
+        Reply::text("Went on without it."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let hostile = support::mcp::hostile_server();
+    let r = client
+        .call(
+            "session/new",
+            json!({"cwd": project.path(), "mcpServers": [{
+                "name": "forms", "command": "python3", "args": [hostile, "behave"], "env": []
+            }]}),
+        )
+        .await;
+    let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+    let id = client
+        .send(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "ask me"}]}),
+        )
+        .await;
+    let done = client
+        .response(id, &mut |request| choose(request, "allow_once"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let thoughts: String = client
+        .updates("agent_thought_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str().map(str::to_string))
+        .collect();
+    assert!(thoughts.contains("asked for a form"), "{thoughts}");
+    let results = support::last_tool_results(&server.requests());
+    assert!(
+        results.iter().any(|r| r.contains("decline")),
+        "the server heard the decline: {results:?}"
+    );
+    assert!(client.close().await.success());
+}

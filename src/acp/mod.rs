@@ -11,6 +11,7 @@ pub mod commands;
 pub mod files;
 pub mod mcp;
 pub mod permission;
+pub mod pipes;
 pub mod prompt;
 pub mod replay;
 pub mod server;

@@ -17,7 +17,7 @@ use agent_client_protocol::v1::schema::{
     SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, Client, Error, Stdio};
+use agent_client_protocol::{Agent, Client, Error};
 use rein_core::config::{Environment, Overrides};
 use rein_core::permissions::ApprovalMode;
 use tokio::sync::mpsc;
@@ -281,7 +281,7 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(super::pipes::stdio())
         .await;
     // The client is gone: every session's agent stops, and its processes with it.
     sessions

@@ -64,6 +64,29 @@ fn stop_reason(outcome: TurnOutcome, cancelled: bool, refused: bool, cut: bool) 
     }
 }
 
+/// The most events taken at once, and the most text one merged chunk holds.
+const BATCH_EVENTS: usize = 512;
+const MERGED_BYTES: usize = 64 * 1024;
+
+/// `first` and the events already waiting behind it, in order, with adjacent reply (and
+/// reasoning) pieces merged into one: a fast stream becomes a few updates, not one per
+/// token, and a slow one is sent as it comes.
+fn batch(first: AgentEvent, events: &mut mpsc::UnboundedReceiver<AgentEvent>) -> Vec<AgentEvent> {
+    let mut out = vec![first];
+    while out.len() < BATCH_EVENTS {
+        let Ok(next) = events.try_recv() else { break };
+        match (out.last_mut(), next) {
+            (Some(AgentEvent::TextDelta { text }), AgentEvent::TextDelta { text: more })
+            | (
+                Some(AgentEvent::ReasoningDelta { text }),
+                AgentEvent::ReasoningDelta { text: more },
+            ) if text.len() + more.len() <= MERGED_BYTES => text.push_str(&more),
+            (_, next) => out.push(next),
+        }
+    }
+    out
+}
+
 /// An answer from the editor to one of the agent's questions.
 struct Answered {
     id: String,
@@ -164,69 +187,71 @@ pub async fn run(
                 handle.send(AgentCommand::Approval { id: call, decision });
             }
             event = handle.events.recv() => {
-                let Some(event) = event else { break };
-                match &event {
-                    AgentEvent::TurnStarted { .. } | AgentEvent::MessageDelivered { .. } => {
-                        taken.extend(waiting.pop_front());
-                    }
-                    AgentEvent::AssistantMessage { refusal, finish_reason, .. } => {
-                        refused |= *refusal;
-                        cut |= finish_reason.as_deref() == Some("length");
-                    }
-                    AgentEvent::ApprovalNeeded { id: call, summary, reason, grants, .. } => {
-                        if let Some(decision) = rejected.answer(grants) {
-                            handle.send(AgentCommand::Approval { id: call.clone(), decision });
+                let Some(first) = event else { break };
+                for event in batch(first, &mut handle.events) {
+                    match &event {
+                        AgentEvent::TurnStarted { .. } | AgentEvent::MessageDelivered { .. } => {
+                            taken.extend(waiting.pop_front());
+                        }
+                        AgentEvent::AssistantMessage { refusal, finish_reason, .. } => {
+                            refused |= *refusal;
+                            cut |= finish_reason.as_deref() == Some("length");
+                        }
+                        AgentEvent::ApprovalNeeded { id: call, summary, reason, grants, .. } => {
+                            if let Some(decision) = rejected.answer(grants) {
+                                handle.send(AgentCommand::Approval { id: call.clone(), decision });
+                                continue;
+                            }
+                            // A whole-file write's diff, now that the file waits for the answer.
+                            if let Some(update) = translator.asked(call, &before) {
+                                notify(update);
+                            }
+                            let request = RequestPermissionRequest::new(
+                                id.clone(),
+                                permission::question(call, summary, reason),
+                                permission::options(grants),
+                            );
+                            let sent = cx.send_request(request);
+                            let (tx, call, grants) = (answers_tx.clone(), call.clone(), grants.clone());
+                            tokio::spawn(async move {
+                                // No answer (the client went away, or refused the request): as a
+                                // cancel, which stops the turn.
+                                let outcome = sent
+                                    .block_task()
+                                    .await
+                                    .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
+                                let _ = tx.send(Answered { id: call, grants, outcome });
+                            });
+                        }
+                        AgentEvent::FormRequested { id: form_id, form } => {
+                            // The protocol has no stable form yet: declined, and said so, so the
+                            // server's tool goes on rather than waiting for an answer that
+                            // cannot come.
+                            handle.send(AgentCommand::FormAnswer {
+                                id: form_id.clone(),
+                                answer: rein_core::elicitation::FormAnswer::Decline,
+                            });
+                            notify(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                                ContentBlock::Text(TextContent::new(format!(
+                                    "\nrein: the MCP server {} asked for a form, which the editor cannot show yet; declined\n",
+                                    form.server
+                                ))),
+                            )));
                             continue;
                         }
-                        // A whole-file write's diff, now that the file waits for the answer.
-                        if let Some(update) = translator.asked(call, &before) {
-                            notify(update);
+                        AgentEvent::TurnFinished { outcome } => {
+                            let reason = stop_reason(*outcome, cancelled, refused, cut);
+                            for responder in taken.drain(..) {
+                                let _ = responder.respond(PromptResponse::new(reason));
+                            }
+                            (cancelled, refused, cut) = (false, false, false);
+                            continue;
                         }
-                        let request = RequestPermissionRequest::new(
-                            id.clone(),
-                            permission::question(call, summary, reason),
-                            permission::options(grants),
-                        );
-                        let sent = cx.send_request(request);
-                        let (tx, call, grants) = (answers_tx.clone(), call.clone(), grants.clone());
-                        tokio::spawn(async move {
-                            // No answer (the client went away, or refused the request): as a
-                            // cancel, which stops the turn.
-                            let outcome = sent
-                                .block_task()
-                                .await
-                                .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
-                            let _ = tx.send(Answered { id: call, grants, outcome });
-                        });
+                        _ => {}
                     }
-                    AgentEvent::FormRequested { id: form_id, form } => {
-                        // The protocol has no stable form yet: declined, and said so, so the
-                        // server's tool goes on rather than waiting for an answer that
-                        // cannot come.
-                        handle.send(AgentCommand::FormAnswer {
-                            id: form_id.clone(),
-                            answer: rein_core::elicitation::FormAnswer::Decline,
-                        });
-                        notify(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
-                            ContentBlock::Text(TextContent::new(format!(
-                                "\nrein: the MCP server {} asked for a form, which the editor cannot show yet; declined\n",
-                                form.server
-                            ))),
-                        )));
-                        continue;
+                    for update in translator.updates(&event) {
+                        notify(update);
                     }
-                    AgentEvent::TurnFinished { outcome } => {
-                        let reason = stop_reason(*outcome, cancelled, refused, cut);
-                        for responder in taken.drain(..) {
-                            let _ = responder.respond(PromptResponse::new(reason));
-                        }
-                        (cancelled, refused, cut) = (false, false, false);
-                        continue;
-                    }
-                    _ => {}
-                }
-                for update in translator.updates(&event) {
-                    notify(update);
                 }
             }
         }
@@ -282,6 +307,30 @@ mod tests {
             stop_reason(Failed, false, false, false),
             StopReason::EndTurn
         );
+    }
+
+    #[test]
+    fn waiting_pieces_of_the_reply_go_as_one() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let text = |t: &str| AgentEvent::TextDelta { text: t.into() };
+        let thought = |t: &str| AgentEvent::ReasoningDelta { text: t.into() };
+        for event in [text("b"), thought("x"), thought("y"), text("c"), text("d")] {
+            tx.send(event).unwrap();
+        }
+        tx.send(AgentEvent::RequestStarted { step: 2 }).unwrap();
+        tx.send(text("e")).unwrap();
+        assert_eq!(
+            batch(text("a"), &mut rx),
+            [
+                text("ab"),
+                thought("xy"),
+                text("cd"),
+                AgentEvent::RequestStarted { step: 2 },
+                text("e")
+            ]
+        );
+        // Nothing waiting: the piece goes as it is.
+        assert_eq!(batch(text("f"), &mut rx), [text("f")]);
     }
 
     #[test]

@@ -48,7 +48,9 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
     };
     // The editor protocol: each session's project is the folder the editor gives.
     if let Some(Command::Acp) = &cli.command {
-        runtime()?.block_on(rein::acp::server::serve(overrides))?;
+        // One thread, as headless: a streamed reply passes from the connection to the
+        // agent to the editor without a thread waking another.
+        headless_runtime()?.block_on(rein::acp::server::serve(overrides))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut project = Project::open(cli.cwd.as_deref(), &overrides, Environment::from_process())?;

@@ -87,6 +87,58 @@ fn batch(first: AgentEvent, events: &mut mpsc::UnboundedReceiver<AgentEvent>) ->
     out
 }
 
+/// How long a piece of the reply waits for the next before it is sent: a frame of the
+/// editor's, so a fast stream is a few updates and a slow one shows as it comes.
+const HOLD: std::time::Duration = std::time::Duration::from_millis(16);
+
+/// A piece of the reply (or of the reasoning) waiting for the next, until its moment.
+#[derive(Default)]
+struct Held(Option<(AgentEvent, tokio::time::Instant)>);
+
+impl Held {
+    /// Take `event` in when it is a piece that can wait (joined to the one waiting, when of
+    /// the same kind); otherwise give it back, to be sent after what waits.
+    fn hold(&mut self, event: AgentEvent) -> Option<AgentEvent> {
+        if !matches!(
+            event,
+            AgentEvent::TextDelta { .. } | AgentEvent::ReasoningDelta { .. }
+        ) {
+            return Some(event);
+        }
+        match (&mut self.0, event) {
+            (Some((AgentEvent::TextDelta { text }, _)), AgentEvent::TextDelta { text: more })
+            | (
+                Some((AgentEvent::ReasoningDelta { text }, _)),
+                AgentEvent::ReasoningDelta { text: more },
+            ) if text.len() + more.len() <= MERGED_BYTES => {
+                text.push_str(&more);
+                None
+            }
+            (Some(_), event) => Some(event),
+            (None, event) => {
+                self.0 = Some((event, tokio::time::Instant::now() + HOLD));
+                None
+            }
+        }
+    }
+
+    fn is_some(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn take(&mut self) -> Option<AgentEvent> {
+        self.0.take().map(|(event, _)| event)
+    }
+
+    /// Its moment (never, when nothing waits).
+    async fn due(&self) {
+        match &self.0 {
+            Some((_, at)) => tokio::time::sleep_until(*at).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
 /// An answer from the editor to one of the agent's questions.
 struct Answered {
     id: String,
@@ -118,6 +170,7 @@ pub async fn run(
     let mut taken: Vec<Responder<PromptResponse>> = Vec::new();
     let (mut cancelled, mut refused, mut cut) = (false, false, false);
     let (answers_tx, mut answers) = mpsc::unbounded_channel::<Answered>();
+    let mut held_piece = Held::default();
     let notify = |update| {
         let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
     };
@@ -174,6 +227,13 @@ pub async fn run(
                     notify(offer(&commands));
                 }
             }
+            () = held_piece.due(), if held_piece.is_some() => {
+                if let Some(piece) = held_piece.take() {
+                    for update in translator.updates(&piece) {
+                        notify(update);
+                    }
+                }
+            }
             answer = answers.recv() => {
                 let Some(Answered { id: call, grants, outcome }) = answer else { continue };
                 let (decision, reject_always) = permission::decision(&outcome);
@@ -189,6 +249,17 @@ pub async fn run(
             event = handle.events.recv() => {
                 let Some(first) = event else { break };
                 for event in batch(first, &mut handle.events) {
+                    // A piece of the reply waits a moment for the next (one update for a
+                    // fast stream); anything else sends what waits first.
+                    let event = match held_piece.hold(event) {
+                        Some(event) => event,
+                        None => continue,
+                    };
+                    if let Some(piece) = held_piece.take() {
+                        for update in translator.updates(&piece) {
+                            notify(update);
+                        }
+                    }
                     match &event {
                         AgentEvent::TurnStarted { .. } | AgentEvent::MessageDelivered { .. } => {
                             taken.extend(waiting.pop_front());
@@ -254,6 +325,11 @@ pub async fn run(
                     }
                 }
             }
+        }
+    }
+    if let Some(piece) = held_piece.take() {
+        for update in translator.updates(&piece) {
+            notify(update);
         }
     }
     // The agent ended, or the connection is closing: whatever still waits gets an answer,
@@ -331,6 +407,23 @@ mod tests {
         );
         // Nothing waiting: the piece goes as it is.
         assert_eq!(batch(text("f"), &mut rx), [text("f")]);
+    }
+
+    #[tokio::test]
+    async fn a_piece_of_the_reply_waits_for_the_next_and_anything_else_goes_through() {
+        let text = |t: &str| AgentEvent::TextDelta { text: t.into() };
+        let mut held = Held::default();
+        assert_eq!(held.hold(text("a")), None);
+        assert_eq!(held.hold(text("b")), None);
+        let other = AgentEvent::ReasoningDelta { text: "x".into() };
+        assert_eq!(held.hold(other.clone()), Some(other));
+        let step = AgentEvent::RequestStarted { step: 1 };
+        assert_eq!(held.hold(step.clone()), Some(step));
+        assert!(held.is_some());
+        // Its moment comes: a frame later, not never.
+        held.due().await;
+        assert_eq!(held.take(), Some(text("ab")));
+        assert!(!held.is_some());
     }
 
     #[test]

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionMode, SessionModeState, SessionNotification,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionInfo,
+    SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
     SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -64,10 +65,51 @@ fn initialize(
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
                 .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
-                    SessionCapabilities::new().resume(SessionResumeCapabilities::new()),
+                    SessionCapabilities::new()
+                        .resume(SessionResumeCapabilities::new())
+                        .list(SessionListCapabilities::new()),
                 ),
         )
         .agent_info(Implementation::new("rein", env!("CARGO_PKG_VERSION"))))
+}
+
+/// How many sessions a `session/list` page holds.
+const LIST_PAGE: usize = 100;
+
+/// `session/list`: rein's recorded sessions, newest first, of the project `cwd` names (or
+/// every project), a page at a time (the cursor is where the next page starts).
+fn list(
+    overrides: &Overrides,
+    request: &ListSessionsRequest,
+) -> Result<ListSessionsResponse, Error> {
+    let project = rein_core::start::Project::open(
+        request.cwd.as_deref(),
+        overrides,
+        Environment::from_process(),
+    )
+    .map_err(|e| Error::internal_error().data(e))?;
+    let from: usize = match &request.cursor {
+        Some(cursor) => cursor.parse().map_err(|_| {
+            Error::invalid_params().data(format!("not a cursor rein gave: {cursor}"))
+        })?,
+        None => 0,
+    };
+    let all: Vec<_> = rein_core::session::list(&project.config.data_dir)
+        .into_iter()
+        .filter(|s| request.cwd.is_none() || s.project == project.root)
+        .collect();
+    let page: Vec<SessionInfo> = all
+        .iter()
+        .skip(from)
+        .take(LIST_PAGE)
+        .map(|s| {
+            SessionInfo::new(s.id.clone(), s.project.clone())
+                .title(s.title.clone())
+                .updated_at(rein_core::text::stamp::rfc3339(s.updated))
+        })
+        .collect();
+    let next = from + page.len();
+    Ok(ListSessionsResponse::new(page).next_cursor((next < all.len()).then(|| next.to_string())))
 }
 
 /// The modes a session offers, `current` the one it is in.
@@ -231,6 +273,15 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                         }
                         Err(why) => responder.respond_with_error(Error::internal_error().data(why)),
                     }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let overrides = overrides.clone();
+                async move |request: ListSessionsRequest, responder, _cx| {
+                    responder.respond_with_result(list(&overrides, &request))
                 }
             },
             agent_client_protocol::on_receive_request!(),

@@ -170,3 +170,61 @@ async fn a_session_print_mode_started_loads_in_the_editor() {
     assert!(r.get("error").is_some(), "{r}");
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_lists_the_projects_sessions_newest_first() {
+    let home = tempfile::tempdir().unwrap();
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = ScriptedServer::start(vec![
+        Reply::text("In one."),
+        Reply::text("In two."),
+        Reply::text("One again."),
+    ])
+    .await
+    .unwrap();
+    print_mode(home.path(), one.path(), &server, &["-p", "first in one"]).await;
+    print_mode(home.path(), two.path(), &server, &["-p", "in two"]).await;
+    let mut client = Client::start(command(home.path(), &server));
+    let init = client.initialize().await;
+    assert!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]
+            .get("list")
+            .is_some(),
+        "{init}"
+    );
+    let newer = client.new_session(one.path()).await;
+    assert_eq!(
+        turn(&mut client, &newer, "second in one").await["result"]["stopReason"],
+        "end_turn"
+    );
+    let r = client
+        .call("session/list", json!({"cwd": one.path()}))
+        .await;
+    let sessions = r["result"]["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(sessions.len(), 2, "{r}");
+    assert_eq!(
+        sessions[0]["sessionId"],
+        newer.as_str(),
+        "newest first: {r}"
+    );
+    let root = one.path().canonicalize().unwrap();
+    assert!(
+        sessions.iter().all(|s| s["cwd"] == root.to_str().unwrap()),
+        "{r}"
+    );
+    assert!(
+        sessions[0]["updatedAt"]
+            .as_str()
+            .is_some_and(|t| t.contains('T')),
+        "{r}"
+    );
+    let r = client.call("session/list", json!({})).await;
+    assert_eq!(r["result"]["sessions"].as_array().unwrap().len(), 3, "{r}");
+    let r = client
+        .call("session/list", json!({"cursor": "not-a-cursor"}))
+        .await;
+    assert!(r.get("error").is_some(), "{r}");
+    assert!(client.close().await.success());
+}

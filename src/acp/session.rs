@@ -171,6 +171,8 @@ pub async fn run(
     let (mut cancelled, mut refused, mut cut) = (false, false, false);
     let (answers_tx, mut answers) = mpsc::unbounded_channel::<Answered>();
     let mut held_piece = Held::default();
+    // The questions asked of the editor this turn, which a cancel withdraws.
+    let mut asking: Vec<agent_client_protocol::RequestCancellationHandle> = Vec::new();
     let notify = |update| {
         let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
     };
@@ -207,6 +209,11 @@ pub async fn run(
                     held.push_back((text, responder));
                 }
                 Some(ToSession::Cancel) => {
+                    // The editor's questions still open are withdrawn ($/cancel_request):
+                    // their answers no longer decide anything.
+                    for question in asking.drain(..) {
+                        let _ = question.cancel();
+                    }
                     for (_, responder) in held.drain(..) {
                         let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
                     }
@@ -283,6 +290,7 @@ pub async fn run(
                                 permission::options(grants),
                             );
                             let sent = cx.send_request(request);
+                        asking.push(sent.cancellation_handle());
                             let (tx, call, grants) = (answers_tx.clone(), call.clone(), grants.clone());
                             tokio::spawn(async move {
                                 // No answer (the client went away, or refused the request): as a
@@ -316,6 +324,7 @@ pub async fn run(
                                 let _ = responder.respond(PromptResponse::new(reason));
                             }
                             (cancelled, refused, cut) = (false, false, false);
+                            asking.clear();
                             continue;
                         }
                         _ => {}

@@ -520,3 +520,50 @@ async fn with_the_editors_files_the_model_reads_the_buffer_and_edits_land_in_it(
     );
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_withdraws_the_open_question_and_nothing_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    user_config(
+        home.path(),
+        "[[permissions.bash]]\npattern = \"touch *\"\naction = \"ask\"\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", r#"{"command": "touch never.txt"}"#)]),
+        Reply::text("Spare."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    let id = client
+        .send("session/prompt", prompt(&session, "touch it"))
+        .await;
+    let question = loop {
+        let message = client.next_message().await.expect("rein is running");
+        if message["method"] == "session/request_permission" {
+            break message;
+        }
+    };
+    client
+        .notify("session/cancel", json!({"sessionId": session}))
+        .await;
+    // rein withdraws its question; the editor then answers it cancelled, as ACP asks.
+    loop {
+        let message = client.next_message().await.expect("rein withdraws");
+        if message["method"] == "$/cancel_request" {
+            assert_eq!(message["params"]["requestId"], question["id"], "{message}");
+            break;
+        }
+    }
+    let line = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"outcome": {"outcome": "cancelled"}}});
+    client.write(&line.to_string()).await;
+    let done = client
+        .response(id, &mut |r| panic!("unexpected request {r}"))
+        .await;
+    assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+    assert!(!project.path().join("never.txt").exists());
+    assert!(client.close().await.success());
+}

@@ -93,6 +93,10 @@ async fn acpx_runs_a_turn_and_its_permissions_decide_both_ways() {
             "str_replace",
             r#"{"path": "a.txt", "old": "old line", "new": "new line"}"#,
         )]),
+        Reply::tool_calls(&[(
+            "write_todos",
+            r#"{"todos": [{"content": "Touch the file", "status": "completed"}, {"content": "Edit a.txt", "status": "in_progress", "active_form": "Editing a.txt"}]}"#,
+        )]),
         Reply::text("Touched and edited."),
         Reply::tool_calls(&[("bash", r#"{"command": "touch denied.txt"}"#)]),
         Reply::text("It was refused."),
@@ -117,6 +121,12 @@ async fn acpx_runs_a_turn_and_its_permissions_decide_both_ways() {
     assert!(said.contains("touch approved.txt"), "{said}");
     assert!(said.contains("Touched and edited."), "{said}");
     assert!(said.contains("end_turn"), "{said}");
+    // The edit as a diff, and the todo list as a plan, as acpx shows them.
+    assert!(said.contains("diff ") && said.contains("a.txt"), "{said}");
+    assert!(
+        said.contains("[plan]") && said.contains("[in_progress] Editing a.txt"),
+        "{said}"
+    );
 
     let out = acpx(
         &bin,

@@ -120,6 +120,8 @@ pub fn start(
     };
     let id = session.writer.id().to_string();
     agent_config.editor = files(&id);
+    // A running command's output shows in the editor as it is printed.
+    agent_config.live_output = true;
     // The editor's servers join the user's.
     let (extra, notices) = super::mcp::servers(editor_servers, &config.mcp_servers);
     for notice in notices {

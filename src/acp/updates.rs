@@ -197,12 +197,16 @@ impl Translator {
                     ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
                 ))]
             }
-            AgentEvent::ToolProgress { id, text } => {
+            AgentEvent::ToolProgress { id, text } | AgentEvent::ToolOutput { id, text } => {
                 let Some(open) = self.open.get_mut(id) else {
                     return Vec::new();
                 };
                 open.progress.push_str(text);
-                open.progress.push('\n');
+                // An MCP server's progress comes a line at a time; a command's output as
+                // it was printed.
+                if matches!(event, AgentEvent::ToolProgress { .. }) {
+                    open.progress.push('\n');
+                }
                 if open.progress.len() > OUTPUT_BYTES {
                     let mut cut = open.progress.len() - OUTPUT_BYTES;
                     while !open.progress.is_char_boundary(cut) {

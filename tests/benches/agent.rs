@@ -143,6 +143,7 @@ async fn bench_steps() -> (f64, f64) {
             external_tools: None,
             checkpoints: None,
             editor: None,
+            live_output: false,
         })
         .unwrap();
         let start = Instant::now();
@@ -185,6 +186,7 @@ async fn bench_steps() -> (f64, f64) {
             external_tools: None,
             checkpoints: None,
             editor: None,
+            live_output: false,
         })
         .unwrap();
         let start = Instant::now();

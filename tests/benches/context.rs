@@ -132,6 +132,7 @@ fn bench_config(
         external_tools: None,
         checkpoints: None,
         editor: None,
+        live_output: false,
     }
 }
 

@@ -203,6 +203,7 @@ fn tool_context(root: &Path) -> ToolContext {
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
         editor: None,
+        live: None,
     }
 }
 

@@ -94,6 +94,7 @@ fn context(root: &Path, sandbox: Sandbox) -> ToolContext {
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
         editor: None,
+        live: None,
     }
 }
 

@@ -52,6 +52,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         external_tools: None,
         checkpoints: None,
         editor: None,
+        live_output: false,
     }
 }
 

@@ -567,3 +567,53 @@ async fn a_cancel_withdraws_the_open_question_and_nothing_runs() {
     assert!(!project.path().join("never.txt").exists());
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_output_shows_while_it_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "bash",
+            r#"{"command": "echo first; while [ ! -e go ]; do sleep 0.05; done; echo second"}"#,
+        )]),
+        Reply::text("Both lines."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    let id = client
+        .send("session/prompt", prompt(&session, "run it"))
+        .await;
+    // The command cannot end before `go` exists, which is made only once "first" showed.
+    let mut shown_live = false;
+    let done = loop {
+        let message = client.next_message().await.expect("rein answers");
+        if message["method"] == "session/request_permission" {
+            let answer = choose(&message, "allow_once");
+            let line = json!({"jsonrpc": "2.0", "id": message["id"], "result": answer});
+            client.write(&line.to_string()).await;
+            continue;
+        }
+        let update = &message["params"]["update"];
+        let text = update["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or("");
+        if update["sessionUpdate"] == "tool_call_update"
+            && update["status"].is_null()
+            && text.contains("first")
+        {
+            assert!(!text.contains("second"), "{text}");
+            shown_live = true;
+            std::fs::write(project.path().join("go"), "").unwrap();
+        }
+        if message["id"] == id {
+            break message;
+        }
+    };
+    assert!(shown_live, "the output showed while the command ran");
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(client.close().await.success());
+}

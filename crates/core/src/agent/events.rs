@@ -143,6 +143,10 @@ pub enum AgentEvent {
     /// progress or log line, one sanitised line of at most `crate::mcp::LOG_LINE_CHARS`
     /// characters, at most about ten a second.
     ToolProgress { id: String, text: String },
+    /// What a running `bash` call (`id`) printed since the last report, sanitised, at most
+    /// ten reports a second (only when the front end asked: `AgentConfig::live_output`).
+    /// The call's result has the whole output at the end.
+    ToolOutput { id: String, text: String },
     /// A tool call finished (or was refused or failed): exactly one per started call.
     ToolFinished {
         id: String,
@@ -578,6 +582,7 @@ impl AgentEvent {
             | AgentEvent::EditDiff { .. }
             | AgentEvent::TodosUpdated { .. }
             | AgentEvent::ToolProgress { .. }
+            | AgentEvent::ToolOutput { .. }
             | AgentEvent::UserCommandStarted { .. }
             | AgentEvent::UserCommandFinished { .. }
             | AgentEvent::Background { .. } => EventFamily::Tool,

@@ -101,6 +101,10 @@ pub struct AgentConfig {
     /// The editor's view of files, when the front end offers one (the editor protocol):
     /// the file tools read and write through it.
     pub editor: Option<Arc<dyn crate::tools::editor::EditorFiles>>,
+    /// Report what a running `bash` command prints as it prints it
+    /// ([`AgentEvent::ToolOutput`]): for a front end that shows it live (the editor
+    /// protocol); off, nothing is spent on it.
+    pub live_output: bool,
 }
 
 impl AgentConfig {
@@ -116,6 +120,7 @@ impl AgentConfig {
             todos: Default::default(),
             skills: self.skills.clone(),
             editor: self.editor.clone(),
+            live: None,
         }
     }
 }

@@ -188,6 +188,7 @@ impl Subagent {
             background: None,
             hooks: self.hooks.as_ref(),
             guard: self.hooks.as_ref().map(|h| &*h.hooks),
+            live_output: false,
         }
     }
 

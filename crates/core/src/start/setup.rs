@@ -262,6 +262,7 @@ pub fn agent_config(
             settings: config.checkpoint_settings(),
         }),
         editor: None,
+        live_output: false,
     })
 }
 

@@ -80,6 +80,7 @@ pub struct Ran {
 pub async fn run(args: Args, ctx: &ToolContext) -> Result<Ran, String> {
     let (mut group, mut pipe) = spawn_shell(&args.command, ctx)?;
     let mut output = Output::default();
+    let mut live = ctx.live.clone().map(super::live::LiveFeed::new);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut eof = false;
     // A timeout too far out to represent means no deadline worth watching: a day will do.
@@ -90,7 +91,12 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<Ran, String> {
         tokio::select! {
             read = pipe.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => output.push(&buf[..n]),
+                Ok(n) => {
+                    output.push(&buf[..n]);
+                    if let Some(live) = &mut live {
+                        live.feed(&buf[..n]);
+                    }
+                }
             },
             status = group.child.wait() => break Some(status),
             _ = tokio::time::sleep_until(deadline) => break None,
@@ -450,6 +456,41 @@ mod tests {
         assert_eq!(ran.printed.as_deref(), Some("1\n2\n3\n"));
         let ran = run(cmd("printf 'a\\nb'"), &c).await.unwrap();
         assert_eq!((ran.text.as_str(), ran.printed), ("a\nb", None));
+    }
+
+    #[tokio::test]
+    async fn output_is_reported_as_it_is_printed_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let mut c = ctx(&dir);
+        c.live = Some(super::super::Live({
+            let seen = seen.clone();
+            std::sync::Arc::new(move |text| seen.lock().unwrap().push(text))
+        }));
+        // The first line comes before the command ends (it waits for a file only the test
+        // writes once the line was reported); colours are left out.
+        let go = dir.path().join("go");
+        let command = format!(
+            "printf '\\033[31mfirst\\033[0m\\n'; while [ ! -e {} ]; do sleep 0.01; done; echo second",
+            go.display()
+        );
+        let running = tokio::spawn(async move { run(cmd(&command), &c).await });
+        for _ in 0..12_000 {
+            if !seen.lock().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(seen.lock().unwrap().as_slice(), ["first\n"]);
+        std::fs::write(&go, "").unwrap();
+        let ran = running.await.unwrap().unwrap();
+        assert!(
+            ran.text.contains("first") && ran.text.contains("second"),
+            "{}",
+            ran.text
+        );
+        // Without a report to make, nothing is reported (the default).
+        assert!(ctx(&dir).live.is_none());
     }
 
     #[tokio::test]

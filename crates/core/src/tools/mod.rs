@@ -12,6 +12,7 @@ pub mod bash;
 pub mod diff;
 pub mod editor;
 pub mod external;
+pub(crate) mod live;
 pub mod read_file;
 pub mod read_skill;
 pub mod str_replace;
@@ -46,6 +47,19 @@ pub struct ToolContext {
     /// The editor's view of files, when the front end offers one: the file tools read and
     /// write through it ([`editor`]).
     pub editor: Option<Arc<dyn editor::EditorFiles>>,
+    /// Where a `bash` command's output goes as it is printed, for this call (set per call
+    /// when the front end shows it live; `None`: only the result at the end).
+    pub live: Option<Live>,
+}
+
+/// Where a running command's output goes as it is printed (see [`ToolContext::live`]).
+#[derive(Clone)]
+pub struct Live(pub external::Report);
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Live")
+    }
 }
 
 impl ToolContext {
@@ -593,6 +607,7 @@ pub(crate) fn test_context(root: &Path, bash_timeout: Duration) -> ToolContext {
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
         editor: None,
+        live: None,
     }
 }
 

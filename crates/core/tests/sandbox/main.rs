@@ -74,6 +74,7 @@ fn context(sandbox: Sandbox, timeout: Duration) -> ToolContext {
         todos: Default::default(),
         skills: Arc::new(SkillSet::empty()),
         editor: None,
+        live: None,
     }
 }
 

@@ -52,6 +52,7 @@ impl Agent {
             background: Some(&self.background),
             hooks: hook_env.as_ref(),
             guard: Some(&self.config.hooks),
+            live_output: self.config.live_output,
         };
         // What an edit left: part of its answer for the loop guard, and its diff below.
         let edited = edit_target(call, &self.config.root);

@@ -84,6 +84,9 @@ pub(crate) struct ToolEnv<'a> {
     /// The session's hooks, configured or not: their guard records a host-tool file whose
     /// write the user approved in the question (`crate::consent::host_tools`).
     pub guard: Option<&'a crate::hooks::Hooks>,
+    /// Whether a `bash` command's output is reported as it is printed
+    /// ([`AgentEvent::ToolOutput`]); the main agent's, when its front end asks.
+    pub live_output: bool,
 }
 
 /// How a call went.

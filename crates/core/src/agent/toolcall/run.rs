@@ -59,6 +59,20 @@ impl ToolEnv<'_> {
             return self.run_background(background, ctx).await;
         }
         let Some(external) = self.external.filter(|_| prepared.is_external()) else {
+            if self.live_output && call.function.name == crate::tools::bash::NAME {
+                let (events, id) = (self.events.clone(), call.id.clone());
+                let live: crate::tools::external::Report = Arc::new(move |text| {
+                    let _ = events.send(AgentEvent::ToolOutput {
+                        id: id.clone(),
+                        text,
+                    });
+                });
+                let ctx = ToolContext {
+                    live: Some(crate::tools::Live(live)),
+                    ..ctx.clone()
+                };
+                return prepared.execute(&ctx).await;
+            }
             return prepared.execute(ctx).await;
         };
         let (events, id) = (self.events.clone(), call.id.clone());

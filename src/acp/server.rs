@@ -57,6 +57,20 @@ fn initialize(
             "rein has no model configured: set `model` (and `base_url`, with the key in REIN_API_KEY) in ~/.config/rein/config.toml, or pass --model NAME --base-url URL to `rein acp`",
         ));
     }
+    let config = &project.config;
+    // A provider that takes a key, with none set: say which variable, before any session.
+    if config.api_key.value.trim().is_empty() {
+        if let Some(provider) = config
+            .providers
+            .iter()
+            .find(|p| p.name == config.provider.value && !p.api_key_env.value.is_empty())
+        {
+            return Err(Error::auth_required().data(format!(
+                "the model {} is served by {}, which needs its API key in {}; set it in the environment rein acp starts in (the editor's agent settings can pass it)",
+                config.model_name, provider.name, provider.api_key_env.value
+            )));
+        }
+    }
     let version = request.protocol_version.min(ProtocolVersion::V1);
     Ok(InitializeResponse::new(version)
         .agent_capabilities(

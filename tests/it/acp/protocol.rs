@@ -85,3 +85,24 @@ async fn bad_input_gets_json_rpc_errors_and_rein_goes_on() {
     assert!(client.reply_text().contains("Still here."));
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_providers_key_initialize_names_the_variable() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("REIN_HOME", home.path().join("rein-home"))
+        .current_dir(home.path())
+        .args(["--model", "openrouter/anthropic/claude-sonnet-4.5", "acp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let mut client = Client::start(cmd);
+    let r = client.initialize().await;
+    let error = r["error"].to_string();
+    assert!(error.contains("OPENROUTER_API_KEY"), "{r}");
+    assert!(client.close().await.success());
+}

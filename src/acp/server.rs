@@ -180,12 +180,56 @@ fn files_for(
     }
 }
 
+/// What starting a session needs of the connection.
+#[derive(Clone)]
+struct Begin {
+    overrides: Overrides,
+    sessions: Sessions,
+    tasks: Tasks,
+    files: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Begin {
+    /// Start a session in `cwd` (the recorded one `resume` names, its conversation told
+    /// again first with `replay`) and run it for the client: its id and modes.
+    fn session(
+        &self,
+        cwd: &std::path::Path,
+        resume: Option<&str>,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+        cx: ConnectionTo<Client>,
+        replay: bool,
+    ) -> Result<(String, SessionModeState), Error> {
+        let started = start::start(
+            cwd,
+            &self.overrides,
+            resume,
+            &files_for(&self.files, &cx),
+            servers,
+        )
+        .map_err(|why| Error::internal_error().data(why))?;
+        if replay {
+            // The conversation told again before the answer, as the protocol asks.
+            for update in replay::updates(&started.transcript, &started.todos, &started.root) {
+                let _ = cx.send_notification(SessionNotification::new(started.id.clone(), update));
+            }
+        }
+        Ok(open(started, cx, &self.sessions, &self.tasks))
+    }
+}
+
 /// Serve the client on stdin and stdout until it goes away.
 pub async fn serve(overrides: Overrides) -> Result<(), String> {
     let sessions: Sessions = Arc::default();
     let tasks: Tasks = Arc::default();
     // Whether the client offered its files (read and write) at initialize.
     let files = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let begin = Begin {
+        overrides: overrides.clone(),
+        sessions: sessions.clone(),
+        tasks: tasks.clone(),
+        files: files.clone(),
+    };
     let result = Agent
         .v1()
         .name("rein")
@@ -205,60 +249,30 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
         )
         .on_receive_request(
             {
-                let (overrides, sessions, tasks, files) = (
-                    overrides.clone(),
-                    sessions.clone(),
-                    tasks.clone(),
-                    files.clone(),
-                );
-                async move |request: NewSessionRequest, responder, cx| match start::start(
+                let begin = begin.clone();
+                async move |request: NewSessionRequest, responder, cx| match begin.session(
                     &request.cwd,
-                    &overrides,
                     None,
-                    &files_for(&files, &cx),
                     &request.mcp_servers,
+                    cx,
+                    false,
                 ) {
-                    Ok(started) => {
-                        let (id, modes) = open(started, cx, &sessions, &tasks);
-                        responder.respond(NewSessionResponse::new(id).modes(modes))
-                    }
-                    Err(why) => responder.respond_with_error(Error::internal_error().data(why)),
+                    Ok((id, modes)) => responder.respond(NewSessionResponse::new(id).modes(modes)),
+                    Err(e) => responder.respond_with_error(e),
                 }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             {
-                let (overrides, sessions, tasks, files) = (
-                    overrides.clone(),
-                    sessions.clone(),
-                    tasks.clone(),
-                    files.clone(),
-                );
+                let begin = begin.clone();
                 async move |request: LoadSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match start::start(
-                        &request.cwd,
-                        &overrides,
-                        Some(&id),
-                        &files_for(&files, &cx),
-                        &request.mcp_servers,
-                    ) {
-                        Ok(started) => {
-                            // The conversation told again before the answer, as the
-                            // protocol asks.
-                            for update in
-                                replay::updates(&started.transcript, &started.todos, &started.root)
-                            {
-                                let _ = cx.send_notification(SessionNotification::new(
-                                    id.clone(),
-                                    update,
-                                ));
-                            }
-                            let (_, modes) = open(started, cx, &sessions, &tasks);
+                    match begin.session(&request.cwd, Some(&id), &request.mcp_servers, cx, true) {
+                        Ok((_, modes)) => {
                             responder.respond(LoadSessionResponse::new().modes(modes))
                         }
-                        Err(why) => responder.respond_with_error(Error::internal_error().data(why)),
+                        Err(e) => responder.respond_with_error(e),
                     }
                 }
             },
@@ -266,26 +280,14 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
         )
         .on_receive_request(
             {
-                let (overrides, sessions, tasks, files) = (
-                    overrides.clone(),
-                    sessions.clone(),
-                    tasks.clone(),
-                    files.clone(),
-                );
+                let begin = begin.clone();
                 async move |request: ResumeSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match start::start(
-                        &request.cwd,
-                        &overrides,
-                        Some(&id),
-                        &files_for(&files, &cx),
-                        &request.mcp_servers,
-                    ) {
-                        Ok(started) => {
-                            let (_, modes) = open(started, cx, &sessions, &tasks);
+                    match begin.session(&request.cwd, Some(&id), &request.mcp_servers, cx, false) {
+                        Ok((_, modes)) => {
                             responder.respond(ResumeSessionResponse::new().modes(modes))
                         }
-                        Err(why) => responder.respond_with_error(Error::internal_error().data(why)),
+                        Err(e) => responder.respond_with_error(e),
                     }
                 }
             },

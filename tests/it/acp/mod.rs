@@ -125,6 +125,18 @@ impl Client {
         }
     }
 
+    /// Read until a tool call is running (its `in_progress` update); nothing may be asked
+    /// meanwhile.
+    async fn until_running(&mut self) {
+        loop {
+            let message = self.next_message().await.expect("rein is running");
+            assert!(message.get("id").is_none(), "nothing is asked: {message}");
+            if message["params"]["update"]["status"] == "in_progress" {
+                return;
+            }
+        }
+    }
+
     /// A request and its response, answering nothing else.
     async fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params).await;

@@ -217,14 +217,7 @@ async fn a_cancel_stops_the_running_command_and_the_prompt_answers_cancelled() {
         .send("session/prompt", prompt(&session, "wait"))
         .await;
     // Once the command runs, the editor cancels.
-    loop {
-        let message = client.next_message().await.expect("rein is running");
-        assert!(message.get("id").is_none(), "nothing is asked: {message}");
-        let running = message["params"]["update"]["status"] == "in_progress";
-        if running {
-            break;
-        }
-    }
+    client.until_running().await;
     let mut pids = Vec::new();
     for _ in 0..12_000 {
         pids = sleepers();
@@ -337,12 +330,7 @@ async fn an_editor_that_goes_away_ends_rein_and_what_it_started() {
     client
         .send("session/prompt", prompt(&session, "wait"))
         .await;
-    loop {
-        let message = client.next_message().await.expect("rein is running");
-        if message["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
+    client.until_running().await;
     let mut pids = Vec::new();
     for _ in 0..12_000 {
         pids = running(b"sleep\x00614.75\x00");
@@ -383,12 +371,7 @@ async fn a_prompt_sent_while_a_turn_runs_is_queued_and_answered_in_turn() {
     let first = client
         .send("session/prompt", prompt(&session, "first"))
         .await;
-    loop {
-        let message = client.next_message().await.expect("rein is running");
-        if message["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
-    }
+    client.until_running().await;
     let second = client
         .send("session/prompt", prompt(&session, "second"))
         .await;

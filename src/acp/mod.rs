@@ -12,6 +12,7 @@ pub mod files;
 pub mod mcp;
 pub mod permission;
 pub mod pipes;
+pub mod plan;
 pub mod prompt;
 pub mod replay;
 pub mod server;

@@ -144,6 +144,8 @@ struct Answered {
     id: String,
     grants: Vec<Grant>,
     outcome: RequestPermissionOutcome,
+    /// The answer to plan mode's review, not to a tool call's question.
+    review: bool,
 }
 
 /// Run the session until the agent ends or the connection drops its sender.
@@ -160,8 +162,15 @@ pub async fn run(
         skills,
         mcp_events,
         mcp,
+        mode,
+        sandbox_works,
         ..
     } = started;
+    // Plan mode's review: the mode now, the turn's last reply, the review's open call.
+    let mut mode = mode;
+    let mut last_reply: Option<String> = None;
+    let mut review: Option<String> = None;
+    let mut reviews = 0u32;
     let mut mcp_events = mcp_events.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut translator = Translator::new(&root);
     let mut rejected = Rejected::default();
@@ -217,7 +226,13 @@ pub async fn run(
                     for (_, responder) in held.drain(..) {
                         let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
                     }
-                    if !waiting.is_empty() || !taken.is_empty() {
+                    if let Some(call) = review.take() {
+                        // The turn is over; only the review was open.
+                        notify(SessionUpdate::ToolCallUpdate(super::plan::answered(&call, false)));
+                        for responder in taken.drain(..) {
+                            let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+                        }
+                    } else if !waiting.is_empty() || !taken.is_empty() {
                         cancelled = true;
                         handle.send(AgentCommand::Interrupt);
                     }
@@ -242,7 +257,34 @@ pub async fn run(
                 }
             }
             answer = answers.recv() => {
-                let Some(Answered { id: call, grants, outcome }) = answer else { continue };
+                let Some(Answered { id: call, grants, outcome, review: is_review }) = answer else { continue };
+                if is_review {
+                    if review.as_deref() != Some(call.as_str()) {
+                        continue;
+                    }
+                    review = None;
+                    let chosen = super::plan::decision(&outcome);
+                    notify(SessionUpdate::ToolCallUpdate(super::plan::answered(&call, chosen.is_some())));
+                    match chosen {
+                        // Approved: the mode switches and the model goes ahead, within the
+                        // same prompt, whose answer waits for that turn.
+                        Some(to) => {
+                            handle.send(AgentCommand::SetMode(to));
+                            handle.send(AgentCommand::UserMessage(super::plan::APPROVED_MESSAGE.to_string()));
+                        }
+                        None => {
+                            let reason = if matches!(outcome, RequestPermissionOutcome::Cancelled) {
+                                StopReason::Cancelled
+                            } else {
+                                StopReason::EndTurn
+                            };
+                            for responder in taken.drain(..) {
+                                let _ = responder.respond(PromptResponse::new(reason));
+                            }
+                        }
+                    }
+                    continue;
+                }
                 let (decision, reject_always) = permission::decision(&outcome);
                 if reject_always {
                     rejected.add(&grants);
@@ -268,10 +310,15 @@ pub async fn run(
                         }
                     }
                     match &event {
+                        AgentEvent::ModeChanged { mode: now } => mode = *now,
                         AgentEvent::TurnStarted { .. } | AgentEvent::MessageDelivered { .. } => {
+                            last_reply = None;
                             taken.extend(waiting.pop_front());
                         }
-                        AgentEvent::AssistantMessage { refusal, finish_reason, .. } => {
+                        AgentEvent::AssistantMessage { text, refusal, finish_reason } => {
+                            if !text.trim().is_empty() {
+                                last_reply = Some(text.trim().to_string());
+                            }
                             refused |= *refusal;
                             cut |= finish_reason.as_deref() == Some("length");
                         }
@@ -299,7 +346,7 @@ pub async fn run(
                                     .block_task()
                                     .await
                                     .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
-                                let _ = tx.send(Answered { id: call, grants, outcome });
+                                let _ = tx.send(Answered { id: call, grants, outcome, review: false });
                             });
                         }
                         AgentEvent::FormRequested { id: form_id, form } => {
@@ -319,6 +366,39 @@ pub async fn run(
                             continue;
                         }
                         AgentEvent::TurnFinished { outcome } => {
+                            // Plan mode's review, as the dashboard offers it: a completed turn
+                            // with a plan and nothing queued behind it.
+                            let plan = last_reply.take().filter(|_| {
+                                mode == ApprovalMode::Plan
+                                    && *outcome == TurnOutcome::Completed
+                                    && !cancelled
+                                    && waiting.is_empty()
+                                    && held.is_empty()
+                                    && !taken.is_empty()
+                            });
+                            if let Some(plan) = plan {
+                                reviews += 1;
+                                let call = format!("plan-review-{reviews}");
+                                notify(SessionUpdate::ToolCall(super::plan::announce(&call, &plan)));
+                                let request = RequestPermissionRequest::new(
+                                    id.clone(),
+                                    permission::question(&call, "Ready to code?", ""),
+                                    super::plan::options(sandbox_works),
+                                );
+                                let sent = cx.send_request(request);
+                                asking.push(sent.cancellation_handle());
+                                let (tx, asked) = (answers_tx.clone(), call.clone());
+                                tokio::spawn(async move {
+                                    let outcome = sent
+                                        .block_task()
+                                        .await
+                                        .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
+                                    let _ = tx.send(Answered { id: asked, grants: Vec::new(), outcome, review: true });
+                                });
+                                review = Some(call);
+                                (refused, cut) = (false, false);
+                                continue;
+                            }
                             let reason = stop_reason(*outcome, cancelled, refused, cut);
                             for responder in taken.drain(..) {
                                 let _ = responder.respond(PromptResponse::new(reason));

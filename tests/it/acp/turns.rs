@@ -300,13 +300,28 @@ async fn the_modes_are_offered_and_a_switch_is_told_and_obeyed() {
     let id = client
         .send("session/prompt", prompt(&session, "plan it"))
         .await;
+    // Plan mode asks nothing about the write (it refuses it); the plan it ends with is put
+    // to the user, who keeps planning.
+    let mut reviews = Vec::new();
     let done = client
-        .response(id, &mut |r| panic!("plan mode asks nothing: {r}"))
+        .response(id, &mut |r| {
+            reviews.push(r.clone());
+            choose(r, "reject_once")
+        })
         .await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let [review] = reviews.as_slice() else {
+        panic!("one review: {reviews:?}")
+    };
+    assert_eq!(review["params"]["toolCall"]["title"], "Ready to code?");
     assert!(!project.path().join("plan.txt").exists(), "plan mode wrote");
     let told = client.updates("current_mode_update");
     assert_eq!(told.last().expect("told")["currentModeId"], "plan");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "kept planning: no further request"
+    );
     assert!(client.close().await.success());
 }
 
@@ -598,5 +613,61 @@ async fn a_commands_output_shows_while_it_runs() {
     };
     assert!(shown_live, "the output showed while the command ran");
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(client.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_plan_switches_the_mode_and_the_model_goes_ahead_in_the_same_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("1. Write plan.txt\n2. Check it"),
+        Reply::tool_calls(&[("write_file", r#"{"path": "plan.txt", "content": "x"}"#)]),
+        Reply::text("Implemented."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "plan"}),
+        )
+        .await;
+    let id = client
+        .send("session/prompt", prompt(&session, "plan it"))
+        .await;
+    let mut asked = Vec::new();
+    // Yes to the plan, asking about each action (default mode); yes to the write.
+    let done = client
+        .response(id, &mut |r| {
+            asked.push(r["params"]["toolCall"]["title"].clone());
+            choose(r, "allow_once")
+        })
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(asked[0], "Ready to code?", "{asked:?}");
+    let review = client
+        .updates("tool_call")
+        .into_iter()
+        .find(|c| c["kind"] == "switch_mode")
+        .expect("the plan shown");
+    assert_eq!(
+        review["content"][0]["content"]["text"],
+        "1. Write plan.txt\n2. Check it"
+    );
+    assert_eq!(
+        client.updates("current_mode_update").last().expect("told")["currentModeId"],
+        "default"
+    );
+    assert!(
+        project.path().join("plan.txt").exists(),
+        "the plan was carried out"
+    );
+    let sent = server.requests()[1]["messages"].to_string();
+    assert!(sent.contains("The plan is approved"), "{sent}");
+    assert!(client.reply_text().contains("Implemented."));
     assert!(client.close().await.success());
 }

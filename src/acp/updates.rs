@@ -19,7 +19,7 @@ use agent_client_protocol::v1::schema::{
     PlanEntryStatus, SessionUpdate, TextContent, ToolCallContent, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, UsageUpdate,
 };
-use rein_core::agent::AgentEvent;
+use rein_core::agent::{AgentEvent, SubagentEvent};
 use rein_core::checkpoint::diff::{DiffKind, ShortDiff};
 use rein_core::conversation::ToolOutcome;
 use rein_core::permissions::ApprovalMode;
@@ -265,6 +265,42 @@ impl Translator {
                     ToolCallUpdateFields::new().content(vec![ToolCallContent::Diff(diff)]),
                 ))]
             }
+            // A subagent's calls, each its own call in the editor, named for its task
+            // (`TASK/CALL`, the id its questions go by); they run without a separate
+            // running update.
+            AgentEvent::Subagent { task_id, event } => match event {
+                SubagentEvent::ToolCallStarted { id, name, args } => {
+                    let mut call = tool_call::announce(
+                        &format!("{task_id}/{id}"),
+                        name,
+                        args,
+                        &self.root,
+                        tool_call::proposed_diff(name, args, &self.root, None)
+                            .filter(|_| name != rein_core::tools::write_file::NAME),
+                    );
+                    call.title = format!("subagent: {}", call.title);
+                    vec![SessionUpdate::ToolCall(call)]
+                }
+                SubagentEvent::ToolFinished {
+                    id,
+                    result,
+                    outcome,
+                    ..
+                } => {
+                    let status = if *outcome == ToolOutcome::Ok {
+                        ToolCallStatus::Completed
+                    } else {
+                        ToolCallStatus::Failed
+                    };
+                    vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                        format!("{task_id}/{id}"),
+                        ToolCallUpdateFields::new()
+                            .status(status)
+                            .content(Self::content(None, result)),
+                    ))]
+                }
+                _ => Vec::new(),
+            },
             AgentEvent::TodosUpdated { todos } => vec![SessionUpdate::Plan(plan(todos))],
             AgentEvent::ModeChanged { mode } => vec![SessionUpdate::CurrentModeUpdate(
                 CurrentModeUpdate::new(mode_id(*mode)),
@@ -495,6 +531,38 @@ mod tests {
         assert!(t
             .updates(&AgentEvent::RequestStarted { step: 1 })
             .is_empty());
+    }
+
+    #[test]
+    fn a_subagents_calls_are_calls_of_their_own_named_for_the_task() {
+        let mut t = Translator::new(Path::new("/p"));
+        let started = AgentEvent::Subagent {
+            task_id: "t1".into(),
+            event: SubagentEvent::ToolCallStarted {
+                id: "c1".into(),
+                name: "read_file".into(),
+                args: json!({"path": "a.rs"}),
+            },
+        };
+        let u = sent(&t.updates(&started));
+        assert_eq!(u[0]["toolCallId"], "t1/c1");
+        assert_eq!(u[0]["title"], "subagent: Read a.rs");
+        assert_eq!(u[0]["kind"], "read");
+        let finished = AgentEvent::Subagent {
+            task_id: "t1".into(),
+            event: SubagentEvent::ToolFinished {
+                id: "c1".into(),
+                name: "read_file".into(),
+                result: "fn a() {}".into(),
+                is_error: false,
+                outcome: ToolOutcome::Ok,
+                duration: Duration::ZERO,
+            },
+        };
+        let u = sent(&t.updates(&finished));
+        assert_eq!(u[0]["toolCallId"], "t1/c1");
+        assert_eq!(u[0]["status"], "completed");
+        assert_eq!(u[0]["content"][0]["content"]["text"], "fn a() {}");
     }
 
     #[test]

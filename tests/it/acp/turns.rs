@@ -671,3 +671,46 @@ async fn an_approved_plan_switches_the_mode_and_the_model_goes_ahead_in_the_same
     assert!(client.reply_text().contains("Implemented."));
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_calls_show_as_calls_of_their_own() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("notes.txt"), "heron\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "task",
+            r#"{"description": "find the bird", "prompt": "Which bird is in notes.txt?"}"#,
+        )]),
+        Reply::tool_calls(&[("read_file", r#"{"path": "notes.txt"}"#)]),
+        Reply::text("A heron."),
+        Reply::text("The subagent found a heron."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    client.initialize().await;
+    let session = client.new_session(project.path()).await;
+    let id = client
+        .send("session/prompt", prompt(&session, "find it"))
+        .await;
+    let done = client.response(id, &mut |r| choose(r, "allow_once")).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let calls = client.updates("tool_call");
+    let titles: Vec<&str> = calls.iter().filter_map(|c| c["title"].as_str()).collect();
+    assert!(titles.contains(&"Subagent: find the bird"), "{titles:?}");
+    let read = calls
+        .iter()
+        .find(|c| c["title"] == "subagent: Read notes.txt")
+        .unwrap_or_else(|| panic!("{titles:?}"));
+    let read_id = read["toolCallId"].as_str().unwrap();
+    assert!(
+        read_id.ends_with("/call_1") || read_id.contains('/'),
+        "{read_id}"
+    );
+    assert_eq!(
+        statuses(&client, read_id).last().map(String::as_str),
+        Some("completed")
+    );
+    assert!(client.close().await.success());
+}

@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionInfo,
+    AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionInfo,
     SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
     SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
@@ -81,7 +82,8 @@ fn initialize(
                 .session_capabilities(
                     SessionCapabilities::new()
                         .resume(SessionResumeCapabilities::new())
-                        .list(SessionListCapabilities::new()),
+                        .list(SessionListCapabilities::new())
+                        .close(SessionCloseCapabilities::new()),
                 ),
         )
         .agent_info(Implementation::new("rein", env!("CARGO_PKG_VERSION"))))
@@ -138,7 +140,12 @@ fn mode_state(current: ApprovalMode, sandbox_works: bool) -> SessionModeState {
 }
 
 /// The running sessions' tasks, awaited when the client goes away.
-type Tasks = Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>;
+/// The running sessions' tasks by session id: awaited when one closes, or when the client
+/// goes away.
+type Tasks = Arc<Mutex<HashMap<String, tokio::task::JoinHandle<()>>>>;
+
+/// How long a closing session may take to stop its agent and its MCP servers.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Run a started session for the client: its id and the modes it offers.
 fn open(
@@ -149,7 +156,6 @@ fn open(
 ) -> (String, SessionModeState) {
     let (tx, rx) = mpsc::unbounded_channel();
     let id = started.id.clone();
-    // A session loaded twice: the first one's requests end with it.
     sessions
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -159,7 +165,7 @@ fn open(
     tasks
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .push(task);
+        .insert(id.clone(), task);
     (id, modes)
 }
 
@@ -190,9 +196,27 @@ struct Begin {
 }
 
 impl Begin {
+    /// End the session `id` of this connection, if it runs: its prompts are answered
+    /// `cancelled`, its agent and MCP servers stopped, its session file let go.
+    async fn close(&self, id: &str) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        let task = self
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(CLOSE_WAIT, task).await;
+        }
+    }
+
     /// Start a session in `cwd` (the recorded one `resume` names, its conversation told
-    /// again first with `replay`) and run it for the client: its id and modes.
-    fn session(
+    /// again first with `replay`) and run it for the client: its id and modes. A session
+    /// this connection runs already is closed first (its file is let go).
+    async fn session(
         &self,
         cwd: &std::path::Path,
         resume: Option<&str>,
@@ -200,6 +224,9 @@ impl Begin {
         cx: ConnectionTo<Client>,
         replay: bool,
     ) -> Result<(String, SessionModeState), Error> {
+        if let Some(id) = resume {
+            self.close(id).await;
+        }
         let started = start::start(
             cwd,
             &self.overrides,
@@ -250,15 +277,16 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
         .on_receive_request(
             {
                 let begin = begin.clone();
-                async move |request: NewSessionRequest, responder, cx| match begin.session(
-                    &request.cwd,
-                    None,
-                    &request.mcp_servers,
-                    cx,
-                    false,
-                ) {
-                    Ok((id, modes)) => responder.respond(NewSessionResponse::new(id).modes(modes)),
-                    Err(e) => responder.respond_with_error(e),
+                async move |request: NewSessionRequest, responder, cx| {
+                    let started = begin
+                        .session(&request.cwd, None, &request.mcp_servers, cx, false)
+                        .await;
+                    match started {
+                        Ok((id, modes)) => {
+                            responder.respond(NewSessionResponse::new(id).modes(modes))
+                        }
+                        Err(e) => responder.respond_with_error(e),
+                    }
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -268,7 +296,10 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                 let begin = begin.clone();
                 async move |request: LoadSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match begin.session(&request.cwd, Some(&id), &request.mcp_servers, cx, true) {
+                    match begin
+                        .session(&request.cwd, Some(&id), &request.mcp_servers, cx, true)
+                        .await
+                    {
                         Ok((_, modes)) => {
                             responder.respond(LoadSessionResponse::new().modes(modes))
                         }
@@ -283,7 +314,10 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                 let begin = begin.clone();
                 async move |request: ResumeSessionRequest, responder, cx| {
                     let id = request.session_id.0.to_string();
-                    match begin.session(&request.cwd, Some(&id), &request.mcp_servers, cx, false) {
+                    match begin
+                        .session(&request.cwd, Some(&id), &request.mcp_servers, cx, false)
+                        .await
+                    {
                         Ok((_, modes)) => {
                             responder.respond(ResumeSessionResponse::new().modes(modes))
                         }
@@ -298,6 +332,16 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                 let overrides = overrides.clone();
                 async move |request: ListSessionsRequest, responder, _cx| {
                     responder.respond_with_result(list(&overrides, &request))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let begin = begin.clone();
+                async move |request: CloseSessionRequest, responder, _cx| {
+                    begin.close(&request.session_id.0).await;
+                    responder.respond(CloseSessionResponse::new())
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -356,7 +400,7 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
         .unwrap_or_else(PoisonError::into_inner)
         .clear();
     let tasks = std::mem::take(&mut *tasks.lock().unwrap_or_else(PoisonError::into_inner));
-    for task in tasks {
+    for task in tasks.into_values() {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
     }
     result.map_err(|e| e.to_string())

@@ -228,3 +228,62 @@ async fn the_editor_lists_the_projects_sessions_newest_first() {
     assert!(r.get("error").is_some(), "{r}");
     assert!(client.close().await.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_loaded_again_or_closed_lets_its_file_go() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text("First."),
+        Reply::text("Again."),
+        Reply::text("From the terminal."),
+    ])
+    .await
+    .unwrap();
+    let mut client = Client::start(command(home.path(), &server));
+    let init = client.initialize().await;
+    assert!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]
+            .get("close")
+            .is_some(),
+        "{init}"
+    );
+    let session = client.new_session(project.path()).await;
+    turn(&mut client, &session, "one").await;
+    // Loaded again on the same connection (an editor reopening the thread): the running
+    // one is closed first, so its file is free, and the conversation is told again.
+    let r = client
+        .call(
+            "session/load",
+            json!({"sessionId": session, "cwd": project.path(), "mcpServers": []}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    assert_eq!(
+        turn(&mut client, &session, "two").await["result"]["stopReason"],
+        "end_turn"
+    );
+    let r = client
+        .call("session/close", json!({"sessionId": session}))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = client
+        .call(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "three"}]}),
+        )
+        .await;
+    assert!(
+        r.get("error").is_some(),
+        "a closed session takes no prompt: {r}"
+    );
+    // Its file is free: the terminal goes on with it.
+    print_mode(
+        home.path(),
+        project.path(),
+        &server,
+        &["-r", &session, "-p", "four"],
+    )
+    .await;
+    assert!(client.close().await.success());
+}

@@ -10,9 +10,30 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
 
-/// A `file://` URI as a path.
-fn file_path(uri: &str) -> Option<&str> {
-    uri.strip_prefix("file://")
+/// A `file://` URI as a path, its `%XX` escapes decoded (`None`: not a file URI, or not
+/// UTF-8 once decoded).
+fn file_path(uri: &str) -> Option<String> {
+    let raw = uri.strip_prefix("file://")?.as_bytes();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            raw[i],
+            raw.get(i + 1).and_then(|&b| hex(b)),
+            raw.get(i + 2).and_then(|&b| hex(b)),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// `path` relative to `root` when it is inside it.
@@ -29,14 +50,17 @@ pub fn message(blocks: &[ContentBlock], root: &Path, cap: usize) -> String {
         let part = match block {
             ContentBlock::Text(t) => t.text.clone(),
             ContentBlock::ResourceLink(link) => {
-                match file_path(&link.uri).and_then(|p| inside(p, root)) {
+                let path = file_path(&link.uri);
+                match path.as_deref().and_then(|p| inside(p, root)) {
                     Some(rel) => format!("@{rel}"),
                     None => format!("[{}]({})", link.name, link.uri),
                 }
             }
             ContentBlock::Resource(resource) => match &resource.resource {
                 EmbeddedResourceResource::TextResourceContents(file) => {
-                    let name = file_path(&file.uri)
+                    let path = file_path(&file.uri);
+                    let name = path
+                        .as_deref()
                         .map(|p| inside(p, root).unwrap_or(p))
                         .unwrap_or(&file.uri);
                     let left = cap.saturating_sub(embedded);
@@ -113,6 +137,15 @@ mod tests {
         assert!(
             text.contains("left out: over the attachment limit"),
             "{text}"
+        );
+        // An escaped path is decoded; one with a space is a link, not a mention.
+        let escaped = [
+            ContentBlock::ResourceLink(ResourceLink::new("é", "file:///p/caf%C3%A9.rs")),
+            ContentBlock::ResourceLink(ResourceLink::new("sp", "file:///p/a%20b.rs")),
+        ];
+        assert_eq!(
+            message(&escaped, root, 10),
+            "@café.rs [sp](file:///p/a%20b.rs)"
         );
         // A file outside the project is not a mention.
         let outside = [ContentBlock::ResourceLink(ResourceLink::new(

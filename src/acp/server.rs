@@ -30,13 +30,19 @@ use super::start;
 use super::updates::mode_id;
 
 /// The sessions of this connection: where each one's requests go.
-type Sessions = Arc<Mutex<HashMap<String, (mpsc::UnboundedSender<ToSession>, PathBuf)>>>;
+/// A running session as the connection knows it: where its requests go, its project, and
+/// how much a prompt may embed.
+#[derive(Clone)]
+struct Known {
+    to: mpsc::UnboundedSender<ToSession>,
+    root: PathBuf,
+    attach_cap: usize,
+}
 
-/// The session `id`'s sender and project, or the error for an unknown one.
-fn session(
-    sessions: &Sessions,
-    id: &str,
-) -> Result<(mpsc::UnboundedSender<ToSession>, PathBuf), Error> {
+type Sessions = Arc<Mutex<HashMap<String, Known>>>;
+
+/// The session `id`, or the error for an unknown one.
+fn session(sessions: &Sessions, id: &str) -> Result<Known, Error> {
     sessions
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -159,7 +165,14 @@ fn open(
     sessions
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(id.clone(), (tx, started.root.clone()));
+        .insert(
+            id.clone(),
+            Known {
+                to: tx,
+                root: started.root.clone(),
+                attach_cap: started.attach_cap,
+            },
+        );
     let modes = mode_state(started.mode, started.sandbox_works);
     let task = tokio::spawn(session::run(started, cx, rx));
     tasks
@@ -350,9 +363,10 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
             {
                 let sessions = sessions.clone();
                 async move |request: PromptRequest, responder, _cx| {
-                    let (to, root) = session(&sessions, &request.session_id.0)?;
-                    let text = super::prompt::message(&request.prompt, &root, 256 * 1024);
-                    let _ = to.send(ToSession::Prompt {
+                    let known = session(&sessions, &request.session_id.0)?;
+                    let text =
+                        super::prompt::message(&request.prompt, &known.root, known.attach_cap);
+                    let _ = known.to.send(ToSession::Prompt {
                         text,
                         responder: Box::new(responder),
                     });
@@ -365,7 +379,7 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
             {
                 let sessions = sessions.clone();
                 async move |request: SetSessionModeRequest, responder, _cx| {
-                    let (to, _) = session(&sessions, &request.session_id.0)?;
+                    let to = session(&sessions, &request.session_id.0)?.to;
                     let Some(mode) = ApprovalMode::ALL
                         .into_iter()
                         .find(|m| mode_id(*m) == &*request.mode_id.0)
@@ -384,8 +398,8 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
             {
                 let sessions = sessions.clone();
                 async move |note: CancelNotification, _cx| {
-                    if let Ok((to, _)) = session(&sessions, &note.session_id.0) {
-                        let _ = to.send(ToSession::Cancel);
+                    if let Ok(known) = session(&sessions, &note.session_id.0) {
+                        let _ = known.to.send(ToSession::Cancel);
                     }
                     Ok(())
                 }

@@ -32,6 +32,8 @@ pub struct Started {
     /// The custom commands and skills, offered as slash commands.
     pub commands: rein_core::custom_commands::CommandSet,
     pub skills: Arc<rein_core::skills::SkillSet>,
+    /// The most bytes of files a prompt may embed, in all (`attach_total_bytes`).
+    pub attach_cap: usize,
     /// The MCP servers' news (their prompts join the slash commands).
     pub mcp_events: Option<tokio::sync::mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>>,
 }
@@ -151,6 +153,7 @@ pub fn start(
         commands: guidance.commands,
         skills,
         mcp_events,
+        attach_cap: usize::try_from(config.attach_total_bytes.value).unwrap_or(usize::MAX),
     })
 }
 

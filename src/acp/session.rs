@@ -75,16 +75,28 @@ fn batch(first: AgentEvent, events: &mut mpsc::UnboundedReceiver<AgentEvent>) ->
     let mut out = vec![first];
     while out.len() < BATCH_EVENTS {
         let Ok(next) = events.try_recv() else { break };
-        match (out.last_mut(), next) {
-            (Some(AgentEvent::TextDelta { text }), AgentEvent::TextDelta { text: more })
-            | (
-                Some(AgentEvent::ReasoningDelta { text }),
-                AgentEvent::ReasoningDelta { text: more },
-            ) if text.len() + more.len() <= MERGED_BYTES => text.push_str(&more),
-            (_, next) => out.push(next),
-        }
+        let left = match out.last_mut() {
+            Some(last) => join(last, next),
+            None => Some(next),
+        };
+        out.extend(left);
     }
     out
+}
+
+/// `next` joined to `piece` when both are pieces of the reply (or both of the reasoning)
+/// and the two fit in one chunk; otherwise `next` back.
+fn join(piece: &mut AgentEvent, next: AgentEvent) -> Option<AgentEvent> {
+    match (piece, next) {
+        (AgentEvent::TextDelta { text }, AgentEvent::TextDelta { text: more })
+        | (AgentEvent::ReasoningDelta { text }, AgentEvent::ReasoningDelta { text: more })
+            if text.len() + more.len() <= MERGED_BYTES =>
+        {
+            text.push_str(&more);
+            None
+        }
+        (_, next) => Some(next),
+    }
 }
 
 /// How long a piece of the reply waits for the next before it is sent: a frame of the
@@ -105,17 +117,9 @@ impl Held {
         ) {
             return Some(event);
         }
-        match (&mut self.0, event) {
-            (Some((AgentEvent::TextDelta { text }, _)), AgentEvent::TextDelta { text: more })
-            | (
-                Some((AgentEvent::ReasoningDelta { text }, _)),
-                AgentEvent::ReasoningDelta { text: more },
-            ) if text.len() + more.len() <= MERGED_BYTES => {
-                text.push_str(&more);
-                None
-            }
-            (Some(_), event) => Some(event),
-            (None, event) => {
+        match &mut self.0 {
+            Some((piece, _)) => join(piece, event),
+            None => {
                 self.0 = Some((event, tokio::time::Instant::now() + HOLD));
                 None
             }
@@ -137,6 +141,42 @@ impl Held {
             None => std::future::pending().await,
         }
     }
+}
+
+/// Answer every prompt in `responders` with `reason`.
+fn answer_all(responders: impl IntoIterator<Item = Responder<PromptResponse>>, reason: StopReason) {
+    for responder in responders {
+        let _ = responder.respond(PromptResponse::new(reason));
+    }
+}
+
+/// Put `request` to the editor on a task of its own; its answer comes back on `answers`
+/// as the call `call` asking for `grants` (no answer: the client went away or refused the
+/// request, taken as a cancel). The handle withdraws the question.
+fn ask(
+    cx: &ConnectionTo<Client>,
+    request: RequestPermissionRequest,
+    answers: &mpsc::UnboundedSender<Answered>,
+    call: String,
+    grants: Vec<Grant>,
+    review: bool,
+) -> agent_client_protocol::RequestCancellationHandle {
+    let sent = cx.send_request(request);
+    let handle = sent.cancellation_handle();
+    let answers = answers.clone();
+    tokio::spawn(async move {
+        let outcome = sent
+            .block_task()
+            .await
+            .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
+        let _ = answers.send(Answered {
+            id: call,
+            grants,
+            outcome,
+            review,
+        });
+    });
+    handle
 }
 
 /// An answer from the editor to one of the agent's questions.
@@ -190,6 +230,12 @@ pub async fn run(
             super::commands::available(commands, &skills),
         ))
     };
+    // What an event tells the editor, sent.
+    let tell = |translator: &mut Translator, event: Option<AgentEvent>| {
+        for update in event.iter().flat_map(|e| translator.updates(e)) {
+            notify(update);
+        }
+    };
     notify(offer(&commands));
     // Prompts held until the MCP servers have started (each within its startup timeout),
     // so the first turn already offers their tools, as print mode does.
@@ -223,15 +269,11 @@ pub async fn run(
                     for question in asking.drain(..) {
                         let _ = question.cancel();
                     }
-                    for (_, responder) in held.drain(..) {
-                        let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
-                    }
+                    answer_all(held.drain(..).map(|(_, r)| *r), StopReason::Cancelled);
                     if let Some(call) = review.take() {
                         // The turn is over; only the review was open.
                         notify(SessionUpdate::ToolCallUpdate(super::plan::answered(&call, false)));
-                        for responder in taken.drain(..) {
-                            let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
-                        }
+                        answer_all(taken.drain(..), StopReason::Cancelled);
                     } else if !waiting.is_empty() || !taken.is_empty() {
                         cancelled = true;
                         handle.send(AgentCommand::Interrupt);
@@ -250,11 +292,7 @@ pub async fn run(
                 }
             }
             () = held_piece.due(), if held_piece.is_some() => {
-                if let Some(piece) = held_piece.take() {
-                    for update in translator.updates(&piece) {
-                        notify(update);
-                    }
-                }
+                tell(&mut translator, held_piece.take());
             }
             answer = answers.recv() => {
                 let Some(Answered { id: call, grants, outcome, review: is_review }) = answer else { continue };
@@ -278,9 +316,7 @@ pub async fn run(
                             } else {
                                 StopReason::EndTurn
                             };
-                            for responder in taken.drain(..) {
-                                let _ = responder.respond(PromptResponse::new(reason));
-                            }
+                            answer_all(taken.drain(..), reason);
                         }
                     }
                     continue;
@@ -304,11 +340,7 @@ pub async fn run(
                         Some(event) => event,
                         None => continue,
                     };
-                    if let Some(piece) = held_piece.take() {
-                        for update in translator.updates(&piece) {
-                            notify(update);
-                        }
-                    }
+                    tell(&mut translator, held_piece.take());
                     match &event {
                         AgentEvent::ModeChanged { mode: now } => mode = *now,
                         AgentEvent::TurnStarted { .. } | AgentEvent::MessageDelivered { .. } => {
@@ -336,18 +368,7 @@ pub async fn run(
                                 permission::question(call, summary, reason),
                                 permission::options(grants),
                             );
-                            let sent = cx.send_request(request);
-                        asking.push(sent.cancellation_handle());
-                            let (tx, call, grants) = (answers_tx.clone(), call.clone(), grants.clone());
-                            tokio::spawn(async move {
-                                // No answer (the client went away, or refused the request): as a
-                                // cancel, which stops the turn.
-                                let outcome = sent
-                                    .block_task()
-                                    .await
-                                    .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
-                                let _ = tx.send(Answered { id: call, grants, outcome, review: false });
-                            });
+                            asking.push(ask(&cx, request, &answers_tx, call.clone(), grants.clone(), false));
                         }
                         AgentEvent::FormRequested { id: form_id, form } => {
                             // The protocol has no stable form yet: declined, and said so, so the
@@ -385,50 +406,33 @@ pub async fn run(
                                     permission::question(&call, "Ready to code?", ""),
                                     super::plan::options(sandbox_works),
                                 );
-                                let sent = cx.send_request(request);
-                                asking.push(sent.cancellation_handle());
-                                let (tx, asked) = (answers_tx.clone(), call.clone());
-                                tokio::spawn(async move {
-                                    let outcome = sent
-                                        .block_task()
-                                        .await
-                                        .map_or(RequestPermissionOutcome::Cancelled, |r| r.outcome);
-                                    let _ = tx.send(Answered { id: asked, grants: Vec::new(), outcome, review: true });
-                                });
+                                asking.push(ask(&cx, request, &answers_tx, call.clone(), Vec::new(), true));
                                 review = Some(call);
                                 (refused, cut) = (false, false);
                                 continue;
                             }
-                            let reason = stop_reason(*outcome, cancelled, refused, cut);
-                            for responder in taken.drain(..) {
-                                let _ = responder.respond(PromptResponse::new(reason));
-                            }
+                            answer_all(taken.drain(..), stop_reason(*outcome, cancelled, refused, cut));
                             (cancelled, refused, cut) = (false, false, false);
                             asking.clear();
                             continue;
                         }
                         _ => {}
                     }
-                    for update in translator.updates(&event) {
-                        notify(update);
-                    }
+                    tell(&mut translator, Some(event));
                 }
             }
         }
     }
-    if let Some(piece) = held_piece.take() {
-        for update in translator.updates(&piece) {
-            notify(update);
-        }
-    }
+    tell(&mut translator, held_piece.take());
     // The agent ended, or the connection is closing: whatever still waits gets an answer,
     // and the agent's processes end with it.
-    for (_, responder) in held.drain(..) {
-        let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
-    }
-    for responder in waiting.drain(..).chain(taken.drain(..)) {
-        let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
-    }
+    answer_all(
+        held.drain(..)
+            .map(|(_, r)| *r)
+            .chain(waiting.drain(..))
+            .chain(taken.drain(..)),
+        StopReason::Cancelled,
+    );
     handle.send(AgentCommand::Interrupt);
     handle.background.kill_all();
     handle.send(AgentCommand::Shutdown);

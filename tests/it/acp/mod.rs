@@ -27,17 +27,18 @@ mod turns;
 /// The binary as `rein acp` for `server`'s model, with an isolated home; its working
 /// folder is `home` (each session names its own project).
 fn command(home: &Path, server: &ScriptedServer) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rein"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
-        .current_dir(home)
-        .args(["--base-url", &server.base_url(), "--model", "m", "acp"])
+    acp_with(home, &["--base-url", &server.base_url(), "--model", "m"])
+}
+
+/// `rein ARGS acp` with an isolated home, its pipes the test's.
+fn acp_with(home: &Path, args: &[&str]) -> Command {
+    let mut cmd = support::rein_command(home);
+    cmd.current_dir(home)
+        .args(args)
+        .arg("acp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     cmd
 }
 

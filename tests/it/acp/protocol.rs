@@ -5,7 +5,7 @@ use crate::support;
 use serde_json::json;
 use support::{Reply, ScriptedServer};
 
-use super::{command, Client};
+use super::{acp_with, command, Client};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initialize_says_who_rein_is_and_what_it_takes() {
@@ -27,18 +27,7 @@ async fn initialize_says_who_rein_is_and_what_it_takes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_model_initialize_names_the_setting() {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("REIN_HOME", home.path().join("rein-home"))
-        .current_dir(home.path())
-        .arg("acp")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let mut client = Client::start(cmd);
+    let mut client = Client::start(acp_with(home.path(), &[]));
     let r = client.initialize().await;
     let error = r["error"].to_string();
     assert!(error.contains("`model`"), "{r}");
@@ -89,18 +78,10 @@ async fn bad_input_gets_json_rpc_errors_and_rein_goes_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_providers_key_initialize_names_the_variable() {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("REIN_HOME", home.path().join("rein-home"))
-        .current_dir(home.path())
-        .args(["--model", "openrouter/anthropic/claude-sonnet-4.5", "acp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let mut client = Client::start(cmd);
+    let mut client = Client::start(acp_with(
+        home.path(),
+        &["--model", "openrouter/anthropic/claude-sonnet-4.5"],
+    ));
     let r = client.initialize().await;
     let error = r["error"].to_string();
     assert!(error.contains("OPENROUTER_API_KEY"), "{r}");

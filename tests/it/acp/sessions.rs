@@ -33,15 +33,10 @@ async fn turn(client: &mut Client, session: &str, text: &str) -> Value {
 
 /// `rein -r ID -p TEXT` in `project`.
 async fn print_mode(home: &Path, project: &Path, server: &ScriptedServer, args: &[&str]) {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rein"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("REIN_HOME", home.join("rein-home"))
+    let out = support::rein_command(home)
         .args(["--base-url", &server.base_url(), "--model", "m", "--cwd"])
         .arg(project)
         .args(args)
-        .stdin(std::process::Stdio::null())
         .output()
         .await
         .unwrap();

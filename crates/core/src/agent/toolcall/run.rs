@@ -60,13 +60,7 @@ impl ToolEnv<'_> {
         }
         let Some(external) = self.external.filter(|_| prepared.is_external()) else {
             if self.live_output && call.function.name == crate::tools::bash::NAME {
-                let (events, id) = (self.events.clone(), call.id.clone());
-                let live: crate::tools::external::Report = Arc::new(move |text| {
-                    let _ = events.send(AgentEvent::ToolOutput {
-                        id: id.clone(),
-                        text,
-                    });
-                });
+                let live = self.reporter(call, |id, text| AgentEvent::ToolOutput { id, text });
                 let ctx = ToolContext {
                     live: Some(crate::tools::Live(live)),
                     ..ctx.clone()
@@ -75,13 +69,7 @@ impl ToolEnv<'_> {
             }
             return prepared.execute(ctx).await;
         };
-        let (events, id) = (self.events.clone(), call.id.clone());
-        let report: crate::tools::external::Report = Arc::new(move |text| {
-            let _ = events.send(AgentEvent::ToolProgress {
-                id: id.clone(),
-                text,
-            });
-        });
+        let report = self.reporter(call, |id, text| AgentEvent::ToolProgress { id, text });
         let aids = crate::tools::external::CallAids {
             report: Some(report),
             ask: self
@@ -91,6 +79,19 @@ impl ToolEnv<'_> {
         external
             .call_with(&call.function.name, prepared.args, aids)
             .await
+    }
+
+    /// What a running `call` has to say, sent as the event `event` makes of its id and
+    /// the text.
+    fn reporter(
+        &self,
+        call: &ToolCall,
+        event: fn(String, String) -> AgentEvent,
+    ) -> crate::tools::external::Report {
+        let (events, id) = (self.events.clone(), call.id.clone());
+        Arc::new(move |text| {
+            let _ = events.send(event(id.clone(), text));
+        })
     }
 
     /// A call on the background commands: start one, read one's output, stop one.

@@ -49,7 +49,10 @@ pub fn updates(transcript: &[Message], todos: &[Todo], root: &Path) -> Vec<Sessi
                         serde_json::from_str(&call.function.arguments).unwrap_or_else(|_| {
                             serde_json::Value::String(call.function.arguments.clone())
                         });
-                    let diff = tool_call::proposed_diff(&call.function.name, &args, root, None);
+                    // A whole-file write's old text is gone: no diff, rather than one that
+                    // shows an overwrite as a new file (as the live announcement).
+                    let diff = tool_call::proposed_diff(&call.function.name, &args, root, None)
+                        .filter(|_| call.function.name != rein_core::tools::write_file::NAME);
                     out.push(SessionUpdate::ToolCall(tool_call::announce(
                         &call.id,
                         &call.function.name,

@@ -43,13 +43,26 @@ pub enum ToSession {
     SetMode(ApprovalMode),
 }
 
-/// The file at `path` as it is, for a diff (`None`: none, not text, or too big).
+/// The file at `path` as it is, for a diff (`None`: none, not text, too big, or reached
+/// through a link). Opened as the file tools open one, never through a link and without
+/// blocking on a pipe (a project's `a.txt -> /dev/zero` or `-> ~/.ssh/id_rsa` shows no old
+/// text), and read no further than the bound.
 fn before(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
+    let file = rein_core::host::safe_fs::open_read(path).ok()?;
+    let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > BEFORE_BYTES {
         return None;
     }
-    String::from_utf8(std::fs::read(path).ok()?).ok()
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&file, BEFORE_BYTES + 1),
+        &mut bytes,
+    )
+    .ok()?;
+    if bytes.len() as u64 > BEFORE_BYTES {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// How a turn that ended so answers its prompts.
@@ -529,5 +542,17 @@ mod tests {
         assert_eq!(before(dir.path()), None);
         std::fs::write(&file, [0xff, 0xfe]).unwrap();
         assert_eq!(before(&file), None);
+        // A hostile project's links and pipes: nothing read through them, nothing blocks.
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "key\n").unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join("to-secret")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).unwrap();
+        assert_eq!(before(&dir.path().join("to-secret")), None);
+        assert_eq!(before(&dir.path().join("zero")), None);
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(before(&fifo), None);
     }
 }

@@ -1,12 +1,12 @@
 //! A continued session's conversation as `session/update`s (`session/load`): the user's
-//! messages, the replies, each tool call announced and finished as it ended, the reasoning,
+//! messages (with the images they attached), the replies, each tool call announced and finished as it ended, the reasoning,
 //! and the todo list last, so the editor shows what the dashboard showed.
 
 use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, SessionUpdate, TextContent, ToolCallContent, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    ContentBlock, ContentChunk, ImageContent, SessionUpdate, TextContent, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use rein_core::conversation::{Message, ToolOutcome};
 use rein_core::tools::write_todos::Todo;
@@ -23,8 +23,16 @@ pub fn updates(transcript: &[Message], todos: &[Todo], root: &Path) -> Vec<Sessi
     let mut out = Vec::new();
     for message in transcript {
         match message {
-            Message::User { content, .. } if !content.is_empty() => {
+            Message::User {
+                content, images, ..
+            } if !content.is_empty() => {
                 out.push(SessionUpdate::UserMessageChunk(text(content)));
+                // The images the user attached, after the words that name them.
+                out.extend(images.iter().map(|image| {
+                    SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::Image(
+                        ImageContent::new(image.data.clone(), image.mime_type.clone()),
+                    )))
+                }));
             }
             Message::Assistant {
                 content,
@@ -98,8 +106,12 @@ mod tests {
 
     #[test]
     fn a_conversation_is_told_again_in_order() {
+        let shot = rein_core::conversation::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
         let transcript = vec![
-            Message::user("fix the test"),
+            Message::user("fix the test [Image #1: png, 8 B]").with_images(vec![shot]),
             Message::assistant(
                 "Looking.".into(),
                 vec![ToolCall::new("c1", "bash", r#"{"command": "cargo test"}"#)],
@@ -124,6 +136,7 @@ mod tests {
             kinds,
             [
                 "user_message_chunk",
+                "user_message_chunk",
                 "agent_message_chunk",
                 "tool_call",
                 "tool_call_update",
@@ -131,10 +144,16 @@ mod tests {
                 "plan"
             ]
         );
-        assert_eq!(sent[0]["content"]["text"], "fix the test");
-        assert_eq!(sent[2]["title"], "cargo test");
-        assert_eq!(sent[3]["status"], "failed");
-        assert_eq!(sent[3]["content"][0]["content"]["text"], "1 failed");
-        assert_eq!(sent[4]["content"]["text"], "Fixed.");
+        assert_eq!(
+            sent[0]["content"]["text"],
+            "fix the test [Image #1: png, 8 B]"
+        );
+        assert_eq!(sent[1]["content"]["type"], "image");
+        assert_eq!(sent[1]["content"]["mimeType"], "image/png");
+        assert_eq!(sent[1]["content"]["data"], "iVBORw0KGgo=");
+        assert_eq!(sent[3]["title"], "cargo test");
+        assert_eq!(sent[4]["status"], "failed");
+        assert_eq!(sent[4]["content"][0]["content"]["text"], "1 failed");
+        assert_eq!(sent[5]["content"]["text"], "Fixed.");
     }
 }

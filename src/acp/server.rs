@@ -29,16 +29,17 @@ use super::session::{self, ToSession};
 use super::start;
 use super::updates::mode_id;
 
-/// The sessions of this connection: where each one's requests go.
-/// A running session as the connection knows it: where its requests go, its project, and
-/// how much a prompt may embed.
+/// A running session as the connection knows it: where its requests go, its project,
+/// how much a prompt may embed and whether its model takes images.
 #[derive(Clone)]
 struct Known {
     to: mpsc::UnboundedSender<ToSession>,
     root: PathBuf,
     attach_cap: usize,
+    images: bool,
 }
 
+/// The sessions of this connection: where each one's requests go.
 type Sessions = Arc<Mutex<HashMap<String, Known>>>;
 
 /// The session `id`, or the error for an unknown one.
@@ -83,7 +84,11 @@ fn initialize(
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .prompt_capabilities(
+                    PromptCapabilities::new()
+                        .embedded_context(true)
+                        .image(config.images),
+                )
                 .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
                     SessionCapabilities::new()
@@ -171,6 +176,7 @@ fn open(
                 to: tx,
                 root: started.root.clone(),
                 attach_cap: started.attach_cap,
+                images: started.images,
             },
         );
     let modes = mode_state(started.mode, started.sandbox_works);
@@ -364,10 +370,14 @@ pub async fn serve(overrides: Overrides) -> Result<(), String> {
                 let sessions = sessions.clone();
                 async move |request: PromptRequest, responder, _cx| {
                     let known = session(&sessions, &request.session_id.0)?;
-                    let text =
-                        super::prompt::message(&request.prompt, &known.root, known.attach_cap);
+                    let reading = super::prompt::Reading {
+                        root: &known.root,
+                        cap: known.attach_cap,
+                        images: known.images,
+                    };
+                    let prompt = super::prompt::message(&request.prompt, reading);
                     let _ = known.to.send(ToSession::Prompt {
-                        text,
+                        prompt,
                         responder: Box::new(responder),
                     });
                     Ok(())

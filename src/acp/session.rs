@@ -17,7 +17,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::Client;
-use rein_core::agent::{AgentCommand, AgentEvent, TurnOutcome};
+use rein_core::agent::{AgentCommand, AgentEvent, Prompt, TurnOutcome};
 use rein_core::custom_commands::CommandSet;
 use rein_core::mcp::McpEvent;
 use rein_core::permissions::{ApprovalMode, Grant};
@@ -32,9 +32,9 @@ const BEFORE_BYTES: u64 = 1024 * 1024;
 
 /// What the connection asks of a session.
 pub enum ToSession {
-    /// A prompt's text, and where its answer goes.
+    /// A prompt's text and images, and where its answer goes.
     Prompt {
-        text: String,
+        prompt: Prompt,
         responder: Box<Responder<PromptResponse>>,
     },
     /// `session/cancel`.
@@ -252,7 +252,7 @@ pub async fn run(
     notify(offer(&commands));
     // Prompts held until the MCP servers have started (each within its startup timeout),
     // so the first turn already offers their tools, as print mode does.
-    let mut held: VecDeque<(String, Box<Responder<PromptResponse>>)> = VecDeque::new();
+    let mut held: VecDeque<(Prompt, Box<Responder<PromptResponse>>)> = VecDeque::new();
     let starting = |mcp: &Option<rein_core::mcp::McpManager>| {
         mcp.as_ref().is_some_and(|m| {
             m.states()
@@ -262,8 +262,8 @@ pub async fn run(
     };
     loop {
         if !held.is_empty() && !starting(&mcp) {
-            for (text, responder) in held.drain(..) {
-                if handle.send(AgentCommand::UserMessage(text)) {
+            for (prompt, responder) in held.drain(..) {
+                if handle.send(AgentCommand::UserMessage(prompt)) {
                     waiting.push_back(*responder);
                 } else {
                     let _ = responder.respond_with_internal_error("the agent has stopped");
@@ -272,9 +272,9 @@ pub async fn run(
         }
         tokio::select! {
             command = inbox.recv() => match command {
-                Some(ToSession::Prompt { text, responder }) => {
-                    let text = super::commands::expand(&text, &commands, &skills);
-                    held.push_back((text, responder));
+                Some(ToSession::Prompt { mut prompt, responder }) => {
+                    prompt.text = super::commands::expand(&prompt.text, &commands, &skills);
+                    held.push_back((prompt, responder));
                 }
                 Some(ToSession::Cancel) => {
                     // The editor's questions still open are withdrawn ($/cancel_request):
@@ -321,7 +321,7 @@ pub async fn run(
                         // same prompt, whose answer waits for that turn.
                         Some(to) => {
                             handle.send(AgentCommand::SetMode(to));
-                            handle.send(AgentCommand::UserMessage(super::plan::APPROVED_MESSAGE.to_string()));
+                            handle.send(AgentCommand::UserMessage(super::plan::APPROVED_MESSAGE.into()));
                         }
                         None => {
                             let reason = if matches!(outcome, RequestPermissionOutcome::Cancelled) {

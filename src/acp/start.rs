@@ -34,6 +34,8 @@ pub struct Started {
     pub skills: Arc<rein_core::skills::SkillSet>,
     /// The most bytes of files a prompt may embed, in all (`attach_total_bytes`).
     pub attach_cap: usize,
+    /// The model takes images (its entry's `images`): a prompt's images are sent.
+    pub images: bool,
     /// The MCP servers' news (their prompts join the slash commands).
     pub mcp_events: Option<tokio::sync::mpsc::UnboundedReceiver<rein_core::mcp::McpEvent>>,
 }
@@ -154,6 +156,7 @@ pub fn start(
         skills,
         mcp_events,
         attach_cap: usize::try_from(config.attach_total_bytes.value).unwrap_or(usize::MAX),
+        images: config.images,
     })
 }
 

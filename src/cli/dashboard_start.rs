@@ -286,7 +286,7 @@ pub(super) fn run_demo() -> Result<ExitCode, String> {
         )?)
         .map_err(|e| e.to_string())?;
         agent.send(rein_core::agent::AgentCommand::UserMessage(
-            demo.first_prompt().to_string(),
+            demo.first_prompt().into(),
         ));
         let result = rein::dashboard::run(app, Some(agent), attention(&config), None, None, None)
             .await

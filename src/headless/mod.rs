@@ -141,7 +141,7 @@ pub async fn run_learning_window(
     if let Some(mode) = options.mode {
         handle.send(AgentCommand::SetMode(mode));
     }
-    handle.send(AgentCommand::UserMessage(options.prompt.clone()));
+    handle.send(AgentCommand::UserMessage(options.prompt.clone().into()));
     let mut interrupted = false;
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
     let mut terminated = std::pin::pin!(rein_core::host::signals::termination());

@@ -173,9 +173,9 @@ async fn session(layers: Option<u64>) -> Stats {
     let mut stats = Stats::default();
     let start = Instant::now();
     for turn in 0..TURNS {
-        handle.send(AgentCommand::UserMessage(format!(
-            "turn {turn}: build the project and tell me what you see"
-        )));
+        handle.send(AgentCommand::UserMessage(
+            format!("turn {turn}: build the project and tell me what you see").into(),
+        ));
         loop {
             match handle.events.recv().await.expect("agent alive") {
                 AgentEvent::ContextTrimmed { .. } => stats.stubbed += 1,
@@ -318,9 +318,9 @@ async fn api_session(api: Api, window: u64) -> Vec<Value> {
     let config = bench_config(client, project.path(), context);
     let mut handle = agent::spawn(config).unwrap();
     for turn in 0..TURNS {
-        handle.send(AgentCommand::UserMessage(format!(
-            "turn {turn}: build the project and tell me what you see"
-        )));
+        handle.send(AgentCommand::UserMessage(
+            format!("turn {turn}: build the project and tell me what you see").into(),
+        ));
         loop {
             match handle.events.recv().await.expect("agent alive") {
                 AgentEvent::Error { message } => panic!("{api:?}: {message}"),

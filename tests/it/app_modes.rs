@@ -316,7 +316,7 @@ fn messages(effects: &[Effect]) -> Vec<String> {
     commands(effects)
         .into_iter()
         .filter_map(|c| match c {
-            AgentCommand::UserMessage(text) => Some(text),
+            AgentCommand::UserMessage(text) => Some(text.text),
             _ => None,
         })
         .collect()

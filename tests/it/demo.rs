@@ -164,7 +164,7 @@ async fn messages_after_the_replay_get_an_explanation_and_the_project_goes_away(
     play(&demo).await;
 
     let mut handle = agent::spawn(config(&demo)).unwrap();
-    assert!(handle.send(AgentCommand::UserMessage("And now?".to_string())));
+    assert!(handle.send(AgentCommand::UserMessage("And now?".into())));
     let mut text = String::new();
     loop {
         let event = tokio::time::timeout(support::GIVE_UP, handle.events.recv())

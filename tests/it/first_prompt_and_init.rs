@@ -161,7 +161,7 @@ async fn init_reaches_the_model_and_its_agents_md_waits_for_approval() {
     let mut s = Script::with(app());
     let effects = s.send("/init");
     let [prompt] = sent(&effects).try_into().expect("one message");
-    assert!(handle.send(AgentCommand::UserMessage(prompt.clone())));
+    assert!(handle.send(AgentCommand::UserMessage(prompt.clone().into())));
     let events = support::agent::events_until(&mut handle, |e| {
         matches!(e, AgentEvent::ApprovalNeeded { .. })
     })

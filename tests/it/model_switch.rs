@@ -393,7 +393,7 @@ fn messages_sent_while_the_switch_resolves_wait_and_go_to_the_new_model() {
         .iter()
         .map(|e| match e {
             Effect::Agent(AgentCommand::SetModel(m)) => format!("switch {}", m.name),
-            Effect::Agent(AgentCommand::UserMessage(t)) => format!("message {t}"),
+            Effect::Agent(AgentCommand::UserMessage(t)) => format!("message {}", t.text),
             other => panic!("unexpected {other:?}"),
         })
         .collect();

@@ -120,7 +120,7 @@ pub async fn turn_with(
     text: &str,
     mut decide: impl FnMut(&str) -> ApprovalDecision,
 ) -> Vec<AgentEvent> {
-    assert!(handle.send(AgentCommand::UserMessage(text.to_string())));
+    assert!(handle.send(AgentCommand::UserMessage(text.into())));
     let commands = handle.commands.clone();
     events_until(handle, |event| {
         if let AgentEvent::ApprovalNeeded { id, summary, .. } = event {

@@ -24,7 +24,7 @@ pub fn sent(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Agent(AgentCommand::UserMessage(text)) => Some(text.clone()),
+            Effect::Agent(AgentCommand::UserMessage(text)) => Some(text.text.clone()),
             _ => None,
         })
         .collect()

@@ -91,7 +91,7 @@ pub fn resolved(app: &mut App, answer: ModelResolved, now: Instant, effects: &mu
         if !app.busy() {
             app.activity = Activity::Thinking { since: now };
         }
-        effects.push(Effect::Agent(AgentCommand::UserMessage(text)));
+        effects.push(Effect::Agent(AgentCommand::UserMessage(text.into())));
     }
 }
 

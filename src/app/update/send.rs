@@ -171,7 +171,7 @@ pub fn send_text(app: &mut App, text: String, now: Instant, effects: &mut Vec<Ef
         // message sent before its TurnStarted arrives shows as queued too.
         app.activity = Activity::Thinking { since: now };
     }
-    effects.push(Effect::Agent(AgentCommand::UserMessage(text)));
+    effects.push(Effect::Agent(AgentCommand::UserMessage(text.into())));
 }
 
 /// Add a sent input to the history (not twice in a row), and to the history file when

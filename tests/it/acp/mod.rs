@@ -5,6 +5,7 @@
 //!   todo list as a plan, cancel, modes.
 //! - [`sessions`]: a session kept across editor restarts, shared with the terminal.
 //! - [`editor`]: the editor's MCP servers.
+//! - [`prompts`]: images in a prompt.
 //! - [`protocol`]: initialize, bad input, a client that goes away.
 //! - [`acpx`]: the same through acpx, a real client from npm.
 
@@ -20,6 +21,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 mod acpx;
 mod editor;
+mod prompts;
 mod protocol;
 mod sessions;
 mod turns;

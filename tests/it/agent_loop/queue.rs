@@ -259,3 +259,53 @@ async fn an_interrupt_drops_the_queue_and_a_withdrawn_message_never_goes() {
     assert!(!all.contains("take this back"));
     assert!(all.contains("keep this one"));
 }
+
+/// A message with images sent while a tool runs does not ride on the result (a result's
+/// reminder carries only text): it starts the next turn, its images after its words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_with_images_sent_during_a_turn_starts_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("bash", &json!({"command": "sleep 1"}).to_string())]),
+        Reply::text("Slept."),
+        Reply::text("A dialog box."),
+    ])
+    .await
+    .unwrap();
+    let mut config = config(&server, dir.path());
+    config.client.images = true;
+    let mut handle = agent::spawn(config).unwrap();
+    let shot = rein_core::conversation::Image {
+        mime_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+    };
+    let with_image = AgentCommand::UserMessage(rein_core::agent::Prompt {
+        text: "and what is this [Image #1: png, 8 B]".into(),
+        images: vec![shot],
+    });
+    let events = turn_sending_while_a_tool_runs(&mut handle, "sleep", vec![with_image]).await;
+    assert_eq!(outcome(&events), TurnOutcome::Completed);
+    assert!(delivered(&events).is_empty(), "{events:?}");
+    let events = events_until(&mut handle, |e| {
+        matches!(e, AgentEvent::TurnFinished { .. })
+    })
+    .await;
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::TurnStarted { text } if text.starts_with("and what is this"))
+    ));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "two turns");
+    assert!(!requests[1].to_string().contains("and what is this"));
+    let messages = requests[2]["messages"].as_array().unwrap();
+    rein_core::conversation::order::check(messages).unwrap_or_else(|e| panic!("{e}"));
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert!(last["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("and what is this [Image #1: png, 8 B]"));
+    assert_eq!(
+        last["content"][1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0KGgo="
+    );
+}

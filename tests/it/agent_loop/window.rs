@@ -244,7 +244,7 @@ async fn a_large_history_waits_for_the_window_before_it_is_compacted() {
             .expect("the server says its window");
     // The message first, then the answer: the turn, which fits the message before it
     // starts, has only the answer to wait for.
-    assert!(handle.send(AgentCommand::UserMessage("go on".to_string())));
+    assert!(handle.send(AgentCommand::UserMessage("go on".into())));
     answer
         .send(rein_core::agent::window::WindowProbe::Answered(
             rein_core::agent::window::Answer::Reported {

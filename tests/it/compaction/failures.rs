@@ -154,7 +154,7 @@ async fn an_interrupted_compaction_leaves_the_history_uncompacted() {
     let mut handle = agent::spawn(config).unwrap();
     long_turns(&mut handle).await;
 
-    assert!(handle.send(AgentCommand::UserMessage(question(9))));
+    assert!(handle.send(AgentCommand::UserMessage(question(9).into())));
     let mut events = events_until(&mut handle, |e| {
         matches!(
             e,

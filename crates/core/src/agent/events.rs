@@ -442,13 +442,50 @@ pub enum ApprovalDecision {
     Deny { feedback: Option<String> },
 }
 
+/// What the user sends: the words, and the images attached to them (each named in the
+/// words where it was attached, see [`crate::conversation::image::Checked::label`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prompt {
+    pub text: String,
+    pub images: Vec<crate::conversation::Image>,
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Self {
+        Prompt {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
+/// A prompt of these words and no images.
+impl PartialEq<str> for Prompt {
+    fn eq(&self, text: &str) -> bool {
+        self.images.is_empty() && self.text == text
+    }
+}
+
+impl PartialEq<&str> for Prompt {
+    fn eq(&self, text: &&str) -> bool {
+        self == *text
+    }
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Self {
+        Prompt::from(text.to_string())
+    }
+}
+
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentCommand {
     /// A user message: starts a turn, or, sent while one runs, is queued: the next step of
     /// the turn takes it with its tool results ([`AgentEvent::MessageDelivered`]), or, when
-    /// no step comes, it starts the next turn.
-    UserMessage(String),
+    /// no step comes, it starts the next turn. A message with images is not taken by a
+    /// step (a tool result's reminder carries only text): it starts the next turn.
+    UserMessage(Prompt),
     /// Stop the running turn now: drop the request, kill running commands. The messages and
     /// `!COMMAND`s queued during the turn are dropped too (the dashboard puts them back in
     /// the input); nothing queued starts a turn by itself after an interrupt.

@@ -38,7 +38,7 @@ pub(crate) type OpenForms = Arc<Mutex<HashMap<String, oneshot::Sender<FormAnswer
 
 /// What waits for the running turn to end.
 pub(crate) enum Queued {
-    Message(String),
+    Message(super::events::Prompt),
     /// A command the user runs themselves (`!COMMAND`).
     Command(String),
     NewConversation,
@@ -247,7 +247,7 @@ impl Inbox {
     /// the queue, if it is still there.
     fn withdraw(&mut self, text: &str, command: bool) {
         let found = self.queued.iter().rposition(|q| match q {
-            Queued::Message(m) => !command && m == text,
+            Queued::Message(m) => !command && m.text == text,
             Queued::Command(c) => command && c == text,
             _ => false,
         });
@@ -257,13 +257,16 @@ impl Inbox {
     }
 
     /// The messages at the front of the queue (none when something else comes first, a
-    /// `!COMMAND` or a `/compact`, which must keep its place): what the turn's next step
-    /// takes.
+    /// `!COMMAND` or a `/compact`, which must keep its place, or a message with images,
+    /// which a tool result's reminder cannot carry): what the turn's next step takes.
     pub(crate) fn take_messages(&mut self) -> Vec<String> {
         let mut out = Vec::new();
-        while let Some(Queued::Message(_)) = self.queued.front() {
-            if let Some(Queued::Message(text)) = self.queued.pop_front() {
-                out.push(text);
+        while let Some(Queued::Message(m)) = self.queued.front() {
+            if !m.images.is_empty() {
+                break;
+            }
+            if let Some(Queued::Message(prompt)) = self.queued.pop_front() {
+                out.push(prompt.text);
             }
         }
         out

@@ -49,7 +49,7 @@ pub use crate::conversation::{Message, ToolCall};
 pub use client::{ClientConfig, ClientError, LlmClient};
 pub use events::{
     model_switched_text, AgentCommand, AgentEvent, ApprovalDecision, ContextStats, EventFamily,
-    ModelSwitch, OverBudget, SubagentEvent, ToolOutcome, TurnOutcome,
+    ModelSwitch, OverBudget, Prompt, SubagentEvent, ToolOutcome, TurnOutcome,
 };
 pub use loop_guard::Loop;
 pub use usage::{Prices, Usage, UsageTotals};

@@ -32,7 +32,7 @@ use std::time::SystemTime;
 use tokio::sync::mpsc;
 
 use super::client::LlmClient;
-use super::events::{AgentCommand, AgentEvent};
+use super::events::{AgentCommand, AgentEvent, Prompt};
 use super::inbox::{Inbox, Queued, Wake};
 use super::mode::SharedMode;
 use super::AgentConfig;
@@ -77,7 +77,7 @@ type Reminded = (Option<String>, Vec<Todo>, ApprovalMode, Vec<String>);
 /// A command queued during a turn, as the command it was.
 fn queued_command(queued: Queued) -> AgentCommand {
     match queued {
-        Queued::Message(text) => AgentCommand::UserMessage(text),
+        Queued::Message(prompt) => AgentCommand::UserMessage(prompt),
         Queued::Command(command) => AgentCommand::RunCommand(command),
         Queued::NewConversation => AgentCommand::NewConversation,
         Queued::Rename(title) => AgentCommand::Rename(title),
@@ -158,8 +158,8 @@ impl Agent {
     /// The outer loop: wait for a user message, run the turn, repeat.
     pub(crate) async fn run(mut self) {
         self.open_session().await;
-        while let Some(text) = self.next_message().await {
-            self.turn(text).await;
+        while let Some(prompt) = self.next_message().await {
+            self.turn(prompt).await;
             if self.inbox.shutdown {
                 break;
             }
@@ -207,7 +207,7 @@ impl Agent {
     /// What comes between turns, until the next user message: the commands queued during
     /// the last turn first, then what the inbox wakes the agent with. `None`: the session
     /// ends.
-    async fn next_message(&mut self) -> Option<String> {
+    async fn next_message(&mut self) -> Option<Prompt> {
         loop {
             self.inbox.settle();
             self.record_mode();
@@ -236,7 +236,7 @@ impl Agent {
     async fn between_turns(
         &mut self,
         command: Option<AgentCommand>,
-    ) -> ControlFlow<Option<String>> {
+    ) -> ControlFlow<Option<Prompt>> {
         match command {
             None | Some(AgentCommand::Shutdown) => {
                 self.inbox.end(EndReason::Other);
@@ -246,7 +246,7 @@ impl Agent {
                 self.inbox.end(reason);
                 return ControlFlow::Break(None);
             }
-            Some(AgentCommand::UserMessage(text)) => return ControlFlow::Break(Some(text)),
+            Some(AgentCommand::UserMessage(prompt)) => return ControlFlow::Break(Some(prompt)),
             Some(AgentCommand::RunCommand(command)) => self.run_user_command(command).await,
             Some(AgentCommand::SetMode(mode)) => self.mode.switch(mode, &self.events),
             Some(AgentCommand::NewConversation) => {
@@ -269,9 +269,9 @@ impl Agent {
         ControlFlow::Continue(())
     }
 
-    /// One user turn around `text`: what changed since the last one, the checkpoints
+    /// One user turn around `prompt`: what changed since the last one, the checkpoints
     /// around it, and what follows it.
-    async fn turn(&mut self, text: String) {
+    async fn turn(&mut self, prompt: Prompt) {
         self.turns += 1;
         self.refresh_tools();
         self.spill = TurnSpill::new(&self.config.context, self.turns);
@@ -297,7 +297,7 @@ impl Agent {
             });
         }
         self.checkpoint_turn_start().await;
-        let outcome = self.run_turn(text).await;
+        let outcome = self.run_turn(prompt).await;
         self.checkpoint_turn_end().await;
         // Whatever changed during the turn is the agent's own doing.
         self.between.after_last_turn = Some(Snapshot::take(&self.config.root));

@@ -7,7 +7,8 @@
 //! - `messages` alternate user and assistant, in the order [`order::ordered`] gives (its
 //!   notes included), the system message left out of them.
 //! - A user message is one text block: its words, attachments and reminder
-//!   (`message_text`).
+//!   (`message_text`), then the images the user attached as base64 `image` blocks for a
+//!   model that takes them ([`super::wire::user_content`]).
 //! - The results of an assistant message's tool calls make the user message after it:
 //!   one `tool_result` block per call, in call order (`is_error` where the call failed;
 //!   a tool's images inside it as base64 image blocks for a model that takes them). A call
@@ -37,7 +38,7 @@
 use serde_json::{json, Map, Value};
 
 use super::order::{self, Item};
-use super::wire::message_text;
+use super::wire::{message_text, user_content};
 use super::{Api, Message, NativeOptions, ToolCall};
 
 /// `max_tokens` when the caller gives none.
@@ -182,10 +183,15 @@ fn messages(history: &[Message], options: &NativeOptions<'_>) -> Vec<Turn> {
         i += 1;
         let turn = match item {
             Item::Stored(Message::System { .. }) => continue,
-            Item::Stored(m @ Message::User { .. }) => Turn {
-                role: "user",
-                content: vec![text_block(&message_text(m))],
-            },
+            Item::Stored(m @ Message::User { .. }) => {
+                let (text, images) = user_content(m, options.images);
+                let mut content = vec![text_block(&text)];
+                content.extend(images.iter().map(image_block));
+                Turn {
+                    role: "user",
+                    content,
+                }
+            }
             Item::Stored(m @ Message::Assistant { tool_calls, .. }) => {
                 push(
                     &mut out,
@@ -285,6 +291,14 @@ fn results_blocks(
     blocks
 }
 
+/// An image as a base64 `image` block.
+fn image_block(image: &super::Image) -> Value {
+    json!({
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
+    })
+}
+
 /// One call's `tool_result` block.
 fn tool_result(id: &str, message: &Message, options: &NativeOptions<'_>) -> Value {
     let mut block = Map::new();
@@ -304,12 +318,7 @@ fn tool_result(id: &str, message: &Message, options: &NativeOptions<'_>) -> Valu
         if !text.is_empty() {
             parts.push(json!({"type": "text", "text": text}));
         }
-        for image in images {
-            parts.push(json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
-            }));
-        }
+        parts.extend(images.iter().map(image_block));
         block.insert("content".into(), Value::Array(parts));
     }
     if message.outcome().is_some_and(|o| o.is_error()) {

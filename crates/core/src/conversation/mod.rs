@@ -9,14 +9,16 @@
 //! back as it arrived.
 
 pub mod anthropic;
+pub mod image;
 pub mod mention;
 pub mod order;
 pub mod outcome;
 pub mod responses;
 pub mod wire;
 
+pub use image::Image;
 pub use mention::Attachment;
-pub use outcome::{Image, ToolOutcome, ToolResult};
+pub use outcome::{ToolOutcome, ToolResult};
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +41,11 @@ pub enum Message {
         /// chips, not contents. Session files written before rein attached files have none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<Attachment>,
+        /// The images the user attached (an editor's image blocks), each named in the text
+        /// where it was attached ([`image::Checked::label`]); sent after the text to a
+        /// model that takes images, left out with a line saying so for one that does not.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     Assistant {
         /// `None` when the reply was only tool calls (sent as `null`).
@@ -186,6 +193,7 @@ impl Message {
             content: content.into(),
             reminder: None,
             attachments: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -297,6 +305,22 @@ impl Message {
         }
     }
 
+    /// The images this message carries: a user message's attached ones, a tool result's.
+    pub fn images(&self) -> &[Image] {
+        match self {
+            Message::User { images, .. } | Message::Tool { images, .. } => images,
+            _ => &[],
+        }
+    }
+
+    /// This message with `pictures` attached (a user message; others unchanged).
+    pub fn with_images(mut self, pictures: Vec<Image>) -> Self {
+        if let Message::User { images, .. } = &mut self {
+            *images = pictures;
+        }
+        self
+    }
+
     /// This message with `files` attached (a user message; others unchanged).
     pub fn with_attachments(mut self, files: Vec<Attachment>) -> Self {
         if let Message::User { attachments, .. } = &mut self {
@@ -343,8 +367,13 @@ impl Message {
     pub fn approx_chars(&self) -> usize {
         match self {
             Message::System { content } => content.len(),
-            Message::User { content, .. } => {
-                content.len() + self.attachment_chars() + self.reminder_chars()
+            Message::User {
+                content, images, ..
+            } => {
+                content.len()
+                    + self.attachment_chars()
+                    + self.reminder_chars()
+                    + images.len() * Image::APPROX_CHARS
             }
             Message::Tool {
                 content, images, ..

@@ -7,6 +7,7 @@
 //! session that ended first), the sentence the model reads is written here, once, by the
 //! [`ToolResult`] constructor of that outcome; nobody reads it back to learn what happened.
 
+use super::Image;
 use serde::{Deserialize, Serialize};
 
 /// How a tool call ended. Serialised as its snake_case name (`"denied"`).
@@ -52,26 +53,6 @@ pub struct ToolResult {
     /// exact bytes a command printed, without the status line rein adds to the model's text
     /// or its trimming. `None` keeps `text`. Never recorded: the session holds `text`.
     pub whole: Option<String>,
-}
-
-/// An image as a tool gave it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Image {
-    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
-    pub mime_type: String,
-    /// Base64, as the tool sent it.
-    pub data: String,
-}
-
-impl Image {
-    /// What an image counts for in the context estimate, in characters: about what
-    /// providers charge for a screenshot-sized image (~1,500 tokens), at 4 a token.
-    pub const APPROX_CHARS: usize = 6_000;
-
-    /// As a `data:` URL, the form every chat-completions server takes in `image_url`.
-    pub fn data_url(&self) -> String {
-        format!("data:{};base64,{}", self.mime_type, self.data)
-    }
 }
 
 /// The text of a call that never started because the session ended first.

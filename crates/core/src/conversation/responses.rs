@@ -6,7 +6,9 @@
 //!   or assistant messages).
 //! - A user message is `{"role": "user", "content": [{"type": "input_text", ...}]}` with
 //!   its text as every wire sends it (`message_text`: attachments and reminder
-//!   included); a tool result is a `function_call_output` answering its `call_id`.
+//!   included), then the images the user attached as `input_image` parts for a model
+//!   that takes them ([`super::wire::user_content`]); a tool result is a
+//!   `function_call_output` answering its `call_id`.
 //! - Images a tool result carries go, for a model that takes them, in a user message of
 //!   `input_image` parts (data URLs) after the run of results they came with, each
 //!   result's images after a line naming its call.
@@ -35,7 +37,7 @@
 use serde_json::{json, Map, Value};
 
 use super::order::{self, Item};
-use super::wire::message_text;
+use super::wire::{message_text, user_content};
 use super::{Api, Message, NativeOptions, ToolCall};
 
 /// The least `max_output_tokens` the API takes.
@@ -129,7 +131,14 @@ fn input(history: &[Message], system: Option<usize>, options: &NativeOptions<'_>
                     }
                 }
                 Message::User { .. } => {
-                    out.push(text_message("user", "input_text", &message_text(m)));
+                    let (text, images) = user_content(m, options.images);
+                    let mut message = text_message("user", "input_text", &text);
+                    if let Some(parts) = message["content"].as_array_mut() {
+                        parts.extend(images.iter().map(
+                            |image| json!({"type": "input_image", "image_url": image.data_url()}),
+                        ));
+                    }
+                    out.push(message);
                 }
                 Message::Assistant { .. } => assistant(m, options, &mut out),
                 Message::Tool {

@@ -14,6 +14,9 @@
 //!   is kept for every turn (not only the current one), so a request still extends the
 //!   previous one byte for byte and the provider's prompt cache keeps working.
 //! - A refusal is sent as the assistant's content, which every server takes.
+//! - Images a user attached go after the message's text as `image_url` parts, to a model
+//!   that takes images; one that does not gets the text and [`IMAGES_NOT_SENT`] (the text
+//!   names each image where it was attached).
 //! - Images a tool result carries (an MCP tool's screenshot) go to a model that takes them
 //!   (`images = true` in its model entry) after the run of results they came with: an
 //!   assistant note ([`IMAGES_FOLLOW`]), then a user message of `image_url` parts (data
@@ -169,11 +172,11 @@ struct Wire<'a> {
     marked: bool,
 }
 
-/// A text content, plain or as one marked part.
+/// A message's content: its text, plain or as one marked part, and the images a user
+/// attached after it as `image_url` parts.
 struct Content<'a> {
-    text: &'a str,
-    attachments: &'a [super::Attachment],
-    reminder: Option<&'a str>,
+    text: std::borrow::Cow<'a, str>,
+    images: &'a [super::Image],
     marked: bool,
 }
 
@@ -207,6 +210,7 @@ pub(crate) fn message_text(message: &Message) -> std::borrow::Cow<'_, str> {
             content,
             reminder,
             attachments,
+            ..
         } => sent_text(content, attachments, reminder.as_deref()),
         Message::Tool {
             content, reminder, ..
@@ -220,18 +224,50 @@ pub(crate) fn message_text(message: &Message) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// What the model is told after a user message's text when it does not take the images
+/// the message carries.
+pub const IMAGES_NOT_SENT: &str =
+    "(The images named above were not sent: this model does not take images.)";
+
+/// A user message's text as the model reads it and the images sent with it: the images
+/// when `images` (the model takes them), else none and a line saying so after the text.
+/// Other messages: their text and no images.
+pub(crate) fn user_content(
+    message: &Message,
+    images: bool,
+) -> (std::borrow::Cow<'_, str>, &[super::Image]) {
+    let text = message_text(message);
+    match message {
+        Message::User { images: list, .. } if !list.is_empty() => {
+            if images {
+                (text, list)
+            } else {
+                let mut text = text.into_owned();
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(IMAGES_NOT_SENT);
+                (std::borrow::Cow::Owned(text), &[])
+            }
+        }
+        _ => (text, &[]),
+    }
+}
+
 impl Serialize for Content<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let joined = sent_text(self.text, self.attachments, self.reminder);
-        let text = joined.as_ref();
-        if !self.marked {
+        let text = self.text.as_ref();
+        if !self.marked && self.images.is_empty() {
             return serializer.serialize_str(text);
         }
-        serializer.collect_seq(std::iter::once(serde_json::json!({
-            "type": "text",
-            "text": text,
-            "cache_control": {"type": "ephemeral"},
-        })))
+        let mut part = serde_json::json!({"type": "text", "text": text});
+        if self.marked {
+            part["cache_control"] = serde_json::json!({"type": "ephemeral"});
+        }
+        let images = self.images.iter().map(|image| {
+            serde_json::json!({"type": "image_url", "image_url": {"url": image.data_url()}})
+        });
+        serializer.collect_seq(std::iter::once(part).chain(images))
     }
 }
 
@@ -252,19 +288,13 @@ impl Serialize for Wire<'_> {
 impl Wire<'_> {
     /// A stored message as sent.
     fn stored<S: Serializer>(&self, message: &Message, serializer: S) -> Result<S::Ok, S::Error> {
-        let (role, text, reminder, call_id) = match message {
-            Message::System { content } => ("system", content, &None, None),
-            Message::User {
-                content, reminder, ..
-            } => ("user", content, reminder, None),
-            Message::Tool {
-                tool_call_id,
-                content,
-                reminder,
-                ..
-            } => ("tool", content, reminder, Some(tool_call_id)),
+        let (role, call_id) = match message {
+            Message::System { .. } => ("system", None),
+            Message::User { .. } => ("user", None),
+            Message::Tool { tool_call_id, .. } => ("tool", Some(tool_call_id)),
             Message::Assistant { .. } => return self.assistant(message, serializer),
         };
+        let (text, images) = user_content(message, self.options.images);
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("role", role)?;
         if let Some(id) = call_id {
@@ -274,8 +304,7 @@ impl Wire<'_> {
             "content",
             &Content {
                 text,
-                attachments: message.attachments(),
-                reminder: reminder.as_deref(),
+                images,
                 marked: self.marked,
             },
         )?;
@@ -618,5 +647,54 @@ mod tests {
             ["system", "user", "assistant", "tool", "tool"]
         );
         assert!(!plain.to_string().contains("base64"));
+    }
+
+    #[test]
+    fn a_users_images_follow_its_text_as_parts_or_a_line_saying_they_were_not_sent() {
+        let shot = crate::conversation::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let mut message = Message::user("what is this [Image #1: png, 8 B]")
+            .with_attachments(vec![crate::conversation::Attachment {
+                path: "a.rs".into(),
+                text: "a.rs:\nfn a() {}".into(),
+            }])
+            .with_images(vec![shot]);
+        message.set_reminder("<reminder>".into());
+        let history = vec![Message::system("s"), message];
+        let text = "what is this [Image #1: png, 8 B]\n\na.rs:\nfn a() {}\n\n<reminder>";
+        assert_eq!(
+            sent(&history, true)[1]["content"],
+            json!([
+                {"type": "text", "text": text},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ])
+        );
+        // Marked for the cache: the marker on the text part, the image after it.
+        let marked = serde_json::to_value(WireMessages {
+            history: &history,
+            options: WireOptions {
+                model: "m",
+                cache_control: true,
+                images: true,
+            },
+        })
+        .unwrap();
+        assert_eq!(
+            marked[1]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert_eq!(marked[1]["content"][1]["type"], "image_url");
+        // A model not known to take images: the text and a line saying so.
+        assert_eq!(
+            sent(&history, false)[1]["content"],
+            json!(format!("{text}\n\n{IMAGES_NOT_SENT}"))
+        );
+        // The estimate counts the image.
+        assert_eq!(
+            history[1].approx_chars(),
+            Message::user(text).approx_chars() + crate::conversation::Image::APPROX_CHARS
+        );
     }
 }

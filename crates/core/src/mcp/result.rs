@@ -1,9 +1,8 @@
 //! A `tools/call` result as rein's tool result: text the model reads.
 //!
 //! Text blocks are the text. Images and audio become one line with their MIME type and
-//! decoded size; images of the kinds chat-completions servers take (PNG, JPEG, GIF, WebP,
-//! at most [`MAX_IMAGE_BYTES`] each, [`MAX_IMAGES`] a result) are also kept, for models
-//! that take images (`conversation::wire` sends them); an embedded resource is a line
+//! decoded size; images every provider takes ([`Image::check`]; at most [`MAX_IMAGES`] a
+//! result) are also kept, for models that take images (`conversation::wire` sends them); an embedded resource is a line
 //! with its URI, MIME type and size, followed by its text when it is text; a resource link
 //! is a line with its URI, name, MIME type and size. `structuredContent` is added as JSON
 //! unless a text block already holds the same JSON (servers are asked to send both). An
@@ -17,13 +16,8 @@ use crate::conversation::{Image, ToolResult};
 
 /// The most bytes of text one call's result is turned into.
 pub const MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
-/// The largest image kept for the model, decoded (providers refuse larger ones: 5 MB is
-/// Anthropic's limit, the strictest).
-pub const MAX_IMAGE_BYTES: usize = 5 * 1000 * 1000;
 /// The most images kept of one result.
 pub const MAX_IMAGES: usize = 4;
-/// The image types kept for the model: what OpenAI, Anthropic and Gemini all take.
-const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// A call's result, converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,19 +53,10 @@ pub fn convert(result: &CallToolResult, cap: usize) -> McpOutput {
         match block {
             ContentBlock::Text(t) => out.push(&t.text),
             ContentBlock::Image(i) => {
-                let bytes = decoded_len(&i.data);
-                let mime = i.mime_type.trim().to_ascii_lowercase();
-                let kept = images.len() < MAX_IMAGES
-                    && bytes > 0
-                    && bytes <= MAX_IMAGE_BYTES
-                    && IMAGE_TYPES.contains(&mime.as_str())
-                    && is_base64(&i.data);
-                out.push(&format!("[image: {}, {}]", i.mime_type, size(bytes)));
-                if kept {
-                    images.push(Image {
-                        mime_type: mime,
-                        data: i.data.split_ascii_whitespace().collect(),
-                    });
+                let checked = Image::check(&i.mime_type, &i.data);
+                out.push(&format!("[image: {}, {}]", i.mime_type, size(checked.size)));
+                if let (true, Ok(image)) = (images.len() < MAX_IMAGES, checked.image) {
+                    images.push(image);
                 }
             }
             ContentBlock::Audio(a) => out.push(&format!(
@@ -144,20 +129,6 @@ pub fn convert(result: &CallToolResult, cap: usize) -> McpOutput {
     out
 }
 
-/// Whether `text` is base64 (line breaks and spaces allowed; a server's garbage is not
-/// passed on to the model's provider, which would refuse the whole request).
-fn is_base64(text: &str) -> bool {
-    let body: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    let data = body
-        .strip_suffix(b"==")
-        .or_else(|| body.strip_suffix(b"="))
-        .unwrap_or(&body);
-    body.len().is_multiple_of(4)
-        && data
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
-}
-
 /// Text built block by block, one per line, cut at a byte cap on a character boundary.
 struct Capped {
     text: String,
@@ -224,15 +195,7 @@ fn decoded_len(base64: &str) -> usize {
 
 /// `812 B`, `5.3 KiB`, `10.0 MiB`.
 pub(super) fn size(bytes: usize) -> String {
-    const KIB: f64 = 1024.0;
-    let b = bytes as f64;
-    if b < KIB {
-        format!("{bytes} B")
-    } else if b < KIB * KIB {
-        format!("{:.1} KiB", b / KIB)
-    } else {
-        format!("{:.1} MiB", b / KIB / KIB)
-    }
+    crate::conversation::image::human_size(bytes)
 }
 
 #[cfg(test)]
@@ -277,18 +240,20 @@ mod tests {
     fn only_images_a_provider_takes_are_kept() {
         let png = |data: &str| json!({"type": "image", "data": data, "mimeType": "image/png"});
         let r = result(json!({"content": [
-            png("iVBO\nRw0K"),
+            png("iVBO\nRw0KGgo="),
             json!({"type": "image", "data": "AAAA", "mimeType": "image/svg+xml"}),
             png("not base64!"),
             png(""),
             json!({"type": "image", "data": "A".repeat(7_000_000), "mimeType": "image/png"}),
-            json!({"type": "image", "data": "AAAA", "mimeType": "IMAGE/JPEG"}),
-            png("AAAA"), png("AAAA"), png("AAAA"),
+            // A JPEG called a PNG: a provider would refuse the request.
+            png("/9j/4A=="),
+            json!({"type": "image", "data": "/9j/4A==", "mimeType": "IMAGE/JPEG"}),
+            png("iVBORw0KGgo="), png("iVBORw0KGgo="), png("iVBORw0KGgo="),
         ]}));
         let out = convert(&r, MAX_RESULT_BYTES);
         // Every one is described; four at most are kept, of the kinds every provider
-        // takes, valid and not too big; line breaks go.
-        assert_eq!(out.text.lines().count(), 9);
+        // takes, valid, what they claim to be and not too big; line breaks go.
+        assert_eq!(out.text.lines().count(), 10);
         let kept: Vec<(&str, &str)> = out
             .images
             .iter()
@@ -297,10 +262,10 @@ mod tests {
         assert_eq!(
             kept,
             [
-                ("image/png", "iVBORw0K"),
-                ("image/jpeg", "AAAA"),
-                ("image/png", "AAAA"),
-                ("image/png", "AAAA")
+                ("image/png", "iVBORw0KGgo="),
+                ("image/jpeg", "/9j/4A=="),
+                ("image/png", "iVBORw0KGgo="),
+                ("image/png", "iVBORw0KGgo=")
             ]
         );
     }

@@ -15,7 +15,7 @@ use super::deltas::PendingDeltas;
 use super::tool_calls::display_args;
 use super::{checkpoints, Agent};
 use crate::agent::client::{self, ClientError};
-use crate::agent::events::{AgentEvent, TurnOutcome};
+use crate::agent::events::{AgentEvent, Prompt, TurnOutcome};
 use crate::agent::repetition::Repeats;
 use crate::agent::step::{Reply, Step};
 use crate::agent::stream::{Assembler, StreamDelta};
@@ -71,8 +71,8 @@ type Streamed = Option<Option<Result<Reply, ClientError>>>;
 impl Agent {
     /// One user turn: model calls and tool runs until a reply asks for no tools
     /// ([`turn_loop::run`], the loop subagents run too).
-    pub(super) async fn run_turn(&mut self, text: String) -> TurnOutcome {
-        if let Err(outcome) = self.open_turn(text).await {
+    pub(super) async fn run_turn(&mut self, prompt: Prompt) -> TurnOutcome {
+        if let Err(outcome) = self.open_turn(prompt).await {
             return outcome;
         }
         let max_steps = self.config.max_steps;

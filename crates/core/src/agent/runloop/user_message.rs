@@ -10,20 +10,21 @@
 use std::sync::Arc;
 
 use super::Agent;
-use crate::agent::events::{AgentEvent, TurnOutcome};
+use crate::agent::events::{AgentEvent, Prompt, TurnOutcome};
 use crate::context::budget;
 use crate::conversation::Message;
 
 impl Agent {
-    /// Phase 1 of a turn: the user's `text` sent as the turn's user message. `Err`: how
+    /// Phase 1 of a turn: the user's `prompt` sent as the turn's user message. `Err`: how
     /// the turn ends before any request (the prompt could not be had, a hook blocked it,
     /// the user interrupted the wait for the window).
-    pub(super) async fn open_turn(&mut self, text: String) -> Result<(), TurnOutcome> {
+    pub(super) async fn open_turn(&mut self, prompt: Prompt) -> Result<(), TurnOutcome> {
+        let Prompt { text, images } = prompt;
         let (sent, hooks_context) = self.prompt_for_model(&text).await?;
         let attached = self.attach_mentions(&sent).await;
         let paths: Vec<String> = attached.files.iter().map(|a| a.path.clone()).collect();
         let ready = self
-            .push_user_message(&sent, attached.files, hooks_context)
+            .push_user_message(&sent, attached.files, images, hooks_context)
             .await;
         self.stops.reset();
         self.emit(AgentEvent::TurnStarted { text });
@@ -73,12 +74,13 @@ impl Agent {
         Ok((sent, (!context.is_empty()).then(|| context.join("\n"))))
     }
 
-    /// The user message of `sent` with its `files` and the reminder, fitted to the
-    /// window and pushed; false when the user interrupted the wait for the window.
+    /// The user message of `sent` with its `files`, its `images` and the reminder, fitted
+    /// to the window and pushed; false when the user interrupted the wait for the window.
     async fn push_user_message(
         &mut self,
         sent: &str,
         files: Vec<crate::conversation::Attachment>,
+        images: Vec<crate::conversation::Image>,
         hooks_context: Option<String>,
     ) -> bool {
         // The reminder rides in the user's message (a history that ends without a reply,
@@ -91,7 +93,9 @@ impl Agent {
         content.push_str(sent);
         // The files it mentions ride in it too, stored with it (a resumed session sends the
         // same bytes).
-        let mut message = Message::user(content).with_attachments(files);
+        let mut message = Message::user(content)
+            .with_attachments(files)
+            .with_images(images);
         let mut reminder = self.reminder(true);
         // Folders' instruction files waiting since the last turn (or a compaction).
         let nested = self.nested_text();

@@ -663,3 +663,35 @@ fn a_text_without_a_place_goes_after_the_thinking_and_before_the_calls() {
         ]
     );
 }
+
+/// The images a user attached follow its text as base64 image blocks, to a model that
+/// takes them; one that does not gets a line saying they were not sent.
+#[test]
+fn a_users_images_follow_its_text() {
+    let history = [
+        Message::system("s"),
+        Message::user("what is this [Image #1: png, 8 B]").with_images(vec![Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        }]),
+    ];
+    let with = NativeOptions {
+        images: true,
+        ..options(MODEL)
+    };
+    let body = request(&history, &json!([]), &with);
+    let content = &body["messages"][0]["content"];
+    assert_eq!(content[0]["type"], "text");
+    assert_eq!(content[0]["text"], "what is this [Image #1: png, 8 B]");
+    assert_eq!(
+        content[1]["source"],
+        json!({"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="})
+    );
+    assert_eq!(content.as_array().map(Vec::len), Some(2));
+    let body = request(&history, &json!([]), &options(MODEL));
+    let content = &body["messages"][0]["content"];
+    assert_eq!(content.as_array().map(Vec::len), Some(1));
+    assert!(content[0]["text"]
+        .as_str()
+        .is_some_and(|t| t.ends_with(crate::conversation::wire::IMAGES_NOT_SENT)));
+}

@@ -460,3 +460,39 @@ fn tools_in_either_form() {
     );
     assert!(function_tools(&json!(null)).is_empty());
 }
+
+/// The images a user attached follow its text as `input_image` parts, to a model that
+/// takes them; one that does not gets a line saying they were not sent.
+#[test]
+fn a_users_images_follow_its_text() {
+    let history = [
+        Message::system("s"),
+        Message::user("what is this [Image #1: png, 8 B]").with_images(vec![Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        }]),
+    ];
+    let with = request(
+        &history,
+        &json!([]),
+        &NativeOptions {
+            images: true,
+            ..options("m")
+        },
+    );
+    assert_eq!(
+        with["input"][0],
+        json!({"role":"user","content":[
+            {"type":"input_text","text":"what is this [Image #1: png, 8 B]"},
+            {"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="},
+        ]})
+    );
+    let without = request(&history, &json!([]), &options("m"));
+    assert_eq!(
+        without["input"][0]["content"],
+        json!([{"type":"input_text","text":format!(
+            "what is this [Image #1: png, 8 B]\n\n{}",
+            crate::conversation::wire::IMAGES_NOT_SENT
+        )}])
+    );
+}

@@ -11,16 +11,7 @@ use rein_core::mcp::{ServerConfig, Transport};
 
 /// A server name as rein's config allows it (`[A-Za-z0-9_-]+`).
 fn name(raw: &str) -> String {
-    let cleaned: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let cleaned = rein_core::mcp::names::sanitize(raw);
     if cleaned.is_empty() {
         "editor".to_string()
     } else {

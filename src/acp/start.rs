@@ -71,6 +71,8 @@ pub fn start(
         },
         is_builtin: &crate::app::commands::is_builtin,
     };
+    let launch = Launch::prepare(project, guarded, options)?;
+    let hooks = launch.hooks();
     let Launch {
         mut config,
         root,
@@ -79,16 +81,10 @@ pub fn start(
         trust,
         guidance,
         resumed,
-    } = Launch::prepare(project, guarded, options)?;
+    } = launch;
     if resume.is_some() && resumed.is_none() {
         return Err("no session to continue".to_string());
     }
-    let hooks = rein_core::hooks::load_with(
-        &config.user_config_path,
-        &root,
-        &config.data_dir,
-        Some(&trust.store),
-    );
     let sandbox_works = sandbox.not_working_reason().is_none();
     let skills = guidance.skills.clone();
     let mut agent_config = agent_config(

@@ -27,8 +27,9 @@ use rein_core::tools::write_todos::{Todo, TodoStatus};
 
 use super::tool_call;
 
-/// The most bytes of a call's output sent as its content (the tail of what it printed
-/// while it ran; its head and tail at the end, as the model got it).
+/// How much of a call's output is sent as its content: the last this many bytes of what it
+/// printed while it ran; at the end, its head and tail of this many characters in all, as
+/// the model got it.
 pub const OUTPUT_BYTES: usize = 64 * 1024;
 
 /// A call announced and not yet finished.
@@ -83,27 +84,17 @@ pub fn plan(todos: &[Todo]) -> Plan {
     )
 }
 
-/// `text` cut to at most `max` bytes at a character boundary, keeping its head and tail
-/// with a line that says how much was left out.
+/// `text` cut to about `max` characters as a spilled output is cut (its head and tail,
+/// at line ends where they are near, [`rein_core::context::spill::cut`]), with a line that
+/// says how much was left out.
 pub fn bounded(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
+    match rein_core::context::spill::cut(text, max) {
+        None => text.to_string(),
+        Some((head, tail)) => format!(
+            "{head}\n[… {} bytes left out …]\n{tail}",
+            text.len() - head.len() - tail.len()
+        ),
     }
-    let half = max / 2;
-    let mut head_end = half;
-    while !text.is_char_boundary(head_end) {
-        head_end -= 1;
-    }
-    let mut tail_start = text.len() - half;
-    while !text.is_char_boundary(tail_start) {
-        tail_start += 1;
-    }
-    format!(
-        "{}\n[… {} bytes left out …]\n{}",
-        &text[..head_end],
-        tail_start - head_end,
-        &text[tail_start..]
-    )
 }
 
 /// An edit's short diff as the text before and after: its context lines in both, removed
@@ -567,9 +558,10 @@ mod tests {
 
     #[test]
     fn long_output_keeps_its_head_and_tail_within_the_bound() {
-        let text = "é".repeat(OUTPUT_BYTES);
+        let text = "é".repeat(2 * OUTPUT_BYTES);
         let cut = bounded(&text, OUTPUT_BYTES);
-        assert!(cut.len() <= OUTPUT_BYTES + 64, "{}", cut.len());
+        assert!(cut.chars().count() <= OUTPUT_BYTES + 64, "{}", cut.len());
+        assert!(cut.len() < text.len());
         assert!(cut.starts_with('é') && cut.ends_with('é'));
         assert!(cut.contains("bytes left out"));
         assert_eq!(bounded("short", 10), "short");

@@ -30,6 +30,7 @@ use rein_core::start::{
 
 /// The full-screen dashboard. Without a model it still opens, and explains how to set one.
 pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, String> {
+    let loaded = launch.hooks();
     let Launch {
         config,
         root,
@@ -70,12 +71,6 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
     app.notifications = notifications(&config);
     app.first_prompt = cli.prompt.clone();
     install_keymap(&config, &mut app);
-    let loaded = rein_core::hooks::load_with(
-        &config.user_config_path,
-        &root,
-        &config.data_dir,
-        Some(&trust.store),
-    );
     let (hooks, held) = install_hooks(loaded, &mut app);
     if config.ui_input_history.value {
         // Read off the loop once the dashboard runs (AppEvent::HistoryLoaded).

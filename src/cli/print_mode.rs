@@ -18,6 +18,7 @@ use rein_core::start::{agent_config, ask_window, new_session, start_mcp_with, Gu
 
 /// Run `prompt` headless and exit with its code.
 pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode, String> {
+    let hooks = launch.hooks();
     let Launch {
         config,
         root,
@@ -106,12 +107,6 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         errln!("rein: warning: {notice}");
     }
     // Headless, a project's hooks the user has not approved are held (a notice says so).
-    let hooks = rein_core::hooks::load_with(
-        &config.user_config_path,
-        &root,
-        &config.data_dir,
-        Some(&trust.store),
-    );
     for notice in &hooks.notices {
         errln!("rein: {notice}");
     }

@@ -133,17 +133,7 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// A server's name as a folder name (config names are `[A-Za-z0-9_-]+` already).
 fn folder_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .take(64)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let cleaned = super::names::sanitize(&name.chars().take(64).collect::<String>());
     if cleaned.is_empty() {
         "server".to_string()
     } else {

@@ -1,5 +1,5 @@
 //! Starting a session, the one way every front end does it (the dashboard, headless
-//! mode and, next, the editor protocol), in stages a subcommand can stop after:
+//! mode and the editor protocol), in stages a subcommand can stop after:
 //!
 //! 1. [`Project::open`]: the project folder (`--cwd` or the current one, links resolved)
 //!    and the settings for it; rein's data folder made the user's alone.
@@ -9,12 +9,12 @@
 //!    their imports, custom commands), compared with the last session here; the session
 //!    to continue, or none; the folder recorded as one commands may run in.
 //!
-//! A front end then takes from the [`Launch`] the hooks (`hooks::load_with` and the
-//! approvals read at start, [`Launch::trust`]), the MCP servers ([`start_mcp_with`]), the
-//! question about the model's window ([`ask_window`]), the agent's settings
-//! ([`agent_config`]) and the session to record into ([`new_session`] or the
-//! resumed one), and talks to the agent through its handle. What a stage has to say goes to stderr as it is
-//! found, a warning a line.
+//! A front end then takes from the [`Launch`] the hooks ([`Launch::hooks`], read with the
+//! approvals of this start), the MCP servers ([`start_mcp_with`]), the question about the
+//! model's window ([`ask_window`]), the agent's settings ([`agent_config`]) and the
+//! session to record into ([`new_session`] or the resumed one), and talks to the agent
+//! through its handle. What a stage has to say goes to stderr as it is found, a warning a
+//! line.
 
 mod session;
 mod setup;
@@ -213,5 +213,16 @@ impl Launch {
             },
             resumed,
         })
+    }
+
+    /// The hooks this start runs: the user's, and the project's the user approved (the
+    /// rest held and named in the notices), read with the approvals of this start.
+    pub fn hooks(&self) -> crate::hooks::Loaded {
+        crate::hooks::load_with(
+            &self.config.user_config_path,
+            &self.root,
+            &self.config.data_dir,
+            Some(&self.trust.store),
+        )
     }
 }

@@ -11,7 +11,7 @@ use rein_core::agent::{self, AgentHandle};
 use rein_core::config::{Environment, Overrides};
 use rein_core::permissions::ApprovalMode;
 use rein_core::start::{
-    agent_config, ask_window, new_session, start_mcp_with, Continue, Launch, LaunchOptions, Project,
+    agent_config, ask_window, record_into, start_mcp_with, Continue, Launch, LaunchOptions, Project,
 };
 
 /// A started session.
@@ -96,9 +96,13 @@ pub fn start(
         &guidance.instructions,
         Arc::new(hooks.hooks),
     )?;
-    let (session, transcript, todos, mode) = match resumed {
-        Some(resumed) => {
-            let loaded = &resumed.session;
+    let recording = record_into(&config, &root, resumed);
+    for notice in &recording.notices {
+        eprintln!("rein: {notice}");
+    }
+    let session = recording.session?;
+    let (transcript, todos, mode) = match &session.resumed {
+        Some(loaded) => {
             if loaded.meta.project != root {
                 return Err(format!(
                     "session {} belongs to {}, not {}",
@@ -107,16 +111,13 @@ pub fn start(
                     root.display()
                 ));
             }
-            let (transcript, todos) = (loaded.transcript.clone(), loaded.todos.clone());
-            let mode = loaded.mode.unwrap_or_default();
-            (resumed.setup(&config), transcript, todos, mode)
+            (
+                loaded.transcript.clone(),
+                loaded.todos.clone(),
+                loaded.mode.unwrap_or_default(),
+            )
         }
-        None => (
-            new_session(&config, &root)?,
-            Vec::new(),
-            Vec::new(),
-            ApprovalMode::Default,
-        ),
+        None => (Vec::new(), Vec::new(), ApprovalMode::Default),
     };
     let id = session.writer.id().to_string();
     agent_config.editor = files(&id);

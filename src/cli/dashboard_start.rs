@@ -24,7 +24,7 @@ use rein_core::skills::SkillSet;
 use super::args::Cli;
 use super::runtime;
 use rein_core::start::{
-    agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills, new_session,
+    agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills, record_into,
     start_mcp_with, tighten_data_dir, Guidance, Launch,
 };
 
@@ -136,26 +136,26 @@ pub(super) fn run_dashboard(launch: Launch, cli: &Cli) -> Result<ExitCode, Strin
                 let resumable = resumed
                     .as_ref()
                     .is_some_and(|r| r.session.message_count > 0);
-                let session = match resumed {
-                    Some(mut resumed) => {
-                        rein::app::resume::restore(&mut app, &mut resumed.session);
-                        for notice in &resumed.model_notices {
+                let recording = record_into(&config, &root, resumed);
+                let session = match recording.session {
+                    Ok(mut session) => {
+                        if let Some(loaded) = session.resumed.as_mut() {
+                            rein::app::resume::restore(&mut app, loaded);
+                        }
+                        for notice in recording.notices {
                             app.transcript
                                 .cells
-                                .push(Cell::notice(NoticeKind::Info, notice.clone()));
+                                .push(Cell::notice(NoticeKind::Info, notice));
                         }
-                        Some(resumed.setup(&config))
+                        Some(session)
                     }
-                    None => match new_session(&config, &root) {
-                        Ok(session) => Some(session),
-                        Err(why) => {
-                            app.transcript
-                                .cells
-                                .push(Cell::notice(NoticeKind::Error, why));
-                            app.not_recording = true;
-                            None
-                        }
-                    },
+                    Err(why) => {
+                        app.transcript
+                            .cells
+                            .push(Cell::notice(NoticeKind::Error, why));
+                        app.not_recording = true;
+                        None
+                    }
                 };
                 let sessions = rein::dashboard::Sessions {
                     data_dir: config.data_dir.clone(),

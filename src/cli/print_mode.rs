@@ -14,7 +14,7 @@ use rein::headless::{self, HeadlessOptions, OutputFormat};
 
 use super::args::{Cli, Format};
 use super::headless_runtime;
-use rein_core::start::{agent_config, ask_window, new_session, start_mcp_with, Guidance, Launch};
+use rein_core::start::{agent_config, ask_window, record_into, start_mcp_with, Guidance, Launch};
 
 /// Run `prompt` headless and exit with its code.
 pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode, String> {
@@ -119,23 +119,26 @@ pub(super) fn run(launch: Launch, cli: &Cli, prompt: String) -> Result<ExitCode,
         &instructions,
         Arc::new(hooks.hooks),
     )?;
-    let session = match resumed {
-        Some(resumed) => {
-            let loaded = &resumed.session;
-            errln!(
-                "rein: continuing session {} ({} messages)",
-                loaded.id(),
-                loaded.message_count
-            );
-            for notice in loaded.notices.iter().chain(&resumed.model_notices) {
-                errln!("rein: {notice}");
-            }
-            Some(resumed.setup(&config))
+    let recording = record_into(&config, &root, resumed);
+    let continued = recording
+        .session
+        .as_ref()
+        .ok()
+        .and_then(|s| s.resumed.as_ref());
+    if let Some(loaded) = continued {
+        errln!(
+            "rein: continuing session {} ({} messages)",
+            loaded.id(),
+            loaded.message_count
+        );
+        for notice in loaded.notices.iter().chain(&recording.notices) {
+            errln!("rein: {notice}");
         }
-        None => new_session(&config, &root)
-            .inspect_err(|why| errln!("rein: warning: {why}"))
-            .ok(),
-    };
+    }
+    let session = recording
+        .session
+        .inspect_err(|why| errln!("rein: warning: {why}"))
+        .ok();
     let session_id = session.as_ref().map(|s| s.writer.id().to_string());
     let runtime = headless_runtime()?;
     let mut agent_config = agent_config;

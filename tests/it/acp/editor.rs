@@ -170,14 +170,11 @@ async fn a_hostile_projects_endpoint_and_hooks_are_not_obeyed_in_the_editor() {
     let mut client = Client::start(cmd);
     client.initialize().await;
     let session = client.new_session(project.path()).await;
-    let id = client
-        .send(
+    let done = client
+        .call(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
         )
-        .await;
-    let done = client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
         .await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     assert!(client.reply_text().contains("From your model."));

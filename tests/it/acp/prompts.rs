@@ -65,10 +65,7 @@ async fn an_image_reaches_a_model_that_takes_images_and_stays_with_the_session()
         "{init}"
     );
     let session = client.new_session(project.path()).await;
-    let id = client.send("session/prompt", image_prompt(&session)).await;
-    let done = client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
-        .await;
+    let done = client.call("session/prompt", image_prompt(&session)).await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let sent = last_user(&server, 0);
     let text = sent["content"][0]["text"].as_str().unwrap();
@@ -104,14 +101,11 @@ async fn an_image_reaches_a_model_that_takes_images_and_stays_with_the_session()
             .any(|c| c["type"] == "image" && c["data"] == PNG && c["mimeType"] == "image/png"),
         "{shown:?}"
     );
-    let id = client
-        .send(
+    client
+        .call(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "and now?"}]}),
         )
-        .await;
-    client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
         .await;
     let again = server.requests()[1]["messages"].to_string();
     assert!(
@@ -135,10 +129,7 @@ async fn a_model_not_known_to_take_images_is_not_offered_them_and_is_told_what_w
     assert!(image.is_null() || *image == false, "{init}");
     let session = client.new_session(project.path()).await;
     // An editor that sends one anyway.
-    let id = client.send("session/prompt", image_prompt(&session)).await;
-    let done = client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
-        .await;
+    let done = client.call("session/prompt", image_prompt(&session)).await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let sent = last_user(&server, 0);
     let text = sent["content"].as_str().expect("text only");

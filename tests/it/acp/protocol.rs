@@ -61,14 +61,11 @@ async fn bad_input_gets_json_rpc_errors_and_rein_goes_on() {
     assert!(r.get("error").is_some(), "{r}");
     // After all that, a turn still works.
     let session = client.new_session(project.path()).await;
-    let id = client
-        .send(
+    let done = client
+        .call(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
         )
-        .await;
-    let done = client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
         .await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     assert!(client.reply_text().contains("Still here."));

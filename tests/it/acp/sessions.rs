@@ -25,10 +25,7 @@ fn last_request_text(server: &ScriptedServer) -> String {
 }
 
 async fn turn(client: &mut Client, session: &str, text: &str) -> Value {
-    let id = client.send("session/prompt", prompt(session, text)).await;
-    client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
-        .await
+    client.call("session/prompt", prompt(session, text)).await
 }
 
 /// `rein -r ID -p TEXT` in `project`.

@@ -245,11 +245,8 @@ async fn a_cancel_stops_the_running_command_and_the_prompt_answers_cancelled() {
         "the command outlived the cancel"
     );
     // The session goes on.
-    let id = client
-        .send("session/prompt", prompt(&session, "hello?"))
-        .await;
     let done = client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
+        .call("session/prompt", prompt(&session, "hello?"))
         .await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     assert!(client.close().await.success());
@@ -432,11 +429,8 @@ async fn the_slash_commands_are_offered_and_a_custom_command_is_expanded() {
     let mut client = Client::start(command(home.path(), &server));
     client.initialize().await;
     let session = client.new_session(project.path()).await;
-    let id = client
-        .send("session/prompt", prompt(&session, "/review src/a.rs"))
-        .await;
     let done = client
-        .response(id, &mut |r| panic!("unexpected request {r}"))
+        .call("session/prompt", prompt(&session, "/review src/a.rs"))
         .await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let offered = client.updates("available_commands_update");

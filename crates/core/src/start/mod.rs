@@ -12,7 +12,7 @@
 //! A front end then takes from the [`Launch`] the hooks ([`Launch::hooks`], read with the
 //! approvals of this start), the MCP servers ([`start_mcp_with`]), the question about the
 //! model's window ([`ask_window`]), the agent's settings ([`agent_config`]) and the
-//! session to record into ([`new_session`] or the resumed one), and talks to the agent
+//! session to record into ([`record_into`]: the continued one or a new one), and talks to the agent
 //! through its handle. What a stage has to say goes to stderr as it is found, a warning a
 //! line.
 
@@ -22,7 +22,7 @@ mod setup;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use session::{new_session, resume_session, Continue, Resumed};
+pub use session::{new_session, record_into, resume_session, Continue, Recording, Resumed};
 pub use setup::{
     agent_config, ask_window, detect_sandbox, discover_instructions, discover_skills,
     discover_window, project_root, review_guidance, start_mcp, start_mcp_with, tighten_data_dir,

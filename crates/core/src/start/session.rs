@@ -92,6 +92,33 @@ pub fn resume_session(
     }))
 }
 
+/// The session a start records into, and what to tell the user about it.
+pub struct Recording {
+    /// The continued session or a new one; `Err`: why nothing is recorded (a new session's
+    /// file could not be made; rein still runs).
+    pub session: Result<SessionSetup, String>,
+    /// Which model a continued session goes on with, and why.
+    pub notices: Vec<String>,
+}
+
+/// The session a start records into: the continued one ([`Resumed`]) or a new one
+/// ([`new_session`]). Every front end takes its session here.
+pub fn record_into(config: &Config, root: &Path, resumed: Option<Resumed>) -> Recording {
+    match resumed {
+        Some(mut resumed) => {
+            let notices = std::mem::take(&mut resumed.model_notices);
+            Recording {
+                session: Ok(resumed.setup(config)),
+                notices,
+            }
+        }
+        None => Recording {
+            session: new_session(config, root),
+            notices: Vec::new(),
+        },
+    }
+}
+
 /// A new session file for this run, or why there is none: rein still runs when its data
 /// folder cannot be written (a read-only `REIN_HOME`), only without recording.
 pub fn new_session(config: &Config, root: &Path) -> Result<SessionSetup, String> {

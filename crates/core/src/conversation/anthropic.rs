@@ -8,7 +8,7 @@
 //!   notes included), the system message left out of them.
 //! - A user message is one text block: its words, attachments and reminder
 //!   (`message_text`), then the images the user attached as base64 `image` blocks for a
-//!   model that takes them ([`super::wire::user_content`]).
+//!   model that takes them (`wire::user_content`).
 //! - The results of an assistant message's tool calls make the user message after it:
 //!   one `tool_result` block per call, in call order (`is_error` where the call failed;
 //!   a tool's images inside it as base64 image blocks for a model that takes them). A call

@@ -7,7 +7,7 @@
 //! - A user message is `{"role": "user", "content": [{"type": "input_text", ...}]}` with
 //!   its text as every wire sends it (`message_text`: attachments and reminder
 //!   included), then the images the user attached as `input_image` parts for a model
-//!   that takes them ([`super::wire::user_content`]); a tool result is a
+//!   that takes them (`wire::user_content`); a tool result is a
 //!   `function_call_output` answering its `call_id`.
 //! - Images a tool result carries go, for a model that takes them, in a user message of
 //!   `input_image` parts (data URLs) after the run of results they came with, each

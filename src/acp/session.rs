@@ -48,21 +48,7 @@ pub enum ToSession {
 /// blocking on a pipe (a project's `a.txt -> /dev/zero` or `-> ~/.ssh/id_rsa` shows no old
 /// text), and read no further than the bound.
 fn before(path: &Path) -> Option<String> {
-    let file = rein_core::host::safe_fs::open_read(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > BEFORE_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(&file, BEFORE_BYTES + 1),
-        &mut bytes,
-    )
-    .ok()?;
-    if bytes.len() as u64 > BEFORE_BYTES {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
+    rein_core::host::safe_fs::read_text_exactly(path, BEFORE_BYTES)
 }
 
 /// How a turn that ended so answers its prompts.

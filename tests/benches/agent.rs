@@ -144,6 +144,7 @@ async fn bench_steps() -> (f64, f64) {
             checkpoints: None,
             editor: None,
             live_output: false,
+            lsp: None,
         })
         .unwrap();
         let start = Instant::now();
@@ -187,6 +188,7 @@ async fn bench_steps() -> (f64, f64) {
             checkpoints: None,
             editor: None,
             live_output: false,
+            lsp: None,
         })
         .unwrap();
         let start = Instant::now();

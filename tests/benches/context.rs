@@ -133,6 +133,7 @@ fn bench_config(
         checkpoints: None,
         editor: None,
         live_output: false,
+        lsp: None,
     }
 }
 

@@ -204,6 +204,7 @@ fn tool_context(root: &Path) -> ToolContext {
         skills: Arc::new(SkillSet::empty()),
         editor: None,
         live: None,
+        lsp: None,
     }
 }
 

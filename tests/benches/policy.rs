@@ -95,6 +95,7 @@ fn context(root: &Path, sandbox: Sandbox) -> ToolContext {
         skills: Arc::new(SkillSet::empty()),
         editor: None,
         live: None,
+        lsp: None,
     }
 }
 

@@ -63,6 +63,7 @@ mod hooks;
 mod hooks_matrix;
 mod hostile_streams;
 mod instructions;
+mod lsp;
 mod mcp_binary;
 mod mcp_client_features;
 mod mcp_conformance;

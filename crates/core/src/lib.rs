@@ -18,8 +18,8 @@
 //!   sandbox (`consent`), what a project tells the model (`instructions`, `skills`,
 //!   `custom_commands`), the tools (`tools`), context engineering (`context`), session
 //!   files and taking turns back (`session`), checkpoints (`checkpoint`), hooks (`hooks`),
-//!   MCP servers (`mcp`) and the forms they ask for (`elicitation`), the project's files for
-//!   the `@` finder (`file_index`).
+//!   MCP servers (`mcp`) and the forms they ask for (`elicitation`), language servers and
+//!   what an edit broke (`lsp`), the project's files for the `@` finder (`file_index`).
 //! - **The agent** (`agent`): the runtime, a task behind a handle that talks only through
 //!   its command and event channels.
 //! - **The front door** (`start`): one way to start a session, for every front end.
@@ -39,6 +39,7 @@ pub mod file_index;
 pub mod hooks;
 pub mod host;
 pub mod instructions;
+pub mod lsp;
 pub mod mcp;
 pub mod permissions;
 pub mod sandbox;

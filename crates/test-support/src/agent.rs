@@ -53,6 +53,7 @@ pub fn agent_config(client: ClientConfig, root: &Path) -> AgentConfig {
         checkpoints: None,
         editor: None,
         live_output: false,
+        lsp: None,
     }
 }
 

@@ -105,6 +105,8 @@ pub struct AgentConfig {
     /// ([`AgentEvent::ToolOutput`]): for a front end that shows it live (the editor
     /// protocol); off, nothing is spent on it.
     pub live_output: bool,
+    /// The session's language servers (`None`: none may run, and nothing is spent).
+    pub lsp: Option<crate::lsp::Lsp>,
 }
 
 impl AgentConfig {
@@ -121,6 +123,7 @@ impl AgentConfig {
             skills: self.skills.clone(),
             editor: self.editor.clone(),
             live: None,
+            lsp: self.lsp.clone(),
         }
     }
 }

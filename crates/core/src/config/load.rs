@@ -156,6 +156,7 @@ impl Config {
             context_window: target.context_window,
             providers,
             mcp_servers: layer.mcp_servers,
+            lsp: layer.lsp.settings(),
             idle_timeout_secs,
             keepalive_timeout_secs,
             max_reply_mb: or_default(layer.max_reply_mb, DEFAULT_MAX_REPLY_MB),

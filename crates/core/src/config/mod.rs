@@ -29,6 +29,7 @@ mod error;
 mod file;
 mod listing;
 mod load;
+mod lsp;
 mod mcp;
 mod mcp_json;
 pub mod planted;
@@ -195,6 +196,8 @@ pub struct Config {
     /// the user's of the same name; the project's `.mcp.json` entries are the project's
     /// too, below its `.rein/config.toml`), by name; each knows the file that declared it.
     pub mcp_servers: Vec<crate::mcp::ServerConfig>,
+    /// `[lsp]`: the language servers (the defaults found on `PATH`, the user's tables).
+    pub lsp: crate::lsp::LspSettings,
     /// `[client]`: a stream that sends nothing for this long is an error, > 0.
     pub idle_timeout_secs: Sourced<u64>,
     /// `[client]`: a stream that sends only keep-alives, no part of the reply, for this

@@ -69,6 +69,8 @@ pub(super) struct Layer {
     pub(super) providers_raw: Option<toml::Value>,
     /// `[mcp_servers.NAME]` tables; a higher layer's replaces a lower one's of that name.
     pub(super) mcp_servers: Vec<crate::mcp::ServerConfig>,
+    /// The `[lsp]` section; a higher layer's keys win, server tables merge by name.
+    pub(super) lsp: super::lsp::LspLayer,
 }
 
 impl Layer {
@@ -136,6 +138,7 @@ impl Layer {
             },
             providers_raw: None,
             mcp_servers: mcp::stack(lower.mcp_servers, self.mcp_servers),
+            lsp: self.lsp.over(lower.lsp),
         }
     }
 }
@@ -170,6 +173,7 @@ fn walk(table: &toml::Table, path: &Path, source: &Source) -> Result<Layer, Conf
                 layer.providers_raw = Some(value.clone());
             }
             "mcp_servers" => layer.mcp_servers = mcp::read_table(value, path, source)?,
+            "lsp" => layer.lsp = super::lsp::read_table(value, path, source)?,
             _ => file::read_entry(name, value, path, source, &mut layer)?,
         }
     }

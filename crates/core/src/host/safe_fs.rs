@@ -207,6 +207,22 @@ pub fn open_read(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// The text of the regular file at `path`, read exactly there ([`open_read`]: never
+/// through a link, never blocking on a pipe), when it is UTF-8 and at most `max` bytes.
+pub fn read_text_exactly(path: &Path, max: u64) -> Option<String> {
+    let file = open_read(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > max {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(&file, max + 1), &mut bytes).ok()?;
+    if bytes.len() as u64 > max {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
 /// The text of a small file the user controls (a config file), following links: refused
 /// when it is not a regular file (a FIFO would block the read forever, `/dev/zero` would
 /// never end) or is longer than `max` bytes, or is not UTF-8. The open does not block on

@@ -410,7 +410,39 @@ impl Sandbox {
         shell_command: &str,
         keys_in_use: &[String],
     ) -> Result<tokio::process::Command, String> {
-        let shell = shell_program();
+        let mut cmd = self.wrapped(shell_program(), keys_in_use)?;
+        cmd.arg("-c").arg(shell_command);
+        Ok(cmd)
+    }
+
+    /// This sandbox for a program rein runs for itself from the project's code (a language
+    /// server): no network whatever `sandbox.network` says, and `cache` writable besides
+    /// what commands may write.
+    pub fn for_tool(&self, cache: &Path) -> Sandbox {
+        let mut out = self.clone();
+        out.settings.network = false;
+        out.settings.writable.push(cache.to_path_buf());
+        out
+    }
+
+    /// The process to spawn for `program` (its arguments are the caller's to add) in the
+    /// project root, as [`Sandbox::command`] wraps the shell.
+    pub fn program(
+        &self,
+        program: &Path,
+        keys_in_use: &[String],
+    ) -> Result<tokio::process::Command, String> {
+        self.wrapped(program, keys_in_use)
+    }
+
+    /// `program` wrapped in the sandbox (or plain, see [`Sandbox::command`]), in the
+    /// project root, with the environment less what [`mod@env`] removes.
+    fn wrapped(
+        &self,
+        program: &Path,
+        keys_in_use: &[String],
+    ) -> Result<tokio::process::Command, String> {
+        let shell = program;
         let mut cmd = match &self.backend {
             Some(Backend::Bubblewrap(bwrap)) => {
                 ensure_rein_dir(&self.root)?;
@@ -442,7 +474,7 @@ impl Sandbox {
                 _ => tokio::process::Command::new(shell),
             },
         };
-        cmd.arg("-c").arg(shell_command).current_dir(&self.root);
+        cmd.current_dir(&self.root);
         for name in self.env.removed(std::env::vars_os(), keys_in_use) {
             cmd.env_remove(name);
         }

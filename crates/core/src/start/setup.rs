@@ -242,6 +242,12 @@ pub fn agent_config(
     client.extra_headers = config.headers.clone();
     client.images = config.images;
     client.set_api(&config.api_settings());
+    let root_for_lsp = root.clone();
+    let sandbox_for_lsp = sandbox.clone();
+    let secrets_for_lsp: Vec<String> = Some(config.api_key.value.clone())
+        .filter(|k| !k.is_empty())
+        .into_iter()
+        .collect();
     Ok(AgentConfig {
         client,
         sandbox,
@@ -263,6 +269,7 @@ pub fn agent_config(
         }),
         editor: None,
         live_output: false,
+        lsp: crate::lsp::Lsp::new(&config.lsp, &root_for_lsp, sandbox_for_lsp, secrets_for_lsp),
     })
 }
 

@@ -50,6 +50,9 @@ pub struct ToolContext {
     /// Where a `bash` command's output goes as it is printed, for this call (set per call
     /// when the front end shows it live; `None`: only the result at the end).
     pub live: Option<Live>,
+    /// The session's language servers, when any may run: an edit's result gets the errors
+    /// it introduced, a read opens the file in its server ([`crate::lsp`]).
+    pub lsp: Option<crate::lsp::Lsp>,
 }
 
 /// Where a running command's output goes as it is printed (see [`ToolContext::live`]).
@@ -608,6 +611,7 @@ pub(crate) fn test_context(root: &Path, bash_timeout: Duration) -> ToolContext {
         skills: Arc::new(SkillSet::empty()),
         editor: None,
         live: None,
+        lsp: None,
     }
 }
 

@@ -107,6 +107,9 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         if text.is_empty() {
             return Ok("(empty file)".to_string());
         }
+        if let Some(lsp) = &ctx.lsp {
+            lsp.read(&resolved, Some(text.clone()));
+        }
         page.feed(text.as_bytes());
         page.finish();
         return page.render(&shown_path);
@@ -144,6 +147,9 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
 
     if total_bytes == 0 {
         return Ok("(empty file)".to_string());
+    }
+    if let Some(lsp) = &ctx.lsp {
+        lsp.read(&resolved, None);
     }
     page.render(&shown_path)
 }

@@ -134,6 +134,12 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
         });
         text.push_str(&snippet);
     }
+    if let Some(lsp) = &ctx.lsp {
+        if let Some(report) = lsp.edited(&resolved, Some(&content), &updated).await {
+            text.push_str("\n\n");
+            text.push_str(&report);
+        }
+    }
     Ok(text)
 }
 

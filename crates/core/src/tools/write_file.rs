@@ -113,15 +113,32 @@ pub async fn run(args: Args, ctx: &ToolContext) -> Result<String, String> {
     // Exactly where the rules looked, never through a link (see `safe_fs`).
     let lines = args.content.lines().count() as u64;
     let bytes = args.content.len() as u64;
+    // The old text, for the language server to tell what the write changed.
+    let checked = ctx
+        .lsp
+        .as_ref()
+        .filter(|lsp| lsp.serves(&resolved))
+        .map(|lsp| {
+            let before =
+                crate::host::safe_fs::read_text_exactly(&resolved, crate::lsp::MAX_OPEN_BYTES);
+            (lsp, before, args.content.clone())
+        });
     let existed = write_exactly(&resolved, args.content.into_bytes(), &shown_path, ctx).await?
         == crate::host::safe_fs::Written::Replaced;
 
-    Ok(format!(
+    let mut text = format!(
         "{} {shown_path} ({}, {})",
         if existed { "Overwrote" } else { "Created" },
         crate::text::plural(lines, "line"),
         crate::text::plural(bytes, "byte"),
-    ))
+    );
+    if let Some((lsp, before, after)) = checked {
+        if let Some(report) = lsp.edited(&resolved, before.as_deref(), &after).await {
+            text.push_str("\n\n");
+            text.push_str(&report);
+        }
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -75,6 +75,7 @@ fn context(sandbox: Sandbox, timeout: Duration) -> ToolContext {
         skills: Arc::new(SkillSet::empty()),
         editor: None,
         live: None,
+        lsp: None,
     }
 }
 

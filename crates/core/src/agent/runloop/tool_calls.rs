@@ -133,6 +133,11 @@ impl Agent {
             *stored = at;
         }
         self.emit(event);
+        // What the language servers have to tell the user (one that could not start).
+        let said = self.config.lsp.as_ref().map(|l| l.take_notices());
+        for message in said.into_iter().flatten() {
+            self.emit(AgentEvent::Notice { message });
+        }
     }
 }
 

@@ -1,0 +1,603 @@
+//! Language servers: what the compiler sees, after every edit.
+//!
+//! A server starts when the session first needs it, for a file of its language the model
+//! reads or edits ([`spec`]: the defaults found on `PATH`, and the user's `[lsp.NAME]`
+//! tables), one per server and project folder, in the sandbox with no network
+//! ([`crate::sandbox::Sandbox::for_tool`]); it stops with the session. After an edit
+//! ([`Lsp::edited`]) the server is told the new text, and rein waits, at most the
+//! configured bound, for its diagnostics of that version and of the other files they
+//! touch; what the edit introduced ([`diagnostics::introduced`]) is told after the
+//! edit's result. A file the server has not seen yet is first opened with its old text,
+//! so an error that was there before is never blamed on the edit.
+//!
+//! Faults are notices, never failed edits: a server that cannot start is tried again with
+//! a growing pause, and left alone after [`MAX_TRIES`] (said once); one that dies, hangs or
+//! floods is bounded by time and size ([`server`]).
+
+pub mod diagnostics;
+pub mod server;
+pub mod spec;
+pub mod wire;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::time::Instant;
+
+use diagnostics::{introduced, Diag, Introduced};
+use server::{Launch, Server};
+use spec::ServerSpec;
+
+/// How often a server that cannot start or keeps dying is tried before it is left alone.
+pub const MAX_TRIES: u32 = 3;
+/// How long a server may take to answer `initialize`, unless configured.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(20);
+/// The default bound on the wait for an edit's diagnostics.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(3);
+/// The largest file opened in a server.
+pub const MAX_OPEN_BYTES: u64 = 4 * 1024 * 1024;
+/// Once the edited file's diagnostics came, how long no further ones must come before the
+/// others are taken as complete.
+const QUIET: Duration = Duration::from_millis(300);
+
+/// The `[lsp]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LspSettings {
+    /// `lsp.enabled = false` turns every server off.
+    pub enabled: bool,
+    /// The user's `[lsp.NAME]` tables.
+    pub servers: Vec<ServerSpec>,
+    /// The most an edit waits for its diagnostics (`lsp.diagnostics_wait_ms`).
+    pub wait: Duration,
+    /// The servers a project's config names, which are not run.
+    pub held: Vec<String>,
+    /// How long a server may take to start (`lsp.start_timeout_ms`).
+    pub start_timeout: Duration,
+}
+
+impl Default for LspSettings {
+    fn default() -> Self {
+        LspSettings {
+            enabled: true,
+            servers: Vec::new(),
+            wait: DEFAULT_WAIT,
+            held: Vec::new(),
+            start_timeout: DEFAULT_START_TIMEOUT,
+        }
+    }
+}
+
+/// A server as the session has it.
+enum Slot {
+    Running(Arc<Running>),
+    /// It could not start, or died: tried again after `retry`, unless it was tried
+    /// [`MAX_TRIES`] times.
+    Failed {
+        why: String,
+        tries: u32,
+        retry: Instant,
+        told: bool,
+    },
+}
+
+/// A running server and the documents it has open, with their versions.
+struct Running {
+    server: Server,
+    docs: tokio::sync::Mutex<HashMap<PathBuf, i64>>,
+}
+
+/// The session's language servers.
+#[derive(Clone)]
+pub struct Lsp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    project: PathBuf,
+    sandbox: Arc<crate::sandbox::Sandbox>,
+    secrets: Vec<String>,
+    settings: LspSettings,
+    specs: Vec<ServerSpec>,
+    path_var: Option<OsString>,
+    /// Where the servers keep their caches (one folder each).
+    cache: PathBuf,
+    slots: tokio::sync::Mutex<HashMap<(String, PathBuf), Slot>>,
+    /// Where each command was found on `PATH` (`None`: it was not).
+    programs: std::sync::Mutex<HashMap<String, Option<PathBuf>>>,
+    /// The first word ([`Lsp::first_word`]) was said.
+    told: std::sync::atomic::AtomicBool,
+    /// What the user is to be told ([`Lsp::take_notices`]), at most [`MAX_NOTICES`].
+    notices: std::sync::Mutex<Vec<String>>,
+}
+
+/// The most notices kept until they are taken.
+const MAX_NOTICES: usize = 20;
+
+impl std::fmt::Debug for Lsp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Lsp")
+    }
+}
+
+impl Lsp {
+    /// The language servers of the project `project`, run in `sandbox` without the
+    /// `secrets`; `None` when they are turned off. Their caches go under the user's cache
+    /// folder (`~/.cache/rein/lsp/NAME`).
+    pub fn new(
+        settings: &LspSettings,
+        project: &Path,
+        sandbox: Arc<crate::sandbox::Sandbox>,
+        secrets: Vec<String>,
+    ) -> Option<Lsp> {
+        let cache = directories::BaseDirs::new()
+            .map(|d| d.cache_dir().join("rein").join("lsp"))
+            .unwrap_or_else(|| std::env::temp_dir().join("rein-lsp"));
+        Lsp::with_cache(settings, project, sandbox, secrets, cache)
+    }
+
+    /// [`Lsp::new`] with the caches in `cache`.
+    pub fn with_cache(
+        settings: &LspSettings,
+        project: &Path,
+        sandbox: Arc<crate::sandbox::Sandbox>,
+        secrets: Vec<String>,
+        cache: PathBuf,
+    ) -> Option<Lsp> {
+        if !settings.enabled {
+            return None;
+        }
+        let specs = spec::merged(&settings.servers);
+        Some(Lsp {
+            inner: Arc::new(Inner {
+                project: project.to_path_buf(),
+                sandbox,
+                secrets,
+                settings: settings.clone(),
+                specs,
+                path_var: std::env::var_os("PATH"),
+                cache,
+                slots: tokio::sync::Mutex::new(HashMap::new()),
+                programs: std::sync::Mutex::new(HashMap::new()),
+                told: std::sync::atomic::AtomicBool::new(false),
+                notices: std::sync::Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The server for `path` and its program: the first enabled one that serves its
+    /// extension and is installed (each program looked up once).
+    fn spec_for(&self, path: &Path) -> Option<(&ServerSpec, PathBuf)> {
+        let mut programs = self
+            .inner
+            .programs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.inner
+            .specs
+            .iter()
+            .filter(|s| s.enabled && s.serves(path))
+            .find_map(|s| {
+                programs
+                    .entry(s.command.clone())
+                    .or_insert_with(|| {
+                        spec::find_program(&s.command, self.inner.path_var.as_deref())
+                    })
+                    .clone()
+                    .map(|p| (s, p))
+            })
+    }
+
+    /// What the session is told once, the first time a server is needed: the project's
+    /// servers that are held, and why none runs without the sandbox. `Err` when none may
+    /// run.
+    fn first_word(&self) -> Result<Option<String>, String> {
+        let first = !self
+            .inner
+            .told
+            .swap(true, std::sync::atomic::Ordering::Relaxed);
+        if !matches!(
+            self.inner.sandbox.state(),
+            crate::sandbox::SandboxState::On { .. }
+        ) {
+            return if first {
+                Err("language servers run only inside the sandbox, which is not on here: edits are not checked (`rein doctor` says why)".into())
+            } else {
+                Ok(None)
+            };
+        }
+        let held = &self.inner.settings.held;
+        Ok((first && !held.is_empty()).then(|| {
+            format!(
+                "the project's language servers {} are not run: a project's config may not name programs rein runs",
+                held.join(", ")
+            )
+        }))
+    }
+
+    /// The running server for `path`, started if need be. `Ok(None)`: none serves it;
+    /// `Err`: one does, and cannot be had now (said once, then `Ok(None)`).
+    async fn server_for(&self, path: &Path) -> Result<Option<Arc<Running>>, String> {
+        let Some((spec, program)) = self.spec_for(path) else {
+            return Ok(None);
+        };
+        if !matches!(
+            self.inner.sandbox.state(),
+            crate::sandbox::SandboxState::On { .. }
+        ) {
+            if let Err(word) = self.first_word() {
+                self.tell(word);
+            }
+            return Ok(None);
+        }
+        let root = spec::root_for(path, &self.inner.project, &spec.root_markers);
+        let key = (spec.name.clone(), root.clone());
+        let mut slots = self.inner.slots.lock().await;
+        let tries = match slots.get_mut(&key) {
+            Some(Slot::Running(running)) if running.server.dead().is_none() => {
+                return Ok(Some(running.clone()));
+            }
+            Some(Slot::Running(running)) => {
+                let why = running.server.dead().unwrap_or_default();
+                slots.insert(
+                    key.clone(),
+                    Slot::Failed {
+                        why: format!("it stopped: {why}"),
+                        tries: 1,
+                        retry: Instant::now(),
+                        told: false,
+                    },
+                );
+                1
+            }
+            Some(Slot::Failed {
+                why,
+                tries,
+                retry,
+                told,
+            }) => {
+                if *tries >= MAX_TRIES || Instant::now() < *retry {
+                    if *told {
+                        return Ok(None);
+                    }
+                    *told = true;
+                    let again = if *tries >= MAX_TRIES {
+                        "rein has stopped trying it for this session".to_string()
+                    } else {
+                        "rein tries it again later".to_string()
+                    };
+                    return Err(format!("{} is not available ({why}); {again}", spec.name));
+                }
+                *tries
+            }
+            None => 0,
+        };
+        let cache = self.inner.cache.join(&spec.name);
+        let _ = std::fs::create_dir_all(&cache);
+        let started = Server::start(Launch {
+            spec,
+            program: &program,
+            root: &root,
+            sandbox: &self.inner.sandbox,
+            cache: &cache,
+            secrets: &self.inner.secrets,
+            init_timeout: self.inner.settings.start_timeout,
+        })
+        .await;
+        match started {
+            Ok(server) => {
+                let running = Arc::new(Running {
+                    server,
+                    docs: tokio::sync::Mutex::new(HashMap::new()),
+                });
+                slots.insert(key, Slot::Running(running.clone()));
+                Ok(Some(running))
+            }
+            Err(why) => {
+                let tries = tries + 1;
+                let pause = Duration::from_secs(2u64.saturating_pow(tries));
+                slots.insert(
+                    key,
+                    Slot::Failed {
+                        why: why.clone(),
+                        tries,
+                        retry: Instant::now() + pause,
+                        told: true,
+                    },
+                );
+                Err(format!("{} could not start: {why}", spec.name))
+            }
+        }
+    }
+
+    /// Whether a server may check edits of `path` (one serves it, is installed, and the
+    /// sandbox is on): only then is the old text of a whole-file write read.
+    pub fn serves(&self, path: &Path) -> bool {
+        matches!(
+            self.inner.sandbox.state(),
+            crate::sandbox::SandboxState::On { .. }
+        ) && self.spec_for(path).is_some()
+    }
+
+    /// The model read `path` (`text`: as the editor has it; `None`: as on disk): its
+    /// server (started in the background on first need) opens it, so its diagnostics are
+    /// known before an edit.
+    pub fn read(&self, path: &Path, text: Option<String>) {
+        let sandboxed = matches!(
+            self.inner.sandbox.state(),
+            crate::sandbox::SandboxState::On { .. }
+        );
+        if !sandboxed || self.spec_for(path).is_none() {
+            return;
+        }
+        let lsp = self.clone();
+        let path = path.to_path_buf();
+        tokio::spawn(async move {
+            if let Ok(Some(running)) = lsp.server_for(&path).await {
+                let mut docs = running.docs.lock().await;
+                if docs.contains_key(&path) {
+                    return;
+                }
+                let text = match text {
+                    Some(text) => text,
+                    None => match crate::host::safe_fs::read_text_exactly(&path, MAX_OPEN_BYTES) {
+                        Some(text) => text,
+                        None => return,
+                    },
+                };
+                open(&running.server, &path, &text, 1);
+                docs.insert(path, 1);
+            }
+        });
+    }
+
+    /// `path` was edited from `before` (`None`: it did not exist, or is not known) to
+    /// `after`: what the edit introduced, as the lines to add to its result (`None`:
+    /// nothing to say, or no server for it).
+    pub async fn edited(&self, path: &Path, before: Option<&str>, after: &str) -> Option<String> {
+        let running = match self.server_for(path).await {
+            Ok(Some(running)) => running,
+            Ok(None) => return None,
+            Err(notice) => {
+                self.tell(notice);
+                return None;
+            }
+        };
+        if let Ok(Some(word)) = self.first_word() {
+            self.tell(word);
+        }
+        self.check(&running, path, before, after).await
+    }
+
+    /// Keep `notice` for the user.
+    fn tell(&self, notice: String) {
+        let mut notices = self
+            .inner
+            .notices
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if notices.len() < MAX_NOTICES {
+            notices.push(notice);
+        }
+    }
+
+    /// What the user is to be told since the last call: servers that could not start or
+    /// stopped, the project's servers held, edits not checked without the sandbox.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .inner
+                .notices
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// The edit's report from `running` (see [`Lsp::edited`]).
+    async fn check(
+        &self,
+        running: &Running,
+        path: &Path,
+        before: Option<&str>,
+        after: &str,
+    ) -> Option<String> {
+        let server = &running.server;
+        let deadline = Instant::now() + self.inner.settings.wait;
+        let mut docs = running.docs.lock().await;
+        let version = match docs.get(path).copied() {
+            Some(v) => v,
+            None => {
+                // Seen first now: opened as it was, so what was there before is known.
+                let first = before.unwrap_or("");
+                open(server, path, first, 1);
+                docs.insert(path.to_path_buf(), 1);
+                1
+            }
+        };
+        // What the server says of the file as it was, and of every other file.
+        // (When it does not come in time, the wait after the change ends at once too.)
+        self.settle(server, path, version, deadline).await;
+        let (before_all, seq) = {
+            let state = server.state();
+            let all: HashMap<PathBuf, Vec<Diag>> = state
+                .published
+                .iter()
+                .map(|(p, d)| (p.clone(), d.diags.clone()))
+                .collect();
+            (all, state.seq)
+        };
+        let next = version + 1;
+        docs.insert(path.to_path_buf(), next);
+        server.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": server::uri(path), "version": next},
+                   "contentChanges": [{"text": after}]}),
+        );
+        server.notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": server::uri(path)}, "text": after}),
+        );
+        drop(docs);
+        let mut pulled = None;
+        if server.pulls() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Ok(answer) = server
+                .request(
+                    "textDocument/diagnostic",
+                    json!({"textDocument": {"uri": server::uri(path)}}),
+                    left,
+                )
+                .await
+            {
+                pulled = server::pulled(&answer);
+            }
+        }
+        let came = match pulled {
+            Some(_) => true,
+            None => {
+                server
+                    .wait_until(deadline, |s| {
+                        s.published
+                            .get(path)
+                            .is_some_and(|p| p.seq > seq && p.version.is_none_or(|v| v >= next))
+                    })
+                    .await
+            }
+        };
+        if came {
+            self.quiet(server, deadline).await;
+        }
+        let name = &server.spec.name;
+        if let Some(why) = server.dead() {
+            self.tell(format!("{name} stopped: {why}{}", said(server)));
+            return Some(format!("({name} stopped before it reported on this edit)"));
+        }
+        if !came {
+            return Some(format!(
+                "({name} had not reported on this edit within {:.1} s; its diagnostics were not waited for)",
+                self.inner.settings.wait.as_secs_f64()
+            ));
+        }
+        let state = server.state();
+        let mut found = Introduced::default();
+        let shown = |p: &Path| {
+            p.strip_prefix(&self.inner.project)
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        };
+        let old = |p: &Path| before_all.get(p).map_or(&[][..], Vec::as_slice);
+        let edited_now = match &pulled {
+            Some(diags) => diags.clone(),
+            None => state
+                .published
+                .get(path)
+                .map(|p| p.diags.clone())
+                .unwrap_or_default(),
+        };
+        let mine = introduced(old(path), &edited_now);
+        if !mine.is_empty() {
+            found.files.push((shown(path), mine));
+        }
+        let mut others: Vec<(&PathBuf, &server::Published)> = state
+            .published
+            .iter()
+            .filter(|(p, d)| d.seq > seq && p.as_path() != path)
+            .collect();
+        others.sort_by(|a, b| a.0.cmp(b.0));
+        for (p, published) in others {
+            let new = introduced(old(p), &published.diags);
+            if !new.is_empty() {
+                found.files.push((shown(p), new));
+            }
+        }
+        found.report(name)
+    }
+
+    /// Wait (until `deadline`) for the server's word on `path` at `version` and for its
+    /// work in progress to end.
+    async fn settle(&self, server: &Server, path: &Path, version: i64, deadline: Instant) {
+        let came = server
+            .wait_until(deadline, |s| {
+                s.published
+                    .get(path)
+                    .is_some_and(|p| p.version.is_none_or(|v| v >= version))
+            })
+            .await;
+        if came {
+            self.quiet(server, deadline).await;
+        }
+    }
+
+    /// Wait until nothing more came for [`QUIET`] and no work is in progress, or
+    /// `deadline`.
+    async fn quiet(&self, server: &Server, deadline: Instant) {
+        loop {
+            let (seq, busy) = {
+                let s = server.state();
+                (s.seq, !s.progress.is_empty())
+            };
+            let until = (Instant::now() + QUIET).min(deadline);
+            let more = server
+                .wait_until(until, |s| s.seq != seq || s.progress.is_empty() == busy)
+                .await;
+            if Instant::now() >= deadline || (!more && !busy) {
+                return;
+            }
+        }
+    }
+
+    /// Stop every server (politely, then their process groups).
+    pub async fn shutdown(&self) {
+        let mut slots = self.inner.slots.lock().await;
+        for (_, slot) in slots.drain() {
+            if let Slot::Running(running) = slot {
+                running.server.stop().await;
+            }
+        }
+    }
+}
+
+/// The last line the server wrote on its standard error, as ` (it said: …)`, or nothing.
+fn said(server: &Server) -> String {
+    let state = server.state();
+    match state.stderr.trim().lines().last() {
+        Some(line) if !line.trim().is_empty() => {
+            let line: String = line.trim().chars().take(200).collect();
+            format!(" (it said: {line})")
+        }
+        _ => String::new(),
+    }
+}
+
+/// Tell `server` that `path` is open with `text`.
+fn open(server: &Server, path: &Path, text: &str, version: i64) {
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {
+            "uri": server::uri(path),
+            "languageId": language_id(path),
+            "version": version,
+            "text": text,
+        }}),
+    );
+}
+
+/// The protocol's language id for `path`'s extension.
+fn language_id(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "py" | "pyi" => "python",
+        "rs" => "rust",
+        "ts" | "mts" | "cts" => "typescript",
+        "tsx" => "typescriptreact",
+        "js" | "mjs" | "cjs" => "javascript",
+        "jsx" => "javascriptreact",
+        "go" => "go",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
+        _ => "plaintext",
+    }
+}

@@ -134,6 +134,9 @@ pub struct App {
     /// The background commands, as the agent last reported them (`/bashes`, the status
     /// line's count).
     pub background: Vec<rein_core::tools::background::TaskInfo>,
+    /// The language servers' errors and warnings in the files the session touched, as the
+    /// agent last reported them (the status line's count).
+    pub diagnostics: (usize, usize),
     /// The hooks in force, a line each, and what was said about them at start (held,
     /// unusable lines): `/hooks`.
     pub hooks: Vec<String>,
@@ -334,6 +337,7 @@ impl App {
             mcp_servers: Vec::new(),
             mcp_logins: Vec::new(),
             background: Vec::new(),
+            diagnostics: (0, 0),
             hooks: Vec::new(),
             hook_trust: None,
             forms: Default::default(),

@@ -187,6 +187,23 @@ impl StatusLine<'_> {
             spans.push(sep());
             spans.push(Span::styled(format!("{running} bg"), theme::HINT));
         }
+        // What the language servers see in the files the session touched.
+        match self.app.diagnostics {
+            (0, 0) => {}
+            (0, warnings) => {
+                spans.push(sep());
+                spans.push(Span::styled(format!("{warnings} warn"), theme::DIM));
+            }
+            (errors, warnings) => {
+                spans.push(sep());
+                let text = if warnings > 0 {
+                    format!("{errors} err {warnings} warn")
+                } else {
+                    format!("{errors} err")
+                };
+                spans.push(Span::styled(text, theme::WARNING));
+            }
+        }
         // Without a model the activity says so already.
         if configured || !info.model.trim().is_empty() {
             spans.push(sep());

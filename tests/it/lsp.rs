@@ -34,6 +34,28 @@ fn servers_bin() -> Option<PathBuf> {
 /// `rein -p PROMPT --yes` in `project` against `server`, with the servers in `bin` first
 /// on `PATH`.
 async fn run(home: &Path, project: &Path, server: &ScriptedServer, bin: &Path) -> String {
+    run_with(home, project, server, bin, &["-p", "go"]).await
+}
+
+/// [`run`] with `args` after the common ones.
+async fn run_with(
+    home: &Path,
+    project: &Path,
+    server: &ScriptedServer,
+    bin: &Path,
+    args: &[&str],
+) -> String {
+    output(home, project, server, bin, args).await.1
+}
+
+/// [`run_with`]'s standard output and standard error.
+async fn output(
+    home: &Path,
+    project: &Path,
+    server: &ScriptedServer,
+    bin: &Path,
+    args: &[&str],
+) -> (String, String) {
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -50,13 +72,13 @@ async fn run(home: &Path, project: &Path, server: &ScriptedServer, bin: &Path) -
             "--cwd",
         ])
         .arg(project)
-        .args(["-p", "go"])
+        .args(args)
         .output()
         .await
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
-    err
+    (String::from_utf8_lossy(&out.stdout).into_owned(), err)
 }
 
 /// The text of the tool result the model got in request `n` (its last message).
@@ -159,8 +181,10 @@ fn fake() -> String {
 /// `[lsp.NAME]` running the fake server in `mode` for `.EXT` files, tagged with `tag` (so
 /// its processes can be found), with `env` set.
 fn fake_table(name: &str, mode: &str, tag: &str, env: &str) -> String {
+    // The script itself is the command (its folder is made readable in the sandbox, even
+    // under /tmp).
     format!(
-        "[lsp.{name}]\ncommand = \"/usr/bin/python3\"\nargs = [{:?}, {mode:?}, {tag:?}]\nextensions = [{name:?}]\nenv = {{ {env} }}\n",
+        "[lsp.{name}]\ncommand = {:?}\nargs = [{mode:?}, {tag:?}]\nextensions = [{name:?}]\nenv = {{ {env} }}\n",
         fake()
     )
 }
@@ -321,4 +345,127 @@ async fn a_server_that_hangs_breaks_floods_or_dies_never_fails_an_edit() {
         );
     }
     assert!(tagged(&tag).is_empty(), "a server outlived rein");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_asks_pyright_where_a_name_is_defined_used_and_what_it_is() {
+    let Some(bin) = servers_bin() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    support::write(
+        &project.path().join("a.py"),
+        "def greet(name: str) -> str:\n    \"\"\"Say hello.\"\"\"\n    return \"hi \" + name\n",
+    );
+    support::write(
+        &project.path().join("b.py"),
+        "from a import greet\n\nprint(greet(\"x\"))\n",
+    );
+    let ask = |args: Value| call("lsp", args);
+    let server = ScriptedServer::start(vec![
+        ask(json!({"operation": "definition", "path": "b.py", "line": 3, "symbol": "greet"})),
+        ask(json!({"operation": "references", "path": "a.py", "line": 1, "symbol": "greet"})),
+        ask(json!({"operation": "hover", "path": "a.py", "line": 1, "column": 5})),
+        ask(json!({"operation": "symbols", "path": "a.py"})),
+        ask(json!({"operation": "hover", "path": "a.py", "line": 9, "symbol": "greet"})),
+        ask(json!({"operation": "definition", "path": "a.py", "line": 1, "symbol": "nope"})),
+        ask(json!({"operation": "workspace_symbols", "query": "greet"})),
+        Reply::text("Done."),
+        Reply::text("Again."),
+    ])
+    .await
+    .unwrap();
+    let err = run(home.path(), project.path(), &server, &bin).await;
+    let definition = result(&server, 1);
+    assert_eq!(definition, "1 place of definition:\na.py:1:5", "{err}");
+    let references = result(&server, 2);
+    assert!(
+        references.contains("a.py:1:5")
+            && references.contains("b.py:1:15")
+            && references.contains("b.py:3:7"),
+        "{references}\n{err}"
+    );
+    let hover = result(&server, 3);
+    assert!(hover.contains("def greet(name: str) -> str"), "{hover}");
+    assert!(hover.contains("Say hello."), "{hover}");
+    let symbols = result(&server, 4);
+    assert!(symbols.contains("function greet (line 1)"), "{symbols}");
+    let past_the_end = result(&server, 5);
+    assert!(
+        past_the_end.contains("a.py has 3 lines, not 9"),
+        "{past_the_end}"
+    );
+    let not_there = result(&server, 6);
+    assert!(
+        not_there.contains("`nope` is not on line 1 of a.py, which reads: def greet"),
+        "{not_there}"
+    );
+    let anywhere = result(&server, 7);
+    assert!(anywhere.contains("function greet a.py:1:5"), "{anywhere}");
+    // The tool is offered once a server runs, from the next turn: not in this turn's
+    // requests, which extend each other byte for byte.
+    let offered = |n: usize| {
+        server.requests()[n]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["function"]["name"] == "lsp")
+    };
+    assert!(!offered(0) && !offered(7));
+    // The next turn (here a continued session, whose history called it) offers it.
+    let id = err
+        .split("--resume ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("a session id: {err}"))
+        .to_string();
+    run_with(
+        home.path(),
+        project.path(),
+        &server,
+        &bin,
+        &["--resume", &id, "-p", "again"],
+    )
+    .await;
+    assert!(offered(8), "the lsp tool is offered in the next turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_errors_of_the_files_touched_are_a_diagnostics_event_in_jsonl() {
+    let Some(bin) = servers_bin() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        call(
+            "write_file",
+            json!({"path": "a.py", "content": "print(nowhere)\n"}),
+        ),
+        call(
+            "str_replace",
+            json!({"path": "a.py", "old": "nowhere", "new": "1"}),
+        ),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let args = ["--output-format", "jsonl", "-p", "go"];
+    let (out, err) = output(home.path(), project.path(), &server, &bin, &args).await;
+    let events: Vec<Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "diagnostics")
+        .collect();
+    assert_eq!(
+        events.len(),
+        2,
+        "one when it broke, one when it was fixed\n{out}\n{err}"
+    );
+    assert_eq!(events[0]["errors"], 1);
+    assert_eq!(
+        events[0]["files"][0],
+        json!({"path": "a.py", "errors": 1, "warnings": 0})
+    );
+    assert_eq!(
+        events[1],
+        json!({"type": "diagnostics", "errors": 0, "warnings": 0, "files": []})
+    );
 }

@@ -150,6 +150,9 @@ fn reply_event(app: &mut App, event: AgentEvent, now: Instant) {
 fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
     match event {
         AgentEvent::Background { tasks } => app.background = tasks,
+        AgentEvent::Diagnostics {
+            errors, warnings, ..
+        } => app.diagnostics = (errors, warnings),
         AgentEvent::EditDiff { id, diff } => {
             if let Some(cell) = app.transcript.tool_cell_mut(&id) {
                 cell.diff = Some(diff);

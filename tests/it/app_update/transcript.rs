@@ -560,3 +560,36 @@ fn a_refusal_is_shown_as_the_reply_and_said_to_be_one() {
         .any(|c| matches!(c, Cell::Assistant(a) if a.text == "I can't help with that.")));
     assert!(matches!(cells.last(), Some(Cell::Notice(n)) if n.text.contains("refused")));
 }
+
+#[test]
+fn the_status_line_counts_what_the_language_servers_see() {
+    let mut s = Script::with(app());
+    let status = |app: &App| {
+        let line = rein::ui::status::StatusLine {
+            app,
+            now: Instant::now(),
+        }
+        .line(200);
+        line.spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect::<String>()
+    };
+    assert!(!status(&s.app).contains("err"), "{}", status(&s.app));
+    let counts = |errors, warnings| AgentEvent::Diagnostics {
+        errors,
+        warnings,
+        files: Vec::new(),
+    };
+    s.agent(counts(2, 1));
+    assert!(
+        status(&s.app).contains("2 err 1 warn"),
+        "{}",
+        status(&s.app)
+    );
+    s.agent(counts(0, 3));
+    assert!(status(&s.app).contains("3 warn"), "{}", status(&s.app));
+    assert!(!status(&s.app).contains("err"), "{}", status(&s.app));
+    s.agent(counts(0, 0));
+    assert!(!status(&s.app).contains("warn"), "{}", status(&s.app));
+}

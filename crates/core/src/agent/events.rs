@@ -60,6 +60,13 @@ pub enum AgentEvent {
         message: String,
         error: bool,
     },
+    /// The language servers' errors and warnings in the files the session touched (read or
+    /// edited) changed: the totals, and each file that has some.
+    Diagnostics {
+        errors: usize,
+        warnings: usize,
+        files: Vec<crate::lsp::FileCount>,
+    },
     /// The background commands changed (one started, ended, printed a new last line, was
     /// read): all of them as they are now, oldest first.
     Background {
@@ -622,7 +629,8 @@ impl AgentEvent {
             | AgentEvent::ToolOutput { .. }
             | AgentEvent::UserCommandStarted { .. }
             | AgentEvent::UserCommandFinished { .. }
-            | AgentEvent::Background { .. } => EventFamily::Tool,
+            | AgentEvent::Background { .. }
+            | AgentEvent::Diagnostics { .. } => EventFamily::Tool,
             AgentEvent::Subagent { .. } => EventFamily::Subagent,
             AgentEvent::ApprovalNeeded { .. } | AgentEvent::AutoApproved { .. } => {
                 EventFamily::Approval

@@ -157,7 +157,14 @@ impl Subagent {
     /// opens to subagents. Fixed for its run (a server changing its list meanwhile changes
     /// nothing here; a call to a tool that went away says so).
     fn offered_tools(&self) -> serde_json::Value {
-        let mut tools_json = tools::specs_json(&Toolset::Subagent.specs());
+        // `lsp` while a language server runs.
+        let lsp = self.ctx.lsp.as_ref().is_some_and(|l| l.any_running());
+        let own: Vec<_> = Toolset::Subagent
+            .specs()
+            .into_iter()
+            .filter(|s| lsp || s.name != tools::lsp::NAME)
+            .collect();
+        let mut tools_json = tools::specs_json(&own);
         if let (Some(provider), serde_json::Value::Array(list)) = (&self.external, &mut tools_json)
         {
             let offered: Vec<_> = provider

@@ -15,6 +15,7 @@
 //! floods is bounded by time and size ([`server`]).
 
 pub mod diagnostics;
+pub mod navigate;
 pub mod server;
 pub mod spec;
 pub mod wire;
@@ -43,6 +44,23 @@ pub const MAX_OPEN_BYTES: u64 = 4 * 1024 * 1024;
 /// Once the edited file's diagnostics came, how long no further ones must come before the
 /// others are taken as complete.
 const QUIET: Duration = Duration::from_millis(300);
+
+/// One file's errors and warnings, as the servers last published them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FileCount {
+    /// Relative to the project when inside it.
+    pub path: String,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+/// The errors and warnings of the files the session touched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+    pub files: Vec<FileCount>,
+}
 
 /// The `[lsp]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +130,9 @@ struct Inner {
     told: std::sync::atomic::AtomicBool,
     /// What the user is to be told ([`Lsp::take_notices`]), at most [`MAX_NOTICES`].
     notices: std::sync::Mutex<Vec<String>>,
+    /// The files the session read or edited that a server serves, and what
+    /// [`Lsp::counts_changed`] last said of them.
+    touched: std::sync::Mutex<(std::collections::BTreeSet<PathBuf>, Counts)>,
 }
 
 /// The most notices kept until they are taken.
@@ -164,6 +185,7 @@ impl Lsp {
                 programs: std::sync::Mutex::new(HashMap::new()),
                 told: std::sync::atomic::AtomicBool::new(false),
                 notices: std::sync::Mutex::new(Vec::new()),
+                touched: std::sync::Mutex::new(Default::default()),
             }),
         })
     }
@@ -333,6 +355,7 @@ impl Lsp {
         if !sandboxed || self.spec_for(path).is_none() {
             return;
         }
+        self.touch(path);
         let lsp = self.clone();
         let path = path.to_path_buf();
         tokio::spawn(async move {
@@ -369,7 +392,72 @@ impl Lsp {
         if let Ok(Some(word)) = self.first_word() {
             self.tell(word);
         }
+        self.touch(path);
         self.check(&running, path, before, after).await
+    }
+
+    /// `path` as the model names it: relative to the project when inside it.
+    fn shown(&self, path: &Path) -> String {
+        path.strip_prefix(&self.inner.project)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    /// Count `path` among the files the session touched.
+    fn touch(&self, path: &Path) {
+        let mut touched = self
+            .inner
+            .touched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if touched.0.len() < 10_000 {
+            touched.0.insert(path.to_path_buf());
+        }
+    }
+
+    /// The errors and warnings of the touched files now, when they differ from what the
+    /// last call returned (`None`: no change, or the servers are busy starting).
+    pub fn counts_changed(&self) -> Option<Counts> {
+        let slots = self.inner.slots.try_lock().ok()?;
+        let mut touched = self
+            .inner
+            .touched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut now = Counts::default();
+        for path in &touched.0 {
+            let mut count = (0, 0);
+            for slot in slots.values() {
+                let Slot::Running(running) = slot else {
+                    continue;
+                };
+                let state = running.server.state();
+                if let Some(published) = state.published.get(path) {
+                    for d in &published.diags {
+                        match d.severity {
+                            diagnostics::Severity::Error => count.0 += 1,
+                            diagnostics::Severity::Warning => count.1 += 1,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            if count != (0, 0) {
+                now.errors += count.0;
+                now.warnings += count.1;
+                now.files.push(FileCount {
+                    path: self.shown(path),
+                    errors: count.0,
+                    warnings: count.1,
+                });
+            }
+        }
+        if now == touched.1 {
+            return None;
+        }
+        touched.1 = now.clone();
+        Some(now)
     }
 
     /// Keep `notice` for the user.
@@ -548,6 +636,31 @@ impl Lsp {
                 return;
             }
         }
+    }
+
+    /// The servers running now.
+    async fn running(&self) -> Vec<Arc<Running>> {
+        let slots = self.inner.slots.lock().await;
+        slots
+            .values()
+            .filter_map(|slot| match slot {
+                Slot::Running(r) if r.server.dead().is_none() => Some(r.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether any server runs (the `lsp` tool is offered from then on).
+    pub fn any_running(&self) -> bool {
+        self.inner
+            .slots
+            .try_lock()
+            .map(|slots| {
+                slots
+                    .values()
+                    .any(|s| matches!(s, Slot::Running(r) if r.server.dead().is_none()))
+            })
+            .unwrap_or(true)
     }
 
     /// Stop every server (politely, then their process groups).

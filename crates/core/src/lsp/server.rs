@@ -147,7 +147,7 @@ pub fn path_of(uri: &str) -> Option<PathBuf> {
 impl Server {
     /// Start the server and initialize it; `Err` says why it could not be had.
     pub async fn start(launch: Launch<'_>) -> Result<Server, String> {
-        let sandbox = launch.sandbox.for_tool(launch.cache);
+        let sandbox = launch.sandbox.for_tool(launch.cache, launch.program);
         let mut cmd = sandbox.program(launch.program, launch.secrets)?;
         cmd.args(&launch.spec.args)
             .current_dir(launch.root)

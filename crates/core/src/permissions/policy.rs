@@ -504,6 +504,18 @@ impl PermissionPolicy for RulePolicy {
                     (v, _) => v,
                 }
             }
+            // A language server's answers about a file: judged as reading it; a name
+            // across the project reads nothing the server has not read already.
+            "lsp" => match text("path") {
+                Some(path) => {
+                    let v = self.path_verdict(false, path);
+                    match (v, text("path_as_given")) {
+                        (Verdict::Allow, Some(given)) => self.path_verdict(false, given),
+                        (v, _) => v,
+                    }
+                }
+                None => Verdict::Allow,
+            },
             // The plan lives in rein's memory; nothing on disk changes.
             "write_todos" => Verdict::Allow,
             // Skills are files rein found at startup and lists to the model itself.

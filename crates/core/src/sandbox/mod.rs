@@ -415,13 +415,36 @@ impl Sandbox {
         Ok(cmd)
     }
 
-    /// This sandbox for a program rein runs for itself from the project's code (a language
-    /// server): no network whatever `sandbox.network` says, and `cache` writable besides
-    /// what commands may write.
-    pub fn for_tool(&self, cache: &Path) -> Sandbox {
+    /// This sandbox for `program`, which rein runs for itself on the project's code (a
+    /// language server): no network whatever `sandbox.network` says, `cache` writable
+    /// besides what commands may write, and the program's own folders readable where the
+    /// sandbox's private `/tmp` would hide them (its install prefix: the folder above a
+    /// `bin` or `.bin`, and the folder of the file it links to).
+    pub fn for_tool(&self, cache: &Path, program: &Path) -> Sandbox {
         let mut out = self.clone();
         out.settings.network = false;
         out.settings.writable.push(cache.to_path_buf());
+        let found = program.parent().map(|dir| {
+            match dir.file_name().and_then(|n| n.to_str()) {
+                Some("bin" | ".bin") => dir.parent().unwrap_or(dir),
+                _ => dir,
+            }
+            .to_path_buf()
+        });
+        let real = program
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf));
+        let tmp = Path::new("/tmp");
+        for dir in found.into_iter().chain(real) {
+            let under_tmp = dir.starts_with(tmp)
+                || dir
+                    .canonicalize()
+                    .is_ok_and(|d| d.starts_with(tmp) || d.starts_with(std::env::temp_dir()));
+            if under_tmp && !out.readable.iter().any(|r| dir.starts_with(r)) {
+                out.readable.push(dir);
+            }
+        }
         out
     }
 
@@ -509,6 +532,27 @@ mod tests {
             mode,
             ..SandboxSettings::default()
         }
+    }
+
+    #[test]
+    fn a_tool_gets_no_network_its_cache_and_its_install_folder_under_tmp() {
+        let dir = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+        let bin = dir.path().join("node_modules/.bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("srv"), "").unwrap();
+        let mut open = Sandbox::off(Path::new("/p"));
+        open.settings.network = true;
+        let tool = open.for_tool(Path::new("/c"), &bin.join("srv"));
+        assert!(!tool.settings.network);
+        assert_eq!(tool.settings.writable, [PathBuf::from("/c")]);
+        assert_eq!(tool.readable, [dir.path().join("node_modules")]);
+        // A program the root's read-only view already shows adds nothing.
+        let plain = open.for_tool(Path::new("/c"), Path::new("/usr/bin/python3"));
+        assert!(plain.readable.is_empty());
+        // The program as given is run, directly.
+        let cmd = tool.program(&bin.join("srv"), &[]).unwrap();
+        assert_eq!(cmd.as_std().get_program(), bin.join("srv"));
+        assert_eq!(cmd.as_std().get_args().count(), 0);
     }
 
     #[test]

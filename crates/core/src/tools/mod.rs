@@ -13,6 +13,7 @@ pub mod diff;
 pub mod editor;
 pub mod external;
 pub(crate) mod live;
+pub mod lsp;
 pub mod read_file;
 pub mod read_skill;
 pub mod str_replace;
@@ -110,6 +111,7 @@ pub fn all_specs() -> Vec<ToolSpec> {
         background::output_spec(),
         background::kill_spec(),
         read_file::spec(),
+        lsp::spec(),
         write_file::spec(),
         str_replace::spec(),
         write_todos::spec(),
@@ -126,7 +128,7 @@ pub enum Toolset {
 }
 
 /// What a subagent may call.
-const SUBAGENT_TOOLS: &[&str] = &[bash::NAME, read_file::NAME, read_skill::NAME];
+const SUBAGENT_TOOLS: &[&str] = &[bash::NAME, read_file::NAME, lsp::NAME, read_skill::NAME];
 
 impl Toolset {
     /// The schemas this agent's requests carry, in the order the model sees them.
@@ -148,9 +150,14 @@ impl Toolset {
             && !specs.iter().any(|s| s.name == name)
             && all_specs().iter().any(|s| s.name == name)
         {
+            let usable: Vec<&str> = SUBAGENT_TOOLS
+                .iter()
+                .copied()
+                .filter(|n| *n != lsp::NAME)
+                .collect();
             return Err(format!(
                 "Error: {name} is not available to a subagent; it can use {}.",
-                SUBAGENT_TOOLS.join(", ")
+                usable.join(", ")
             ));
         }
         prepare(&specs, name, raw_args)
@@ -206,6 +213,7 @@ enum Kind {
     BashOutput(background::Args),
     BashKill(background::Args),
     ReadFile(read_file::Args),
+    Lsp(lsp::Args),
     WriteFile(write_file::Args),
     StrReplace(str_replace::Args),
     WriteTodos(write_todos::Args),
@@ -316,7 +324,12 @@ impl<'de> serde::de::Visitor<'de> for CappedVisitor {
 pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<PreparedCall, String> {
     let args = parse_arguments(raw_args)?;
     let Some(spec) = specs.iter().find(|s| s.name == name) else {
-        let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+        // `lsp` is offered only while a language server runs: not named here.
+        let names: Vec<&str> = specs
+            .iter()
+            .map(|s| s.name)
+            .filter(|n| *n != lsp::NAME)
+            .collect();
         return Err(format!(
             "Error: unknown tool \"{}\". The available tools are: {}.",
             printable(name),
@@ -330,6 +343,7 @@ pub fn prepare(specs: &[ToolSpec], name: &str, raw_args: &str) -> Result<Prepare
         background::OUTPUT_NAME => serde_json::from_value(args.clone()).map(Kind::BashOutput),
         background::KILL_NAME => serde_json::from_value(args.clone()).map(Kind::BashKill),
         read_file::NAME => serde_json::from_value(args.clone()).map(Kind::ReadFile),
+        lsp::NAME => serde_json::from_value(args.clone()).map(Kind::Lsp),
         // The content (often most of the call) stays in `args` alone, not copied: the
         // preview reads it there and the tool takes it when it runs.
         write_file::NAME => serde_json::from_value(without(&args, "content")).map(Kind::WriteFile),
@@ -380,6 +394,9 @@ impl PreparedCall {
     pub fn pin_path(&mut self, root: &Path) -> Result<(), String> {
         let path = match &mut self.kind {
             Kind::ReadFile(a) => &mut a.path,
+            Kind::Lsp(lsp::Args {
+                path: Some(path), ..
+            }) => path,
             Kind::WriteFile(a) => &mut a.path,
             Kind::StrReplace(a) => &mut a.path,
             _ => return Ok(()),
@@ -405,6 +422,11 @@ impl PreparedCall {
         match &self.kind {
             Kind::Bash(a) => format!("bash: {}", a.command),
             Kind::ReadFile(a) => format!("read_file: {}", a.path),
+            Kind::Lsp(a) => format!(
+                "lsp: {} {}",
+                a.operation,
+                a.path.as_deref().or(a.query.as_deref()).unwrap_or("")
+            ),
             Kind::WriteFile(a) => format!("write_file: {}", a.path),
             Kind::StrReplace(a) => format!("str_replace: {}", a.path),
             Kind::WriteTodos(a) => format!("write_todos: {} items", a.todos.len()),
@@ -476,6 +498,7 @@ impl PreparedCall {
                 ran.text
             }),
             Kind::ReadFile(a) => read_file::run(a, ctx).await,
+            Kind::Lsp(a) => lsp::run(a, ctx).await,
             Kind::WriteFile(mut a) => {
                 if let Some(serde_json::Value::String(content)) =
                     args.get_mut("content").map(serde_json::Value::take)
@@ -667,7 +690,8 @@ mod dispatch_tests {
     #[test]
     fn a_subagent_cannot_call_what_it_does_not_have() {
         let names: Vec<&str> = Toolset::Subagent.specs().iter().map(|s| s.name).collect();
-        assert_eq!(names, ["bash", "read_file", "read_skill"]);
+        assert_eq!(names, ["bash", "read_file", "lsp", "read_skill"]);
+        // (`lsp` is offered only while a language server runs; the errors do not name it.)
         for tool in ["write_file", "str_replace", "write_todos", "task"] {
             let e = Toolset::Subagent.prepare(tool, "{}").unwrap_err();
             assert_eq!(

@@ -23,6 +23,23 @@ impl Agent {
     /// other byte for byte; when they do change, the next request's prefix differs from
     /// the tools on, as it must.
     pub(super) fn refresh_tools(&mut self) {
+        if self.config.external_tools.is_some() {
+            self.refresh_external();
+        }
+        // The `lsp` tool, once a language server runs (or the history called it).
+        let lsp = self.config.lsp.as_ref().is_some_and(|l| l.any_running())
+            || self.called_tool_names().contains(tools::lsp::NAME);
+        let now = tools_json(&self.config, &self.external.offered, lsp);
+        if now != self.tools_json {
+            self.tools_chars = now.to_string().len();
+            self.tools_json = now;
+            // The last usage report counted the old tools.
+            self.meter.history_rewritten();
+        }
+    }
+
+    /// The external tools as they are now, recorded when the offer changed.
+    fn refresh_external(&mut self) {
         let Some(provider) = &self.config.external_tools else {
             return;
         };
@@ -55,13 +72,6 @@ impl Agent {
             });
             self.external.offered = offered;
         }
-        let now = tools_json(&self.config, &self.external.offered);
-        if now != self.tools_json {
-            self.tools_chars = now.to_string().len();
-            self.tools_json = now;
-            // The last usage report counted the old tools.
-            self.meter.history_rewritten();
-        }
     }
 
     /// The names of the tools the history's assistant messages called.
@@ -79,9 +89,19 @@ impl Agent {
     }
 }
 
-/// The `tools` of the main agent's requests: rein's own, then `external`.
-pub(super) fn tools_json(config: &AgentConfig, external: &[ExternalSpec]) -> serde_json::Value {
-    let serde_json::Value::Array(mut list) = tools::specs_json(&Toolset::Main.specs()) else {
+/// The `tools` of the main agent's requests: rein's own (`lsp` only when `lsp`), then
+/// `external`.
+pub(super) fn tools_json(
+    config: &AgentConfig,
+    external: &[ExternalSpec],
+    lsp: bool,
+) -> serde_json::Value {
+    let own: Vec<_> = Toolset::Main
+        .specs()
+        .into_iter()
+        .filter(|s| lsp || s.name != tools::lsp::NAME)
+        .collect();
+    let serde_json::Value::Array(mut list) = tools::specs_json(&own) else {
         return serde_json::Value::Array(Vec::new());
     };
     if config.external_tools.is_some() {

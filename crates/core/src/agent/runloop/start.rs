@@ -39,7 +39,7 @@ impl Agent {
         window: Option<WindowWatch>,
         background: crate::tools::background::Background,
     ) -> Self {
-        let tools_json = tools_json(&config, &[]);
+        let tools_json = tools_json(&config, &[], false);
         let ctx = config.tool_context();
         let (system_prompt, subagent_prompt, instructions_chars) = prompts(&config);
         // Built once: every request of the session sends the same bytes (prompt caching).

@@ -133,10 +133,20 @@ impl Agent {
             *stored = at;
         }
         self.emit(event);
-        // What the language servers have to tell the user (one that could not start).
-        let said = self.config.lsp.as_ref().map(|l| l.take_notices());
-        for message in said.into_iter().flatten() {
+        // What the language servers have to tell the user (one that could not start), and
+        // the errors and warnings of the files touched, when they changed.
+        let Some(lsp) = self.config.lsp.clone() else {
+            return;
+        };
+        for message in lsp.take_notices() {
             self.emit(AgentEvent::Notice { message });
+        }
+        if let Some(counts) = lsp.counts_changed() {
+            self.emit(AgentEvent::Diagnostics {
+                errors: counts.errors,
+                warnings: counts.warnings,
+                files: counts.files,
+            });
         }
     }
 }

@@ -608,6 +608,18 @@ impl Lsp {
     /// Wait (until `deadline`) for the server's word on `path` at `version` and for its
     /// work in progress to end.
     async fn settle(&self, server: &Server, path: &Path, version: i64, deadline: Instant) {
+        // Said already, and nothing has come for a while: settled (no wait).
+        {
+            let s = server.state();
+            let said = s
+                .published
+                .get(path)
+                .is_some_and(|p| p.version.is_none_or(|v| v >= version));
+            let still = s.last_at.is_none_or(|at| at.elapsed() >= QUIET);
+            if said && still && s.progress.is_empty() {
+                return;
+            }
+        }
         let came = server
             .wait_until(deadline, |s| {
                 s.published

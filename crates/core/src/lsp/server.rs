@@ -50,6 +50,8 @@ pub struct State {
     pub published: HashMap<PathBuf, Published>,
     /// Counts every publish.
     pub seq: u64,
+    /// When the last one came.
+    pub last_at: Option<std::time::Instant>,
     /// Work the server reported begun and not yet ended (`$/progress` tokens).
     pub progress: HashSet<String>,
     /// The last thing it said (`window/logMessage`, `showMessage`), bounded.
@@ -519,6 +521,7 @@ impl Reader {
                     .filter_map(diag)
                     .collect();
                 state.seq += 1;
+                state.last_at = Some(std::time::Instant::now());
                 let published = Published {
                     version: params.get("version").and_then(Value::as_i64),
                     seq: state.seq,

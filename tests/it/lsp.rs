@@ -469,3 +469,79 @@ async fn the_errors_of_the_files_touched_are_a_diagnostics_event_in_jsonl() {
         json!({"type": "diagnostics", "errors": 0, "warnings": 0, "files": []})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_servers_word_comes_with_the_next_result() {
+    if no_sandbox() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let tag = format!("slow-{}", std::process::id());
+    support::write(
+        &home.path().join("rein-home/config.toml"),
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 300\n{}",
+            fake_table("slow", "slow", &tag, "")
+        ),
+    );
+    let server = ScriptedServer::start(vec![
+        call(
+            "write_file",
+            json!({"path": "a.slow", "content": "fine\nBAD\n"}),
+        ),
+        call("bash", json!({"command": "sleep 2"})),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let err = run(
+        home.path(),
+        project.path(),
+        &server,
+        Path::new("/nonexistent"),
+    )
+    .await;
+    let write = result(&server, 1);
+    assert!(
+        write.contains("(slow had not reported on this edit within 0.3 s; what it finds comes with a later result)"),
+        "{write}\n{err}"
+    );
+    let next = result(&server, 2);
+    assert!(
+        next.contains("(Late, about the earlier edit of a.slow:) slow reports 1 error this edit introduced:\na.slow:2:1: BAD here (fake)"),
+        "{next}\n{err}"
+    );
+}
+
+/// The first thing the session does is an edit that breaks a caller in a file nobody
+/// opened, in a project with an error elsewhere: the caller is reported, the old error is
+/// not (pyright's first check of the project is waited for before the edit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_edit_reports_the_caller_it_broke_and_not_an_old_error_elsewhere() {
+    let Some(bin) = servers_bin() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    support::write(&project.path().join("a.py"), "def f(x):\n    return x\n");
+    support::write(
+        &project.path().join("b.py"),
+        "from a import f\n\nprint(f(1))\n",
+    );
+    support::write(&project.path().join("old.py"), "print(undefined_before)\n");
+    let server = ScriptedServer::start(vec![
+        call(
+            "str_replace",
+            json!({"path": "a.py", "old": "def f(x):", "new": "def f(x, y):"}),
+        ),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let err = run(home.path(), project.path(), &server, &bin).await;
+    let got = result(&server, 1);
+    assert!(
+        got.contains("pyright reports 1 error this edit introduced:\nb.py:3:7:"),
+        "{got}\n{err}"
+    );
+    assert!(!got.contains("old.py"), "{got}");
+}

@@ -10,11 +10,13 @@ hang      never answers initialize.
 garbage   answers initialize, then writes what is not the protocol.
 flood     answers initialize; after a change publishes one message of 20 MB.
 crash     answers initialize; exits at the first change.
+slow      as normal, but a change is published 1.5 s late.
 """
 import json
 import os
 import socket
 import sys
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 out = sys.stdout.buffer
@@ -108,5 +110,7 @@ while True:
             huge = "x" * (20 * 1024 * 1024)
             send({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 3, "message": huge}})
             continue
+        if MODE == "slow":
+            time.sleep(1.5)
         doc = msg["params"]["textDocument"]
         publish(doc["uri"], msg["params"]["contentChanges"][-1]["text"], doc["version"])

@@ -14,6 +14,7 @@
 //! a growing pause, and left alone after [`MAX_TRIES`] (said once); one that dies, hangs or
 //! floods is bounded by time and size ([`server`]).
 
+mod check;
 pub mod diagnostics;
 pub mod navigate;
 pub mod server;
@@ -29,7 +30,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::Instant;
 
-use diagnostics::{introduced, Diag, Introduced};
+use diagnostics::Diag;
 use server::{Launch, Server};
 use spec::ServerSpec;
 
@@ -39,6 +40,9 @@ pub const MAX_TRIES: u32 = 3;
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(20);
 /// The default bound on the wait for an edit's diagnostics.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(3);
+/// How long a freshly started server must say nothing more before its first check of
+/// the project counts as done.
+const WARM_QUIET: Duration = Duration::from_secs(1);
 /// The largest file opened in a server.
 pub const MAX_OPEN_BYTES: u64 = 4 * 1024 * 1024;
 /// Once the edited file's diagnostics came, how long no further ones must come before the
@@ -106,6 +110,8 @@ enum Slot {
 struct Running {
     server: Server,
     docs: tokio::sync::Mutex<HashMap<PathBuf, i64>>,
+    /// It has checked the project once ([`Lsp::warm_up`]).
+    warm: tokio::sync::OnceCell<()>,
 }
 
 /// The session's language servers.
@@ -130,10 +136,26 @@ struct Inner {
     told: std::sync::atomic::AtomicBool,
     /// What the user is to be told ([`Lsp::take_notices`]), at most [`MAX_NOTICES`].
     notices: std::sync::Mutex<Vec<String>>,
+    /// Edits their server had not reported on in time ([`Lsp::late`]).
+    late: std::sync::Mutex<Vec<Late>>,
     /// The files the session read or edited that a server serves, and what
     /// [`Lsp::counts_changed`] last said of them.
     touched: std::sync::Mutex<(std::collections::BTreeSet<PathBuf>, Counts)>,
 }
+
+/// An edit whose report did not come in time: what is needed to tell it when it does.
+struct Late {
+    running: Arc<Running>,
+    path: PathBuf,
+    /// The version the edit made.
+    version: i64,
+    /// The publish count before the edit.
+    seq: u64,
+    before: HashMap<PathBuf, Vec<Diag>>,
+}
+
+/// The most edits waited for at once.
+const MAX_LATE: usize = 8;
 
 /// The most notices kept until they are taken.
 const MAX_NOTICES: usize = 20;
@@ -186,6 +208,7 @@ impl Lsp {
                 told: std::sync::atomic::AtomicBool::new(false),
                 notices: std::sync::Mutex::new(Vec::new()),
                 touched: std::sync::Mutex::new(Default::default()),
+                late: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }
@@ -314,6 +337,7 @@ impl Lsp {
                 let running = Arc::new(Running {
                     server,
                     docs: tokio::sync::Mutex::new(HashMap::new()),
+                    warm: tokio::sync::OnceCell::new(),
                 });
                 slots.insert(key, Slot::Running(running.clone()));
                 Ok(Some(running))
@@ -484,172 +508,6 @@ impl Lsp {
         )
     }
 
-    /// The edit's report from `running` (see [`Lsp::edited`]).
-    async fn check(
-        &self,
-        running: &Running,
-        path: &Path,
-        before: Option<&str>,
-        after: &str,
-    ) -> Option<String> {
-        let server = &running.server;
-        let deadline = Instant::now() + self.inner.settings.wait;
-        let mut docs = running.docs.lock().await;
-        let version = match docs.get(path).copied() {
-            Some(v) => v,
-            None => {
-                // Seen first now: opened as it was, so what was there before is known.
-                let first = before.unwrap_or("");
-                open(server, path, first, 1);
-                docs.insert(path.to_path_buf(), 1);
-                1
-            }
-        };
-        // What the server says of the file as it was, and of every other file.
-        // (When it does not come in time, the wait after the change ends at once too.)
-        self.settle(server, path, version, deadline).await;
-        let (before_all, seq) = {
-            let state = server.state();
-            let all: HashMap<PathBuf, Vec<Diag>> = state
-                .published
-                .iter()
-                .map(|(p, d)| (p.clone(), d.diags.clone()))
-                .collect();
-            (all, state.seq)
-        };
-        let next = version + 1;
-        docs.insert(path.to_path_buf(), next);
-        server.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": server::uri(path), "version": next},
-                   "contentChanges": [{"text": after}]}),
-        );
-        server.notify(
-            "textDocument/didSave",
-            json!({"textDocument": {"uri": server::uri(path)}, "text": after}),
-        );
-        drop(docs);
-        let mut pulled = None;
-        if server.pulls() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if let Ok(answer) = server
-                .request(
-                    "textDocument/diagnostic",
-                    json!({"textDocument": {"uri": server::uri(path)}}),
-                    left,
-                )
-                .await
-            {
-                pulled = server::pulled(&answer);
-            }
-        }
-        let came = match pulled {
-            Some(_) => true,
-            None => {
-                server
-                    .wait_until(deadline, |s| {
-                        s.published
-                            .get(path)
-                            .is_some_and(|p| p.seq > seq && p.version.is_none_or(|v| v >= next))
-                    })
-                    .await
-            }
-        };
-        if came {
-            self.quiet(server, deadline).await;
-        }
-        let name = &server.spec.name;
-        if let Some(why) = server.dead() {
-            self.tell(format!("{name} stopped: {why}{}", said(server)));
-            return Some(format!("({name} stopped before it reported on this edit)"));
-        }
-        if !came {
-            return Some(format!(
-                "({name} had not reported on this edit within {:.1} s; its diagnostics were not waited for)",
-                self.inner.settings.wait.as_secs_f64()
-            ));
-        }
-        let state = server.state();
-        let mut found = Introduced::default();
-        let shown = |p: &Path| {
-            p.strip_prefix(&self.inner.project)
-                .unwrap_or(p)
-                .display()
-                .to_string()
-        };
-        let old = |p: &Path| before_all.get(p).map_or(&[][..], Vec::as_slice);
-        let edited_now = match &pulled {
-            Some(diags) => diags.clone(),
-            None => state
-                .published
-                .get(path)
-                .map(|p| p.diags.clone())
-                .unwrap_or_default(),
-        };
-        let mine = introduced(old(path), &edited_now);
-        if !mine.is_empty() {
-            found.files.push((shown(path), mine));
-        }
-        let mut others: Vec<(&PathBuf, &server::Published)> = state
-            .published
-            .iter()
-            .filter(|(p, d)| d.seq > seq && p.as_path() != path)
-            .collect();
-        others.sort_by(|a, b| a.0.cmp(b.0));
-        for (p, published) in others {
-            let new = introduced(old(p), &published.diags);
-            if !new.is_empty() {
-                found.files.push((shown(p), new));
-            }
-        }
-        found.report(name)
-    }
-
-    /// Wait (until `deadline`) for the server's word on `path` at `version` and for its
-    /// work in progress to end.
-    async fn settle(&self, server: &Server, path: &Path, version: i64, deadline: Instant) {
-        // Said already, and nothing has come for a while: settled (no wait).
-        {
-            let s = server.state();
-            let said = s
-                .published
-                .get(path)
-                .is_some_and(|p| p.version.is_none_or(|v| v >= version));
-            let still = s.last_at.is_none_or(|at| at.elapsed() >= QUIET);
-            if said && still && s.progress.is_empty() {
-                return;
-            }
-        }
-        let came = server
-            .wait_until(deadline, |s| {
-                s.published
-                    .get(path)
-                    .is_some_and(|p| p.version.is_none_or(|v| v >= version))
-            })
-            .await;
-        if came {
-            self.quiet(server, deadline).await;
-        }
-    }
-
-    /// Wait until nothing more came for [`QUIET`] and no work is in progress, or
-    /// `deadline`.
-    async fn quiet(&self, server: &Server, deadline: Instant) {
-        loop {
-            let (seq, busy) = {
-                let s = server.state();
-                (s.seq, !s.progress.is_empty())
-            };
-            let until = (Instant::now() + QUIET).min(deadline);
-            let more = server
-                .wait_until(until, |s| s.seq != seq || s.progress.is_empty() == busy)
-                .await;
-            if Instant::now() >= deadline || (!more && !busy) {
-                return;
-            }
-        }
-    }
-
     /// The servers running now.
     async fn running(&self) -> Vec<Arc<Running>> {
         let slots = self.inner.slots.lock().await;
@@ -683,18 +541,6 @@ impl Lsp {
                 running.server.stop().await;
             }
         }
-    }
-}
-
-/// The last line the server wrote on its standard error, as ` (it said: …)`, or nothing.
-fn said(server: &Server) -> String {
-    let state = server.state();
-    match state.stderr.trim().lines().last() {
-        Some(line) if !line.trim().is_empty() => {
-            let line: String = line.trim().chars().take(200).collect();
-            format!(" (it said: {line})")
-        }
-        _ => String::new(),
     }
 }
 

@@ -126,7 +126,17 @@ impl Agent {
         }
     }
 
-    pub(super) fn finish_tool(&mut self, call: &ToolCall, result: ToolResult, started: Instant) {
+    pub(super) fn finish_tool(
+        &mut self,
+        call: &ToolCall,
+        mut result: ToolResult,
+        started: Instant,
+    ) {
+        // What a language server found late about an earlier edit rides on this result.
+        if let Some(late) = self.config.lsp.as_ref().and_then(|l| l.late()) {
+            result.text.push_str("\n\n");
+            result.text.push_str(&late);
+        }
         let mut event = finished_event(call, &result, started);
         let at = self.push(Message::tool_result(call.id.clone(), result));
         if let AgentEvent::ToolFinished { stored, .. } = &mut event {

@@ -37,27 +37,7 @@ fn file_path(uri: &str) -> Option<String> {
 
 /// `text` with its `%XX` escapes decoded (`None`: not UTF-8 once decoded).
 fn decoded(text: &str) -> Option<String> {
-    let raw = text.as_bytes();
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            raw[i],
-            raw.get(i + 1).and_then(|&b| hex(b)),
-            raw.get(i + 2).and_then(|&b| hex(b)),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
+    rein_core::text::percent_decoded(text)
 }
 
 /// `path` relative to `root` when it is inside it.

@@ -65,6 +65,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "list the MCP servers and their state (/mcp restart|login|logout NAME; /mcp allow NAME runs a project's server)",
     ),
     (
+        "/lsp",
+        "list the language servers this session started, their state and what they last said",
+    ),
+    (
         "/mode [MODE]",
         "show the approval mode, or switch to MODE: plan, default or auto (Shift+Tab cycles)",
     ),
@@ -106,6 +110,8 @@ pub enum SlashCommand {
     Mcp(McpAction),
     /// `/bashes`, `/bashes kill ID`.
     Bashes(BashesAction),
+    /// `/lsp`.
+    Lsp,
     /// `/hooks`, `/hooks allow`.
     Hooks(HooksAction),
     Quit,
@@ -146,6 +152,7 @@ pub fn parse(input: &str) -> Option<SlashCommand> {
         "mode" => SlashCommand::Mode(Some(rest()).filter(|m| !m.is_empty())),
         "mcp" => SlashCommand::Mcp(mcp_action(&rest())),
         "bashes" | "bash" => SlashCommand::Bashes(bashes_action(&rest())),
+        "lsp" => SlashCommand::Lsp,
         "hooks" => SlashCommand::Hooks(match rest().as_str() {
             "" => HooksAction::List,
             "allow" => HooksAction::Allow,

@@ -137,6 +137,9 @@ pub struct App {
     /// The language servers' errors and warnings in the files the session touched, as the
     /// agent last reported them (the status line's count).
     pub diagnostics: (usize, usize),
+    /// The language servers started in this session, as the agent last reported them
+    /// (`/lsp`).
+    pub lsp_servers: Vec<rein_core::lsp::ServerInfo>,
     /// The hooks in force, a line each, and what was said about them at start (held,
     /// unusable lines): `/hooks`.
     pub hooks: Vec<String>,
@@ -338,6 +341,7 @@ impl App {
             mcp_logins: Vec::new(),
             background: Vec::new(),
             diagnostics: (0, 0),
+            lsp_servers: Vec::new(),
             hooks: Vec::new(),
             hook_trust: None,
             forms: Default::default(),

@@ -63,6 +63,7 @@ pub(super) fn config_show(config: &Config, root: &Path, sandbox: &Sandbox) -> Ex
         }
     }
     outln!("{}", config.describe());
+    outln!("{}", config.lsp_listing());
     ExitCode::SUCCESS
 }
 

@@ -28,8 +28,9 @@ fn uncommented(text: &str) -> String {
         .join("\n")
 }
 
+/// A server's table header, MCP's or a language server's.
 fn is_mcp_server(line: &str) -> bool {
-    line.starts_with("[mcp_servers.") && line.ends_with(']')
+    (line.starts_with("[mcp_servers.") || line.starts_with("[lsp.")) && line.ends_with(']')
 }
 
 fn is_array_table(line: &str) -> bool {

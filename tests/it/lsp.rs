@@ -468,6 +468,14 @@ async fn the_errors_of_the_files_touched_are_a_diagnostics_event_in_jsonl() {
         events[1],
         json!({"type": "diagnostics", "errors": 0, "warnings": 0, "files": []})
     );
+    let servers: Vec<Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "language_servers")
+        .collect();
+    assert_eq!(servers[0]["servers"][0]["name"], "pyright", "{out}");
+    assert_eq!(servers[0]["servers"][0]["root"], ".", "{out}");
+    assert_eq!(servers[0]["servers"][0]["state"], "running", "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -544,4 +552,48 @@ async fn a_first_edit_reports_the_caller_it_broke_and_not_an_old_error_elsewhere
         "{got}\n{err}"
     );
     assert!(!got.contains("old.py"), "{got}");
+}
+
+/// `rein config` lists every language server: found on PATH (and where), not installed,
+/// or turned off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rein_config_shows_the_servers_found() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let program = bin.path().join("pyright-langserver");
+    support::write(&program, "#!/bin/sh\n");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    support::write(
+        &home.path().join("rein-home/config.toml"),
+        "[lsp.gopls]\nenabled = false\n\n[lsp.mine]\ncommand = \"/bin/true\"\nextensions = [\"x\"]\n",
+    );
+    let out = support::rein_command(home.path())
+        .env("PATH", bin.path())
+        .args(["--cwd"])
+        .arg(project.path())
+        .arg("config")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("lsp.{name} ")))
+            .unwrap_or_else(|| panic!("no lsp.{name} in {text}"))
+            .to_string()
+    };
+    assert!(
+        line("pyright").ends_with(&format!(".py .pyi  found: {}", program.display())),
+        "{text}"
+    );
+    assert!(line("gopls").ends_with("off"), "{text}");
+    assert!(line("mine").ends_with(".x  found: /bin/true"), "{text}");
+    assert!(
+        line("clangd").contains("not installed (clangd is not on PATH)"),
+        "{text}"
+    );
 }

@@ -153,6 +153,7 @@ fn tool_event(app: &mut App, event: AgentEvent, now: Instant) {
         AgentEvent::Diagnostics {
             errors, warnings, ..
         } => app.diagnostics = (errors, warnings),
+        AgentEvent::LanguageServers { servers } => app.lsp_servers = servers,
         AgentEvent::EditDiff { id, diff } => {
             if let Some(cell) = app.transcript.tool_cell_mut(&id) {
                 cell.diff = Some(diff);

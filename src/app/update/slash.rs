@@ -127,6 +127,10 @@ pub fn run(app: &mut App, command: SlashCommand, effects: &mut Vec<Effect>) {
         SlashCommand::Hooks(HooksAction::Unknown(words)) => {
             app.hint = Some(format!("/hooks {words}: expected /hooks or /hooks allow"));
         }
+        SlashCommand::Lsp => {
+            let text = lsp_text(app);
+            app.transcript.notice(NoticeKind::Info, text);
+        }
         SlashCommand::Bashes(BashesAction::List) => {
             let text = bashes_text(app);
             app.transcript.notice(NoticeKind::Info, text);
@@ -214,5 +218,32 @@ fn bashes_text(app: &App) -> String {
             out.push_str(&format!("\n      {}", t.last_line));
         }
     }
+    out
+}
+
+/// `/lsp`'s listing: each language server started, its folder, its state and its last
+/// word (sanitised: it is a program's text).
+fn lsp_text(app: &App) -> String {
+    if app.lsp_servers.is_empty() {
+        return "No language server has started in this session. One starts when the model reads or edits a file of its language; `rein config` lists those found.".to_string();
+    }
+    let mut out = String::from("Language servers:");
+    for server in &app.lsp_servers {
+        let clean = |text: &str| rein_core::text::sanitize::sanitize(text).into_owned();
+        out.push_str(&format!(
+            "\n  {} ({}): {}",
+            clean(&server.name),
+            clean(&server.root),
+            clean(&server.state)
+        ));
+        if let Some(note) = &server.note {
+            let note: String = note.chars().take(200).collect();
+            out.push_str(&format!("\n    last: {}", clean(&note)));
+        }
+    }
+    let (errors, warnings) = app.diagnostics;
+    out.push_str(&format!(
+        "\nIn the files this session touched: {errors} errors, {warnings} warnings."
+    ));
     out
 }

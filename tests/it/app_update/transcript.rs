@@ -593,3 +593,56 @@ fn the_status_line_counts_what_the_language_servers_see() {
     s.agent(counts(0, 0));
     assert!(!status(&s.app).contains("warn"), "{}", status(&s.app));
 }
+
+#[test]
+fn slash_lsp_lists_the_servers_their_state_and_last_word() {
+    let mut s = Script::with(app());
+    let last = |app: &App| match app.transcript.cells.last() {
+        Some(Cell::Notice(n)) => n.text.clone(),
+        other => panic!("not a notice: {other:?}"),
+    };
+    s.type_text("/lsp");
+    s.plain(KeyCode::Enter);
+    assert!(
+        last(&s.app).starts_with("No language server has started in this session."),
+        "{}",
+        last(&s.app)
+    );
+    let server = |name: &str, state: &str, note: Option<&str>| rein_core::lsp::ServerInfo {
+        name: name.into(),
+        root: ".".into(),
+        state: state.into(),
+        note: note.map(str::to_string),
+    };
+    s.agent(AgentEvent::LanguageServers {
+        servers: vec![
+            server("pyright", "running", Some("Found 3 source files\u{1b}[2J")),
+            server(
+                "gopls",
+                "not running (tried 1 of 3 times): initialize failed",
+                None,
+            ),
+        ],
+    });
+    s.agent(AgentEvent::Diagnostics {
+        errors: 2,
+        warnings: 0,
+        files: Vec::new(),
+    });
+    s.type_text("/lsp");
+    s.plain(KeyCode::Enter);
+    let text = last(&s.app);
+    assert!(
+        text.contains("pyright (.): running\n    last: Found 3 source files"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}'),
+        "a server's text is sanitised: {text:?}"
+    );
+    assert!(
+        text.contains("gopls (.): not running (tried 1 of 3 times): initialize failed"),
+        "{text}"
+    );
+    assert!(text.ends_with("2 errors, 0 warnings."), "{text}");
+}

@@ -32,12 +32,12 @@ async fn slash_lists_commands_tab_completes_and_a_custom_command_runs() {
         .await;
     tmux.send("/", &[]);
     tmux.wait_for("the completion list", |s| {
-        s.contains("commands (20)") && s.contains("/help") && s.contains("Tab complete")
+        s.contains("commands (21)") && s.contains("/help") && s.contains("Tab complete")
     })
     .await;
     tmux.send("rev", &[]);
     tmux.wait_for("the list filtered to the custom command", |s| {
-        s.contains("commands (1 of 20)")
+        s.contains("commands (1 of 21)")
             && s.contains("/review <area>")
             && s.contains("Review a part of the code (project)")
     })

@@ -104,7 +104,7 @@ fn slash_opens_the_list_of_built_in_commands() {
         clock.now(),
     );
     let screen = snapshot("slash_list_built_ins_80x24", &app, 80, 24, clock.now());
-    assert!(screen.contains("commands (19)"), "{screen}");
+    assert!(screen.contains("commands (20)"), "{screen}");
     assert!(screen.contains("/model [NAME]"), "{screen}");
     assert!(
         screen.contains("Tab complete"),
@@ -125,7 +125,7 @@ fn the_slash_list_narrows_as_the_user_types() {
         clock.now(),
     );
     let screen = snapshot("slash_list_filtered_80x24", &app, 80, 24, clock.now());
-    assert!(screen.contains("commands (3 of 19)"), "{screen}");
+    assert!(screen.contains("commands (3 of 20)"), "{screen}");
     assert!(!screen.contains("/help"), "{screen}");
 }
 

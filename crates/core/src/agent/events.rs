@@ -67,6 +67,11 @@ pub enum AgentEvent {
         warnings: usize,
         files: Vec<crate::lsp::FileCount>,
     },
+    /// The language servers started in this session changed (one started, stopped or said
+    /// something): each as it is now.
+    LanguageServers {
+        servers: Vec<crate::lsp::ServerInfo>,
+    },
     /// The background commands changed (one started, ended, printed a new last line, was
     /// read): all of them as they are now, oldest first.
     Background {
@@ -630,7 +635,8 @@ impl AgentEvent {
             | AgentEvent::UserCommandStarted { .. }
             | AgentEvent::UserCommandFinished { .. }
             | AgentEvent::Background { .. }
-            | AgentEvent::Diagnostics { .. } => EventFamily::Tool,
+            | AgentEvent::Diagnostics { .. }
+            | AgentEvent::LanguageServers { .. } => EventFamily::Tool,
             AgentEvent::Subagent { .. } => EventFamily::Subagent,
             AgentEvent::ApprovalNeeded { .. } | AgentEvent::AutoApproved { .. } => {
                 EventFamily::Approval

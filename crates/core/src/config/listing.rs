@@ -281,6 +281,35 @@ impl Config {
         lines.join("\n")
     }
 
+    /// The language servers, a line each (what `rein config` prints after the settings):
+    /// every one rein knows or the config names, the files it serves, and whether it was
+    /// found on `PATH` (and where), is not installed, is off, or is a project's and held.
+    pub fn lsp_listing(&self) -> String {
+        let name_width = 28;
+        let mut lines = Vec::new();
+        let path_var = std::env::var_os("PATH");
+        for server in crate::lsp::spec::merged(&self.lsp.servers) {
+            let found = crate::lsp::spec::find_program(&server.command, path_var.as_deref());
+            let state = match (self.lsp.enabled && server.enabled, found) {
+                (false, _) => "off".to_string(),
+                (true, Some(program)) => format!("found: {}", program.display()),
+                (true, None) => format!("not installed ({} is not on PATH)", server.command),
+            };
+            lines.push(format!(
+                "{:<name_width$}  .{}  {state}",
+                format!("lsp.{}", server.name),
+                server.extensions.join(" .")
+            ));
+        }
+        for held in &self.lsp.held {
+            lines.push(format!(
+                "{:<name_width$}  held: a project's config may not name programs rein runs",
+                format!("lsp.{held}")
+            ));
+        }
+        lines.join("\n")
+    }
+
     /// The text `rein models` prints, without a trailing newline.
     pub fn models_listing(&self) -> String {
         let mut lines = Vec::new();

@@ -188,11 +188,7 @@ fn read(value: &toml::Value, project: bool) -> Result<LspLayer, Problem> {
 
 /// One `[lsp.NAME]` table, checked.
 fn server_table(name: &str, value: &toml::Value, key: &str) -> Result<ServerTable, Problem> {
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !super::table::is_server_name(name) {
         return Err((
             key.to_string(),
             format!(

@@ -92,11 +92,7 @@ pub(super) fn server_table(
     key: &str,
     origin: Origin,
 ) -> Result<ServerConfig, Problem> {
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !super::table::is_server_name(name) {
         return Err((
             key.to_string(),
             "a server name may only have letters, digits, `_` and `-` (it is part of its tools' names)"

@@ -122,6 +122,15 @@ pub(super) fn expected_int(min: u64, max: u64) -> String {
     }
 }
 
+/// Whether `name` can name a server (`[A-Za-z0-9_-]+`): an MCP server's, whose tools carry
+/// it, or a language server's.
+pub(super) fn is_server_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// Whether `name` can name an environment variable: `[A-Za-z_][A-Za-z0-9_]*`.
 pub(super) fn is_variable_name(name: &str) -> bool {
     let mut chars = name.chars();

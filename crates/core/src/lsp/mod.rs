@@ -58,6 +58,18 @@ pub struct FileCount {
     pub warnings: usize,
 }
 
+/// A server as `/lsp` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ServerInfo {
+    pub name: String,
+    /// The folder it serves, relative to the project (`.` for the project).
+    pub root: String,
+    /// `running`, or why it is not.
+    pub state: String,
+    /// The last thing it said (a log message, or its last line on stderr).
+    pub note: Option<String>,
+}
+
 /// The errors and warnings of the files the session touched.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -136,6 +148,8 @@ struct Inner {
     told: std::sync::atomic::AtomicBool,
     /// What the user is to be told ([`Lsp::take_notices`]), at most [`MAX_NOTICES`].
     notices: std::sync::Mutex<Vec<String>>,
+    /// What [`Lsp::servers_changed`] last said.
+    servers: std::sync::Mutex<Vec<ServerInfo>>,
     /// Edits their server had not reported on in time ([`Lsp::late`]).
     late: std::sync::Mutex<Vec<Late>>,
     /// The files the session read or edited that a server serves, and what
@@ -209,6 +223,7 @@ impl Lsp {
                 notices: std::sync::Mutex::new(Vec::new()),
                 touched: std::sync::Mutex::new(Default::default()),
                 late: std::sync::Mutex::new(Vec::new()),
+                servers: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }
@@ -481,6 +496,59 @@ impl Lsp {
             return None;
         }
         touched.1 = now.clone();
+        Some(now)
+    }
+
+    /// The servers started in this session and how they are, when that differs from what
+    /// the last call returned (`None`: no change, or one is starting).
+    pub fn servers_changed(&self) -> Option<Vec<ServerInfo>> {
+        let slots = self.inner.slots.try_lock().ok()?;
+        let mut now: Vec<ServerInfo> = slots
+            .iter()
+            .map(|((name, root), slot)| {
+                let root = match root.strip_prefix(&self.inner.project) {
+                    Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+                    Ok(rel) => rel.display().to_string(),
+                    Err(_) => root.display().to_string(),
+                };
+                let (state, note) = match slot {
+                    Slot::Running(running) => {
+                        let s = running.server.state();
+                        let note = s.note.clone().or_else(|| {
+                            s.stderr.trim().lines().last().map(|l| l.trim().to_string())
+                        });
+                        match &s.dead {
+                            None => ("running".to_string(), note),
+                            Some(why) => (format!("stopped: {why}"), note),
+                        }
+                    }
+                    Slot::Failed { why, tries, .. } => {
+                        let again = if *tries >= MAX_TRIES {
+                            "given up".to_string()
+                        } else {
+                            format!("tried {tries} of {MAX_TRIES} times")
+                        };
+                        (format!("not running ({again}): {why}"), None)
+                    }
+                };
+                ServerInfo {
+                    name: name.clone(),
+                    root,
+                    state,
+                    note: note.filter(|n| !n.is_empty()),
+                }
+            })
+            .collect();
+        now.sort_by(|a, b| (&a.name, &a.root).cmp(&(&b.name, &b.root)));
+        let mut last = self
+            .inner
+            .servers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *last == now {
+            return None;
+        }
+        *last = now.clone();
         Some(now)
     }
 

@@ -123,27 +123,7 @@ pub fn path_of(uri: &str) -> Option<PathBuf> {
     let raw = uri.strip_prefix("file://")?;
     // `file://host/path`: only the local host.
     let raw = raw.strip_prefix("localhost").unwrap_or(raw);
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).and_then(|&b| hex(b)),
-            bytes.get(i + 2).and_then(|&b| hex(b)),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok().map(PathBuf::from)
+    crate::text::percent_decoded(raw).map(PathBuf::from)
 }
 
 impl Server {

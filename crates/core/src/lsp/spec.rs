@@ -140,20 +140,19 @@ pub fn merged(configured: &[ServerSpec]) -> Vec<ServerSpec> {
     out
 }
 
-/// `program` as found on `path_var` (`PATH`), or as given when it names a path.
+/// `program` as found in the absolute folders of `path_var` (`PATH`: a relative entry
+/// would be the project, which must not plant a server rein runs), or as given when it
+/// names a path (absolute: the config refuses a relative one).
 pub fn find_program(program: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if program.contains('/') {
         let p = PathBuf::from(program);
-        return is_executable(&p).then_some(p);
+        let runs = std::fs::metadata(&p).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        });
+        return (p.is_absolute() && runs).then_some(p);
     }
-    std::env::split_paths(path_var?)
-        .map(|dir| dir.join(program))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    crate::host::program_path::lookup(program, path_var)
 }
 
 /// The folder a server serves `file` from: the nearest one above it, inside `project`,
@@ -226,8 +225,11 @@ mod tests {
         std::fs::write(&exe, "#!/bin/sh\n").unwrap();
         std::fs::write(dir.path().join("plain"), "").unwrap();
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let path = std::env::join_paths([dir.path()]).unwrap();
+        let path = std::env::join_paths([Path::new("."), dir.path()]).unwrap();
         assert_eq!(find_program("srv", Some(&path)), Some(exe.clone()));
+        // A relative folder of PATH (the project, often) is not searched.
+        let here = std::env::join_paths([Path::new(".")]).unwrap();
+        assert_eq!(find_program("srv", Some(&here)), None);
         assert_eq!(find_program("plain", Some(&path)), None);
         assert_eq!(find_program("none", Some(&path)), None);
         assert_eq!(find_program(exe.to_str().unwrap(), None), Some(exe));

@@ -92,6 +92,32 @@ pub fn shorten_home(path: &Path, home: Option<&Path>) -> String {
     path.display().to_string()
 }
 
+/// `text` with its `%XX` escapes decoded (a URI's path), `None` when the bytes are not
+/// UTF-8 once decoded. A `%` not followed by two hex digits stays as it is.
+pub fn percent_decoded(text: &str) -> Option<String> {
+    let raw = text.as_bytes();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            raw[i],
+            raw.get(i + 1).and_then(|&b| hex(b)),
+            raw.get(i + 2).and_then(|&b| hex(b)),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,6 +151,9 @@ impl Agent {
         for message in lsp.take_notices() {
             self.emit(AgentEvent::Notice { message });
         }
+        if let Some(servers) = lsp.servers_changed() {
+            self.emit(AgentEvent::LanguageServers { servers });
+        }
         if let Some(counts) = lsp.counts_changed() {
             self.emit(AgentEvent::Diagnostics {
                 errors: counts.errors,

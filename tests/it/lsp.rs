@@ -597,3 +597,51 @@ async fn rein_config_shows_the_servers_found() {
         "{text}"
     );
 }
+
+/// A file a command changed (found by the turn's checkpoint) is told to its server, and
+/// what that introduced comes with a later tool result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_command_broke_in_an_open_file_comes_with_a_later_result() {
+    if no_sandbox() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let tag = format!("command-{}", std::process::id());
+    support::write(
+        &home.path().join("rein-home/config.toml"),
+        &fake_table("normal", "normal", &tag, ""),
+    );
+    let server = ScriptedServer::start(vec![
+        call(
+            "write_file",
+            json!({"path": "a.normal", "content": "fine\n"}),
+        ),
+        call(
+            "bash",
+            json!({"command": "printf 'fine\\nBAD\\n' > a.normal"}),
+        ),
+        call("bash", json!({"command": "sleep 1"})),
+        call("bash", json!({"command": "true"})),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let err = run(
+        home.path(),
+        project.path(),
+        &server,
+        Path::new("/nonexistent"),
+    )
+    .await;
+    let later: String = (3..=4).map(|n| result(&server, n)).collect();
+    assert!(
+        later.contains("(After a command changed a.normal:) normal reports 1 error this edit introduced:\na.normal:2:1: BAD here (fake)"),
+        "{later}\n{err}"
+    );
+    assert_eq!(
+        later.matches("After a command changed").count(),
+        1,
+        "{later}"
+    );
+}

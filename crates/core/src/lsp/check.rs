@@ -31,6 +31,7 @@ impl Lsp {
                 // Seen first now: opened as it was, so what was there before is known.
                 let first = before.unwrap_or("");
                 open(server, path, first, 1);
+                running.told(path, first);
                 docs.insert(path.to_path_buf(), 1);
                 1
             }
@@ -61,6 +62,7 @@ impl Lsp {
             "textDocument/didSave",
             json!({"textDocument": {"uri": server::uri(path)}, "text": after}),
         );
+        running.told(path, after);
         drop(docs);
         let mut pulled = None;
         if server.pulls() {
@@ -108,6 +110,7 @@ impl Lsp {
                 late.push(Late {
                     running: running.clone(),
                     path: path.to_path_buf(),
+                    by_command: false,
                     version: next,
                     seq,
                     before: before_all,
@@ -191,10 +194,12 @@ impl Lsp {
             }
             let found = self.found(server, &waiting.path, &waiting.before, waiting.seq, None);
             if let Some(report) = found.report(&server.spec.name) {
-                out.push(format!(
-                    "(Late, about the earlier edit of {}:) {report}",
-                    self.shown(&waiting.path)
-                ));
+                let what = if waiting.by_command {
+                    "After a command changed"
+                } else {
+                    "Late, about the earlier edit of"
+                };
+                out.push(format!("({what} {}:) {report}", self.shown(&waiting.path)));
             }
             false
         });

@@ -124,6 +124,36 @@ struct Running {
     docs: tokio::sync::Mutex<HashMap<PathBuf, i64>>,
     /// It has checked the project once ([`Lsp::warm_up`]).
     warm: tokio::sync::OnceCell<()>,
+    /// A hash of the text last sent for each open document.
+    sent: std::sync::Mutex<HashMap<PathBuf, u64>>,
+}
+
+impl Running {
+    /// Note that the server was told `text` for `path`.
+    fn told(&self, path: &Path, text: &str) {
+        let mut sent = self
+            .sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        sent.insert(path.to_path_buf(), text_hash(text));
+    }
+
+    /// Whether `text` is what the server was last told for `path`.
+    fn knows(&self, path: &Path, text: &str) -> bool {
+        let sent = self
+            .sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        sent.get(path) == Some(&text_hash(text))
+    }
+}
+
+/// A hash of a document's text (to tell whether the server has it already).
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 /// The session's language servers.
@@ -161,6 +191,8 @@ struct Inner {
 struct Late {
     running: Arc<Running>,
     path: PathBuf,
+    /// A command changed the file (rather than an edit of the model's).
+    by_command: bool,
     /// The version the edit made.
     version: i64,
     /// The publish count before the edit.
@@ -353,6 +385,7 @@ impl Lsp {
                     server,
                     docs: tokio::sync::Mutex::new(HashMap::new()),
                     warm: tokio::sync::OnceCell::new(),
+                    sent: std::sync::Mutex::new(HashMap::new()),
                 });
                 slots.insert(key, Slot::Running(running.clone()));
                 Ok(Some(running))
@@ -411,6 +444,7 @@ impl Lsp {
                     },
                 };
                 open(&running.server, &path, &text, 1);
+                running.told(&path, &text);
                 docs.insert(path, 1);
             }
         });
@@ -574,6 +608,92 @@ impl Lsp {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         )
+    }
+
+    /// Files a command changed (the checkpoint after a batch of calls found them, relative
+    /// to the project): a running server is told each one it serves whose text is not
+    /// what it was last told (an open document changes; another is announced as changed
+    /// on disk), and what that introduced comes with a later tool result ([`Lsp::late`]).
+    /// No server is started for this.
+    pub fn changed_on_disk(&self, paths: Vec<PathBuf>) {
+        let lsp = self.clone();
+        tokio::spawn(async move {
+            for path in paths {
+                let path = lsp.inner.project.join(path);
+                lsp.disk_change(&path).await;
+            }
+        });
+    }
+
+    async fn disk_change(&self, path: &Path) {
+        let Some((spec, _)) = self.spec_for(path) else {
+            return;
+        };
+        let root = spec::root_for(path, &self.inner.project, &spec.root_markers);
+        let running = {
+            let slots = self.inner.slots.lock().await;
+            match slots.get(&(spec.name.clone(), root)) {
+                Some(Slot::Running(r)) if r.server.dead().is_none() => r.clone(),
+                _ => return,
+            }
+        };
+        let server = &running.server;
+        let text = crate::host::safe_fs::read_text_exactly(path, MAX_OPEN_BYTES);
+        let mut docs = running.docs.lock().await;
+        let open_version = docs.get(path).copied();
+        if let (Some(text), Some(_)) = (&text, open_version) {
+            if running.knows(path, text) {
+                return;
+            }
+        }
+        let (before, seq) = {
+            let state = server.state();
+            let all: HashMap<PathBuf, Vec<Diag>> = state
+                .published
+                .iter()
+                .map(|(p, d)| (p.clone(), d.diags.clone()))
+                .collect();
+            (all, state.seq)
+        };
+        let version = match (open_version, &text) {
+            (Some(v), Some(text)) => {
+                let next = v + 1;
+                docs.insert(path.to_path_buf(), next);
+                server.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": server::uri(path), "version": next},
+                           "contentChanges": [{"text": text}]}),
+                );
+                running.told(path, text);
+                next
+            }
+            // Not open (or gone): the server reads the disk itself.
+            _ => {
+                let kind = if text.is_none() { 3 } else { 2 };
+                server.notify(
+                    "workspace/didChangeWatchedFiles",
+                    json!({"changes": [{"uri": server::uri(path), "type": kind}]}),
+                );
+                0
+            }
+        };
+        drop(docs);
+        let mut late = self
+            .inner
+            .late
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        late.retain(|w| w.path != path);
+        if late.len() < MAX_LATE {
+            late.push(Late {
+                running: running.clone(),
+                path: path.to_path_buf(),
+                by_command: true,
+                version,
+                seq,
+                before,
+            });
+        }
     }
 
     /// The servers running now.

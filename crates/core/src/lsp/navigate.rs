@@ -127,6 +127,7 @@ impl Lsp {
         let mut docs = running.docs.lock().await;
         if !docs.contains_key(path) {
             super::open(&running.server, path, &text, 1);
+            running.told(path, &text);
             docs.insert(path.to_path_buf(), 1);
         }
         drop(docs);

@@ -261,6 +261,17 @@ impl Agent {
     /// What a batch changed: told to the front end and recorded.
     fn batch_changed(&mut self, taken: Taken) {
         if !taken.changed.is_empty() {
+            // What a command changed reaches the language servers (an edit's file is
+            // known to them already, and skipped).
+            if let Some(lsp) = &self.config.lsp {
+                lsp.changed_on_disk(
+                    taken
+                        .changed
+                        .iter()
+                        .map(|p| p.as_path().to_path_buf())
+                        .collect(),
+                );
+            }
             self.emit(AgentEvent::FilesChanged {
                 turn: self.checkpoints.turn,
                 paths: taken.changed.clone(),

@@ -178,8 +178,8 @@ impl Lsp {
             .unwrap_or_else(|| location.uri.as_str().to_string());
         format!(
             "{path}:{}:{}",
-            location.range.start.line + 1,
-            location.range.start.character + 1
+            location.range.start.line.saturating_add(1),
+            location.range.start.character.saturating_add(1)
         )
     }
 
@@ -221,7 +221,7 @@ impl Lsp {
                         "{} {} (line {})",
                         kind(s.kind),
                         s.name,
-                        s.location.range.start.line + 1
+                        s.location.range.start.line.saturating_add(1)
                     ));
                 }
             }
@@ -315,7 +315,7 @@ fn nested(symbols: &[DocumentSymbol], depth: usize, out: &mut Vec<String>) {
             "  ".repeat(depth.min(8)),
             kind(s.kind),
             s.name,
-            s.selection_range.start.line + 1
+            s.selection_range.start.line.saturating_add(1)
         ));
         if let Some(children) = &s.children {
             nested(children, depth + 1, out);

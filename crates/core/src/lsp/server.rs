@@ -26,6 +26,9 @@ use super::wire;
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 /// The most diagnostics kept of one file.
 pub const MAX_DIAGS: usize = 500;
+/// The most diagnostics kept of all files together (a server that floods many files is
+/// bounded in memory too: a message is at most 1,000 characters).
+pub const MAX_ALL_DIAGS: usize = 50_000;
 /// The most files whose diagnostics are kept.
 const MAX_FILES: usize = 20_000;
 /// The most bytes kept of what the server wrote on its standard error.
@@ -50,6 +53,8 @@ pub struct State {
     pub published: HashMap<PathBuf, Published>,
     /// Counts every publish.
     pub seq: u64,
+    /// The diagnostics kept, of every file together (at most [`MAX_ALL_DIAGS`]).
+    pub diags_kept: usize,
     /// When the last one came.
     pub last_at: Option<std::time::Instant>,
     /// Work the server reported begun and not yet ended (`$/progress` tokens).
@@ -492,14 +497,18 @@ impl Reader {
                 if state.published.len() >= MAX_FILES && !state.published.contains_key(&path) {
                     return;
                 }
+                // Within the bound on all files together, less what this file had.
+                let had = state.published.get(&path).map_or(0, |p| p.diags.len());
+                let room = MAX_ALL_DIAGS.saturating_sub(state.diags_kept - had);
                 let diags: Vec<Diag> = params
                     .get("diagnostics")
                     .and_then(Value::as_array)
                     .map_or(&[][..], Vec::as_slice)
                     .iter()
-                    .take(MAX_DIAGS)
+                    .take(MAX_DIAGS.min(room))
                     .filter_map(diag)
                     .collect();
+                state.diags_kept = state.diags_kept - had + diags.len();
                 state.seq += 1;
                 state.last_at = Some(std::time::Instant::now());
                 let published = Published {
@@ -568,8 +577,8 @@ fn diag(value: &Value) -> Option<Diag> {
         _ => None,
     };
     Some(Diag {
-        line: u32::try_from(line + 1).unwrap_or(u32::MAX),
-        col: u32::try_from(col + 1).unwrap_or(u32::MAX),
+        line: u32::try_from(line.saturating_add(1)).unwrap_or(u32::MAX),
+        col: u32::try_from(col.saturating_add(1)).unwrap_or(u32::MAX),
         severity: Severity::from_lsp(value.get("severity").and_then(Value::as_u64)),
         message,
         source: value
@@ -625,12 +634,53 @@ mod tests {
             "message": "m", "code": 2304});
         assert_eq!(diag(&numeric).unwrap().code.as_deref(), Some("2304"));
         assert_eq!(diag(&json!({"message": "no range"})), None);
+        // Positions past any file: kept at the largest, never an overflow.
+        let huge = json!({"range": {"start": {"line": u64::MAX, "character": u64::MAX}},
+            "message": "far"});
+        let d = diag(&huge).unwrap();
+        assert_eq!((d.line, d.col), (u32::MAX, u32::MAX));
         assert_eq!(diag(&json!("nonsense")), None);
         assert_eq!(
             pulled(&json!({"kind": "full", "items": [good]})).map(|d| d.len()),
             Some(1)
         );
         assert_eq!(pulled(&json!({"kind": "unchanged", "resultId": "1"})), None);
+    }
+
+    #[test]
+    fn a_server_that_floods_many_files_is_bounded_in_all() {
+        let (out, _rx) = mpsc::unbounded_channel();
+        let (bump, _changed) = watch::channel(0u64);
+        let reader = Reader {
+            out,
+            pending: Arc::default(),
+            state: Arc::default(),
+            bump,
+            settings: None,
+        };
+        let one = json!({"range": {"start": {"line": 0, "character": 0}}, "message": "m"});
+        let many: Vec<Value> = (0..MAX_DIAGS + 10).map(|_| one.clone()).collect();
+        let files = 2 * MAX_ALL_DIAGS / MAX_DIAGS;
+        for n in 0..files {
+            reader.notice(
+                "textDocument/publishDiagnostics",
+                Some(&json!({"uri": format!("file:///p/f{n}.py"), "diagnostics": many})),
+            );
+        }
+        let kept = |r: &Reader| {
+            let s = r.state.lock().unwrap();
+            (
+                s.diags_kept,
+                s.published.values().map(|p| p.diags.len()).sum::<usize>(),
+            )
+        };
+        assert_eq!(kept(&reader), (MAX_ALL_DIAGS, MAX_ALL_DIAGS));
+        // A file cleared makes room again.
+        reader.notice(
+            "textDocument/publishDiagnostics",
+            Some(&json!({"uri": "file:///p/f0.py", "diagnostics": []})),
+        );
+        assert_eq!(kept(&reader).0, MAX_ALL_DIAGS - MAX_DIAGS);
     }
 
     #[test]

@@ -42,15 +42,7 @@ impl Lsp {
         // What the server says of the file as it was, and of every other file.
         // (When it does not come in time, the wait after the change ends at once too.)
         self.settle(server, path, version, deadline).await;
-        let (before_all, seq) = {
-            let state = server.state();
-            let all: HashMap<PathBuf, Vec<Diag>> = state
-                .published
-                .iter()
-                .map(|(p, d)| (p.clone(), d.diags.clone()))
-                .collect();
-            (all, state.seq)
-        };
+        let (before_all, seq) = snapshot(server);
         let next = version + 1;
         docs.insert(path.to_path_buf(), next);
         server.notify(
@@ -99,23 +91,14 @@ impl Lsp {
             return Some(format!("({name} stopped before it reported on this edit)"));
         }
         if !came {
-            let mut late = self
-                .inner
-                .late
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            // The newest waits: an older one of the same file is superseded.
-            late.retain(|w| w.path != path);
-            if late.len() < MAX_LATE {
-                late.push(Late {
-                    running: running.clone(),
-                    path: path.to_path_buf(),
-                    by_command: false,
-                    version: next,
-                    seq,
-                    before: before_all,
-                });
-            }
+            self.wait_late(Late {
+                running: running.clone(),
+                path: path.to_path_buf(),
+                by_command: false,
+                version: next,
+                seq,
+                before: before_all,
+            });
             return Some(format!(
                 "({name} had not reported on this edit within {:.1} s; what it finds comes with a later result)",
                 self.inner.settings.wait.as_secs_f64()
@@ -123,6 +106,20 @@ impl Lsp {
         }
         self.found(server, path, &before_all, seq, pulled)
             .report(name)
+    }
+
+    /// Keep `waiting` for [`Lsp::late`]: the newest wait for a file supersedes an older
+    /// one, and at most [`MAX_LATE`] are kept.
+    pub(super) fn wait_late(&self, waiting: Late) {
+        let mut late = self
+            .inner
+            .late
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        late.retain(|w| w.path != waiting.path);
+        if late.len() < MAX_LATE {
+            late.push(waiting);
+        }
     }
 
     /// What the edit of `path` introduced: `path`'s diagnostics now (`pulled`, or as
@@ -290,4 +287,15 @@ fn said(server: &Server) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// Every file's diagnostics as `server` last published them, and its publish count.
+pub(super) fn snapshot(server: &Server) -> (HashMap<PathBuf, Vec<Diag>>, u64) {
+    let state = server.state();
+    let all = state
+        .published
+        .iter()
+        .map(|(p, d)| (p.clone(), d.diags.clone()))
+        .collect();
+    (all, state.seq)
 }

@@ -646,15 +646,7 @@ impl Lsp {
                 return;
             }
         }
-        let (before, seq) = {
-            let state = server.state();
-            let all: HashMap<PathBuf, Vec<Diag>> = state
-                .published
-                .iter()
-                .map(|(p, d)| (p.clone(), d.diags.clone()))
-                .collect();
-            (all, state.seq)
-        };
+        let (before, seq) = check::snapshot(server);
         let version = match (open_version, &text) {
             (Some(v), Some(text)) => {
                 let next = v + 1;
@@ -678,22 +670,14 @@ impl Lsp {
             }
         };
         drop(docs);
-        let mut late = self
-            .inner
-            .late
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        late.retain(|w| w.path != path);
-        if late.len() < MAX_LATE {
-            late.push(Late {
-                running: running.clone(),
-                path: path.to_path_buf(),
-                by_command: true,
-                version,
-                seq,
-                before,
-            });
-        }
+        self.wait_late(Late {
+            running: running.clone(),
+            path: path.to_path_buf(),
+            by_command: true,
+            version,
+            seq,
+            before,
+        });
     }
 
     /// The servers running now.

@@ -56,32 +56,15 @@ impl Lsp {
         );
         running.told(path, after);
         drop(docs);
-        let mut pulled = None;
-        if server.pulls() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if let Ok(answer) = server
-                .request(
-                    "textDocument/diagnostic",
-                    json!({"textDocument": {"uri": server::uri(path)}}),
-                    left,
-                )
-                .await
-            {
-                pulled = server::pulled(&answer);
-            }
-        }
-        let came = match pulled {
-            Some(_) => true,
-            None => {
-                server
-                    .wait_until(deadline, |s| {
-                        s.published
-                            .get(path)
-                            .is_some_and(|p| p.seq > seq && p.version.is_none_or(|v| v >= next))
-                    })
-                    .await
-            }
-        };
+        // Servers push their diagnostics: rein does not offer to pull them (a server that
+        // would only answer pulls reports nothing, and the result says so).
+        let came = server
+            .wait_until(deadline, |s| {
+                s.published
+                    .get(path)
+                    .is_some_and(|p| p.seq > seq && p.version.is_none_or(|v| v >= next))
+            })
+            .await;
         if came {
             self.quiet(server, deadline).await;
         }
@@ -104,8 +87,7 @@ impl Lsp {
                 self.inner.settings.wait.as_secs_f64()
             ));
         }
-        self.found(server, path, &before_all, seq, pulled)
-            .report(name)
+        self.found(server, path, &before_all, seq).report(name)
     }
 
     /// Keep `waiting` for [`Lsp::late`]: the newest wait for a file supersedes an older
@@ -122,27 +104,23 @@ impl Lsp {
         }
     }
 
-    /// What the edit of `path` introduced: `path`'s diagnostics now (`pulled`, or as
-    /// published) and those of the files published since `seq`, against `before`.
+    /// What the edit of `path` introduced: `path`'s diagnostics as published now and those
+    /// of the files published since `seq`, against `before`.
     fn found(
         &self,
         server: &Server,
         path: &Path,
         before: &HashMap<PathBuf, Vec<Diag>>,
         seq: u64,
-        pulled: Option<Vec<Diag>>,
     ) -> Introduced {
         let state = server.state();
         let mut found = Introduced::default();
         let old = |p: &Path| before.get(p).map_or(&[][..], Vec::as_slice);
-        let edited_now = match pulled {
-            Some(diags) => diags,
-            None => state
-                .published
-                .get(path)
-                .map(|p| p.diags.clone())
-                .unwrap_or_default(),
-        };
+        let edited_now = state
+            .published
+            .get(path)
+            .map(|p| p.diags.clone())
+            .unwrap_or_default();
         let mine = introduced(old(path), &edited_now);
         if !mine.is_empty() {
             found.files.push((self.shown(path), mine));
@@ -189,7 +167,7 @@ impl Lsp {
             if !came {
                 return true;
             }
-            let found = self.found(server, &waiting.path, &waiting.before, waiting.seq, None);
+            let found = self.found(server, &waiting.path, &waiting.before, waiting.seq);
             if let Some(report) = found.report(&server.spec.name) {
                 let what = if waiting.by_command {
                     "After a command changed"

@@ -301,13 +301,6 @@ impl Server {
         }
     }
 
-    /// Whether the server answers `textDocument/diagnostic` (pull diagnostics).
-    pub fn pulls(&self) -> bool {
-        self.capabilities
-            .get("diagnosticProvider")
-            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false))
-    }
-
     /// Ask politely to stop: `shutdown`, then `exit` (the process group goes when the
     /// server is dropped).
     pub async fn stop(&self) {
@@ -369,7 +362,6 @@ fn initialize_params(root: &Path, spec: &ServerSpec) -> Value {
             "textDocument": {
                 "synchronization": {"didSave": true, "dynamicRegistration": false},
                 "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
-                "diagnostic": {"dynamicRegistration": false, "relatedDocumentSupport": false},
                 "hover": {"contentFormat": ["plaintext", "markdown"]},
                 "definition": {"linkSupport": false},
                 "references": {},
@@ -589,23 +581,6 @@ fn diag(value: &Value) -> Option<Diag> {
     })
 }
 
-/// The diagnostics of a `textDocument/diagnostic` answer (`None`: "unchanged", or not an
-/// answer of that shape).
-pub fn pulled(answer: &Value) -> Option<Vec<Diag>> {
-    if answer.get("kind").and_then(Value::as_str) != Some("full") {
-        return None;
-    }
-    Some(
-        answer
-            .get("items")?
-            .as_array()?
-            .iter()
-            .take(MAX_DIAGS)
-            .filter_map(diag)
-            .collect(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,11 +615,6 @@ mod tests {
         let d = diag(&huge).unwrap();
         assert_eq!((d.line, d.col), (u32::MAX, u32::MAX));
         assert_eq!(diag(&json!("nonsense")), None);
-        assert_eq!(
-            pulled(&json!({"kind": "full", "items": [good]})).map(|d| d.len()),
-            Some(1)
-        );
-        assert_eq!(pulled(&json!({"kind": "unchanged", "resultId": "1"})), None);
     }
 
     #[test]
